@@ -1,0 +1,200 @@
+"""Domain types shared by every layer.
+
+This module imports nothing else from the project: extractors, storage, services and
+pages all speak these types. Normalized document content lives in ``core.content``
+(plain dataclasses, because pages carry thousands of words and pydantic would be the
+slowest part of ingestion); everything that crosses a trust boundary is pydantic.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class DocType(str, Enum):
+    LAB_PDF = "lab_pdf"
+    INTAKE_FORM = "intake_form"
+    REFERRAL_DOCX = "referral_docx"
+    CLINICAL_WORKBOOK = "clinical_workbook"
+    FAX_PACKET = "fax_packet"
+    HL7V2_MESSAGE = "hl7v2_message"
+
+
+class Certainty(str, Enum):
+    VERIFIED = "verified"
+    DOCUMENT_FACT = "document_fact"
+    NEEDS_REVIEW = "needs_review"
+
+
+class IdentityStatus(str, Enum):
+    UNCHECKED = "identity_unchecked"
+    VERIFIED = "identity_verified"
+    AMBIGUOUS = "identity_ambiguous_needs_review"
+    MISMATCH = "identity_mismatch_quarantined"
+    APPROVED = "identity_review_approved"
+    REJECTED = "identity_review_rejected"
+
+    @property
+    def trusted(self) -> bool:
+        """Only a verified or human-approved identity lets facts become active."""
+        return self in (IdentityStatus.VERIFIED, IdentityStatus.APPROVED)
+
+
+class JobStatus(str, Enum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    RETRACTED = "retracted"
+
+
+class PromotionOutcome(str, Enum):
+    PROMOTED = "promoted"
+    ALREADY_EXISTS = "already_exists"
+    DUPLICATE_SKIPPED = "duplicate_skipped"
+    CONFLICT_NEEDS_REVIEW = "conflict_needs_review"
+    NOT_PROMOTABLE = "not_promotable"
+    NEEDS_REVIEW = "needs_review"
+    REJECTED = "rejected"
+    PROMOTION_FAILED = "promotion_failed"
+    RETRACTED = "retracted"
+
+
+AbnormalFlag = Literal[
+    "normal", "high", "low", "critical_high", "critical_low", "abnormal", "unknown"
+]
+
+FactType = Literal[
+    "lab_result",
+    "allergy",
+    "medication",
+    "problem",
+    "chief_concern",
+    "family_history",
+    "demographic",
+    "preference",
+    "referral",
+    "other",
+]
+
+
+class BoundingBox(BaseModel):
+    """A box normalised to 0..1 from the page's top-left corner."""
+
+    model_config = ConfigDict(frozen=True)
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+    @model_validator(mode="after")
+    def _inside_page(self) -> "BoundingBox":
+        values = (self.x, self.y, self.width, self.height)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError("bounding box values must be finite")
+        if self.width <= 0 or self.height <= 0:
+            raise ValueError("bounding box must have a positive size")
+        eps = 1e-6
+        if self.x < -eps or self.y < -eps:
+            raise ValueError("bounding box starts outside the page")
+        if self.x + self.width > 1 + eps or self.y + self.height > 1 + eps:
+            raise ValueError("bounding box ends outside the page")
+        return self
+
+
+class Citation(BaseModel):
+    """Where a fact came from, precisely enough for a reviewer to find it again."""
+
+    source_type: str
+    source_id: str
+    page_or_section: str
+    field_or_chunk_id: str
+    quote_or_value: str
+    page: int | None = None
+    bounding_box: BoundingBox | None = None
+    # Set only by the citation verifier after re-finding the quote in the source.
+    verified: bool = False
+
+    @field_validator("quote_or_value")
+    @classmethod
+    def _quote_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("a citation needs a quote or value")
+        return v
+
+
+class LabResultValue(BaseModel):
+    test_name: str
+    value: str
+    unit: str = ""
+    reference_range: str = ""
+    collection_date: str | None = None  # YYYY-MM-DD
+    abnormal_flag: AbnormalFlag = "unknown"
+    flag_derived: bool = False
+    result_status: str | None = None  # HL7 OBX-11 and similar
+
+
+class IdentifierKind(str, Enum):
+    NAME = "name"
+    DOB = "dob"
+    MRN = "mrn"
+
+
+class IdentityCandidate(BaseModel):
+    """A patient identifier as printed on the document, with its citation."""
+
+    kind: IdentifierKind
+    value: str
+    citation: Citation | None = None
+    scope: str | None = None  # e.g. "page 3" for per-page checks in fax packets
+
+
+class FactProposal(BaseModel):
+    """What an extractor says it found. Nothing here is trusted yet."""
+
+    fact_type: FactType
+    fact_text: str
+    structured_value: dict[str, Any] = Field(default_factory=dict)
+    citation: Citation
+    confidence: float = Field(ge=0.0, le=1.0)
+    # An extractor may ask for review (uncertain wording, margin note); it cannot
+    # ask for "verified": that is decided by policy after citation checks.
+    wants_review: bool = False
+    review_reason: str | None = None
+    document_fact_only: bool = False  # e.g. demographics, preferences
+    scope: str | None = None  # identity scope (fax packet page), None = whole document
+
+
+class ExtractionWarning(BaseModel):
+    code: str
+    message: str
+    page: int | None = None
+
+
+class ExtractionResult(BaseModel):
+    doc_type: DocType
+    facts: list[FactProposal] = Field(default_factory=list)
+    identifiers: list[IdentityCandidate] = Field(default_factory=list)
+    warnings: list[ExtractionWarning] = Field(default_factory=list)
+    engine: str = "deterministic"  # which extractor / OCR engine produced it
+
+
+class DocumentFact(BaseModel):
+    """A fact as stored and shown: the FACT shape of the CLI contract."""
+
+    fact_id: int
+    fact_type: str
+    certainty: Certainty
+    structured_value: dict[str, Any]
+    fact_text: str
+    citation: Citation
+    confidence: float
+    promotion_status: str | None = None
+    active: bool
+    document_id: int | None = None
+    review_reason: str | None = None
