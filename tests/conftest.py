@@ -24,3 +24,30 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     d = tmp_path / "data"
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(d))
     return d
+
+
+@pytest.fixture
+def settings(data_dir):
+    from core.settings import reload_settings
+
+    s = reload_settings()
+    yield s
+    reload_settings()
+
+
+@pytest.fixture
+def wb(settings):
+    from core.services.patients import seed_demo_patients
+    from core.services.workbench import open_workbench
+
+    bench = open_workbench(settings)
+    seed_demo_patients(bench)
+    yield bench
+    bench.close()
+
+
+@pytest.fixture
+def demo_patient(wb):
+    from core.services.patients import get_patient
+
+    return get_patient(wb, mrn="DEMO-1001")

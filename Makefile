@@ -1,0 +1,31 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha256sum requirements.txt | cut -c1-12)
+
+.PHONY: run test install init worker bench clean-data
+
+$(STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+init: install
+	$(PY) -m core init
+
+# Streamlit reads STREAMLIT_* variables (e.g. STREAMLIT_SERVER_PORT) itself; no flags override them.
+run: init
+	$(PY) -m streamlit run Home.py
+
+worker: init
+	$(PY) -m core worker
+
+test: install
+	$(PY) -m pytest
+
+bench: install
+	$(PY) bench/ingest.py

@@ -1,0 +1,238 @@
+"""The command line: ``python -m core <command>`` (DESIGN §9).
+
+A thin shell over the services. With ``--json`` exactly one JSON object goes to
+stdout (anything a library prints is sent to stderr meanwhile); errors are one
+line on stderr and a non-zero exit. ``WorkbenchError`` is translated here, in one
+place; anything else is a defect and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sys
+from typing import Any, Callable
+
+from core.errors import BadInput, WorkbenchError
+from core.settings import get_settings
+
+EXIT_BAD_INPUT = 2
+EXIT_JOB_FAILED = 3
+
+
+def _workbench():
+    from core.services.workbench import open_workbench
+
+    return open_workbench(get_settings())
+
+
+def cmd_init(args) -> dict[str, Any]:
+    from core.services.corpus import index_corpus_if_available
+    from core.services.patients import seed_demo_patients
+    from storage.migrations import LATEST_VERSION
+
+    wb = _workbench()
+    try:
+        added = seed_demo_patients(wb)
+        corpus = index_corpus_if_available(wb)
+    finally:
+        wb.close()
+    settings = get_settings()
+    return {"ok": True, "data_dir": str(settings.data_dir.resolve()), "schema_version": LATEST_VERSION,
+            "demo_patients_added": added, "corpus": corpus}
+
+
+def cmd_patient_add(args) -> dict[str, Any]:
+    from core.services.patients import add_patient
+
+    wb = _workbench()
+    try:
+        p = add_patient(wb, mrn=args.mrn, first=args.first, last=args.last, dob=args.dob, sex=args.sex)
+    finally:
+        wb.close()
+    return {"patient_id": p["id"], "mrn": p["mrn"], "first_name": p["first_name"], "last_name": p["last_name"],
+            "dob": str(p["dob"]), "sex": p["sex"]}
+
+
+def cmd_patient_list(args) -> dict[str, Any]:
+    from core.services.patients import list_patients
+
+    wb = _workbench()
+    try:
+        found = list_patients(wb)
+    finally:
+        wb.close()
+    return {"patients": [{"patient_id": p["id"], "mrn": p["mrn"], "first_name": p["first_name"],
+                          "last_name": p["last_name"], "dob": str(p["dob"]), "sex": p["sex"]} for p in found]}
+
+
+def cmd_ingest(args) -> dict[str, Any]:
+    from core.services.facts import document_report
+    from core.services.ingestion import attach_and_extract
+    from core.services.patients import get_patient
+    from core.services.worker import Worker
+
+    wb = _workbench()
+    try:
+        patient = get_patient(wb, mrn=args.patient)
+        attached = attach_and_extract(wb, patient_id=patient["id"], source=args.file, doc_type=args.doc_type,
+                                      category=args.category, uploaded_by=args.by)
+        if attached.job is not None:
+            worker = Worker(wb, worker_id="intake-extractor:cli")
+            worker.run_specific(attached.job["id"])
+            worker.beat("stopped")  # an inline run is not a live worker
+        report = document_report(wb, attached.document["id"])
+    finally:
+        wb.close()
+    job = report["job"]
+    if job and job["status"] == "failed":
+        report["_exit"] = EXIT_JOB_FAILED
+        report["_error"] = f"{job['error_code']}: {job['error_message']} (document {report['document_id']} is stored)"
+    return report
+
+
+def cmd_delete_document(args) -> dict[str, Any]:
+    from core.services.retraction import delete_document
+
+    wb = _workbench()
+    try:
+        return delete_document(wb, args.document_id, by=args.by, reason=args.reason or "source document deleted")
+    finally:
+        wb.close()
+
+
+def cmd_review(args) -> dict[str, Any]:
+    from core.services.review import review
+
+    wb = _workbench()
+    try:
+        return review(wb, args.action, args.item_id, by=args.by, reason=args.reason)
+    finally:
+        wb.close()
+
+
+def cmd_worker(args) -> dict[str, Any]:
+    from core.services.worker import Worker
+
+    wb = _workbench()
+    worker = Worker(wb, worker_id="intake-extractor:cli")
+    try:
+        if args.once:
+            job = worker.run_once()
+            worker.beat("stopped")
+            return {"ran": job is not None, "job_id": job["id"] if job else None,
+                    "status": job["status"] if job else None}
+        signal.signal(signal.SIGTERM, lambda *_: worker.stop())
+        print("intake-extractor worker running; Ctrl-C to stop", file=sys.stderr)
+        try:
+            worker.run_forever()
+        except KeyboardInterrupt:
+            worker.stop()
+        return {"stopped": True, "processed": worker.processed, "failed": worker.failed}
+    finally:
+        wb.close()
+
+
+def cmd_health(args) -> dict[str, Any]:
+    from core.services.health import health
+
+    report = health(get_settings())
+    if report["status"] == "error":
+        report["_exit"] = 1
+        report["_error"] = "database unavailable"
+    return report
+
+
+def cmd_index_corpus(args) -> dict[str, Any]:
+    from core.services.corpus import index_corpus_if_available
+
+    wb = _workbench()
+    try:
+        return {"ok": True, **index_corpus_if_available(wb, force=args.force)}
+    finally:
+        wb.close()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description="Clinical document review workbench")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, fn: Callable, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+        p.set_defaults(fn=fn)
+        return p
+
+    add("init", cmd_init, "create or upgrade the data dir, schema, demo patients and corpus index")
+    patient = sub.add_parser("patient", help="chart patients").add_subparsers(dest="patient_command", required=True)
+    p = patient.add_parser("add", help="add a chart patient")
+    p.add_argument("--mrn", required=True)
+    p.add_argument("--first", required=True)
+    p.add_argument("--last", required=True)
+    p.add_argument("--dob", required=True, help="YYYY-MM-DD")
+    p.add_argument("--sex", default="U", choices=["F", "M", "U"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_patient_add)
+    p = patient.add_parser("list", help="list chart patients")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_patient_list)
+
+    p = add("ingest", cmd_ingest, "attach a document and extract it now")
+    p.add_argument("file")
+    p.add_argument("--patient", required=True, help="patient MRN")
+    p.add_argument("--doc-type", dest="doc_type")
+    p.add_argument("--category")
+    p.add_argument("--by", default=None, help="uploader name")
+
+    p = add("delete-document", cmd_delete_document, "delete a document and retract everything derived from it")
+    p.add_argument("document_id", type=int)
+    p.add_argument("--by", default=None)
+    p.add_argument("--reason")
+
+    p = add("review", cmd_review, "record a review decision")
+    p.add_argument("action", choices=["approve-identity", "reject-identity", "approve-fact", "reject-fact"])
+    p.add_argument("item_id", type=int, help="identity check id (or document id) / fact id")
+    p.add_argument("--by", required=True)
+    p.add_argument("--reason")
+
+    p = add("worker", cmd_worker, "run the intake-extractor loop headless")
+    p.add_argument("--once", action="store_true")
+
+    add("health", cmd_health, "database, worker heartbeat and queue")
+    p = add("index-corpus", cmd_index_corpus, "index the guideline corpus (idempotent)")
+    p.add_argument("--force", action="store_true")
+
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    as_json = getattr(args, "json", False)
+    real_stdout = sys.stdout
+    try:
+        # Keep stdout for the single JSON object; chatter from libraries goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+            result = args.fn(args)
+    except WorkbenchError as exc:
+        print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT if isinstance(exc, BadInput) or exc.code.startswith("unknown") else 1
+    exit_code = result.pop("_exit", 0) if isinstance(result, dict) else 0
+    error = result.pop("_error", None) if isinstance(result, dict) else None
+    if as_json:
+        real_stdout.write(json.dumps(result, default=str) + "\n")
+    else:
+        real_stdout.write(_human(result) + "\n")
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+    return exit_code
+
+
+def _human(result: Any) -> str:
+    return json.dumps(result, default=str, indent=2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

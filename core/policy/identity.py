@@ -1,0 +1,142 @@
+"""Identity gate: does this document belong to the chart patient?
+
+Deterministic rules over the identifiers the extractor found (each cited):
+- any identifier present on the document that contradicts the chart -> mismatch,
+  quarantined (a wrong-patient document must never feed the chart);
+- two independent identifiers agree (name + DOB, or MRN + name/DOB) -> verified;
+- fewer than that (missing or partial identifiers) -> ambiguous, human review.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any, Iterable
+
+from core.models import IdentifierKind, IdentityCandidate, IdentityStatus
+
+_DOB_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%m-%d-%Y", "%Y%m%d", "%d %B %Y", "%d %b %Y",
+                "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y", "%d-%b-%Y", "%Y/%m/%d")
+
+
+@dataclass
+class IdentityOutcome:
+    status: IdentityStatus
+    matched: dict[str, bool] = field(default_factory=dict)
+    mismatch_reason: str | None = None
+
+    @property
+    def review_required(self) -> bool:
+        return self.status in (IdentityStatus.AMBIGUOUS, IdentityStatus.MISMATCH)
+
+
+def parse_dob(text: str) -> date | None:
+    cleaned = re.sub(r"\s+", " ", text.strip().rstrip(".")).replace(",", ", ").replace(" ,", ",")
+    cleaned = re.sub(r",\s+", ", ", cleaned)
+    for fmt in _DOB_FORMATS:
+        try:
+            parsed = datetime.strptime(cleaned, fmt).date()
+        except ValueError:
+            continue
+        if parsed.year < 1900 or parsed > date.today():
+            # Two-digit years can land in the future; a birth date cannot.
+            if fmt.endswith("%y") and parsed.year > date.today().year:
+                parsed = parsed.replace(year=parsed.year - 100)
+            else:
+                continue
+        return parsed
+    return None
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+
+def name_parts(text: str) -> tuple[list[str], list[str]] | None:
+    """Split a printed name into (given names, family names) as lower-case tokens.
+
+    "LAST, FIRST M" puts the family name first; otherwise the last token is the
+    family name. Hyphens split a compound surname into parts so that
+    "Garcia-Lopez" and "Garcia Lopez" agree.
+    """
+    text = _fold(text).strip()
+    text = re.sub(r"\b(mr|mrs|ms|miss|dr|jr|sr|ii|iii|iv)\b\.?", " ", text)
+    if "," in text:
+        last, _, first = text.partition(",")
+    else:
+        tokens = text.split()
+        if len(tokens) < 2:
+            return None
+        last, first = tokens[-1], " ".join(tokens[:-1])
+    tok = lambda s: [t for t in re.split(r"[^a-z']+", s.replace("'", "")) if t]  # noqa: E731
+    given, family = tok(first), tok(last)
+    if not given or not family:
+        return None
+    return given, family
+
+
+def names_match(document_name: str, first: str, last: str) -> bool | None:
+    """True/False when the name can be judged, None when it is too partial."""
+    parts = name_parts(document_name)
+    if parts is None:
+        return None
+    given, family = parts
+    chart_family = [t for t in re.split(r"[^a-z]+", _fold(last).replace("'", "")) if t]
+    chart_given = [t for t in re.split(r"[^a-z]+", _fold(first)) if t]
+    if not chart_family or not chart_given:
+        return None
+    family_ok = family == chart_family or set(chart_family) <= set(family) or set(family) <= set(chart_family)
+    first_doc = given[0]
+    first_ok = first_doc == chart_given[0] or (
+        len(first_doc) == 1 and chart_given[0].startswith(first_doc)
+    )
+    # "LAST, FIRST" printed the other way round still names the same person.
+    if not (family_ok and first_ok):
+        swapped_family = given[-1:] == chart_family[-1:] and family[:1] == chart_given[:1]
+        return bool(swapped_family)
+    return True
+
+
+def _norm_mrn(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower()).lstrip("0")
+
+
+def check_identity(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]) -> IdentityOutcome:
+    """Compare a document's identifiers with a chart patient row."""
+    matched: dict[str, bool] = {}
+    reasons: list[str] = []
+    for cand in candidates:
+        key = cand.kind.value
+        if cand.kind is IdentifierKind.NAME:
+            verdict = names_match(cand.value, patient["first_name"], patient["last_name"])
+            if verdict is None:
+                continue
+        elif cand.kind is IdentifierKind.DOB:
+            parsed = parse_dob(cand.value)
+            if parsed is None:
+                continue
+            chart_dob = patient["dob"]
+            if isinstance(chart_dob, str):
+                chart_dob = date.fromisoformat(chart_dob)
+            verdict = parsed == chart_dob
+        else:
+            if not _norm_mrn(cand.value):
+                continue
+            verdict = _norm_mrn(cand.value) == _norm_mrn(str(patient["mrn"]))
+        # Several printings of one identifier: one contradiction is enough to stop.
+        matched[key] = matched.get(key, True) and verdict
+        if not verdict:
+            reasons.append(f"{key} on the document does not match the chart")
+    if any(v is False for v in matched.values()):
+        return IdentityOutcome(IdentityStatus.MISMATCH, matched, "; ".join(dict.fromkeys(reasons)))
+    agreeing = set(k for k, v in matched.items() if v)
+    if {"name", "dob"} <= agreeing or ("mrn" in agreeing and agreeing & {"name", "dob"}):
+        return IdentityOutcome(IdentityStatus.VERIFIED, matched)
+    missing = sorted({"name", "dob", "mrn"} - agreeing)
+    return IdentityOutcome(
+        IdentityStatus.AMBIGUOUS, matched, "not enough identifiers to confirm the patient (missing: "
+        + ", ".join(missing) + ")",
+    )

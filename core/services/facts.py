@@ -1,0 +1,93 @@
+"""Read side: facts, identity and promotions as the CLI and pages show them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.models import Certainty, DocumentFact
+from core.services.workbench import Workbench
+from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
+
+
+def fact_view(row: dict[str, Any]) -> dict[str, Any]:
+    """The FACT shape of the CLI contract (DESIGN §9)."""
+    return DocumentFact(
+        fact_id=row["id"], fact_type=row["fact_type"], certainty=Certainty(row["certainty"]),
+        structured_value=row["structured_value"] or {}, fact_text=row["fact_text"], citation=row["citation"],
+        confidence=row["confidence"], promotion_status=row["promotion_status"], active=row["active"],
+        document_id=row["document_id"], review_reason=row.get("review_reason"),
+    ).model_dump(mode="json")
+
+
+def _identity_view(check: dict[str, Any] | None) -> dict[str, Any]:
+    if check is None:
+        return {"status": "identity_unchecked"}
+    return {
+        "status": check["identity_status"], "identity_check_id": check["id"], "scope": check["scope"],
+        "matched_fields": check["matched_fields"], "mismatch_reason": check["mismatch_reason"],
+        "review_required": check["review_required"], "reviewed_by": check["reviewed_by"],
+    }
+
+
+def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
+    """Everything the ingest command reports about one document."""
+    with wb.db.cursor() as cur:
+        jobs = jobs_repo.for_document(cur, document_id)
+        job = jobs[-1] if jobs else None
+        checks = facts_repo.identity_checks_for_document(cur, document_id)
+        facts = facts_repo.facts_for_document(cur, document_id)
+        promotions = promotions_repo.promotions_for_document(cur, document_id)
+    doc_check = next((c for c in checks if c["scope"] is None), None)
+    identity = _identity_view(doc_check)
+    scoped = [_identity_view(c) for c in checks if c["scope"] is not None]
+    if scoped:
+        identity["scopes"] = scoped
+    return {
+        "document_id": document_id,
+        "job": None if job is None else {
+            "job_id": job["id"], "status": job["status"], "error_code": job["error_code"],
+            "error_message": job["error_message"], "attempts": job["attempts"], "engine": job["engine"],
+            "timings_ms": job["timings"], "counts": job["counts"],
+        },
+        "identity": identity,
+        "facts": [fact_view(f) for f in facts],
+        "promotions": [
+            {"promotion_id": p["id"], "fact_id": p["fact_id"], "outcome": p["outcome"],
+             "promoted_table": p["promoted_table"], "promoted_record_id": p["promoted_record_id"],
+             "conflict_reason": p["conflict_reason"], "active": p["active"]}
+            for p in promotions
+        ],
+    }
+
+
+def patient_facts(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
+    """Live facts of a patient grouped for review: verified, document_fact,
+    needs_review, and held (identity not trusted: quarantined or awaiting review)."""
+    groups: dict[str, list[dict[str, Any]]] = {"verified": [], "document_fact": [], "needs_review": [], "held": []}
+    with wb.db.cursor() as cur:
+        rows = facts_repo.facts_for_patient(cur, patient_id)
+    for row in rows:
+        if row["document_deleted"]:
+            continue
+        view = fact_view(row) | {"filename": row["filename"], "identity_status": row["identity_status"]}
+        trusted = row["identity_status"] in ("identity_verified", "identity_review_approved")
+        if not trusted:
+            groups["held"].append(view)
+        elif row["promotion_status"] == "rejected":
+            continue
+        elif row["certainty"] == "needs_review" or row["promotion_status"] == "conflict_needs_review":
+            groups["needs_review"].append(view)
+        else:
+            groups[row["certainty"]].append(view)
+    return groups
+
+
+def patient_documents(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
+    with wb.db.cursor() as cur:
+        return documents_repo.for_patient(cur, patient_id)
+
+
+def chart(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
+    with wb.db.cursor() as cur:
+        return {table: promotions_repo.chart_rows(cur, table, patient_id)
+                for table in ("chart_lab_results", "chart_allergies", "chart_medications", "chart_problems")}

@@ -1,0 +1,63 @@
+"""Health of the workbench: database, worker heartbeat, queue.
+
+Answers whether or not another process (the UI) holds the database: the worker
+writes its heartbeat and queue counts to a small file that needs no database.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from core.errors import DatabaseBusy
+from core.settings import Settings
+from storage import jobs_repo
+from storage.db import Database
+from storage.heartbeat import read_heartbeat
+from storage.migrations import LATEST_VERSION, current_version
+
+
+def _worker_component(settings: Settings) -> dict[str, Any]:
+    beat = read_heartbeat(settings.heartbeat_path)
+    if beat is None:
+        return {"status": "absent", "detail": "no worker heartbeat has been written yet"}
+    at = datetime.fromisoformat(beat["heartbeat_at"])
+    age = (datetime.now(timezone.utc) - at).total_seconds()
+    # A busy worker beats every few seconds; an idle one every idle_sleep.
+    fresh_within = max(30.0, 5 * float(beat.get("idle_sleep") or settings.worker_idle_sleep))
+    fresh = age <= fresh_within and beat.get("status") != "stopped"
+    return {
+        "status": "fresh" if fresh else "stale", "age_seconds": round(age, 1), "worker_id": beat.get("worker_id"),
+        "state": beat.get("status"), "processed": beat.get("processed"), "failed": beat.get("failed"),
+        "current_job_id": beat.get("current_job_id"), "queue": beat.get("queue"),
+    }
+
+
+def health(settings: Settings, db: Database | None = None) -> dict[str, Any]:
+    components: dict[str, Any] = {"worker": _worker_component(settings)}
+    if not settings.db_path.exists():
+        components["database"] = {"status": "missing", "detail": f"run `python -m core init` ({settings.data_dir})"}
+    else:
+        own = db is None
+        try:
+            db = db or Database(settings.db_path)
+            with db.cursor() as cur:
+                version = current_version(cur)
+                queue = jobs_repo.queue_counts(cur)
+            components["database"] = {"status": "ok", "schema_version": version, "latest": LATEST_VERSION}
+            components["queue"] = {"status": "ok", **queue}
+        except DatabaseBusy:
+            # The serving process owns the file; that is the normal running state.
+            components["database"] = {"status": "ok", "detail": "held by the running workbench process"}
+            queue = (components["worker"].get("queue") or {})
+            components["queue"] = {"status": "ok" if queue else "unknown", **queue}
+        finally:
+            if own and db is not None:
+                db.close()
+    checks = {
+        "database": components["database"]["status"] == "ok",
+        "schema_current": components["database"].get("schema_version", LATEST_VERSION) == LATEST_VERSION,
+        "worker_fresh": components["worker"]["status"] == "fresh",
+    }
+    status = "ok" if all(checks.values()) else ("error" if not checks["database"] else "degraded")
+    return {"status": status, "checks": checks, "components": components}

@@ -1,0 +1,121 @@
+"""attach_and_extract: the single entry point for a document joining a chart.
+
+Order matters and is the promise of the product: check the request, store the
+original bytes, create the document row and (for a mapped category) a pending job
+in one transaction. Extraction happens later, in the worker; a failed extraction
+never loses the upload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core import telemetry
+from core.errors import BadInput, NotFound
+from core.models import DocType
+from core.services.patients import get_patient
+from core.services.workbench import Workbench
+from extract.sniff import ACCEPTED_KINDS, MIME_TYPES, sniff_kind
+from storage import documents_repo, jobs_repo
+
+
+@dataclass
+class Attached:
+    document: dict[str, Any]
+    job: dict[str, Any] | None
+
+
+def _resolve_category(cur, doc_type: str | None, category: str | None) -> tuple[dict[str, Any] | None, DocType | None]:
+    wanted: DocType | None = None
+    if doc_type:
+        try:
+            wanted = DocType(doc_type)
+        except ValueError:
+            allowed = ", ".join(d.value for d in DocType)
+            raise BadInput(f"Unknown doc type {doc_type!r}; use one of: {allowed}.", code="unknown_doc_type") from None
+    if category:
+        cat = documents_repo.category_by_name(cur, category)
+        if cat is None:
+            names = ", ".join(c["name"] for c in documents_repo.categories(cur))
+            raise BadInput(f"Unknown category {category!r}; use one of: {names}.", code="unknown_category")
+        mapped = DocType(cat["doc_type"]) if cat["doc_type"] else None
+        if wanted and wanted != mapped:
+            what = f"{mapped.value} documents" if mapped else "documents that are stored without extraction"
+            raise BadInput(f"Category {cat['name']!r} is for {what}, not {wanted.value}.", code="category_mismatch")
+        return cat, mapped
+    if wanted:
+        cat = documents_repo.category_for_doc_type(cur, wanted.value)
+        if cat is None:
+            raise BadInput(f"No active category maps to {wanted.value}.", code="unknown_category")
+        return cat, wanted
+    raise BadInput("Say which category (or doc type) this document belongs to.", code="unknown_category")
+
+
+def check_upload(data: bytes, filename: str, doc_type: DocType | None, max_bytes: int) -> str | None:
+    """Reject what can never become a useful document, before anything is written."""
+    if not data:
+        raise BadInput(f"{filename} is empty (0 bytes).", code="empty_file")
+    if len(data) > max_bytes:
+        raise BadInput(
+            f"{filename} is {len(data) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB.", code="file_too_large"
+        )
+    kind = sniff_kind(data)
+    if doc_type is not None and kind not in ACCEPTED_KINDS[doc_type]:
+        accepted = ", ".join(sorted(ACCEPTED_KINDS[doc_type]))
+        raise BadInput(
+            f"{filename} does not look like a {doc_type.value} file: its bytes are "
+            f"{kind or 'unrecognised'}, expected {accepted}.",
+            code="type_mismatch",
+        )
+    return kind
+
+
+def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | int, doc_type: str | None = None,
+                       category: str | None = None, uploaded_by: str | None = None,
+                       data: bytes | None = None, filename: str | None = None) -> Attached:
+    """Attach a document (a file path, uploaded bytes, or an existing document id)
+    to a patient's chart and queue its extraction when the category is mapped."""
+    patient = get_patient(wb, patient_id=patient_id)
+    uploaded_by = uploaded_by or wb.settings.user
+    with wb.db.cursor() as cur:
+        cat, job_type = _resolve_category(cur, doc_type, category)
+
+    if isinstance(source, int):
+        with wb.db.transaction() as cur:
+            document = documents_repo.by_id(cur, source)
+            if document is None or document["patient_id"] != patient["id"]:
+                raise NotFound(f"Document {source} is not on this patient's chart.", code="unknown_document")
+            if document["deleted"]:
+                raise BadInput(f"Document {source} was deleted.", code="document_deleted")
+            job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=source, doc_type=job_type.value) \
+                if job_type else None
+        return Attached(document, job)
+
+    if data is None:
+        path = Path(source)
+        if not path.is_file():
+            raise BadInput(f"File not found: {path}", code="file_not_found")
+        filename = filename or path.name
+        data = path.read_bytes()
+    filename = filename or "upload"
+    kind = check_upload(data, filename, job_type, wb.settings.upload_max_bytes)
+    sha, stored = wb.blobs.put(data)  # original first: content-addressed, atomic
+    with wb.db.transaction() as cur:
+        document = documents_repo.insert(
+            cur, patient_id=patient["id"], category_id=cat["id"], filename=filename,
+            mime=MIME_TYPES.get(kind or ""), sha256=sha, size=len(data), stored_path=str(stored),
+            uploaded_by=uploaded_by,
+        )
+        job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document["id"], doc_type=job_type.value) \
+            if job_type else None
+    telemetry.emit("document_attached", settings=wb.settings, patient_id=patient["id"], document_id=document["id"],
+                   doc_type=job_type.value if job_type else None, job_id=job["id"] if job else None)
+    return Attached(document, job)
+
+
+def list_categories(wb: Workbench) -> list[dict[str, Any]]:
+    """Categories with the doc_type each maps to (None: stored without extraction)."""
+    with wb.db.cursor() as cur:
+        return documents_repo.categories(cur)

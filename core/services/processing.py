@@ -1,0 +1,175 @@
+"""The extraction pipeline one job runs: normalize -> extract -> validate ->
+verify citations -> classify -> identity gate -> persist -> promote -> embed.
+
+Reprocessing is idempotent: facts are keyed by a source-scoped fingerprint, a
+human identity decision is never overwritten, and promotion outcomes are
+recorded once per fact.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.content import NormalizedContent
+from core.errors import ExtractionError, ResponseRejected
+from core.models import Certainty, DocType, ExtractionResult, FactProposal, IdentityStatus
+from core.policy.certainty import classify
+from core.policy.citations import verify_citation
+from core.policy.fingerprints import clinical_content_fingerprint, fact_fingerprint
+from core.policy.identity import check_identity
+from core.services.promotion import promote_fact
+from core.services.workbench import Workbench
+from extract.extractors import load_all
+from extract.normalize import normalize
+from extract.registry import extractor_for
+from storage import documents_repo, facts_repo, patients_repo
+
+
+@dataclass
+class PipelineResult:
+    counts: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    engine: str | None = None
+    warnings: list[dict] = field(default_factory=list)
+    activated_fact_ids: list[int] = field(default_factory=list)
+
+
+class _Stopwatch:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = round((now - self._t) * 1000, 2)
+        self._t = now
+
+
+def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
+    """Whole-response rejection (DESIGN §5): the wrong doc_type or facts with no
+    citation mean the extractor's answer as a whole cannot be trusted."""
+    if result.doc_type != doc_type:
+        raise ResponseRejected(
+            f"The extractor answered for {result.doc_type.value}, but the job is {doc_type.value}.",
+            code="doc_type_mismatch",
+        )
+    for fact in result.facts:
+        if fact.citation is None or not fact.citation.quote_or_value.strip():
+            raise ResponseRejected("An extracted fact has no citation.", code="missing_citation")
+
+
+def _identity_scopes(result: ExtractionResult) -> list[str | None]:
+    scopes = {f.scope for f in result.facts} | {c.scope for c in result.identifiers}
+    return [None] + sorted(s for s in scopes if s is not None)
+
+
+def _check_scope(cur, wb: Workbench, job: dict, document: dict, patient: dict, result: ExtractionResult,
+                 scope: str | None) -> dict[str, Any]:
+    previous = facts_repo.latest_identity(cur, document["id"], scope)
+    if previous is not None and previous["review_decision"]:
+        return previous  # a human has decided; reprocessing does not undo it
+    candidates = [c for c in result.identifiers if c.scope == scope]
+    outcome = check_identity(candidates, patient)
+    identifiers = [c.model_dump(mode="json") for c in candidates]
+    if (previous is not None and previous["identity_status"] == outcome.status.value
+            and previous["extracted_identifiers"] == identifiers):
+        return previous
+    return facts_repo.insert_identity_check(
+        cur, patient_id=patient["id"], document_id=document["id"], job_id=job["id"], doc_type=job["doc_type"],
+        scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
+        mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required,
+    )
+
+
+def _store_fact(cur, job: dict, document: dict, proposal: FactProposal, check: dict, content: NormalizedContent,
+                counts: dict[str, int]) -> dict[str, Any] | None:
+    paged = bool(content.pages)
+    citation = verify_citation(proposal.citation, content)
+    proposal = proposal.model_copy(update={"citation": citation})
+    decision = classify(proposal, citation_verified=citation.verified, paged=paged)
+    if decision.certainty is None:
+        counts["rejected"] = counts.get("rejected", 0) + 1
+        return None
+    structured = proposal.structured_value
+    fp = fact_fingerprint(document["id"], job["doc_type"], proposal.fact_type, citation.field_or_chunk_id, structured)
+    existing = facts_repo.fact_by_fingerprint(cur, fp)
+    if existing is not None:
+        counts["unchanged"] = counts.get("unchanged", 0) + 1
+        return existing
+    trusted = IdentityStatus(check["identity_status"]).trusted
+    active = trusted and decision.certainty is not Certainty.NEEDS_REVIEW
+    counts[decision.certainty.value] = counts.get(decision.certainty.value, 0) + 1
+    return facts_repo.insert_fact(
+        cur, patient_id=document["patient_id"], document_id=document["id"], job_id=job["id"],
+        identity_check_id=check["id"], doc_type=job["doc_type"], fact_type=proposal.fact_type,
+        certainty=decision.certainty.value, fact_fingerprint=fp,
+        clinical_content_fingerprint=clinical_content_fingerprint(
+            document["patient_id"], proposal.fact_type, structured, proposal.fact_text),
+        fact_text=proposal.fact_text, structured_value=structured, citation=citation.model_dump(mode="json"),
+        confidence=round(proposal.confidence, 4),
+        promotion_status=None if trusted else "awaiting_identity",
+        review_reason=decision.reason if decision.certainty is Certainty.NEEDS_REVIEW else None,
+        scope=proposal.scope, active=active,
+    )
+
+
+def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
+    """Process one claimed job. Raises ExtractionError for bad documents."""
+    clock = _Stopwatch()
+    out = PipelineResult()
+    with wb.db.cursor() as cur:
+        document = documents_repo.by_id(cur, job["document_id"])
+        patient = patients_repo.by_id(cur, job["patient_id"])
+    if document is None or document["deleted"]:
+        raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
+    doc_type = DocType(job["doc_type"])
+    load_all()
+    extractor = extractor_for(doc_type)  # fails early with unsupported_doc_type
+    data = wb.blobs.get(document["sha256"])
+    clock.lap("load")
+    content = normalize(data, render_dir=wb.settings.renders_dir / document["sha256"][:16])
+    clock.lap("normalize")
+    result = extractor(content, f"documents:{document['id']}")
+    validate_response(result, doc_type)
+    clock.lap("extract")
+    out.engine = content.engine or result.engine
+    out.warnings = [{"code": w.code, "page": w.page} for w in content.warnings] + \
+                   [{"code": w.code, "page": w.page} for w in result.warnings]
+
+    counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
+    with wb.db.transaction() as cur:
+        checks = {scope: _check_scope(cur, wb, job, document, patient, result, scope)
+                  for scope in _identity_scopes(result)}
+        stored = []
+        for proposal in result.facts:
+            check = checks.get(proposal.scope) or checks[None]
+            fact = _store_fact(cur, job, document, proposal, check, content, counts)
+            if fact is not None:
+                stored.append((fact, check))
+        clock.lap("validate_persist")
+        for fact, check in stored:
+            if IdentityStatus(check["identity_status"]).trusted:
+                outcome = promote_fact(cur, fact, document)
+                facts_repo.update_fact(cur, fact["id"], promotion_status=outcome)
+                counts[outcome] = counts.get(outcome, 0) + 1
+                if fact["active"]:
+                    out.activated_fact_ids.append(fact["id"])
+        clock.lap("promote")
+    counts["stored"] = len(stored)
+    counts["identity_trusted"] = int(IdentityStatus(checks[None]["identity_status"]).trusted)
+    index_facts(wb, out.activated_fact_ids)
+    clock.lap("embed")
+    out.counts = counts
+    out.timings = clock.timings
+    return out
+
+
+def index_facts(wb: Workbench, fact_ids: list[int]) -> int:
+    """Embed active facts into the patient-fact vector table (idempotent by fact id)."""
+    if not fact_ids or wb.fact_index is None:
+        return 0
+    with wb.db.cursor() as cur:
+        facts = [facts_repo.fact_by_id(cur, fid) for fid in fact_ids]
+    return wb.fact_index.add_facts([f for f in facts if f and f["active"]])

@@ -1,0 +1,85 @@
+"""Deleting a document retracts everything derived from it.
+
+Facts go inactive, promotions are retracted, chart rows the document created go
+inactive with a note (unless another live document still supports the same
+content, in which case the row is re-linked to that document's promotion), the
+vectors are removed, and every step leaves an append-only retraction row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core import telemetry
+from core.errors import BadInput, NotFound
+from core.services.workbench import Workbench
+from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
+from storage.jobs_repo import utcnow
+
+
+def delete_document(wb: Workbench, document_id: int, *, by: str | None = None,
+                    reason: str = "source document deleted") -> dict[str, Any]:
+    by = by or wb.settings.user
+    counts = {"facts": 0, "promotions": 0, "chart_rows": 0, "vectors": 0}
+    with wb.db.transaction() as cur:
+        document = documents_repo.by_id(cur, document_id)
+        if document is None:
+            raise NotFound(f"No document with id {document_id}.", code="unknown_document")
+        if document["deleted"]:
+            raise BadInput(f"Document {document_id} is already deleted.", code="document_deleted")
+        patient_id = document["patient_id"]
+        documents_repo.mark_deleted(cur, document_id, by)
+        jobs_repo.mark_retracted(cur, document_id)
+        audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, action="document_deleted",
+                                  prior_state="active", new_state="deleted", actor_id=by, reason=reason)
+        fact_ids: list[int] = []
+        for fact in facts_repo.facts_for_document(cur, document_id):
+            if fact["retracted_at"] is not None:
+                continue
+            prior = "active" if fact["active"] else f"inactive:{fact['certainty']}"
+            facts_repo.update_fact(cur, fact["id"], active=False, retracted_at=utcnow(), deactivated_at=utcnow(),
+                                   retraction_reason=reason)
+            audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, job_id=fact["job_id"],
+                                      fact_id=fact["id"], prior_state=prior, new_state="retracted",
+                                      action="fact_retracted", actor_id=by, reason=reason)
+            fact_ids.append(fact["id"])
+            counts["facts"] += 1
+        for promo in promotions_repo.promotions_for_document(cur, document_id):
+            if not promo["active"]:
+                continue
+            promotions_repo.retract_promotion(cur, promo["id"], reason)
+            counts["promotions"] += 1
+            audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, job_id=promo["job_id"],
+                                      fact_id=promo["fact_id"], promotion_id=promo["id"],
+                                      promoted_table=promo["promoted_table"],
+                                      promoted_record_id=promo["promoted_record_id"], prior_state=promo["outcome"],
+                                      new_state="retracted", action="promotion_retracted", actor_id=by, reason=reason)
+            if promo["outcome"] != "promoted":
+                continue
+            counts["chart_rows"] += _retract_chart_row(cur, promo, document_id, by, reason)
+    if wb.fact_index is not None and fact_ids:
+        counts["vectors"] = wb.fact_index.remove_facts(fact_ids)
+    telemetry.emit("document_deleted", settings=wb.settings, patient_id=patient_id, document_id=document_id,
+                   counts=counts)
+    return {"document_id": document_id, "retracted": counts}
+
+
+def _retract_chart_row(cur, promo: dict, document_id: int, by: str, reason: str) -> int:
+    table, record_id = promo["promoted_table"], promo["promoted_record_id"]
+    backers = promotions_repo.active_supporting(cur, table=table, record_id=record_id, excluding_document=document_id)
+    if backers:
+        keeper = backers[0]
+        promotions_repo.link_chart_row(cur, table, record_id, keeper["id"],
+                                       note=f"source document {document_id} deleted; still supported by "
+                                            f"document {keeper['document_id']}")
+        audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=document_id,
+                                  promotion_id=promo["id"], promoted_table=table, promoted_record_id=record_id,
+                                  prior_state="active", new_state="active:relinked", action="chart_row_relinked",
+                                  actor_id=by, reason=reason)
+        return 0
+    if not promotions_repo.deactivate_chart_row(cur, table, record_id, f"[retracted: source document {document_id} deleted]"):
+        return 0
+    audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=document_id, promotion_id=promo["id"],
+                              promoted_table=table, promoted_record_id=record_id, prior_state="active",
+                              new_state="inactive", action="chart_row_deactivated", actor_id=by, reason=reason)
+    return 1

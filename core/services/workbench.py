@@ -1,0 +1,50 @@
+"""The service context: settings, database, blob store and the patient-fact index,
+opened once per process and passed to every service function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.settings import Settings, get_settings
+from storage.blobs import BlobStore
+from storage.db import Database, open_database
+
+
+class FactIndex(Protocol):
+    """Where active patient facts are embedded for retrieval (LanceDB by default)."""
+
+    def add_facts(self, facts: list[dict[str, Any]]) -> int: ...
+
+    def remove_facts(self, fact_ids: list[int]) -> int: ...
+
+
+@dataclass
+class Workbench:
+    settings: Settings
+    db: Database
+    blobs: BlobStore
+    fact_index: FactIndex | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def open_workbench(settings: Settings | None = None, *, fact_index: FactIndex | None = None) -> Workbench:
+    settings = settings or get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = open_database(settings.db_path)
+    if fact_index is None:
+        fact_index = _default_fact_index(settings)
+    return Workbench(settings=settings, db=db, blobs=BlobStore(settings.documents_dir), fact_index=fact_index)
+
+
+def _default_fact_index(settings: Settings) -> FactIndex | None:
+    try:
+        from retrieve.patient_facts import LancePatientFactIndex
+    except ModuleNotFoundError as exc:
+        if exc.name != "retrieve.patient_facts":
+            raise
+        return None
+    return LancePatientFactIndex(settings)

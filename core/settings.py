@@ -1,0 +1,94 @@
+"""The one settings object. Every knob is an environment variable with the
+``WORKBENCH_`` prefix (provider keys keep their customary names too)."""
+
+from __future__ import annotations
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="WORKBENCH_", extra="ignore")
+
+    data_dir: Path = Path("data")
+    app_secret: str | None = None
+    worker_idle_sleep: float = 1.0
+    worker_stale_after: float = 120.0  # seconds without heartbeat before a job is reclaimed
+    max_attempts: int = 3
+    upload_max_bytes: int = 50 * 1024 * 1024
+    user: str = "clinician"
+    start_worker: bool = True  # the UI process runs the worker thread
+
+    extractor: str = "deterministic"  # deterministic | openai
+    embedder: str = "minilm"  # minilm | openai
+    reranker: str = "local"  # local | cohere
+    drafter: str = "none"  # none | openai
+
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("WORKBENCH_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("WORKBENCH_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
+    openai_model: str = "gpt-4o-mini"
+    cohere_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("WORKBENCH_COHERE_API_KEY", "COHERE_API_KEY")
+    )
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "workbench.duckdb"
+
+    @property
+    def documents_dir(self) -> Path:
+        return self.data_dir / "documents"
+
+    @property
+    def renders_dir(self) -> Path:
+        return self.data_dir / "renders"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def heartbeat_path(self) -> Path:
+        return self.data_dir / "worker-heartbeat.json"
+
+    @property
+    def lance_dir(self) -> Path:
+        return self.data_dir / "lance"
+
+    @property
+    def eval_results_dir(self) -> Path:
+        return self.data_dir / "eval-results"
+
+    def secret(self) -> str:
+        """The HMAC secret for patient_ref: from the environment, else generated once
+        into the data dir so refs stay stable across restarts."""
+        if self.app_secret:
+            return self.app_secret
+        path = self.data_dir / ".app-secret"
+        if path.exists():
+            return path.read_text().strip()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        value = secrets.token_hex(32)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(value)
+        tmp.chmod(0o600)
+        tmp.replace(path)
+        return value
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
+
+
+def reload_settings() -> Settings:
+    get_settings.cache_clear()
+    return get_settings()

@@ -1,0 +1,33 @@
+"""PHI-free JSONL telemetry under the data dir's ``logs/``.
+
+Callers pass ``patient_id=`` and it is turned into a ``patient_ref``; every other
+key goes through the allowlist in ``core.policy.telemetry``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from core.policy.telemetry import patient_ref, scrub
+from core.settings import Settings, get_settings
+
+_lock = threading.Lock()
+
+
+def emit(event: str, *, settings: Settings | None = None, patient_id: int | None = None, **fields: Any) -> dict:
+    settings = settings or get_settings()
+    record: dict[str, Any] = {"event": event, "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds")}
+    if patient_id is not None:
+        record["patient_ref"] = patient_ref(patient_id, settings.secret())
+    record.update(fields)
+    clean = scrub(record)
+    logs = settings.logs_dir
+    logs.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(clean, sort_keys=True) + "\n"
+    with _lock, open(logs / f"telemetry-{time.strftime('%Y%m%d')}.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(line)
+    return clean

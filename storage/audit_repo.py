@@ -1,0 +1,59 @@
+"""Append-only audit: retractions, review decisions and supervisor handoffs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from storage.db import rows, to_json
+from storage.jobs_repo import utcnow
+
+
+def add_retraction(cur: duckdb.DuckDBPyConnection, **r: Any) -> None:
+    cur.execute(
+        """INSERT INTO retractions (patient_id, document_id, job_id, fact_id, promotion_id, promoted_table,
+               promoted_record_id, prior_state, new_state, action, actor_type, actor_id, reason, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        [r["patient_id"], r.get("document_id"), r.get("job_id"), r.get("fact_id"), r.get("promotion_id"),
+         r.get("promoted_table"), r.get("promoted_record_id"), r.get("prior_state"), r.get("new_state"),
+         r["action"], r.get("actor_type", "user"), r.get("actor_id"), r.get("reason"), utcnow()],
+    )
+
+
+def retractions_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+    cur.execute("SELECT * FROM retractions WHERE document_id = ? ORDER BY id", [document_id])
+    return rows(cur)
+
+
+def add_review_decision(cur: duckdb.DuckDBPyConnection, *, item_type: str, item_id: int, decision: str, actor: str,
+                        reason: str | None, before: Any, after: Any) -> None:
+    cur.execute(
+        """INSERT INTO review_decisions (item_type, item_id, decision, actor, reason, before_state, after_state, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+        [item_type, item_id, decision, actor, reason, to_json(before), to_json(after), utcnow()],
+    )
+
+
+def review_decisions(cur: duckdb.DuckDBPyConnection, item_type: str, item_id: int) -> list[dict[str, Any]]:
+    cur.execute("SELECT * FROM review_decisions WHERE item_type = ? AND item_id = ? ORDER BY id", [item_type, item_id])
+    return rows(cur)
+
+
+def add_handoff(cur: duckdb.DuckDBPyConnection, *, request_id: str | None, job_id: int | None, source_node: str,
+                destination_node: str, decision_reason: str, task_type: str, outcome: str,
+                latency_ms: float | None = None, error_reason: str | None = None) -> None:
+    cur.execute(
+        """INSERT INTO supervisor_handoffs (request_id, job_id, source_node, destination_node, decision_reason,
+               task_type, outcome, latency_ms, error_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        [request_id, job_id, source_node, destination_node, decision_reason, task_type, outcome, latency_ms,
+         error_reason, utcnow()],
+    )
+
+
+def handoffs(cur: duckdb.DuckDBPyConnection, *, request_id: str | None = None, job_id: int | None = None) -> list[dict[str, Any]]:
+    cur.execute(
+        "SELECT * FROM supervisor_handoffs WHERE (? IS NULL OR request_id = ?) AND (? IS NULL OR job_id = ?) ORDER BY id",
+        [request_id, request_id, job_id, job_id],
+    )
+    return rows(cur)

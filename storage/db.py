@@ -1,0 +1,103 @@
+"""The DuckDB file: open it once per process, hand out a cursor per call.
+
+DuckDB allows one read-write process per file and a connection is not safe to
+share across threads, so ``Database`` keeps one parent connection and every
+unit of work takes its own ``cursor()`` (a cheap child connection).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import duckdb
+
+from core.errors import DatabaseBusy, WorkbenchError
+from storage.migrations import migrate
+
+
+class Database:
+    def __init__(self, path: Path, *, read_only: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise DatabaseBusy(
+                    f"The database in data dir {self.path.parent} is in use by another process "
+                    "(is `make run` or a worker running?). Stop it or use another WORKBENCH_DATA_DIR."
+                ) from None
+            raise WorkbenchError(f"Cannot open database {self.path}: {exc}", code="database_error") from None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def migrate(self) -> list[int]:
+        with self._lock:
+            cur = self._con.cursor()
+            try:
+                return migrate(cur)
+            finally:
+                cur.close()
+
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A fresh cursor for one call on the current thread (autocommit)."""
+        cur = self._con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor inside BEGIN/COMMIT; rolled back on any exception."""
+        cur = self._con.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            yield cur
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        finally:
+            cur.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._con.close()
+            self._closed = True
+
+
+def open_database(path: Path, *, migrate_schema: bool = True) -> Database:
+    db = Database(path)
+    if migrate_schema:
+        db.migrate()
+    return db
+
+
+def rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Fetch the last result as dicts, decoding JSON columns."""
+    cols = [d[0] for d in cur.description]
+    types = [str(d[1]).upper() for d in cur.description]
+    out = []
+    for rec in cur.fetchall():
+        item = {}
+        for name, typ, value in zip(cols, types, rec):
+            if typ == "JSON" and isinstance(value, str):
+                value = json.loads(value)
+            item[name] = value
+        out.append(item)
+    return out
+
+
+def one(cur: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+    found = rows(cur)
+    return found[0] if found else None
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, default=str, sort_keys=True)

@@ -1,0 +1,84 @@
+"""Stored documents, their categories and the category -> doc_type mapping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from storage.db import one, rows
+
+
+def categories(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    cur.execute(
+        "SELECT c.id, c.name, m.doc_type FROM document_categories c "
+        "LEFT JOIN document_type_mappings m ON m.category_id = c.id AND m.active "
+        "ORDER BY c.id"
+    )
+    return rows(cur)
+
+
+def category_by_name(cur: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any] | None:
+    cur.execute(
+        "SELECT c.id, c.name, m.doc_type FROM document_categories c "
+        "LEFT JOIN document_type_mappings m ON m.category_id = c.id AND m.active "
+        "WHERE lower(c.name) = lower(?)",
+        [name],
+    )
+    return one(cur)
+
+
+def category_for_doc_type(cur: duckdb.DuckDBPyConnection, doc_type: str) -> dict[str, Any] | None:
+    cur.execute(
+        "SELECT c.id, c.name, m.doc_type FROM document_categories c "
+        "JOIN document_type_mappings m ON m.category_id = c.id AND m.active WHERE m.doc_type = ? "
+        "ORDER BY c.id LIMIT 1",
+        [doc_type],
+    )
+    return one(cur)
+
+
+def insert(cur: duckdb.DuckDBPyConnection, *, patient_id: int, category_id: int | None,
+           filename: str, mime: str | None, sha256: str, size: int, stored_path: str,
+           uploaded_by: str | None) -> dict[str, Any]:
+    cur.execute(
+        "INSERT INTO documents (patient_id, category_id, filename, mime, sha256, size, stored_path, uploaded_by) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+        [patient_id, category_id, filename, mime, sha256, size, stored_path, uploaded_by],
+    )
+    return one(cur)
+
+
+def by_id(cur: duckdb.DuckDBPyConnection, document_id: int) -> dict[str, Any] | None:
+    cur.execute(
+        "SELECT d.*, c.name AS category FROM documents d LEFT JOIN document_categories c ON c.id = d.category_id "
+        "WHERE d.id = ?",
+        [document_id],
+    )
+    return one(cur)
+
+
+def for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, include_deleted: bool = False) -> list[dict[str, Any]]:
+    cur.execute(
+        """SELECT d.id, d.filename, d.mime, d.size, d.sha256, d.uploaded_at, d.deleted, d.active,
+                  c.name AS category,
+                  j.id AS job_id, j.status AS job_status, j.error_code, j.error_message, j.doc_type,
+                  j.attempts, j.finished_at,
+                  (SELECT i.identity_status FROM identity_checks i WHERE i.document_id = d.id
+                   AND i.scope IS NULL ORDER BY i.id DESC LIMIT 1) AS identity_status
+           FROM documents d
+           LEFT JOIN document_categories c ON c.id = d.category_id
+           LEFT JOIN processing_jobs j ON j.id = (SELECT max(id) FROM processing_jobs WHERE document_id = d.id)
+           WHERE d.patient_id = ? AND (? OR NOT d.deleted)
+           ORDER BY d.id DESC""",
+        [patient_id, include_deleted],
+    )
+    return rows(cur)
+
+
+def mark_deleted(cur: duckdb.DuckDBPyConnection, document_id: int, by: str) -> None:
+    cur.execute(
+        "UPDATE documents SET deleted = TRUE, active = FALSE, deleted_at = current_timestamp, deleted_by = ? "
+        "WHERE id = ?",
+        [by, document_id],
+    )

@@ -1,0 +1,116 @@
+"""Document facts and identity checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from storage.db import one, rows, to_json
+from storage.jobs_repo import utcnow
+
+
+def insert_identity_check(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int, job_id: int | None,
+                          doc_type: str, scope: str | None, status: str, identifiers: list[dict],
+                          matched: dict, mismatch_reason: str | None, review_required: bool) -> dict[str, Any]:
+    cur.execute(
+        """INSERT INTO identity_checks (patient_id, document_id, job_id, doc_type, scope, identity_status,
+               extracted_identifiers, matched_fields, mismatch_reason, review_required, checked_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *""",
+        [patient_id, document_id, job_id, doc_type, scope, status, to_json(identifiers), to_json(matched),
+         mismatch_reason, review_required, utcnow()],
+    )
+    return one(cur)
+
+
+def latest_identity(cur: duckdb.DuckDBPyConnection, document_id: int, scope: str | None = None) -> dict[str, Any] | None:
+    cur.execute(
+        "SELECT * FROM identity_checks WHERE document_id = ? AND scope IS NOT DISTINCT FROM ? ORDER BY id DESC LIMIT 1",
+        [document_id, scope],
+    )
+    return one(cur)
+
+
+def identity_checks_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+    cur.execute(
+        """SELECT * FROM identity_checks i WHERE document_id = ? AND id = (
+               SELECT max(id) FROM identity_checks j WHERE j.document_id = i.document_id
+               AND j.scope IS NOT DISTINCT FROM i.scope) ORDER BY scope NULLS FIRST""",
+        [document_id],
+    )
+    return rows(cur)
+
+
+def identity_by_id(cur: duckdb.DuckDBPyConnection, check_id: int) -> dict[str, Any] | None:
+    cur.execute("SELECT * FROM identity_checks WHERE id = ?", [check_id])
+    return one(cur)
+
+
+def set_identity_review(cur: duckdb.DuckDBPyConnection, check_id: int, *, status: str, decision: str, by: str) -> None:
+    cur.execute(
+        """UPDATE identity_checks SET identity_status = ?, review_decision = ?, reviewed_by = ?, reviewed_at = ?,
+               review_required = FALSE WHERE id = ?""",
+        [status, decision, by, utcnow(), check_id],
+    )
+
+
+def fact_by_fingerprint(cur: duckdb.DuckDBPyConnection, fingerprint: str) -> dict[str, Any] | None:
+    cur.execute("SELECT * FROM document_facts WHERE fact_fingerprint = ? ORDER BY id LIMIT 1", [fingerprint])
+    return one(cur)
+
+
+def insert_fact(cur: duckdb.DuckDBPyConnection, **f: Any) -> dict[str, Any]:
+    cur.execute(
+        """INSERT INTO document_facts (patient_id, document_id, job_id, identity_check_id, doc_type, fact_type,
+               certainty, fact_fingerprint, clinical_content_fingerprint, fact_text, structured_value, citation,
+               confidence, promotion_status, review_reason, scope, active, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *""",
+        [f["patient_id"], f["document_id"], f["job_id"], f["identity_check_id"], f["doc_type"], f["fact_type"],
+         f["certainty"], f["fact_fingerprint"], f["clinical_content_fingerprint"], f["fact_text"],
+         to_json(f["structured_value"]), to_json(f["citation"]), f["confidence"], f.get("promotion_status"),
+         f.get("review_reason"), f.get("scope"), f["active"], utcnow()],
+    )
+    return one(cur)
+
+
+def update_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, **changes: Any) -> None:
+    if not changes:
+        return
+    cols = ", ".join(f"{k} = ?" for k in changes)
+    cur.execute(f"UPDATE document_facts SET {cols} WHERE id = ?", [*changes.values(), fact_id])
+
+
+def fact_by_id(cur: duckdb.DuckDBPyConnection, fact_id: int) -> dict[str, Any] | None:
+    cur.execute("SELECT * FROM document_facts WHERE id = ?", [fact_id])
+    return one(cur)
+
+
+def facts_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+    cur.execute("SELECT * FROM document_facts WHERE document_id = ? ORDER BY id", [document_id])
+    return rows(cur)
+
+
+def facts_for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, include_retracted: bool = False) -> list[dict[str, Any]]:
+    cur.execute(
+        """SELECT f.*, d.filename, d.deleted AS document_deleted,
+                  (SELECT i.identity_status FROM identity_checks i WHERE i.document_id = f.document_id
+                   AND i.scope IS NOT DISTINCT FROM f.scope ORDER BY i.id DESC LIMIT 1) AS identity_status
+           FROM document_facts f JOIN documents d ON d.id = f.document_id
+           WHERE f.patient_id = ? AND (? OR f.retracted_at IS NULL)
+           ORDER BY f.document_id DESC, f.id""",
+        [patient_id, include_retracted],
+    )
+    return rows(cur)
+
+
+def pending_identity_reviews(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """Latest identity check per (document, scope) that still waits for a human."""
+    cur.execute(
+        """SELECT i.*, d.filename FROM identity_checks i JOIN documents d ON d.id = i.document_id
+           WHERE i.patient_id = ? AND NOT d.deleted AND i.review_required AND i.review_decision IS NULL
+             AND i.id = (SELECT max(id) FROM identity_checks j WHERE j.document_id = i.document_id
+                         AND j.scope IS NOT DISTINCT FROM i.scope)
+           ORDER BY i.id""",
+        [patient_id],
+    )
+    return rows(cur)

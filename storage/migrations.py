@@ -1,0 +1,182 @@
+"""Ordered schema migrations. Each runs once, inside a transaction, and is recorded
+in ``schema_version``; re-running ``init`` applies nothing new. Never edit a
+migration that has shipped: add the next one."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import duckdb
+
+_SEQ_TABLES = (
+    "patients", "chart_lab_results", "chart_allergies", "chart_medications", "chart_problems",
+    "document_categories", "document_type_mappings", "documents", "processing_jobs",
+    "identity_checks", "document_facts", "promotions", "retractions", "review_decisions",
+    "supervisor_handoffs", "eval_runs", "eval_case_results",
+)
+
+
+def _id(table: str) -> str:
+    return f"id BIGINT PRIMARY KEY DEFAULT nextval('seq_{table}')"
+
+
+def _chart_cols() -> str:
+    # Every chart row says where it came from and whether it still counts.
+    return """active BOOLEAN NOT NULL DEFAULT TRUE,
+        source VARCHAR NOT NULL DEFAULT 'manual',
+        promotion_id BIGINT,
+        note VARCHAR,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+        updated_at TIMESTAMP"""
+
+
+def m001_base_schema(cur: duckdb.DuckDBPyConnection) -> None:
+    for table in _SEQ_TABLES:
+        cur.execute(f"CREATE SEQUENCE IF NOT EXISTS seq_{table} START 1")
+    cur.execute(f"""CREATE TABLE patients ({_id('patients')},
+        mrn VARCHAR NOT NULL UNIQUE, first_name VARCHAR NOT NULL, last_name VARCHAR NOT NULL,
+        middle_name VARCHAR, dob DATE NOT NULL, sex VARCHAR NOT NULL DEFAULT 'U',
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp)""")
+    cur.execute(f"""CREATE TABLE chart_lab_results ({_id('chart_lab_results')},
+        patient_id BIGINT NOT NULL, test_name VARCHAR NOT NULL, value VARCHAR NOT NULL,
+        unit VARCHAR, reference_range VARCHAR, collection_date DATE, abnormal_flag VARCHAR,
+        {_chart_cols()})""")
+    cur.execute(f"""CREATE TABLE chart_allergies ({_id('chart_allergies')},
+        patient_id BIGINT NOT NULL, substance VARCHAR NOT NULL, reaction VARCHAR, severity VARCHAR,
+        {_chart_cols()})""")
+    cur.execute(f"""CREATE TABLE chart_medications ({_id('chart_medications')},
+        patient_id BIGINT NOT NULL, name VARCHAR NOT NULL, dose VARCHAR, frequency VARCHAR,
+        {_chart_cols()})""")
+    cur.execute(f"""CREATE TABLE chart_problems ({_id('chart_problems')},
+        patient_id BIGINT NOT NULL, description VARCHAR NOT NULL, code VARCHAR,
+        {_chart_cols()})""")
+    cur.execute(f"""CREATE TABLE document_categories ({_id('document_categories')},
+        name VARCHAR NOT NULL UNIQUE)""")
+    cur.execute(f"""CREATE TABLE document_type_mappings ({_id('document_type_mappings')},
+        category_id BIGINT NOT NULL, doc_type VARCHAR NOT NULL, active BOOLEAN NOT NULL DEFAULT TRUE,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp)""")
+    cur.execute(f"""CREATE TABLE documents ({_id('documents')},
+        patient_id BIGINT NOT NULL, category_id BIGINT, filename VARCHAR NOT NULL, mime VARCHAR,
+        sha256 VARCHAR NOT NULL, size BIGINT NOT NULL, stored_path VARCHAR NOT NULL,
+        uploaded_at TIMESTAMP NOT NULL DEFAULT current_timestamp, uploaded_by VARCHAR,
+        deleted BOOLEAN NOT NULL DEFAULT FALSE, deleted_at TIMESTAMP, deleted_by VARCHAR,
+        active BOOLEAN NOT NULL DEFAULT TRUE)""")
+    cur.execute(f"""CREATE TABLE processing_jobs ({_id('processing_jobs')},
+        patient_id BIGINT NOT NULL, document_id BIGINT NOT NULL, doc_type VARCHAR NOT NULL,
+        status VARCHAR NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp, started_at TIMESTAMP,
+        finished_at TIMESTAMP, heartbeat_at TIMESTAMP, worker_id VARCHAR,
+        error_code VARCHAR, error_message VARCHAR, timings JSON, counts JSON, engine VARCHAR)""")
+    cur.execute("""CREATE TABLE worker_heartbeats (worker_id VARCHAR PRIMARY KEY,
+        status VARCHAR NOT NULL, heartbeat_at TIMESTAMP NOT NULL, current_job_id BIGINT,
+        processed BIGINT NOT NULL DEFAULT 0, failed BIGINT NOT NULL DEFAULT 0)""")
+    cur.execute(f"""CREATE TABLE identity_checks ({_id('identity_checks')},
+        patient_id BIGINT NOT NULL, document_id BIGINT NOT NULL, job_id BIGINT, doc_type VARCHAR,
+        scope VARCHAR, identity_status VARCHAR NOT NULL, extracted_identifiers JSON,
+        matched_fields JSON, mismatch_reason VARCHAR, review_required BOOLEAN NOT NULL DEFAULT FALSE,
+        review_decision VARCHAR, reviewed_by VARCHAR, reviewed_at TIMESTAMP,
+        checked_at TIMESTAMP NOT NULL DEFAULT current_timestamp)""")
+    cur.execute(f"""CREATE TABLE document_facts ({_id('document_facts')},
+        patient_id BIGINT NOT NULL, document_id BIGINT NOT NULL, job_id BIGINT,
+        identity_check_id BIGINT, doc_type VARCHAR NOT NULL, fact_type VARCHAR NOT NULL,
+        certainty VARCHAR NOT NULL, fact_fingerprint VARCHAR NOT NULL,
+        clinical_content_fingerprint VARCHAR NOT NULL, fact_text VARCHAR NOT NULL,
+        structured_value JSON, citation JSON NOT NULL, confidence DOUBLE NOT NULL,
+        promotion_status VARCHAR, review_reason VARCHAR, scope VARCHAR,
+        active BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp, deactivated_at TIMESTAMP,
+        retracted_at TIMESTAMP, retraction_reason VARCHAR)""")
+    cur.execute(f"""CREATE TABLE promotions ({_id('promotions')},
+        patient_id BIGINT NOT NULL, document_id BIGINT NOT NULL, job_id BIGINT, fact_id BIGINT NOT NULL,
+        fact_fingerprint VARCHAR NOT NULL, clinical_content_fingerprint VARCHAR NOT NULL,
+        promoted_table VARCHAR, promoted_record_id BIGINT, outcome VARCHAR NOT NULL,
+        duplicate_key VARCHAR, conflict_reason VARCHAR, citation JSON, confidence DOUBLE,
+        review_status VARCHAR, active BOOLEAN NOT NULL DEFAULT TRUE,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp, updated_at TIMESTAMP,
+        retracted_at TIMESTAMP, retraction_reason VARCHAR)""")
+    cur.execute(f"""CREATE TABLE retractions ({_id('retractions')},
+        patient_id BIGINT NOT NULL, document_id BIGINT, job_id BIGINT, fact_id BIGINT,
+        promotion_id BIGINT, promoted_table VARCHAR, promoted_record_id BIGINT,
+        prior_state VARCHAR, new_state VARCHAR, action VARCHAR NOT NULL, actor_type VARCHAR,
+        actor_id VARCHAR, reason VARCHAR, created_at TIMESTAMP NOT NULL DEFAULT current_timestamp)""")
+    cur.execute(f"""CREATE TABLE review_decisions ({_id('review_decisions')},
+        item_type VARCHAR NOT NULL, item_id BIGINT NOT NULL, decision VARCHAR NOT NULL,
+        actor VARCHAR NOT NULL, reason VARCHAR, before_state JSON, after_state JSON,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp)""")
+    cur.execute(f"""CREATE TABLE supervisor_handoffs ({_id('supervisor_handoffs')},
+        request_id VARCHAR, job_id BIGINT, source_node VARCHAR NOT NULL,
+        destination_node VARCHAR NOT NULL, decision_reason VARCHAR, task_type VARCHAR,
+        outcome VARCHAR, latency_ms DOUBLE, error_reason VARCHAR,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp)""")
+    cur.execute("""CREATE TABLE guideline_chunks (
+        chunk_id VARCHAR NOT NULL, corpus_version VARCHAR NOT NULL, source_title VARCHAR NOT NULL,
+        source_reference VARCHAR, section VARCHAR NOT NULL, text VARCHAR NOT NULL, citation JSON NOT NULL,
+        active BOOLEAN NOT NULL DEFAULT TRUE, indexed_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+        PRIMARY KEY (corpus_version, chunk_id))""")
+    cur.execute(f"""CREATE TABLE eval_runs ({_id('eval_runs')},
+        run_id VARCHAR NOT NULL, started_at TIMESTAMP NOT NULL, finished_at TIMESTAMP,
+        verdict VARCHAR, cases INTEGER, rubrics JSON, baseline JSON, details JSON)""")
+    cur.execute(f"""CREATE TABLE eval_case_results ({_id('eval_case_results')},
+        run_id VARCHAR NOT NULL, case_id VARCHAR NOT NULL, rubric VARCHAR NOT NULL,
+        passed BOOLEAN NOT NULL, detail VARCHAR)""")
+
+
+SEEDED_CATEGORIES = (
+    ("Lab Report", "lab_pdf"),
+    ("Intake Form", "intake_form"),
+    ("Referral Document", "referral_docx"),
+    ("Clinical Workbook", "clinical_workbook"),
+    ("Fax Packet", "fax_packet"),
+    ("HL7 v2 Message", "hl7v2_message"),
+)
+
+
+def m002_categories_and_indexes(cur: duckdb.DuckDBPyConnection) -> None:
+    for name, doc_type in SEEDED_CATEGORIES:
+        cur.execute("INSERT INTO document_categories (name) VALUES (?)", [name])
+        cur.execute(
+            "INSERT INTO document_type_mappings (category_id, doc_type) "
+            "SELECT id, ? FROM document_categories WHERE name = ?",
+            [doc_type, name],
+        )
+    # A category that creates no job: stored, listed, never extracted.
+    cur.execute("INSERT INTO document_categories (name) VALUES ('Other')")
+    cur.execute("CREATE INDEX idx_jobs_status ON processing_jobs (status)")
+    cur.execute("CREATE INDEX idx_facts_patient ON document_facts (patient_id)")
+    cur.execute("CREATE INDEX idx_facts_document ON document_facts (document_id)")
+    cur.execute("CREATE INDEX idx_promotions_ccf ON promotions (clinical_content_fingerprint)")
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
+    (1, "base schema", m001_base_schema),
+    (2, "seeded categories and indexes", m002_categories_and_indexes),
+]
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def current_version(cur: duckdb.DuckDBPyConnection) -> int:
+    cur.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name VARCHAR, "
+        "applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
+    row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(cur: duckdb.DuckDBPyConnection, target: int | None = None) -> list[int]:
+    """Apply every migration above the recorded version (up to ``target``)."""
+    applied: list[int] = []
+    have = current_version(cur)
+    for version, name, step in MIGRATIONS:
+        if version <= have or (target is not None and version > target):
+            continue
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            step(cur)
+            cur.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied

@@ -1,0 +1,118 @@
+"""The CLI contract of DESIGN §9, run as a user runs it: a subprocess per command."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(data_dir, *args, check=True):
+    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir)}
+    proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def as_json(proc):
+    lines = [l for l in proc.stdout.splitlines() if l.strip()]
+    assert len(lines) == 1, proc.stdout  # exactly one JSON object on stdout
+    return json.loads(lines[0])
+
+
+@pytest.fixture(scope="module")
+def initialised(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli") / "data"
+    out = as_json(cli(d, "init", "--json"))
+    assert out["ok"] is True and out["demo_patients_added"] == 4
+    return d
+
+
+def test_init_is_idempotent(initialised):
+    again = as_json(cli(initialised, "init", "--json"))
+    assert again["ok"] is True and again["demo_patients_added"] == 0
+
+
+def test_patient_add_shape_and_duplicate(initialised):
+    out = as_json(cli(initialised, "patient", "add", "--mrn", "CLI-1", "--first", "Ines", "--last", "Marchetti",
+                      "--dob", "1970-02-03", "--sex", "F", "--json"))
+    assert {"patient_id", "mrn"} <= set(out) and out["mrn"] == "CLI-1"
+    dup = cli(initialised, "patient", "add", "--mrn", "CLI-1", "--first", "X", "--last", "Y", "--dob", "1970-02-03",
+              "--json", check=False)
+    assert dup.returncode != 0 and dup.stdout == ""
+    assert dup.stderr.strip().count("\n") == 0 and "already exists" in dup.stderr
+
+
+def test_ingest_failure_shape(initialised, tmp_path):
+    f = tmp_path / "broken.pdf"
+    f.write_bytes(b"%PDF-1.4 broken")
+    proc = cli(initialised, "ingest", str(f), "--patient", "DEMO-1002", "--doc-type", "lab_pdf", "--json", check=False)
+    out = as_json(proc)
+    assert {"document_id", "job", "identity", "facts", "promotions"} <= set(out)
+    assert {"status", "error_code", "error_message"} <= set(out["job"])
+    assert out["job"]["status"] == "failed" and out["job"]["error_code"]
+    assert proc.returncode != 0 and "is stored" in proc.stderr
+    assert out["identity"]["status"] == "identity_unchecked"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["ingest", "/nonexistent/file.pdf", "--patient", "DEMO-1001", "--doc-type", "lab_pdf"], "not found"),
+    (["ingest", "Makefile", "--patient", "NOBODY", "--doc-type", "lab_pdf"], "No patient"),
+    (["ingest", "Makefile", "--patient", "DEMO-1001", "--doc-type", "lab_pdf"], "does not look like"),
+    (["ingest", "Makefile", "--patient", "DEMO-1001", "--category", "Nope"], "Unknown category"),
+    (["delete-document", "987654"], "No document"),
+    (["review", "approve-fact", "987654", "--by", "dr.who"], "No fact"),
+])
+def test_bad_input_is_one_line_on_stderr(initialised, args, needle):
+    proc = cli(initialised, *args, "--json", check=False)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr
+
+
+def test_delete_document_shape(initialised, tmp_path):
+    f = tmp_path / "other.pdf"
+    f.write_bytes(b"%PDF-1.4 stored only")
+    doc = as_json(cli(initialised, "ingest", str(f), "--patient", "DEMO-1003", "--category", "Other", "--json"))
+    assert doc["job"] is None
+    out = as_json(cli(initialised, "delete-document", str(doc["document_id"]), "--json"))
+    assert out["document_id"] == doc["document_id"]
+    assert set(out["retracted"]) >= {"facts", "promotions", "chart_rows", "vectors"}
+
+
+def test_health_answers_while_another_process_holds_the_database(initialised):
+    env = {**os.environ, "WORKBENCH_DATA_DIR": str(initialised), "WORKBENCH_WORKER_IDLE_SLEEP": "0.2"}
+    holder = subprocess.Popen([sys.executable, "-m", "core", "worker"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        beat = Path(initialised) / "worker-heartbeat.json"
+        deadline = time.time() + 60
+        def beat_pid():
+            try:
+                return json.loads(beat.read_text()).get("pid")
+            except (OSError, ValueError):
+                return None
+
+        while time.time() < deadline and beat_pid() != holder.pid:
+            time.sleep(0.1)
+        assert beat_pid() == holder.pid, "worker never wrote its heartbeat"
+        out = as_json(cli(initialised, "health", "--json"))
+        assert {"status", "checks", "components"} <= set(out)
+        assert out["components"]["database"]["status"] == "ok"
+        assert "held" in out["components"]["database"]["detail"]
+        assert out["checks"]["worker_fresh"] is True and out["status"] == "ok"
+        # A write command fails fast and clearly instead of corrupting anything.
+        busy = cli(initialised, "patient", "add", "--mrn", "Z", "--first", "A", "--last", "B", "--dob", "1999-01-01",
+                   "--json", check=False)
+        assert busy.returncode != 0 and "in use by another process" in busy.stderr
+    finally:
+        holder.terminate()
+        holder.wait(20)
+    out = as_json(cli(initialised, "health", "--json"))
+    assert out["components"]["worker"]["status"] == "stale"  # the worker said it stopped

@@ -1,0 +1,51 @@
+"""Process-wide resources for the Streamlit app and session helpers.
+
+The serving process owns the DuckDB file, so the workbench and its worker thread
+are created once per server (``st.cache_resource``) and shared by every session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core.services.patients import display_name, list_patients, seed_demo_patients
+from core.services.worker import Worker
+from core.services.workbench import Workbench, open_workbench
+from core.settings import get_settings
+
+
+@dataclass
+class Runtime:
+    wb: Workbench
+    worker: Worker
+
+
+@st.cache_resource(show_spinner="Opening the workbench…")
+def runtime() -> Runtime:
+    settings = get_settings()
+    wb = open_workbench(settings)
+    seed_demo_patients(wb)  # a no-op once init has run
+    worker = Worker(wb, worker_id="intake-extractor:ui")
+    if settings.start_worker:
+        worker.start_thread()
+    return Runtime(wb, worker)
+
+
+def workbench() -> Workbench:
+    return runtime().wb
+
+
+def patient_picker() -> dict | None:
+    """Sidebar patient select; the choice lives in session_state['patient_id']."""
+    patients = list_patients(workbench())
+    if not patients:
+        st.sidebar.info("No patients yet. Run `python -m core init` or add one with `python -m core patient add`.")
+        return None
+    ids = [p["id"] for p in patients]
+    by_id = {p["id"]: p for p in patients}
+    if st.session_state.get("patient_id") not in by_id:
+        st.session_state["patient_id"] = ids[0]
+    st.sidebar.selectbox("Patient", ids, format_func=lambda i: display_name(by_id[i]), key="patient_id")
+    return by_id[st.session_state["patient_id"]]
