@@ -19,7 +19,7 @@ init: install
 
 # Streamlit reads STREAMLIT_* variables (e.g. STREAMLIT_SERVER_PORT) itself; no flags override them.
 run: init
-	$(PY) -m streamlit run Home.py
+	$(PY) -m ui.serve
 
 worker: init
 	$(PY) -m core worker

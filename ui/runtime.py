@@ -22,15 +22,35 @@ class Runtime:
     worker: Worker
 
 
+_STARTED: Runtime | None = None
+
+
+def start() -> Runtime:
+    """Open the workbench and start the worker thread for this server process.
+
+    ``ui.serve`` calls this before Streamlit starts, so the worker is live as soon
+    as the server is, not only once a browser opens a page.
+    """
+    global _STARTED
+    if _STARTED is None:
+        settings = get_settings()
+        wb = open_workbench(settings)
+        seed_demo_patients(wb)  # a no-op once init has run
+        worker = Worker(wb, worker_id="intake-extractor:ui")
+        if settings.start_worker:
+            worker.start_thread()
+        _STARTED = Runtime(wb, worker)
+    return _STARTED
+
+
 @st.cache_resource(show_spinner="Opening the workbench…")
+def _lazy_runtime() -> Runtime:
+    return start()
+
+
 def runtime() -> Runtime:
-    settings = get_settings()
-    wb = open_workbench(settings)
-    seed_demo_patients(wb)  # a no-op once init has run
-    worker = Worker(wb, worker_id="intake-extractor:ui")
-    if settings.start_worker:
-        worker.start_thread()
-    return Runtime(wb, worker)
+    # Started by ui.serve, or lazily when Home.py is run by plain `streamlit run` / AppTest.
+    return _STARTED or _lazy_runtime()
 
 
 def workbench() -> Workbench:
