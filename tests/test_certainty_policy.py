@@ -1,0 +1,67 @@
+"""Certainty buckets and duplicate fingerprints (pure policies)."""
+
+import pytest
+
+from core.models import BoundingBox, Certainty, Citation, FactProposal
+from core.policy.certainty import classify
+from core.policy.fingerprints import clinical_content_fingerprint, clinical_key, fact_fingerprint
+
+BOX = BoundingBox(x=0.1, y=0.2, width=0.3, height=0.02)
+
+
+def lab(value="148", unit="mg/dL", date="2026-04-10", confidence=0.95, box=BOX, **kw):
+    return FactProposal(
+        fact_type="lab_result", fact_text="LDL 148",
+        structured_value={"test_name": "LDL Cholesterol", "value": value, "unit": unit, "reference_range": "<100",
+                          "collection_date": date, "abnormal_flag": "high"},
+        citation=Citation(source_type="lab_pdf", source_id="documents:1", page_or_section="page 1",
+                          field_or_chunk_id="results[0]", quote_or_value="LDL Cholesterol 148", page=1,
+                          bounding_box=box),
+        confidence=confidence, **kw)
+
+
+def test_complete_confident_cited_lab_is_verified():
+    assert classify(lab(), citation_verified=True, paged=True).certainty is Certainty.VERIFIED
+
+
+@pytest.mark.parametrize("proposal, reason", [
+    (lab(unit=""), "unit"), (lab(date=None), "collection_date"), (lab(confidence=0.5), "low confidence"),
+    (lab(wants_review=True, review_reason="value partly illegible"), "illegible"),
+])
+def test_incomplete_or_uncertain_goes_to_review(proposal, reason):
+    out = classify(proposal, citation_verified=True, paged=True)
+    assert out.certainty is Certainty.NEEDS_REVIEW and reason in out.reason
+
+
+def test_unverifiable_quote_is_never_verified():
+    out = classify(lab(), citation_verified=False, paged=True)
+    assert out.certainty is Certainty.NEEDS_REVIEW
+    assert classify(lab(confidence=0.2), citation_verified=False, paged=True).certainty is None
+
+
+def test_paged_fact_without_box_is_not_promotable():
+    assert classify(lab(box=None), citation_verified=True, paged=True).certainty is Certainty.DOCUMENT_FACT
+
+
+def test_qualitative_value_needs_no_unit_and_empty_value_is_rejected():
+    assert classify(lab(value="Negative", unit=""), citation_verified=True, paged=True).certainty is Certainty.VERIFIED
+    assert classify(lab(value=""), citation_verified=True, paged=True).certainty is None
+
+
+def test_demographics_and_preferences_are_document_facts():
+    p = lab().model_copy(update={"fact_type": "preference", "document_fact_only": True})
+    assert classify(p, citation_verified=True, paged=True).certainty is Certainty.DOCUMENT_FACT
+
+
+def test_fingerprints_separate_source_content_and_key():
+    v = {"test_name": "LDL Cholesterol", "value": "148", "unit": "mg/dL", "collection_date": "2026-04-10"}
+    assert fact_fingerprint(1, "lab_pdf", "lab_result", "results[0]", v) != fact_fingerprint(
+        2, "lab_pdf", "lab_result", "results[0]", v)
+    # the same clinical content from any document is one fingerprint, per patient
+    assert clinical_content_fingerprint(7, "lab_result", v, "") == clinical_content_fingerprint(
+        7, "lab_result", {**v, "test_name": "ldl  cholesterol", "reference_range": "<130"}, "")
+    assert clinical_content_fingerprint(7, "lab_result", v, "") != clinical_content_fingerprint(8, "lab_result", v, "")
+    changed = {**v, "value": "151"}
+    assert clinical_key(7, "lab_result", v, "") == clinical_key(7, "lab_result", changed, "")
+    assert clinical_content_fingerprint(7, "lab_result", v, "") != clinical_content_fingerprint(
+        7, "lab_result", changed, "")
