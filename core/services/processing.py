@@ -12,11 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.content import NormalizedContent
 from core.errors import ExtractionError, ResponseRejected
 from core.models import Certainty, DocType, ExtractionResult, FactProposal, IdentityStatus
 from core.policy.certainty import classify
-from core.policy.citations import verify_citation
+from core.policy.citations import verify_citations
 from core.policy.fingerprints import clinical_content_fingerprint, fact_fingerprint
 from core.policy.identity import check_identity
 from core.services.promotion import promote_fact
@@ -83,11 +82,10 @@ def _check_scope(cur, wb: Workbench, job: dict, document: dict, patient: dict, r
     )
 
 
-def _store_fact(cur, job: dict, document: dict, proposal: FactProposal, check: dict, content: NormalizedContent,
+def _store_fact(cur, job: dict, document: dict, proposal: FactProposal, check: dict, paged: bool,
                 counts: dict[str, int]) -> dict[str, Any] | None:
-    paged = bool(content.pages)
-    citation = verify_citation(proposal.citation, content)
-    proposal = proposal.model_copy(update={"citation": citation})
+    """Classify one proposal whose citation was already verified, and store it once."""
+    citation = proposal.citation
     decision = classify(proposal, citation_verified=citation.verified, paged=paged)
     if decision.certainty is None:
         counts["rejected"] = counts.get("rejected", 0) + 1
@@ -143,9 +141,12 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
         checks = {scope: _check_scope(cur, wb, job, document, patient, result, scope)
                   for scope in _identity_scopes(result)}
         stored = []
-        for proposal in result.facts:
+        verified = verify_citations([p.citation for p in result.facts], content)
+        paged = bool(content.pages)
+        for proposal, citation in zip(result.facts, verified):
             check = checks.get(proposal.scope) or checks[None]
-            fact = _store_fact(cur, job, document, proposal, check, content, counts)
+            proposal = proposal.model_copy(update={"citation": citation})
+            fact = _store_fact(cur, job, document, proposal, check, paged, counts)
             if fact is not None:
                 stored.append((fact, check))
         clock.lap("validate_persist")
@@ -153,7 +154,7 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
             if IdentityStatus(check["identity_status"]).trusted:
                 outcome = promote_fact(cur, fact, document)
                 facts_repo.update_fact(cur, fact["id"], promotion_status=outcome)
-                counts[outcome] = counts.get(outcome, 0) + 1
+                counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
                 if fact["active"]:
                     out.activated_fact_ids.append(fact["id"])
         clock.lap("promote")

@@ -55,7 +55,11 @@ def promote_fact(cur: duckdb.DuckDBPyConnection, fact: dict[str, Any], document:
 
     patient_id = fact["patient_id"]
     value = fact["structured_value"] or {}
-    table, _ = CHART_DESTINATIONS[fact_type]
+    table, columns = CHART_DESTINATIONS[fact_type]
+    if not str(value.get(columns[0]) or "").strip():
+        # The chart row would have no subject (no test name, substance, drug, problem).
+        return _record(cur, fact, document, PromotionOutcome.NOT_PROMOTABLE,
+                       conflict_reason=f"no {columns[0]} for {table}")
     content_fp = fact["clinical_content_fingerprint"]
     key = clinical_key(patient_id, fact_type, value, fact["fact_text"])
     same_content = same_key = None

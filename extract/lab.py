@@ -1,0 +1,365 @@
+"""Lab report extractor (doc_type ``lab_pdf``): rows of words -> cited lab results.
+
+General rules, no templates:
+- a results table starts at a header row recognised by its column labels; its
+  layout stays in force (also across pages) until another header replaces it;
+- a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere;
+- panel headings, comments, page headers/footers and label rows are not results;
+- patient name / DOB / MRN and the collection date come from labelled fields.
+Works on any ``NormalizedContent`` with pages (PDF text layer or OCR words).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.content import NormalizedContent, Word
+from core.models import (
+    Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
+    IdentityCandidate, LabResultValue,
+)
+from core.policy.citations import quote_from_words
+from extract import text_rules as tr
+from extract.lab_table import (
+    VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, detect_header, is_label_word,
+    read_result, split_dotted,
+)
+from extract.layout import LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
+from extract.registry import register
+
+SOURCE_TYPE = DocType.LAB_PDF.value
+
+FIELD_LABELS = PhraseBook({
+    **dict.fromkeys(["patient", "patient name", "name", "pt name", "patient's name", "client name"], "name"),
+    **dict.fromkeys(["dob", "d.o.b", "date of birth", "birth date", "birthdate"], "dob"),
+    **dict.fromkeys(["mrn", "account", "account #", "account number", "acct", "acct #", "patient id",
+                     "chart", "chart #", "chart number", "medical record", "medical record #",
+                     "medical record number", "med rec #", "mr #"], "mrn"),
+    **dict.fromkeys(["collected", "collection date", "date collected", "specimen collected",
+                     "date of service", "collection", "collected on", "date/time collected",
+                     "collection date/time", "collection time", "drawn", "date drawn", "dos",
+                     "specimen date", "service date"], "collected"),
+    # Labels that are *not* identity or collection fields, listed so that their
+    # values are never mistaken for one ("Ordering Physician: Dr. ...").
+    **dict.fromkeys(["received", "reported", "date reported", "report date", "date received",
+                     "ordering physician", "physician", "provider", "ordered by", "sex", "gender",
+                     "age", "phone", "address", "specimen", "accession", "status", "fasting",
+                     "date", "page", "lab", "client", "location"], "other"),
+})
+
+_NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
+                         "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
+_PAGE_NUMBER = re.compile(r"^page\s*\d+\s*((of|/)\s*\d+)?$", re.I)
+_EDGE_BAND = 0.15  # share of page height treated as header/footer band for repeats
+
+# Confidence weights: what was matched, how cleanly (see _confidence).
+W_BASE, W_VALUE, W_UNIT, W_RANGE, W_DATE, W_FLAG, W_ALIGN = 0.40, 0.20, 0.10, 0.10, 0.08, 0.06, 0.06
+
+
+@dataclass(slots=True)
+class _Result:
+    row: Row
+    words: list[Word]  # the row's words cited as the quote
+    test_name: str
+    reading: Reading
+    flag_text: str | None  # printed flag (column, inline or in a dotted line)
+    position_flag: str | None  # "normal"/"abnormal" from an In/Out of Range column
+    unit_clean: bool
+    range_clean: bool
+    alignment: float
+    unreadable: bool = False
+    status: str | None = None  # printed result status ("Final", "Corrected")
+
+
+@register(DocType.LAB_PDF)
+def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
+    """Every lab result on every page, with identifiers and a collection date."""
+    rows_by_page = [page_rows(p) for p in content.pages if p.words]
+    all_rows = [r for rows in rows_by_page for r in rows]
+    fields = labelled_values(all_rows, FIELD_LABELS)
+    field_rows = {id(f.row) for f in fields if f.key != "other" or f.label[-1].text.endswith(":")}
+    boilerplate = _repeated_edge_rows(rows_by_page)
+
+    results: list[_Result] = []
+    layout: TableLayout | None = None
+    for rows in rows_by_page:
+        for row in rows:
+            header = detect_header(row)
+            if header is not None:  # checked first: a repeated table header is still a header
+                layout = header
+                continue
+            if id(row) in boilerplate or id(row) in field_rows:
+                continue
+            words = _without_page_number(row.words)
+            if not words or _is_note(words):
+                continue
+            found = _dotted_result(row, words)
+            if found is None and layout is not None and abs(layout.page_width - row.page.width) < 1:
+                found = _table_result(row, words, layout)
+            if found is not None:
+                results.append(found)
+
+    dates = _collection_dates(fields)
+    result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
+    result.identifiers = _identifiers(fields, source_id)
+    for i, r in enumerate(results):
+        page = r.row.page.number
+        date = dates.get(page, dates.get(0))
+        result.facts.append(_fact(r, i, date, source_id))
+    result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
+    if not results:
+        result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
+    elif not dates:
+        result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
+    return result
+
+
+# --------------------------------------------------------------------------- row rules
+
+
+def _without_page_number(words: list[Word]) -> list[Word]:
+    """Drop a "Page 2 of 3" segment (footers often share a row with other text)."""
+    out: list[Word] = []
+    for seg in segments(words):
+        if not _PAGE_NUMBER.match(" ".join(w.text for w in seg)):
+            out.extend(seg)
+    return out
+
+
+def _is_note(words: list[Word]) -> bool:
+    """Comment/note lines and label rows ("Comment: ...", "Interpretive note: ...")."""
+    first = words[0].text.lower().strip("*:#-")
+    if first in _NOTE_WORDS or not any(c.isalnum() for c in words[0].text):
+        return True
+    return any(is_label_word(w.text) for w in words[:3])
+
+
+def _repeated_edge_rows(rows_by_page: list[list[Row]]) -> set[int]:
+    """Rows in the header/footer bands whose text (digits aside) repeats on another page."""
+    if len(rows_by_page) < 2:
+        return set()
+    seen: dict[str, list[tuple[int, Row]]] = {}
+    for p, rows in enumerate(rows_by_page):
+        for row in rows:
+            h = row.page.height
+            if _EDGE_BAND * h < row.y0 and row.y1 < (1 - _EDGE_BAND) * h:
+                continue
+            key = re.sub(r"\d+", "#", " ".join(row.text.lower().split()))
+            seen.setdefault(key, []).append((p, row))
+    return {id(row) for hits in seen.values() if len({p for p, _ in hits}) > 1 for _, row in hits}
+
+
+def _dotted_result(row: Row, words: list[Word]) -> _Result | None:
+    split = split_dotted(words)
+    if split is None:
+        return None
+    _, name, rest = split
+    reading = read_result(rest)
+    if reading is None or not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
+        return None  # "Patient....... Jane Doe" or a leader to a page number
+    return _Result(
+        row=row, words=words, test_name=name, reading=reading,
+        flag_text=reading.flag or reading.inline_flag, position_flag=None,
+        unit_clean=bool(reading.unit), range_clean=bool(reading.reference_range),
+        alignment=1.0 if reading.leftovers == 0 else 0.5,
+    )
+
+
+def _table_result(row: Row, words: list[Word], layout: TableLayout) -> _Result | None:
+    cells = assign_columns(words, layout)
+    test = cells.text("test").strip()
+    if sum(c.isalpha() for c in test) < 2 or test.endswith(":"):
+        return None
+    role, value_words = _value_cell(cells)
+    if not value_words:
+        return None  # a panel heading or a test without a printed value
+    reading = read_result(value_words)
+    # A flag printed in a column without a header of its own lands beside the unit
+    # or the range ("H mg/dL"); take it out of the cell it fell into.
+    unit_text, stray_flag = _pop_flag(cells.text("units"))
+    range_text, stray_range_flag = _pop_flag(cells.text("range"))
+    parsed_range = tr.parse_reference_range(range_text) if range_text else None
+    if reading is None:
+        # A row that has a test and a range or unit is clearly a result; its value
+        # could not be read, so a reviewer must look rather than lose it.
+        if parsed_range or (unit_text and tr.looks_like_unit(unit_text)):
+            reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
+            return _Result(row=row, words=words, test_name=test, reading=reading, flag_text=None,
+                           position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
+                           alignment=cells.alignment, unreadable=True)
+        return None
+    if parsed_range:
+        reading.reference_range, reading.range_unit = parsed_range
+    elif range_text:
+        reading.reference_range = range_text  # printed but not a range we understand
+    if unit_text:
+        reading.unit = unit_text
+    flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
+                 or stray_flag or stray_range_flag)
+    position_flag = {"in_range": "normal", "out_range": "abnormal"}.get(role)
+    return _Result(
+        row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,
+        position_flag=position_flag,
+        unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or tr.looks_like_unit(unit_text)),
+        range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
+        alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
+        status=cells.text("status").strip() or None,
+    )
+
+
+def _pop_flag(cell: str) -> tuple[str, str | None]:
+    """Split a trailing or leading flag word off a cell: "H mg/dL" -> ("mg/dL", "H")."""
+    tokens = cell.split()
+    for i in (0, -1):
+        if len(tokens) > 1 and tr.parse_flag(tokens[i]) is not None and len(tokens[i]) <= 2:
+            flag = tokens.pop(i)
+            return " ".join(tokens), flag
+    return " ".join(tokens), None
+
+
+def _value_cell(cells: Cells) -> tuple[str, list[Word]]:
+    for role in VALUE_ROLES:
+        words = cells.words(role)
+        if words:
+            return role, words
+    return "", []
+
+
+# --------------------------------------------------------------------------- fields
+
+
+def _collection_dates(fields: list[LabelledValue]) -> dict[int, str]:
+    """Collection date per page number; key 0 holds the document's first one."""
+    dates: dict[int, str] = {}
+    for f in fields:
+        if f.key != "collected":
+            continue
+        m = tr.find_date(f.value_text)
+        if m is None:
+            continue
+        dates.setdefault(f.row.page.number, m.iso)
+        dates.setdefault(0, m.iso)
+    return dates
+
+
+def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCandidate]:
+    out: list[IdentityCandidate] = []
+    seen: set[tuple[str, str]] = set()
+    for f in fields:
+        if f.key not in ("name", "dob", "mrn") or not f.value:
+            continue
+        value_words = f.value
+        if f.key == "name":
+            if tr.parse_person_name(f.value_text) is None:
+                continue
+            value = " ".join(f.value_text.split())
+        elif f.key == "dob":
+            iso = tr.find_date(f.value_text)
+            if iso is None or iso.start > 0:
+                continue
+            value = iso.iso
+        else:
+            value_words = f.value[:1]
+            value = value_words[0].text.strip(" ,;")
+            if not any(c.isalnum() for c in value):
+                continue
+        kind = IdentifierKind(f.key)
+        if (kind.value, value) in seen:
+            continue
+        seen.add((kind.value, value))
+        quote, box = quote_from_words(f.row.page, f.label + value_words)
+        out.append(IdentityCandidate(kind=kind, value=value, citation=Citation(
+            source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {f.row.page.number}",
+            field_or_chunk_id=f"patient.{kind.value}", quote_or_value=quote, page=f.row.page.number,
+            bounding_box=box,
+        )))
+    return out
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def _flag(r: _Result) -> tuple[str, bool]:
+    """(abnormal_flag, derived): printed flag first, then column position, then numbers."""
+    value, rng = r.reading.value, r.reading.reference_range
+    if r.flag_text:
+        printed = tr.parse_flag(r.flag_text, value, rng)
+        if printed is not None:
+            return printed, False
+    derived = tr.derive_flag(value, rng)
+    if r.position_flag == "normal":
+        return "normal", False
+    if r.position_flag == "abnormal":
+        # The column says "out of range"; the numbers may tell which way.
+        return (derived, True) if derived in ("high", "low") else ("abnormal", False)
+    if derived is not None:
+        return derived, True
+    return "unknown", False
+
+
+def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:
+    """Weighted evidence: value parsed, unit, range, date, flag, column alignment.
+
+    A fully matched printed row scores ~1.0 (capped at 0.99); a bare "test value"
+    row without unit, range or date lands near 0.66, below the promotion bar; a row
+    whose value could not be read stays under 0.5.
+    OCR word confidence, when present, scales the whole score.
+    """
+    reading = r.reading
+    qualitative = tr.is_qualitative(reading.value)
+    score = W_BASE
+    if r.unreadable:  # nothing to promote: whatever else matched, keep it well below the bar
+        score = W_BASE / 2
+    else:
+        score += W_VALUE if reading.leftovers == 0 else W_VALUE * 0.4
+    score += W_UNIT if (r.unit_clean or (qualitative and not reading.unit)) else 0.0
+    score += W_RANGE if r.range_clean else (W_RANGE * 0.4 if reading.reference_range else 0.0)
+    score += W_DATE if has_date else 0.0
+    score += W_FLAG if (flag != "unknown" and not derived) else (W_FLAG * 0.6 if derived else 0.0)
+    score += W_ALIGN * r.alignment
+    confs = [w.conf for w in r.words if w.conf is not None]
+    if confs:
+        score *= 0.5 + 0.5 * (sum(confs) / len(confs))
+    return round(min(score, 0.99), 3)
+
+
+_FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low", "unknown": ""}
+
+
+def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
+    page = r.row.page
+    quote, box = quote_from_words(page, r.words)
+    citation = Citation(
+        source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {page.number}",
+        field_or_chunk_id=f"results[{i}]", quote_or_value=quote, page=page.number, bounding_box=box,
+    )
+    reading = r.reading
+    unit = reading.unit or reading.range_unit
+    if r.unreadable:
+        value = LabResultValue(test_name=r.test_name, value=reading.value, unit=unit,
+                               reference_range=reading.reference_range, collection_date=date)
+        return FactProposal(
+            fact_type="lab_result", fact_text=f"{r.test_name}: result value unreadable ({reading.value!r})",
+            structured_value=value.model_dump(), citation=citation,
+            confidence=_confidence(r, date is not None, "unknown", False),
+            wants_review=True, review_reason="the row looks like a lab result but its value could not be read",
+        )
+    flag, derived = _flag(r)
+    value = LabResultValue(
+        test_name=r.test_name, value=reading.value, unit=unit, reference_range=reading.reference_range,
+        collection_date=date, abnormal_flag=flag, flag_derived=derived,  # type: ignore[arg-type]
+        result_status=r.status,
+    )
+    text = f"{r.test_name} {reading.value}" + (f" {unit}" if unit else "")
+    if reading.reference_range:
+        text += f" (ref {reading.reference_range})"
+    flag_word = _FLAG_WORDS.get(flag, flag)
+    if flag_word:
+        text += f" {flag_word}"
+    if date:
+        text += f", collected {date}"
+    return FactProposal(
+        fact_type="lab_result", fact_text=text, structured_value=value.model_dump(), citation=citation,
+        confidence=_confidence(r, date is not None, flag, derived),
+    )

@@ -1,0 +1,240 @@
+"""Reading lab result rows: table columns found from header words, and the
+"value [unit] [(range)] [flag]" grammar shared by table cells and dotted lines.
+
+A results table is recognised by its column labels, not by a template: any order,
+any subset, split "In Range" / "Out of Range" columns. The header words' x
+positions then decide which column each word of a following row belongs to.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.content import Word
+from extract import text_rules as tr
+from extract.layout import PhraseBook, Row, norm_token, segments
+
+# Column roles. "other" columns (lab site, LOINC code, prior result...) still
+# matter: they stop their words from spilling into a neighbouring column.
+COLUMN_LABELS = PhraseBook({
+    **dict.fromkeys(["test", "tests", "test name", "analyte", "name", "component", "components",
+                     "description", "test description", "procedure", "examination", "parameter",
+                     "assay", "determination", "investigation"], "test"),
+    **dict.fromkeys(["result", "results", "value", "values", "your value", "your result",
+                     "result value", "observed value", "observation", "finding"], "result"),
+    **dict.fromkeys(["in range", "within range", "normal result", "result in range"], "in_range"),
+    **dict.fromkeys(["out of range", "outside range", "abnormal result", "result out of range",
+                     "flagged result"], "out_range"),
+    **dict.fromkeys(["flag", "flags", "abn flag", "abnormal flag", "h/l", "indicator", "alert"], "flag"),
+    **dict.fromkeys(["units", "unit", "uom", "unit of measure"], "units"),
+    **dict.fromkeys(["reference range", "reference interval", "reference intervals", "ref range",
+                     "ref. range", "ref interval", "ref", "reference", "normal range", "range",
+                     "standard range", "expected range", "expected", "normal values",
+                     "reference values", "biological ref interval", "normal", "target"], "range"),
+    **dict.fromkeys(["status", "result status"], "status"),
+    **dict.fromkeys(["lab", "performing lab", "site", "code", "loinc", "method", "specimen",
+                     "prior result", "previous result", "previous", "prior", "date", "comments"], "other"),
+})
+VALUE_ROLES = ("result", "out_range", "in_range")
+
+
+@dataclass(slots=True)
+class Column:
+    role: str
+    x0: float  # header words' extent
+    x1: float
+    left: float = float("-inf")  # words whose centre lies right of this belong here
+
+
+@dataclass(slots=True)
+class TableLayout:
+    columns: list[Column]  # left to right
+    page_width: float
+    first: dict[str, int] = field(default_factory=dict)  # role -> its first column
+
+    def __post_init__(self) -> None:
+        for i, col in enumerate(self.columns):
+            self.first.setdefault(col.role, i)
+
+    def has(self, role: str) -> bool:
+        return role in self.first
+
+
+def detect_header(row: Row) -> TableLayout | None:
+    """A results-table header row, or ``None``.
+
+    It must name a test column and a value column (result or in/out of range), and
+    nearly every word on the row must be a column label, so a sentence that
+    happens to say "test result" is not a header.
+    """
+    columns: list[Column] = []
+    matched = 0
+    for seg in segments(row.words):
+        i = 0
+        while i < len(seg):
+            hit = COLUMN_LABELS.match_at(seg, i)
+            if hit is None:
+                i += 1
+                continue
+            words = seg[hit.start : hit.end]
+            columns.append(Column(hit.key, words[0].x0, words[-1].x1))
+            matched += hit.end - hit.start
+            i = hit.end
+    roles = {c.role for c in columns}
+    if "test" not in roles or not roles & set(VALUE_ROLES):
+        return None
+    if matched < 0.8 * len(row.words) or len(columns) < 2:
+        return None
+    if any(w.text.rstrip().endswith(":") for w in row.words):
+        return None  # "Test: Lipid panel" is a label, not a column header
+    columns.sort(key=lambda c: c.x0)
+    for prev, col in zip(columns, columns[1:]):
+        gap = max(col.x0 - prev.x1, 0.0)
+        # Left-aligned text starts at its header; right-aligned numbers may start a
+        # little before it. Allow a quarter of the gap, at most one text height.
+        col.left = col.x0 - min(0.25 * gap, row.height)
+    return TableLayout(columns, row.page.width)
+
+
+@dataclass(slots=True)
+class Cells:
+    """A row's words split by column, plus how cleanly they fell into columns."""
+
+    layout: TableLayout
+    by_column: list[list[Word]]
+    alignment: float  # share of words lying wholly inside one column
+
+    def words(self, role: str) -> list[Word]:
+        i = self.layout.first.get(role)
+        return self.by_column[i] if i is not None else []
+
+    def text(self, role: str) -> str:
+        return " ".join(w.text for w in self.words(role))
+
+
+def assign_columns(words: list[Word], layout: TableLayout) -> Cells:
+    """Put each word in the column whose span holds its centre."""
+    cols = layout.columns
+    by_column: list[list[Word]] = [[] for _ in cols]
+    clean = 0
+    for w in words:
+        centre = (w.x0 + w.x1) / 2
+        k = 0
+        while k + 1 < len(cols) and centre >= cols[k + 1].left:
+            k += 1
+        right = cols[k + 1].left if k + 1 < len(cols) else float("inf")
+        if w.x0 >= cols[k].left - 0.5 and w.x1 <= right + 0.5:
+            clean += 1
+        by_column[k].append(w)
+    return Cells(layout, by_column, clean / len(words) if words else 0.0)
+
+
+# --------------------------------------------------------------------------- result grammar
+
+
+@dataclass(slots=True)
+class Reading:
+    """What a run of words says about a result, with what it could not place."""
+
+    value: str
+    value_words: list[Word]
+    inline_flag: str | None = None
+    unit: str = ""
+    reference_range: str = ""
+    range_unit: str = ""
+    flag: str | None = None
+    leftovers: int = 0
+
+
+def read_result(words: list[Word]) -> Reading | None:
+    """Read "value [unit] [(range)] [flag]" in any order after the value.
+
+    The value comes first: a number (with comparator or titre), a number with a
+    glued flag ("11.8H") or a qualitative word ("Negative", "Not detected").
+    """
+    if not words:
+        return None
+    texts = [w.text for w in words]
+    reading = _read_value(words, texts)
+    if reading is None:
+        return None
+    i = len(reading.value_words)
+    while i < len(texts):
+        t = texts[i]
+        if t[:1] in "([":
+            j = i
+            while j < len(texts) - 1 and texts[j][-1:] not in ")]":
+                j += 1
+            parsed = tr.parse_reference_range(" ".join(texts[i : j + 1]))
+            if parsed and not reading.reference_range:
+                reading.reference_range, reading.range_unit = parsed
+            else:
+                reading.leftovers += j - i + 1
+            i = j + 1
+            continue
+        flag = tr.parse_flag(t)
+        if flag is not None and reading.flag is None and reading.inline_flag is None and len(t) <= 8:
+            reading.flag = t
+        elif tr.looks_like_unit(t) and not reading.unit:
+            reading.unit = t
+        elif not reading.reference_range and (rng := _range_at(texts, i)):
+            reading.reference_range, reading.range_unit, used = rng
+            i += used
+            continue
+        else:
+            reading.leftovers += 1
+        i += 1
+    return reading
+
+
+def _read_value(words: list[Word], texts: list[str]) -> Reading | None:
+    if len(texts) >= 2 and tr.is_qualitative(f"{texts[0]} {texts[1]}"):
+        return Reading(value=f"{texts[0]} {texts[1]}", value_words=words[:2])
+    if len(texts) >= 2 and texts[0] in ("<", ">", "<=", ">=") and tr.to_number(texts[1]) is not None:
+        return Reading(value=f"{texts[0]} {texts[1]}", value_words=words[:2])
+    split = tr.split_value_flag(texts[0])
+    if split is None:
+        return None
+    value, flag = split
+    return Reading(value=value, value_words=words[:1], inline_flag=flag)
+
+
+def _range_at(texts: list[str], i: int) -> tuple[str, str, int] | None:
+    """A bare range starting at token ``i`` ("65-99", "<100", "3.4 - 10.8")."""
+    for n in (3, 2, 1):
+        chunk = texts[i : i + n]
+        if len(chunk) < n:
+            continue
+        parsed = tr.parse_reference_range(" ".join(chunk))
+        if parsed and not tr.is_qualitative(parsed[0]) and not parsed[1]:
+            return parsed[0], "", n
+    return None
+
+
+# --------------------------------------------------------------------------- dotted lines
+
+_LEADER = re.compile(r"\.{3,}$")
+
+
+def split_dotted(words: list[Word]) -> tuple[list[Word], str, list[Word]] | None:
+    """Split "WBC ........ 11.8 x10E3/uL (3.4-10.8) H" at its dot leader.
+
+    Returns (name words, test name, words after the leader) or ``None`` when the
+    row has no leader after a name.
+    """
+    for k, w in enumerate(words[:-1]):
+        if _LEADER.search(w.text):
+            name_words = words[: k + 1]
+            name = " ".join(x.text for x in name_words)
+            name = re.sub(r"[\s.]+$", "", name)
+            name = re.sub(r"\s*:$", "", name)
+            if sum(c.isalpha() for c in name) < 2:
+                return None
+            return name_words, name, words[k + 1 :]
+    return None
+
+
+def is_label_word(text: str) -> bool:
+    """A word written as a label ("Comment:", "NOTE:")."""
+    return text.rstrip().endswith(":") and bool(norm_token(text))

@@ -1,0 +1,211 @@
+"""Geometry shared by the paged extractors: rows, gap segments and label phrases.
+
+Works on ``Word`` boxes only (PDF text layer or OCR alike), never on a known
+template: a *segment* is a run of words on one row without a wide gap, and a
+*label* is a vocabulary phrase that starts a segment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from statistics import median
+from typing import Iterable, Sequence
+
+from core.content import PageContent, Word
+from core.policy.citations import reading_rows
+
+__all__ = ["reading_rows", "Row", "page_rows", "segments", "norm_token", "PhraseBook", "PhraseHit",
+           "LabelledValue", "labelled_values", "text_of"]
+
+# A gap wider than this share of the text height separates segments. A space is
+# ~0.25 of the word-box height in Helvetica/Times and ~0.5 in Courier; column gaps
+# in tables and forms are several spaces wide.
+SEGMENT_GAP = 0.8
+
+
+@dataclass(slots=True)
+class Row:
+    """One visual row of a page, with its extent computed once."""
+
+    page: PageContent
+    words: list[Word]
+    index: int  # position among the page's rows
+    x0: float = 0.0
+    y0: float = 0.0
+    x1: float = 0.0
+    y1: float = 0.0
+    height: float = 0.0  # median word height: the row's text size
+
+    def __post_init__(self) -> None:
+        ws = self.words
+        self.x0, self.x1 = min(w.x0 for w in ws), max(w.x1 for w in ws)
+        self.y0, self.y1 = min(w.y0 for w in ws), max(w.y1 for w in ws)
+        self.height = median(w.y1 - w.y0 for w in ws)
+
+    @property
+    def text(self) -> str:
+        return text_of(self.words)
+
+
+def page_rows(page: PageContent) -> list[Row]:
+    """Visual rows of a page, regrouped from its words whatever the normalizer did."""
+    return [Row(page, words, i) for i, words in enumerate(reading_rows(page.words))]
+
+
+def segments(words: Sequence[Word], gap_factor: float = SEGMENT_GAP) -> list[list[Word]]:
+    """Split a row's words wherever the horizontal gap exceeds ``gap_factor`` × height."""
+    out: list[list[Word]] = []
+    for w in words:
+        if out:
+            prev = out[-1][-1]
+            h = min(prev.y1 - prev.y0, w.y1 - w.y0)
+            if w.x0 - prev.x1 <= gap_factor * h:
+                out[-1].append(w)
+                continue
+        out.append([w])
+    return out
+
+
+_EDGE_PUNCT = re.compile(r"^[\s(\[*•·\-–]+|[\s:;#?.,)\]*]+$")
+
+
+def norm_token(text: str) -> str:
+    """Lower-case a word and drop label punctuation around it ("Acct#:" -> "acct")."""
+    return _EDGE_PUNCT.sub("", text.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseHit:
+    key: str
+    start: int  # index of the first word of the phrase in the word list
+    end: int  # index just past the phrase
+    ends_with_colon: bool  # written as a label: "DOB:" or "What brings you in today?"
+    tokens: int  # how many vocabulary words matched
+
+
+class PhraseBook:
+    """A vocabulary of label phrases -> keys, matched longest-first on word tokens.
+
+    Phrases are written plainly ("date of birth", "acct #"); matching ignores case
+    and the label punctuation around words, so "Date of Birth:" and "DATE OF BIRTH"
+    both match.
+    """
+
+    def __init__(self, phrases: dict[str, str]):
+        self._by_tokens: dict[tuple[str, ...], str] = {}
+        for phrase, key in phrases.items():
+            tokens = tuple(t for t in (norm_token(p) for p in phrase.split()) if t)
+            if self._by_tokens.setdefault(tokens, key) != key:
+                raise ValueError(f"label {phrase!r} is already used for {self._by_tokens[tokens]!r}")
+        self.max_len = max(len(t) for t in self._by_tokens)
+
+    def match_at(self, words: Sequence[Word], start: int) -> PhraseHit | None:
+        """The longest phrase beginning at ``words[start]``."""
+        tokens: list[str] = []
+        for w in words[start : start + self.max_len + 2]:
+            t = norm_token(w.text)
+            if t:
+                tokens.append(t)
+            elif tokens:  # a lone "#" or ":" word belongs to the phrase before it
+                continue
+        best = None
+        for n in range(min(len(tokens), self.max_len), 0, -1):
+            key = self._by_tokens.get(tuple(tokens[:n]))
+            if key is not None:
+                best = (key, n)
+                break
+        if best is None:
+            return None
+        key, n = best
+        # Map n tokens back to word positions (punctuation-only words ride along).
+        end, seen = start, 0
+        while end < len(words) and seen < n:
+            if norm_token(words[end].text):
+                seen += 1
+            end += 1
+        while end < len(words) and not norm_token(words[end].text) and words[end].text.strip() in (":", "#", "#:"):
+            end += 1
+        last = words[end - 1].text.rstrip()
+        return PhraseHit(key, start, end, last.endswith(":") or last.endswith("?"), n)
+
+
+def text_of(words: Iterable[Word]) -> str:
+    return " ".join(w.text for w in words)
+
+
+@dataclass(slots=True)
+class LabelledValue:
+    """A "Label: value" pair found on a row (or a label with its value just below)."""
+
+    key: str
+    row: Row
+    label: list[Word]
+    value: list[Word]
+
+    @property
+    def words(self) -> list[Word]:
+        return self.label + self.value
+
+    @property
+    def value_text(self) -> str:
+        return text_of(self.value)
+
+
+def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue]:
+    """Every label from ``book`` on the rows, with the words it labels.
+
+    A label starts a segment, or sits inside one when written with a colon
+    ("Name: Ann Lee   DOB: 01/02/1960" typed with only a few spaces). The value
+    runs to the next label; a label standing alone takes the next piece of its row
+    (unless that is another label), else the words right below it (stacked header
+    boxes). A one-word label ("Name", "Patient", "Collected") is too common a word
+    to trust unless written with a colon.
+    """
+    found: list[LabelledValue] = []
+    for i, row in enumerate(rows):
+        pieces = [p for seg in segments(row.words) for p in _label_pieces(seg, book)]
+        for j, (hit, label, value) in enumerate(pieces):
+            if hit is None:
+                continue
+            if not value and j + 1 < len(pieces) and pieces[j + 1][0] is None:
+                value = pieces[j + 1][2]
+            if not value and i + 1 < len(rows):
+                value = _words_below(label, row, rows[i + 1])
+            found.append(LabelledValue(hit.key, row, label, value))
+    return found
+
+
+def _label_pieces(seg: list[Word], book: PhraseBook) -> list[tuple[PhraseHit | None, list[Word], list[Word]]]:
+    """Cut a segment at its labels: (hit, label words, value words) per piece; text
+    before the first label is a piece without a hit."""
+    starts: list[PhraseHit] = []
+    i = 0
+    while i < len(seg):
+        hit = book.match_at(seg, i)
+        trusted = hit is not None and (hit.ends_with_colon or (i == 0 and hit.tokens >= 2))
+        if trusted:
+            starts.append(hit)
+            i = hit.end
+        else:
+            i += 1
+    if not starts:
+        return [(None, [], seg)]
+    pieces: list[tuple[PhraseHit | None, list[Word], list[Word]]] = []
+    if starts[0].start > 0:
+        pieces.append((None, [], seg[: starts[0].start]))
+    for k, hit in enumerate(starts):
+        stop = starts[k + 1].start if k + 1 < len(starts) else len(seg)
+        pieces.append((hit, seg[hit.start : hit.end], seg[hit.end : stop]))
+    return pieces
+
+
+def _words_below(label: list[Word], row: Row, below: Row) -> list[Word]:
+    """Words of the next row that sit under ``label`` (header-box style), if close."""
+    if below.page is not row.page or below.y0 - row.y1 > 1.5 * row.height:
+        return []
+    x0, x1 = label[0].x0, label[-1].x1
+    for seg in segments(below.words):
+        if seg[0].x0 < x1 and seg[-1].x1 > x0 - row.height:
+            return seg
+    return []

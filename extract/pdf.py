@@ -1,0 +1,152 @@
+"""PDF text-layer normalizer (PyMuPDF): bytes -> pages of words, rows and page images.
+
+Words keep PyMuPDF's block/line numbers but are stored in visual reading order
+(rows top to bottom, left to right; see ``core.policy.citations.reading_rows``), so
+a table row is one ``Line`` even when the PDF wrote each cell as its own block.
+A PDF without any text layer is refused with ``needs_ocr`` so the caller can route
+it to OCR; one damaged page becomes a warning, not a failed document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pymupdf
+
+from core.content import ContentWarning, Line, NormalizedContent, PageContent, Word
+from core.errors import ExtractionError
+from core.policy.citations import reading_rows
+
+MAX_PAGES = 200
+ENGINE = "pymupdf"
+
+# MuPDF reports per-page damage (bad streams, broken fonts) as RuntimeError
+# subclasses or through its warning log rather than by failing the whole file.
+_PAGE_ERRORS = (pymupdf.mupdf.FzErrorBase, RuntimeError)
+
+
+def normalize_pdf(
+    data: bytes,
+    *,
+    render_dir: Path | None = None,
+    dpi: int = 110,
+    render_name: str | None = None,
+) -> NormalizedContent:
+    """Read a PDF's text layer into ``NormalizedContent`` (source_kind "pdf_text").
+
+    With ``render_dir`` each page is also rendered once to
+    ``render_dir/<render_name>-p<N>.png`` (default name: the first 16 hex digits of
+    the file's sha256) and reused on later calls. Raises ``ExtractionError`` with
+    code empty_file, corrupt_file, encrypted_pdf, too_many_pages or needs_ocr.
+    """
+    if not data:
+        raise ExtractionError("The file is empty (0 bytes).", code="empty_file")
+    doc = _open(data)
+    try:
+        if doc.page_count > MAX_PAGES:
+            raise ExtractionError(
+                f"The PDF has {doc.page_count} pages; at most {MAX_PAGES} are accepted.",
+                code="too_many_pages",
+            )
+        content = NormalizedContent(source_kind="pdf_text", engine=ENGINE, meta={"page_count": doc.page_count})
+        for number in range(1, doc.page_count + 1):
+            page, warning = _read_page(doc, number)
+            content.pages.append(page)
+            if warning:
+                content.warnings.append(warning)
+        if not any(p.words for p in content.pages):
+            raise ExtractionError(
+                "No page of this PDF has a text layer (it looks scanned); OCR is needed to read it.",
+                code="needs_ocr",
+            )
+        if render_dir is not None:
+            name = render_name or hashlib.sha256(data).hexdigest()[:16]
+            for page in content.pages:
+                page.image_path = _render(doc, page.number, Path(render_dir), name, dpi, content)
+    finally:
+        doc.close()
+    warned = {w.page for w in content.warnings}
+    for page in content.pages:
+        if not page.words and page.number not in warned:
+            content.warnings.append(
+                ContentWarning("page_without_text", f"Page {page.number} has no text layer.", page.number)
+            )
+    return content
+
+
+def _open(data: bytes) -> pymupdf.Document:
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except pymupdf.FileDataError as exc:
+        raise ExtractionError(f"The file is not a readable PDF ({exc}).", code="corrupt_file") from None
+    if not doc.is_pdf:  # MuPDF sniffs content and would happily open a PNG as a document
+        doc.close()
+        raise ExtractionError("The file is not a PDF.", code="corrupt_file")
+    if doc.needs_pass:
+        doc.close()
+        raise ExtractionError("The PDF is password-protected; it cannot be read.", code="encrypted_pdf")
+    if doc.page_count == 0:
+        doc.close()
+        raise ExtractionError("The PDF has no pages.", code="corrupt_file")
+    return doc
+
+
+def _read_page(doc: pymupdf.Document, number: int) -> tuple[PageContent, ContentWarning | None]:
+    """One page's words and rows; damage is reported, never raised."""
+    pymupdf.TOOLS.mupdf_warnings(reset=True)
+    try:
+        page = doc.load_page(number - 1)
+        rect = page.rect
+        raw = page.get_text("words")
+        rotation = page.rotation_matrix if page.rotation else None
+    except _PAGE_ERRORS as exc:
+        return (
+            PageContent(number=number, width=612.0, height=792.0),
+            ContentWarning("page_unreadable", f"Page {number} could not be read ({exc}).", number),
+        )
+    words = _words(raw, rotation)
+    rows = reading_rows(words)
+    ordered = [w for row in rows for w in row]
+    for i, w in enumerate(ordered):
+        w.index = i
+    content = PageContent(
+        number=number, width=rect.width, height=rect.height,
+        words=ordered, lines=[Line(words=row) for row in rows],
+    )
+    damage = [m for m in pymupdf.TOOLS.mupdf_warnings(reset=True).splitlines() if "error" in m.lower()]
+    warning = None
+    if damage:
+        warning = ContentWarning("page_unreadable", f"Page {number} is damaged: {damage[0]}", number)
+    return content, warning
+
+
+def _words(raw: list, rotation: pymupdf.Matrix | None) -> list[Word]:
+    """PyMuPDF word tuples -> ``Word``s in the page's visible (rotated) coordinates."""
+    words = []
+    for x0, y0, x1, y1, text, block, line, _ in raw:
+        if not text.strip():
+            continue
+        if rotation is not None:
+            r = pymupdf.Rect(x0, y0, x1, y1) * rotation
+            x0, y0, x1, y1 = r.x0, r.y0, r.x1, r.y1
+        words.append(Word(text=text, x0=x0, y0=y0, x1=x1, y1=y1, block=block, line=line))
+    return words
+
+
+def _render(doc: pymupdf.Document, number: int, render_dir: Path, name: str, dpi: int,
+            content: NormalizedContent) -> str | None:
+    """Render a page PNG once; written to a temp name first so readers never see half a file."""
+    path = render_dir / f"{name}-p{number}.png"
+    if path.exists():
+        return str(path)
+    render_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        doc.load_page(number - 1).get_pixmap(dpi=dpi).save(str(tmp), output="png")
+    except _PAGE_ERRORS as exc:
+        content.warnings.append(ContentWarning("page_render_failed", f"Page {number} could not be rendered ({exc}).", number))
+        return None
+    os.replace(tmp, path)
+    return str(path)

@@ -1,0 +1,321 @@
+"""Lab extraction end to end on every generated layout, plus the rules one by one."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from functools import lru_cache
+
+import pytest
+
+from core.content import NormalizedContent, PageContent, Word
+from core.models import DocType, IdentifierKind
+from core.policy.citations import verify_citations
+from extract import text_rules as tr
+from extract.lab import extract_lab
+from extract.lab_table import assign_columns, detect_header, read_result, split_dotted
+from extract.layout import page_rows
+from extract.pdf import normalize_pdf
+from extract.registry import extractor_for
+from golden.fixtures import LAB_CASES, LAB_LAYOUTS, lab_case, render_lab, with_layout
+
+
+@lru_cache(maxsize=None)
+def _run(name: str):
+    case = next(c for c in LAB_CASES if c.name == name)
+    content = normalize_pdf(render_lab(case))
+    return case, content, extract_lab(content, "documents:7")
+
+
+CASES = [c.name for c in LAB_CASES]
+
+
+def test_every_layout_has_a_default_case():
+    assert {c.layout for c in LAB_CASES} == set(LAB_LAYOUTS)
+    # Five layouts the extractor was written against, plus the held-out landscape
+    # Courier report added afterwards without changing the extractor.
+    assert len(LAB_LAYOUTS) >= 6 and "landscape_courier" in LAB_LAYOUTS
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_expected_result_is_found_exactly_and_nothing_else(name):
+    case, _, result = _run(name)
+    got = [f.structured_value for f in result.facts]
+    assert [g["test_name"] for g in got] == [e.test_name for e in case.results]
+    for g, e in zip(got, case.results):
+        assert (g["value"], g["unit"], g["reference_range"], g["abnormal_flag"]) == (
+            e.value, e.unit, e.reference_range, e.abnormal_flag), e.test_name
+        assert g["collection_date"] == case.collection_date
+        if e.printed_flag:
+            assert g["flag_derived"] is False, e.test_name
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_citation_verifies_inside_the_page_and_quotes_the_value(name):
+    _, content, result = _run(name)
+    citations = [f.citation for f in result.facts] + [i.citation for i in result.identifiers]
+    verified = verify_citations(citations, content)
+    for original, checked in zip(citations, verified):
+        assert checked.verified, original.quote_or_value
+        assert checked.bounding_box == original.bounding_box  # already snapped to its words
+        b = checked.bounding_box
+        assert 0 <= b.x and 0 <= b.y and b.x + b.width <= 1 and b.y + b.height <= 1
+        assert original.page_or_section == f"page {original.page}"
+        assert original.source_type == "lab_pdf" and original.source_id == "documents:7"
+    for i, fact in enumerate(result.facts):
+        assert fact.structured_value["value"] in fact.citation.quote_or_value
+        assert fact.structured_value["test_name"].split()[0] in fact.citation.quote_or_value
+        assert fact.citation.field_or_chunk_id == f"results[{i}]"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_patient_identifiers_come_from_the_header(name):
+    case, _, result = _run(name)
+    ids = {i.kind: i.value for i in result.identifiers}
+    assert ids[IdentifierKind.DOB] == case.patient.dob
+    assert ids[IdentifierKind.MRN] == case.patient.mrn
+    parsed = tr.parse_person_name(ids[IdentifierKind.NAME])
+    assert parsed is not None
+    assert (parsed.first.lower(), parsed.last.lower()) == (case.patient.first.lower(), case.patient.last.lower())
+    assert len(result.identifiers) == 3  # repeated page headers are not new identifiers
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_full_rows_are_confident_and_not_sent_to_review(name):
+    _, _, result = _run(name)
+    for f in result.facts:
+        assert not f.wants_review
+        assert f.confidence >= 0.85, f.fact_text
+    assert not [w for w in result.warnings if w.code in ("no_results_found", "no_collection_date")]
+
+
+def test_fact_text_reads_like_a_sentence():
+    _, _, result = _run("classic_cbc_lipids")
+    ldl = next(f for f in result.facts if f.structured_value["test_name"] == "LDL Cholesterol")
+    assert ldl.fact_text == "LDL Cholesterol 148 mg/dL (ref <100) high, collected 2026-04-10"
+    assert ldl.fact_type == "lab_result"
+
+
+def test_confidence_reflects_what_matched():
+    _, _, result = _run("units_in_range_mixed")
+    by_name = {f.structured_value["test_name"]: f for f in result.facts}
+    # Same layout, same clean parse: no unit printed costs confidence; a printed
+    # flag beats a derived one.
+    assert by_name["Specific Gravity"].confidence < by_name["BUN"].confidence
+    assert by_name["Glucose"].confidence > by_name["BUN"].confidence
+    assert by_name["BUN"].structured_value["flag_derived"] is True
+    assert len({f.confidence for f in result.facts}) > 1
+
+
+def test_results_continue_on_a_page_without_a_header():
+    _, content, result = _run("split_range_cmp")
+    assert len(content.pages) == 2
+    page2 = [f.structured_value["test_name"] for f in result.facts if f.citation.page == 2]
+    assert page2[:2] == ["eGFR", "Cholesterol, Total"]
+
+
+def test_repeated_header_and_footer_on_page_two_are_not_results():
+    _, content, result = _run("two_page_panels")
+    assert {f.citation.page for f in result.facts} == {1, 2}
+    names = " ".join(f.structured_value["test_name"] for f in result.facts)
+    for noise in ("Panel", "PANEL", "Comment", "Page", "Cascade", "Component", "Patient"):
+        assert noise not in names
+
+
+def test_split_columns_give_normal_by_position_and_direction_from_numbers():
+    _, _, result = _run("split_range_cmp")
+    rbc = next(f for f in result.facts if f.structured_value["test_name"] == "RBC").structured_value
+    assert rbc["abnormal_flag"] == "normal" and rbc["flag_derived"] is False
+
+
+def test_same_results_in_every_layout_agree():
+    base = lab_case("classic_cbc_lipids")
+    seen = {}
+    for layout in LAB_LAYOUTS:
+        case = with_layout(base, layout)
+        result = extract_lab(normalize_pdf(render_lab(case)), "documents:1")
+        seen[layout] = [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"],
+                         f.structured_value["reference_range"], f.structured_value["abnormal_flag"])
+                        for f in result.facts]
+    first = next(iter(seen.values()))
+    assert len(first) == len(base.results)
+    assert all(v == first for v in seen.values()), seen
+
+
+def test_registered_for_lab_pdf():
+    assert extractor_for(DocType.LAB_PDF) is extract_lab
+
+
+def test_speed_per_page_including_render(tmp_path):
+    data = render_lab(lab_case("two_page_panels"))
+    times = []
+    for i in range(3):
+        start = time.perf_counter()
+        content = normalize_pdf(data, render_dir=tmp_path / str(i), dpi=110)
+        extract_lab(content, "documents:1")
+        times.append((time.perf_counter() - start) / len(content.pages))
+    assert statistics.median(times) < 0.150
+
+
+# --------------------------------------------------------------------------- rules on synthetic pages
+
+
+def _page(rows: list[list[tuple[str, float]]], width: float = 612, top: float = 100, pitch: float = 14) -> PageContent:
+    """Rows of (text, x0) words, 10 pt tall, 5 pt per character."""
+    words = []
+    for r, row in enumerate(rows):
+        for text, x0 in row:
+            words.append(Word(text, x0, top + r * pitch, x0 + 5 * len(text), top + r * pitch + 10))
+    for i, w in enumerate(words):
+        w.index = i
+    return PageContent(1, width, 792, words)
+
+
+def _extract(*pages: PageContent):
+    for n, p in enumerate(pages, 1):
+        p.number = n
+    return extract_lab(NormalizedContent(source_kind="pdf_text", pages=list(pages)), "documents:1")
+
+
+HEADER_REORDERED = [("Units", 40), ("Reference", 100), ("Interval", 150), ("Analyte", 230), ("Out", 330),
+                    ("of", 350), ("Range", 362), ("In", 420), ("Range", 432)]
+
+
+def test_header_found_by_vocabulary_in_any_order():
+    layout = detect_header(page_rows(_page([HEADER_REORDERED]))[0])
+    assert layout is not None
+    assert [c.role for c in layout.columns] == ["units", "range", "test", "out_range", "in_range"]
+
+
+@pytest.mark.parametrize("row", [
+    [("Test", 40), ("results", 65), ("are", 105), ("discussed", 125), ("below", 175)],
+    [("Test:", 40), ("Lipid", 70), ("panel", 100), ("Result:", 200), ("final", 240)],
+    [("Units", 40), ("Reference", 100), ("Range", 150)],  # no test and no value column
+])
+def test_rows_that_are_not_headers(row):
+    assert detect_header(page_rows(_page([row]))[0]) is None
+
+
+def test_words_fall_into_columns_by_header_position():
+    page = _page([
+        [("Test", 40), ("Value", 220), ("Flag", 270), ("Units", 300)],
+        [("Cholesterol,", 48), ("Total", 112), ("1234.5", 205), ("H", 272), ("mg/dL", 300)],
+    ])
+    rows = page_rows(page)
+    cells = assign_columns(rows[1].words, detect_header(rows[0]))
+    assert cells.text("test") == "Cholesterol, Total"
+    assert cells.text("result") == "1234.5"  # right-aligned, starts left of "Value"
+    assert (cells.text("flag"), cells.text("units")) == ("H", "mg/dL")
+    assert cells.alignment < 1.0  # the number straddles the column start
+
+
+def test_value_grammar_reads_units_ranges_and_flags_in_any_order():
+    words = [Word(t, 0, 0, 1, 1) for t in "11.8 x10E3/uL (3.4 - 10.8) H".split()]
+    r = read_result(words)
+    assert (r.value, r.unit, r.reference_range, r.flag, r.leftovers) == ("11.8", "x10E3/uL", "3.4 - 10.8", "H", 0)
+    glued = read_result([Word(t, 0, 0, 1, 1) for t in "212H 100-199 mg/dL".split()])
+    assert (glued.value, glued.inline_flag, glued.reference_range, glued.unit) == ("212", "H", "100-199", "mg/dL")
+    assert read_result([Word("pending", 0, 0, 1, 1)]) is None
+
+
+def test_dotted_leader_splits_name_from_result():
+    words = [Word(t, 0, 0, 1, 1) for t in "Cholesterol, Total........ 212 mg/dL".split()]
+    name_words, name, rest = split_dotted(words)
+    assert name == "Cholesterol, Total" and [w.text for w in rest] == ["212", "mg/dL"]
+    assert split_dotted([Word("......", 0, 0, 1, 1), Word("5", 2, 0, 3, 1)]) is None
+
+
+def test_dotted_line_without_result_parts_is_not_a_result():
+    result = _extract(_page([[("Patient.........", 40), ("Jane", 130), ("Doe", 160)],
+                             [("Page........", 40), ("3", 130)]]))
+    assert result.facts == []
+
+
+def test_unreadable_value_in_a_result_row_asks_for_review():
+    result = _extract(_page([
+        [("Collected:", 40), ("04/10/2026", 100)],
+        [("Test", 40), ("Result", 200), ("Units", 280), ("Range", 360)],
+        [("Glucose", 40), ("###", 200), ("mg/dL", 280), ("65-99", 360)],
+        [("Sodium", 40), ("139", 200), ("mmol/L", 280), ("134-144", 360)],
+        [("Potassium", 40), ("mmol/L", 280), ("3.5-5.2", 360)],  # no value printed: no fact
+    ]))
+    assert [f.structured_value["test_name"] for f in result.facts] == ["Glucose", "Sodium"]
+    glucose, sodium = result.facts
+    assert glucose.wants_review and "value" in glucose.review_reason
+    assert glucose.confidence < 0.5 <= sodium.confidence
+    assert not sodium.wants_review
+
+
+def test_missing_collection_date_lowers_confidence_and_warns():
+    rows = [[("Test", 40), ("Result", 200), ("Units", 280), ("Range", 360)],
+            [("Sodium", 40), ("139", 200), ("mmol/L", 280), ("134-144", 360)]]
+    undated = _extract(_page(rows))
+    dated = _extract(_page([[("Date", 40), ("Collected:", 70), ("2026-04-10", 130)], *rows]))
+    assert undated.facts[0].structured_value["collection_date"] is None
+    assert dated.facts[0].structured_value["collection_date"] == "2026-04-10"
+    assert undated.facts[0].confidence < dated.facts[0].confidence
+    assert "no_collection_date" in {w.code for w in undated.warnings}
+
+
+def test_value_only_row_is_below_the_promotion_bar():
+    result = _extract(_page([[("Test", 40), ("Result", 200)], [("Ferritin", 40), ("12", 200)]]))
+    assert result.facts[0].structured_value["abnormal_flag"] == "unknown"
+    assert result.facts[0].confidence < 0.7
+
+
+def test_stacked_header_fields_and_other_dates_are_not_confused():
+    result = _extract(_page([
+        [("Reported:", 40), ("05/01/2026", 100), ("Collection", 300), ("Date", 355)],
+        [("Ordering", 40), ("Physician:", 85), ("Dr.", 140), ("Ana", 160), ("Ruiz", 180), ("04/11/2026", 300)],
+        [("Test", 40), ("Result", 200), ("Units", 280)],
+        [("Sodium", 40), ("139", 200), ("mmol/L", 280)],
+    ]))
+    assert result.facts[0].structured_value["collection_date"] == "2026-04-11"
+    assert not [i for i in result.identifiers if i.kind == IdentifierKind.NAME]
+
+
+def test_prose_mentioning_values_is_not_a_table():
+    result = _extract(_page([
+        [("Fasting", 40), ("lipids", 80), ("showed", 115), ("LDL", 150), ("cholesterol", 170), ("107,", 230)],
+        [("HDL", 40), ("22", 65), ("mg/dL", 80), ("and", 115), ("triglycerides", 135), ("180.", 205)],
+    ]))
+    assert result.facts == []
+    assert "no_results_found" in {w.code for w in result.warnings}
+
+
+@pytest.mark.shared_data
+def test_real_discharge_summary_yields_no_lab_rows(shared_data):
+    data = (shared_data / "scans" / "hl7_ccda_discharge_summary_typed_with_lipids.pdf").read_bytes()
+    result = extract_lab(normalize_pdf(data), "documents:1")
+    assert result.facts == []
+
+
+def test_flag_printed_in_an_unlabelled_column_is_still_read():
+    result = _extract(_page([
+        [("Collected:", 40), ("04/10/2026", 100)],
+        [("Test", 40), ("Result", 200), ("Units", 280), ("Range", 360)],
+        [("Glucose", 40), ("105", 200), ("H", 250), ("mg/dL", 280), ("65-99", 360)],
+    ]))
+    (v,) = [f.structured_value for f in result.facts]
+    assert (v["value"], v["unit"], v["abnormal_flag"], v["flag_derived"]) == ("105", "mg/dL", "high", False)
+
+
+def test_result_status_column_is_kept():
+    result = _extract(_page([
+        [("Test", 40), ("Result", 200), ("Units", 280), ("Status", 360)],
+        [("Sodium", 40), ("139", 200), ("mmol/L", 280), ("Corrected", 360)],
+    ]))
+    assert result.facts[0].structured_value["result_status"] == "Corrected"
+
+
+def test_labels_typed_on_one_line_with_few_spaces_are_separated():
+    # "Patient Name: ...   Date of Birth: ...   Patient ID: ..." typed as one line.
+    result = _extract(_page([
+        [("Patient", 40), ("Name:", 80), ("Rowan", 110), ("Ellery-Tate", 142), ("Date", 206), ("of", 230),
+         ("Birth:", 244), ("02/03/1975", 278), ("Patient", 336), ("ID:", 374), ("77-1234", 393)],
+        [("Test", 40), ("Result", 200), ("Units", 280)],
+        [("Sodium", 40), ("139", 200), ("mmol/L", 280)],
+    ]))
+    ids = {i.kind: i.value for i in result.identifiers}
+    assert ids == {IdentifierKind.NAME: "Rowan Ellery-Tate", IdentifierKind.DOB: "1975-02-03",
+                   IdentifierKind.MRN: "77-1234"}
