@@ -54,23 +54,48 @@ def set_identity_review(cur: duckdb.DuckDBPyConnection, check_id: int, *, status
     )
 
 
-def fact_by_fingerprint(cur: duckdb.DuckDBPyConnection, fingerprint: str) -> dict[str, Any] | None:
-    cur.execute("SELECT * FROM document_facts WHERE fact_fingerprint = ? ORDER BY id LIMIT 1", [fingerprint])
-    return one(cur)
+_FACT_COLUMNS = ("id", "patient_id", "document_id", "job_id", "identity_check_id", "doc_type", "fact_type",
+                 "certainty", "fact_fingerprint", "clinical_content_fingerprint", "fact_text", "structured_value",
+                 "citation", "confidence", "promotion_status", "review_reason", "scope", "active", "created_at")
 
 
-def insert_fact(cur: duckdb.DuckDBPyConnection, **f: Any) -> dict[str, Any]:
-    cur.execute(
-        """INSERT INTO document_facts (patient_id, document_id, job_id, identity_check_id, doc_type, fact_type,
-               certainty, fact_fingerprint, clinical_content_fingerprint, fact_text, structured_value, citation,
-               confidence, promotion_status, review_reason, scope, active, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *""",
-        [f["patient_id"], f["document_id"], f["job_id"], f["identity_check_id"], f["doc_type"], f["fact_type"],
-         f["certainty"], f["fact_fingerprint"], f["clinical_content_fingerprint"], f["fact_text"],
-         to_json(f["structured_value"]), to_json(f["citation"]), f["confidence"], f.get("promotion_status"),
-         f.get("review_reason"), f.get("scope"), f["active"], utcnow()],
-    )
-    return one(cur)
+def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Multi-row insert (one statement per document, not per fact); returns the rows."""
+    if not facts:
+        return []
+    cur.execute("SELECT nextval('seq_document_facts') FROM range(?)", [len(facts)])
+    ids = [int(r[0]) for r in cur.fetchall()]
+    now = utcnow()
+    stored, params = [], []
+    for fact_id, f in zip(ids, facts):
+        row = {**f, "id": fact_id, "created_at": now, "promotion_status": f.get("promotion_status"),
+               "review_reason": f.get("review_reason"), "scope": f.get("scope")}
+        stored.append(row)
+        params += [row[c] if c not in ("structured_value", "citation") else to_json(row[c]) for c in _FACT_COLUMNS]
+    one_row = "(" + ", ".join("?" for _ in _FACT_COLUMNS) + ")"
+    cur.execute(f"INSERT INTO document_facts ({', '.join(_FACT_COLUMNS)}) VALUES "
+                + ", ".join(one_row for _ in facts), params)
+    return stored
+
+
+def facts_by_fingerprints(cur: duckdb.DuckDBPyConnection, fingerprints: list[str]) -> dict[str, dict[str, Any]]:
+    if not fingerprints:
+        return {}
+    cur.execute("SELECT * FROM document_facts WHERE fact_fingerprint IN (SELECT unnest(?)) ORDER BY id",
+                [fingerprints])
+    found: dict[str, dict[str, Any]] = {}
+    for row in rows(cur):
+        found.setdefault(row["fact_fingerprint"], row)
+    return found
+
+
+def set_promotion_status(cur: duckdb.DuckDBPyConnection, outcomes: dict[int, str]) -> None:
+    """One UPDATE per distinct outcome."""
+    by_outcome: dict[str, list[int]] = {}
+    for fact_id, outcome in outcomes.items():
+        by_outcome.setdefault(outcome, []).append(fact_id)
+    for outcome, ids in by_outcome.items():
+        cur.execute("UPDATE document_facts SET promotion_status = ? WHERE id IN (SELECT unnest(?))", [outcome, ids])
 
 
 def update_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, **changes: Any) -> None:

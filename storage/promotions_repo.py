@@ -63,16 +63,6 @@ def retract_promotion(cur: duckdb.DuckDBPyConnection, promotion_id: int, reason:
     )
 
 
-def insert_chart_row(cur: duckdb.DuckDBPyConnection, fact_type: str, patient_id: int, value: dict[str, Any]) -> tuple[str, int]:
-    table, columns = CHART_DESTINATIONS[fact_type]
-    names = ", ".join(("patient_id", "source", *columns))
-    marks = ", ".join("?" for _ in range(len(columns) + 2))
-    cur.execute(
-        f"INSERT INTO {table} ({names}) VALUES ({marks}) RETURNING id",
-        [patient_id, "promoted", *[value.get(c) for c in columns]],
-    )
-    return table, int(cur.fetchone()[0])
-
 
 def link_chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: int, promotion_id: int, note: str | None = None) -> None:
     cur.execute(
@@ -100,12 +90,68 @@ def chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int, *, a
     return rows(cur)
 
 
-def promotion_for_content(cur: duckdb.DuckDBPyConnection, patient_id: int, content_fp: str) -> dict[str, Any] | None:
-    """The live promotion (chart row still active) holding this exact clinical content."""
+
+def next_ids(cur: duckdb.DuckDBPyConnection, table: str, n: int) -> list[int]:
+    """Reserve ``n`` ids from a table's sequence in one statement."""
+    if n <= 0:
+        return []
+    cur.execute(f"SELECT nextval('seq_{table}') FROM range(?)", [n])
+    return [int(r[0]) for r in cur.fetchall()]
+
+
+def chart_rows_with_origin(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int) -> list[dict[str, Any]]:
+    """Active chart rows with the sha256 of the document that promoted each (None for manual rows)."""
     cur.execute(
-        """SELECT p.*, d.sha256 AS document_sha256 FROM promotions p JOIN documents d ON d.id = p.document_id
-           WHERE p.patient_id = ? AND p.clinical_content_fingerprint = ? AND p.active
-             AND p.outcome = 'promoted' ORDER BY p.id LIMIT 1""",
-        [patient_id, content_fp],
+        f"""SELECT c.*, d.sha256 AS origin_sha256 FROM {table} c
+            LEFT JOIN promotions p ON p.id = c.promotion_id LEFT JOIN documents d ON d.id = p.document_id
+            WHERE c.patient_id = ? AND c.active ORDER BY c.id""",
+        [patient_id],
     )
-    return one(cur)
+    return rows(cur)
+
+
+def insert_chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int,
+                      items: list[tuple[dict[str, Any], int]]) -> None:
+    """Multi-row insert of promoted chart rows; each item is (row with id, promotion id)."""
+    fact_type = next(k for k, (t, _) in CHART_DESTINATIONS.items() if t == table)
+    columns = CHART_DESTINATIONS[fact_type][1]
+    names = ", ".join(("id", "patient_id", "source", "promotion_id", *columns))
+    one_row = "(" + ", ".join("?" for _ in range(len(columns) + 4)) + ")"
+    params: list[Any] = []
+    for row, promotion_id in items:
+        params += [row["id"], patient_id, "promoted", promotion_id, *[row.get(c) for c in columns]]
+    cur.execute(f"INSERT INTO {table} ({names}) VALUES " + ", ".join(one_row for _ in items), params)
+
+
+_PROMOTION_COLUMNS = ("id", "patient_id", "document_id", "job_id", "fact_id", "fact_fingerprint",
+                      "clinical_content_fingerprint", "promoted_table", "promoted_record_id", "outcome",
+                      "duplicate_key", "conflict_reason", "citation", "confidence", "review_status", "active",
+                      "created_at")
+
+
+def insert_promotions(cur: duckdb.DuckDBPyConnection, promotions: list[dict[str, Any]]) -> None:
+    now = utcnow()
+    one_row = "(" + ", ".join("?" for _ in _PROMOTION_COLUMNS) + ")"
+    params: list[Any] = []
+    for p in promotions:
+        params += [p["id"], p["patient_id"], p["document_id"], p.get("job_id"), p["fact_id"], p["fact_fingerprint"],
+                   p["clinical_content_fingerprint"], p.get("promoted_table"), p.get("promoted_record_id"),
+                   p["outcome"], p.get("duplicate_key"), p.get("conflict_reason"), to_json(p.get("citation")),
+                   p.get("confidence"), p.get("review_status"), p.get("active", True), now]
+    cur.execute(f"INSERT INTO promotions ({', '.join(_PROMOTION_COLUMNS)}) VALUES "
+                + ", ".join(one_row for _ in promotions), params)
+
+
+def settled_outcomes(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], outcomes: set[str]) -> dict[int, str]:
+    """fact_id -> outcome for facts that already have an active, settled promotion row."""
+    if not fact_ids:
+        return {}
+    cur.execute(
+        "SELECT fact_id, outcome FROM promotions WHERE active AND fact_id IN (SELECT unnest(?)) "
+        "AND outcome IN (SELECT unnest(?)) ORDER BY id",
+        [fact_ids, sorted(outcomes)],
+    )
+    found: dict[int, str] = {}
+    for fact_id, outcome in cur.fetchall():
+        found.setdefault(int(fact_id), outcome)
+    return found

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ExtractionError, ResponseRejected
-from core.models import Certainty, DocType, ExtractionResult, FactProposal, IdentityStatus
+from core.models import Certainty, DocType, ExtractionResult, IdentityStatus
 from core.policy.certainty import classify
 from core.policy.citations import verify_citations
 from core.policy.fingerprints import clinical_content_fingerprint, fact_fingerprint
 from core.policy.identity import check_identity
-from core.services.promotion import promote_fact
+from core.services.promotion import promote_facts
 from core.services.workbench import Workbench
 from extract.extractors import load_all
 from extract.normalize import normalize
@@ -64,7 +64,7 @@ def _identity_scopes(result: ExtractionResult) -> list[str | None]:
     return [None] + sorted(s for s in scopes if s is not None)
 
 
-def _check_scope(cur, wb: Workbench, job: dict, document: dict, patient: dict, result: ExtractionResult,
+def _check_scope(cur, job: dict, document: dict, patient: dict, result: ExtractionResult,
                  scope: str | None) -> dict[str, Any]:
     previous = facts_repo.latest_identity(cur, document["id"], scope)
     if previous is not None and previous["review_decision"]:
@@ -82,35 +82,45 @@ def _check_scope(cur, wb: Workbench, job: dict, document: dict, patient: dict, r
     )
 
 
-def _store_fact(cur, job: dict, document: dict, proposal: FactProposal, check: dict, paged: bool,
-                counts: dict[str, int]) -> dict[str, Any] | None:
-    """Classify one proposal whose citation was already verified, and store it once."""
-    citation = proposal.citation
-    decision = classify(proposal, citation_verified=citation.verified, paged=paged)
-    if decision.certainty is None:
-        counts["rejected"] = counts.get("rejected", 0) + 1
-        return None
-    structured = proposal.structured_value
-    fp = fact_fingerprint(document["id"], job["doc_type"], proposal.fact_type, citation.field_or_chunk_id, structured)
-    existing = facts_repo.fact_by_fingerprint(cur, fp)
-    if existing is not None:
-        counts["unchanged"] = counts.get("unchanged", 0) + 1
-        return existing
-    trusted = IdentityStatus(check["identity_status"]).trusted
-    active = trusted and decision.certainty is not Certainty.NEEDS_REVIEW
-    counts[decision.certainty.value] = counts.get(decision.certainty.value, 0) + 1
-    return facts_repo.insert_fact(
-        cur, patient_id=document["patient_id"], document_id=document["id"], job_id=job["id"],
-        identity_check_id=check["id"], doc_type=job["doc_type"], fact_type=proposal.fact_type,
-        certainty=decision.certainty.value, fact_fingerprint=fp,
-        clinical_content_fingerprint=clinical_content_fingerprint(
-            document["patient_id"], proposal.fact_type, structured, proposal.fact_text),
-        fact_text=proposal.fact_text, structured_value=structured, citation=citation.model_dump(mode="json"),
-        confidence=round(proposal.confidence, 4),
-        promotion_status=None if trusted else "awaiting_identity",
-        review_reason=decision.reason if decision.certainty is Certainty.NEEDS_REVIEW else None,
-        scope=proposal.scope, active=active,
-    )
+def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citations: list, checks: dict,
+                   paged: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
+    """Classify each proposal (citations already verified) into a fact row to store."""
+    prepared: dict[str, dict[str, Any]] = {}
+    for proposal, citation in zip(result.facts, citations):
+        proposal = proposal.model_copy(update={"citation": citation})
+        decision = classify(proposal, citation_verified=citation.verified, paged=paged)
+        if decision.certainty is None:
+            counts["rejected"] = counts.get("rejected", 0) + 1
+            continue
+        check = checks.get(proposal.scope) or checks[None]
+        structured = proposal.structured_value
+        fp = fact_fingerprint(document["id"], job["doc_type"], proposal.fact_type, citation.field_or_chunk_id,
+                              structured)
+        trusted = IdentityStatus(check["identity_status"]).trusted
+        prepared.setdefault(fp, dict(
+            patient_id=document["patient_id"], document_id=document["id"], job_id=job["id"],
+            identity_check_id=check["id"], doc_type=job["doc_type"], fact_type=proposal.fact_type,
+            certainty=decision.certainty.value, fact_fingerprint=fp,
+            clinical_content_fingerprint=clinical_content_fingerprint(
+                document["patient_id"], proposal.fact_type, structured, proposal.fact_text),
+            fact_text=proposal.fact_text, structured_value=structured, citation=citation.model_dump(mode="json"),
+            confidence=round(proposal.confidence, 4),
+            promotion_status=None if trusted else "awaiting_identity",
+            review_reason=decision.reason if decision.certainty is Certainty.NEEDS_REVIEW else None,
+            scope=proposal.scope, active=trusted and decision.certainty is not Certainty.NEEDS_REVIEW,
+        ))
+    return list(prepared.values())
+
+
+def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int]) -> list[dict[str, Any]]:
+    """Insert what is new; a fact stored by an earlier run of this job is reused as is."""
+    existing = facts_repo.facts_by_fingerprints(cur, [f["fact_fingerprint"] for f in prepared])
+    new = [f for f in prepared if f["fact_fingerprint"] not in existing]
+    for fact in new:
+        counts[fact["certainty"]] = counts.get(fact["certainty"], 0) + 1
+    counts["unchanged"] = len(prepared) - len(new)
+    inserted = {f["fact_fingerprint"]: f for f in facts_repo.insert_facts(cur, new)}
+    return [existing.get(f["fact_fingerprint"]) or inserted[f["fact_fingerprint"]] for f in prepared]
 
 
 def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
@@ -137,26 +147,20 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
                    [{"code": w.code, "page": w.page} for w in result.warnings]
 
     counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
+    citations = verify_citations([p.citation for p in result.facts], content)
     with wb.db.transaction() as cur:
-        checks = {scope: _check_scope(cur, wb, job, document, patient, result, scope)
+        checks = {scope: _check_scope(cur, job, document, patient, result, scope)
                   for scope in _identity_scopes(result)}
-        stored = []
-        verified = verify_citations([p.citation for p in result.facts], content)
-        paged = bool(content.pages)
-        for proposal, citation in zip(result.facts, verified):
-            check = checks.get(proposal.scope) or checks[None]
-            proposal = proposal.model_copy(update={"citation": citation})
-            fact = _store_fact(cur, job, document, proposal, check, paged, counts)
-            if fact is not None:
-                stored.append((fact, check))
+        prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages), counts)
+        stored = _store_facts(cur, prepared, counts)
         clock.lap("validate_persist")
-        for fact, check in stored:
-            if IdentityStatus(check["identity_status"]).trusted:
-                outcome = promote_fact(cur, fact, document)
-                facts_repo.update_fact(cur, fact["id"], promotion_status=outcome)
-                counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
-                if fact["active"]:
-                    out.activated_fact_ids.append(fact["id"])
+        trusted = {scope for scope, c in checks.items() if IdentityStatus(c["identity_status"]).trusted}
+        promotable = [f for f in stored if (f["scope"] if f["scope"] in checks else None) in trusted]
+        outcomes = promote_facts(cur, promotable, document)
+        facts_repo.set_promotion_status(cur, outcomes)
+        for outcome in outcomes.values():
+            counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
+        out.activated_fact_ids = [f["id"] for f in promotable if f["active"]]
         clock.lap("promote")
     counts["stored"] = len(stored)
     counts["identity_trusted"] = int(IdentityStatus(checks[None]["identity_status"]).trusted)

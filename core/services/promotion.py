@@ -2,13 +2,18 @@
 
 Every decision leaves a ``promotions`` row. The chart itself is the reference for
 duplicates: the same clinical content already active in the chart resolves to
-``duplicate_skipped`` (same bytes uploaded again) or ``already_exists`` (another
-document, or a manual entry); the same test on the same date with another value
-is ``conflict_needs_review`` and writes nothing to the chart.
+``duplicate_skipped`` (the same bytes uploaded again) or ``already_exists``
+(another document, or a manual entry); the same test on the same date with
+another value is ``conflict_needs_review`` and writes nothing to the chart.
+
+Facts are promoted a document at a time: the chart is read once per table and
+all rows are written in a few multi-row statements (per-row round trips were
+most of the ingestion time).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -18,82 +23,131 @@ from core.policy.fingerprints import clinical_content_fingerprint, clinical_key
 from storage import promotions_repo
 from storage.promotions_repo import CHART_DESTINATIONS
 
-_DONE = {o.value for o in (PromotionOutcome.PROMOTED, PromotionOutcome.ALREADY_EXISTS,
-                           PromotionOutcome.DUPLICATE_SKIPPED, PromotionOutcome.CONFLICT_NEEDS_REVIEW,
-                           PromotionOutcome.NOT_PROMOTABLE, PromotionOutcome.NEEDS_REVIEW)}
+_SETTLED = {o.value for o in (PromotionOutcome.PROMOTED, PromotionOutcome.ALREADY_EXISTS,
+                              PromotionOutcome.DUPLICATE_SKIPPED, PromotionOutcome.CONFLICT_NEEDS_REVIEW,
+                              PromotionOutcome.NOT_PROMOTABLE, PromotionOutcome.NEEDS_REVIEW)}
 
 
 def _row_value(fact_type: str, row: dict[str, Any]) -> dict[str, Any]:
     _, columns = CHART_DESTINATIONS[fact_type]
     value = {c: row.get(c) for c in columns}
-    if "collection_date" in value and value["collection_date"] is not None:
+    if value.get("collection_date") is not None:
         value["collection_date"] = str(value["collection_date"])
     return value
 
 
-def _record(cur, fact: dict, document: dict, outcome: PromotionOutcome, **extra: Any) -> str:
-    promotions_repo.insert_promotion(
-        cur, patient_id=fact["patient_id"], document_id=fact["document_id"], job_id=fact.get("job_id"),
-        fact_id=fact["id"], fact_fingerprint=fact["fact_fingerprint"],
-        clinical_content_fingerprint=fact["clinical_content_fingerprint"], outcome=outcome.value,
-        citation=fact["citation"], confidence=fact["confidence"], **extra,
-    )
-    return outcome.value
+@dataclass
+class _ChartIndex:
+    """Active chart rows of one table for one patient, by content and by key."""
+
+    by_content: dict[str, dict[str, Any]] = field(default_factory=dict)
+    by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, patient_id: int, fact_type: str, row: dict[str, Any]) -> None:
+        value = _row_value(fact_type, row)
+        self.by_content.setdefault(clinical_content_fingerprint(patient_id, fact_type, value, ""), row)
+        self.by_key.setdefault(clinical_key(patient_id, fact_type, value, ""), row)
+
+
+class _Plan:
+    def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any]):
+        self.cur = cur
+        self.document = document
+        self.promotions: list[dict[str, Any]] = []
+        self.chart_rows: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self.outcomes: dict[int, str] = {}
+        self._charts: dict[str, _ChartIndex] = {}
+        self._id_pool: dict[str, list[int]] = {}
+
+    def reserve_ids(self, facts: list[dict[str, Any]]) -> None:
+        """One sequence call per chart table for every fact that might be promoted
+        (unused ids leave harmless gaps)."""
+        wanted: dict[str, int] = {}
+        for fact in facts:
+            if fact["certainty"] == Certainty.VERIFIED.value and fact["fact_type"] in CHART_DESTINATIONS:
+                table = CHART_DESTINATIONS[fact["fact_type"]][0]
+                wanted[table] = wanted.get(table, 0) + 1
+        for table, n in wanted.items():
+            self._id_pool[table] = promotions_repo.next_ids(self.cur, table, n)
+
+    def chart(self, patient_id: int, fact_type: str) -> _ChartIndex:
+        table, _ = CHART_DESTINATIONS[fact_type]
+        if table not in self._charts:
+            index = _ChartIndex()
+            for row in promotions_repo.chart_rows_with_origin(self.cur, table, patient_id):
+                index.add(patient_id, fact_type, row)
+            self._charts[table] = index
+        return self._charts[table]
+
+    def record(self, fact: dict[str, Any], outcome: PromotionOutcome, **extra: Any) -> None:
+        self.outcomes[fact["id"]] = outcome.value
+        self.promotions.append(dict(
+            patient_id=fact["patient_id"], document_id=fact["document_id"], job_id=fact.get("job_id"),
+            fact_id=fact["id"], fact_fingerprint=fact["fact_fingerprint"],
+            clinical_content_fingerprint=fact["clinical_content_fingerprint"], outcome=outcome.value,
+            citation=fact["citation"], confidence=fact["confidence"], **extra,
+        ))
+
+    def decide(self, fact: dict[str, Any]) -> None:
+        fact_type = fact["fact_type"]
+        certainty = Certainty(fact["certainty"])
+        if certainty is Certainty.NEEDS_REVIEW:
+            return self.record(fact, PromotionOutcome.NEEDS_REVIEW, review_status="pending")
+        if certainty is Certainty.DOCUMENT_FACT or fact_type not in CHART_DESTINATIONS:
+            return self.record(fact, PromotionOutcome.NOT_PROMOTABLE)
+        table, columns = CHART_DESTINATIONS[fact_type]
+        value = fact["structured_value"] or {}
+        if not str(value.get(columns[0]) or "").strip():
+            # The chart row would have no subject (no test name, substance, drug, problem).
+            return self.record(fact, PromotionOutcome.NOT_PROMOTABLE, conflict_reason=f"no {columns[0]} for {table}")
+        patient_id = fact["patient_id"]
+        chart = self.chart(patient_id, fact_type)
+        content_fp = fact["clinical_content_fingerprint"]
+        same = chart.by_content.get(content_fp)
+        if same is not None:
+            duplicate = same.get("origin_sha256") == self.document["sha256"]
+            outcome = PromotionOutcome.DUPLICATE_SKIPPED if duplicate else PromotionOutcome.ALREADY_EXISTS
+            return self.record(fact, outcome, promoted_table=table, promoted_record_id=same["id"],
+                               duplicate_key=content_fp)
+        rival = chart.by_key.get(clinical_key(patient_id, fact_type, value, fact["fact_text"]))
+        if rival is not None:
+            shown = _row_value(fact_type, rival)
+            reason = "chart already holds " + ", ".join(f"{k}={v}" for k, v in shown.items() if v not in (None, ""))
+            return self.record(fact, PromotionOutcome.CONFLICT_NEEDS_REVIEW, promoted_table=table,
+                               promoted_record_id=rival["id"], conflict_reason=reason, review_status="pending")
+        record_id = self._id_pool[table].pop(0)
+        new_row = {"id": record_id, **value, "origin_sha256": self.document["sha256"]}
+        chart.add(patient_id, fact_type, new_row)  # a repeat later in this document is a duplicate
+        self.chart_rows.setdefault(table, []).append((len(self.promotions), new_row))
+        self.record(fact, PromotionOutcome.PROMOTED, promoted_table=table, promoted_record_id=record_id)
+
+    def apply(self) -> None:
+        if not self.promotions:
+            return
+        ids = promotions_repo.next_ids(self.cur, "promotions", len(self.promotions))
+        for promo, pid in zip(self.promotions, ids):
+            promo["id"] = pid
+        for table, rows in self.chart_rows.items():
+            promotions_repo.insert_chart_rows(
+                self.cur, table, self.document["patient_id"],
+                [(row, self.promotions[index]["id"]) for index, row in rows])
+        promotions_repo.insert_promotions(self.cur, self.promotions)
+
+
+def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any]) -> dict[int, str]:
+    """Decide and record promotion outcomes for facts of one document (idempotent:
+    a fact with a settled outcome keeps it). Returns fact_id -> outcome."""
+    settled = promotions_repo.settled_outcomes(cur, [f["id"] for f in facts], _SETTLED)
+    plan = _Plan(cur, document)
+    plan.reserve_ids([f for f in facts if f["id"] not in settled])
+    for fact in facts:
+        if fact["id"] in settled:
+            plan.outcomes[fact["id"]] = settled[fact["id"]]
+        else:
+            plan.decide(fact)
+    plan.apply()
+    return plan.outcomes
 
 
 def promote_fact(cur: duckdb.DuckDBPyConnection, fact: dict[str, Any], document: dict[str, Any]) -> str:
-    """Decide and record the promotion outcome for one stored fact (idempotent)."""
-    existing = [p for p in promotions_repo.promotions_for_fact(cur, fact["id"]) if p["active"] and p["outcome"] in _DONE]
-    if existing:
-        return existing[0]["outcome"]
-    fact_type = fact["fact_type"]
-    certainty = Certainty(fact["certainty"])
-    if certainty is Certainty.NEEDS_REVIEW:
-        return _record(cur, fact, document, PromotionOutcome.NEEDS_REVIEW, review_status="pending")
-    if certainty is Certainty.DOCUMENT_FACT or fact_type not in CHART_DESTINATIONS:
-        return _record(cur, fact, document, PromotionOutcome.NOT_PROMOTABLE)
-
-    patient_id = fact["patient_id"]
-    value = fact["structured_value"] or {}
-    table, columns = CHART_DESTINATIONS[fact_type]
-    if not str(value.get(columns[0]) or "").strip():
-        # The chart row would have no subject (no test name, substance, drug, problem).
-        return _record(cur, fact, document, PromotionOutcome.NOT_PROMOTABLE,
-                       conflict_reason=f"no {columns[0]} for {table}")
-    content_fp = fact["clinical_content_fingerprint"]
-    key = clinical_key(patient_id, fact_type, value, fact["fact_text"])
-    same_content = same_key = None
-    for row in promotions_repo.chart_rows(cur, table, patient_id):
-        row_value = _row_value(fact_type, row)
-        if clinical_content_fingerprint(patient_id, fact_type, row_value, "") == content_fp:
-            same_content = row
-            break
-        if same_key is None and clinical_key(patient_id, fact_type, row_value, "") == key:
-            same_key = row
-
-    if same_content is not None:
-        outcome = PromotionOutcome.ALREADY_EXISTS
-        if same_content["promotion_id"] is not None:
-            origin = cur.execute(
-                "SELECT d.sha256 FROM promotions p JOIN documents d ON d.id = p.document_id WHERE p.id = ?",
-                [same_content["promotion_id"]],
-            ).fetchone()
-            if origin and origin[0] == document["sha256"]:
-                outcome = PromotionOutcome.DUPLICATE_SKIPPED
-        return _record(cur, fact, document, outcome, promoted_table=table, promoted_record_id=same_content["id"],
-                       duplicate_key=content_fp)
-    if same_key is not None:
-        shown = _row_value(fact_type, same_key)
-        reason = "chart already holds " + ", ".join(f"{k}={v}" for k, v in shown.items() if v not in (None, ""))
-        return _record(cur, fact, document, PromotionOutcome.CONFLICT_NEEDS_REVIEW, promoted_table=table,
-                       promoted_record_id=same_key["id"], conflict_reason=reason, review_status="pending")
-
-    table, record_id = promotions_repo.insert_chart_row(cur, fact_type, patient_id, value)
-    promotion = promotions_repo.insert_promotion(
-        cur, patient_id=patient_id, document_id=fact["document_id"], job_id=fact.get("job_id"), fact_id=fact["id"],
-        fact_fingerprint=fact["fact_fingerprint"], clinical_content_fingerprint=content_fp,
-        promoted_table=table, promoted_record_id=record_id, outcome=PromotionOutcome.PROMOTED.value,
-        citation=fact["citation"], confidence=fact["confidence"],
-    )
-    promotions_repo.link_chart_row(cur, table, record_id, promotion["id"])
-    return PromotionOutcome.PROMOTED.value
+    return promote_facts(cur, [fact], document)[fact["id"]]

@@ -14,7 +14,7 @@ from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
 from core.services.facts import patient_facts
 from core.services.processing import index_facts
-from core.services.promotion import promote_fact
+from core.services.promotion import promote_fact, promote_facts
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, promotions_repo
 from storage.jobs_repo import utcnow
@@ -56,17 +56,14 @@ def decide_identity(wb: Workbench, item_id: int, *, approve: bool, by: str, reas
                                        after={"identity_status": new.value})
         facts = [f for f in facts_repo.facts_for_document(cur, check["document_id"])
                  if f["scope"] == check["scope"] and f["retracted_at"] is None]
-        for fact in facts:
-            fact = {**fact}
-            if approve:
-                active = fact["certainty"] != Certainty.NEEDS_REVIEW.value
-                facts_repo.update_fact(cur, fact["id"], active=active)
-                fact["active"] = active
-                outcome = promote_fact(cur, fact, document)
-                facts_repo.update_fact(cur, fact["id"], promotion_status=outcome)
-                if active:
-                    activated.append(fact["id"])
-            else:
+        if approve:
+            for fact in facts:
+                fact["active"] = fact["certainty"] != Certainty.NEEDS_REVIEW.value
+                facts_repo.update_fact(cur, fact["id"], active=fact["active"])
+            facts_repo.set_promotion_status(cur, promote_facts(cur, facts, document))
+            activated = [f["id"] for f in facts if f["active"]]
+        else:
+            for fact in facts:
                 facts_repo.update_fact(cur, fact["id"], active=False, promotion_status="rejected",
                                        deactivated_at=utcnow())
                 promotions_repo.insert_promotion(
