@@ -1,0 +1,210 @@
+"""HL7 v2 messages: the normalizer (bytes -> field sections) and the registered extractor.
+
+Locators (what citations point at, one ``Section`` each):
+
+* ``OBX[3]`` - the third OBX segment of the message (1-based occurrence across the
+  message, not OBX-1), text = the segment as received;
+* ``OBX[3]-5`` - field 5 of that segment, text = the field as printed after unescaping
+  (delimiters inside the field are kept, e.g. ``EVERYWOMAN^EVE^E^^^^L``);
+* files holding several messages (batches, concatenations) prefix both with
+  ``message 2 `` and every fact/identifier from that message carries ``scope="message 2"``.
+
+Only fields with visible text get a section, so every citation quote is a substring of
+an existing section's text. The raw field sits in ``Section.meta["raw"]`` so the
+extractor (``extract.hl7_facts``) can split components without re-reading the file.
+Splitting and repair live in ``extract.hl7_parse``; hl7apy checks each message's
+structure afterwards and a failure there is reported as a warning, never fatal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from core.content import ContentWarning, NormalizedContent, Section
+from core.errors import ExtractionError
+from core.models import DocType, ExtractionResult
+from extract.hl7_facts import extract_facts
+from extract.hl7_parse import (
+    Encoding,
+    RawMessage,
+    component,
+    decode_bytes,
+    find_header,
+    looks_binary,
+    looks_like_segments,
+    read_encoding,
+    recover_segments,
+    segment_fields,
+    split_messages,
+    unescape,
+)
+from extract.registry import register
+
+ENGINE = "hl7 tolerant splitter + hl7apy 1.3.5 structure check"
+
+# ============================================================================ normalizer
+
+
+def normalize_hl7(data: bytes) -> NormalizedContent:
+    """Read an HL7 v2 file (one message, a batch, or several concatenated) into sections.
+
+    Raises ``ExtractionError`` with code ``empty_file``, ``not_hl7`` or
+    ``hl7_parse_error`` (the message names the reason, e.g. "MSH segment missing").
+    """
+    if not data or not data.strip(b" \t\r\n\x00\x0b\x1c\xef\xbb\xbf"):
+        raise ExtractionError("The HL7 file is empty.", code="empty_file")
+    if looks_binary(data):
+        raise ExtractionError(
+            "The file is binary data, not an HL7 v2 text message.", code="not_hl7")
+    text, warnings = decode_bytes(data)
+    header = find_header(text)
+    if header is None:
+        if looks_like_segments(text):
+            raise ExtractionError(
+                "MSH segment missing: the file has HL7-style segments but no MSH header, so "
+                "its delimiters, message type and version are unknown.",
+                code="hl7_parse_error",
+            )
+        raise ExtractionError(
+            "The file does not look like an HL7 v2 message: no MSH segment was found.",
+            code="not_hl7",
+        )
+    if text[: header.start()].strip():
+        warnings.append(ContentWarning(
+            "hl7_leading_text", "Text before the first MSH/batch header was ignored."))
+        text = text[header.start():]
+    first_line = re.split(r"[\r\n]", text, maxsplit=1)[0]
+    file_enc, enc_warnings = read_encoding(first_line)
+    warnings += enc_warnings
+
+    recovery = recover_segments(text, file_enc)
+    warnings += recovery.warnings
+    split = split_messages(recovery.segments, file_enc)
+    warnings += split.warnings
+    if not split.messages:
+        raise ExtractionError(
+            "MSH segment missing: the file has a batch header but no message inside it.",
+            code="hl7_parse_error",
+        )
+
+    multi = len(split.messages) > 1
+    sections: list[Section] = []
+    messages_meta: list[dict] = []
+    seen_enc_warnings = {w.message for w in enc_warnings}
+    for index, msg in enumerate(split.messages, start=1):
+        enc, msg_warnings = read_encoding(msg.segments[0].text)
+        for w in msg_warnings:
+            if w.message not in seen_enc_warnings:
+                warnings.append(ContentWarning(w.code, f"Message {index}: {w.message}"))
+                seen_enc_warnings.add(w.message)
+        prefix = f"message {index} " if multi else ""
+        sections += _sections_for(msg, index, prefix, enc)
+        meta = _message_meta(msg, index, prefix, enc)
+        meta["structure_check"] = _check_structure(msg, enc, meta["version"])
+        if not meta["structure_check"]["ok"]:
+            warnings.append(ContentWarning(
+                "hl7apy_parse_failed",
+                f"Message {index}: hl7apy could not parse its structure "
+                f"({meta['structure_check']['error']}); fields were read by the tolerant splitter.",
+            ))
+        messages_meta.append(meta)
+
+    return NormalizedContent(
+        source_kind="hl7",
+        sections=sections,
+        warnings=warnings,
+        engine=ENGINE,
+        meta={
+            "encoding": file_enc.as_meta(),
+            "messages": messages_meta,
+            "batch": bool(split.envelope),
+            "recovered": any(s.reassembled or s.split_inline for s in recovery.segments),
+        },
+    )
+
+
+def _sections_for(msg: RawMessage, index: int, prefix: str, enc: Encoding) -> list[Section]:
+    out: list[Section] = []
+    counts: Counter[str] = Counter()
+    for seg in msg.segments:
+        name = seg.name
+        counts[name] += 1
+        occ = counts[name]
+        base = {"message": index, "segment": name, "occurrence": occ}
+        out.append(Section(
+            f"{prefix}{name}[{occ}]", seg.text, "segment",
+            {**base, "raw": seg.text, "reassembled": seg.reassembled,
+             "split_inline": seg.split_inline, "unknown": seg.unknown, "line": seg.line},
+        ))
+        if seg.unknown:
+            continue
+        fields = segment_fields(seg.text, enc)
+        for n in range(1, len(fields)):
+            raw = fields[n]
+            text = raw if (name in ("MSH", "FHS", "BHS") and n <= 2) else unescape(raw, enc)
+            if not text.strip():
+                continue
+            out.append(Section(f"{prefix}{name}[{occ}]-{n}", text, "field", {**base, "field": n, "raw": raw}))
+    return out
+
+
+def _message_meta(msg: RawMessage, index: int, prefix: str, enc: Encoding) -> dict:
+    msh = segment_fields(msg.segments[0].text, enc)
+
+    def f(n: int) -> str:
+        return msh[n] if n < len(msh) else ""
+
+    return {
+        "index": index,
+        "prefix": prefix,
+        "type": component(f(9), enc, 1),
+        "trigger": component(f(9), enc, 2),
+        "structure": component(f(9), enc, 3),
+        "control_id": unescape(f(10), enc).strip(),
+        "version": component(f(12), enc, 1),
+        "sending_application": component(f(3), enc, 1),
+        "encoding": enc.as_meta(),
+        "batch": msg.batch,
+        "segment_count": len(msg.segments),
+    }
+
+
+def _check_structure(msg: RawMessage, enc: Encoding, version: str) -> dict:
+    """Ask hl7apy to parse the message (tolerant validation, groups found).
+
+    The MSH-2 handed to hl7apy is the repaired one; a v2.7 truncation character in an
+    older message is dropped because hl7apy rejects it. Failures are reported, not fatal.
+    """
+    from hl7apy.consts import VALIDATION_LEVEL
+    from hl7apy.exceptions import HL7apyException
+    from hl7apy.parser import parse_message
+
+    texts = [s.text for s in msg.segments if not s.unknown]
+    msh = texts[0].split(enc.field)
+    keep_trunc = bool(enc.truncation) and version >= "2.7"
+    if len(msh) > 1:
+        msh[1] = enc.msh2 if keep_trunc else enc.msh2[:4]
+    texts[0] = enc.field.join(msh)
+    try:
+        parsed = parse_message("\r".join(texts), validation_level=VALIDATION_LEVEL.TOLERANT, find_groups=True)
+    except HL7apyException as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:200]}
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError) as exc:
+        # hl7apy has its own bugs on unusual input; they say nothing about our data.
+        return {"ok": False, "error": f"{type(exc).__name__} inside hl7apy: {exc}"[:200]}
+    return {"ok": True, "structure": parsed.name, "children": [c.name for c in parsed.children]}
+
+
+# ============================================================================ extractor
+
+
+@register(DocType.HL7V2_MESSAGE)
+def extract_hl7(content: NormalizedContent, source_id: str) -> ExtractionResult:
+    """Facts and identity candidates from ``normalize_hl7`` output (see ``extract.hl7_facts``)."""
+    return extract_facts(content, source_id, ENGINE)
+
+
+def extract_hl7_bytes(data: bytes, source_id: str) -> ExtractionResult:
+    """Convenience: normalize and extract in one call."""
+    return extract_hl7(normalize_hl7(data), source_id)

@@ -1,0 +1,72 @@
+"""Checks shared by the DOCX and XLSX backends before a library touches the bytes.
+
+Turns the ways an Office file goes wrong (empty, password-protected, an old binary
+.doc/.xls, a renamed text file, a zip cut short, a workbook uploaded as a letter) into
+``ExtractionError``s a person can act on.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from core.errors import ExtractionError
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
+
+_KINDS = {
+    "docx": ("Word document (.docx)", "word/document.xml", "not_docx", ".doc"),
+    "xlsx": ("Excel workbook (.xlsx)", "xl/workbook.xml", "not_xlsx", ".xls"),
+}
+_OTHER = {"word/document.xml": "a Word document", "xl/workbook.xml": "an Excel workbook",
+          "ppt/presentation.xml": "a PowerPoint presentation"}
+
+
+def _describe(data: bytes) -> str:
+    head = data[:1024].lstrip()
+    if head.startswith(b"%PDF"):
+        return "it is a PDF"
+    if head[:4] in (b"MSH|", b"FHS|", b"BHS|"):
+        return "it is an HL7 message"
+    try:
+        data[:4096].decode("utf-8")
+        return "it is plain text"
+    except UnicodeDecodeError:
+        return "it is not a zip-based Office file"
+
+
+def check_ooxml(data: bytes, kind: str) -> zipfile.ZipFile:
+    """The opened zip when ``data`` is a readable ``kind`` ("docx" | "xlsx") package."""
+    label, main_part, wrong_code, legacy = _KINDS[kind]
+    if not data or not data.strip(b" \t\r\n\x00"):
+        raise ExtractionError(f"The {label} file is empty.", code="empty_file")
+    if data.startswith(_OLE_MAGIC):
+        if _ENCRYPTED_STREAM in data:
+            raise ExtractionError(
+                f"The {label} is password-protected (encrypted); remove the password and upload it again.",
+                code="encrypted_file",
+            )
+        raise ExtractionError(
+            f"This is an old binary Office file ({legacy}), not a {label}; save it as {kind} and upload again.",
+            code=wrong_code,
+        )
+    if not data.startswith(b"PK"):
+        raise ExtractionError(f"The file is not a {label}: {_describe(data)}.", code=wrong_code)
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        names = set(zf.namelist())
+        damaged = zf.testzip()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+        raise ExtractionError(
+            f"The {label} is damaged or incomplete (its zip structure cannot be read: {exc}).",
+            code="corrupt_file",
+        ) from None
+    if damaged is not None:
+        raise ExtractionError(
+            f"The {label} is damaged: the part {damaged!r} fails its checksum.", code="corrupt_file")
+    if main_part not in names:
+        other = next((desc for part, desc in _OTHER.items() if part in names), None)
+        what = f"it is {other}" if other else "it is a zip archive without the parts of one"
+        raise ExtractionError(f"The file is not a {label}: {what}.", code=wrong_code)
+    return zf

@@ -1,0 +1,43 @@
+"""The non-paged citation rule, checked locally by the format tests.
+
+A citation to a DOCX/XLSX/HL7 source is good when a section with exactly its locator
+exists and that section's text contains the quote once whitespace is normalised. Kept
+here (not imported from the policy module) so these tests pin the contract itself.
+"""
+
+from __future__ import annotations
+
+from core.content import NormalizedContent
+from core.models import Citation, ExtractionResult
+
+
+def _ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def citation_problems(content: NormalizedContent, citation: Citation) -> list[str]:
+    problems = []
+    if citation.page is not None or citation.bounding_box is not None:
+        problems.append(f"{citation.page_or_section}: a non-paged citation carries a page or box")
+    matches = [s for s in content.sections if s.locator == citation.page_or_section]
+    if not matches:
+        problems.append(f"no section has locator {citation.page_or_section!r}")
+    elif not any(_ws(citation.quote_or_value) in _ws(s.text) for s in matches):
+        problems.append(f"{citation.page_or_section}: quote {citation.quote_or_value!r} is not in {matches[0].text[:120]!r}")
+    return problems
+
+
+def assert_all_citations_verifiable(content: NormalizedContent, result: ExtractionResult, source_id: str) -> int:
+    """Every fact and identifier citation satisfies the rule; returns how many were checked."""
+    citations = [f.citation for f in result.facts] + [i.citation for i in result.identifiers if i.citation]
+    problems = []
+    for c in citations:
+        problems += citation_problems(content, c)
+        if c.source_id != source_id or c.source_type != result.doc_type.value:
+            problems.append(f"{c.page_or_section}: wrong source {c.source_type}/{c.source_id}")
+        if not c.field_or_chunk_id:
+            problems.append(f"{c.page_or_section}: no field path")
+    assert not problems, "\n".join(problems)
+    locators = [s.locator for s in content.sections]
+    assert len(locators) == len(set(locators)), "section locators must be unique"
+    return len(citations)
