@@ -45,7 +45,7 @@ def documents_panel() -> None:
           "identity": IDENTITY_BADGE.get(d["identity_status"], d["identity_status"]),
           "error": (f"{d['error_code']}: {d['error_message']}" if d["error_code"] else ""),
           "uploaded": str(d["uploaded_at"])[:19]} for d in docs],
-        hide_index=True, use_container_width=True,
+        hide_index=True, width="stretch",
     )
 
 
@@ -69,4 +69,4 @@ with st.expander("Active chart rows"):
     for table, rows in chart(wb, patient["id"]).items():
         st.markdown(f"**{table.replace('chart_', '').replace('_', ' ')}** ({len(rows)})")
         if rows:
-            st.dataframe(rows, hide_index=True, use_container_width=True)
+            st.dataframe(rows, hide_index=True, width="stretch")

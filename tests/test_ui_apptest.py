@@ -16,6 +16,7 @@ def app_env(wb, monkeypatch):
 
     reload_settings()
     st.cache_resource.clear()
+    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
     yield wb
     st.cache_resource.clear()
 
@@ -45,6 +46,6 @@ def test_home_lists_a_stored_document_with_its_job(app_env, demo_patient, tmp_pa
     attach_and_extract(app_env, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf")
     at = run_home(patient_id=demo_patient["id"])
     assert not at.exception, at.exception
-    table = at.dataframe[0].value
+    table = at.get("dataframe")[0].value
     assert list(table["file"]) == ["lab.pdf"]
     assert "pending" in table["job"].iloc[0]
