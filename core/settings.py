@@ -35,6 +35,9 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("WORKBENCH_OPENAI_BASE_URL", "OPENAI_BASE_URL")
     )
     openai_model: str = "gpt-4o-mini"
+    openai_embedding_model: str = "text-embedding-3-small"
+    openai_embedding_dim: int = 1536
+    cohere_rerank_model: str = "rerank-v3.5"
     cohere_api_key: str | None = Field(
         default=None, validation_alias=AliasChoices("WORKBENCH_COHERE_API_KEY", "COHERE_API_KEY")
     )

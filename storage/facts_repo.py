@@ -139,3 +139,25 @@ def pending_identity_reviews(cur: duckdb.DuckDBPyConnection, patient_id: int) ->
         [patient_id],
     )
     return rows(cur)
+
+
+def facts_awaiting_vectors(cur: duckdb.DuckDBPyConnection, limit: int) -> list[dict[str, Any]]:
+    """Active, unretracted facts of live documents that have no vector yet."""
+    cur.execute(
+        """SELECT f.* FROM document_facts f JOIN documents d ON d.id = f.document_id
+           WHERE f.active AND f.retracted_at IS NULL AND f.vector_indexed_at IS NULL AND NOT d.deleted
+           ORDER BY f.id LIMIT ?""",
+        [limit],
+    )
+    return rows(cur)
+
+
+def mark_vectors(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], indexed: bool) -> None:
+    cur.execute("UPDATE document_facts SET vector_indexed_at = ? WHERE id IN (SELECT unnest(?))",
+                [utcnow() if indexed else None, fact_ids])
+
+
+def inactive_among(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> list[int]:
+    cur.execute("SELECT id FROM document_facts WHERE id IN (SELECT unnest(?)) AND (NOT active OR retracted_at IS NOT NULL)",
+                [fact_ids])
+    return [int(r[0]) for r in cur.fetchall()]

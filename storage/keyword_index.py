@@ -76,9 +76,10 @@ class KeywordIndex:
             return 0
         return int(json.loads((self.path / MARKER).read_text())["count"])
 
-    def build(self, docs: Iterable[KeywordDoc]) -> tuple[int, bool]:
-        """Build the index unless a complete one exists. Returns ``(count, skipped)``."""
-        if self.is_complete():
+    def build(self, docs: Iterable[KeywordDoc], *, rebuild: bool = False) -> tuple[int, bool]:
+        """Build the index unless a complete one exists (or ``rebuild``).
+        Returns ``(count, skipped)``."""
+        if self.is_complete() and not rebuild:
             return self.doc_count(), True
         if self.path.exists():
             shutil.rmtree(self.path)  # a crashed earlier build: start clean

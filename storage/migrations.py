@@ -147,9 +147,16 @@ def m002_categories_and_indexes(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("CREATE INDEX idx_promotions_ccf ON promotions (clinical_content_fingerprint)")
 
 
+def m003_fact_vector_state(cur: duckdb.DuckDBPyConnection) -> None:
+    # Facts are embedded after their job succeeds (in batches, by the worker);
+    # this records which active facts already have a vector.
+    cur.execute("ALTER TABLE document_facts ADD COLUMN vector_indexed_at TIMESTAMP")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
+    (3, "fact vector state", m003_fact_vector_state),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
