@@ -69,6 +69,7 @@ def cmd_patient_list(args) -> dict[str, Any]:
 
 
 def cmd_ingest(args) -> dict[str, Any]:
+    from core.services.fact_vectors import index_pending
     from core.services.facts import document_report
     from core.services.ingestion import attach_and_extract
     from core.services.patients import get_patient
@@ -82,6 +83,7 @@ def cmd_ingest(args) -> dict[str, Any]:
         if attached.job is not None:
             worker = Worker(wb, worker_id="intake-extractor:cli")
             worker.run_specific(attached.job["id"])
+            index_pending(wb)
             worker.beat("stopped")  # an inline run is not a live worker
         report = document_report(wb, attached.document["id"])
     finally:

@@ -164,17 +164,6 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
         clock.lap("promote")
     counts["stored"] = len(stored)
     counts["identity_trusted"] = int(IdentityStatus(checks[None]["identity_status"]).trusted)
-    index_facts(wb, out.activated_fact_ids)
-    clock.lap("embed")
     out.counts = counts
     out.timings = clock.timings
     return out
-
-
-def index_facts(wb: Workbench, fact_ids: list[int]) -> int:
-    """Embed active facts into the patient-fact vector table (idempotent by fact id)."""
-    if not fact_ids or wb.fact_index is None:
-        return 0
-    with wb.db.cursor() as cur:
-        facts = [facts_repo.fact_by_id(cur, fid) for fid in fact_ids]
-    return wb.fact_index.add_facts([f for f in facts if f and f["active"]])

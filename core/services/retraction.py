@@ -12,6 +12,7 @@ from typing import Any
 
 from core import telemetry
 from core.errors import BadInput, NotFound
+from core.services.fact_vectors import remove_vectors
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
 from storage.jobs_repo import utcnow
@@ -57,8 +58,7 @@ def delete_document(wb: Workbench, document_id: int, *, by: str | None = None,
             if promo["outcome"] != "promoted":
                 continue
             counts["chart_rows"] += _retract_chart_row(cur, promo, document_id, by, reason)
-    if wb.fact_index is not None and fact_ids:
-        counts["vectors"] = wb.fact_index.remove_facts(fact_ids)
+    counts["vectors"] = remove_vectors(wb, fact_ids)
     telemetry.emit("document_deleted", settings=wb.settings, patient_id=patient_id, document_id=document_id,
                    counts=counts)
     return {"document_id": document_id, "retracted": counts}

@@ -13,7 +13,7 @@ from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
 from core.services.facts import patient_facts
-from core.services.processing import index_facts
+from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact, promote_facts
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, promotions_repo
@@ -72,7 +72,7 @@ def decide_identity(wb: Workbench, item_id: int, *, approve: bool, by: str, reas
                     clinical_content_fingerprint=fact["clinical_content_fingerprint"], outcome="rejected",
                     citation=fact["citation"], confidence=fact["confidence"], review_status="rejected", active=False)
         updated = facts_repo.identity_by_id(cur, check["id"])
-    index_facts(wb, activated)
+    index_pending(wb)
     telemetry.emit("identity_reviewed", settings=wb.settings, patient_id=check["patient_id"],
                    document_id=check["document_id"], identity_status=new.value, counts={"activated": len(activated)})
     return {"identity_check_id": updated["id"], "document_id": updated["document_id"], "scope": updated["scope"],
@@ -112,9 +112,9 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject",
                                        actor=by, reason=reason, before=before, after=after)
     if approve and fact["active"]:
-        index_facts(wb, [fact_id])
-    elif not approve and wb.fact_index is not None:
-        wb.fact_index.remove_facts([fact_id])
+        index_pending(wb)
+    elif not approve:
+        remove_vectors(wb, [fact_id])
     return {"fact_id": fact_id, **after}
 
 

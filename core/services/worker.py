@@ -18,6 +18,7 @@ from typing import Any
 
 from core import telemetry
 from core.errors import ExtractionError
+from core.services.fact_vectors import index_pending
 from core.services.processing import run_pipeline
 from core.services.workbench import Workbench
 from storage import audit_repo, jobs_repo
@@ -34,6 +35,8 @@ class Worker:
         self.processed = 0
         self.failed = 0
         self.current_job_id: int | None = None
+        self.index_every = 5.0  # seconds between vector batches while busy
+        self._last_indexed = time.monotonic()
         self._stop = threading.Event()
 
     # -- heartbeat ---------------------------------------------------------
@@ -108,9 +111,17 @@ class Worker:
                                     max_attempts=self.wb.settings.max_attempts)
             job = jobs_repo.claim_next(cur, self.worker_id)
         if job is None:
+            self.index_vectors()  # embed facts of finished jobs while the queue is empty
             self.beat("idle")
             return None
-        return self.run_job(job)
+        finished = self.run_job(job)
+        if time.monotonic() - self._last_indexed > self.index_every:
+            self.index_vectors()  # a long busy spell must not starve the vector index
+        return finished
+
+    def index_vectors(self) -> int:
+        self._last_indexed = time.monotonic()
+        return index_pending(self.wb)
 
     def run_specific(self, job_id: int) -> dict[str, Any] | None:
         with self.wb.db.cursor() as cur:

@@ -1,0 +1,42 @@
+"""Keeping the patient-fact vector table in step with active facts.
+
+Facts are embedded after their job has succeeded, in batches, by the worker (or
+right away for an inline CLI ingest or a review decision): extraction results are
+visible without waiting for the embedder, and one batch embeds faster than many
+small calls. Removal on retraction is immediate (``core.services.retraction``).
+"""
+
+from __future__ import annotations
+
+from core.services.workbench import Workbench
+from storage import facts_repo
+
+
+def index_pending(wb: Workbench, *, limit: int = 256) -> int:
+    """Embed active facts that have no vector yet; returns how many were added."""
+    if wb.fact_index is None:
+        return 0
+    with wb.db.cursor() as cur:
+        pending = facts_repo.facts_awaiting_vectors(cur, limit)
+    if not pending:
+        return 0
+    added = wb.fact_index.add_facts(pending)
+    ids = [f["id"] for f in pending]
+    with wb.db.cursor() as cur:
+        facts_repo.mark_vectors(cur, ids, True)
+        # A document deleted while we embedded: take its vectors straight back out.
+        gone = facts_repo.inactive_among(cur, ids)
+    if gone:
+        wb.fact_index.remove_facts(gone)
+        with wb.db.cursor() as cur:
+            facts_repo.mark_vectors(cur, gone, False)
+    return added - len(gone)
+
+
+def remove_vectors(wb: Workbench, fact_ids: list[int]) -> int:
+    if wb.fact_index is None or not fact_ids:
+        return 0
+    removed = wb.fact_index.remove_facts(fact_ids)
+    with wb.db.cursor() as cur:
+        facts_repo.mark_vectors(cur, fact_ids, False)
+    return removed
