@@ -157,6 +157,16 @@ def cmd_index_corpus(args) -> dict[str, Any]:
         wb.close()
 
 
+def cmd_search_guidelines(args) -> dict[str, Any]:
+    from core.services.guidelines import search_guidelines
+
+    wb = _workbench()
+    try:
+        return search_guidelines(wb, args.query, k=args.k)
+    finally:
+        wb.close()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Clinical document review workbench")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -205,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("health", cmd_health, "database, worker heartbeat and queue")
     p = add("index-corpus", cmd_index_corpus, "index the guideline corpus (idempotent)")
     p.add_argument("--force", action="store_true")
+
+    p = add("search-guidelines", cmd_search_guidelines, "hybrid guideline retrieval")
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=5)
 
     return parser
 

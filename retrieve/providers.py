@@ -26,3 +26,12 @@ def embedder_for(settings: Settings) -> Embedder:
             model=settings.openai_embedding_model, dim=settings.openai_embedding_dim,
         )
     return _minilm()
+
+
+def reranker_for(settings: Settings, embedder: Embedder):
+    """Local rerank by default; Cohere only when chosen and keyed."""
+    from retrieve.rerank import CohereReranker, LocalReranker
+
+    if settings.reranker == "cohere" and settings.cohere_api_key:
+        return CohereReranker.from_api_key(settings.cohere_api_key, model=settings.cohere_rerank_model)
+    return LocalReranker(embedder)
