@@ -167,6 +167,28 @@ def cmd_search_guidelines(args) -> dict[str, Any]:
         wb.close()
 
 
+def cmd_ask(args) -> dict[str, Any]:
+    from core.services.answering import ask
+    from core.services.patients import get_patient
+    from core.policy.questions import parse_question
+
+    wb = _workbench()
+    try:
+        patient = get_patient(wb, mrn=args.patient)
+        previous = None
+        for earlier in args.previous or []:  # replay the conversation so follow-ups ground
+            previous = parse_question(earlier, previous)
+        return ask(wb, patient["id"], args.question, previous=previous, drafter=_drafter()).payload
+    finally:
+        wb.close()
+
+
+def _drafter():
+    from core.services.drafting import drafter_for
+
+    return drafter_for(get_settings())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Clinical document review workbench")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -215,6 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("health", cmd_health, "database, worker heartbeat and queue")
     p = add("index-corpus", cmd_index_corpus, "index the guideline corpus (idempotent)")
     p.add_argument("--force", action="store_true")
+
+    p = add("ask", cmd_ask, "answer a question about a patient with cited evidence, or refuse")
+    p.add_argument("question")
+    p.add_argument("--patient", required=True, help="patient MRN")
+    p.add_argument("--previous", action="append", help="an earlier question of this conversation (repeatable)")
 
     p = add("search-guidelines", cmd_search_guidelines, "hybrid guideline retrieval")
     p.add_argument("query")

@@ -198,3 +198,34 @@ class DocumentFact(BaseModel):
     active: bool
     document_id: int | None = None
     review_reason: str | None = None
+
+
+class EvidenceItem(BaseModel):
+    """One piece of evidence the retriever found for a request."""
+
+    evidence_id: str  # "chart_lab_results:12", "fact:33", "guideline:<chunk_id>"
+    kind: Literal["chart", "document_fact", "needs_review", "guideline"]
+    fact_type: str | None = None
+    topic: str | None = None
+    text: str
+    structured: dict[str, Any] = Field(default_factory=dict)
+    citations: list[Citation]
+    abnormal: bool = False
+    date: str | None = None
+    score: float | None = None
+
+
+class AnswerItem(BaseModel):
+    """ITEM of the CLI contract: a sentence and the citations that support it."""
+
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+    evidence_ids: list[str] = Field(default_factory=list)
+    kind: str = "finding"  # finding | attention | review | guideline | missing
+
+
+class AnswerSections(BaseModel):
+    patient_findings: list[AnswerItem] = Field(default_factory=list)
+    needs_review: list[AnswerItem] = Field(default_factory=list)
+    guideline_evidence: list[AnswerItem] = Field(default_factory=list)
+    missing: list[AnswerItem] = Field(default_factory=list)

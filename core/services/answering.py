@@ -1,0 +1,196 @@
+"""Answering a question about a patient: supervisor -> evidence-retriever ->
+answer-composer -> verifier (-> optional drafter), every handoff recorded.
+
+The answer is assembled from structured evidence (values, units and dates exactly
+as stored) in four sections, or refused/narrowed. An optional drafter may turn the
+verified items into prose; its sentences must carry evidence markers and may not
+introduce values, or the deterministic answer is used.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core import telemetry
+from core.errors import BadInput
+from core.models import AnswerItem, AnswerSections, EvidenceItem
+from core.policy.answer_verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
+from core.policy.questions import Intent, ParsedQuestion, parse_question
+from core.policy.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
+                                    RoutePlan, route)
+from core.services.evidence import EvidenceBundle, retrieve_evidence
+from core.services.patients import get_patient
+from core.services.workbench import Workbench
+from storage import audit_repo
+
+SECTION_TITLES = {"patient_findings": "Patient Findings", "needs_review": "Needs Human Review",
+                  "guideline_evidence": "Guideline Evidence", "missing": "Missing or Not Found"}
+
+
+class Drafter(Protocol):
+    """Rephrases numbered evidence into prose with [E#] markers (optional, keyed)."""
+
+    name: str
+
+    def draft(self, question: str, evidence: dict[str, str]) -> str: ...
+
+
+class _Trace:
+    """Records supervisor handoffs for one request."""
+
+    def __init__(self, wb: Workbench, request_id: str):
+        self.wb, self.request_id, self.rows = wb, request_id, []
+
+    def handoff(self, source: str, destination: str, reason: str, task_type: str, outcome: str,
+                latency_ms: float | None = None, error: str | None = None) -> None:
+        row = dict(source_node=source, destination_node=destination, decision_reason=reason[:500],
+                   task_type=task_type, outcome=outcome, latency_ms=round(latency_ms or 0.0, 2), error_reason=error)
+        self.rows.append(row)
+
+    def save(self) -> None:
+        with self.wb.db.cursor() as cur:
+            for row in self.rows:
+                audit_repo.add_handoff(cur, request_id=self.request_id, job_id=None, **row)
+
+
+def _item(e: EvidenceItem, kind: str) -> AnswerItem:
+    return AnswerItem(text=e.text, citations=e.citations, evidence_ids=[e.evidence_id], kind=kind)
+
+
+def compose(question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle) -> AnswerSections:
+    sections = AnswerSections()
+    if plan.intent is Intent.ATTENTION and not plan.refused:
+        for finding in bundle.patient:
+            guides = bundle.guidelines_by_topic.get(finding.topic or "", [])
+            if finding.abnormal and guides:
+                guide = guides[0]
+                sections.patient_findings.append(AnswerItem(
+                    text=f"Deserves attention: {finding.text}. Related guideline: "
+                         f"{guide.structured['source_title']} — {guide.structured['section']}.",
+                    citations=[*finding.citations, *guide.citations],
+                    evidence_ids=[finding.evidence_id, guide.evidence_id], kind="attention"))
+    sections.patient_findings += [_item(e, "finding") for e in bundle.patient]
+    sections.needs_review = [_item(e, "review") for e in bundle.review]
+    sections.guideline_evidence = [_item(e, "guideline") for e in bundle.guidelines]
+    sections.missing = [AnswerItem(text=text, kind="missing") for _, text in bundle.missing]
+    if plan.need_guidelines and bundle.guideline_not_found:
+        sections.missing.append(AnswerItem(
+            text="No guideline in the workbench's corpus covers this question.", kind="missing"))
+    return sections
+
+
+def render_text(sections: AnswerSections, *, refusal: str | None = None) -> str:
+    """Plain text with numbered citation markers and a source list."""
+    lines: list[str] = []
+    if refusal:
+        lines += [refusal, ""]
+    sources: dict[tuple, int] = {}
+    for name, title in SECTION_TITLES.items():
+        items = getattr(sections, name)
+        lines.append(f"{title}:")
+        if not items:
+            lines.append("- none")
+        for item in items:
+            marks = []
+            for c in item.citations:
+                key = (c.source_id, c.field_or_chunk_id, c.quote_or_value)
+                marks.append(sources.setdefault(key, len(sources) + 1))
+            lines.append(f"- {item.text}" + "".join(f" [{m}]" for m in marks))
+        lines.append("")
+    if sources:
+        lines.append("Sources:")
+        for (source_id, field_id, quote), number in sources.items():
+            lines.append(f"[{number}] {source_id} · {field_id} · “{quote[:120]}”")
+    return "\n".join(lines).rstrip()
+
+
+def _draft(drafter: Drafter, question: str, sections: AnswerSections) -> tuple[str | None, str | None]:
+    """Ask the drafter for prose over verified items; accept it only if every sentence checks."""
+    import re
+
+    evidence: dict[str, str] = {}
+    for item in [*sections.patient_findings, *sections.needs_review, *sections.guideline_evidence]:
+        evidence[f"E{len(evidence) + 1}"] = item.text
+    if not evidence:
+        return None, "nothing to draft from"
+    prose = drafter.draft(question, evidence)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", prose.strip()) if s.strip()]
+    if not sentences:
+        return None, "empty draft"
+    for sentence in sentences:
+        problem = check_drafted_sentence(sentence, evidence)
+        if problem:
+            return None, problem
+    return prose.strip(), None
+
+
+@dataclass
+class AskResult:
+    payload: dict[str, Any]  # the JSON answer of the CLI contract
+    parsed: ParsedQuestion  # kept by a conversation so the next turn can lean on it
+
+
+def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuestion | str | None = None,
+        drafter: Drafter | None = None) -> AskResult:
+    if not question or not question.strip():
+        raise BadInput("Ask a question.", code="empty_question")
+    patient = get_patient(wb, patient_id=patient_id)
+    request_id = uuid.uuid4().hex[:16]
+    trace = _Trace(wb, request_id)
+    started = time.perf_counter()
+    if isinstance(previous, str):
+        previous = parse_question(previous)
+    parsed = parse_question(question, previous)
+    plan = route(parsed)
+    t0 = time.perf_counter()
+    trace.handoff(NODE_SUPERVISOR, NODE_RETRIEVER, "; ".join(plan.reasons), plan.task_type, "dispatched",
+                  (t0 - started) * 1000)
+    bundle = retrieve_evidence(wb, patient["id"], parsed, plan, request_id=request_id)
+    t1 = time.perf_counter()
+    sufficient = bool(bundle.patient or bundle.guidelines or bundle.review)
+    trace.handoff(NODE_RETRIEVER, NODE_SUPERVISOR,
+                  f"patient={len(bundle.patient)} review={len(bundle.review)} guideline={len(bundle.guidelines)} "
+                  f"missing={len(bundle.missing)}", "evidence_retrieval",
+                  "sufficient" if sufficient else "insufficient", (t1 - t0) * 1000)
+    draft_sections = compose(parsed, plan, bundle)
+    trace.handoff(NODE_SUPERVISOR, NODE_ANSWER, "compose four sections from retrieved evidence", plan.task_type,
+                  "refused_narrowed" if plan.refused else "composed", (time.perf_counter() - t1) * 1000)
+    t2 = time.perf_counter()
+    sections, removed = verify_answer(draft_sections, RetrievedEvidence.of(bundle.all_items()))
+    trace.handoff(NODE_ANSWER, NODE_VERIFIER, "every claim cited; citations retrieved by this request",
+                  "verification", f"removed={len(removed)}", (time.perf_counter() - t2) * 1000)
+    text = render_text(sections, refusal=plan.refusal_reason)
+    drafted = False
+    if drafter is not None:
+        t3 = time.perf_counter()
+        prose, problem = _draft(drafter, parsed.text, sections)
+        trace.handoff(NODE_VERIFIER, NODE_DRAFTER, "rephrase verified items; sentences must carry markers",
+                      "drafting", "accepted" if prose else "rejected_fallback", (time.perf_counter() - t3) * 1000,
+                      error=problem)
+        if prose:
+            drafted = True
+            text = (plan.refusal_reason + "\n\n" if plan.refusal_reason else "") + prose + "\n\n" + text
+    trace.save()
+    latency = round((time.perf_counter() - started) * 1000, 2)
+    telemetry.emit("answer", settings=wb.settings, patient_id=patient["id"], request_id=request_id,
+                   refused=plan.refused, task_type=plan.task_type, latency_ms={"total": latency, **bundle.timings_ms},
+                   counts={"patient_findings": len(sections.patient_findings),
+                           "needs_review": len(sections.needs_review),
+                           "guideline_evidence": len(sections.guideline_evidence),
+                           "missing": len(sections.missing), "removed": len(removed)})
+    return AskResult(payload={
+        "request_id": request_id,
+        "refused": plan.refused,
+        "refusal_reason": plan.refusal_reason,
+        "sections": sections.model_dump(mode="json"),
+        "text": text,
+        "drafted": drafted,
+        "question": {"topics": list(parsed.topics), "intent": parsed.intent.value, "follow_up": parsed.follow_up,
+                     "unsafe": [u.value for u in parsed.unsafe]},
+        "verifier": {"removed": len(removed), "reasons": [r.reason for r in removed]},
+        "handoffs": trace.rows,
+        "latency_ms": latency,
+    }, parsed=parsed)

@@ -1,0 +1,53 @@
+"""Read-only queries the evidence retriever needs. Every query here enforces the
+exclusion rules: one patient, live documents, unretracted facts, trusted identity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from storage.db import rows
+
+TRUSTED = ("identity_verified", "identity_review_approved")
+
+
+def chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int) -> list[dict[str, Any]]:
+    """Active chart rows with the citation of the promotion that backs them (if any)."""
+    cur.execute(
+        f"""SELECT c.*, p.citation AS promotion_citation, p.document_id AS source_document_id
+            FROM {table} c
+            LEFT JOIN promotions p ON p.id = c.promotion_id AND p.active
+            LEFT JOIN documents d ON d.id = p.document_id
+            WHERE c.patient_id = ? AND c.active AND (c.promotion_id IS NULL OR (p.id IS NOT NULL AND NOT d.deleted))
+            ORDER BY c.id""",
+        [patient_id],
+    )
+    return rows(cur)
+
+
+def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """Unretracted, unrejected facts of this patient's live documents whose identity
+    (for the fact's scope) is verified or approved by a person."""
+    cur.execute(
+        """WITH latest AS (
+               SELECT document_id, scope, identity_status,
+                      row_number() OVER (PARTITION BY document_id, scope ORDER BY id DESC) AS rn
+               FROM identity_checks WHERE patient_id = ?)
+           SELECT f.*, d.filename FROM document_facts f
+           JOIN documents d ON d.id = f.document_id
+           JOIN latest l ON l.document_id = f.document_id AND l.scope IS NOT DISTINCT FROM f.scope AND l.rn = 1
+           WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active
+             AND f.retracted_at IS NULL AND coalesce(f.promotion_status, '') <> 'rejected'
+             AND l.identity_status IN ('identity_verified', 'identity_review_approved')
+           ORDER BY f.id""",
+        [patient_id, patient_id, patient_id],
+    )
+    return rows(cur)
+
+
+def facts_by_ids(cur: duckdb.DuckDBPyConnection, patient_id: int, fact_ids: list[int]) -> list[dict[str, Any]]:
+    """Re-check vector hits against the database: same filters as ``usable_facts``."""
+    if not fact_ids:
+        return []
+    return [f for f in usable_facts(cur, patient_id) if f["id"] in set(fact_ids)]
