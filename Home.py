@@ -8,6 +8,7 @@ pages = [
     st.Page("pages/overview.py", title="Chart overview", default=True),
     st.Page("pages/documents.py", title="Documents"),
     st.Page("pages/review_queue.py", title="Review queue"),
+    st.Page("pages/chat.py", title="Chat"),
     st.Page("pages/operations.py", title="Operations"),
 ]
 st.navigation(pages).run()

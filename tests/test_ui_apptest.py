@@ -49,3 +49,70 @@ def test_home_lists_a_stored_document_with_its_job(app_env, demo_patient, tmp_pa
     table = at.get("dataframe")[0].value
     assert list(table["file"]) == ["lab.pdf"]
     assert "pending" in table["job"].iloc[0]
+
+
+def _ingest_lab(wb):
+    from datetime import date
+
+    from core.services.patients import add_patient
+    from core.services.worker import Worker
+    from golden.fixtures import LAB_CASES, render_lab
+
+    case = LAB_CASES[0]
+    p = case.patient
+    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+    from core.services.ingestion import attach_and_extract
+
+    attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
+                                  filename="lab.pdf", doc_type="lab_pdf")
+    Worker(wb).run_specific(attached.job["id"])
+    return patient, case
+
+
+def test_chat_page_answers_with_citations_and_refuses(app_env):
+    patient, case = _ingest_lab(app_env)
+    at = run_home(patient_id=patient["id"])
+    at.switch_page("pages/chat.py").run()
+    assert not at.exception, at.exception
+    at.chat_input[0].set_value("What is her latest A1c?").run()
+    assert not at.exception, at.exception
+    texts = " ".join(m.value for m in at.markdown)
+    a1c = next(r for r in case.results if "A1c" in r.test_name)
+    assert f"{a1c.value} {a1c.unit}" in texts and "Patient Findings" in texts
+    assert any(t.label.startswith("📄 documents:") for t in at.toggle)
+    at.chat_input[0].set_value("and her LDL?").run()
+    texts = " ".join(m.value for m in at.markdown)
+    assert "LDL Cholesterol" in texts
+    at.chat_input[0].set_value("Should I double her metformin dose?").run()
+    assert any("can't recommend or change a dose" in w.value for w in at.warning)
+
+
+def test_facts_are_grouped_by_certainty_on_the_overview(app_env):
+    patient, case = _ingest_lab(app_env)
+    at = run_home(patient_id=patient["id"])
+    assert not at.exception, at.exception
+    labels = [e.label for e in at.expander]
+    assert any(l.startswith(f"Verified (promoted to the chart) — {len(case.results)}") for l in labels)
+    table = at.get("dataframe")[0].value
+    assert "succeeded" in table["job"].iloc[0] and "identity verified" in table["identity"].iloc[0]
+
+
+def test_review_queue_approves_a_quarantined_document(app_env):
+    from core.services.ingestion import attach_and_extract
+    from core.services.patients import get_patient
+    from core.services.worker import Worker
+    from golden.fixtures import LAB_CASES, render_lab
+
+    someone = get_patient(app_env, mrn="DEMO-1002")
+    attached = attach_and_extract(app_env, patient_id=someone["id"], source="x.pdf", data=render_lab(LAB_CASES[0]),
+                                  filename="x.pdf", doc_type="lab_pdf")
+    Worker(app_env).run_specific(attached.job["id"])
+    at = run_home(patient_id=someone["id"])
+    at.switch_page("pages/review_queue.py").run()
+    assert not at.exception, at.exception
+    assert any("identity_mismatch_quarantined" in m.value for m in at.markdown)
+    next(b for b in at.button if b.label == "Approve identity").click().run()
+    assert not at.exception, at.exception
+    from core.services.facts import document_report
+
+    assert document_report(app_env, attached.document["id"])["identity"]["status"] == "identity_review_approved"

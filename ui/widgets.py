@@ -32,9 +32,20 @@ def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) 
     st.caption(f"“{cit['quote_or_value']}” · {cit['source_id']} · {cit['field_or_chunk_id']}"
                + (f" · review: {fact['review_reason']}" if fact.get("review_reason") else "")
                + (f" · promotion: {fact['promotion_status']}" if fact.get("promotion_status") else ""))
-    if with_source and st.toggle("Show source", key=f"src-{key}"):
-        view = source_view(wb, cit)
-        if view.image_png:
-            st.image(view.image_png, caption=f"{view.location}: cited box in red")
-        else:
-            st.info(f"{view.location}: “{cit['quote_or_value']}”" + (f" ({view.note})" if view.note else ""))
+    if with_source:
+        show_citation(wb, cit, key=f"src-{key}", label="Show source")
+
+
+def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = None) -> None:
+    """A toggle that opens the cited source: the page with its box, or the cited
+    paragraph / cell range / segment / guideline section."""
+    label = label or f"📄 {cit['source_id']} · {cit['page_or_section']}"
+    if not st.toggle(label, key=key):
+        return
+    view = source_view(wb, cit)
+    if view.image_png:
+        st.image(view.image_png, caption=f"{view.title} · {view.location}: cited box in red")
+    elif view.source_text:
+        st.markdown(f"**{view.title or view.location}** · {view.location}")
+        st.code(view.source_text, language=None, wrap_lines=True)
+    st.caption(f"Quote: “{cit['quote_or_value']}”" + (f" · {view.note}" if view.note else ""))

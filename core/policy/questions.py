@@ -144,17 +144,22 @@ class ParsedQuestion:
     inherited: tuple[str, ...] = field(default=())  # what came from the previous turn
 
 
-def _phrase_in(phrase: str, text: str) -> bool:
-    return re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", text) is not None
-
-
 def find_topics(text: str) -> tuple[str, ...]:
+    """Topics named in the text. A phrase inside a longer matched phrase does not
+    count on its own: "hemoglobin A1c" is about A1c, not the blood count, and
+    "LDL cholesterol" is about LDL, not cholesterol in general."""
     low = text.lower()
-    found = [t.name for t in TOPICS if any(_phrase_in(s, low) for s in t.synonyms)]
-    # The specific lipid names win over the generic "cholesterol" when both appear only
-    # because "LDL cholesterol" contains the word.
-    if "cholesterol" in found and ({"ldl", "hdl"} & set(found)) and not re.search(r"\b(total|lipid|triglycerid)", low):
-        found.remove("cholesterol")
+    matches: list[tuple[int, int, str]] = []
+    for topic in TOPICS:
+        for phrase in topic.synonyms:
+            for m in re.finditer(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", low):
+                matches.append((m.start(), m.end(), topic.name))
+    found: list[str] = []
+    for start, end, name in sorted(matches, key=lambda m: (m[0], -(m[1] - m[0]))):
+        inside_longer = any(s <= start and end <= e and (e - s) > (end - start) and n != name
+                            for s, e, n in matches)
+        if not inside_longer and name not in found:
+            found.append(name)
     if "labs" in found and len(found) > 1:
         found.remove("labs")
     return tuple(found)

@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 from core.models import Citation
 from core.services.workbench import Workbench
-from storage import documents_repo
+from storage import documents_repo, guideline_repo
 
 
 @dataclass
@@ -20,6 +20,8 @@ class SourceView:
     image_png: bytes | None = None  # page with the box drawn
     location: str = ""  # "page 2" / "OBX[3]-5" / "Results!B4:F4"
     note: str | None = None
+    source_text: str | None = None  # the cited paragraph, cell range, segment field or guideline chunk
+    title: str = ""
 
 
 def _page_image(wb: Workbench, document: dict, page: int) -> Image.Image | None:
@@ -41,8 +43,16 @@ def _page_image(wb: Workbench, document: dict, page: int) -> Image.Image | None:
 def source_view(wb: Workbench, citation: Citation | dict) -> SourceView:
     citation = Citation.model_validate(citation)
     view = SourceView(citation=citation, location=citation.page_or_section)
-    if citation.page is None:
-        view.note = "non-paged source: the quote comes from the cited location"
+    if citation.source_type == "guideline":
+        with wb.db.cursor() as cur:
+            found = guideline_repo.get_chunks(cur, guideline_repo.active_version(cur), [citation.field_or_chunk_id])
+        chunk = found.get(citation.field_or_chunk_id) if found else None
+        if chunk is not None:
+            view.title, view.source_text = f"{chunk.source_title} — {chunk.section}", chunk.text
+            view.note = chunk.source_reference
+        return view
+    if not citation.source_id.startswith("documents:"):
+        view.note = "entered in the chart by hand"
         return view
     doc_id = int(citation.source_id.split(":", 1)[1])
     with wb.db.cursor() as cur:
@@ -50,6 +60,9 @@ def source_view(wb: Workbench, citation: Citation | dict) -> SourceView:
     if document is None:
         view.note = "document not found"
         return view
+    view.title = document["filename"]
+    if citation.page is None:
+        return _section_view(wb, document, view)
     image = _page_image(wb, document, citation.page)
     if image is None:
         view.note = "page image unavailable; showing the quote and page only"
@@ -66,6 +79,24 @@ def source_view(wb: Workbench, citation: Citation | dict) -> SourceView:
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     view.image_png = buf.getvalue()
+    return view
+
+
+def _section_view(wb: Workbench, document: dict, view: SourceView) -> SourceView:
+    """Non-paged sources (DOCX, XLSX, HL7) are re-read to show the cited location."""
+    from core.errors import ExtractionError
+    from extract.normalize import normalize
+
+    try:
+        content = normalize(wb.blobs.get(document["sha256"]), allow_ocr=False)
+    except ExtractionError as exc:
+        view.note = f"the source could not be re-read ({exc.code})"
+        return view
+    for section in content.sections:
+        if section.locator == view.citation.page_or_section:
+            view.source_text = section.text
+            return view
+    view.note = "the cited location was not found in the source"
     return view
 
 

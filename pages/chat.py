@@ -1,0 +1,57 @@
+"""Chat: questions about the selected patient, answered with cited evidence or refused."""
+
+import streamlit as st
+
+from core.errors import WorkbenchError
+from core.services.answering import SECTION_TITLES, ask
+from core.services.drafting import drafter_for
+from ui.runtime import patient_picker, workbench
+from ui.widgets import show_citation
+
+wb = workbench()
+patient = patient_picker()
+st.title("Chat")
+if patient is None:
+    st.stop()
+st.caption("Answers come only from this patient's chart, active documents and the guideline corpus. "
+           "Diagnosis, treatment, dosing and medication changes are declined.")
+
+turns = st.session_state.setdefault("chat_turns", {}).setdefault(patient["id"], [])
+
+
+def render_answer(payload: dict, turn: int) -> None:
+    if payload["refused"]:
+        st.warning(payload["refusal_reason"])
+    for name, title in SECTION_TITLES.items():
+        items = payload["sections"][name]
+        st.markdown(f"**{title}**")
+        if not items:
+            st.caption("none")
+        for i, item in enumerate(items):
+            marker = "⚠️ " if name == "needs_review" else ("❔ " if name == "missing" else "")
+            st.markdown(f"{marker}{item['text']}")
+            for j, citation in enumerate(item["citations"]):
+                show_citation(wb, citation, key=f"c-{patient['id']}-{turn}-{name}-{i}-{j}")
+    with st.expander(f"Handoffs and latency ({payload['latency_ms']:.0f} ms)"):
+        st.caption(f"request {payload['request_id']} · topics {payload['question']['topics']} · "
+                   f"intent {payload['question']['intent']} · verifier removed {payload['verifier']['removed']}")
+        st.dataframe(payload["handoffs"], hide_index=True, width="stretch")
+
+
+for n, (question, payload) in enumerate(turns):
+    with st.chat_message("user"):
+        st.write(question)
+    with st.chat_message("assistant"):
+        render_answer(payload, n)
+
+prompt = st.chat_input("Ask about this patient (e.g. “What is her latest A1c?”)")
+if prompt:
+    previous = st.session_state.get("chat_parsed", {}).get(patient["id"])
+    try:
+        result = ask(wb, patient["id"], prompt, previous=previous, drafter=drafter_for(wb.settings))
+    except WorkbenchError as exc:
+        st.error(exc.message)
+    else:
+        st.session_state.setdefault("chat_parsed", {})[patient["id"]] = result.parsed
+        turns.append((prompt, result.payload))
+        st.rerun()
