@@ -140,3 +140,21 @@ def check_identity(candidates: Iterable[IdentityCandidate], patient: dict[str, A
         IdentityStatus.AMBIGUOUS, matched, "not enough identifiers to confirm the patient (missing: "
         + ", ".join(missing) + ")",
     )
+
+
+def combine_parts(parts: dict[str, IdentityStatus]) -> IdentityOutcome:
+    """The document-level view of a document checked part by part (fax pages, HL7
+    messages): verified only when every part is trusted, quarantined when every
+    part belongs to someone else, otherwise a mixed document for review (the
+    matching parts stay usable on their own)."""
+    trusted = sorted(s for s, st in parts.items() if st.trusted)
+    wrong = sorted(s for s, st in parts.items() if st is IdentityStatus.MISMATCH)
+    matched = {"parts_trusted": len(trusted), "parts": len(parts)}
+    if parts and len(trusted) == len(parts):
+        return IdentityOutcome(IdentityStatus.VERIFIED, matched)
+    if parts and len(wrong) == len(parts):
+        return IdentityOutcome(IdentityStatus.MISMATCH, matched, "every part names another patient")
+    reason = f"{len(trusted)} of {len(parts)} parts match the chart"
+    if wrong:
+        reason += "; quarantined: " + ", ".join(wrong)
+    return IdentityOutcome(IdentityStatus.AMBIGUOUS, matched, reason)

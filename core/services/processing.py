@@ -17,7 +17,7 @@ from core.models import Certainty, DocType, ExtractionResult, IdentityStatus
 from core.policy.certainty import classify
 from core.policy.citations import verify_citations
 from core.policy.fingerprints import clinical_content_fingerprint, fact_fingerprint
-from core.policy.identity import check_identity
+from core.policy.identity import IdentityOutcome, check_identity, combine_parts
 from core.services.promotion import promote_facts
 from core.services.workbench import Workbench
 from extract.extractors import load_all
@@ -59,18 +59,13 @@ def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
             raise ResponseRejected("An extracted fact has no citation.", code="missing_citation")
 
 
-def _identity_scopes(result: ExtractionResult) -> list[str | None]:
-    scopes = {f.scope for f in result.facts} | {c.scope for c in result.identifiers}
-    return [None] + sorted(s for s in scopes if s is not None)
-
-
-def _check_scope(cur, job: dict, document: dict, patient: dict, result: ExtractionResult,
-                 scope: str | None) -> dict[str, Any]:
+def _record_check(cur, job: dict, document: dict, patient: dict, scope: str | None,
+                  candidates: list, outcome: IdentityOutcome) -> dict[str, Any]:
+    """Store an identity check unless the same one is already the latest; a human
+    decision is never overwritten by reprocessing."""
     previous = facts_repo.latest_identity(cur, document["id"], scope)
     if previous is not None and previous["review_decision"]:
-        return previous  # a human has decided; reprocessing does not undo it
-    candidates = [c for c in result.identifiers if c.scope == scope]
-    outcome = check_identity(candidates, patient)
+        return previous
     identifiers = [c.model_dump(mode="json") for c in candidates]
     if (previous is not None and previous["identity_status"] == outcome.status.value
             and previous["extracted_identifiers"] == identifiers):
@@ -80,6 +75,24 @@ def _check_scope(cur, job: dict, document: dict, patient: dict, result: Extracti
         scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
         mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required,
     )
+
+
+def _identity_checks(cur, job: dict, document: dict, patient: dict, result: ExtractionResult) -> dict[str | None, dict]:
+    """One check per part (fax pages, HL7 messages) and one for the document. When
+    every identifier belongs to a part, the document's check summarises the parts."""
+    scopes = sorted(({f.scope for f in result.facts} | {c.scope for c in result.identifiers}) - {None})
+    checks: dict[str | None, dict] = {}
+    for scope in scopes:
+        candidates = [c for c in result.identifiers if c.scope == scope]
+        checks[scope] = _record_check(cur, job, document, patient, scope, candidates,
+                                      check_identity(candidates, patient))
+    unscoped = [c for c in result.identifiers if c.scope is None]
+    if unscoped or not scopes:
+        outcome = check_identity(unscoped, patient)
+    else:
+        outcome = combine_parts({s: IdentityStatus(c["identity_status"]) for s, c in checks.items()})
+    checks[None] = _record_check(cur, job, document, patient, None, unscoped, outcome)
+    return checks
 
 
 def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citations: list, checks: dict,
@@ -149,8 +162,7 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
     citations = verify_citations([p.citation for p in result.facts], content)
     with wb.db.transaction() as cur:
-        checks = {scope: _check_scope(cur, job, document, patient, result, scope)
-                  for scope in _identity_scopes(result)}
+        checks = _identity_checks(cur, job, document, patient, result)
         prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages), counts)
         stored = _store_facts(cur, prepared, counts)
         clock.lap("validate_persist")
