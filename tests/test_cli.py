@@ -116,3 +116,50 @@ def test_health_answers_while_another_process_holds_the_database(initialised):
         holder.wait(20)
     out = as_json(cli(initialised, "health", "--json"))
     assert out["components"]["worker"]["status"] == "stale"  # the worker said it stopped
+
+
+FACT_KEYS = {"fact_id", "fact_type", "certainty", "structured_value", "fact_text", "citation", "confidence",
+             "promotion_status", "active"}
+
+
+def test_ingest_ask_search_review_delete_shapes(initialised, tmp_path):
+    from golden.fixtures import LAB_CASES, render_lab
+
+    case = LAB_CASES[0]
+    p = case.patient
+    as_json(cli(initialised, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob,
+                "--json"))
+    pdf = tmp_path / "lab.pdf"
+    pdf.write_bytes(render_lab(case))
+    out = as_json(cli(initialised, "ingest", str(pdf), "--patient", p.mrn, "--doc-type", "lab_pdf", "--json"))
+    assert out["job"]["status"] == "succeeded" and out["identity"]["status"] == "identity_verified"
+    assert out["facts"] and all(FACT_KEYS <= set(f) for f in out["facts"])
+    lab = out["facts"][0]["structured_value"]
+    assert {"test_name", "value", "unit", "reference_range", "collection_date", "abnormal_flag"} <= set(lab)
+    assert {p_["outcome"] for p_ in out["promotions"]} == {"promoted"}
+
+    answer = as_json(cli(initialised, "ask", "--patient", p.mrn, "How often should her A1c be checked?", "--json"))
+    assert {"request_id", "refused", "refusal_reason", "sections", "text"} <= set(answer)
+    assert set(answer["sections"]) == {"patient_findings", "needs_review", "guideline_evidence", "missing"}
+    item = answer["sections"]["guideline_evidence"][0]
+    assert {"text", "citations"} <= set(item) and item["citations"][0]["source_type"] == "guideline"
+    follow = as_json(cli(initialised, "ask", "--patient", p.mrn, "and her LDL?", "--previous",
+                         "What is her latest A1c?", "--json"))
+    assert all("LDL" in i["text"] for i in follow["sections"]["patient_findings"])
+    refused = as_json(cli(initialised, "ask", "--patient", p.mrn, "What dose of metformin should she take?", "--json"))
+    assert refused["refused"] is True and refused["refusal_reason"]
+
+    found = as_json(cli(initialised, "search-guidelines", "statin for primary prevention", "--k", "3", "--json"))
+    assert found["not_found"] is False and 1 <= len(found["results"]) <= 3
+    assert {"chunk_id", "corpus_version", "source_title", "section", "score", "text", "citation"} <= set(
+        found["results"][0])
+    assert as_json(cli(initialised, "search-guidelines", "best pizza in town", "--json"))["not_found"] is True
+
+    fact_id = out["facts"][0]["fact_id"]
+    reviewed = as_json(cli(initialised, "review", "reject-fact", str(fact_id), "--by", "dr.cli", "--reason", "test",
+                           "--json"))
+    assert reviewed["fact_id"] == fact_id and reviewed["active"] is False
+    deleted = as_json(cli(initialised, "delete-document", str(out["document_id"]), "--json"))
+    assert deleted["retracted"]["facts"] == len(case.results)
+    # the rejected fact already took its chart row back out
+    assert deleted["retracted"]["chart_rows"] == len(case.results) - 1

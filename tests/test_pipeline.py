@@ -250,3 +250,17 @@ def test_delete_keeps_a_chart_row_another_document_still_supports(wb):
     assert result["retracted"]["chart_rows"] == 0
     rows = chart(wb, patient["id"])["chart_lab_results"]
     assert len(rows) == len(case.results) and all("still supported" in r["note"] for r in rows)
+
+
+def test_rejecting_a_promoted_finding_takes_it_out_of_the_chart(wb):
+    case = LAB_CASES[0]
+    patient = chart_patient(wb, case.patient)
+    report = ingest(wb, patient, render_lab(case), "lab_pdf")
+    fact = report["facts"][0]
+    decide_fact(wb, fact["fact_id"], approve=False, by="dr.reviewer", reason="transcription error")
+    rows = chart(wb, patient["id"])["chart_lab_results"]
+    assert len(rows) == len(case.results) - 1
+    assert fact["structured_value"]["test_name"] not in {r["test_name"] for r in rows}
+    with wb.db.cursor() as cur:
+        note = cur.execute("SELECT note FROM chart_lab_results WHERE NOT active").fetchone()[0]
+    assert "rejected by dr.reviewer" in note

@@ -45,23 +45,32 @@ def delete_document(wb: Workbench, document_id: int, *, by: str | None = None,
                                       action="fact_retracted", actor_id=by, reason=reason)
             fact_ids.append(fact["id"])
             counts["facts"] += 1
-        for promo in promotions_repo.promotions_for_document(cur, document_id):
-            if not promo["active"]:
-                continue
-            promotions_repo.retract_promotion(cur, promo["id"], reason)
-            counts["promotions"] += 1
-            audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, job_id=promo["job_id"],
-                                      fact_id=promo["fact_id"], promotion_id=promo["id"],
-                                      promoted_table=promo["promoted_table"],
-                                      promoted_record_id=promo["promoted_record_id"], prior_state=promo["outcome"],
-                                      new_state="retracted", action="promotion_retracted", actor_id=by, reason=reason)
-            if promo["outcome"] != "promoted":
-                continue
-            counts["chart_rows"] += _retract_chart_row(cur, promo, document_id, by, reason)
+        promo_counts = retract_promotions(cur, promotions_repo.promotions_for_document(cur, document_id),
+                                          by=by, reason=reason)
+        counts["promotions"], counts["chart_rows"] = promo_counts["promotions"], promo_counts["chart_rows"]
     counts["vectors"] = remove_vectors(wb, fact_ids)
     telemetry.emit("document_deleted", settings=wb.settings, patient_id=patient_id, document_id=document_id,
                    counts=counts)
     return {"document_id": document_id, "retracted": counts}
+
+
+def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> dict[str, int]:
+    """Retract active promotions; a chart row they created goes inactive unless another
+    live document still supports the same content (then it is re-linked to that one)."""
+    counts = {"promotions": 0, "chart_rows": 0}
+    for promo in promotions:
+        if not promo["active"]:
+            continue
+        promotions_repo.retract_promotion(cur, promo["id"], reason)
+        counts["promotions"] += 1
+        audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=promo["document_id"],
+                                  job_id=promo["job_id"], fact_id=promo["fact_id"], promotion_id=promo["id"],
+                                  promoted_table=promo["promoted_table"], promoted_record_id=promo["promoted_record_id"],
+                                  prior_state=promo["outcome"], new_state="retracted", action="promotion_retracted",
+                                  actor_id=by, reason=reason)
+        if promo["outcome"] == "promoted":
+            counts["chart_rows"] += _retract_chart_row(cur, promo, promo["document_id"], by, reason)
+    return counts
 
 
 def _retract_chart_row(cur, promo: dict, document_id: int, by: str, reason: str) -> int:
@@ -77,7 +86,7 @@ def _retract_chart_row(cur, promo: dict, document_id: int, by: str, reason: str)
                                   prior_state="active", new_state="active:relinked", action="chart_row_relinked",
                                   actor_id=by, reason=reason)
         return 0
-    if not promotions_repo.deactivate_chart_row(cur, table, record_id, f"[retracted: source document {document_id} deleted]"):
+    if not promotions_repo.deactivate_chart_row(cur, table, record_id, f"[retracted: {reason} (document {document_id})]"):
         return 0
     audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=document_id, promotion_id=promo["id"],
                               promoted_table=table, promoted_record_id=record_id, prior_state="active",

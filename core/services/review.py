@@ -15,6 +15,7 @@ from core.models import Certainty, IdentityStatus
 from core.services.facts import patient_facts
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact, promote_facts
+from core.services.retraction import retract_promotions
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, promotions_repo
 from storage.jobs_repo import utcnow
@@ -106,6 +107,9 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
             outcome = promote_fact(cur, fact, document) if trusted else "awaiting_identity"
             facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
         else:
+            # A rejected finding must not stay in the chart through an earlier promotion.
+            retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
+                               reason=f"finding rejected by {by}" + (f": {reason}" if reason else ""))
             facts_repo.update_fact(cur, fact_id, active=False, promotion_status="rejected", deactivated_at=utcnow())
         fact = facts_repo.fact_by_id(cur, fact_id)
         after = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
