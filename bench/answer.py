@@ -47,7 +47,7 @@ def main() -> None:
 
     from core.policy.questions import parse_question
     from core.services.answering import ask
-    from core.services.corpus import index_corpus_if_available
+    from core.services.corpus import index_guideline_corpus
     from core.services.fact_vectors import index_pending
     from core.services.ingestion import attach_and_extract
     from core.services.patients import add_patient
@@ -58,7 +58,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         wb = open_workbench(Settings(data_dir=Path(tmp)))
-        index_corpus_if_available(wb)
+        index_guideline_corpus(wb)
         base = LAB_CASES[5]
         p = base.patient
         patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)

@@ -29,14 +29,14 @@ def _workbench():
 
 
 def cmd_init(args) -> dict[str, Any]:
-    from core.services.corpus import index_corpus_if_available
+    from core.services.corpus import index_guideline_corpus
     from core.services.patients import seed_demo_patients
     from storage.migrations import LATEST_VERSION
 
     wb = _workbench()
     try:
         added = seed_demo_patients(wb)
-        corpus = index_corpus_if_available(wb)
+        corpus = index_guideline_corpus(wb)
     finally:
         wb.close()
     settings = get_settings()
@@ -148,11 +148,11 @@ def cmd_health(args) -> dict[str, Any]:
 
 
 def cmd_index_corpus(args) -> dict[str, Any]:
-    from core.services.corpus import index_corpus_if_available
+    from core.services.corpus import index_guideline_corpus
 
     wb = _workbench()
     try:
-        return {"ok": True, **index_corpus_if_available(wb, force=args.force)}
+        return {"ok": True, **index_guideline_corpus(wb, force=args.force)}
     finally:
         wb.close()
 

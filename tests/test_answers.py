@@ -117,11 +117,11 @@ def _chart_patient(wb, p):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from core.services.corpus import index_corpus_if_available
+    from core.services.corpus import index_guideline_corpus
     from core.services.fact_vectors import index_pending
 
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("answers")))
-    index_corpus_if_available(wb)
+    index_guideline_corpus(wb)
     wren = _chart_patient(wb, WREN_LAB.patient)
     odalys = _chart_patient(wb, ODALYS_LAB.patient)
     docs = {

@@ -7,13 +7,9 @@ from typing import Any
 from core.services.workbench import Workbench
 
 
-def index_corpus_if_available(wb: Workbench, *, force: bool = False) -> dict[str, Any]:
-    try:
-        from retrieve.guidelines import index_corpus
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("retrieve.guidelines",):
-            raise
-        return {"indexed": False, "detail": "guideline retrieval not installed"}
+def index_guideline_corpus(wb: Workbench, *, force: bool = False) -> dict[str, Any]:
+    """Index the checked-in corpus version (a no-op when it is already indexed)."""
+    from retrieve.guidelines import index_corpus
     from retrieve.providers import embedder_for
 
     with wb.db.cursor() as cur:

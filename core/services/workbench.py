@@ -40,11 +40,8 @@ def open_workbench(settings: Settings | None = None, *, fact_index: FactIndex | 
     return Workbench(settings=settings, db=db, blobs=BlobStore(settings.documents_dir), fact_index=fact_index)
 
 
-def _default_fact_index(settings: Settings) -> FactIndex | None:
-    try:
-        from retrieve.patient_facts import LancePatientFactIndex
-    except ModuleNotFoundError as exc:
-        if exc.name != "retrieve.patient_facts":
-            raise
-        return None
+def _default_fact_index(settings: Settings) -> FactIndex:
+    # Lazy: the embedder and LanceDB open on first use, not when the workbench opens.
+    from retrieve.patient_facts import LancePatientFactIndex
+
     return LancePatientFactIndex(settings)
