@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from core.content import ContentWarning, NormalizedContent, Section
 from core.errors import ExtractionError
 from core.models import (
-    Citation,
     DocType,
     ExtractionResult,
     ExtractionWarning,
@@ -36,6 +35,7 @@ from core.models import (
     IdentityCandidate,
 )
 from extract import values as V
+from extract.section_facts import SectionFacts
 from extract.ooxml import check_ooxml
 from extract.registry import register
 
@@ -260,23 +260,8 @@ class _Found:
 
 
 @dataclass(slots=True)
-class _Ctx:
-    source_id: str
-    facts: list[FactProposal] = field(default_factory=list)
-    identifiers: list[IdentityCandidate] = field(default_factory=list)
-    warnings: list[ExtractionWarning] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
+class _Ctx(SectionFacts):
     scalars: set[str] = field(default_factory=set)
-
-    def path(self, collection: str) -> str:
-        k = self.counts.get(collection, 0)
-        self.counts[collection] = k + 1
-        return f"{collection}[{k}]"
-
-    def cite(self, section: Section, quote: str, path: str) -> Citation:
-        q = quote.strip() if quote and V.contains_normalized(section.text, quote) else section.text.strip()
-        return Citation(source_type=SOURCE_TYPE, source_id=self.source_id, page_or_section=section.locator,
-                        field_or_chunk_id=path, quote_or_value=q)
 
 
 _BASE = {"table": 0.9, "header_table": 0.88, "inline": 0.86, "following": 0.8, "salutation": 0.62,
@@ -289,7 +274,7 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
     if content.source_kind != "docx":
         raise ExtractionError(f"Expected DOCX content but got {content.source_kind!r} content.",
                               code="wrong_content_kind")
-    ctx = _Ctx(source_id)
+    ctx = _Ctx(SOURCE_TYPE, source_id)
     ctx.warnings = [ExtractionWarning(code=w.code, message=w.message) for w in content.warnings]
     found = _from_paragraphs(content) + _from_tables(content)
     for item in found:

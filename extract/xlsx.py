@@ -20,13 +20,12 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, time
 
 from core.content import ContentWarning, NormalizedContent, Section
 from core.errors import ExtractionError
 from core.models import (
-    Citation,
     DocType,
     ExtractionResult,
     ExtractionWarning,
@@ -36,6 +35,7 @@ from core.models import (
     LabResultValue,
 )
 from extract import values as V
+from extract.section_facts import SectionFacts
 from extract.ooxml import check_ooxml
 from extract.registry import register
 
@@ -258,23 +258,7 @@ class _Table:
     header_units: str = ""  # "Result (mmol/L)"
 
 
-@dataclass(slots=True)
-class _Ctx:
-    source_id: str
-    facts: list[FactProposal] = field(default_factory=list)
-    identifiers: list[IdentityCandidate] = field(default_factory=list)
-    warnings: list[ExtractionWarning] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def path(self, collection: str) -> str:
-        k = self.counts.get(collection, 0)
-        self.counts[collection] = k + 1
-        return f"{collection}[{k}]"
-
-    def cite(self, section: Section, quote: str, path: str) -> Citation:
-        q = quote.strip() if quote and V.contains_normalized(section.text, quote) else section.text.strip()
-        return Citation(source_type=SOURCE_TYPE, source_id=self.source_id, page_or_section=section.locator,
-                        field_or_chunk_id=path, quote_or_value=q)
+_Ctx = SectionFacts
 
 
 @register(DocType.CLINICAL_WORKBOOK)
@@ -283,7 +267,7 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
     if content.source_kind != "xlsx":
         raise ExtractionError(f"Expected XLSX content but got {content.source_kind!r} content.",
                               code="wrong_content_kind")
-    ctx = _Ctx(source_id)
+    ctx = _Ctx(SOURCE_TYPE, source_id)
     ctx.warnings = [ExtractionWarning(code=w.code, message=w.message) for w in content.warnings]
     by_sheet: dict[str, list[Section]] = {}
     for s in content.sections:

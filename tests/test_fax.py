@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date
 
 import pymupdf
-import pytest
 
 from core.services.facts import document_report
 from core.services.ingestion import attach_and_extract
@@ -13,7 +12,7 @@ from core.services.patients import add_patient
 from core.services.worker import Worker
 from extract.fax import classify_page, split_parts
 from extract.pdf import normalize_pdf
-from golden.fax import cover_sheet, packet
+from golden.fax import packet
 from golden.fixtures import INTAKE_CASES, LAB_CASES
 
 WREN_LAB, WREN_INTAKE, OTHER_LAB = LAB_CASES[5], INTAKE_CASES[1], LAB_CASES[0]

@@ -2,7 +2,6 @@
 
 import threading
 import time
-from datetime import timedelta
 
 import pytest
 

@@ -8,9 +8,8 @@ import sys
 import duckdb
 import pytest
 
-from core.errors import DatabaseBusy
 from storage.blobs import BlobStore
-from storage.db import Database, open_database
+from storage.db import open_database
 from storage.migrations import LATEST_VERSION, MIGRATIONS, current_version, migrate
 
 
