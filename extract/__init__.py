@@ -1,4 +1,4 @@
 """bytes -> normalized content -> extraction result. Never touches the database.
 
-Importing ``extract.extractors`` registers every available doc_type extractor.
+``extract.extractors.load_all()`` fills the doc_type -> extractor table.
 """

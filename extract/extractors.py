@@ -1,21 +1,27 @@
-"""Import the extractor modules so their ``@register`` decorators run."""
+"""The doc_type -> extractor table, filled explicitly.
+
+``load_all`` (re)fills any missing entry, so the table is complete whatever was
+imported first; an entry already present (for instance a stand-in a test put
+there) is left alone.
+"""
 
 from __future__ import annotations
 
-import importlib
-
-from extract.registry import EXTRACTORS
-
-_MODULES = ("extract.lab", "extract.intake", "extract.docx", "extract.xlsx", "extract.hl7", "extract.fax")
+from core.models import DocType
+from extract.registry import EXTRACTORS, Extractor
 
 
-def load_all() -> dict:
-    for name in _MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            # A format module that has not landed yet leaves its doc_type unsupported
-            # (jobs fail with unsupported_doc_type); any other import error is a defect.
-            if exc.name != name:
-                raise
+def load_all() -> dict[DocType, Extractor]:
+    from extract.docx import extract_referral
+    from extract.fax import extract_fax
+    from extract.hl7 import extract_hl7
+    from extract.intake import extract_intake
+    from extract.lab import extract_lab
+    from extract.xlsx import extract_workbook
+
+    for doc_type, fn in {
+        DocType.LAB_PDF: extract_lab, DocType.INTAKE_FORM: extract_intake, DocType.REFERRAL_DOCX: extract_referral,
+        DocType.CLINICAL_WORKBOOK: extract_workbook, DocType.HL7V2_MESSAGE: extract_hl7, DocType.FAX_PACKET: extract_fax,
+    }.items():
+        EXTRACTORS.setdefault(doc_type, fn)
     return EXTRACTORS

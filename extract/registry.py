@@ -17,13 +17,15 @@ class Extractor(Protocol):
     def __call__(self, content: NormalizedContent, source_id: str) -> ExtractionResult: ...
 
 
-# doc_type -> extractor; filled by modules as they land (see extract/__init__.py).
+# doc_type -> extractor; extract.extractors.load_all() fills every entry.
 EXTRACTORS: dict[DocType, Extractor] = {}
 
 
 def register(doc_type: DocType) -> Callable[[Extractor], Extractor]:
+    """Mark a function as the extractor of a doc_type (the first one registered wins)."""
+
     def deco(fn: Extractor) -> Extractor:
-        EXTRACTORS[doc_type] = fn
+        EXTRACTORS.setdefault(doc_type, fn)
         return fn
 
     return deco
