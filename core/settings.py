@@ -23,7 +23,6 @@ class Settings(BaseSettings):
     user: str = "clinician"
     start_worker: bool = True  # the UI process runs the worker thread
 
-    extractor: str = "deterministic"  # deterministic | openai
     embedder: str = "minilm"  # minilm | openai
     reranker: str = "local"  # local | cohere
     drafter: str = "none"  # none | openai
