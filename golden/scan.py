@@ -1,0 +1,132 @@
+"""Turn typed PDFs into realistic "scans" for tests and evals.
+
+A scan here is what a flatbed or fax gives back: each page rendered to pixels, skewed a
+little, blurred a little, speckled, and stored without any text layer. Everything is
+driven by ``seed`` so a golden case produces the same bytes on every run.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Literal, Sequence
+
+import numpy as np
+import pymupdf
+from PIL import Image, ImageFilter
+
+ScanFormat = Literal["pdf", "tiff", "png"]
+TiffCompression = Literal["group4", "lzw"]
+
+
+def typed_pdf(
+    lines: Sequence[str],
+    *,
+    fontsize: float = 11,
+    origin: tuple[float, float] = (72, 90),
+    leading: float = 1.8,
+    page_size: tuple[float, float] = (612, 792),
+    pages: int = 1,
+) -> bytes:
+    """A plain typed Letter-size PDF with ``lines`` on every page (Helvetica).
+
+    The text layer is the ground truth a scan of it is compared with.
+    """
+    doc = pymupdf.open()
+    for _ in range(pages):
+        page = doc.new_page(width=page_size[0], height=page_size[1])
+        x, y = origin
+        for text in lines:
+            page.insert_text((x, y), text, fontsize=fontsize, fontname="helv")
+            y += fontsize * leading
+    return doc.tobytes(garbage=3, deflate=True, no_new_id=True)
+
+
+def scan_pdf(
+    pdf_bytes: bytes,
+    *,
+    dpi: int = 200,
+    rotate_deg: float = 1.5,
+    noise: float = 0.03,
+    seed: int = 0,
+    as_format: ScanFormat = "pdf",
+    tiff_compression: TiffCompression = "group4",
+) -> bytes:
+    """Rasterise every page of ``pdf_bytes`` as a degraded scan.
+
+    ``rotate_deg`` turns the content counter-clockwise on the paper (PIL convention),
+    like a sheet fed slightly crooked; the paper size stays the same. ``noise`` is the
+    fraction of pixels hit by salt-and-pepper speckle; a mild gaussian grain and a slight
+    blur are always added. ``as_format`` picks an image-only PDF, a multi-page TIFF
+    (``tiff_compression`` group4 = bilevel fax, or lzw = grayscale) or a PNG of page 1.
+    """
+    with pymupdf.open(stream=pdf_bytes, filetype="pdf") as doc:
+        sizes = [(page.rect.width, page.rect.height) for page in doc]
+        pages = [
+            _degrade(_render(page, dpi), rotate_deg, noise, np.random.default_rng([seed, i]))
+            for i, page in enumerate(doc)
+        ]
+    if as_format == "png":
+        return _save(pages[0], "PNG", dpi=(dpi, dpi))
+    if as_format == "tiff":
+        if tiff_compression == "group4":
+            # A fax is bilevel: threshold the grey scan, keeping the speckle.
+            frames = [p.point(lambda v: 255 if v > 150 else 0).convert("1") for p in pages]
+        else:
+            frames = pages
+        return _save(
+            frames[0],
+            "TIFF",
+            save_all=True,
+            append_images=frames[1:],
+            compression="group4" if tiff_compression == "group4" else "tiff_lzw",
+            dpi=(dpi, dpi),
+        )
+    if as_format == "pdf":
+        return _image_pdf(pages, sizes)
+    raise ValueError(f"unknown scan format {as_format!r}")
+
+
+def _render(page: pymupdf.Page, dpi: int) -> Image.Image:
+    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    return Image.frombytes("L", (pix.width, pix.height), pix.samples)
+
+
+def _degrade(
+    img: Image.Image, rotate_deg: float, noise: float, rng: np.random.Generator
+) -> Image.Image:
+    if rotate_deg:
+        img = img.rotate(rotate_deg, resample=Image.Resampling.BICUBIC, fillcolor=255)
+    img = img.filter(ImageFilter.GaussianBlur(radius=0.6))
+    px = np.asarray(img, dtype=np.float32)
+    px = px + rng.normal(0.0, 8.0, px.shape)  # sensor grain
+    if noise > 0:
+        hit = rng.random(px.shape)
+        px[hit < noise / 2] = 0.0  # pepper
+        px[hit > 1 - noise / 2] = 255.0  # salt
+    return Image.fromarray(np.clip(px, 0, 255).astype(np.uint8))
+
+
+def _save(img: Image.Image, fmt: str, **kwargs) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, fmt, **kwargs)
+    return buf.getvalue()
+
+
+def _image_pdf(pages: list[Image.Image], sizes: list[tuple[float, float]]) -> bytes:
+    """An image-only PDF: one full-page picture per page, no text layer."""
+    out = pymupdf.open()
+    for img, (width, height) in zip(pages, sizes):
+        page = out.new_page(width=width, height=height)
+        page.insert_image(page.rect, stream=_save(img, "PNG", compress_level=1))
+    return out.tobytes(garbage=3, deflate=True, no_new_id=True)
+
+
+def char_error_rate(got: str, want: str) -> float:
+    """Levenshtein distance between OCR output and the typed text, per typed character."""
+    prev = list(range(len(want) + 1))
+    for i, a in enumerate(got, 1):
+        cur = [i]
+        for j, b in enumerate(want, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a != b)))
+        prev = cur
+    return prev[-1] / max(len(want), 1)
