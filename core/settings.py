@@ -22,6 +22,7 @@ class Settings(BaseSettings):
     upload_max_bytes: int = 50 * 1024 * 1024
     user: str = "clinician"
     start_worker: bool = True  # the UI process runs the worker thread
+    ocr_engine: str = "auto"  # auto (Tesseract when installed, else RapidOCR) | tesseract | rapidocr
 
     embedder: str = "minilm"  # minilm | openai
     reranker: str = "local"  # local | cohere
@@ -40,6 +41,10 @@ class Settings(BaseSettings):
     cohere_api_key: str | None = Field(
         default=None, validation_alias=AliasChoices("WORKBENCH_COHERE_API_KEY", "COHERE_API_KEY")
     )
+
+    @property
+    def ocr_preference(self) -> str | None:
+        return None if self.ocr_engine == "auto" else self.ocr_engine
 
     @property
     def db_path(self) -> Path:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import zipfile
-from codecs import getincrementaldecoder
 from pathlib import Path
 
 import pymupdf
@@ -237,70 +235,3 @@ def _save_render(result: PageResult, render_dir: Path | None, name: str) -> None
     path = render_dir / f"{name}-p{result.page.number}.png"
     result.image.save(path, "PNG", compress_level=3)
     result.page.image_path = str(path)
-
-
-# --- content sniffing -----------------------------------------------------------------
-
-MIME_PDF = "application/pdf"
-MIME_DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-MIME_XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-MIME_HL7 = "x-application/hl7-v2+er7"
-_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"II*\x00", "image/tiff"),
-    (b"MM\x00*", "image/tiff"),
-    (b"II+\x00", "image/tiff"),  # BigTIFF
-    (b"MM\x00+", "image/tiff"),
-)
-
-
-def detect_mime(data: bytes) -> str | None:
-    """The MIME type the bytes really are, from their content; None if unknown.
-
-    Lets ingestion refuse a file whose bytes don't match the type it claims.
-    """
-    if not data:
-        return None
-    for magic, mime in _MAGIC:
-        if data.startswith(magic):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if b"%PDF-" in data[:1024]:  # the spec lets junk precede the header
-        return MIME_PDF
-    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        return _zip_mime(data)
-    text = _as_text(data)
-    if text is None:
-        return None
-    if text.lstrip("\ufeff \t\r\n\x0b")[:4] in ("MSH|", "FHS|", "BHS|"):  # \x0b: MLLP start
-        return MIME_HL7
-    return "text/plain"
-
-
-def _zip_mime(data: bytes) -> str | None:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            names = zf.namelist()
-    except zipfile.BadZipFile:
-        return None
-    if any(n.startswith("word/") for n in names):
-        return MIME_DOCX
-    if any(n.startswith("xl/") for n in names):
-        return MIME_XLSX
-    return "application/zip"
-
-
-def _as_text(data: bytes) -> str | None:
-    """Decode the head of ``data`` as UTF-8 text, or None if it is binary."""
-    head = data[:65536]
-    if b"\x00" in head:
-        return None
-    try:
-        # Incremental: a multi-byte character cut at the 64 KiB boundary is fine.
-        text = getincrementaldecoder("utf-8")().decode(head, final=len(data) <= len(head))
-    except UnicodeDecodeError:
-        text = head.decode("latin-1")  # legacy 8-bit text (HL7 v2 is often ISO-8859-1)
-    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\r\n\f\x0b\x1c")
-    return text if controls <= len(text) * 0.01 else None

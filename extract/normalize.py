@@ -6,10 +6,15 @@ from pathlib import Path
 
 from core.content import NormalizedContent
 from core.errors import ExtractionError
+from core.models import DocType
 from extract.sniff import sniff_kind
 
 
-def normalize(data: bytes, *, render_dir: Path | None = None, allow_ocr: bool = True) -> NormalizedContent:
+def normalize(data: bytes, *, render_dir: Path | None = None, allow_ocr: bool = True,
+              doc_type: DocType | None = None, ocr_engine: str | None = None) -> NormalizedContent:
+    """Bytes -> content by what the bytes are. ``doc_type`` only settles the two
+    ambiguous cases (a damaged zip, text that may hold an HL7 message);
+    ``ocr_engine`` is "tesseract", "rapidocr" or None for the best available."""
     if not data:
         raise ExtractionError("The file is empty (0 bytes).", code="empty_file")
     kind = sniff_kind(data)
@@ -22,21 +27,25 @@ def normalize(data: bytes, *, render_dir: Path | None = None, allow_ocr: bool = 
             if exc.code != "needs_ocr" or not allow_ocr:
                 raise
         from extract.images import ocr_pdf
+        from extract.ocr import default_engine
 
-        return ocr_pdf(data, render_dir=render_dir)
+        return ocr_pdf(data, render_dir=render_dir, engine=default_engine(ocr_engine))
     if kind in ("png", "jpeg", "webp", "tiff"):
+        if not allow_ocr:
+            raise ExtractionError("This image needs OCR, which was not allowed here.", code="needs_ocr")
         from extract.images import normalize_image
+        from extract.ocr import default_engine
 
-        return normalize_image(data, render_dir=render_dir)
-    if kind == "docx":
+        return normalize_image(data, render_dir=render_dir, engine=default_engine(ocr_engine))
+    if kind == "docx" or (kind == "zip" and doc_type is DocType.REFERRAL_DOCX):
         from extract.docx import normalize_docx
 
         return normalize_docx(data)
-    if kind == "xlsx":
+    if kind == "xlsx" or (kind == "zip" and doc_type is DocType.CLINICAL_WORKBOOK):
         from extract.xlsx import normalize_xlsx
 
         return normalize_xlsx(data)
-    if kind == "hl7":
+    if kind == "hl7" or (kind == "text" and doc_type is DocType.HL7V2_MESSAGE):
         from extract.hl7 import normalize_hl7
 
         return normalize_hl7(data)

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import io
 import zipfile
+from codecs import getincrementaldecoder
 
 from core.models import DocType
 
-# Which real formats each doc_type accepts.
+# Which real formats each doc_type accepts. A broken zip may still be the DOCX/XLSX it
+# claims to be, and text may be an HL7 message behind framing bytes or a banner: those
+# reach the format's reader, which fails the job with a precise code if it must.
 ACCEPTED_KINDS: dict[DocType, frozenset[str]] = {
     DocType.LAB_PDF: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
     DocType.INTAKE_FORM: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
     DocType.FAX_PACKET: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
-    DocType.REFERRAL_DOCX: frozenset({"docx"}),
-    DocType.CLINICAL_WORKBOOK: frozenset({"xlsx"}),
-    DocType.HL7V2_MESSAGE: frozenset({"hl7"}),
+    DocType.REFERRAL_DOCX: frozenset({"docx", "zip"}),
+    DocType.CLINICAL_WORKBOOK: frozenset({"xlsx", "zip"}),
+    DocType.HL7V2_MESSAGE: frozenset({"hl7", "text"}),
 }
 
 MIME_TYPES = {
@@ -25,35 +28,64 @@ MIME_TYPES = {
     "zip": "application/zip",
 }
 
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"II*\x00", "tiff"),
+    (b"MM\x00*", "tiff"),
+    (b"II+\x00", "tiff"),  # BigTIFF
+    (b"MM\x00+", "tiff"),
+)
+
 
 def sniff_kind(data: bytes) -> str | None:
-    """Return pdf | png | jpeg | webp | tiff | docx | xlsx | zip | hl7 | text, or None."""
-    head = data[:16]
-    if data[:1024].lstrip().startswith(b"%PDF-") or b"%PDF-" in data[:1024]:
-        return "pdf"
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "jpeg"
-    if head[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "webp"
-    if head[:4] in (b"II*\x00", b"MM\x00*"):
-        return "tiff"
-    if head.startswith(b"PK\x03\x04"):
-        try:
-            names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-        except zipfile.BadZipFile:
-            return "zip"
-        if any(n.startswith("word/") for n in names):
-            return "docx"
-        if any(n.startswith("xl/") for n in names):
-            return "xlsx"
-        return "zip"
-    text = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if text[:4] in (b"MSH|", b"FHS|", b"BHS|"):
-        return "hl7"
-    try:
-        data[:4096].decode("utf-8")
-    except UnicodeDecodeError:
+    """pdf | png | jpeg | webp | tiff | docx | xlsx | zip | hl7 | text, or None (binary)."""
+    if not data:
         return None
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    if b"%PDF-" in data[:1024]:  # the format lets junk precede the header
+        return "pdf"
+    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return _zip_kind(data)
+    text = _as_text(data)
+    if text is None:
+        return None
+    if text.lstrip("\ufeff \t\r\n\x0b")[:4] in ("MSH|", "FHS|", "BHS|"):  # \x0b: MLLP start block
+        return "hl7"
     return "text"
+
+
+def mime_of(data: bytes) -> str | None:
+    kind = sniff_kind(data)
+    return MIME_TYPES.get(kind) if kind else None
+
+
+def _zip_kind(data: bytes) -> str:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            names = zf.namelist()
+    except zipfile.BadZipFile:
+        return "zip"  # truncated or damaged: the reader of the claimed format says so
+    if any(n.startswith("word/") for n in names):
+        return "docx"
+    if any(n.startswith("xl/") for n in names):
+        return "xlsx"
+    return "zip"
+
+
+def _as_text(data: bytes) -> str | None:
+    """Decode the head of ``data`` as text, or None if it is binary."""
+    head = data[:65536]
+    if b"\x00" in head:
+        return None
+    try:
+        # Incremental: a multi-byte character cut at the boundary is not an error.
+        text = getincrementaldecoder("utf-8")().decode(head, final=len(data) <= len(head))
+    except UnicodeDecodeError:
+        text = head.decode("latin-1")  # legacy 8-bit text (HL7 v2 is often ISO-8859-1)
+    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\r\n\f\x0b\x1c")
+    return text if controls <= len(text) * 0.01 else None

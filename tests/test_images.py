@@ -24,7 +24,10 @@ from core.content import NormalizedContent, PageContent, Word
 from core.errors import ExtractionError
 from core.models import BoundingBox
 from extract import imageprep
-from extract.images import MAX_PAGES, MIME_DOCX, MIME_XLSX, detect_mime, normalize_image, ocr_pdf
+from extract.images import MAX_PAGES, normalize_image, ocr_pdf
+from extract.sniff import MIME_TYPES, mime_of
+
+MIME_DOCX, MIME_XLSX = MIME_TYPES["docx"], MIME_TYPES["xlsx"]
 from extract.ocr import default_engine, tesseract_available
 from extract.pageocr import group_lines, level_lines
 from golden.scan import char_error_rate, scan_pdf, typed_pdf
@@ -431,13 +434,13 @@ def _zip(*names: str) -> bytes:
         ("Patient: José DOE\n".encode("latin-1"), "text/plain"),
         (bytes(range(256)) * 4, None),
         (b"", None),
-        (b"PK\x03\x04 broken zip", None),
+        (b"PK\x03\x04 broken zip", "application/zip"),
     ],
     ids=["pdf", "png", "jpeg", "webp", "tiff", "docx", "xlsx", "zip", "hl7", "hl7-bom-batch",
          "hl7-mllp", "utf8-text", "latin1-text", "binary", "empty", "broken-zip"],
 )
-def test_detect_mime_sniffs_content_not_names(data, mime):
-    assert detect_mime(data) == mime
+def test_sniffing_reads_content_not_names(data, mime):
+    assert mime_of(data) == mime
 
 
 # --- real third-party samples -------------------------------------------------------------------------

@@ -96,12 +96,12 @@ def _identity_checks(cur, job: dict, document: dict, patient: dict, result: Extr
 
 
 def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citations: list, checks: dict,
-                   paged: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
+                   paged: bool, ocr: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
     """Classify each proposal (citations already verified) into a fact row to store."""
     prepared: dict[str, dict[str, Any]] = {}
     for proposal, citation in zip(result.facts, citations):
         proposal = proposal.model_copy(update={"citation": citation})
-        decision = classify(proposal, citation_verified=citation.verified, paged=paged)
+        decision = classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr)
         if decision.certainty is None:
             counts["rejected"] = counts.get("rejected", 0) + 1
             continue
@@ -150,7 +150,8 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     extractor = extractor_for(doc_type)  # fails early with unsupported_doc_type
     data = wb.blobs.get(document["sha256"])
     clock.lap("load")
-    content = normalize(data, render_dir=wb.settings.renders_dir / document["sha256"][:16])
+    content = normalize(data, render_dir=wb.settings.renders_dir / document["sha256"][:16], doc_type=doc_type,
+                        ocr_engine=wb.settings.ocr_preference)
     clock.lap("normalize")
     result = extractor(content, f"documents:{document['id']}")
     validate_response(result, doc_type)
@@ -163,7 +164,8 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     citations = verify_citations([p.citation for p in result.facts], content)
     with wb.db.transaction() as cur:
         checks = _identity_checks(cur, job, document, patient, result)
-        prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages), counts)
+        prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages),
+                                  content.source_kind == "ocr", counts)
         stored = _store_facts(cur, prepared, counts)
         clock.lap("validate_persist")
         trusted = {scope for scope, c in checks.items() if IdentityStatus(c["identity_status"]).trusted}
