@@ -15,6 +15,11 @@ import time
 
 import pymupdf
 
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
+
 from extract.images import normalize_image
 from extract.ocr import default_engine, tesseract_available
 from extract.ocr_tesseract import TesseractEngine

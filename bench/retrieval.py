@@ -23,6 +23,10 @@ import time
 
 import numpy as np
 
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
+
 from corpus.loader import GuidelineChunk
 from retrieve import lexical
 from retrieve.embedder import MiniLmOnnxEmbedder, l2_normalise
