@@ -28,7 +28,7 @@ def render_answer(payload: dict, turn: int) -> None:
         if not items:
             st.caption("none")
         for i, item in enumerate(items):
-            marker = "⚠️ " if name == "needs_review" else ("❔ " if name == "missing" else "")
+            marker = {"needs_review": ":orange[Review:] ", "missing": ":gray[Missing:] "}.get(name, "")
             st.markdown(f"{marker}{item['text']}")
             for j, citation in enumerate(item["citations"]):
                 show_citation(wb, citation, key=f"c-{patient['id']}-{turn}-{name}-{i}-{j}")

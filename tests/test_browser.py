@@ -100,3 +100,22 @@ def test_clinician_uploads_a_document_and_sees_it_listed(server, browser, tmp_pa
     page.get_by_text("Documents (1)").wait_for(timeout=30_000)
     page.screenshot(path=os.environ.get("UI_SCREENSHOT", str(tmp_path / "overview.png")), full_page=True)
     page.close()
+
+
+def test_chosen_patient_survives_moving_between_pages(server, browser):
+    page = browser.new_page()
+    page.goto(server["url"])
+    page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").click()
+    page.get_by_role("option", name="Okonkwo").first.click()
+    page.get_by_text("MRN DEMO-1003").wait_for(timeout=30_000)
+    page.get_by_role("link", name="Chat").click()
+    page.get_by_text("Answers come only").wait_for(timeout=30_000)
+    shown = page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").evaluate(
+        "e => e.innerText + ' ' + Array.from(e.querySelectorAll('input, [aria-label], [title]'))"
+        ".map(i => (i.value || '') + ' ' + (i.getAttribute('aria-label') || '') + ' ' + (i.title || '')).join(' ')")
+    assert "Okonkwo" in shown, shown
+    page.get_by_test_id("stChatInputTextArea").fill("What is her latest A1c?")
+    page.keyboard.press("Enter")
+    page.get_by_text("No hemoglobin A1c found").wait_for(timeout=60_000)
+    page.close()

@@ -79,7 +79,7 @@ def test_chat_page_answers_with_citations_and_refuses(app_env):
     texts = " ".join(m.value for m in at.markdown)
     a1c = next(r for r in case.results if "A1c" in r.test_name)
     assert f"{a1c.value} {a1c.unit}" in texts and "Patient Findings" in texts
-    assert any(t.label.startswith("📄 documents:") for t in at.toggle)
+    assert any(t.label.startswith("Source: documents:") for t in at.toggle)
     at.chat_input[0].set_value("and her LDL?").run()
     texts = " ".join(m.value for m in at.markdown)
     assert "LDL Cholesterol" in texts

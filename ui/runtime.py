@@ -58,7 +58,9 @@ def workbench() -> Workbench:
 
 
 def patient_picker() -> dict | None:
-    """Sidebar patient select; the choice lives in session_state['patient_id']."""
+    """Sidebar patient select. The choice lives in session_state['patient_id'], a plain
+    key rather than the widget's own, so it survives moving between pages (Streamlit
+    forgets a widget's state on a page where that widget is not drawn)."""
     patients = list_patients(workbench())
     if not patients:
         st.sidebar.info("No patients yet. Run `python -m core init` or add one with `python -m core patient add`.")
@@ -67,5 +69,10 @@ def patient_picker() -> dict | None:
     by_id = {p["id"]: p for p in patients}
     if st.session_state.get("patient_id") not in by_id:
         st.session_state["patient_id"] = ids[0]
-    st.sidebar.selectbox("Patient", ids, format_func=lambda i: display_name(by_id[i]), key="patient_id")
+
+    def remember() -> None:
+        st.session_state["patient_id"] = st.session_state["patient_select"]
+
+    st.sidebar.selectbox("Patient", ids, index=ids.index(st.session_state["patient_id"]),
+                         format_func=lambda i: display_name(by_id[i]), key="patient_select", on_change=remember)
     return by_id[st.session_state["patient_id"]]

@@ -7,15 +7,16 @@ import streamlit as st
 from core.services.source_review import source_view
 from core.services.workbench import Workbench
 
+# Plain words: the badges must read the same on a machine without an emoji font.
 STATUS_BADGE = {
-    "pending": "⏳ pending", "running": "⚙️ running", "succeeded": "✅ succeeded", "failed": "❌ failed",
-    "retracted": "↩️ retracted", None: "— stored only",
+    "pending": "pending", "running": "running", "succeeded": "succeeded", "failed": "FAILED",
+    "retracted": "retracted", None: "stored only",
 }
 IDENTITY_BADGE = {
-    "identity_verified": "🟢 identity verified", "identity_review_approved": "🟢 identity approved",
-    "identity_ambiguous_needs_review": "🟠 identity needs review",
-    "identity_mismatch_quarantined": "🔴 wrong patient? quarantined",
-    "identity_review_rejected": "⛔ identity rejected", "identity_unchecked": "⚪ not checked", None: "⚪ not checked",
+    "identity_verified": "identity verified", "identity_review_approved": "identity approved by reviewer",
+    "identity_ambiguous_needs_review": "identity needs review",
+    "identity_mismatch_quarantined": "WRONG PATIENT? quarantined",
+    "identity_review_rejected": "identity rejected", "identity_unchecked": "not checked", None: "not checked",
 }
 
 
@@ -39,7 +40,7 @@ def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) 
 def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = None) -> None:
     """A toggle that opens the cited source: the page with its box, or the cited
     paragraph / cell range / segment / guideline section."""
-    label = label or f"📄 {cit['source_id']} · {cit['page_or_section']}"
+    label = label or f"Source: {cit['source_id']} · {cit['page_or_section']}"
     if not st.toggle(label, key=key):
         return
     view = source_view(wb, cit)

@@ -76,7 +76,7 @@ def compose(question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle) -
     sections.needs_review = [_item(e, "review") for e in bundle.review]
     sections.guideline_evidence = [_item(e, "guideline") for e in bundle.guidelines]
     sections.missing = [AnswerItem(text=text, kind="missing") for _, text in bundle.missing]
-    if plan.need_guidelines and bundle.guideline_not_found:
+    if bundle.guideline_searched and bundle.guideline_not_found:
         sections.missing.append(AnswerItem(
             text="No guideline in the workbench's corpus covers this question.", kind="missing"))
     return sections

@@ -51,6 +51,7 @@ class EvidenceBundle:
     guidelines: list[EvidenceItem] = field(default_factory=list)
     guidelines_by_topic: dict[str, list[EvidenceItem]] = field(default_factory=dict)
     missing: list[tuple[str | None, str]] = field(default_factory=list)
+    guideline_searched: bool = False
     guideline_not_found: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -237,7 +238,9 @@ def retrieve_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
             # What deserves attention is judged against guidance on the abnormal findings.
             topics += sorted({i.topic for i in bundle.patient if i.abnormal and i.topic in TOPIC_BY_NAME
                               and TOPIC_BY_NAME[i.topic].guideline_hint} - set(topics))
-        _add_guidelines(wb, question, topics[:4], bundle, request_id)
+        # An attention question with nothing abnormal has nothing to hold against guidance.
+        if topics or plan.intent is not Intent.ATTENTION:
+            _add_guidelines(wb, question, topics[:4], bundle, request_id)
     bundle.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 2)
     return bundle
 
@@ -300,5 +303,6 @@ def _add_guidelines(wb: Workbench, question: ParsedQuestion, topics: list[str], 
             if item.evidence_id not in seen:
                 seen.add(item.evidence_id)
                 bundle.guidelines.append(item)
+    bundle.guideline_searched = True
     bundle.guideline_not_found = not bundle.guidelines
     bundle.timings_ms["guidelines"] = round((time.perf_counter() - start) * 1000, 2)
