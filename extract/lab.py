@@ -4,15 +4,20 @@ General rules, no templates:
 - a results table starts at a header row recognised by its column labels; its
   layout stays in force (also across pages) until another header replaces it;
 - a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere;
+  outside a table, so is one whose leader OCR read as junk words ("WBC oe Ss 11.8 ...");
 - panel headings, comments, page headers/footers and label rows are not results;
 - patient name / DOB / MRN and the collection date come from labelled fields.
 Works on any ``NormalizedContent`` with pages (PDF text layer or OCR words).
+OCR words carry a confidence, and a row read from them is held to more: a value
+read with low confidence, a number OCR put letters in, a range it could not read
+or words it could not place send the result to review with the reason; nothing
+misread is ever corrected into a value (see ``_ocr_doubts``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.content import NormalizedContent, Word
 from core.models import (
@@ -23,9 +28,9 @@ from core.policy.citations import quote_from_words
 from extract import text_rules as tr
 from extract.lab_table import (
     VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, detect_header, is_label_word,
-    read_result, split_dotted,
+    read_result, split_dotted, split_ocr_leader,
 )
-from extract.layout import LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
+from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
 from extract.registry import register
 
 SOURCE_TYPE = DocType.LAB_PDF.value
@@ -70,6 +75,13 @@ class _Result:
     alignment: float
     unreadable: bool = False
     status: str | None = None  # printed result status ("Final", "Corrected")
+    leader: list[Word] = field(default_factory=list)  # OCR junk read in a dot leader
+    doubts: list[str] = field(default_factory=list)  # why a person must check the reading
+    range_expected: bool = False  # the table has a reference range column
+
+    @property
+    def ocr(self) -> bool:
+        return any(w.conf is not None for w in self.words)
 
 
 @register(DocType.LAB_PDF)
@@ -95,8 +107,11 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             if not words or _is_note(words):
                 continue
             found = _dotted_result(row, words)
-            if found is None and layout is not None and abs(layout.page_width - row.page.width) < 1:
+            in_table = layout is not None and abs(layout.page_width - row.page.width) < 1
+            if found is None and in_table:
                 found = _table_result(row, words, layout)
+            elif found is None:  # no table here: perhaps a dotted line whose dots OCR read as junk
+                found = _ocr_leader_result(row, words)
             if found is not None:
                 results.append(found)
 
@@ -154,7 +169,7 @@ def _dotted_result(row: Row, words: list[Word]) -> _Result | None:
     split = split_dotted(words)
     if split is None:
         return None
-    _, name, rest = split
+    name_words, name, rest = split
     reading = read_result(rest)
     if reading is None or not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
         return None  # "Patient....... Jane Doe" or a leader to a page number
@@ -163,6 +178,24 @@ def _dotted_result(row: Row, words: list[Word]) -> _Result | None:
         flag_text=reading.flag or reading.inline_flag, position_flag=None,
         unit_clean=bool(reading.unit), range_clean=bool(reading.reference_range),
         alignment=1.0 if reading.leftovers == 0 else 0.5,
+        leader=words[len(name_words) : len(words) - len(rest)],  # an OCR'd leader word cut from the name
+    )
+
+
+def _ocr_leader_result(row: Row, words: list[Word]) -> _Result | None:
+    """A dotted line whose leader OCR read as junk words (see ``split_ocr_leader``)."""
+    split = split_ocr_leader(words)
+    if split is None:
+        return None
+    reading = read_result(split.rest, allow_garbled=True)
+    if reading is None or not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
+        return None
+    return _Result(
+        row=row, words=words, test_name=split.name, reading=reading,
+        flag_text=reading.flag or reading.inline_flag, position_flag=None,
+        unit_clean=bool(reading.unit), range_clean=bool(reading.reference_range),
+        alignment=1.0 if reading.leftovers == 0 else 0.5, unreadable=reading.garbled,
+        leader=split.leader, doubts=[split.doubt] if split.doubt else [],
     )
 
 
@@ -204,7 +237,7 @@ def _table_result(row: Row, words: list[Word], layout: TableLayout) -> _Result |
         unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or tr.looks_like_unit(unit_text)),
         range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
         alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
-        status=cells.text("status").strip() or None,
+        status=cells.text("status").strip() or None, range_expected=layout.has("range"),
     )
 
 
@@ -318,7 +351,8 @@ def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:
     score += W_DATE if has_date else 0.0
     score += W_FLAG if (flag != "unknown" and not derived) else (W_FLAG * 0.6 if derived else 0.0)
     score += W_ALIGN * r.alignment
-    confs = [w.conf for w in r.words if w.conf is not None]
+    leader = {id(w) for w in r.leader}  # junk read in the dots says nothing about the result
+    confs = [w.conf for w in r.words if w.conf is not None and id(w) not in leader]
     if confs:
         score *= 0.5 + 0.5 * (sum(confs) / len(confs))
     return round(min(score, 0.99), 3)
@@ -336,14 +370,19 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
     )
     reading = r.reading
     unit = reading.unit or reading.range_unit
+    if r.ocr:
+        unit = tr.repair_ocr_unit(unit)
     if r.unreadable:
         value = LabResultValue(test_name=r.test_name, value=reading.value, unit=unit,
                                reference_range=reading.reference_range, collection_date=date)
+        reason = "the row looks like a lab result but its value could not be read"
+        if tr.garbled_number(reading.value):
+            reason = f"the value {reading.value!r} reads as a number with letters in it (an OCR misread?): not guessed"
         return FactProposal(
             fact_type="lab_result", fact_text=f"{r.test_name}: result value unreadable ({reading.value!r})",
             structured_value=value.model_dump(), citation=citation,
             confidence=_confidence(r, date is not None, "unknown", False),
-            wants_review=True, review_reason="the row looks like a lab result but its value could not be read",
+            wants_review=True, review_reason="; ".join([reason, *r.doubts]),
         )
     flag, derived = _flag(r)
     value = LabResultValue(
@@ -359,7 +398,26 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
         text += f" {flag_word}"
     if date:
         text += f", collected {date}"
+    doubts = r.doubts + (_ocr_doubts(r) if r.ocr else [])
     return FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=value.model_dump(), citation=citation,
         confidence=_confidence(r, date is not None, flag, derived),
+        wants_review=bool(doubts), review_reason="; ".join(doubts) or None,
     )
+
+
+def _ocr_doubts(r: _Result) -> list[str]:
+    """Why an OCR reading of a row needs a person: the value itself was doubtful, or
+    part of the row that was printed could not be read (a result promoted without
+    its range, or with words left over, might be missing what qualifies it)."""
+    doubts = []
+    confs = [w.conf for w in r.reading.value_words if w.conf is not None]
+    if confs and min(confs) < OCR_TRUSTED_CONF:
+        doubts.append(f"value read by OCR with low confidence ({min(confs):.2f})")
+    if r.reading.reference_range and not r.range_clean:
+        doubts.append(f"reference range {r.reading.reference_range!r} could not be read")
+    elif r.range_expected and not r.reading.reference_range:
+        doubts.append("no reference range was read in the range column")
+    if r.reading.leftovers:
+        doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")
+    return doubts

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from core.content import Word
 from extract import text_rules as tr
-from extract.layout import PhraseBook, Row, norm_token, segments
+from extract.layout import OCR_TRUSTED_CONF, PhraseBook, Row, norm_token, ocr_char_width, segments
 
 # Column roles. "other" columns (lab site, LOINC code, prior result...) still
 # matter: they stop their words from spilling into a neighbouring column.
@@ -145,18 +145,26 @@ class Reading:
     range_unit: str = ""
     flag: str | None = None
     leftovers: int = 0
+    garbled: bool = False  # the value is a number OCR put letters in ("1l.8"): not a value
 
 
-def read_result(words: list[Word]) -> Reading | None:
+_TIMES = frozenset({"x", "X", "×"})  # the "x" of "x10E3/uL", when OCR splits it off
+
+
+def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | None:
     """Read "value [unit] [(range)] [flag]" in any order after the value.
 
     The value comes first: a number (with comparator or titre), a number with a
     glued flag ("11.8H") or a qualitative word ("Negative", "Not detected").
+    ``allow_garbled``: a number OCR put letters in still anchors a reading, marked
+    ``garbled`` and kept exactly as read, so its row can go to review.
     """
     if not words:
         return None
     texts = [w.text for w in words]
     reading = _read_value(words, texts)
+    if reading is None and allow_garbled and tr.garbled_number(texts[0]):
+        reading = Reading(value=texts[0], value_words=words[:1], garbled=True)
     if reading is None:
         return None
     i = len(reading.value_words)
@@ -174,6 +182,12 @@ def read_result(words: list[Word]) -> Reading | None:
             i = j + 1
             continue
         flag = tr.parse_flag(t)
+        if (t in _TIMES and i + 1 < len(texts) and not reading.unit
+                and tr.looks_like_unit(tr.repair_ocr_unit(f"x {texts[i + 1]}"))):
+            # OCR split "x10E3/uL" at the "x": one unit, kept as read ("x 10E3/uL").
+            reading.unit = f"{t} {texts[i + 1]}"
+            i += 2
+            continue
         if flag is not None and reading.flag is None and reading.inline_flag is None and len(t) <= 8:
             reading.flag = t
         elif tr.looks_like_unit(t) and not reading.unit:
@@ -225,7 +239,11 @@ def split_dotted(words: list[Word]) -> tuple[list[Word], str, list[Word]] | None
     """
     for k, w in enumerate(words[:-1]):
         if _LEADER.search(w.text):
-            name_words = words[: k + 1]
+            # OCR reads some of the dots as digits ("2...", "..05"): a doubtful
+            # leader word without a letter is all leader, not the end of the name.
+            junk = (k > 0 and w.conf is not None and w.conf < OCR_TRUSTED_CONF
+                    and not any(c.isalpha() for c in w.text))
+            name_words = words[:k] if junk else words[: k + 1]
             name = " ".join(x.text for x in name_words)
             name = re.sub(r"[\s.]+$", "", name)
             name = re.sub(r"\s*:$", "", name)
@@ -233,6 +251,76 @@ def split_dotted(words: list[Word]) -> tuple[list[Word], str, list[Word]] | None
                 return None
             return name_words, name, words[k + 1 :]
     return None
+
+
+# An OCR word this many times wider than its letters would print is not a word: it
+# is a run of leader dots read as "oe" or "25s" (real words measured 0.6-1.6).
+LEADER_STRETCH = 2.5
+
+
+@dataclass(slots=True)
+class OcrLeader:
+    name_words: list[Word]
+    name: str
+    leader: list[Word]  # the junk words OCR read in the dots
+    rest: list[Word]  # value onwards
+    doubt: str | None = None  # why the value needs a person, if it does
+
+
+def split_ocr_leader(words: list[Word]) -> OcrLeader | None:
+    """Split a dotted line whose dot leader OCR read as junk words.
+
+    "WBC ........ 11.8 x10E3/uL (3.4-10.8) H" comes back from OCR as "WBC oe Ss eee
+    11.8 ...", the junk read with low confidence, so ``split_dotted`` sees no dots.
+    Only for OCR words (``conf`` set):
+
+    - the leader starts at the first doubtful word after the name that has no letter
+      ("2...", "200.") or is stretched far wider than its letters ("oe" 110 pt
+      wide). A doubtful word that looks like a word ("Alc") stays in the name, so a
+      name is never cut short into another test's name ("Hemoglobin" of
+      "Hemoglobin A1c");
+    - the value is the first confidently read word after the leader, and every word
+      between name and value must be doubtful; a number read inside the leader
+      ("32.8") leaves it open which one is the result, so the split carries a doubt;
+    - when no confident value follows, the first doubtful word that reads as a value
+      is taken: its low confidence sends the result to review in the lab rules.
+    """
+    if len(words) < 3 or any(w.conf is None for w in words):
+        return None
+    char_width = ocr_char_width(words)
+    start = next((k for k in range(1, len(words) - 1) if _leader_like(words[k], char_width)), None)
+    if start is None:
+        return None
+    name_words = words[:start]
+    name = re.sub(r"[\s.:]+$", "", " ".join(w.text for w in name_words))
+    if sum(c.isalpha() for c in name) < 2:
+        return None
+    end = start
+    while end < len(words) and words[end].conf < OCR_TRUSTED_CONF:  # type: ignore[operator]
+        end += 1
+    if end < len(words) and _value_at(words, end):
+        numbers = [w.text for w in words[start:end] if tr.split_value_flag(w.text) is not None]
+        doubt = (f"a number ({numbers[0]!r}) was read inside the dot leader before the value: "
+                 "check which is the result") if numbers else None
+        return OcrLeader(name_words, name, words[start:end], words[end:], doubt)
+    for k in range(start + 1, end):
+        if _value_at(words, k):  # doubtful by construction: the lab rules send it to review
+            return OcrLeader(name_words, name, words[start:k], words[k:])
+    return None
+
+
+def _leader_like(w: Word, char_width: float | None) -> bool:
+    if (w.conf or 0.0) >= OCR_TRUSTED_CONF:
+        return False
+    if not any(c.isalpha() for c in w.text):
+        return True
+    return char_width is not None and w.x1 - w.x0 > LEADER_STRETCH * len(w.text) * char_width
+
+
+def _value_at(words: list[Word], k: int) -> bool:
+    """A value (or a number OCR garbled, for review) starts at ``words[k]``."""
+    texts = [w.text for w in words[k:]]
+    return _read_value(words[k:], texts) is not None or tr.garbled_number(texts[0])
 
 
 def is_label_word(text: str) -> bool:

@@ -15,13 +15,24 @@ from typing import Iterable, Sequence
 from core.content import PageContent, Word
 from core.policy.citations import reading_rows
 
-__all__ = ["reading_rows", "Row", "page_rows", "segments", "norm_token", "PhraseBook", "PhraseHit",
-           "LabelledValue", "labelled_values", "text_of"]
+__all__ = ["reading_rows", "Row", "page_rows", "segments", "ocr_char_width", "norm_token", "PhraseBook",
+           "PhraseHit", "LabelledValue", "labelled_values", "text_of"]
 
 # A gap wider than this share of the text height separates segments. A space is
 # ~0.25 of the word-box height in Helvetica/Times and ~0.5 in Courier; column gaps
 # in tables and forms are several spaces wide.
 SEGMENT_GAP = 0.8
+# OCR boxes hug the ink, so an OCR row is only as tall as its ink (well under the
+# font's box a text layer reports) and a gap between words includes both side
+# bearings: in row heights, word gaps (up to 1.3 in Courier) and column gaps (from
+# 1.5) overlap. In character widths they do not: on 300 dpi scans of every
+# generated layout, words of one phrase were at most 1.8 characters apart and
+# columns at least 3.3. So OCR words are also held together up to this many
+# characters of the row's own print.
+OCR_SEGMENT_CHARS = 2.5
+# OCR words read below this confidence are doubtful: not used to measure print size
+# and, in the lab rules, candidates for a dot leader read as junk.
+OCR_TRUSTED_CONF = 0.5
 
 
 @dataclass(slots=True)
@@ -54,17 +65,29 @@ def page_rows(page: PageContent) -> list[Row]:
 
 
 def segments(words: Sequence[Word], gap_factor: float = SEGMENT_GAP) -> list[list[Word]]:
-    """Split a row's words wherever the horizontal gap exceeds ``gap_factor`` × height."""
+    """Split a row's words wherever the horizontal gap exceeds ``gap_factor`` × height
+    (for OCR words, also more than ``OCR_SEGMENT_CHARS`` character widths)."""
+    min_gap = OCR_SEGMENT_CHARS * cw if (cw := ocr_char_width(words)) else 0.0
     out: list[list[Word]] = []
     for w in words:
         if out:
             prev = out[-1][-1]
             h = min(prev.y1 - prev.y0, w.y1 - w.y0)
-            if w.x0 - prev.x1 <= gap_factor * h:
+            if w.x0 - prev.x1 <= max(gap_factor * h, min_gap):
                 out[-1].append(w)
                 continue
         out.append([w])
     return out
+
+
+def ocr_char_width(words: Sequence[Word]) -> float | None:
+    """Median width of one printed character among the confidently read OCR words of
+    three or more characters; ``None`` for text-layer words or too little evidence.
+    (Short words and doubtful ones are left out: a dot leader read as "oe" is a
+    two-letter word a hundred points wide.)"""
+    widths = sorted((w.x1 - w.x0) / len(w.text) for w in words
+                    if w.conf is not None and w.conf >= OCR_TRUSTED_CONF and len(w.text) >= 3)
+    return widths[len(widths) // 2] if widths else None
 
 
 _EDGE_PUNCT = re.compile(r"^[\s(\[*•·\-–]+|[\s:;#?.,)\]*]+$")
@@ -164,7 +187,7 @@ def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue
     """
     found: list[LabelledValue] = []
     for i, row in enumerate(rows):
-        pieces = [p for seg in segments(row.words) for p in _label_pieces(seg, book)]
+        pieces = [p for seg in segments(_unglue_labels(row.words)) for p in _label_pieces(seg, book)]
         for j, (hit, label, value) in enumerate(pieces):
             if hit is None:
                 continue
@@ -174,6 +197,27 @@ def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue
                 value = _words_below(label, row, rows[i + 1])
             found.append(LabelledValue(hit.key, row, label, value))
     return found
+
+
+_GLUED_LABEL = re.compile(r"^(?P<label>[A-Za-z][A-Za-z .#/']*:)(?P<value>[A-Za-z0-9(].*)$")
+
+
+def _unglue_labels(words: Sequence[Word]) -> list[Word]:
+    """OCR words "DOB:7/22/58" (the space after a colon lost) as "DOB:" and "7/22/58".
+
+    Only OCR words are cut, each into two words sharing its box by character count;
+    a citation quoting both still finds the one word the page holds.
+    """
+    out: list[Word] = []
+    for w in words:
+        m = _GLUED_LABEL.match(w.text) if w.conf is not None else None
+        if m is None:
+            out.append(w)
+            continue
+        cut = w.x0 + (w.x1 - w.x0) * len(m.group("label")) / len(w.text)
+        for text, x0, x1 in ((m.group("label"), w.x0, cut), (m.group("value"), cut, w.x1)):
+            out.append(Word(text, x0, w.y0, x1, w.y1, block=w.block, line=w.line, index=w.index, conf=w.conf))
+    return out
 
 
 def _label_pieces(seg: list[Word], book: PhraseBook) -> list[tuple[PhraseHit | None, list[Word], list[Word]]]:

@@ -195,6 +195,24 @@ def looks_like_unit(token: str) -> bool:
     return has_symbol and len(t) <= 24
 
 
+# OCR reads the "10" of a power-of-ten unit as "lO", "1o", "IO" ... A unit comes from
+# a closed vocabulary in which only "10" can stand there, so that one spot is
+# repaired; nothing else in a unit (and nothing in a value) is ever rewritten.
+_POWER_OF_TEN = re.compile(r"^(?P<x>[xX×]\s?)(?P<ten>[1lI|][0oO])(?P<rest>[Ee^*]\d{1,2}/[A-Za-zµμ]+)$")
+
+
+def repair_ocr_unit(unit: str) -> str:
+    """Undo OCR's letter-for-digit swap in the "10" of "x10E3/uL"; anything else as is.
+
+    "xlOE3/uL" -> "x10E3/uL", "x 1oE6/uL" -> "x 10E6/uL"; "x1l0E3/uL" (a letter
+    too many: which one is noise?) and "%o" stay as read.
+    """
+    m = _POWER_OF_TEN.match(unit.strip())
+    if m is None:
+        return unit
+    return f"{m.group('x')}10{m.group('rest')}"
+
+
 _BARE_UNITS = frozenset({"fl", "pg", "g", "mg", "mcg", "ug", "ng", "kg", "ml", "l", "dl", "iu", "u",
                          "meq", "mmol", "umol", "nmol", "pmol", "sec", "seconds", "ratio", "index",
                          "units", "cells", "mm", "cm", "mmhg", "bpm", "kg/m2", "copies", "titer"})
@@ -302,6 +320,20 @@ def is_value(text: str) -> bool:
     """A result value as printed: a number (with comparator or titre) or a qualitative word."""
     t = text.strip()
     return bool(_VALUE.match(t)) or is_qualitative(t)
+
+
+# Letters OCR puts where a digit was printed: l/I/| for 1, O/o for 0.
+_DIGIT_LOOKALIKES = str.maketrans({"l": "1", "I": "1", "|": "1", "O": "0", "o": "0"})
+
+
+def garbled_number(text: str) -> bool:
+    """A token that is not a value but would be one with OCR's digit look-alikes
+    read as digits ("1l.8", "l3.1", "1O5"). Such a value is never rewritten: "1l.8"
+    may be 11.8, or 1.8 with a speck read as "l". The caller sends it to review."""
+    t = text.strip()
+    if not any(c.isdigit() for c in t) or is_value(t) or split_value_flag(t) is not None:
+        return False
+    return split_value_flag(t.translate(_DIGIT_LOOKALIKES)) is not None
 
 
 def split_value_flag(text: str) -> tuple[str, str | None] | None:

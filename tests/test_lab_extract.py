@@ -13,8 +13,8 @@ from core.models import DocType, IdentifierKind
 from core.policy.citations import verify_citations
 from extract import text_rules as tr
 from extract.lab import extract_lab
-from extract.lab_table import assign_columns, detect_header, read_result, split_dotted
-from extract.layout import page_rows
+from extract.lab_table import assign_columns, detect_header, read_result, split_dotted, split_ocr_leader
+from extract.layout import page_rows, segments
 from extract.pdf import normalize_pdf
 from extract.registry import extractor_for
 from golden.fixtures import LAB_CASES, LAB_LAYOUTS, lab_case, render_lab, with_layout
@@ -319,3 +319,108 @@ def test_labels_typed_on_one_line_with_few_spaces_are_separated():
     ids = {i.kind: i.value for i in result.identifiers}
     assert ids == {IdentifierKind.NAME: "Rowan Ellery-Tate", IdentifierKind.DOB: "1975-02-03",
                    IdentifierKind.MRN: "77-1234"}
+
+
+# --------------------------------------------------------------------------- rules on OCR words
+# OCR words carry a confidence; (text, x0, conf) or (text, x0, conf, width). 5 pt per
+# character as above; a leader's junk gets the width of the dots it was read from.
+
+
+def _ocr_page(rows: list[list[tuple]], width: float = 612) -> PageContent:
+    words = []
+    for r, row in enumerate(rows):
+        for text, x0, conf, *w in row:
+            words.append(Word(text, x0, 100 + r * 14, x0 + (w[0] if w else 5 * len(text)), 110 + r * 14, conf=conf))
+    for i, w in enumerate(words):
+        w.index = i
+    return PageContent(1, width, 792, words)
+
+
+def _ocr_extract(*rows: list[tuple]):
+    page = _ocr_page([[("Collected:", 40, 0.95), ("04/10/2026", 100, 0.95)], *rows])
+    return extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1")
+
+
+def test_ocr_words_one_space_apart_stay_one_phrase():
+    # Courier through OCR: words 1.5 characters apart, but more than 0.8 of the
+    # (ink-tight) row height; a text layer's words at the same places split.
+    ocr = [Word(t, x, 0, x + 5 * len(t), 6, conf=0.95)
+           for t, x in (("Specimen", 0), ("collected:", 47.5), ("Apr", 105))]
+    typed = [Word(w.text, w.x0, w.y0, w.x1, w.y1) for w in ocr]
+    assert [len(s) for s in segments(ocr)] == [3]
+    assert [len(s) for s in segments(typed)] == [1, 1, 1]
+    far = ocr[:2] + [Word("Apr", 125, 0, 140, 6, conf=0.95)]  # 4.5 characters: a column gap
+    assert [len(s) for s in segments(far)] == [2, 1]
+
+
+def test_ocr_leader_read_as_junk_words_splits_name_from_value():
+    words = [Word(t, x, 0, x + w, 10, conf=c) for t, x, w, c in (
+        ("WBC", 40, 15, 0.56), ("oe", 60, 110, 0.03), ("Ss", 172, 22, 0.29), ("11.8", 200, 20, 0.92),
+        ("x10E3/uL", 225, 40, 0.9), ("(3.4-10.8)", 270, 50, 0.82), ("H", 325, 5, 0.82))]
+    split = split_ocr_leader(words)
+    assert (split.name, [w.text for w in split.leader], split.rest[0].text, split.doubt) == (
+        "WBC", ["oe", "Ss"], "11.8", None)
+    typed = [Word(w.text, w.x0, w.y0, w.x1, w.y1) for w in words]
+    assert split_ocr_leader(typed) is None  # a text layer says exactly what was printed
+
+
+def test_ocr_leader_never_cuts_a_doubtful_name_word():
+    # "Alc" is doubtful but as wide as its letters: a word of the name, not dots.
+    # Cutting there would turn "Hemoglobin A1c" into "Hemoglobin".
+    words = [Word(t, x, 0, x + w, 10, conf=c) for t, x, w, c in (
+        ("Hemoglobin", 40, 50, 0.9), ("Alc", 95, 15, 0.0), ("is", 115, 50, 0.19), ("7.9", 170, 15, 0.9),
+        ("%", 190, 5, 0.9), ("(<5.7)", 200, 30, 0.9))]
+    assert split_ocr_leader(words).name == "Hemoglobin Alc"
+
+
+def test_ocr_leader_lines_become_results_and_doubts_go_to_review():
+    result = _ocr_extract(
+        [("Sodium", 40, 0.95), ("oe", 80, 0.05, 100), ("139", 190, 0.95), ("mmol/L", 210, 0.9),
+         ("(134-144)", 250, 0.9)],
+        # a number read in the leader: which one is the result?
+        [("Chloride", 40, 0.95), ("32.8", 85, 0.29), ("ee.", 110, 0.1, 60), ("101", 190, 0.95), ("mmol/L", 210, 0.9),
+         ("(96-106)", 250, 0.9)],
+        # letters in the number: kept as read, not guessed
+        [("Potassium", 40, 0.95), ("2...", 95, 0.06), ("eee", 120, 0.2, 60), ("4l.2", 190, 0.9), ("mmol/L", 210, 0.9),
+         ("(3.5-5.2)", 250, 0.9)],
+    )
+    by_name = {f.structured_value["test_name"]: f for f in result.facts}
+    assert set(by_name) == {"Sodium", "Chloride", "Potassium"}
+    sodium = by_name["Sodium"]
+    assert (sodium.structured_value["value"], sodium.structured_value["reference_range"]) == ("139", "134-144")
+    assert not sodium.wants_review and sodium.confidence >= 0.85  # the junk's confidence does not count
+    assert by_name["Chloride"].wants_review and "'32.8'" in by_name["Chloride"].review_reason
+    potassium = by_name["Potassium"]
+    assert potassium.wants_review and potassium.structured_value["value"] == "4l.2"
+    assert "letters" in potassium.review_reason
+
+
+def test_ocr_table_rows_with_doubtful_parts_go_to_review():
+    result = _ocr_extract(
+        [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
+        [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)],
+        [("Glucose", 40, 0.95), ("105", 200, 0.25), ("mg/dL", 280, 0.95), ("65-99", 360, 0.95)],
+        [("Calcium", 40, 0.95), ("9.1", 200, 0.95), ("mg/dL", 280, 0.95)],  # range not read
+        [("Platelets", 40, 0.95), ("142", 200, 0.95), ("xlOE3/uL", 280, 0.6), ("150-450", 360, 0.95)],
+    )
+    by_name = {f.structured_value["test_name"]: f for f in result.facts}
+    assert not by_name["Sodium"].wants_review
+    assert "low confidence (0.25)" in by_name["Glucose"].review_reason
+    assert "no reference range" in by_name["Calcium"].review_reason
+    assert by_name["Platelets"].structured_value["unit"] == "x10E3/uL"  # only the "10" of the unit repaired
+    # Inside a table its columns decide: a doubtful word is never taken for a leader.
+    assert by_name["Glucose"].structured_value["value"] == "105"
+
+
+def test_ocr_label_glued_to_its_value_is_still_a_field():
+    # OCR lost the space after the colon: "DOB:7/22/58" is one word on the page.
+    page = _ocr_page([[("Patient:", 40, 0.95), ("Ann", 85, 0.95), ("Lee", 105, 0.95)],
+                      [("DOB:7/22/58", 40, 0.95), ("Collected:04/10/2026", 200, 0.95)],
+                      [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
+                      [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)]])
+    content = NormalizedContent(source_kind="ocr", pages=[page])
+    result = extract_lab(content, "documents:1")
+    dob = next(i for i in result.identifiers if i.kind == IdentifierKind.DOB)
+    assert dob.value == "1958-07-22"
+    assert verify_citations([dob.citation], content)[0].verified  # the quote still finds the one OCR word
+    assert result.facts[0].structured_value["collection_date"] == "2026-04-10"

@@ -184,3 +184,26 @@ def test_derive_flag_none_when_not_comparable(value, rng):
 ])
 def test_looks_like_unit(token, is_unit):
     assert tr.looks_like_unit(token) is is_unit
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("xlOE3/uL", "x10E3/uL"),
+    ("x1oE6/uL", "x10E6/uL"),
+    ("x IOE3/uL", "x 10E3/uL"),  # an OCR split kept as read, its "10" repaired
+    ("x10E3/uL", "x10E3/uL"),
+    ("x1l0E3/uL", "x1l0E3/uL"),  # one letter too many: which one is noise? left as read
+    ("%o", "%o"),
+    ("mg/dL", "mg/dL"),
+    ("lOE3/uL", "lOE3/uL"),  # without the "x" it is not a power-of-ten unit
+])
+def test_repair_ocr_unit_only_touches_the_ten_of_a_power_of_ten(text, expected):
+    assert tr.repair_ocr_unit(text) == expected
+
+
+@pytest.mark.parametrize("text, garbled", [
+    ("1l.8", True), ("l3.1", True), ("1O5", True), ("142l", True),
+    ("11.8", False), ("142L", False), ("79H", False),  # values, not garbled
+    ("Alc", False), ("lO", False), ("200.", False), ("x1l0E3/uL", False),  # no digit, or not number-shaped
+])
+def test_garbled_number_spots_letters_in_a_number_without_reading_it(text, garbled):
+    assert tr.garbled_number(text) is garbled
