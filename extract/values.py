@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterable
 
+from extract.text_rules import RangeBounds
+
 # ---------------------------------------------------------------------------- whitespace
 
 
@@ -201,12 +203,8 @@ def split_value_unit(text: str) -> tuple[str, str]:
 # ---------------------------------------------------------------------------- ranges
 
 
-@dataclass(frozen=True, slots=True)
-class RefRange:
-    low: float | None
-    high: float | None
-    low_inclusive: bool = True
-    high_inclusive: bool = True
+# One numeric-range type for every format (the PDF rules define it).
+RefRange = RangeBounds
 
 
 def parse_range(text: str) -> RefRange | None:
