@@ -54,16 +54,20 @@ class LabCase:
 
 @dataclass(frozen=True)
 class ExpectedMedication:
+    """A medication a fixture prints (shared by the PDF and Office fixtures)."""
+
     name: str
     dose: str | None
     frequency: str | None
-    printed: str
+    printed: str = ""  # the line as the form prints it, where a layout needs it
+    needs_review: bool = False
 
 
 @dataclass(frozen=True)
 class ExpectedAllergy:
     substance: str
     reaction: str | None
+    needs_review: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from golden.fixtures import ExpectedAllergy, ExpectedMedication
+
 # --------------------------------------------------------------------------- ground truth
 
 
@@ -38,21 +40,6 @@ class ExpectedLab:
     abnormal_flag: str
     collection_date: str | None
     flag_derived: bool = False
-
-
-@dataclass(frozen=True)
-class ExpectedMedication:
-    name: str
-    dose: str | None
-    frequency: str | None
-    needs_review: bool = False
-
-
-@dataclass(frozen=True)
-class ExpectedAllergy:
-    substance: str
-    reaction: str | None
-    needs_review: bool = False
 
 
 @dataclass(frozen=True)
