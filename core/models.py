@@ -44,14 +44,6 @@ class IdentityStatus(str, Enum):
         return self in (IdentityStatus.VERIFIED, IdentityStatus.APPROVED)
 
 
-class JobStatus(str, Enum):
-    PENDING = "pending"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    RETRACTED = "retracted"
-
-
 class PromotionOutcome(str, Enum):
     PROMOTED = "promoted"
     ALREADY_EXISTS = "already_exists"

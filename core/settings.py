@@ -67,10 +67,6 @@ class Settings(BaseSettings):
         return self.data_dir / "worker-heartbeat.json"
 
     @property
-    def lance_dir(self) -> Path:
-        return self.data_dir / "lance"
-
-    @property
     def eval_results_dir(self) -> Path:
         return self.data_dir / "eval-results"
 

@@ -37,7 +37,6 @@ from core.models import (
 from extract import values as V
 from extract.section_facts import SectionFacts
 from extract.ooxml import check_ooxml
-from extract.registry import register
 
 SOURCE_TYPE = DocType.REFERRAL_DOCX.value
 ENGINE = "python-docx 1.2.0"
@@ -268,7 +267,6 @@ _BASE = {"table": 0.9, "header_table": 0.88, "inline": 0.86, "following": 0.8, "
          "signature": 0.62, "standalone_date": 0.7}
 
 
-@register(DocType.REFERRAL_DOCX)
 def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Referral facts, problems, medications, allergies and identity from ``normalize_docx`` output."""
     if content.source_kind != "docx":
@@ -287,10 +285,6 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
         ))
     return ExtractionResult(doc_type=DocType.REFERRAL_DOCX, facts=ctx.facts, identifiers=ctx.identifiers,
                             warnings=ctx.warnings, engine=ENGINE)
-
-
-def extract_referral_bytes(data: bytes, source_id: str) -> ExtractionResult:
-    return extract_referral(normalize_docx(data), source_id)
 
 
 # ---------------------------------------------------------------------------- paragraphs

@@ -1,8 +1,7 @@
-"""The doc_type -> extractor table, filled explicitly.
+"""The doc_type -> extractor table, in one place.
 
-``load_all`` (re)fills any missing entry, so the table is complete whatever was
-imported first; an entry already present (for instance a stand-in a test put
-there) is left alone.
+``load_all`` (re)fills any missing entry; an entry already present (a stand-in a
+test put there) is left alone.
 """
 
 from __future__ import annotations

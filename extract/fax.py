@@ -19,7 +19,6 @@ from core.models import Citation, DocType, ExtractionResult, ExtractionWarning, 
 from core.policy.citations import quote_from_words
 from extract.intake import extract_intake
 from extract.lab import extract_lab
-from extract.registry import register
 
 _VOCAB = {
     "lab": re.compile(r"\b(result|results|reference|range|units?|flag|specimen|collected|laboratory|lab report|"
@@ -84,7 +83,6 @@ def _cover_fact(page: PageContent, source_id: str, scope: str | None) -> FactPro
     )
 
 
-@register(DocType.FAX_PACKET)
 def extract_fax(content: NormalizedContent, source_id: str) -> ExtractionResult:
     result = ExtractionResult(doc_type=DocType.FAX_PACKET, engine=f"fax pages via {content.engine or 'text'}")
     for part in split_parts(content):

@@ -23,7 +23,7 @@ from collections import Counter
 
 from core.content import ContentWarning, NormalizedContent, Section
 from core.errors import ExtractionError
-from core.models import DocType, ExtractionResult
+from core.models import ExtractionResult
 from extract.hl7_facts import extract_facts
 from extract.hl7_parse import (
     Encoding,
@@ -39,7 +39,6 @@ from extract.hl7_parse import (
     split_messages,
     unescape,
 )
-from extract.registry import register
 
 ENGINE = "hl7 tolerant splitter + hl7apy 1.3.5 structure check"
 
@@ -199,12 +198,6 @@ def _check_structure(msg: RawMessage, enc: Encoding, version: str) -> dict:
 # ============================================================================ extractor
 
 
-@register(DocType.HL7V2_MESSAGE)
 def extract_hl7(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Facts and identity candidates from ``normalize_hl7`` output (see ``extract.hl7_facts``)."""
     return extract_facts(content, source_id, ENGINE)
-
-
-def extract_hl7_bytes(data: bytes, source_id: str) -> ExtractionResult:
-    """Convenience: normalize and extract in one call."""
-    return extract_hl7(normalize_hl7(data), source_id)

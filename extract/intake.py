@@ -21,7 +21,6 @@ from core.policy.citations import quote_from_words
 from extract import intake_text as it
 from extract import text_rules as tr
 from extract.layout import Row, page_rows, segments, text_of
-from extract.registry import register
 
 SOURCE_TYPE = DocType.INTAKE_FORM.value
 MAX_LABEL_WORDS = 12
@@ -64,7 +63,6 @@ class _Loose:
     near: _Field | None
 
 
-@register(DocType.INTAKE_FORM)
 def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Demographics, chief concern, medications, allergies, family history,
     preferences and review findings from a typed (or OCR'd) intake form."""

@@ -31,7 +31,6 @@ from extract.lab_table import (
     read_result, split_dotted, split_ocr_leader,
 )
 from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
-from extract.registry import register
 
 SOURCE_TYPE = DocType.LAB_PDF.value
 
@@ -84,7 +83,6 @@ class _Result:
         return any(w.conf is not None for w in self.words)
 
 
-@register(DocType.LAB_PDF)
 def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Every lab result on every page, with identifiers and a collection date."""
     rows_by_page = [page_rows(p) for p in content.pages if p.words]

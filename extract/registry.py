@@ -6,7 +6,7 @@ content into an ``ExtractionResult`` for one doc_type. Neither touches the datab
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Protocol
 
 from core.content import NormalizedContent
 from core.errors import ExtractionError
@@ -17,18 +17,8 @@ class Extractor(Protocol):
     def __call__(self, content: NormalizedContent, source_id: str) -> ExtractionResult: ...
 
 
-# doc_type -> extractor; extract.extractors.load_all() fills every entry.
+# doc_type -> extractor; extract.extractors.load_all() fills every entry (tests may swap one).
 EXTRACTORS: dict[DocType, Extractor] = {}
-
-
-def register(doc_type: DocType) -> Callable[[Extractor], Extractor]:
-    """Mark a function as the extractor of a doc_type (the first one registered wins)."""
-
-    def deco(fn: Extractor) -> Extractor:
-        EXTRACTORS.setdefault(doc_type, fn)
-        return fn
-
-    return deco
 
 
 def extractor_for(doc_type: DocType) -> Extractor:

@@ -37,7 +37,6 @@ from core.models import (
 from extract import values as V
 from extract.section_facts import SectionFacts
 from extract.ooxml import check_ooxml
-from extract.registry import register
 
 SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
 ENGINE = "openpyxl 3.1.5"
@@ -261,7 +260,6 @@ class _Table:
 _Ctx = SectionFacts
 
 
-@register(DocType.CLINICAL_WORKBOOK)
 def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Lab results, medications and identity from ``normalize_xlsx`` output."""
     if content.source_kind != "xlsx":
@@ -281,10 +279,6 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
         _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity)
     return ExtractionResult(doc_type=DocType.CLINICAL_WORKBOOK, facts=ctx.facts, identifiers=ctx.identifiers,
                             warnings=ctx.warnings, engine=ENGINE)
-
-
-def extract_workbook_bytes(data: bytes, source_id: str) -> ExtractionResult:
-    return extract_workbook(normalize_xlsx(data), source_id)
 
 
 # ---------------------------------------------------------------------------- tables

@@ -14,7 +14,7 @@ import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Iterable
 
 import tantivy
 
@@ -32,10 +32,6 @@ class KeywordDoc:
     title: str
     section: str
     body: str
-
-
-class KeywordSearch(Protocol):
-    def search(self, query: str, limit: int = 30) -> list[tuple[str, float]]: ...
 
 
 def sanitise_query(query: str) -> str:

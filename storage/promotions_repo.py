@@ -80,11 +80,6 @@ def deactivate_chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: 
     return bool(cur.fetchall())
 
 
-def chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: int) -> dict[str, Any] | None:
-    cur.execute(f"SELECT * FROM {table} WHERE id = ?", [record_id])
-    return one(cur)
-
-
 def chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int, *, active_only: bool = True) -> list[dict[str, Any]]:
     cur.execute(f"SELECT * FROM {table} WHERE patient_id = ? AND (active OR NOT ?) ORDER BY id", [patient_id, active_only])
     return rows(cur)

@@ -122,3 +122,16 @@ def test_worker_thread_processes_queue_and_writes_heartbeat(wb, queued, monkeypa
 
     beat = read_heartbeat(wb.settings.heartbeat_path)
     assert beat["worker"] == "intake-extractor" and beat["queue"]["succeeded"] == 1
+
+
+def test_an_answer_for_another_doc_type_is_rejected_whole(wb, queued, monkeypatch):
+    from core.content import NormalizedContent
+    from core.models import ExtractionResult
+
+    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF,
+                        lambda content, source_id: ExtractionResult(doc_type=DocType.INTAKE_FORM))
+    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
+    job = Worker(wb).run_once()
+    assert job["status"] == "failed" and job["error_code"] == "doc_type_mismatch"
+    with wb.db.cursor() as cur:
+        assert cur.execute("SELECT count(*) FROM document_facts").fetchone()[0] == 0

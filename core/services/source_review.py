@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from pathlib import Path
 
 from PIL import Image, ImageDraw
 
@@ -98,7 +97,3 @@ def _section_view(wb: Workbench, document: dict, view: SourceView) -> SourceView
             return view
     view.note = "the cited location was not found in the source"
     return view
-
-
-def render_cache_dir(wb: Workbench, sha256: str) -> Path:
-    return wb.settings.renders_dir / sha256[:16]
