@@ -6,7 +6,7 @@ from typing import Any
 
 import duckdb
 
-from storage.db import one, rows, to_json
+from storage.db import rows, to_json
 from storage.jobs_repo import utcnow
 
 # fact_type -> (chart table, columns taken from structured_value)
@@ -16,20 +16,6 @@ CHART_DESTINATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "medication": ("chart_medications", ("name", "dose", "frequency")),
     "problem": ("chart_problems", ("description", "code")),
 }
-
-
-def insert_promotion(cur: duckdb.DuckDBPyConnection, **p: Any) -> dict[str, Any]:
-    cur.execute(
-        """INSERT INTO promotions (patient_id, document_id, job_id, fact_id, fact_fingerprint,
-               clinical_content_fingerprint, promoted_table, promoted_record_id, outcome, duplicate_key,
-               conflict_reason, citation, confidence, review_status, active, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *""",
-        [p["patient_id"], p["document_id"], p.get("job_id"), p["fact_id"], p["fact_fingerprint"],
-         p["clinical_content_fingerprint"], p.get("promoted_table"), p.get("promoted_record_id"), p["outcome"],
-         p.get("duplicate_key"), p.get("conflict_reason"), to_json(p.get("citation")), p.get("confidence"),
-         p.get("review_status"), p.get("active", True), utcnow()],
-    )
-    return one(cur)
 
 
 def promotions_for_fact(cur: duckdb.DuckDBPyConnection, fact_id: int) -> list[dict[str, Any]]:
@@ -125,6 +111,12 @@ _PROMOTION_COLUMNS = ("id", "patient_id", "document_id", "job_id", "fact_id", "f
 
 
 def insert_promotions(cur: duckdb.DuckDBPyConnection, promotions: list[dict[str, Any]]) -> None:
+    """Multi-row insert; rows without an ``id`` get one from the sequence."""
+    if not promotions:
+        return
+    missing = [p for p in promotions if "id" not in p]
+    for p, new_id in zip(missing, next_ids(cur, "promotions", len(missing))):
+        p["id"] = new_id
     now = utcnow()
     one_row = "(" + ", ".join("?" for _ in _PROMOTION_COLUMNS) + ")"
     params: list[Any] = []
@@ -150,3 +142,12 @@ def settled_outcomes(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], outcom
     for fact_id, outcome in cur.fetchall():
         found.setdefault(int(fact_id), outcome)
     return found
+
+
+def close_pending_reviews(cur: duckdb.DuckDBPyConnection, fact_id: int, decision: str) -> None:
+    """A reviewer decided: the fact's open review / conflict promotion rows are closed."""
+    cur.execute(
+        """UPDATE promotions SET active = FALSE, review_status = ?, updated_at = ?
+           WHERE fact_id = ? AND active AND outcome IN ('needs_review', 'conflict_needs_review')""",
+        [decision, utcnow(), fact_id],
+    )

@@ -264,3 +264,24 @@ def test_rejecting_a_promoted_finding_takes_it_out_of_the_chart(wb):
     with wb.db.cursor() as cur:
         note = cur.execute("SELECT note FROM chart_lab_results WHERE NOT active").fetchone()[0]
     assert "rejected by dr.reviewer" in note
+
+
+def test_approving_a_conflicting_value_supersedes_the_chart_row(wb):
+    case = LAB_CASES[0]
+    patient = chart_patient(wb, case.patient)
+    ingest(wb, patient, render_lab(case), "lab_pdf", "first.pdf")
+    first_panel, rows = case.panels[0]
+    changed = dataclasses.replace(case, panels=((first_panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
+                                                *case.panels[1:]))
+    report = ingest(wb, patient, render_lab(changed), "lab_pdf", "corrected.pdf")
+    fact = next(f for f in report["facts"] if f["promotion_status"] == "conflict_needs_review")
+    decided = decide_fact(wb, fact["fact_id"], approve=True, by="dr.reviewer")
+    assert decided["promotion_status"] == "promoted" and decided["active"] is True
+    live = [r for r in chart(wb, patient["id"])["chart_lab_results"] if r["test_name"] == rows[0].test_name]
+    assert [r["value"] for r in live] == ["12.9"]
+    with wb.db.cursor() as cur:
+        old = cur.execute("SELECT note FROM chart_lab_results WHERE NOT active").fetchone()[0]
+        still_open = cur.execute("SELECT count(*) FROM promotions WHERE fact_id = ? AND active AND outcome = "
+                                 "'conflict_needs_review'", [fact["fact_id"]]).fetchone()[0]
+    assert "superseded by reviewer-approved fact" in old and still_open == 0
+    assert not any(f["fact_id"] == fact["fact_id"] for f in patient_facts(wb, patient["id"])["needs_review"])

@@ -20,7 +20,7 @@ import duckdb
 
 from core.models import Certainty, PromotionOutcome
 from core.policy.fingerprints import clinical_content_fingerprint, clinical_key
-from storage import promotions_repo
+from storage import audit_repo, promotions_repo
 from storage.promotions_repo import CHART_DESTINATIONS
 
 _SETTLED = {o.value for o in (PromotionOutcome.PROMOTED, PromotionOutcome.ALREADY_EXISTS,
@@ -50,9 +50,10 @@ class _ChartIndex:
 
 
 class _Plan:
-    def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any]):
+    def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any], *, supersede: bool = False):
         self.cur = cur
         self.document = document
+        self.supersede = supersede
         self.promotions: list[dict[str, Any]] = []
         self.chart_rows: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         self.outcomes: dict[int, str] = {}
@@ -109,7 +110,20 @@ class _Plan:
             outcome = PromotionOutcome.DUPLICATE_SKIPPED if duplicate else PromotionOutcome.ALREADY_EXISTS
             return self.record(fact, outcome, promoted_table=table, promoted_record_id=same["id"],
                                duplicate_key=content_fp)
-        rival = chart.by_key.get(clinical_key(patient_id, fact_type, value, fact["fact_text"]))
+        key = clinical_key(patient_id, fact_type, value, fact["fact_text"])
+        rival = chart.by_key.get(key)
+        if rival is not None and self.supersede:
+            # A reviewer approved this value over the one in the chart: the old row goes
+            # inactive with a note (kept for the audit) and this one is promoted.
+            promotions_repo.deactivate_chart_row(
+                self.cur, table, rival["id"],
+                f"[superseded by reviewer-approved fact {fact['id']} of document {fact['document_id']}]")
+            audit_repo.add_retraction(
+                self.cur, patient_id=patient_id, document_id=fact["document_id"], fact_id=fact["id"],
+                promoted_table=table, promoted_record_id=rival["id"], prior_state="active", new_state="superseded",
+                action="chart_row_superseded", actor_type="reviewer", reason="conflict resolved by review")
+            del chart.by_key[key]
+            rival = None
         if rival is not None:
             shown = _row_value(fact_type, rival)
             reason = "chart already holds " + ", ".join(f"{k}={v}" for k, v in shown.items() if v not in (None, ""))
@@ -134,11 +148,13 @@ class _Plan:
         promotions_repo.insert_promotions(self.cur, self.promotions)
 
 
-def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any]) -> dict[int, str]:
+def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any],
+                  *, supersede: bool = False) -> dict[int, str]:
     """Decide and record promotion outcomes for facts of one document (idempotent:
-    a fact with a settled outcome keeps it). Returns fact_id -> outcome."""
+    a fact with a settled outcome keeps it). Returns fact_id -> outcome.
+    ``supersede``: a reviewer approved these facts, so a conflicting chart value gives way."""
     settled = promotions_repo.settled_outcomes(cur, [f["id"] for f in facts], _SETTLED)
-    plan = _Plan(cur, document)
+    plan = _Plan(cur, document, supersede=supersede)
     plan.reserve_ids([f for f in facts if f["id"] not in settled])
     for fact in facts:
         if fact["id"] in settled:
@@ -149,5 +165,6 @@ def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], d
     return plan.outcomes
 
 
-def promote_fact(cur: duckdb.DuckDBPyConnection, fact: dict[str, Any], document: dict[str, Any]) -> str:
-    return promote_facts(cur, [fact], document)[fact["id"]]
+def promote_fact(cur: duckdb.DuckDBPyConnection, fact: dict[str, Any], document: dict[str, Any],
+                 *, supersede: bool = False) -> str:
+    return promote_facts(cur, [fact], document, supersede=supersede)[fact["id"]]

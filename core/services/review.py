@@ -67,11 +67,11 @@ def decide_identity(wb: Workbench, item_id: int, *, approve: bool, by: str, reas
             for fact in facts:
                 facts_repo.update_fact(cur, fact["id"], active=False, promotion_status="rejected",
                                        deactivated_at=utcnow())
-                promotions_repo.insert_promotion(
-                    cur, patient_id=fact["patient_id"], document_id=fact["document_id"], job_id=fact["job_id"],
-                    fact_id=fact["id"], fact_fingerprint=fact["fact_fingerprint"],
-                    clinical_content_fingerprint=fact["clinical_content_fingerprint"], outcome="rejected",
-                    citation=fact["citation"], confidence=fact["confidence"], review_status="rejected", active=False)
+            promotions_repo.insert_promotions(cur, [
+                dict(patient_id=f["patient_id"], document_id=f["document_id"], job_id=f["job_id"], fact_id=f["id"],
+                     fact_fingerprint=f["fact_fingerprint"], clinical_content_fingerprint=f["clinical_content_fingerprint"],
+                     outcome="rejected", citation=f["citation"], confidence=f["confidence"], review_status="rejected",
+                     active=False) for f in facts])
         updated = facts_repo.identity_by_id(cur, check["id"])
     index_pending(wb)
     telemetry.emit("identity_reviewed", settings=wb.settings, patient_id=check["patient_id"],
@@ -97,17 +97,15 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
         if approve:
             # A reviewer vouches for the finding; it becomes verified evidence and,
             # once the identity is trusted, is promoted like any verified fact.
-            for promo in promotions_repo.promotions_for_fact(cur, fact_id):
-                if promo["active"] and promo["outcome"] in ("needs_review", "conflict_needs_review"):
-                    cur.execute("UPDATE promotions SET active = FALSE, review_status = 'approved', updated_at = ? "
-                                "WHERE id = ?", [utcnow(), promo["id"]])
+            promotions_repo.close_pending_reviews(cur, fact_id, "approved")
             facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted,
                                    review_reason=None)
             fact = facts_repo.fact_by_id(cur, fact_id)
-            outcome = promote_fact(cur, fact, document) if trusted else "awaiting_identity"
+            outcome = promote_fact(cur, fact, document, supersede=True) if trusted else "awaiting_identity"
             facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
         else:
             # A rejected finding must not stay in the chart through an earlier promotion.
+            promotions_repo.close_pending_reviews(cur, fact_id, "rejected")
             retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
                                reason=f"finding rejected by {by}" + (f": {reason}" if reason else ""))
             facts_repo.update_fact(cur, fact_id, active=False, promotion_status="rejected", deactivated_at=utcnow())
