@@ -45,9 +45,3 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
     )
     return rows(cur)
 
-
-def facts_by_ids(cur: duckdb.DuckDBPyConnection, patient_id: int, fact_ids: list[int]) -> list[dict[str, Any]]:
-    """Re-check vector hits against the database: same filters as ``usable_facts``."""
-    if not fact_ids:
-        return []
-    return [f for f in usable_facts(cur, patient_id) if f["id"] in set(fact_ids)]

@@ -242,8 +242,11 @@ def test_deleted_document_is_never_cited(tmp_path):
         index_pending(wb)
         before = ask(wb, wren["id"], "What is her LDL?").payload
         assert f"documents:{lab}" in _cited_documents(before)
+        free_text = "triglyceride and lipoprotein values"  # no topic word: answered through the vectors
+        via_vectors = ask(wb, wren["id"], free_text).payload
+        assert via_vectors["question"]["topics"] == [] and f"documents:{lab}" in _cited_documents(via_vectors)
         delete_document(wb, lab)
-        for question in ("What is her LDL?", "labs", "cholesterol results"):
+        for question in ("What is her LDL?", "labs", "cholesterol results", free_text):
             after = ask(wb, wren["id"], question).payload
             assert f"documents:{lab}" not in _cited_documents(after)
         assert "No LDL cholesterol found" in _texts(ask(wb, wren["id"], "What is her LDL?").payload, "missing")

@@ -201,7 +201,7 @@ def retrieve_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     elif plan.intent is Intent.ATTENTION:
         selected = [(i, t) for i, t in candidates if i.abnormal or i.fact_type in ("allergy", "medication", "problem")]
     else:
-        selected = _vector_selection(wb, patient_id, question, candidates, bundle)
+        selected = _vector_selection(wb, patient_id, question, candidates, {f["id"]: f for f in facts}, bundle)
     per_topic: dict[str, int] = {}
     # Newest first; for attention questions the abnormal findings lead.
     ordered = sorted(selected, key=lambda p: _sort_key(p[0]), reverse=True)
@@ -246,26 +246,21 @@ def retrieve_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
 
 
 def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion,
-                      candidates: list[tuple[EvidenceItem, set[str]]], bundle: EvidenceBundle):
-    """No recognised topic: ask the patient-fact vectors, then keep only hits that the
-    database still calls usable (a stale vector can never surface a retracted fact)."""
-    index = wb.fact_index
-    search = getattr(index, "search", None)
-    if search is None:
+                      candidates: list[tuple[EvidenceItem, set[str]]], usable: dict[int, dict[str, Any]],
+                      bundle: EvidenceBundle):
+    """No recognised topic: ask the patient-fact vectors, then keep only hits that are
+    among this request's usable facts (a stale vector can never surface a retracted fact)."""
+    if wb.fact_index is None:
         return []
     start = time.perf_counter()
-    hits = search(patient_id, question.text, k=8)
+    hits = wb.fact_index.search(patient_id, question.text, k=8)
     bundle.timings_ms["vectors"] = round((time.perf_counter() - start) * 1000, 2)
-    wanted = {f"fact:{h.fact_id}" for h in hits if h.score >= 0.35}
-    chosen = [(i, t) for i, t in candidates if i.evidence_id in wanted]
-    # Promoted facts are represented by their chart rows: match those by citation.
-    if len(chosen) < len(wanted):
-        with wb.db.cursor() as cur:
-            live = evidence_repo.facts_by_ids(cur, patient_id, [int(w.split(":")[1]) for w in wanted])
-        quotes = {(f["citation"]["source_id"], f["citation"]["field_or_chunk_id"]) for f in live}
-        chosen += [(i, t) for i, t in candidates if i.kind == "chart" and
-                   (i.citations[0].source_id, i.citations[0].field_or_chunk_id) in quotes]
-    return chosen
+    live = [usable[h.fact_id] for h in hits if h.score >= 0.35 and h.fact_id in usable]
+    wanted = {f"fact:{f['id']}" for f in live}
+    # A promoted fact is represented by its chart row, which cites the same source location.
+    locations = {(f["citation"]["source_id"], f["citation"]["field_or_chunk_id"]) for f in live}
+    return [(i, t) for i, t in candidates if i.evidence_id in wanted or (
+        i.kind == "chart" and (i.citations[0].source_id, i.citations[0].field_or_chunk_id) in locations)]
 
 
 def _guideline_item(hit: dict[str, Any]) -> EvidenceItem:

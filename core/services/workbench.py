@@ -18,6 +18,10 @@ class FactIndex(Protocol):
 
     def remove_facts(self, fact_ids: list[int]) -> int: ...
 
+    def search(self, patient_id: int, query: str, k: int = 10) -> list[Any]:
+        """Nearest active facts of one patient (objects with ``fact_id`` and ``score``)."""
+        ...
+
 
 @dataclass
 class Workbench:
