@@ -28,6 +28,9 @@ cols[1].metric("Identity", IDENTITY_BADGE.get(report["identity"]["status"], repo
 cols[2].metric("Facts", len(report["facts"]))
 if job and job["error_code"]:
     st.error(f"{job['error_code']}: {job['error_message']} — the original file is kept.")
+for warning in (job or {}).get("warnings") or []:
+    where = f" (page {warning['page']})" if warning.get("page") else ""
+    st.warning(f"{warning['code']}{where}: {warning['message']}")
 if report["identity"].get("mismatch_reason"):
     st.warning(report["identity"]["mismatch_reason"])
 

@@ -63,11 +63,10 @@ def for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, include_dele
         """SELECT d.id, d.filename, d.mime, d.size, d.sha256, d.uploaded_at, d.deleted, d.active,
                   c.name AS category,
                   j.id AS job_id, j.status AS job_status, j.error_code, j.error_message, j.doc_type,
-                  j.attempts, j.finished_at,
-                  (SELECT i.identity_status FROM identity_checks i WHERE i.document_id = d.id
-                   AND i.scope IS NULL ORDER BY i.id DESC LIMIT 1) AS identity_status
+                  j.attempts, j.finished_at, ci.identity_status
            FROM documents d
            LEFT JOIN document_categories c ON c.id = d.category_id
+           LEFT JOIN current_identity_checks ci ON ci.document_id = d.id AND ci.scope IS NULL
            LEFT JOIN processing_jobs j ON j.id = (SELECT max(id) FROM processing_jobs WHERE document_id = d.id)
            WHERE d.patient_id = ? AND (? OR NOT d.deleted)
            ORDER BY d.id DESC""",

@@ -30,18 +30,14 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
     """Unretracted, unrejected facts of this patient's live documents whose identity
     (for the fact's scope) is verified or approved by a person."""
     cur.execute(
-        """WITH latest AS (
-               SELECT document_id, scope, identity_status,
-                      row_number() OVER (PARTITION BY document_id, scope ORDER BY id DESC) AS rn
-               FROM identity_checks WHERE patient_id = ?)
-           SELECT f.*, d.filename FROM document_facts f
+        """SELECT f.*, d.filename FROM document_facts f
            JOIN documents d ON d.id = f.document_id
-           JOIN latest l ON l.document_id = f.document_id AND l.scope IS NOT DISTINCT FROM f.scope AND l.rn = 1
+           JOIN current_identity_checks ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
            WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active
              AND f.retracted_at IS NULL AND coalesce(f.promotion_status, '') <> 'rejected'
-             AND l.identity_status IN ('identity_verified', 'identity_review_approved')
+             AND list_contains(?, ci.identity_status)
            ORDER BY f.id""",
-        [patient_id, patient_id, patient_id],
+        [patient_id, patient_id, list(TRUSTED)],
     )
     return rows(cur)
 

@@ -25,7 +25,7 @@ def insert_identity_check(cur: duckdb.DuckDBPyConnection, *, patient_id: int, do
 
 def latest_identity(cur: duckdb.DuckDBPyConnection, document_id: int, scope: str | None = None) -> dict[str, Any] | None:
     cur.execute(
-        "SELECT * FROM identity_checks WHERE document_id = ? AND scope IS NOT DISTINCT FROM ? ORDER BY id DESC LIMIT 1",
+        "SELECT * FROM current_identity_checks WHERE document_id = ? AND scope IS NOT DISTINCT FROM ?",
         [document_id, scope],
     )
     return one(cur)
@@ -33,9 +33,7 @@ def latest_identity(cur: duckdb.DuckDBPyConnection, document_id: int, scope: str
 
 def identity_checks_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
     cur.execute(
-        """SELECT * FROM identity_checks i WHERE document_id = ? AND id = (
-               SELECT max(id) FROM identity_checks j WHERE j.document_id = i.document_id
-               AND j.scope IS NOT DISTINCT FROM i.scope) ORDER BY scope NULLS FIRST""",
+        "SELECT * FROM current_identity_checks WHERE document_id = ? ORDER BY scope NULLS FIRST",
         [document_id],
     )
     return rows(cur)
@@ -117,10 +115,10 @@ def facts_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list
 
 def facts_for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, include_retracted: bool = False) -> list[dict[str, Any]]:
     cur.execute(
-        """SELECT f.*, d.filename, d.deleted AS document_deleted,
-                  (SELECT i.identity_status FROM identity_checks i WHERE i.document_id = f.document_id
-                   AND i.scope IS NOT DISTINCT FROM f.scope ORDER BY i.id DESC LIMIT 1) AS identity_status
+        """SELECT f.*, d.filename, d.deleted AS document_deleted, ci.identity_status
            FROM document_facts f JOIN documents d ON d.id = f.document_id
+           LEFT JOIN current_identity_checks ci ON ci.document_id = f.document_id
+                AND ci.scope IS NOT DISTINCT FROM f.scope
            WHERE f.patient_id = ? AND (? OR f.retracted_at IS NULL)
            ORDER BY f.document_id DESC, f.id""",
         [patient_id, include_retracted],
@@ -131,10 +129,8 @@ def facts_for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, includ
 def pending_identity_reviews(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
     """Latest identity check per (document, scope) that still waits for a human."""
     cur.execute(
-        """SELECT i.*, d.filename FROM identity_checks i JOIN documents d ON d.id = i.document_id
+        """SELECT i.*, d.filename FROM current_identity_checks i JOIN documents d ON d.id = i.document_id
            WHERE i.patient_id = ? AND NOT d.deleted AND i.review_required AND i.review_decision IS NULL
-             AND i.id = (SELECT max(id) FROM identity_checks j WHERE j.document_id = i.document_id
-                         AND j.scope IS NOT DISTINCT FROM i.scope)
            ORDER BY i.id""",
         [patient_id],
     )

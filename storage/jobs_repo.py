@@ -55,12 +55,12 @@ def heartbeat(cur: duckdb.DuckDBPyConnection, job_id: int) -> None:
 
 def finish(cur: duckdb.DuckDBPyConnection, job_id: int, *, status: str, error_code: str | None = None,
            error_message: str | None = None, timings: dict | None = None, counts: dict | None = None,
-           engine: str | None = None) -> None:
+           engine: str | None = None, warnings: list[dict] | None = None) -> None:
     cur.execute(
         """UPDATE processing_jobs SET status = ?, finished_at = ?, heartbeat_at = ?, error_code = ?,
-               error_message = ?, timings = ?, counts = ?, engine = ? WHERE id = ?""",
+               error_message = ?, timings = ?, counts = ?, engine = ?, warnings = ? WHERE id = ?""",
         [status, utcnow(), utcnow(), error_code, error_message, to_json(timings or {}),
-         to_json(counts or {}), engine, job_id],
+         to_json(counts or {}), engine, to_json(warnings or []), job_id],
     )
 
 

@@ -153,10 +153,22 @@ def m003_fact_vector_state(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("ALTER TABLE document_facts ADD COLUMN vector_indexed_at TIMESTAMP")
 
 
+def m004_job_warnings_and_current_identity(cur: duckdb.DuckDBPyConnection) -> None:
+    # Coded warnings (an unreadable page, a formula without a value) belong to the job.
+    cur.execute("ALTER TABLE processing_jobs ADD COLUMN warnings JSON")
+    # The one definition of "the identity check in force": the latest per document and
+    # scope (NULL scope = the whole document; "page 3" / "message 2" = a part).
+    cur.execute("""CREATE VIEW current_identity_checks AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY document_id, scope ORDER BY id DESC) AS rn
+            FROM identity_checks) WHERE rn = 1""")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
     (3, "fact vector state", m003_fact_vector_state),
+    (4, "job warnings and current identity view", m004_job_warnings_and_current_identity),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -285,3 +285,15 @@ def test_approving_a_conflicting_value_supersedes_the_chart_row(wb):
                                  "'conflict_needs_review'", [fact["fact_id"]]).fetchone()[0]
     assert "superseded by reviewer-approved fact" in old and still_open == 0
     assert not any(f["fact_id"] == fact["fact_id"] for f in patient_facts(wb, patient["id"])["needs_review"])
+
+
+def test_coded_warnings_are_kept_with_the_job(wb):
+    from golden.office_fixtures import WORKBOOK_LABS, build_results_workbook
+
+    ident = WORKBOOK_LABS.identity
+    last, first = [part.strip() for part in ident.name.split(",", 1)]
+    patient = add_patient(wb, mrn=ident.mrn, first=first.split()[0].title(), last=last.title(), dob=ident.dob)
+    report = ingest(wb, patient, build_results_workbook(), "clinical_workbook", "results.xlsx")
+    codes = {w["code"] for w in report["job"]["warnings"]}
+    assert {"formula_without_value", "xlsx_hidden_rows"} <= codes
+    assert all(w["message"] for w in report["job"]["warnings"])

@@ -86,7 +86,8 @@ class Worker:
         timings["total"] = latency
         with self.wb.db.cursor() as cur:
             jobs_repo.finish(cur, job["id"], status=status, error_code=code, error_message=message, timings=timings,
-                             counts=result.counts if result else {}, engine=result.engine if result else None)
+                             counts=result.counts if result else {}, engine=result.engine if result else None,
+                             warnings=result.warnings if result else [])
             audit_repo.add_handoff(cur, request_id=None, job_id=job["id"], source_node="supervisor",
                                    destination_node=WORKER_NAME, decision_reason=f"{job['doc_type']} job queued",
                                    task_type="document_extraction", outcome=status, latency_ms=latency,
