@@ -269,11 +269,7 @@ _BASE = {"table": 0.9, "header_table": 0.88, "inline": 0.86, "following": 0.8, "
 
 def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Referral facts, problems, medications, allergies and identity from ``normalize_docx`` output."""
-    if content.source_kind != "docx":
-        raise ExtractionError(f"Expected DOCX content but got {content.source_kind!r} content.",
-                              code="wrong_content_kind")
-    ctx = _Ctx(SOURCE_TYPE, source_id)
-    ctx.warnings = [ExtractionWarning(code=w.code, message=w.message) for w in content.warnings]
+    ctx = _Ctx.for_content(content, "docx", SOURCE_TYPE, source_id)
     found = _from_paragraphs(content) + _from_tables(content)
     for item in found:
         _emit(ctx, item)

@@ -84,7 +84,9 @@ def _cover_fact(page: PageContent, source_id: str, scope: str | None) -> FactPro
 
 
 def extract_fax(content: NormalizedContent, source_id: str) -> ExtractionResult:
-    result = ExtractionResult(doc_type=DocType.FAX_PACKET, engine=f"fax pages via {content.engine or 'text'}")
+    result = ExtractionResult(doc_type=DocType.FAX_PACKET, engine=f"fax pages via {content.engine or 'text'}",
+                              warnings=[ExtractionWarning(code=w.code, message=w.message, page=w.page)
+                                        for w in content.warnings])
     for part in split_parts(content):
         sub = NormalizedContent(source_kind=content.source_kind, pages=part.pages, engine=content.engine)
         if part.kind == "lab":

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.content import Section
+from core.content import NormalizedContent, Section
+from core.errors import ExtractionError
 from core.models import Citation, ExtractionWarning, FactProposal, IdentityCandidate
 from extract import values as V
 
@@ -18,6 +19,15 @@ class SectionFacts:
     identifiers: list[IdentityCandidate] = field(default_factory=list)
     warnings: list[ExtractionWarning] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def for_content(cls, content: NormalizedContent, expected_kind: str, source_type: str, source_id: str):
+        """Start collecting for ``content`` of the expected kind, carrying its warnings."""
+        if content.source_kind != expected_kind:
+            raise ExtractionError(f"Expected {expected_kind.upper()} content but got {content.source_kind!r} content.",
+                                  code="wrong_content_kind")
+        return cls(source_type, source_id,
+                   warnings=[ExtractionWarning(code=w.code, message=w.message) for w in content.warnings])
 
     def path(self, collection: str) -> str:
         """The next schema path in a collection: ``medications[0]``, ``medications[1]``…"""

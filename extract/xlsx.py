@@ -262,11 +262,7 @@ _Ctx = SectionFacts
 
 def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Lab results, medications and identity from ``normalize_xlsx`` output."""
-    if content.source_kind != "xlsx":
-        raise ExtractionError(f"Expected XLSX content but got {content.source_kind!r} content.",
-                              code="wrong_content_kind")
-    ctx = _Ctx(SOURCE_TYPE, source_id)
-    ctx.warnings = [ExtractionWarning(code=w.code, message=w.message) for w in content.warnings]
+    ctx = _Ctx.for_content(content, "xlsx", SOURCE_TYPE, source_id)
     by_sheet: dict[str, list[Section]] = {}
     for s in content.sections:
         by_sheet.setdefault(s.meta["sheet"], []).append(s)

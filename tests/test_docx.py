@@ -11,7 +11,7 @@ import pytest
 from core.errors import ExtractionError
 from core.models import DocType
 from extract.docx import extract_referral, label_field, normalize_docx
-from extract.registry import EXTRACTORS
+from extract.extractors import load_all
 from golden import office_fixtures as G
 from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA
@@ -41,7 +41,7 @@ def identity(result):
 
 
 def test_registered_for_referral_docx():
-    assert EXTRACTORS[DocType.REFERRAL_DOCX] is extract_referral
+    assert load_all()[DocType.REFERRAL_DOCX] is extract_referral
 
 
 def test_labels():

@@ -10,7 +10,7 @@ import pytest
 
 from core.errors import ExtractionError
 from core.models import DocType
-from extract.registry import EXTRACTORS
+from extract.extractors import load_all
 from extract.xlsx import display_value, extract_workbook, normalize_xlsx
 from golden import office_fixtures as G
 from tests.citation_check import assert_all_citations_verifiable
@@ -47,7 +47,7 @@ def _book(build) -> bytes:
 
 
 def test_registered_for_clinical_workbook():
-    assert EXTRACTORS[DocType.CLINICAL_WORKBOOK] is extract_workbook
+    assert load_all()[DocType.CLINICAL_WORKBOOK] is extract_workbook
 
 
 @pytest.mark.parametrize(

@@ -155,8 +155,8 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     validate_response(result, doc_type)
     clock.lap("extract")
     out.engine = content.engine or result.engine
-    out.warnings = [{"code": w.code, "page": w.page, "message": w.message}
-                    for w in [*content.warnings, *result.warnings]]
+    # Every extractor carries the content's warnings into its result, plus its own.
+    out.warnings = [{"code": w.code, "page": w.page, "message": w.message} for w in result.warnings]
 
     counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
     citations = verify_citations([p.citation for p in result.facts], content)
