@@ -297,3 +297,5 @@ def test_coded_warnings_are_kept_with_the_job(wb):
     codes = {w["code"] for w in report["job"]["warnings"]}
     assert {"formula_without_value", "xlsx_hidden_rows"} <= codes
     assert all(w["message"] for w in report["job"]["warnings"])
+    seen = [(w["code"], w["message"]) for w in report["job"]["warnings"]]
+    assert len(seen) == len(set(seen))  # each warning once, not once per layer
