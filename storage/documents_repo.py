@@ -9,32 +9,23 @@ import duckdb
 from storage.db import one, rows
 
 
+# A category with the doc_type it maps to (NULL: stored without extraction).
+_CATEGORY = ("SELECT c.id, c.name, m.doc_type FROM document_categories c "
+             "LEFT JOIN document_type_mappings m ON m.category_id = c.id AND m.active ")
+
+
 def categories(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    cur.execute(
-        "SELECT c.id, c.name, m.doc_type FROM document_categories c "
-        "LEFT JOIN document_type_mappings m ON m.category_id = c.id AND m.active "
-        "ORDER BY c.id"
-    )
+    cur.execute(_CATEGORY + "ORDER BY c.id")
     return rows(cur)
 
 
 def category_by_name(cur: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any] | None:
-    cur.execute(
-        "SELECT c.id, c.name, m.doc_type FROM document_categories c "
-        "LEFT JOIN document_type_mappings m ON m.category_id = c.id AND m.active "
-        "WHERE lower(c.name) = lower(?)",
-        [name],
-    )
+    cur.execute(_CATEGORY + "WHERE lower(c.name) = lower(?)", [name])
     return one(cur)
 
 
 def category_for_doc_type(cur: duckdb.DuckDBPyConnection, doc_type: str) -> dict[str, Any] | None:
-    cur.execute(
-        "SELECT c.id, c.name, m.doc_type FROM document_categories c "
-        "JOIN document_type_mappings m ON m.category_id = c.id AND m.active WHERE m.doc_type = ? "
-        "ORDER BY c.id LIMIT 1",
-        [doc_type],
-    )
+    cur.execute(_CATEGORY + "WHERE m.doc_type = ? ORDER BY c.id LIMIT 1", [doc_type])
     return one(cur)
 
 
