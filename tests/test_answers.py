@@ -306,3 +306,12 @@ def test_drafter_stand_in(world, stand_in, reply, accepted):
     assert "Patient Findings:" in out["text"]  # the cited deterministic answer is always there
     drafting = [h for h in out["handoffs"] if h["destination_node"] == "answer-drafter"][0]
     assert drafting["outcome"] == ("accepted" if accepted else "rejected_fallback")
+
+
+@pytest.mark.parametrize("test_name, topic", [("TSH", "thyroid"), ("LDL Cholesterol", "ldl"),
+                                              ("Hemoglobin A1c", "a1c"), ("Cholesterol, Total", "cholesterol"),
+                                              ("WBC", "cbc"), ("Ferritin", "labs")])
+def test_a_lab_belongs_to_its_most_specific_topic(test_name, topic):
+    from core.services.evidence import primary_topic, topics_of
+
+    assert primary_topic(topics_of("lab_result", {"test_name": test_name}, test_name)) == topic

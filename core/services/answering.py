@@ -9,6 +9,7 @@ introduce values, or the deterministic answer is used.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -109,8 +110,6 @@ def render_text(sections: AnswerSections, *, refusal: str | None = None) -> str:
 
 def _draft(drafter: Drafter, question: str, sections: AnswerSections) -> tuple[str | None, str | None]:
     """Ask the drafter for prose over verified items; accept it only if every sentence checks."""
-    import re
-
     evidence: dict[str, str] = {}
     for item in [*sections.patient_findings, *sections.needs_review, *sections.guideline_evidence]:
         evidence[f"E{len(evidence) + 1}"] = item.text

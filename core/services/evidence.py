@@ -106,6 +106,15 @@ def topics_of(fact_type: str, value: dict[str, Any], text: str) -> set[str]:
     return found
 
 
+_TOPIC_ORDER = {t.name: n for n, t in enumerate(TOPICS)}
+
+
+def primary_topic(topics: set[str]) -> str | None:
+    """The most specific topic of an item: vocabulary order lists specific topics
+    (A1c, LDL, thyroid…) before broad ones (cholesterol, labs)."""
+    return min(topics, key=lambda t: _TOPIC_ORDER.get(t, len(_TOPIC_ORDER))) if topics else None
+
+
 def _chart_item(table: str, fact_type: str, row: dict[str, Any]) -> EvidenceItem:
     value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()}
     text = describe(fact_type, value, str(row.get("note") or ""))
@@ -207,20 +216,22 @@ def retrieve_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     ordered = sorted(selected, key=lambda p: _sort_key(p[0]), reverse=True)
     if plan.intent is Intent.ATTENTION:
         ordered.sort(key=lambda p: not p[0].abnormal)
+    covered: set[str] = set()
     for item, item_topics in ordered:
-        key = min(item_topics) if item_topics else "other"
+        key = primary_topic(item_topics) or "other"
         per_topic[key] = per_topic.get(key, 0) + 1
         if per_topic[key] <= PER_TOPIC_LIMIT:
             item.topic = key
             bundle.patient.append(item)
+            covered |= item_topics
     matched = {i.evidence_id for i, _ in selected}
-    bundle.review = [i for i, t in reviews if _review_bears_on(i, t, question) or i.evidence_id in matched]
+    reviewed: set[str] = set()
     for item, item_topics in reviews:
-        item.topic = min(item_topics) if item_topics else None
+        item.topic = primary_topic(item_topics)
+        if _review_bears_on(item, item_topics, question) or item.evidence_id in matched:
+            bundle.review.append(item)
+            reviewed |= item_topics
 
-    covered = set().union(*(topics_of(i.fact_type or "", i.structured, i.text) for i in bundle.patient)) \
-        if bundle.patient else set()
-    reviewed = set().union(*(t for i, t in reviews if i in bundle.review)) if bundle.review else set()
     for topic in question.topics:
         if topic in covered or topic == "screening" and plan.need_guidelines:
             continue
