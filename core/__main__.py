@@ -110,7 +110,19 @@ def cmd_review(args) -> dict[str, Any]:
 
     wb = _workbench()
     try:
-        return review(wb, args.action, args.item_id, by=args.by, reason=args.reason)
+        return review(wb, args.action, check_id=args.check, document_id=args.document, fact_id=args.fact,
+                      by=args.by, reason=args.reason)
+    finally:
+        wb.close()
+
+
+def cmd_chart(args) -> dict[str, Any]:
+    from core.services.facts import chart_view
+    from core.services.patients import get_patient
+
+    wb = _workbench()
+    try:
+        return chart_view(wb, get_patient(wb, mrn=args.patient)["id"])
     finally:
         wb.close()
 
@@ -227,9 +239,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("review", cmd_review, "record a review decision")
     p.add_argument("action", choices=["approve-identity", "reject-identity", "approve-fact", "reject-fact"])
-    p.add_argument("item_id", type=int, help="identity check id (or document id) / fact id")
+    p.add_argument("--check", type=int, help="identity check id (approve-identity / reject-identity)")
+    p.add_argument("--document", type=int,
+                   help="document id (identity actions; refused when the document has several checks)")
+    p.add_argument("--fact", type=int, help="fact id (approve-fact / reject-fact)")
     p.add_argument("--by", required=True)
-    p.add_argument("--reason")
+    p.add_argument("--reason", help="required to approve a document that names another patient")
+
+    p = add("chart", cmd_chart, "the patient's active chart rows with their supporting documents")
+    p.add_argument("--patient", required=True, help="patient MRN")
 
     p = add("worker", cmd_worker, "run the intake-extractor loop headless")
     p.add_argument("--once", action="store_true")

@@ -38,11 +38,6 @@ class IdentityStatus(str, Enum):
     APPROVED = "identity_review_approved"
     REJECTED = "identity_review_rejected"
 
-    @property
-    def trusted(self) -> bool:
-        """Only a verified or human-approved identity lets facts become active."""
-        return self in (IdentityStatus.VERIFIED, IdentityStatus.APPROVED)
-
 
 class PromotionOutcome(str, Enum):
     PROMOTED = "promoted"
@@ -131,6 +126,26 @@ class LabResultValue(BaseModel):
     result_status: str | None = None  # HL7 OBX-11 and similar
 
 
+class ClinicalContext(BaseModel):
+    """How a mention in free text is meant (ConText-style attributes): "denies chest
+    pain" is negated, "mother had breast cancer" is about a family member, "history
+    of" is historical, "return if" is hypothetical, "? sulfa" is uncertain."""
+
+    model_config = ConfigDict(frozen=True)
+
+    negated: bool = False
+    experiencer: Literal["patient", "family", "other"] = "patient"
+    temporality: Literal["current", "historical", "hypothetical"] = "current"
+    uncertain: bool = False
+    # The trigger phrases that set the attributes, as printed (for the reviewer).
+    triggers: tuple[str, ...] = ()
+
+    @property
+    def affirmed_current_patient(self) -> bool:
+        return (not self.negated and self.experiencer == "patient" and self.temporality != "hypothetical"
+                and not self.uncertain)
+
+
 class IdentifierKind(str, Enum):
     NAME = "name"
     DOB = "dob"
@@ -160,6 +175,10 @@ class FactProposal(BaseModel):
     review_reason: str | None = None
     document_fact_only: bool = False  # e.g. demographics, preferences
     scope: str | None = None  # identity scope (fax packet page), None = whole document
+    # Free-text facts: the sentence or answer the item was read from, when it is more
+    # than the quote ("denies chest pain, fever"), so context rules see the trigger.
+    context_text: str | None = None
+    context: ClinicalContext | None = None  # set by the context policy, not by extractors
 
 
 class ExtractionWarning(BaseModel):
@@ -190,6 +209,7 @@ class DocumentFact(BaseModel):
     active: bool
     document_id: int | None = None
     review_reason: str | None = None
+    context: ClinicalContext | None = None
 
 
 class EvidenceItem(BaseModel):

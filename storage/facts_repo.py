@@ -54,7 +54,7 @@ def set_identity_review(cur: duckdb.DuckDBPyConnection, check_id: int, *, status
 
 _FACT_COLUMNS = ("id", "patient_id", "document_id", "job_id", "identity_check_id", "doc_type", "fact_type",
                  "certainty", "fact_fingerprint", "clinical_content_fingerprint", "fact_text", "structured_value",
-                 "citation", "confidence", "promotion_status", "review_reason", "scope", "active", "created_at")
+                 "citation", "confidence", "promotion_status", "review_reason", "scope", "active", "context", "created_at")
 
 
 def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -67,9 +67,10 @@ def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) ->
     stored, params = [], []
     for fact_id, f in zip(ids, facts):
         row = {**f, "id": fact_id, "created_at": now, "promotion_status": f.get("promotion_status"),
-               "review_reason": f.get("review_reason"), "scope": f.get("scope")}
+               "review_reason": f.get("review_reason"), "scope": f.get("scope"), "context": f.get("context")}
         stored.append(row)
-        params += [row[c] if c not in ("structured_value", "citation") else to_json(row[c]) for c in _FACT_COLUMNS]
+        params += [row[c] if c not in ("structured_value", "citation", "context") else to_json(row[c])
+                   for c in _FACT_COLUMNS]
     one_row = "(" + ", ".join("?" for _ in _FACT_COLUMNS) + ")"
     cur.execute(f"INSERT INTO document_facts ({', '.join(_FACT_COLUMNS)}) VALUES "
                 + ", ".join(one_row for _ in facts), params)

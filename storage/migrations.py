@@ -164,11 +164,18 @@ def m004_job_warnings_and_current_identity(cur: duckdb.DuckDBPyConnection) -> No
             FROM identity_checks) WHERE rn = 1""")
 
 
+def m005_fact_context(cur: duckdb.DuckDBPyConnection) -> None:
+    # Free-text facts carry how they were meant (negated, family, historical, hypothetical,
+    # uncertain): the fact view and answers show it, and promotion honours it.
+    cur.execute("ALTER TABLE document_facts ADD COLUMN context JSON")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
     (3, "fact vector state", m003_fact_vector_state),
     (4, "job warnings and current identity view", m004_job_warnings_and_current_identity),
+    (5, "fact context attributes", m005_fact_context),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -6,16 +6,22 @@ from typing import Any
 
 import duckdb
 
+from core.policy.chart_rules import (CHART_DESTINATIONS, FACT_TYPE_OF_TABLE, SUPPORTING_OUTCOMES,
+                                     TRUSTED_IDENTITY_STATES)
 from storage.db import rows, to_json
 from storage.jobs_repo import utcnow
 
-# fact_type -> (chart table, columns taken from structured_value)
-CHART_DESTINATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "lab_result": ("chart_lab_results", ("test_name", "value", "unit", "reference_range", "collection_date", "abnormal_flag")),
-    "allergy": ("chart_allergies", ("substance", "reaction", "severity")),
-    "medication": ("chart_medications", ("name", "dose", "frequency")),
-    "problem": ("chart_problems", ("description", "code")),
-}
+# A promotion stands behind a chart row while it is active, says the same thing as the
+# row, and its fact is live: unretracted, active, from an undeleted document whose
+# identity (for the fact's part) is trusted. The chart-row lifetime rule is written
+# once, here, in SQL over the constants of core.policy.chart_rules.
+_LIVE_SUPPORT = """
+    FROM promotions p
+    JOIN document_facts f ON f.id = p.fact_id
+    JOIN documents d ON d.id = p.document_id
+    JOIN current_identity_checks ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
+    WHERE p.active AND list_contains(?, p.outcome) AND f.active AND f.retracted_at IS NULL
+      AND NOT d.deleted AND d.active AND list_contains(?, ci.identity_status)"""
 
 
 def promotions_for_fact(cur: duckdb.DuckDBPyConnection, fact_id: int) -> list[dict[str, Any]]:
@@ -28,17 +34,38 @@ def promotions_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) ->
     return rows(cur)
 
 
-def active_supporting(cur: duckdb.DuckDBPyConnection, *, table: str, record_id: int,
-                      excluding_document: int) -> list[dict[str, Any]]:
-    """Active promotions from other live documents that back the same chart row."""
+def live_supporters(cur: duckdb.DuckDBPyConnection, table: str, record_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """record_id -> the live promotions that stand behind it (oldest first)."""
+    if not record_ids:
+        return {}
     cur.execute(
-        """SELECT p.* FROM promotions p JOIN documents d ON d.id = p.document_id
-           WHERE p.promoted_table = ? AND p.promoted_record_id = ? AND p.active AND p.document_id <> ?
-             AND p.outcome IN ('promoted', 'already_exists', 'duplicate_skipped') AND NOT d.deleted
-           ORDER BY p.id""",
-        [table, record_id, excluding_document],
+        f"SELECT p.* {_LIVE_SUPPORT} AND p.promoted_table = ? AND list_contains(?, p.promoted_record_id) "
+        "ORDER BY p.id",
+        [list(SUPPORTING_OUTCOMES), list(TRUSTED_IDENTITY_STATES), table, record_ids],
     )
+    found: dict[int, list[dict[str, Any]]] = {}
+    for promo in rows(cur):
+        found.setdefault(int(promo["promoted_record_id"]), []).append(promo)
+    return found
+
+
+def chart_row_state(cur: duckdb.DuckDBPyConnection, table: str, record_ids: list[int]) -> list[dict[str, Any]]:
+    """id, active, source and promotion_id of the given chart rows."""
+    if not record_ids:
+        return []
+    cur.execute(f"SELECT id, patient_id, active, source, promotion_id FROM {table} WHERE list_contains(?, id) "
+                "ORDER BY id", [record_ids])
     return rows(cur)
+
+
+def supported_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int) -> dict[int, list[int]]:
+    """record_id -> ids of the live documents that support each active promoted row of a patient."""
+    cur.execute(
+        f"""SELECT p.promoted_record_id, list(DISTINCT p.document_id ORDER BY p.document_id) {_LIVE_SUPPORT}
+            AND p.promoted_table = ? AND p.patient_id = ? GROUP BY p.promoted_record_id""",
+        [list(SUPPORTING_OUTCOMES), list(TRUSTED_IDENTITY_STATES), table, patient_id],
+    )
+    return {int(r[0]): [int(x) for x in r[1]] for r in cur.fetchall()}
 
 
 def retract_promotion(cur: duckdb.DuckDBPyConnection, promotion_id: int, reason: str) -> None:
@@ -94,8 +121,7 @@ def chart_rows_with_origin(cur: duckdb.DuckDBPyConnection, table: str, patient_i
 def insert_chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int,
                       items: list[tuple[dict[str, Any], int]]) -> None:
     """Multi-row insert of promoted chart rows; each item is (row with id, promotion id)."""
-    fact_type = next(k for k, (t, _) in CHART_DESTINATIONS.items() if t == table)
-    columns = CHART_DESTINATIONS[fact_type][1]
+    columns = CHART_DESTINATIONS[FACT_TYPE_OF_TABLE[table]][1]
     names = ", ".join(("id", "patient_id", "source", "promotion_id", *columns))
     one_row = "(" + ", ".join("?" for _ in range(len(columns) + 4)) + ")"
     params: list[Any] = []

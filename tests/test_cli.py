@@ -68,7 +68,7 @@ def test_ingest_failure_shape(initialised, tmp_path):
     (["ingest", "Makefile", "--patient", "DEMO-1001", "--doc-type", "lab_pdf"], "does not look like"),
     (["ingest", "Makefile", "--patient", "DEMO-1001", "--category", "Nope"], "Unknown category"),
     (["delete-document", "987654"], "No document"),
-    (["review", "approve-fact", "987654", "--by", "dr.who"], "No fact"),
+    (["review", "approve-fact", "--fact", "987654", "--by", "dr.who"], "No fact"),
 ])
 def test_bad_input_is_one_line_on_stderr(initialised, args, needle):
     proc = cli(initialised, *args, "--json", check=False)
@@ -156,7 +156,7 @@ def test_ingest_ask_search_review_delete_shapes(initialised, tmp_path):
     assert as_json(cli(initialised, "search-guidelines", "best pizza in town", "--json"))["not_found"] is True
 
     fact_id = out["facts"][0]["fact_id"]
-    reviewed = as_json(cli(initialised, "review", "reject-fact", str(fact_id), "--by", "dr.cli", "--reason", "test",
+    reviewed = as_json(cli(initialised, "review", "reject-fact", "--fact", str(fact_id), "--by", "dr.cli", "--reason", "test",
                            "--json"))
     assert reviewed["fact_id"] == fact_id and reviewed["active"] is False
     deleted = as_json(cli(initialised, "delete-document", str(out["document_id"]), "--json"))

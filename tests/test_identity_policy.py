@@ -5,6 +5,7 @@ from datetime import date
 import pytest
 
 from core.models import IdentifierKind, IdentityCandidate, IdentityStatus
+from core.policy.chart_rules import identity_trusted
 from core.policy.identity import check_identity, names_match, parse_dob
 
 PATIENT = {"first_name": "Marisol", "last_name": "Quintero-Vale", "dob": date(1961, 3, 14), "mrn": "DEMO-1001"}
@@ -67,4 +68,4 @@ def test_missing_or_partial_identifiers_are_ambiguous(cands):
 
 
 def test_trusted_states():
-    assert {s for s in IdentityStatus if s.trusted} == {IdentityStatus.VERIFIED, IdentityStatus.APPROVED}
+    assert {s for s in IdentityStatus if identity_trusted(s)} == {IdentityStatus.VERIFIED, IdentityStatus.APPROVED}

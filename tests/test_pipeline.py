@@ -158,7 +158,8 @@ def test_wrong_patient_is_quarantined_then_approval_promotes(wb):
     assert report["promotions"] == [] and count(wb, "SELECT count(*) FROM chart_lab_results") == 0
     assert patient_facts(wb, someone_else["id"])["verified"] == []
 
-    decision = decide_identity(wb, report["document_id"], approve=True, by="dr.reviewer", reason="scanned to wrong chart")
+    decision = decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.reviewer",
+                               reason="scanned to wrong chart")
     assert decision["status"] == "identity_review_approved" and decision["activated_facts"] == len(case.results)
     assert count(wb, "SELECT count(*) FROM chart_lab_results") == len(case.results)
     with wb.db.cursor() as cur:
@@ -170,7 +171,7 @@ def test_identity_rejection_keeps_everything_inactive(wb):
     case = LAB_CASES[0]
     someone_else = add_patient(wb, mrn="OTHER-2", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
     report = ingest(wb, someone_else, render_lab(case), "lab_pdf")
-    decide_identity(wb, report["document_id"], approve=False, by="dr.reviewer")
+    decide_identity(wb, report["identity"]["identity_check_id"], approve=False, by="dr.reviewer")
     after = document_report(wb, report["document_id"])
     assert after["identity"]["status"] == "identity_review_rejected"
     assert not any(f["active"] for f in after["facts"])
@@ -249,7 +250,7 @@ def test_delete_keeps_a_chart_row_another_document_still_supports(wb):
     result = delete_document(wb, first["document_id"])
     assert result["retracted"]["chart_rows"] == 0
     rows = chart(wb, patient["id"])["chart_lab_results"]
-    assert len(rows) == len(case.results) and all("still supported" in r["note"] for r in rows)
+    assert len(rows) == len(case.results) and all("supported by document" in r["note"] for r in rows)
 
 
 def test_rejecting_a_promoted_finding_takes_it_out_of_the_chart(wb):

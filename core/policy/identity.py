@@ -16,6 +16,7 @@ from datetime import date, datetime
 from typing import Any, Iterable
 
 from core.models import IdentifierKind, IdentityCandidate, IdentityStatus
+from core.policy.chart_rules import identity_trusted
 
 _DOB_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%m-%d-%Y", "%Y%m%d", "%d %B %Y", "%d %b %Y",
                 "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y", "%d-%b-%Y", "%Y/%m/%d")
@@ -147,7 +148,7 @@ def combine_parts(parts: dict[str, IdentityStatus]) -> IdentityOutcome:
     messages): verified only when every part is trusted, quarantined when every
     part belongs to someone else, otherwise a mixed document for review (the
     matching parts stay usable on their own)."""
-    trusted = sorted(s for s, st in parts.items() if st.trusted)
+    trusted = sorted(s for s, st in parts.items() if identity_trusted(st))
     wrong = sorted(s for s, st in parts.items() if st is IdentityStatus.MISMATCH)
     matched = {"parts_trusted": len(trusted), "parts": len(parts)}
     if parts and len(trusted) == len(parts):

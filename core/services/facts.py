@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.models import Certainty, DocumentFact
+from core.policy.chart_rules import CHART_DESTINATIONS, CHART_TABLES, identity_trusted, is_critical, needs_review
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
 
@@ -15,7 +16,7 @@ def fact_view(row: dict[str, Any]) -> dict[str, Any]:
         fact_id=row["id"], fact_type=row["fact_type"], certainty=Certainty(row["certainty"]),
         structured_value=row["structured_value"] or {}, fact_text=row["fact_text"], citation=row["citation"],
         confidence=row["confidence"], promotion_status=row["promotion_status"], active=row["active"],
-        document_id=row["document_id"], review_reason=row.get("review_reason"),
+        document_id=row["document_id"], review_reason=row.get("review_reason"), context=row.get("context"),
     ).model_dump(mode="json")
 
 
@@ -70,12 +71,11 @@ def patient_facts(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, An
         if row["document_deleted"]:
             continue
         view = fact_view(row) | {"filename": row["filename"], "identity_status": row["identity_status"]}
-        trusted = row["identity_status"] in ("identity_verified", "identity_review_approved")
-        if not trusted:
+        if not identity_trusted(row["identity_status"]):
             groups["held"].append(view)
-        elif row["promotion_status"] == "rejected":
+        elif row["promotion_status"] in ("rejected", "superseded"):
             continue
-        elif row["certainty"] == "needs_review" or row["promotion_status"] == "conflict_needs_review":
+        elif needs_review(row):
             groups["needs_review"].append(view)
         else:
             groups[row["certainty"]].append(view)
@@ -89,5 +89,25 @@ def patient_documents(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
 
 def chart(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
     with wb.db.cursor() as cur:
-        return {table: promotions_repo.chart_rows(cur, table, patient_id)
-                for table in ("chart_lab_results", "chart_allergies", "chart_medications", "chart_problems")}
+        return {table: promotions_repo.chart_rows(cur, table, patient_id) for table in CHART_TABLES.values()}
+
+
+_CHART_SECTIONS = {"lab_result": "labs", "allergy": "allergies", "medication": "medications", "problem": "problems"}
+
+
+def chart_view(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
+    """The patient's active chart rows as the `chart` command prints them: each row's
+    values, ``critical`` for labs, and the live documents that support it."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    with wb.db.cursor() as cur:
+        for fact_type, (table, columns) in CHART_DESTINATIONS.items():
+            support = promotions_repo.supported_rows(cur, table, patient_id)
+            section = out.setdefault(_CHART_SECTIONS[fact_type], [])
+            for row in promotions_repo.chart_rows(cur, table, patient_id):
+                item = {"id": row["id"], **{c: (str(row[c]) if c == "collection_date" and row[c] is not None
+                                                else row[c]) for c in columns},
+                        "source": row["source"], "document_ids": support.get(row["id"], [])}
+                if fact_type == "lab_result":
+                    item["critical"] = is_critical(row.get("abnormal_flag"))
+                section.append(item)
+    return out

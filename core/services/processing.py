@@ -15,6 +15,7 @@ from typing import Any
 from core.errors import ExtractionError, ResponseRejected
 from core.models import Certainty, DocType, ExtractionResult, IdentityStatus
 from core.policy.certainty import classify
+from core.policy.chart_rules import identity_trusted
 from core.policy.citations import verify_citations
 from core.policy.fingerprints import clinical_content_fingerprint, fact_fingerprint
 from core.policy.identity import IdentityOutcome, check_identity, combine_parts
@@ -107,7 +108,7 @@ def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citation
         structured = proposal.structured_value
         fp = fact_fingerprint(document["id"], job["doc_type"], proposal.fact_type, citation.field_or_chunk_id,
                               structured)
-        trusted = IdentityStatus(check["identity_status"]).trusted
+        trusted = identity_trusted(check["identity_status"])
         prepared.setdefault(fp, dict(
             patient_id=document["patient_id"], document_id=document["id"], job_id=job["id"],
             identity_check_id=check["id"], doc_type=job["doc_type"], fact_type=proposal.fact_type,
@@ -119,6 +120,7 @@ def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citation
             promotion_status=None if trusted else "awaiting_identity",
             review_reason=decision.reason if decision.certainty is Certainty.NEEDS_REVIEW else None,
             scope=proposal.scope, active=trusted and decision.certainty is not Certainty.NEEDS_REVIEW,
+            context=proposal.context.model_dump(mode="json") if proposal.context else None,
         ))
     return list(prepared.values())
 
@@ -166,7 +168,7 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
                                   content.source_kind == "ocr", counts)
         stored = _store_facts(cur, prepared, counts)
         clock.lap("validate_persist")
-        trusted = {scope for scope, c in checks.items() if IdentityStatus(c["identity_status"]).trusted}
+        trusted = {scope for scope, c in checks.items() if identity_trusted(c["identity_status"])}
         promotable = [f for f in stored if (f["scope"] if f["scope"] in checks else None) in trusted]
         outcomes = promote_facts(cur, promotable, document)
         facts_repo.set_promotion_status(cur, outcomes)
@@ -175,7 +177,7 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
         out.activated_fact_ids = [f["id"] for f in promotable if f["active"]]
         clock.lap("promote")
     counts["stored"] = len(stored)
-    counts["identity_trusted"] = int(IdentityStatus(checks[None]["identity_status"]).trusted)
+    counts["identity_trusted"] = int(identity_trusted(checks[None]["identity_status"]))
     out.counts = counts
     out.timings = clock.timings
     return out

@@ -19,9 +19,9 @@ from typing import Any
 import duckdb
 
 from core.models import Certainty, PromotionOutcome
+from core.policy.chart_rules import CHART_DESTINATIONS, held_for_item_review
 from core.policy.fingerprints import clinical_content_fingerprint, clinical_key
-from storage import audit_repo, promotions_repo
-from storage.promotions_repo import CHART_DESTINATIONS
+from storage import audit_repo, facts_repo, promotions_repo
 
 _SETTLED = {o.value for o in (PromotionOutcome.PROMOTED, PromotionOutcome.ALREADY_EXISTS,
                               PromotionOutcome.DUPLICATE_SKIPPED, PromotionOutcome.CONFLICT_NEEDS_REVIEW,
@@ -50,10 +50,10 @@ class _ChartIndex:
 
 
 class _Plan:
-    def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any], *, supersede: bool = False):
+    def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any], *, reviewed: bool = False):
         self.cur = cur
         self.document = document
-        self.supersede = supersede
+        self.reviewed = reviewed
         self.promotions: list[dict[str, Any]] = []
         self.chart_rows: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         self.outcomes: dict[int, str] = {}
@@ -96,6 +96,10 @@ class _Plan:
             return self.record(fact, PromotionOutcome.NEEDS_REVIEW, review_status="pending")
         if certainty is Certainty.DOCUMENT_FACT or fact_type not in CHART_DESTINATIONS:
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE)
+        if not self.reviewed and (held := held_for_item_review(fact)):
+            # Hedged, negated, family or hypothetical wording: only a person deciding on
+            # this very item may put it in the chart, never a document-level decision.
+            return self.record(fact, PromotionOutcome.NEEDS_REVIEW, review_status="pending", conflict_reason=held)
         table, columns = CHART_DESTINATIONS[fact_type]
         value = fact["structured_value"] or {}
         if not str(value.get(columns[0]) or "").strip():
@@ -112,16 +116,8 @@ class _Plan:
                                duplicate_key=content_fp)
         key = clinical_key(patient_id, fact_type, value, fact["fact_text"])
         rival = chart.by_key.get(key)
-        if rival is not None and self.supersede:
-            # A reviewer approved this value over the one in the chart: the old row goes
-            # inactive with a note (kept for the audit) and this one is promoted.
-            promotions_repo.deactivate_chart_row(
-                self.cur, table, rival["id"],
-                f"[superseded by reviewer-approved fact {fact['id']} of document {fact['document_id']}]")
-            audit_repo.add_retraction(
-                self.cur, patient_id=patient_id, document_id=fact["document_id"], fact_id=fact["id"],
-                promoted_table=table, promoted_record_id=rival["id"], prior_state="active", new_state="superseded",
-                action="chart_row_superseded", actor_type="reviewer", reason="conflict resolved by review")
+        if rival is not None and self.reviewed:
+            self._supersede(table, rival, fact)
             del chart.by_key[key]
             rival = None
         if rival is not None:
@@ -134,6 +130,26 @@ class _Plan:
         chart.add(patient_id, fact_type, new_row)  # a repeat later in this document is a duplicate
         self.chart_rows.setdefault(table, []).append((len(self.promotions), new_row))
         self.record(fact, PromotionOutcome.PROMOTED, promoted_table=table, promoted_record_id=record_id)
+
+    def _supersede(self, table: str, rival: dict[str, Any], fact: dict[str, Any]) -> None:
+        """A reviewer approved this value over the one in the chart. The old row goes
+        inactive with a note, and the facts behind it stop supporting it (their
+        promotions are retracted and they are marked superseded), so that no later
+        deletion can bring the value the reviewer turned down back into the chart."""
+        note = f"superseded by reviewer-approved fact {fact['id']} of document {fact['document_id']}"
+        promotions_repo.deactivate_chart_row(self.cur, table, rival["id"], f"[{note}]")
+        audit_repo.add_retraction(
+            self.cur, patient_id=fact["patient_id"], document_id=fact["document_id"], fact_id=fact["id"],
+            promoted_table=table, promoted_record_id=rival["id"], prior_state="active", new_state="superseded",
+            action="chart_row_superseded", actor_type="reviewer", reason="conflict resolved by review")
+        for promo in promotions_repo.live_supporters(self.cur, table, [rival["id"]]).get(rival["id"], []):
+            promotions_repo.retract_promotion(self.cur, promo["id"], note)
+            facts_repo.update_fact(self.cur, promo["fact_id"], active=False, promotion_status="superseded")
+            audit_repo.add_retraction(
+                self.cur, patient_id=promo["patient_id"], document_id=promo["document_id"], fact_id=promo["fact_id"],
+                promotion_id=promo["id"], promoted_table=table, promoted_record_id=rival["id"],
+                prior_state=promo["outcome"], new_state="superseded", action="promotion_superseded",
+                actor_type="reviewer", reason=note)
 
     def apply(self) -> None:
         if not self.promotions:
@@ -149,12 +165,13 @@ class _Plan:
 
 
 def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any],
-                  *, supersede: bool = False) -> dict[int, str]:
+                  *, reviewed: bool = False) -> dict[int, str]:
     """Decide and record promotion outcomes for facts of one document (idempotent:
     a fact with a settled outcome keeps it). Returns fact_id -> outcome.
-    ``supersede``: a reviewer approved these facts, so a conflicting chart value gives way."""
+    ``reviewed``: a reviewer decided on these very facts, so hedged wording no longer
+    holds them back and a conflicting chart value gives way."""
     settled = promotions_repo.settled_outcomes(cur, [f["id"] for f in facts], _SETTLED)
-    plan = _Plan(cur, document, supersede=supersede)
+    plan = _Plan(cur, document, reviewed=reviewed)
     plan.reserve_ids([f for f in facts if f["id"] not in settled])
     for fact in facts:
         if fact["id"] in settled:
@@ -166,5 +183,5 @@ def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], d
 
 
 def promote_fact(cur: duckdb.DuckDBPyConnection, fact: dict[str, Any], document: dict[str, Any],
-                 *, supersede: bool = False) -> str:
-    return promote_facts(cur, [fact], document, supersede=supersede)[fact["id"]]
+                 *, reviewed: bool = False) -> str:
+    return promote_facts(cur, [fact], document, reviewed=reviewed)[fact["id"]]

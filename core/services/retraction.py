@@ -1,9 +1,9 @@
 """Deleting a document retracts everything derived from it.
 
-Facts go inactive, promotions are retracted, chart rows the document created go
-inactive with a note (unless another live document still supports the same
-content, in which case the row is re-linked to that document's promotion), the
-vectors are removed, and every step leaves an append-only retraction row.
+Facts go inactive, promotions are retracted, and every chart row they stood behind
+is reconciled with the lifetime rule: it stays active only while another live,
+identity-trusted fact supports it (then it is re-linked to that fact's promotion).
+The vectors are removed, and every step leaves an append-only retraction row.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from core import telemetry
 from core.errors import BadInput, NotFound
+from core.policy.chart_rules import SUPPORTING_OUTCOMES
 from core.services.fact_vectors import remove_vectors
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
@@ -55,9 +56,11 @@ def delete_document(wb: Workbench, document_id: int, *, by: str | None = None,
 
 
 def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> dict[str, int]:
-    """Retract active promotions; a chart row they created goes inactive unless another
-    live document still supports the same content (then it is re-linked to that one)."""
+    """Retract active promotions, then apply the chart-row lifetime rule to every row
+    they stood behind (whatever their outcome: a ``duplicate_skipped`` promotion
+    supports its row as much as the one that created it)."""
     counts = {"promotions": 0, "chart_rows": 0}
+    touched: dict[str, set[int]] = {}
     for promo in promotions:
         if not promo["active"]:
             continue
@@ -68,27 +71,40 @@ def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> 
                                   promoted_table=promo["promoted_table"], promoted_record_id=promo["promoted_record_id"],
                                   prior_state=promo["outcome"], new_state="retracted", action="promotion_retracted",
                                   actor_id=by, reason=reason)
-        if promo["outcome"] == "promoted":
-            counts["chart_rows"] += _retract_chart_row(cur, promo, promo["document_id"], by, reason)
+        if promo["outcome"] in SUPPORTING_OUTCOMES and promo["promoted_table"]:
+            touched.setdefault(promo["promoted_table"], set()).add(int(promo["promoted_record_id"]))
+    counts["chart_rows"] = reconcile_chart_rows(cur, touched, by=by, reason=reason)
     return counts
 
 
-def _retract_chart_row(cur, promo: dict, document_id: int, by: str, reason: str) -> int:
-    table, record_id = promo["promoted_table"], promo["promoted_record_id"]
-    backers = promotions_repo.active_supporting(cur, table=table, record_id=record_id, excluding_document=document_id)
-    if backers:
-        keeper = backers[0]
-        promotions_repo.link_chart_row(cur, table, record_id, keeper["id"],
-                                       note=f"source document {document_id} deleted; still supported by "
-                                            f"document {keeper['document_id']}")
-        audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=document_id,
-                                  promotion_id=promo["id"], promoted_table=table, promoted_record_id=record_id,
-                                  prior_state="active", new_state="active:relinked", action="chart_row_relinked",
-                                  actor_id=by, reason=reason)
-        return 0
-    if not promotions_repo.deactivate_chart_row(cur, table, record_id, f"[retracted: {reason} (document {document_id})]"):
-        return 0
-    audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=document_id, promotion_id=promo["id"],
-                              promoted_table=table, promoted_record_id=record_id, prior_state="active",
-                              new_state="inactive", action="chart_row_deactivated", actor_id=by, reason=reason)
-    return 1
+def reconcile_chart_rows(cur, touched: dict[str, set[int]], *, by: str, reason: str) -> int:
+    """The chart-row lifetime rule: a promoted row is active exactly while at least one
+    live, identity-trusted, active fact supports it (rows a person entered by hand are
+    not touched). A row that lost its last support goes inactive with a note; a row
+    whose linked promotion no longer counts is re-linked to one that does. Returns
+    how many rows went inactive."""
+    deactivated = 0
+    for table, record_ids in touched.items():
+        ids = sorted(record_ids)
+        support = promotions_repo.live_supporters(cur, table, ids)
+        for row in promotions_repo.chart_row_state(cur, table, ids):
+            if not row["active"] or row["source"] != "promoted":
+                continue
+            backers = support.get(row["id"], [])
+            if not backers:
+                promotions_repo.deactivate_chart_row(cur, table, row["id"], f"[retracted: no live source ({reason})]")
+                audit_repo.add_retraction(cur, patient_id=row["patient_id"], promotion_id=row["promotion_id"],
+                                          promoted_table=table, promoted_record_id=row["id"], prior_state="active",
+                                          new_state="inactive", action="chart_row_deactivated", actor_id=by,
+                                          reason=reason)
+                deactivated += 1
+            elif row["promotion_id"] not in {b["id"] for b in backers}:
+                keeper = backers[0]
+                promotions_repo.link_chart_row(cur, table, row["id"], keeper["id"],
+                                               note=f"now supported by document {keeper['document_id']}")
+                audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=keeper["document_id"],
+                                          promotion_id=keeper["id"], promoted_table=table,
+                                          promoted_record_id=row["id"], prior_state="active",
+                                          new_state="active:relinked", action="chart_row_relinked", actor_id=by,
+                                          reason=reason)
+    return deactivated

@@ -12,6 +12,7 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
+from core.policy.chart_rules import identity_trusted
 from core.services.facts import patient_facts
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact, promote_facts
@@ -21,30 +22,56 @@ from storage import audit_repo, documents_repo, facts_repo, promotions_repo
 from storage.jobs_repo import utcnow
 
 ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
+# Approving a document that names another patient is an override, not a confirmation:
+# the reviewer must say why, and the reason is kept in the audit.
+MIN_OVERRIDE_REASON = 10
 
 
-def _identity_for(cur, item_id: int) -> dict[str, Any]:
-    """Accept an identity check id; fall back to a document id (its latest
-    document-level check) because that is what a reviewer has at hand."""
-    check = facts_repo.identity_by_id(cur, item_id)
+def _current_check(cur, check_id: int) -> dict[str, Any]:
+    check = facts_repo.identity_by_id(cur, check_id)
     if check is None:
-        check = facts_repo.latest_identity(cur, item_id, None)
-    if check is None:
-        raise NotFound(f"No identity check or document with id {item_id}.", code="unknown_item")
+        raise NotFound(f"No identity check with id {check_id}.", code="unknown_identity_check")
+    current = facts_repo.latest_identity(cur, check["document_id"], check["scope"])
+    if current is not None and current["id"] != check["id"]:
+        raise BadInput(f"Identity check {check_id} was replaced by check {current['id']} when the document was "
+                       "processed again; decide on the current check.", code="stale_identity_check")
     return check
 
 
-def decide_identity(wb: Workbench, item_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
+def check_for_document(wb: Workbench, document_id: int) -> int:
+    """The identity check a decision on a whole document means. A document checked in
+    parts (fax pages, HL7 messages) has several checks; then the reviewer must name one."""
+    with wb.db.cursor() as cur:
+        if documents_repo.by_id(cur, document_id) is None:
+            raise NotFound(f"No document with id {document_id}.", code="unknown_document")
+        checks = facts_repo.identity_checks_for_document(cur, document_id)
+    if not checks:
+        raise BadInput(f"Document {document_id} has no identity check yet (is it still processing?).",
+                       code="no_identity_check")
+    if len(checks) > 1:
+        listing = "; ".join(f"check {c['id']} ({c['scope'] or 'whole document'}: "
+                            f"{c['identity_status']})" for c in checks)
+        raise BadInput(f"Document {document_id} has {len(checks)} identity checks: {listing}. "
+                       "Name the one you mean with --check.", code="ambiguous_identity_check")
+    return int(checks[0]["id"])
+
+
+def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
+    """Approve or reject one identity check (an identity check id, never a document id)."""
     if not by:
         raise BadInput("A review decision needs the reviewer's name (--by).")
     activated: list[int] = []
     with wb.db.transaction() as cur:
-        check = _identity_for(cur, item_id)
+        check = _current_check(cur, check_id)
         status = IdentityStatus(check["identity_status"])
-        if status.trusted and approve:
+        if identity_trusted(status) and approve:
             raise BadInput("This document's identity is already trusted.", code="already_decided")
         if status is IdentityStatus.REJECTED and not approve:
             raise BadInput("This document's identity was already rejected.", code="already_decided")
+        if approve and status is IdentityStatus.MISMATCH and len((reason or "").strip()) < MIN_OVERRIDE_REASON:
+            raise BadInput("This document names another patient (identity mismatch). Approving it into this chart "
+                           "needs a written reason (--reason) of at least "
+                           f"{MIN_OVERRIDE_REASON} characters, kept in the audit.", code="reason_required")
         document = documents_repo.by_id(cur, check["document_id"])
         if document["deleted"]:
             raise BadInput("The document was deleted; its identity can no longer be reviewed.", code="document_deleted")
@@ -53,7 +80,8 @@ def decide_identity(wb: Workbench, item_id: int, *, approve: bool, by: str, reas
                                        by=by)
         audit_repo.add_review_decision(cur, item_type="identity_check", item_id=check["id"],
                                        decision="approve" if approve else "reject", actor=by, reason=reason,
-                                       before={"identity_status": status.value},
+                                       before={"identity_status": status.value, "document_id": check["document_id"],
+                                               "scope": check["scope"]},
                                        after={"identity_status": new.value})
         facts = [f for f in facts_repo.facts_for_document(cur, check["document_id"])
                  if f["scope"] == check["scope"] and f["retracted_at"] is None]
@@ -67,13 +95,19 @@ def decide_identity(wb: Workbench, item_id: int, *, approve: bool, by: str, reas
             for fact in facts:
                 facts_repo.update_fact(cur, fact["id"], active=False, promotion_status="rejected",
                                        deactivated_at=utcnow())
+            # A document once trusted may already back chart rows: they lose that support.
+            retract_promotions(cur, [p for f in facts for p in promotions_repo.promotions_for_fact(cur, f["id"])],
+                               by=by, reason=f"identity rejected by {by}" + (f": {reason}" if reason else ""))
             promotions_repo.insert_promotions(cur, [
                 dict(patient_id=f["patient_id"], document_id=f["document_id"], job_id=f["job_id"], fact_id=f["id"],
                      fact_fingerprint=f["fact_fingerprint"], clinical_content_fingerprint=f["clinical_content_fingerprint"],
                      outcome="rejected", citation=f["citation"], confidence=f["confidence"], review_status="rejected",
                      active=False) for f in facts])
         updated = facts_repo.identity_by_id(cur, check["id"])
-    index_pending(wb)
+    if approve:
+        index_pending(wb)
+    else:
+        remove_vectors(wb, [f["id"] for f in facts])
     telemetry.emit("identity_reviewed", settings=wb.settings, patient_id=check["patient_id"],
                    document_id=check["document_id"], identity_status=new.value, counts={"activated": len(activated)})
     return {"identity_check_id": updated["id"], "document_id": updated["document_id"], "scope": updated["scope"],
@@ -82,17 +116,26 @@ def decide_identity(wb: Workbench, item_id: int, *, approve: bool, by: str, reas
 
 
 def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
+    """Approve or reject one finding. Approval is refused, changing nothing, while the
+    fact's document is deleted, rejected or quarantined as another patient's."""
     if not by:
         raise BadInput("A review decision needs the reviewer's name (--by).")
     with wb.db.transaction() as cur:
         fact = facts_repo.fact_by_id(cur, fact_id)
         if fact is None:
-            raise NotFound(f"No fact with id {fact_id}.", code="unknown_item")
+            raise NotFound(f"No fact with id {fact_id}.", code="unknown_fact")
         if fact["retracted_at"] is not None:
             raise BadInput("This fact was retracted with its document.", code="fact_retracted")
         document = documents_repo.by_id(cur, fact["document_id"])
         check = facts_repo.latest_identity(cur, fact["document_id"], fact["scope"])
-        trusted = check is not None and IdentityStatus(check["identity_status"]).trusted
+        status = IdentityStatus(check["identity_status"]) if check is not None else IdentityStatus.UNCHECKED
+        if approve and status in (IdentityStatus.REJECTED, IdentityStatus.MISMATCH):
+            raise BadInput(
+                f"Finding {fact_id} comes from a document whose identity is "
+                + ("rejected" if status is IdentityStatus.REJECTED else "quarantined as another patient's")
+                + "; it cannot be approved into this chart. Review the document's identity first.",
+                code="identity_not_trusted")
+        trusted = identity_trusted(status)
         before = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
         if approve:
             # A reviewer vouches for the finding; it becomes verified evidence and,
@@ -101,14 +144,14 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
             facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted,
                                    review_reason=None)
             fact = facts_repo.fact_by_id(cur, fact_id)
-            outcome = promote_fact(cur, fact, document, supersede=True) if trusted else "awaiting_identity"
+            outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else "awaiting_identity"
             facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
         else:
             # A rejected finding must not stay in the chart through an earlier promotion.
             promotions_repo.close_pending_reviews(cur, fact_id, "rejected")
+            facts_repo.update_fact(cur, fact_id, active=False, promotion_status="rejected", deactivated_at=utcnow())
             retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
                                reason=f"finding rejected by {by}" + (f": {reason}" if reason else ""))
-            facts_repo.update_fact(cur, fact_id, active=False, promotion_status="rejected", deactivated_at=utcnow())
         fact = facts_repo.fact_by_id(cur, fact_id)
         after = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject",
@@ -120,13 +163,29 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
     return {"fact_id": fact_id, **after}
 
 
-def review(wb: Workbench, action: str, item_id: int, *, by: str, reason: str | None = None) -> dict[str, Any]:
+def review(wb: Workbench, action: str, *, check_id: int | None = None, document_id: int | None = None,
+           fact_id: int | None = None, by: str, reason: str | None = None) -> dict[str, Any]:
+    """One decision on one item, named by exactly one kind of id: identity actions take
+    a check id or a document id (resolved only when it has a single check), fact
+    actions take a fact id. An id is never guessed to be another kind."""
     if action not in ACTIONS:
         raise BadInput(f"Unknown review action {action!r}; use one of: {', '.join(ACTIONS)}.")
+    given = {k: v for k, v in (("--check", check_id), ("--document", document_id), ("--fact", fact_id))
+             if v is not None}
+    if len(given) != 1:
+        raise BadInput(f"Name exactly one item: --check ID or --document ID for identity decisions, --fact ID for "
+                       f"findings (got {', '.join(given) or 'none'}).", code="bad_item")
     approve = action.startswith("approve")
     if action.endswith("identity"):
-        return decide_identity(wb, item_id, approve=approve, by=by, reason=reason)
-    return decide_fact(wb, item_id, approve=approve, by=by, reason=reason)
+        if fact_id is not None:
+            raise BadInput(f"{action} decides on an identity check: use --check ID or --document ID, not --fact.",
+                           code="bad_item")
+        if check_id is None:
+            check_id = check_for_document(wb, document_id)
+        return decide_identity(wb, check_id, approve=approve, by=by, reason=reason)
+    if fact_id is None:
+        raise BadInput(f"{action} decides on a finding: use --fact ID.", code="bad_item")
+    return decide_fact(wb, fact_id, approve=approve, by=by, reason=reason)
 
 
 def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:

@@ -1,0 +1,79 @@
+"""What may reach the chart, stated once (pure).
+
+Every layer that asks "is this identity trusted?", "is this fact a review item?",
+"which chart table does this fact type go to?" or "is this chart row still
+supported?" takes the answer from here, so the rules cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from core.models import IdentityStatus
+from core.policy.context import hedge_cue
+
+# Only a verified or human-approved identity lets a document's facts become active.
+TRUSTED_IDENTITY_STATES: tuple[str, ...] = (IdentityStatus.VERIFIED.value, IdentityStatus.APPROVED.value)
+
+# fact_type -> (chart table, columns taken from structured_value). The first column
+# is the row's subject: without it there is nothing to put in the chart.
+CHART_DESTINATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "lab_result": ("chart_lab_results", ("test_name", "value", "unit", "reference_range", "collection_date",
+                                         "abnormal_flag")),
+    "allergy": ("chart_allergies", ("substance", "reaction", "severity")),
+    "medication": ("chart_medications", ("name", "dose", "frequency")),
+    "problem": ("chart_problems", ("description", "code")),
+}
+CHART_TABLES: dict[str, str] = {fact_type: table for fact_type, (table, _) in CHART_DESTINATIONS.items()}
+FACT_TYPE_OF_TABLE: dict[str, str] = {table: fact_type for fact_type, table in CHART_TABLES.items()}
+
+# Promotion outcomes through which a fact stands behind a chart row: it created the
+# row, or it says the same thing as a row that is already there.
+SUPPORTING_OUTCOMES: tuple[str, ...] = ("promoted", "already_exists", "duplicate_skipped")
+
+CRITICAL_FLAGS: frozenset[str] = frozenset({"critical_high", "critical_low"})
+ABNORMAL_FLAGS: frozenset[str] = frozenset({"high", "low", "critical_high", "critical_low", "abnormal"})
+
+
+def identity_trusted(status: str | IdentityStatus | None) -> bool:
+    if isinstance(status, IdentityStatus):
+        status = status.value
+    return status in TRUSTED_IDENTITY_STATES
+
+
+REVIEW_PROMOTION_STATES: frozenset[str] = frozenset({"conflict_needs_review", "needs_review"})
+
+
+def needs_review(fact: Mapping[str, Any]) -> bool:
+    """A stored fact that waits for a person: uncertain, held back from the chart, or
+    in conflict with it."""
+    return fact.get("certainty") == "needs_review" or fact.get("promotion_status") in REVIEW_PROMOTION_STATES
+
+
+def held_for_item_review(fact: Mapping[str, Any]) -> str | None:
+    """Why a fact may enter the chart only through a decision on that very item (not a
+    document-level identity approval), or None. Checked again at promotion, whatever
+    bucket the fact was classified into: hedged, negated, family or hypothetical
+    wording never reaches the chart on the strength of its document alone."""
+    ctx = fact.get("context") or {}
+    if ctx.get("uncertain"):
+        return "hedged wording: " + ", ".join(ctx.get("triggers") or ()) if ctx.get("triggers") else "hedged wording"
+    if ctx.get("negated"):
+        return "the document says this is absent"
+    if ctx.get("experiencer") not in (None, "patient"):
+        return "about someone other than the patient"
+    if ctx.get("temporality") == "hypothetical":
+        return "a hypothetical mention"
+    if fact.get("fact_type") != "lab_result":
+        quote = str((fact.get("citation") or {}).get("quote_or_value") or "")
+        if cue := hedge_cue(f"{fact.get('fact_text') or ''} {quote}"):
+            return f'hedged wording: "{cue}"'
+    return None
+
+
+def is_critical(flag: str | None) -> bool:
+    return flag in CRITICAL_FLAGS
+
+
+def is_abnormal(flag: str | None) -> bool:
+    return flag in ABNORMAL_FLAGS
