@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.errors import WorkbenchError
-from core.services.facts import chart, patient_documents, patient_facts
+from core.services.facts import chart_view, patient_documents, patient_facts
 from core.services.ingestion import attach_and_extract, list_categories
 from ui.runtime import patient_picker, workbench
 from ui.widgets import IDENTITY_BADGE, STATUS_BADGE, show_fact
@@ -52,6 +52,15 @@ def documents_panel() -> None:
 documents_panel()
 
 groups = patient_facts(wb, patient["id"])
+charted = chart_view(wb, patient["id"])
+critical = [r for r in charted["labs"] if r["critical"]]
+c1, c2, c3 = st.columns(3)
+c1.metric("Critical lab results in the chart", len(critical))
+c2.metric("Findings waiting for review", len(groups["needs_review"]))
+c3.metric("Facts held (identity not confirmed)", len(groups["held"]))
+for row in critical:
+    st.error(f"Critical: {row['test_name']} {row['value']} {row['unit'] or ''} (reference {row['reference_range'] or 'not printed'}), "
+             f"collected {row['collection_date'] or 'date not stated'}")
 st.subheader("Extracted facts")
 labels = {
     "verified": "Verified (promoted to the chart)", "document_fact": "Document facts (cited, not chart truth)",
@@ -66,7 +75,7 @@ for group, label in labels.items():
             show_fact(wb, fact, key=f"ov-{fact['fact_id']}")
 
 with st.expander("Active chart rows"):
-    for table, rows in chart(wb, patient["id"]).items():
-        st.markdown(f"**{table.replace('chart_', '').replace('_', ' ')}** ({len(rows)})")
+    for section, rows in charted.items():
+        st.markdown(f"**{section}** ({len(rows)})")
         if rows:
             st.dataframe(rows, hide_index=True, width="stretch")

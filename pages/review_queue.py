@@ -16,9 +16,9 @@ reviewer = st.sidebar.text_input("Reviewer", value=wb.settings.user, key="review
 queue = review_queue(wb, patient["id"])
 
 
-def _decide(fn, item_id: int, approve: bool) -> None:
+def _decide(fn, item_id: int, approve: bool, reason: str | None = None) -> None:
     try:
-        fn(wb, item_id, approve=approve, by=reviewer)
+        fn(wb, item_id, approve=approve, by=reviewer, reason=reason)
     except WorkbenchError as exc:
         st.error(exc.message)
     else:
@@ -33,11 +33,16 @@ for check in queue["identity"]:
         st.caption(check["mismatch_reason"] or "")
         for ident in check["extracted_identifiers"] or []:
             st.caption(f"{ident['kind']}: “{ident['value']}”")
+        reason = None
+        if check["identity_status"] == "identity_mismatch_quarantined":
+            # Approving a document that names someone else is an override: say why.
+            reason = st.text_input("Reason for approving a document that names another patient",
+                                   key=f"why-{check['id']}")
         c1, c2 = st.columns(2)
         if c1.button("Approve identity", key=f"ai-{check['id']}"):
-            _decide(decide_identity, check["id"], True)
+            _decide(decide_identity, check["id"], True, reason)
         if c2.button("Reject identity", key=f"ri-{check['id']}"):
-            _decide(decide_identity, check["id"], False)
+            _decide(decide_identity, check["id"], False, reason)
 
 st.subheader(f"Findings needing review ({len(queue['facts'])})")
 for fact in queue["facts"]:

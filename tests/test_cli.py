@@ -163,3 +163,40 @@ def test_ingest_ask_search_review_delete_shapes(initialised, tmp_path):
     assert deleted["retracted"]["facts"] == len(case.results)
     # the rejected fact already took its chart row back out
     assert deleted["retracted"]["chart_rows"] == len(case.results) - 1
+
+
+def test_chart_and_review_through_the_cli(initialised, tmp_path):
+    """The defects met through the CLI: orphan chart rows after deleting a duplicate pair,
+    and an identity decision that took a document id for a check id."""
+    from golden.fixtures import LAB_CASES, Patient, render_lab
+
+    case = LAB_CASES[1]
+    p = Patient("Perpetua", "Vandersloot", "1961-06-17", "CLI-CHART-1", sex="F")
+    import dataclasses
+
+    case = dataclasses.replace(case, patient=p)
+    as_json(cli(initialised, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob,
+                "--json"))
+    pdf = tmp_path / "lab.pdf"
+    pdf.write_bytes(render_lab(case))
+    first = as_json(cli(initialised, "ingest", str(pdf), "--patient", p.mrn, "--doc-type", "lab_pdf", "--json"))
+    second = as_json(cli(initialised, "ingest", str(pdf), "--patient", p.mrn, "--doc-type", "lab_pdf", "--json"))
+    assert {x["outcome"] for x in second["promotions"]} == {"duplicate_skipped"}
+
+    charted = as_json(cli(initialised, "chart", "--patient", p.mrn, "--json"))
+    assert set(charted) == {"labs", "allergies", "medications", "problems"}
+    assert len(charted["labs"]) == len(case.results)
+    assert all(r["document_ids"] == [first["document_id"], second["document_id"]] and "critical" in r
+               for r in charted["labs"])
+
+    for doc in (first, second):
+        as_json(cli(initialised, "delete-document", str(doc["document_id"]), "--json"))
+    assert as_json(cli(initialised, "chart", "--patient", p.mrn, "--json"))["labs"] == []
+
+    # One kind of id per flag; the old positional id is gone.
+    old_style = cli(initialised, "review", "approve-identity", str(first["document_id"]), "--by", "dr.cli", "--json",
+                    check=False)
+    assert old_style.returncode != 0 and old_style.stdout == ""
+    mixed = cli(initialised, "review", "approve-fact", "--document", str(first["document_id"]), "--by", "dr.cli",
+                "--json", check=False)
+    assert mixed.returncode == 2 and "--fact" in mixed.stderr

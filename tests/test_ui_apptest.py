@@ -111,8 +111,13 @@ def test_review_queue_approves_a_quarantined_document(app_env):
     at.switch_page("pages/review_queue.py").run()
     assert not at.exception, at.exception
     assert any("identity_mismatch_quarantined" in m.value for m in at.markdown)
-    next(b for b in at.button if b.label == "Approve identity").click().run()
-    assert not at.exception, at.exception
     from core.services.facts import document_report
 
+    # A mismatch is approved only with a written reason.
+    next(b for b in at.button if b.label == "Approve identity").click().run()
+    assert any("written reason" in e.value for e in at.error)
+    assert document_report(app_env, attached.document["id"])["identity"]["status"] == "identity_mismatch_quarantined"
+    next(t for t in at.text_input if t.label.startswith("Reason")).input("scanned under the mother's chart").run()
+    next(b for b in at.button if b.label == "Approve identity").click().run()
+    assert not at.exception, at.exception
     assert document_report(app_env, attached.document["id"])["identity"]["status"] == "identity_review_approved"

@@ -12,7 +12,7 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
-from core.policy.chart_rules import identity_trusted
+from core.policy.chart_rules import identity_trusted, is_critical
 from core.services.facts import patient_facts
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact, promote_facts
@@ -194,4 +194,8 @@ def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any
     with wb.db.cursor() as cur:
         identities = facts_repo.pending_identity_reviews(cur, patient_id)
     groups = patient_facts(wb, patient_id)
-    return {"identity": identities, "facts": groups["needs_review"], "held": groups["held"]}
+    # Critical results first, then conflicts with the chart, then the rest, newest first.
+    facts = sorted(groups["needs_review"], key=lambda f: f["fact_id"], reverse=True)
+    facts.sort(key=lambda f: (not is_critical((f["structured_value"] or {}).get("abnormal_flag")),
+                              f["promotion_status"] != "conflict_needs_review"))
+    return {"identity": identities, "facts": facts, "held": groups["held"]}
