@@ -65,3 +65,73 @@ def test_fingerprints_separate_source_content_and_key():
     assert clinical_key(7, "lab_result", v, "") == clinical_key(7, "lab_result", changed, "")
     assert clinical_content_fingerprint(7, "lab_result", v, "") != clinical_content_fingerprint(
         7, "lab_result", changed, "")
+
+
+# --------------------------------------------------------------------------- clinical context
+
+from core.models import ClinicalContext  # noqa: E402
+from core.policy.context import apply_to  # noqa: E402
+
+
+def free_text(fact_type, value, quote, confidence=0.99, **kw):
+    return FactProposal(
+        fact_type=fact_type, fact_text=f"{fact_type}: {quote}", structured_value=value,
+        citation=Citation(source_type="referral_docx", source_id="documents:2", page_or_section="paragraph 4",
+                          field_or_chunk_id="allergies[0]", quote_or_value=quote),
+        confidence=confidence, **kw)
+
+
+@pytest.mark.parametrize("confidence", [0.99, 0.9])
+def test_hedged_allergy_needs_review_whatever_the_confidence(confidence):
+    p = apply_to(free_text("allergy", {"substance": "shellfish"}, "shellfish?", confidence))
+    out = classify(p, citation_verified=True, paged=False)
+    assert out.certainty is Certainty.NEEDS_REVIEW and out.reason == 'hedged: "?"'
+
+
+def test_hedge_reason_keeps_the_extractors_own_reason():
+    p = apply_to(free_text("medication", {"name": "warfarin"}, "possibly warfarin", wants_review=True,
+                           review_reason="written in the margin"))
+    out = classify(p, citation_verified=True, paged=False)
+    assert out.reason == 'hedged: "possibly"; written in the margin'
+
+
+@pytest.mark.parametrize("fact_type, value, quote", [
+    ("allergy", {"substance": "latex"}, "denies latex allergy"),
+    ("problem", {"description": "asthma"}, "no asthma"),
+    ("allergy", {"substance": "peanuts"}, "sister allergic to peanuts"),
+    ("problem", {"description": "influenza"}, "husband has influenza"),
+    ("problem", {"description": "chest pain"}, "return if chest pain"),
+    ("medication", {"name": "metformin"}, "stopped metformin last year"),
+])
+def test_negated_someone_elses_hypothetical_or_past_medication_is_never_verified(fact_type, value, quote):
+    p = apply_to(free_text(fact_type, value, quote))
+    out = classify(p, citation_verified=True, paged=False)
+    assert out.certainty is Certainty.DOCUMENT_FACT and out.reason
+
+
+def test_historical_problem_and_allergy_stay_promotable():
+    for fact_type, value, quote in [("problem", {"description": "stroke"}, "history of stroke in 2015"),
+                                    ("allergy", {"substance": "codeine"}, "codeine reaction years ago")]:
+        p = apply_to(free_text(fact_type, value, quote))
+        assert p.context.temporality == "historical"
+        assert classify(p, citation_verified=True, paged=False).certainty is Certainty.VERIFIED
+
+
+def test_family_problem_is_family_history_and_a_document_fact():
+    p = apply_to(free_text("problem", {"description": "mother had breast cancer"}, "mother had breast cancer"))
+    assert p.fact_type == "family_history"
+    assert classify(p, citation_verified=True, paged=False).certainty is Certainty.DOCUMENT_FACT
+
+
+def test_context_decides_even_without_the_hook():
+    p = free_text("allergy", {"substance": "sulfa"}, "sulfa",
+                  context=ClinicalContext(negated=True, triggers=("NKDA",)))
+    assert classify(p, citation_verified=True, paged=False).certainty is Certainty.DOCUMENT_FACT
+    hedged = p.model_copy(update={"context": ClinicalContext(uncertain=True, triggers=("query",))})
+    assert classify(hedged, citation_verified=True, paged=False).reason == 'hedged: "query"'
+
+
+def test_a_hedged_preference_is_not_a_clinical_doubt():
+    p = apply_to(free_text("preference", {"value": "mornings"}, "mornings if possible, maybe Tuesday",
+                           document_fact_only=True))
+    assert classify(p, citation_verified=True, paged=False).certainty is Certainty.DOCUMENT_FACT

@@ -7,6 +7,18 @@ document_fact useful and cited, but not chart truth (demographics, preferences,
 needs_review  clinically relevant but uncertain, incomplete or weakly cited:
               visible, labelled, never promoted.
 A proposal may also be rejected outright (nothing clinical to keep).
+
+Clinical context (core/policy/context.py, set on free-text facts before this runs)
+decides before confidence does, so no extractor score can override it:
+- hedged ("shellfish?", "possible", "rule out", struck-through text) -> needs_review,
+  the reason naming the hedge (e.g. 'hedged: "?"'); preferences are exempt ("if
+  possible, mornings" is not a clinical doubt);
+- negated ("denies", "NKDA"), about someone else (family, partner) or hypothetical
+  ("return if") -> document_fact: shown and cited with its context, never verified;
+- historical: allergies and problems stay promotable (a past stroke or a penicillin
+  reaction years ago is still the patient's history and belongs in the chart), but a
+  medication the patient stopped or used to take is not a current medication ->
+  document_fact.
 """
 
 from __future__ import annotations
@@ -14,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.models import Certainty, FactProposal
+from core.models import Certainty, ClinicalContext, FactProposal
 from core.policy.lab_vocabulary import implausible_magnitude, known_analyte, known_unit
 
 MIN_CONFIDENCE = {"lab_result": 0.7, "allergy": 0.85, "medication": 0.85, "problem": 0.85}
@@ -23,6 +35,10 @@ REVIEW_FLOOR = 0.35  # below this even a review item is noise
 OCR_MARGIN = 0.1  # an OCR read must be this much more confident to be promoted
 # Paged sources must carry a box a reviewer can see; others cite a cell/segment/paragraph.
 _NUMERIC = re.compile(r"^[<>]=?\s*-?\d+(\.\d+)?$|^-?\d+(\.\d+)?$")
+
+
+# Facts whose hedges are not clinical doubts ("if possible, mornings").
+HEDGE_EXEMPT = frozenset({"preference", "demographic"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +73,29 @@ def _ocr_doubts(proposal: FactProposal) -> str | None:
     return None
 
 
+def _hedge(proposal: FactProposal) -> str | None:
+    ctx = proposal.context
+    if ctx is None or not ctx.uncertain or proposal.fact_type in HEDGE_EXEMPT:
+        return None
+    # The context lists its hedges first.
+    return f'hedged: "{ctx.triggers[0]}"' if ctx.triggers else "hedged wording"
+
+
+def not_the_patients_fact(ctx: ClinicalContext | None) -> str | None:
+    """Why a mention is no fact about the patient now (negated, someone else's,
+    hypothetical), or None. Such mentions stay document facts."""
+    if ctx is None:
+        return None
+    cue = ", ".join(f'"{t}"' for t in ctx.triggers)
+    if ctx.negated:
+        return f"negated ({cue})"
+    if ctx.experiencer != "patient":
+        return f"about the patient's {'family' if ctx.experiencer == 'family' else 'contacts'} ({cue})"
+    if ctx.temporality == "hypothetical":
+        return f"hypothetical ({cue})"
+    return None
+
+
 def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, ocr: bool = False) -> Classification:
     """Pure: decide the bucket for one proposal after its citation was checked.
     ``ocr``: the words came from OCR, which can misread; promotion asks more of them."""
@@ -67,8 +106,15 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
         if proposal.confidence < REVIEW_FLOOR:
             return Classification(None, "citation not found in the source and confidence too low")
         return Classification(Certainty.NEEDS_REVIEW, "the quoted text could not be found in the source")
+    if hedge := _hedge(proposal):
+        reasons = [hedge] + ([proposal.review_reason] if proposal.wants_review and proposal.review_reason else [])
+        return Classification(Certainty.NEEDS_REVIEW, "; ".join(reasons))
     if proposal.wants_review:
         return Classification(Certainty.NEEDS_REVIEW, proposal.review_reason or "flagged for review by the extractor")
+    if absent := not_the_patients_fact(proposal.context):
+        return Classification(Certainty.DOCUMENT_FACT, absent)
+    if proposal.fact_type == "medication" and proposal.context and proposal.context.temporality == "historical":
+        return Classification(Certainty.DOCUMENT_FACT, "historical: not a current medication")
     if proposal.document_fact_only or proposal.fact_type not in PROMOTABLE:
         return Classification(Certainty.DOCUMENT_FACT)
     if paged and proposal.citation.bounding_box is None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from core.models import IdentityStatus
+from core.models import ClinicalContext, IdentityStatus
+from core.policy.certainty import not_the_patients_fact
 from core.policy.context import hedge_cue
 
 # Only a verified or human-approved identity lets a document's facts become active.
@@ -54,17 +55,16 @@ def held_for_item_review(fact: Mapping[str, Any]) -> str | None:
     """Why a fact may enter the chart only through a decision on that very item (not a
     document-level identity approval), or None. Checked again at promotion, whatever
     bucket the fact was classified into: hedged, negated, family or hypothetical
-    wording never reaches the chart on the strength of its document alone."""
-    ctx = fact.get("context") or {}
-    if ctx.get("uncertain"):
-        return "hedged wording: " + ", ".join(ctx.get("triggers") or ()) if ctx.get("triggers") else "hedged wording"
-    if ctx.get("negated"):
-        return "the document says this is absent"
-    if ctx.get("experiencer") not in (None, "patient"):
-        return "about someone other than the patient"
-    if ctx.get("temporality") == "hypothetical":
-        return "a hypothetical mention"
+    wording never reaches the chart on the strength of its document alone. The
+    meanings come from the certainty policy; this only applies them to a stored fact."""
+    ctx = ClinicalContext.model_validate(fact["context"]) if fact.get("context") else None
+    if ctx is not None and ctx.uncertain:
+        # The context policy lists the hedge first among its triggers.
+        return f'hedged wording: "{ctx.triggers[0]}"' if ctx.triggers else "hedged wording"
+    if absent := not_the_patients_fact(ctx):
+        return absent
     if fact.get("fact_type") != "lab_result":
+        # Facts stored before context attributes existed still carry their words.
         quote = str((fact.get("citation") or {}).get("quote_or_value") or "")
         if cue := hedge_cue(f"{fact.get('fact_text') or ''} {quote}"):
             return f'hedged wording: "{cue}"'

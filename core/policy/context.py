@@ -1,46 +1,574 @@
 """Clinical context of a mention in free text (pure), after ConText (Harkema et al., 2009).
 
+ConText decides how a mention is meant from trigger terms around it: "denies chest
+pain" is negated, "mother had breast cancer" is about a relative, "history of" is
+historical, "return if" is hypothetical, "shellfish?" is hedged. Each trigger has a
+direction (it governs the words after it, before it, both, or only itself) and a
+scope that runs to the sentence edge or to a terminating term ("but", "however",
+"which", ";" ...); list-level triggers such as a "?" glued to a word stop at the
+next "," or ";" too, so "penicillin, shellfish?" hedges shellfish only. Pseudo-
+triggers look like triggers and are not ("no change", "gram negative", "if any").
+Overlapping triggers resolve leftmost-longest. One addition to the published
+algorithm: a sentence that opens with a question word and ends in "?" asks rather
+than hedges, and what it asks is hypothetical until the next sentence answers it.
+
+The trigger lexicon is data (``context_lexicon.json`` beside this module), compiled
+once per process; analyses of a text are cached, because extraction asks about many
+targets of the same sentence.
+
+Triggers are found on whole words: phrases and texts are cut into the same tokens
+and one token trie holds every phrase of every family, so the longest phrase at a
+word wins ("no known allergies" over "no"); a few regular expressions cover what
+words cannot ("?" glued to a word, ~~struck~~ text).
+
+For a mention (a target inside the text), a hedge counts when its scope reaches
+any word of it, the other attributes when their scope holds the mention's head,
+its first word that is no trigger: "Cough for 3 days, denies chest pain" is not a
+negated mention, "denies chest pain" is.
+
 API used across the project (kept stable):
 - ``assess(text, target=None) -> ClinicalContext``: negated / experiencer /
-  temporality / uncertain for ``target`` (a phrase inside ``text``) or the whole text;
-- ``hedge_cue(text) -> str | None``: the first hedge ("?", "possible", "rule out"...);
-- ``red_flag(text) -> str | None``: a red-flag phrase that is affirmed, current and
-  about the patient.
+  temporality / uncertain for ``target`` (a phrase inside ``text``) or, without a
+  target or when it is not in the text, for the text as a whole (any trigger that
+  governs some word of it counts);
+- ``hedge_cue(text) -> str | None``: the first hedge governing part of the text, as
+  printed ("?", "possible", "rule out", "~~struck~~"...);
+- ``red_flag(text) -> str | None``: a red-flag phrase that is affirmed, about the
+  patient and current: negated ("denies chest pain"), family or other people
+  ("mother had a stroke"), hypothetical ("return if short of breath") and historical
+  ("history of stroke": a past event is not an acute flag) mentions raise nothing.
+  A hedged one ("? chest pain") still does: a possible red flag needs a clinician.
+Also: ``assess_span`` (a mention given by offsets), ``cues`` (every trigger with the
+spans it governs, for reviewers and tests) and ``apply_to`` (the processing hook).
 
-PROVISIONAL: the trigger lexicon and scope rules are being written (issue 9); this
-first version only knows hedges.
+``ClinicalContext.triggers`` lists the phrases as printed, in attribute order:
+hedges first, then negation, experiencer and temporality cues.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
-from core.models import ClinicalContext
-from core.policy.red_flags import red_flag_term
+from core.models import ClinicalContext, FactProposal
+from core.policy.red_flags import red_flag_spans
 
-_HEDGE = re.compile(
-    r"\?|\b(?:possibl[ey]|probabl[ey]|query|queried|suspected|unsure|unclear|uncertain|maybe|may be|"
-    r"perhaps|questionable|r/o|rule out|not sure|unconfirmed|to be confirmed|tbc|might|i think|"
-    r"don'?t know|do not know)\b",
-    re.IGNORECASE,
+LEXICON_PATH = Path(__file__).with_name("context_lexicon.json")
+
+CATEGORIES = ("uncertain", "negated", "family", "other", "hypothetical", "historical", "current")
+# Fact types whose text is not free prose: values read from result tables and
+# identifiers. Every other fact gets a context.
+NO_CONTEXT_FACT_TYPES = frozenset({"lab_result", "demographic"})
+# Where the subject of each kind of fact sits in its structured value.
+_SUBJECT_KEYS = {"allergy": "substance", "medication": "name", "problem": "description",
+                 "family_history": "condition", "chief_concern": "text"}
+
+
+@dataclass(frozen=True)
+class _Family:
+    name: str
+    category: str  # one of CATEGORIES, "pseudo" or "terminate"
+    direction: str  # forward | backward | bidirectional | self | pseudo | terminate
+    forward_scope: str  # sentence | item
+    backward_scope: str
+    ends: frozenset[str]  # for terminators: the categories whose scope they end
+    # Backward scope only when the words just before the trigger end like this
+    # ("breast cancer in her mother", "diabetes (father)"), for triggers that
+    # govern backwards only through a link word.
+    backward_link: re.Pattern | None = None
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One trigger found in a text, and the character spans it governs."""
+
+    family: str
+    category: str
+    direction: str
+    text: str
+    start: int
+    end: int
+    scopes: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class _Questions:
+    openers: frozenset[str]
+    yes: tuple[str, ...]
+    no: tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- lexicon
+
+
+def _split_outside_classes(pattern: str) -> str:
+    """A space in a lexicon pattern matches any whitespace, except inside [...]."""
+    out, depth, escaped = [], 0, False
+    for ch in pattern:
+        if escaped:
+            out.append(ch)
+            escaped = False
+            continue
+        if ch == "\\":
+            escaped = True
+        elif ch == "[":
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+        out.append(r"\s+" if ch == " " and depth == 0 else ch)
+    return "".join(out)
+
+
+# Words (with inner hyphens and apostrophes: "pain-free", "don't") and single
+# punctuation marks. Phrases and texts are cut the same way, so matching is on
+# whole words: "no" never matches inside "nose".
+_TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]")
+
+
+def _key(token: str) -> str:
+    """A token as the lexicon looks it up: lower case, without hyphens or apostrophes
+    ("Pain-free" = "painfree", "don't" = "dont")."""
+    if len(token) == 1:
+        return token.lower()
+    return token.lower().replace("-", "").replace("'", "").replace("’", "")
+
+
+def _tokens(text: str) -> list[str]:
+    return [_key(t) for t in _TOKEN.findall(text)]
+
+
+def _spellings(words: str) -> list[list[str]]:
+    """A literal piece of a phrase as token keys; a hyphenated word may also be written
+    as two words ("pain-free" / "pain free"), and either way matches."""
+    joined = _tokens(words)
+    split = _tokens(re.sub(r"(?<=\w)-(?=\w)", " ", words))
+    return [joined] if joined == split else [joined, split]
+
+
+def _expansions(phrase: str, words: dict[str, list[str]], shapes: dict[str, str]) -> list[tuple[str, ...]]:
+    """Every form of a phrase as a sequence of token keys: "{via} {relative}" becomes
+    ("per", "mother"), ("with", "sister")...; a {number}-like shape stays one
+    "<name>" slot that any token of that shape fills."""
+    forms: list[list[str]] = [[]]
+    for part in re.split(r"(\{\w+\})", phrase):
+        name = part[1:-1] if part.startswith("{") and part.endswith("}") else None
+        if name is None:
+            if part.strip():
+                forms = [f + s for f in forms for s in _spellings(part)]
+        elif name in words:
+            forms = [f + s for f in forms for w in words[name] for s in _spellings(w)]
+        elif name in shapes:
+            forms = [f + [f"<{name}>"] for f in forms]
+        else:
+            raise ValueError(f"context lexicon: unknown vocabulary {part}")
+    return [tuple(f) for f in forms if f]
+
+
+def _vocabulary_regex(words: list[str]) -> str:
+    """A vocabulary list as a regex alternation, for patterns and backward links."""
+    return "(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(words, key=len, reverse=True)) + ")"
+
+
+def _expand_pattern(pattern: str, vocab: dict[str, str]) -> str:
+    parts = re.split(r"(\{\w+\})", pattern)
+    out = []
+    for part in parts:
+        if part.startswith("{") and part.endswith("}"):
+            if part[1:-1] not in vocab:
+                raise ValueError(f"context lexicon: unknown vocabulary {part}")
+            out.append(vocab[part[1:-1]])
+        else:
+            out.append(_split_outside_classes(part))
+    return "".join(out)
+
+
+def _scopes(spec) -> tuple[str, str]:
+    if isinstance(spec, dict):
+        return spec.get("forward", "sentence"), spec.get("backward", "sentence")
+    return (spec or "sentence"), (spec or "sentence")
+
+
+_END = "\x00"  # trie key under which a node lists the families whose phrase ends there
+
+
+@dataclass(frozen=True)
+class _Lexicon:
+    families: tuple[_Family, ...]
+    # Every phrase of every family in one token trie (dict of dicts): the longest
+    # phrase starting at a word is found by walking it. One phrase may belong to
+    # several families ("stopped" looks both ways).
+    trie: dict
+    shapes: tuple[tuple[str, re.Pattern], ...]  # "<number>" -> what fills that slot
+    patterns: tuple[tuple[re.Pattern, _Family], ...]
+    questions: _Questions
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> _Lexicon:
+    """Read and build the lexicon once per process."""
+    data = json.loads(LEXICON_PATH.read_text(encoding="utf-8"))
+    words = {name: list(ws) for name, ws in data["vocabulary"].items()}
+    shapes = dict(data.get("vocabulary_patterns", {}))
+    vocab = {name: _vocabulary_regex(ws) for name, ws in words.items()} | {n: f"(?:{rx})" for n, rx in shapes.items()}
+    families: list[_Family] = []
+    trie: dict = {}
+    patterns: list[tuple[re.Pattern, _Family]] = []
+    for name, spec in data["families"].items():
+        if not spec.get("phrases") and not spec.get("patterns"):
+            raise ValueError(f"context lexicon: family {name} has no triggers")
+        forward, backward = _scopes(spec.get("scope"))
+        link = spec.get("backward_link")
+        fam = _Family(
+            name=name, category=spec["category"], direction=spec["direction"], forward_scope=forward,
+            backward_scope=backward, ends=frozenset(spec.get("ends", ())),
+            backward_link=re.compile(f"(?:{_expand_pattern(link, vocab)})$", re.IGNORECASE) if link else None,
+        )
+        families.append(fam)
+        for phrase in spec.get("phrases", ()):
+            for form in _expansions(phrase, words, shapes):
+                node = trie
+                for key in form:
+                    node = node.setdefault(key, {})
+                ends = node.setdefault(_END, [])
+                if fam not in ends:
+                    ends.append(fam)
+        patterns += [(re.compile(_expand_pattern(p, vocab), re.IGNORECASE), fam) for p in spec.get("patterns", ())]
+    q = data["questions"]
+    questions = _Questions(openers=frozenset(w.lower() for w in q["openers"]),
+                           yes=tuple(w.lower() for w in q["yes"]), no=tuple(w.lower() for w in q["no"]))
+    return _Lexicon(tuple(families), trie, tuple((f"<{n}>", re.compile(rx)) for n, rx in shapes.items()),
+                    tuple(patterns), questions)
+
+
+def _longest(trie: dict, keys: list[str], i: int, shapes) -> tuple[int, list[_Family]] | None:
+    """The longest phrase starting at token ``i``: (index after its last token, families)."""
+    best = None
+    stack = [(trie, i)]
+    while stack:
+        node, j = stack.pop()
+        if _END in node and j > i and (best is None or j > best[0]):
+            best = (j, node[_END])
+        if j >= len(keys):
+            continue
+        child = node.get(keys[j])
+        if child is not None:
+            stack.append((child, j + 1))
+        for slot, rx in shapes:
+            if slot in node and rx.fullmatch(keys[j]):
+                stack.append((node[slot], j + 1))
+    return best
+
+
+def families() -> dict[str, tuple[str, str]]:
+    """Family name -> (category, direction), as the lexicon defines them."""
+    return {f.name: (f.category, f.direction) for f in _lexicon().families}
+
+
+# --------------------------------------------------------------------------- text units
+
+# A sentence ends at ". " / "! " before a capital or a digit, after a "?" glued to a
+# word, at a blank line, at a line that starts like a new label or list item, or at
+# a bullet.
+_BREAK = re.compile(
+    r"(?<=[.!])\s+(?=[\"'(\[]?[A-Z0-9•*-])|(?<=[\w)]\?)\s+|\n\s*\n|\n(?=[ \t]*[A-Z0-9•*-])|\s*•\s*"
 )
+_NOT_AN_END = frozenset({"dr", "mr", "mrs", "ms", "st", "vs", "pt", "approx", "e.g", "i.e", "hx", "dx", "tx",
+                         "fig", "inc", "jr", "sr"})
+_WORD_BEFORE = re.compile(r"([\w.]+)[.!]$")
+_ITEM_BREAK = re.compile(r"(?<!\d),|,(?!\d)|;")
+_WORD = re.compile(r"\w")
 
 
-def hedge_cue(text: str) -> str | None:
-    m = _HEDGE.search(text or "")
-    return m.group(0) if m else None
+def _sentences(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for m in _BREAK.finditer(text):
+        before = text[start:m.start()]
+        w = _WORD_BEFORE.search(before)
+        if w and text[m.start() - 1] == "." and (w.group(1).lower() in _NOT_AN_END or len(w.group(1)) == 1):
+            continue
+        if before.strip():
+            spans.append((start, m.start()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+# --------------------------------------------------------------------------- matching
+
+
+@dataclass(frozen=True)
+class _Hit:
+    start: int
+    end: int
+    family: _Family
+
+
+def _hits(text: str) -> list[_Hit]:
+    """Every trigger, overlaps resolved leftmost-longest; pseudo-triggers consume
+    what they cover and are then dropped. Triggers of different families on the
+    very same words are all kept ("stopped" is historical both ways)."""
+    lex = _lexicon()
+    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    keys = [_key(text[s:e]) for s, e in spans]
+    root_slots = [rx for slot, rx in lex.shapes if slot in lex.trie]
+    found = []
+    for i in range(len(keys)):
+        if keys[i] not in lex.trie and not any(rx.fullmatch(keys[i]) for rx in root_slots):
+            continue
+        match = _longest(lex.trie, keys, i, lex.shapes)
+        if match is not None:
+            end, fams = match
+            found += [_Hit(spans[i][0], spans[end - 1][1], fam) for fam in fams]
+    found += [_Hit(m.start(), m.end(), fam) for rx, fam in lex.patterns for m in rx.finditer(text)
+              if m.end() > m.start()]
+    found.sort(key=lambda h: (h.start, -(h.end - h.start)))
+    groups: list[list[_Hit]] = []
+    for hit in found:
+        if groups and (hit.start, hit.end) == (groups[-1][0].start, groups[-1][0].end):
+            groups[-1].append(hit)
+        elif not groups or hit.start >= groups[-1][0].end:
+            groups.append([hit])
+    return [h for g in groups if not any(x.family.category == "pseudo" for x in g) for h in g]
+
+
+def _item_bounds(text: str, lo: int, hi: int, at: int) -> tuple[int, int]:
+    """The list item (between "," / ";") of the sentence [lo, hi) that holds ``at``."""
+    left, right = lo, hi
+    for m in _ITEM_BREAK.finditer(text, lo, hi):
+        if m.end() <= at:
+            left = m.end()
+        elif m.start() >= at:
+            right = m.start()
+            break
+    return left, right
+
+
+def _scope(text: str, hit: _Hit, sentence: tuple[int, int], terminators: list[_Hit]) -> tuple[tuple[int, int], ...]:
+    fam = hit.family
+    if fam.direction == "self":
+        return ((hit.start, hit.end),)
+    lo, hi = sentence
+    ends = [t for t in terminators if fam.category in t.family.ends and lo <= t.start < hi]
+    spans = []
+    if fam.direction in ("forward", "bidirectional"):
+        right = hi
+        if fam.forward_scope == "item":
+            right = _item_bounds(text, lo, hi, hit.end)[1]
+        right = min([right] + [t.start for t in ends if t.start >= hit.end])
+        if right > hit.end:
+            spans.append((hit.end, right))
+    linked = fam.backward_link is None or fam.backward_link.search(text, lo, hit.start) is not None
+    if fam.direction in ("backward", "bidirectional") and linked:
+        left = lo
+        if fam.backward_scope == "item":
+            left = _item_bounds(text, lo, hi, hit.start)[0]
+        left = max([left] + [t.end for t in ends if t.end <= hit.start])
+        if left < hit.start:
+            spans.append((left, hit.start))
+    return tuple(spans)
+
+
+# The first word of an answer ("No.", "yes - last week", "N/A", "not applicable").
+_ANSWER = re.compile(r"\s*(not applicable|[A-Za-z/]+)\b", re.IGNORECASE)
+
+
+def _question_cues(text: str, sentences: list[tuple[int, int]], hits: list[_Hit]) -> tuple[list[Cue], set[int]]:
+    """Questions ("Have you had chest pain?", or a form's "Smoker? No"): their closing
+    "?" is not a hedge, and what they ask is hypothetical unless the next sentence
+    answers yes or no. A "?" sentence counts as a question when it opens with a
+    question word, or when the next sentence is a bare yes/no answer."""
+    questions = _lexicon().questions
+    cues: list[Cue] = []
+    dropped: set[int] = set()
+    for i, (lo, hi) in enumerate(sentences):
+        body = text[lo:hi].rstrip()
+        if not body.endswith("?"):
+            continue
+        reply = _ANSWER.match(text, *sentences[i + 1]) if i + 1 < len(sentences) else None
+        word = reply.group(1).lower() if reply else ""
+        bare_answer = reply is not None and not text[reply.end():sentences[i + 1][1]].strip(" .,;:!-")
+        first = re.match(r"[\s\d.)(*•-]*([A-Za-z]+)", body)
+        opener = first is not None and first.group(1).lower() in questions.openers
+        if not opener and not (bare_answer and word in questions.yes + questions.no):
+            continue
+        mark = lo + len(body) - 1
+        while mark > lo and text[mark - 1] == "?":
+            mark -= 1
+        dropped |= {id(h) for h in hits if h.start == mark and h.family.category == "uncertain"}
+        scope = ((lo, mark),)
+        if word in questions.yes:
+            continue
+        if word in questions.no:
+            cues.append(Cue("question_answered_no", "negated", "backward", reply.group(1), reply.start(1),
+                            reply.end(1), scope))
+        else:
+            cues.append(Cue("question", "hypothetical", "backward", text[mark:hi].strip(), mark, hi, scope))
+    return cues, dropped
+
+
+@lru_cache(maxsize=4096)
+def cues(text: str) -> tuple[Cue, ...]:
+    """Every context trigger in ``text`` with the character spans it governs."""
+    text = text or ""
+    sentences = _sentences(text)
+    hits = _hits(text)
+    terminators = [h for h in hits if h.family.direction == "terminate"]
+    extra, dropped = _question_cues(text, sentences, hits)
+    out = list(extra)
+    for hit in hits:
+        if hit.family.direction == "terminate" or id(hit) in dropped:
+            continue
+        sentence = next(((lo, hi) for lo, hi in sentences if lo <= hit.start < hi), (0, len(text)))
+        scopes = _scope(text, hit, sentence, terminators)
+        if scopes:
+            out.append(Cue(hit.family.name, hit.family.category, hit.family.direction, text[hit.start:hit.end],
+                           hit.start, hit.end, scopes))
+    out.sort(key=lambda c: c.start)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+def _governs_words(text: str, lo: int, hi: int, skip: list[tuple[int, int]]) -> bool:
+    """Whether [lo, hi) holds a word character outside the ``skip`` spans."""
+    if hi <= lo:
+        return False
+    return any(not any(s <= m.start() < e for s, e in skip) for m in _WORD.finditer(text, lo, hi))
+
+
+def _context(found: list[Cue]) -> ClinicalContext:
+    cats = {c.category for c in found}
+    if "historical" not in cats:  # a "current" cue only matters against a historical one
+        found = [c for c in found if c.category != "current"]
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    triggers: list[str] = []
+    for c in sorted(found, key=lambda c: (order[c.category], c.start)):
+        if c.text not in triggers:
+            triggers.append(c.text)
+    return ClinicalContext(
+        negated="negated" in cats,
+        experiencer="family" if "family" in cats else "other" if "other" in cats else "patient",
+        temporality=("hypothetical" if "hypothetical" in cats
+                     else "historical" if "historical" in cats and "current" not in cats else "current"),
+        uncertain="uncertain" in cats,
+        triggers=tuple(triggers),
+    )
+
+
+def _governing(text: str, start: int, end: int) -> list[Cue]:
+    """The cues that govern the mention ``text[start:end]``.
+
+    A hedge counts when its scope reaches any word of the mention ("cough, ? chest
+    pain" is in doubt as a whole). The other attributes are about the mention's head,
+    its first word that is no trigger: "Cough for 3 days, denies chest pain" is an
+    affirmed cough with a denial in it, not a negated mention; "denies chest pain"
+    and "mother had breast cancer" are governed from their head on. A trigger that
+    is itself the mention (NKDA, ~~struck~~) governs it wherever they overlap.
+    """
+    all_cues = cues(text)
+    triggers = [(c.start, c.end) for c in all_cues]
+    head = next((m.start() for m in _WORD.finditer(text, start, end)
+                 if not any(s <= m.start() < e for s, e in triggers)), None)
+    found = []
+    for c in all_cues:
+        if c.direction == "self":
+            hit = c.start < end and start < c.end
+        elif c.category == "uncertain" or head is None:
+            hit = any(_governs_words(text, max(s, start), min(e, end), [(c.start, c.end)]) for s, e in c.scopes)
+        else:
+            hit = any(s <= head < e for s, e in c.scopes)
+        if hit:
+            found.append(c)
+    return found
+
+
+def _whole_text(text: str) -> list[Cue]:
+    """The cues that govern some word of the text that is not itself a trigger."""
+    all_cues = cues(text)
+    triggers = [(c.start, c.end) for c in all_cues]
+    return [c for c in all_cues
+            if c.direction == "self" or any(_governs_words(text, s, e, triggers) for s, e in c.scopes)]
+
+
+def assess_span(text: str, start: int, end: int) -> ClinicalContext:
+    """The context of the mention ``text[start:end]``."""
+    return _context(_governing(text or "", start, end))
+
+
+def _find(text: str, target: str) -> tuple[int, int] | None:
+    words = target.split()
+    if not words:
+        return None
+    m = re.search(r"\s+".join(re.escape(w) for w in words), text, re.IGNORECASE)
+    return (m.start(), m.end()) if m else None
 
 
 def assess(text: str, target: str | None = None) -> ClinicalContext:
-    cue = hedge_cue(text)
-    return ClinicalContext(uncertain=cue is not None, triggers=(cue,) if cue else ())
+    """The context of ``target`` inside ``text`` (its first occurrence), or of the whole
+    text when there is no target or it does not occur there."""
+    text = text or ""
+    span = _find(text, target) if target else None
+    return _context(_governing(text, *span) if span else _whole_text(text))
+
+
+def hedge_cue(text: str) -> str | None:
+    """The first hedge that governs part of ``text``, as printed, or None."""
+    return next((c.text for c in _whole_text(text or "") if c.category == "uncertain"), None)
 
 
 def red_flag(text: str) -> str | None:
-    term = red_flag_term(text)
-    if term is None:
-        return None
-    ctx = assess(text, term)
-    if ctx.negated or ctx.experiencer != "patient" or ctx.temporality == "hypothetical":
-        return None
-    return term
+    """The first red-flag phrase in ``text`` that is affirmed, about the patient and
+    current (lower-case), or None. Negated, family/other, hypothetical and historical
+    mentions are excluded; hedged ones are kept (see the module docstring)."""
+    text = text or ""
+    for term, start, end in red_flag_spans(text):
+        ctx = assess_span(text, start, end)
+        if not ctx.negated and ctx.experiencer == "patient" and ctx.temporality == "current":
+            return term
+    return None
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def _targets(proposal: FactProposal) -> list[str]:
+    """Where to look for the fact's mention: its subject (substance, drug, problem...),
+    then its text without the label, then its whole text."""
+    value = proposal.structured_value or {}
+    out = []
+    key = _SUBJECT_KEYS.get(proposal.fact_type)
+    if key and str(value.get(key) or "").strip():
+        out.append(str(value[key]))
+    _, sep, rest = proposal.fact_text.partition(": ")
+    if sep and rest.strip():
+        out.append(rest)
+    out.append(proposal.fact_text)
+    return out
+
+
+def apply_to(proposal: FactProposal) -> FactProposal:
+    """The processing hook: set ``proposal.context`` from its free text
+    (``context_text``, else the quote) for the fact's mention, found by
+    ``_targets`` (the whole text when none occurs in it); re-type a problem that is
+    about a relative into family history. Lab results and demographics are left as
+    they are: their values come from tables and identifiers, not prose."""
+    if proposal.fact_type in NO_CONTEXT_FACT_TYPES:
+        return proposal
+    text = proposal.context_text or proposal.citation.quote_or_value
+    span = next((s for t in _targets(proposal) if (s := _find(text, t)) is not None), None)
+    found = _governing(text, *span) if span else _whole_text(text)
+    ctx = _context(found)
+    update: dict = {"context": ctx}
+    if proposal.fact_type == "problem" and ctx.experiencer == "family":
+        value = dict(proposal.structured_value or {})
+        value.setdefault("condition", value.get("description") or proposal.fact_text)
+        value.setdefault("relative", next(c.text for c in found if c.category == "family"))
+        _, sep, rest = proposal.fact_text.partition(": ")
+        update.update(fact_type="family_history", structured_value=value,
+                      fact_text=f"Family history: {rest if sep else proposal.fact_text}")
+    return proposal.model_copy(update=update)

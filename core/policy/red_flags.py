@@ -2,8 +2,9 @@
 
 One list for every reader of free text (intake answers, referral letters, HL7 notes)
 and for the answer composer. A red flag counts only for an affirmed, current mention
-about the patient: "denies chest pain", "mother had a stroke" and "return if short of
-breath" raise nothing (the context policy decides that).
+about the patient: "denies chest pain", "mother had a stroke", "history of stroke"
+and "return if short of breath" raise nothing. This module only finds the phrases;
+``core.policy.context.red_flag`` decides on their context.
 """
 
 from __future__ import annotations
@@ -11,17 +12,22 @@ from __future__ import annotations
 import re
 
 _RED_FLAGS = re.compile(
-    r"chest (?:pain|tightness|pressure)|short(?:ness)? of breath|can'?t breathe|cannot breathe|"
-    r"difficulty breathing|suicid\w*|kill (?:myself|themselves|himself|herself)|self[- ]harm|"
-    r"harm(?:ing)? (?:myself|themselves)|overdose|faint(?:ed|ing)?\b|passed out|syncope|"
-    r"worst headache|vision loss|slurred speech|weakness on one side|one[- ]sided weakness|stroke|"
-    r"seizure|coughing (?:up )?blood|vomiting blood|blood in (?:my |the )?stool|black stool|"
-    r"severe bleeding",
+    r"\b(?:chest (?:pain|tightness|pressure)|short(?:ness)? of breath|can'?t breathe|cannot breathe|"
+    r"difficulty breathing|suicid\w*|kill (?:myself|themselves|himself|herself)|self[- ]harm\w*|"
+    r"harm(?:ing)? (?:myself|themselves|himself|herself)|overdose\w*|faint(?:ed|ing)?|passed out|syncope|"
+    r"worst headache|vision loss|loss of vision|slurred speech|weakness on one side|one[- ]sided weakness|"
+    r"stroke|seizures?|coughing (?:up )?blood|vomiting blood|blood in (?:my |the |his |her )?stool|black stools?|"
+    r"severe bleeding)\b",
     re.I,
 )
 
 
+def red_flag_spans(text: str) -> list[tuple[str, int, int]]:
+    """Every red-flag phrase in ``text``: (lower-case phrase, start, end), ignoring context."""
+    return [(m.group(0).lower(), m.start(), m.end()) for m in _RED_FLAGS.finditer(text or "")]
+
+
 def red_flag_term(text: str) -> str | None:
     """The first red-flag phrase in ``text`` (lower-case), ignoring context."""
-    m = _RED_FLAGS.search(text or "")
-    return m.group(0).lower() if m else None
+    spans = red_flag_spans(text)
+    return spans[0][0] if spans else None

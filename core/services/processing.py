@@ -17,6 +17,7 @@ from core.models import Certainty, DocType, ExtractionResult, IdentityStatus
 from core.policy.certainty import classify
 from core.policy.chart_rules import identity_trusted
 from core.policy.citations import verify_citations
+from core.policy.context import apply_to as apply_context
 from core.policy.fingerprints import clinical_content_fingerprint, fact_fingerprint
 from core.policy.identity import IdentityOutcome, check_identity, combine_parts
 from core.services.promotion import promote_facts
@@ -99,7 +100,7 @@ def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citation
     """Classify each proposal (citations already verified) into a fact row to store."""
     prepared: dict[str, dict[str, Any]] = {}
     for proposal, citation in zip(result.facts, citations):
-        proposal = proposal.model_copy(update={"citation": citation})
+        proposal = apply_context(proposal.model_copy(update={"citation": citation}))
         decision = classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr)
         if decision.certainty is None:
             counts["rejected"] = counts.get("rejected", 0) + 1

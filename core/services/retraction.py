@@ -60,7 +60,7 @@ def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> 
     they stood behind (whatever their outcome: a ``duplicate_skipped`` promotion
     supports its row as much as the one that created it)."""
     counts = {"promotions": 0, "chart_rows": 0}
-    touched: dict[str, set[int]] = {}
+    touched: dict[str, dict[int, int]] = {}  # table -> chart row id -> the document whose promotion went
     for promo in promotions:
         if not promo["active"]:
             continue
@@ -72,12 +72,12 @@ def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> 
                                   prior_state=promo["outcome"], new_state="retracted", action="promotion_retracted",
                                   actor_id=by, reason=reason)
         if promo["outcome"] in SUPPORTING_OUTCOMES and promo["promoted_table"]:
-            touched.setdefault(promo["promoted_table"], set()).add(int(promo["promoted_record_id"]))
+            touched.setdefault(promo["promoted_table"], {})[int(promo["promoted_record_id"])] = promo["document_id"]
     counts["chart_rows"] = reconcile_chart_rows(cur, touched, by=by, reason=reason)
     return counts
 
 
-def reconcile_chart_rows(cur, touched: dict[str, set[int]], *, by: str, reason: str) -> int:
+def reconcile_chart_rows(cur, touched: dict[str, dict[int, int | None]], *, by: str, reason: str) -> int:
     """The chart-row lifetime rule: a promoted row is active exactly while at least one
     live, identity-trusted, active fact supports it (rows a person entered by hand are
     not touched). A row that lost its last support goes inactive with a note; a row
@@ -85,7 +85,7 @@ def reconcile_chart_rows(cur, touched: dict[str, set[int]], *, by: str, reason: 
     how many rows went inactive."""
     deactivated = 0
     for table, record_ids in touched.items():
-        ids = sorted(record_ids)
+        ids = sorted(record_ids)  # record_ids: row id -> the document that triggered the check (for the audit)
         support = promotions_repo.live_supporters(cur, table, ids)
         for row in promotions_repo.chart_row_state(cur, table, ids):
             if not row["active"] or row["source"] != "promoted":
@@ -93,8 +93,8 @@ def reconcile_chart_rows(cur, touched: dict[str, set[int]], *, by: str, reason: 
             backers = support.get(row["id"], [])
             if not backers:
                 promotions_repo.deactivate_chart_row(cur, table, row["id"], f"[retracted: no live source ({reason})]")
-                audit_repo.add_retraction(cur, patient_id=row["patient_id"], promotion_id=row["promotion_id"],
-                                          promoted_table=table, promoted_record_id=row["id"], prior_state="active",
+                audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=record_ids[row["id"]],
+                                          promotion_id=row["promotion_id"], promoted_table=table, promoted_record_id=row["id"], prior_state="active",
                                           new_state="inactive", action="chart_row_deactivated", actor_id=by,
                                           reason=reason)
                 deactivated += 1
