@@ -22,6 +22,8 @@ turns = st.session_state.setdefault("chat_turns", {}).setdefault(patient["id"], 
 def render_answer(payload: dict, turn: int) -> None:
     if payload["refused"]:
         st.warning(payload["refusal_reason"])
+    elif payload.get("caveat"):
+        st.info(payload["caveat"])
     for name, title in SECTION_TITLES.items():
         items = payload["sections"][name]
         st.markdown(f"**{title}**")

@@ -7,18 +7,20 @@ from typing import Any
 
 import duckdb
 
+from core.policy.chart_rules import TRUSTED_IDENTITY_STATES
 from storage.db import rows
-
-TRUSTED = ("identity_verified", "identity_review_approved")
 
 
 def chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int) -> list[dict[str, Any]]:
-    """Active chart rows with the citation of the promotion that backs them (if any)."""
+    """Active chart rows with the citation of the promotion that backs them (if any), and
+    the clinical context of the fact it was promoted from (NULL for most)."""
     cur.execute(
-        f"""SELECT c.*, p.citation AS promotion_citation, p.document_id AS source_document_id
+        f"""SELECT c.*, p.citation AS promotion_citation, p.document_id AS source_document_id,
+                   f.context AS fact_context
             FROM {table} c
             LEFT JOIN promotions p ON p.id = c.promotion_id AND p.active
             LEFT JOIN documents d ON d.id = p.document_id
+            LEFT JOIN document_facts f ON f.id = p.fact_id
             WHERE c.patient_id = ? AND c.active AND (c.promotion_id IS NULL OR (p.id IS NOT NULL AND NOT d.deleted))
             ORDER BY c.id""",
         [patient_id],
@@ -37,7 +39,7 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
              AND f.retracted_at IS NULL AND coalesce(f.promotion_status, '') <> 'rejected'
              AND list_contains(?, ci.identity_status)
            ORDER BY f.id""",
-        [patient_id, patient_id, list(TRUSTED)],
+        [patient_id, patient_id, list(TRUSTED_IDENTITY_STATES)],
     )
     return rows(cur)
 

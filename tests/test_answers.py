@@ -40,7 +40,10 @@ ODALYS_LAB, ODALYS_INTAKE = LAB_CASES[2], INTAKE_CASES[0]
     ("What dose of metformin should she take?", ("medications",), Intent.LOOKUP, (Unsafe.DOSING,), False),
     ("Should I stop her lisinopril?", ("medications",), Intent.LOOKUP, (Unsafe.MEDICATION_CHANGE,), False),
     ("Should we start her on a statin?", ("medications",), Intent.LOOKUP, (Unsafe.MEDICATION_CHANGE,), False),
-    ("Does she have diabetes?", (), Intent.LOOKUP, (Unsafe.DIAGNOSIS,), False),
+    # Asking what the record documents is a look-up (it used to be refused as a diagnosis).
+    ("Does she have diabetes?", ("diabetes",), Intent.LOOKUP, (), False),
+    ("Based on her labs, does she have diabetes?", ("diabetes",), Intent.LOOKUP, (Unsafe.DIAGNOSIS,), False),
+    ("Should I double her metformin?", ("medications",), Intent.LOOKUP, (Unsafe.DOSING,), False),
     ("How should I treat her cholesterol?", ("cholesterol",), Intent.LOOKUP, (Unsafe.TREATMENT,), False),
 ])
 def test_routing_table(question, topics, intent, unsafe, guidelines):
@@ -171,7 +174,8 @@ def test_attention_lines_cite_a_finding_and_a_retrieved_guideline(world):
 @pytest.mark.parametrize("question, unsafe", [
     ("What dose of atorvastatin should she take?", "dosing"),
     ("Should I stop her aspirin?", "medication_change"),
-    ("Does she have heart disease?", "diagnosis"),
+    ("Based on her labs, does she have heart disease?", "diagnosis"),
+    ("Should I double her atorvastatin?", "dosing"),
 ])
 def test_unsafe_requests_are_refused_and_narrowed(world, question, unsafe):
     out = ask(world["wb"], world["wren"]["id"], question).payload
@@ -312,6 +316,224 @@ def test_drafter_stand_in(world, stand_in, reply, accepted):
                                               ("Hemoglobin A1c", "a1c"), ("Cholesterol, Total", "cholesterol"),
                                               ("WBC", "cbc"), ("Ferritin", "labs")])
 def test_a_lab_belongs_to_its_most_specific_topic(test_name, topic):
-    from core.services.evidence import primary_topic, topics_of
+    from core.policy.topics import primary_topic, topics_of
 
     assert primary_topic(topics_of("lab_result", {"test_name": test_name}, test_name)) == topic
+
+
+# ---------------------------------------------------------------- a chart with history, critical results and codes
+def _ines_case():
+    from golden.fixtures import ExpectedLab as L, LabCase, Patient
+
+    ines = Patient("Ines", "Okonkwo-Lind", "1962-05-03", "IN40211", sex="F")
+    earlier = LabCase("ines_earlier", "classic", ines, "2025-10-01", (
+        ("Complete Blood Count", (L("WBC", "7.2", "x10E3/uL", "3.4-10.8", "normal"),
+                                  L("Platelets", "210", "x10E3/uL", "150-450", "normal"))),
+        ("Comprehensive Metabolic Panel", (L("Potassium", "5.4", "mmol/L", "3.5-5.2", "high", "H"),
+                                           L("Sodium", "140", "mmol/L", "134-144", "normal"))),
+        ("Lipid Panel", (L("LDL Cholesterol", "162", "mg/dL", "<100", "high", "H"),)),
+        ("Hemoglobin A1c", (L("Hemoglobin A1c", "8.4", "%", "<5.7", "high", "H"),)),
+    ))
+    latest = LabCase("ines_latest", "classic", ines, "2026-04-10", (
+        ("Complete Blood Count", (L("WBC", "32.5", "x10E3/uL", "3.4-10.8", "critical_high", "HH"),
+                                  L("Hemoglobin", "12.0", "g/dL", "11.1-15.9", "normal"),
+                                  L("Platelets", "198", "x10E3/uL", "150-450", "normal"))),
+        ("Comprehensive Metabolic Panel", (L("Glucose", "131", "mg/dL", "65-99", "high", "H"),
+                                           L("Creatinine", "0.80", "mg/dL", "0.57-1.00", "normal"),
+                                           L("Sodium", "138", "mmol/L", "134-144", "normal"),
+                                           L("Potassium", "4.6", "mmol/L", "3.5-5.2", "normal"))),
+        ("Lipid Panel", (L("Cholesterol, Total", "180", "mg/dL", "100-199", "normal"),
+                         L("LDL Cholesterol", "148", "mg/dL", "<100", "high", "H"),
+                         L("HDL Cholesterol", "52", "mg/dL", ">39", "normal"))),
+        ("Hemoglobin A1c", (L("Hemoglobin A1c", "7.9", "%", "<5.7", "high", "H"),)),
+    ))
+    return ines, earlier, latest
+
+
+@pytest.fixture(scope="module")
+def ines(tmp_path_factory):
+    """Two lab reports six months apart (a trend, a critical WBC, normal results to
+    count), plus chart rows entered by hand: a coded diabetes problem, metformin and
+    a penicillin allergy."""
+    from core.services.corpus import index_guideline_corpus
+
+    wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("ines")))
+    index_guideline_corpus(wb)
+    person, earlier, latest = _ines_case()
+    patient = _chart_patient(wb, person)
+    docs = {"earlier": _ingest(wb, patient, render_lab(earlier), "lab_pdf", "ines-2025.pdf"),
+            "latest": _ingest(wb, patient, render_lab(latest), "lab_pdf", "ines-2026.pdf")}
+    with wb.db.cursor() as cur:
+        cur.execute("INSERT INTO chart_problems (patient_id, description, code) VALUES (?, ?, ?)",
+                    [patient["id"], "Type 2 diabetes mellitus", "E11.9"])
+        cur.execute("INSERT INTO chart_medications (patient_id, name, dose, frequency) VALUES (?, ?, ?, ?)",
+                    [patient["id"], "Metformin", "1000 mg", "twice daily"])
+        cur.execute("INSERT INTO chart_allergies (patient_id, substance, reaction) VALUES (?, ?, ?)",
+                    [patient["id"], "Penicillin", "hives"])
+    yield {"wb": wb, "patient": patient, "docs": docs, "earlier": earlier, "latest": latest}
+    wb.close()
+
+
+def _all_items_cited(payload) -> bool:
+    return all(i["citations"] for name in ("patient_findings", "needs_review", "guideline_evidence")
+               for i in payload["sections"][name])
+
+
+def test_a_condition_look_up_answers_from_the_record(ines):
+    # Issue 5: "Does she have diabetes?" was refused and Missing claimed no evidence.
+    out = ask(ines["wb"], ines["patient"]["id"], "Does she have diabetes?").payload
+    assert out["refused"] is False and out["refusal_reason"] is None
+    assert "does not diagnose" in out["caveat"] and "does not diagnose" in out["text"]
+    findings = _texts(out, "patient_findings")
+    assert out["sections"]["patient_findings"][0]["text"].startswith("Problem: Type 2 diabetes mellitus (E11.9)")
+    assert "Hemoglobin A1c 7.9 %" in findings and "Glucose 131" in findings  # the related labs
+    assert "Potassium" not in findings and "WBC" not in findings
+    assert "diabetes" not in _texts(out, "missing").lower()
+    assert _all_items_cited(out) and out["verifier"]["removed"] == 0
+
+
+def test_an_allergy_look_up_is_answered(ines):
+    out = ask(ines["wb"], ines["patient"]["id"], "Does he have any allergies?").payload
+    assert out["refused"] is False and "Allergy: Penicillin (reaction: hives)" in _texts(out, "patient_findings")
+    assert _texts(out, "missing") == "" and _all_items_cited(out)
+
+
+def test_deciding_from_the_labs_is_still_declined(ines):
+    out = ask(ines["wb"], ines["patient"]["id"], "Based on these labs, does she have diabetes?").payload
+    assert out["refused"] is True and out["question"]["unsafe"] == ["diagnosis"]
+    assert "can't make or confirm a diagnosis" in out["refusal_reason"]
+    assert out["sections"]["guideline_evidence"] == [] and _all_items_cited(out)
+
+
+def test_doubling_a_drug_is_declined_and_narrowed_to_the_record(ines):
+    # Issue 6: "Should I double her metformin?" was answered as a medication list.
+    out = ask(ines["wb"], ines["patient"]["id"], "Should I double her metformin?").payload
+    assert out["refused"] is True and "dosing" in out["question"]["unsafe"]
+    assert "can't recommend or change a dose" in out["refusal_reason"] and "Instead" in out["refusal_reason"]
+    assert "Medication: Metformin 1000 mg twice daily" in _texts(out, "patient_findings")
+    assert _all_items_cited(out)
+
+
+@pytest.mark.parametrize("question", ["What's the weather in Paris tomorrow?", "Write me a poem"])
+def test_an_unrelated_question_does_not_borrow_the_last_topic(ines, question):
+    # Issue 6: these were treated as follow-ups and answered with the previous findings.
+    wb, pid = ines["wb"], ines["patient"]["id"]
+    first = ask(wb, pid, "What is her latest A1c?")
+    out = ask(wb, pid, question, previous=first.parsed).payload
+    assert out["refused"] is True and "outside what this workbench answers" in out["refusal_reason"]
+    assert out["question"]["follow_up"] is False and out["question"]["topics"] == []
+    assert all(items == [] for items in out["sections"].values())
+    assert "A1c" not in out["text"]
+
+
+def test_a_real_follow_up_still_leans_on_the_previous_topic(ines):
+    wb, pid = ines["wb"], ines["patient"]["id"]
+    first = ask(wb, pid, "What is her latest A1c?")
+    out = ask(wb, pid, "when was that?", previous=first.parsed).payload
+    assert out["question"]["follow_up"] and out["question"]["topics"] == ["a1c"]
+    assert "2026-04-10" in out["sections"]["patient_findings"][0]["text"]
+    # An ellipsis naming a test outside the vocabulary asks about that test, not the last topic.
+    attention = ask(wb, pid, "Is her LDL too high?")
+    potassium = ask(wb, pid, "and her potassium?", previous=attention.parsed).payload
+    texts = _texts(potassium, "patient_findings")
+    assert "Potassium 4.6 mmol/L" in texts and "previous 5.4 mmol/L on 2025-10-01 (high)" in texts
+    assert "LDL" not in texts
+
+
+def test_critical_results_lead_and_are_named_critical(ines):
+    # Issue 7: a critical result must come first in attention answers and say so.
+    out = ask(ines["wb"], ines["patient"]["id"], "Anything critical in her labs?").payload
+    first = out["sections"]["patient_findings"][0]
+    assert first["text"].startswith("Critical: WBC 32.5") and "critical high" in first["text"]
+    assert first["citations"][0]["source_id"] == f"documents:{ines['docs']['latest']}"
+
+
+def test_an_attention_finding_without_guidance_says_so(ines):
+    # Issue 9: no guideline passage clears the threshold for the WBC: Missing must say so.
+    out = ask(ines["wb"], ines["patient"]["id"], "What deserves attention in her labs?").payload
+    missing = _texts(out, "missing")
+    assert "No guideline evidence was retrieved for" in missing and "WBC" in missing
+    wbc = next(i for i in out["sections"]["patient_findings"] if "WBC" in i["text"])
+    assert wbc["kind"] == "finding" and "Related guideline" not in wbc["text"]
+
+
+def test_an_attention_answer_lists_abnormal_results_with_trend_and_counts_the_rest(ines):
+    # Issue 10: it listed every result; now abnormal and critical only, with trend and guidance.
+    out = ask(ines["wb"], ines["patient"]["id"], "What deserves attention in her labs?").payload
+    findings = out["sections"]["patient_findings"]
+    texts = [i["text"] for i in findings]
+    assert len(findings) == 5, texts  # WBC, A1c, glucose, LDL + one count line
+    assert texts[0].startswith("Critical: WBC 32.5")
+    a1c = next(t for t in texts if "Hemoglobin A1c" in t)
+    assert "7.9 %" in a1c and "previous 8.4 % on 2025-10-01 (high)" in a1c and "Related guideline" in a1c
+    ldl = next(t for t in texts if "LDL" in t)
+    assert "previous 162 mg/dL on 2025-10-01" in ldl
+    # Lipids and glycemic results each read together.
+    order = [next(k for k in ("WBC", "A1c", "Glucose", "LDL") if k in t) for t in texts[:4]]
+    assert order.index("Glucose") == order.index("A1c") + 1
+    for name in ("Sodium", "Platelets", "Creatinine", "HDL", "Hemoglobin 12.0", "Potassium"):
+        assert not any(name in t for t in texts), name  # normal results are counted, not listed
+    summary = findings[-1]
+    assert summary["kind"] == "summary" and summary["text"].startswith("7 other results were within range")
+    assert len(summary["citations"]) == 7  # Hgb, platelets, creatinine, Na, K, cholesterol, HDL
+    attention = [i for i in findings if i["kind"] == "attention"]
+    retrieved = {c["field_or_chunk_id"] for i in out["sections"]["guideline_evidence"] for c in i["citations"]}
+    assert attention and all({c["field_or_chunk_id"] for c in i["citations"] if c["source_type"] == "guideline"}
+                             <= retrieved for i in attention)
+    assert out["verifier"]["removed"] == 0
+
+
+def test_a_look_up_for_one_test_gives_the_latest_value_then_its_history(ines):
+    out = ask(ines["wb"], ines["patient"]["id"], "What is her A1c?").payload
+    texts = [i["text"] for i in out["sections"]["patient_findings"]]
+    assert len(texts) == 2
+    assert texts[0].startswith("Hemoglobin A1c 7.9 %") and "2026-04-10" in texts[0]
+    assert texts[1].startswith("Earlier result: Hemoglobin A1c 8.4 %") and "2025-10-01" in texts[1]
+
+
+def test_a_look_up_names_a_critical_result_critical(ines):
+    out = ask(ines["wb"], ines["patient"]["id"], "What was her white count?").payload
+    assert out["sections"]["patient_findings"][0]["text"].startswith("Critical: WBC 32.5")
+
+
+def test_a_look_up_of_something_not_on_record_says_so(ines):
+    out = ask(ines["wb"], ines["patient"]["id"], "Is she on apixaban?").payload
+    assert "No “apixaban” found among this patient's medications" in _texts(out, "missing")
+    assert "Metformin" in _texts(out, "patient_findings")  # what she is on, for context
+
+
+# ---------------------------------------------------------------- how a mention was meant
+def _set_context(wb, patient_id, fact_text_like, context) -> None:
+    with wb.db.cursor() as cur:
+        cur.execute("UPDATE document_facts SET context = ? WHERE patient_id = ? AND fact_text LIKE ?",
+                    [json.dumps(context), patient_id, fact_text_like])
+
+
+def test_denied_and_family_mentions_are_not_the_patients_findings(tmp_path):
+    wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    try:
+        odalys = _chart_patient(wb, ODALYS_LAB.patient)
+        wren = _chart_patient(wb, WREN_LAB.patient)
+        _ingest(wb, odalys, render_intake(ODALYS_INTAKE), "intake_form", "odalys-intake.pdf")
+        _ingest(wb, wren, render_intake(WREN_INTAKE), "intake_form", "wren-intake.pdf")
+        before = ask(wb, odalys["id"], "Does she have diabetes?").payload
+        assert "Type 2 diabetes" in _texts(before, "patient_findings")
+        assert "Mother" not in _texts(before, "patient_findings")  # a relative's diabetes is not hers
+        red = ask(wb, wren["id"], "What are his medications?").payload
+        assert "Chest pain" in _texts(red, "needs_review")  # a red flag bears on every answer
+
+        denied = {"negated": True, "experiencer": "patient", "temporality": "current", "uncertain": False,
+                  "triggers": ["denies"]}
+        _set_context(wb, odalys["id"], "%Type 2 diabetes%", denied)
+        _set_context(wb, wren["id"], "%Chest pain%", denied)
+        after = ask(wb, odalys["id"], "Does she have diabetes?").payload
+        assert "diabetes" not in _texts(after, "patient_findings").lower()
+        missing = after["sections"]["missing"]
+        assert any("No diabetes is recorded" in i["text"] for i in missing)
+        shown = [i for i in missing if "(denied)" in i["text"]]
+        assert shown and shown[0]["citations"] and after["verifier"]["removed"] == 0
+        assert any("(family history)" in i["text"] or "Family history" in i["text"] for i in missing)
+        quiet = ask(wb, wren["id"], "What are his medications?").payload
+        assert "Chest pain" not in _texts(quiet, "needs_review")  # a denied symptom raises no red flag
+    finally:
+        wb.close()

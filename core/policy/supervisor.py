@@ -1,18 +1,25 @@
 """The supervisor's routing rules (pure): what evidence a question needs, and
-whether to refuse or narrow it.
+whether to answer, narrow, refuse, or say it is out of scope.
 
-Diagnosis, treatment, dosing and medication-change requests are never answered
-as asked: the supervisor refuses that part and narrows to what the record can
-say (the cited facts on the topic), which is stated in the refusal reason.
-Guideline retrieval runs only for interpretation / attention / guideline
-questions, never for plain look-ups.
+- answer: a look-up, an attention or a guideline question about the chart;
+- narrow: a diagnosis, treatment, dosing or medication-change request about
+  something the record holds: that part is declined and the answer narrows to what
+  the record shows on the topic (cited), for a clinician to decide;
+- refuse: such a request with nothing in the record to narrow to ("what would you
+  prescribe?");
+- out of scope: not about the chart or the guidelines at all ("write me a poem").
+
+Guideline retrieval runs only for attention and guideline questions, never for
+plain look-ups or refusals. A look-up of a condition says the workbench does not
+diagnose: it lists what the record documents.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.policy.questions import TOPIC_BY_NAME, Intent, ParsedQuestion, Unsafe
+from core.policy.questions import Intent, ParsedQuestion, Unsafe
+from core.policy.topics import TOPIC_BY_NAME
 
 NODE_SUPERVISOR = "supervisor"
 NODE_RETRIEVER = "evidence-retriever"
@@ -20,54 +27,82 @@ NODE_ANSWER = "answer-composer"
 NODE_VERIFIER = "answer-verifier"
 NODE_DRAFTER = "answer-drafter"
 
+ANSWER, NARROW, REFUSE, OUT_OF_SCOPE = "answer", "narrow", "refuse", "out_of_scope"
+
 _REFUSALS = {
     Unsafe.DIAGNOSIS: "I can't make or confirm a diagnosis.",
     Unsafe.TREATMENT: "I can't recommend treatment.",
     Unsafe.DOSING: "I can't recommend or change a dose.",
     Unsafe.MEDICATION_CHANGE: "I can't advise starting, stopping or switching a medication.",
 }
+OUT_OF_SCOPE_REASON = ("That is outside what this workbench answers: it answers questions about this patient's "
+                       "record and the clinical guidelines in its corpus.")
+_NOTHING_TO_NARROW = ("Ask what the record documents instead (a test, a medication, a problem), and the answer "
+                      "will cite it.")
 
 
 @dataclass(frozen=True)
 class RoutePlan:
     topics: tuple[str, ...]
     intent: Intent
-    need_chart: bool
-    need_document_facts: bool
-    need_review_findings: bool
+    need_patient_evidence: bool  # chart rows, document facts and review findings (honoured by the retriever)
     need_guidelines: bool
-    refused: bool = False
+    disposition: str = ANSWER
     refusal_reason: str | None = None
     narrowed_to: str | None = None
+    caveat: str | None = None  # said before the answer ("the workbench does not diagnose")
     reasons: tuple[str, ...] = field(default=())
 
     @property
+    def refused(self) -> bool:
+        return self.disposition != ANSWER
+
+    @property
     def task_type(self) -> str:
-        return "refusal_narrowed" if self.refused else self.intent.value
+        return {ANSWER: self.intent.value, NARROW: "refusal_narrowed", REFUSE: "refused",
+                OUT_OF_SCOPE: "out_of_scope"}[self.disposition]
+
+
+def _labels(question: ParsedQuestion) -> list[str]:
+    labels = [TOPIC_BY_NAME[t].label for t in question.topics]
+    labels += [f"“{term}”" for _, term in question.terms]
+    return labels
 
 
 def route(question: ParsedQuestion) -> RoutePlan:
     reasons: list[str] = []
-    topics = question.topics
+    if question.rules:
+        reasons.append("rules: " + ", ".join(question.rules))
     if question.follow_up and question.inherited:
         reasons.append("follow-up: " + ", ".join(question.inherited) + " carried from the previous question")
-    refused = bool(question.unsafe)
-    refusal_reason = narrowed = None
-    if refused:
-        parts = [_REFUSALS[u] for u in question.unsafe]
-        labels = [TOPIC_BY_NAME[t].label for t in topics] or ["the topic you asked about"]
-        narrowed = "what the record shows about " + ", ".join(labels)
-        refusal_reason = " ".join(parts) + f" Instead, here is {narrowed}, with citations, for a clinician to decide."
+    if question.out_of_scope:
+        reasons.append("out of scope: not about this patient's record or the guidelines")
+        return RoutePlan(topics=(), intent=question.intent, need_patient_evidence=False, need_guidelines=False,
+                         disposition=OUT_OF_SCOPE, refusal_reason=OUT_OF_SCOPE_REASON, reasons=tuple(reasons))
+    if question.unsafe:
+        declined = " ".join(_REFUSALS[u] for u in question.unsafe)
         reasons.append("unsafe request: " + ", ".join(u.value for u in question.unsafe))
-    if not topics:
+        if question.topics or question.clinical_subject:
+            labels = _labels(question) or ["what you asked about"]
+            narrowed = "what the record shows about " + ", ".join(labels)
+            reasons.append("narrowed to the record")
+            return RoutePlan(topics=question.topics, intent=question.intent, need_patient_evidence=True,
+                             need_guidelines=False, disposition=NARROW, narrowed_to=narrowed,
+                             refusal_reason=f"{declined} Instead, here is {narrowed}, with citations, "
+                                            "for a clinician to decide.", reasons=tuple(reasons))
+        reasons.append("nothing in the record to narrow to")
+        return RoutePlan(topics=(), intent=question.intent, need_patient_evidence=False, need_guidelines=False,
+                         disposition=REFUSE, refusal_reason=f"{declined} {_NOTHING_TO_NARROW}",
+                         reasons=tuple(reasons))
+    if not question.topics:
         reasons.append("no recognised topic: searching all active facts")
-    wants_guidelines = question.intent in (Intent.ATTENTION, Intent.GUIDELINE) and not refused
-    if wants_guidelines:
-        reasons.append(f"{question.intent.value} question: guideline evidence needed")
-    else:
-        reasons.append("look-up: patient evidence only")
-    return RoutePlan(
-        topics=topics, intent=question.intent, need_chart=True, need_document_facts=True,
-        need_review_findings=True, need_guidelines=wants_guidelines, refused=refused,
-        refusal_reason=refusal_reason, narrowed_to=narrowed, reasons=tuple(reasons),
-    )
+    wants_guidelines = question.intent in (Intent.ATTENTION, Intent.GUIDELINE)
+    reasons.append(f"{question.intent.value} question: guideline evidence needed" if wants_guidelines
+                   else "look-up: patient evidence only")
+    caveat = None
+    if question.conditions and question.intent is not Intent.GUIDELINE:
+        names = ", ".join(TOPIC_BY_NAME[t].label for t in question.conditions)
+        caveat = (f"The workbench does not diagnose: this lists what the record documents about {names}, "
+                  "with citations, for a clinician to judge.")
+    return RoutePlan(topics=question.topics, intent=question.intent, need_patient_evidence=True,
+                     need_guidelines=wants_guidelines, caveat=caveat, reasons=tuple(reasons))

@@ -19,10 +19,12 @@ from core import telemetry
 from core.errors import BadInput
 from core.models import AnswerItem, AnswerSections, EvidenceItem
 from core.policy.answer_verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
+from core.policy.chart_rules import is_critical
+from core.policy.lab_series import CRITICAL, IN_RANGE, LabSeries, trend_text
 from core.policy.questions import Intent, ParsedQuestion, parse_question
 from core.policy.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
                                     RoutePlan, route)
-from core.services.evidence import EvidenceBundle, retrieve_evidence
+from core.services.evidence import EvidenceBundle, guide_key, retrieve_evidence
 from core.services.patients import get_patient
 from core.services.workbench import Workbench
 from storage import audit_repo
@@ -57,27 +59,74 @@ class _Trace:
                 audit_repo.add_handoff(cur, request_id=self.request_id, job_id=None, **row)
 
 
-def _item(e: EvidenceItem, kind: str) -> AnswerItem:
-    return AnswerItem(text=e.text, citations=e.citations, evidence_ids=[e.evidence_id], kind=kind)
+def _finding_text(e: EvidenceItem) -> str:
+    critical = e.fact_type == "lab_result" and is_critical(e.structured.get("abnormal_flag"))
+    return ("Critical: " if critical else "") + e.text
+
+
+def _item(e: EvidenceItem, kind: str, *, text: str | None = None) -> AnswerItem:
+    return AnswerItem(text=text or e.text, citations=e.citations, evidence_ids=[e.evidence_id], kind=kind)
+
+
+def _series_line(series: LabSeries, guides: list[EvidenceItem]) -> AnswerItem:
+    """One attention line: the latest result, its trend, and the guideline passage on
+    its topic when one cleared the threshold (an attention line cites both)."""
+    latest, previous = series.latest, series.previous
+    lead = "Critical" if series.severity == CRITICAL else "Deserves attention"
+    text = f"{lead}: {latest.text}"
+    trend = trend_text(series)
+    if trend:
+        text += f"; {trend}"
+    evidence = [latest, *([previous] if previous else [])]
+    if guides:
+        guide = guides[0]
+        text += f". Related guideline: {guide.structured['source_title']} — {guide.structured['section']}."
+        evidence.append(guide)
+    return AnswerItem(text=text, citations=[c for e in evidence for c in e.citations],
+                      evidence_ids=[e.evidence_id for e in evidence], kind="attention" if guides else "finding")
+
+
+def _in_range_summary(in_range: list[LabSeries]) -> AnswerItem | None:
+    """Normal results are counted, not listed; the count cites the results it counts."""
+    if not in_range:
+        return None
+    normal = [s for s in in_range if s.severity == IN_RANGE]
+    unflagged = [s for s in in_range if s.severity != IN_RANGE]
+    parts = []
+    if normal:
+        parts.append(f"{len(normal)} other result{'s' if len(normal) != 1 else ''} "
+                     f"{'were' if len(normal) != 1 else 'was'} within range")
+    if unflagged:
+        parts.append(f"{len(unflagged)} {'were' if len(unflagged) != 1 else 'was'} not flagged either way")
+    latest = [s.latest for s in in_range]
+    return AnswerItem(text="; ".join(parts) + " (latest result of each test).",
+                      citations=[c for e in latest for c in e.citations],
+                      evidence_ids=[e.evidence_id for e in latest], kind="summary")
 
 
 def compose(question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle) -> AnswerSections:
     sections = AnswerSections()
     if plan.intent is Intent.ATTENTION and not plan.refused:
-        for finding in bundle.patient:
-            guides = bundle.guidelines_by_topic.get(finding.topic or "", [])
-            if finding.abnormal and guides:
-                guide = guides[0]
-                sections.patient_findings.append(AnswerItem(
-                    text=f"Deserves attention: {finding.text}. Related guideline: "
-                         f"{guide.structured['source_title']} — {guide.structured['section']}.",
-                    citations=[*finding.citations, *guide.citations],
-                    evidence_ids=[finding.evidence_id, guide.evidence_id], kind="attention"))
-    sections.patient_findings += [_item(e, "finding") for e in bundle.patient]
+        for series in bundle.attention:
+            sections.patient_findings.append(_series_line(series, bundle.guidelines_by_key.get(guide_key(series), [])))
+        if bundle.list_in_range:
+            for series in bundle.in_range:
+                trend = trend_text(series)
+                sections.patient_findings.append(
+                    _item(series.latest, "finding", text=series.latest.text + (f"; {trend}" if trend else "")))
+        else:
+            summary = _in_range_summary(bundle.in_range)
+            if summary:
+                sections.patient_findings.append(summary)
+    for e in bundle.patient:
+        earlier = "Earlier result: " if e.evidence_id in bundle.earlier else ""
+        sections.patient_findings.append(_item(e, "finding", text=earlier + _finding_text(e)))
     sections.needs_review = [_item(e, "review") for e in bundle.review]
     sections.guideline_evidence = [_item(e, "guideline") for e in bundle.guidelines]
     sections.missing = [AnswerItem(text=text, kind="missing") for _, text in bundle.missing]
-    if bundle.guideline_searched and bundle.guideline_not_found:
+    for label, e in bundle.mentions:
+        sections.missing.append(_item(e, "missing", text=f"Not counted as this patient's own ({label}): {e.text}"))
+    if bundle.guideline_searched and bundle.guideline_not_found and not bundle.unguided:
         sections.missing.append(AnswerItem(
             text="No guideline in the workbench's corpus covers this question.", kind="missing"))
     return sections
@@ -149,19 +198,22 @@ def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuesti
                   (t0 - started) * 1000)
     bundle = retrieve_evidence(wb, patient["id"], parsed, plan, request_id=request_id)
     t1 = time.perf_counter()
-    sufficient = bool(bundle.patient or bundle.guidelines or bundle.review)
+    sufficient = bool(bundle.patient or bundle.attention or bundle.in_range or bundle.guidelines or bundle.review)
     trace.handoff(NODE_RETRIEVER, NODE_SUPERVISOR,
-                  f"patient={len(bundle.patient)} review={len(bundle.review)} guideline={len(bundle.guidelines)} "
-                  f"missing={len(bundle.missing)}", "evidence_retrieval",
-                  "sufficient" if sufficient else "insufficient", (t1 - t0) * 1000)
+                  f"patient={len(bundle.patient)} attention={len(bundle.attention)} in_range={len(bundle.in_range)} "
+                  f"review={len(bundle.review)} guideline={len(bundle.guidelines)} missing={len(bundle.missing)}",
+                  "evidence_retrieval", "not_needed" if not (plan.need_patient_evidence or plan.need_guidelines)
+                  else "sufficient" if sufficient else "insufficient", (t1 - t0) * 1000)
     draft_sections = compose(parsed, plan, bundle)
     trace.handoff(NODE_SUPERVISOR, NODE_ANSWER, "compose four sections from retrieved evidence", plan.task_type,
-                  "refused_narrowed" if plan.refused else "composed", (time.perf_counter() - t1) * 1000)
+                  {"narrow": "refused_narrowed", "refuse": "refused", "out_of_scope": "out_of_scope"}.get(
+                      plan.disposition, "composed"), (time.perf_counter() - t1) * 1000)
     t2 = time.perf_counter()
     sections, removed = verify_answer(draft_sections, RetrievedEvidence.of(bundle.all_items()))
     trace.handoff(NODE_ANSWER, NODE_VERIFIER, "every claim cited; citations retrieved by this request",
                   "verification", f"removed={len(removed)}", (time.perf_counter() - t2) * 1000)
-    text = render_text(sections, refusal=plan.refusal_reason)
+    preface = plan.refusal_reason or plan.caveat
+    text = render_text(sections, refusal=preface)
     drafted = False
     if drafter is not None:
         t3 = time.perf_counter()
@@ -171,7 +223,7 @@ def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuesti
                       error=problem)
         if prose:
             drafted = True
-            text = (plan.refusal_reason + "\n\n" if plan.refusal_reason else "") + prose + "\n\n" + text
+            text = (preface + "\n\n" if preface else "") + prose + "\n\n" + text
     trace.save()
     latency = round((time.perf_counter() - started) * 1000, 2)
     telemetry.emit("answer", settings=wb.settings, patient_id=patient["id"], request_id=request_id,
@@ -184,11 +236,14 @@ def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuesti
         "request_id": request_id,
         "refused": plan.refused,
         "refusal_reason": plan.refusal_reason,
+        "caveat": plan.caveat,
         "sections": sections.model_dump(mode="json"),
         "text": text,
         "drafted": drafted,
         "question": {"topics": list(parsed.topics), "intent": parsed.intent.value, "follow_up": parsed.follow_up,
-                     "unsafe": [u.value for u in parsed.unsafe]},
+                     "unsafe": [u.value for u in parsed.unsafe], "disposition": plan.disposition,
+                     "out_of_scope": parsed.out_of_scope, "terms": [term for _, term in parsed.terms],
+                     "rules": list(parsed.rules)},
         "verifier": {"removed": len(removed), "reasons": [r.reason for r in removed]},
         "handoffs": trace.rows,
         "latency_ms": latency,

@@ -5,10 +5,15 @@
 - document facts: active facts of identity-verified or approved documents;
 - needs-review findings: visible, cited, never used as verified evidence;
 - guideline chunks, only when the supervisor asked for them;
-- a missing signal for every requested topic with no patient evidence.
+- a missing signal for every requested topic with no patient evidence, and for
+  every attention finding that no guideline passage cleared the threshold for.
 Deleted, retracted, quarantined and other patients' content never comes back:
 the queries in ``storage.evidence_repo`` enforce it, and vector hits are re-checked
 against them.
+
+What is relevant, what a finding is about and how lab results line up as series
+are policy (``core.policy.topics``, ``relevance``, ``lab_series``); this module
+reads the data, applies those rules and runs the searches.
 """
 
 from __future__ import annotations
@@ -18,45 +23,56 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.models import Citation, EvidenceItem
-from core.policy.questions import CLINICAL_WORDS, TOPIC_BY_NAME, TOPICS, Intent, ParsedQuestion, find_topics
+from core.models import Citation, ClinicalContext, EvidenceItem
+from core.policy.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, is_critical, needs_review
+from core.policy.lab_series import ABNORMAL, LabSeries, attention_order, build_series, lookup_order
+from core.policy.questions import Intent, ParsedQuestion
+from core.policy.relevance import context_of, direct, relevant, review_bears_on, with_context
 from core.policy.supervisor import RoutePlan
+from core.policy.topics import (TOPIC_BY_NAME, about_the_patient, conditions_named, mentions_term, primary_topic,
+                                 term_fact_types, topics_of)
 from core.services.workbench import Workbench
 from storage import evidence_repo
 
-CHART_TABLES = {"lab_result": "chart_lab_results", "allergy": "chart_allergies", "medication": "chart_medications",
-                "problem": "chart_problems"}
-_REPRESENTED_IN_CHART = {"promoted", "already_exists", "duplicate_skipped"}
-_ABNORMAL = {"high", "low", "critical_high", "critical_low", "abnormal"}
-# Which review findings bear on a question about a topic (besides the topic itself).
-BEARS_ON = {
-    "medications": {"allergies", "medications", "pregnancy"},
-    "allergies": {"allergies", "medications"},
-    "problems": {"problems", "chief_concern"},
-    "chief_concern": {"chief_concern", "problems", "pregnancy"},
-    "pregnancy": {"pregnancy", "medications"},
-}
-_RED_FLAGS = re.compile(r"chest pain|suicid|self-harm|overdose|stroke|faint|syncope|shortness of breath|"
-                        r"red-flag", re.I)
-PER_TOPIC_LIMIT = 12
-PRIMARY_TOPIC = {"allergy": "allergies", "medication": "medications", "problem": "problems",
-                 "chief_concern": "chief_concern", "family_history": "family_history", "referral": "referral",
-                 "demographic": "demographics", "preference": "preferences"}
+PER_TOPIC_LIMIT = 12  # look-ups: findings shown per topic, newest first
+MAX_GUIDELINE_SEARCHES = 6  # one search per topic (or per test without a topic vocabulary)
+
+
+@dataclass
+class Candidate:
+    item: EvidenceItem
+    topics: set[str]
+    context: ClinicalContext | None = None
+    source_text: str = ""  # what the document said, for red-flag and mention checks
 
 
 @dataclass
 class EvidenceBundle:
-    patient: list[EvidenceItem] = field(default_factory=list)
+    patient: list[EvidenceItem] = field(default_factory=list)  # findings in answer order
+    earlier: set[str] = field(default_factory=set)  # look-ups: older results listed after the latest
+    attention: list[LabSeries] = field(default_factory=list)  # abnormal / critical series, in answer order
+    in_range: list[LabSeries] = field(default_factory=list)  # series whose latest result is in range or unflagged
+    list_in_range: bool = False  # the question named these tests: list them instead of counting
     review: list[EvidenceItem] = field(default_factory=list)
     guidelines: list[EvidenceItem] = field(default_factory=list)
-    guidelines_by_topic: dict[str, list[EvidenceItem]] = field(default_factory=dict)
+    guidelines_by_key: dict[str, list[EvidenceItem]] = field(default_factory=dict)
     missing: list[tuple[str | None, str]] = field(default_factory=list)
+    # A condition the record names only as denied, a relative's or hypothetical.
+    mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
+    unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
     guideline_searched: bool = False
     guideline_not_found: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     def all_items(self) -> list[EvidenceItem]:
-        return [*self.patient, *self.review, *self.guidelines]
+        series = [i for s in [*self.attention, *self.in_range] for i in s.items]
+        return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions)]
+
+
+def guide_key(series: LabSeries) -> str:
+    """Guidance is looked up per topic, or per test when its topic has no guideline vocabulary."""
+    topic = TOPIC_BY_NAME.get(series.topic or "")
+    return series.topic if topic and topic.guideline_hint else f"test:{series.key}"
 
 
 # ------------------------------------------------------------------ item building
@@ -88,36 +104,16 @@ def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
     return fallback
 
 
-def topics_of(fact_type: str, value: dict[str, Any], text: str) -> set[str]:
-    found: set[str] = set()
-    if fact_type == "lab_result":
-        name = str(value.get("test_name") or "").lower()
-        for topic in TOPICS:
-            if topic.lab_patterns and any(re.search(p, name) for p in topic.lab_patterns):
-                found.add(topic.name)
-    else:
-        if fact_type in PRIMARY_TOPIC:
-            found.add(PRIMARY_TOPIC[fact_type])
-        if fact_type in ("problem", "other", "chief_concern", "referral", "family_history"):
-            # "History: hypertension" also bears on blood pressure questions.
-            found |= set(find_topics(text)) - {"labs", "problems", "family_history", "chief_concern", "referral"}
-    if re.search(r"pregnan|\blmp\b|menstrual", text, re.I):
-        found.add("pregnancy")
-    return found
+def _flags(value: dict[str, Any]) -> tuple[bool, bool]:
+    flag = str(value.get("abnormal_flag") or "")
+    return is_abnormal(flag), is_critical(flag)
 
 
-_TOPIC_ORDER = {t.name: n for n, t in enumerate(TOPICS)}
-
-
-def primary_topic(topics: set[str]) -> str | None:
-    """The most specific topic of an item: vocabulary order lists specific topics
-    (A1c, LDL, thyroid…) before broad ones (cholesterol, labs)."""
-    return min(topics, key=lambda t: _TOPIC_ORDER.get(t, len(_TOPIC_ORDER))) if topics else None
-
-
-def _chart_item(table: str, fact_type: str, row: dict[str, Any]) -> EvidenceItem:
-    value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()}
-    text = describe(fact_type, value, str(row.get("note") or ""))
+def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candidate:
+    value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()
+             if k not in ("promotion_citation", "fact_context")}
+    context = context_of(fact_type, row.get("fact_context"))
+    text = with_context(describe(fact_type, value, str(row.get("note") or "")), context)
     if row.get("promotion_citation"):
         citations = [Citation.model_validate(row["promotion_citation"])]
     else:
@@ -125,140 +121,193 @@ def _chart_item(table: str, fact_type: str, row: dict[str, Any]) -> EvidenceItem
         citations = [Citation(source_type="chart", source_id=f"{table}:{row['id']}", page_or_section=table,
                               field_or_chunk_id=f"{table}.{row['id']}", quote_or_value=text or subject,
                               verified=True)]
-    return EvidenceItem(
-        evidence_id=f"{table}:{row['id']}", kind="chart", fact_type=fact_type, text=text, structured=value,
-        citations=citations, abnormal=str(value.get("abnormal_flag") or "") in _ABNORMAL,
-        date=value.get("collection_date"),
-    )
+    item = EvidenceItem(evidence_id=f"{table}:{row['id']}", kind="chart", fact_type=fact_type, text=text,
+                        structured=value, citations=citations, abnormal=_flags(value)[0],
+                        date=value.get("collection_date"))
+    source = " ".join([text, *(c.quote_or_value for c in citations)])
+    return Candidate(item, topics_of(fact_type, value, text, context), context, source)
 
 
-def _fact_item(fact: dict[str, Any], kind: str) -> EvidenceItem:
+def _fact_candidate(fact: dict[str, Any], kind: str) -> Candidate:
     value = fact["structured_value"] or {}
-    text = describe(fact["fact_type"], value, fact["fact_text"])
+    context = context_of(fact["fact_type"], fact.get("context"))
+    text = with_context(describe(fact["fact_type"], value, fact["fact_text"]), context)
+    citation = Citation.model_validate(fact["citation"])
     if kind == "needs_review":
         reason = fact.get("review_reason") or (
             "conflicts with the chart" if fact.get("promotion_status") == "conflict_needs_review" else "uncertain")
         text = f"{text} — needs review: {reason}"
-    return EvidenceItem(
-        evidence_id=f"fact:{fact['id']}", kind=kind, fact_type=fact["fact_type"], text=text, structured=value,
-        citations=[Citation.model_validate(fact["citation"])],
-        abnormal=str(value.get("abnormal_flag") or "") in _ABNORMAL, date=value.get("collection_date"),
-    )
+    item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=kind, fact_type=fact["fact_type"], text=text,
+                        structured=value, citations=[citation], abnormal=_flags(value)[0],
+                        date=value.get("collection_date"))
+    source = f"{fact['fact_text']} {citation.quote_or_value}"
+    return Candidate(item, topics_of(fact["fact_type"], value, fact["fact_text"], context), context, source)
 
 
-# ------------------------------------------------------------------ selection
-def _relevant(item_topics: set[str], question: ParsedQuestion) -> bool:
-    if not question.topics:
-        return True
-    wanted = set(question.topics)
-    if "labs" in wanted and item_topics & {t.name for t in TOPICS if t.lab_patterns}:
-        return True
-    return bool(item_topics & wanted)
-
-
-def _review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQuestion) -> bool:
-    """Clinically relevant review findings appear whenever they bear on the question;
-    low-value ones (preferences, demographics) only when asked for."""
-    text = item.text + " " + " ".join(c.quote_or_value for c in item.citations)
-    if _RED_FLAGS.search(text):
-        return True  # safety first: a red flag bears on every answer
-    if _relevant(item_topics, question) and question.topics:
-        return True
-    clinical = item.fact_type in ("allergy", "medication", "problem", "chief_concern") or item.abnormal or \
-        bool(CLINICAL_WORDS.search(text)) or "pregnancy" in item_topics
-    if not clinical:
-        return False
-    if question.intent is Intent.ATTENTION:
-        return True
-    if not question.topics:
-        return False  # an unrecognised question: only red flags and vector-matched findings
-    bears = set().union(*(BEARS_ON.get(t, {t}) for t in question.topics))
-    return bool(item_topics & bears)
-
-
-def _sort_key(item: EvidenceItem) -> tuple:
-    return (item.date or "", item.evidence_id)
-
-
+# ------------------------------------------------------------------ retrieval
 def retrieve_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, plan: RoutePlan,
                       *, request_id: str | None = None) -> EvidenceBundle:
     bundle = EvidenceBundle()
     start = time.perf_counter()
-    with wb.db.cursor() as cur:
-        charts = {fact_type: evidence_repo.chart_rows(cur, table, patient_id)
-                  for fact_type, table in CHART_TABLES.items()}
-        facts = evidence_repo.usable_facts(cur, patient_id)
-    bundle.timings_ms["database"] = round((time.perf_counter() - start) * 1000, 2)
-
-    candidates: list[tuple[EvidenceItem, set[str]]] = []
-    for fact_type, rows in charts.items():
-        for row in rows:
-            item = _chart_item(CHART_TABLES[fact_type], fact_type, row)
-            candidates.append((item, topics_of(fact_type, item.structured, item.text)))
-    reviews: list[tuple[EvidenceItem, set[str]]] = []
-    for fact in facts:
-        needs_review = fact["certainty"] == "needs_review" or fact["promotion_status"] == "conflict_needs_review"
-        if needs_review:
-            item = _fact_item(fact, "needs_review")
-            reviews.append((item, topics_of(fact["fact_type"], item.structured, item.text)))
-        elif fact["active"] and fact["promotion_status"] not in _REPRESENTED_IN_CHART:
-            item = _fact_item(fact, "document_fact")
-            candidates.append((item, topics_of(fact["fact_type"], item.structured, item.text)))
-
-    if question.topics:
-        selected = [(i, t) for i, t in candidates if _relevant(t, question)]
-    elif plan.intent is Intent.ATTENTION:
-        selected = [(i, t) for i, t in candidates if i.abnormal or i.fact_type in ("allergy", "medication", "problem")]
-    else:
-        selected = _vector_selection(wb, patient_id, question, candidates, {f["id"]: f for f in facts}, bundle)
-    per_topic: dict[str, int] = {}
-    # Newest first; for attention questions the abnormal findings lead.
-    ordered = sorted(selected, key=lambda p: _sort_key(p[0]), reverse=True)
-    if plan.intent is Intent.ATTENTION:
-        ordered.sort(key=lambda p: not p[0].abnormal)
-    covered: set[str] = set()
-    for item, item_topics in ordered:
-        key = primary_topic(item_topics) or "other"
-        per_topic[key] = per_topic.get(key, 0) + 1
-        if per_topic[key] <= PER_TOPIC_LIMIT:
-            item.topic = key
-            bundle.patient.append(item)
-            covered |= item_topics
-    matched = {i.evidence_id for i, _ in selected}
-    reviewed: set[str] = set()
-    for item, item_topics in reviews:
-        item.topic = primary_topic(item_topics)
-        if _review_bears_on(item, item_topics, question) or item.evidence_id in matched:
-            bundle.review.append(item)
-            reviewed |= item_topics
-
-    for topic in question.topics:
-        if topic in covered or topic == "screening" and plan.need_guidelines:
-            continue
-        if topic == "labs" and any(i.fact_type == "lab_result" for i in bundle.patient):
-            continue
-        label = TOPIC_BY_NAME[topic].label
-        note = " (only unverified mentions; see Needs Human Review)" if topic in reviewed else ""
-        bundle.missing.append((topic, f"No {label} found in the chart or in this patient's active documents{note}."))
-    if not question.topics and not bundle.patient and not bundle.review:
-        bundle.missing.append((None, "No patient evidence matching this question was found."))
-
+    if plan.need_patient_evidence:
+        _patient_evidence(wb, patient_id, question, plan, bundle)
     if plan.need_guidelines:
-        topics = [t for t in question.topics if TOPIC_BY_NAME[t].guideline_hint]
-        if plan.intent is Intent.ATTENTION:
-            # What deserves attention is judged against guidance on the abnormal findings.
-            topics += sorted({i.topic for i in bundle.patient if i.abnormal and i.topic in TOPIC_BY_NAME
-                              and TOPIC_BY_NAME[i.topic].guideline_hint} - set(topics))
-        # An attention question with nothing abnormal has nothing to hold against guidance.
-        if topics or plan.intent is not Intent.ATTENTION:
-            _add_guidelines(wb, question, topics[:4], bundle, request_id)
+        _guideline_evidence(wb, question, plan, bundle, request_id)
     bundle.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 2)
     return bundle
 
 
-def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion,
-                      candidates: list[tuple[EvidenceItem, set[str]]], usable: dict[int, dict[str, Any]],
-                      bundle: EvidenceBundle):
+def _load(wb: Workbench, patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
+    with wb.db.cursor() as cur:
+        charts = {fact_type: evidence_repo.chart_rows(cur, table, patient_id)
+                  for fact_type, table in CHART_TABLES.items()}
+        facts = evidence_repo.usable_facts(cur, patient_id)
+    candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row)
+                  for fact_type, rows in charts.items() for row in rows]
+    reviews: list[Candidate] = []
+    for fact in facts:
+        if needs_review(fact):
+            reviews.append(_fact_candidate(fact, "needs_review"))
+        elif fact["active"] and fact["promotion_status"] not in SUPPORTING_OUTCOMES:
+            candidates.append(_fact_candidate(fact, "document_fact"))
+    return candidates, reviews, {f["id"]: f for f in facts}
+
+
+def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, plan: RoutePlan,
+                      bundle: EvidenceBundle) -> None:
+    start = time.perf_counter()
+    candidates, reviews, usable = _load(wb, patient_id)
+    bundle.timings_ms["database"] = round((time.perf_counter() - start) * 1000, 2)
+    for c in [*candidates, *reviews]:
+        c.item.topic = primary_topic(c.topics)
+
+    if question.topics:
+        selected = [c for c in candidates if relevant(c.topics, question.topics)]
+    elif plan.intent is Intent.ATTENTION:
+        selected = [c for c in candidates
+                    if c.item.abnormal or c.item.fact_type in ("allergy", "medication", "problem")]
+    else:
+        selected = _vector_selection(wb, patient_id, question, candidates, usable, bundle)
+    selected, found_terms = _narrow_to_terms(question, selected, candidates, bundle)
+
+    labs = [c for c in selected if c.item.fact_type == "lab_result"]
+    others = sorted((c for c in selected if c.item.fact_type != "lab_result"),
+                    key=lambda c: (c.item.date or "", c.item.evidence_id), reverse=True)
+    if plan.intent is Intent.ATTENTION and not plan.refused:
+        series = build_series([c.item for c in labs])
+        bundle.attention = attention_order([s for s in series if s.severity <= ABNORMAL])
+        bundle.in_range = lookup_order([s for s in series if s.severity > ABNORMAL])
+        # A question that names its tests gets them listed; "her labs" gets the normal ones counted.
+        bundle.list_in_range = bool(question.terms) or (bool(question.topics) and "labs" not in question.topics)
+        bundle.patient = _limited([c.item for c in others])
+    else:
+        bundle.patient = _lookup_order(question, labs, others, bundle)
+
+    shown = {i.evidence_id for i in bundle.all_items()}
+    covered: set[str] = found_terms.union(*(c.topics for c in selected if c.item.evidence_id in shown))
+    _condition_mentions(question, candidates, covered, bundle)
+    matched = {c.item.evidence_id for c in selected}
+    reviewed: set[str] = set()
+    for c in reviews:
+        if review_bears_on(c.item, c.topics, question, source_text=c.source_text, context=c.context) or \
+                c.item.evidence_id in matched:
+            bundle.review.append(c.item)
+            reviewed |= c.topics
+    _missing_topics(question, plan, covered, reviewed, bundle)
+
+
+def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[Candidate],
+                  bundle: EvidenceBundle) -> list[EvidenceItem]:
+    """What the question names first (a condition's problem entries before its related
+    labs); each test's latest result first, then its history."""
+    topics_by_id = {c.item.evidence_id: c.topics for c in [*labs, *others]}
+    ordered: list[EvidenceItem] = [c.item for c in others]
+    for s in lookup_order(build_series([c.item for c in labs])):
+        ordered += s.items
+        bundle.earlier |= {i.evidence_id for i in s.history}
+    if question.topics:
+        ordered.sort(key=lambda i: not direct(topics_by_id[i.evidence_id], question.topics))
+    return _limited(ordered)
+
+
+def _limited(items: list[EvidenceItem]) -> list[EvidenceItem]:
+    per_topic: dict[str, int] = {}
+    kept = []
+    for item in items:
+        key = item.topic or "other"
+        per_topic[key] = per_topic.get(key, 0) + 1
+        if per_topic[key] <= PER_TOPIC_LIMIT:
+            kept.append(item)
+    return kept
+
+
+def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candidates: list[Candidate],
+                     bundle: EvidenceBundle) -> tuple[list[Candidate], set[str]]:
+    """A look-up that names something outside the vocabulary ("is she on apixaban?",
+    "does he have gout?") keeps the entries of that kind that mention it, wherever the
+    record wrote it; when none does, it says so and lists what the record holds of
+    that kind. A denied or a relative's mention is reported, never a finding.
+    Returns the selection and the record topics whose term was found."""
+    found: set[str] = set()
+    for topic, term in question.terms:
+        kinds = term_fact_types(topic)
+        mentioning = [c for c in candidates if c.item.fact_type in kinds and mentions_term(term, c.source_text)]
+        hits = [c for c in mentioning if _meant_as_asked(topic, c)]
+        if hits:
+            selected = [c for c in selected if c.item.fact_type not in kinds] + hits
+            found.add(topic)
+            continue
+        label = TOPIC_BY_NAME[topic].label
+        listed = "; the ones on record are listed" if any(c.item.fact_type in kinds for c in selected) else ""
+        bundle.missing.append((topic, f"No “{term}” found among this patient's {label} in the chart or "
+                                      f"active documents{listed}."))
+        bundle.mentions += [(f"“{term}”", c.item) for c in mentioning]
+    return selected, found
+
+
+def _meant_as_asked(topic: str, c: Candidate) -> bool:
+    """A family-history look-up wants a relative's mention; any other wants the patient's own."""
+    if topic == "family_history":
+        return not (c.context and c.context.negated)
+    return about_the_patient(c.item.fact_type, c.context)
+
+
+def _condition_mentions(question: ParsedQuestion, candidates: list[Candidate], covered: set[str],
+                        bundle: EvidenceBundle) -> None:
+    """A condition named only as denied, a relative's or hypothetical is not the
+    patient's: when the record holds no mention of her own, those mentions are shown
+    beside the missing line, never as findings."""
+    for condition in question.conditions:
+        if condition in covered:
+            continue
+        label = TOPIC_BY_NAME[condition].label
+        for c in candidates:
+            if condition not in c.topics and condition in conditions_named(c.source_text):
+                bundle.mentions.append((label, c.item))
+
+
+def _missing_topics(question: ParsedQuestion, plan: RoutePlan, covered: set[str], reviewed: set[str],
+                    bundle: EvidenceBundle) -> None:
+    has_labs = any(i.fact_type == "lab_result" for i in bundle.all_items() if i.kind != "needs_review")
+    noted = {t for t, _ in bundle.missing}
+    for topic in question.topics:
+        if topic in covered or topic in noted or (topic == "screening" and plan.need_guidelines):
+            continue
+        if topic == "labs" and has_labs:
+            continue
+        t = TOPIC_BY_NAME[topic]
+        note = " (only unverified mentions; see Needs Human Review)" if topic in reviewed else ""
+        if t.is_condition:
+            text = f"No {t.label} is recorded for this patient in the chart or in active documents{note}."
+        else:
+            text = f"No {t.label} found in the chart or in this patient's active documents{note}."
+        bundle.missing.append((topic, text))
+    if not question.topics and not bundle.all_items():
+        bundle.missing.append((None, "No patient evidence matching this question was found."))
+
+
+def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion, candidates: list[Candidate],
+                      usable: dict[int, dict[str, Any]], bundle: EvidenceBundle) -> list[Candidate]:
     """No recognised topic: ask the patient-fact vectors, then keep only hits that are
     among this request's usable facts (a stale vector can never surface a retracted fact)."""
     if wb.fact_index is None:
@@ -270,10 +319,12 @@ def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion,
     wanted = {f"fact:{f['id']}" for f in live}
     # A promoted fact is represented by its chart row, which cites the same source location.
     locations = {(f["citation"]["source_id"], f["citation"]["field_or_chunk_id"]) for f in live}
-    return [(i, t) for i, t in candidates if i.evidence_id in wanted or (
-        i.kind == "chart" and (i.citations[0].source_id, i.citations[0].field_or_chunk_id) in locations)]
+    return [c for c in candidates if c.item.evidence_id in wanted or (
+        c.item.kind == "chart" and (c.item.citations[0].source_id, c.item.citations[0].field_or_chunk_id)
+        in locations)]
 
 
+# ------------------------------------------------------------------ guidelines
 def _guideline_item(hit: dict[str, Any]) -> EvidenceItem:
     sentences = re.split(r"(?<=[.!?])\s+", hit["text"].strip())
     summary = " ".join(sentences[:2])
@@ -285,30 +336,69 @@ def _guideline_item(hit: dict[str, Any]) -> EvidenceItem:
     )
 
 
-def _add_guidelines(wb: Workbench, question: ParsedQuestion, topics: list[str], bundle: EvidenceBundle,
-                    request_id: str | None) -> None:
-    """One search per topic (its label and hint words), or the question itself when
-    no topic has guideline vocabulary."""
+def _guideline_queries(question: ParsedQuestion, plan: RoutePlan,
+                       bundle: EvidenceBundle) -> list[tuple[str | None, str]]:
+    """One query per topic the question names (its words, label and hint), then, for
+    attention questions, one per abnormal finding's topic — or per test when the topic
+    has no guideline vocabulary ("Potassium critical high")."""
+    queries: dict[str, str] = {}
+    for topic in question.topics:
+        t = TOPIC_BY_NAME[topic]
+        if t.guideline_hint:
+            queries[topic] = f"{question.text} {t.label} {t.guideline_hint}"
+    if plan.intent is Intent.ATTENTION:
+        for s in bundle.attention:
+            key = guide_key(s)
+            if key in queries:
+                continue
+            if key.startswith("test:"):
+                flag = str(s.latest.structured.get("abnormal_flag") or "abnormal").replace("_", " ")
+                queries[key] = f"{s.test_name} {flag}"
+            else:
+                t = TOPIC_BY_NAME[key]
+                queries[key] = f"{t.label} {t.guideline_hint}"
+        # An attention question with nothing abnormal has nothing to hold against guidance.
+        return list(queries.items())
+    return list(queries.items()) or [(None, question.text)]
+
+
+def _guideline_evidence(wb: Workbench, question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle,
+                        request_id: str | None) -> None:
     from core.services.guidelines import search_guidelines
 
-    start = time.perf_counter()
-    queries: list[tuple[str | None, str]] = []
-    for topic in topics:
-        t = TOPIC_BY_NAME[topic]
-        asked = question.text if topic in question.topics else ""
-        queries.append((topic, f"{asked} {t.label} {t.guideline_hint}".strip()))
+    queries = _guideline_queries(question, plan, bundle)
     if not queries:
-        queries.append((None, question.text))
+        return
+    start = time.perf_counter()
     seen: set[str] = set()
-    for topic, query in queries:
-        result = search_guidelines(wb, query, k=3, request_id=request_id)
-        items = [_guideline_item(h) for h in result["results"]]
-        if topic:
-            bundle.guidelines_by_topic[topic] = items
+    for n, (key, query) in enumerate(queries):
+        items = []
+        if n < MAX_GUIDELINE_SEARCHES:
+            items = [_guideline_item(h) for h in search_guidelines(wb, query.strip(), k=3,
+                                                                   request_id=request_id)["results"]]
+        if key:
+            bundle.guidelines_by_key[key] = items
         for item in items:
             if item.evidence_id not in seen:
                 seen.add(item.evidence_id)
                 bundle.guidelines.append(item)
     bundle.guideline_searched = True
     bundle.guideline_not_found = not bundle.guidelines
+    unguided = _unguided(bundle)
+    bundle.unguided = list(unguided)
+    for key, names in unguided.items():
+        label = TOPIC_BY_NAME[key].label if key in TOPIC_BY_NAME else names[0]
+        which = f"{label} ({', '.join(names)})" if [label] != names else label
+        bundle.missing.append((key, f"No guideline evidence was retrieved for {which}: "
+                                    "the finding is listed without guidance."))
     bundle.timings_ms["guidelines"] = round((time.perf_counter() - start) * 1000, 2)
+
+
+def _unguided(bundle: EvidenceBundle) -> dict[str, list[str]]:
+    """Attention findings whose topic (or test) got no guideline passage past the threshold."""
+    out: dict[str, list[str]] = {}
+    for s in bundle.attention:
+        key = guide_key(s)
+        if not bundle.guidelines_by_key.get(key):
+            out.setdefault(key, []).append(s.test_name)
+    return out

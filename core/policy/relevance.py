@@ -1,0 +1,126 @@
+"""Which patient evidence an answer includes (pure).
+
+- ``relevant``: a chart row or document fact answers the question's topics
+  (expanded: a condition brings its related labs);
+- ``review_bears_on``: a needs-review finding is shown whenever it bears on the
+  question: red flags always, clinical findings (allergies, medications, symptoms,
+  abnormal labs, problems, pregnancy) when they touch the question's area or when
+  the question asks what deserves attention; low-value ones (preferences,
+  demographics) only when asked for;
+- ``context_of`` / ``context_tags``: how a mention was meant, and the words that
+  say so in the item text ("(denied)", "(family history)").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.models import ClinicalContext, EvidenceItem
+from core.policy.context import red_flag
+from core.policy.questions import Intent, ParsedQuestion
+from core.policy.topics import LAB_TOPICS, expand
+
+# Besides the topic itself, which review findings bear on a question about a topic.
+BEARS_ON = {
+    "medications": {"allergies", "medications", "pregnancy"},
+    "allergies": {"allergies", "medications"},
+    "problems": {"problems", "chief_concern"},
+    "chief_concern": {"chief_concern", "problems", "pregnancy"},
+    "pregnancy": {"pregnancy", "medications"},
+}
+# Words that make a finding of another type clinically relevant.
+CLINICAL_WORDS = re.compile(r"allerg|pregnan|chest pain|suicid|bleed|faint|syncope|shortness of breath|sulfa|"
+                            r"penicillin|medication|mg\b|dose|symptom|pain|fever", re.I)
+_CLINICAL_FACT_TYPES = ("allergy", "medication", "problem", "chief_concern")
+
+
+# ------------------------------------------------------------------ clinical context
+def context_of(fact_type: str | None, raw: Any) -> ClinicalContext | None:
+    """The stored context of a fact (JSON or model; NULL for most facts). A family
+    history entry is about a relative whatever its context column says."""
+    ctx: ClinicalContext | None
+    if isinstance(raw, ClinicalContext):
+        ctx = raw
+    elif isinstance(raw, dict):
+        ctx = ClinicalContext.model_validate(raw)
+    else:
+        ctx = None
+    if fact_type == "family_history":
+        ctx = (ctx or ClinicalContext()).model_copy(update={"experiencer": "family"})
+    return ctx
+
+
+def context_tags(ctx: ClinicalContext | None) -> list[str]:
+    """How the mention was meant, in the words an item shows."""
+    if ctx is None:
+        return []
+    tags = []
+    if ctx.negated:
+        tags.append("(denied)")
+    if ctx.experiencer == "family":
+        tags.append("(family history)")
+    elif ctx.experiencer == "other":
+        tags.append("(about someone else)")
+    if ctx.temporality == "historical":
+        tags.append("(historical)")
+    elif ctx.temporality == "hypothetical":
+        tags.append("(hypothetical)")
+    if ctx.uncertain:
+        tags.append("(uncertain)")
+    return tags
+
+
+_SAYS_NO = re.compile(r"\b(?:no|not|none|denies|denied|negative|without)\b", re.I)
+
+
+def with_context(text: str, ctx: ClinicalContext | None) -> str:
+    """The item text with the context tags it does not already say ("Family history: …"
+    needs no "(family history)", "No known allergies" no "(denied)")."""
+    extra = [t for t in context_tags(ctx) if t.strip("()").lower() not in text.lower()
+             and not (t == "(denied)" and _SAYS_NO.search(text))]
+    return " ".join([text, *extra])
+
+
+def raises_red_flag(source_text: str, ctx: ClinicalContext | None) -> str | None:
+    """A red flag counts only for an affirmed, current mention about the patient:
+    the stored context is honoured first, then the text's own context."""
+    if ctx is not None and (ctx.negated or ctx.experiencer != "patient" or ctx.temporality == "hypothetical"):
+        return None
+    return red_flag(source_text)
+
+
+# ------------------------------------------------------------------ relevance
+def relevant(item_topics: set[str], topics: tuple[str, ...] | list[str]) -> bool:
+    """Whether an item answers a question about ``topics`` (no topics: everything)."""
+    if not topics:
+        return True
+    wanted = expand(topics)
+    if "labs" in wanted and item_topics & LAB_TOPICS:
+        return True
+    return bool(item_topics & wanted)
+
+
+def direct(item_topics: set[str], topics: tuple[str, ...] | list[str]) -> bool:
+    """Named by the question itself, not only brought along as related evidence."""
+    return bool(item_topics & set(topics)) or ("labs" in topics and bool(item_topics & LAB_TOPICS))
+
+
+def review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQuestion, *,
+                    source_text: str, context: ClinicalContext | None) -> bool:
+    """Clinically relevant review findings appear whenever they bear on the question;
+    low-value ones (preferences, demographics) only when asked for."""
+    if raises_red_flag(source_text, context):
+        return True  # safety first: a red flag bears on every answer
+    if question.topics and relevant(item_topics, question.topics):
+        return True
+    clinical = item.fact_type in _CLINICAL_FACT_TYPES or item.abnormal or \
+        bool(CLINICAL_WORDS.search(item.text + " " + source_text)) or "pregnancy" in item_topics
+    if not clinical:
+        return False
+    if question.intent is Intent.ATTENTION:
+        return True
+    if not question.topics:
+        return False  # an unrecognised question: only red flags and vector-matched findings
+    bears = set().union(*(BEARS_ON.get(t, {t}) for t in question.topics))
+    return bool(item_topics & bears)

@@ -1,0 +1,172 @@
+"""The supervisor's question rules (pure): look-up vs. narrow vs. refuse vs. out of scope.
+
+- lookup: answered from the record (look-ups, attention and guideline questions);
+- narrow: a decision the workbench does not make (diagnosis, treatment, dose,
+  medication change), declined and narrowed to what the record shows on the topic;
+- refuse: such a request with nothing to narrow to;
+- out: not about the chart or the guidelines.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.policy.questions import Intent, Unsafe, parse_question
+from core.policy.supervisor import ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
+from core.policy.topics import find_topics
+
+LOOKUP, OUT = ANSWER, OUT_OF_SCOPE
+D, T, DOSE, MED = Unsafe.DIAGNOSIS, Unsafe.TREATMENT, Unsafe.DOSING, Unsafe.MEDICATION_CHANGE
+
+# (question, disposition, a topic it must carry or None, an unsafe kind it must carry or None)
+PHRASINGS = [
+    # ---- asking what the record documents: answered, with citations
+    ("Does she have diabetes?", LOOKUP, "diabetes", None),
+    ("Does he have any allergies?", LOOKUP, "allergies", None),
+    ("Is she diabetic?", LOOKUP, "diabetes", None),
+    ("Any hx of CKD?", LOOKUP, "ckd", None),
+    ("Is CKD on his problem list?", LOOKUP, "ckd", None),
+    ("Is she on metformin?", LOOKUP, "medications", None),
+    ("What dose of lisinopril is he on?", LOOKUP, "medications", None),
+    ("Can you tell me her latest potassium?", LOOKUP, None, None),
+    ("pt has hypertension?", LOOKUP, "hypertension", None),
+    ("Has he ever been diagnosed with hypothyroidism?", LOOKUP, "hypothyroidism", None),
+    ("What's her most recent LDL?", LOOKUP, "ldl", None),
+    ("Show me his A1c history", LOOKUP, "a1c", None),
+    ("Any allergies to penicillin?", LOOKUP, "allergies", None),
+    ("Is he allergic to latex?", LOOKUP, "allergies", None),
+    ("Does she take aspirin?", LOOKUP, "medications", None),
+    ("Is he on any blood thinners?", LOOKUP, "medications", None),
+    ("What meds is she taking?", LOOKUP, "medications", None),
+    ("List the patient's problems", LOOKUP, "problems", None),
+    ("When was her last A1c done?", LOOKUP, "a1c", None),
+    ("Does the pt have anemia?", LOOKUP, "anemia", None),
+    ("Has she got high cholesterol?", LOOKUP, "hyperlipidemia", None),
+    ("What does the chart say about her kidneys?", LOOKUP, "kidney", None),
+    ("Does he have gout?", LOOKUP, "problems", None),
+    ("What diagnoses are on her chart?", LOOKUP, "problems", None),
+    ("What's her diagnosis on the problem list?", LOOKUP, "problems", None),
+    ("What dose of metformin was prescribed?", LOOKUP, "medications", None),
+    ("Give me her lipid panel", LOOKUP, "cholesterol", None),
+    ("cough and fever", LOOKUP, None, None),
+    ("Anything critical in his labs?", LOOKUP, "labs", None),
+    ("What deserves attention in her labs?", LOOKUP, "labs", None),
+    ("Is her LDL too high?", LOOKUP, "ldl", None),
+    ("How often should A1c be checked in diabetes?", LOOKUP, "a1c", None),
+    ("When should I recheck her A1c?", LOOKUP, "a1c", None),
+    ("Should I be worried about her potassium?", LOOKUP, None, None),
+    # ---- decisions: declined, narrowed to what the record shows
+    ("Should I double her metformin?", NARROW, "medications", DOSE),
+    ("Increase her insulin by 2 units", NARROW, "medications", DOSE),
+    ("Can we bump up his lisinopril?", NARROW, "medications", DOSE),
+    ("Should we taper her prednisone?", NARROW, "medications", MED),
+    ("How do I wean him off oxycodone?", NARROW, "medications", MED),
+    ("Swap to losartan?", NARROW, "medications", MED),
+    ("What's the right dose of atorvastatin for her?", NARROW, "medications", DOSE),
+    ("How much acetaminophen for a 70 kg adult?", NARROW, "medications", DOSE),
+    ("Is it safe to add lisinopril?", NARROW, "medications", MED),
+    ("ok to give ibuprofen with her kidney numbers?", NARROW, "kidney", MED),
+    ("Should she be on a statin?", NARROW, "medications", MED),
+    ("Would you stop his aspirin?", NARROW, "medications", MED),
+    ("Based on these labs, does he have CKD?", NARROW, "ckd", D),
+    ("Does her A1c mean she has diabetes?", NARROW, "a1c", D),
+    ("How should I treat her high cholesterol?", NARROW, "hyperlipidemia", T),
+    ("What medication should he start for his blood pressure?", NARROW, "blood_pressure", T),
+    ("Could this be cancer?", NARROW, "cancer", D),
+    ("Why is his potassium so high?", NARROW, None, D),
+    ("Pt has a cough and fever, what antibiotic should I give?", NARROW, None, T),
+    ("Does she need insulin?", NARROW, "medications", T),
+    ("Up her metformin to 1000 mg", NARROW, "medications", DOSE),
+    ("Should I hold the lisinopril before surgery?", NARROW, "medications", MED),
+    ("Start him on a statin", NARROW, "medications", MED),
+    ("Is he hypertensive based on his readings?", NARROW, "hypertension", D),
+    ("Does his A1c meet the criteria for diabetes?", NARROW, "diabetes", D),
+    ("Can he have penicillin?", NARROW, "allergies", MED),
+    # ---- decisions with nothing in the record to narrow to
+    ("What would you prescribe?", REFUSE, None, T),
+    ("What's the diagnosis?", REFUSE, None, D),
+    ("What's the differential?", REFUSE, None, D),
+    ("What do you recommend we do?", REFUSE, None, T),
+    ("What is wrong with her?", REFUSE, None, D),
+    ("Can you diagnose this?", REFUSE, None, D),
+    # ---- not about the chart
+    ("What's the weather in Paris tomorrow?", OUT, None, None),
+    ("Write me a poem", OUT, None, None),
+    ("Tell me a joke", OUT, None, None),
+    ("Who won the game last night?", OUT, None, None),
+    ("Give me a recipe for banana bread", OUT, None, None),
+    ("hello there", OUT, None, None),
+    ("What's the capital of France?", OUT, None, None),
+    ("Write a haiku about her A1c", OUT, None, None),
+]
+
+
+def test_the_table_is_wide():
+    assert len(PHRASINGS) >= 60
+    assert len({q.lower() for q, *_ in PHRASINGS}) == len(PHRASINGS)
+    kinds = {d for _, d, _, _ in PHRASINGS}
+    assert kinds == {LOOKUP, NARROW, REFUSE, OUT}
+
+
+@pytest.mark.parametrize("question, disposition, topic, unsafe", PHRASINGS, ids=[p[0] for p in PHRASINGS])
+def test_question_disposition(question, disposition, topic, unsafe):
+    parsed = parse_question(question)
+    plan = route(parsed)
+    assert plan.disposition == disposition, (parsed.rules, parsed.topics)
+    assert plan.refused is (disposition != LOOKUP)
+    if topic:
+        assert topic in parsed.topics
+    if unsafe:
+        assert unsafe in parsed.unsafe, parsed.rules
+    if disposition == LOOKUP:
+        assert not parsed.unsafe, parsed.rules
+    if disposition in (REFUSE, OUT):
+        assert not plan.need_patient_evidence and not plan.need_guidelines
+    if disposition == OUT:
+        assert "outside what this workbench answers" in plan.refusal_reason
+    if disposition == NARROW:
+        assert "Instead, here is what the record shows" in plan.refusal_reason and not plan.need_guidelines
+
+
+@pytest.mark.parametrize("question", ["Does she have diabetes?", "Any hx of CKD?", "Is he hypothyroid?"])
+def test_a_condition_look_up_says_the_workbench_does_not_diagnose(question):
+    plan = route(parse_question(question))
+    assert not plan.refused and "does not diagnose" in plan.caveat
+
+
+def test_a_condition_brings_its_labs_and_a_broad_topic_gives_way():
+    from core.policy.topics import expand
+
+    assert {"a1c", "glucose", "diabetes"} <= expand(find_topics("does she have diabetes"))
+    assert find_topics("is CKD on his problem list") == ("ckd",)
+    assert "hypertension" in expand(("blood_pressure",))  # hypertension on the problem list bears on BP
+
+
+def test_unknown_names_become_lookup_terms():
+    assert parse_question("Does he have gout?").terms == (("problems", "gout"),)
+    assert parse_question("Is she on apixaban?").terms == (("medications", "apixaban"),)
+    assert parse_question("Does she have diabetes?").terms == ()  # the vocabulary knows it
+
+
+@pytest.mark.parametrize("previous, question, follow_up, topics, disposition", [
+    ("What is her latest A1c?", "and her LDL?", True, ("ldl",), LOOKUP),
+    ("What is her latest A1c?", "what about last year?", True, ("a1c",), LOOKUP),
+    ("What is her latest A1c?", "when was that?", True, ("a1c",), LOOKUP),
+    ("What is her latest A1c?", "What's the weather in Paris tomorrow?", False, (), OUT),
+    ("What is her latest A1c?", "Write me a poem", False, (), OUT),
+    ("What is her latest A1c?", "Does she have diabetes?", False, ("diabetes",), LOOKUP),
+    ("What is her latest A1c?", "thanks", False, (), OUT),
+    ("Is she on metformin?", "should I double it?", True, ("medications",), NARROW),
+    ("Write me a poem", "and another one?", False, (), OUT),
+    ("Is her LDL too high?", "and her potassium?", True, ("labs",), LOOKUP),
+])
+def test_a_follow_up_leans_only_on_a_clinical_previous_turn(previous, question, follow_up, topics, disposition):
+    parsed = parse_question(question, parse_question(previous))
+    assert parsed.follow_up is follow_up and parsed.topics == topics
+    assert route(parsed).disposition == disposition
+
+
+def test_a_follow_up_keeps_the_attention_intent():
+    first = parse_question("What deserves attention in her labs?")
+    follow = parse_question("and her kidneys?", first)
+    assert follow.follow_up and follow.intent is Intent.ATTENTION and follow.topics == ("kidney",)

@@ -1,0 +1,86 @@
+"""What evidence an answer includes and in which order (pure): topics of an item,
+how a mention was meant, red flags, lab series for attention answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.models import Citation, ClinicalContext, EvidenceItem
+from core.policy.lab_series import attention_order, build_series, lookup_order, trend_text
+from core.policy.relevance import context_of, raises_red_flag, relevant, with_context
+from core.policy.topics import topics_of
+
+DENIED = ClinicalContext(negated=True, triggers=("denies",))
+FAMILY = ClinicalContext(experiencer="family", triggers=("mother",))
+HYPOTHETICAL = ClinicalContext(temporality="hypothetical", triggers=("return if",))
+HISTORICAL = ClinicalContext(temporality="historical", triggers=("history of",))
+
+
+@pytest.mark.parametrize("fact_type, text, context, counts", [
+    ("problem", "History: Type 2 diabetes", None, True),
+    ("problem", "Type 2 diabetes mellitus (E11.9)", HISTORICAL, True),  # past history is still hers
+    ("problem", "Denies diabetes", DENIED, False),
+    ("other", "Mother has diabetes", FAMILY, False),
+    ("other", "Call if sugars run high or diabetes symptoms appear", HYPOTHETICAL, False),
+    ("family_history", "Family history: Mother - type 2 diabetes", None, False),
+])
+def test_a_condition_is_the_patients_only_when_affirmed_and_hers(fact_type, text, context, counts):
+    assert ("diabetes" in topics_of(fact_type, {}, text, context)) is counts
+
+
+def test_a_condition_question_takes_problems_and_related_labs():
+    assert relevant(topics_of("lab_result", {"test_name": "Hemoglobin A1c"}, ""), ("diabetes",))
+    assert relevant(topics_of("problem", {}, "Problem: DM2 (E11.9)"), ("diabetes",))
+    assert not relevant(topics_of("lab_result", {"test_name": "Potassium"}, ""), ("diabetes",))
+
+
+def test_the_item_text_says_how_a_mention_was_meant():
+    assert with_context("Chest pain", DENIED) == "Chest pain (denied)"
+    assert with_context("Problem: asthma", HISTORICAL) == "Problem: asthma (historical)"
+    family = context_of("family_history", None)
+    assert family.experiencer == "family"
+    assert with_context("Family history: Father - heart disease", family) == "Family history: Father - heart disease"
+    assert context_of("problem", {"negated": True}).negated and context_of("problem", None) is None
+
+
+@pytest.mark.parametrize("context", [DENIED, FAMILY, HYPOTHETICAL])
+def test_a_stored_context_silences_a_red_flag(context):
+    assert raises_red_flag("Chest pain when climbing stairs", None) == "chest pain"
+    assert raises_red_flag("Chest pain when climbing stairs", context) is None
+
+
+def _lab(n, name, value, flag, date, topic="labs"):
+    cit = Citation(source_type="lab_pdf", source_id=f"documents:{n}", page_or_section="page 1",
+                   field_or_chunk_id=f"results[{n}]", quote_or_value=f"{name} {value}")
+    return EvidenceItem(evidence_id=f"fact:{n}", kind="document_fact", fact_type="lab_result", topic=topic,
+                        text=f"{name} {value}", citations=[cit], date=date,
+                        structured={"test_name": name, "value": value, "unit": "u", "abnormal_flag": flag})
+
+
+def test_attention_order_is_critical_then_recent_and_grouped_by_topic():
+    items = [
+        _lab(1, "LDL Cholesterol", "150", "high", "2026-01-05", "ldl"),
+        _lab(2, "Hemoglobin A1c", "8.1", "high", "2026-03-01", "a1c"),
+        _lab(3, "Potassium", "6.9", "critical_high", "2025-11-01"),
+        _lab(4, "HDL Cholesterol", "35", "low", "2026-02-01", "hdl"),
+        _lab(5, "Glucose", "140", "high", "2025-12-01", "glucose"),
+        _lab(6, "LDL Cholesterol", "170", "high", "2025-06-01", "ldl"),
+    ]
+    ordered = [s.test_name for s in attention_order(build_series(items))]
+    # the critical result first even though older; A1c (newest) pulls glucose next to it;
+    # then the lipids together, newest first.
+    assert ordered == ["Potassium", "Hemoglobin A1c", "Glucose", "HDL Cholesterol", "LDL Cholesterol"]
+    ldl = next(s for s in build_series(items) if s.key == "ldl cholesterol")
+    assert ldl.latest.structured["value"] == "150" and trend_text(ldl) == "previous 170 u on 2025-06-01 (high)"
+
+
+def test_lookup_order_is_the_latest_test_first_and_each_series_newest_first():
+    items = [_lab(1, "A1c", "8.4", "high", "2025-10-01", "a1c"), _lab(2, "A1c", "7.9", "high", "2026-04-10", "a1c"),
+             _lab(3, "TSH", "2.1", "normal", "2025-01-01", "thyroid")]
+    series = lookup_order(build_series(items))
+    assert [s.key for s in series] == ["a1c", "tsh"]
+    assert [i.structured["value"] for i in series[0].items] == ["7.9", "8.4"] and trend_text(series[1]) == ""
+
+
+def test_a_negation_the_text_already_says_is_not_tagged_again():
+    assert with_context("No known allergies reported", DENIED) == "No known allergies reported"
