@@ -34,6 +34,7 @@ from core.models import (
     IdentityCandidate,
     LabResultValue,
 )
+from core.policy.analytes import loinc_code_ok
 from extract import values as V
 from extract.hl7_parse import (
     Encoding,
@@ -424,6 +425,27 @@ def _range(raw: str, enc: Encoding) -> str:
     return unescape(raw, enc).strip()
 
 
+def _loinc(raw: str, enc: Encoding) -> str | None:
+    """The LOINC code of an OBX-3 (CE/CWE): the identifier whose coding system is LN,
+    first or alternate, with a valid check digit (a mistyped code is not guessed at)."""
+    comps = components(raw, enc)
+    for code_at, system_at in ((0, 2), (3, 5)):
+        code = comps[code_at].strip() if len(comps) > code_at else ""
+        system = comps[system_at].strip().upper() if len(comps) > system_at else ""
+        if code and system in ("LN", "LOINC") and loinc_code_ok(code):
+            return code
+    return None
+
+
+def _critical_limits(ref: str, notes: list[str]) -> tuple[str, V.CriticalLimits] | None:
+    """Critical limits labelled in OBX-7 or in the result's own notes ("Critical: <2.5 or >6.5")."""
+    for text in (ref, *notes):
+        found = V.labelled_critical_limits(text)
+        if found:
+            return found
+    return None
+
+
 def _flags(raw: str, enc: Encoding) -> list[str]:
     return [component(raw, enc, 1, i) for i, _ in enumerate(repetitions(raw, enc)) if component(raw, enc, 1, i)]
 
@@ -677,16 +699,17 @@ def _result(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, message_notes: 
 
     assert value is not None
     review.add(value.problem, 0.6)
-    flag = V.combine_flags(printed_flags)
-    derived = V.derive_flag(value.text, ref)
-    flag_derived = False
-    if flag == "unknown" and not printed_flags and derived:
-        flag, flag_derived = derived, True
-    elif printed_flags and flag == "unknown":
+    critical = _critical_limits(ref, notes)
+    reading = V.resolve_flag(printed_flags, value.text, ref, critical_limits=critical[1] if critical else None)
+    flag, flag_derived = reading.flag, reading.derived
+    if reading.unrecognised:
         review.penalise(0.95)
-    if V.flags_disagree(flag, derived) and not flag_derived:
-        review.add(f"printed flag {'~'.join(printed_flags)!r} disagrees with value {value.text} and range {ref!r}", 0.8)
-    implausible = V.implausible_unit(name, unit)
+    if reading.disagreement:
+        review.add(reading.disagreement, 0.8)
+    if reading.direction_assumed:
+        review.add(reading.review_reasons()[0], 0.9)
+    loinc = _loinc(obx.raw(3), enc)
+    implausible = V.implausible_unit(name, unit, loinc=loinc)
     review.add(implausible, 0.7)
     if _SEE_COMMENTS.match(value.text):
         review.add("the result is given in the comments", 0.8)
@@ -716,9 +739,13 @@ def _result(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, message_notes: 
     ).model_dump()
     if printed_flags:
         lab["flags_as_printed"] = printed_flags
+    if critical:
+        lab["critical_range"] = critical[0]
     code = component(obx.raw(3), enc, 1)
     if code:
         lab["code"] = code
+    if loinc:
+        lab["loinc"] = loinc
     if notes:
         lab["notes"] = notes
     text = _lab_text(label, lab)

@@ -26,6 +26,7 @@ from core.models import (
 )
 from core.policy.citations import quote_from_words
 from extract import text_rules as tr
+from extract import values as V
 from extract.lab_table import (
     VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, detect_header, is_label_word,
     read_result, split_dotted, split_ocr_leader,
@@ -77,6 +78,7 @@ class _Result:
     leader: list[Word] = field(default_factory=list)  # OCR junk read in a dot leader
     doubts: list[str] = field(default_factory=list)  # why a person must check the reading
     range_expected: bool = False  # the table has a reference range column
+    critical_text: str = ""  # printed critical (panic) limits, from their own column
 
     @property
     def ocr(self) -> bool:
@@ -210,11 +212,11 @@ def _table_result(row: Row, words: list[Word], layout: TableLayout) -> _Result |
     # or the range ("H mg/dL"); take it out of the cell it fell into.
     unit_text, stray_flag = _pop_flag(cells.text("units"))
     range_text, stray_range_flag = _pop_flag(cells.text("range"))
-    parsed_range = tr.parse_reference_range(range_text) if range_text else None
+    parsed_range = V.parse_reference_range(range_text) if range_text else None
     if reading is None:
         # A row that has a test and a range or unit is clearly a result; its value
         # could not be read, so a reviewer must look rather than lose it.
-        if parsed_range or (unit_text and tr.looks_like_unit(unit_text)):
+        if parsed_range or (unit_text and V.looks_like_unit(unit_text)):
             reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
             return _Result(row=row, words=words, test_name=test, reading=reading, flag_text=None,
                            position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
@@ -232,10 +234,11 @@ def _table_result(row: Row, words: list[Word], layout: TableLayout) -> _Result |
     return _Result(
         row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,
         position_flag=position_flag,
-        unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or tr.looks_like_unit(unit_text)),
+        unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or V.looks_like_unit(unit_text)),
         range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
         alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
         status=cells.text("status").strip() or None, range_expected=layout.has("range"),
+        critical_text=cells.text("critical").strip(),
     )
 
 
@@ -243,7 +246,7 @@ def _pop_flag(cell: str) -> tuple[str, str | None]:
     """Split a trailing or leading flag word off a cell: "H mg/dL" -> ("mg/dL", "H")."""
     tokens = cell.split()
     for i in (0, -1):
-        if len(tokens) > 1 and tr.parse_flag(tokens[i]) is not None and len(tokens[i]) <= 2:
+        if len(tokens) > 1 and tr.is_flag_word(tokens[i]) and len(tokens[i]) <= 2:
             flag = tokens.pop(i)
             return " ".join(tokens), flag
     return " ".join(tokens), None
@@ -266,7 +269,7 @@ def _collection_dates(fields: list[LabelledValue]) -> dict[int, str]:
     for f in fields:
         if f.key != "collected":
             continue
-        m = tr.find_date(f.value_text)
+        m = V.find_date(f.value_text)
         if m is None:
             continue
         dates.setdefault(f.row.page.number, m.iso)
@@ -286,7 +289,7 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
                 continue
             value = " ".join(f.value_text.split())
         elif f.key == "dob":
-            iso = tr.find_date(f.value_text)
+            iso = V.find_date(f.value_text)
             if iso is None or iso.start > 0:
                 continue
             value = iso.iso
@@ -311,22 +314,20 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
 # --------------------------------------------------------------------------- facts
 
 
-def _flag(r: _Result) -> tuple[str, bool]:
-    """(abnormal_flag, derived): printed flag first, then column position, then numbers."""
-    value, rng = r.reading.value, r.reading.reference_range
-    if r.flag_text:
-        printed = tr.parse_flag(r.flag_text, value, rng)
-        if printed is not None:
-            return printed, False
-    derived = tr.derive_flag(value, rng)
-    if r.position_flag == "normal":
-        return "normal", False
-    if r.position_flag == "abnormal":
-        # The column says "out of range"; the numbers may tell which way.
-        return (derived, True) if derived in ("high", "low") else ("abnormal", False)
-    if derived is not None:
-        return derived, True
-    return "unknown", False
+def _critical_limits(r: _Result) -> tuple[str, V.CriticalLimits | None]:
+    """Printed critical limits: their own column, or labelled inside the range text."""
+    if r.critical_text:
+        return r.critical_text, V.parse_critical_limits(r.critical_text)
+    found = V.labelled_critical_limits(r.reading.reference_range)
+    return found if found else ("", None)
+
+
+def _flag(r: _Result, limits: V.CriticalLimits | None) -> V.FlagReading:
+    """The one flag rule (``values.resolve_flag``): printed flag, else the In/Out of Range
+    column the value sits in, else the value against its range; critical limits on top."""
+    in_range = {"normal": True, "abnormal": False}.get(r.position_flag or "")
+    return V.resolve_flag([r.flag_text] if r.flag_text else [], r.reading.value, r.reading.reference_range,
+                          critical_limits=limits, in_range=in_range)
 
 
 def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:
@@ -338,7 +339,7 @@ def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:
     OCR word confidence, when present, scales the whole score.
     """
     reading = r.reading
-    qualitative = tr.is_qualitative(reading.value)
+    qualitative = V.is_qualitative(reading.value)
     score = W_BASE
     if r.unreadable:  # nothing to promote: whatever else matched, keep it well below the bar
         score = W_BASE / 2
@@ -382,12 +383,16 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
             confidence=_confidence(r, date is not None, "unknown", False),
             wants_review=True, review_reason="; ".join([reason, *r.doubts]),
         )
-    flag, derived = _flag(r)
+    critical_printed, limits = _critical_limits(r)
+    reading_flag = _flag(r, limits)
+    flag, derived = reading_flag.flag, reading_flag.derived
     value = LabResultValue(
         test_name=r.test_name, value=reading.value, unit=unit, reference_range=reading.reference_range,
         collection_date=date, abnormal_flag=flag, flag_derived=derived,  # type: ignore[arg-type]
         result_status=r.status,
-    )
+    ).model_dump()
+    if critical_printed:
+        value["critical_range"] = critical_printed
     text = f"{r.test_name} {reading.value}" + (f" {unit}" if unit else "")
     if reading.reference_range:
         text += f" (ref {reading.reference_range})"
@@ -396,9 +401,9 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
         text += f" {flag_word}"
     if date:
         text += f", collected {date}"
-    doubts = r.doubts + (_ocr_doubts(r) if r.ocr else [])
+    doubts = r.doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
     return FactProposal(
-        fact_type="lab_result", fact_text=text, structured_value=value.model_dump(), citation=citation,
+        fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
         confidence=_confidence(r, date is not None, flag, derived),
         wants_review=bool(doubts), review_reason="; ".join(doubts) or None,
     )

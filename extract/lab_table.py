@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from core.content import Word
 from extract import text_rules as tr
+from extract import values as V
 from extract.layout import OCR_TRUSTED_CONF, PhraseBook, Row, norm_token, ocr_char_width, segments
 
 # Column roles. "other" columns (lab site, LOINC code, prior result...) still
@@ -32,6 +33,8 @@ COLUMN_LABELS = PhraseBook({
                      "ref. range", "ref interval", "ref", "reference", "normal range", "range",
                      "standard range", "expected range", "expected", "normal values",
                      "reference values", "biological ref interval", "normal", "target"], "range"),
+    **dict.fromkeys(["critical range", "critical ranges", "critical limits", "critical values", "critical value",
+                     "panic values", "panic range", "panic limits", "critical"], "critical"),
     **dict.fromkeys(["status", "result status"], "status"),
     **dict.fromkeys(["lab", "performing lab", "site", "code", "loinc", "method", "specimen",
                      "prior result", "previous result", "previous", "prior", "date", "comments"], "other"),
@@ -174,23 +177,23 @@ def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | 
             j = i
             while j < len(texts) - 1 and texts[j][-1:] not in ")]":
                 j += 1
-            parsed = tr.parse_reference_range(" ".join(texts[i : j + 1]))
+            parsed = V.parse_reference_range(" ".join(texts[i : j + 1]))
             if parsed and not reading.reference_range:
                 reading.reference_range, reading.range_unit = parsed
             else:
                 reading.leftovers += j - i + 1
             i = j + 1
             continue
-        flag = tr.parse_flag(t)
+        flag = tr.is_flag_word(t)
         if (t in _TIMES and i + 1 < len(texts) and not reading.unit
-                and tr.looks_like_unit(tr.repair_ocr_unit(f"x {texts[i + 1]}"))):
+                and V.looks_like_unit(tr.repair_ocr_unit(f"x {texts[i + 1]}"))):
             # OCR split "x10E3/uL" at the "x": one unit, kept as read ("x 10E3/uL").
             reading.unit = f"{t} {texts[i + 1]}"
             i += 2
             continue
-        if flag is not None and reading.flag is None and reading.inline_flag is None and len(t) <= 8:
+        if flag and reading.flag is None and reading.inline_flag is None and len(t) <= 8:
             reading.flag = t
-        elif tr.looks_like_unit(t) and not reading.unit:
+        elif V.looks_like_unit(t) and not reading.unit:
             reading.unit = t
         elif not reading.reference_range and (rng := _range_at(texts, i)):
             reading.reference_range, reading.range_unit, used = rng
@@ -203,9 +206,9 @@ def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | 
 
 
 def _read_value(words: list[Word], texts: list[str]) -> Reading | None:
-    if len(texts) >= 2 and tr.is_qualitative(f"{texts[0]} {texts[1]}"):
+    if len(texts) >= 2 and V.is_qualitative(f"{texts[0]} {texts[1]}"):
         return Reading(value=f"{texts[0]} {texts[1]}", value_words=words[:2])
-    if len(texts) >= 2 and texts[0] in ("<", ">", "<=", ">=") and tr.to_number(texts[1]) is not None:
+    if len(texts) >= 2 and texts[0] in ("<", ">", "<=", ">=") and V.parse_number(texts[1]) is not None:
         return Reading(value=f"{texts[0]} {texts[1]}", value_words=words[:2])
     split = tr.split_value_flag(texts[0])
     if split is None:
@@ -220,8 +223,8 @@ def _range_at(texts: list[str], i: int) -> tuple[str, str, int] | None:
         chunk = texts[i : i + n]
         if len(chunk) < n:
             continue
-        parsed = tr.parse_reference_range(" ".join(chunk))
-        if parsed and not tr.is_qualitative(parsed[0]) and not parsed[1]:
+        parsed = V.parse_reference_range(" ".join(chunk))
+        if parsed and not V.is_qualitative(parsed[0]) and not parsed[1]:
             return parsed[0], "", n
     return None
 

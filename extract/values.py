@@ -1,9 +1,20 @@
-"""Small pure helpers for values as documents print them: dates, numbers, ranges, flags.
+"""The value rules: how printed dates, numbers, units, ranges and flags are read (pure).
 
-Shared by the HL7, DOCX and XLSX extractors. Nothing here touches I/O or the project's
-models beyond the ``AbnormalFlag`` literal's spelling; every function is total (returns
-``None`` instead of raising on text it does not understand) so a strange cell or field
-can never crash an extraction.
+One set of rules for every extractor (lab PDFs and OCR pages, HL7 v2, XLSX, DOCX), so the
+same printed result is stored with the same value, range and flag whatever format it came
+in. Layout questions (which words on a page form a cell, how OCR glues a flag to a
+number) stay with the format's extractor (``extract.text_rules`` for pages); what the
+text *means* is decided here.
+
+Every function is total: text it does not understand gives ``None`` (or "unknown"),
+never an exception, so a strange cell or field cannot crash an extraction. Nothing here
+touches I/O; values are kept as printed and only *read* (a flag, a date, bounds).
+
+The central lab rule is :func:`resolve_flag`: printed flags first (the vocabulary below,
+HL7 table 0078 plus what reports and spreadsheets print), then an in/out-of-range column,
+then the value compared with its reference range. A critical result is never downgraded:
+a printed critical flag, or a value past printed critical limits, always ends as
+``critical_high`` or ``critical_low``.
 """
 
 from __future__ import annotations
@@ -13,7 +24,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterable
 
-from extract.text_rules import RangeBounds
+from core.policy.analytes import usual_units_problem
+from core.policy.context import hedge_cue
 
 # ---------------------------------------------------------------------------- whitespace
 
@@ -34,24 +46,40 @@ def contains_normalized(haystack: str, needle: str) -> bool:
 _MONTHS = {
     name: i
     for i, names in enumerate(
-        [
-            ("jan", "january"),
-            ("feb", "february"),
-            ("mar", "march"),
-            ("apr", "april"),
-            ("may",),
-            ("jun", "june"),
-            ("jul", "july"),
-            ("aug", "august"),
-            ("sep", "sept", "september"),
-            ("oct", "october"),
-            ("nov", "november"),
-            ("dec", "december"),
-        ],
+        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",),
+         ("jun", "june"), ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"),
+         ("oct", "october"), ("nov", "november"), ("dec", "december")],
         start=1,
     )
     for name in names
 }
+_MONTH = (
+    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+    r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_ORDINAL = r"(?:st|nd|rd|th)?"
+# Complete dates, each anchored so it is never read out of a longer number or a range
+# ("3.4-10.8" is no date). Numeric day/month forms need "/" or "-" (or "." with a
+# four-digit year: "3.4.10" would otherwise be a date).
+_DATE_PATTERNS = [
+    re.compile(r"(?<![\d/.-])(?P<y>\d{4})(?P<s>[-/.])(?P<m>\d{1,2})(?P=s)(?P<d>\d{1,2})(?![\d/-]|\.\d)"),
+    re.compile(r"(?<![\d/.-])(?P<a>\d{1,2})(?P<s>[-/])(?P<b>\d{1,2})(?P=s)(?P<y>\d{4}|\d{2})(?![\d/-]|\.\d)"),
+    re.compile(r"(?<![\d/.-])(?P<a>\d{1,2})\.(?P<b>\d{1,2})\.(?P<y>\d{4})(?![\d/-]|\.\d)"),
+    re.compile(rf"(?<!\w)(?P<d>\d{{1,2}}){_ORDINAL}[\s-]+{_MONTH}[\s,-]+(?P<y>\d{{4}}|\d{{2}})(?!\d)", re.I),
+    re.compile(rf"(?<!\w){_MONTH}\s+(?P<d>\d{{1,2}}){_ORDINAL},?\s+(?P<y>\d{{4}})(?!\d)", re.I),
+]
+# A compact date (HL7 style), optionally with time and zone: 20200131, 200808151030-0700.
+_COMPACT = re.compile(r"(\d{4})(\d{2})(\d{2})(?:\d{0,6}(?:\.\d+)?)?(?:[+-]\d{4})?")
+# A time of day after a date: "08:15", "8:15 AM", "T10:15:00Z", "at 08:15".
+_TRAILING_TIME = re.compile(
+    r"(?:[\s,@]+(?:at\s+)?|T)\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[ap]\.?m\.?)?\s*(?:Z|[+-]\d{2}:?\d{2})?\s*$",
+    re.I,
+)
+_PARTIAL = [
+    re.compile(r"(?P<m>\d{1,2})[-/](?P<y>\d{4})"),
+    re.compile(r"(?P<y>\d{4})[-/](?P<m>\d{1,2})"),
+    re.compile(rf"{_MONTH},?\s+(?P<y>\d{{4}})", re.I),
+]
 
 # Years outside this window are treated as typing errors rather than dates.
 MIN_YEAR = 1850
@@ -64,11 +92,22 @@ class ParsedDate:
 
     ``iso`` is set only for a complete, valid calendar day. ``precision`` says how much
     of a date the text held ("day", "month" or "year"); ``ambiguous`` is True when the
-    day and month could be swapped (03/04/2020) and the US reading (month first) was used.
+    day and month could be swapped (03/04/2020: the US reading, month first, was used)
+    or the century was inferred from a two-digit year.
     """
 
     iso: str | None
     precision: str
+    ambiguous: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DateMatch:
+    """A complete date found inside a longer text, with where it was printed."""
+
+    iso: str  # YYYY-MM-DD
+    start: int
+    end: int
     ambiguous: bool = False
 
 
@@ -77,25 +116,68 @@ def _valid(y: int, m: int, d: int) -> str | None:
         return None
     try:
         return date(y, m, d).isoformat()
-    except ValueError:
+    except ValueError:  # 02/30/2026, month 13 ...
         return None
 
 
-def _year(text: str) -> tuple[int, bool]:
-    """Four-digit years pass through; two-digit years pivot at 30 and count as ambiguous."""
-    y = int(text)
-    if len(text) == 2:
-        return (2000 + y if y <= 30 else 1900 + y), True
-    return y, False
+def _year(raw: str, today: date) -> tuple[int, bool]:
+    """(year, inferred). A two-digit year becomes the latest year not more than one year
+    ahead of ``today``: "7/22/58" is 1958 and "4/10/26" is 2026, read on any day from 2026
+    to 2057 alike."""
+    if len(raw) == 4:
+        return int(raw), False
+    year = 2000 + int(raw)
+    return (year if year <= today.year + 1 else year - 100), True
 
 
-def parse_date(value: object) -> ParsedDate | None:
-    """Read a date from a datetime/date object or from text in the usual clinical shapes.
+def _read_match(m: re.Match, today: date) -> tuple[str, bool] | None:
+    """(ISO date, ambiguous) for one pattern match, or None for an impossible date."""
+    g = m.groupdict()
+    y, inferred = _year(g["y"], today)
+    if g.get("mon"):
+        iso = _valid(y, _MONTHS[g["mon"].lower()[:3]], int(g["d"]))
+        return (iso, inferred) if iso else None
+    if g.get("m"):
+        iso = _valid(y, int(g["m"]), int(g["d"]))
+        return (iso, inferred) if iso else None
+    a, b = int(g["a"]), int(g["b"])
+    if a > 12 and b <= 12:  # only a day-first reading is possible: 31/01/2020
+        iso = _valid(y, b, a)
+        return (iso, inferred) if iso else None
+    iso = _valid(y, a, b)  # month first (US), the usual reading on these documents
+    if iso is None:
+        return None
+    return iso, inferred or (a <= 12 and b <= 12 and a != b)
 
-    Handles ISO (2020-01-31, 2020/01/31, 20200131, with or without a time), US and
-    day-first numeric dates (01/31/2020, 1-31-2020, 31/01/2020, 31.01.2020), month names
-    (January 31, 2020 / Jan 31 2020 / 31 Jan 2020 / 31-Jan-2020) and partial dates
-    (03/2024, March 2024, 2024-03, 2024), which come back without ``iso``.
+
+def find_date(text: str, *, today: date | None = None) -> DateMatch | None:
+    """The first complete, valid calendar date anywhere in ``text``.
+
+    Understands ISO (2026-04-10, 2026/04/10, 2026.04.10), US m/d/yyyy and m/d/yy,
+    unambiguous day-first numbers (31/01/2020, 31.01.2020), "22 July 1958",
+    "July 22, 1958", "Jul 22 1958" and dd-Mon-yyyy. Partial dates ("03/2024") are not
+    dates here: a result without a day cannot be placed on a timeline.
+    """
+    today = today or date.today()
+    best: DateMatch | None = None
+    for pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text or ""):
+            read = _read_match(m, today)
+            if read is None:
+                continue
+            if best is None or m.start() < best.start:
+                best = DateMatch(read[0], m.start(), m.end(), read[1])
+            break
+    return best
+
+
+def parse_date(value: object, *, today: date | None = None) -> ParsedDate | None:
+    """Read a cell or field that holds one date (a trailing time of day is allowed).
+
+    Takes date/datetime objects too. Complete dates in every shape ``find_date`` knows,
+    compact HL7-style dates (20200131, 200808151030-0700), and partial dates (03/2024,
+    2024-03, March 2024, 2024) which come back without ``iso``. Anything else around
+    the date ("Collected: 04/10/2026", "7/22/58 (age 67)") means it is not one date.
     """
     if isinstance(value, datetime):
         return ParsedDate(value.date().isoformat(), "day")
@@ -103,55 +185,23 @@ def parse_date(value: object) -> ParsedDate | None:
         return ParsedDate(value.isoformat(), "day")
     if not isinstance(value, str):
         return None
-    text = normalize_ws(value).rstrip(".,;")
+    today = today or date.today()
+    text = normalize_ws(value).strip(" ,.;:()")
     if not text:
         return None
-
-    # ISO-like, optionally followed by a time.
-    m = re.fullmatch(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ T].*)?", text)
-    if m:
+    if m := _COMPACT.fullmatch(text):
         iso = _valid(int(m[1]), int(m[2]), int(m[3]))
         return ParsedDate(iso, "day") if iso else None
-    m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})(?:\d{0,6}(?:\.\d+)?)?(?:[+-]\d{4})?", text)
-    if m:
-        iso = _valid(int(m[1]), int(m[2]), int(m[3]))
-        return ParsedDate(iso, "day") if iso else None
-
-    # Numeric with separators: M/D/Y or D/M/Y.
-    m = re.fullmatch(r"(\d{1,2})[-/.](\d{1,2})[-/.](\d{4}|\d{2})(?:[ T].*)?", text)
-    if m:
-        a, b = int(m[1]), int(m[2])
-        y, two_digit = _year(m[3])
-        if a > 12 and b <= 12:
-            iso = _valid(y, b, a)
-            return ParsedDate(iso, "day", two_digit) if iso else None
-        iso = _valid(y, a, b)
-        if iso is None:
-            return None
-        ambiguous = two_digit or (a <= 12 and b <= 12 and a != b)
-        return ParsedDate(iso, "day", ambiguous)
-
-    # Month names.
-    m = re.fullmatch(r"([A-Za-z]+)\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})(?: .*)?", text)
-    if m and m[1].lower() in _MONTHS:
-        iso = _valid(int(m[3]), _MONTHS[m[1].lower()], int(m[2]))
-        return ParsedDate(iso, "day") if iso else None
-    m = re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)?[ -]([A-Za-z]+)\.?[ ,-]*(\d{4}|\d{2})(?: .*)?", text)
-    if m and m[2].lower() in _MONTHS:
-        y, two_digit = _year(m[3])
-        iso = _valid(y, _MONTHS[m[2].lower()], int(m[1]))
-        return ParsedDate(iso, "day", two_digit) if iso else None
-
-    # Partial dates: month + year, or a bare year.
-    m = re.fullmatch(r"(\d{1,2})[-/](\d{4})", text) or re.fullmatch(r"(\d{4})[-/](\d{1,2})", text)
-    if m:
-        nums = sorted((m[1], m[2]), key=len)
-        if 1 <= int(nums[0]) <= 12 and MIN_YEAR <= int(nums[1]) <= MAX_YEAR:
-            return ParsedDate(None, "month")
+    cleaned = _TRAILING_TIME.sub("", text).strip(" ,.;:()")
+    found = find_date(cleaned, today=today)
+    if found is not None:
+        if found.start == 0 and cleaned[found.end:].strip(" ,.") == "":
+            return ParsedDate(found.iso, "day", found.ambiguous)
         return None
-    m = re.fullmatch(r"([A-Za-z]+)\.?,? (\d{4})", text)
-    if m and m[1].lower() in _MONTHS and MIN_YEAR <= int(m[2]) <= MAX_YEAR:
-        return ParsedDate(None, "month")
+    for pattern in _PARTIAL:
+        m = pattern.fullmatch(text)
+        if m and MIN_YEAR <= int(m["y"]) <= MAX_YEAR and (m.groupdict().get("mon") or 1 <= int(m["m"]) <= 12):
+            return ParsedDate(None, "month")
     if re.fullmatch(r"\d{4}", text) and MIN_YEAR <= int(text) <= MAX_YEAR:
         return ParsedDate(None, "year")
     return None
@@ -172,149 +222,454 @@ def hl7_date(ts: str) -> str | None:
 
 # ---------------------------------------------------------------------------- numbers
 
-_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+"
+NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+"
+COMPARATOR = r"<=|>=|=<|=>|\u2264|\u2265|<|>"
+_UPPER_OPS = {"<": False, "<=": True, "=<": True, "\u2264": True}  # op -> limit included
+_LOWER_OPS = {">": False, ">=": True, "=>": True, "\u2265": True}
 
 
 def parse_number(text: str) -> float | None:
     """A plain number ("5.8", "105,600", "-2"); None for comparators, words or ranges."""
     t = normalize_ws(str(text))
-    if re.fullmatch(_NUMBER, t):
+    if re.fullmatch(NUMBER, t):
         return float(t.replace(",", ""))
     return None
 
 
 def is_numeric_result(text: str) -> bool:
     """A number, optionally with a comparator: 5.8, <0.5, >=32, > 11.0."""
-    return bool(re.fullmatch(r"(?:[<>]=?|=)?\s*(?:" + _NUMBER + ")", normalize_ws(text)))
+    return bool(re.fullmatch(rf"(?:{COMPARATOR}|=)?\s*(?:{NUMBER})", normalize_ws(text)))
 
 
-_UNIT_TOKEN = r"[A-Za-z%\u00b5\u03bc][\w/%\u00b5\u03bc^*.\[\]{}-]*(?:/[\w%\u00b5\u03bc^*.{}-]+)*"
+@dataclass(frozen=True, slots=True)
+class RangeBounds:
+    """An interval of numbers: a reference range, critical limits, or what a printed
+    result says about its value ("<0.1" is everything below 0.1). ``None`` is unbounded."""
+
+    low: float | None
+    high: float | None
+    low_inclusive: bool = True
+    high_inclusive: bool = True
+
+
+
+def _bound(op: str, number: str) -> RangeBounds:
+    n = float(number.replace(",", ""))
+    if op in _UPPER_OPS:
+        return RangeBounds(None, n, high_inclusive=_UPPER_OPS[op])
+    return RangeBounds(n, None, low_inclusive=_LOWER_OPS[op])
+
+
+def value_bounds(value: str) -> RangeBounds | None:
+    """What a printed result says about the true value: "7.9" is exactly 7.9, "<0.1" is
+    below 0.1, ">=90" is 90 or more. None for anything that is not such a number."""
+    t = normalize_ws(value or "")
+    if (n := parse_number(t)) is not None:
+        return RangeBounds(n, n)
+    m = re.fullmatch(rf"({COMPARATOR})\s*({NUMBER})", t)
+    return _bound(m[1], m[2]) if m else None
+
+
+# ---------------------------------------------------------------------------- units
+
+_UNIT = re.compile(
+    r"^(?:%|(?:x\s?)?10[\^E*]?\d+/[A-Za-z\u00b5\u03bc{}]+|"
+    r"[A-Za-z\u00b5\u03bc\u00b0{][A-Za-z0-9\u00b5\u03bc\u00b0/%.^*\-{}\[\]]*(?:/[A-Za-z0-9\u00b5\u03bc.^{}]+)*)$"
+)
+_NOT_UNITS = frozenset({"h", "l", "hh", "ll", "a", "aa", "n", "high", "low", "abn", "abnormal", "critical",
+                        "crit", "panic", "ref", "range", "see", "note", "and", "or", "to", "of", "the"})
+_BARE_UNITS = frozenset({"fl", "pg", "g", "mg", "mcg", "ug", "ng", "kg", "ml", "l", "dl", "iu", "u",
+                         "meq", "mmol", "umol", "nmol", "pmol", "sec", "seconds", "ratio", "index",
+                         "units", "cells", "mm", "cm", "mmhg", "bpm", "kg/m2", "copies", "titer"})
+
+
+def looks_like_unit(token: str) -> bool:
+    """Whether a token reads as a unit of measure: mg/dL, %, x10E3/uL, mL/min/1.73m2, fL."""
+    t = token.strip()
+    if not t or t.lower() in _NOT_UNITS or is_qualitative(t):
+        return False
+    if not _UNIT.match(t):
+        return False
+    # A unit is short and either has a symbol or is a known bare unit word.
+    has_symbol = any(c in t for c in "/%^\u00b5\u03bc\u00b0{") or t[:1] in "x1" or t.lower() in _BARE_UNITS
+    return has_symbol and len(t) <= 24
 
 
 def split_value_unit(text: str) -> tuple[str, str]:
     """Split "7.9 %" or "182 mg/dL" into value and unit; other text comes back unchanged."""
     t = normalize_ws(text)
-    m = re.fullmatch(r"((?:[<>]=?)?\s*(?:" + _NUMBER + r"))\s*(" + _UNIT_TOKEN + r")", t)
-    if m:
+    m = re.fullmatch(rf"((?:{COMPARATOR})?\s*(?:{NUMBER}))\s*(\S+)", t)
+    if m and looks_like_unit(m[2]):
         return m[1].replace(" ", ""), m[2]
     return t, ""
+
+
+# ---------------------------------------------------------------------------- qualitative results
+
+# Words a lab prints as a result; "normal"/"abnormal" read as verdicts on the result.
+QUALITATIVE_VALUES = frozenset(
+    """negative positive pos neg reactive non-reactive nonreactive detected not-detected
+    none trace small moderate large clear cloudy hazy turbid yellow amber straw colorless
+    present absent equivocal indeterminate inconclusive isolated borderline normal
+    abnormal""".split()
+)
+_QUALITATIVE_PHRASES = frozenset({"not detected", "none detected", "not isolated", "non reactive", "no growth",
+                                  "within normal limits", "presumptive positive"})
+_NEGATIVE_LIKE = frozenset({"negative", "neg", "non-reactive", "nonreactive", "non reactive", "not detected",
+                            "not-detected", "none detected", "not isolated", "none", "absent", "no growth",
+                            "normal", "within normal limits", "nl", "wnl"})
+_POSITIVE_LIKE = frozenset({"positive", "pos", "reactive", "detected", "present", "isolated", "abnormal",
+                            "presumptive positive"})
+
+
+def is_qualitative(text: str) -> bool:
+    """A result printed as a word: Negative, Not detected, Trace, Yellow, Abnormal..."""
+    t = normalize_ws(text or "").lower()
+    return t in QUALITATIVE_VALUES or t in _QUALITATIVE_PHRASES
+
+
+def _polarity(text: str) -> str | None:
+    t = normalize_ws(text or "").lower().strip("()[]")
+    if t in _NEGATIVE_LIKE:
+        return "negative"
+    if t in _POSITIVE_LIKE:
+        return "positive"
+    return None
 
 
 # ---------------------------------------------------------------------------- ranges
 
 
-# One numeric-range type for every format (the PDF rules define it).
-RefRange = RangeBounds
-
-
-def parse_range(text: str) -> RefRange | None:
-    """Read a numeric reference range: "4.3 to 6.2", "13-18", "70_105", "<30",
-    "<= 5.6", ">40", "<9 mcg/dL: acceptable ...". Units or words after the numbers are
-    ignored. Returns None when no numeric range can be read.
-    """
+def parse_range(text: str) -> RangeBounds | None:
+    """Bounds of a printed reference range: "4.3 to 6.2", "13-18", "70 - 99", "70_105",
+    "<30", "<= 5.6", ">40", "\u2264 5", "<9 mcg/dL: acceptable ...". Units or words after
+    the numbers are ignored; a qualitative range ("Negative") has no bounds (None)."""
     t = normalize_ws(text or "")
+    if t[:1] in "([" and t[-1:] in ")]":
+        t = t[1:-1].strip()
     if not t:
         return None
-    m = re.match(r"(" + _NUMBER + r")\s*(?:-|\u2013|\u2014|to|_|\.\.)\s*(" + _NUMBER + r")(?![\d.])", t)
+    m = re.match(rf"({NUMBER})\s*(?:-|\u2013|\u2014|to|_|\.\.)\s*({NUMBER})(?![\d.])", t, re.I)
     if m:
         lo, hi = float(m[1].replace(",", "")), float(m[2].replace(",", ""))
-        if lo <= hi:
-            return RefRange(lo, hi)
+        return RangeBounds(lo, hi) if lo <= hi else None
+    m = re.match(rf"({COMPARATOR})\s*({NUMBER})(?![\d.])", t)
+    return _bound(m[1], m[2]) if m else None
+
+
+_RANGE_CORE = re.compile(
+    rf"^(?P<range>(?:{COMPARATOR})\s*(?:{NUMBER})|(?:{NUMBER})\s*(?:-|\u2013|\u2014|to)\s*(?:{NUMBER}))"
+    r"(?:\s+(?P<unit>\S+))?$",
+    re.I,
+)
+_RANGE_PREFIX = re.compile(r"^(?:ref(?:erence)?\.?(?:\s*(?:range|interval))?\s*:?\s*)", re.I)
+
+
+def parse_reference_range(text: str) -> tuple[str, str] | None:
+    """A cell or bracket that holds only a reference range -> (range as printed, unit
+    printed inside it or "").
+
+    "65-99" -> ("65-99", ""); "3.4 - 10.8" -> ("3.4 - 10.8", ""); "<5.7" -> ("<5.7", "");
+    "65-99 mg/dL" -> ("65-99", "mg/dL"); "(3.4-10.8)" -> ("3.4-10.8", "");
+    "Ref: <100" -> ("<100", ""); "Negative" -> ("Negative", ""). None for anything else.
+    """
+    t = _RANGE_PREFIX.sub("", normalize_ws(text or ""))
+    if t[:1] in "([" and t[-1:] in ")]":
+        t = t[1:-1].strip()
+    if not t:
         return None
-    m = re.match(r"(<=|=<|\u2264|<|>=|=>|\u2265|>)\s*(" + _NUMBER + r")(?![\d.])", t)
+    m = _RANGE_CORE.match(t)
     if m:
-        op, n = m[1], float(m[2].replace(",", ""))
-        if op in ("<", "<=", "=<", "\u2264"):
-            return RefRange(None, n, high_inclusive=op != "<")
-        return RefRange(n, None, low_inclusive=op != ">")
+        unit = m.group("unit") or ""
+        if unit and not looks_like_unit(unit):
+            return None
+        return m.group("range"), unit
+    if is_qualitative(t):
+        return t, ""
+    return None
+
+
+# Critical (panic) limits are printed as their own column ("<2.5 or >6.5") or labelled
+# inside a range or a note ("3.5-5.0 (critical <2.5 or >6.5)").
+_CRITICAL_LABEL = re.compile(r"\b(?:critical|crit|panic|alert)\b(?:\s+(?:values?|limits?|ranges?|results?))?\s*:?", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class CriticalLimits:
+    """Values beyond ``low``/``high`` are critical (a limit itself is critical only when
+    printed with "<=" / ">=")."""
+
+    low: float | None
+    high: float | None
+    low_inclusive: bool = False  # "<=2.5": 2.5 is critical
+    high_inclusive: bool = False
+
+
+def parse_critical_limits(text: str) -> CriticalLimits | None:
+    """Critical limits printed on their own: "<2.5 or >6.5", "<2.5, >6.5", ">30",
+    "2.5-6.5" (critical outside it), "Critical: <40". None when nothing numeric is there."""
+    t = _CRITICAL_LABEL.sub(" ", normalize_ws(text or "")).strip(" :;,()")
+    if not t:
+        return None
+    pairs = re.findall(rf"({COMPARATOR})\s*({NUMBER})(?![\d.])", t)
+    low = high = None
+    low_inc = high_inc = False
+    for op, num in pairs:
+        n = float(num.replace(",", ""))
+        if op in _UPPER_OPS:
+            low, low_inc = n, _UPPER_OPS[op]
+        else:
+            high, high_inc = n, _LOWER_OPS[op]
+    if pairs:
+        return CriticalLimits(low, high, low_inc, high_inc)
+    inner = parse_range(t)
+    if inner is not None and inner.low is not None and inner.high is not None:
+        return CriticalLimits(inner.low, inner.high)
+    return None
+
+
+# Limits right after their label: "<2.5 or >6.5", "< 40, > 400", "2.5-6.5".
+_LIMITS_AFTER_LABEL = re.compile(
+    rf"\s*(?:(?:{COMPARATOR})\s*(?:{NUMBER})(?:\s*(?:,|/|or|and)?\s*(?:{COMPARATOR})\s*(?:{NUMBER}))*"
+    rf"|(?:{NUMBER})\s*(?:-|\u2013|to)\s*(?:{NUMBER}))(?![\d.])",
+    re.I,
+)
+
+
+def labelled_critical_limits(text: str) -> tuple[str, CriticalLimits] | None:
+    """Critical limits labelled inside a longer text ("3.5-5.0 (critical <2.5 or >6.5)",
+    a note "Panic values: <40 or >400 mg/dL"): (the printed limits, their reading).
+    The limits must follow the label directly: "Critical value called at 14:35 >2 h"
+    states no limits."""
+    for label in _CRITICAL_LABEL.finditer(text or ""):
+        limits = _LIMITS_AFTER_LABEL.match(text, label.end())
+        if limits is None:
+            continue
+        parsed = parse_critical_limits(limits.group(0))
+        if parsed is not None:
+            return normalize_ws(text[label.start(): limits.end()]), parsed
+    return None
+
+
+def critical_direction(value: str, limits: CriticalLimits | None) -> str | None:
+    """"critical_high" / "critical_low" when the printed value lies wholly past a limit."""
+    v = value_bounds(value)
+    if v is None or limits is None:
+        return None
+    if limits.low is not None and v.high is not None:
+        if v.high < limits.low or (v.high == limits.low and (limits.low_inclusive or not v.high_inclusive)):
+            return "critical_low"
+    if limits.high is not None and v.low is not None:
+        if v.low > limits.high or (v.low == limits.high and (limits.high_inclusive or not v.low_inclusive)):
+            return "critical_high"
     return None
 
 
 # ---------------------------------------------------------------------------- flags
 
-# HL7 table 0078 and what people type in spreadsheets and letters.
-_FLAG_MAP: dict[str, str] = {
-    "N": "normal", "NORMAL": "normal", "NEG": "normal", "NEGATIVE": "normal",
-    "NR": "normal", "ND": "normal", "NOT DETECTED": "normal", "S": "normal",
-    "WNL": "normal", "IN RANGE": "normal",
-    "H": "high", "HI": "high", "HIGH": "high", "HU": "high", ">": "high", "\u2191": "high",
-    "L": "low", "LO": "low", "LOW": "low", "LU": "low", "<": "low", "\u2193": "low",
-    "HH": "critical_high", "H*": "critical_high", "CRITICAL HIGH": "critical_high",
-    "CH": "critical_high", "PANIC HIGH": "critical_high", "H!": "critical_high",
-    "LL": "critical_low", "L*": "critical_low", "CRITICAL LOW": "critical_low",
-    "CL": "critical_low", "PANIC LOW": "critical_low", "L!": "critical_low",
-    "A": "abnormal", "AA": "abnormal", "ABN": "abnormal", "ABNORMAL": "abnormal",
-    "POS": "abnormal", "POSITIVE": "abnormal", "DET": "abnormal", "DETECTED": "abnormal",
-    "RR": "abnormal", "R": "abnormal", "I": "abnormal", "MS": "abnormal", "W": "abnormal",
-    "TOX": "abnormal", "*": "abnormal", "!": "abnormal", "OUT OF RANGE": "abnormal",
+# Printed flag -> meaning. "critical" is a critical flag without a direction (resolved in
+# ``resolve_flag``). Keys are upper case with single spaces.
+_FLAGS: dict[str, str] = {
+    **dict.fromkeys(["N", "NL", "NORMAL", "WNL", "WITHIN NORMAL LIMITS", "IN RANGE", "WITHIN RANGE"], "normal"),
+    **dict.fromkeys(["H", "HI", "HIGH", "^", "\u2191"], "high"),
+    **dict.fromkeys(["L", "LO", "LOW", "V", "\u2193"], "low"),
+    **dict.fromkeys(["HH", "H*", "*H", "CH", "H!", "!H", "\u2191\u2191", "CRITICAL HIGH", "CRIT HIGH", "PANIC HIGH",
+                     "HIGH CRITICAL", "CRITICALLY HIGH", "CRITICAL H"], "critical_high"),
+    **dict.fromkeys(["LL", "L*", "*L", "CL", "L!", "!L", "\u2193\u2193", "CRITICAL LOW", "CRIT LOW", "PANIC LOW",
+                     "LOW CRITICAL", "CRITICALLY LOW", "CRITICAL L"], "critical_low"),
+    **dict.fromkeys(["AA", "CRIT", "CRITICAL", "PANIC", "!!", "CRITICAL VALUE", "PANIC VALUE"], "critical"),
+    **dict.fromkeys(["A", "AB", "ABN", "ABNORMAL", "*", "!", "OUT OF RANGE", "OUTSIDE RANGE"], "abnormal"),
 }
-
-_FLAG_RANK = {
-    "unknown": 0, "normal": 1, "abnormal": 2, "high": 3, "low": 3,
-    "critical_high": 4, "critical_low": 4,
+# Codes that mean a flag only where a flag is expected (an HL7 OBX-8, a flag column): in
+# running text beside a value "<", "S", "R", "POS" or "C" (Celsius) mean something else.
+_FIELD_ONLY_FLAGS: dict[str, str] = {
+    **dict.fromkeys(["NEG", "NEGATIVE", "NR", "ND", "NOT DETECTED", "S"], "normal"),
+    **dict.fromkeys(["HU", ">"], "high"),
+    **dict.fromkeys(["LU", "<"], "low"),
+    "C": "critical",
+    **dict.fromkeys(["POS", "POSITIVE", "DET", "DETECTED", "RR", "R", "I", "MS", "W", "TOX"], "abnormal"),
 }
+_FLAG_RANK = {"normal": 1, "abnormal": 2, "high": 3, "low": 3}
+CRITICAL_FLAGS = frozenset({"critical_high", "critical_low"})
 
 
-def map_flag(raw: str) -> str | None:
-    """One printed flag to the AbnormalFlag vocabulary; None when it is not recognised."""
-    key = normalize_ws(raw or "").upper().rstrip(".")
+def _flag_key(raw: str) -> str:
+    return normalize_ws(raw or "").upper().strip("()[]").rstrip(".:")
+
+
+def flag_meaning(raw: str, *, in_text: bool = False) -> str | None:
+    """What one printed flag says: an AbnormalFlag value, "critical" (no direction), or
+    None when it is not a flag. ``in_text``: the token stands beside a value in running
+    text, where only unmistakable flags count."""
+    key = _flag_key(raw)
     if not key:
         return None
-    return _FLAG_MAP.get(key)
+    return _FLAGS.get(key) or (None if in_text else _FIELD_ONLY_FLAGS.get(key))
 
 
-def combine_flags(raws: Iterable[str]) -> str:
-    """Several printed flags ("H~POS") to one: the most severe wins; high and low
-    together make "abnormal"; nothing recognised gives "unknown"."""
-    mapped = [f for f in (map_flag(r) for r in raws) if f]
-    if not mapped:
-        return "unknown"
-    if {"high", "low"} <= set(mapped) or {"critical_high", "critical_low"} <= set(mapped):
-        return "abnormal"
-    return max(mapped, key=lambda f: _FLAG_RANK[f])
+def derive_flag(value: str | None, reference_range: str | None) -> str | None:
+    """Compare a printed result with its printed range: "high", "low", "normal",
+    "abnormal" or None when the two cannot be compared.
 
-
-def derive_flag(value: str, ref_range: str) -> str | None:
-    """Compare a plain numeric value with a numeric range: "high", "low" or "normal".
-    None when either side is not a plain number/range (never guess from comparators)."""
-    v = parse_number(value)
-    r = parse_range(ref_range)
-    if v is None and parse_number(ref_range) is None and not re.search(r"\d", value or ""):
-        # Qualitative: "Negative" against a printed normal of "Negative".
-        a, b = normalize_ws(value or "").lower(), normalize_ws(ref_range or "").lower()
-        return "normal" if a and a == b else None
-    if v is None or r is None:
+    Numbers are compared as intervals: "<0.1" against "<0.4" is normal, ">90" against
+    ">60" normal, "<5" against "15-150" low, but "<10" against "5-20" could lie on
+    either side of 5 and gives None. Words compare by meaning: "Positive" against a
+    "Negative" range is abnormal, "Not detected" against "Negative" normal, a result
+    printed as "Abnormal" is abnormal; other words only match themselves ("Yellow"/"Yellow").
+    """
+    v_text, r_text = normalize_ws(value or ""), normalize_ws(reference_range or "")
+    if not v_text:
         return None
-    if r.low is not None and (v < r.low or (v == r.low and not r.low_inclusive)):
+    v = value_bounds(v_text)
+    if v is None:
+        if v_text.lower() in ("abnormal", "abn"):
+            return "abnormal"
+        pv, pr = _polarity(v_text), _polarity(r_text)
+        if pv is not None and pr is not None:
+            return "normal" if pv == pr else "abnormal"
+        if r_text and v_text.lower() == r_text.lower().strip("()[]") and not re.search(r"\d", v_text):
+            return "normal"
+        return None
+    r = parse_range(r_text)
+    if r is None:
+        return None
+    if r.low is not None and v.high is not None and (
+            v.high < r.low or (v.high == r.low and not (v.high_inclusive and r.low_inclusive))):
         return "low"
-    if r.high is not None and (v > r.high or (v == r.high and not r.high_inclusive)):
+    if r.high is not None and v.low is not None and (
+            v.low > r.high or (v.low == r.high and not (v.low_inclusive and r.high_inclusive))):
         return "high"
-    return "normal"
+    above_low = r.low is None or (v.low is not None and (
+        v.low > r.low or (v.low == r.low and (r.low_inclusive or not v.low_inclusive))))
+    below_high = r.high is None or (v.high is not None and (
+        v.high < r.high or (v.high == r.high and (r.high_inclusive or not v.high_inclusive))))
+    return "normal" if above_low and below_high else None
 
 
-def flags_disagree(printed: str, derived: str | None) -> bool:
-    """A printed normal against a derived high/low (or the reverse) is worth a look.
-    Critical flags agree with the matching direction."""
-    if derived is None or printed in ("unknown", "abnormal"):
-        return False
-    direction = {"critical_high": "high", "critical_low": "low"}.get(printed, printed)
-    return direction != derived
+@dataclass(frozen=True, slots=True)
+class FlagReading:
+    """The abnormal flag a result is stored with, and how it was reached."""
+
+    flag: str  # AbnormalFlag
+    derived: bool  # computed from the value (and range or critical limits), not printed
+    unrecognised: tuple[str, ...] = ()  # printed flags the vocabulary does not know
+    direction_assumed: bool = False  # a critical flag with no direction, stored as critical_high
+    disagreement: str | None = None  # the printed flag contradicts the value and range
+
+    def review_reasons(self) -> list[str]:
+        """What a person must check before this flag enters a chart."""
+        reasons = []
+        if self.direction_assumed:
+            reasons.append("critical flag printed without a direction (the value and range do not tell "
+                           "high from low): stored as critical_high")
+        if self.disagreement:
+            reasons.append(self.disagreement)
+        return reasons
 
 
-# ---------------------------------------------------------------------------- wording
+def _critical_from(meanings: list[str], direction: str | None, past_limits: str | None) -> tuple[str, bool]:
+    """(critical flag, direction assumed) for printed flags that include a critical one.
 
-_UNCERTAIN = re.compile(
-    r"(\?|\bpossibl[ey]\b|\bprobabl[ey]\b|\bquery\b|\bsuspected\b|\bunsure\b|\bunclear\b"
-    r"|\buncertain\b|\bmaybe\b|\bquestionable\b|\b(?:r/o|rule out)\b|\bnot sure\b"
-    r"|\bunconfirmed\b|\bto be confirmed\b|\btbc\b)",
-    re.IGNORECASE,
-)
+    A printed direction wins; then printed critical limits; then the value against the
+    reference range; then a plain H/L printed beside it. With none of these the flag is
+    still kept critical (fail closed: never downgraded to high or abnormal) and stored
+    as critical_high, the reading that prompts the most urgent look, with
+    ``direction_assumed`` so the extractor sends it to review."""
+    directed = {m for m in meanings if m in CRITICAL_FLAGS}
+    if len(directed) == 1:
+        return directed.pop(), False
+    if past_limits:
+        return past_limits, False
+    if direction in ("high", "low"):
+        return f"critical_{direction}", False
+    plain = {m for m in meanings if m in ("high", "low")}
+    if len(plain) == 1:
+        return f"critical_{plain.pop()}", False
+    return "critical_high", True
+
+
+def resolve_flag(
+    printed: Iterable[str] = (),
+    value: str = "",
+    reference_range: str = "",
+    *,
+    critical_limits: CriticalLimits | None = None,
+    in_range: bool | None = None,
+) -> FlagReading:
+    """The one flag rule for every format.
+
+    ``printed``: the flags the document prints for the result (an OBX-8 with its
+    repeats, a flag column, a flag beside the value). ``in_range``: a layout that says
+    it by column ("In Range" / "Out of Range"). Order: printed flags (the most severe
+    wins; H with L makes "abnormal"; a critical one is resolved by ``_critical_from``),
+    else the column, else the value against the range; printed critical limits then
+    raise any non-critical flag to critical when the value lies past them.
+    """
+    printed_flags = [p for p in (normalize_ws(x or "") for x in printed) if p]
+    meanings = [flag_meaning(p) for p in printed_flags]
+    known = [m for m in meanings if m]
+    unrecognised = tuple(p for p, m in zip(printed_flags, meanings) if m is None)
+    derived = derive_flag(value, reference_range)
+    direction = derived if derived in ("high", "low") else None
+    past_limits = critical_direction(value, critical_limits)
+    assumed = False
+    if any(m in CRITICAL_FLAGS or m == "critical" for m in known):
+        flag, assumed = _critical_from(known, direction, past_limits)
+        from_print = True
+    elif known:
+        plain = set(known)
+        flag = "abnormal" if {"high", "low"} <= plain else max(plain, key=_FLAG_RANK.__getitem__)
+        from_print = True
+    elif in_range is not None:
+        flag = "normal" if in_range else (direction or "abnormal")
+        from_print = in_range or direction is None
+    else:
+        flag, from_print = derived or "unknown", False
+    disagreement = None
+    if from_print and known:
+        shown = {"critical_high": "high", "critical_low": "low"}.get(flag, flag)
+        if (shown in ("high", "low", "normal") and derived in ("high", "low", "normal") and shown != derived) or (
+                shown == "normal" and derived == "abnormal"):
+            disagreement = (f"printed flag {'~'.join(printed_flags)!r} disagrees with value {value} "
+                            f"and range {reference_range!r}")
+    if past_limits and flag not in CRITICAL_FLAGS:
+        if from_print and known:
+            disagreement = (f"printed flag {'~'.join(printed_flags)!r} but value {value} is past the "
+                            f"printed critical limits")
+        flag, from_print = past_limits, False
+    return FlagReading(flag, derived=not from_print and flag != "unknown", unrecognised=unrecognised,
+                       direction_assumed=assumed, disagreement=disagreement)
+
+
+def parse_flag(text: str, value: str | None = None, reference_range: str | None = None, *,
+               in_text: bool = False) -> str | None:
+    """One printed flag -> the AbnormalFlag vocabulary; None when it is not a flag.
+
+    A critical flag without a direction ("CRIT", "AA", "panic") takes its direction from
+    the value against the range, else critical_high (see ``resolve_flag``)."""
+    meaning = flag_meaning(text, in_text=in_text)
+    if meaning is None:
+        return None
+    return resolve_flag([text], value or "", reference_range or "").flag
+
+
+def combine_flags(raws: Iterable[str], value: str = "", reference_range: str = "") -> str:
+    """Several printed flags ("H~POS") to one flag (see ``resolve_flag``); nothing
+    recognised gives "unknown"."""
+    raws = list(raws)
+    if not any(flag_meaning(r) for r in raws):
+        return "unknown"
+    return resolve_flag(raws, value, reference_range).flag
+
+
+
+# ---------------------------------------------------------------------------- wording and confidence
 
 
 def uncertainty_cue(text: str) -> str | None:
-    """The first hedge in a phrase ("? sulfa", "possible latex allergy"), or None."""
-    m = _UNCERTAIN.search(text or "")
-    return m.group(0) if m else None
+    """The first hedge in a phrase ("? sulfa", "possible latex allergy"), or None.
+    The hedge lexicon lives in ``core.policy.context``."""
+    return hedge_cue(text)
 
 
 def clamp_confidence(value: float) -> float:
@@ -332,125 +687,24 @@ def confidence(base: float, factors: Iterable[float]) -> float:
 
 # ---------------------------------------------------------------------------- plausibility
 
-# Analytes whose unit is unambiguous enough that a different one is worth a second look.
-_EXPECTED_UNITS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (
-        re.compile(r"\b(?:hb\s*a1c|hba1c|a1c|glycated h(?:a)?emoglobin|glycoh(?:a)?emoglobin)\b", re.IGNORECASE),
-        ("%", "mmol/mol"),
-    ),
-]
 
-
-def implausible_unit(test_name: str, unit: str) -> str | None:
-    """A reason when a printed unit does not fit a well-known analyte (HbA1c in mg/dL)."""
-    if not unit or not test_name:
+def implausible_unit(test_name: str, unit: str, *, loinc: str | None = None) -> str | None:
+    """A reason when a printed unit does not fit a well-known analyte (HbA1c in mg/dL);
+    a LOINC code, when the source gives one, names the analyte."""
+    if not unit or not (test_name or loinc):
         return None
-    for pattern, expected in _EXPECTED_UNITS:
-        if pattern.search(test_name) and not any(u.lower() in unit.lower() for u in expected):
-            return (f"unit {unit!r} is unusual for {normalize_ws(test_name)} "
-                    f"(expected {' or '.join(expected)})")
-    return None
+    return usual_units_problem(normalize_ws(test_name or ""), unit, loinc)
 
 
-# ---------------------------------------------------------------------------- free-text lists
+# ---------------------------------------------------------------------------- moved names
 
-def split_items(text: str, *, commas: bool = True) -> list[str]:
-    """Split a list written in prose ("Metformin 500 mg BD; Lisinopril 10 mg daily") into
-    items: on new lines, semicolons, bullets and (optionally) commas outside brackets.
-    Items are returned stripped of bullets and trailing punctuation, as substrings."""
-    items: list[str] = []
-    depth = 0
-    buf: list[str] = []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
-        if ch in "\n;\u2022" or (commas and ch == "," and depth == 0):
-            items.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-    items.append("".join(buf))
-    out = []
-    for item in items:
-        item = re.sub(r"^\s*(?:[-*\u2013\u2022\u25aa\u25cf\u00b7]|\d+[.)])\s+", "", item).strip().rstrip(".;,")
-        if item:
-            out.append(item)
-    return out
+_MOVED_TO_PHRASES = frozenset({"split_items", "parse_medication", "parse_allergy", "parse_problem"})
 
 
-_DOSE = re.compile(
-    r"(\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*"
-    r"(?:mg/ml|mg/kg|mg|mcg|\u00b5g|\u03bcg|micrograms?|g|ml|mL|units?|iu|IU|%|puffs?|tablets?|tabs?"
-    r"|capsules?|caps?|drops?|mmol|meq|sprays?|patch(?:es)?)\b)",
-    re.IGNORECASE,
-)
-_FREQUENCY = re.compile(
-    r"\b(once daily|twice daily|three times (?:a day|daily)|four times (?:a day|daily)|once a day|twice a day"
-    r"|every other day|alternate days|every \d+(?:-\d+)? ?(?:hours|hrs|h)\b|q\d+h|once weekly|weekly|monthly"
-    r"|daily|nightly|at night|at bedtime|in the morning|with meals|as needed|as required|when required"
-    r"|od|bd|bid|tds|tid|qds|qid|qhs|qam|qpm|nocte|mane|prn|stat)\b",
-    re.IGNORECASE,
-)
-_ROUTE = re.compile(
-    r"\b(oral(?:ly)?|by mouth|po|subcutaneous(?:ly)?|subcut|sc|intramuscular|im|intravenous|iv|inhaled|inh"
-    r"|topical(?:ly)?|sublingual|sl|pr|nasal|transdermal|ophthalmic|eye drops)\b",
-    re.IGNORECASE,
-)
+def __getattr__(name: str):
+    """The prose-list parsers moved to ``extract.phrases``; their old names still work."""
+    if name in _MOVED_TO_PHRASES:
+        from extract import phrases
 
-
-def parse_medication(text: str) -> dict:
-    """Name, dose, frequency and route from one medication line, each as printed
-    ("Metformin 500 mg twice daily" -> name "Metformin", dose "500 mg",
-    frequency "twice daily"); missing parts are None."""
-    t = normalize_ws(text)
-    dose = _DOSE.search(t)
-    freq = _FREQUENCY.search(t)
-    route = _ROUTE.search(t)
-    cut = min([m.start() for m in (dose, freq, route) if m] or [len(t)])
-    name = t[:cut].strip(" ,-:(") or t
-    return {
-        "name": name,
-        "dose": dose.group(1) if dose else None,
-        "frequency": freq.group(1) if freq else None,
-        "route": route.group(1) if route else None,
-    }
-
-
-_SEVERITY_WORDS = re.compile(r"\b(mild|moderate|severe|life[- ]threatening|anaphyla\w*)\b", re.IGNORECASE)
-_NO_KNOWN = re.compile(r"^\s*(?:nkda|nka|nkfa|no known (?:drug |food )?allerg(?:y|ies)|none known|nil known)\b", re.IGNORECASE)
-
-
-def parse_allergy(text: str) -> dict:
-    """Substance, reaction and severity from "Penicillin (rash)", "Codeine - nausea",
-    "Latex: hives, severe". "NKDA"/"No known allergies" sets ``no_known_allergies``."""
-    t = normalize_ws(text)
-    if _NO_KNOWN.match(t):
-        return {"substance": None, "reaction": None, "severity": None, "no_known_allergies": True}
-    m = re.match(r"(.+?)\s*\((.+)\)\s*$", t) or re.match(r"(.+?)\s*(?:\s[-\u2013\u2014]\s|:|\u2192|->)\s*(.+)$", t)
-    substance, reaction = (m.group(1).strip(), m.group(2).strip()) if m else (t, None)
-    sev = _SEVERITY_WORDS.search(reaction or "")
-    severity = None
-    if sev:
-        word = sev.group(1).lower()
-        severity = "severe" if word.startswith(("anaphyla", "life")) else word
-    return {"substance": substance, "reaction": reaction, "severity": severity, "no_known_allergies": False}
-
-
-_ICD10 = re.compile(r"\b([A-TV-Z][0-9][0-9AB](?:\.[0-9A-Z]{1,4})?)\b")
-_ICD9 = re.compile(r"\b(\d{3}\.\d{1,2}|V\d{2}(?:\.\d{1,2})?)\b")
-
-
-def parse_problem(text: str) -> dict:
-    """Description plus an ICD code when one is printed ("Hypertension (I10)")."""
-    t = normalize_ws(text)
-    code = system = None
-    m = re.search(r"[\[(]\s*(?:ICD-?10(?:-CM)?:?\s*)?([A-TV-Z][0-9][0-9AB](?:\.[0-9A-Z]{1,4})?)\s*[\])]", t) or \
-        re.search(r"(?:ICD-?10(?:-CM)?:?\s*)([A-TV-Z][0-9][0-9AB](?:\.[0-9A-Z]{1,4})?)\b", t)
-    if m:
-        code, system = m.group(1), "ICD-10"
-        description = (t[: m.start()] + t[m.end():]).strip(" -,:;")
-    else:
-        description = t
-    return {"code": code, "description": description or t, "coding_system": system}
+        return getattr(phrases, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

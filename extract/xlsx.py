@@ -34,7 +34,9 @@ from core.models import (
     IdentityCandidate,
     LabResultValue,
 )
+from core.policy.analytes import loinc_code_ok
 from extract import values as V
+from extract.phrases import parse_medication
 from extract.section_facts import SectionFacts
 from extract.ooxml import check_ooxml
 
@@ -213,6 +215,9 @@ _LAB_ROLES: dict[str, tuple[str, ...]] = {
     "flag": ("flag", "flags", "abnormal flag", "h/l", "abn", "abnormal", "interpretation"),
     "date": ("date", "collected", "collection date", "date collected", "specimen date", "result date",
              "sample date", "date of test", "test date", "drawn", "collection"),
+    "critical": ("critical range", "critical limits", "critical values", "critical value", "panic values",
+                 "panic range", "panic limits", "critical"),
+    "loinc": ("loinc", "loinc code"),
 }
 _MED_ROLES: dict[str, tuple[str, ...]] = {
     "name": ("medication", "drug", "medicine", "medication name", "drug name", "medications", "drugs"),
@@ -457,7 +462,8 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
         return
     name = V.normalize_ws(test["text"])
     value = V.normalize_ws(value_cell["text"])
-    unit_cell, range_cell, flag_cell = (_cell(by_col, table, r) for r in ("unit", "range", "flag"))
+    unit_cell, range_cell, flag_cell, critical_cell, loinc_cell = (
+        _cell(by_col, table, r) for r in ("unit", "range", "flag", "critical", "loinc"))
     unit = V.normalize_ws(unit_cell["text"]) if unit_cell else ""
     if not unit:
         split_value, split_unit = V.split_value_unit(value)
@@ -469,17 +475,22 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     factors: list[float] = []
     reasons: list[str] = []
     printed_flag = V.normalize_ws(flag_cell["text"]) if flag_cell else ""
-    flag, derived_flag = "unknown", False
-    derived = V.derive_flag(value, ref)
-    if printed_flag:
-        flag = V.combine_flags(re.split(r"[\s,/~]+", printed_flag))
-        if flag == "unknown":
-            factors.append(0.9)
-        if V.flags_disagree(flag, derived):
-            factors.append(0.8)
-            reasons.append(f"printed flag {printed_flag!r} disagrees with value {value} and range {ref!r}")
-    elif derived:
-        flag, derived_flag = derived, True
+    critical_text = V.normalize_ws(critical_cell["text"]) if critical_cell else ""
+    if critical_text:
+        critical = (critical_text, V.parse_critical_limits(critical_text))
+    else:
+        critical = V.labelled_critical_limits(ref) or ("", None)
+    # A flag cell is one flag ("critical high") or several ("H, POS").
+    printed = [printed_flag] if V.flag_meaning(printed_flag) else [p for p in re.split(r"[\s,/~]+", printed_flag) if p]
+    reading = V.resolve_flag(printed, value, ref, critical_limits=critical[1])
+    flag, derived_flag = reading.flag, reading.derived
+    if reading.unrecognised:
+        factors.append(0.9)
+    if reading.disagreement:
+        factors.append(0.8)
+    if reading.direction_assumed:
+        factors.append(0.9)
+    reasons += reading.review_reasons()
     coll, date_problem = _date_of(_cell(by_col, table, "date"))
     if coll is None and date_problem is None:
         coll = sheet_date
@@ -493,7 +504,9 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
         factors.append(0.95)
     elif not unit:
         factors.append(0.9)
-    implausible = V.implausible_unit(name, unit)
+    loinc = V.normalize_ws(loinc_cell["text"]) if loinc_cell else ""
+    loinc = loinc if loinc_code_ok(loinc) else ""
+    implausible = V.implausible_unit(name, unit, loinc=loinc or None)
     if implausible:
         factors.append(0.7)
         reasons.append(implausible)
@@ -510,6 +523,10 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
                          abnormal_flag=flag, flag_derived=derived_flag).model_dump()
     if printed_flag:
         lab["flags_as_printed"] = [printed_flag]
+    if critical[0]:
+        lab["critical_range"] = critical[0]
+    if loinc:
+        lab["loinc"] = loinc
     path = ctx.path("results")
     text = f"{name}: {value}" + (f" {unit}" if unit else "") + (f" (ref {ref})" if ref else "") + (
         f" [{flag.replace('_', ' ')}]" if flag not in ("unknown", "normal") else "") + (
@@ -527,12 +544,12 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
         return
     parts = {role: V.normalize_ws(c["text"]) for role in ("dose", "frequency", "route", "status")
              if (c := _cell(by_col, table, role)) is not None}
-    parsed = V.parse_medication(name_cell["text"])
+    parsed = parse_medication(name_cell["text"])
     name = parsed["name"]
     dose = parts.get("dose") or parsed["dose"]
     frequency = parts.get("frequency") or parsed["frequency"]
     if not dose and frequency:
-        dose = V.parse_medication(frequency)["dose"]
+        dose = parse_medication(frequency)["dose"]
     start, date_problem = _date_of(_cell(by_col, table, "start"))
     structured = {"name": name, "dose": dose or None, "frequency": frequency or None,
                   "route": parts.get("route") or parsed["route"], "start_date": start,

@@ -170,12 +170,19 @@ def m005_fact_context(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("ALTER TABLE document_facts ADD COLUMN context JSON")
 
 
+def m006_chart_lab_loinc(cur: duckdb.DuckDBPyConnection) -> None:
+    # A result's LOINC code (HL7 OBX-3, a workbook column) names its analyte better than
+    # any printed name; the chart keeps it so conflicts are found by code where known.
+    cur.execute("ALTER TABLE chart_lab_results ADD COLUMN loinc VARCHAR")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
     (3, "fact vector state", m003_fact_vector_state),
     (4, "job warnings and current identity view", m004_job_warnings_and_current_identity),
     (5, "fact context attributes", m005_fact_context),
+    (6, "LOINC code on chart lab results", m006_chart_lab_loinc),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -456,3 +456,19 @@ def test_blood_culture_corrected_and_susceptibilities(shared_data):
     assert blank.structured_value["value"] == "" and blank.wants_review
     vanc = next(f for f in labs(result) if f.structured_value["test_name"].startswith("Vancomycin"))
     assert vanc.structured_value["value"] == ">=32" and vanc.document_fact_only  # status P
+
+
+def test_loinc_code_is_kept_when_obx3_names_its_system():
+    _, result = run(message(
+        "OBX|1|NM|2345-7^Glucose^LN||182|mg/dL|70-99|H|||F",
+        "OBX|2|NM|GLU^Glucose^L^2345-7^Glucose^LN||182|mg/dL|70-99|H|||F",  # local first, LOINC as alternate
+        "OBX|3|NM|2345-6^Glucose^LN||182|mg/dL|70-99|H|||F",  # wrong check digit: not a LOINC code
+        "OBX|4|NM|2345-7^Glucose^L||182|mg/dL|70-99|H|||F",  # a local code that looks like one
+    ))
+    assert [f.structured_value.get("loinc") for f in labs(result)] == ["2345-7", "2345-7", None, None]
+
+
+def test_hba1c_unit_is_checked_by_its_loinc_code_when_the_name_is_local():
+    _, result = run(message("OBX|1|NM|GHB^GHB^L^4548-4^^LN||5.8|mg/dL|0.0-5.6|H|||F"))
+    (a1c,) = labs(result)
+    assert a1c.wants_review and "unusual" in a1c.review_reason

@@ -70,7 +70,7 @@ def test_attention_order_is_critical_then_recent_and_grouped_by_topic():
     # the critical result first even though older; A1c (newest) pulls glucose next to it;
     # then the lipids together, newest first.
     assert ordered == ["Potassium", "Hemoglobin A1c", "Glucose", "HDL Cholesterol", "LDL Cholesterol"]
-    ldl = next(s for s in build_series(items) if s.key == "ldl cholesterol")
+    ldl = next(s for s in build_series(items) if s.test_name == "LDL Cholesterol")
     assert ldl.latest.structured["value"] == "150" and trend_text(ldl) == "previous 170 u on 2025-06-01 (high)"
 
 
@@ -78,8 +78,15 @@ def test_lookup_order_is_the_latest_test_first_and_each_series_newest_first():
     items = [_lab(1, "A1c", "8.4", "high", "2025-10-01", "a1c"), _lab(2, "A1c", "7.9", "high", "2026-04-10", "a1c"),
              _lab(3, "TSH", "2.1", "normal", "2025-01-01", "thyroid")]
     series = lookup_order(build_series(items))
-    assert [s.key for s in series] == ["a1c", "tsh"]
+    assert [s.test_name for s in series] == ["A1c", "TSH"]
     assert [i.structured["value"] for i in series[0].items] == ["7.9", "8.4"] and trend_text(series[1]) == ""
+
+
+def test_synonyms_of_one_test_form_one_trend():
+    items = [_lab(1, "HbA1c", "8.4", "high", "2025-10-01", "a1c"),
+             _lab(2, "Hemoglobin A1c", "7.9", "high", "2026-04-10", "a1c")]
+    series = build_series(items)
+    assert len(series) == 1 and [i.structured["value"] for i in series[0].items] == ["7.9", "8.4"]
 
 
 def test_a_negation_the_text_already_says_is_not_tagged_again():

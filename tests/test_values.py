@@ -1,4 +1,6 @@
-"""Pure value helpers: dates, ranges, flags, medication/allergy/problem phrases."""
+"""The value rules (extract.values): dates, numbers, units, ranges, flags, wording; and the
+prose-list phrases. Every extractor reads printed values through these rules, so each rule
+is tested once here; tests/test_value_rules_across_formats.py checks the formats agree."""
 
 from __future__ import annotations
 
@@ -6,7 +8,11 @@ from datetime import date, datetime
 
 import pytest
 
+from core.policy.context import hedge_cue
+from extract import text_rules as tr
 from extract import values as V
+
+TODAY = date(2026, 11, 29)
 
 
 @pytest.mark.parametrize(
@@ -87,9 +93,9 @@ def test_derived_flags_and_disagreement():
     assert V.derive_flag("Negative", "negative") == "normal"
     assert V.derive_flag("<0.5", "0-5") is None  # a comparator is never compared
     assert V.derive_flag("7.9", "") is None
-    assert V.flags_disagree("normal", "high")
-    assert not V.flags_disagree("critical_high", "high")
-    assert not V.flags_disagree("abnormal", "high")
+    assert V.resolve_flag(["N"], "5.9", "3.5-5.1").disagreement
+    assert V.resolve_flag(["HH"], "5.9", "3.5-5.1").disagreement is None
+    assert V.resolve_flag(["A"], "5.9", "3.5-5.1").disagreement is None
 
 
 def test_numbers_and_units():
@@ -139,3 +145,254 @@ def test_uncertainty_and_confidence():
     assert V.confidence(0.95, [0.5, 0.5]) == 0.24
     assert V.confidence(2.0, []) == 0.99 and V.confidence(0.0, []) == 0.05
     assert V.contains_normalized("a  b\n c", "b c") and not V.contains_normalized("abc", "  ")
+
+
+# ---------------------------------------------------------------------------- rules first written for pages
+
+
+@pytest.mark.parametrize("text, iso", [
+    ("2026-04-10", "2026-04-10"),
+    ("2026/04/10", "2026-04-10"),
+    ("4/10/2026", "2026-04-10"),
+    ("04/10/2026", "2026-04-10"),
+    ("04-10-2026", "2026-04-10"),
+    ("7/22/58", "1958-07-22"),
+    ("4/10/26", "2026-04-10"),
+    ("22 July 1958", "1958-07-22"),
+    ("July 22, 1958", "1958-07-22"),
+    ("Jul 22 1958", "1958-07-22"),
+    ("Jul. 22, 1958", "1958-07-22"),
+    ("22-Jul-1958", "1958-07-22"),
+    ("22-JUL-1958", "1958-07-22"),
+    ("Sept 3, 2020", "2020-09-03"),
+    ("March 1st, 2024", "2024-03-01"),
+    ("04/10/2026 08:15", "2026-04-10"),
+    ("04/10/2026 8:15 AM", "2026-04-10"),
+])
+def test_parse_date_formats(text, iso):
+    assert V.parse_date(text, today=TODAY).iso == iso
+    assert tr.parse_date(text, today=TODAY) == iso  # the intake extractor's ISO-string form
+
+
+@pytest.mark.parametrize("text", [
+    "03/2024",  # no day
+    "2024",
+    "02/30/2026",  # no such day
+    "13/13/2026",  # no month 13 either way round
+    "July 2026",
+    "Collected: 04/10/2026",  # a label is not part of a date
+    "65-99",
+    "",
+])
+def test_parse_date_rejects_incomplete_or_invalid(text):
+    parsed = V.parse_date(text, today=TODAY)
+    assert parsed is None or parsed.iso is None
+
+
+def test_find_date_locates_date_inside_text():
+    m = V.find_date("Specimen collected: Jul 22 2026 0815", today=TODAY)
+    assert m is not None and m.iso == "2026-07-22"
+    assert "Specimen collected: Jul 22 2026 0815"[m.start:m.end] == "Jul 22 2026"
+
+
+def test_two_digit_year_pivots_on_today():
+    assert V.parse_date("1/5/27", today=date(2026, 1, 1)).iso == "2027-01-05"
+    assert V.parse_date("1/5/28", today=date(2026, 1, 1)).iso == "1928-01-05"
+
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("65-99", ("65-99", "")),
+    ("3.4 - 10.8", ("3.4 - 10.8", "")),
+    ("<5.7", ("<5.7", "")),
+    (">=60", (">=60", "")),
+    ("> 60", ("> 60", "")),
+    ("65-99 mg/dL", ("65-99", "mg/dL")),
+    ("3.5-5.2 mmol/L", ("3.5-5.2", "mmol/L")),
+    (">59 mL/min/1.73m2", (">59", "mL/min/1.73m2")),
+    ("(3.4-10.8)", ("3.4-10.8", "")),
+    ("Ref: <100", ("<100", "")),
+    ("0.5 to 1.2", ("0.5 to 1.2", "")),
+    ("Negative", ("Negative", "")),
+])
+def test_parse_reference_range(text, expected):
+    assert V.parse_reference_range(text) == expected
+
+
+@pytest.mark.parametrize("text", ["hello", "100 apples", "", "See note", "65-"])
+def test_parse_reference_range_rejects(text):
+    assert V.parse_reference_range(text) is None
+
+
+
+@pytest.mark.parametrize("text, flag", [
+    ("H", "high"), ("High", "high"), ("HIGH", "high"),
+    ("L", "low"), ("Low", "low"),
+    ("HH", "critical_high"), ("LL", "critical_low"),
+    ("critical high", "critical_high"), ("Critical Low", "critical_low"),
+    ("A", "abnormal"), ("ABN", "abnormal"), ("abnormal", "abnormal"), ("*", "abnormal"),
+    ("N", "normal"), ("normal", "normal"),
+])
+def test_parse_flag_vocabulary(text, flag):
+    assert V.parse_flag(text) == flag
+    assert V.parse_flag(text, in_text=True) == flag  # all of these are flags beside a value too
+
+
+def test_bare_critical_takes_direction_from_value_and_range():
+    assert V.parse_flag("critical", "6.8", "3.5-5.2") == "critical_high"
+    assert V.parse_flag("Critical", "2.1", "3.5-5.2") == "critical_low"
+    # No direction to be had: still critical (fail closed), never "abnormal".
+    assert V.parse_flag("critical") == "critical_high"
+
+
+@pytest.mark.parametrize("text", ["", "Final", "mg/dL", "x"])
+def test_parse_flag_rejects_non_flags(text):
+    assert V.parse_flag(text) is None
+
+
+@pytest.mark.parametrize("value, rng, flag", [
+    ("148", "<100", "high"),
+    ("99", "65-99", "normal"),
+    ("65", "65-99", "normal"),
+    ("64.9", "65-99", "low"),
+    ("100", "<100", "high"),  # "<100" excludes 100
+    ("100", "<=100", "normal"),
+    ("60", ">=60", "normal"),
+    ("60", ">60", "low"),
+    ("38", ">39", "low"),
+    (">60", ">59", "normal"),
+    ("<0.5", "<1.0", "normal"),
+    ("3.4", "3.4 - 10.8", "normal"),
+    ("Positive", "Negative", "abnormal"),
+    ("Negative", "Negative", "normal"),
+    ("Not detected", "Not detected", "normal"),
+])
+def test_derive_flag(value, rng, flag):
+    assert V.derive_flag(value, rng) == flag
+
+
+@pytest.mark.parametrize("value, rng", [("148", ""), ("Yellow", "Negative"), ("abc", "65-99"), ("7", "See note")])
+def test_derive_flag_none_when_not_comparable(value, rng):
+    assert V.derive_flag(value, rng) is None
+
+
+@pytest.mark.parametrize("token, is_unit", [
+    ("mg/dL", True), ("%", True), ("x10E3/uL", True), ("10^3/uL", True), ("mL/min/1.73m2", True),
+    ("fL", True), ("mmol/L", True), ("IU/L", True),
+    ("H", False), ("Negative", False), ("Springfield", False), ("Suite", False), ("65-99", False),
+])
+def test_looks_like_unit(token, is_unit):
+    assert V.looks_like_unit(token) is is_unit
+
+
+# ---------------------------------------------------------------------------- merged rules (one answer per question)
+
+
+def test_one_date_rule_for_every_format():
+    # Day-first only when it is the one possible reading; month-first otherwise, marked ambiguous.
+    assert V.parse_date("13/01/2026", today=TODAY) == V.ParsedDate("2026-01-13", "day", False)
+    assert V.parse_date("04/10/2026", today=TODAY) == V.ParsedDate("2026-04-10", "day", True)
+    # Two-digit years pivot on today, not on a fixed year.
+    assert V.parse_date("7/22/58", today=TODAY).iso == "1958-07-22"
+    assert V.parse_date("4/10/26", today=TODAY).iso == "2026-04-10"
+    # A trailing time of day is part of a date field; other words are not.
+    assert V.parse_date("2024-03-12 09:05", today=TODAY).iso == "2024-03-12"
+    assert V.parse_date("7/22/58 (age 67)", today=TODAY) is None
+    assert V.parse_date("Jan 22 2024", today=TODAY).iso == "2024-01-22"  # a year is no time of day
+    assert tr.parse_date("13/01/2026", today=TODAY) == "2026-01-13"  # the page rules agree
+    m = V.find_date("ref (3.4-10.8) collected 31.01.2020", today=TODAY)
+    assert m.iso == "2020-01-31"  # a range is never read as a date
+
+
+@pytest.mark.parametrize("value,rng,flag", [
+    ("<0.01", "<0.04", "normal"), (">90", ">60", "normal"), ("<5", "15-150", "low"), (">500", "0-200", "high"),
+    ("<10", "5-20", None),  # below 10 may be below 5 or not: not guessed
+    ("<0.5", "0-5", None), (">=60", ">=60", "normal"), ("<=4", "<4", None), ("<4", "<=4", "normal"),
+    ("-3", "-2 to +2", "low"), ("1,250", "150-1,000", "high"),
+])
+def test_comparator_values_are_compared_as_intervals(value, rng, flag):
+    assert V.derive_flag(value, rng) == flag
+
+
+@pytest.mark.parametrize("value,rng,flag", [
+    ("Positive", "Negative", "abnormal"), ("Reactive", "Non-reactive", "abnormal"), ("Not detected", "Negative", "normal"),
+    ("Negative", "Positive", "abnormal"), ("Abnormal", "Normal", "abnormal"), ("Abnormal", "", "abnormal"),
+    ("Normal", "Normal", "normal"), ("Clear", "Clear", "normal"), ("Positive", "", None), ("Trace", "Negative", None),
+])
+def test_qualitative_results_compare_by_meaning(value, rng, flag):
+    assert V.derive_flag(value, rng) == flag
+
+
+@pytest.mark.parametrize("printed,value,rng,flag,assumed", [
+    (["AA"], "2.1", "3.5-5.0", "critical_low", False),  # direction from the range
+    (["AA"], "7.2", "3.5-5.0", "critical_high", False),
+    (["AA"], "Positive", "Negative", "critical_high", True),  # no direction to be had: kept critical
+    (["CRIT"], "38", "70-99", "critical_low", False),
+    (["panic"], "38", "", "critical_high", True),
+    (["!!"], "6.9", "3.5-5.0", "critical_high", False),
+    (["AA", "L"], "4.0", "", "critical_low", False),  # a printed direction beside it
+    (["HH", "LL"], "2.0", "3.5-5.0", "critical_low", False),  # contradictory: the value decides
+    (["C"], "7.0", "3.5-5.0", "critical_high", False),  # "C" in a flag field
+])
+def test_critical_flags_are_never_downgraded(printed, value, rng, flag, assumed):
+    reading = V.resolve_flag(printed, value, rng)
+    assert (reading.flag, reading.direction_assumed, reading.derived) == (flag, assumed, False)
+    assert bool(reading.review_reasons()) is assumed or reading.disagreement is not None
+
+
+def test_critical_limits_raise_a_flag_and_are_read_in_their_usual_spellings():
+    limits = V.parse_critical_limits("<2.5 or >6.5")
+    assert (limits.low, limits.high) == (2.5, 6.5)
+    assert V.parse_critical_limits("Critical: >30") == V.CriticalLimits(None, 30.0)
+    assert V.parse_critical_limits("2.5 - 6.5") == V.CriticalLimits(2.5, 6.5)
+    assert V.parse_critical_limits("see note") is None
+    assert V.resolve_flag([], "1.9", "3.5-5.0", critical_limits=limits) == V.FlagReading("critical_low", True)
+    assert V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_limits=limits).flag == "critical_high"
+    assert V.resolve_flag(["L"], "3.0", "3.5-5.0", critical_limits=limits).flag == "low"  # not past the limit
+    assert V.resolve_flag([], "2.5", "3.5-5.0", critical_limits=limits).flag == "low"  # "<2.5" excludes 2.5
+    upgraded = V.resolve_flag(["N"], "7.4", "3.5-5.0", critical_limits=limits)
+    assert upgraded.flag == "critical_high" and "critical limits" in upgraded.disagreement
+    printed, inline = V.labelled_critical_limits("3.5-5.0 (critical <2.5 or >6.5)")
+    assert printed == "critical <2.5 or >6.5" and (inline.low, inline.high) == (2.5, 6.5)
+    assert V.labelled_critical_limits("Critical values are phoned to the ordering clinician.") is None
+    assert V.labelled_critical_limits("Critical value called to Dr Ames at 14:35 >2 h after draw") is None
+    assert V.labelled_critical_limits("Panic values: <40 or >400 mg/dL")[0] == "Panic values: <40 or >400"
+    assert V.parse_range("3.5-5.0 (critical <2.5 or >6.5)") == V.RangeBounds(3.5, 5.0)
+
+
+def test_resolve_flag_order_and_review_reasons():
+    assert V.resolve_flag([], "148", "<100") == V.FlagReading("high", True)
+    assert V.resolve_flag(["U"], "148", "<100") == V.FlagReading("high", True, unrecognised=("U",))
+    assert V.resolve_flag([], "4.1", "3.4-10.8", in_range=False).flag == "abnormal"  # the column says so
+    assert V.resolve_flag([], "11.8", "3.4-10.8", in_range=False) == V.FlagReading("high", True)
+    assert V.resolve_flag([], "Yellow", "", in_range=True) == V.FlagReading("normal", False)
+    assert V.resolve_flag([], "7", "") == V.FlagReading("unknown", False)
+    disagree = V.resolve_flag(["N"], "6.4", "3.5-5.1")
+    assert disagree.flag == "normal" and "disagrees" in disagree.review_reasons()[0]  # as printed, checked
+    assert V.resolve_flag(["H", "POS"], ">11.0", "<1.0").disagreement is None
+
+
+def test_flag_words_beside_a_value_are_a_narrower_set():
+    for code in ("<", ">", "S", "R", "POS", "NEG", "C", "DET"):
+        assert V.flag_meaning(code) is not None and V.flag_meaning(code, in_text=True) is None
+        assert not tr.is_flag_word(code)
+    for code in ("H", "HH", "AA", "CRIT", "!!", "*", "Abnormal", "critical low"):
+        assert tr.is_flag_word(code)
+
+
+def test_units_and_qualitative_words():
+    assert V.split_value_unit("<0.5 mg/L") == ("<0.5", "mg/L")
+    assert V.split_value_unit("7.9 H") == ("7.9 H", "")  # a flag is not a unit
+    assert V.is_qualitative("Abnormal") and V.is_qualitative("not detected") and not V.is_qualitative("7.9")
+    assert V.value_bounds("<0.1") == V.RangeBounds(None, 0.1, high_inclusive=False)
+    assert V.value_bounds("7.9") == V.RangeBounds(7.9, 7.9) and V.value_bounds("Positive") is None
+
+
+def test_hedges_come_from_the_context_policy():
+    for text in ("? sulfa", "possible latex allergy", "might be penicillin", "Penicillin"):
+        assert V.uncertainty_cue(text) == hedge_cue(text)
+
+
+def test_unit_plausibility_by_loinc_code():
+    assert "unusual" in V.implausible_unit("GHB", "mg/dL", loinc="4548-4")
+    assert V.implausible_unit("GHB", "mg/dL") is None  # an unknown name alone says nothing

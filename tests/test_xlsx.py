@@ -202,3 +202,16 @@ def test_broken_input_is_a_coded_error(make, code, words):
         normalize_xlsx(make())
     assert err.value.code == code
     assert words.lower() in str(err.value).lower()
+
+
+def test_loinc_column_is_kept_when_it_is_a_valid_code():
+    def sheet(ws):
+        ws.append(["MRN:", "QF-778201"])
+        ws.append(["Test", "LOINC", "Result", "Units", "Reference range"])
+        ws.append(["GHB", "4548-4", 7.9, "%", "<5.7"])
+        ws.append(["Glucose", "2345-6", 5.1, "mmol/L", "3.9-5.5"])  # check digit wrong: dropped
+
+    _, result = run(_book(sheet))
+    ghb, glucose = of_type(result, "lab_result")
+    assert ghb.structured_value["loinc"] == "4548-4" and "loinc" not in glucose.structured_value
+    assert ghb.structured_value["abnormal_flag"] == "high" and ghb.structured_value["flag_derived"]

@@ -6,6 +6,11 @@ clinical content      patient-scoped: the same clinical content from any documen
                       (a re-upload under a new id) hashes the same;
 clinical key          patient-scoped content minus the value: same test on the same
                       date with a different value is a conflict, not a new fact.
+
+A lab result's test is its canonical analyte (``core.policy.analytes``: "HbA1c" and
+"Hemoglobin A1c" are one test), falling back to the printed name when the vocabulary
+does not know it. The key is computed from fields a chart row also holds (test name,
+unit, LOINC code, date), because promotion recomputes it from the chart rows.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import hashlib
 import json
 import re
 from typing import Any
+
+from core.policy.analytes import canonical_analyte
 
 _KEY_FIELDS = {
     "lab_result": ("test_name", "collection_date"),
@@ -41,11 +48,21 @@ def fact_fingerprint(document_id: int, doc_type: str, fact_type: str, field_path
     return _digest("fact", document_id, doc_type, fact_type, field_path, structured)
 
 
+def _key_part(fact_type: str, name: str, structured: dict) -> str:
+    if fact_type == "lab_result" and name == "test_name":
+        unit = structured.get("unit")
+        analyte = canonical_analyte(str(structured.get("test_name") or ""), loinc=structured.get("loinc") or None,
+                                    unit=None if unit is None else str(unit))
+        if analyte:
+            return f"analyte:{analyte}"
+    return _norm(structured.get(name))
+
+
 def clinical_key(patient_id: int, fact_type: str, structured: dict, fallback_text: str) -> str:
     fields = _KEY_FIELDS.get(fact_type)
     if not fields:
         return _digest("key", patient_id, fact_type, _norm(fallback_text))
-    return _digest("key", patient_id, fact_type, *(_norm(structured.get(f)) for f in fields))
+    return _digest("key", patient_id, fact_type, *(_key_part(fact_type, f, structured) for f in fields))
 
 
 def clinical_content_fingerprint(patient_id: int, fact_type: str, structured: dict, fallback_text: str) -> str:

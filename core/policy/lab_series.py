@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from core.policy.analytes import canonical_analyte
 from core.models import EvidenceItem
 from core.policy.chart_rules import is_abnormal, is_critical
 from core.policy.topics import group_of, topic_order
@@ -28,9 +29,11 @@ def severity(flag: str | None) -> int:
     return IN_RANGE if flag == "normal" else NOT_FLAGGED
 
 
-def test_key(test_name: str | None) -> str:
-    """One series per test, however the report spaced or punctuated its name."""
-    return re.sub(r"[^a-z0-9]+", " ", str(test_name or "").lower()).strip()
+def test_key(test_name: str | None, unit: str | None = None, loinc: str | None = None) -> str:
+    """One series per test: its canonical analyte ("HbA1c" and "Hemoglobin A1c" are one
+    trend), else its name however the report spaced or punctuated it."""
+    analyte = canonical_analyte(str(test_name or ""), loinc=loinc, unit=unit)
+    return f"analyte:{analyte}" if analyte else re.sub(r"[^a-z0-9]+", " ", str(test_name or "").lower()).strip()
 
 
 @dataclass
@@ -76,7 +79,8 @@ def build_series(items: list[EvidenceItem]) -> list[LabSeries]:
     for item in items:
         if item.fact_type != "lab_result":
             continue
-        key = test_key(item.structured.get("test_name"))
+        key = test_key(item.structured.get("test_name"), item.structured.get("unit") or None,
+                       item.structured.get("loinc") or None)
         by_key.setdefault(key, LabSeries(key=key, topic=item.topic)).items.append(item)
     for series in by_key.values():
         series.items.sort(key=_newest_first, reverse=True)

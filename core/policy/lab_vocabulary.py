@@ -4,12 +4,15 @@ A text layer says exactly what was printed; OCR can turn "A1c" into "Aic",
 "x10E3/uL" into "x lOE3/uL" or "7.9" into "79". A lab result read by OCR is
 therefore promoted only when its test name and unit are ones we know and its
 value is of a plausible size for its reference range; anything else stays
-visible in review with the reason.
+visible in review with the reason. Test names come from the one analyte vocabulary
+(``core.policy.analytes``); this module keeps the units.
 """
 
 from __future__ import annotations
 
 import re
+
+from core.policy.analytes import known_name, normalize_name, normalize_unit
 
 _UNITS = """
 % mg/dl g/dl g/l mg/l ug/dl mcg/dl ug/l mcg/l ng/ml ng/dl pg/ml pg fl mmol/l umol/l nmol/l pmol/l meq/l
@@ -19,32 +22,12 @@ mm/hr sec seconds ratio index mosm/kg mmhg bpm kg cm copies/ml au/ml titer ug/ml
 """
 KNOWN_UNITS = frozenset(_UNITS.split())
 
-_ANALYTES = """
-wbc|white blood cells|white blood cell count|rbc|red blood cells|red blood cell count|hemoglobin|haemoglobin|hgb|
-hematocrit|hct|mcv|mch|mchc|rdw|platelets|platelet count|plt|mpv|neutrophils|lymphocytes|monocytes|eosinophils|
-basophils|absolute neutrophils|glucose|fasting glucose|glucose, fasting|bun|urea nitrogen|blood urea nitrogen|
-creatinine|egfr|gfr|estimated gfr|bun/creatinine ratio|sodium|potassium|chloride|carbon dioxide|co2|
-carbon dioxide, total|bicarbonate|calcium|protein, total|total protein|albumin|globulin|a/g ratio|
-bilirubin, total|total bilirubin|bilirubin|alkaline phosphatase|alk phos|ast|alt|ast (sgot)|alt (sgpt)|ggt|
-cholesterol|cholesterol, total|total cholesterol|ldl|ldl cholesterol|ldl-c|ldl chol calc|hdl|hdl cholesterol|
-hdl-c|triglycerides|non-hdl cholesterol|vldl cholesterol|hemoglobin a1c|hba1c|a1c|glycohemoglobin|tsh|free t4|
-t4, free|t4|t3|free t3|vitamin d|vitamin d, 25-hydroxy|25-oh vitamin d|vitamin b12|folate|ferritin|iron|tibc|
-magnesium|phosphorus|uric acid|psa|inr|pt|ptt|prothrombin time|urine albumin|microalbumin|
-urine albumin/creatinine ratio|albumin/creatinine ratio|uacr|urine creatinine|specific gravity|ph|
-urine protein|urine glucose|ketones|leukocyte esterase|nitrite|crp|c-reactive protein|esr|sed rate|
-hemoglobin a1c (hba1c)|lipase|amylase|troponin|bnp|nt-probnp|ck|ldh
-"""
-KNOWN_ANALYTES = frozenset(a.strip() for a in _ANALYTES.replace("\n", "").split("|") if a.strip())
 _NUMBER = re.compile(r"^[<>]?=?\s*(\d+(?:\.\d+)?)$")
 _BOUNDS = re.compile(r"(\d+(?:\.\d+)?)")
 
 
-def normalize_unit(unit: str) -> str:
-    return re.sub(r"\s+", "", unit.lower().replace("µ", "u").replace("μ", "u"))
-
-
 def normalize_analyte(name: str) -> str:
-    return re.sub(r"\s+", " ", name.lower().strip(" :.*"))
+    return normalize_name(name)
 
 
 def known_unit(unit: str) -> bool:
@@ -52,7 +35,8 @@ def known_unit(unit: str) -> bool:
 
 
 def known_analyte(name: str) -> bool:
-    return normalize_analyte(name) in KNOWN_ANALYTES
+    """A test name the analyte vocabulary (``core.policy.analytes``) knows."""
+    return known_name(name)
 
 
 def implausible_magnitude(value: str, reference_range: str) -> bool:

@@ -1,0 +1,192 @@
+"""One vocabulary of lab analytes (pure): which printed test names are the same test.
+
+"HbA1c", "Hemoglobin A1c" and LOINC 4548-4 are one analyte; comparing results by their
+canonical analyte (plus the collection date) is what lets the chart notice that two
+documents disagree about the same test. The table is data, ``analytes.json`` beside
+this module: per analyte a canonical id, LOINC codes, a display name, the names reports
+print and the usual units.
+
+Names are matched exactly after normalisation (case, punctuation, "haem"/"hem", a
+trailing specimen such as ", Serum", and LOINC-style names such as "Hemoglobin
+[Mass/volume] in Blood"), never by substring: "Hemoglobin" is not "Hemoglobin A1c".
+A name listed under two analytes ("Neutrophils": percent or absolute count;
+"Troponin": I or T) is ambiguous; the printed unit may settle it, otherwise there is no
+canonical analyte and callers fall back to the name itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+VOCABULARY_PATH = Path(__file__).with_name("analytes.json")
+_LOINC = re.compile(r"^(\d{1,7})-(\d)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Analyte:
+    id: str
+    display: str
+    loinc: tuple[str, ...]
+    synonyms: tuple[str, ...]
+    units: tuple[str, ...]
+    check_units: bool = False  # a unit outside ``units`` is implausible (HbA1c in mg/dL)
+    unit_variants: dict[str, str] = field(default_factory=dict)  # unit -> the analyte it makes
+
+
+def normalize_unit(unit: str) -> str:
+    """Unit spelling for comparison: case, micro signs and spaces do not count."""
+    return re.sub(r"\s+", "", (unit or "").lower().replace("\u00b5", "u").replace("\u03bc", "u"))
+
+
+def normalize_name(name: str) -> str:
+    """A test name for comparison: lower case, "haem" as "hem", punctuation as spaces
+    (kept: / - % # + . inside words), one space between words."""
+    t = (name or "").lower().replace("haem", "hem").replace("\u00b5", "u").replace("&", " and ")
+    t = re.sub(r"[,;:*'\"()\[\]{}]", " ", t)
+    return re.sub(r"\s+", " ", t).strip(" .-")
+
+
+_SPECIMEN_TAIL = re.compile(
+    r"(?:\s*[,(-]\s*|\s+)(?:serum or plasma|serum/plasma|ser/plas|serpl|serum|plasma|whole blood|blood|venous|bld)"
+    r"\)?\s*$|\s*,\s*[sp]\s*$",
+    re.I,
+)
+_SPECIMEN_HEAD = re.compile(r"^(?:serum|plasma|blood|whole blood)\s+", re.I)
+_LOINC_PROPERTY = re.compile(r"\s*\[[^\]]*\]")
+_LOINC_METHOD = re.compile(r"\s+by\s+.*$", re.I)
+_LOINC_SYSTEM = re.compile(r"^(?P<what>.+?)\s+(?:in|of)\s+(?P<system>.+)$", re.I)
+_BLOOD_SYSTEMS = {"blood", "serum", "plasma", "serum or plasma", "serum, plasma or blood", "arterial blood",
+                  "venous blood", "capillary blood", "bld", "ser/plas"}
+
+
+def _name_forms(name: str) -> list[str]:
+    """The normalised name, then simpler readings of it to try in order."""
+    raw = (name or "").strip()
+    forms = [normalize_name(raw)]
+    without_specimen = _SPECIMEN_HEAD.sub("", _SPECIMEN_TAIL.sub("", raw))
+    forms.append(normalize_name(without_specimen))
+    loinc_style = _LOINC_METHOD.sub("", _LOINC_PROPERTY.sub("", raw)).strip()
+    m = _LOINC_SYSTEM.match(loinc_style)
+    if m:
+        system = m["system"].strip().lower()
+        if system in _BLOOD_SYSTEMS:
+            forms.append(normalize_name(m["what"]))
+        elif "urine" in system:
+            forms.append(normalize_name(f"urine {m['what']}"))
+    forms.append(normalize_name(loinc_style))
+    out: list[str] = []
+    for f in forms:
+        if f and f not in out:
+            out.append(f)
+    return out
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    by_id: dict[str, Analyte]
+    by_name: dict[str, tuple[str, ...]]  # normalised name -> analyte ids (several: ambiguous)
+    by_loinc: dict[str, str]
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> _Vocabulary:
+    data = json.loads(VOCABULARY_PATH.read_text(encoding="utf-8"))
+    by_id: dict[str, Analyte] = {}
+    by_name: dict[str, list[str]] = {}
+    by_loinc: dict[str, str] = {}
+    for entry in data["analytes"]:
+        a = Analyte(
+            id=entry["id"], display=entry["display"], loinc=tuple(entry.get("loinc", ())),
+            synonyms=tuple(entry.get("synonyms", ())), units=tuple(entry.get("units", ())),
+            check_units=bool(entry.get("check_units", False)),
+            unit_variants={normalize_unit(u): v for u, v in entry.get("unit_variants", {}).items()},
+        )
+        if a.id in by_id:
+            raise ValueError(f"analyte {a.id!r} is listed twice in {VOCABULARY_PATH.name}")
+        by_id[a.id] = a
+        for name in (a.display, *a.synonyms):
+            ids = by_name.setdefault(normalize_name(name), [])
+            if a.id not in ids:
+                ids.append(a.id)
+        for code in a.loinc:
+            if code in by_loinc:
+                raise ValueError(f"LOINC {code} is listed under {by_loinc[code]!r} and {a.id!r}")
+            by_loinc[code] = a.id
+    return _Vocabulary(by_id, {k: tuple(v) for k, v in by_name.items()}, by_loinc)
+
+
+def loinc_code_ok(code: str) -> bool:
+    """A well-formed LOINC code whose check digit (LOINC's mod-10 rule) is right."""
+    m = _LOINC.match((code or "").strip())
+    if not m:
+        return False
+    digits = m[1][::-1]  # positions counted from the right
+    doubled = str(int(digits[0::2]) * 2)
+    total = sum(int(c) for c in digits[1::2] + doubled)
+    return (10 - total % 10) % 10 == int(m[2])
+
+
+def analyte(analyte_id: str) -> Analyte | None:
+    return _vocabulary().by_id.get(analyte_id)
+
+
+def all_analytes() -> list[Analyte]:
+    return list(_vocabulary().by_id.values())
+
+
+def _with_unit(analyte_id: str, unit: str | None) -> str:
+    variant = _vocabulary().by_id[analyte_id].unit_variants.get(normalize_unit(unit or ""))
+    return variant or analyte_id
+
+
+def _ids_for_name(test_name: str) -> tuple[str, ...]:
+    vocab = _vocabulary()
+    for form in _name_forms(test_name):
+        ids = vocab.by_name.get(form)
+        if ids:
+            return ids
+    return ()
+
+
+def canonical_analyte(test_name: str | None, loinc: str | None = None, unit: str | None = None) -> str | None:
+    """The canonical analyte id of a result, or None when the vocabulary cannot say.
+
+    A known LOINC code decides; otherwise the printed name does, with the printed
+    unit settling names that belong to two analytes ("Neutrophils" in % or x10E3/uL)
+    and unit variants (HbA1c in mmol/mol is the IFCC measure).
+    """
+    vocab = _vocabulary()
+    code = (loinc or "").strip()
+    if code in vocab.by_loinc:
+        return _with_unit(vocab.by_loinc[code], unit)
+    ids = _ids_for_name(test_name or "")
+    if len(ids) > 1 and unit is not None:
+        key = normalize_unit(unit)
+        ids = tuple(i for i in ids if key in {normalize_unit(u) for u in vocab.by_id[i].units})
+    if len(ids) != 1:
+        return None
+    return _with_unit(ids[0], unit)
+
+
+def known_name(test_name: str) -> bool:
+    """Whether the vocabulary knows this printed name (ambiguous names included)."""
+    return bool(_ids_for_name(test_name))
+
+
+def usual_units_problem(test_name: str, unit: str, loinc: str | None = None) -> str | None:
+    """A reason when the printed unit does not fit an analyte whose unit is unambiguous
+    (HbA1c is a percent or mmol/mol, never mg/dL); None otherwise."""
+    if not unit:
+        return None
+    analyte_id = canonical_analyte(test_name, loinc)
+    entry = _vocabulary().by_id.get(analyte_id or "")
+    if entry is None or not entry.check_units:
+        return None
+    expected = [u for u in entry.units if u]
+    if any(normalize_unit(u) in normalize_unit(unit) for u in expected):
+        return None
+    return f"unit {unit!r} is unusual for {test_name} (expected {' or '.join(expected)})"
