@@ -12,9 +12,19 @@ Locators:
 The extractor reads labelled paragraphs ("Reason for referral: ...", "Re: ...", "DOB: ..."),
 labels followed by lists (a "Current medications:" paragraph or heading, then one item per
 paragraph), salutation and signature, two-column label/value tables and tables with a
-header row (Medication | Dose | Frequency; Allergen | Reaction; Diagnosis | Code).
+header row (Medication | Dose | Frequency; Allergen | Reaction; Diagnosis | Code), and a
+referral written as prose ("I would be grateful if you could see Mr X for ..."; see
+``extract.referral_prose``): reason, service asked for and urgency, each quoted as printed,
+used only where no label gave that field.
+
+Only the patient's own fields identify the patient: a name or date under a heading or
+table title about someone else ("Referring physician", "Next of kin") is that person's
+(the referring/receiving clinician, or a document fact about the other person), a
+"Dear Dr ..." line is never taken as the answer to an empty "Re:", and a value that names
+a clinician ("Dr ...", "..., MD") or a topic ("Referral for ...") is not a patient name.
 It never invents a value: dates that do not parse stay text, hedged wording ("? sulfa",
-"possible") asks for review.
+"possible") and struck-through text (written ``~~like this~~`` by the normalizer) ask for
+review, judged by the context policy.
 """
 
 from __future__ import annotations
@@ -34,9 +44,13 @@ from core.models import (
     IdentifierKind,
     IdentityCandidate,
 )
+from core.policy.context import assess, hedge_cue
+from extract import referral_prose as P
 from extract import values as V
-from extract.section_facts import SectionFacts
+from extract.intake_labels import read_label
+from extract.intake_text import names_a_clinician
 from extract.ooxml import check_ooxml
+from extract.section_facts import SectionFacts
 
 SOURCE_TYPE = DocType.REFERRAL_DOCX.value
 ENGINE = "python-docx 1.2.0"
@@ -92,7 +106,7 @@ def _normalize(document) -> NormalizedContent:
     def paragraph(p_el, parent) -> None:
         counters["paragraph"] += 1
         p = Paragraph(p_el, parent)
-        text = p.text
+        text = _marked_text(p)
         if not text.strip():
             return
         style = p.style.name if p.style is not None else ""
@@ -119,7 +133,7 @@ def _normalize(document) -> NormalizedContent:
                 if key in seen:
                     continue
                 seen.add(key)
-                text = cell.text
+                text = "\n".join(_marked_text(p) for p in cell.paragraphs)
                 cells.append((c, text))
                 if text.strip():
                     add(Section(f"table {t} row {r} col {c}", text, "table_cell",
@@ -158,6 +172,30 @@ def _normalize(document) -> NormalizedContent:
 
     return NormalizedContent(source_kind="docx", sections=sections, warnings=warnings, engine=ENGINE,
                              meta={"paragraphs": counters["paragraph"], "tables": counters["table"]})
+
+
+def _marked_text(p) -> str:
+    """A paragraph's text with struck-through runs written ``~~like this~~`` (the
+    mark the context policy reads as struck-out text), otherwise ``p.text``."""
+    text = p.text
+    groups: list[tuple[str, bool]] = []
+    for run in p.runs:
+        struck = bool(run.font.strike or run.font.double_strike)
+        if groups and groups[-1][1] == struck:
+            groups[-1] = (groups[-1][0] + run.text, struck)
+        else:
+            groups.append((run.text, struck))
+    struck_texts = [t.strip() for t, struck in groups if struck and t.strip()]
+    if not struck_texts:
+        return text
+    out, pos = [], 0
+    for t in struck_texts:
+        i = text.find(t, pos)
+        if i < 0:
+            continue
+        out += [text[pos:i], f"~~{t}~~"]
+        pos = i + len(t)
+    return "".join(out) + text[pos:]
 
 
 def _hf_paragraphs(hf) -> list[str]:
@@ -208,16 +246,25 @@ _LABELS: dict[str, tuple[str, ...]] = {
 }
 _LABEL_OF = {label: fieldname for fieldname, labels in _LABELS.items() for label in labels}
 _LIST_FIELDS = ("problems", "medications", "allergies")
-_REFERRAL_FIELDS = ("referring_provider", "referring_clinic", "receiving_provider", "receiving_clinic", "reason",
-                    "requested_service", "letter_date", "appointment", "urgency")
 _INLINE = re.compile(r"^\s*([A-Za-z][A-Za-z .'/()&#-]{0,45}?)\s*[:\uff1a]\s*(.*)$", re.DOTALL)
-_CLOSING = re.compile(r"^(?:yours (?:sincerely|faithfully|truly)|sincerely|kind regards|best regards|regards"
-                      r"|with (?:kind |best )?regards|many thanks|thank you)[,.!]?$", re.IGNORECASE)
+_CLOSING = re.compile(r"^(?:yours (?:sincerely|faithfully|truly)|yours|sincerely|kind regards|best regards|regards"
+                      r"|warm regards|with (?:kind |best |warm )?(?:regards|wishes)|best wishes|many thanks"
+                      r"|thank you|respectfully)[,.!]?$", re.IGNORECASE)
 _SALUTATION = re.compile(r"^dear\s+(.+?)[,:]?$", re.IGNORECASE)
+# "Dear Colleague" names nobody.
+_NOBODY = re.compile(r"^(?:colleagues?|sir(?:\s*(?:/|or)\s*madam)?|madam|doctor|team|all|friend|"
+                     r"(?:the )?(?:clinic|department|team)(?: team)?)$", re.IGNORECASE)
+# Lines of a signature block that are not the signer.
+_NOT_SIGNER = re.compile(r"^(?:dictated|electronically signed|signed electronically|typed by|pp\.?\s|cc\b|enc)",
+                         re.IGNORECASE)
 _DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#]?\s*([0-9A-Za-z][0-9A-Za-z ,./-]{4,20}?\d{2,4})",
                          re.IGNORECASE)
-_MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record number|hospital (?:number|no\.?))"
-                         r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20})", re.IGNORECASE)
+_MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record number|hospital (?:number|no\.?)"
+                         r"|\bNHS (?:number|no\.?)|patient (?:id|number|no\.?)|chart (?:number|no\.?|#))"
+                         r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
+# A printed identifier value: letters/digits with at least one digit ("WB-204118",
+# "943 476 5919").
+_MRN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: \d{3,4}){0,2}\b")
 _HEADER_COLUMNS = {
     "medications": {
         "name": ("medication", "medications", "drug", "medicine", "name", "medication name", "drug name"),
@@ -253,9 +300,12 @@ class _Found:
     field: str
     value: str
     section: Section
-    how: str  # inline | following | table | header_table | salutation | signature | standalone_date
+    how: str  # inline | following | table | header_table | salutation | signature | standalone_date | prose
     quote: str | None = None
     columns: dict[str, str] | None = None  # a row of a table with a header row
+    person: str | None = None  # an identity field of someone else: whose ("next of kin"...)
+    context: str | None = None  # the sentence or answer a free-text value was read from
+    level: str | None = None  # urgency read as one level (urgent, soon, routine, 2-week wait)
 
 
 @dataclass(slots=True)
@@ -264,14 +314,17 @@ class _Ctx(SectionFacts):
 
 
 _BASE = {"table": 0.9, "header_table": 0.88, "inline": 0.86, "following": 0.8, "salutation": 0.62,
-         "signature": 0.62, "standalone_date": 0.7}
+         "signature": 0.62, "standalone_date": 0.7, "prose": 0.68}
+# Values read without a label of their own: an explicit label for the same field wins.
+_INFERRED = ("salutation", "signature", "standalone_date", "prose")
+_IDENTITY_FIELDS = ("patient_name", "dob", "mrn")
 
 
 def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Referral facts, problems, medications, allergies and identity from ``normalize_docx`` output."""
     ctx = _Ctx.for_content(content, "docx", SOURCE_TYPE, source_id)
     found = _from_paragraphs(content) + _from_tables(content)
-    for item in found:
+    for item in [i for i in found if i.how not in _INFERRED] + [i for i in found if i.how in _INFERRED]:
         _emit(ctx, item)
     if not ctx.facts and not ctx.identifiers:
         ctx.warnings.append(ExtractionWarning(
@@ -283,21 +336,65 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
                             warnings=ctx.warnings, engine=ENGINE)
 
 
+# ---------------------------------------------------------------------------- whose details
+
+
+def person_of(title: str) -> str | None:
+    """Whom a heading or label is about when it is not the patient: "referring" or
+    "receiving" for the clinicians of the referral, else who ("next of kin",
+    "emergency contact", "insured", "clinician"...)."""
+    meaning = read_label(title)
+    if meaning.owner is None:
+        return None
+    if meaning.owner in ("clinician", "fax sender or recipient"):
+        t = title.lower()
+        if re.search(r"\breferr(?:ing|er|ed by)\b|\bfrom\b|\bsender\b|\bgp\b|general practitioner", t):
+            return "referring"
+        if re.search(r"\bto\b|\breceiving\b|\brecipient\b|\bconsultant\b|\bspecialist\b|\batt(?:entio)?n\b", t):
+            return "receiving"
+    return meaning.owner
+
+
+def _for_person(item: _Found, person: str | None) -> _Found:
+    """A patient-identity field read inside a block about someone else becomes that
+    person's detail: the referring or receiving clinician's name, or another person's."""
+    if person is None or item.field not in _IDENTITY_FIELDS:
+        return item
+    if person in ("referring", "receiving") and item.field == "patient_name":
+        item.field = f"{person}_provider"
+        return item
+    item.person = {"referring": "referring clinician", "receiving": "receiving clinician"}.get(person, person)
+    return item
+
+
+def _is_title(text: str, heading: bool) -> bool:
+    """A heading, or a short line standing alone as one ("NEXT OF KIN", "Referrer details:")."""
+    words = text.rstrip(":\uff1a").split()
+    if heading:
+        return True
+    if not words or len(words) > 6:
+        return False
+    return text.endswith((":", "\uff1a")) or (text.isupper() and len(words) >= 1 and text[:1].isalpha())
+
+
 # ---------------------------------------------------------------------------- paragraphs
 
 
 def _from_paragraphs(content: NormalizedContent) -> list[_Found]:
-    """Labelled values, label-then-list blocks, salutation, signature, a standalone date.
+    """Labelled values, label-then-list blocks, salutation, signature, a standalone date,
+    and referral requests written as prose.
 
     A label without a value ("Current medications:" or a heading) claims the paragraphs
     that follow it: one for a single-valued field, a run of short items for a list. The
     run ends at the next label or heading, at a table (the table is then the list), or
-    after more than one empty paragraph.
+    after more than one empty paragraph. A heading about someone else ("Referring
+    clinician", "Next of kin") makes the name and date lines under it that person's.
     """
     out: list[_Found] = []
     pending: str | None = None
     last_index = -10  # index of the last paragraph that a pending label consumed
     closing_seen = False
+    person: str | None = None  # the block's subject when it is not the patient
     for s in content.sections:
         if s.kind in ("table_cell", "table_row", "footer"):
             if s.kind != "footer":
@@ -307,49 +404,112 @@ def _from_paragraphs(content: NormalizedContent) -> list[_Found]:
         is_body = s.kind == "paragraph"
         index = s.meta.get("index", 0)
         heading = s.meta.get("heading_level") is not None
+        if is_body and _is_title(text, heading):
+            person = person_of(text.rstrip(":\uff1a"))
 
         whole = label_field(text) if len(text) <= 50 else None
         if whole and (text.endswith((":", "\uff1a")) or heading or whole in _LIST_FIELDS):
             pending, last_index = whole, index
+            if whole in ("referring_provider", "receiving_provider"):
+                person = whole.split("_")[0]
             continue
 
         m = _INLINE.match(text)
         f = label_field(m.group(1)) if m else None
         if m and f:
             value = m.group(2).strip()
+            if f in _IDENTITY_FIELDS and read_label(m.group(1)).names_patient:
+                person = None  # "Patient name:" is the patient's whatever came before
+            elif f not in _IDENTITY_FIELDS and f not in ("referring_clinic", "receiving_clinic"):
+                person = None
             if value:
-                out.append(_Found(f, value, s, "inline", value))
+                out.append(_for_person(_Found(f, value, s, "inline", value), person))
                 pending = None
             else:
                 pending, last_index = f, index
+                if f in ("referring_provider", "receiving_provider"):
+                    person = f.split("_")[0]
             continue
 
-        if pending and is_body and not heading and index - last_index <= 2:
+        letter_line = _SALUTATION.match(text) or _CLOSING.match(text.splitlines()[0].strip() if text else "")
+        if pending and is_body and not heading and index - last_index <= 2 and not letter_line:
             if pending in _LIST_FIELDS and len(text) <= 240:
                 out.append(_Found(pending, text, s, "following", text))
                 last_index = index
                 continue
             if pending not in _LIST_FIELDS:
-                out.append(_Found(pending, text, s, "following", text))
+                out.append(_for_person(_Found(pending, text, s, "following", text),
+                                       None if pending not in _IDENTITY_FIELDS else person))
                 pending = None
                 continue
         pending = None
+        if not is_body:
+            continue
+        if len(text) > 80:
+            person = None  # prose: any block about someone else is over
 
         sal = _SALUTATION.match(text)
-        if sal and is_body:
-            out.append(_Found("receiving_provider", sal.group(1).strip(), s, "salutation", sal.group(1).strip()))
+        if sal:
+            who = sal.group(1).strip()
+            if not _NOBODY.match(who):
+                out.append(_Found("receiving_provider", who, s, "salutation", who))
             continue
-        if _CLOSING.match(text):
-            closing_seen = True
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if _CLOSING.match(lines[0]):
+            signer = next((ln for ln in lines[1:] if not _NOT_SIGNER.match(ln)), None)
+            if signer and len(signer) <= 80:
+                out.append(_Found("referring_provider", signer, s, "signature", signer))
+                closing_seen = False
+            else:
+                closing_seen = True
             continue
-        if closing_seen and is_body and len(text) <= 80:
+        if closing_seen and len(text) <= 80:
+            if _NOT_SIGNER.match(text):
+                continue
             out.append(_Found("referring_provider", text, s, "signature", text))
             closing_seen = False
             continue
         parsed = V.parse_date(text) if len(text) <= 40 else None
-        if parsed and parsed.iso and is_body:
+        if parsed and parsed.iso:
             out.append(_Found("letter_date", text, s, "standalone_date", text))
+            continue
+        out += _from_prose(s)
     return out
+
+
+# Sentences that may state urgency or the service asked for without a request verb.
+_ABOUT_REFERRAL = re.compile(r"\brefer(?:ral|red|ring)?\b|\bappointment\b|\bbe seen\b|\bsee (?:him|her|them)\b|"
+                             r"\bopinion\b|\breview\b|\bassess", re.IGNORECASE)
+
+
+def _from_prose(s: Section) -> list[_Found]:
+    """Reason, service and urgency from a letter's sentences ("I would be grateful if
+    you could see Mr X urgently for ..."): each quoted exactly as printed."""
+    out: list[_Found] = []
+    for sentence in P.sentences(s.text):
+        requested = P.request_in(sentence.text) is not None
+        if not requested and not _ABOUT_REFERRAL.search(sentence.text):
+            continue
+        if requested and (reason := P.reason_in(sentence.text)):
+            out.append(_Found("reason", reason.text, s, "prose", reason.text, context=sentence.text))
+        if service := P.service_in(sentence.text):
+            out.append(_Found("requested_service", service.text, s, "prose", service.text, context=sentence.text))
+        urgency = P.urgency_in(sentence.text)
+        if urgency and not _hypothetical(sentence.text, urgency.text):
+            out.append(_Found("urgency", urgency.value, s, "prose", urgency.text, context=sentence.text,
+                              level=urgency.value))
+    return out
+
+
+# "I would be grateful if she could be seen urgently" asks politely; it is no condition.
+_POLITE_IF = re.compile(r"\b(?:grateful|appreciate(?: it)?|thankful|helpful|happy|glad|pleased)\s+if\b",
+                        re.IGNORECASE)
+
+
+def _hypothetical(sentence: str, phrase: str) -> bool:
+    """"If she deteriorates, please see her urgently": a plan, not this referral's urgency."""
+    ctx = assess(_POLITE_IF.sub(lambda m: m.group(0)[: -len("if")] + "that", sentence), phrase)
+    return ctx.temporality == "hypothetical" or ctx.negated
 
 
 # ---------------------------------------------------------------------------- tables
@@ -380,17 +540,35 @@ def _header_kind(cells: list[str]) -> tuple[str, dict[str, int]] | None:
     return best
 
 
+def _titles_before_tables(content: NormalizedContent) -> dict[int, str]:
+    """The title paragraph right before each table ("Next of kin" above a details table)."""
+    titles: dict[int, str] = {}
+    last: str | None = None
+    for s in content.sections:
+        if s.kind == "paragraph":
+            heading = s.meta.get("heading_level") is not None
+            last = s.text.strip() if _is_title(s.text.strip(), heading) else None
+        elif s.kind == "table_row" and s.meta.get("row") == 1 and last is not None:
+            titles[s.meta["table"]] = last
+    return titles
+
+
 def _from_tables(content: NormalizedContent) -> list[_Found]:
     cells_by_loc = {s.locator: s for s in content.sections if s.kind == "table_cell"}
+    titles = _titles_before_tables(content)
     out: list[_Found] = []
     for t, rows in _rows_by_table(content).items():
         header: tuple[str, dict[str, int]] | None = None
+        person = person_of(titles[t].rstrip(":\uff1a")) if t in titles else None
         for row in rows:
             cells = [(c, txt.strip()) for c, txt in row.meta["cells"]]
             texts = [txt for _, txt in cells]
             non_empty = [(c, txt) for c, txt in cells if txt]
             if len(non_empty) <= 1:
-                continue  # a title row such as "PATIENT DETAILS" merged across the table
+                # A title row such as "PATIENT DETAILS" or "NEXT OF KIN" merged across
+                # the table: it says whose details the rows below are.
+                person = person_of(non_empty[0][1]) if non_empty else person
+                continue
             kind = _header_kind(texts)
             if kind:
                 header = kind
@@ -407,7 +585,7 @@ def _from_tables(content: NormalizedContent) -> list[_Found]:
                     value_c, value = cells[k + 1]
                     section = cells_by_loc.get(f"table {t} row {row.meta['row']} col {value_c}")
                     if value and section is not None:
-                        out.append(_Found(f, value, section, "table", value))
+                        out.append(_for_person(_Found(f, value, section, "table", value), person))
                     k += 2
                 else:
                     k += 1
@@ -435,10 +613,49 @@ def _emit(ctx: _Ctx, item: _Found) -> None:
         for text in V.split_items(item.value, commas=item.field != "medications"):
             _list_item(ctx, item.field, None, item, text)
         return
-    if item.field in ("patient_name", "dob", "mrn"):
+    if item.person is not None:
+        _other_person(ctx, item)
+        return
+    if item.field in _IDENTITY_FIELDS:
         _identity(ctx, item)
         return
     _referral(ctx, item)
+
+
+def _other_person(ctx: _Ctx, item: _Found) -> None:
+    """A name, date of birth or number of someone other than the patient (next of
+    kin, a clinician in a details block): a document fact, never an identifier."""
+    what = {"patient_name": "name", "dob": "date of birth", "mrn": "number"}[item.field]
+    value = V.normalize_ws(item.value)
+    ctx.facts.append(FactProposal(
+        fact_type="other", fact_text=f"{item.person.capitalize()} {what}: {value}",
+        structured_value={"person": item.person, "field": what, "value": value},
+        citation=ctx.cite(item.section, item.quote or value, ctx.path("other_people")),
+        confidence=V.confidence(_BASE[item.how], []), document_fact_only=True,
+    ))
+
+
+# Words that show a "Re:" line names a matter, not a person ("Re: Referral for ...").
+_NOT_A_NAME = frozenset({"referral", "refer", "request", "letter", "assessment", "review", "clinic", "urgent",
+                         "routine", "re", "regarding", "for", "of", "the", "and", "to", "with", "dear", "patient",
+                         "appointment", "results", "summary", "discharge", "consultation", "follow-up"})
+_NAME_PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "bin",
+                             "binti", "al", "el", "ter", "ten", "st", "mc", "mac", "y"})
+
+
+def _patient_name_problem(name: str) -> str | None:
+    """Why a value under a name label is not the patient's name, or None."""
+    if names_a_clinician(name):
+        return "it names a clinician"
+    words = [w.strip(",.") for w in name.split() if w.strip(",.")]
+    words = [w for w in words if w.lower().rstrip(".") not in ("mr", "mrs", "ms", "miss", "mx", "master")]
+    if len(words) < 2 or any(w.lower() in _NOT_A_NAME for w in words):
+        return "it does not read as a person's name"
+    if not all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words):
+        return "it does not read as a person's name"
+    if not all(re.fullmatch(r"[^\W\d_][\w'\u2019.-]*", w) for w in words):
+        return "it does not read as a person's name"
+    return None
 
 
 def _identity(ctx: _Ctx, item: _Found) -> None:
@@ -453,7 +670,13 @@ def _identity(ctx: _Ctx, item: _Found) -> None:
         if mrn:
             _identity(ctx, _Found("mrn", mrn.group(1), item.section, item.how))
         if name and re.search(r"[A-Za-z]", name) and len(name) <= 80:
-            _add_identifier(ctx, IdentifierKind.NAME, V.normalize_ws(name), item.section, name, "patient.name")
+            problem = _patient_name_problem(name)
+            if problem is None:
+                _add_identifier(ctx, IdentifierKind.NAME, V.normalize_ws(name), item.section, name, "patient.name")
+            else:
+                ctx.warnings.append(ExtractionWarning(
+                    code="docx_name_not_patient",
+                    message=f"{item.section.locator}: {name!r} was not used as the patient's name ({problem})."))
         return
     if item.field == "dob":
         parsed, printed = _leading_date(value)
@@ -472,7 +695,7 @@ def _identity(ctx: _Ctx, item: _Found) -> None:
             ctx.warnings.append(ExtractionWarning(
                 code="docx_invalid_dob", message=f"Date of birth {value!r} is not a complete date; not used."))
         return
-    m = re.search(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*", value)
+    m = _MRN_VALUE.search(value)
     if m:
         _add_identifier(ctx, IdentifierKind.MRN, m.group(0), item.section, m.group(0), "patient.mrn")
 
@@ -496,8 +719,8 @@ def _add_identifier(ctx: _Ctx, kind: IdentifierKind, value: str, section: Sectio
 
 def _referral(ctx: _Ctx, item: _Found) -> None:
     f, value = item.field, V.normalize_ws(item.value)
-    if f in ctx.scalars and item.how in ("salutation", "signature", "standalone_date"):
-        return  # an explicit label already gave this field
+    if f in ctx.scalars and item.how in _INFERRED:
+        return  # an explicit label (or an earlier sentence) already gave this field
     structured: dict = {"field": f, "value": value}
     factors: list[float] = []
     reasons: list[str] = []  # each one asks for review
@@ -514,12 +737,22 @@ def _referral(ctx: _Ctx, item: _Found) -> None:
             return
         else:
             structured.update(value=None, as_printed=value)
-    cue = V.uncertainty_cue(value)
+    # The printed words are judged (the urgency "urgent" was printed "urgently"); only a
+    # reason is judged in its sentence - "could be seen" in a polite request is no doubt
+    # about how soon.
+    cue = _hedge(item.quote or value, item.context if f == "reason" else None)
     if cue:
         factors.append(0.7)
-        reasons.append(f"uncertain wording ({cue!r})")
-    if item.how in ("salutation", "signature"):
+        reasons.append(_doubt_reason(cue))
+    if item.how in ("salutation", "signature", "prose"):
         structured["inferred_from"] = item.how  # no label: lower confidence, still a plain document fact
+    if f == "urgency":
+        level = item.level or (P.urgency_in(value).value if P.urgency_in(value) else None)
+        structured["level"] = level
+        if item.how == "prose":
+            structured["as_printed"] = item.quote
+    if f in _REFERRAL_KEYS:
+        structured[_REFERRAL_KEYS[f]] = structured["level"] if f == "urgency" else structured["value"]
     ctx.scalars.add(f)
     path = f"referral.{f}"
     label = f.replace("_", " ")
@@ -528,7 +761,31 @@ def _referral(ctx: _Ctx, item: _Found) -> None:
         structured_value=structured, citation=ctx.cite(item.section, item.quote or value, path),
         confidence=V.confidence(_BASE[item.how], factors), wants_review=bool(reasons),
         review_reason="; ".join(reasons) or None, document_fact_only=True,
+        context_text=item.context or (value if f == "reason" else None),
     ))
+
+
+# Referral fields under the names readers of the referral look for.
+_REFERRAL_KEYS = {"reason": "reason", "requested_service": "service", "urgency": "urgency",
+                  "referring_provider": "referring_clinician", "receiving_provider": "receiving_clinician",
+                  "referring_clinic": "referring_clinic", "receiving_clinic": "receiving_clinic"}
+
+
+def _hedge(text: str, context: str | None) -> str | None:
+    """The hedge on ``text``: in it ("? sulfa"), or in the sentence or answer it was
+    read from when its scope reaches it (the context policy decides)."""
+    cue = hedge_cue(text)
+    if cue is None and context and V.normalize_ws(context) != V.normalize_ws(text):
+        ctx = assess(context, text)
+        if ctx.uncertain:
+            cue = ctx.triggers[0]
+    return cue
+
+
+def _doubt_reason(cue: str) -> str:
+    if cue.startswith("~~") or cue.lower().startswith(("<s>", "<del>", "<strike>")):
+        return f"struck-through text ({cue!r})"
+    return f"uncertain wording ({cue!r})"
 
 
 def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: str) -> None:
@@ -559,8 +816,11 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
                           reaction=columns.get("reaction") or None, severity=(columns.get("severity") or "").lower() or None)
         structured = parsed
         fact_type, collection = "allergy", "allergies"
+        if parsed["substance"] and "~~" in parsed["substance"]:
+            parsed["substance"] = parsed["substance"].replace("~~", "").strip()
         if parsed.get("no_known_allergies"):
-            doc_only = True
+            doc_only = True  # an explicit statement, cited, but never a chart allergy
+            parsed.update(substance="", status="no_known_allergies")
             fact_text = "Allergies: no known allergies"
         else:
             fact_text = f"Allergy: {parsed['substance']}" + (f" - reaction: {parsed['reaction']}" if parsed["reaction"] else "")
@@ -576,15 +836,16 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
         fact_type, collection = "problem", "problems"
         fact_text = f"Problem: {parsed['description']}" + (f" ({parsed['code']})" if parsed.get("code") else "")
     full = " ".join(v for v in (columns or {}).values() if v) if columns else text
-    cue = V.uncertainty_cue(full)
+    answer = full if columns else V.normalize_ws(item.section.text if item.how == "table" else item.value)
+    cue = _hedge(full, answer)
     if cue:
         factors.append(0.6)
-        reasons.append(f"uncertain wording ({cue!r})")
+        reasons.append(_doubt_reason(cue))
     path = ctx.path(collection)
     quote = text if not columns else (columns.get(next(iter(_HEADER_COLUMNS[kind]))) or text)
     ctx.facts.append(FactProposal(
         fact_type=fact_type, fact_text=fact_text, structured_value=structured,
         citation=ctx.cite(item.section, quote, path), confidence=V.confidence(_BASE[item.how], factors),
         wants_review=bool(cue) or (kind == "medications" and not structured.get("dose")),
-        review_reason="; ".join(reasons) or None, document_fact_only=doc_only,
+        review_reason="; ".join(reasons) or None, document_fact_only=doc_only, context_text=answer,
     ))

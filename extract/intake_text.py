@@ -1,68 +1,43 @@
 """Reading what patients write on intake forms: labels, list items, uncertainty.
 
-Pure string rules used by ``extract.intake``: which field a label names (by
-keywords, so "Medicines you take now" and "Current medications" agree), how a
-medication or allergy item splits into parts, and which wording is uncertain or a
-clinical red flag.
+Pure string rules used by ``extract.intake``: which field a label names (the
+vocabulary is data in ``extract.intake_labels``, so "Medicines you take now",
+"Meds you take" and "Current medications" agree), how a medication or allergy item
+splits into parts, and whether an answer is "none". Hedges and red flags are the
+context policy's (``core.policy.context``); the wrappers here only name them.
 """
 
 from __future__ import annotations
 
 import re
 
-# (field kind, pattern) in priority order: the first match names the field.
-# "Drug allergies" is about allergies, not medications; "best time to reach you"
-# is a preference, not a phone number.
-_FIELD_PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
-    ("ignore", r"\bsignature\b|office use|^date$|^today'?s date$"),
-    ("other", r"\bemergency\b|\binsurance\b|\bpharmacy\b|\bphysician\b|\bdoctor\b|\bemployer\b"),
-    ("allergies", r"allerg"),
-    ("medications", r"medicat|medicine|prescription|drugs? (?:you|do you) take|pills"),
-    ("family_history", r"\bfamily\b"),
-    ("chief_concern", r"brings? you|reason for|chief|concern|complaint|main problem|why are you|visit today"),
-    ("pregnancy", r"pregnan"),
-    ("symptoms", r"symptom"),
-    ("problems", r"medical history|past history|health history|conditions?\b|diagnos|health problems|surgical"),
-    ("preference", r"prefer|best time|contact method|how (?:should|may|can) we contact|appointment time|language"),
-    ("dob", r"birth|\bdob\b|d\.o\.b"),
-    ("mrn", r"medical record|\bmrn\b|\bchart\b|patient id|account|\bmr ?#"),
-    ("name", r"\bname\b"),
-    ("sex", r"\bsex\b|gender"),
-    ("phone", r"phone|telephone|mobile|\bcell\b"),
-    ("email", r"e-?mail"),
-    ("address", r"address|street|city|zip"),
-    ("notes", r"\bnotes?\b|comments?|anything else|additional information|other information"),
-]]
+from core.policy.context import assess, hedge_cue
+from core.policy.context import red_flag as context_red_flag
+from extract.intake_labels import read_label
 
-DEMOGRAPHIC_KINDS = frozenset({"name", "dob", "mrn", "sex", "phone", "email", "address"})
+DEMOGRAPHIC_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn", "sex", "phone",
+                               "email", "address"})
 CLINICAL_KINDS = frozenset({"allergies", "medications", "symptoms", "problems", "pregnancy", "chief_concern",
                             "family_history"})
+# Kinds whose label always speaks about the patient, whoever else the form asked about.
+PATIENT_ONLY_KINDS = CLINICAL_KINDS | {"preference", "notes", "ignore"}
 
 
 def classify_label(label: str) -> str | None:
-    """The field a label names, or ``None`` if it names none we know."""
-    text = " ".join(label.lower().replace("_", " ").split()).rstrip(":?")
-    for kind, pattern in _FIELD_PATTERNS:
-        if pattern.search(text):
-            return kind
-    return None
+    """The field a label names, or ``None`` if it names none we know. A label about
+    someone else ("Emergency contact name", "Insured's date of birth") is "other":
+    it never names a field of the patient's."""
+    meaning = read_label(label)
+    kind = meaning.kind
+    if kind in PATIENT_ONLY_KINDS:
+        return kind
+    if meaning.owner is not None or kind in ("relationship", "misc"):
+        return "other"
+    return kind
 
 
 # --------------------------------------------------------------------------- wording
 
-_UNCERTAIN = re.compile(
-    r"(?<!\w)\?|\b(maybe|possibly|possible|unclear|not sure|unsure|might|may be|i think|"
-    r"probably|uncertain|questionable|perhaps|don'?t know|do not know)\b",
-    re.I,
-)
-_RED_FLAGS = re.compile(
-    r"chest (?:pain|tightness|pressure)|short(?:ness)? of breath|can'?t breathe|cannot breathe|"
-    r"difficulty breathing|suicid|kill (?:myself|themselves)|self[- ]harm|harm(?:ing)? myself|overdose|"
-    r"faint(?:ed|ing)?\b|passed out|syncope|worst headache|vision loss|slurred speech|"
-    r"weakness on one side|one[- ]sided weakness|seizure|coughing (?:up )?blood|vomiting blood|"
-    r"blood in (?:my )?stool|black stool|severe bleeding",
-    re.I,
-)
 _ALLERGY_WORDS = re.compile(r"allerg|\bsulfa|penicillin|amoxicillin|latex|codeine|hives|anaphyla|\brash\b|"
                             r"swelling|\bnkda\b|reaction", re.I)
 _MEDICATION_WORDS = re.compile(r"\d+\s?(?:mg|mcg|units?)\b|medicat|medicine|\bpills?\b|tablet|inhaler|insulin|"
@@ -73,15 +48,38 @@ _SYMPTOM_WORDS = re.compile(r"\bpain\b|fever|cough|bleed|dizz|nausea|vomit|heada
 
 
 def uncertain_words(text: str) -> str | None:
-    """The first uncertain expression in ``text`` ("?", "maybe", "not sure"...)."""
-    m = _UNCERTAIN.search(text)
-    return m.group(0) if m else None
+    """The first hedge in ``text`` ("?", "maybe", "not sure"...): the context policy's."""
+    return hedge_cue(text)
 
 
 def red_flag(text: str) -> str | None:
-    """Red-flag language that needs a clinician's eyes (chest pain, suicidal...)."""
-    m = _RED_FLAGS.search(text)
-    return m.group(0).lower() if m else None
+    """Red-flag language about the patient (chest pain, suicidal...): the context policy's."""
+    return context_red_flag(text)
+
+
+def answer_doubt(item: str, answer: str | None = None) -> str | None:
+    """The hedge that makes ``item`` uncertain, as printed: one inside the item
+    ("shellfish?", "sulfa - patient not sure", "~~latex~~"), or one in the answer it
+    was read from whose scope reaches it (the context policy decides the scope)."""
+    cue = hedge_cue(item)
+    if cue is None and answer and clean_item(answer) != clean_item(item):
+        ctx = assess(answer, clean_item(item))
+        if ctx.uncertain:
+            cue = ctx.triggers[0]
+    return cue
+
+
+_CLINICIAN_NAME = re.compile(
+    r"^(?:dr\.?|doctor|prof\.?|professor)\s+\S"
+    r"|,\s*(?:md|m\.d\.|do|d\.o\.|np|pa-c|pa|rn|dnp|aprn|mbbs|mbchb|frcp|mrcgp)\.?$"
+    r"|\s(?:md|m\.d\.|mbbs|mbchb|frcp|mrcgp)\.?$",
+    re.I,
+)
+
+
+def names_a_clinician(text: str) -> bool:
+    """"Dr. Alan Brooks", "Alan Brooks, MD": a clinician's name, never the patient's."""
+    return bool(_CLINICIAN_NAME.search(" ".join(text.split())))
 
 
 def clinical_topic(text: str) -> str | None:
@@ -102,8 +100,8 @@ def clinical_topic(text: str) -> str | None:
 
 _NONE_ANSWERS = frozenset({"none", "no", "n/a", "na", "nil", "none known", "nothing", "no medications",
                            "no meds", "-"})
-_NO_ALLERGY = re.compile(r"^(?:nkda|nka|nkma|none|no|n/a|nil|none known|no known(?: drug| medication)? "
-                         r"allergies|no allergies|no drug allergies)$", re.I)
+_NO_ALLERGY = re.compile(r"^(?:nkda|nka|nkma|none|no|n/a|nil|none known|nil known|no known(?: drug| medication| medicine)? "
+                         r"allerg(?:y|ies)|no allergies|no drug allergies|none that i know of|not that i know of)$", re.I)
 
 
 def clean_item(text: str) -> str:

@@ -1,0 +1,464 @@
+"""Intake form pages -> fields: which words are labels and which answers are theirs.
+
+Works on ``Word`` boxes only (text layer or OCR), never on a known form. Labels
+are recognised by what they say (the vocabulary is data in
+``extract.intake_labels``), not by one form's words or layout:
+
+* a *label* is a run of label words ending in ":" / "?" / "#" or followed by dot
+  leaders at the start of a row segment, or - written without a colon - a whole
+  segment made only of label vocabulary ("Meds you take", "Birthday") that sits in
+  the form's label column, has its answer beside it, or has it right under it (one
+  label alone on its row, or a row of box headings);
+* a field's answer stops at the next label, also inside one line ("DOB: 07/22/1958
+  Chart #: QX-20417" is two fields), and otherwise runs on to the next segment of
+  the row and the rows below it (in its own column) until the next label, a heading
+  or a wide gap; answers under a row of box headings go to the heading above them;
+* fields about someone else - under an "Emergency contact" / "Next of kin" /
+  "Policy holder" heading or label, or after such a label on the same line - are
+  marked with that person (``Field.owner``) and never identify the patient.
+
+Text that belongs to no field (far to the right of the answers) is returned as a
+loose note with the field it sits beside.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.content import PageContent, Word
+from extract import intake_labels as labels
+from extract import intake_text as it
+from extract.intake_labels import LabelMeaning
+from extract.layout import Row, segments, text_of
+
+__all__ = ["Field", "Loose", "read_page", "label_text"]
+
+MAX_LABEL_WORDS = 12
+# An answer continues onto the next row only if the vertical gap is at most this
+# share of the text height (answers are single-spaced; fields are set apart).
+CONTINUATION_GAP = 1.0
+# A segment starting this share of the page width right of the answer column is
+# outside the field: a margin note.
+MARGIN_SHIFT = 0.3
+# A block about another person (under "Emergency contact") ends at a vertical gap of
+# more than this many text heights: the form has moved on to something else.
+BLOCK_GAP = 3.0
+
+
+_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014", "=", "#", "#:"})
+
+
+@dataclass(slots=True)
+class Field:
+    kind: str  # a key of intake_text field kinds, or "other"
+    label: list[Word]
+    page: PageContent
+    rows: list[list[Word]] = field(default_factory=list)  # answer words per row
+    last_y1: float = 0.0
+    label_x0: float = 0.0
+    value_x0: float | None = None
+    crowded: bool = False  # stray text sat beside the answer (it was set aside as a margin note)
+    owner: str | None = None  # the person the field is about when not the patient
+    text_height: float = 0.0  # print size of the answer's last row
+
+    @property
+    def label_text(self) -> str:
+        return label_text(self.label).rstrip(":? ")
+
+    def add(self, words: list[Word], row: Row) -> None:
+        if not self.rows:
+            # A colon or dash set apart from the label, in front of the answer
+            # ("Name     : Theo Marchbanks"), belongs to the label.
+            while words and words[0].text in _SEPARATORS and row.page is self.page:
+                self.label = self.label + [words[0]]
+                words = words[1:]
+            if not words:
+                return
+        self.rows.append(words)
+        self.last_y1 = row.y1
+        self.text_height = row.height
+        if self.value_x0 is None:
+            self.value_x0 = words[0].x0
+
+
+@dataclass(slots=True)
+class Loose:
+    """Text outside every field: a margin note, with the field it sits beside."""
+
+    words: list[Word]
+    page: PageContent
+    near: Field | None
+
+
+# --------------------------------------------------------------------------- labels
+
+# Label words that end a label when written without a colon mid-line ("Name Ann
+# Lee DOB 07/22/1958"): only these capitalised abbreviations are that unambiguous.
+_BARE_MID_LABELS = frozenset({"DOB", "D.O.B.", "D.O.B", "MRN"})
+
+
+@dataclass(slots=True)
+class _Piece:
+    """A run of one segment: a label and the words after it up to the next label,
+    or plain words (``label`` empty)."""
+
+    label: list[Word]
+    value: list[Word]
+    kind: str | None = None
+    meaning: LabelMeaning | None = None
+    bare: bool = False  # the whole segment reads as a label written without a colon
+    seg: int = 0
+
+    @property
+    def words(self) -> list[Word]:
+        return self.label + self.value
+
+    @property
+    def x0(self) -> float:
+        return self.words[0].x0
+
+
+def _ends_label(word: Word) -> bool:
+    """A word that closes a label: "DOB:", "to?", "Chart #", or a colon standing apart
+    ("Name : Theo")."""
+    t = word.text
+    return t.endswith((":", "?", "#", "#:")) and (any(c.isalpha() or c == "#" for c in t) or t == ":")
+
+
+# Dot leaders and blank lines between a label and its answer ("Surname ........ Kowalczyk").
+_LEADER = r"(?:\.{3,}|_{3,}|\u2026+|\u00b7{3,}|-{4,})"
+_LEADER_ONLY = re.compile(rf"^{_LEADER}$")
+_LEADER_END = re.compile(rf"^[^\W\d_].*?{_LEADER}$")
+_LEADER_START = re.compile(rf"^{_LEADER}(?=\w)")
+
+
+def _leader(word: Word) -> str | None:
+    """How a leader sits in a word: "only" ("......"), "ends" ("Surname.....") or
+    "opens" ("...Cough": the answer typed straight after the dots)."""
+    t = word.text
+    if _LEADER_ONLY.match(t):
+        return "only"
+    if _LEADER_END.match(t):
+        return "ends"
+    if _LEADER_START.match(t):
+        return "opens"
+    return None
+
+
+def _leading_label(seg: list[Word]) -> int:
+    """How many words of ``seg`` form a label written with a colon or "?", followed by
+    dot leaders, or (a "Chart #" kind of label) ending in "#"; 0 when the segment
+    starts with none. A leader counts with the label; an answer glued to the dots
+    ("...Cough") stays the answer."""
+    for k, w in enumerate(seg[:MAX_LABEL_WORDS]):
+        if w.text.startswith("?"):
+            return 0  # "? sulfa": a hedge, not a question
+        lead = _leader(w)
+        if lead is not None:
+            if lead == "ends" or (k > 0 and any(c.isalpha() for c in text_of(seg[:k]))):
+                return k if lead == "opens" else k + 1
+            return 0
+        if _ends_label(w) and any(c.isalpha() for c in text_of(seg[: k + 1])):
+            if w.text.endswith("#") and it.classify_label(text_of(seg[: k + 1])) in (None, "other"):
+                continue
+            return k + 1
+    if seg and seg[0].text in _BARE_MID_LABELS and len(seg) > 1:
+        return 1
+    return 0
+
+
+def _mid_label(seg: list[Word], j: int, lo: int) -> tuple[int, int] | None:
+    """A label inside an answer that ends at ``seg[j]`` ("DOB: 07/22/1958 Chart #:
+    QX-20417", "Kowalczyk First name ..... Aniela"): (first word, word after the
+    label) for the longest run of label words, starting with a capital, that names a
+    field of the form; ``None`` when ``seg[j]`` ends no such label."""
+    w = seg[j]
+    if w.text in _BARE_MID_LABELS and j + 1 < len(seg):
+        return j, j + 1
+    lead = _leader(w)
+    if lead in ("only", "opens"):
+        last, end = j - 1, (j + 1 if lead == "only" else j)
+    elif lead == "ends" or (_ends_label(w) and not w.text.startswith("?")):
+        last, end = j, j + 1
+    else:
+        return None
+    for i in range(max(lo, last - 5), last + 1):
+        words = text_of(seg[i: last + 1])
+        if lead == "ends":
+            words = re.sub(rf"{_LEADER}$", "", words)
+        if not seg[i].text[:1].isupper() or not labels.is_bare_label(words):
+            continue
+        meaning = labels.read_label(words)
+        if meaning.kind not in (None, "ignore") or meaning.owner is not None:
+            return i, end
+    return None
+
+
+def _cut(seg: list[Word], si: int) -> list[_Piece]:
+    """A segment as pieces: plain words before any label, then each label with the
+    words up to the next label ("DOB: 07/22/1958 Chart #: QX-20417" is two fields)."""
+    n = _leading_label(seg)
+    bare = False
+    if (n == 0 or (n == 1 and seg[0].text in _BARE_MID_LABELS)) and labels.is_bare_label(text_of(seg)):
+        n, bare = len(seg), True  # "Meds you take", "D.O.B. (dd/mm/yyyy)": the whole segment
+    cuts: list[tuple[int, int]] = [(0, n)] if n else []  # (first word, label length)
+    j = n + 1 if n else 1  # an answer keeps at least one word before the next label
+    while j < len(seg):
+        found = _mid_label(seg, j, lo=1 if not cuts else cuts[-1][0] + cuts[-1][1] + 1)
+        if found is None:
+            j += 1
+            continue
+        i, end = found
+        cuts.append((i, end - i))
+        j = end + 1
+    pieces: list[_Piece] = []
+    if not cuts or cuts[0][0] > 0:
+        pieces.append(_Piece([], seg[: cuts[0][0] if cuts else len(seg)], seg=si))
+    for k, (start, length) in enumerate(cuts):
+        stop = cuts[k + 1][0] if k + 1 < len(cuts) else len(seg)
+        label = seg[start: start + length]
+        text = label_text(label)
+        pieces.append(_Piece(label, seg[start + length: stop], it.classify_label(text) or "other",
+                             labels.read_label(text), bare=bare, seg=si))
+    return pieces
+
+
+def label_text(label: list[Word]) -> str:
+    """A label's words without its dot leader."""
+    return re.sub(rf"\s*{_LEADER}$", "", text_of(label)).strip()
+
+
+def _is_heading(row: Row, gap: float) -> bool:
+    """A section heading ("MEDICAL INFORMATION") set apart from the answer above."""
+    letters = [c for c in row.text if c.isalpha()]
+    return len(row.words) >= 2 and bool(letters) and all(c.isupper() for c in letters) and gap > 0.6 * row.height
+
+
+def _is_title(row: Row, current: Field) -> bool:
+    """A short line in larger print than the answer above it ("Your health"): the next
+    section's title, not more of the answer."""
+    text = row.text
+    return (current.text_height > 0 and row.height > 1.12 * current.text_height and len(row.words) <= 5
+            and not any(c.isdigit() for c in text) and text[:1].isupper() and text[-1:] not in ",.;:")
+
+
+def _names_someone_else(row: Row) -> str | None:
+    """The person a title row ("Emergency Contact", "NEXT OF KIN") is about."""
+    text = row.text.rstrip(":")
+    if len(segments(row.words)) != 1 or not labels.is_bare_label(text):
+        return None
+    meaning = labels.read_label(text)
+    return meaning.owner if meaning.kind in (None, "other") else None
+
+
+@dataclass(slots=True)
+class _Owner:
+    """Whose fields the rows are about while a block of another person is open."""
+
+    person: str | None = None  # None: the patient
+    strong: bool = False  # opened by a heading or a label without its own answer
+
+    def claim(self, kind: str, meaning: LabelMeaning, row_owner: str | None) -> str | None:
+        """Who a new field is about, updating the open block."""
+        if kind in it.PATIENT_ONLY_KINDS or meaning.kind in it.PATIENT_ONLY_KINDS:
+            self.person = None
+            return None
+        if meaning.kind == "relationship":  # "Relationship to patient": of whoever the block is about
+            return row_owner or self.person or meaning.owner
+        if meaning.owner is not None:
+            return meaning.owner
+        if meaning.names_patient or (meaning.speaks_to_reader and not self.strong):
+            self.person = None
+            return None
+        if row_owner is not None:
+            return row_owner
+        if self.person is not None and (self.strong or kind in _CONTACT_KINDS):
+            return self.person
+        self.person = None
+        return None
+
+    def open(self, person: str, strong: bool) -> None:
+        self.person, self.strong = person, strong
+
+
+# Fields that may follow a "Next of kin: Ana Ruiz" answer and still be about her.
+_CONTACT_KINDS = frozenset({"phone", "email", "address"})
+
+
+def read_page(rows: list[Row], fields: list[Field], margins: list[Loose]) -> None:
+    cut_rows = [[p for si, seg in enumerate(segments(row.words)) for p in _cut(seg, si)] for row in rows]
+
+    def below_ok(i: int, x0: float) -> bool:
+        """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
+        if i + 1 >= len(rows):
+            return False
+        row, below = rows[i], rows[i + 1]
+        if below.page is not row.page or below.y0 - row.y1 > CONTINUATION_GAP * below.height:
+            return False
+        if any(p.label and not p.bare for p in cut_rows[i + 1]) or _label_row(cut_rows[i + 1]):
+            return False
+        return x0 - 0.5 * row.height <= below.x0 <= x0 + 4 * row.height
+
+    # Pass 1: where do the recognised labels start? Unknown labels ("Mother: ...")
+    # and labels written without a colon only count when they line up with those
+    # (or sit right before or above their answer), so an answer never becomes a label.
+    label_x0s = []
+    for i, pieces in enumerate(cut_rows):
+        heads = _label_row(pieces) and below_ok(i, pieces[0].x0)
+        for k, p in enumerate(pieces):
+            if p.label and p.kind not in ("other", "ignore") and p.label[0] is p.words[0] and (
+                    not p.bare or _answer_follows(pieces, k) or heads):
+                if k == 0 or p.seg != pieces[k - 1].seg:
+                    label_x0s.append(p.x0)
+
+    def aligned(x0: float, h: float) -> bool:  # same label column, give or take OCR jitter
+        return any(abs(x0 - x) <= 0.35 * h for x in label_x0s)
+
+    def set_aside(words: list[Word], row: Row, near: Field | None) -> None:
+        margins.append(Loose(words, row.page, near))
+        if near is not None:
+            near.crowded = True
+
+    owner = _Owner()
+    current: Field | None = None
+    columns: list[Field] = []  # a row of labels whose answers are written under them
+    previous: Row | None = None
+    for i, (row, pieces) in enumerate(zip(rows, cut_rows)):
+        if previous is not None and row.y0 - previous.y1 > BLOCK_GAP * row.height:
+            owner.person = None  # a block about someone else ends where the form moves on
+        previous = row
+        pieces = _accept_labels(pieces, lambda x0: aligned(x0, row.height), lambda x0: below_ok(i, x0))
+        gap = row.y0 - current.last_y1 if current else float("inf")
+        if not any(p.label for p in pieces):
+            if columns:
+                top = max(f.last_y1 for f in columns)
+                if row.y0 - top <= CONTINUATION_GAP * row.height and not _is_heading(row, row.y0 - top):
+                    _distribute(columns, segments(row.words), row, set_aside)
+                    continue
+                columns = []
+            segs = segments(row.words)
+            if current is not None and gap <= CONTINUATION_GAP * row.height and not _is_heading(row, gap) \
+                    and not _is_title(row, current) and _names_someone_else(row) is None \
+                    and _under(current, segs[0], row):
+                _continue(current, segs, row, set_aside)
+                continue
+            # Outside any field: titles and instructions on the left are not findings,
+            # but text far to the right of the form's label column is a margin note.
+            near = current if current is not None and row.page is current.page else None
+            current = None
+            person = _names_someone_else(row)
+            if person is not None:
+                owner.open(person, strong=True)
+            elif _is_heading(row, gap) or len(row.words) <= 6:
+                owner.person = None  # a new section ("Patient Information")
+            if label_x0s and row.x0 - min(label_x0s) > 0.5 * row.page.width:
+                set_aside(row.words, row, near)
+            continue
+        columns = []
+        created: list[Field] = []
+        awaiting = False
+        row_owner: str | None = None
+        for k, p in enumerate(pieces):
+            if p.label:
+                meaning = p.meaning or labels.read_label(label_text(p.label))
+                person = owner.claim(p.kind or "other", meaning, row_owner)
+                if meaning.owner is not None and p.kind not in it.PATIENT_ONLY_KINDS and person == meaning.owner:
+                    owner.open(meaning.owner, strong=not p.value)
+                    row_owner = meaning.owner
+                current = Field(p.kind or "other", p.label, row.page, last_y1=row.y1, label_x0=p.x0, owner=person)
+                fields.append(current)
+                created.append(current)
+                if p.value:
+                    current.add(p.value, row)
+                awaiting = not p.value
+            elif awaiting and current is not None:
+                current.add(p.value, row)
+                awaiting = False
+            elif k == 0 and current is not None and gap <= CONTINUATION_GAP * row.height \
+                    and _under(current, p.value, row):
+                _continue(current, [p.value], row, set_aside)
+            elif k > 0 or (label_x0s and p.x0 - min(label_x0s) > 0.5 * row.page.width):
+                set_aside(p.value, row, current)
+        if len(created) >= 2 and not any(f.rows for f in created):
+            columns = created  # box headings: their answers come in the rows below
+
+
+def _label_row(pieces: list[_Piece]) -> bool:
+    """Several labels side by side and no answers: the headings of a row of boxes."""
+    return len(pieces) >= 2 and all(p.label and not p.value for p in pieces)
+
+
+def _under(current: Field, seg: list[Word], row: Row) -> bool:
+    """Whether a segment on a later row can continue ``current``: not left of its label."""
+    return seg[0].x0 >= current.label_x0 - 0.5 * row.height
+
+
+def _distribute(columns: list[Field], segs: list[list[Word]], row: Row, set_aside) -> None:
+    """Answers under a row of box headings: each segment to the heading it sits under."""
+    for seg in segs:
+        home = None
+        for f in columns:  # left to right
+            if seg[0].x0 >= f.label_x0 - 0.5 * row.height:
+                home = f
+        if home is None:
+            set_aside(seg, row, columns[0])
+        else:
+            home.add(seg, row)
+
+
+def _answer_follows(pieces: list[_Piece], k: int) -> bool:
+    """Whether piece ``k`` has plain words after it on its row (its answer)."""
+    return k + 1 < len(pieces) and not pieces[k + 1].label
+
+
+def _accept_labels(pieces: list[_Piece], aligned, below) -> list[_Piece]:
+    """Keep a piece as a label only when the row supports it; others become plain words.
+
+    A label written with a colon counts when it names a known field or another
+    person, or sits in the label column ("Mother: diabetes" inside a family history
+    answer does not). A phrase without a colon counts in the label column, or when
+    its answer follows it on the row or sits right under it (one label alone on its
+    row, or a row of box headings). Labels found inside an answer were already
+    checked word by word.
+    """
+    out: list[_Piece] = []
+    awaiting = False
+    heads = _label_row(pieces) and below(pieces[0].x0)
+    for k, p in enumerate(pieces):
+        if p.label and p.label[0] is p.words[0] and (k == 0 or p.seg != pieces[k - 1].seg):
+            if p.bare:
+                # Right after a label still waiting for its answer, a label-like phrase
+                # is that answer ("Preferred contact | Email") unless it names a field
+                # no answer would be ("Last Name | First Name" on a blank form).
+                ok = heads or ((not awaiting or _never_an_answer(p)) and (
+                    aligned(p.x0) or _answer_follows(pieces, k) or (len(pieces) == 1 and below(p.x0))))
+            else:
+                ok = aligned(p.x0) or (p.meaning is not None and (
+                    p.meaning.kind is not None or p.meaning.owner is not None))
+            if not ok:
+                p = _Piece([], p.words, seg=p.seg)
+        out.append(p)
+        awaiting = bool(p.label) and not p.value
+    return out
+
+
+_IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
+
+
+def _never_an_answer(p: _Piece) -> bool:
+    return p.kind in _IDENTITY_KINDS or (p.meaning is not None and p.meaning.owner is not None)
+
+
+def _continue(current: Field, segs: list[list[Word]], row: Row, set_aside) -> None:
+    """A row below an answer: the answer goes on if it starts in the answer's column."""
+    start = current.value_x0 if current.value_x0 is not None else current.label_x0
+    first = segs[0]
+    if first[0].x0 - start > MARGIN_SHIFT * row.page.width:
+        set_aside([w for s in segs for w in s], row, current)
+        return
+    current.add(first, row)
+    for seg in segs[1:]:
+        set_aside(seg, row, current)
+
+

@@ -1,0 +1,387 @@
+"""More intake form layouts, drawn with PyMuPDF, with their ground truth.
+
+The layouts of ``golden.fixtures`` put one field per line with a colon after each
+label. Forms in the wild do neither, so these draw the same kind of content in ways
+those do not:
+
+* ``one_line`` - a typed registration slip: several "Label: value" fields run on
+  one line with ordinary spacing ("DOB: 07/22/1958  Chart #: QX-20417  Sex: F"),
+  and an emergency contact and a policy holder whose names and dates sit on the
+  same kind of line;
+* ``label_table`` - a ruled two-column table: everyday label wordings without
+  colons down the left ("Birthday", "Patient No.", "Meds you take"), answers in a
+  column far to the right (some over several lines), then a "person to call in an
+  emergency" section with its own name and birthday rows;
+* ``boxed_grid`` - boxes in a grid, a small label at the top of each box and the
+  answer under it, three boxes to a row, and a next-of-kin row of the same boxes.
+  This one was drawn only after the reading rules were written, to see whether
+  they carry over (it showed that labels above their answers were not read);
+* ``leader_lines`` - labels with dot leaders and the answer on the same line, two
+  fields to a line, headings that are questions; drawn after the fix above, as a
+  second check.
+
+Every person, number and clinic here is invented. Extractors never see these
+objects, only the PDF bytes ``render`` returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import pymupdf
+
+from golden.fixtures import ExpectedAllergy, ExpectedMedication, Patient, _Canvas, _dmy, _us
+
+M = ExpectedMedication
+A = ExpectedAllergy
+
+
+@dataclass(frozen=True)
+class OtherPerson:
+    """Someone else the form asks about; nothing of theirs may identify the patient."""
+
+    role: str  # as the form names the block ("Emergency contact", "Policy holder")
+    first: str
+    last: str
+    dob: str  # YYYY-MM-DD
+    relation: str = ""
+
+
+@dataclass(frozen=True)
+class LayoutCase:
+    name: str
+    layout: str
+    patient: Patient
+    phone: str
+    chief_concern: str
+    medications: tuple[ExpectedMedication, ...]
+    allergies_printed: str
+    allergies: tuple[ExpectedAllergy, ...]  # needs_review marks a hedged one; empty for NKDA
+    others: tuple[OtherPerson, ...]
+    doctor: str = ""  # the patient's own doctor, printed as a name
+
+    @property
+    def nkda(self) -> bool:
+        return not self.allergies
+
+
+# --------------------------------------------------------------------------- layouts
+
+
+def _one_line(case: LayoutCase) -> bytes:
+    """A typed slip in Helvetica 9.5: fields run on one line separated by two spaces."""
+    c = _Canvas(font="helv", size=9.5)
+    p = case.patient
+    c.text(48, 50, "Harbourview Walk-in Clinic", "hebo", 13)
+    c.text(48, 64, "Registration slip (staff to complete at the front desk)", size=8.5)
+    contact, holder = case.others[0], case.others[1]
+    lines = [
+        f"Patient name: {p.first} {p.middle[:1] + '. ' if p.middle else ''}{p.last}",
+        f"DOB: {_us(p.dob)}  Chart #: {p.mrn}  Sex: {p.sex}",
+        f"Home phone: {case.phone}  Email: {p.first.lower()}.{p.last.lower()}@example.org",
+        f"Emergency contact: {contact.first} {contact.last} ({contact.relation})  DOB: {_us(contact.dob)}"
+        f"  Phone: (541) 555-0178",
+        f"Insurance: Cascade Mutual  Policy holder: {holder.first} {holder.last}  Date of birth: {_us(holder.dob)}",
+        f"Family doctor: {case.doctor}",
+        f"Reason for visit: {case.chief_concern}",
+    ]
+    y = 96
+    for line in lines:
+        c.text(48, y, line)
+        y += 17
+    meds = "; ".join(m.printed for m in case.medications)
+    c.text(48, y, f"Medications: {meds}")
+    y += 17
+    c.text(48, y, f"Allergies: {case.allergies_printed}")
+    y += 40
+    c.rule(y - 12, 48, 560)
+    c.text(48, y, "Staff initials: ____   Date: __________", size=8.5)
+    return c.tobytes()
+
+
+def _label_table(case: LayoutCase) -> bytes:
+    """A ruled table: labels without colons at the left, answers 230 points to the right."""
+    c = _Canvas(font="tiro", size=10.5)
+    p = case.patient
+    c.ctext(52, "Saltmarsh Community Health", "tibo", 15)
+    c.ctext(68, "About you - please fill in the right-hand column", "tiit", 10)
+    left, mid, right = 50, 250, 562
+    pitch, line = 26, 13
+    y = 100
+
+    def table(title: str, rows: list[tuple[str, list[str]]]) -> None:
+        nonlocal y
+        c.text(left, y, title, "tibo", 11)
+        y += 8
+        top = y
+        c.page.draw_line((left, y), (right, y), width=0.6)
+        for label, answers in rows:
+            answers = answers or [""]
+            baseline = y + 17
+            c.text(left + 6, baseline, label)
+            for k, answer in enumerate(answers):
+                c.text(mid + 8, baseline + k * line, answer)
+            y += pitch + line * (len(answers) - 1)
+            c.page.draw_line((left, y), (right, y), width=0.6)
+        for x in (left, mid, right):
+            c.page.draw_line((x, top), (x, y), width=0.6)
+        y += 30
+
+    table("YOUR DETAILS", [
+        ("Your name", [f"{p.first} {p.last}"]),
+        ("Birthday", [_dmy(p.dob)]),
+        ("Patient No.", [p.mrn]),
+        ("Best phone number", [case.phone]),
+        ("Family doctor", [case.doctor]),
+    ])
+    table("YOUR HEALTH", [
+        ("What brings you in today", [case.chief_concern]),
+        ("Meds you take", [m.printed for m in case.medications] or ["none"]),
+        ("Anything you're allergic to?", [case.allergies_printed]),
+    ])
+    for person in case.others:
+        table(f"{person.role.upper()}", [
+            ("Name", [f"{person.first} {person.last}"]),
+            ("Date you were born", [_dmy(person.dob)]),
+            ("Relationship to you", [person.relation]),
+        ])
+    c.text(left, 770, "Thank you - hand this sheet to reception.", "tiit", 9)
+    return c.tobytes()
+
+
+def _boxed_grid(case: LayoutCase) -> bytes:
+    """Boxes in a grid, each with a small label at its top and the answer written
+    below it; several boxes share a row. (Drawn after the reading rules were written,
+    to check that they carry over to a layout they were not built against.)"""
+    c = _Canvas(font="cour", size=10)
+    p = case.patient
+    c.text(40, 46, "NORTHFIELD URGENT CARE - ATTENDANCE FORM", "cobo", 12)
+    y = [70]
+
+    def row(boxes: list[tuple[float, float, str, list[str]]], height: float = 40) -> None:
+        top = y[0]
+        for x0, x1, label, answers in boxes:
+            c.box(x0, top, x1, top + height)
+            c.text(x0 + 4, top + 10, label, "helv", 7)
+            for k, answer in enumerate(answers):
+                c.text(x0 + 6, top + 25 + 12 * k, answer)
+        y[0] = top + height + 6
+
+    def heading(title: str) -> None:
+        y[0] += 10
+        c.text(40, y[0], title, "cobo", 10)
+        y[0] += 8
+
+    heading("PATIENT")
+    row([(40, 230, "Surname", [p.last.upper()]), (230, 420, "Given name(s)", [p.first]),
+         (420, 572, "D.O.B. (dd/mm/yyyy)", [date_dmy(p.dob)])])
+    row([(40, 230, "Hospital no.", [p.mrn]), (230, 420, "Telephone", [case.phone]),
+         (420, 572, "GP", [case.doctor])])
+    for person in case.others:
+        heading(person.role.upper())
+        row([(40, 230, "Full name", [f"{person.first} {person.last}"]),
+             (230, 420, "Date of birth", [date_dmy(person.dob)]),
+             (420, 572, "Relationship", [person.relation])])
+    heading("TODAY")
+    meds = [m.printed for m in case.medications] or ["none"]
+    row([(40, 572, "Reason for attending", [case.chief_concern])])
+    row([(40, 572, "Current medicines (name, strength, how often)", meds)], height=24 + 12 * len(meds))
+    row([(40, 572, "Known allergies / reactions", [case.allergies_printed])])
+    return c.tobytes()
+
+
+def _leader_lines(case: LayoutCase) -> bytes:
+    """Times, labels followed by dot leaders and the answer written on the same line,
+    sections as questions to the reader, two fields to a line where they are short,
+    and a contact section ("Who should we contact?"). Drawn after the boxed grid
+    had been used to fix the rules: the second unseen check."""
+    c = _Canvas(font="tiro", size=11)
+    p = case.patient
+    c.text(56, 50, "Wyndham Lane Practice", "tibo", 16)
+    c.text(56, 66, "Registration questionnaire", "tiit", 11)
+    y = [96]
+
+    def dots(x0: float, label: str, answer: str, x_answer: float) -> None:
+        c.text(x0, y[0], label)
+        start = x0 + pymupdf.get_text_length(label + " ", fontname="tiro", fontsize=11)
+        n = max(3, int((x_answer - 6 - start) / pymupdf.get_text_length(".", fontname="tiro", fontsize=11)))
+        c.text(start, y[0], "." * n)
+        c.text(x_answer, y[0], answer, "tiit")
+
+    def line(*fields: tuple[str, str]) -> None:
+        x0 = 56
+        for k, (label, answer) in enumerate(fields):
+            dots(x0 + 270 * k, label, answer, x0 + 270 * k + 130)
+        y[0] += 22
+
+    def section(title: str) -> None:
+        y[0] += 8
+        c.text(56, y[0], title, "tibo", 12)
+        y[0] += 20
+
+    section("About you")
+    line(("Surname", p.last), ("First name", p.first))
+    line(("Born on", _dmy(p.dob)), ("Record no.", p.mrn))
+    line(("Mobile", case.phone))
+    section("Your GP")
+    line(("Name", case.doctor))
+    for person in case.others:
+        section("Who should we contact if we need to?")
+        line(("Name", f"{person.first} {person.last}"), ("Relationship", person.relation))
+        line(("Their date of birth", _dmy(person.dob)))
+    section("Your health")
+    line(("Why have you come today?", case.chief_concern))
+    c.text(56, y[0], "Tablets or medicines you take (one per line)")
+    y[0] += 18
+    for m in case.medications:
+        c.text(80, y[0], m.printed, "tiit")
+        y[0] += 16
+    y[0] += 6
+    line(("Allergies or bad reactions", case.allergies_printed))
+    return c.tobytes()
+
+
+def _spaced_colons(case: LayoutCase) -> bytes:
+    """Courier, "Label : answer" with the colon standing apart, ISO dates, numbered
+    medication lines, a parent/guardian section between the patient's details and
+    the clinical questions. Drawn last, after every rule above, as a final check."""
+    c = _Canvas(font="cour", size=10)
+    p = case.patient
+    c.text(50, 48, "ST. OSWIN'S MINOR INJURIES UNIT", "cobo", 12)
+    y = [80]
+
+    def put(text: str, x: float = 50, font: str = "cour") -> None:
+        c.text(x, y[0], text, font)
+        y[0] += 15
+
+    put("PATIENT", font="cobo")
+    put(f"Name         : {p.first} {p.last}")
+    put(f"DOB          : {p.dob}")
+    put(f"Hosp #       : {p.mrn}")
+    put(f"Phone        : {case.phone}")
+    y[0] += 10
+    for person in case.others:
+        put("PARENT / GUARDIAN", font="cobo")
+        put(f"Name         : {person.first} {person.last}")
+        put(f"DOB          : {person.dob}")
+        put(f"Relationship : {person.relation}")
+        y[0] += 10
+    put("CLINICAL", font="cobo")
+    put(f"Presenting complaint : {case.chief_concern}")
+    put("Regular medication   :")
+    for k, m in enumerate(case.medications, start=1):
+        put(f"{k}. {m.printed}", x=80)
+    put(f"Allergies            : {case.allergies_printed}")
+    return c.tobytes()
+
+
+def date_dmy(iso: str) -> str:
+    d = iso.split("-")
+    return f"{d[2]}/{d[1]}/{d[0]}"
+
+
+LAYOUTS: dict[str, Callable[[LayoutCase], bytes]] = {
+    "one_line": _one_line,
+    "label_table": _label_table,
+    "boxed_grid": _boxed_grid,
+    "leader_lines": _leader_lines,
+    "spaced_colons": _spaced_colons,
+}
+
+
+def render(case: LayoutCase) -> bytes:
+    return LAYOUTS[case.layout](case)
+
+
+# --------------------------------------------------------------------------- cases
+
+MARISOL_Q = Patient("Marisol", "Quenneville", "1958-07-22", "QX-20417", middle="Teodora", sex="F")
+IFEOMA = Patient("Ifeoma", "Castellanos-Reid", "1979-02-03", "PN-5530981", sex="F")
+
+CASES: list[LayoutCase] = [
+    LayoutCase(
+        name="one_line_slip",
+        layout="one_line",
+        patient=MARISOL_Q,
+        phone="(541) 555-0142",
+        chief_concern="Dizzy spells for two weeks",
+        medications=(M("Metformin", "500 mg", "twice daily", "Metformin 500 mg twice daily"),
+                     M("Lisinopril", "10 mg", "once daily", "Lisinopril 10 mg once daily")),
+        allergies_printed="Penicillin (hives), shellfish?",
+        allergies=(A("Penicillin", "hives"), A("shellfish", None, needs_review=True)),
+        others=(OtherPerson("Emergency contact", "Rosalind", "Quenneville", "1985-03-02", "daughter"),
+                OtherPerson("Policy holder", "Rafael", "Quenneville", "1955-11-04")),
+        doctor="Dr. Anneke Solberg",
+    ),
+    LayoutCase(
+        name="label_table_sheet",
+        layout="label_table",
+        patient=IFEOMA,
+        phone="503-555-0163",
+        chief_concern="Itchy rash on both forearms since Sunday",
+        medications=(M("Levothyroxine", "75 mcg", "every morning", "Levothyroxine 75 mcg every morning"),
+                     M("Cetirizine", "10 mg", "at bedtime", "Cetirizine 10 mg at bedtime"),
+                     M("Sertraline", "50 mg", "daily", "Sertraline 50 mg daily")),
+        allergies_printed="Sulfa drugs - rash; latex - patient not sure",
+        allergies=(A("Sulfa drugs", "rash"), A("latex", "patient not sure", needs_review=True)),
+        others=(OtherPerson("Person to call in an emergency", "Joaquin", "Castellanos", "1976-09-18", "husband"),),
+        doctor="Dr. Tomasz Wierzbicki",
+    ),
+]
+
+
+CASES.append(LayoutCase(
+    name="boxed_grid_form",
+    layout="boxed_grid",
+    patient=Patient("Beatrix", "Okonjo-Hale", "1966-05-27", "NF-0093314", sex="F"),
+    phone="07700 900461",
+    chief_concern="Painful left knee after a fall on the ice",
+    medications=(M("Ramipril", "2.5 mg", "once daily", "Ramipril 2.5 mg once daily"),
+                 M("Paracetamol", "1 g", "four times daily", "Paracetamol 1 g four times daily")),
+    allergies_printed="Aspirin - stomach upset; possible nuts",
+    allergies=(A("Aspirin", "stomach upset"), A("possible nuts", None, needs_review=True)),
+    others=(OtherPerson("Next of kin", "Desmond", "Hale", "1963-12-08", "husband"),),
+    doctor="Dr. Hilde Marchetti",
+))
+
+
+CASES.append(LayoutCase(
+    name="leader_lines_questionnaire",
+    layout="leader_lines",
+    patient=Patient("Aniela", "Kowalczyk", "1952-02-14", "RK-552031", sex="F"),
+    phone="07700 900815",
+    chief_concern="Cough with green phlegm for ten days",
+    medications=(M("Amlodipine", "10 mg", "once daily", "Amlodipine 10 mg once daily"),
+                 M("Salbutamol inhaler", "2 puffs", "as needed", "Salbutamol inhaler 2 puffs as needed")),
+    allergies_printed="Penicillin - swollen lips; plasters?",
+    allergies=(A("Penicillin", "swollen lips"), A("plasters", None, needs_review=True)),
+    others=(OtherPerson("Contact", "Marek", "Kowalczyk", "1978-06-30", "son"),),
+    doctor="Dr. Sunniva Eriksen",
+))
+
+
+CASES.append(LayoutCase(
+    name="spaced_colons_sheet",
+    layout="spaced_colons",
+    patient=Patient("Theo", "Marchbanks", "2011-04-17", "00412-7", sex="M"),
+    phone="01632 960122",
+    chief_concern="Swollen right ankle after football",
+    medications=(M("Montelukast", "5 mg", "at bedtime", "Montelukast 5 mg at bedtime"),
+                 M("Beclometasone inhaler", "2 puffs", "twice daily", "Beclometasone inhaler 2 puffs twice daily")),
+    allergies_printed="Codeine (vomiting), query latex",
+    allergies=(A("Codeine", "vomiting"), A("query latex", None, needs_review=True)),
+    others=(OtherPerson("Parent / guardian", "Helena", "Marchbanks", "1980-10-02", "mother"),),
+))
+
+
+def case(name: str) -> LayoutCase:
+    return next(c for c in CASES if c.name == name)
+
+
+def with_allergies(base: LayoutCase, printed: str, allergies: tuple[ExpectedAllergy, ...] = ()) -> LayoutCase:
+    """The same form with another allergy answer (``()`` for a "none known" answer)."""
+    return replace(base, name=f"{base.name}+{printed}", allergies_printed=printed, allergies=allergies)
+
+
+__all__ = ["OtherPerson", "LayoutCase", "LAYOUTS", "CASES", "render", "case", "with_allergies"]

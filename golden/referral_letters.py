@@ -1,0 +1,195 @@
+"""Referral letters written as prose (DOCX), with their ground truth.
+
+``golden.office_fixtures`` has a letter whose referral details sit under labels
+("Reason for referral: ..."). Real letters more often say it in a sentence, put the
+patient on a "Re:" line, greet the receiving clinician ("Dear Dr ...") and end with
+a signature block; and they carry other people's names and dates (next of kin, the
+referring doctor's details box) that must never identify the patient. Each builder
+here writes one such letter in its own wording.
+
+Every person, number and clinic here is invented. Extractors never see these
+objects, only the bytes ``build`` returns.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Callable
+
+from golden.fixtures import ExpectedAllergy, ExpectedMedication
+from golden.office_fixtures import ExpectedIdentity
+
+M = ExpectedMedication
+A = ExpectedAllergy
+
+
+@dataclass(frozen=True)
+class LetterCase:
+    name: str
+    identity: ExpectedIdentity
+    # field -> value, as the extractor reports it ("urgency" as its level)
+    referral: dict[str, str]
+    medications: tuple[ExpectedMedication, ...] = ()
+    allergies: tuple[ExpectedAllergy, ...] = ()
+    nkda: bool = False
+    # Names and dates of other people printed in the letter: never identifiers.
+    not_the_patient: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+
+def _save(doc) -> bytes:
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def _new():
+    import docx
+    from docx.shared import Pt
+
+    doc = docx.Document()
+    doc.styles["Normal"].font.name = "Calibri"
+    doc.styles["Normal"].font.size = Pt(11)
+    return doc
+
+
+# --------------------------------------------------------------------------- letters
+
+
+def _grateful_letter() -> bytes:
+    """Address block, a "Re:" line with DOB and NHS number, the request in one sentence,
+    a next-of-kin block with its own name and date of birth, signature after a closing."""
+    doc = _new()
+    doc.sections[0].header.paragraphs[0].text = "Larkspur Row Surgery, 4 Tidewater Lane, Eastmere EM2 9PL"
+    for line in ("3 June 2024", "", "Dr Priyanka Raghunathan", "Consultant Cardiologist",
+                 "Eastmere General Hospital", ""):
+        doc.add_paragraph(line)
+    doc.add_paragraph("Re: Mr Halvard PETTERSEN, DOB 12/03/1961, NHS No 943 476 5919")
+    doc.add_paragraph("Dear Dr Raghunathan,")
+    doc.add_paragraph(
+        "I would be grateful if you could see Mr Pettersen in the rapid access chest pain clinic for exertional "
+        "chest tightness of six weeks' duration. The discomfort comes on after about two hundred metres on the "
+        "flat and settles within minutes of rest; his resting ECG today was unremarkable.")
+    doc.add_paragraph("His symptoms are progressing and I would be grateful if he could be seen urgently.")
+    doc.add_paragraph("Current medications:")
+    for item in ("Amlodipine 5 mg once daily", "Atorvastatin 20 mg at night"):
+        doc.add_paragraph(item, style="List Bullet")
+    doc.add_paragraph("Allergies: none known")
+    doc.add_paragraph("Next of kin", style="Heading 2")
+    doc.add_paragraph("Name: Ingrid Pettersen (wife)")
+    doc.add_paragraph("Date of birth: 02/07/1963")
+    doc.add_paragraph("If his pain becomes more frequent before your appointment he knows to call 999.")
+    doc.add_paragraph("Yours sincerely,")
+    doc.add_paragraph("Dr Amara Okafor")
+    doc.add_paragraph("General Practitioner")
+    return _save(doc)
+
+
+def _refer_to_service_letter() -> bytes:
+    """"Dear Colleague", the patient on a "Patient:" line with DOB and hospital number,
+    a referring-physician details table whose "Name" row is the doctor, a struck-out
+    allergy, a signature inside the closing paragraph."""
+    doc = _new()
+    doc.add_paragraph("Patient: Mrs Ebele OKONKWO-BAINES    Date of birth: 21/09/1974    Hospital No: RX-771203")
+    doc.add_paragraph("Dear Colleague,")
+    doc.add_paragraph(
+        "I am writing to refer Mrs Okonkwo-Baines to your rheumatology clinic regarding painful swelling of both "
+        "wrists and morning stiffness lasting over an hour. Her CRP was 31 mg/L last week. This is a routine "
+        "referral.")
+    table = doc.add_table(rows=3, cols=2)
+    title = table.rows[0].cells[0].merge(table.rows[0].cells[1])
+    title.text = "REFERRING PHYSICIAN"
+    table.rows[1].cells[0].text = "Name"
+    table.rows[1].cells[1].text = "Dr Nadia Bellweather"
+    table.rows[2].cells[0].text = "Practice"
+    table.rows[2].cells[1].text = "Saltmarsh Medical Centre"
+    doc.add_paragraph("")
+    meds = doc.add_table(rows=3, cols=3)
+    for r, row in enumerate((("Medication", "Dose", "Frequency"), ("Naproxen", "500 mg", "twice daily"),
+                             ("Omeprazole", "20 mg", "once daily"))):
+        for c, text in enumerate(row):
+            meds.rows[r].cells[c].text = text
+    allergy = doc.add_paragraph("Allergies: Ibuprofen (wheeze); ")
+    struck = allergy.add_run("amoxicillin")
+    struck.font.strike = True
+    doc.add_paragraph("Kind regards,\nDr Nadia Bellweather\nGP Partner")
+    return _save(doc)
+
+
+def _thank_you_letter() -> bytes:
+    """A "Re:" line left empty before the greeting, the patient in a details table, a
+    "Referring physician" heading over the doctor's own name line, a question-marked
+    allergy and a reason given as "who has had ..."."""
+    doc = _new()
+    doc.add_paragraph("14 August 2024")
+    doc.add_paragraph("Re:")
+    doc.add_paragraph("Dear Dr Vasquez-Lindgren,")
+    details = doc.add_table(rows=1, cols=4)
+    for c, text in enumerate(("Patient", "Ottilie FERRAND-ACHEBE", "Date of birth", "30/01/1988")):
+        details.rows[0].cells[c].text = text
+    doc.add_paragraph("MRN: KV-448120")
+    doc.add_paragraph(
+        "Thank you for seeing this 36-year-old woman, who has had intermittent palpitations since January. "
+        "I would value a cardiology opinion and would appreciate it if she could be seen as soon as possible.")
+    doc.add_paragraph("Medication: Propranolol 10 mg as required")
+    doc.add_paragraph("Allergies: Penicillin (rash); shellfish?")
+    doc.add_paragraph("Referring physician", style="Heading 2")
+    doc.add_paragraph("Name: Dr Ruairi Castellane")
+    doc.add_paragraph("Telephone: 0161 555 0190")
+    doc.add_paragraph("With best wishes,")
+    doc.add_paragraph("Ruairi Castellane")
+    return _save(doc)
+
+
+BUILDERS: dict[str, Callable[[], bytes]] = {
+    "grateful_letter": _grateful_letter,
+    "refer_to_service_letter": _refer_to_service_letter,
+    "thank_you_letter": _thank_you_letter,
+}
+
+CASES: list[LetterCase] = [
+    LetterCase(
+        name="grateful_letter",
+        identity=ExpectedIdentity("Mr Halvard PETTERSEN", "1961-12-03", "943 476 5919"),
+        referral={"letter_date": "2024-06-03", "receiving_provider": "Dr Raghunathan",
+                  "reason": "exertional chest tightness of six weeks' duration",
+                  "requested_service": "rapid access chest pain clinic", "urgency": "urgent",
+                  "referring_provider": "Dr Amara Okafor"},
+        medications=(M("Amlodipine", "5 mg", "once daily"), M("Atorvastatin", "20 mg", "at night")),
+        nkda=True,
+        not_the_patient=("Ingrid", "1963-07-02", "Okafor", "Raghunathan"),
+    ),
+    LetterCase(
+        name="refer_to_service_letter",
+        identity=ExpectedIdentity("Mrs Ebele OKONKWO-BAINES", "1974-09-21", "RX-771203"),
+        referral={"reason": "painful swelling of both wrists and morning stiffness lasting over an hour",
+                  "requested_service": "rheumatology clinic", "urgency": "routine",
+                  "referring_provider": "Dr Nadia Bellweather", "referring_clinic": "Saltmarsh Medical Centre"},
+        medications=(M("Naproxen", "500 mg", "twice daily"), M("Omeprazole", "20 mg", "once daily")),
+        allergies=(A("Ibuprofen", "wheeze"), A("amoxicillin", None, needs_review=True)),
+        not_the_patient=("Bellweather", "Colleague"),
+    ),
+    LetterCase(
+        name="thank_you_letter",
+        identity=ExpectedIdentity("Ottilie FERRAND-ACHEBE", "1988-01-30", "KV-448120"),
+        referral={"letter_date": "2024-08-14", "receiving_provider": "Dr Vasquez-Lindgren",
+                  "reason": "intermittent palpitations since January",
+                  "requested_service": "cardiology opinion", "urgency": "soon",
+                  "referring_provider": "Dr Ruairi Castellane"},
+        medications=(M("Propranolol", "10 mg", "as required", needs_review=False),),
+        allergies=(A("Penicillin", "rash"), A("shellfish?", None, needs_review=True)),
+        not_the_patient=("Vasquez", "Castellane", "Dear"),
+    ),
+]
+
+
+def build(name: str) -> bytes:
+    return BUILDERS[name]()
+
+
+def case(name: str) -> LetterCase:
+    return next(c for c in CASES if c.name == name)
+
+
+__all__ = ["LetterCase", "BUILDERS", "CASES", "build", "case"]
