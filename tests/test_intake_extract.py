@@ -7,7 +7,8 @@ from functools import lru_cache
 
 import pytest
 
-from core.content import NormalizedContent, PageContent, Word
+from core.content import NormalizedContent
+from tests.synthetic import words_page
 from core.models import DocType, IdentifierKind
 from core.policy.citations import verify_citations
 from extract import intake_text as it
@@ -177,13 +178,7 @@ def test_registered_for_intake_form():
 
 
 def _content(rows: list[list[tuple[str, float]]], pitch: float = 14) -> NormalizedContent:
-    words = []
-    for r, row in enumerate(rows):
-        for text, x0 in row:
-            words.append(Word(text, x0, 100 + r * pitch, x0 + 5 * len(text), 110 + r * pitch))
-    for i, w in enumerate(words):
-        w.index = i
-    return NormalizedContent(source_kind="pdf_text", pages=[PageContent(1, 612, 792, words)])
+    return words_page(rows, pitch)
 
 
 def test_margin_note_on_its_own_row_far_right_of_the_answers():

@@ -11,7 +11,8 @@ from functools import lru_cache
 import pymupdf
 import pytest
 
-from core.content import NormalizedContent, PageContent, Word
+from core.content import NormalizedContent
+from tests.synthetic import words_page
 from core.models import IdentifierKind, IdentityStatus
 from core.policy.citations import verify_citations
 from core.policy.identity import check_identity, names_match
@@ -126,14 +127,7 @@ def test_every_citation_verifies(name):
 
 
 def _content(rows: list[list[tuple[str, float]]], pitch: float = 16) -> NormalizedContent:
-    """Words at (text, x0) on rows ``pitch`` apart, 10 points high, 5 points per character."""
-    words = []
-    for r, row in enumerate(rows):
-        for text, x0 in row:
-            words.append(Word(text, x0, 100 + r * pitch, x0 + 5 * len(text), 110 + r * pitch))
-    for i, w in enumerate(words):
-        w.index = i
-    return NormalizedContent(source_kind="pdf_text", pages=[PageContent(1, 612, 792, words)])
+    return words_page(rows, pitch)
 
 
 def _line(text: str, x0: float = 50) -> list[tuple[str, float]]:

@@ -12,23 +12,13 @@ import pytest
 from core.models import IdentityStatus
 from core.policy.identity import check_identity
 from extract import referral_prose as P
-from extract.docx import extract_referral, normalize_docx
 from golden import referral_letters as GL
-from tests.citation_check import assert_all_citations_verifiable
+from tests.test_docx import of_type, run
 
 SOURCE = "documents:31"
 CASES = [c.name for c in GL.CASES]
 
 
-def run(data: bytes):
-    content = normalize_docx(data)
-    result = extract_referral(content, SOURCE)
-    assert_all_citations_verifiable(content, result, SOURCE)
-    return content, result
-
-
-def of_type(result, fact_type):
-    return [f for f in result.facts if f.fact_type == fact_type]
 
 
 def referral(result) -> dict[str, str]:
