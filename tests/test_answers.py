@@ -496,6 +496,25 @@ def test_a_look_up_names_a_critical_result_critical(ines):
     assert out["sections"]["patient_findings"][0]["text"].startswith("Critical: WBC 32.5")
 
 
+@pytest.mark.parametrize("question, first, excluded", [
+    ("What was her hemoglobin?", "Hemoglobin 12.0 g/dL", ("WBC", "Platelets", "Hemoglobin A1c")),
+    ("Her potassium and creatinine?", "Potassium 4.6", ("Sodium", "Glucose")),
+    ("how's her blood sugar", "Glucose 131", ("Sodium", "Hemoglobin A1c")),
+])
+def test_a_look_up_that_names_a_test_gets_that_test_not_its_panel(ines, question, first, excluded):
+    out = ask(ines["wb"], ines["patient"]["id"], question).payload
+    texts = [i["text"] for i in out["sections"]["patient_findings"]]
+    assert any(t.startswith(first) for t in texts[:2]), texts
+    assert not any(t.split(" ")[0] in excluded or t.startswith(excluded) for t in texts), texts
+    assert not out["sections"]["missing"], out["sections"]["missing"]
+
+
+def test_a_named_test_not_on_record_is_missing_not_a_panel_dump(ines):
+    out = ask(ines["wb"], ines["patient"]["id"], "What was her ferritin?").payload
+    assert out["sections"]["patient_findings"] == []
+    assert "No Ferritin result found" in _texts(out, "missing")
+
+
 def test_a_look_up_of_something_not_on_record_says_so(ines):
     out = ask(ines["wb"], ines["patient"]["id"], "Is she on apixaban?").payload
     assert "No “apixaban” found among this patient's medications" in _texts(out, "missing")

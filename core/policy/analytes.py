@@ -190,3 +190,39 @@ def usual_units_problem(test_name: str, unit: str, loinc: str | None = None) -> 
     if any(normalize_unit(u) in normalize_unit(unit) for u in expected):
         return None
     return f"unit {unit!r} is unusual for {test_name} (expected {' or '.join(expected)})"
+
+
+# Names too short or too common to mean a test when a person types them in a question
+# ("mg" is a dose, "k" a letter); panel words ("cholesterol", "protein") ask about a
+# group of tests, which the topic vocabulary answers.
+_NOT_A_TEST_IN_QUESTIONS = frozenset({"cholesterol", "protein", "lymph", "troponin", "mono", "iron sat"})
+
+
+def analytes_named(text: str) -> tuple[str, ...]:
+    """Analyte ids a question names, longest phrase first: "hemoglobin A1c" names A1c,
+    not hemoglobin. A name shared by two analytes names both."""
+    vocab = _vocabulary()
+    words = normalize_name(re.sub(r"[?!]", " ", text or "")).split()
+    found: list[str] = []
+    used: set[int] = set()
+    for n in range(min(6, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            span = range(i, i + n)
+            if used.intersection(span):
+                continue
+            phrase = " ".join(words[i:i + n])
+            if len(phrase) < 3 or phrase in _NOT_A_TEST_IN_QUESTIONS:
+                continue
+            ids = vocab.by_name.get(phrase)
+            if ids:
+                found += ids
+                used.update(span)
+    return tuple(dict.fromkeys(found))
+
+
+def result_is_of(named: tuple[str, ...] | set[str], test_name: str, loinc: str | None = None,
+                 unit: str | None = None) -> bool:
+    """Whether a result is one of the named analytes or a variant of one ("glucose"
+    covers fasting glucose, "HbA1c" the IFCC measure)."""
+    found = canonical_analyte(test_name, loinc=loinc, unit=unit)
+    return bool(found) and any(found == n or found.startswith(n + "_") for n in named)

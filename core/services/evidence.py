@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.models import Citation, ClinicalContext, EvidenceItem
+from core.policy.analytes import analyte, analytes_named, result_is_of
 from core.policy.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, is_critical, needs_review
 from core.policy.lab_series import ABNORMAL, LabSeries, attention_order, build_series, lookup_order
 from core.policy.questions import Intent, ParsedQuestion
@@ -189,6 +190,8 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     else:
         selected = _vector_selection(wb, patient_id, question, candidates, usable, bundle)
     selected, found_terms = _narrow_to_terms(question, selected, candidates, bundle)
+    selected, named_found = _narrow_to_named_tests(question, selected, candidates, bundle)
+    found_terms |= named_found
 
     labs = [c for c in selected if c.item.fact_type == "lab_result"]
     others = sorted((c for c in selected if c.item.fact_type != "lab_result"),
@@ -265,6 +268,27 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
     return selected, found
 
 
+def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], candidates: list[Candidate],
+                           bundle: EvidenceBundle) -> tuple[list[Candidate], set[str]]:
+    """A question that names tests ("what was his hemoglobin?", "his eGFR and
+    creatinine") gets those tests' results, however the report named them (by LOINC
+    code or synonym), not the whole panel they belong to; when the record has none of
+    them, Missing says so. Returns the selection and the lab topics it answered."""
+    named = analytes_named(question.text)
+    if not named:
+        return selected, set()
+    def is_named(c: Candidate) -> bool:
+        v = c.item.structured
+        return c.item.fact_type == "lab_result" and result_is_of(
+            named, str(v.get("test_name") or ""), loinc=v.get("loinc") or None, unit=v.get("unit") or None)
+    hits = [c for c in candidates if is_named(c)]
+    if not hits:
+        names = ", ".join(a.display for a in (analyte(n) for n in named) if a)
+        bundle.missing.append((None, f"No {names} result found in the chart or in this patient's active documents."))
+    answered = {t for t in question.topics if "lab_result" in TOPIC_BY_NAME[t].fact_types} if hits else set()
+    return [c for c in selected if c.item.fact_type != "lab_result"] + hits, answered
+
+
 def _meant_as_asked(topic: str, c: Candidate) -> bool:
     """A family-history look-up wants a relative's mention; any other wants the patient's own."""
     if topic == "family_history":
@@ -302,7 +326,7 @@ def _missing_topics(question: ParsedQuestion, plan: RoutePlan, covered: set[str]
         else:
             text = f"No {t.label} found in the chart or in this patient's active documents{note}."
         bundle.missing.append((topic, text))
-    if not question.topics and not bundle.all_items():
+    if not question.topics and not bundle.all_items() and not bundle.missing:
         bundle.missing.append((None, "No patient evidence matching this question was found."))
 
 
