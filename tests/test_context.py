@@ -292,3 +292,22 @@ def test_fast_enough_for_every_page():
         assess(s, "cough")
     per_call = (time.perf_counter() - start) / len(sentences)
     assert per_call < 0.005, f"{per_call * 1000:.2f} ms per sentence"
+
+
+@pytest.mark.parametrize("text, target", [
+    ("Not sure: penicillin, sulfa", "sulfa"),
+    ("Unsure - penicillin, latex", "latex"),
+    ("Maybe: codeine, shellfish", "shellfish"),
+])
+def test_a_hedge_heading_the_answer_covers_every_item_after_it(text, target):
+    assert assess(text, target).uncertain
+
+
+@pytest.mark.parametrize("answer", ["Not sure", "maybe", "Unsure."])
+def test_an_answer_that_is_only_a_hedge_is_uncertain(answer):
+    assert assess(answer).uncertain and hedge_cue(answer)
+
+
+def test_a_glued_question_mark_still_hedges_only_its_own_item():
+    assert assess("penicillin, shellfish?", "shellfish").uncertain
+    assert not assess("penicillin, shellfish?", "penicillin").uncertain

@@ -356,7 +356,9 @@ def _scope(text: str, hit: _Hit, sentence: tuple[int, int], terminators: list[_H
     spans = []
     if fam.direction in ("forward", "bidirectional"):
         right = hi
-        if fam.forward_scope == "item":
+        if fam.forward_scope == "item" and not _LEADS_A_LIST.match(text, hit.end):
+            # A list-level hedge covers its own item; one that heads the answer ("Not
+            # sure: penicillin, sulfa") covers the whole list after it.
             right = _item_bounds(text, lo, hi, hit.end)[1]
         right = min([right] + [t.start for t in ends if t.start >= hit.end])
         if right > hit.end:
@@ -369,7 +371,14 @@ def _scope(text: str, hit: _Hit, sentence: tuple[int, int], terminators: list[_H
         left = max([left] + [t.end for t in ends if t.end <= hit.start])
         if left < hit.start:
             spans.append((left, hit.start))
+    if fam.category == "uncertain" and not any(_WORD_CHAR.search(text, a, b) for a, b in spans):
+        return ((hit.start, hit.end),)  # an answer that is only a hedge ("Not sure") is itself uncertain
     return tuple(spans)
+
+
+_WORD_CHAR = re.compile(r"\w")
+# A trigger followed by ":" or a dash heads what comes after it.
+_LEADS_A_LIST = re.compile(r"\s*(?::|-\s|\u2013|\u2014)")
 
 
 # The first word of an answer ("No.", "yes - last week", "N/A", "not applicable").
@@ -492,7 +501,8 @@ def _whole_text(text: str) -> list[Cue]:
     all_cues = cues(text)
     triggers = [(c.start, c.end) for c in all_cues]
     return [c for c in all_cues
-            if c.direction == "self" or any(_governs_words(text, s, e, triggers) for s, e in c.scopes)]
+            if c.direction == "self" or c.scopes == ((c.start, c.end),)
+            or any(_governs_words(text, s, e, triggers) for s, e in c.scopes)]
 
 
 def assess_span(text: str, start: int, end: int) -> ClinicalContext:
