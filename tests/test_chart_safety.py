@@ -234,3 +234,66 @@ def test_approving_a_finding_of_an_untrusted_document_fails_and_changes_nothing(
     assert document_report(wb, report["document_id"])["facts"] == before["facts"]
     assert count(wb, "SELECT count(*) FROM review_decisions") == decisions_before
     assert active_labs(wb) == 0
+
+
+# ------------------------------------------------------------------ item decisions survive the identity decision
+def _ambiguous(wb, doc_type: str = "lab_pdf", case=CASE, data: bytes | None = None):
+    """A document whose identity needs review: only the patient's name is read from it."""
+    from core.models import DocType, IdentifierKind
+    from extract import registry
+
+    patient = chart_patient(wb, case.patient)
+    original = registry.EXTRACTORS[DocType(doc_type)]
+
+    def name_only(content, source_id):
+        result = original(content, source_id)
+        return result.model_copy(update={"identifiers": [i for i in result.identifiers
+                                                         if i.kind is IdentifierKind.NAME]})
+
+    registry.EXTRACTORS[DocType(doc_type)] = name_only
+    try:
+        report = ingest(wb, patient, data or render_lab(case), doc_type)
+    finally:
+        registry.EXTRACTORS[DocType(doc_type)] = original
+    assert report["identity"]["status"] == "identity_ambiguous_needs_review"
+    return patient, report
+
+
+def test_a_finding_rejected_before_the_identity_decision_stays_out_of_the_chart(wb):
+    patient, report = _ambiguous(wb)
+    rejected = report["facts"][0]
+    decide_fact(wb, rejected["fact_id"], approve=False, by="dr.reviewer", reason="misread value")
+    decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.reviewer")
+    names = {r["test_name"] for r in chart_view(wb, patient["id"])["labs"]}
+    assert rejected["structured_value"]["test_name"] not in names
+    assert len(names) == len(CASE.results) - 1
+    after = {f["fact_id"]: f for f in document_report(wb, report["document_id"])["facts"]}
+    assert after[rejected["fact_id"]]["active"] is False
+    assert after[rejected["fact_id"]]["promotion_status"] == "rejected"
+
+
+def test_a_hedged_item_approved_while_identity_is_open_keeps_that_decision(wb):
+    """The item decision is the one that may put a hedged allergy in the chart; the
+    later document-level approval must neither hold it back again nor promote the rest
+    of the hedged items."""
+    case = _hedged_intake()
+    patient, report = _ambiguous(wb, "intake_form", case, render_intake(case))
+    shellfish = next(f for f in report["facts"] if "shellfish" in f["fact_text"].lower())
+    approved = decide_fact(wb, shellfish["fact_id"], approve=True, by="dr.reviewer", reason="confirmed by phone")
+    assert approved["promotion_status"] == "approved_awaiting_identity" and approved["active"] is False
+    assert chart_view(wb, patient["id"])["allergies"] == []
+    decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.reviewer")
+    allergies = {r["substance"].lower() for r in chart_view(wb, patient["id"])["allergies"]}
+    assert any("shellfish" in a for a in allergies) and "penicillin" in allergies
+
+
+def test_an_item_approved_while_identity_is_open_keeps_that_decision(wb):
+    patient, report = _ambiguous(wb)
+    fact = report["facts"][0]
+    approved = decide_fact(wb, fact["fact_id"], approve=True, by="dr.reviewer")
+    assert approved["promotion_status"] == "approved_awaiting_identity" and approved["active"] is False
+    assert active_labs(wb) == 0
+    decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.reviewer")
+    after = {f["fact_id"]: f for f in document_report(wb, report["document_id"])["facts"]}
+    assert after[fact["fact_id"]]["promotion_status"] == "promoted"
+    assert active_labs(wb) == len(CASE.results)

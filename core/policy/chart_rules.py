@@ -43,12 +43,23 @@ def identity_trusted(status: str | IdentityStatus | None) -> bool:
 
 
 REVIEW_PROMOTION_STATES: frozenset[str] = frozenset({"conflict_needs_review", "needs_review"})
+# A person decided against these facts (rejected, or another value approved over them):
+# no later decision on their document brings them back.
+CLOSED_PROMOTION_STATES: frozenset[str] = frozenset({"rejected", "superseded"})
+# A person approved the finding itself while its document's identity was still open.
+APPROVED_AWAITING_IDENTITY = "approved_awaiting_identity"
 
 
 def needs_review(fact: Mapping[str, Any]) -> bool:
     """A stored fact that waits for a person: uncertain, held back from the chart, or
     in conflict with it."""
     return fact.get("certainty") == "needs_review" or fact.get("promotion_status") in REVIEW_PROMOTION_STATES
+
+
+def activated_by_identity_approval(fact: Mapping[str, Any]) -> bool:
+    """Whether approving a document's identity makes this fact live: not a review item
+    and not one a person already closed."""
+    return fact.get("certainty") != "needs_review" and fact.get("promotion_status") not in CLOSED_PROMOTION_STATES
 
 
 def held_for_item_review(fact: Mapping[str, Any]) -> str | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.models import Certainty, DocumentFact
-from core.policy.chart_rules import CHART_DESTINATIONS, CHART_TABLES, identity_trusted, is_critical, needs_review
+from core.policy.chart_rules import (CHART_DESTINATIONS, CHART_TABLES, CLOSED_PROMOTION_STATES, identity_trusted,
+                                     is_critical, needs_review)
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
 
@@ -73,7 +74,7 @@ def patient_facts(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, An
         view = fact_view(row) | {"filename": row["filename"], "identity_status": row["identity_status"]}
         if not identity_trusted(row["identity_status"]):
             groups["held"].append(view)
-        elif row["promotion_status"] in ("rejected", "superseded"):
+        elif row["promotion_status"] in CLOSED_PROMOTION_STATES:
             continue
         elif needs_review(row):
             groups["needs_review"].append(view)

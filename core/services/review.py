@@ -12,7 +12,8 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
-from core.policy.chart_rules import identity_trusted, is_critical
+from core.policy.chart_rules import (APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
+                                     activated_by_identity_approval, identity_trusted, is_critical)
 from core.services.facts import patient_facts
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact, promote_facts
@@ -86,11 +87,17 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
         facts = [f for f in facts_repo.facts_for_document(cur, check["document_id"])
                  if f["scope"] == check["scope"] and f["retracted_at"] is None]
         if approve:
-            for fact in facts:
-                fact["active"] = fact["certainty"] != Certainty.NEEDS_REVIEW.value
-                facts_repo.update_fact(cur, fact["id"], active=fact["active"])
-            facts_repo.set_promotion_status(cur, promote_facts(cur, facts, document))
-            activated = [f["id"] for f in facts if f["active"]]
+            live = [f for f in facts if activated_by_identity_approval(f)]
+            for fact in live:
+                facts_repo.update_fact(cur, fact["id"], active=True)
+            # Findings a person already approved one by one keep that decision; the rest
+            # are promoted on the document's strength (hedged wording stays held).
+            item_approved = [f for f in live if f["promotion_status"] == APPROVED_AWAITING_IDENTITY]
+            on_document = [f for f in facts if f["promotion_status"] not in CLOSED_PROMOTION_STATES
+                           and f["promotion_status"] != APPROVED_AWAITING_IDENTITY]  # review items recorded as such
+            facts_repo.set_promotion_status(cur, promote_facts(cur, item_approved, document, reviewed=True)
+                                            | promote_facts(cur, on_document, document))
+            activated = [f["id"] for f in live]
         else:
             for fact in facts:
                 facts_repo.update_fact(cur, fact["id"], active=False, promotion_status="rejected",
@@ -144,7 +151,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
             facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted,
                                    review_reason=None)
             fact = facts_repo.fact_by_id(cur, fact_id)
-            outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else "awaiting_identity"
+            outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else APPROVED_AWAITING_IDENTITY
             facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
         else:
             # A rejected finding must not stay in the chart through an earlier promotion.
@@ -195,7 +202,7 @@ def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any
         identities = facts_repo.pending_identity_reviews(cur, patient_id)
     groups = patient_facts(wb, patient_id)
     # Critical results first, then conflicts with the chart, then the rest, newest first.
-    facts = sorted(groups["needs_review"], key=lambda f: f["fact_id"], reverse=True)
-    facts.sort(key=lambda f: (not is_critical((f["structured_value"] or {}).get("abnormal_flag")),
-                              f["promotion_status"] != "conflict_needs_review"))
+    facts = sorted(groups["needs_review"], key=lambda f: (
+        not is_critical((f["structured_value"] or {}).get("abnormal_flag")),
+        f["promotion_status"] != "conflict_needs_review", -f["fact_id"]))
     return {"identity": identities, "facts": facts, "held": groups["held"]}
