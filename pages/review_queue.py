@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.errors import WorkbenchError
-from core.services.review import decide_fact, decide_identity, review_queue
+from core.services.review import approval_needs_reason, decide_fact, decide_identity, review_queue
 from ui.runtime import patient_picker, workbench
 from ui.widgets import show_fact
 
@@ -34,8 +34,7 @@ for check in queue["identity"]:
         for ident in check["extracted_identifiers"] or []:
             st.caption(f"{ident['kind']}: “{ident['value']}”")
         reason = None
-        if check["identity_status"] == "identity_mismatch_quarantined":
-            # Approving a document that names someone else is an override: say why.
+        if approval_needs_reason(check["identity_status"]):
             reason = st.text_input("Reason for approving a document that names another patient",
                                    key=f"why-{check['id']}")
         c1, c2 = st.columns(2)

@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from core.policy.chart_rules import TRUSTED_IDENTITY_STATES
+from core.policy.chart_rules import CLOSED_PROMOTION_STATES, TRUSTED_IDENTITY_STATES
 from storage.db import rows
 
 
@@ -36,10 +36,10 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
            JOIN documents d ON d.id = f.document_id
            JOIN current_identity_checks ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
            WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active
-             AND f.retracted_at IS NULL AND coalesce(f.promotion_status, '') <> 'rejected'
+             AND f.retracted_at IS NULL AND NOT list_contains(?, coalesce(f.promotion_status, ''))
              AND list_contains(?, ci.identity_status)
            ORDER BY f.id""",
-        [patient_id, patient_id, list(TRUSTED_IDENTITY_STATES)],
+        [patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES)],
     )
     return rows(cur)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.policy.chart_rules import is_critical
+from core.policy.relevance import context_of, context_tags
 from core.services.source_review import source_view
 from core.services.workbench import Workbench
 
@@ -21,29 +22,13 @@ IDENTITY_BADGE = {
 }
 
 
-_CONTEXT_WORDS = (("negated", "stated as absent"), ("uncertain", "uncertain wording"))
-
-
-def context_words(context: dict | None) -> list[str]:
-    """Plain words for how a free-text mention was meant."""
-    if not context:
-        return []
-    words = [label for key, label in _CONTEXT_WORDS if context.get(key)]
-    if context.get("experiencer") == "family":
-        words.append("about a family member")
-    elif context.get("experiencer") == "other":
-        words.append("about someone else")
-    if context.get("temporality") in ("historical", "hypothetical"):
-        words.append(context["temporality"])
-    return words
-
-
 def fact_line(fact: dict) -> str:
     cit = fact["citation"]
     where = cit.get("page_or_section") or ""
     flag = (fact.get("structured_value") or {}).get("abnormal_flag")
     critical = "**CRITICAL** " if is_critical(flag) else ""
-    context = ", ".join(context_words(fact.get("context")))
+    # The answer composer's words for how a mention was meant, without its brackets.
+    context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
     return (f"{critical}**{fact['fact_text']}** — {fact['fact_type'].replace('_', ' ')}, {where}, "
             f"confidence {fact['confidence']:.2f}" + (f" · {context}" if context else ""))
 

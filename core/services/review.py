@@ -28,6 +28,11 @@ ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
 MIN_OVERRIDE_REASON = 10
 
 
+def approval_needs_reason(identity_status: str) -> bool:
+    """Whether approving this identity check is an override that needs a written reason."""
+    return identity_status == IdentityStatus.MISMATCH.value
+
+
 def _current_check(cur, check_id: int) -> dict[str, Any]:
     check = facts_repo.identity_by_id(cur, check_id)
     if check is None:
@@ -69,7 +74,7 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
             raise BadInput("This document's identity is already trusted.", code="already_decided")
         if status is IdentityStatus.REJECTED and not approve:
             raise BadInput("This document's identity was already rejected.", code="already_decided")
-        if approve and status is IdentityStatus.MISMATCH and len((reason or "").strip()) < MIN_OVERRIDE_REASON:
+        if approve and approval_needs_reason(status.value) and len((reason or "").strip()) < MIN_OVERRIDE_REASON:
             raise BadInput("This document names another patient (identity mismatch). Approving it into this chart "
                            "needs a written reason (--reason) of at least "
                            f"{MIN_OVERRIDE_REASON} characters, kept in the audit.", code="reason_required")
