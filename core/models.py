@@ -140,11 +140,6 @@ class ClinicalContext(BaseModel):
     # The trigger phrases that set the attributes, as printed (for the reviewer).
     triggers: tuple[str, ...] = ()
 
-    @property
-    def affirmed_current_patient(self) -> bool:
-        return (not self.negated and self.experiencer == "patient" and self.temporality != "hypothetical"
-                and not self.uncertain)
-
 
 class IdentifierKind(str, Enum):
     NAME = "name"

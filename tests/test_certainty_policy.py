@@ -95,26 +95,45 @@ def test_hedge_reason_keeps_the_extractors_own_reason():
     assert out.reason == 'hedged: "possibly"; written in the margin'
 
 
-@pytest.mark.parametrize("fact_type, value, quote", [
-    ("allergy", {"substance": "latex"}, "denies latex allergy"),
-    ("problem", {"description": "asthma"}, "no asthma"),
-    ("allergy", {"substance": "peanuts"}, "sister allergic to peanuts"),
-    ("problem", {"description": "influenza"}, "husband has influenza"),
-    ("problem", {"description": "chest pain"}, "return if chest pain"),
-    ("medication", {"name": "metformin"}, "stopped metformin last year"),
+@pytest.mark.parametrize("fact_type, value, quote, reason", [
+    ("allergy", {"substance": "latex"}, "denies latex allergy", 'negated ("denies")'),
+    ("problem", {"description": "asthma"}, "no asthma", 'negated ("no")'),
+    ("allergy", {"substance": "peanuts"}, "sister allergic to peanuts", "about the patient's family"),
+    ("problem", {"description": "influenza"}, "husband has influenza", "about the patient's contacts"),
+    ("problem", {"description": "chest pain"}, "return if chest pain", 'hypothetical ("return if")'),
+    ("medication", {"name": "metformin"}, "stopped metformin last year", "historical: not a current medication"),
+    ("medication", {"name": "aspirin"}, "Aspirin - patient does not take", 'negated ("does not take")'),
 ])
-def test_negated_someone_elses_hypothetical_or_past_medication_is_never_verified(fact_type, value, quote):
+def test_negated_someone_elses_hypothetical_or_past_medication_is_never_verified(fact_type, value, quote, reason):
     p = apply_to(free_text(fact_type, value, quote))
     out = classify(p, citation_verified=True, paged=False)
-    assert out.certainty is Certainty.DOCUMENT_FACT and out.reason
+    assert out.certainty is Certainty.DOCUMENT_FACT and out.reason.startswith(reason), out.reason
 
 
-def test_historical_problem_and_allergy_stay_promotable():
-    for fact_type, value, quote in [("problem", {"description": "stroke"}, "history of stroke in 2015"),
-                                    ("allergy", {"substance": "codeine"}, "codeine reaction years ago")]:
-        p = apply_to(free_text(fact_type, value, quote))
-        assert p.context.temporality == "historical"
-        assert classify(p, citation_verified=True, paged=False).certainty is Certainty.VERIFIED
+@pytest.mark.parametrize("fact_type, value, quote", [
+    ("problem", {"description": "stroke"}, "history of stroke in 2015"),
+    ("allergy", {"substance": "codeine"}, "codeine reaction years ago"),
+])
+def test_historical_problem_and_allergy_stay_promotable(fact_type, value, quote):
+    p = apply_to(free_text(fact_type, value, quote))
+    assert p.context.temporality == "historical"
+    assert classify(p, citation_verified=True, paged=False).certainty is Certainty.VERIFIED
+
+
+@pytest.mark.parametrize("fact_type, value, quote", [
+    ("problem", {"description": "PE"}, "PE cannot be ruled out"),  # not a negation
+    ("allergy", {"substance": "penicillin"}, "penicillin, not sure"),  # a hedge alone in its item
+])
+def test_doubt_written_as_a_denial_or_an_afterthought_needs_review(fact_type, value, quote):
+    p = apply_to(free_text(fact_type, value, quote))
+    out = classify(p, citation_verified=True, paged=False)
+    assert out.certainty is Certainty.NEEDS_REVIEW and out.reason.startswith("hedged"), out.reason
+
+
+def test_a_relatives_problem_is_never_the_patients_even_when_abbreviated():
+    p = apply_to(free_text("problem", {"description": "MI"}, "Family history: MI"))
+    assert p.fact_type == "family_history"
+    assert classify(p, citation_verified=True, paged=False).certainty is Certainty.DOCUMENT_FACT
 
 
 def test_family_problem_is_family_history_and_a_document_fact():

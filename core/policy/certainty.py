@@ -73,9 +73,9 @@ def _ocr_doubts(proposal: FactProposal) -> str | None:
     return None
 
 
-def _hedge(proposal: FactProposal) -> str | None:
-    ctx = proposal.context
-    if ctx is None or not ctx.uncertain or proposal.fact_type in HEDGE_EXEMPT:
+def hedged(ctx: ClinicalContext | None) -> str | None:
+    """Why a mention is in doubt (it is hedged), naming the hedge, or None."""
+    if ctx is None or not ctx.uncertain:
         return None
     # The context lists its hedges first.
     return f'hedged: "{ctx.triggers[0]}"' if ctx.triggers else "hedged wording"
@@ -106,7 +106,7 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
         if proposal.confidence < REVIEW_FLOOR:
             return Classification(None, "citation not found in the source and confidence too low")
         return Classification(Certainty.NEEDS_REVIEW, "the quoted text could not be found in the source")
-    if hedge := _hedge(proposal):
+    if proposal.fact_type not in HEDGE_EXEMPT and (hedge := hedged(proposal.context)):
         reasons = [hedge] + ([proposal.review_reason] if proposal.wants_review and proposal.review_reason else [])
         return Classification(Certainty.NEEDS_REVIEW, "; ".join(reasons))
     if proposal.wants_review:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from core.models import ClinicalContext, IdentityStatus
-from core.policy.certainty import not_the_patients_fact
+from core.policy.certainty import hedged, not_the_patients_fact
 from core.policy.context import hedge_cue
 
 # Only a verified or human-approved identity lets a document's facts become active.
@@ -69,16 +69,13 @@ def held_for_item_review(fact: Mapping[str, Any]) -> str | None:
     wording never reaches the chart on the strength of its document alone. The
     meanings come from the certainty policy; this only applies them to a stored fact."""
     ctx = ClinicalContext.model_validate(fact["context"]) if fact.get("context") else None
-    if ctx is not None and ctx.uncertain:
-        # The context policy lists the hedge first among its triggers.
-        return f'hedged wording: "{ctx.triggers[0]}"' if ctx.triggers else "hedged wording"
-    if absent := not_the_patients_fact(ctx):
-        return absent
+    if doubt := hedged(ctx) or not_the_patients_fact(ctx):
+        return doubt
     if fact.get("fact_type") != "lab_result":
         # Facts stored before context attributes existed still carry their words.
         quote = str((fact.get("citation") or {}).get("quote_or_value") or "")
         if cue := hedge_cue(f"{fact.get('fact_text') or ''} {quote}"):
-            return f'hedged wording: "{cue}"'
+            return f'hedged: "{cue}"'
     return None
 
 

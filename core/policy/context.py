@@ -8,9 +8,16 @@ scope that runs to the sentence edge or to a terminating term ("but", "however",
 "which", ";" ...); list-level triggers such as a "?" glued to a word stop at the
 next "," or ";" too, so "penicillin, shellfish?" hedges shellfish only. Pseudo-
 triggers look like triggers and are not ("no change", "gram negative", "if any").
-Overlapping triggers resolve leftmost-longest. One addition to the published
-algorithm: a sentence that opens with a question word and ends in "?" asks rather
-than hedges, and what it asks is hypothetical until the next sentence answers it.
+Overlapping triggers resolve leftmost-longest. Two additions to the published
+algorithm, both for the short answers of forms and notes:
+- a list-level trigger that stands for its list, alone in its item ("penicillin,
+  not sure") or heading it ("Not sure: penicillin, sulfa"), governs the whole
+  sentence, across the list's "," and ";" (a terminating word still ends it); alone
+  in its sentence ("Penicillin. Not sure."), it comments on the sentence before;
+- a sentence ending in "?" asks rather than hedges when it opens with a question
+  word, offers a choice ("Smoker? (Y/N)") or is answered by the next sentence
+  ("Smoker? No"); what it asks is hypothetical until answered: yes affirms, no
+  negates, a hedge ("Pregnant? Not sure") leaves it in doubt.
 
 The trigger lexicon is data (``context_lexicon.json`` beside this module), compiled
 once per process; analyses of a text are cached, because extraction asks about many
@@ -24,22 +31,27 @@ words cannot ("?" glued to a word, ~~struck~~ text).
 For a mention (a target inside the text), a hedge counts when its scope reaches
 any word of it, the other attributes when their scope holds the mention's head,
 its first word that is no trigger: "Cough for 3 days, denies chest pain" is not a
-negated mention, "denies chest pain" is.
+negated mention, "denies chest pain" is. For a text as a whole, a trigger counts
+when it governs some word that is no trigger, a hedge wherever it stands (a doubt
+anywhere is a doubt about the text), and every trigger of a text that is nothing
+but triggers ("Not sure", "None", "Family hx: none").
 
 API used across the project (kept stable):
 - ``assess(text, target=None) -> ClinicalContext``: negated / experiencer /
   temporality / uncertain for ``target`` (a phrase inside ``text``) or, without a
-  target or when it is not in the text, for the text as a whole (any trigger that
-  governs some word of it counts);
-- ``hedge_cue(text) -> str | None``: the first hedge governing part of the text, as
+  target or when it is not in the text, for the text as a whole (as above);
+- ``hedge_cue(text) -> str | None``: the first hedge in the text as a whole, as
   printed ("?", "possible", "rule out", "~~struck~~"...);
+- ``hedge_on(mention, within=None) -> str | None``: the hedge on a mention read out
+  of a longer answer: one inside it ("shellfish?"), or one in the answer whose scope
+  reaches it ("Not sure: penicillin, sulfa");
 - ``red_flag(text) -> str | None``: a red-flag phrase that is affirmed, about the
   patient and current: negated ("denies chest pain"), family or other people
   ("mother had a stroke"), hypothetical ("return if short of breath") and historical
   ("history of stroke": a past event is not an acute flag) mentions raise nothing.
   A hedged one ("? chest pain") still does: a possible red flag needs a clinician.
-Also: ``assess_span`` (a mention given by offsets), ``cues`` (every trigger with the
-spans it governs, for reviewers and tests) and ``apply_to`` (the processing hook).
+Also: ``assess_span`` (a mention given by offsets) and ``apply_to`` (the processing
+hook).
 
 ``ClinicalContext.triggers`` lists the phrases as printed, in attribute order:
 hedges first, then negation, experiencer and temporality cues.
@@ -82,8 +94,9 @@ class _Family:
 
 
 @dataclass(frozen=True)
-class Cue:
-    """One trigger found in a text, and the character spans it governs."""
+class _Cue:
+    """One trigger found in a text, and the character spans it governs (none when
+    nothing but other triggers surrounds it: "Not sure")."""
 
     family: str
     category: str
@@ -99,6 +112,7 @@ class _Questions:
     openers: frozenset[str]
     yes: tuple[str, ...]
     no: tuple[str, ...]
+    doubt: tuple[str, ...]  # answers that leave the question in doubt ("Unknown")
 
 
 # --------------------------------------------------------------------------- lexicon
@@ -128,12 +142,16 @@ def _split_outside_classes(pattern: str) -> str:
 _TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]")
 
 
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
 def _key(token: str) -> str:
-    """A token as the lexicon looks it up: lower case, without hyphens or apostrophes
-    ("Pain-free" = "painfree", "don't" = "dont")."""
+    """A token as the lexicon looks it up: lower case, without a possessive "'s",
+    hyphens or apostrophes ("Mother's" = "mother", "Pain-free" = "painfree",
+    "don't" = "dont")."""
     if len(token) == 1:
         return token.lower()
-    return token.lower().replace("-", "").replace("'", "").replace("’", "")
+    return _POSSESSIVE.sub("", token.lower()).replace("-", "").replace("'", "").replace("’", "")
 
 
 def _tokens(text: str) -> list[str]:
@@ -196,7 +214,6 @@ _END = "\x00"  # trie key under which a node lists the families whose phrase end
 
 @dataclass(frozen=True)
 class _Lexicon:
-    families: tuple[_Family, ...]
     # Every phrase of every family in one token trie (dict of dicts): the longest
     # phrase starting at a word is found by walking it. One phrase may belong to
     # several families ("stopped" looks both ways).
@@ -213,7 +230,6 @@ def _lexicon() -> _Lexicon:
     words = {name: list(ws) for name, ws in data["vocabulary"].items()}
     shapes = dict(data.get("vocabulary_patterns", {}))
     vocab = {name: _vocabulary_regex(ws) for name, ws in words.items()} | {n: f"(?:{rx})" for n, rx in shapes.items()}
-    families: list[_Family] = []
     trie: dict = {}
     patterns: list[tuple[re.Pattern, _Family]] = []
     for name, spec in data["families"].items():
@@ -226,7 +242,6 @@ def _lexicon() -> _Lexicon:
             backward_scope=backward, ends=frozenset(spec.get("ends", ())),
             backward_link=re.compile(f"(?:{_expand_pattern(link, vocab)})$", re.IGNORECASE) if link else None,
         )
-        families.append(fam)
         for phrase in spec.get("phrases", ()):
             for form in _expansions(phrase, words, shapes):
                 node = trie
@@ -238,8 +253,8 @@ def _lexicon() -> _Lexicon:
         patterns += [(re.compile(_expand_pattern(p, vocab), re.IGNORECASE), fam) for p in spec.get("patterns", ())]
     q = data["questions"]
     questions = _Questions(openers=frozenset(w.lower() for w in q["openers"]),
-                           yes=tuple(w.lower() for w in q["yes"]), no=tuple(w.lower() for w in q["no"]))
-    return _Lexicon(tuple(families), trie, tuple((f"<{n}>", re.compile(rx)) for n, rx in shapes.items()),
+                           **{k: tuple(w.lower() for w in q[k]) for k in ("yes", "no", "doubt")})
+    return _Lexicon(trie, tuple((f"<{n}>", re.compile(rx)) for n, rx in shapes.items()),
                     tuple(patterns), questions)
 
 
@@ -260,11 +275,6 @@ def _longest(trie: dict, keys: list[str], i: int, shapes) -> tuple[int, list[_Fa
             if slot in node and rx.fullmatch(keys[j]):
                 stack.append((node[slot], j + 1))
     return best
-
-
-def families() -> dict[str, tuple[str, str]]:
-    """Family name -> (category, direction), as the lexicon defines them."""
-    return {f.name: (f.category, f.direction) for f in _lexicon().families}
 
 
 # --------------------------------------------------------------------------- text units
@@ -347,62 +357,92 @@ def _item_bounds(text: str, lo: int, hi: int, at: int) -> tuple[int, int]:
     return left, right
 
 
-def _scope(text: str, hit: _Hit, sentence: tuple[int, int], terminators: list[_Hit]) -> tuple[tuple[int, int], ...]:
-    fam = hit.family
-    if fam.direction == "self":
-        return ((hit.start, hit.end),)
-    lo, hi = sentence
-    ends = [t for t in terminators if fam.category in t.family.ends and lo <= t.start < hi]
-    spans = []
-    if fam.direction in ("forward", "bidirectional"):
-        right = hi
-        if fam.forward_scope == "item" and not _LEADS_A_LIST.match(text, hit.end):
-            # A list-level hedge covers its own item; one that heads the answer ("Not
-            # sure: penicillin, sulfa") covers the whole list after it.
-            right = _item_bounds(text, lo, hi, hit.end)[1]
-        right = min([right] + [t.start for t in ends if t.start >= hit.end])
-        if right > hit.end:
-            spans.append((hit.end, right))
-    linked = fam.backward_link is None or fam.backward_link.search(text, lo, hit.start) is not None
-    if fam.direction in ("backward", "bidirectional") and linked:
-        left = lo
-        if fam.backward_scope == "item":
-            left = _item_bounds(text, lo, hi, hit.start)[0]
-        left = max([left] + [t.end for t in ends if t.end <= hit.start])
-        if left < hit.start:
-            spans.append((left, hit.start))
-    if fam.category == "uncertain" and not any(_WORD_CHAR.search(text, a, b) for a, b in spans):
-        return ((hit.start, hit.end),)  # an answer that is only a hedge ("Not sure") is itself uncertain
-    return tuple(spans)
-
-
-_WORD_CHAR = re.compile(r"\w")
 # A trigger followed by ":" or a dash heads what comes after it.
 _LEADS_A_LIST = re.compile(r"\s*(?::|-\s|\u2013|\u2014)")
 
 
-# The first word of an answer ("No.", "yes - last week", "N/A", "not applicable").
-_ANSWER = re.compile(r"\s*(not applicable|[A-Za-z/]+)\b", re.IGNORECASE)
+def _alone(text: str, hit: _Hit, lo: int, hi: int) -> bool:
+    """Whether ``hit`` is the only wording in [lo, hi)."""
+    return not _WORD.search(text, lo, hit.start) and not _WORD.search(text, hit.end, hi)
 
 
-def _question_cues(text: str, sentences: list[tuple[int, int]], hits: list[_Hit]) -> tuple[list[Cue], set[int]]:
-    """Questions ("Have you had chest pain?", or a form's "Smoker? No"): their closing
-    "?" is not a hedge, and what they ask is hypothetical unless the next sentence
-    answers yes or no. A "?" sentence counts as a question when it opens with a
-    question word, or when the next sentence is a bare yes/no answer."""
+def _scope(text: str, hit: _Hit, sentence: tuple[int, int], previous: int | None,
+           terminators: list[_Hit]) -> tuple[tuple[int, int], ...]:
+    """The spans ``hit`` governs in its sentence; ``previous``: where the sentence
+    before it starts, if any."""
+    fam = hit.family
+    if fam.direction == "self":
+        return ((hit.start, hit.end),)
+    lo, hi = sentence
+    item_lo = _item_bounds(text, lo, hi, hit.start)[0]
+    item_hi = _item_bounds(text, lo, hi, hit.end)[1]
+    # An item-level side widens to the whole list when the trigger stands for it:
+    # alone in its item, or (forward) heading the list; alone in its sentence, it
+    # comments on the sentence before (see the module docstring).
+    alone = _alone(text, hit, item_lo, item_hi)
+    if alone and previous is not None and fam.backward_scope == "item" and _alone(text, hit, lo, hi):
+        lo = previous
+
+    def ends(wide: bool) -> list[_Hit]:
+        """The terminators of this trigger; a widened scope runs across list separators."""
+        return [t for t in terminators if fam.category in t.family.ends and lo <= t.start < hi
+                and not (wide and _WORD.search(text, t.start, t.end) is None)]
+
+    spans = []
+    if fam.direction in ("forward", "bidirectional"):
+        item = fam.forward_scope == "item"
+        wide = item and (alone or _LEADS_A_LIST.match(text, hit.end) is not None)
+        right = min([item_hi if item and not wide else hi] + [t.start for t in ends(wide) if t.start >= hit.end])
+        if right > hit.end:
+            spans.append((hit.end, right))
+    linked = fam.backward_link is None or fam.backward_link.search(text, lo, hit.start) is not None
+    if fam.direction in ("backward", "bidirectional") and linked:
+        item = fam.backward_scope == "item"
+        wide = item and alone
+        left = max([item_lo if item and not wide else lo] + [t.end for t in ends(wide) if t.end <= hit.start])
+        if left < hit.start:
+            spans.append((left, hit.start))
+    return tuple(spans)
+
+
+# "Smoker? (Y/N)": a question offering its answers.
+_CHOICE = r"\(?\s*y(?:es)?\s*/\s*no?\s*\)?"
+_OFFERS_A_CHOICE = re.compile(rf"\?\s*{_CHOICE}$", re.IGNORECASE)
+# The first word of an answer ("No.", "yes - last week", "N/A", "not applicable"),
+# after the choice it picks from ("(Y/N) N").
+_ANSWER = re.compile(rf"\s*(?:{_CHOICE}(?=\s+\w)\s*)?(not applicable|[A-Za-z/]+)\b", re.IGNORECASE)
+# The first word of a question, after an "If yes," that ties it to the one before.
+_OPENER = re.compile(r"[\s\d.)(*•-]*(?:if (?:yes|so|no|any),\s*)?([A-Za-z]+)", re.IGNORECASE)
+
+
+def _question_cues(text: str, sentences: list[tuple[int, int]], hits: list[_Hit]) -> tuple[list[_Cue], set[int]]:
+    """Questions ("Have you had chest pain?", a form's "Smoker? (Y/N)" or "Smoker?
+    No"): their closing "?" is not a hedge, and what they ask is hypothetical unless
+    the next sentence answers it yes (affirmed) or no (negated). A "?" sentence
+    counts as a question when it opens with a question word, offers a choice, or is
+    answered by a bare yes or no; answered in doubt ("Pregnant? Not sure",
+    "Pregnant? Unknown", "Pregnant? No idea"), its "?" stays a hedge."""
     questions = _lexicon().questions
-    cues: list[Cue] = []
+    cues: list[_Cue] = []
     dropped: set[int] = set()
     for i, (lo, hi) in enumerate(sentences):
         body = text[lo:hi].rstrip()
+        offered = _OFFERS_A_CHOICE.search(body)
+        if offered:
+            body = body[:offered.start() + 1]
         if not body.endswith("?"):
             continue
         reply = _ANSWER.match(text, *sentences[i + 1]) if i + 1 < len(sentences) else None
         word = reply.group(1).lower() if reply else ""
+        if re.fullmatch(_CHOICE, word):  # "Pregnant? Y/N": the choice, not yet an answer
+            offered, word = True, ""
+        if word in questions.doubt or (reply is not None and any(
+                h.start == reply.start(1) and h.family.category == "uncertain" for h in hits)):
+            continue  # answered in doubt: the "?" stays a hedge
         bare_answer = reply is not None and not text[reply.end():sentences[i + 1][1]].strip(" .,;:!-")
-        first = re.match(r"[\s\d.)(*•-]*([A-Za-z]+)", body)
+        first = _OPENER.match(body)
         opener = first is not None and first.group(1).lower() in questions.openers
-        if not opener and not (bare_answer and word in questions.yes + questions.no):
+        if not (opener or offered or (bare_answer and word in questions.yes + questions.no)):
             continue
         mark = lo + len(body) - 1
         while mark > lo and text[mark - 1] == "?":
@@ -412,30 +452,32 @@ def _question_cues(text: str, sentences: list[tuple[int, int]], hits: list[_Hit]
         if word in questions.yes:
             continue
         if word in questions.no:
-            cues.append(Cue("question_answered_no", "negated", "backward", reply.group(1), reply.start(1),
-                            reply.end(1), scope))
+            cues.append(_Cue("question_answered_no", "negated", "backward", reply.group(1), reply.start(1),
+                             reply.end(1), scope))
         else:
-            cues.append(Cue("question", "hypothetical", "backward", text[mark:hi].strip(), mark, hi, scope))
+            end = lo + len(body)
+            cues.append(_Cue("question", "hypothetical", "backward", text[mark:end], mark, end, scope))
     return cues, dropped
 
 
-@lru_cache(maxsize=4096)
-def cues(text: str) -> tuple[Cue, ...]:
+# Extraction asks about many targets of the same sentence; the answer is immutable.
+@lru_cache(maxsize=512)
+def _cues(text: str) -> tuple[_Cue, ...]:
     """Every context trigger in ``text`` with the character spans it governs."""
-    text = text or ""
     sentences = _sentences(text)
     hits = _hits(text)
     terminators = [h for h in hits if h.family.direction == "terminate"]
-    extra, dropped = _question_cues(text, sentences, hits)
-    out = list(extra)
+    out, dropped = _question_cues(text, sentences, hits)
     for hit in hits:
         if hit.family.direction == "terminate" or id(hit) in dropped:
             continue
-        sentence = next(((lo, hi) for lo, hi in sentences if lo <= hit.start < hi), (0, len(text)))
-        scopes = _scope(text, hit, sentence, terminators)
-        if scopes:
-            out.append(Cue(hit.family.name, hit.family.category, hit.family.direction, text[hit.start:hit.end],
-                           hit.start, hit.end, scopes))
+        k = next((k for k, (lo, hi) in enumerate(sentences) if lo <= hit.start < hi), None)
+        if k is None:  # outside every sentence: read the text as one
+            sentence, previous = (0, len(text)), None
+        else:
+            sentence, previous = sentences[k], (sentences[k - 1][0] if k else None)
+        out.append(_Cue(hit.family.name, hit.family.category, hit.family.direction, text[hit.start:hit.end],
+                        hit.start, hit.end, _scope(text, hit, sentence, previous, terminators)))
     out.sort(key=lambda c: c.start)
     return tuple(out)
 
@@ -450,7 +492,7 @@ def _governs_words(text: str, lo: int, hi: int, skip: list[tuple[int, int]]) -> 
     return any(not any(s <= m.start() < e for s, e in skip) for m in _WORD.finditer(text, lo, hi))
 
 
-def _context(found: list[Cue]) -> ClinicalContext:
+def _context(found: list[_Cue]) -> ClinicalContext:
     cats = {c.category for c in found}
     if "historical" not in cats:  # a "current" cue only matters against a historical one
         found = [c for c in found if c.category != "current"]
@@ -469,7 +511,7 @@ def _context(found: list[Cue]) -> ClinicalContext:
     )
 
 
-def _governing(text: str, start: int, end: int) -> list[Cue]:
+def _governing(text: str, start: int, end: int) -> list[_Cue]:
     """The cues that govern the mention ``text[start:end]``.
 
     A hedge counts when its scope reaches any word of the mention ("cough, ? chest
@@ -479,7 +521,7 @@ def _governing(text: str, start: int, end: int) -> list[Cue]:
     and "mother had breast cancer" are governed from their head on. A trigger that
     is itself the mention (NKDA, ~~struck~~) governs it wherever they overlap.
     """
-    all_cues = cues(text)
+    all_cues = _cues(text)
     triggers = [(c.start, c.end) for c in all_cues]
     head = next((m.start() for m in _WORD.finditer(text, start, end)
                  if not any(s <= m.start() < e for s, e in triggers)), None)
@@ -496,12 +538,13 @@ def _governing(text: str, start: int, end: int) -> list[Cue]:
     return found
 
 
-def _whole_text(text: str) -> list[Cue]:
-    """The cues that govern some word of the text that is not itself a trigger."""
-    all_cues = cues(text)
+def _whole_text(text: str) -> list[_Cue]:
+    """The cues that speak for the text as a whole (see the module docstring)."""
+    all_cues = _cues(text)
     triggers = [(c.start, c.end) for c in all_cues]
-    return [c for c in all_cues
-            if c.direction == "self" or c.scopes == ((c.start, c.end),)
+    if not _governs_words(text, 0, len(text), triggers):
+        return list(all_cues)  # nothing but triggers: they are what the text says
+    return [c for c in all_cues if c.direction == "self" or c.category == "uncertain"
             or any(_governs_words(text, s, e, triggers) for s, e in c.scopes)]
 
 
@@ -511,10 +554,17 @@ def assess_span(text: str, start: int, end: int) -> ClinicalContext:
 
 
 def _find(text: str, target: str) -> tuple[int, int] | None:
+    """The first whole-word occurrence of ``target`` in ``text`` ("MI" is not the
+    "mi" of "Family"), any whitespace between its words, any case."""
     words = target.split()
     if not words:
         return None
-    m = re.search(r"\s+".join(re.escape(w) for w in words), text, re.IGNORECASE)
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    if _WORD.match(words[0]):
+        pattern = rf"(?<!\w){pattern}"
+    if _WORD.match(words[-1][-1]):
+        pattern = rf"{pattern}(?!\w)"
+    m = re.search(pattern, text, re.IGNORECASE)
     return (m.start(), m.end()) if m else None
 
 
@@ -527,8 +577,18 @@ def assess(text: str, target: str | None = None) -> ClinicalContext:
 
 
 def hedge_cue(text: str) -> str | None:
-    """The first hedge that governs part of ``text``, as printed, or None."""
+    """The first hedge in ``text`` as a whole, as printed, or None."""
     return next((c.text for c in _whole_text(text or "") if c.category == "uncertain"), None)
+
+
+def hedge_on(mention: str, within: str | None = None) -> str | None:
+    """The hedge on ``mention``, read out of the answer ``within``: one inside the
+    mention ("shellfish?"), else one in the answer whose scope reaches it ("Not sure:
+    penicillin, sulfa"; anywhere in the answer when the mention is not found in it)."""
+    if cue := hedge_cue(mention):
+        return cue
+    ctx = assess(within, mention) if within else None
+    return ctx.triggers[0] if ctx is not None and ctx.uncertain else None
 
 
 def red_flag(text: str) -> str | None:

@@ -14,10 +14,13 @@ import re
 _RED_FLAGS = re.compile(
     r"\b(?:chest (?:pain|tightness|pressure)|short(?:ness)? of breath|can'?t breathe|cannot breathe|"
     r"difficulty breathing|suicid\w*|kill (?:myself|themselves|himself|herself)|self[- ]harm\w*|"
-    r"harm(?:ing)? (?:myself|themselves|himself|herself)|overdose\w*|faint(?:ed|ing)?|passed out|syncope|"
+    r"harm(?:ing)? (?:myself|themselves|himself|herself)|overdose\w*|passed out|syncope|"
+    # "faint" is also an examiner's word for something barely there ("faint murmur")
+    r"faint(?:ed|ing)?(?! (?:systolic |diastolic )?(?:murmurs?|rash|lines?|bands?|positive|pulses?|"
+    r"erythema|crackles|wheez\w*|opacit\w*))|"
     r"worst headache|vision loss|loss of vision|slurred speech|weakness on one side|one[- ]sided weakness|"
-    r"stroke|seizures?|coughing (?:up )?blood|vomiting blood|blood in (?:my |the |his |her )?stool|black stools?|"
-    r"severe bleeding)\b",
+    r"stroke(?! volume)|seizures?|coughing (?:up )?blood|vomiting blood|blood in (?:my |the |his |her )?stool|"
+    r"black stools?|severe bleeding)\b",
     re.I,
 )
 
@@ -25,9 +28,3 @@ _RED_FLAGS = re.compile(
 def red_flag_spans(text: str) -> list[tuple[str, int, int]]:
     """Every red-flag phrase in ``text``: (lower-case phrase, start, end), ignoring context."""
     return [(m.group(0).lower(), m.start(), m.end()) for m in _RED_FLAGS.finditer(text or "")]
-
-
-def red_flag_term(text: str) -> str | None:
-    """The first red-flag phrase in ``text`` (lower-case), ignoring context."""
-    spans = red_flag_spans(text)
-    return spans[0][0] if spans else None
