@@ -34,7 +34,8 @@ from core.models import (
     IdentityCandidate,
     LabResultValue,
 )
-from core.policy.analytes import loinc_code_ok
+from core.policy.analytes import loinc_code_ok, usual_units_problem
+from core.policy.context import hedge_cue
 from extract import values as V
 from extract.hl7_parse import (
     Encoding,
@@ -437,15 +438,6 @@ def _loinc(raw: str, enc: Encoding) -> str | None:
     return None
 
 
-def _critical_limits(ref: str, notes: list[str]) -> tuple[str, V.CriticalLimits] | None:
-    """Critical limits labelled in OBX-7 or in the result's own notes ("Critical: <2.5 or >6.5")."""
-    for text in (ref, *notes):
-        found = V.labelled_critical_limits(text)
-        if found:
-            return found
-    return None
-
-
 def _flags(raw: str, enc: Encoding) -> list[str]:
     return [component(raw, enc, 1, i) for i, _ in enumerate(repetitions(raw, enc)) if component(raw, enc, 1, i)]
 
@@ -669,8 +661,7 @@ def _result(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, message_notes: 
 
     if value_type.upper() in ("TX", "FT") and empty and status in _FINAL:
         return  # a blank line of a narrative report, not a missing result
-    unit = _unit(obx.raw(6 + shift), enc)
-    ref = _range(obx.raw(7 + shift), enc)
+    ref, unit = V.split_range_unit(_range(obx.raw(7 + shift), enc), _unit(obx.raw(6 + shift), enc))
     printed_flags = _flags(obx.raw(8 + shift), enc)
     coll = _collection_date(obx, obr, enc, shift)
 
@@ -699,21 +690,16 @@ def _result(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, message_notes: 
 
     assert value is not None
     review.add(value.problem, 0.6)
-    critical = _critical_limits(ref, notes)
-    reading = V.resolve_flag(printed_flags, value.text, ref, critical_limits=critical[1] if critical else None)
+    # Critical limits are labelled in OBX-7 or in the result's own notes.
+    reading = V.resolve_flag(printed_flags, value.text, ref, notes=notes)
     flag, flag_derived = reading.flag, reading.derived
-    if reading.unrecognised:
-        review.penalise(0.95)
-    if reading.disagreement:
-        review.add(reading.disagreement, 0.8)
-    if reading.direction_assumed:
-        review.add(reading.review_reasons()[0], 0.9)
+    for reason, factor in reading.doubts():
+        review.add(reason, factor)
     loinc = _loinc(obx.raw(3), enc)
-    implausible = V.implausible_unit(name, unit, loinc=loinc)
-    review.add(implausible, 0.7)
+    review.add(usual_units_problem(name, unit, loinc), 0.7)
     if _SEE_COMMENTS.match(value.text):
         review.add("the result is given in the comments", 0.8)
-    cue = V.uncertainty_cue(value.text) if value_type.upper() not in ("NM", "SN") else None
+    cue = hedge_cue(value.text) if value_type.upper() not in ("NM", "SN") else None
     if cue:
         review.add(f"uncertain wording in the result ({cue!r})", 0.8)
     if value_type.upper() in ("NM", "SN") and not unit:
@@ -739,8 +725,8 @@ def _result(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, message_notes: 
     ).model_dump()
     if printed_flags:
         lab["flags_as_printed"] = printed_flags
-    if critical:
-        lab["critical_range"] = critical[0]
+    if reading.critical_range:
+        lab["critical_range"] = reading.critical_range
     code = component(obx.raw(3), enc, 1)
     if code:
         lab["code"] = code
@@ -817,7 +803,7 @@ def _allergy(ctx: _Ctx, msg: _Msg, seg: _Seg, base: _Review, doc_only: bool) -> 
     if not substance:
         return
     review = _seg_review(seg, base)
-    cue = V.uncertainty_cue(substance)
+    cue = hedge_cue(substance)
     if cue:
         review.add(f"uncertain wording in the allergen ({cue!r})", 0.7)
     reactions = [t for t in (unescape(r, enc).strip() for r in repetitions(seg.raw(5), enc)) if t and t != '""']
@@ -846,7 +832,7 @@ def _problem_fact(ctx: _Ctx, msg: _Msg, seg: _Seg, field_no: int, code: str, des
     if not (code or description):
         return
     review = _seg_review(seg, base)
-    cue = V.uncertainty_cue(description)
+    cue = hedge_cue(description)
     if cue:
         review.add(f"uncertain wording in the diagnosis ({cue!r})", 0.7)
     if not description:

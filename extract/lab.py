@@ -314,20 +314,13 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
 # --------------------------------------------------------------------------- facts
 
 
-def _critical_limits(r: _Result) -> tuple[str, V.CriticalLimits | None]:
-    """Printed critical limits: their own column, or labelled inside the range text."""
-    if r.critical_text:
-        return r.critical_text, V.parse_critical_limits(r.critical_text)
-    found = V.labelled_critical_limits(r.reading.reference_range)
-    return found if found else ("", None)
-
-
-def _flag(r: _Result, limits: V.CriticalLimits | None) -> V.FlagReading:
+def _flag(r: _Result) -> V.FlagReading:
     """The one flag rule (``values.resolve_flag``): printed flag, else the In/Out of Range
-    column the value sits in, else the value against its range; critical limits on top."""
+    column the value sits in, else the value against its range; critical limits (their
+    own column, or labelled in the range) on top."""
     in_range = {"normal": True, "abnormal": False}.get(r.position_flag or "")
-    return V.resolve_flag([r.flag_text] if r.flag_text else [], r.reading.value, r.reading.reference_range,
-                          critical_limits=limits, in_range=in_range)
+    return V.resolve_flag([r.flag_text or ""], r.reading.value, r.reading.reference_range,
+                          critical_column=r.critical_text, in_range=in_range)
 
 
 def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:
@@ -383,16 +376,15 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
             confidence=_confidence(r, date is not None, "unknown", False),
             wants_review=True, review_reason="; ".join([reason, *r.doubts]),
         )
-    critical_printed, limits = _critical_limits(r)
-    reading_flag = _flag(r, limits)
+    reading_flag = _flag(r)
     flag, derived = reading_flag.flag, reading_flag.derived
     value = LabResultValue(
         test_name=r.test_name, value=reading.value, unit=unit, reference_range=reading.reference_range,
         collection_date=date, abnormal_flag=flag, flag_derived=derived,  # type: ignore[arg-type]
         result_status=r.status,
     ).model_dump()
-    if critical_printed:
-        value["critical_range"] = critical_printed
+    if reading_flag.critical_range:
+        value["critical_range"] = reading_flag.critical_range
     text = f"{r.test_name} {reading.value}" + (f" {unit}" if unit else "")
     if reading.reference_range:
         text += f" (ref {reading.reference_range})"
@@ -402,6 +394,9 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
     if date:
         text += f", collected {date}"
     doubts = r.doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
+    if r.reading.leftovers:
+        # Typed or scanned: an unread word beside a value may be a flag the rules do not know.
+        doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")
     return FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
         confidence=_confidence(r, date is not None, flag, derived),
@@ -412,7 +407,7 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
 def _ocr_doubts(r: _Result) -> list[str]:
     """Why an OCR reading of a row needs a person: the value itself was doubtful, or
     part of the row that was printed could not be read (a result promoted without
-    its range, or with words left over, might be missing what qualifies it)."""
+    its range might be missing what qualifies it)."""
     doubts = []
     confs = [w.conf for w in r.reading.value_words if w.conf is not None]
     if confs and min(confs) < OCR_TRUSTED_CONF:
@@ -421,6 +416,4 @@ def _ocr_doubts(r: _Result) -> list[str]:
         doubts.append(f"reference range {r.reading.reference_range!r} could not be read")
     elif r.range_expected and not r.reading.reference_range:
         doubts.append("no reference range was read in the range column")
-    if r.reading.leftovers:
-        doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")
     return doubts

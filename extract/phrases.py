@@ -97,16 +97,16 @@ def parse_allergy(text: str) -> dict:
     return {"substance": substance, "reaction": reaction, "severity": severity, "no_known_allergies": False}
 
 
-_ICD10 = re.compile(r"\b([A-TV-Z][0-9][0-9AB](?:\.[0-9A-Z]{1,4})?)\b")
-_ICD9 = re.compile(r"\b(\d{3}\.\d{1,2}|V\d{2}(?:\.\d{1,2})?)\b")
+_ICD10_CODE = r"[A-TV-Z][0-9][0-9AB](?:\.[0-9A-Z]{1,4})?"
+_ICD10_IN_BRACKETS = re.compile(rf"[\[(]\s*(?:ICD-?10(?:-CM)?:?\s*)?({_ICD10_CODE})\s*[\])]")
+_ICD10_LABELLED = re.compile(rf"(?:ICD-?10(?:-CM)?:?\s*)({_ICD10_CODE})\b")
 
 
 def parse_problem(text: str) -> dict:
     """Description plus an ICD code when one is printed ("Hypertension (I10)")."""
     t = normalize_ws(text)
     code = system = None
-    m = re.search(r"[\[(]\s*(?:ICD-?10(?:-CM)?:?\s*)?([A-TV-Z][0-9][0-9AB](?:\.[0-9A-Z]{1,4})?)\s*[\])]", t) or \
-        re.search(r"(?:ICD-?10(?:-CM)?:?\s*)([A-TV-Z][0-9][0-9AB](?:\.[0-9A-Z]{1,4})?)\b", t)
+    m = _ICD10_IN_BRACKETS.search(t) or _ICD10_LABELLED.search(t)
     if m:
         code, system = m.group(1), "ICD-10"
         description = (t[: m.start()] + t[m.end():]).strip(" -,:;")

@@ -12,22 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
 
 from extract import values as V
-
-# --------------------------------------------------------------------------- dates
-
-
-def parse_date(text: str, *, today: date | None = None) -> str | None:
-    """``text`` read as one date (a trailing time of day is allowed) -> "YYYY-MM-DD".
-
-    The rule is ``extract.values.parse_date``; this is its ISO-string form, kept for
-    the intake extractor.
-    """
-    parsed = V.parse_date(text, today=today)
-    return parsed.iso if parsed else None
-
 
 # --------------------------------------------------------------------------- names
 
@@ -104,10 +90,10 @@ def repair_ocr_unit(unit: str) -> str:
 
 # --------------------------------------------------------------------------- values and flags as words on a page
 
-# A flag glued to its number: "11.8H", "139N", "6.8HH", "2.1AA", "7.1CRIT", "6.9!!", "11.2*".
+# A flag glued to its number: "11.8H", "139N", "6.8HH", "2.1AA", "7.1CRIT", "6.1PANIC", "6.9!!", "11.2*".
 # Capitals and symbols only, and only what ``is_flag_word`` accepts ("10h", "37.0C" are no
 # flags); a glued "V" is more likely a unit or OCR noise than a down arrow.
-_INLINE_FLAG = re.compile(r"^(?P<value>.*?\d)\s*(?P<flag>[A-UW-Z*!\u2191\u2193]{1,4})$")
+_INLINE_FLAG = re.compile(r"^(?P<value>.*?\d)\s*(?P<flag>[A-UW-Z*!\u2191\u2193]{1,8})$")
 _VALUE = re.compile(rf"^(?:(?:{V.COMPARATOR})\s?)?(?:{V.NUMBER})(?::\d+)?$")
 
 

@@ -14,7 +14,9 @@ The central lab rule is :func:`resolve_flag`: printed flags first (the vocabular
 HL7 table 0078 plus what reports and spreadsheets print), then an in/out-of-range column,
 then the value compared with its reference range. A critical result is never downgraded:
 a printed critical flag, or a value past printed critical limits, always ends as
-``critical_high`` or ``critical_low``.
+``critical_high`` or ``critical_low``. A flag word or critical limits the rules cannot
+read are never dropped in silence: ``FlagReading.doubts`` names them, and every
+extractor sends such a result to review.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterable
 
-from core.policy.analytes import usual_units_problem
-from core.policy.context import hedge_cue
+from core.policy.analytes import normalize_unit
+from core.policy.chart_rules import CRITICAL_FLAGS
 
 # ---------------------------------------------------------------------------- whitespace
 
@@ -222,23 +224,37 @@ def hl7_date(ts: str) -> str | None:
 
 # ---------------------------------------------------------------------------- numbers
 
-NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+"
+# A number as printed: "5.8", "105,600" (thousands), "-2", ".5", and a decimal comma
+# ("7,9", "12,0") where it cannot be a thousands separator: not followed by exactly three
+# digits. "1,250" is always one thousand two hundred and fifty.
+NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+,(?:\d{1,2}|\d{4,})(?!\d)|\d+(?:\.\d+)?)|[-+]?\.\d+"
 COMPARATOR = r"<=|>=|=<|=>|\u2264|\u2265|<|>"
 _UPPER_OPS = {"<": False, "<=": True, "=<": True, "\u2264": True}  # op -> limit included
 _LOWER_OPS = {">": False, ">=": True, "=>": True, "\u2265": True}
+_NUMBER = re.compile(NUMBER)
+_DECIMAL_COMMA = re.compile(r"[-+]?\d+,(?:\d{1,2}|\d{4,})")
+_NUMERIC_RESULT = re.compile(rf"(?:{COMPARATOR}|=)?\s*(?:{NUMBER})")
+_COMPARED_NUMBER = re.compile(rf"({COMPARATOR})\s*({NUMBER})")
+_DECIMAL_COMMA_IN = re.compile(r"\d,(?:\d{1,2}|\d{4,})(?!\d)")
+_THOUSANDS_IN = re.compile(r"\d,\d{3}(?!\d)")
+
+
+def _to_float(number: str) -> float:
+    """A string ``NUMBER`` matched -> its value (a decimal comma is a decimal point)."""
+    if _DECIMAL_COMMA.fullmatch(number):
+        return float(number.replace(",", "."))
+    return float(number.replace(",", ""))
 
 
 def parse_number(text: str) -> float | None:
-    """A plain number ("5.8", "105,600", "-2"); None for comparators, words or ranges."""
+    """A plain number ("5.8", "105,600", "-2", "7,9"); None for comparators, words or ranges."""
     t = normalize_ws(str(text))
-    if re.fullmatch(NUMBER, t):
-        return float(t.replace(",", ""))
-    return None
+    return _to_float(t) if _NUMBER.fullmatch(t) else None
 
 
 def is_numeric_result(text: str) -> bool:
     """A number, optionally with a comparator: 5.8, <0.5, >=32, > 11.0."""
-    return bool(re.fullmatch(rf"(?:{COMPARATOR}|=)?\s*(?:{NUMBER})", normalize_ws(text)))
+    return bool(_NUMERIC_RESULT.fullmatch(normalize_ws(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,9 +268,8 @@ class RangeBounds:
     high_inclusive: bool = True
 
 
-
 def _bound(op: str, number: str) -> RangeBounds:
-    n = float(number.replace(",", ""))
+    n = _to_float(number)
     if op in _UPPER_OPS:
         return RangeBounds(None, n, high_inclusive=_UPPER_OPS[op])
     return RangeBounds(n, None, low_inclusive=_LOWER_OPS[op])
@@ -266,7 +281,7 @@ def value_bounds(value: str) -> RangeBounds | None:
     t = normalize_ws(value or "")
     if (n := parse_number(t)) is not None:
         return RangeBounds(n, n)
-    m = re.fullmatch(rf"({COMPARATOR})\s*({NUMBER})", t)
+    m = _COMPARED_NUMBER.fullmatch(t)
     return _bound(m[1], m[2]) if m else None
 
 
@@ -295,10 +310,13 @@ def looks_like_unit(token: str) -> bool:
     return has_symbol and len(t) <= 24
 
 
+_VALUE_AND_UNIT = re.compile(rf"((?:{COMPARATOR})?\s*(?:{NUMBER}))\s*(\S+)")
+
+
 def split_value_unit(text: str) -> tuple[str, str]:
     """Split "7.9 %" or "182 mg/dL" into value and unit; other text comes back unchanged."""
     t = normalize_ws(text)
-    m = re.fullmatch(rf"((?:{COMPARATOR})?\s*(?:{NUMBER}))\s*(\S+)", t)
+    m = _VALUE_AND_UNIT.fullmatch(t)
     if m and looks_like_unit(m[2]):
         return m[1].replace(" ", ""), m[2]
     return t, ""
@@ -339,6 +357,9 @@ def _polarity(text: str) -> str | None:
 
 # ---------------------------------------------------------------------------- ranges
 
+_RANGE_NUMBERS = re.compile(rf"({NUMBER})\s*(?:-|\u2013|\u2014|to|_|\.\.)\s*({NUMBER})(?![\d.])", re.I)
+_RANGE_BOUND = re.compile(rf"({COMPARATOR})\s*({NUMBER})(?![\d.])")
+
 
 def parse_range(text: str) -> RangeBounds | None:
     """Bounds of a printed reference range: "4.3 to 6.2", "13-18", "70 - 99", "70_105",
@@ -349,11 +370,11 @@ def parse_range(text: str) -> RangeBounds | None:
         t = t[1:-1].strip()
     if not t:
         return None
-    m = re.match(rf"({NUMBER})\s*(?:-|\u2013|\u2014|to|_|\.\.)\s*({NUMBER})(?![\d.])", t, re.I)
+    m = _RANGE_NUMBERS.match(t)
     if m:
-        lo, hi = float(m[1].replace(",", "")), float(m[2].replace(",", ""))
+        lo, hi = _to_float(m[1]), _to_float(m[2])
         return RangeBounds(lo, hi) if lo <= hi else None
-    m = re.match(rf"({COMPARATOR})\s*({NUMBER})(?![\d.])", t)
+    m = _RANGE_BOUND.match(t)
     return _bound(m[1], m[2]) if m else None
 
 
@@ -389,6 +410,18 @@ def parse_reference_range(text: str) -> tuple[str, str] | None:
     return None
 
 
+def split_range_unit(reference_range: str, unit: str) -> tuple[str, str]:
+    """(range, unit) for a range printed with its unit ("3.5 - 5.0 mmol/L"): the unit is
+    the result's unit when none is printed elsewhere or it is the same one, and the range
+    is then stored without it (as a page's range column is). Anything else as printed."""
+    parsed = parse_reference_range(reference_range)
+    if parsed is None or not parsed[1]:
+        return reference_range, unit
+    if unit and normalize_unit(unit) != normalize_unit(parsed[1]):
+        return reference_range, unit  # another unit than the result's: keep what was printed
+    return parsed[0], unit or parsed[1]
+
+
 # Critical (panic) limits are printed as their own column ("<2.5 or >6.5") or labelled
 # inside a range or a note ("3.5-5.0 (critical <2.5 or >6.5)").
 _CRITICAL_LABEL = re.compile(r"\b(?:critical|crit|panic|alert)\b(?:\s+(?:values?|limits?|ranges?|results?))?\s*:?", re.I)
@@ -411,11 +444,11 @@ def parse_critical_limits(text: str) -> CriticalLimits | None:
     t = _CRITICAL_LABEL.sub(" ", normalize_ws(text or "")).strip(" :;,()")
     if not t:
         return None
-    pairs = re.findall(rf"({COMPARATOR})\s*({NUMBER})(?![\d.])", t)
+    pairs = _RANGE_BOUND.findall(t)
     low = high = None
     low_inc = high_inc = False
     for op, num in pairs:
-        n = float(num.replace(",", ""))
+        n = _to_float(num)
         if op in _UPPER_OPS:
             low, low_inc = n, _UPPER_OPS[op]
         else:
@@ -490,7 +523,6 @@ _FIELD_ONLY_FLAGS: dict[str, str] = {
     **dict.fromkeys(["POS", "POSITIVE", "DET", "DETECTED", "RR", "R", "I", "MS", "W", "TOX"], "abnormal"),
 }
 _FLAG_RANK = {"normal": 1, "abnormal": 2, "high": 3, "low": 3}
-CRITICAL_FLAGS = frozenset({"critical_high", "critical_low"})
 
 
 def _flag_key(raw: str) -> str:
@@ -516,10 +548,15 @@ def derive_flag(value: str | None, reference_range: str | None) -> str | None:
     either side of 5 and gives None. Words compare by meaning: "Positive" against a
     "Negative" range is abnormal, "Not detected" against "Negative" normal, a result
     printed as "Abnormal" is abnormal; other words only match themselves ("Yellow"/"Yellow").
+    A decimal comma ("7,9" against "12,0-16,0") is read as such; a text that could hold
+    both a decimal comma and a thousands separator is not compared.
     """
     v_text, r_text = normalize_ws(value or ""), normalize_ws(reference_range or "")
     if not v_text:
         return None
+    both = f"{v_text} {r_text}"
+    if _DECIMAL_COMMA_IN.search(both) and _THOUSANDS_IN.search(both):
+        return None  # "1,250" against "0,5-1,5": a thousands separator or a decimal comma? not guessed
     v = value_bounds(v_text)
     if v is None:
         if v_text.lower() in ("abnormal", "abn"):
@@ -548,44 +585,96 @@ def derive_flag(value: str | None, reference_range: str | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class FlagReading:
-    """The abnormal flag a result is stored with, and how it was reached."""
+    """The abnormal flag a result is stored with, how it was reached, and what in the
+    printed flag or limits a person must check before it enters a chart."""
 
     flag: str  # AbnormalFlag
     derived: bool  # computed from the value (and range or critical limits), not printed
     unrecognised: tuple[str, ...] = ()  # printed flags the vocabulary does not know
     direction_assumed: bool = False  # a critical flag with no direction, stored as critical_high
     disagreement: str | None = None  # the printed flag contradicts the value and range
+    critical_range: str = ""  # printed critical (panic) limits, as printed
+    critical_unread: bool = False  # critical limits were printed but could not be read
+
+    def doubts(self) -> list[tuple[str, float]]:
+        """(reason, confidence factor) for each thing a person must check."""
+        out = []
+        if self.unrecognised:
+            out.append((f"printed flag {' '.join(self.unrecognised)!r} is not one the rules know: "
+                        f"the flag was not taken from it", 0.9))
+        if self.direction_assumed:
+            out.append(("critical flag printed without a direction (the value and range do not tell "
+                        "high from low): stored as critical_high", 0.9))
+        if self.disagreement:
+            out.append((self.disagreement, 0.8))
+        if self.critical_unread:
+            out.append((f"critical limits {self.critical_range!r} could not be read: "
+                        f"the value was not checked against them", 0.8))
+        return out
 
     def review_reasons(self) -> list[str]:
-        """What a person must check before this flag enters a chart."""
-        reasons = []
-        if self.direction_assumed:
-            reasons.append("critical flag printed without a direction (the value and range do not tell "
-                           "high from low): stored as critical_high")
-        if self.disagreement:
-            reasons.append(self.disagreement)
-        return reasons
+        return [reason for reason, _ in self.doubts()]
 
 
 def _critical_from(meanings: list[str], direction: str | None, past_limits: str | None) -> tuple[str, bool]:
     """(critical flag, direction assumed) for printed flags that include a critical one.
 
-    A printed direction wins; then printed critical limits; then the value against the
-    reference range; then a plain H/L printed beside it. With none of these the flag is
-    still kept critical (fail closed: never downgraded to high or abnormal) and stored
-    as critical_high, the reading that prompts the most urgent look, with
+    A printed direction wins (a directed critical flag, or H/L printed beside an
+    undirected one: "CRIT L"; the caller checks it against the value); then printed
+    critical limits; then the value against the reference range. With none of these the
+    flag is still kept critical (fail closed: never downgraded to high or abnormal) and
+    stored as critical_high, the reading that prompts the most urgent look, with
     ``direction_assumed`` so the extractor sends it to review."""
     directed = {m for m in meanings if m in CRITICAL_FLAGS}
     if len(directed) == 1:
         return directed.pop(), False
+    plain = {m for m in meanings if m in ("high", "low")}
+    if not directed and len(plain) == 1:
+        return f"critical_{plain.pop()}", False
     if past_limits:
         return past_limits, False
     if direction in ("high", "low"):
         return f"critical_{direction}", False
-    plain = {m for m in meanings if m in ("high", "low")}
-    if len(plain) == 1:
-        return f"critical_{plain.pop()}", False
     return "critical_high", True
+
+
+_FLAG_SEPARATORS = re.compile(r"[\s,/~;]+")
+
+
+def _read_printed_flags(printed: Iterable[str]) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """(flags as printed, their meanings, the parts not understood).
+
+    A printed flag is read whole first ("critical high", "out of range"), else word by
+    word ("Crit H", "H, POS"): each word the vocabulary knows counts, and a word it does
+    not know is reported, never dropped in silence."""
+    shown = [p for p in (normalize_ws(x or "") for x in printed) if p]
+    meanings: list[str] = []
+    unknown: list[str] = []
+    for flag in shown:
+        if meaning := flag_meaning(flag):
+            meanings.append(meaning)
+            continue
+        for word in _FLAG_SEPARATORS.split(flag):
+            if not word.strip("-\u2013\u2014"):
+                continue
+            if meaning := flag_meaning(word):
+                meanings.append(meaning)
+            else:
+                unknown.append(word)
+    return shown, meanings, tuple(unknown)
+
+
+def _critical_limits(column: str, texts: Iterable[str]) -> tuple[str, CriticalLimits | None]:
+    """Printed critical limits: a column (or cell) of their own, where the label is the
+    header; else limits labelled inside the range or a note ("critical <2.5 or >6.5").
+    A column without a digit ("N/A", "-") states no limits."""
+    column = normalize_ws(column or "")
+    if any(c.isdigit() for c in column):
+        return column, parse_critical_limits(column)
+    for text in texts:
+        if found := labelled_critical_limits(text or ""):
+            return found
+    return "", None
 
 
 def resolve_flag(
@@ -593,25 +682,29 @@ def resolve_flag(
     value: str = "",
     reference_range: str = "",
     *,
-    critical_limits: CriticalLimits | None = None,
+    critical_column: str = "",
+    notes: Iterable[str] = (),
     in_range: bool | None = None,
 ) -> FlagReading:
     """The one flag rule for every format.
 
     ``printed``: the flags the document prints for the result (an OBX-8 with its
-    repeats, a flag column, a flag beside the value). ``in_range``: a layout that says
-    it by column ("In Range" / "Out of Range"). Order: printed flags (the most severe
-    wins; H with L makes "abnormal"; a critical one is resolved by ``_critical_from``),
-    else the column, else the value against the range; printed critical limits then
-    raise any non-critical flag to critical when the value lies past them.
+    repeats, a flag column, a flag beside the value). ``critical_column``: printed
+    critical limits from a column of their own; without one, limits labelled in the
+    reference range or in ``notes`` count. ``in_range``: a layout that says it by
+    column ("In Range" / "Out of Range").
+
+    Order: printed flags (the most severe wins; H with L makes "abnormal"; a critical
+    one is resolved by ``_critical_from``), else the column, else the value against
+    the range; critical limits then raise any non-critical flag to critical when the
+    value lies past them. What could not be read (a flag word, the limits) is in
+    ``FlagReading.doubts``.
     """
-    printed_flags = [p for p in (normalize_ws(x or "") for x in printed) if p]
-    meanings = [flag_meaning(p) for p in printed_flags]
-    known = [m for m in meanings if m]
-    unrecognised = tuple(p for p, m in zip(printed_flags, meanings) if m is None)
+    shown, known, unrecognised = _read_printed_flags(printed)
+    critical_printed, limits = _critical_limits(critical_column, (reference_range, *notes))
     derived = derive_flag(value, reference_range)
     direction = derived if derived in ("high", "low") else None
-    past_limits = critical_direction(value, critical_limits)
+    past_limits = critical_direction(value, limits)
     assumed = False
     if any(m in CRITICAL_FLAGS or m == "critical" for m in known):
         flag, assumed = _critical_from(known, direction, past_limits)
@@ -626,50 +719,25 @@ def resolve_flag(
     else:
         flag, from_print = derived or "unknown", False
     disagreement = None
-    if from_print and known:
-        shown = {"critical_high": "high", "critical_low": "low"}.get(flag, flag)
-        if (shown in ("high", "low", "normal") and derived in ("high", "low", "normal") and shown != derived) or (
-                shown == "normal" and derived == "abnormal"):
-            disagreement = (f"printed flag {'~'.join(printed_flags)!r} disagrees with value {value} "
+    if CRITICAL_FLAGS <= set(known):
+        disagreement = f"printed flags {'~'.join(shown)!r} contradict each other"
+    elif known:
+        as_direction = {"critical_high": "high", "critical_low": "low"}.get(flag, flag)
+        if (as_direction in ("high", "low", "normal") and derived in ("high", "low", "normal")
+                and as_direction != derived) or (as_direction == "normal" and derived == "abnormal"):
+            disagreement = (f"printed flag {'~'.join(shown)!r} disagrees with value {value} "
                             f"and range {reference_range!r}")
     if past_limits and flag not in CRITICAL_FLAGS:
-        if from_print and known:
-            disagreement = (f"printed flag {'~'.join(printed_flags)!r} but value {value} is past the "
+        if known:
+            disagreement = (f"printed flag {'~'.join(shown)!r} but value {value} is past the "
                             f"printed critical limits")
         flag, from_print = past_limits, False
     return FlagReading(flag, derived=not from_print and flag != "unknown", unrecognised=unrecognised,
-                       direction_assumed=assumed, disagreement=disagreement)
+                       direction_assumed=assumed, disagreement=disagreement, critical_range=critical_printed,
+                       critical_unread=bool(critical_printed) and limits is None)
 
 
-def parse_flag(text: str, value: str | None = None, reference_range: str | None = None, *,
-               in_text: bool = False) -> str | None:
-    """One printed flag -> the AbnormalFlag vocabulary; None when it is not a flag.
-
-    A critical flag without a direction ("CRIT", "AA", "panic") takes its direction from
-    the value against the range, else critical_high (see ``resolve_flag``)."""
-    meaning = flag_meaning(text, in_text=in_text)
-    if meaning is None:
-        return None
-    return resolve_flag([text], value or "", reference_range or "").flag
-
-
-def combine_flags(raws: Iterable[str], value: str = "", reference_range: str = "") -> str:
-    """Several printed flags ("H~POS") to one flag (see ``resolve_flag``); nothing
-    recognised gives "unknown"."""
-    raws = list(raws)
-    if not any(flag_meaning(r) for r in raws):
-        return "unknown"
-    return resolve_flag(raws, value, reference_range).flag
-
-
-
-# ---------------------------------------------------------------------------- wording and confidence
-
-
-def uncertainty_cue(text: str) -> str | None:
-    """The first hedge in a phrase ("? sulfa", "possible latex allergy"), or None.
-    The hedge lexicon lives in ``core.policy.context``."""
-    return hedge_cue(text)
+# ---------------------------------------------------------------------------- confidence
 
 
 def clamp_confidence(value: float) -> float:
@@ -685,24 +753,14 @@ def confidence(base: float, factors: Iterable[float]) -> float:
     return clamp_confidence(c)
 
 
-# ---------------------------------------------------------------------------- plausibility
-
-
-def implausible_unit(test_name: str, unit: str, *, loinc: str | None = None) -> str | None:
-    """A reason when a printed unit does not fit a well-known analyte (HbA1c in mg/dL);
-    a LOINC code, when the source gives one, names the analyte."""
-    if not unit or not (test_name or loinc):
-        return None
-    return usual_units_problem(normalize_ws(test_name or ""), unit, loinc)
-
-
 # ---------------------------------------------------------------------------- moved names
 
 _MOVED_TO_PHRASES = frozenset({"split_items", "parse_medication", "parse_allergy", "parse_problem"})
 
 
 def __getattr__(name: str):
-    """The prose-list parsers moved to ``extract.phrases``; their old names still work."""
+    """The prose-list parsers moved to ``extract.phrases``; ``extract.docx`` still reaches
+    them here (``V.split_items``). Drop this once it imports ``extract.phrases``."""
     if name in _MOVED_TO_PHRASES:
         from extract import phrases
 

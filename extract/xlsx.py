@@ -34,7 +34,8 @@ from core.models import (
     IdentityCandidate,
     LabResultValue,
 )
-from core.policy.analytes import loinc_code_ok
+from core.policy.analytes import loinc_code_ok, usual_units_problem
+from core.policy.context import hedge_cue
 from extract import values as V
 from extract.phrases import parse_medication
 from extract.section_facts import SectionFacts
@@ -466,31 +467,18 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
         _cell(by_col, table, r) for r in ("unit", "range", "flag", "critical", "loinc"))
     unit = V.normalize_ws(unit_cell["text"]) if unit_cell else ""
     if not unit:
-        split_value, split_unit = V.split_value_unit(value)
-        if split_unit:
-            value, unit = split_value, split_unit
-        else:
-            unit = table.header_units
-    ref = V.normalize_ws(range_cell["text"]) if range_cell else ""
+        value, unit = V.split_value_unit(value)  # "7.9 %" in one cell
+    ref, unit = V.split_range_unit(V.normalize_ws(range_cell["text"]) if range_cell else "", unit)  # "3.5-5.0 mmol/L"
+    unit = unit or table.header_units
     factors: list[float] = []
     reasons: list[str] = []
     printed_flag = V.normalize_ws(flag_cell["text"]) if flag_cell else ""
-    critical_text = V.normalize_ws(critical_cell["text"]) if critical_cell else ""
-    if critical_text:
-        critical = (critical_text, V.parse_critical_limits(critical_text))
-    else:
-        critical = V.labelled_critical_limits(ref) or ("", None)
-    # A flag cell is one flag ("critical high") or several ("H, POS").
-    printed = [printed_flag] if V.flag_meaning(printed_flag) else [p for p in re.split(r"[\s,/~]+", printed_flag) if p]
-    reading = V.resolve_flag(printed, value, ref, critical_limits=critical[1])
+    reading = V.resolve_flag([printed_flag], value, ref,
+                             critical_column=critical_cell["text"] if critical_cell else "")
     flag, derived_flag = reading.flag, reading.derived
-    if reading.unrecognised:
-        factors.append(0.9)
-    if reading.disagreement:
-        factors.append(0.8)
-    if reading.direction_assumed:
-        factors.append(0.9)
-    reasons += reading.review_reasons()
+    for reason, factor in reading.doubts():
+        factors.append(factor)
+        reasons.append(reason)
     coll, date_problem = _date_of(_cell(by_col, table, "date"))
     if coll is None and date_problem is None:
         coll = sheet_date
@@ -506,11 +494,11 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
         factors.append(0.9)
     loinc = V.normalize_ws(loinc_cell["text"]) if loinc_cell else ""
     loinc = loinc if loinc_code_ok(loinc) else ""
-    implausible = V.implausible_unit(name, unit, loinc=loinc or None)
+    implausible = usual_units_problem(name, unit, loinc or None)
     if implausible:
         factors.append(0.7)
         reasons.append(implausible)
-    cue = V.uncertainty_cue(f"{name} {value}")
+    cue = hedge_cue(f"{name} {value}")
     if cue:
         factors.append(0.7)
         reasons.append(f"uncertain wording ({cue!r})")
@@ -523,8 +511,8 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
                          abnormal_flag=flag, flag_derived=derived_flag).model_dump()
     if printed_flag:
         lab["flags_as_printed"] = [printed_flag]
-    if critical[0]:
-        lab["critical_range"] = critical[0]
+    if reading.critical_range:
+        lab["critical_range"] = reading.critical_range
     if loinc:
         lab["loinc"] = loinc
     path = ctx.path("results")
@@ -561,7 +549,7 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
         reasons.append("dose not stated")
     if not frequency:
         factors.append(0.9)
-    cue = V.uncertainty_cue(" ".join(c["text"] for c in by_col.values()))
+    cue = hedge_cue(" ".join(c["text"] for c in by_col.values()))
     if cue:
         factors.append(0.6)
         reasons.append(f"uncertain wording ({cue!r})")

@@ -10,7 +10,7 @@ import pytest
 
 from core.policy import analytes as A
 from core.policy.fingerprints import clinical_content_fingerprint, clinical_key
-from core.policy.lab_vocabulary import known_analyte
+from core.policy.lab_vocabulary import known_analyte, known_unit
 from core.services.facts import chart
 from golden.fixtures import LAB_CASES, ExpectedLab, LabCase, render_lab
 from tests.test_pipeline import chart_patient, ingest
@@ -66,6 +66,14 @@ def test_every_name_the_ocr_check_knew_is_still_known():
            "specific gravity", "ph", "leukocyte esterase", "nitrite", "sed rate", "troponin", "nt-probnp", "ldh")
     assert all(known_analyte(n) for n in old)
     assert not known_analyte("Hemoglobin Aic")  # an OCR misread stays unknown
+
+
+def test_a_unit_the_vocabulary_lists_for_an_analyte_is_a_known_unit():
+    # One unit vocabulary: what analytes.json lists per analyte, plus the general list.
+    for unit in ("x10^9/L", "{cells}/uL", "mL/min/{1.73_m2}", "mm/h", "mg/dL", "\u00b5mol/L"):
+        assert known_unit(unit), unit
+    for unit in ("", "furlongs", "mg/dl/dl"):
+        assert not known_unit(unit), unit
 
 
 def test_the_vocabulary_file_is_consistent():

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 import pytest
 
 from extract import text_rules as tr
-
-TODAY = date(2026, 11, 29)
 
 
 @pytest.mark.parametrize("text, first, middle, last", [
@@ -83,6 +79,7 @@ def test_garbled_number_spots_letters_in_a_number_without_reading_it(text, garbl
 @pytest.mark.parametrize("text, expected", [
     ("2.1AA", ("2.1", "AA")), ("7.1CRIT", ("7.1", "CRIT")), ("139N", ("139", "N")), ("6.9!!", ("6.9", "!!")), ("11.2*", ("11.2", "*")),
     ("6.8 CRIT", ("6.8", "CRIT")), ("Positive Abnormal", ("Positive", "Abnormal")), ("Abnormal", ("Abnormal", None)),
+    ("6.1PANIC", ("6.1", "PANIC")), ("7,9L", ("7,9", "L")), ("7,9", ("7,9", None)),  # a decimal comma is a number
 ])
 def test_every_inline_flag_of_the_value_rules_can_be_glued(text, expected):
     assert tr.split_value_flag(text) == expected
@@ -91,11 +88,6 @@ def test_every_inline_flag_of_the_value_rules_can_be_glued(text, expected):
 @pytest.mark.parametrize("text", ["7.9 POS", "139 S", "5 <"])
 def test_field_only_codes_are_not_inline_flags(text):
     assert tr.split_value_flag(text) is None
-
-
-def test_iso_date_form_for_the_intake_extractor():
-    assert tr.parse_date("DOB 7/22/58", today=TODAY) is None  # a label is not part of a date
-    assert tr.parse_date("7/22/58", today=TODAY) == "1958-07-22"
 
 
 @pytest.mark.parametrize("text", ["37.0C", "12.5V", "10h"])

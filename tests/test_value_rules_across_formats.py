@@ -60,6 +60,18 @@ ROWS = (
     Row("Ferritin", "<5", "ng/mL", "15-150", "", "low"),
     Row("Lipase", "<10", "U/L", "7-60", "", "unknown"),  # below 10 may or may not be below 7
 )
+# Spellings and layouts the rules were not written against: a flag column in two words,
+# a unit inside the range, an abbreviated qualitative result, a comparator value, a
+# decimal comma, a bare "*" and a spelled-out "PANIC".
+VARIANT_ROWS = (
+    Row("Potassium", "6.9", "mmol/L", "3.5 - 5.0", "Crit H", "critical_high"),
+    Row("Urine Protein", "Neg", "", "Negative", "", "normal"),
+    Row("Glucose", "38", "mg/dL", "70-99", "Crit L", "critical_low"),
+    Row("Hemoglobin A1c", "<5.0", "%", "<5.7", "", "normal"),
+    Row("Hemoglobin", "7,9", "g/dL", "12,0-16,0", "", "low"),
+    Row("Sodium", "121", "mmol/L", "135-145", "*", "abnormal"),
+    Row("Calcium", "6.1", "mg/dL", "8.6-10.3", "PANIC", "critical_low"),
+)
 COLLECTED = "2026-04-10"
 PATIENT = Patient("Ilse", "Varga-Moreno", "1969-02-11", "VM-55102")
 
@@ -156,10 +168,13 @@ def _pdf(layout: str) -> tuple[tuple[str, str, str, str], ...]:
     return tuple(stored(sv) for sv in pdf_rows(layout))
 
 
-def test_the_layouts_glue_flags_only_to_numbers():
-    # units_in_range glues the flag of every odd row to its value ("182H"); a
-    # qualitative result with a flag must sit on an even row for the PDF to be printable.
-    assert all(not (i % 2 and r.printed_flag and not any(c.isdigit() for c in r.value)) for i, r in enumerate(ROWS))
+@pytest.mark.parametrize("rows", [ROWS, VARIANT_ROWS], ids=["rows", "variants"])
+def test_the_layouts_glue_flags_only_to_numbers(rows):
+    # units_in_range glues the flag of every odd row to its value ("182H"); a qualitative
+    # result with a flag, or a flag of two words ("38Crit L" is no printed form), must sit
+    # on an even row for the PDF to be printable.
+    assert all(not (i % 2 and (r.printed_flag and not any(c.isdigit() for c in r.value) or " " in r.printed_flag))
+               for i, r in enumerate(rows))
 
 
 @pytest.mark.parametrize("layout", sorted(LAB_LAYOUTS))
@@ -183,6 +198,42 @@ def test_hl7_obx_store_the_table():
 def test_xlsx_rows_store_the_table():
     got = [stored(sv) for sv in xlsx_rows()]
     assert got == [expected(r) for r in ROWS]
+
+
+@pytest.mark.parametrize("layout", sorted(LAB_LAYOUTS))
+def test_lab_pdf_lines_store_the_variants(layout):
+    assert [stored(sv) for sv in pdf_rows(layout, VARIANT_ROWS)] == [expected(r) for r in VARIANT_ROWS]
+
+
+def test_hl7_and_xlsx_store_the_variants():
+    assert [stored(sv) for sv in hl7_rows(VARIANT_ROWS)] == [expected(r) for r in VARIANT_ROWS]
+    assert [stored(sv) for sv in xlsx_rows(VARIANT_ROWS)] == [expected(r) for r in VARIANT_ROWS]
+
+
+def test_a_unit_printed_in_the_value_or_range_cell_is_the_unit_in_every_format():
+    potassium = Row("Potassium", "6.9", "mmol/L", "3.5 - 5.0", "", "high")
+    (xlsx,) = xlsx_results(xlsx_book(("Test", "Result", "Reference range", "Collected"),
+                                     [("Potassium", "6.9 mmol/L", "3.5 - 5.0 mmol/L", COLLECTED)]))
+    (hl7,) = hl7_results(hl7_message(obx(1, potassium, ref="3.5 - 5.0 mmol/L")))
+    (pdf,) = pdf_rows("units_in_range", (potassium,))  # prints "3.5 - 5.0 mmol/L" in one cell
+    for sv in (xlsx.structured_value, hl7.structured_value, pdf):
+        assert stored(sv) == expected(potassium)
+
+
+def test_a_flag_word_no_rule_knows_is_never_dropped_in_silence():
+    odd = Row("Potassium", "6.9", "mmol/L", "3.5-5.0", "Hx", "high")
+    (hl7,) = hl7_results(hl7_message(obx(1, odd)))
+    (xlsx,) = xlsx_results(xlsx_book(("Test", "Result", "Units", "Reference range", "Flag", "Collected"),
+                                     [(odd.test, odd.value, odd.unit, odd.range, odd.printed_flag, COLLECTED)]))
+    for fact in (hl7, xlsx):
+        assert stored(fact.structured_value) == expected(odd) and fact.structured_value["flag_derived"]
+        assert fact.wants_review and "'Hx' is not one the rules know" in fact.review_reason
+    for layout in sorted(LAB_LAYOUTS):  # in a flag column, or an unread word beside the value
+        (pdf,) = extract_lab(normalize_pdf(render_lab(LabCase("odd_flag", layout, PATIENT, COLLECTED, (
+            ("Results", (ExpectedLab(odd.test, odd.value, odd.unit, odd.range, odd.flag, odd.printed_flag),)),)))),
+            "documents:1").facts
+        assert stored(pdf.structured_value) == expected(odd) and pdf.wants_review, layout
+        assert "'Hx' is not one the rules know" in pdf.review_reason or "could not be read" in pdf.review_reason
 
 
 def test_every_format_agrees_row_by_row():

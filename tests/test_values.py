@@ -8,7 +8,8 @@ from datetime import date, datetime
 
 import pytest
 
-from core.policy.context import hedge_cue
+from core.policy.analytes import usual_units_problem
+from extract import phrases as P
 from extract import text_rules as tr
 from extract import values as V
 
@@ -81,7 +82,7 @@ def test_unreadable_ranges(text):
      (["R"], "abnormal"), (["S"], "normal"), (["high"], "high")],
 )
 def test_flags(flags, expected):
-    assert V.combine_flags(flags) == expected
+    assert V.resolve_flag(flags).flag == expected
 
 
 def test_derived_flags_and_disagreement():
@@ -100,6 +101,9 @@ def test_derived_flags_and_disagreement():
 
 def test_numbers_and_units():
     assert V.parse_number("105,600") == 105600
+    assert V.parse_number("1,250") == 1250  # three digits after a comma: always thousands
+    assert V.parse_number("7,9") == 7.9 and V.parse_number("12,05") == 12.05  # a decimal comma
+    assert V.parse_number("7,9,1") is None
     assert V.parse_number("<0.5") is None
     assert V.is_numeric_result(">= 32") and V.is_numeric_result("5.8") and not V.is_numeric_result("NOVALUE")
     assert V.split_value_unit("7.9 %") == ("7.9", "%")
@@ -108,40 +112,44 @@ def test_numbers_and_units():
 
 
 def test_unit_plausibility():
-    assert "unusual" in V.implausible_unit("Hemoglobin A1C ", "mg/dL")
-    assert V.implausible_unit("HbA1c", "%") is None
-    assert V.implausible_unit("Glucose", "mg/dL") is None
+    assert "unusual" in usual_units_problem("Hemoglobin A1C", "mg/dL")
+    assert usual_units_problem("HbA1c", "%") is None
+    assert usual_units_problem("Glucose", "mg/dL") is None
 
 
 def test_medication_phrases():
-    assert V.parse_medication("Metformin 500 mg twice daily") == {
+    assert P.parse_medication("Metformin 500 mg twice daily") == {
         "name": "Metformin", "dose": "500 mg", "frequency": "twice daily", "route": None}
-    assert V.parse_medication("Salbutamol inhaler 2 puffs PRN")["frequency"] == "PRN"
-    assert V.parse_medication("Ramipril 5 mg PO once daily")["route"] == "PO"
-    assert V.parse_medication("Aspirin") == {"name": "Aspirin", "dose": None, "frequency": None, "route": None}
+    assert P.parse_medication("Salbutamol inhaler 2 puffs PRN")["frequency"] == "PRN"
+    assert P.parse_medication("Ramipril 5 mg PO once daily")["route"] == "PO"
+    assert P.parse_medication("Aspirin") == {"name": "Aspirin", "dose": None, "frequency": None, "route": None}
 
 
 def test_allergy_phrases():
-    assert V.parse_allergy("Penicillin (rash)")["reaction"] == "rash"
-    assert V.parse_allergy("Codeine - nausea, moderate")["severity"] == "moderate"
-    assert V.parse_allergy("Peanut: anaphylaxis")["severity"] == "severe"
-    assert V.parse_allergy("NKDA")["no_known_allergies"] is True
-    assert V.parse_allergy("No known drug allergies")["no_known_allergies"] is True
+    assert P.parse_allergy("Penicillin (rash)")["reaction"] == "rash"
+    assert P.parse_allergy("Codeine - nausea, moderate")["severity"] == "moderate"
+    assert P.parse_allergy("Peanut: anaphylaxis")["severity"] == "severe"
+    assert P.parse_allergy("NKDA")["no_known_allergies"] is True
+    assert P.parse_allergy("No known drug allergies")["no_known_allergies"] is True
 
 
 def test_problem_phrases_and_items():
-    assert V.parse_problem("Hypertension (I10)") == {"code": "I10", "description": "Hypertension",
+    assert P.parse_problem("Hypertension (I10)") == {"code": "I10", "description": "Hypertension",
                                                      "coding_system": "ICD-10"}
-    assert V.parse_problem("Asthma")["code"] is None
-    assert V.split_items("Penicillin (rash, hives); ? sulfa") == ["Penicillin (rash, hives)", "? sulfa"]
-    assert V.split_items("- Metformin 500 mg\n- Lisinopril 10 mg") == ["Metformin 500 mg", "Lisinopril 10 mg"]
-    assert V.split_items("a, b", commas=False) == ["a, b"]
+    assert P.parse_problem("Asthma")["code"] is None
+    assert P.split_items("Penicillin (rash, hives); ? sulfa") == ["Penicillin (rash, hives)", "? sulfa"]
+    assert P.split_items("- Metformin 500 mg\n- Lisinopril 10 mg") == ["Metformin 500 mg", "Lisinopril 10 mg"]
+    assert P.split_items("a, b", commas=False) == ["a, b"]
 
 
-def test_uncertainty_and_confidence():
-    assert V.uncertainty_cue("? sulfa") == "?"
-    assert V.uncertainty_cue("possible latex allergy") == "possible"
-    assert V.uncertainty_cue("Penicillin") is None
+def test_the_old_phrase_names_still_reach_phrases():
+    # extract/docx.py still calls them through extract.values.
+    assert V.split_items is P.split_items and V.parse_problem is P.parse_problem
+    with pytest.raises(AttributeError):
+        V.no_such_rule  # noqa: B018
+
+
+def test_confidence():
     assert V.confidence(0.95, [0.5, 0.5]) == 0.24
     assert V.confidence(2.0, []) == 0.99 and V.confidence(0.0, []) == 0.05
     assert V.contains_normalized("a  b\n c", "b c") and not V.contains_normalized("abc", "  ")
@@ -171,7 +179,6 @@ def test_uncertainty_and_confidence():
 ])
 def test_parse_date_formats(text, iso):
     assert V.parse_date(text, today=TODAY).iso == iso
-    assert tr.parse_date(text, today=TODAY) == iso  # the intake extractor's ISO-string form
 
 
 @pytest.mark.parametrize("text", [
@@ -224,7 +231,6 @@ def test_parse_reference_range_rejects(text):
     assert V.parse_reference_range(text) is None
 
 
-
 @pytest.mark.parametrize("text, flag", [
     ("H", "high"), ("High", "high"), ("HIGH", "high"),
     ("L", "low"), ("Low", "low"),
@@ -233,21 +239,22 @@ def test_parse_reference_range_rejects(text):
     ("A", "abnormal"), ("ABN", "abnormal"), ("abnormal", "abnormal"), ("*", "abnormal"),
     ("N", "normal"), ("normal", "normal"),
 ])
-def test_parse_flag_vocabulary(text, flag):
-    assert V.parse_flag(text) == flag
-    assert V.parse_flag(text, in_text=True) == flag  # all of these are flags beside a value too
+def test_flag_vocabulary(text, flag):
+    assert V.flag_meaning(text) == flag
+    assert V.flag_meaning(text, in_text=True) == flag  # all of these are flags beside a value too
+    assert V.resolve_flag([text]) == V.FlagReading(flag, False)
 
 
 def test_bare_critical_takes_direction_from_value_and_range():
-    assert V.parse_flag("critical", "6.8", "3.5-5.2") == "critical_high"
-    assert V.parse_flag("Critical", "2.1", "3.5-5.2") == "critical_low"
+    assert V.resolve_flag(["critical"], "6.8", "3.5-5.2").flag == "critical_high"
+    assert V.resolve_flag(["Critical"], "2.1", "3.5-5.2").flag == "critical_low"
     # No direction to be had: still critical (fail closed), never "abnormal".
-    assert V.parse_flag("critical") == "critical_high"
+    assert V.resolve_flag(["critical"]).flag == "critical_high"
 
 
 @pytest.mark.parametrize("text", ["", "Final", "mg/dL", "x"])
-def test_parse_flag_rejects_non_flags(text):
-    assert V.parse_flag(text) is None
+def test_flag_meaning_rejects_non_flags(text):
+    assert V.flag_meaning(text) is None
 
 
 @pytest.mark.parametrize("value, rng, flag", [
@@ -299,7 +306,7 @@ def test_one_date_rule_for_every_format():
     assert V.parse_date("2024-03-12 09:05", today=TODAY).iso == "2024-03-12"
     assert V.parse_date("7/22/58 (age 67)", today=TODAY) is None
     assert V.parse_date("Jan 22 2024", today=TODAY).iso == "2024-01-22"  # a year is no time of day
-    assert tr.parse_date("13/01/2026", today=TODAY) == "2026-01-13"  # the page rules agree
+    assert V.parse_date("DOB 7/22/58", today=TODAY) is None  # a label is not part of a date
     m = V.find_date("ref (3.4-10.8) collected 31.01.2020", today=TODAY)
     assert m.iso == "2020-01-31"  # a range is never read as a date
 
@@ -337,7 +344,36 @@ def test_qualitative_results_compare_by_meaning(value, rng, flag):
 def test_critical_flags_are_never_downgraded(printed, value, rng, flag, assumed):
     reading = V.resolve_flag(printed, value, rng)
     assert (reading.flag, reading.direction_assumed, reading.derived) == (flag, assumed, False)
-    assert bool(reading.review_reasons()) is assumed or reading.disagreement is not None
+    assert any("without a direction" in r for r in reading.review_reasons()) is assumed
+
+
+@pytest.mark.parametrize("printed,value,rng,flag", [
+    ("Crit H", "6.9", "3.5-5.0", "critical_high"),  # a flag column that spells it in two words
+    ("Crit L", "38", "70-99", "critical_low"),
+    ("CRIT L", "3.6", "3.5-5.0", "critical_low"),  # the printed direction wins over the value
+    ("H, POS", ">11.0", "<1.0", "high"),
+    ("H*", "6.9", "3.5-5.0", "critical_high"),
+    ("PANIC", "6.1", "8.6-10.3", "critical_low"),
+])
+def test_a_printed_flag_is_read_whole_then_word_by_word(printed, value, rng, flag):
+    reading = V.resolve_flag([printed], value, rng)
+    assert (reading.flag, reading.derived, reading.unrecognised) == (flag, False, ())
+
+
+def test_a_printed_critical_direction_is_kept_and_a_contradicting_value_sent_to_review():
+    reading = V.resolve_flag(["Crit L"], "6.9", "3.5-5.0")
+    assert reading.flag == "critical_low" and "disagrees" in reading.disagreement
+    both = V.resolve_flag(["HH", "LL"], "2.0", "3.5-5.0")
+    assert both.flag == "critical_low" and "contradict" in both.disagreement  # the value decides, a person checks
+
+
+def test_a_flag_word_not_understood_is_sent_to_review_never_dropped():
+    reading = V.resolve_flag(["CRITICAL - called to ward"], "6.9", "3.5-5.0")
+    assert reading.flag == "critical_high"  # the word that is understood still counts
+    assert reading.unrecognised == ("called", "to", "ward")
+    assert "'called to ward' is not one the rules know" in reading.review_reasons()[0]
+    unknown = V.resolve_flag(["U"], "148", "<100")
+    assert (unknown.flag, unknown.derived) == ("high", True) and unknown.review_reasons()
 
 
 def test_critical_limits_raise_a_flag_and_are_read_in_their_usual_spellings():
@@ -346,18 +382,34 @@ def test_critical_limits_raise_a_flag_and_are_read_in_their_usual_spellings():
     assert V.parse_critical_limits("Critical: >30") == V.CriticalLimits(None, 30.0)
     assert V.parse_critical_limits("2.5 - 6.5") == V.CriticalLimits(2.5, 6.5)
     assert V.parse_critical_limits("see note") is None
-    assert V.resolve_flag([], "1.9", "3.5-5.0", critical_limits=limits) == V.FlagReading("critical_low", True)
-    assert V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_limits=limits).flag == "critical_high"
-    assert V.resolve_flag(["L"], "3.0", "3.5-5.0", critical_limits=limits).flag == "low"  # not past the limit
-    assert V.resolve_flag([], "2.5", "3.5-5.0", critical_limits=limits).flag == "low"  # "<2.5" excludes 2.5
-    upgraded = V.resolve_flag(["N"], "7.4", "3.5-5.0", critical_limits=limits)
+    column = "<2.5 or >6.5"
+    assert V.resolve_flag([], "1.9", "3.5-5.0", critical_column=column) == V.FlagReading(
+        "critical_low", True, critical_range=column)
+    assert V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_column=column).flag == "critical_high"
+    assert V.resolve_flag(["L"], "3.0", "3.5-5.0", critical_column=column).flag == "low"  # not past the limit
+    assert V.resolve_flag([], "2.5", "3.5-5.0", critical_column=column).flag == "low"  # "<2.5" excludes 2.5
+    upgraded = V.resolve_flag(["N"], "7.4", "3.5-5.0", critical_column=column)
     assert upgraded.flag == "critical_high" and "critical limits" in upgraded.disagreement
+    # Labelled in the range or in a note when there is no column; the column wins.
+    assert V.resolve_flag([], "1.9", "3.5-5.0 (critical <2.5 or >6.5)").flag == "critical_low"
+    noted = V.resolve_flag([], "1.9", "3.5-5.0", notes=["Specimen hemolyzed", "Panic values: <2.5 or >6.5"])
+    assert (noted.flag, noted.critical_range) == ("critical_low", "Panic values: <2.5 or >6.5")
+    assert V.resolve_flag([], "1.9", "3.5-5.0 (critical <1.5)", critical_column=column).flag == "critical_low"
     printed, inline = V.labelled_critical_limits("3.5-5.0 (critical <2.5 or >6.5)")
     assert printed == "critical <2.5 or >6.5" and (inline.low, inline.high) == (2.5, 6.5)
     assert V.labelled_critical_limits("Critical values are phoned to the ordering clinician.") is None
     assert V.labelled_critical_limits("Critical value called to Dr Ames at 14:35 >2 h after draw") is None
     assert V.labelled_critical_limits("Panic values: <40 or >400 mg/dL")[0] == "Panic values: <40 or >400"
     assert V.parse_range("3.5-5.0 (critical <2.5 or >6.5)") == V.RangeBounds(3.5, 5.0)
+
+
+def test_critical_limits_printed_but_unreadable_go_to_review():
+    unread = V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_column="see note 3")
+    assert unread.flag == "high" and unread.critical_unread
+    assert "could not be read" in unread.review_reasons()[0]
+    for nothing in ("N/A", "-", ""):  # a column that states no limits
+        reading = V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_column=nothing)
+        assert (reading.critical_range, reading.review_reasons()) == ("", [])
 
 
 def test_resolve_flag_order_and_review_reasons():
@@ -388,11 +440,27 @@ def test_units_and_qualitative_words():
     assert V.value_bounds("7.9") == V.RangeBounds(7.9, 7.9) and V.value_bounds("Positive") is None
 
 
-def test_hedges_come_from_the_context_policy():
-    for text in ("? sulfa", "possible latex allergy", "might be penicillin", "Penicillin"):
-        assert V.uncertainty_cue(text) == hedge_cue(text)
-
-
 def test_unit_plausibility_by_loinc_code():
-    assert "unusual" in V.implausible_unit("GHB", "mg/dL", loinc="4548-4")
-    assert V.implausible_unit("GHB", "mg/dL") is None  # an unknown name alone says nothing
+    assert "unusual" in usual_units_problem("GHB", "mg/dL", loinc="4548-4")
+    assert usual_units_problem("GHB", "mg/dL") is None  # an unknown name alone says nothing
+
+
+@pytest.mark.parametrize("value,rng,flag", [
+    ("7,9", "12,0-16,0", "low"), ("13,5", "12,0-16,0", "normal"), ("4,2", "<5,7", "normal"),
+    ("7.9", "12.0-16.0", "low"), ("1,250", "150-1,000", "high"),
+    ("1,250", "0,5-1,5", None),  # thousands or a decimal comma? not compared
+])
+def test_a_decimal_comma_is_read_where_it_cannot_be_a_thousands_separator(value, rng, flag):
+    assert V.derive_flag(value, rng) == flag
+
+
+@pytest.mark.parametrize("rng,unit,expected", [
+    ("3.5 - 5.0 mmol/L", "", ("3.5 - 5.0", "mmol/L")),  # the unit printed in the range cell
+    ("3.5 - 5.0 mmol/L", "mmol/l", ("3.5 - 5.0", "mmol/l")),
+    ("3.5 - 5.0 mmol/L", "mEq/L", ("3.5 - 5.0 mmol/L", "mEq/L")),  # another unit: kept as printed
+    ("<10 ug/dL", "ug/dL", ("<10", "ug/dL")),
+    ("3.5-5.0 (critical <2.5 or >6.5)", "mmol/L", ("3.5-5.0 (critical <2.5 or >6.5)", "mmol/L")),
+    ("Negative", "", ("Negative", "")),
+])
+def test_a_unit_printed_inside_the_range(rng, unit, expected):
+    assert V.split_range_unit(rng, unit) == expected

@@ -90,6 +90,7 @@ class _Vocabulary:
     by_id: dict[str, Analyte]
     by_name: dict[str, tuple[str, ...]]  # normalised name -> analyte ids (several: ambiguous)
     by_loinc: dict[str, str]
+    units: dict[str, frozenset[str]]  # analyte id -> its units, normalised
 
 
 @lru_cache(maxsize=1)
@@ -116,7 +117,8 @@ def _vocabulary() -> _Vocabulary:
             if code in by_loinc:
                 raise ValueError(f"LOINC {code} is listed under {by_loinc[code]!r} and {a.id!r}")
             by_loinc[code] = a.id
-    return _Vocabulary(by_id, {k: tuple(v) for k, v in by_name.items()}, by_loinc)
+    units = {a.id: frozenset(normalize_unit(u) for u in a.units) for a in by_id.values()}
+    return _Vocabulary(by_id, {k: tuple(v) for k, v in by_name.items()}, by_loinc, units)
 
 
 def loinc_code_ok(code: str) -> bool:
@@ -143,6 +145,7 @@ def _with_unit(analyte_id: str, unit: str | None) -> str:
     return variant or analyte_id
 
 
+@lru_cache(maxsize=4096)
 def _ids_for_name(test_name: str) -> tuple[str, ...]:
     vocab = _vocabulary()
     for form in _name_forms(test_name):
@@ -152,12 +155,14 @@ def _ids_for_name(test_name: str) -> tuple[str, ...]:
     return ()
 
 
+@lru_cache(maxsize=4096)
 def canonical_analyte(test_name: str | None, loinc: str | None = None, unit: str | None = None) -> str | None:
     """The canonical analyte id of a result, or None when the vocabulary cannot say.
 
     A known LOINC code decides; otherwise the printed name does, with the printed
     unit settling names that belong to two analytes ("Neutrophils" in % or x10E3/uL)
-    and unit variants (HbA1c in mmol/mol is the IFCC measure).
+    and unit variants (HbA1c in mmol/mol is the IFCC measure). Cached: the chart, the
+    fingerprints and the answers ask about the same few names again and again.
     """
     vocab = _vocabulary()
     code = (loinc or "").strip()
@@ -166,7 +171,7 @@ def canonical_analyte(test_name: str | None, loinc: str | None = None, unit: str
     ids = _ids_for_name(test_name or "")
     if len(ids) > 1 and unit is not None:
         key = normalize_unit(unit)
-        ids = tuple(i for i in ids if key in {normalize_unit(u) for u in vocab.by_id[i].units})
+        ids = tuple(i for i in ids if key in vocab.units[i])
     if len(ids) != 1:
         return None
     return _with_unit(ids[0], unit)

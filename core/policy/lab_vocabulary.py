@@ -4,16 +4,19 @@ A text layer says exactly what was printed; OCR can turn "A1c" into "Aic",
 "x10E3/uL" into "x lOE3/uL" or "7.9" into "79". A lab result read by OCR is
 therefore promoted only when its test name and unit are ones we know and its
 value is of a plausible size for its reference range; anything else stays
-visible in review with the reason. Test names come from the one analyte vocabulary
-(``core.policy.analytes``); this module keeps the units.
+visible in review with the reason. Names and spellings come from the one analyte
+vocabulary (``core.policy.analytes``): a unit is known when an analyte there lists it
+or it is one of the general units below.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from core.policy.analytes import known_name, normalize_name, normalize_unit
+from core.policy.analytes import all_analytes, known_name, normalize_unit
 
+# Units beyond those the vocabulary lists for its analytes (other tests, other spellings).
 _UNITS = """
 % mg/dl g/dl g/l mg/l ug/dl mcg/dl ug/l mcg/l ng/ml ng/dl pg/ml pg fl mmol/l umol/l nmol/l pmol/l meq/l
 u/l iu/l mu/l miu/l uiu/ml miu/ml mciu/ml units/l x10e3/ul x10e6/ul x10e9/l x10e12/l 10*3/ul 10*6/ul 10^3/ul
@@ -26,12 +29,14 @@ _NUMBER = re.compile(r"^[<>]?=?\s*(\d+(?:\.\d+)?)$")
 _BOUNDS = re.compile(r"(\d+(?:\.\d+)?)")
 
 
-def normalize_analyte(name: str) -> str:
-    return normalize_name(name)
+@lru_cache(maxsize=1)
+def _all_known_units() -> frozenset[str]:
+    listed = {normalize_unit(u) for a in all_analytes() for u in a.units}
+    return KNOWN_UNITS | (listed - {""})
 
 
 def known_unit(unit: str) -> bool:
-    return normalize_unit(unit) in KNOWN_UNITS
+    return normalize_unit(unit) in _all_known_units()
 
 
 def known_analyte(name: str) -> bool:
