@@ -196,6 +196,8 @@ def test_medication_question_surfaces_the_uncertain_allergy(world):
 def test_missing_data_is_said_to_be_missing(world):
     out = ask(world["wb"], world["wren"]["id"], "What was her TSH?").payload
     assert out["sections"]["patient_findings"] == []
+    assert _texts(out, "missing") == "No TSH result found in the chart or in this patient's active documents."
+    out = ask(world["wb"], world["wren"]["id"], "Any thyroid tests?").payload
     assert "No thyroid tests found" in _texts(out, "missing")
 
 
@@ -246,14 +248,14 @@ def test_deleted_document_is_never_cited(tmp_path):
         index_pending(wb)
         before = ask(wb, wren["id"], "What is her LDL?").payload
         assert f"documents:{lab}" in _cited_documents(before)
-        free_text = "triglyceride and lipoprotein values"  # no topic word: answered through the vectors
+        free_text = "lipoprotein and fat values"  # no topic or test name: answered through the vectors
         via_vectors = ask(wb, wren["id"], free_text).payload
         assert via_vectors["question"]["topics"] == [] and f"documents:{lab}" in _cited_documents(via_vectors)
         delete_document(wb, lab)
         for question in ("What is her LDL?", "labs", "cholesterol results", free_text):
             after = ask(wb, wren["id"], question).payload
             assert f"documents:{lab}" not in _cited_documents(after)
-        assert "No LDL cholesterol found" in _texts(ask(wb, wren["id"], "What is her LDL?").payload, "missing")
+        assert "No LDL cholesterol result found" in _texts(ask(wb, wren["id"], "What is her LDL?").payload, "missing")
     finally:
         wb.close()
 
@@ -556,3 +558,97 @@ def test_denied_and_family_mentions_are_not_the_patients_findings(tmp_path):
         assert "Chest pain" not in _texts(quiet, "needs_review")  # a denied symptom raises no red flag
     finally:
         wb.close()
+
+
+# ---------------------------------------------------------------- declined requests still show what bears on them
+@pytest.mark.parametrize("question", ["What's the diagnosis?", "Is this pneumonia?", "Should he go to the ER?",
+                                      "What's the prognosis?"])
+def test_a_declined_request_still_shows_the_red_flags(world, question):
+    # "What's the diagnosis?" used to retrieve no patient evidence, so the red flag on
+    # record (chest pain in the intake, a needs-review finding) never reached the clinician.
+    out = ask(world["wb"], world["wren"]["id"], question).payload
+    assert out["refused"] is True and out["question"]["disposition"] in ("narrow", "refuse")
+    assert "Chest pain" in _texts(out, "needs_review")
+    assert "red flags on record are always shown" in out["refusal_reason"]
+    assert out["sections"]["guideline_evidence"] == [] and out["verifier"]["removed"] == 0
+
+
+# A blood count as an HL7 ORU reports it: LOINC codes and LOINC long names, a critical white count.
+_CBC_OBX = (
+    ("6690-2", "Leukocytes [#/volume] in Blood by Automated count", "48.3", "10*3/uL", "4.0-10.5", "HH"),
+    ("718-7", "Hemoglobin [Mass/volume] in Blood", "9.8", "g/dL", "13.2-16.6", "L"),
+    ("4544-3", "Hematocrit [Volume Fraction] of Blood by Automated count", "30.1", "%", "38.3-48.6", "L"),
+    ("777-3", "Platelets [#/volume] in Blood by Automated count", "162", "10*3/uL", "150-400", "N"),
+    ("2823-3", "Potassium [Moles/volume] in Serum or Plasma", "4.1", "mmol/L", "3.5-5.1", "N"),
+)
+
+
+@pytest.fixture(scope="module")
+def tobias(tmp_path_factory):
+    wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("tobias")))
+    patient = add_patient(wb, mrn="NG-77120", first="Tobias", last="Brandt", dob=date(1958, 2, 22), sex="M")
+    segments = ["MSH|^~\\&|LAB|NORTHGATE LAB|EHR|CLINIC|20250905101500||ORU^R01^ORU_R01|CBC0042|P|2.5.1",
+                "PID|1||NG-77120^^^CLINIC^MR||BRANDT^TOBIAS^^^^^L||19580222|M",
+                "OBR|1|ORD9|FIL9|58410-2^CBC panel^LN|||20250905080000|||||||||||||||20250905100000|||F"]
+    segments += [f"OBX|{n}|NM|{code}^{name}^LN||{value}|{unit}^^UCUM|{ref}|{flag}|||F|||20250905080000"
+                 for n, (code, name, value, unit, ref, flag) in enumerate(_CBC_OBX, 1)]
+    _ingest(wb, patient, "\r".join(segments).encode(), "hl7v2_message", "cbc.hl7")
+    yield {"wb": wb, "patient": patient}
+    wb.close()
+
+
+def test_a_blood_count_in_loinc_names_belongs_to_the_blood_count(tobias):
+    # Topics come from the canonical analyte, not from patterns on the printed name:
+    # "Leukocytes [#/volume] in Blood" is the white count.
+    out = ask(tobias["wb"], tobias["patient"]["id"], "Give me his blood count").payload
+    texts = _texts(out, "patient_findings")
+    for name in ("Leukocytes", "Hemoglobin", "Hematocrit", "Platelets"):
+        assert name in texts, (name, texts)
+    assert "Potassium" not in texts
+    anemia = ask(tobias["wb"], tobias["patient"]["id"], "Does he have anemia?").payload
+    assert "Hemoglobin [Mass/volume] in Blood 9.8 g/dL" in _texts(anemia, "patient_findings")
+
+
+@pytest.mark.parametrize("question", ["Is this pneumonia?", "Is he septic?", "Can I send him home?"])
+def test_a_refusal_with_nothing_named_shows_only_the_critical_results(tobias, question):
+    out = ask(tobias["wb"], tobias["patient"]["id"], question).payload
+    assert out["refused"] is True and out["question"]["disposition"] == "refuse"
+    findings = [i["text"] for i in out["sections"]["patient_findings"]]
+    assert len(findings) == 1 and findings[0].startswith("Critical: Leukocytes"), findings
+    assert out["sections"]["missing"] == [] and out["sections"]["guideline_evidence"] == []
+    assert out["sections"]["patient_findings"][0]["citations"] and out["verifier"]["removed"] == 0
+
+
+def test_a_narrowed_decision_shows_what_was_asked_before_the_safety_findings(tobias):
+    out = ask(tobias["wb"], tobias["patient"]["id"], "What could explain his low hemoglobin?").payload
+    assert out["question"]["disposition"] == "narrow" and "Hemoglobin" in out["refusal_reason"]
+    findings = [i["text"] for i in out["sections"]["patient_findings"]]
+    assert findings[0].startswith("Hemoglobin [Mass/volume] in Blood 9.8") and "Critical: Leukocytes" in findings[1]
+    assert len(findings) == 2, findings
+
+
+def test_a_follow_up_keeps_the_test_the_previous_turn_named(tobias):
+    wb, pid = tobias["wb"], tobias["patient"]["id"]
+    first = ask(wb, pid, "What was his platelet count?")
+    assert [i["text"].split(" [")[0] for i in first.payload["sections"]["patient_findings"]] == ["Platelets"]
+    out = ask(wb, pid, "when was that?", previous=first.parsed).payload
+    texts = [i["text"] for i in out["sections"]["patient_findings"]]
+    assert len(texts) == 1 and texts[0].startswith("Platelets") and "2025-09-05" in texts[0]
+
+
+def test_each_named_test_not_on_record_is_said_to_be_missing(tobias):
+    out = ask(tobias["wb"], tobias["patient"]["id"], "His potassium and ferritin?").payload
+    assert "Potassium" in _texts(out, "patient_findings")
+    assert _texts(out, "missing") == "No Ferritin result found in the chart or in this patient's active documents."
+
+
+def test_a_long_panel_is_never_cut_short_silently():
+    from core.services.evidence import PER_TOPIC_LIMIT, EvidenceBundle, _limited
+
+    items = [EvidenceItem(evidence_id=f"fact:{n}", kind="document_fact", fact_type="lab_result", topic="cbc",
+                          text=f"Result {n}", citations=[]) for n in range(PER_TOPIC_LIMIT + 3)]
+    bundle = EvidenceBundle()
+    kept = _limited(items, bundle)
+    assert [i.evidence_id for i in kept] == [f"fact:{n}" for n in range(PER_TOPIC_LIMIT)]
+    assert bundle.missing == [(None, f"3 more blood count entries are on record and not listed here (the first "
+                                     f"{PER_TOPIC_LIMIT} are); ask about a test or item by name to see it.")]

@@ -3,7 +3,8 @@
 - lookup: answered from the record (look-ups, attention and guideline questions);
 - narrow: a decision the workbench does not make (diagnosis, treatment, dose,
   medication change), declined and narrowed to what the record shows on the topic;
-- refuse: such a request with nothing to narrow to;
+- refuse: such a request with nothing to narrow to (only the record's critical results
+  and red flags are shown);
 - out: not about the chart or the guidelines.
 """
 
@@ -50,6 +51,18 @@ PHRASINGS = [
     ("Give me her lipid panel", LOOKUP, "cholesterol", None),
     ("cough and fever", LOOKUP, None, None),
     ("Anything critical in his labs?", LOOKUP, "labs", None),
+    ("What did the doctor diagnose him with?", LOOKUP, "problems", None),
+    ("What diagnosis is documented?", LOOKUP, "problems", None),
+    ("Is he a smoker?", LOOKUP, None, None),
+    ("Is he anemic?", LOOKUP, "anemia", None),
+    ("Why is she here?", LOOKUP, "chief_concern", None),
+    ("What's the reason for her visit?", LOOKUP, None, None),
+    ("What's his eosinophil count?", LOOKUP, "cbc", None),
+    ("Tell me about his MCV", LOOKUP, "cbc", None),
+    ("Is he on iron?", LOOKUP, "medications", None),
+    ("Who is his emergency contact?", LOOKUP, None, None),
+    ("Is his hemoglobin below range?", LOOKUP, "cbc", None),
+    ("Was the platelet count normal?", LOOKUP, "cbc", None),
     ("What deserves attention in her labs?", LOOKUP, "labs", None),
     ("Is her LDL too high?", LOOKUP, "ldl", None),
     ("How often should A1c be checked in diabetes?", LOOKUP, "a1c", None),
@@ -82,13 +95,43 @@ PHRASINGS = [
     ("Is he hypertensive based on his readings?", NARROW, "hypertension", D),
     ("Does his A1c meet the criteria for diabetes?", NARROW, "diabetes", D),
     ("Can he have penicillin?", NARROW, "allergies", MED),
+    # a diagnosis asked for in general narrows to the problems the record documents
+    ("What's the diagnosis?", NARROW, "problems", D),
+    ("Can you diagnose this?", NARROW, "problems", D),
+    # judging a named condition, a cause, a result's meaning, a care decision
+    ("Is his blood count consistent with CLL?", NARROW, "cbc", D),
+    ("Are these findings concerning for leukemia?", NARROW, "cancer", D),
+    ("What do these results suggest?", NARROW, "labs", D),
+    ("What could explain his high lymphocytes?", NARROW, "cbc", D),
+    ("Is his white count from an infection?", NARROW, "cbc", D),
+    ("Does this look like an infection?", NARROW, None, D),
+    ("Could he be bleeding?", NARROW, None, D),
+    ("What's the cause of his leukocytosis?", NARROW, None, D),
+    ("Is it cancer?", NARROW, "cancer", D),
+    ("Does he need a bone marrow biopsy?", NARROW, None, T),
+    ("Is her rash a reaction to the amoxicillin?", NARROW, None, D),
     # ---- decisions with nothing in the record to narrow to
     ("What would you prescribe?", REFUSE, None, T),
-    ("What's the diagnosis?", REFUSE, None, D),
     ("What's the differential?", REFUSE, None, D),
     ("What do you recommend we do?", REFUSE, None, T),
     ("What is wrong with her?", REFUSE, None, D),
-    ("Can you diagnose this?", REFUSE, None, D),
+    ("Is this pneumonia?", REFUSE, None, D),
+    ("Is it the flu?", REFUSE, None, D),
+    ("Is this an emergency?", REFUSE, None, D),
+    ("Is he septic?", REFUSE, None, D),
+    ("Is she immunocompromised?", REFUSE, None, D),
+    ("Does he look unwell?", REFUSE, None, D),
+    ("What is likely going on?", REFUSE, None, D),
+    ("What's the prognosis?", REFUSE, None, D),
+    ("Is he at risk of a stroke?", REFUSE, None, D),
+    ("Why does he keep getting worse?", REFUSE, None, D),
+    ("Should he see a hematologist?", REFUSE, None, T),
+    ("Can I send him home?", REFUSE, None, T),
+    ("Should she go to the ER?", REFUSE, None, T),
+    ("Is it safe to discharge him?", REFUSE, None, T),
+    ("Can we admit her tonight?", REFUSE, None, T),
+    ("How sick is he?", REFUSE, None, D),
+    ("Is a WBC of 105k an emergency?", NARROW, "cbc", D),
     # ---- not about the chart
     ("What's the weather in Paris tomorrow?", OUT, None, None),
     ("Write me a poem", OUT, None, None),
@@ -120,10 +163,13 @@ def test_question_disposition(question, disposition, topic, unsafe):
         assert unsafe in parsed.unsafe, parsed.rules
     if disposition == LOOKUP:
         assert not parsed.unsafe, parsed.rules
-    if disposition in (REFUSE, OUT):
-        assert not plan.need_patient_evidence and not plan.need_guidelines
     if disposition == OUT:
+        assert not plan.need_patient_evidence and not plan.need_guidelines
         assert "outside what this workbench answers" in plan.refusal_reason
+    if disposition == REFUSE:
+        # nothing named to narrow to: the record's safety findings only, never guidance
+        assert plan.need_patient_evidence and not plan.need_guidelines and not plan.topics
+        assert "Critical results and red flags on record are always shown" in plan.refusal_reason
     if disposition == NARROW:
         assert "Instead, here is what the record shows" in plan.refusal_reason and not plan.need_guidelines
 
@@ -159,6 +205,12 @@ def test_unknown_names_become_lookup_terms():
     ("Is she on metformin?", "should I double it?", True, ("medications",), NARROW),
     ("Write me a poem", "and another one?", False, (), OUT),
     ("Is her LDL too high?", "and her potassium?", True, ("labs",), LOOKUP),
+    ("What is her latest A1c?", "is that the latest one?", True, ("a1c",), LOOKUP),
+    ("What is her latest A1c?", "is it the same as before?", True, ("a1c",), LOOKUP),
+    ("What's his WBC?", "is that high?", True, ("cbc",), LOOKUP),
+    ("What's his WBC?", "could it be leukemia?", True, ("cancer",), NARROW),
+    ("What's her potassium?", "should I treat it?", True, ("labs",), NARROW),
+    ("What's her potassium?", "is it dangerous?", True, ("labs",), LOOKUP),
 ])
 def test_a_follow_up_leans_only_on_a_clinical_previous_turn(previous, question, follow_up, topics, disposition):
     parsed = parse_question(question, parse_question(previous))
@@ -170,3 +222,33 @@ def test_a_follow_up_keeps_the_attention_intent():
     first = parse_question("What deserves attention in her labs?")
     follow = parse_question("and her kidneys?", first)
     assert follow.follow_up and follow.intent is Intent.ATTENTION and follow.topics == ("kidney",)
+
+
+def test_a_follow_up_keeps_the_tests_the_previous_turn_named():
+    first = parse_question("What was his platelet count?")
+    assert first.analytes == ("platelets",) and first.topics == ("cbc",)
+    follow = parse_question("when was that?", first)
+    assert follow.follow_up and follow.analytes == ("platelets",) and follow.topics == ("cbc",)
+    other = parse_question("and his hemoglobin?", first)
+    assert other.analytes == ("hemoglobin",)
+
+
+def test_a_named_test_gives_its_topic_unless_a_frame_names_something_else():
+    assert parse_question("What's his potassium?").topics == ("labs",)
+    both = parse_question("Her eGFR and potassium?")
+    assert both.topics == ("kidney",) and both.analytes == ("egfr", "potassium")
+    on_iron = parse_question("Is he on iron?")  # a medication, not the iron result
+    assert on_iron.analytes == () and on_iron.terms == (("medications", "iron"),)
+    assert "lookup:on_medication" in on_iron.rules
+
+
+@pytest.mark.parametrize("question", ["Is she diabetic?", "Is he hypothyroid?", "Is the patient anemic?"])
+def test_a_known_condition_is_a_look_up_an_unknown_state_a_judgement(question):
+    assert not parse_question(question).unsafe
+    unknown = question.rsplit(" ", 1)[0] + " febrile?"
+    assert parse_question(unknown).rules == ("diagnosis:patient_state",)
+
+
+def test_a_record_anchor_makes_a_state_question_a_look_up():
+    assert parse_question("Is he septic according to the notes in his chart?").unsafe == ()
+    assert Unsafe.DIAGNOSIS in parse_question("Based on these labs, is he septic?").unsafe

@@ -7,8 +7,8 @@ import pytest
 
 from core.models import Citation, ClinicalContext, EvidenceItem
 from core.policy.lab_series import attention_order, build_series, lookup_order, trend_text
-from core.policy.relevance import context_of, raises_red_flag, relevant, with_context
-from core.policy.topics import topics_of
+from core.policy.relevance import context_of, raises_red_flag, relevant, safety_finding, with_context
+from core.policy.topics import primary_topic, topics_of
 
 DENIED = ClinicalContext(negated=True, triggers=("denies",))
 FAMILY = ClinicalContext(experiencer="family", triggers=("mother",))
@@ -91,3 +91,27 @@ def test_synonyms_of_one_test_form_one_trend():
 
 def test_a_negation_the_text_already_says_is_not_tagged_again():
     assert with_context("No known allergies reported", DENIED) == "No known allergies reported"
+
+
+@pytest.mark.parametrize("test_name, loinc, unit, topic", [
+    ("Leukocytes [#/volume] in Blood by Automated count", "6690-2", "10*3/uL", "cbc"),
+    ("Hemoglobin [Mass/volume] in Blood", None, "g/dL", "cbc"),  # not hemoglobin A1c
+    ("Hemoglobin A1c/Hemoglobin.total in Blood", "4548-4", "%", "a1c"),
+    ("Neutrophils [#/volume] in Blood", None, "10*3/uL", "cbc"),
+    ("Creatinine [Mass/volume] in Serum or Plasma", "2160-0", "mg/dL", "kidney"),
+    ("Glucose [Mass/volume] in Urine", None, "mg/dL", "labs"),  # urine glucose is not the blood sugar
+    ("Platelet morphology finding [Identifier] in Blood", None, None, "cbc"),  # unknown test: its name decides
+])
+def test_a_lab_result_gets_its_topic_from_its_canonical_analyte(test_name, loinc, unit, topic):
+    value = {"test_name": test_name, "loinc": loinc, "unit": unit}
+    assert primary_topic(topics_of("lab_result", value, test_name)) == topic
+
+
+def test_safety_findings_are_critical_results_and_affirmed_red_flags():
+    critical = _lab(1, "Potassium", "6.9", "critical_high", "2026-01-01")
+    high = _lab(2, "Potassium", "5.4", "high", "2025-01-01")
+    assert safety_finding(critical, critical.text, None) and not safety_finding(high, high.text, None)
+    note = EvidenceItem(evidence_id="fact:9", kind="needs_review", fact_type="chief_concern", text="Chest pain",
+                        citations=[])
+    assert safety_finding(note, "Chest pain on exertion", None)
+    assert not safety_finding(note, "Chest pain on exertion", DENIED)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from core.policy.analytes import canonical_analyte
 from core.models import EvidenceItem
 from core.policy.chart_rules import is_abnormal, is_critical
-from core.policy.topics import group_of, topic_order
+from core.policy.topics import TOPIC_BY_NAME, group_of, topic_order
 
 CRITICAL, ABNORMAL, IN_RANGE, NOT_FLAGGED = 0, 1, 2, 3
 
@@ -66,6 +66,12 @@ class LabSeries:
     @property
     def test_name(self) -> str:
         return str(self.latest.structured.get("test_name") or self.key)
+
+
+def guide_key(series: LabSeries) -> str:
+    """Guidance is looked up per topic, or per test when its topic has no guideline vocabulary."""
+    topic = TOPIC_BY_NAME.get(series.topic or "")
+    return series.topic if topic and topic.guideline_hint else f"test:{series.key}"
 
 
 def _newest_first(item: EvidenceItem) -> tuple:

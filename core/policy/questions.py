@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
-from core.policy.topics import TOPIC_BY_NAME, find_topics
+from core.policy.analytes import analytes_named
+from core.policy.topics import TOPIC_BY_NAME, find_topics, topic_of_analyte
 
 
 class Intent(str, Enum):
@@ -54,6 +55,7 @@ def _rules(*pairs: tuple[str, str]) -> tuple[Rule, ...]:
 _PT = r"(?:she|he|they|the patient|the pt|pt|patient|this patient)"
 _WE = r"(?:i|we|you)"
 _POSSESSIVE = r"(?:her|his|their|the|this|that|pt'?s|patient'?s)"
+_START = r"^\s*(?:(?:so|and|but|then|ok(?:ay)?),?\s+)?"  # a question's first words ("so is this…", "and why…")
 
 # ------------------------------------------------------------------ unsafe requests
 # Dosing: choosing an amount, or changing one.
@@ -132,14 +134,39 @@ TREATMENT_RULES = _rules(
     # "would a statin help her?", "is she a candidate for…", "would he benefit from…"
     ("would_it_help", r"\b(?:would|will|could|might)\s+(?!you\b|me\b|i\b)(?:a |an |the |some |her |his )?[\w-]+"
                       r"(?:\s+[\w-]+)?\s+help\b|\b(?:candidate|eligible)\s+for\b|\bbenefit\s+from\b"),
-    # "should we refer her to nephrology?", "should I order a TSH?"
-    ("should_we_manage", rf"\b(?:should|shall|must|ought to)\s+{_WE}\s+(?:\w+\s+){{0,2}}?(?:refer|admit|send|order|"
-                         r"treat|manage|operate|biopsy|consult)\b"),
+    # "should we refer her to nephrology?", "should I order a TSH?", "can I send him home?"
+    ("should_we_manage", rf"\b(?:should|shall|must|ought to|can|could|may|do)\s+{_WE}\s+(?:\w+\s+){{0,2}}?(?:refer|"
+                         r"admit|send|order|treat|manage|operate|biopsy|consult|discharge|transfer|release|"
+                         r"hospitali[sz]e|observe)\b(?!\s+(?:me|us)\b)"),
+    # "should he see a hematologist?", "should she go to the ER?", "ok to discharge him?"
+    ("patient_disposition", rf"\b(?:should|shall|must|can|could|may|ought to)\s+{_PT}\s+(?:need to\s+|have to\s+)?"
+                            r"(?:see|be seen|be referred|go (?:to|home|back)|be sent|be admitted|be discharged|"
+                            r"be transferred|be hospitali[sz]ed|be observed|stay|come back|return|follow up)\b|"
+                            r"\b(?:ok|okay|safe|fine|alright|all right|reasonable|appropriate)\b[^?.]{0,20}\bto\s+"
+                            r"(?:discharge|send|admit|transfer|release)\b"),
     ("prescribe", r"\bprescribe\b"),
-    # "should she be treated", "does he need insulin"
-    ("needs_treatment", rf"\b(?:should|does|do)\s+{_PT}\s+(?:need|be|require)\s+(?:to be\s+)?(?:treat\w*|started|"
-                        r"put on|given|medication|meds|insulin|a statin|statins|antibiotics|therapy|treatment)\b"),
+    # "should she be treated", "does he need insulin", "does he need a biopsy"
+    ("needs_treatment", rf"\b(?:should|does|do|will|would|might|may)\s+{_PT}\s+(?:still\s+|also\s+|really\s+)?"
+                        rf"(?:need|require)s?\b|\b(?:should|does|do)\s+{_PT}\s+(?:need to\s+)?be\s+treat\w*"),
 )
+
+# Words after "is this …" that ask about the record, a value or a date, not a condition.
+_NOT_A_CONDITION = (r"(?:normal|ok|okay|fine|good|bad|better|worse|correct|right|accurate|true|real|high|low|abnormal|"
+                    r"elevated|raised|critical|significant|important|concerning|worrying|worrisome|alarming|"
+                    r"dangerous|safe|recent|new|old|current|latest|last|newest|oldest|"
+                    r"most|more|less|same|only|one|all|everything|anything|it|dated|from|in|on|for|about|with|"
+                    r"recorded|documented|listed|verified|confirmed|reviewed|his|her|their|my|your|our|a|an|the|"
+                    r"results?|values?|tests?|labs?|reports?|documents?|dates?|patient|chart|record|file|"
+                    r"raining|sunny|snowing)")
+# "is he septic?", "is she immunocompromised?": a state the vocabulary does not know as
+# a condition on record is a judgement to make, not a look-up (known conditions are:
+# "is she diabetic?"). Checked only when the question names no condition topic.
+PATIENT_STATE = Rule("patient_state", re.compile(
+    rf"{_START}(?:is|are|was|were)\s+{_PT}\s+"
+    r"(?:(?:now|currently|still|really|actually)\s+)?+"
+    r"(?!(?:on|off|taking|using|allergic|due|overdue|up|a|an|the|in|at|smoking|drinking|pregnant|married|single|"
+    r"male|female|here|seen|scheduled|enrolled|insured|alive|eligible|older|younger|over|under)\b)"
+    r"[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s*[?.!]*\s*$", re.I))
 
 # Diagnosis: deciding what the patient has (not asking what the record says).
 DIAGNOSIS_RULES = _rules(
@@ -156,19 +183,59 @@ DIAGNOSIS_RULES = _rules(
                      r"(?:[\w-]+\s+){0,2}?(?:mean|indicate|suggest|point to|confirm|prove|show that)\b[^?.]{0,30}"
                      r"\b(?:she|he|they|has|have|is|diagnos\w*|disease|condition|cancer|\w+itis|\w+a?emia|\w+osis|"
                      r"\w+pathy|diabet\w*|failure|infection|syndrome)\b"),
-    # "could this be cancer?", "might she have lupus?", "is this a sign of kidney disease?"
+    # "could this be cancer?", "might she have lupus?", "could he be bleeding?", "is this a sign of kidney disease?"
     ("could_it_be", rf"\b(?:could|might|may|can)\s+(?:this|that|it|these|those)\s+(?:be|mean|indicate|represent|"
-                    rf"signal)\b|\b(?:could|might|may)\s+{_PT}\s+(?:have|be having|be developing)\b|"
+                    rf"signal)\b|\b(?:could|might|may)\s+{_PT}\s+(?:have|be)\b|"
                     r"\bis\s+(?:this|it|that)\s+(?:a |an )?(?:sign of|symptom of|cancer|malignan\w*|tumou?r|"
                     r"infection|\w+itis|\w+osis|\w+pathy|\w+a?emia|stroke|heart attack|diabet\w*|serious)\b"),
     # "what's the diagnosis?", "what is the likely dx", "what's the differential?"
     ("name_the_diagnosis", r"\bwhat(?:'s|\s+is|\s+are|\s+would\s+be|\s+could\s+be|\s+might\s+be)?\s+"
                            r"(?:the|your|a|her|his|their|my|our)?\s*(?:likely|most likely|probable|possible|working|"
                            r"leading)?\s*(?:diagnosis|dx|ddx|differentials?)\b"),
-    # "what's wrong with her?", "what's causing…", "why is her potassium so high?"
-    ("explain_cause", r"\bwhat(?:'s|\s+is)\s+(?:wrong|going on)\s+with\b|\bwhat(?:'s|\s+is|\s+could be)\s+(?:causing|"
-                      r"behind|the cause of|the reason for)\b|\bwhy\s+(?:is|are|was|were)\s+(?:her|his|their|the)\s+"
+    # "is this pneumonia?", "is it the flu?", "is this an emergency?" (not "is that the latest?",
+    # "is this result normal?", "is it on her problem list?")
+    ("name_the_condition", rf"{_START}(?:is|was|are|were)\s+(?:this|it|that|these|those)\s+"
+                           r"(?:(?:just|really|possibly|probably|likely|definitely|actually)\s+)?+"
+                           r"(?:(?:a|an|the|some kind of|some sort of|some type of)\s+)?+"
+                           rf"(?!{_NOT_A_CONDITION}\b)[a-z][\w'-]*(?:\s+[a-z][\w'-]*){{0,3}}\s*[?.!]*\s*$"),
+    # "does this look like an infection?", "does he look septic?", "sounds like gout"
+    ("looks_like", rf"\b(?:does|do|did)\s+(?:this|it|that|these|those|{_PT})\s+(?:look|sound|seem|appear)\b|"
+                   r"\b(?:looks?|sounds?|seems?)\s+like\s+(?:a |an )?[a-z]"),
+    # "is his blood count consistent with CLL?", "are these findings concerning for leukemia?"
+    ("consistent_with", r"\b(?:consistent|compatible|in keeping|suggestive|indicative|concerning|worrisome|worrying|"
+                        r"suspicious|diagnostic|typical|characteristic|classic|pathognomonic)\s+(?:with|of|for)\b"),
+    # "what do these results suggest?", "what does her CBC indicate?"
+    ("what_it_suggests", r"\bwhat\s+(?:do|does|did|could|might|would|can|may)\s+(?:these|those|this|that|it|the|"
+                         r"her|his|their)\b[^?.]{0,40}\b(?:suggest|indicate|imply|point to|signify)\b"),
+    # "what's wrong with her?", "what is likely going on?", "what's causing…", "what could explain
+    # his high lymphocytes?", "why is her potassium so high?"
+    ("explain_cause", r"\bwhat(?:'s|\s+is|\s+could be|\s+might be)\s+(?:likely\s+|probably\s+|really\s+|actually\s+)?"
+                      r"(?:wrong|going on|happening)\b|"
+                      r"\bwhat(?:'s|\s+is|\s+could be|\s+might be|\s+would be)\s+(?:causing|behind|the cause of|"
+                      r"the reason for(?!\s+(?:the\s+|her\s+|his\s+|this\s+)?(?:visit|referral|appointment|consult)))|"
+                      r"\bwhat\s+(?:could|might|would|can|may|does|do)?\s*(?:explains?|causes?|accounts? for)\b|"
+                      r"\b(?:cause|causes|etiology|aetiology)\s+of\b|"
+                      r"\bwhy\s+(?:is|are|was|were)\s+(?:her|his|their|the)\s+"
                       r"[\w\s-]{1,30}?\s+(?:so\s+)?(?:high|low|elevated|abnormal|raised|decreased|off)\b"),
+    # "why does he have so many white cells?" — any why about the patient asks for a cause
+    # (not "why is she here?", the reason for the visit)
+    ("why", rf"{_START}why\b(?!\s+(?:is|was|did|does|has)\s+{_PT}\s+(?:here|seen|referred|come|coming|in|visiting|"
+            r"booked)\b)"),
+    # "is his white count from an infection?", "is the rash a reaction to the penicillin?"
+    ("attributed_cause", r"\b(?:is|are|was|were|could|might|may|can)\b[^?.]{0,40}\b(?:due to|caused by|because of|"
+                         r"secondary to|attributable to|(?:a\s+)?(?:side effect|reaction|complication)\s+"
+                         r"(?:of|from|to)\b|"
+                         r"from\s+(?:a|an)\s+(?!(?:lab|report|document|visit|test|outside|other|different|earlier|"
+                         r"previous|new|recent|older)\b)[a-z])"),
+    # "what's the prognosis?", "how long will he live?", "is she at risk of a stroke?"
+    ("prognosis", rf"\bprognos\w*|\blife expectancy\b|\boutlook\b|\bhow long (?:does|will|would|might|could) {_PT} "
+                  r"(?:have|live|survive|last)\b|\bsurviv\w*|\bchances? of\b"),
+    ("risk_judgement", rf"\b(?:is|are|was)\s+{_PT}\s+(?:at\s+)?(?:(?:high|higher|increased|low|any|a)\s+)?risk\b|"
+                       r"\bwhat(?:'s|\s+is)\s+(?:her|his|their|the patient'?s)\s+risk\b"),
+    # "is a WBC of 105k an emergency?", "how sick is he?"
+    ("triage", rf"\b(?:is|are|was|were)\b[^?.]{{0,40}}\b(?:an?\s+)?(?:emergency|life[- ]threatening)\b(?!\s+contact)|"
+               r"\bhow\s+(?:sick|ill|unwell|bad|serious|severe|urgent)\s+(?:is|are|was|were)\s+"
+               rf"(?:{_PT}|this|it|that)\b"),
     # "do you think she has…", "in your opinion is this…"
     ("your_judgement", r"\b(?:do you think|would you say|in your (?:opinion|view)|your (?:impression|assessment|"
                        r"opinion|take))\b[^?.]{0,40}\b(?:has|have|is|could|might|diagnos\w*|caus\w*|disease|"
@@ -187,6 +254,8 @@ RECORD_ANCHORS = _rules(
     ("recorded", r"\b(?:problem list|documented|recorded|listed|charted|coded|on file|prescribed)\b"),
     ("in_the_chart", r"\bin\s+(?:her|his|their|the)\s+(?:chart|record|notes?|history|documents?)\b"),
     ("diagnosed_before", r"\b(?:been\s+)?diagnosed\s+with\b|\b(?:history|hx|h/o)\s+of\b|\bknown\b"),
+    # "what did the doctor diagnose him with?", "was he diagnosed by a hematologist?"
+    ("someone_diagnosed", r"\b(?:did|has|have|had)\b[^?.]{0,30}\bdiagnos\w*|\bdiagnosed\b[^?.]{0,30}\bby\b"),
 )
 
 UNSAFE_RULES: tuple[tuple[Unsafe, tuple[Rule, ...]], ...] = (
@@ -196,7 +265,7 @@ UNSAFE_RULES: tuple[tuple[Unsafe, tuple[Rule, ...]], ...] = (
     (Unsafe.DIAGNOSIS, DIAGNOSIS_RULES),
 )
 _ANCHOR_EXEMPT = {Unsafe.DIAGNOSIS, Unsafe.DOSING}
-_NEVER_EXEMPT = {"decide_from_data", "results_mean", "meets_criteria"}
+_NEVER_EXEMPT = {"decide_from_data", "results_mean", "meets_criteria", "what_it_suggests"}
 
 # ------------------------------------------------------------------ look-up frames
 # What a look-up names that the vocabulary may not know: the free term narrows the
@@ -288,9 +357,9 @@ _CONNECTIVE = re.compile(r"^\s*(?:and|also|plus|then|so|ok(?:ay)?,?|what about|h
                          r"(?:\s+(?:what about|how about))?\s+", re.I)
 _WHEN = re.compile(r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|\b(?:today|yesterday|"
                    r"now|then|ago|recently|lately)\b", re.I)
-# The record kind a topic belongs to, for an ellipsis that names something new
-# ("what's her A1c?" -> "and her ferritin?" asks about a lab).
-_KIND_OF_TOPIC = {"medications": "medications", "allergies": "allergies", "family_history": "family_history"}
+# Record kinds an ellipsis may name something new in ("is she on metformin?" -> "and
+# apixaban?" asks about a medication); any other topic is a lab or a problem.
+_RECORD_KINDS = ("medications", "allergies", "family_history")
 
 
 @dataclass(frozen=True)
@@ -302,6 +371,7 @@ class ParsedQuestion:
     follow_up: bool = False
     inherited: tuple[str, ...] = field(default=())  # what came from the previous turn
     terms: tuple[tuple[str, str], ...] = ()  # (record topic, free term) named by a look-up frame
+    analytes: tuple[str, ...] = ()  # canonical lab analytes the question names ("his eGFR and creatinine")
     out_of_scope: bool = False
     clinical_subject: bool = False  # names symptoms, body or conditions (something to narrow to)
     rules: tuple[str, ...] = ()  # names of the rules that fired, for the trace
@@ -315,13 +385,17 @@ def _fired(rules: tuple[Rule, ...], text: str) -> list[str]:
     return [r.name for r in rules if r.search(text)]
 
 
-def unsafe_requests(text: str) -> tuple[tuple[Unsafe, ...], list[str]]:
-    """Which decisions the question asks the workbench to make, and the rules that said so."""
+def unsafe_requests(text: str, topics: tuple[str, ...] = ()) -> tuple[tuple[Unsafe, ...], list[str]]:
+    """Which decisions the question asks the workbench to make, and the rules that said so.
+    ``topics``: what the question names (a known condition makes "is she X?" a look-up)."""
     anchored = bool(_fired(RECORD_ANCHORS, text))
+    names_condition = any(TOPIC_BY_NAME[t].is_condition for t in topics)
     kinds: list[Unsafe] = []
     fired: list[str] = []
     for kind, rules in UNSAFE_RULES:
         names = _fired(rules, text)
+        if kind is Unsafe.DIAGNOSIS and not names_condition and PATIENT_STATE.search(text):
+            names.append(PATIENT_STATE.name)
         if anchored and kind in _ANCHOR_EXEMPT:
             names = [n for n in names if n in _NEVER_EXEMPT]
         if names:
@@ -330,10 +404,11 @@ def unsafe_requests(text: str) -> tuple[tuple[Unsafe, ...], list[str]]:
     return tuple(kinds), fired
 
 
-def lookup_terms(text: str) -> tuple[tuple[str, str], ...]:
-    """Free terms a look-up frame names that no specific topic covers."""
+def lookup_terms(text: str) -> tuple[tuple[tuple[str, str], ...], list[str]]:
+    """Free terms a look-up frame names that no specific topic covers, and the frames."""
     found: list[tuple[str, str]] = []
-    for _, topic, pattern in LOOKUP_FRAMES:
+    fired: list[str] = []
+    for name, topic, pattern in LOOKUP_FRAMES:
         m = pattern.search(text)
         if not m:
             continue
@@ -345,7 +420,8 @@ def lookup_terms(text: str) -> tuple[tuple[str, str], ...]:
             continue  # the vocabulary knows it ("diabetes", "metformin")
         if (topic, term) not in found:
             found.append((topic, term))
-    return tuple(found)
+            fired.append(f"lookup:{name}")
+    return tuple(found), fired
 
 
 def off_topic(text: str, topics: tuple[str, ...]) -> str | None:
@@ -388,40 +464,44 @@ def _ellipsis_term(text: str) -> str | None:
 
 def _record_kind(topics: tuple[str, ...]) -> str:
     for topic in topics:
-        if topic in _KIND_OF_TOPIC:
-            return _KIND_OF_TOPIC[topic]
+        if topic in _RECORD_KINDS:
+            return topic
         if TOPIC_BY_NAME[topic].is_lab:
             return "labs"
     return "problems"
 
 
 def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQuestion:
-    """Pure: topics, intent, unsafe requests, scope and follow-up grounding of one turn."""
+    """Pure: topics, named tests, intent, unsafe requests, scope and follow-up grounding of one turn."""
     topics = find_topics(text)
-    rules: list[str] = []
     off = off_topic(text, topics)
     if off:
         return ParsedQuestion(text=text, topics=(), intent=Intent.LOOKUP, out_of_scope=True,
                               rules=(f"out_of_scope:{off}",))
-    unsafe, fired = unsafe_requests(text)
-    rules += fired
+    unsafe, rules = unsafe_requests(text, topics)
     if _ATTENTION.search(text):
         intent = Intent.ATTENTION
     elif _GUIDELINE.search(text):
         intent = Intent.GUIDELINE
     else:
         intent = Intent.LOOKUP
-    terms = lookup_terms(text) if not unsafe else ()
+    terms: tuple[tuple[str, str], ...] = ()
+    if not unsafe:
+        terms, frames = lookup_terms(text)
+        rules += frames
     if "family_history" in topics:
         # "a family history of diabetes" is about relatives: the condition narrows the
         # family history, it is not a question about the patient's own diabetes.
         named = [t for t in topics if TOPIC_BY_NAME[t].is_condition]
         terms += tuple(("family_history", TOPIC_BY_NAME[t].label) for t in named)
         topics = tuple(t for t in topics if t not in named)
-    for topic, _ in terms:
-        if topic not in topics:
+    # Tests the question names, unless a look-up frame names them as something else
+    # ("is he on iron?" asks about a medication, not the iron result).
+    framed = {a for _, term in terms for a in analytes_named(term)}
+    analytes = tuple(a for a in analytes_named(text) if a not in framed)
+    for topic in [*(t for t, _ in terms), *(topic_of_analyte(a) for a in analytes)]:
+        if topic not in topics and not (topic == "labs" and any(TOPIC_BY_NAME[t].is_lab for t in topics)):
             topics += (topic,)
-    clinical_subject = bool(topics) or bool(CLINICAL_SUBJECT.search(text))
 
     cue = _follow_up_cue(text)
     grounded = previous is not None and not previous.out_of_scope and bool(previous.topics)
@@ -437,7 +517,7 @@ def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQ
             topics, terms = (kind,), ((kind, new_term),)
             inherited.append(f"the kind of record ({kind})")
         elif not topics:
-            topics, terms = previous.topics, previous.terms
+            topics, terms, analytes = previous.topics, previous.terms, previous.analytes
             inherited.append("topics")
         if intent is Intent.LOOKUP and previous.intent is not Intent.LOOKUP:
             intent = previous.intent
@@ -445,10 +525,11 @@ def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQ
     if not topics and {Unsafe.DOSING, Unsafe.MEDICATION_CHANGE} & set(unsafe):
         topics = ("medications",)  # a dose or a medication change is about her medications
         inherited.append("topics implied by the request")
-    in_chart = bool(topics) or clinical_subject or bool(RECORD_WORDS.search(text)) or \
-        bool(PATIENT_REFERENCE.search(text)) or bool(unsafe) or intent is not Intent.LOOKUP
+    clinical_subject = bool(topics) or bool(CLINICAL_SUBJECT.search(text))
+    in_chart = clinical_subject or bool(RECORD_WORDS.search(text)) or bool(PATIENT_REFERENCE.search(text)) or \
+        bool(unsafe) or intent is not Intent.LOOKUP
     if not in_chart:
         rules.append("out_of_scope:nothing_about_the_chart")
     return ParsedQuestion(text=text, topics=topics, intent=intent, unsafe=unsafe, follow_up=follow_up,
-                          inherited=tuple(inherited), terms=terms, out_of_scope=not in_chart,
-                          clinical_subject=clinical_subject or bool(topics), rules=tuple(rules))
+                          inherited=tuple(inherited), terms=terms, analytes=analytes, out_of_scope=not in_chart,
+                          clinical_subject=clinical_subject, rules=tuple(rules))

@@ -7,6 +7,10 @@
   abnormal labs, problems, pregnancy) when they touch the question's area or when
   the question asks what deserves attention; low-value ones (preferences,
   demographics) only when asked for;
+- ``safety_finding``: what bears on any decision a clinician is about to make (a
+  critical result, an affirmed red flag), shown beside every declined request;
+- ``meant_as_asked``: whether a mention counts for a look-up (the patient's own, or a
+  relative's for a family-history look-up);
 - ``context_of`` / ``context_tags``: how a mention was meant, and the words that
   say so in the item text ("(denied)", "(family history)").
 """
@@ -17,9 +21,11 @@ import re
 from typing import Any
 
 from core.models import ClinicalContext, EvidenceItem
+from core.policy.certainty import not_the_patients_fact
+from core.policy.chart_rules import is_critical
 from core.policy.context import red_flag
 from core.policy.questions import Intent, ParsedQuestion
-from core.policy.topics import LAB_TOPICS, expand
+from core.policy.topics import LAB_TOPICS, about_the_patient, expand
 
 # Besides the topic itself, which review findings bear on a question about a topic.
 BEARS_ON = {
@@ -85,23 +91,38 @@ def with_context(text: str, ctx: ClinicalContext | None) -> str:
 def raises_red_flag(source_text: str, ctx: ClinicalContext | None) -> str | None:
     """A red flag counts only for an affirmed, current mention about the patient:
     the stored context is honoured first, then the text's own context."""
-    if ctx is not None and (ctx.negated or ctx.experiencer != "patient" or ctx.temporality == "hypothetical"):
+    if not_the_patients_fact(ctx):
         return None
     return red_flag(source_text)
 
 
+def safety_finding(item: EvidenceItem, source_text: str, ctx: ClinicalContext | None) -> bool:
+    """A critical result or an affirmed red flag: it bears on any decision, so a
+    declined request still shows it whatever was asked."""
+    critical = item.fact_type == "lab_result" and is_critical(item.structured.get("abnormal_flag"))
+    return critical or raises_red_flag(source_text, ctx) is not None
+
+
+def meant_as_asked(topic: str, fact_type: str, ctx: ClinicalContext | None) -> bool:
+    """A family-history look-up wants a relative's mention (not a denied one); any other
+    look-up wants the patient's own."""
+    if topic == "family_history":
+        return not (ctx and ctx.negated)
+    return about_the_patient(fact_type, ctx)
+
+
 # ------------------------------------------------------------------ relevance
-def relevant(item_topics: set[str], topics: tuple[str, ...] | list[str]) -> bool:
+def relevant(item_topics: set[str], topics: tuple[str, ...]) -> bool:
     """Whether an item answers a question about ``topics`` (no topics: everything)."""
     if not topics:
         return True
-    wanted = expand(topics)
+    wanted = expand(tuple(topics))
     if "labs" in wanted and item_topics & LAB_TOPICS:
         return True
     return bool(item_topics & wanted)
 
 
-def direct(item_topics: set[str], topics: tuple[str, ...] | list[str]) -> bool:
+def direct(item_topics: set[str], topics: tuple[str, ...]) -> bool:
     """Named by the question itself, not only brought along as related evidence."""
     return bool(item_topics & set(topics)) or ("labs" in topics and bool(item_topics & LAB_TOPICS))
 

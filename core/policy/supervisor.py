@@ -6,8 +6,12 @@ whether to answer, narrow, refuse, or say it is out of scope.
   something the record holds: that part is declined and the answer narrows to what
   the record shows on the topic (cited), for a clinician to decide;
 - refuse: such a request with nothing in the record to narrow to ("what would you
-  prescribe?");
-- out of scope: not about the chart or the guidelines at all ("write me a poem").
+  prescribe?", "is this pneumonia?");
+- out of scope: not about the chart or the guidelines at all ("write me a poem"): no
+  evidence at all.
+
+A declined request (narrow or refuse) still shows the record's critical results and
+red flags: they bear on any decision a clinician is about to make.
 
 Guideline retrieval runs only for attention and guideline questions, never for
 plain look-ups or refusals. A look-up of a condition says the workbench does not
@@ -19,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.policy.questions import Intent, ParsedQuestion, Unsafe
-from core.policy.topics import TOPIC_BY_NAME
+from core.policy.topics import TOPIC_BY_NAME, analyte_label
 
 NODE_SUPERVISOR = "supervisor"
 NODE_RETRIEVER = "evidence-retriever"
@@ -39,17 +43,19 @@ OUT_OF_SCOPE_REASON = ("That is outside what this workbench answers: it answers 
                        "record and the clinical guidelines in its corpus.")
 _NOTHING_TO_NARROW = ("Ask what the record documents instead (a test, a medication, a problem), and the answer "
                       "will cite it.")
+_SAFETY_SHOWN = "Critical results and red flags on record are always shown."
 
 
 @dataclass(frozen=True)
 class RoutePlan:
     topics: tuple[str, ...]
     intent: Intent
-    need_patient_evidence: bool  # chart rows, document facts and review findings (honoured by the retriever)
+    # Chart rows, document facts and review findings (honoured by the retriever); for a
+    # refusal only the safety findings (critical results, red flags).
+    need_patient_evidence: bool
     need_guidelines: bool
     disposition: str = ANSWER
     refusal_reason: str | None = None
-    narrowed_to: str | None = None
     caveat: str | None = None  # said before the answer ("the workbench does not diagnose")
     reasons: tuple[str, ...] = field(default=())
 
@@ -64,9 +70,10 @@ class RoutePlan:
 
 
 def _labels(question: ParsedQuestion) -> list[str]:
-    labels = [TOPIC_BY_NAME[t].label for t in question.topics]
+    named = [analyte_label(a) for a in question.analytes]
+    labels = named + [TOPIC_BY_NAME[t].label for t in question.topics if not (named and TOPIC_BY_NAME[t].is_lab)]
     labels += [f"“{term}”" for _, term in question.terms]
-    return labels
+    return list(dict.fromkeys(labels))
 
 
 def route(question: ParsedQuestion) -> RoutePlan:
@@ -87,12 +94,12 @@ def route(question: ParsedQuestion) -> RoutePlan:
             narrowed = "what the record shows about " + ", ".join(labels)
             reasons.append("narrowed to the record")
             return RoutePlan(topics=question.topics, intent=question.intent, need_patient_evidence=True,
-                             need_guidelines=False, disposition=NARROW, narrowed_to=narrowed,
+                             need_guidelines=False, disposition=NARROW,
                              refusal_reason=f"{declined} Instead, here is {narrowed}, with citations, "
-                                            "for a clinician to decide.", reasons=tuple(reasons))
-        reasons.append("nothing in the record to narrow to")
-        return RoutePlan(topics=(), intent=question.intent, need_patient_evidence=False, need_guidelines=False,
-                         disposition=REFUSE, refusal_reason=f"{declined} {_NOTHING_TO_NARROW}",
+                                            f"for a clinician to decide. {_SAFETY_SHOWN}", reasons=tuple(reasons))
+        reasons.append("nothing in the record to narrow to: safety findings only")
+        return RoutePlan(topics=(), intent=question.intent, need_patient_evidence=True, need_guidelines=False,
+                         disposition=REFUSE, refusal_reason=f"{declined} {_NOTHING_TO_NARROW} {_SAFETY_SHOWN}",
                          reasons=tuple(reasons))
     if not question.topics:
         reasons.append("no recognised topic: searching all active facts")

@@ -7,7 +7,10 @@ result meet on the same name.
 
 Three kinds of topic:
 
-- lab topics (A1c, LDL, thyroid…) match lab test names through ``lab_patterns``;
+- lab topics (A1c, LDL, thyroid…) match a lab result by its canonical analyte
+  (``core.policy.analytes``: "Leukocytes [#/volume] in Blood", "WBC" and LOINC
+  6690-2 are one test), and by ``lab_patterns`` on the name only when the analyte
+  vocabulary does not know the test;
 - record topics (medications, allergies, problems…) match a fact type;
 - condition topics (diabetes, hypertension, CKD…) match a problem, history or note
   that names the condition (``condition_patterns``) and bring along the lab topics
@@ -23,9 +26,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from core.models import ClinicalContext
+from core.policy.analytes import analyte, canonical_analyte, result_is_of
+from core.policy.certainty import not_the_patients_fact
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,10 @@ class Topic:
     label: str  # how the answer names it ("LDL cholesterol")
     synonyms: tuple[str, ...]  # matched in questions as whole words/phrases, case-insensitive
     fact_types: tuple[str, ...] = ("lab_result",)
-    # Lab test names that belong to the topic (searched in the lower-cased test name).
+    # Canonical analyte ids of the topic's tests (an id covers its variants: "neutrophils"
+    # the percent and the absolute count), and patterns for test names the analyte
+    # vocabulary does not know (searched in the lower-cased name).
+    analytes: tuple[str, ...] = ()
     lab_patterns: tuple[str, ...] = ()
     guideline_hint: str = ""  # words added to a guideline query about this topic
     # Condition topics: how the condition is written in a problem or note, and the
@@ -49,7 +58,7 @@ class Topic:
 
     @property
     def is_lab(self) -> bool:
-        return bool(self.lab_patterns)
+        return bool(self.lab_patterns or self.analytes)
 
 
 def _condition(name: str, label: str, synonyms: tuple[str, ...], patterns: tuple[str, ...],
@@ -63,16 +72,20 @@ TOPICS: tuple[Topic, ...] = (
     # ---- lab topics
     Topic("a1c", "hemoglobin A1c", ("a1c", "hba1c", "hb a1c", "hemoglobin a1c", "haemoglobin a1c",
                                     "glycated hemoglobin", "glycohemoglobin", "glycosylated hemoglobin"),
-          lab_patterns=(r"\ba1c\b", r"hba1c", r"glyc\w* h\w*globin", r"glycohemoglobin"),
+          analytes=("hba1c",), lab_patterns=(r"\ba1c\b", r"hba1c", r"glyc\w* h\w*globin", r"glycohemoglobin"),
           guideline_hint="A1C glycemic goal diabetes testing frequency", group="glycemic"),
     Topic("glucose", "glucose", ("glucose", "blood sugar", "sugar", "sugars", "fasting glucose"),
-          lab_patterns=(r"glucose",), guideline_hint="diabetes screening fasting glucose", group="glycemic"),
+          analytes=("glucose",), lab_patterns=(r"glucose",), guideline_hint="diabetes screening fasting glucose",
+          group="glycemic"),
     Topic("ldl", "LDL cholesterol", ("ldl", "ldl-c", "ldl cholesterol", "bad cholesterol", "low density lipoprotein"),
-          lab_patterns=(r"\bldl\b", r"low[- ]density"), guideline_hint="LDL cholesterol statin follow-up lipid",
+          analytes=("ldl",), lab_patterns=(r"\bldl\b", r"low[- ]density"),
+          guideline_hint="LDL cholesterol statin follow-up lipid",
           group="cholesterol"),
     Topic("hdl", "HDL cholesterol", ("hdl", "hdl-c", "good cholesterol", "high density lipoprotein"),
-          lab_patterns=(r"\bhdl\b", r"high[- ]density"), guideline_hint="lipid panel HDL", group="cholesterol"),
+          analytes=("hdl",), lab_patterns=(r"\bhdl\b", r"high[- ]density"), guideline_hint="lipid panel HDL",
+          group="cholesterol"),
     Topic("cholesterol", "cholesterol", ("cholesterol", "lipids", "lipid", "lipid panel", "triglycerides"),
+          analytes=("cholesterol_total", "hdl", "ldl", "triglycerides", "non_hdl", "vldl", "chol_hdl_ratio"),
           lab_patterns=(r"cholesterol", r"\bldl\b", r"\bhdl\b", r"triglycerid", r"lipid"),
           guideline_hint="cholesterol lipid statin primary prevention"),
     Topic("blood_pressure", "blood pressure", ("blood pressure", "bp", "systolic", "diastolic"),
@@ -80,14 +93,20 @@ TOPICS: tuple[Topic, ...] = (
           guideline_hint="blood pressure hypertension screening out-of-office confirmation follow-up"),
     Topic("kidney", "kidney function", ("kidney", "kidneys", "renal", "egfr", "gfr", "creatinine", "albumin", "uacr",
                                         "microalbumin", "albuminuria", "kidney function", "renal function"),
+          analytes=("creatinine", "egfr", "bun", "urea", "bun_creatinine_ratio", "urine_albumin", "uacr",
+                    "urine_creatinine", "urine_protein"),
           lab_patterns=(r"gfr", r"creatinine", r"albumin", r"\buacr\b", r"\bbun\b", r"urea"),
           guideline_hint="kidney disease eGFR albumin monitoring"),
     Topic("thyroid", "thyroid tests", ("thyroid", "tsh", "t4", "free t4", "thyrotropin", "thyroid function"),
+          analytes=("tsh", "free_t4", "t4_total", "free_t3", "t3_total"),
           lab_patterns=(r"\btsh\b", r"thyro", r"\bt4\b", r"\bt3\b"), guideline_hint="thyroid TSH testing"),
     Topic("cbc", "blood count", ("cbc", "blood count", "wbc", "white blood cells", "white count", "hemoglobin",
                                  "haemoglobin", "hematocrit", "platelets", "rbc"),
+          analytes=("wbc", "rbc", "hemoglobin", "hematocrit", "mcv", "mch", "mchc", "rdw", "platelets", "mpv",
+                    "neutrophils", "lymphocytes", "monocytes", "eosinophils", "basophils"),
           lab_patterns=(r"\bwbc\b", r"white", r"\brbc\b", r"^hemoglobin$", r"^haemoglobin$", r"hematocrit",
-                        r"platelet", r"\bmcv\b", r"\bhgb\b", r"\bhct\b")),
+                        r"platelet", r"\bmcv\b", r"\bmchc?\b", r"\brdw\b", r"\bmpv\b", r"\bhgb\b", r"\bhct\b",
+                        r"neutrophil", r"lymphocyt", r"monocyt", r"eosinophil", r"basophil")),
     # ---- condition topics (a problem entry or note that names the condition)
     _condition("diabetes", "diabetes",
                ("diabetes", "diabetic", "dm", "t2dm", "t1dm", "type 2 diabetes", "type 1 diabetes", "diabetes mellitus",
@@ -140,9 +159,9 @@ TOPICS: tuple[Topic, ...] = (
           fact_types=("medication",)),
     Topic("allergies", "allergies", ("allergy", "allergies", "allergic", "reaction", "reactions", "nkda",
                                      "intolerance", "sulfa", "penicillin"), fact_types=("allergy",)),
-    Topic("problems", "problems and diagnoses on record", ("problem", "problems", "problem list", "diagnoses",
-                                                          "conditions", "history", "past medical history",
-                                                          "medical history", "pmh"), fact_types=("problem",)),
+    Topic("problems", "problems and diagnoses on record",
+          ("problem", "problems", "problem list", "diagnosis", "diagnose", "diagnosed", "diagnoses", "dx", "conditions",
+           "history", "past medical history", "medical history", "pmh"), fact_types=("problem",)),
     Topic("family_history", "family history", ("family history", "family", "mother", "father", "sibling",
                                                "runs in the family"), fact_types=("family_history",)),
     Topic("chief_concern", "reason for the visit", ("chief concern", "chief complaint", "reason for visit",
@@ -163,8 +182,12 @@ TOPICS: tuple[Topic, ...] = (
           guideline_hint="preventive screening colorectal breast cervical"),
 )
 TOPIC_BY_NAME = {t.name: t for t in TOPICS}
+# Every synonym as one whole-word pattern, compiled once.
+_SYNONYMS = tuple((t.name, re.compile(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])"))
+                  for t in TOPICS for phrase in t.synonyms)
 CONDITION_TOPICS = tuple(t for t in TOPICS if t.is_condition)
-LAB_TOPICS = frozenset(t.name for t in TOPICS if t.is_lab)
+LAB_TOPIC_LIST = tuple(t for t in TOPICS if t.is_lab)
+LAB_TOPICS = frozenset(t.name for t in LAB_TOPIC_LIST)
 _CONDITION_BY_LABEL = {t.label.lower(): t for t in CONDITION_TOPICS}
 _TOPIC_ORDER = {t.name: n for n, t in enumerate(TOPICS)}
 
@@ -186,11 +209,7 @@ def find_topics(text: str) -> tuple[str, ...]:
     ("labs", "problems") gives way to a specific one: "is CKD on his problem list?"
     is about CKD, "his A1c history" about A1c."""
     low = text.lower()
-    matches: list[tuple[int, int, str]] = []
-    for topic in TOPICS:
-        for phrase in topic.synonyms:
-            for m in re.finditer(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", low):
-                matches.append((m.start(), m.end(), topic.name))
+    matches = [(m.start(), m.end(), name) for name, rx in _SYNONYMS for m in rx.finditer(low)]
     found: list[str] = []
     for start, end, name in sorted(matches, key=lambda m: (m[0], -(m[1] - m[0]))):
         inside_longer = any(s <= start and end <= e and (e - s) > (end - start) and n != name
@@ -230,24 +249,44 @@ def term_fact_types(topic: str) -> tuple[str, ...]:
 
 
 def about_the_patient(fact_type: str, context: ClinicalContext | None) -> bool:
-    """An affirmed mention about the patient: not denied, not a relative's, not hypothetical."""
-    if fact_type == "family_history":
-        return False
-    if context is None:
-        return True
-    return not context.negated and context.experiencer == "patient" and context.temporality != "hypothetical"
+    """An affirmed mention about the patient: not denied, not a relative's, not hypothetical
+    (the certainty policy's rule, ``not_the_patients_fact``)."""
+    return fact_type != "family_history" and not_the_patients_fact(context) is None
+
+
+def lab_topics(value: dict[str, Any]) -> set[str]:
+    """The lab topics of a result: by its canonical analyte when the vocabulary knows
+    the test (however the report printed it, or by its LOINC code), else by its name."""
+    name = str(value.get("test_name") or "")
+    loinc, unit = value.get("loinc") or None, value.get("unit") or None
+    if canonical_analyte(name, loinc=loinc, unit=unit):
+        return {t.name for t in LAB_TOPIC_LIST if t.analytes and result_is_of(t.analytes, name, loinc=loinc, unit=unit)
+                } | {"labs"}
+    low = name.lower()
+    return {t.name for t in LAB_TOPIC_LIST if any(re.search(p, low) for p in t.lab_patterns)}
+
+
+def analyte_label(analyte_id: str) -> str:
+    """How an answer names a test a question named: "Lymphocytes" for both the count
+    ("Lymphocytes, absolute") and the percent."""
+    found = analyte(analyte_id)
+    return re.sub(r",\s*(?:absolute|percent)$", "", found.display) if found else analyte_id
+
+
+def topic_of_analyte(analyte_id: str) -> str:
+    """The most specific lab topic a named test belongs to ("labs" when none lists it)."""
+    for topic in LAB_TOPIC_LIST:
+        if any(analyte_id == a or analyte_id.startswith(a + "_") for a in topic.analytes):
+            return topic.name
+    return "labs"
 
 
 def topics_of(fact_type: str, value: dict[str, Any], text: str, context: ClinicalContext | None = None) -> set[str]:
     """The topics a piece of patient evidence is about. Conditions are only the
     patient's own when the mention is affirmed and about the patient."""
-    found: set[str] = set()
     if fact_type == "lab_result":
-        name = str(value.get("test_name") or "").lower()
-        for topic in TOPICS:
-            if topic.lab_patterns and any(re.search(p, name) for p in topic.lab_patterns):
-                found.add(topic.name)
-        return found
+        return lab_topics(value)
+    found: set[str] = set()
     if fact_type in PRIMARY_TOPIC:
         found.add(PRIMARY_TOPIC[fact_type])
     if fact_type in _TEXT_FACT_TYPES and about_the_patient(fact_type, context):
@@ -274,14 +313,16 @@ def primary_topic(topics: set[str]) -> str | None:
     return min(topics, key=topic_order) if topics else None
 
 
-def expand(topics: tuple[str, ...] | list[str]) -> set[str]:
+@lru_cache(maxsize=256)
+def expand(topics: tuple[str, ...]) -> frozenset[str]:
     """The topics whose evidence answers a question about ``topics``: a condition
     brings its related labs, and a lab topic that problems bear on (blood pressure)
-    brings the conditions that relate to it (hypertension on the problem list)."""
+    brings the conditions that relate to it (hypertension on the problem list).
+    Cached: it is asked once per candidate item of a request."""
     wanted = set(topics)
     for name in topics:
         topic = TOPIC_BY_NAME[name]
         wanted |= set(topic.related)
         if "problem" in topic.fact_types and topic.is_lab:
             wanted |= {c.name for c in CONDITION_TOPICS if name in c.related}
-    return wanted
+    return frozenset(wanted)

@@ -20,11 +20,11 @@ from core.errors import BadInput
 from core.models import AnswerItem, AnswerSections, EvidenceItem
 from core.policy.answer_verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
 from core.policy.chart_rules import is_critical
-from core.policy.lab_series import CRITICAL, IN_RANGE, LabSeries, trend_text
+from core.policy.lab_series import CRITICAL, IN_RANGE, LabSeries, guide_key, trend_text
 from core.policy.questions import Intent, ParsedQuestion, parse_question
 from core.policy.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
                                     RoutePlan, route)
-from core.services.evidence import EvidenceBundle, guide_key, retrieve_evidence
+from core.services.evidence import EvidenceBundle, retrieve_evidence
 from core.services.patients import get_patient
 from core.services.workbench import Workbench
 from storage import audit_repo
@@ -126,7 +126,7 @@ def compose(question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle) -
     sections.missing = [AnswerItem(text=text, kind="missing") for _, text in bundle.missing]
     for label, e in bundle.mentions:
         sections.missing.append(_item(e, "missing", text=f"Not counted as this patient's own ({label}): {e.text}"))
-    if bundle.guideline_searched and bundle.guideline_not_found and not bundle.unguided:
+    if bundle.guideline_not_found and not bundle.unguided:
         sections.missing.append(AnswerItem(
             text="No guideline in the workbench's corpus covers this question.", kind="missing"))
     return sections

@@ -5,6 +5,8 @@
 - document facts: active facts of identity-verified or approved documents;
 - needs-review findings: visible, cited, never used as verified evidence;
 - guideline chunks, only when the supervisor asked for them;
+- for a declined request, the record's safety findings (critical results, red flags)
+  whatever it asked about;
 - a missing signal for every requested topic with no patient evidence, and for
   every attention finding that no guideline passage cleared the threshold for.
 Deleted, retracted, quarantined and other patients' content never comes back:
@@ -24,13 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.models import Citation, ClinicalContext, EvidenceItem
-from core.policy.analytes import analyte, analytes_named, result_is_of
-from core.policy.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, is_critical, needs_review
-from core.policy.lab_series import ABNORMAL, LabSeries, attention_order, build_series, lookup_order
+from core.policy.analytes import result_is_of
+from core.policy.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
+from core.policy.lab_series import ABNORMAL, LabSeries, attention_order, build_series, guide_key, lookup_order
 from core.policy.questions import Intent, ParsedQuestion
-from core.policy.relevance import context_of, direct, relevant, review_bears_on, with_context
-from core.policy.supervisor import RoutePlan
-from core.policy.topics import (TOPIC_BY_NAME, about_the_patient, conditions_named, mentions_term, primary_topic,
+from core.policy.relevance import (context_of, direct, meant_as_asked, relevant, review_bears_on, safety_finding,
+                                   with_context)
+from core.policy.supervisor import REFUSE, RoutePlan
+from core.policy.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
                                  term_fact_types, topics_of)
 from core.services.workbench import Workbench
 from storage import evidence_repo
@@ -62,18 +65,15 @@ class EvidenceBundle:
     mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
     unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
     guideline_searched: bool = False
-    guideline_not_found: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def guideline_not_found(self) -> bool:
+        return self.guideline_searched and not self.guidelines
 
     def all_items(self) -> list[EvidenceItem]:
         series = [i for s in [*self.attention, *self.in_range] for i in s.items]
         return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions)]
-
-
-def guide_key(series: LabSeries) -> str:
-    """Guidance is looked up per topic, or per test when its topic has no guideline vocabulary."""
-    topic = TOPIC_BY_NAME.get(series.topic or "")
-    return series.topic if topic and topic.guideline_hint else f"test:{series.key}"
 
 
 # ------------------------------------------------------------------ item building
@@ -105,11 +105,6 @@ def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
     return fallback
 
 
-def _flags(value: dict[str, Any]) -> tuple[bool, bool]:
-    flag = str(value.get("abnormal_flag") or "")
-    return is_abnormal(flag), is_critical(flag)
-
-
 def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candidate:
     value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()
              if k not in ("promotion_citation", "fact_context")}
@@ -123,7 +118,7 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candida
                               field_or_chunk_id=f"{table}.{row['id']}", quote_or_value=text or subject,
                               verified=True)]
     item = EvidenceItem(evidence_id=f"{table}:{row['id']}", kind="chart", fact_type=fact_type, text=text,
-                        structured=value, citations=citations, abnormal=_flags(value)[0],
+                        structured=value, citations=citations, abnormal=is_abnormal(value.get("abnormal_flag")),
                         date=value.get("collection_date"))
     source = " ".join([text, *(c.quote_or_value for c in citations)])
     return Candidate(item, topics_of(fact_type, value, text, context), context, source)
@@ -139,7 +134,7 @@ def _fact_candidate(fact: dict[str, Any], kind: str) -> Candidate:
             "conflicts with the chart" if fact.get("promotion_status") == "conflict_needs_review" else "uncertain")
         text = f"{text} — needs review: {reason}"
     item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=kind, fact_type=fact["fact_type"], text=text,
-                        structured=value, citations=[citation], abnormal=_flags(value)[0],
+                        structured=value, citations=[citation], abnormal=is_abnormal(value.get("abnormal_flag")),
                         date=value.get("collection_date"))
     source = f"{fact['fact_text']} {citation.quote_or_value}"
     return Candidate(item, topics_of(fact["fact_type"], value, fact["fact_text"], context), context, source)
@@ -182,7 +177,9 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     for c in [*candidates, *reviews]:
         c.item.topic = primary_topic(c.topics)
 
-    if question.topics:
+    if plan.disposition == REFUSE:
+        selected = []  # nothing to narrow to: only the safety findings below
+    elif question.topics:
         selected = [c for c in candidates if relevant(c.topics, question.topics)]
     elif plan.intent is Intent.ATTENTION:
         selected = [c for c in candidates
@@ -192,6 +189,13 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     selected, found_terms = _narrow_to_terms(question, selected, candidates, bundle)
     selected, named_found = _narrow_to_named_tests(question, selected, candidates, bundle)
     found_terms |= named_found
+    safety: set[str] = set()  # shown after what was asked: a declined decision still shows what bears on any
+    if plan.refused:
+        chosen = {c.item.evidence_id for c in selected}
+        extra = [c for c in candidates if c.item.evidence_id not in chosen
+                 and safety_finding(c.item, c.source_text, c.context)]
+        safety = {c.item.evidence_id for c in extra}
+        selected += extra
 
     labs = [c for c in selected if c.item.fact_type == "lab_result"]
     others = sorted((c for c in selected if c.item.fact_type != "lab_result"),
@@ -201,10 +205,11 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         bundle.attention = attention_order([s for s in series if s.severity <= ABNORMAL])
         bundle.in_range = lookup_order([s for s in series if s.severity > ABNORMAL])
         # A question that names its tests gets them listed; "her labs" gets the normal ones counted.
-        bundle.list_in_range = bool(question.terms) or (bool(question.topics) and "labs" not in question.topics)
-        bundle.patient = _limited([c.item for c in others])
+        bundle.list_in_range = bool(question.terms or question.analytes) or \
+            (bool(question.topics) and "labs" not in question.topics)
+        bundle.patient = _limited([c.item for c in others], bundle)
     else:
-        bundle.patient = _lookup_order(question, labs, others, bundle)
+        bundle.patient = _lookup_order(question, labs, others, safety, bundle)
 
     shown = {i.evidence_id for i in bundle.all_items()}
     covered: set[str] = found_terms.union(*(c.topics for c in selected if c.item.evidence_id in shown))
@@ -213,27 +218,30 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     reviewed: set[str] = set()
     for c in reviews:
         if review_bears_on(c.item, c.topics, question, source_text=c.source_text, context=c.context) or \
-                c.item.evidence_id in matched:
+                c.item.evidence_id in matched or (plan.refused and safety_finding(c.item, c.source_text, c.context)):
             bundle.review.append(c.item)
             reviewed |= c.topics
     _missing_topics(question, plan, covered, reviewed, bundle)
 
 
-def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[Candidate],
+def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[Candidate], safety: set[str],
                   bundle: EvidenceBundle) -> list[EvidenceItem]:
     """What the question names first (a condition's problem entries before its related
-    labs); each test's latest result first, then its history."""
+    labs), then what it brought along, then the safety findings of a declined request;
+    each test's latest result first, then its history."""
     topics_by_id = {c.item.evidence_id: c.topics for c in [*labs, *others]}
     ordered: list[EvidenceItem] = [c.item for c in others]
     for s in lookup_order(build_series([c.item for c in labs])):
         ordered += s.items
         bundle.earlier |= {i.evidence_id for i in s.history}
-    if question.topics:
-        ordered.sort(key=lambda i: not direct(topics_by_id[i.evidence_id], question.topics))
-    return _limited(ordered)
+    ordered.sort(key=lambda i: (i.evidence_id in safety,
+                                bool(question.topics) and not direct(topics_by_id[i.evidence_id], question.topics)))
+    return _limited(ordered, bundle)
 
 
-def _limited(items: list[EvidenceItem]) -> list[EvidenceItem]:
+def _limited(items: list[EvidenceItem], bundle: EvidenceBundle) -> list[EvidenceItem]:
+    """At most PER_TOPIC_LIMIT findings per topic, in the order given; Missing says how
+    many more there are, so a long panel is never cut short silently."""
     per_topic: dict[str, int] = {}
     kept = []
     for item in items:
@@ -241,6 +249,12 @@ def _limited(items: list[EvidenceItem]) -> list[EvidenceItem]:
         per_topic[key] = per_topic.get(key, 0) + 1
         if per_topic[key] <= PER_TOPIC_LIMIT:
             kept.append(item)
+    for key, count in per_topic.items():
+        if count > PER_TOPIC_LIMIT:
+            label = TOPIC_BY_NAME[key].label if key in TOPIC_BY_NAME else "other findings"
+            bundle.missing.append((None, f"{count - PER_TOPIC_LIMIT} more {label} entries are on record and not "
+                                         f"listed here (the first {PER_TOPIC_LIMIT} are); ask about a test or item "
+                                         "by name to see it."))
     return kept
 
 
@@ -255,7 +269,7 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
     for topic, term in question.terms:
         kinds = term_fact_types(topic)
         mentioning = [c for c in candidates if c.item.fact_type in kinds and mentions_term(term, c.source_text)]
-        hits = [c for c in mentioning if _meant_as_asked(topic, c)]
+        hits = [c for c in mentioning if meant_as_asked(topic, c.item.fact_type, c.context)]
         if hits:
             selected = [c for c in selected if c.item.fact_type not in kinds] + hits
             found.add(topic)
@@ -272,28 +286,27 @@ def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], 
                            bundle: EvidenceBundle) -> tuple[list[Candidate], set[str]]:
     """A question that names tests ("what was his hemoglobin?", "his eGFR and
     creatinine") gets those tests' results, however the report named them (by LOINC
-    code or synonym), not the whole panel they belong to; when the record has none of
-    them, Missing says so. Returns the selection and the lab topics it answered."""
-    named = analytes_named(question.text)
+    code or synonym), not the whole panel they belong to; a named test the record does
+    not hold is said to be missing. Returns the selection and the lab topics it answered
+    (the named tests' lines speak for them)."""
+    named = question.analytes
     if not named:
         return selected, set()
-    def is_named(c: Candidate) -> bool:
-        v = c.item.structured
-        return c.item.fact_type == "lab_result" and result_is_of(
-            named, str(v.get("test_name") or ""), loinc=v.get("loinc") or None, unit=v.get("unit") or None)
-    hits = [c for c in candidates if is_named(c)]
-    if not hits:
-        names = ", ".join(a.display for a in (analyte(n) for n in named) if a)
-        bundle.missing.append((None, f"No {names} result found in the chart or in this patient's active documents."))
-    answered = {t for t in question.topics if "lab_result" in TOPIC_BY_NAME[t].fact_types} if hits else set()
+    hits = [c for c in candidates if _result_of(named, c)]
+    # A name may stand for two analytes ("eosinophils": the count and the percent).
+    found = {analyte_label(a) for a in named if any(_result_of((a,), c) for c in hits)}
+    absent = [label for label in dict.fromkeys(map(analyte_label, named)) if label not in found]
+    if absent:
+        bundle.missing.append((None, f"No {', '.join(absent)} result found in the chart or in this patient's "
+                                     "active documents."))
+    answered = {t for t in question.topics if "lab_result" in TOPIC_BY_NAME[t].fact_types}
     return [c for c in selected if c.item.fact_type != "lab_result"] + hits, answered
 
 
-def _meant_as_asked(topic: str, c: Candidate) -> bool:
-    """A family-history look-up wants a relative's mention; any other wants the patient's own."""
-    if topic == "family_history":
-        return not (c.context and c.context.negated)
-    return about_the_patient(c.item.fact_type, c.context)
+def _result_of(named: tuple[str, ...], c: Candidate) -> bool:
+    v = c.item.structured
+    return c.item.fact_type == "lab_result" and result_is_of(
+        named, str(v.get("test_name") or ""), loinc=v.get("loinc") or None, unit=v.get("unit") or None)
 
 
 def _condition_mentions(question: ParsedQuestion, candidates: list[Candidate], covered: set[str],
@@ -326,7 +339,7 @@ def _missing_topics(question: ParsedQuestion, plan: RoutePlan, covered: set[str]
         else:
             text = f"No {t.label} found in the chart or in this patient's active documents{note}."
         bundle.missing.append((topic, text))
-    if not question.topics and not bundle.all_items() and not bundle.missing:
+    if not question.topics and not bundle.all_items() and not bundle.missing and plan.disposition != REFUSE:
         bundle.missing.append((None, "No patient evidence matching this question was found."))
 
 
@@ -407,14 +420,16 @@ def _guideline_evidence(wb: Workbench, question: ParsedQuestion, plan: RoutePlan
                 seen.add(item.evidence_id)
                 bundle.guidelines.append(item)
     bundle.guideline_searched = True
-    bundle.guideline_not_found = not bundle.guidelines
     unguided = _unguided(bundle)
     bundle.unguided = list(unguided)
-    for key, names in unguided.items():
-        label = TOPIC_BY_NAME[key].label if key in TOPIC_BY_NAME else names[0]
-        which = f"{label} ({', '.join(names)})" if [label] != names else label
-        bundle.missing.append((key, f"No guideline evidence was retrieved for {which}: "
-                                    "the finding is listed without guidance."))
+    if unguided:  # one line for all of them, not one per test
+        which = []
+        for key, names in unguided.items():
+            label = TOPIC_BY_NAME[key].label if key in TOPIC_BY_NAME else names[0]
+            which.append(f"{label} ({', '.join(names)})" if [label] != names else label)
+        these = "these findings are" if len(which) > 1 else "the finding is"
+        bundle.missing.append((None, f"No guideline evidence was retrieved for {'; '.join(which)}: "
+                                     f"{these} listed without guidance."))
     bundle.timings_ms["guidelines"] = round((time.perf_counter() - start) * 1000, 2)
 
 
