@@ -44,11 +44,13 @@ from core.models import (
     IdentifierKind,
     IdentityCandidate,
 )
-from core.policy.context import assess, hedge_cue
+from core.policy.context import assess
+from extract import phrases
 from extract import referral_prose as P
+from extract import text_rules as tr
 from extract import values as V
 from extract.intake_labels import read_label
-from extract.intake_text import names_a_clinician
+from extract.intake_text import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.ooxml import check_ooxml
 from extract.section_facts import SectionFacts
 
@@ -221,7 +223,7 @@ _LABELS: dict[str, tuple[str, ...]] = {
             "mr number", "mr #", "record number", "hospital number", "hospital no", "chart number",
             "patient id", "patient number", "nhs number"),
     "referring_provider": ("referring provider", "referring physician", "referring doctor", "referring clinician",
-                           "referred by", "from", "referrer", "referring gp", "sender"),
+                           "referred by", "from", "referrer", "referring gp", "sender", "requested by"),
     "referring_clinic": ("referring practice", "referring clinic", "referring facility", "practice"),
     "receiving_provider": ("to", "referred to", "receiving provider", "consultant", "recipient", "specialist",
                            "attention", "attn", "receiving physician", "refer to"),
@@ -305,7 +307,6 @@ class _Found:
     columns: dict[str, str] | None = None  # a row of a table with a header row
     person: str | None = None  # an identity field of someone else: whose ("next of kin"...)
     context: str | None = None  # the sentence or answer a free-text value was read from
-    level: str | None = None  # urgency read as one level (urgent, soon, routine, 2-week wait)
 
 
 @dataclass(slots=True)
@@ -369,12 +370,10 @@ def _for_person(item: _Found, person: str | None) -> _Found:
 
 def _is_title(text: str, heading: bool) -> bool:
     """A heading, or a short line standing alone as one ("NEXT OF KIN", "Referrer details:")."""
-    words = text.rstrip(":\uff1a").split()
     if heading:
         return True
-    if not words or len(words) > 6:
-        return False
-    return text.endswith((":", "\uff1a")) or (text.isupper() and len(words) >= 1 and text[:1].isalpha())
+    words = text.rstrip(":\uff1a").split()
+    return 0 < len(words) <= 6 and (text.endswith((":", "\uff1a")) or (text.isupper() and text[:1].isalpha()))
 
 
 # ---------------------------------------------------------------------------- paragraphs
@@ -484,9 +483,17 @@ _ABOUT_REFERRAL = re.compile(r"\brefer(?:ral|red|ring)?\b|\bappointment\b|\bbe s
 
 def _from_prose(s: Section) -> list[_Found]:
     """Reason, service and urgency from a letter's sentences ("I would be grateful if
-    you could see Mr X urgently for ..."): each quoted exactly as printed."""
+    you could see Mr X urgently for ..."), and labelled values that open a sentence
+    inside a paragraph ("... seen today. Reason for request: persistent cough ...");
+    each quoted exactly as printed. A label inside prose never gives the patient's
+    name, date of birth or number: the paragraph may be about someone else."""
     out: list[_Found] = []
     for sentence in P.sentences(s.text):
+        m = _INLINE.match(sentence.text)
+        f = label_field(m.group(1)) if m else None
+        if f and f not in _IDENTITY_FIELDS and (value := m.group(2).strip().rstrip(".")):
+            out.append(_Found(f, value, s, "inline", value, context=sentence.text))
+            continue
         requested = P.request_in(sentence.text) is not None
         if not requested and not _ABOUT_REFERRAL.search(sentence.text):
             continue
@@ -496,8 +503,7 @@ def _from_prose(s: Section) -> list[_Found]:
             out.append(_Found("requested_service", service.text, s, "prose", service.text, context=sentence.text))
         urgency = P.urgency_in(sentence.text)
         if urgency and not _hypothetical(sentence.text, urgency.text):
-            out.append(_Found("urgency", urgency.value, s, "prose", urgency.text, context=sentence.text,
-                              level=urgency.value))
+            out.append(_Found("urgency", urgency.value, s, "prose", urgency.text, context=sentence.text))
     return out
 
 
@@ -610,7 +616,7 @@ def _emit(ctx: _Ctx, item: _Found) -> None:
         if item.columns is not None:
             _list_item(ctx, item.field, item.columns, item, item.value)
             return
-        for text in V.split_items(item.value, commas=item.field != "medications"):
+        for text in phrases.split_items(item.value, commas=item.field != "medications"):
             _list_item(ctx, item.field, None, item, text)
         return
     if item.person is not None:
@@ -644,16 +650,14 @@ _NAME_PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "de
 
 
 def _patient_name_problem(name: str) -> str | None:
-    """Why a value under a name label is not the patient's name, or None."""
+    """Why a value under a name label is not the patient's name, or None: a clinician,
+    not a name by ``text_rules.parse_person_name``, a topic ("Referral for ..."), or
+    words that are not capitalised as names are."""
     if names_a_clinician(name):
         return "it names a clinician"
     words = [w.strip(",.") for w in name.split() if w.strip(",.")]
-    words = [w for w in words if w.lower().rstrip(".") not in ("mr", "mrs", "ms", "miss", "mx", "master")]
-    if len(words) < 2 or any(w.lower() in _NOT_A_NAME for w in words):
-        return "it does not read as a person's name"
-    if not all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words):
-        return "it does not read as a person's name"
-    if not all(re.fullmatch(r"[^\W\d_][\w'\u2019.-]*", w) for w in words):
+    if tr.parse_person_name(name) is None or any(w.lower() in _NOT_A_NAME for w in words) \
+            or not all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words):
         return "it does not read as a person's name"
     return None
 
@@ -740,19 +744,17 @@ def _referral(ctx: _Ctx, item: _Found) -> None:
     # The printed words are judged (the urgency "urgent" was printed "urgently"); only a
     # reason is judged in its sentence - "could be seen" in a polite request is no doubt
     # about how soon.
-    cue = _hedge(item.quote or value, item.context if f == "reason" else None)
+    cue = answer_doubt(item.quote or value, item.context if f == "reason" else None)
     if cue:
         factors.append(0.7)
-        reasons.append(_doubt_reason(cue))
+        reasons.append(doubt_reason(cue))
     if item.how in ("salutation", "signature", "prose"):
         structured["inferred_from"] = item.how  # no label: lower confidence, still a plain document fact
     if f == "urgency":
-        level = item.level or (P.urgency_in(value).value if P.urgency_in(value) else None)
-        structured["level"] = level
+        read = P.urgency_in(value)
+        structured["level"] = read.value if read else None  # urgent, soon, routine or 2-week wait
         if item.how == "prose":
             structured["as_printed"] = item.quote
-    if f in _REFERRAL_KEYS:
-        structured[_REFERRAL_KEYS[f]] = structured["level"] if f == "urgency" else structured["value"]
     ctx.scalars.add(f)
     path = f"referral.{f}"
     label = f.replace("_", " ")
@@ -765,29 +767,6 @@ def _referral(ctx: _Ctx, item: _Found) -> None:
     ))
 
 
-# Referral fields under the names readers of the referral look for.
-_REFERRAL_KEYS = {"reason": "reason", "requested_service": "service", "urgency": "urgency",
-                  "referring_provider": "referring_clinician", "receiving_provider": "receiving_clinician",
-                  "referring_clinic": "referring_clinic", "receiving_clinic": "receiving_clinic"}
-
-
-def _hedge(text: str, context: str | None) -> str | None:
-    """The hedge on ``text``: in it ("? sulfa"), or in the sentence or answer it was
-    read from when its scope reaches it (the context policy decides)."""
-    cue = hedge_cue(text)
-    if cue is None and context and V.normalize_ws(context) != V.normalize_ws(text):
-        ctx = assess(context, text)
-        if ctx.uncertain:
-            cue = ctx.triggers[0]
-    return cue
-
-
-def _doubt_reason(cue: str) -> str:
-    if cue.startswith("~~") or cue.lower().startswith(("<s>", "<del>", "<strike>")):
-        return f"struck-through text ({cue!r})"
-    return f"uncertain wording ({cue!r})"
-
-
 def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: str) -> None:
     text = text.strip()
     if not text:
@@ -796,7 +775,7 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
     reasons: list[str] = []
     doc_only = False
     if kind == "medications":
-        parsed = V.parse_medication(text)
+        parsed = phrases.parse_medication(text)
         if columns:
             parsed = {"name": columns.get("name") or parsed["name"], "dose": columns.get("dose") or None,
                       "frequency": columns.get("frequency") or None, "route": columns.get("route") or None}
@@ -810,7 +789,7 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
         summary = " ".join(v for v in (parsed["name"], parsed["dose"], parsed["route"], parsed["frequency"]) if v)
         fact_text = f"Medication: {summary}"
     elif kind == "allergies":
-        parsed = V.parse_allergy(text)
+        parsed = phrases.parse_allergy(text)
         if columns:
             parsed.update(substance=columns.get("substance") or parsed["substance"],
                           reaction=columns.get("reaction") or None, severity=(columns.get("severity") or "").lower() or None)
@@ -822,13 +801,16 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
             doc_only = True  # an explicit statement, cited, but never a chart allergy
             parsed.update(substance="", status="no_known_allergies")
             fact_text = "Allergies: no known allergies"
+            if not is_no_known_allergies(text):  # "NKDA except penicillin": not only a none
+                factors.append(0.5)
+                reasons.append(f"'no known allergies' with more written after it ({text!r})")
         else:
             fact_text = f"Allergy: {parsed['substance']}" + (f" - reaction: {parsed['reaction']}" if parsed["reaction"] else "")
     else:
-        parsed = V.parse_problem(text)
+        parsed = phrases.parse_problem(text)
         if columns:
             code = columns.get("code") or parsed["code"]
-            parsed.update(description=V.parse_problem(columns.get("description", text))["description"], code=code or None,
+            parsed.update(description=phrases.parse_problem(columns.get("description", text))["description"], code=code or None,
                           coding_system=parsed["coding_system"] or ("ICD-10" if code and re.match(r"[A-TV-Z]\d", code) else None))
             if columns.get("status"):
                 parsed["status"] = columns["status"]
@@ -837,15 +819,15 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
         fact_text = f"Problem: {parsed['description']}" + (f" ({parsed['code']})" if parsed.get("code") else "")
     full = " ".join(v for v in (columns or {}).values() if v) if columns else text
     answer = full if columns else V.normalize_ws(item.section.text if item.how == "table" else item.value)
-    cue = _hedge(full, answer)
+    cue = answer_doubt(full, answer)
     if cue:
         factors.append(0.6)
-        reasons.append(_doubt_reason(cue))
+        reasons.append(doubt_reason(cue))
     path = ctx.path(collection)
     quote = text if not columns else (columns.get(next(iter(_HEADER_COLUMNS[kind]))) or text)
     ctx.facts.append(FactProposal(
         fact_type=fact_type, fact_text=fact_text, structured_value=structured,
         citation=ctx.cite(item.section, quote, path), confidence=V.confidence(_BASE[item.how], factors),
-        wants_review=bool(cue) or (kind == "medications" and not structured.get("dose")),
+        wants_review=bool(reasons),
         review_reason="; ".join(reasons) or None, document_fact_only=doc_only, context_text=answer,
     ))

@@ -6,14 +6,19 @@ them into facts: demographics and identity candidates (only from the patient's o
 fields - a name or date of an emergency contact, next of kin, guardian, insured or
 clinician is a document fact about that person), chief concern, medications,
 allergies (an explicit "none known" is a cited NKDA fact), family history,
-preferences. Text that belongs to no field (far to the right of the answers, or in
-a Notes box) is kept as a finding of its own and, when it touches something
-clinical or is worded uncertainly, asks for human review. Hedges and red flags are
-judged by the context policy; every free-text item carries the answer it came from
-as ``context_text``.
+preferences. An answer given by tick boxes is what its ticked box says; boxes
+that contradict each other ask for review. Text that belongs to no field (far to
+the right of the answers, or in a Notes box) is kept as a finding of its own and,
+when it touches something clinical or is worded uncertainly, asks for human review.
+Hedges and red flags are judged by the context policy; every free-text item carries
+the answer it came from as ``context_text``. A form that gives the patient two
+different names, dates of birth or record numbers identifies nobody by them.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import replace
 
 from core.content import NormalizedContent, PageContent, Word
 from core.models import (
@@ -21,9 +26,11 @@ from core.models import (
     IdentityCandidate,
 )
 from core.policy.citations import quote_from_words
+from core.policy.context import assess, red_flag
 from extract import intake_labels as labels
 from extract import intake_text as it
 from extract import text_rules as tr
+from extract import values as V
 from extract.intake_layout import Field, Loose, read_page
 from extract.layout import page_rows, text_of
 
@@ -47,6 +54,7 @@ def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResu
     result = ExtractionResult(doc_type=DocType.INTAKE_FORM, facts=builder.facts, identifiers=builder.identifiers,
                               engine=f"intake-rules+{content.engine or content.source_kind}")
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
+    result.warnings += builder.warnings
     if not fields:
         result.warnings.append(ExtractionWarning(code="no_fields_found", message="No intake form labels were recognised."))
     return result
@@ -108,41 +116,44 @@ def _family_continues(prev: str, item: str) -> bool:
     return it.leads_with_relative(prev) and not it.has_relative(item)
 
 
-def _leading_date(words: list[Word]) -> tuple[str | None, list[Word]]:
-    """The date an answer starts with, and its words ("07/22/1958 (age 67)")."""
-    for n in range(min(len(words), 4), 0, -1):
-        iso = tr.parse_date(text_of(words[:n]))
-        if iso:
-            return iso, words[:n]
-    return None, words
+# A date-of-birth label that says in which order the day and month are written.
+_DAY_FIRST = re.compile(r"\b(?:dd|jj|tt)\s*[/.-]\s*mm\b", re.I)
+_MONTH_FIRST = re.compile(r"\bmm\s*[/.-]\s*dd\b", re.I)
 
 
-def _name_part(text: str) -> bool:
-    """A given or family name as written: letters, hyphens, apostrophes, spaces."""
-    return bool(text) and all(t[:1].isalpha() and all(c.isalpha() or c in "-'’." for c in t)
-                              for t in text.split())
+def _leading_date(words: list[Word], label: str) -> tuple[V.DateMatch | None, list[Word]]:
+    """The date an answer starts with, and its words ("07/22/1958 (age 67)"). A label
+    that states the order ("DOB (dd/mm/yyyy)") decides it; ``ambiguous`` stays set
+    only when nothing did (03/04/1979 under a plain "Date of birth")."""
+    text = text_of(words)
+    day_first = bool(_DAY_FIRST.search(label))
+    if day_first:  # read the printed day and month the other way round, by the same rule
+        text = re.sub(r"^(\d{1,2})([/.-])(\d{1,2})\2", r"\3\2\1\2", text)
+    found = V.find_date(text)
+    if found is None or found.start != 0:
+        return None, words
+    n = len(text[: found.end].split())
+    if day_first or _MONTH_FIRST.search(label):
+        found = replace(found, ambiguous=False)
+    return found, words[:n]
+
+
+_LIST_KINDS = frozenset({"medications", "allergies", "family_history", "problems", "symptoms"})
+_IDENTITY_OF = {IdentifierKind.NAME: ("name", "first_name", "middle_name", "last_name"),
+                IdentifierKind.DOB: ("dob",), IdentifierKind.MRN: ("mrn",)}
+
+
+def _same_person_value(kind: IdentifierKind, value: str) -> str:
+    """An identifier value compared across fields: a name by its first and last name."""
+    if kind is IdentifierKind.NAME and (name := tr.parse_person_name(value)):
+        return f"{name.first} {name.last}".lower()
+    return value.lower()
 
 
 # A name written in parts is cited by one run of the page's words that covers both
 # parts, and only when that run is short (boxes side by side: "Surname | Given
 # name(s)" over "OKONJO-HALE | Beatrix" reads as one run of six words).
 MAX_NAME_SPAN_WORDS = 12
-
-
-def _reading_span(page: PageContent, first: list[Word], last: list[Word]) -> list[Word] | None:
-    """The page's words from the first of ``first + last`` to the last of them, in
-    reading order, if that run is short enough to cite as one quote."""
-    order = [w for row in page_rows(page) for w in row.words]
-    pos = {id(w): i for i, w in enumerate(order)}
-    want = first + last
-    idx = sorted(pos[id(w)] for w in want if id(w) in pos)
-    if len(idx) != len(want) or idx[-1] - idx[0] + 1 > MAX_NAME_SPAN_WORDS:
-        return None
-    return order[idx[0]: idx[-1] + 1]
-
-
-_IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
-_LIST_KINDS = frozenset({"medications", "allergies", "family_history", "problems", "symptoms"})
 
 
 class _Builder:
@@ -152,22 +163,38 @@ class _Builder:
         self.source_id = source_id
         self.facts: list[FactProposal] = []
         self.identifiers: list[IdentityCandidate] = []
+        self.warnings: list[ExtractionWarning] = []
         self._counts: dict[str, int] = {}
         self._name_parts: dict[str, tuple[Field, list[Word], str]] = {}
-        self._order: dict[int, dict[int, int]] = {}  # page -> word -> position in reading order
+        # Every value the form prints for the patient's identity, read or not.
+        self._printed: dict[IdentifierKind, list[str]] = {kind: [] for kind in _IDENTITY_OF}
+        self._order: dict[int, tuple[list[Word], dict[int, int]]] = {}  # page -> words in reading order
 
     # -- plumbing
+
+    def _reading(self, page: PageContent) -> tuple[list[Word], dict[int, int]]:
+        """The page's words in reading order, and each word's place in it."""
+        if id(page) not in self._order:
+            order = [w for row in page_rows(page) for w in row.words]
+            self._order[id(page)] = order, {id(w): i for i, w in enumerate(order)}
+        return self._order[id(page)]
 
     def _with_label(self, f: Field, words: list[Word]) -> list[Word]:
         """The label and its answer as one quote when they read on from each other;
         the answer alone when other words come between (a box heading in a row of
         headings, its answer on the row below)."""
-        order = self._order.get(id(f.page))
-        if order is None:
-            order = self._order[id(f.page)] = {id(w): i for i, w in
-                                               enumerate(w for row in page_rows(f.page) for w in row.words)}
-        idx = [order.get(id(w), -1) for w in f.label + words]
+        _, pos = self._reading(f.page)
+        idx = [pos.get(id(w), -1) for w in f.label + words]
         return f.label + words if idx == list(range(idx[0], idx[0] + len(idx))) else words
+
+    def _span(self, page: PageContent, words: list[Word]) -> list[Word] | None:
+        """The page's words from the first of ``words`` to the last, in reading
+        order, if that run is short enough to cite as one quote."""
+        order, pos = self._reading(page)
+        idx = sorted(pos[id(w)] for w in words if id(w) in pos)
+        if len(idx) != len(words) or idx[-1] - idx[0] + 1 > MAX_NAME_SPAN_WORDS:
+            return None
+        return order[idx[0]: idx[-1] + 1]
 
     def _citation(self, page: PageContent, words: list[Word], section: str) -> Citation:
         if section.endswith("[]"):
@@ -196,17 +223,31 @@ class _Builder:
         """Why an item is uncertain: a hedge, a "?" or struck-through text in it, or a
         hedge in its answer whose scope reaches it."""
         cue = it.answer_doubt(text, answer)
-        return f"uncertain wording ({cue!r})" if cue else None
+        return it.doubt_reason(cue) if cue else None
+
+    @staticmethod
+    def _contradicted(item: str, answer: str) -> str | None:
+        """Why a list item may not be what it says: it is a "none" beside other items,
+        or the answer negates it ("NKDA except penicillin", "no aspirin")."""
+        if it.is_none_answer(item) or it.is_no_known_allergies(item):
+            return f"{item!r} written beside other items"
+        ctx = assess(answer, item)
+        if ctx.negated:
+            return f"negated wording ({', '.join(ctx.triggers)!r})"
+        return None
 
     @classmethod
     def _review(cls, text: str, clinical: bool, where: str | None = None, answer: str | None = None) -> str | None:
-        """Why a clinically relevant item needs a person: uncertain wording, red flags, place."""
+        """Why a clinically relevant item needs a person: uncertain or negated wording
+        (of an item of a list ``answer``), red flags, place."""
         reasons = []
         if where:
             reasons.append(where)
         if clinical and (doubt := cls._doubt(text, answer)):
             reasons.append(doubt)
-        if flag := it.red_flag(text):
+        if answer is not None and (contradiction := cls._contradicted(text, answer)):
+            reasons.append(contradiction)
+        if flag := red_flag(text):
             reasons.append(f"red-flag language ({flag!r})")
         return "; ".join(reasons) or None
 
@@ -226,14 +267,16 @@ class _Builder:
     # -- fields
 
     def field(self, f: Field) -> None:
-        words = [w for r in f.rows for w in r]
-        if f.kind in _LIST_KINDS:  # one item per row: keep the rows apart for the context policy
-            text = "; ".join(t for t in (it.clean_item(text_of(r)) for r in f.rows) if t)
-        else:
-            text = it.clean_item(text_of(words))
+        f, words = self._ticked(f)
+        if f is None:
+            return
+        rows = [" ".join(it.strip_box(w.text) for w in r) for r in f.rows]
+        # One item per row for a list: the rows stay apart for the context policy.
+        text = ("; ".join(t for t in map(it.clean_item, rows) if t) if f.kind in _LIST_KINDS
+                else it.clean_item(" ".join(rows)))
         if f.kind == "ignore" or not _has_content(text):
             return
-        if f.kind in _IDENTITY_KINDS and labels.reads_as_label(text):
+        if f.kind in it.IDENTITY_KINDS and labels.reads_as_label(text):
             return  # a blank form's next label ("Last Name: First Name") is no answer
         if f.kind in ("name", "first_name", "last_name", "middle_name") and f.owner is None \
                 and it.names_a_clinician(text):
@@ -241,6 +284,8 @@ class _Builder:
         handler = getattr(self, f"_{f.kind}", None)
         if f.owner is not None:
             self._about_someone_else(f, words, text)
+        elif f.kind in _LIST_KINDS and it.is_yes_answer(text):
+            self._unclear(f, words, text, "answered yes but listed nothing")
         elif f.kind in it.DEMOGRAPHIC_KINDS:
             self._demographic(f, words, text)
         elif handler is not None:
@@ -248,7 +293,49 @@ class _Builder:
         else:
             self._other(f, words, text)
 
+    def _ticked(self, f: Field) -> tuple[Field | None, list[Word]]:
+        """The field as answered: by its ticked boxes when it has any (the answer's
+        rows keep only what was ticked or written; the words to cite add the ticked
+        boxes), as written otherwise. ``None`` when a contradiction went to review."""
+        flat = [w for r in f.rows for w in r]
+        ticks = it.read_ticks([w.text for w in flat], [n for n, r in enumerate(f.rows) for _ in r])
+        if ticks is None or (ticks.problem and f.kind in ("other", "ignore")):
+            return f, flat
+        if ticks.problem:
+            self._unclear(f, flat, it.clean_item(text_of(flat)), ticks.problem)
+            return None, flat
+        pos = {id(w): k for k, w in enumerate(flat)}
+        rows = [kept for r in f.rows if (kept := [w for w in r if pos[id(w)] in ticks.answer])]
+        cite = [w for k, w in enumerate(flat) if k in ticks.answer or k in ticks.boxes]
+        return replace(f, rows=rows), cite
+
+    def _unclear(self, f: Field, words: list[Word], text: str, problem: str) -> None:
+        """An answer a person must read: boxes that contradict each other, a "yes"
+        with nothing listed. A document fact for review, never chart data."""
+        self._add("other", f"{f.label_text}: {text}", {"field": f.kind, "label": f.label_text, "answer": text},
+                  f.page, self._with_label(f, words), "needs_review_findings[]", self._score(0.3, f, True),
+                  document_only=True, review=problem, context=text)
+
     def finish(self) -> None:
+        """Identity from a name written in parts; no identifier of a kind where the
+        form disagrees with itself about the patient - two different names, or a
+        name that reads and one that does not (another page's applicant, OCR noise)."""
+        self._name_from_parts()
+        for kind, fields in _IDENTITY_OF.items():
+            printed = self._printed[kind]
+            distinct = {_same_person_value(kind, v) for v in printed}
+            if len(distinct) < 2:
+                continue
+            self.identifiers = [i for i in self.identifiers if i.kind is not kind]
+            reason = (f"the form gives the patient {len(distinct)} different {kind.value} values "
+                      f"({', '.join(sorted(set(printed)))})")
+            self.warnings.append(ExtractionWarning(code="intake_conflicting_identifiers",
+                                                   message=f"{reason}; none of them identifies the patient."))
+            self.facts = [fact.model_copy(update={"wants_review": True, "review_reason": reason})
+                          if fact.fact_type == "demographic" and fact.structured_value.get("field") in fields
+                          else fact for fact in self.facts]
+
+    def _name_from_parts(self) -> None:
         """Identity from a name written in parts ("First name" / "Last name")."""
         parts = self._name_parts
         if "first_name" not in parts or "last_name" not in parts:
@@ -256,9 +343,10 @@ class _Builder:
         (f1, w1, first), (f2, w2, last) = parts["first_name"], parts["last_name"]
         middle = parts["middle_name"][2] if "middle_name" in parts else ""
         name = f"{last}, {first}" + (f" {middle}" if middle else "")
+        self._printed[IdentifierKind.NAME].append(name)
         if tr.parse_person_name(name) is None or f1.page is not f2.page:
             return
-        cite = _reading_span(f1.page, f1.label + w1, f2.label + w2)
+        cite = self._span(f1.page, f1.label + w1 + f2.label + w2)
         if cite is None:
             return
         self.identifiers.append(IdentityCandidate(kind=IdentifierKind.NAME, value=name,
@@ -279,24 +367,31 @@ class _Builder:
         value, parsed = text, 1.0
         cite_words = self._with_label(f, words)
         if f.kind == "dob":
-            iso, printed = _leading_date(words)
-            if iso:
-                value, cite_words = iso, self._with_label(f, printed)
+            found, printed = _leading_date(words, f.label_text)
+            if found:
+                value, cite_words = found.iso, self._with_label(f, printed)
+                if found.ambiguous:
+                    parsed = 0.7
+                    self.warnings.append(ExtractionWarning(
+                        code="intake_ambiguous_date", page=f.page.number,
+                        message=f"Date of birth {text_of(printed)!r} could be read day-first or month-first; "
+                                f"read as {found.iso}."))
             else:
-                value, parsed = text, 0.3
+                parsed = 0.3
         elif f.kind == "name":
             parsed = 1.0 if tr.parse_person_name(text) else 0.3
         elif f.kind in ("first_name", "last_name", "middle_name"):
-            parsed = 1.0 if _name_part(text) else 0.3
-            if parsed == 1.0:
-                self._name_parts.setdefault(f.kind, (f, words, text))
+            # A part alone cannot be judged: the name it makes is (``_name_from_parts``).
+            self._name_parts.setdefault(f.kind, (f, words, text))
         elif f.kind == "mrn":
             first = next((w for w in words if w.text.strip("#:,;")), words[0])
             value = first.text.strip(" #:,;")
             cite_words = self._with_label(f, words[: words.index(first) + 1])
         self._add("demographic", f"{f.label_text}: {value}", {"field": f.kind, "value": value, "printed": text},
                   f.page, cite_words, f"demographics.{f.kind}", self._score(parsed, f, False), document_only=True)
-        if f.kind in ("name", "dob", "mrn") and parsed == 1.0 and value:
+        if f.kind in ("name", "dob", "mrn"):
+            self._printed[IdentifierKind(f.kind)].append(value)
+        if f.kind in ("name", "dob", "mrn") and parsed >= 0.7 and value:
             self.identifiers.append(IdentityCandidate(
                 kind=IdentifierKind(f.kind), value=value,
                 citation=self._citation(f.page, cite_words, f"patient.{f.kind}"),
@@ -330,8 +425,7 @@ class _Builder:
         for item in _merge(_split_items(f.rows, commas=True), _allergy_continues):
             item_text = it.clean_item(text_of(item))
             allergy = it.parse_allergy(item_text)
-            if "?" in allergy["substance"]:  # "shellfish?": the mark is doubt, not part of the name
-                allergy["substance"] = it.clean_item(allergy["substance"].replace("?", " ")) or allergy["substance"]
+            allergy["substance"] = it.substance_name(allergy["substance"])
             uncertain = bool(self._doubt(item_text, text))
             parts = 0.7 + 0.3 * (allergy["reaction"] is not None)
             text_out = f"Allergy: {allergy['substance']}" + (f" ({allergy['reaction']})" if allergy["reaction"] else "")
@@ -365,14 +459,11 @@ class _Builder:
         self._problems(f, words, text, label="Symptom")
 
     def _pregnancy(self, f: Field, words: list[Word], text: str) -> None:
-        answer = text.lower()
         review = self._review(text, clinical=True)
-        # A bare "Not sure" governs nothing by itself; said of pregnancy it is doubt.
-        if review is None and (cue := it.uncertain_words(f"Pregnant: {text}")):
-            review = f"uncertain wording ({cue!r})"
-        if review is None and not answer.startswith(("no", "n/a", "not applicable")):
+        if review is None and not (it.is_none_answer(text) or text.lower() == "not pregnant"):
             review = "pregnancy status reported; confirm before prescribing or imaging"
-        self._add("other", f"Pregnancy: {text}", {"field": "pregnancy", "answer": text}, f.page, self._with_label(f, words),
+        self._add("other", f"Pregnancy: {text}", {"field": "pregnancy", "answer": text}, f.page,
+                  self._with_label(f, words),
                   "needs_review_findings[]" if review else "other_document_facts[]",
                   self._score(1.0, f, bool(self._doubt(text))), document_only=True, review=review, context=text)
 
@@ -391,16 +482,24 @@ class _Builder:
     # -- text outside the fields
 
     def margin(self, m: Loose) -> None:
+        words, said = m.words, m.words
+        ticks = it.read_ticks([w.text for w in words], [0] * len(words))
+        if ticks is not None and not ticks.problem:  # options of a question, wrapped beside its answer
+            if not ticks.answer:
+                return  # boxes nobody ticked say nothing
+            said = [w for k, w in enumerate(m.words) if k in ticks.answer]
+            words = [w for k, w in enumerate(m.words) if k in ticks.answer or k in ticks.boxes]
         where = "written outside the form's fields"
         if m.near is not None:
             where += f" (beside {m.near.label_text!r})"
-        self._free_text(m.words, m.page, "margin", where, near=m.near)
+        self._free_text(words, m.page, "margin", where, near=m.near,
+                        text=it.clean_item(" ".join(it.strip_box(w.text) for w in said)))
 
     def _free_text(self, words: list[Word], page: PageContent, location: str, where: str,
-                   near: Field | None = None) -> None:
+                   near: Field | None = None, text: str | None = None) -> None:
         """A note outside the answers: reviewed when it touches something clinical,
         by its own words or by the field it sits beside; otherwise a document fact."""
-        text = it.clean_item(text_of(words))
+        text = it.clean_item(text_of(words)) if text is None else text
         if not _has_content(text):
             return
         topic = it.clinical_topic(text)
@@ -417,12 +516,12 @@ class _Builder:
             return
         fact_type = {"allergy": "allergy", "medication": "medication", "symptom": "problem"}.get(topic, "other")
         if fact_type == "allergy":
-            value["substance"] = it.clean_item(text.replace("?", " ")) or text
+            value["substance"] = it.substance_name(text)
             value["reaction"] = None
         reasons = [where, f"mentions {topic}" if by_content else f"beside a {near.kind.replace('_', ' ')} answer"]
         if uncertain:
             reasons.append(uncertain)
-        if flag := it.red_flag(text):
+        if flag := red_flag(text):
             reasons.append(f"red-flag language ({flag!r})")
         label = {"allergy": "Possible allergy", "medication": "Possible medication",
                  "pregnancy": "Possible pregnancy", "symptom": "Reported symptom"}[topic]

@@ -13,7 +13,9 @@ read by the words it uses, not by one form's spelling:
 * ``LABEL_WORDS`` - the neutral words labels are made of ("your", "what", "list",
   "number"). A phrase written without a colon ("Meds you take", "Birthday") counts
   as a label only if *every* word of it is label vocabulary, so an answer such as
-  "No known allergies" or "Allergic to penicillin" is never taken for one.
+  "No known allergies" or "Allergic to penicillin" is never taken for one. A
+  bilingual label ("Contacto de emergencia / Emergency contact") counts when one of
+  its " / " alternatives does: the other is its translation.
 
 Phrases are lower-case words; a trailing ``*`` matches any ending ("allerg*" for
 allergy, allergies, allergic). Matching ignores case and the punctuation around
@@ -49,6 +51,9 @@ FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "health problems", "surger*", "surgical", "illness*", "operations")),
     ("preference", ("prefer*", "best time", "contact method", "how should we contact", "how may we contact",
                     "how can we contact", "appointment time", "language", "interpreter")),
+    # About a birth, not its date ("Place of birth", "Infant birth weight"): before "dob".
+    ("misc", ("place of birth", "birthplace", "birth place", "country of birth", "city of birth", "state of birth",
+              "born in", "birth weight", "birth record", "birth certificate")),
     ("dob", ("date of birth", "birth*", "born", "dob", "d.o.b")),
     ("mrn", ("medical record*", "mrn", "mr #", "mr no.", "mr no", "mr number", "chart*", "patient id",
              "patient no.", "patient no", "patient number", "patient #", "account*", "acct*", "record number",
@@ -84,7 +89,6 @@ OTHER_PERSON_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "pediatrician*", "psychiatrist*", "psychologist*", "optometrist*", "counsel*")),
     ("fax sender or recipient", ("sender*", "recipient*", "attention", "attn", "sent by", "fax")),
     ("employer", ("employer*", "pharmacy", "pharmacist", "school")),
-    ("another person", ("relationship", "relation to patient", "relation to you")),
 )
 OTHER_PERSON_WHOLE: dict[str, str] = {"to": "fax sender or recipient", "from": "fax sender or recipient"}
 
@@ -97,7 +101,7 @@ READER_WORDS = frozenset({"your", "you", "you're", "yourself"})
 
 LABEL_WORDS = frozenset("""
 a an the of to in on at for with by and or if any anything all what which who whom when where why how do does did
-are is was were be been have has had you your you're yours yourself we us our can may should would please list
+are is was were be been have has had you your you're yours yourself we us our can could may should would please list
 now currently current today take taking regularly regular known number no. # date patient patient's client
 client's full legal home work cell primary secondary main other details information info type id here print
 write please kind them their this that these those ever past present new old daily usual usually time times care
@@ -206,10 +210,23 @@ def reads_as_label(text: str) -> bool:
     return bool(words) and all(_label_word(w) and w not in ANSWER_WORDS for w in words)
 
 
-def is_bare_label(text: str) -> bool:
+_ALTERNATIVES = re.compile(r"\s+/\s+")
+
+
+def is_bare_label(text: str, *, bilingual: bool = True) -> bool:
     """Whether a phrase written without a colon reads as a label: short, made only
     of label vocabulary, naming a field or another person, and no answer word in it
-    ("Patient No" is a label; "No known allergies" is an answer)."""
+    ("Patient No" is a label; "No known allergies" is an answer). Of a bilingual
+    phrase ("Contacto de emergencia / Emergency contact") one alternative must be,
+    unless ``bilingual`` is off (inside an answer, where the words before a "/" may
+    be the answer's)."""
+    alternatives = _ALTERNATIVES.split(text)
+    if len(alternatives) > 1 and bilingual:
+        return not any(w in ANSWER_WORDS for w in tokens(text)) and any(map(_is_bare_label, alternatives))
+    return _is_bare_label(text)
+
+
+def _is_bare_label(text: str) -> bool:
     words = tokens(text)
     if not words or len(words) > MAX_BARE_LABEL_WORDS:
         return False

@@ -41,8 +41,10 @@ CONTINUATION_GAP = 1.0
 # A segment starting this share of the page width right of the answer column is
 # outside the field: a margin note.
 MARGIN_SHIFT = 0.3
-# A block about another person (under "Emergency contact") ends at a vertical gap of
-# more than this many text heights: the form has moved on to something else.
+# A block about another person opened by a label with its answer ("Next of kin: Ana
+# Ruiz", then her phone) ends at a vertical gap of more than this many text heights:
+# the form has moved on. One opened by a heading ends only at the next heading or a
+# label about the patient.
 BLOCK_GAP = 3.0
 
 
@@ -57,7 +59,6 @@ class Field:
     rows: list[list[Word]] = field(default_factory=list)  # answer words per row
     last_y1: float = 0.0
     label_x0: float = 0.0
-    value_x0: float | None = None
     crowded: bool = False  # stray text sat beside the answer (it was set aside as a margin note)
     owner: str | None = None  # the person the field is about when not the patient
     text_height: float = 0.0  # print size of the answer's last row
@@ -65,6 +66,11 @@ class Field:
     @property
     def label_text(self) -> str:
         return label_text(self.label).rstrip(":? ")
+
+    @property
+    def value_x0(self) -> float | None:
+        """Where the answer starts (its first row's first word)."""
+        return self.rows[0][0].x0 if self.rows else None
 
     def add(self, words: list[Word], row: Row) -> None:
         if not self.rows:
@@ -78,8 +84,6 @@ class Field:
         self.rows.append(words)
         self.last_y1 = row.y1
         self.text_height = row.height
-        if self.value_x0 is None:
-            self.value_x0 = words[0].x0
 
 
 @dataclass(slots=True)
@@ -128,29 +132,32 @@ def _ends_label(word: Word) -> bool:
 
 # Dot leaders and blank lines between a label and its answer ("Surname ........ Kowalczyk").
 _LEADER = r"(?:\.{3,}|_{3,}|\u2026+|\u00b7{3,}|-{4,})"
-_LEADER_ONLY = re.compile(rf"^{_LEADER}$")
-_LEADER_END = re.compile(rf"^[^\W\d_].*?{_LEADER}$")
-_LEADER_START = re.compile(rf"^{_LEADER}(?=\w)")
+_LEADER_SHAPES = (("only", re.compile(rf"^{_LEADER}$")), ("ends", re.compile(rf"^[^\W\d_].*?{_LEADER}$")),
+                  ("opens", re.compile(rf"^{_LEADER}(?=\w)")))
 
 
 def _leader(word: Word) -> str | None:
     """How a leader sits in a word: "only" ("......"), "ends" ("Surname.....") or
     "opens" ("...Cough": the answer typed straight after the dots)."""
-    t = word.text
-    if _LEADER_ONLY.match(t):
-        return "only"
-    if _LEADER_END.match(t):
-        return "ends"
-    if _LEADER_START.match(t):
-        return "opens"
-    return None
+    return next((how for how, pattern in _LEADER_SHAPES if pattern.match(word.text)), None)
 
 
 def _leading_label(seg: list[Word]) -> int:
     """How many words of ``seg`` form a label written with a colon or "?", followed by
     dot leaders, or (a "Chart #" kind of label) ending in "#"; 0 when the segment
     starts with none. A leader counts with the label; an answer glued to the dots
-    ("...Cough") stays the answer."""
+    ("...Cough") stays the answer. A label in two languages is one label
+    ("¿Toma medicamentos? / Do you take any medicines?")."""
+    n = _first_label(seg)
+    while 0 < n < len(seg) - 1 and seg[n].text == "/":
+        more = _first_label(seg[n + 1:])
+        if not more:
+            break
+        n += 1 + more
+    return n
+
+
+def _first_label(seg: list[Word]) -> int:
     for k, w in enumerate(seg[:MAX_LABEL_WORDS]):
         if w.text.startswith("?"):
             return 0  # "? sulfa": a hedge, not a question
@@ -187,12 +194,32 @@ def _mid_label(seg: list[Word], j: int, lo: int) -> tuple[int, int] | None:
         words = text_of(seg[i: last + 1])
         if lead == "ends":
             words = re.sub(rf"{_LEADER}$", "", words)
-        if not seg[i].text[:1].isupper() or not labels.is_bare_label(words):
+        if not seg[i].text[:1].isupper() or not labels.is_bare_label(words, bilingual=False):
             continue
         meaning = labels.read_label(words)
         if meaning.kind not in (None, "ignore") or meaning.owner is not None:
-            return i, end
+            return _translation_before(seg, i, lo), end
     return None
+
+
+# A label's translation in front of it ("Parentesco / Relationship:") is at most this long.
+MAX_TRANSLATION_WORDS = 4
+
+
+def _translation_before(seg: list[Word], i: int, lo: int) -> int:
+    """Where a label starting at ``seg[i]`` really starts when a translation and "/"
+    precede it: at the last word before the "/" that does not start in lower case
+    ("Rogelio Baeza Parentesco / Relationship:" -> "Parentesco"), never taking a
+    word with a digit or the first word of the answer before it."""
+    if i - 2 < lo or seg[i - 1].text != "/":
+        return i
+    for j in range(i - 2, max(lo, i - 1 - MAX_TRANSLATION_WORDS) - 1, -1):
+        t = seg[j].text
+        if any(c.isdigit() for c in t):
+            return i
+        if not t[:1].islower():
+            return j
+    return i
 
 
 def _cut(seg: list[Word], si: int) -> list[_Piece]:
@@ -230,9 +257,12 @@ def label_text(label: list[Word]) -> str:
 
 
 def _is_heading(row: Row, gap: float) -> bool:
-    """A section heading ("MEDICAL INFORMATION") set apart from the answer above."""
+    """A section heading ("MEDICAL INFORMATION") set apart from the answer above: words
+    in capitals, more letters than digits (not "06/19/1991 RF-0048213")."""
     letters = [c for c in row.text if c.isalpha()]
-    return len(row.words) >= 2 and bool(letters) and all(c.isupper() for c in letters) and gap > 0.6 * row.height
+    digits = sum(c.isdigit() for c in row.text)
+    return len(row.words) >= 2 and len(letters) > digits and all(c.isupper() for c in letters) \
+        and gap > 0.6 * row.height
 
 
 def _is_title(row: Row, current: Field) -> bool:
@@ -249,7 +279,7 @@ def _names_someone_else(row: Row) -> str | None:
     if len(segments(row.words)) != 1 or not labels.is_bare_label(text):
         return None
     meaning = labels.read_label(text)
-    return meaning.owner if meaning.kind in (None, "other") else None
+    return meaning.owner if meaning.kind is None else None
 
 
 @dataclass(slots=True)
@@ -287,101 +317,133 @@ _CONTACT_KINDS = frozenset({"phone", "email", "address"})
 
 
 def read_page(rows: list[Row], fields: list[Field], margins: list[Loose]) -> None:
-    cut_rows = [[p for si, seg in enumerate(segments(row.words)) for p in _cut(seg, si)] for row in rows]
+    """The fields of one page's rows, appended to ``fields``; text outside every
+    field to ``margins``."""
+    _PageReader(rows, fields, margins).read()
 
-    def below_ok(i: int, x0: float) -> bool:
+
+class _PageReader:
+    """One pass over a page's rows, holding what the rows above left open: the field
+    being answered, a row of box headings, a block about another person."""
+
+    def __init__(self, rows: list[Row], fields: list[Field], margins: list[Loose]):
+        self.rows, self.fields, self.margins = rows, fields, margins
+        self.cut_rows = [[p for si, seg in enumerate(segments(row.words)) for p in _cut(seg, si)] for row in rows]
+        self.label_x0s = self._label_column()
+        self.owner = _Owner()
+        self.current: Field | None = None
+        self.columns: list[Field] = []  # a row of labels whose answers are written under them
+
+    def _below_ok(self, i: int, x0: float) -> bool:
         """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
-        if i + 1 >= len(rows):
+        if i + 1 >= len(self.rows):
             return False
-        row, below = rows[i], rows[i + 1]
+        row, below = self.rows[i], self.rows[i + 1]
         if below.page is not row.page or below.y0 - row.y1 > CONTINUATION_GAP * below.height:
             return False
-        if any(p.label and not p.bare for p in cut_rows[i + 1]) or _label_row(cut_rows[i + 1]):
+        if any(p.label and not p.bare for p in self.cut_rows[i + 1]) or _label_row(self.cut_rows[i + 1]):
             return False
         return x0 - 0.5 * row.height <= below.x0 <= x0 + 4 * row.height
 
-    # Pass 1: where do the recognised labels start? Unknown labels ("Mother: ...")
-    # and labels written without a colon only count when they line up with those
-    # (or sit right before or above their answer), so an answer never becomes a label.
-    label_x0s = []
-    for i, pieces in enumerate(cut_rows):
-        heads = _label_row(pieces) and below_ok(i, pieces[0].x0)
-        for k, p in enumerate(pieces):
-            if p.label and p.kind not in ("other", "ignore") and p.label[0] is p.words[0] and (
-                    not p.bare or _answer_follows(pieces, k) or heads):
-                if k == 0 or p.seg != pieces[k - 1].seg:
-                    label_x0s.append(p.x0)
+    def _label_column(self) -> list[float]:
+        """Where the recognised labels start. Unknown labels ("Mother: ...") and labels
+        written without a colon only count when they line up with these (or sit right
+        before or above their answer), so an answer never becomes a label."""
+        x0s = []
+        for i, pieces in enumerate(self.cut_rows):
+            heads = _label_row(pieces) and self._below_ok(i, pieces[0].x0)
+            for k, p in enumerate(pieces):
+                if p.label and p.kind not in ("other", "ignore") and p.label[0] is p.words[0] and (
+                        not p.bare or _answer_follows(pieces, k) or heads) and (k == 0 or p.seg != pieces[k - 1].seg):
+                    x0s.append(p.x0)
+        return x0s
 
-    def aligned(x0: float, h: float) -> bool:  # same label column, give or take OCR jitter
-        return any(abs(x0 - x) <= 0.35 * h for x in label_x0s)
+    def _aligned(self, x0: float, h: float) -> bool:  # same label column, give or take OCR jitter
+        return any(abs(x0 - x) <= 0.35 * h for x in self.label_x0s)
 
-    def set_aside(words: list[Word], row: Row, near: Field | None) -> None:
-        margins.append(Loose(words, row.page, near))
+    def _far_right(self, x0: float, row: Row) -> bool:
+        """Far to the right of the form's label column: a margin note."""
+        return bool(self.label_x0s) and x0 - min(self.label_x0s) > 0.5 * row.page.width
+
+    def set_aside(self, words: list[Word], row: Row, near: Field | None) -> None:
+        self.margins.append(Loose(words, row.page, near))
         if near is not None:
             near.crowded = True
 
-    owner = _Owner()
-    current: Field | None = None
-    columns: list[Field] = []  # a row of labels whose answers are written under them
-    previous: Row | None = None
-    for i, (row, pieces) in enumerate(zip(rows, cut_rows)):
-        if previous is not None and row.y0 - previous.y1 > BLOCK_GAP * row.height:
-            owner.person = None  # a block about someone else ends where the form moves on
-        previous = row
-        pieces = _accept_labels(pieces, lambda x0: aligned(x0, row.height), lambda x0: below_ok(i, x0))
-        gap = row.y0 - current.last_y1 if current else float("inf")
-        if not any(p.label for p in pieces):
-            if columns:
-                top = max(f.last_y1 for f in columns)
-                if row.y0 - top <= CONTINUATION_GAP * row.height and not _is_heading(row, row.y0 - top):
-                    _distribute(columns, segments(row.words), row, set_aside)
-                    continue
-                columns = []
-            segs = segments(row.words)
-            if current is not None and gap <= CONTINUATION_GAP * row.height and not _is_heading(row, gap) \
-                    and not _is_title(row, current) and _names_someone_else(row) is None \
-                    and _under(current, segs[0], row):
-                _continue(current, segs, row, set_aside)
-                continue
-            # Outside any field: titles and instructions on the left are not findings,
-            # but text far to the right of the form's label column is a margin note.
-            near = current if current is not None and row.page is current.page else None
-            current = None
-            person = _names_someone_else(row)
-            if person is not None:
-                owner.open(person, strong=True)
-            elif _is_heading(row, gap) or len(row.words) <= 6:
-                owner.person = None  # a new section ("Patient Information")
-            if label_x0s and row.x0 - min(label_x0s) > 0.5 * row.page.width:
-                set_aside(row.words, row, near)
-            continue
-        columns = []
+    def read(self) -> None:
+        previous: Row | None = None
+        for i, (row, pieces) in enumerate(zip(self.rows, self.cut_rows)):
+            if previous is not None and not self.owner.strong \
+                    and row.y0 - previous.y1 > BLOCK_GAP * max(row.height, previous.height):
+                self.owner.person = None  # a block opened by an answer ends where the form moves on
+            previous = row
+            pieces = _accept_labels(pieces, lambda x0: self._aligned(x0, row.height), lambda x0: self._below_ok(i, x0))
+            gap = row.y0 - self.current.last_y1 if self.current else float("inf")
+            if any(p.label for p in pieces):
+                self._labelled_row(row, pieces, gap)
+            else:
+                self._plain_row(row, gap)
+
+    def _plain_row(self, row: Row, gap: float) -> None:
+        """A row without labels: answers under box headings, more of the answer above,
+        a title (perhaps of a block about someone else), or a margin note."""
+        current = self.current
+        if self.columns:
+            top = max(f.last_y1 for f in self.columns)
+            if row.y0 - top <= CONTINUATION_GAP * row.height and not _is_heading(row, row.y0 - top):
+                _distribute(self.columns, segments(row.words), row, self.set_aside)
+                return
+            self.columns = []
+        segs = segments(row.words)
+        person = _names_someone_else(row)
+        if current is not None and gap <= CONTINUATION_GAP * row.height and not _is_heading(row, gap) \
+                and not _is_title(row, current) and person is None and _under(current, segs[0], row):
+            _continue(current, segs, row, self.set_aside)
+            return
+        # Outside any field: titles and instructions on the left are not findings,
+        # but text far to the right of the form's label column is a margin note.
+        near = current if current is not None and row.page is current.page else None
+        self.current = None
+        if person is not None:
+            self.owner.open(person, strong=True)
+        elif _is_heading(row, gap) or len(row.words) <= 6:
+            self.owner.person = None  # a new section ("Patient Information")
+        if self._far_right(row.x0, row):
+            self.set_aside(row.words, row, near)
+
+    def _labelled_row(self, row: Row, pieces: list[_Piece], gap: float) -> None:
+        """A row with labels: a field per label, its answer the words after it (or the
+        next piece, or the rows below); other words continue the field above or are
+        set aside."""
+        self.columns = []
         created: list[Field] = []
         awaiting = False
         row_owner: str | None = None
         for k, p in enumerate(pieces):
+            current = self.current
             if p.label:
                 meaning = p.meaning or labels.read_label(label_text(p.label))
-                person = owner.claim(p.kind or "other", meaning, row_owner)
+                person = self.owner.claim(p.kind or "other", meaning, row_owner)
                 if meaning.owner is not None and p.kind not in it.PATIENT_ONLY_KINDS and person == meaning.owner:
-                    owner.open(meaning.owner, strong=not p.value)
+                    self.owner.open(meaning.owner, strong=not p.value)
                     row_owner = meaning.owner
-                current = Field(p.kind or "other", p.label, row.page, last_y1=row.y1, label_x0=p.x0, owner=person)
-                fields.append(current)
-                created.append(current)
+                self.current = Field(p.kind or "other", p.label, row.page, last_y1=row.y1, label_x0=p.x0,
+                                     owner=person)
+                self.fields.append(self.current)
+                created.append(self.current)
                 if p.value:
-                    current.add(p.value, row)
+                    self.current.add(p.value, row)
                 awaiting = not p.value
             elif awaiting and current is not None:
                 current.add(p.value, row)
                 awaiting = False
             elif k == 0 and current is not None and gap <= CONTINUATION_GAP * row.height \
                     and _under(current, p.value, row):
-                _continue(current, [p.value], row, set_aside)
-            elif k > 0 or (label_x0s and p.x0 - min(label_x0s) > 0.5 * row.page.width):
-                set_aside(p.value, row, current)
+                _continue(current, [p.value], row, self.set_aside)
+            elif k > 0 or self._far_right(p.x0, row):
+                self.set_aside(p.value, row, current)
         if len(created) >= 2 and not any(f.rows for f in created):
-            columns = created  # box headings: their answers come in the rows below
+            self.columns = created  # box headings: their answers come in the rows below
 
 
 def _label_row(pieces: list[_Piece]) -> bool:
@@ -443,11 +505,8 @@ def _accept_labels(pieces: list[_Piece], aligned, below) -> list[_Piece]:
     return out
 
 
-_IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
-
-
 def _never_an_answer(p: _Piece) -> bool:
-    return p.kind in _IDENTITY_KINDS or (p.meaning is not None and p.meaning.owner is not None)
+    return p.kind in it.IDENTITY_KINDS or (p.meaning is not None and p.meaning.owner is not None)
 
 
 def _continue(current: Field, segs: list[list[Word]], row: Row, set_aside) -> None:

@@ -2,21 +2,22 @@
 
 Pure string rules used by ``extract.intake``: which field a label names (the
 vocabulary is data in ``extract.intake_labels``, so "Medicines you take now",
-"Meds you take" and "Current medications" agree), how a medication or allergy item
-splits into parts, and whether an answer is "none". Hedges and red flags are the
-context policy's (``core.policy.context``); the wrappers here only name them.
+"Meds you take" and "Current medications" agree), which tick box of an answer is
+ticked, how a medication or allergy item splits into parts, and whether an answer
+is "none". Hedges and red flags are the context policy's (``core.policy.context``);
+``answer_doubt`` only asks it about an item inside its answer.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from core.policy.context import assess, hedge_cue
-from core.policy.context import red_flag as context_red_flag
+from core.policy.context import assess, hedge_cue, red_flag
 from extract.intake_labels import read_label
 
-DEMOGRAPHIC_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn", "sex", "phone",
-                               "email", "address"})
+IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
+DEMOGRAPHIC_KINDS = IDENTITY_KINDS | {"sex", "phone", "email", "address"}
 CLINICAL_KINDS = frozenset({"allergies", "medications", "symptoms", "problems", "pregnancy", "chief_concern",
                             "family_history"})
 # Kinds whose label always speaks about the patient, whoever else the form asked about.
@@ -47,16 +48,6 @@ _SYMPTOM_WORDS = re.compile(r"\bpain\b|fever|cough|bleed|dizz|nausea|vomit|heada
                             r"breath|palpitation", re.I)
 
 
-def uncertain_words(text: str) -> str | None:
-    """The first hedge in ``text`` ("?", "maybe", "not sure"...): the context policy's."""
-    return hedge_cue(text)
-
-
-def red_flag(text: str) -> str | None:
-    """Red-flag language about the patient (chest pain, suicidal...): the context policy's."""
-    return context_red_flag(text)
-
-
 def answer_doubt(item: str, answer: str | None = None) -> str | None:
     """The hedge that makes ``item`` uncertain, as printed: one inside the item
     ("shellfish?", "sulfa - patient not sure", "~~latex~~"), or one in the answer it
@@ -67,6 +58,13 @@ def answer_doubt(item: str, answer: str | None = None) -> str | None:
         if ctx.uncertain:
             cue = ctx.triggers[0]
     return cue
+
+
+def doubt_reason(cue: str) -> str:
+    """The review reason for a hedge found by ``answer_doubt``."""
+    if cue.startswith("~~") or cue.lower().startswith(("<s>", "<del>", "<strike>")):
+        return f"struck-through text ({cue!r})"
+    return f"uncertain wording ({cue!r})"
 
 
 _CLINICIAN_NAME = re.compile(
@@ -82,24 +80,21 @@ def names_a_clinician(text: str) -> bool:
     return bool(_CLINICIAN_NAME.search(" ".join(text.split())))
 
 
+_TOPICS = (("allergy", _ALLERGY_WORDS), ("pregnancy", _PREGNANCY_WORDS), ("medication", _MEDICATION_WORDS),
+           ("symptom", _SYMPTOM_WORDS))
+
+
 def clinical_topic(text: str) -> str | None:
     """What clinically relevant subject free text touches: allergy, medication,
     pregnancy or symptom (``None`` for e.g. scheduling remarks)."""
-    if _ALLERGY_WORDS.search(text):
-        return "allergy"
-    if _PREGNANCY_WORDS.search(text):
-        return "pregnancy"
-    if _MEDICATION_WORDS.search(text):
-        return "medication"
-    if red_flag(text) or _SYMPTOM_WORDS.search(text):
-        return "symptom"
-    return None
+    topic = next((name for name, words in _TOPICS if words.search(text)), None)
+    return topic or ("symptom" if red_flag(text) else None)
 
 
 # --------------------------------------------------------------------------- list items
 
 _NONE_ANSWERS = frozenset({"none", "no", "n/a", "na", "nil", "none known", "nothing", "no medications",
-                           "no meds", "-"})
+                           "no meds", "-", "not applicable"})
 _NO_ALLERGY = re.compile(r"^(?:nkda|nka|nkma|none|no|n/a|nil|none known|nil known|no known(?: drug| medication| medicine)? "
                          r"allerg(?:y|ies)|no allergies|no drug allergies|none that i know of|not that i know of)$", re.I)
 
@@ -109,13 +104,129 @@ def clean_item(text: str) -> str:
     return " ".join(text.split()).strip(" ,;.-•*")
 
 
+def substance_name(text: str) -> str:
+    """A substance as named, without the marks of doubt around it ("shellfish?",
+    "¿mariscos?", "~~latex~~"): the doubt is kept as the review reason instead."""
+    return clean_item(re.sub(r"[?¿]|~~", " ", text)) or text
+
+
+def _alternatives(text: str) -> list[str]:
+    """A bilingual answer's parts ("Ninguna / None"), or the answer itself."""
+    return [clean_item(t) for t in re.split(r"\s+/\s+", clean_item(text))]
+
+
 def is_none_answer(text: str) -> bool:
-    return clean_item(text).lower() in _NONE_ANSWERS
+    return any(t.lower() in _NONE_ANSWERS for t in _alternatives(text))
 
 
 def is_no_known_allergies(text: str) -> bool:
-    """NKDA, "None", "No known allergies" and the like."""
-    return bool(_NO_ALLERGY.match(clean_item(text)))
+    """NKDA, "None", "No known allergies" and the like (in one language of a bilingual answer)."""
+    return any(_NO_ALLERGY.match(t) for t in _alternatives(text))
+
+
+_YES = frozenset({"yes", "y", "sí", "si", "oui", "ja"})
+
+
+def is_yes_answer(text: str) -> bool:
+    """"Yes", "Sí / Yes - list:": an answer that says yes and lists nothing."""
+    words = re.findall(r"[^\W_]+", text.lower())
+    return bool(words) and all(w in _YES or w in ("list", "lista", "below", "please", "specify") for w in words)
+
+
+# --------------------------------------------------------------------------- tick boxes
+
+# A box as printed ("[ ]", "[X]", "☐", "☒") or as a symbol font maps it (Wingdings
+# "\uf0a8" empty, "\uf0fe" ticked); a glyph may be glued to its option ("\uf072Home").
+_EMPTY = frozenset({"[]", "☐", "□", "❏", "❑", "\uf06f", "\uf0a8", "\uf072", "\uf071"})
+_TICKED = frozenset({"[x]", "[✓]", "[✔]", "☒", "☑", "■", "✓", "✔", "\uf0fe", "\uf078", "\uf0fd"})
+_TICK_MARKS = frozenset({"x", "✓", "✔"})
+
+
+def strip_box(text: str) -> str:
+    """A word without a box glyph glued to its front ("\uf0feYes" -> "Yes")."""
+    box = _box([text], 0)
+    return box[2] if box is not None and box[2] else text
+
+
+def _box(words: list[str], i: int) -> tuple[bool, int, str] | None:
+    """(ticked, words the box takes, text glued after it) for a box at ``words[i]``."""
+    t = words[i]
+    if t == "[" and i + 1 < len(words):  # "[ ]" and "[ X ]" come out as separate words
+        if words[i + 1] == "]":
+            return False, 2, ""
+        if words[i + 1].lower() in _TICK_MARKS and i + 2 < len(words) and words[i + 2] == "]":
+            return True, 3, ""
+    for glyphs, ticked in ((_TICKED, True), (_EMPTY, False)):
+        for g in glyphs:
+            if t.lower().startswith(g):
+                return ticked, 1, t[len(g):]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Ticks:
+    """An answer given by tick boxes: the words that say it, the ticked boxes, and
+    why a person must look (two answers that exclude each other, a written answer
+    without its box ticked)."""
+
+    answer: frozenset[int]  # positions of the words that are the answer
+    boxes: frozenset[int]  # positions of the ticked boxes
+    problem: str | None = None
+
+
+def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
+    """Which option of a tick-box answer is ticked, or ``None`` when the answer has no
+    boxes. ``words`` are the answer's words in reading order, ``rows`` the row of each.
+
+    An option is the words from its box to the next box; what it says is what was
+    written after its colon or on the rows under it ("[X] Yes: penicillin", "[X] Yes
+    - list:" over a list), else its printed words ("[X] F", "[X] None known"). Words
+    before the first box stay the answer. Unticked options say nothing - unless
+    something was written in them, which like a "none" ticked beside another option
+    is a contradiction for a person to settle.
+    """
+    options: list[tuple[bool, int, int, list[int]]] = []  # ticked, box start, box end, option words
+    prefix: list[int] = []
+    i = 0
+    while i < len(words):
+        box = _box(words, i)
+        if box is None:
+            (options[-1][3] if options else prefix).append(i)
+            i += 1
+            continue
+        ticked, size, glued = box
+        options.append((ticked, i, i + size, [i] if glued else []))
+        i += size
+    if not options:
+        return None
+    answer: list[int] = list(prefix)
+    boxes: list[int] = []
+    ticked_texts: list[str] = []
+    filled_unticked = False
+    for ticked, start, end, said in options:
+        written = _written(words, rows, rows[start], said)
+        filled = any(any(c.isalnum() for c in words[k]) for k in written)
+        if ticked:
+            boxes += range(start, end)
+            answer += written if filled else said
+            ticked_texts.append(" ".join(strip_box(words[k]) for k in said))
+        elif filled:
+            filled_unticked = True
+    problem = None
+    negative = any(is_none_answer(t) or is_no_known_allergies(t) for t in ticked_texts)
+    if negative and (len(ticked_texts) > 1 or filled_unticked):
+        problem = "tick boxes contradict each other"
+    elif filled_unticked and not ticked_texts:
+        problem = "an answer was written but no box was ticked"
+    return Ticks(frozenset(answer), frozenset(boxes), problem)
+
+
+def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -> list[int]:
+    """The words of an option written by the patient: after its colon, or on rows below its box."""
+    colon = next((n for n, k in enumerate(said) if rows[k] == box_row and words[k].endswith(":")), None)
+    after = [k for n, k in enumerate(said) if rows[k] == box_row and colon is not None and n > colon]
+    below = [k for k in said if rows[k] != box_row]
+    return after + below
 
 
 _DOSE = (r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*(?:mg/ml|mg|mcg|µg|ug|gm|g|ml|units?|iu|%|meq|"

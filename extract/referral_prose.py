@@ -42,12 +42,13 @@ PERSON_PATTERNS = (
     r"\b[A-Z][a-z'\u2019-]+ [A-Z][A-Za-z'\u2019-]+\b",
 )
 
-# What introduces the reason after the person, longest first.
+# What introduces the reason after the person, longest first; a possessive does too
+# ("Mr Dunmore's worsening breathlessness").
 REASON_INTRODUCERS = (
     r"who (?:has been experiencing|has developed|has noticed|has been|has had|is having|presents? with|"
     r"presented with|complains of|is experiencing|developed|reports|describes|noticed|has|had)",
     r"because of", r"due to", r"in view of", r"on account of", r"regarding", r"concerning", r"about", r"re",
-    r"with(?! (?:the|these|those|this|that)\b)", r"for", r"'s", r"\u2019s",
+    r"with(?! (?:the|these|those|this|that)\b)", r"for",
 )
 
 # A reason ends where the sentence moves on to something else.
@@ -118,7 +119,7 @@ class Span:
 
 _REQUEST = re.compile("|".join(f"(?:{p})" for p in REQUEST_PHRASES), re.I)
 _PERSON = re.compile("|".join(f"(?:{p})" for p in PERSON_PATTERNS))
-_INTRODUCER = re.compile(r"(?:(?<=\w)(?:'s|\u2019s)\b|\b(?:" + "|".join(REASON_INTRODUCERS[:-2]) + r")\b)", re.I)
+_INTRODUCER = re.compile(r"(?:(?<=\w)(?:'s|\u2019s)\b|\b(?:" + "|".join(REASON_INTRODUCERS) + r")\b)", re.I)
 _BREAK = re.compile("|".join(CLAUSE_BREAKS), re.I)
 _PREFIX = re.compile(r"^(?:" + "|".join(REASON_PREFIXES) + r")+", re.I)
 _QUALIFIER = r"(?:(?:" + "|".join(SERVICE_QUALIFIERS) + r")\s+)?"

@@ -18,7 +18,14 @@ those do not:
   they carry over (it showed that labels above their answers were not read);
 * ``leader_lines`` - labels with dot leaders and the answer on the same line, two
   fields to a line, headings that are questions; drawn after the fix above, as a
-  second check.
+  second check;
+* ``spaced_colons`` - Courier, "Label : answer" with the colon standing apart;
+* ``caps_underlined`` - labels in small bold capitals, each above its answer, the
+  answer written on a rule; two fields side by side, a pregnancy question;
+* ``bilingual_ticks`` - Spanish / English labels ("Fecha de nacimiento / DOB"),
+  day-first dates, and tick boxes ("[ ] Ninguna / None  [X] Sí / Yes: ...").
+  These two were drawn after the reading rules were reviewed, to check them on
+  layouts they were not written against.
 
 Every person, number and clinic here is invented. Extractors never see these
 objects, only the PDF bytes ``render`` returns.
@@ -31,7 +38,7 @@ from typing import Callable
 
 import pymupdf
 
-from golden.fixtures import ExpectedAllergy, ExpectedMedication, Patient, _Canvas, _dmy, _us
+from golden.fixtures import MARISOL, ExpectedAllergy, ExpectedMedication, Patient, _Canvas, _dmy, _us
 
 M = ExpectedMedication
 A = ExpectedAllergy
@@ -60,6 +67,7 @@ class LayoutCase:
     allergies: tuple[ExpectedAllergy, ...]  # needs_review marks a hedged one; empty for NKDA
     others: tuple[OtherPerson, ...]
     doctor: str = ""  # the patient's own doctor, printed as a name
+    pregnant: str = ""  # the answer to a pregnancy question, where the layout asks one
 
     @property
     def nkda(self) -> bool:
@@ -115,7 +123,7 @@ def _label_table(case: LayoutCase) -> bytes:
         c.text(left, y, title, "tibo", 11)
         y += 8
         top = y
-        c.page.draw_line((left, y), (right, y), width=0.6)
+        c.rule(y, left, right)
         for label, answers in rows:
             answers = answers or [""]
             baseline = y + 17
@@ -123,7 +131,7 @@ def _label_table(case: LayoutCase) -> bytes:
             for k, answer in enumerate(answers):
                 c.text(mid + 8, baseline + k * line, answer)
             y += pitch + line * (len(answers) - 1)
-            c.page.draw_line((left, y), (right, y), width=0.6)
+            c.rule(y, left, right)
         for x in (left, mid, right):
             c.page.draw_line((x, top), (x, y), width=0.6)
         y += 30
@@ -276,6 +284,93 @@ def _spaced_colons(case: LayoutCase) -> bytes:
     return c.tobytes()
 
 
+def _caps_underlined(case: LayoutCase) -> bytes:
+    """Helvetica: each label in small bold capitals above its answer, the answer on
+    a rule; two fields side by side; section titles in larger bold capitals."""
+    c = _Canvas(font="helv", size=10.5)
+    p = case.patient
+    c.text(50, 48, "Riverside Family Medicine", "hebo", 15)
+    c.text(50, 63, "New patient registration - please print clearly", size=9)
+    y = [96]
+
+    def fields(*pairs: tuple[str, list[str]]) -> None:
+        """Fields side by side: label, then each answer line on its own rule."""
+        width = 500 / len(pairs)
+        lines = max(len(answers) or 1 for _, answers in pairs)
+        for k, (label, answers) in enumerate(pairs):
+            x = 50 + k * (width + 12)
+            c.text(x, y[0], label.upper(), "hebo", 7)
+            for n in range(lines):
+                base = y[0] + 15 + 16 * n
+                c.text(x + 3, base, answers[n] if n < len(answers) else "")
+                c.rule(base + 3, x, x + width)
+        y[0] += 15 + 16 * lines + 12
+
+    def section(title: str) -> None:
+        y[0] += 6
+        c.text(50, y[0], title, "hebo", 11)
+        y[0] += 20
+
+    section("PATIENT")
+    fields(("Last name", [p.last]), ("First name", [p.first]))
+    fields(("Date of birth (MM/DD/YYYY)", [_us(p.dob)]), ("Medical record number", [p.mrn]))
+    fields(("Home phone", [case.phone]), ("Primary care physician", [case.doctor]))
+    for person in case.others:
+        section(person.role.upper())
+        fields(("Name", [f"{person.first} {person.last}"]), ("Relationship to patient", [person.relation]))
+        fields(("Date of birth", [_us(person.dob)]), ("Phone", ["(608) 555-0190"]))
+    section("YOUR HEALTH")
+    fields(("Reason for today's visit", [case.chief_concern]))
+    fields(("Current medications (name, dose, how often)", [m.printed for m in case.medications] or ["none"]))
+    fields(("Allergies and reactions", [case.allergies_printed]))
+    fields(("Could you be pregnant?", [case.pregnant]))
+    return c.tobytes()
+
+
+def _bilingual_ticks(case: LayoutCase) -> bytes:
+    """Spanish / English labels, two to a line, day-first dates, and questions
+    answered by ticking "[X]" one of several "[ ]" boxes; a listed answer follows
+    the box it belongs to ("[X] Sí / Yes: ...") or the lines under the question."""
+    c = _Canvas(font="helv", size=10)
+    p = case.patient
+    c.text(48, 50, "Clínica Puente Verde", "hebo", 14)
+    c.text(48, 65, "Registro de paciente / Patient registration", size=9)
+    y = [96]
+
+    def put(*parts: tuple[float, str], font: str = "helv", gap: float = 18) -> None:
+        for x, text in parts:
+            c.text(x, y[0], text, font)
+        y[0] += gap
+
+    def ticks(*options: tuple[bool, str]) -> str:
+        return "   ".join(f"[{'X' if ticked else ' '}] {text}" for ticked, text in options)
+
+    put((48, f"Apellidos / Last name: {p.last.upper()}"), (320, f"Nombre / First name: {p.first}"))
+    put((48, f"Fecha de nacimiento / DOB (dd/mm/aaaa): {date_dmy(p.dob)}"),
+        (320, f"Nº de expediente / Chart #: {p.mrn}"))
+    put((48, "Sexo / Sex:  " + ticks((p.sex == "M", "M"), (p.sex == "F", "F"))))
+    put((48, f"Teléfono / Phone: {case.phone}"), gap=28)
+    for person in case.others:
+        put((48, f"{person.role}"), font="hebo")
+        put((48, f"Nombre / Name: {person.first} {person.last}"),
+            (320, f"Parentesco / Relationship: {person.relation}"))
+        put((48, f"Fecha de nacimiento / DOB: {date_dmy(person.dob)}"), gap=28)
+    put((48, f"Motivo de la consulta / Reason for visit: {case.chief_concern}"))
+    put((48, "¿Toma medicamentos? / Do you take any medicines?  "
+         + ticks((not case.medications, "No"), (bool(case.medications), "Sí / Yes - lista / list:"))))
+    for m in case.medications:
+        put((72, m.printed), gap=15)
+    y[0] += 4
+    if case.nkda:  # the "none" box is ticked, worded as the case prints it
+        allergies = ticks((True, case.allergies_printed), (False, "Sí / Yes:"))
+    else:
+        allergies = ticks((False, "Ninguna / None"), (True, f"Sí / Yes: {case.allergies_printed}"))
+    put((48, f"Alergias / Allergies:  {allergies}"))
+    put((48, "¿Está embarazada? / Could you be pregnant?  "
+         + ticks(*((case.pregnant == answer, answer) for answer in ("Sí / Yes", "No", "No sé / Not sure")))))
+    return c.tobytes()
+
+
 def date_dmy(iso: str) -> str:
     d = iso.split("-")
     return f"{d[2]}/{d[1]}/{d[0]}"
@@ -287,6 +382,8 @@ LAYOUTS: dict[str, Callable[[LayoutCase], bytes]] = {
     "boxed_grid": _boxed_grid,
     "leader_lines": _leader_lines,
     "spaced_colons": _spaced_colons,
+    "caps_underlined": _caps_underlined,
+    "bilingual_ticks": _bilingual_ticks,
 }
 
 
@@ -296,14 +393,11 @@ def render(case: LayoutCase) -> bytes:
 
 # --------------------------------------------------------------------------- cases
 
-MARISOL_Q = Patient("Marisol", "Quenneville", "1958-07-22", "QX-20417", middle="Teodora", sex="F")
-IFEOMA = Patient("Ifeoma", "Castellanos-Reid", "1979-02-03", "PN-5530981", sex="F")
-
 CASES: list[LayoutCase] = [
     LayoutCase(
         name="one_line_slip",
         layout="one_line",
-        patient=MARISOL_Q,
+        patient=MARISOL,
         phone="(541) 555-0142",
         chief_concern="Dizzy spells for two weeks",
         medications=(M("Metformin", "500 mg", "twice daily", "Metformin 500 mg twice daily"),
@@ -317,7 +411,7 @@ CASES: list[LayoutCase] = [
     LayoutCase(
         name="label_table_sheet",
         layout="label_table",
-        patient=IFEOMA,
+        patient=Patient("Ifeoma", "Castellanos-Reid", "1979-02-03", "PN-5530981", sex="F"),
         phone="503-555-0163",
         chief_concern="Itchy rash on both forearms since Sunday",
         medications=(M("Levothyroxine", "75 mcg", "every morning", "Levothyroxine 75 mcg every morning"),
@@ -328,51 +422,72 @@ CASES: list[LayoutCase] = [
         others=(OtherPerson("Person to call in an emergency", "Joaquin", "Castellanos", "1976-09-18", "husband"),),
         doctor="Dr. Tomasz Wierzbicki",
     ),
+    LayoutCase(
+        name="boxed_grid_form",
+        layout="boxed_grid",
+        patient=Patient("Beatrix", "Okonjo-Hale", "1966-05-27", "NF-0093314", sex="F"),
+        phone="07700 900461",
+        chief_concern="Painful left knee after a fall on the ice",
+        medications=(M("Ramipril", "2.5 mg", "once daily", "Ramipril 2.5 mg once daily"),
+                     M("Paracetamol", "1 g", "four times daily", "Paracetamol 1 g four times daily")),
+        allergies_printed="Aspirin - stomach upset; possible nuts",
+        allergies=(A("Aspirin", "stomach upset"), A("possible nuts", None, needs_review=True)),
+        others=(OtherPerson("Next of kin", "Desmond", "Hale", "1963-12-08", "husband"),),
+        doctor="Dr. Hilde Marchetti",
+    ),
+    LayoutCase(
+        name="leader_lines_questionnaire",
+        layout="leader_lines",
+        patient=Patient("Aniela", "Kowalczyk", "1952-02-14", "RK-552031", sex="F"),
+        phone="07700 900815",
+        chief_concern="Cough with green phlegm for ten days",
+        medications=(M("Amlodipine", "10 mg", "once daily", "Amlodipine 10 mg once daily"),
+                     M("Salbutamol inhaler", "2 puffs", "as needed", "Salbutamol inhaler 2 puffs as needed")),
+        allergies_printed="Penicillin - swollen lips; plasters?",
+        allergies=(A("Penicillin", "swollen lips"), A("plasters", None, needs_review=True)),
+        others=(OtherPerson("Contact", "Marek", "Kowalczyk", "1978-06-30", "son"),),
+        doctor="Dr. Sunniva Eriksen",
+    ),
+    LayoutCase(
+        name="spaced_colons_sheet",
+        layout="spaced_colons",
+        patient=Patient("Theo", "Marchbanks", "2011-04-17", "00412-7", sex="M"),
+        phone="01632 960122",
+        chief_concern="Swollen right ankle after football",
+        medications=(M("Montelukast", "5 mg", "at bedtime", "Montelukast 5 mg at bedtime"),
+                     M("Beclometasone inhaler", "2 puffs", "twice daily", "Beclometasone inhaler 2 puffs twice daily")),
+        allergies_printed="Codeine (vomiting), query latex",
+        allergies=(A("Codeine", "vomiting"), A("query latex", None, needs_review=True)),
+        others=(OtherPerson("Parent / guardian", "Helena", "Marchbanks", "1980-10-02", "mother"),),
+    ),
+    LayoutCase(
+        name="caps_underlined_registration",
+        layout="caps_underlined",
+        patient=Patient("Henrike", "Abernathy-Osei", "1991-06-19", "RF-0048213", sex="F"),
+        phone="(608) 555-0117",
+        chief_concern="Burning when passing urine for three days",
+        medications=(M("Sertraline", "100 mg", "once daily", "Sertraline 100 mg once daily"),
+                     M("Ferrous sulfate", "325 mg", "twice daily", "Ferrous sulfate 325 mg twice daily")),
+        allergies_printed="Trimethoprim (rash), maybe latex",
+        allergies=(A("Trimethoprim", "rash"), A("maybe latex", None, needs_review=True)),
+        others=(OtherPerson("Emergency contact", "Kwame", "Abernathy-Osei", "1988-01-09", "husband"),),
+        doctor="Dr. Lucia Ferraro-Banks",
+        pregnant="Not sure",
+    ),
+    LayoutCase(
+        name="bilingual_tick_boxes",
+        layout="bilingual_ticks",
+        patient=Patient("Itzel", "Baeza Montoya", "1984-10-27", "CPV-77310", sex="F"),
+        phone="(915) 555-0148",
+        chief_concern="Dolor de garganta y fiebre / sore throat and fever since Monday",
+        medications=(M("Metformina", "850 mg", "twice daily", "Metformina 850 mg twice daily"),),
+        allergies_printed="Penicilina (ronchas), ¿mariscos?",
+        allergies=(A("Penicilina", "ronchas"), A("mariscos", None, needs_review=True)),
+        others=(OtherPerson("Contacto de emergencia / Emergency contact", "Rogelio", "Baeza", "1957-03-21",
+                            "padre / father"),),
+        pregnant="No sé / Not sure",
+    ),
 ]
-
-
-CASES.append(LayoutCase(
-    name="boxed_grid_form",
-    layout="boxed_grid",
-    patient=Patient("Beatrix", "Okonjo-Hale", "1966-05-27", "NF-0093314", sex="F"),
-    phone="07700 900461",
-    chief_concern="Painful left knee after a fall on the ice",
-    medications=(M("Ramipril", "2.5 mg", "once daily", "Ramipril 2.5 mg once daily"),
-                 M("Paracetamol", "1 g", "four times daily", "Paracetamol 1 g four times daily")),
-    allergies_printed="Aspirin - stomach upset; possible nuts",
-    allergies=(A("Aspirin", "stomach upset"), A("possible nuts", None, needs_review=True)),
-    others=(OtherPerson("Next of kin", "Desmond", "Hale", "1963-12-08", "husband"),),
-    doctor="Dr. Hilde Marchetti",
-))
-
-
-CASES.append(LayoutCase(
-    name="leader_lines_questionnaire",
-    layout="leader_lines",
-    patient=Patient("Aniela", "Kowalczyk", "1952-02-14", "RK-552031", sex="F"),
-    phone="07700 900815",
-    chief_concern="Cough with green phlegm for ten days",
-    medications=(M("Amlodipine", "10 mg", "once daily", "Amlodipine 10 mg once daily"),
-                 M("Salbutamol inhaler", "2 puffs", "as needed", "Salbutamol inhaler 2 puffs as needed")),
-    allergies_printed="Penicillin - swollen lips; plasters?",
-    allergies=(A("Penicillin", "swollen lips"), A("plasters", None, needs_review=True)),
-    others=(OtherPerson("Contact", "Marek", "Kowalczyk", "1978-06-30", "son"),),
-    doctor="Dr. Sunniva Eriksen",
-))
-
-
-CASES.append(LayoutCase(
-    name="spaced_colons_sheet",
-    layout="spaced_colons",
-    patient=Patient("Theo", "Marchbanks", "2011-04-17", "00412-7", sex="M"),
-    phone="01632 960122",
-    chief_concern="Swollen right ankle after football",
-    medications=(M("Montelukast", "5 mg", "at bedtime", "Montelukast 5 mg at bedtime"),
-                 M("Beclometasone inhaler", "2 puffs", "twice daily", "Beclometasone inhaler 2 puffs twice daily")),
-    allergies_printed="Codeine (vomiting), query latex",
-    allergies=(A("Codeine", "vomiting"), A("query latex", None, needs_review=True)),
-    others=(OtherPerson("Parent / guardian", "Helena", "Marchbanks", "1980-10-02", "mother"),),
-))
 
 
 def case(name: str) -> LayoutCase:

@@ -5,7 +5,10 @@
 patient on a "Re:" line, greet the receiving clinician ("Dear Dr ...") and end with
 a signature block; and they carry other people's names and dates (next of kin, the
 referring doctor's details box) that must never identify the patient. Each builder
-here writes one such letter in its own wording.
+here writes one such letter in its own wording. ``e_referral`` was written after
+the reading rules had been reviewed, to check them on a letter they were not built
+against: an e-referral printout with "Priority: Urgent" and the reason as a label
+in the middle of a paragraph, and a carer's date of birth in the prose.
 
 Every person, number and clinic here is invented. Extractors never see these
 objects, only the bytes ``build`` returns.
@@ -13,12 +16,11 @@ objects, only the bytes ``build`` returns.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from typing import Callable
 
 from golden.fixtures import ExpectedAllergy, ExpectedMedication
-from golden.office_fixtures import ExpectedIdentity
+from golden.office_fixtures import ExpectedIdentity, _bytes_of
 
 M = ExpectedMedication
 A = ExpectedAllergy
@@ -36,12 +38,6 @@ class LetterCase:
     # Names and dates of other people printed in the letter: never identifiers.
     not_the_patient: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
-
-
-def _save(doc) -> bytes:
-    buf = io.BytesIO()
-    doc.save(buf)
-    return buf.getvalue()
 
 
 def _new():
@@ -83,7 +79,7 @@ def _grateful_letter() -> bytes:
     doc.add_paragraph("Yours sincerely,")
     doc.add_paragraph("Dr Amara Okafor")
     doc.add_paragraph("General Practitioner")
-    return _save(doc)
+    return _bytes_of(doc)
 
 
 def _refer_to_service_letter() -> bytes:
@@ -114,7 +110,7 @@ def _refer_to_service_letter() -> bytes:
     struck = allergy.add_run("amoxicillin")
     struck.font.strike = True
     doc.add_paragraph("Kind regards,\nDr Nadia Bellweather\nGP Partner")
-    return _save(doc)
+    return _bytes_of(doc)
 
 
 def _thank_you_letter() -> bytes:
@@ -139,13 +135,37 @@ def _thank_you_letter() -> bytes:
     doc.add_paragraph("Telephone: 0161 555 0190")
     doc.add_paragraph("With best wishes,")
     doc.add_paragraph("Ruairi Castellane")
-    return _save(doc)
+    return _bytes_of(doc)
+
+
+def _e_referral() -> bytes:
+    """An e-referral printout: one "Label: value" per paragraph at the top ("Priority:
+    Urgent", "Service: ..."), the patient with NHS number and DOB on one line, the
+    reason as a label in the middle of a clinical-details paragraph, a carer named
+    with her own date of birth in that paragraph; no salutation, no signature."""
+    doc = _new()
+    doc.add_paragraph("e-Referral Service - Referral request", style="Title")
+    doc.add_paragraph("UBRN: 0004 4471 2290    Sent: 21/05/2024")
+    doc.add_paragraph("Patient: Mr Bartholomew ISINGLASS    NHS No: 485 777 3456    DOB: 17-Oct-1949")
+    doc.add_paragraph("Requested by: Dr Yusuf Adeleke-Brandt, Mossgate Health Centre")
+    doc.add_paragraph("Service: Respiratory medicine - Hillcrest Hospital")
+    doc.add_paragraph("Priority: Urgent")
+    doc.add_paragraph(
+        "Clinical details: 75-year-old ex-smoker (40 pack-years) seen today with his daughter. Reason for "
+        "request: persistent cough for three months with weight loss of 5 kg and a right upper lobe opacity on "
+        "chest X-ray. He lives with his daughter, Clementine Isinglass (DOB 04/05/1978), who is his main carer "
+        "and may attend with him.")
+    doc.add_paragraph("Current medication: Tiotropium 18 mcg once daily; Salbutamol 100 mcg inhaler as required")
+    doc.add_paragraph("Allergies: Doxycycline - photosensitivity; possible penicillin")
+    doc.add_paragraph("Referrer contact: 0161 555 0144 (bypass line)")
+    return _bytes_of(doc)
 
 
 BUILDERS: dict[str, Callable[[], bytes]] = {
     "grateful_letter": _grateful_letter,
     "refer_to_service_letter": _refer_to_service_letter,
     "thank_you_letter": _thank_you_letter,
+    "e_referral": _e_referral,
 }
 
 CASES: list[LetterCase] = [
@@ -180,6 +200,17 @@ CASES: list[LetterCase] = [
         medications=(M("Propranolol", "10 mg", "as required", needs_review=False),),
         allergies=(A("Penicillin", "rash"), A("shellfish?", None, needs_review=True)),
         not_the_patient=("Vasquez", "Castellane", "Dear"),
+    ),
+    LetterCase(
+        name="e_referral",
+        identity=ExpectedIdentity("Mr Bartholomew ISINGLASS", "1949-10-17", "485 777 3456"),
+        referral={"referring_provider": "Dr Yusuf Adeleke-Brandt, Mossgate Health Centre",
+                  "requested_service": "Respiratory medicine - Hillcrest Hospital", "urgency": "urgent",
+                  "reason": "persistent cough for three months with weight loss of 5 kg and a right upper lobe "
+                            "opacity on chest X-ray"},
+        medications=(M("Tiotropium", "18 mcg", "once daily"), M("Salbutamol", "100 mcg", "as required")),
+        allergies=(A("Doxycycline", "photosensitivity"), A("possible penicillin", None, needs_review=True)),
+        not_the_patient=("Clementine", "1978-05-04", "1978-04-05", "Adeleke"),
     ),
 ]
 

@@ -1,8 +1,17 @@
-"""Synthetic text pages for layout tests: words placed where a test says."""
+"""Synthetic inputs for extractor tests, and the check that their citations hold.
+
+``words_page`` places words where a layout test says; ``docx_letter`` writes a
+Word file of plain paragraphs; ``assert_page_citations_verify`` checks every
+citation of a page-based result (PDF, OCR) against the content it came from.
+"""
 
 from __future__ import annotations
 
+import io
+
 from core.content import NormalizedContent, PageContent, Word
+from core.models import ExtractionResult
+from core.policy.citations import verify_citations
 
 
 def words_page(rows: list[list[tuple[str, float]]], pitch: float = 14) -> NormalizedContent:
@@ -14,3 +23,25 @@ def words_page(rows: list[list[tuple[str, float]]], pitch: float = 14) -> Normal
     for i, w in enumerate(words):
         w.index = i
     return NormalizedContent(source_kind="pdf_text", pages=[PageContent(1, 612, 792, words)])
+
+
+def docx_letter(*paragraphs: str) -> bytes:
+    """A DOCX whose body is these paragraphs, in the default style."""
+    import docx
+
+    doc = docx.Document()
+    for p in paragraphs:
+        doc.add_paragraph(p)
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def assert_page_citations_verify(content: NormalizedContent, result: ExtractionResult) -> list:
+    """Every fact and identifier citation of ``result`` verifies against ``content``
+    (the quote is on its page, in its box); returns the checked citations."""
+    citations = [f.citation for f in result.facts] + [i.citation for i in result.identifiers]
+    checked = verify_citations(citations, content)
+    for original, check in zip(citations, checked):
+        assert check.verified, original.quote_or_value
+    return checked

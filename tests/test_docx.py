@@ -15,6 +15,7 @@ from extract.extractors import load_all
 from golden import office_fixtures as G
 from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA
+from tests.synthetic import docx_letter
 
 SOURCE = "documents:21"
 OFFICE = SHARED_DATA / "office"
@@ -110,19 +111,8 @@ def test_table_form_locators():
     assert codeine.citation.page_or_section == "table 3 row 2" and codeine.structured_value["severity"] == "moderate"
 
 
-def _letter(*paragraphs: str) -> bytes:
-    import docx
-
-    doc = docx.Document()
-    for p in paragraphs:
-        doc.add_paragraph(p)
-    buf = io.BytesIO()
-    doc.save(buf)
-    return buf.getvalue()
-
-
 def test_hedged_reason_and_no_known_allergies():
-    _, result = run(_letter("Patient: Tamsin ORVELLE", "DOB: 2 September 1990",
+    _, result = run(docx_letter("Patient: Tamsin ORVELLE", "DOB: 2 September 1990",
                             "Reason for referral: possible coeliac disease, ? iron deficiency",
                             "Allergies: NKDA", "Medications: Ferrous sulfate"))
     reason = next(f for f in of_type(result, "referral") if f.structured_value["field"] == "reason")
@@ -135,12 +125,12 @@ def test_hedged_reason_and_no_known_allergies():
 
 
 def test_identifiers_sharing_a_line():
-    _, result = run(_letter("Patient: Tamsin ORVELLE (DOB 2 September 1990)", "DOB: 09/02/1990  MRN: QF-100234"))
+    _, result = run(docx_letter("Patient: Tamsin ORVELLE (DOB 2 September 1990)", "DOB: 09/02/1990  MRN: QF-100234"))
     assert identity(result) == {"name": "Tamsin ORVELLE", "dob": "1990-09-02", "mrn": "QF-100234"}
 
 
 def test_list_label_does_not_swallow_later_prose():
-    _, result = run(_letter("Current medications:", "", "", "", "I saw her in clinic today and she is well."))
+    _, result = run(docx_letter("Current medications:", "", "", "", "I saw her in clinic today and she is well."))
     assert not of_type(result, "medication")
 
 

@@ -1,8 +1,12 @@
 """Intake forms laid out in ways the first fixtures were not (fields run together on
-one line; a ruled label/answer table with everyday wordings and no colons), and the
-rules they exercise: a value stops at the next label, labels are read by meaning,
-other people's names and dates never identify the patient, hedged items ask for
-review with the answer they came from, "none known" is an explicit NKDA fact."""
+one line; a ruled label/answer table with everyday wordings and no colons; boxes;
+dot leaders; labels in capitals above their answers; Spanish / English labels with
+tick boxes), and the rules they exercise: a value stops at the next label, labels
+are read by meaning (in either language of a bilingual label), other people's names
+and dates never identify the patient, a form that disagrees with itself about the
+patient identifies nobody by that, only a ticked box answers, hedged, negated or
+contradictory items ask for review with the answer they came from, "none known" is
+an explicit NKDA fact."""
 
 from __future__ import annotations
 
@@ -12,15 +16,15 @@ import pymupdf
 import pytest
 
 from core.content import NormalizedContent
-from tests.synthetic import words_page
 from core.models import IdentifierKind, IdentityStatus
-from core.policy.citations import verify_citations
 from core.policy.identity import check_identity, names_match
 from extract.fax import extract_fax
 from extract.intake import extract_intake
+from extract import intake_text as it
 from extract.intake_text import classify_label
 from extract.pdf import normalize_pdf
 from golden import intake_layouts as GL
+from tests.synthetic import assert_page_citations_verify, words_page
 
 SOURCE = "documents:5"
 CASES = [c.name for c in GL.CASES]
@@ -111,16 +115,21 @@ def test_none_known_is_an_explicit_nkda_fact(name, printed):
     assert fact.structured_value == {"substance": "", "status": "no_known_allergies"}
     assert fact.document_fact_only and not fact.wants_review
     assert printed in fact.citation.quote_or_value
-    (checked,) = verify_citations([fact.citation], content)
-    assert checked.verified
+    assert_page_citations_verify(content, result)
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_every_citation_verifies(name):
     _, content, result = _run(name)
-    citations = [f.citation for f in result.facts] + [i.citation for i in result.identifiers]
-    for original, checked in zip(citations, verify_citations(citations, content)):
-        assert checked.verified, original.quote_or_value
+    assert_page_citations_verify(content, result)
+
+
+@pytest.mark.parametrize("name", [c.name for c in GL.CASES if c.pregnant])
+def test_a_pregnancy_answer_that_is_not_no_goes_to_review(name):
+    case, _, result = _run(name)
+    (fact,) = [f for f in result.facts if f.structured_value.get("field") == "pregnancy"]
+    assert fact.structured_value["answer"] == case.pregnant
+    assert fact.wants_review and "uncertain wording" in fact.review_reason
 
 
 # --------------------------------------------------------------------------- synthetic pages
@@ -164,6 +173,19 @@ def test_hedged_allergies_are_proposed_for_review(answer, hedged):
     assert hedged in item.citation.quote_or_value
     assert item.wants_review and item.review_reason.startswith("uncertain wording (")
     assert item.context_text == f"Penicillin; {answer}"
+
+
+@pytest.mark.parametrize("line, item", [
+    ("Allergies: NKDA except penicillin (rash)", "NKDA except penicillin"),
+    ("Allergies: None, but sulfa makes me itch", "None"), ("Allergies: no penicillin", "no penicillin"),
+    ("Medications: no aspirin; Metformin 500 mg daily", "no aspirin"),
+])
+def test_a_none_or_a_negation_inside_a_list_goes_to_review(line, item):
+    result = _extract(_line(line))
+    (flagged,) = [f for f in result.facts if f.wants_review]
+    assert item in flagged.citation.quote_or_value
+    assert "negated wording" in flagged.review_reason or "beside other items" in flagged.review_reason
+    assert not any(it.is_no_known_allergies(f.citation.quote_or_value) and not f.wants_review for f in result.facts)
 
 
 @pytest.mark.parametrize("answer", ["NKDA", "No known drug allergies", "none known", "No known allergies."])
@@ -289,6 +311,9 @@ def test_a_tick_box_glyph_is_not_an_answer():
     ("What brings you in today", "chief_concern"), ("Family name", "last_name"), ("Given names", "first_name"),
     ("Family doctor", "other"), ("Insured's date of birth", "other"), ("Next of kin name", "other"),
     ("Relationship to patient", "other"), ("Marital status", "other"),
+    ("Place of birth", "other"), ("Infant birth weight", "other"), ("Born on", "dob"),
+    ("Contacto de emergencia / Emergency contact", "other"), ("Fecha de nacimiento / DOB", "dob"),
+    ("¿Toma medicamentos? / Do you take any medicines?", "medications"),
 ])
 def test_everyday_label_wordings(label, kind):
     assert classify_label(label) == kind
@@ -313,3 +338,157 @@ def test_a_fax_cover_sheet_read_as_intake_names_only_the_patient():
         (IdentifierKind.NAME, "Wren Achterberg"), (IdentifierKind.DOB, "1983-09-14")}
     people = {f.structured_value.get("person") for f in result.facts if f.structured_value.get("person")}
     assert {"fax sender or recipient", "clinician", "insured"} <= people
+
+
+# --------------------------------------------------------------------------- tick boxes
+
+
+def _facts(result) -> list[tuple[str, dict, bool]]:
+    return [(f.fact_type, f.structured_value, f.wants_review) for f in result.facts]
+
+
+def test_the_ticked_none_box_is_an_explicit_nkda_fact():
+    (fact,) = _extract(_line("Allergies: [X] None known [ ] Yes, list:")).facts
+    assert fact.structured_value == {"substance": "", "status": "no_known_allergies"}
+    assert fact.citation.quote_or_value == "[X] None known" and not fact.wants_review
+
+
+def test_an_unticked_none_box_is_never_read_as_nkda():
+    result = _extract(_line("Allergies: [ ] None known [X] Yes: Latex (rash), codeine?"))
+    assert [(t, v) for t, v, _ in _facts(result)] == [("allergy", {"substance": "Latex", "reaction": "rash"}),
+                                                      ("allergy", {"substance": "codeine", "reaction": None})]
+    assert [r for _, _, r in _facts(result)] == [False, True]
+
+
+@pytest.mark.parametrize("rows, problem", [
+    ([_line("Allergies: [X] None [X] Yes: latex")], "contradict"),
+    ([_line("Allergies: [ ] None [ ] Yes: latex")], "no box was ticked"),
+    ([_line("Medications: [X] No [ ] Yes - list:"), _line("Metformin 500 mg daily", x0=70)], "contradict"),
+    ([_line("Medications: [ ] No [X] Yes")], "listed nothing"),
+    ([_line("Allergies: [ ] None [X] Yes: ______")], "listed nothing"),
+    ([_line("Allergies: \uf0feNone \uf0a8Yes: penicillin")], "contradict"),
+])
+def test_tick_boxes_that_do_not_say_one_thing_go_to_review(rows, problem):
+    (fact,) = _extract(*rows).facts
+    assert fact.fact_type == "other" and fact.document_fact_only and fact.wants_review
+    assert problem in fact.review_reason and fact.citation.field_or_chunk_id.startswith("needs_review_findings")
+
+
+def test_a_list_under_its_ticked_yes_box_is_the_answer():
+    result = _extract(_line("Medications: [ ] No [X] Yes - list:"), _line("Metformin 500 mg daily", x0=70),
+                      _line("Lisinopril 10 mg once daily", x0=70))
+    assert [f.structured_value["name"] for f in _of(result, "medication")] == ["Metformin", "Lisinopril"]
+    assert not any(f.wants_review for f in result.facts)
+
+
+@pytest.mark.parametrize("line, fact_text", [
+    ("Sex: [ ] M [X] F", "Sex: F"),
+    ("Sex: \u2610 Male \u2612 Female", "Sex: Female"),
+    ("Are you pregnant? \uf0feYes \uf0a8No", "Pregnancy: Yes"),  # a symbol font's boxes, glued to the word
+    ("Are you pregnant? \uf0a8Yes \uf0feNo", "Pregnancy: No"),
+])
+def test_the_ticked_option_is_the_answer(line, fact_text):
+    (fact,) = _extract(_line(line)).facts
+    assert fact.fact_text == fact_text
+
+
+@pytest.mark.parametrize("line", ["Phone #: \uf072Home \uf072Cell", "Pregnancy: \u25a1 Yes \u25a1 No \u25a1 Unknown",
+                                  "Sex: [ ] M [ ] F"])
+def test_a_blank_set_of_boxes_says_nothing(line):
+    assert _extract(_line(line)).facts == []
+
+
+# --------------------------------------------------------------------------- one patient per form
+
+
+def test_a_form_that_names_two_different_patients_identifies_nobody_by_name():
+    result = _extract(_line("Patient name: Odalys Brannigan"), _line("Date of birth: 11/30/1990"),
+                      _line("Full name: Jane Doe"))
+    assert [(i.kind, i.value) for i in result.identifiers] == [(IdentifierKind.DOB, "1990-11-30")]
+    names = [f for f in result.facts if f.structured_value.get("field") == "name"]
+    assert len(names) == 2 and all(f.wants_review and "2 different name" in f.review_reason for f in names)
+    assert "intake_conflicting_identifiers" in {w.code for w in result.warnings}
+
+
+def test_a_name_that_reads_beside_one_that_does_not_identifies_nobody():
+    # a scanned packet: the intake page's name garbled by OCR, another form's applicant on page 2
+    result = _extract(_line("First Name: ALE] ANDRO Last Name: RO 4 ge Pais"), _line("Full Name: Jane Doe"))
+    assert [i for i in result.identifiers if i.kind is IdentifierKind.NAME] == []
+
+
+def test_the_same_name_written_twice_is_one_patient():
+    result = _extract(_line("Patient name: Odalys Brannigan"), _line("Name: BRANNIGAN, ODALYS"))
+    assert len([i for i in result.identifiers if i.kind is IdentifierKind.NAME]) == 2
+    assert not any(f.wants_review for f in result.facts)
+
+
+@pytest.mark.parametrize("label, iso, warned", [
+    ("Date of birth:", "1979-03-04", True), ("DOB (dd/mm/yyyy):", "1979-04-03", False),
+    ("DOB (MM/DD/YYYY):", "1979-03-04", False), ("Fecha de nacimiento / DOB (dd/mm/aaaa):", "1979-04-03", False),
+])
+def test_a_day_or_month_first_date_of_birth_follows_the_label_or_is_warned(label, iso, warned):
+    result = _extract(_line(f"{label} 03/04/1979"))
+    assert [i.value for i in result.identifiers] == [iso]
+    assert ("intake_ambiguous_date" in {w.code for w in result.warnings}) is warned
+
+
+# --------------------------------------------------------------------------- labels in two languages
+
+
+def test_bilingual_labels_and_an_emergency_contact_block():
+    result = _extract(
+        _line("Apellidos / Last name: Baeza Montoya Nombre / First name: Itzel"),
+        _line("Fecha de nacimiento / DOB: 27/10/1984"),
+        _line("Contacto de emergencia / Emergency contact"),
+        _line("Nombre / Name: Rogelio Baeza Parentesco / Relationship: padre"),
+        _line("Fecha de nacimiento / DOB: 21/03/1957"),
+        _line("¿Toma medicamentos? / Do you take any medicines? Metformina 850 mg twice daily"),
+    )
+    assert {(i.kind, i.value) for i in result.identifiers} == {
+        (IdentifierKind.NAME, "Baeza Montoya, Itzel"), (IdentifierKind.DOB, "1984-10-27")}
+    rogelio = {f.structured_value["label"]: f.structured_value["value"] for f in result.facts
+               if f.structured_value.get("person") == "emergency contact"}
+    assert rogelio == {"Nombre / Name": "Rogelio Baeza", "Parentesco / Relationship": "padre",
+                       "Fecha de nacimiento / DOB": "21/03/1957"}
+    (med,) = _of(result, "medication")
+    assert med.structured_value["name"] == "Metformina"
+
+
+# --------------------------------------------------------------------------- real forms (../shared/data)
+
+_BOX_GLYPHS = ("\u25a1", "\u2610", "\uf0a8", "\uf072", "[ ]")
+
+
+@pytest.mark.parametrize("name", ["cdc_rv_TX_pertussis_case_report_fillable_filled.pdf",
+                                  "msft_immunization_consent_and_screening_form_blank.pdf"])
+def test_on_real_forms_an_unticked_box_is_never_an_answer(shared_data, name):
+    content = normalize_pdf((shared_data / "scans" / name).read_bytes())
+    result = extract_intake(content, SOURCE)
+    read = [f for f in result.facts if f.fact_type != "other" or f.fact_text.startswith("Pregnancy:")]
+    assert read and not [f.fact_text for f in read if any(b in f.fact_text for b in _BOX_GLYPHS)]
+    assert not [f for f in result.facts if f.structured_value.get("field") == "pregnancy"]  # every box blank
+    assert result.identifiers == []  # blank patient fields
+    assert_page_citations_verify(content, result.model_copy(update={"facts": read}))
+
+
+# --------------------------------------------------------------------------- found on scans of the new layouts
+
+
+def test_answers_under_box_headings_that_are_mostly_digits_are_answers():
+    # "06/19/1991 RF-0048213" is all capitals where it has letters: still no heading
+    result = extract_intake(words_page([
+        _line("DATE OF BIRTH") + _line("MEDICAL RECORD NUMBER", x0=300),
+        [("06/19/1991", 50), ("RF-0048213", 300)],
+    ], pitch=18), SOURCE)
+    assert {(i.kind, i.value) for i in result.identifiers} == {
+        (IdentifierKind.DOB, "1991-06-19"), (IdentifierKind.MRN, "RF-0048213")}
+
+
+def test_a_headed_block_about_someone_else_survives_the_spacing_between_its_fields():
+    result = _extract(_line("Patient name: Odalys Brannigan"), _line("Date of birth: 11/30/1990"), [],
+                      _line("EMERGENCY CONTACT"), _line("Name: Tomas Brannigan"), [], [], [], [],
+                      _line("Date of birth: 05/14/1988"))
+    assert {(i.kind, i.value) for i in result.identifiers} == {
+        (IdentifierKind.NAME, "Odalys Brannigan"), (IdentifierKind.DOB, "1990-11-30")}
+    tomas = [f for f in result.facts if f.structured_value.get("person") == "emergency contact"]
+    assert [f.structured_value["value"] for f in tomas] == ["Tomas Brannigan", "05/14/1988"]
