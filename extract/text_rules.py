@@ -17,7 +17,9 @@ from extract import values as V
 
 # --------------------------------------------------------------------------- names
 
-_NAME_PART = r"[A-Za-z][A-Za-z'\u2019]*(?:-[A-Za-z][A-Za-z'\u2019]*)*\.?"
+# Any letter, not only ASCII: "José Núñez-Aragón" is a name like any other.
+_LETTER = r"[^\W\d_]"
+_NAME_PART = rf"{_LETTER}(?:{_LETTER}|['\u2019])*(?:-{_LETTER}(?:{_LETTER}|['\u2019])*)*\.?"
 _HONORIFIC = re.compile(r"^(?:mr|mrs|ms|miss|mx|dr)\.?$", re.I)
 
 

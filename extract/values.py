@@ -751,18 +751,3 @@ def confidence(base: float, factors: Iterable[float]) -> float:
     for f in factors:
         c *= f
     return clamp_confidence(c)
-
-
-# ---------------------------------------------------------------------------- moved names
-
-_MOVED_TO_PHRASES = frozenset({"split_items", "parse_medication", "parse_allergy", "parse_problem"})
-
-
-def __getattr__(name: str):
-    """The prose-list parsers moved to ``extract.phrases``; ``extract.docx`` still reaches
-    them here (``V.split_items``). Drop this once it imports ``extract.phrases``."""
-    if name in _MOVED_TO_PHRASES:
-        from extract import phrases
-
-        return getattr(phrases, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -138,8 +138,6 @@ def test_a_carers_date_of_birth_in_the_prose_is_not_the_patients():
     assert not any("Clementine" in f.citation.quote_or_value for f in result.facts if f.fact_type != "referral")
 
 
-@pytest.mark.xfail(strict=True, reason="text_rules.parse_person_name reads ASCII letters only; "
-                                       "its name part should accept any letter ([^\\W\\d_])")
 def test_an_accented_patient_name_identifies_the_patient():
     _, result = run(_letter("Patient: José NÚÑEZ-ARAGÓN", "DOB: 2 September 1990"))
     assert {i.kind.value: i.value for i in result.identifiers} == {"name": "José NÚÑEZ-ARAGÓN", "dob": "1990-09-02"}

@@ -142,11 +142,6 @@ def test_problem_phrases_and_items():
     assert P.split_items("a, b", commas=False) == ["a, b"]
 
 
-def test_the_old_phrase_names_still_reach_phrases():
-    # extract/docx.py still calls them through extract.values.
-    assert V.split_items is P.split_items and V.parse_problem is P.parse_problem
-    with pytest.raises(AttributeError):
-        V.no_such_rule  # noqa: B018
 
 
 def test_confidence():
