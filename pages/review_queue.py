@@ -5,7 +5,7 @@ import streamlit as st
 from core.errors import WorkbenchError
 from core.services.review import approval_needs_reason, decide_fact, decide_identity, review_queue
 from ui.runtime import patient_picker, workbench
-from ui.widgets import show_fact
+from ui.widgets import IDENTITY_BADGE, show_fact
 
 wb = workbench()
 patient = patient_picker()
@@ -29,7 +29,8 @@ st.subheader(f"Identity checks ({len(queue['identity'])})")
 for check in queue["identity"]:
     with st.container(border=True):
         scope = f" · {check['scope']}" if check["scope"] else ""
-        st.markdown(f"**{check['filename']}** (document {check['document_id']}{scope}) — {check['identity_status']}")
+        st.markdown(f"**{check['filename']}** (document {check['document_id']}{scope}) — "
+                    f"{IDENTITY_BADGE.get(check['identity_status'], check['identity_status'])}")
         st.caption(check["mismatch_reason"] or "")
         for ident in check["extracted_identifiers"] or []:
             st.caption(f"{ident['kind']}: “{ident['value']}”")

@@ -110,7 +110,8 @@ def test_review_queue_approves_a_quarantined_document(app_env):
     at = run_home(patient_id=someone["id"])
     at.switch_page("pages/review_queue.py").run()
     assert not at.exception, at.exception
-    assert any("identity_mismatch_quarantined" in m.value for m in at.markdown)
+    assert any("WRONG PATIENT? quarantined" in m.value for m in at.markdown)
+    assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)  # plain words only
     from core.services.facts import document_report
 
     # A mismatch is approved only with a written reason.

@@ -75,9 +75,9 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
         if status is IdentityStatus.REJECTED and not approve:
             raise BadInput("This document's identity was already rejected.", code="already_decided")
         if approve and approval_needs_reason(status.value) and len((reason or "").strip()) < MIN_OVERRIDE_REASON:
-            raise BadInput("This document names another patient (identity mismatch). Approving it into this chart "
-                           "needs a written reason (--reason) of at least "
-                           f"{MIN_OVERRIDE_REASON} characters, kept in the audit.", code="reason_required")
+            raise BadInput("This document names another patient. Approving it into this chart needs a written "
+                           f"reason of at least {MIN_OVERRIDE_REASON} characters, kept in the audit.",
+                           code="reason_required")
         document = documents_repo.by_id(cur, check["document_id"])
         if document["deleted"]:
             raise BadInput("The document was deleted; its identity can no longer be reviewed.", code="document_deleted")
