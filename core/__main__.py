@@ -13,6 +13,7 @@ import contextlib
 import json
 import signal
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from core.errors import BadInput, WorkbenchError
@@ -195,6 +196,62 @@ def cmd_ask(args) -> dict[str, Any]:
         wb.close()
 
 
+def cmd_eval(args) -> dict[str, Any]:
+    from golden.gate import run_gate, summary
+
+    settings = get_settings()
+    progress = Path(args.progress) if args.progress else None
+    run = run_gate(case_ids=args.case or None, results_dir=settings.eval_results_dir,
+                   update_baseline=args.update_baseline, jobs=args.jobs, progress_path=progress)
+    if not args.no_record:
+        _record_eval(run)
+    out = summary(run)
+    if not args.json:
+        out["_text"] = _eval_text(run)
+    if run["verdict"] != "pass":
+        out["_exit"] = 1
+        out["_error"] = "the eval gate failed: " + "; ".join(g["message"] for g in run["gate"][:5])
+    return out
+
+
+def _record_eval(run: dict[str, Any]) -> None:
+    """Store the run in the database too; when the UI owns the database the JSON file is
+    enough (the Evals page imports it)."""
+    from core.services.evals import record_run
+
+    try:
+        wb = _workbench()
+    except WorkbenchError as exc:
+        print(f"note: run kept as JSON only ({exc.message})", file=sys.stderr)
+        return
+    try:
+        record_run(wb, run)
+    finally:
+        wb.close()
+
+
+def _eval_text(run: dict[str, Any]) -> str:
+    lines = [f"eval {run['run_id']}: {run['verdict'].upper()} - {run['cases']} cases in {run['seconds']:.1f} s"]
+    width = max(len(n) for n in run["rubrics"]) if run["rubrics"] else 0
+    for name, rate in run["rubrics"].items():
+        limit = run["thresholds"].get(name)
+        base = run["baseline"].get(name)
+        lines.append(f"  {name:<{width}}  {rate:6.1%}  threshold {limit if limit is None else f'{limit:.0%}'}"
+                     f"  baseline {base if base is None else f'{base:.0%}'}")
+    stages = run["latency"]["stages"]
+    if stages:
+        lines.append("  latency (ms, p50/p95): " + ", ".join(f"{s} {v['p50']:.0f}/{v['p95']:.0f}"
+                                                           for s, v in stages.items()))
+        lines.append(f"  bottleneck: {run['latency']['bottleneck']}")
+    for r in run["results"]:
+        if r["case_id"] in run["failed_cases"]:
+            why = r["error"] or "; ".join(f"{k}: {v['reason']}" for k, v in r["rubrics"].items() if not v["passed"])
+            lines.append(f"  FAILED {r['case_id']}: {why}")
+    for g in run["gate"]:
+        lines.append(f"  gate: {g['message']}")
+    return "\n".join(lines)
+
+
 def _drafter():
     from core.services.drafting import drafter_for
 
@@ -265,6 +322,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("--k", type=int, default=5)
 
+    p = add("eval", cmd_eval, "run the golden eval gate (exit 1 when it fails)")
+    p.add_argument("--case", action="append", help="run only this case (repeatable)")
+    p.add_argument("--update-baseline", action="store_true", help="write this run's pass rates as the baseline")
+    p.add_argument("--jobs", type=int, default=None, help="cases run at once (default: one per core, at most 4)")
+    p.add_argument("--progress", help="rewrite this JSON file after every case (for the Evals page)")
+    p.add_argument("--no-record", action="store_true", help="write the JSON artifact only, not the database")
+
     return parser
 
 
@@ -292,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _human(result: Any) -> str:
+    if isinstance(result, dict) and "_text" in result:
+        return result["_text"]
     return json.dumps(result, default=str, indent=2)
 
 

@@ -1,0 +1,371 @@
+"""Run golden cases, each in its own throwaway data dir, and observe what they leave.
+
+The runner plays the user: it creates the case's chart patients, uploads the fixture
+documents through the normal ``attach_and_extract`` path, lets the worker process each
+job, takes review decisions, deletes documents and asks questions. Afterwards it reads
+back what a user would see (document reports, the chart, the review lists, answers) and
+hands that to the rubrics. Cases run in worker processes (each with its own
+environment and settings), several at a time where the machine has cores for it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from golden.cases import Case, Step, load_case
+
+# Files of a data dir the gate reads for leaked identifiers (the DB and blobs hold PHI by design).
+LOG_GLOBS = ("logs/**/*", "worker-heartbeat.json", "*.log", "eval-results/**/*")
+
+
+@dataclass
+class Upload:
+    name: str
+    doc_key: str
+    patient: str
+    document_id: int
+    doc_type: str | None
+    step: int
+
+
+@dataclass
+class Observation:
+    """Everything a case did and what the workbench shows afterwards."""
+
+    case: Case
+    wb: Any
+    data_dir: Path
+    patient_ids: dict[str, int] = field(default_factory=dict)
+    uploads: dict[str, Upload] = field(default_factory=dict)
+    deleted: dict[str, int] = field(default_factory=dict)  # upload name -> step index of the deletion
+    step_errors: dict[int, str] = field(default_factory=dict)
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    contents: dict[int, Any] = field(default_factory=dict)  # document id -> NormalizedContent the pipeline saw
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    raw_facts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    charts: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    review_lists: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    document_owner: dict[int, int] = field(default_factory=dict)  # document id -> patient id
+
+    def upload_of_document(self, document_id: int) -> Upload | None:
+        return next((u for u in self.uploads.values() if u.document_id == document_id), None)
+
+    def facts(self) -> list[dict[str, Any]]:
+        return [f | {"document": name} for name, r in self.reports.items() for f in r["facts"]]
+
+
+# --------------------------------------------------------------------------- template
+
+
+def build_template(root: Path) -> Path:
+    """A data dir with the schema and the indexed guideline corpus, copied per case so
+    no case pays for indexing."""
+    from core.services.corpus import index_guideline_corpus
+    from core.services.workbench import open_workbench
+    from core.settings import Settings
+
+    template = root / "template"
+    settings = Settings(data_dir=template, app_secret="golden-eval-secret")
+    wb = open_workbench(settings)
+    try:
+        index_guideline_corpus(wb)
+    finally:
+        wb.close()
+    return template
+
+
+# --------------------------------------------------------------------------- one case
+
+
+class _ContentSpy:
+    """Keeps the normalized content each job's pipeline produced, so citations are
+    checked against exactly the words the extractor was given (OCR runs once)."""
+
+    def __init__(self, obs: Observation):
+        self.obs = obs
+
+    def __enter__(self):
+        import core.services.processing as processing
+
+        self._module = processing
+        self._original = processing.normalize
+        original = self._original
+        obs = self.obs
+
+        def spying_normalize(data, *args, **kwargs):
+            content = original(data, *args, **kwargs)
+            obs.contents[_current_document.get("id")] = content
+            return content
+
+        processing.normalize = spying_normalize
+        return self
+
+    def __exit__(self, *exc):
+        self._module.normalize = self._original
+
+
+_current_document: dict[str, int | None] = {"id": None}
+
+
+def _execute(obs: Observation, index: int, step: Step) -> None:
+    from core.errors import WorkbenchError
+    from core.policy.questions import parse_question
+    from core.services.answering import ask
+    from core.services.fact_vectors import index_pending
+    from core.services.ingestion import attach_and_extract
+    from core.services.retraction import delete_document
+    from core.services.review import check_for_document, review
+    from core.services.worker import Worker
+    from golden.documents import build_spec
+
+    wb, case = obs.wb, obs.case
+    try:
+        if step.upload or step.reprocess:
+            if step.upload:
+                name = step.name or step.upload
+                patient_key = step.patient or case.default_patient
+                data, filename = build_spec(case.documents[step.upload], case.patients, key=step.upload)
+                attached = attach_and_extract(wb, patient_id=obs.patient_ids[patient_key], source=filename,
+                                              data=data, filename=filename, doc_type=step.doc_type,
+                                              category=step.category, uploaded_by="golden-uploader")
+                obs.uploads[name] = Upload(name, step.upload, patient_key, attached.document["id"],
+                                           attached.job["doc_type"] if attached.job else step.doc_type, index)
+            else:
+                upload = obs.uploads[step.reprocess]
+                attached = attach_and_extract(wb, patient_id=obs.patient_ids[upload.patient],
+                                              source=upload.document_id, doc_type=upload.doc_type)
+            if attached.job is not None:
+                _current_document["id"] = attached.document["id"]
+                Worker(wb, worker_id="intake-extractor:golden").run_specific(attached.job["id"])
+                _current_document["id"] = None
+                index_pending(wb)
+        elif step.delete:
+            upload = obs.uploads[step.delete]
+            delete_document(wb, upload.document_id, by=step.by, reason="golden case deletion")
+            obs.deleted[step.delete] = index
+        elif step.review:
+            upload = obs.uploads[step.document]
+            if step.review in ("approve-identity", "reject-identity"):
+                check_id = _check_id(obs, upload, step.scope) if step.scope else check_for_document(
+                    wb, upload.document_id)
+                review(wb, step.review, check_id=check_id, by=step.by, reason=step.reason)
+            else:
+                fact = _pick_fact(obs, upload, step.fact or {})
+                review(wb, step.review, fact_id=fact["id"], by=step.by, reason=step.reason)
+        elif step.ask:
+            patient_key = step.patient or case.default_patient
+            previous = None
+            if step.follow_up:
+                earlier = [a for a in obs.answers if a["patient"] == patient_key]
+                for a in earlier:
+                    previous = parse_question(a["question"], previous)
+            payload = ask(wb, obs.patient_ids[patient_key], step.ask, previous=previous).payload
+            obs.answers.append({"step": index, "patient": patient_key, "question": step.ask, "payload": payload,
+                                "after_deletions": dict(obs.deleted)})
+    except WorkbenchError as exc:
+        obs.step_errors[index] = exc.code
+
+
+def _check_id(obs: Observation, upload: Upload, scope: str) -> int:
+    from storage import facts_repo
+
+    with obs.wb.db.cursor() as cur:
+        check = facts_repo.latest_identity(cur, upload.document_id, scope)
+    if check is None:
+        raise LookupError(f"document {upload.name!r} has no identity check for part {scope!r}")
+    return check["id"]
+
+
+def _pick_fact(obs: Observation, upload: Upload, matcher: dict[str, Any]) -> dict[str, Any]:
+    from golden.matching import fact_matches
+    from storage import facts_repo
+
+    with obs.wb.db.cursor() as cur:
+        rows = facts_repo.facts_for_document(cur, upload.document_id)
+    found = [r for r in rows if fact_matches(r, matcher)]
+    if not found:
+        raise LookupError(f"no fact of {upload.name!r} matches {matcher}")
+    return found[0]
+
+
+def _observe(obs: Observation) -> None:
+    from core.services.facts import chart_view, document_report, patient_facts
+    from storage import documents_repo, facts_repo
+
+    wb = obs.wb
+    for name, upload in obs.uploads.items():
+        obs.reports[name] = document_report(wb, upload.document_id)
+        with wb.db.cursor() as cur:
+            obs.raw_facts[name] = facts_repo.facts_for_document(cur, upload.document_id)
+            obs.checks[name] = facts_repo.identity_checks_for_document(cur, upload.document_id)
+            doc = documents_repo.by_id(cur, upload.document_id)
+        obs.reports[name]["deleted"] = bool(doc["deleted"])
+        obs.document_owner[upload.document_id] = doc["patient_id"]
+    for key, pid in obs.patient_ids.items():
+        obs.charts[key] = chart_view(wb, pid)
+        obs.review_lists[key] = patient_facts(wb, pid)
+
+
+def observe_case(case: Case, data_dir: Path) -> Observation:
+    """Run a case's steps in ``data_dir`` (already holding the template) and read back
+    the result. The process's settings point at ``data_dir`` while it runs."""
+    from core.services.patients import add_patient
+    from core.services.workbench import open_workbench
+    from core.settings import reload_settings
+
+    os.environ["WORKBENCH_DATA_DIR"] = str(data_dir)
+    os.environ["WORKBENCH_APP_SECRET"] = "golden-eval-secret"
+    settings = reload_settings()
+    wb = open_workbench(settings)
+    obs = Observation(case=case, wb=wb, data_dir=data_dir)
+    for key, p in case.patients.items():
+        obs.patient_ids[key] = add_patient(wb, mrn=p["mrn"], first=p["first"], last=p["last"], dob=p["dob"],
+                                           sex=p.get("sex", "U"))["id"]
+    with _ContentSpy(obs):
+        for index, step in enumerate(case.steps):
+            _execute(obs, index, step)
+    _observe(obs)
+    return obs
+
+
+def _stage_samples(data_dir: Path) -> dict[str, list[float]]:
+    """Per-stage milliseconds from the case's own telemetry."""
+    import json
+
+    from golden.latency import stages_of_event
+
+    samples: dict[str, list[float]] = {}
+    for path in sorted((data_dir / "logs").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            for stage, ms in stages_of_event(event).items():
+                samples.setdefault(stage, []).append(ms)
+    return samples
+
+
+def _usage(data_dir: Path) -> dict[str, float]:
+    import json
+
+    totals: dict[str, float] = {}
+    for path in sorted((data_dir / "logs").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            for k, v in (event.get("tokens") or {}).items():
+                totals[k] = totals.get(k, 0) + v
+            if isinstance(event.get("cost"), int | float):
+                totals["cost_usd"] = totals.get("cost_usd", 0.0) + event["cost"]
+    return totals
+
+
+def run_case(case_id: str, template: str, work_root: str) -> dict[str, Any]:
+    """Run one case in a fresh copy of the template; never raises."""
+    from golden.redact import leaks_in_files
+    from golden.rubrics import RUBRICS, score
+
+    started = time.perf_counter()
+    result: dict[str, Any] = {"case_id": case_id, "status": "ran", "error": None}
+    data_dir = Path(work_root) / case_id
+    obs = None
+    try:
+        case = load_case(case_id)
+        result.update(title=case.title, doc_types=case.doc_types, scenarios=case.scenarios, expected=case.expect)
+        shutil.copytree(template, data_dir)
+        obs = observe_case(case, data_dir)
+        leaks = leaks_in_files(data_dir, LOG_GLOBS, case.phi_strings())
+        result["rubrics"] = score(obs, leaks)
+        result["actual"] = actual_summary(obs)
+        obs.wb.close()
+        obs = None
+        result["stages"] = _stage_samples(data_dir)
+        result["usage"] = _usage(data_dir)
+    except Exception as exc:  # noqa: BLE001 - a case that cannot run fails the gate, it does not stop it
+        from golden.documents import SharedDataMissing
+
+        result["status"] = "error"
+        result["error"] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, SharedDataMissing) else str(exc)
+        result["traceback"] = traceback.format_exc(limit=6)
+        result["rubrics"] = {name: {"passed": False, "reason": "the case could not run"} for name in RUBRICS}
+        result.setdefault("stages", {})
+        if obs is not None:
+            try:
+                obs.wb.close()
+            except Exception:  # noqa: BLE001
+                pass
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def actual_summary(obs: Observation) -> dict[str, Any]:
+    documents = {}
+    for name, report in obs.reports.items():
+        job = report["job"] or {}
+        documents[name] = {"document_id": report["document_id"], "doc_type": obs.uploads[name].doc_type,
+                           "job_status": job.get("status"), "error_code": job.get("error_code"),
+                           "error_message": job.get("error_message"),
+                           "identity": report["identity"]["status"], "deleted": report["deleted"]}
+    facts = [{k: f[k] for k in ("document", "fact_id", "fact_type", "certainty", "promotion_status", "active",
+                                "fact_text", "structured_value", "citation", "review_reason")}
+             for f in obs.facts()]
+    answers = [{"step": a["step"], "question": a["question"], "patient": a["patient"],
+                "refused": a["payload"]["refused"], "disposition": a["payload"]["question"]["disposition"],
+                "refusal_reason": a["payload"]["refusal_reason"], "sections": a["payload"]["sections"],
+                "text": a["payload"]["text"]}
+               for a in obs.answers]
+    return {"documents": documents, "facts": facts, "chart": obs.charts, "answers": answers,
+            "step_errors": {str(k): v for k, v in obs.step_errors.items()}}
+
+
+# --------------------------------------------------------------------------- many cases
+
+
+def default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def run_cases(case_ids: list[str], *, jobs: int | None = None,
+              on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Run the cases (in parallel worker processes when jobs > 1), results in case order."""
+    jobs = jobs or default_jobs()
+    root = Path(tempfile.mkdtemp(prefix="golden-"))
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        template = build_template(root)
+        if jobs <= 1:
+            for cid in case_ids:
+                results[cid] = run_case(cid, str(template), str(root))
+                if on_result:
+                    on_result(results[cid])
+        else:
+            # spawn: a clean interpreter per worker; the parent has model threads running.
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = {pool.submit(run_case, cid, str(template), str(root)): cid for cid in case_ids}
+                for future in as_completed(futures):
+                    cid = futures[future]
+                    try:
+                        results[cid] = future.result()
+                    except Exception as exc:  # noqa: BLE001 - a dead worker process
+                        results[cid] = {"case_id": cid, "status": "error", "error": f"worker died: {exc}",
+                                        "rubrics": {}, "stages": {}, "seconds": 0.0}
+                    if on_result:
+                        on_result(results[cid])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return [results[cid] for cid in case_ids]
