@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.txt | cut -c1-12)
 
-.PHONY: run test install init worker bench clean-data
+.PHONY: run test install init worker bench eval clean-data
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,13 @@ run: init
 worker: init
 	$(PY) -m core worker
 
+# The test suite, then the golden eval gate (it exits non-zero when a rubric regresses).
 test: install
 	$(PY) -m pytest
+	$(PY) -m core eval
+
+eval: install
+	$(PY) -m core eval
 
 bench: install
 	$(PY) bench/ingest.py

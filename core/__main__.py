@@ -201,6 +201,13 @@ def cmd_eval(args) -> dict[str, Any]:
 
     settings = get_settings()
     progress = Path(args.progress) if args.progress else None
+    if args.case:
+        from golden.cases import load_cases
+
+        try:
+            load_cases(only=args.case)
+        except KeyError as exc:
+            raise BadInput(str(exc.args[0]), code="unknown_case") from None
     run = run_gate(case_ids=args.case or None, results_dir=settings.eval_results_dir,
                    update_baseline=args.update_baseline, jobs=args.jobs, progress_path=progress)
     if not args.no_record:
