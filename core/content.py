@@ -95,6 +95,7 @@ class NormalizedContent:
     warnings: list[ContentWarning] = field(default_factory=list)
     engine: str = ""  # e.g. "pymupdf", "tesseract 5.3", "rapidocr"
     meta: dict = field(default_factory=dict)
+    ocr_ms: float = 0.0  # wall time spent inside OCR engines while normalizing (0 without OCR)
 
     def page(self, number: int) -> PageContent:
         return self.pages[number - 1]

@@ -23,7 +23,7 @@ from PIL import Image, UnidentifiedImageError
 from core.content import ContentWarning, NormalizedContent, PageContent
 from core.errors import ExtractionError
 from extract import imageprep
-from extract.ocr import OcrEngine, default_engine
+from extract.ocr import OcrEngine, TimedEngine, default_engine
 from extract.pageocr import PageResult, ocr_page
 
 MAX_PAGES = 50
@@ -48,7 +48,7 @@ def normalize_image(
     """
     if not data:
         raise ExtractionError("The file is empty.", code="empty_file")
-    engine = engine or default_engine()
+    engine = TimedEngine(engine or default_engine())
     name = name or hashlib.sha256(data).hexdigest()[:16]
     try:
         img = Image.open(io.BytesIO(data))
@@ -82,6 +82,7 @@ def normalize_image(
             content.meta.setdefault("pages", []).append(result.meta)
     if decoded == 0:
         raise ExtractionError("No page of the image could be decoded.", code="corrupt_image")
+    content.ocr_ms = round(engine.ms, 2)
     _fail_if_ocr_failed_everywhere(content)
     return content
 
@@ -103,7 +104,7 @@ def ocr_pdf(
     """
     if not data:
         raise ExtractionError("The file is empty.", code="empty_file")
-    engine = engine or default_engine()
+    engine = TimedEngine(engine or default_engine())
     name = name or hashlib.sha256(data).hexdigest()[:16]
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
@@ -141,6 +142,7 @@ def ocr_pdf(
             content.pages.append(result.page)
             content.warnings.extend(result.warnings)
             content.meta.setdefault("pages", []).append(result.meta | {"render_zoom": round(zoom, 4)})
+    content.ocr_ms = round(engine.ms, 2)
     _fail_if_ocr_failed_everywhere(content)
     return content
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+import time
 from typing import Protocol, runtime_checkable
 
 import pytesseract
@@ -28,7 +29,8 @@ from core.errors import ExtractionError
 from extract.ocr_rapid import RapidOcrEngine
 from extract.ocr_tesseract import TesseractEngine
 
-__all__ = ["OcrEngine", "TesseractEngine", "RapidOcrEngine", "default_engine", "tesseract_available"]
+__all__ = ["OcrEngine", "TesseractEngine", "RapidOcrEngine", "TimedEngine", "default_engine",
+           "tesseract_available"]
 
 ENGINE_NAMES = ("tesseract", "rapidocr")
 
@@ -86,3 +88,28 @@ def default_engine(prefer: str | None = None) -> OcrEngine:
             code="ocr_unavailable",
         )
     return _engine("rapidocr")
+
+
+class TimedEngine:
+    """An engine that adds the wall time of each call to ``ms`` (for stage latency).
+
+    One per document: the shared engine instances stay free of per-call state."""
+
+    def __init__(self, engine: OcrEngine):
+        self.engine = engine
+        self.name = engine.name
+        self.ms = 0.0
+
+    def recognize(self, image: Image.Image) -> list[Word]:
+        start = time.perf_counter()
+        try:
+            return self.engine.recognize(image)
+        finally:
+            self.ms += (time.perf_counter() - start) * 1000
+
+    def detect_rotation(self, image: Image.Image) -> int:
+        start = time.perf_counter()
+        try:
+            return self.engine.detect_rotation(image)
+        finally:
+            self.ms += (time.perf_counter() - start) * 1000

@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-STAGES = ("normalize", "ocr", "extract", "verify", "identity", "promote", "embed", "retrieve", "rerank",
+STAGES = ("normalize", "ocr", "extract", "verify", "identity", "persist", "promote", "embed", "retrieve", "rerank",
           "compose", "draft")
 
 # Which telemetry events carry which stages in their latency_ms map.
 _EVENT_STAGES = {
-    "job_finished": ("normalize", "ocr", "extract", "verify", "identity", "promote"),
+    "job_finished": ("normalize", "ocr", "extract", "verify", "identity", "persist", "promote"),
     "facts_embedded": ("embed",),
     "answer": ("retrieve", "rerank", "compose", "verify", "draft"),
 }

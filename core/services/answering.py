@@ -157,14 +157,24 @@ def render_text(sections: AnswerSections, *, refusal: str | None = None) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _draft(drafter: Drafter, question: str, sections: AnswerSections) -> tuple[str | None, str | None]:
-    """Ask the drafter for prose over verified items; accept it only if every sentence checks."""
+def _draft(drafter: Drafter, question: str, sections: AnswerSections,
+           usage: dict[str, int] | None = None) -> tuple[str | None, str | None]:
+    """Ask the drafter for prose over verified items; accept it only if every sentence checks.
+    Token usage the provider reported is added to ``usage`` (a drafter that can report it
+    has ``draft_with_usage``)."""
     evidence: dict[str, str] = {}
     for item in [*sections.patient_findings, *sections.needs_review, *sections.guideline_evidence]:
         evidence[f"E{len(evidence) + 1}"] = item.text
     if not evidence:
         return None, "nothing to draft from"
-    prose = drafter.draft(question, evidence)
+    with_usage = getattr(drafter, "draft_with_usage", None)
+    if with_usage is not None:
+        prose, reported = with_usage(question, evidence)
+        if usage is not None and reported:
+            for key, n in reported.items():
+                usage[key] = usage.get(key, 0) + n
+    else:
+        prose = drafter.draft(question, evidence)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", prose.strip()) if s.strip()]
     if not sentences:
         return None, "empty draft"
@@ -173,6 +183,10 @@ def _draft(drafter: Drafter, question: str, sections: AnswerSections) -> tuple[s
         if problem:
             return None, problem
     return prose.strip(), None
+
+
+def _ms(seconds: float) -> float:
+    return round(max(seconds, 0.0) * 1000, 2)
 
 
 @dataclass
@@ -205,33 +219,49 @@ def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuesti
                   "evidence_retrieval", "not_needed" if not (plan.need_patient_evidence or plan.need_guidelines)
                   else "sufficient" if sufficient else "insufficient", (t1 - t0) * 1000)
     draft_sections = compose(parsed, plan, bundle)
+    t2 = time.perf_counter()
     trace.handoff(NODE_SUPERVISOR, NODE_ANSWER, "compose four sections from retrieved evidence", plan.task_type,
                   {"narrow": "refused_narrowed", "refuse": "refused", "out_of_scope": "out_of_scope"}.get(
-                      plan.disposition, "composed"), (time.perf_counter() - t1) * 1000)
-    t2 = time.perf_counter()
+                      plan.disposition, "composed"), (t2 - t1) * 1000)
     sections, removed = verify_answer(draft_sections, RetrievedEvidence.of(bundle.all_items()))
+    t3 = time.perf_counter()
     trace.handoff(NODE_ANSWER, NODE_VERIFIER, "every claim cited; citations retrieved by this request",
-                  "verification", f"removed={len(removed)}", (time.perf_counter() - t2) * 1000)
+                  "verification", f"removed={len(removed)}", (t3 - t2) * 1000)
     preface = plan.refusal_reason or plan.caveat
     text = render_text(sections, refusal=preface)
+    t4 = time.perf_counter()
     drafted = False
+    draft_s = 0.0
+    usage: dict[str, int] = {}
     if drafter is not None:
-        t3 = time.perf_counter()
-        prose, problem = _draft(drafter, parsed.text, sections)
+        prose, problem = _draft(drafter, parsed.text, sections, usage)
+        draft_s = time.perf_counter() - t4
         trace.handoff(NODE_VERIFIER, NODE_DRAFTER, "rephrase verified items; sentences must carry markers",
-                      "drafting", "accepted" if prose else "rejected_fallback", (time.perf_counter() - t3) * 1000,
-                      error=problem)
+                      "drafting", "accepted" if prose else "rejected_fallback", draft_s * 1000, error=problem)
         if prose:
             drafted = True
             text = (preface + "\n\n" if preface else "") + prose + "\n\n" + text
     trace.save()
     latency = round((time.perf_counter() - started) * 1000, 2)
+    # Standard stage names (the eval gate's latency report): ``retrieve`` is patient and
+    # guideline retrieval without the reranker, ``rerank`` the guideline reranker's time;
+    # ``database``/``vectors``/``guidelines`` break retrieval down further.
+    rerank_ms = round(bundle.timings_ms.get("rerank", 0.0), 2)
+    stages = {"retrieve": round(max(_ms(t1 - t0) - rerank_ms, 0.0), 2), "rerank": rerank_ms,
+              "compose": _ms((t2 - t1) + (t4 - t3)), "verify": _ms(t3 - t2), "draft": _ms(draft_s),
+              "total": latency}
+    details = {k: v for k, v in bundle.timings_ms.items() if k in ("database", "vectors", "guidelines")}
+    extra: dict[str, Any] = {}
+    if drafter is not None:
+        extra["model"] = getattr(drafter, "model", None) or getattr(drafter, "name", None)
+        if usage:
+            extra["tokens"] = usage
     telemetry.emit("answer", settings=wb.settings, patient_id=patient["id"], request_id=request_id,
-                   refused=plan.refused, task_type=plan.task_type, latency_ms={"total": latency, **bundle.timings_ms},
+                   refused=plan.refused, task_type=plan.task_type, latency_ms={**details, **stages},
                    counts={"patient_findings": len(sections.patient_findings),
                            "needs_review": len(sections.needs_review),
                            "guideline_evidence": len(sections.guideline_evidence),
-                           "missing": len(sections.missing), "removed": len(removed)})
+                           "missing": len(sections.missing), "removed": len(removed)}, **extra)
     return AskResult(payload={
         "request_id": request_id,
         "refused": plan.refused,

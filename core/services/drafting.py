@@ -30,14 +30,36 @@ class OpenAICompatibleDrafter:
                         max_retries=0, timeout=30.0)
         return cls(client, settings.openai_model)
 
+    @property
+    def model(self) -> str:
+        return self._model
+
     def draft(self, question: str, evidence: dict[str, str]) -> str:
+        return self.draft_with_usage(question, evidence)[0]
+
+    def draft_with_usage(self, question: str, evidence: dict[str, str]) -> tuple[str, dict[str, int] | None]:
+        """The prose and the token usage the server reported ({"prompt", "completion"}),
+        or None when it reported none (some OpenAI-compatible servers do not)."""
         numbered = "\n".join(f"[{k}] {v}" for k, v in evidence.items())
         response = self._client.chat.completions.create(
             model=self._model, temperature=0,
             messages=[{"role": "system", "content": SYSTEM_PROMPT},
                       {"role": "user", "content": f"Question: {question}\n\nEvidence:\n{numbered}"}],
         )
-        return response.choices[0].message.content or ""
+        return response.choices[0].message.content or "", token_usage(response)
+
+
+def token_usage(response: Any) -> dict[str, int] | None:
+    """``{"prompt": n, "completion": m}`` from an OpenAI-compatible response's ``usage``."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    out: dict[str, int] = {}
+    for key, attr in (("prompt", "prompt_tokens"), ("completion", "completion_tokens")):
+        value = usage.get(attr) if isinstance(usage, dict) else getattr(usage, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value
+    return out or None
 
 
 def drafter_for(settings: Settings):

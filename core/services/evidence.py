@@ -65,6 +65,8 @@ class EvidenceBundle:
     mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
     unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
     guideline_searched: bool = False
+    # database, vectors, guidelines (searches included), rerank (the guideline reranker's
+    # share of those searches), total
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -411,8 +413,11 @@ def _guideline_evidence(wb: Workbench, question: ParsedQuestion, plan: RoutePlan
     for n, (key, query) in enumerate(queries):
         items = []
         if n < MAX_GUIDELINE_SEARCHES:
-            items = [_guideline_item(h) for h in search_guidelines(wb, query.strip(), k=3,
-                                                                   request_id=request_id)["results"]]
+            found = search_guidelines(wb, query.strip(), k=3, request_id=request_id)
+            items = [_guideline_item(h) for h in found["results"]]
+            # The reranker's share is reported as its own answer stage (``rerank``).
+            bundle.timings_ms["rerank"] = round(
+                bundle.timings_ms.get("rerank", 0.0) + float((found.get("timings_ms") or {}).get("rerank", 0.0)), 3)
         if key:
             bundle.guidelines_by_key[key] = items
         for item in items:

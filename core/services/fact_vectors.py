@@ -8,6 +8,9 @@ small calls. Removal on retraction is immediate (``core.services.retraction``).
 
 from __future__ import annotations
 
+import time
+
+from core import telemetry
 from core.services.workbench import Workbench
 from storage import facts_repo
 
@@ -20,7 +23,9 @@ def index_pending(wb: Workbench, *, limit: int = 256) -> int:
         pending = facts_repo.facts_awaiting_vectors(cur, limit)
     if not pending:
         return 0
+    start = time.perf_counter()
     added = wb.fact_index.add_facts(pending)
+    embed_ms = round((time.perf_counter() - start) * 1000, 2)
     ids = [f["id"] for f in pending]
     with wb.db.cursor() as cur:
         facts_repo.mark_vectors(cur, ids, True)
@@ -30,7 +35,22 @@ def index_pending(wb: Workbench, *, limit: int = 256) -> int:
         wb.fact_index.remove_facts(gone)
         with wb.db.cursor() as cur:
             facts_repo.mark_vectors(cur, gone, False)
+    _emit_embedded(wb, embed_ms, added, len(gone))
     return added - len(gone)
+
+
+def _emit_embedded(wb: Workbench, embed_ms: float, added: int, removed: int) -> None:
+    """One ``facts_embedded`` event per batch: the ``embed`` stage latency (embedding the
+    texts and writing the vectors) and how many facts; no patient, document or text."""
+    try:
+        model = getattr(getattr(wb.fact_index, "embedder", None), "name", None)
+    except Exception:  # noqa: BLE001 - naming the model must never fail the batch
+        model = None
+    counts = {"facts": added}
+    if removed:
+        counts["removed_deleted"] = removed
+    telemetry.emit("facts_embedded", settings=wb.settings, latency_ms={"embed": embed_ms}, counts=counts,
+                   embedding_model=model)
 
 
 def remove_vectors(wb: Workbench, fact_ids: list[int]) -> int:

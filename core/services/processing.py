@@ -37,15 +37,24 @@ class PipelineResult:
     activated_fact_ids: list[int] = field(default_factory=list)
 
 
+# Job stage names (ms), shared with the eval runner's latency report; the worker adds
+# ``total``. ``ocr`` is time inside OCR engines, ``normalize`` the rest of turning the
+# stored bytes into content (loading them included); ``persist`` is classifying and
+# storing the facts between the identity gate and promotion.
+JOB_STAGES = ("normalize", "ocr", "extract", "verify", "identity", "persist", "promote")
+
+
 class _Stopwatch:
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
         self._t = time.perf_counter()
 
-    def lap(self, stage: str) -> None:
+    def lap(self, stage: str) -> float:
         now = time.perf_counter()
-        self.timings[stage] = round((now - self._t) * 1000, 2)
+        ms = round((now - self._t) * 1000, 2)
+        self.timings[stage] = ms
         self._t = now
+        return ms
 
 
 def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
@@ -150,10 +159,12 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     load_all()
     extractor = extractor_for(doc_type)  # fails early with unsupported_doc_type
     data = wb.blobs.get(document["sha256"])
-    clock.lap("load")
     content = normalize(data, render_dir=wb.settings.renders_dir / document["sha256"][:16], doc_type=doc_type,
                         ocr_engine=wb.settings.ocr_preference)
-    clock.lap("normalize")
+    normalize_ms = clock.lap("normalize")
+    ocr_ms = round(min(max(float(getattr(content, "ocr_ms", 0.0) or 0.0), 0.0), normalize_ms), 2)
+    clock.timings["normalize"] = round(normalize_ms - ocr_ms, 2)
+    clock.timings["ocr"] = ocr_ms
     result = extractor(content, f"documents:{document['id']}")
     validate_response(result, doc_type)
     clock.lap("extract")
@@ -163,12 +174,14 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
 
     counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
     citations = verify_citations([p.citation for p in result.facts], content)
+    clock.lap("verify")
     with wb.db.transaction() as cur:
         checks = _identity_checks(cur, job, document, patient, result)
+        clock.lap("identity")
         prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages),
                                   content.source_kind == "ocr", counts)
         stored = _store_facts(cur, prepared, counts)
-        clock.lap("validate_persist")
+        clock.lap("persist")
         trusted = {scope for scope, c in checks.items() if identity_trusted(c["identity_status"])}
         promotable = [f for f in stored if (f["scope"] if f["scope"] in checks else None) in trusted]
         outcomes = promote_facts(cur, promotable, document)
@@ -176,7 +189,7 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
         for outcome in outcomes.values():
             counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
         out.activated_fact_ids = [f["id"] for f in promotable if f["active"]]
-        clock.lap("promote")
+    clock.lap("promote")  # the transaction's commit included
     counts["stored"] = len(stored)
     counts["identity_trusted"] = int(identity_trusted(checks[None]["identity_status"]))
     out.counts = counts
