@@ -17,6 +17,11 @@ from golden.redact import find, leaks_in_files, redact
 from golden.rubrics import RUBRICS
 
 REPO = Path(__file__).resolve().parent.parent
+# The scenarios of DESIGN §7, as cases label them.
+SCENARIOS = {"clean lab", "scanned lab", "image-only lab", "typed intake", "scanned intake",
+             "note in an unexpected place", "uncertain allergy", "incomplete date", "irrelevant cited preference",
+             "duplicate upload", "wrong-document deletion", "missing data", "out-of-corpus question",
+             "PHI logging trap", "follow-up question", "DOCX", "XLSX", "TIFF", "HL7 ADT", "HL7 ORU"}
 DOC_TYPES = {"lab_pdf", "intake_form", "referral_docx", "clinical_workbook", "fax_packet", "hl7v2_message"}
 
 
@@ -38,6 +43,8 @@ def test_the_golden_set_is_whole():
     assert len({c.id for c in cases}) == len(cases)
     covered = {t for c in cases for t in c.doc_types}
     assert DOC_TYPES <= covered, f"no case for {DOC_TYPES - covered}"
+    scenarios = {s for c in cases for s in c.scenarios}
+    assert SCENARIOS <= scenarios, f"no case for {sorted(SCENARIOS - scenarios)}"
     for case in cases:
         asks = [i for i, s in enumerate(case.steps) if s.ask]
         declared = {a["step"] for a in case.expect.get("answers", []) if "refused" in a}
@@ -111,3 +118,31 @@ def test_the_cli_prints_one_object_and_fails_on_an_unknown_case(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "core", "eval", "--case", "no-such-case", "--json"], cwd=REPO,
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "no-such-case" in bad.stderr
+
+
+@pytest.mark.slow
+def test_letting_an_uncertain_allergy_through_fails_the_gate_and_names_the_case(in_process, monkeypatch):
+    """Break the certainty rule on purpose: a hedged allergy is treated as verified and
+    promoted. The gate must fail and say which case and which rubric caught it."""
+    import core.services.processing as processing
+    import core.services.promotion as promotion
+    from core.models import Certainty
+    from core.policy.certainty import Classification
+
+    original = processing.classify
+
+    def careless(proposal, **kwargs):
+        decision = original(proposal, **kwargs)
+        if proposal.fact_type == "allergy" and decision.certainty is Certainty.NEEDS_REVIEW:
+            return Classification(Certainty.VERIFIED, None)
+        return decision
+
+    monkeypatch.setattr(processing, "classify", careless)
+    monkeypatch.setattr(promotion, "held_for_item_review", lambda fact: None)
+    run = run_gate(case_ids=["intake-typed-margin-sulfa"], results_dir=in_process / "results", jobs=1)
+    assert run["verdict"] == "fail"
+    assert run["failed_cases"] == ["intake-typed-margin-sulfa"]
+    result = run["results"][0]
+    failing = {name for name, v in result["rubrics"].items() if not v["passed"]}
+    assert {"promotion_expectations", "document_fact_expectations"} & failing, result["rubrics"]
+    assert any(g["kind"] == "below_threshold" for g in run["gate"])
