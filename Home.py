@@ -9,6 +9,7 @@ pages = [
     st.Page("pages/documents.py", title="Documents"),
     st.Page("pages/review_queue.py", title="Review queue"),
     st.Page("pages/chat.py", title="Chat"),
+    st.Page("pages/evals.py", title="Evals"),
     st.Page("pages/operations.py", title="Operations"),
 ]
 st.navigation(pages).run()

@@ -176,6 +176,13 @@ def m006_chart_lab_loinc(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("ALTER TABLE chart_lab_results ADD COLUMN loinc VARCHAR")
 
 
+def m007_eval_run_keys(cur: duckdb.DuckDBPyConnection) -> None:
+    # A run is stored once however often it is recorded or imported (the CLI records it,
+    # the Evals page imports run files written by a subprocess): run_id is the key.
+    cur.execute("CREATE UNIQUE INDEX idx_eval_runs_run_id ON eval_runs (run_id)")
+    cur.execute("CREATE INDEX idx_eval_case_results_run ON eval_case_results (run_id)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -183,6 +190,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (4, "job warnings and current identity view", m004_job_warnings_and_current_identity),
     (5, "fact context attributes", m005_fact_context),
     (6, "LOINC code on chart lab results", m006_chart_lab_loinc),
+    (7, "one row per eval run", m007_eval_run_keys),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

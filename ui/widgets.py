@@ -56,3 +56,22 @@ def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = Non
         st.markdown(f"**{view.title or view.location}** · {view.location}")
         st.code(view.source_text, language=None, wrap_lines=True)
     st.caption(f"Quote: “{cit['quote_or_value']}”" + (f" · {view.note}" if view.note else ""))
+
+
+def draw_box(image: bytes, box: dict | None, *, color: tuple[int, int, int] = (220, 30, 30)) -> bytes:
+    """The page image (PNG/JPEG bytes) as PNG with a normalised 0..1 box drawn on it,
+    the way the Documents page marks a cited place (red, a little padded)."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    page = Image.open(io.BytesIO(image)).convert("RGB")
+    if box:
+        w, h = page.size
+        pad = 3
+        ImageDraw.Draw(page).rectangle(
+            [box["x"] * w - pad, box["y"] * h - pad, (box["x"] + box["width"]) * w + pad,
+             (box["y"] + box["height"]) * h + pad], outline=color, width=3)
+    buf = io.BytesIO()
+    page.save(buf, format="PNG")
+    return buf.getvalue()

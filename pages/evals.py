@@ -1,0 +1,362 @@
+"""Evals: runs of the golden gate for reviewers. Why a case failed comes first."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from core.errors import WorkbenchError
+from core.services import evals
+from ui.runtime import workbench
+from ui.widgets import draw_box, show_citation
+
+wb = workbench()
+st.title("Evals")
+st.caption("The golden gate runs every golden case through the workbench and scores it with yes/no checks. "
+           "A run fails when a check's pass rate is below its threshold, or more than "
+           f"{evals.REGRESSION_POINTS:.0f} points below the baseline, or a case cannot run.")
+
+
+def _took(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    return f"{seconds:.1f} s" if seconds < 90 else f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _pct(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate:.0%}"
+
+
+@st.cache_data(show_spinner="Rebuilding the fixture document…", max_entries=64)
+def _cited(case_id: str, doc_key: str, citation_json: str) -> evals.FixtureSource:
+    return evals.cited_source(case_id, doc_key, json.loads(citation_json))
+
+
+# --- run the gate in the background -------------------------------------------------------
+
+def _start() -> None:
+    try:
+        st.session_state["eval_handle"] = evals.start_run(wb.settings, st.session_state.get("eval_cases") or None)
+    except OSError as exc:
+        st.session_state["eval_outcome"] = {"state": "crashed", "error": f"could not start the gate: {exc}"}
+    else:
+        st.session_state.pop("eval_outcome", None)
+
+
+@st.fragment(run_every=1.0)
+def _progress() -> None:
+    handle = st.session_state.get("eval_handle")
+    if handle is None:
+        return
+    report = evals.collect_run(wb, handle)
+    if report["state"] in ("starting", "running"):
+        if report["total"]:
+            last = f" — last finished: {report['case_id']}" if report["case_id"] else ""
+            text = f"Running the gate: {report['done']} of {report['total']} cases done{last}"
+        else:
+            text = "Starting the gate (building the case template)…"
+        st.progress(report["fraction"], text=text)
+        return
+    st.session_state.pop("eval_handle", None)
+    st.session_state["eval_outcome"] = report
+    if report.get("run_id"):
+        st.session_state["eval_show_next"] = report["run_id"]  # the run picker is set on the full rerun
+    st.rerun()
+
+
+running = st.session_state.get("eval_handle") is not None
+with st.container(border=True):
+    left, right = st.columns([4, 1], vertical_alignment="bottom")
+    left.multiselect("Only these cases (leave empty to run the whole golden set)", evals.golden_case_ids(),
+                     key="eval_cases", disabled=running)
+    right.button("Run the gate", type="primary", on_click=_start, disabled=running, width="stretch")
+    if running:
+        _progress()
+    outcome = st.session_state.get("eval_outcome")
+    if outcome and outcome["state"] == "finished":
+        summary = outcome.get("summary") or {}
+        st.success(f"Run {outcome['run_id']} finished: {evals.verdict_label(summary.get('verdict'))}. "
+                   "It is selected below.")
+    elif outcome:
+        st.error(f"The gate stopped before it finished: {outcome['error']}")
+
+skipped: list[tuple[str, str]] = []
+evals.sync_runs(wb, skipped)
+if skipped:
+    with st.expander(f"Files in eval-results that are not runs ({len(skipped)})"):
+        for name, why in skipped:
+            st.markdown(f"- `{name}`: {why}")
+
+runs = evals.list_runs(wb)
+if not runs:
+    st.info("No eval runs yet. Press **Run the gate**, or run `python -m core eval` in a terminal "
+            "while the workbench is stopped.")
+    st.stop()
+
+# --- runs -----------------------------------------------------------------------------------
+
+by_id = {r["run_id"]: r for r in runs}
+if st.session_state.get("eval_show_next") in by_id:
+    st.session_state["eval_run_select"] = st.session_state.pop("eval_show_next")
+if st.session_state.get("eval_run_select") not in by_id:
+    st.session_state["eval_run_select"] = runs[0]["run_id"]
+
+
+def _run_choice(run_id: str) -> str:
+    r = by_id[run_id]
+    failed = f"{r['failed_cases']} of {_n(r['cases'], 'case')} failed" if r["failed_cases"] else _n(r["cases"], "case")
+    return f"{r['started_at']:%Y-%m-%d %H:%M} UTC · {r['verdict_label']} · {failed} · {r['run_id']}"
+
+
+st.subheader("Runs")
+st.dataframe(pd.DataFrame([{
+    "Verdict": r["verdict_label"], "Started (UTC)": f"{r['started_at']:%Y-%m-%d %H:%M}", "Took": _took(r["seconds"]),
+    "Cases": r["cases"], "Failed cases": r["failed_cases"], "Commit": r["commit"] or "—", "Run": r["run_id"],
+} for r in runs]), hide_index=True, width="stretch", height="auto" if len(runs) <= 6 else 250)
+run_id = st.selectbox("Show run", list(by_id), format_func=_run_choice, key="eval_run_select")
+
+try:
+    run = evals.load_run(wb, run_id)
+except WorkbenchError as exc:
+    st.error(exc.message)
+    st.stop()
+
+# --- the selected run: verdict and why --------------------------------------------------------
+
+failures = evals.failure_rows(run)
+failed_ids = list(dict.fromkeys(f["case_id"] for f in failures))
+checks = evals.rubric_table(run)
+bad_checks = [c for c in checks if not c["ok"]]
+head, download = st.columns([4, 1], vertical_alignment="center")
+if run["verdict"] == "pass":
+    head.success(f"**Passed** — {_n(run['cases'], 'case')}; every check meets its threshold.")
+else:
+    head.error(f"**Failed** — {len(failed_ids)} of {_n(run['cases'], 'case')} failed; "
+               f"{len(bad_checks)} of {_n(len(checks), 'check')} below threshold or regressed.")
+download.download_button("Download run (JSON)", data=json.dumps(run, indent=2, default=str),
+                         file_name=f"eval-run-{run_id}.json", mime="application/json", width="stretch")
+selection = run.get("selection")
+st.caption(f"Run {run_id} · started {by_id[run_id]['started_at']:%Y-%m-%d %H:%M} UTC · "
+           f"took {_took(run.get('seconds'))} · "
+           f"commit {run.get('commit') or 'unknown'} · "
+           + (f"only the cases {', '.join(selection)}" if selection else "the whole golden set"))
+if run.get("from_database"):
+    st.warning("The run file is gone from eval-results; showing what the database kept "
+               "(verdict, checks and reasons; no expected/actual details).")
+
+reasons = evals.gate_reasons(run)
+if reasons:
+    st.markdown("**Why the gate failed**\n\n" + "\n".join(f"- **{r['subject']}:** {r['reasons']}" for r in reasons))
+
+st.subheader(f"Failed cases ({len(failed_ids)})")
+if not failed_ids:
+    st.success("Every case passed every check.")
+CASE_KEY = f"eval_case_{run_id}"
+
+
+def _open_case(case_id: str) -> None:
+    st.session_state[CASE_KEY] = case_id
+
+
+for case_id in failed_ids:
+    rows = [f for f in failures if f["case_id"] == case_id]
+    with st.container(border=True):
+        title, jump = st.columns([5, 1], vertical_alignment="center")
+        title.markdown(f"**{case_id}** — {rows[0]['title']}")
+        jump.button("Show details", key=f"eval_open_{run_id}_{case_id}", on_click=_open_case, args=(case_id,),
+                    type="tertiary", help="Open this case in Case details below")
+        st.markdown("\n".join(f"- **{r['check']}:** {r['reason']}" for r in rows))
+
+st.subheader("Checks against thresholds and the baseline")
+checks_df = pd.DataFrame([{
+    "Status": c["status"], "Check": c["label"], "Pass rate": _pct(c["pass_rate"]), "Threshold": _pct(c["threshold"]),
+    "Baseline": _pct(c["baseline"]),
+    "Change": "—" if c["change_points"] is None else (
+        "no change" if c["change_points"] == 0 else f"{c['change_points']:+.1f} points"),
+} for c in checks])
+st.dataframe(checks_df.style.map(lambda v: "color: #b42318; font-weight: 600" if v != "Meets threshold" else "",
+                                 subset=["Status"]),
+             hide_index=True, width="stretch", height=35 * (len(checks_df) + 1) + 3,
+             column_config={"Status": st.column_config.TextColumn(width="medium"),
+                            "Check": st.column_config.TextColumn(width="large"),
+                            "Change": st.column_config.TextColumn("Change vs baseline")})
+
+# --- one case in detail -------------------------------------------------------------------
+
+st.subheader("Case details")
+cases = evals.ordered_cases(run)
+case_by_id = {c["case_id"]: c for c in cases}
+if not cases:
+    st.info("This run has no case results.")
+else:
+    def _case_choice(case_id: str) -> str:
+        c = case_by_id[case_id]
+        mark = "FAILED" if evals.case_failed(c) else "passed"
+        return f"{mark} · {case_id}" + (f" — {c['title']}" if c.get("title") else "")
+
+    if st.session_state.get(CASE_KEY) not in case_by_id:
+        st.session_state[CASE_KEY] = next(iter(case_by_id))
+    case_id = st.selectbox("Case (failed cases first)", list(case_by_id), format_func=_case_choice, key=CASE_KEY)
+    case = case_by_id[case_id]
+    meta = [", ".join(t.replace("_", " ") for t in case.get("doc_types") or []), ", ".join(case.get("scenarios") or []),
+            _took(case.get("seconds")) if case.get("seconds") is not None else ""]
+    st.caption(" · ".join(m for m in meta if m))
+    if case.get("status") == "error":
+        st.error(f"The case could not run: {case.get('error') or 'no reason recorded'}")
+    else:
+        for rubric, outcome in (case.get("rubrics") or {}).items():
+            if not outcome.get("passed"):
+                st.error(f"**{evals.rubric_label(rubric)}** — {outcome.get('reason') or 'no reason recorded'}")
+        passed = [(r, o) for r, o in (case.get("rubrics") or {}).items() if o.get("passed")]
+        with st.expander(f"Checks this case passed ({len(passed)})"):
+            st.markdown("\n".join(f"- {evals.rubric_label(r)}: {o.get('reason') or ''}" for r, o in passed) or "None.")
+
+    actual = case.get("actual") or {}
+    expected_col, actual_col = st.columns(2)
+    with expected_col:
+        st.markdown("**Expected** (the case file's `expect` block)")
+        st.json(case.get("expected") or {}, expanded=True)
+    with actual_col:
+        st.markdown("**Actual**")
+        documents = actual.get("documents") or {}
+        if documents:
+            st.dataframe(pd.DataFrame([{
+                "Document": name, "Type": d.get("doc_type"), "Job": d.get("job_status"),
+                "Error": d.get("error_code") or "", "Identity": (d.get("identity") or "").replace("_", " "),
+                "Deleted": "yes" if d.get("deleted") else "no",
+            } for name, d in documents.items()]), hide_index=True, width="stretch")
+        facts = evals.ordered_facts(case)
+        if facts:
+            st.dataframe(pd.DataFrame([{
+                "Fact": f.get("fact_text"), "Certainty": (f.get("certainty") or "").replace("_", " "),
+                "Promotion": (f.get("promotion_status") or "—").replace("_", " "), "Document": f.get("document"),
+                "Where": (f.get("citation") or {}).get("page_or_section"),
+            } for f in facts]), hide_index=True, width="stretch")
+        elif case.get("actual") is not None:
+            st.caption("No facts.")
+        chart = actual.get("chart") or {}
+        if any(any(rows for rows in sections.values()) for sections in chart.values()):
+            with st.expander("Chart after the case"):
+                st.json(chart, expanded=True)
+
+    def _show_source(doc_key: str | None, citation: dict) -> None:
+        if citation.get("source_type") == "guideline":
+            show_citation(wb, citation, key=f"eval-g-{run_id}-{case_id}-{citation.get('field_or_chunk_id')}",
+                          label=f"Guideline section {citation.get('page_or_section')} · "
+                                f"{citation.get('field_or_chunk_id')}")
+            return
+        if doc_key is None:
+            st.caption(f"{citation.get('source_id')} · {citation.get('page_or_section')}: "
+                       f"“{citation.get('quote_or_value')}”")
+            return
+        view = _cited(case_id, doc_key, json.dumps(citation, sort_keys=True))
+        if view.page_png:
+            st.image(draw_box(view.page_png, view.box),
+                     caption=f"{view.title} · {view.location}: the cited place is boxed in red")
+        elif view.source_text:
+            st.markdown(f"**{view.title}** · {view.location}")
+            st.code(view.source_text, language=None, wrap_lines=True)
+        st.caption(f"Quote: “{view.quote}”" + (f" · {view.note}" if view.note else ""))
+
+    if facts:
+        st.markdown("**Cited source of a fact**")
+        pick_col, source_col = st.columns([2, 3])
+        labels = [f"{f.get('fact_text')} — {(f.get('certainty') or '').replace('_', ' ')}, "
+                  f"{(f.get('citation') or {}).get('page_or_section')} of {f.get('document')}" for f in facts]
+        with pick_col:
+            pick = st.selectbox("Fact (those a failing reason quotes first)", range(len(facts)),
+                                format_func=labels.__getitem__, key=f"eval_fact_{run_id}_{case_id}")
+            fact = facts[pick]
+            cit = fact.get("citation") or {}
+            st.markdown(f"**{fact.get('fact_text')}**\n\n"
+                        f"- kind: {(fact.get('fact_type') or '').replace('_', ' ')}\n"
+                        f"- certainty: {(fact.get('certainty') or '—').replace('_', ' ')}\n"
+                        f"- promotion: {(fact.get('promotion_status') or '—').replace('_', ' ')}\n"
+                        f"- cited: {cit.get('page_or_section')} · {cit.get('field_or_chunk_id')}"
+                        + (f"\n- review: {fact['review_reason']}" if fact.get("review_reason") else ""))
+        with source_col:
+            _show_source(fact.get("document"), cit)
+
+    for answer in actual.get("answers") or []:
+        with st.container(border=True):
+            verdict = "Refused" if answer.get("refused") else "Answered"
+            st.markdown(f"**Step {answer.get('step')}: “{answer.get('question')}”** — {verdict}")
+            for section, items in (answer.get("sections") or {}).items():
+                if not items:
+                    continue
+                st.markdown(f"*{evals.SECTION_LABELS.get(section, section.replace('_', ' '))}*")
+                for n, item in enumerate(items):
+                    cites = item.get("citations") or []
+                    where = "; ".join(f"{c.get('page_or_section')} “{c.get('quote_or_value')}”"
+                                      + (f" ({evals.document_key_for(case, c)})"
+                                         if evals.document_key_for(case, c) else "") for c in cites)
+                    st.markdown(f"- {item.get('text')}" + (f" — cited: {where}" if where else " — no citation"))
+                    for m, c in enumerate(cites):
+                        if c.get("source_type") == "guideline":
+                            _show_source(None, c)
+                        elif c.get("page") is not None and st.toggle(
+                                "Show on the page", key=f"eval-a-{run_id}-{case_id}-{answer.get('step')}-"
+                                                        f"{section}-{n}-{m}"):
+                            _show_source(evals.document_key_for(case, c), c)
+
+# --- trends and latency -------------------------------------------------------------------
+
+st.subheader("Pass rate of every check across runs")
+trend = pd.DataFrame(evals.rubric_trend(wb))
+if trend.empty:
+    st.caption("No pass rates recorded yet.")
+else:
+    trend["Run"] = pd.to_datetime(trend["started_at"]).dt.strftime("%b %d %H:%M")
+    runs_in_order = list(dict.fromkeys(trend["Run"]))
+    failing_here = [c["label"] for c in bad_checks]
+    trend["In this run"] = trend["label"].map(lambda label: "fails" if label in failing_here else "passes")
+    checks_in_order = failing_here + sorted(set(trend["label"]) - set(failing_here))
+    low = min(0.5, float(trend["pass_rate"].min()))
+    st.caption("One small chart per check, oldest run on the left. Red: the check fails in the selected run.")
+    st.altair_chart(
+        alt.Chart(trend).mark_line(point=True, strokeWidth=2.5).encode(
+            x=alt.X("Run:O", sort=runs_in_order, title=None, axis=alt.Axis(labelAngle=0, labelOverlap=True)),
+            y=alt.Y("pass_rate:Q", title=None, axis=alt.Axis(format="%", tickCount=3),
+                    scale=alt.Scale(domain=[low, 1])),
+            color=alt.Color("In this run:N", scale=alt.Scale(domain=["fails", "passes"], range=["#c62828", "#1f77b4"]),
+                            legend=None),
+            tooltip=[alt.Tooltip("label:N", title="Check"), alt.Tooltip("Run:N"),
+                     alt.Tooltip("pass_rate:Q", title="Pass rate", format=".0%"),
+                     alt.Tooltip("run_id:N", title="Run id")],
+        ).properties(width=250, height=90).facet(
+            facet=alt.Facet("label:N", sort=checks_in_order, title=None,
+                            header=alt.Header(labelLimit=280, labelFontSize=12, labelAnchor="start")),
+            columns=3, spacing={"row": 18, "column": 24},
+        ),
+    )
+
+st.subheader("Time per stage in this run")
+stages = evals.stage_latency(run)
+if not stages:
+    st.caption("This run recorded no stage timings.")
+else:
+    slowest = next((s for s in stages if s["bottleneck"]), None)
+    if slowest:
+        total = f" ({slowest['total'] / 1000:.1f} s over {_n(slowest['n'], 'call')})" if slowest.get("total") else ""
+        st.markdown(f"Bottleneck: **{slowest['label']}** — the stage that took the most time in total{total}.")
+    order = [f"{s['label']} (bottleneck)" if s["bottleneck"] else s["label"] for s in stages]
+    latency = pd.DataFrame([{"Stage": name, "Measure": measure, "Milliseconds": s[key]}
+                            for s, name in zip(stages, order)
+                            for measure, key in (("median (p50)", "p50"), ("slow calls (p95)", "p95"))])
+    st.altair_chart(
+        alt.Chart(latency).mark_bar().encode(
+            y=alt.Y("Stage:N", sort=order, title=None, axis=alt.Axis(labelLimit=300)),
+            yOffset=alt.YOffset("Measure:N"),
+            x=alt.X("Milliseconds:Q", title="Milliseconds per call"),
+            color=alt.Color("Measure:N", title=None, legend=alt.Legend(orient="top")),
+            tooltip=["Stage", "Measure", alt.Tooltip("Milliseconds:Q", format=",.1f")],
+        ).properties(height=max(160, 34 * len(stages))),
+        width="stretch",
+    )
