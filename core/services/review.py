@@ -12,6 +12,7 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
+from core.policy.identity import combine_parts
 from core.policy.chart_rules import (APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
                                      activated_by_identity_approval, identity_trusted, is_critical)
 from core.services.facts import patient_facts
@@ -62,6 +63,24 @@ def check_for_document(wb: Workbench, document_id: int) -> int:
     return int(checks[0]["id"])
 
 
+def _refresh_document_summary(cur, document_id: int) -> None:
+    """A document checked part by part has a whole-document check that only summarises
+    its parts. Once a person decides a part, that summary is recomputed, so a packet
+    whose every part is now trusted no longer waits in the queue as a whole."""
+    summary = facts_repo.latest_identity(cur, document_id, None)
+    if summary is None or summary["review_decision"] or summary["extracted_identifiers"]:
+        return  # a person decided the whole, or it stands on identifiers of its own
+    parts = {c["scope"]: IdentityStatus(c["identity_status"])
+             for c in facts_repo.identity_checks_for_document(cur, document_id) if c["scope"] is not None}
+    outcome = combine_parts(parts)
+    if outcome.status.value == summary["identity_status"]:
+        return
+    facts_repo.insert_identity_check(
+        cur, patient_id=summary["patient_id"], document_id=document_id, job_id=summary["job_id"],
+        doc_type=summary["doc_type"], scope=None, status=outcome.status.value, identifiers=[],
+        matched=outcome.matched, mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
+
+
 def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
     """Approve or reject one identity check (an identity check id, never a document id)."""
     if not by:
@@ -89,6 +108,8 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
                                        before={"identity_status": status.value, "document_id": check["document_id"],
                                                "scope": check["scope"]},
                                        after={"identity_status": new.value})
+        if check["scope"] is not None:
+            _refresh_document_summary(cur, check["document_id"])
         facts = [f for f in facts_repo.facts_for_document(cur, check["document_id"])
                  if f["scope"] == check["scope"] and f["retracted_at"] is None]
         if approve:
