@@ -20,7 +20,7 @@ def cover_sheet(*, to: str = "Riverside Family Practice", sender: str = "Sunrise
     for line in lines:
         page.insert_text((72, y), line, fontsize=16 if line == "FAX COVER SHEET" else 11, fontname="helv")
         y += 24
-    data = doc.tobytes()
+    data = doc.tobytes(no_new_id=True)
     doc.close()
     return data
 
@@ -32,6 +32,6 @@ def packet(parts: list[LabCase | IntakeCase], *, with_cover: bool = True) -> byt
     for data in sources:
         with pymupdf.open(stream=data, filetype="pdf") as src:
             out.insert_pdf(src)
-    data = out.tobytes()
+    data = out.tobytes(no_new_id=True)
     out.close()
     return data

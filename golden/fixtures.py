@@ -125,7 +125,7 @@ class _Canvas:
         self.page.draw_rect(pymupdf.Rect(x0, y0, x1, y1), width=0.8)
 
     def tobytes(self) -> bytes:
-        data = self.doc.tobytes(garbage=1, deflate=True)
+        data = self.doc.tobytes(garbage=1, deflate=True, no_new_id=True)
         self.doc.close()
         return data
 
