@@ -49,7 +49,7 @@ from extract import phrases
 from extract import referral_prose as P
 from extract import text_rules as tr
 from extract import values as V
-from extract.intake_labels import read_label
+from extract.intake_labels import read_label, reads_as_label
 from extract.intake_text import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.ooxml import check_ooxml
 from extract.section_facts import SectionFacts
@@ -221,7 +221,8 @@ _LABELS: dict[str, tuple[str, ...]] = {
     "dob": ("dob", "d.o.b", "d.o.b.", "date of birth", "birth date", "birthdate", "born"),
     "mrn": ("mrn", "mrn #", "mrn no", "medical record number", "medical record no", "medical record #",
             "mr number", "mr #", "record number", "hospital number", "hospital no", "chart number",
-            "patient id", "patient number", "nhs number"),
+            "patient id", "patient number", "nhs number", "nhs no", "unit number", "unit no", "clinic id",
+            "hospital id", "chart #", "chart no"),
     "referring_provider": ("referring provider", "referring physician", "referring doctor", "referring clinician",
                            "referred by", "from", "referrer", "referring gp", "sender", "requested by"),
     "referring_clinic": ("referring practice", "referring clinic", "referring facility", "practice"),
@@ -262,7 +263,8 @@ _NOT_SIGNER = re.compile(r"^(?:dictated|electronically signed|signed electronica
 _DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#]?\s*([0-9A-Za-z][0-9A-Za-z ,./-]{4,20}?\d{2,4})",
                          re.IGNORECASE)
 _MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record number|hospital (?:number|no\.?)"
-                         r"|\bNHS (?:number|no\.?)|patient (?:id|number|no\.?)|chart (?:number|no\.?|#))"
+                         r"|\bNHS (?:number|no\.?)|patient (?:id|number|no\.?)|chart (?:number|no\.?|#)"
+                         r"|\bunit (?:number|no\.?)|(?:clinic|hospital) id\b)"
                          r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
 # A printed identifier value: letters/digits with at least one digit ("WB-204118",
 # "943 476 5919").
@@ -293,8 +295,22 @@ def _norm_label(text: str) -> str:
 
 
 def label_field(text: str) -> str | None:
-    """The canonical field a label names ("Reason for Referral:" -> "reason")."""
-    return _LABEL_OF.get(_norm_label(text))
+    """The canonical field a label names ("Reason for Referral:" -> "reason"). An
+    allergy label is also read by meaning, in any of its wordings ("Drug
+    sensitivities", "Intolerances", "Allergies/ADRs", "Adverse drug reactions"): a
+    short label made only of label words that names allergies (the intake label
+    vocabulary, ``extract.intake_labels``). Missing one would read as "no allergies"."""
+    exact = _LABEL_OF.get(_norm_label(text))
+    if exact is not None:
+        return exact
+    if len(text.split()) <= MAX_ALLERGY_LABEL_WORDS and reads_as_label(text):
+        meaning = read_label(text)
+        if meaning.kind == "allergies" and meaning.owner is None:
+            return "allergies"
+    return None
+
+
+MAX_ALLERGY_LABEL_WORDS = 5
 
 
 @dataclass(slots=True)
@@ -477,7 +493,9 @@ def _from_paragraphs(content: NormalizedContent) -> list[_Found]:
 
 
 # Sentences that may state urgency or the service asked for without a request verb.
+# "We would like him seen within two weeks" asks too; "he was seen in clinic" tells.
 _ABOUT_REFERRAL = re.compile(r"\brefer(?:ral|red|ring)?\b|\bappointment\b|\bbe seen\b|\bsee (?:him|her|them)\b|"
+                             r"\b(?<!was )(?<!were )(?<!been )(?<!being )seen\b|"
                              r"\bopinion\b|\breview\b|\bassess", re.IGNORECASE)
 
 
@@ -615,6 +633,11 @@ def _emit(ctx: _Ctx, item: _Found) -> None:
     if item.field in _LIST_FIELDS:
         if item.columns is not None:
             _list_item(ctx, item.field, item.columns, item, item.value)
+            return
+        if item.field == "allergies":
+            for text in phrases.allergy_items(item.value):
+                told = P.allergy_in(text) if len(text.split()) >= MIN_PROSE_WORDS else None
+                _list_item(ctx, item.field, None, item, text, told=told)
             return
         for text in phrases.split_items(item.value, commas=item.field != "medications"):
             _list_item(ctx, item.field, None, item, text)
@@ -767,7 +790,42 @@ def _referral(ctx: _Ctx, item: _Found) -> None:
     ))
 
 
-def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: str) -> None:
+# An allergy item of this many words or more may be a sentence telling of one ("He
+# wonders whether the chlorhexidine wash gave him a rash"); shorter ones are listed.
+MIN_PROSE_WORDS = 5
+# A listed allergen is a name of a few words; longer "substances" are sentences the
+# list reader could not take apart.
+MAX_SUBSTANCE_WORDS = 4
+
+
+# A listed medication's name or problem's description is at most this many words;
+# more is a sentence the list reader did not take apart.
+MAX_NAME_WORDS = 4
+MAX_DESCRIPTION_WORDS = 8
+_NAME_LIKE = re.compile(r"^[A-Za-z][\w'\u2019/().,+-]*(?:\s+[\w'\u2019/().,+-]+)*$")
+
+
+def _reads_cleanly(kind: str, parsed: dict) -> bool:
+    """Whether a list item parsed into the parts its kind needs, and nothing but
+    them: a medication's name (a few words) with its dose, a problem's short
+    description, one allergen. Items under a list heading that do are as sure as a
+    labelled line; the rest keep the lower confidence of a guessed list."""
+    if kind == "medications":
+        name = parsed.get("name") or ""
+        return bool(parsed.get("dose")) and 0 < len(name.split()) <= MAX_NAME_WORDS and bool(_NAME_LIKE.match(name))
+    if kind == "allergies":
+        substance = parsed.get("substance") or ""
+        return 0 < len(substance.split()) <= MAX_SUBSTANCE_WORDS and bool(_NAME_LIKE.match(substance))
+    description = parsed.get("description") or ""
+    return 0 < len(description.split()) <= MAX_DESCRIPTION_WORDS and bool(_NAME_LIKE.match(description)) \
+        and not description.rstrip().endswith((".", "?", "!"))
+
+
+def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: str,
+               told: P.AllergyMention | None = None) -> None:
+    """One problem, medication or allergy. ``told``: an allergy read out of a sentence
+    (its substance and reaction), cited by the whole sentence and held for review:
+    a sentence is read less surely than a list."""
     text = text.strip()
     if not text:
         return
@@ -795,6 +853,15 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
                           reaction=columns.get("reaction") or None, severity=(columns.get("severity") or "").lower() or None)
         structured = parsed
         fact_type, collection = "allergy", "allergies"
+        if told is not None:
+            parsed.update(substance=told.substance.text, reaction=told.reaction.text if told.reaction else None,
+                          severity=None)
+            factors.append(0.85)
+            reasons.append("allergy read from a sentence, not a list")
+        elif not columns and not parsed.get("no_known_allergies") \
+                and len((parsed["substance"] or "").split()) > MAX_SUBSTANCE_WORDS:
+            factors.append(0.8)
+            reasons.append(f"{parsed['substance']!r} does not read as one allergen")
         if parsed["substance"] and "~~" in parsed["substance"]:
             parsed["substance"] = parsed["substance"].replace("~~", "").strip()
         if parsed.get("no_known_allergies"):
@@ -825,9 +892,12 @@ def _list_item(ctx: _Ctx, kind: str, columns: dict | None, item: _Found, text: s
         reasons.append(doubt_reason(cue))
     path = ctx.path(collection)
     quote = text if not columns else (columns.get(next(iter(_HEADER_COLUMNS[kind]))) or text)
+    base = _BASE[item.how]
+    if item.how == "following" and told is None and _reads_cleanly(kind, structured):
+        base = max(base, _BASE["inline"])  # a clean item of a list under its heading is as good as a labelled line
     ctx.facts.append(FactProposal(
         fact_type=fact_type, fact_text=fact_text, structured_value=structured,
-        citation=ctx.cite(item.section, quote, path), confidence=V.confidence(_BASE[item.how], factors),
+        citation=ctx.cite(item.section, quote, path), confidence=V.confidence(base, factors),
         wants_review=bool(reasons),
         review_reason="; ".join(reasons) or None, document_fact_only=doc_only, context_text=answer,
     ))

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ignore", ("signature", "signed", "office use", "staff use", "initials", "for office")),
     ("relationship", ("relationship", "relation to patient", "relation to you")),
-    ("allergies", ("allerg*", "bad reaction*", "reactions to", "sensitivit*", "intoleran*")),
+    ("allergies", ("allerg*", "bad reaction*", "reactions to", "sensitivit*", "hypersensitiv*", "intoleran*",
+                   "adverse reaction*", "adverse drug reaction*", "drug reaction*", "adr", "adrs")),
     ("medications", ("medication*", "medicine*", "meds", "prescription*", "pills", "drugs you take",
                      "drugs do you take", "tablets you take", "supplements")),
     ("pregnancy", ("pregnan*", "expecting a baby")),
@@ -59,7 +60,8 @@ FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
              "patient no.", "patient no", "patient number", "patient #", "account*", "acct*", "record number",
              "record no.", "hospital number", "hospital no.", "hospital #", "hosp #", "hosp no.", "hosp number",
              "nhs number", "nhs no.", "file number", "file no.", "unit number", "unit no.", "case number",
-             "registration number")),
+             "registration number", "clinic id", "clinic number", "clinic no.", "hospital id", "unit id",
+             "chi number", "chi no.", "health record number", "id number", "id no.")),
     ("name", ("name", "names")),
     ("sex", ("sex", "gender")),
     ("phone", ("phone*", "telephone", "mobile", "cell", "tel")),
@@ -105,6 +107,7 @@ are is was were be been have has had you your you're yours yourself we us our ca
 now currently current today take taking regularly regular known number no. # date patient patient's client
 client's full legal home work cell primary secondary main other details information info type id here print
 write please kind them their this that these those ever past present new old daily usual usually time times care
+drug drugs food foods adverse significant relevant reported documented recorded
 """.split())
 
 # Answers, never labels: a phrase with one of these words is not read as a label

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from core.content import PageContent, Word
+from core.policy.context import opens_a_question
 from extract import intake_labels as labels
 from extract import intake_text as it
 from extract.intake_labels import LabelMeaning
@@ -113,6 +114,9 @@ class _Piece:
     meaning: LabelMeaning | None = None
     bare: bool = False  # the whole segment reads as a label written without a colon
     seg: int = 0
+    # Words that looked like a question label but are a doubt written as free text
+    # ("Lips tingled after a prawn curry - shellfish?"): never dropped.
+    query: bool = False
 
     @property
     def words(self) -> list[Word]:
@@ -377,14 +381,17 @@ class _PageReader:
                     and row.y0 - previous.y1 > BLOCK_GAP * max(row.height, previous.height):
                 self.owner.person = None  # a block opened by an answer ends where the form moves on
             previous = row
-            pieces = _accept_labels(pieces, lambda x0: self._aligned(x0, row.height), lambda x0: self._below_ok(i, x0))
             gap = row.y0 - self.current.last_y1 if self.current else float("inf")
+            in_notes = self.current is not None and self.current.kind == "notes" \
+                and gap <= CONTINUATION_GAP * row.height and _under(self.current, row.words, row)
+            pieces = _accept_labels(pieces, lambda x0: self._aligned(x0, row.height), lambda x0: self._below_ok(i, x0),
+                                    in_notes=in_notes)
             if any(p.label for p in pieces):
                 self._labelled_row(row, pieces, gap)
             else:
-                self._plain_row(row, gap)
+                self._plain_row(row, gap, noted=any(p.query for p in pieces))
 
-    def _plain_row(self, row: Row, gap: float) -> None:
+    def _plain_row(self, row: Row, gap: float, noted: bool = False) -> None:
         """A row without labels: answers under box headings, more of the answer above,
         a title (perhaps of a block about someone else), or a margin note."""
         current = self.current
@@ -408,8 +415,8 @@ class _PageReader:
             self.owner.open(person, strong=True)
         elif _is_heading(row, gap) or len(row.words) <= 6:
             self.owner.person = None  # a new section ("Patient Information")
-        if self._far_right(row.x0, row):
-            self.set_aside(row.words, row, near)
+        if self._far_right(row.x0, row) or noted:
+            self.set_aside(row.words, row, near)  # a margin note, or a doubt written outside the fields
 
     def _labelled_row(self, row: Row, pieces: list[_Piece], gap: float) -> None:
         """A row with labels: a field per label, its answer the words after it (or the
@@ -440,7 +447,7 @@ class _PageReader:
             elif k == 0 and current is not None and gap <= CONTINUATION_GAP * row.height \
                     and _under(current, p.value, row):
                 _continue(current, [p.value], row, self.set_aside)
-            elif k > 0 or self._far_right(p.x0, row):
+            elif k > 0 or p.query or self._far_right(p.x0, row):
                 self.set_aside(p.value, row, current)
         if len(created) >= 2 and not any(f.rows for f in created):
             self.columns = created  # box headings: their answers come in the rows below
@@ -474,20 +481,28 @@ def _answer_follows(pieces: list[_Piece], k: int) -> bool:
     return k + 1 < len(pieces) and not pieces[k + 1].label
 
 
-def _accept_labels(pieces: list[_Piece], aligned, below) -> list[_Piece]:
+def _accept_labels(pieces: list[_Piece], aligned, below, *, in_notes: bool = False) -> list[_Piece]:
     """Keep a piece as a label only when the row supports it; others become plain words.
 
     A label written with a colon counts when it names a known field or another
     person, or sits in the label column ("Mother: diabetes" inside a family history
     answer does not). A phrase without a colon counts in the label column, or when
     its answer follows it on the row or sits right under it (one label alone on its
-    row, or a row of box headings). Labels found inside an answer were already
-    checked word by word.
+    row, or a row of box headings). A phrase ending in "?" counts only when it asks
+    like a form's question (``_asks``); otherwise its "?" is a doubt written as free
+    text and the piece is kept as a note (``query``). Labels found inside an answer
+    were already checked word by word. ``in_notes``: the row goes on with a Notes
+    box's answer, where only a real question starts a new field.
     """
     out: list[_Piece] = []
     awaiting = False
     heads = _label_row(pieces) and below(pieces[0].x0)
     for k, p in enumerate(pieces):
+        if p.label and p.label[0] is p.words[0] and (k == 0 or p.seg != pieces[k - 1].seg) and not p.bare \
+                and p.label[-1].text.endswith("?") \
+                and not _asks(label_text(p.label), answered=bool(p.value) or _answer_follows(pieces, k),
+                              in_notes=in_notes):
+            p = _Piece([], p.words, seg=p.seg, query=True)
         if p.label and p.label[0] is p.words[0] and (k == 0 or p.seg != pieces[k - 1].seg):
             if p.bare:
                 # Right after a label still waiting for its answer, a label-like phrase
@@ -503,6 +518,27 @@ def _accept_labels(pieces: list[_Piece], aligned, below) -> list[_Piece]:
         out.append(p)
         awaiting = bool(p.label) and not p.value
     return out
+
+
+# A label without a question word, ending in "?", is a form's question ("Smoker? No",
+# "Latex allergy? Yes") only when it is this short and answered on its row.
+MAX_QUESTION_LABEL_WORDS = 4
+
+
+def _asks(text: str, *, answered: bool, in_notes: bool = False) -> bool:
+    """Whether a label ending in "?" asks one of the form's questions rather than
+    doubting something written as free text: it opens like a question ("Are you
+    pregnant?", "¿Toma medicamentos?", "Anything you're allergic to?"), names a field
+    in label words only ("Pregnant?", "Any allergies?"), or is a short phrase answered
+    on its row ("Smoker? No"). "Lips tingled after a prawn curry - shellfish?",
+    "Allergic to shellfish?" or "shellfish?" alone ask nothing of the reader: they
+    are notes, and their "?" a hedge. Inside a Notes box every line is the
+    patient's note, a question too ("Is parking free?")."""
+    if in_notes:
+        return False  # what the patient wrote in a Notes box is a note, questions included
+    if opens_a_question(text) or labels.is_bare_label(text.rstrip("? ")):
+        return True
+    return answered and 0 < len(text.rstrip("? ").split()) <= MAX_QUESTION_LABEL_WORDS
 
 
 def _never_an_answer(p: _Piece) -> bool:

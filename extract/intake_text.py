@@ -11,6 +11,7 @@ is "none". Hedges and red flags are the context policy's (``core.policy.context`
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from core.policy.context import assess, hedge_cue, red_flag
@@ -39,8 +40,18 @@ def classify_label(label: str) -> str | None:
 
 # --------------------------------------------------------------------------- wording
 
-_ALLERGY_WORDS = re.compile(r"allerg|\bsulfa|penicillin|amoxicillin|latex|codeine|hives|anaphyla|\brash\b|"
-                            r"swelling|\bnkda\b|reaction", re.I)
+# Allergy-like wording in free text: the word itself, reactions, and the usual
+# culprits (drug classes, foods, stings, contact allergens) in a few spellings.
+_ALLERGY_WORDS = re.compile(
+    r"allerg|\bsulf|\bsulph|penicillin|amoxicillin|cephal|\bcef|latex|codeine|hives|urticaria|anaphyla|\brash\b|"
+    r"swelling|\bnkda\b|reaction|\breact(?:s|ed)?\b|intoleran|sensitiv|epi-?pen|\btingl|\bitch|\bwheal|"
+    r"shellfish|seafood|\bprawns?\b|shrimps?|\bcrabs?\b|lobster|mussels?|oysters?|\bclams?\b|scallops?|"
+    r"peanut|tree ?nuts?|\bnuts\b|walnut|cashew|almond|hazelnut|pistachio|sesame|"
+    r"bee stings?|wasp|hornet|insect stings?|\bstings?\b|contrast (?:dye|media)|iodine|nickel|plasters?\b|"
+    r"adhesive|chlorhexidine|\bnsaids?\b|"
+    # the same in Spanish (forms are often bilingual), matched without accents
+    r"alerg|reacci|ronchas|sarpullido|hinchazon|marisco|camarone?s?|gambas?|cacahuete|\bmani\b|nueces|"
+    r"picadura", re.I)
 _MEDICATION_WORDS = re.compile(r"\d+\s?(?:mg|mcg|units?)\b|medicat|medicine|\bpills?\b|tablet|inhaler|insulin|"
                                r"\bdose\b|statin|aspirin|ibuprofen|metformin|warfarin", re.I)
 _PREGNANCY_WORDS = re.compile(r"pregnan|\blmp\b|last (?:menstrual )?period|missed (?:a )?period", re.I)
@@ -84,10 +95,16 @@ _TOPICS = (("allergy", _ALLERGY_WORDS), ("pregnancy", _PREGNANCY_WORDS), ("medic
            ("symptom", _SYMPTOM_WORDS))
 
 
+def _unaccented(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+
+
 def clinical_topic(text: str) -> str | None:
     """What clinically relevant subject free text touches: allergy, medication,
-    pregnancy or symptom (``None`` for e.g. scheduling remarks)."""
-    topic = next((name for name, words in _TOPICS if words.search(text)), None)
+    pregnancy or symptom (``None`` for e.g. scheduling remarks); accents do not
+    matter ("látex" is "latex")."""
+    plain = _unaccented(text)
+    topic = next((name for name, words in _TOPICS if words.search(plain)), None)
     return topic or ("symptom" if red_flag(text) else None)
 
 

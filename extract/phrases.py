@@ -39,6 +39,36 @@ def split_items(text: str, *, commas: bool = True) -> list[str]:
     return out
 
 
+# A list item that opens with one of these goes on with the clause before it
+# ("... gave him a rash after surgery, but this was never confirmed").
+_CLAUSE_GOES_ON = re.compile(r"^(?:but|and|or|although|though|however|which|who|as|so|because|when|while|"
+                             r"after|since|yet|though)\b", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)\]%])[.!]\s+(?=[A-Z])")
+
+
+def allergy_items(text: str) -> list[str]:
+    """The items of an allergy answer that may mix a list with sentences
+    ("tramadol - confusion. He wonders whether the chlorhexidine wash gave him a
+    rash, but this was never confirmed."): split at sentence ends, then like
+    ``split_items``; a piece that opens with "but", "which", "although"... stays
+    with the clause before it. Items are substrings of ``text``."""
+    out: list[str] = []
+    for sentence in _SENTENCE_BREAK.split(text):
+        pos, start_of_prev = 0, None
+        for item in split_items(sentence):
+            at = sentence.find(item, pos)
+            if at < 0:  # not a substring (should not happen): keep it as it is
+                out.append(item)
+                continue
+            if out and start_of_prev is not None and _CLAUSE_GOES_ON.match(item):
+                out[-1] = sentence[start_of_prev: at + len(item)]
+            else:
+                out.append(item)
+                start_of_prev = at
+            pos = at + len(item)
+    return out
+
+
 _DOSE = re.compile(
     r"(\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*"
     r"(?:mg/ml|mg/kg|mg|mcg|\u00b5g|\u03bcg|micrograms?|g|ml|mL|units?|iu|IU|%|puffs?|tablets?|tabs?"

@@ -104,6 +104,48 @@ URGENCY_PHRASES: tuple[tuple[str, str], ...] = (
     (r"routine(?:ly)?|on a routine basis|non[- ]?urgent", "routine"),
 )
 
+# Allergies told in a sentence rather than listed ("He wonders whether the
+# chlorhexidine wash gave him a rash", "She reacted to co-amoxiclav with hives",
+# "a possible latex allergy"): the words that name an allergic response, the verbs
+# that say a substance caused one, and where a substance's name stops.
+ALLERGY_WORDS = r"allergic|allergy|allergies|sensitive|sensitivity|hypersensitivity|intolerant|intolerance|" \
+                r"reaction|reactions|reacted|reacts|react"
+ALLERGY_NOUNS = r"allergy|intolerance|sensitivity|hypersensitivity|reaction"
+CAUSE_VERBS = ("gave", "gives", "give", "caused", "causes", "cause", "triggered", "triggers", "provoked",
+               "provokes", "brought on", "brings on", "led to", "leads to", "resulted in", "produced")
+# Words a substance's name never starts after: what the sentence says before it.
+SUBSTANCE_STARTERS = frozenset("""
+the a an his her their its this that these those whether if think thinks thought believes believed says said
+wonders wondered wondering reports reported recalls recalled feels felt possibly perhaps maybe probably and or
+to with he she they it i we you patient patient's mr mrs ms miss dr which who some any
+""".split())
+# Words that end a substance's or a reaction's name.
+MENTION_STOPS = r"after|when|following|on|in|at|during|but|and|or|which|who|that|since|while|although|though|" \
+                r"because|as|so|this|was|were|is|has|had|from|with|last|once|twice|ago|years?|months?|weeks?|" \
+                r"days?|yesterday|today|recently|previously|earlier|before|then|used|given|taken|prescribed|" \
+                r"applied|injected"
+# "made her vomit": a cause verb only with its object.
+CAUSE_VERBS_WITH_OBJECT = ("made", "makes", "make")
+
+# How soon, as a time frame ("within two weeks", "in the next 48 hours", "within a
+# fortnight"): the level follows the longest wait the words allow.
+TIME_FRAME_OPENERS = (r"within(?: the next| the coming)?", r"in the (?:next|coming)", r"over the next",
+                      r"no later than", r"not later than")
+NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3,
+                "few": 3, "several": 5}
+UNIT_DAYS = {"hour": 1 / 24, "hr": 1 / 24, "h": 1 / 24, "day": 1, "working day": 1.4, "business day": 1.4,
+             "week": 7, "wk": 7, "fortnight": 14, "month": 30, "mo": 30}
+# A wait of at most this many days is urgent, at most SOON_DAYS soon, longer routine.
+URGENT_DAYS = 3
+SOON_DAYS = 31
+
+
+def level_for_days(days: float) -> str:
+    """The urgency level of a wait of ``days``."""
+    return "urgent" if days <= URGENT_DAYS else "soon" if days <= SOON_DAYS else "routine"
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -218,13 +260,109 @@ def service_in(text: str) -> Span | None:
     return Span(m.group(0), m.start(), m.end(), m.group(0))
 
 
+_NUMBER = r"(?:\d+(?:\.\d+)?(?:\s*(?:-|to|\u2013)\s*\d+(?:\.\d+)?)?|" + "|".join(
+    sorted((re.escape(w).replace(r"\ ", r"\s+") for w in NUMBER_WORDS), key=len, reverse=True)) + ")"
+_UNIT = r"(?:working\s+days?|business\s+days?|hours?|hrs?|h|days?|weeks?|wks?|fortnights?|months?|mos?)"
+# Clinical shorthand: 2/52 is two weeks, 3/12 three months, 5/7 five days.
+_FRACTION_UNIT = {"52": "week", "12": "month", "7": "day"}
+_TIME_FRAME = re.compile(rf"\b(?:{'|'.join(TIME_FRAME_OPENERS)})\s+(?:(?:(?P<n>{_NUMBER})(?:\s+|-)?)?(?P<unit>{_UNIT})\b"
+                         rf"|(?P<fn>\d{{1,2}})/(?P<fd>52|12|7)\b)", re.I)
+
+
+def _days(number: str | None, unit: str) -> float:
+    """A time frame in days; of a range ("2-3 weeks") its longest."""
+    unit = re.sub(r"\s+", " ", unit.lower())
+    unit = unit if unit in UNIT_DAYS else unit[:-1] if unit.endswith("s") and unit[:-1] in UNIT_DAYS else unit
+    n = 1.0
+    if number:
+        words = re.sub(r"\s+", " ", number.lower())
+        digits = re.findall(r"\d+(?:\.\d+)?", words)
+        n = max(map(float, digits)) if digits else float(NUMBER_WORDS.get(words, 1))
+    return n * UNIT_DAYS.get(unit, 30)
+
+
+def time_frame_in(text: str) -> Span | None:
+    """An urgency given as a time frame ("within two weeks" -> soon, "within 48
+    hours" -> urgent, "within the next 3 months" -> routine, "within 2/52" -> soon),
+    as printed."""
+    m = _TIME_FRAME.search(text)
+    if m is None:
+        return None
+    days = _days(m.group("fn"), _FRACTION_UNIT[m.group("fd")]) if m.group("fd") else _days(m.group("n"), m.group("unit"))
+    return Span(m.group(0), m.start(), m.end(), level_for_days(days))
+
+
 def urgency_in(text: str) -> Span | None:
     """How soon the patient should be seen: one of urgent, soon, routine, 2-week wait,
-    with the words as printed ("urgently", "under the two-week-wait pathway")."""
-    best: Span | None = None
+    with the words as printed ("urgently", "under the two-week-wait pathway",
+    "within two weeks"). Where several are printed the first counts."""
+    best: Span | None = time_frame_in(text)
     for pattern, level in _URGENCY:
         for m in pattern.finditer(text):
             if best is None or m.start() < best.start:
                 best = Span(m.group(0), m.start(), m.end(), level)
             break
     return best
+
+
+_WORD_RUN = r"[A-Za-z0-9][\w'\u2019-]*"
+_STOP = rf"(?=\s+(?:{MENTION_STOPS})\b|\s*[,.;:()!?]|\s+[-\u2013\u2014]\s|\s*$)"
+_TO_SUBSTANCE = re.compile(
+    rf"\b(?:{ALLERGY_WORDS})\s+(?:to|with|against|from|towards?)\s+(?:(?:the|his|her|their|a|an|any|all)\s+)?"
+    rf"(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,3}}?){_STOP}", re.I)
+_CAUSE_VERB = "|".join(v.replace(" ", r"\s+") for v in CAUSE_VERBS)
+_OBJECT = r"(?:him|her|them|me|us|the patient)"
+_CAUSES = re.compile(
+    rf"\b(?:(?:{_CAUSE_VERB})\s+(?:{_OBJECT}\s+)?|(?:{'|'.join(CAUSE_VERBS_WITH_OBJECT)})\s+{_OBJECT}\s+(?:feel\s+)?)"
+    rf"(?:(?:an?|some|his|her|their|my|bad|severe|mild|terrible|nasty|widespread)\s+)*(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?)"
+    rf"{_STOP}", re.I)
+_NOUN_AFTER = re.compile(rf"(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN})?)\s+(?:{ALLERGY_NOUNS})\b", re.I)
+_REACTED_WITH = re.compile(rf"\bwith\s+(?:(?:an?|some)\s+)?(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?){_STOP}", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class AllergyMention:
+    """An allergy told in a sentence: the substance and the reaction, as printed."""
+
+    substance: Span
+    reaction: Span | None = None
+
+
+def _trailing_name(sentence: str, end: int, max_words: int = 3) -> Span | None:
+    """The name that ends at ``end``: the words right before it back to the first
+    word that only introduces it ("whether the chlorhexidine wash" -> "chlorhexidine
+    wash")."""
+    words = list(re.finditer(_WORD_RUN, sentence[:end]))
+    picked = []
+    for m in reversed(words):
+        if m.group(0).lower() in SUBSTANCE_STARTERS or len(picked) == max_words:
+            break
+        if sentence[m.end():(picked[-1].start() if picked else end)].strip(" "):
+            break  # punctuation between the words: another clause
+        picked.append(m)
+    if not picked:
+        return None
+    return Span(sentence[picked[-1].start(): picked[0].end()], picked[-1].start(), picked[0].end())
+
+
+def allergy_in(sentence: str) -> AllergyMention | None:
+    """The allergy a sentence tells of, if it tells one: "allergic/a reaction/
+    sensitive to X", "X gave/caused him a rash", "reacted to X with hives", "an X
+    allergy". Only the sentence's words: nothing is looked up, and a sentence about
+    no substance ("He is otherwise well") gives None."""
+    m = _TO_SUBSTANCE.search(sentence)
+    if m and m.group("s").split()[0].lower() not in SUBSTANCE_STARTERS:
+        substance = Span(m.group("s"), m.start("s"), m.end("s"))
+        r = _REACTED_WITH.search(sentence, m.end("s"))
+        return AllergyMention(substance, Span(r.group("r"), r.start("r"), r.end("r")) if r else None)
+    c = _CAUSES.search(sentence)
+    if c:
+        substance = _trailing_name(sentence, c.start())
+        if substance is not None:
+            return AllergyMention(substance, Span(c.group("r"), c.start("r"), c.end("r")))
+    n = _NOUN_AFTER.search(sentence)
+    if n:
+        substance = _trailing_name(sentence, n.end("s"), max_words=2)
+        if substance is not None:
+            return AllergyMention(substance)
+    return None

@@ -34,9 +34,11 @@ from core.models import (
     IdentityCandidate,
     LabResultValue,
 )
-from core.policy.analytes import loinc_code_ok, usual_units_problem
+from core.policy.analytes import loinc_code_ok, unitless_analyte, usual_units_problem
 from core.policy.context import hedge_cue
+from extract import text_rules as tr
 from extract import values as V
+from extract.intake_labels import read_label, reads_as_label
 from extract.phrases import parse_medication
 from extract.section_facts import SectionFacts
 from extract.ooxml import check_ooxml
@@ -212,7 +214,10 @@ _LAB_ROLES: dict[str, tuple[str, ...]] = {
     "value": ("result", "value", "result value", "observed value", "reading", "level", "results"),
     "unit": ("units", "unit", "uom", "unit of measure"),
     "range": ("reference range", "ref range", "range", "normal range", "reference", "reference interval",
-              "ref. range", "normal values", "ref", "reference values", "normal"),
+              "ref. range", "normal values", "ref", "reference values", "normal", "target range", "target",
+              "therapeutic range", "target interval", "therapeutic interval", "reference ranges", "normal ranges",
+              "ref interval", "ref. interval", "biological reference interval", "expected range", "goal range",
+              "desired range"),
     "flag": ("flag", "flags", "abnormal flag", "h/l", "abn", "abnormal", "interpretation"),
     "date": ("date", "collected", "collection date", "date collected", "specimen date", "result date",
              "sample date", "date of test", "test date", "drawn", "collection"),
@@ -237,6 +242,25 @@ _ID_LABELS = {
     "collected": ("collected", "collection date", "date collected", "specimen date", "sample date"),
 }
 _ID_OF = {label: kind for kind, labels in _ID_LABELS.items() for label in labels}
+# Label wordings read by meaning (the intake label vocabulary): "Surname", "Forename",
+# "Given name", "Clinic ID", "Hospital number", "NHS number", "Chart #", "Unit no."...
+_ID_KINDS = {"name": "name", "first_name": "first_name", "middle_name": "middle_name", "last_name": "last_name",
+             "dob": "dob", "mrn": "mrn"}
+MAX_ID_LABEL_WORDS = 5
+
+
+def _id_kind(text: str) -> str | None:
+    """The identity field a label cell names ("name", "first_name", "last_name",
+    "middle_name", "dob", "mrn", "collected"), or None. A label about someone else
+    ("Next of kin name", "GP name") names none of the patient's."""
+    t = _norm(text)
+    if t in _ID_OF:
+        return _ID_OF[t]
+    raw = V.normalize_ws(text).rstrip(": ")  # "Unit no." keeps its dot: "no" alone is an answer
+    if not t or len(t.split()) > MAX_ID_LABEL_WORDS or not reads_as_label(raw):
+        return None
+    meaning = read_label(raw)
+    return _ID_KINDS.get(meaning.kind or "") if meaning.owner is None else None
 _NULL_VALUE = re.compile(r"^\s*(?:n/?a|none|null|unknown|tbd|tbc|-+|\?+|redacted|see .*)\s*$", re.IGNORECASE)
 
 
@@ -357,30 +381,58 @@ def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table]) -> str
         if s.kind == "cell" and (first_table is None or s.meta["row"] < first_table):
             cells_by_row.setdefault(s.meta["row"], []).append(s)
     collected = None
+    parts: dict[str, tuple[str, Section]] = {}
     for row, cells in sorted(cells_by_row.items()):
         cells.sort(key=lambda s: s.meta["col"])
-        labels = [_norm(c.text) in _ID_OF for c in cells]
+        kinds = [_id_kind(c.text) if c.meta["kind"] == "text" else None for c in cells]
+        labels = [k is not None for k in kinds]
         # A label/value block: "Label:" cells, a bare two-cell row, or label|value|label|value.
         pairs_ok = len(cells) == 2 or (len(cells) == 4 and labels[0] and labels[2])
         for i, cell in enumerate(cells):
             text = cell.text.strip()
             inline = re.match(r"^([A-Za-z .'#]{2,30}?)\s*:\s*(\S.*)$", text)
-            if inline and inline.group(1).strip().lower() in _ID_OF:
-                kind, value_cell, value = _ID_OF[inline.group(1).strip().lower()], cell, inline.group(2).strip()
+            if inline and _id_kind(inline.group(1)):
+                kind, value_cell, value = _id_kind(inline.group(1)), cell, inline.group(2).strip()
             elif (labels[i] and i + 1 < len(cells) and cell.meta["kind"] == "text"
                   and (text.endswith(":") or pairs_ok) and i % 2 == 0):
-                kind, value_cell = _ID_OF[_norm(text)], cells[i + 1]
+                kind, value_cell = kinds[i], cells[i + 1]
                 value = value_cell.text.strip()
             else:
                 continue
             if _NULL_VALUE.match(value):
+                continue
+            if kind in ("first_name", "middle_name", "last_name"):
+                parts.setdefault(kind, (value, value_cell))  # a name written in parts
                 continue
             if kind == "collected":
                 parsed = V.parse_date(value) if value_cell.meta.get("iso") is None else None
                 collected = value_cell.meta.get("iso") or (parsed.iso if parsed else None)
                 continue
             _identifier(ctx, kind, value, value_cell)
+    if "first_name" in parts and "last_name" in parts:
+        (last, last_cell), (first, _) = parts["last_name"], parts["first_name"]
+        middle = parts["middle_name"][0] if "middle_name" in parts else ""
+        name = f"{last}, {first}" + (f" {middle}" if middle else "")
+        if _reads_as_name(name):
+            # Cited by the surname's cell (a citation holds one cell); the name is both parts.
+            _identifier(ctx, "name", name, last_cell)
     return collected
+
+
+_NAME_PARTICLES = frozenset({"de", "da", "del", "della", "di", "du", "van", "von", "der", "den", "la", "le", "bin",
+                             "binti", "al", "el", "ter", "ten", "y", "st"})
+MAX_NAME_PART_WORDS = 3
+
+
+def _reads_as_name(name: str) -> bool:
+    """A name put together from its parts reads as a person's name: each part a few
+    capitalised words ("FITZWILLIAM-OSEI, Ngozi"), not a data dictionary's description
+    ("Family name of the patient, Given name")."""
+    last, _, given = name.partition(",")
+    words = name.replace(",", " ").split()
+    return tr.parse_person_name(name) is not None \
+        and len(last.split()) <= MAX_NAME_PART_WORDS and len(given.split()) <= MAX_NAME_PART_WORDS + 1 \
+        and all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words)
 
 
 def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section) -> None:
@@ -490,8 +542,8 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
             reasons.append(date_problem)
     if not V.is_numeric_result(value):
         factors.append(0.95)
-    elif not unit:
-        factors.append(0.9)
+    elif not unit and not unitless_analyte(name, loinc_cell["text"] if loinc_cell else None):
+        factors.append(0.9)  # INR, pH, specific gravity and ratios have no unit to miss
     loinc = V.normalize_ws(loinc_cell["text"]) if loinc_cell else ""
     loinc = loinc if loinc_code_ok(loinc) else ""
     implausible = usual_units_problem(name, unit, loinc or None)

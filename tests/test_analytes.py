@@ -83,6 +83,26 @@ def test_the_vocabulary_file_is_consistent():
             assert target in data.by_id, (a.id, unit)
 
 
+@pytest.mark.parametrize("name, loinc, unitless", [
+    ("INR", None, True), ("PT INR", None, True), ("International Normalized Ratio", None, True),
+    ("Specific gravity", None, True), ("Urine specific gravity", None, True),
+    ("pH", None, True),  # urine or blood: both dimensionless
+    ("A/G ratio", None, True), ("Chol/HDL ratio", None, True), ("BUN/Creatinine Ratio", None, True),
+    ("Local coag code", "6301-6", True),  # the LOINC code decides
+    ("Potassium", None, False), ("Urine protein", None, False),  # "" in its units is for "negative"/"trace"
+    ("Albumin/Creat Ratio", None, False),  # mg/g: a ratio with a unit
+    ("Prothrombin time", None, False), ("Neutrophils", None, False), ("Lead BldC-mCnc", None, False), ("", None, False),
+])
+def test_dimensionless_analytes_need_no_unit(name, loinc, unitless):
+    assert A.unitless_analyte(name, loinc) is unitless
+
+
+def test_unitless_analytes_list_no_unit_but_a_dimensionless_one():
+    for a in A.all_analytes():
+        if a.unitless:
+            assert set(a.units) <= {"", "ratio"}, a.id
+
+
 # --------------------------------------------------------------------------- the clinical key
 
 
@@ -180,3 +200,22 @@ def test_the_same_analyte_is_compared_across_formats(wb):
     xlsx = ingest(wb, patient, a1c_xlsx("Glycated haemoglobin", "8.4"), "clinical_workbook", "c.xlsx")
     assert a1c_outcome(xlsx) == "already_exists"
     assert chart_a1c(wb, patient) == ["8.4"]
+
+
+@pytest.mark.parametrize("printed", ["Hemoglobin Alc", "HbAlc", "Aic", "Hemoglobin Aic", "Hemoglobin Atc",
+                                     "HgbAlc", "Hemoglobin AIc", "Hb Alc"])
+def test_ocr_readings_of_a1c_are_hemoglobin_a1c(printed):
+    assert A.canonical_analyte(printed) == "hba1c"
+    assert not A.known_name(printed)  # still not a name the vocabulary prints: an OCR read of it stays in review
+
+
+@pytest.mark.parametrize("printed, expected", [
+    ("Vitamin Bl2", "vitamin_b12"),  # l for 1
+    ("HEM0GLOBIN", "hemoglobin"),  # 0 for o
+    ("Alc", "lymphocytes_abs"),  # a printed abbreviation of its own wins over a look-alike reading
+    ("Tnl", None),  # troponin I or T? two analytes fold the same: not guessed
+    ("Sodiurn", None),  # rn for m is not a digit look-alike
+    ("Glucose", "glucose"),
+])
+def test_ocr_lookalike_names_resolve_only_to_one_analyte(printed, expected):
+    assert A.canonical_analyte(printed) == expected

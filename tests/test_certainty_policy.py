@@ -33,6 +33,27 @@ def test_incomplete_or_uncertain_goes_to_review(proposal, reason):
     assert out.certainty is Certainty.NEEDS_REVIEW and reason in out.reason
 
 
+@pytest.mark.parametrize("test_name, loinc, value", [
+    ("INR", None, "2.8"), ("Specific Gravity", None, "1.020"), ("pH", None, "6.5"), ("Chol/HDL ratio", None, "4.1"),
+    ("Coag ratio (local)", "34714-6", "3.4"),
+])
+def test_a_dimensionless_result_needs_no_unit_in_any_format(test_name, loinc, value):
+    for source_type, paged in (("lab_pdf", True), ("hl7v2_message", False), ("clinical_workbook", False)):
+        p = lab(value=value, unit="")
+        sv = {**p.structured_value, "test_name": test_name, **({"loinc": loinc} if loinc else {})}
+        p = p.model_copy(update={"structured_value": sv, "citation": p.citation.model_copy(
+            update={"source_type": source_type} | ({} if paged else {"page": None, "bounding_box": None}))})
+        assert classify(p, citation_verified=True, paged=paged).certainty is Certainty.VERIFIED, (test_name, source_type)
+
+
+def test_a_number_with_a_dimension_still_needs_its_unit():
+    for name in ("Potassium", "Urine protein", "Albumin/Creat Ratio", "Something unknown"):
+        p = lab(unit="")
+        p = p.model_copy(update={"structured_value": {**p.structured_value, "test_name": name}})
+        out = classify(p, citation_verified=True, paged=True)
+        assert out.certainty is Certainty.NEEDS_REVIEW and out.reason == "missing unit", name
+
+
 def test_unverifiable_quote_is_never_verified():
     out = classify(lab(), citation_verified=False, paged=True)
     assert out.certainty is Certainty.NEEDS_REVIEW

@@ -21,6 +21,10 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("She denies any palpitations.", "palpitations", "negated", True),
         ("Exam today without ankle edema or calf tenderness", "calf tenderness", "negated", True),
         ("Has not had any seizures since March", "seizures", "negated", True),
+        # Spanish: an unaccented "no se ..." negation is not the hedge "no sé"
+        ("Niega dolor torácico", "dolor torácico", "negated", True),
+        ("No se conocen alergias a medicamentos", "alergias", "negated", True),
+        ("No se conocen alergias a medicamentos", "alergias", "uncertain", False),
     ],
     "negation_backward": [
         ("Palpitations: denied.", "Palpitations", "negated", True),
@@ -29,6 +33,8 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("Night sweats - none", "Night sweats", "negated", True),
         ("Diabetes - N", "Diabetes", "negated", True),
         ("Aspirin - patient does not take", "Aspirin", "negated", True),
+        ("Alergias: ninguna", "Alergias", "negated", True),
+        ("Alergias: no se conocen", "Alergias", "negated", True),
     ],
     "negation_self": [
         ("NKDA", None, "negated", True),
@@ -108,6 +114,14 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("Query asthma, awaiting spirometry", "asthma", "uncertain", True),
         ("Negative results do not rule out influenza", "influenza", "uncertain", True),
         ("Negative results do not rule out influenza", "influenza", "negated", False),
+        # other languages, accents or not
+        ("posible alergia al látex", "látex", "uncertain", True),
+        ("Posible latex", "latex", "uncertain", True),
+        ("probablemente la amoxicilina", "amoxicilina", "uncertain", True),
+        ("Sospecha de alergia a AINEs", "AINEs", "uncertain", True),
+        ("Möglicherweise Penicillin-Allergie", "Penicillin-Allergie", "uncertain", True),
+        ("Possível alergia a dipirona", "dipirona", "uncertain", True),
+        ("Penicilina no confirmada", "Penicilina", "negated", False),
     ],
     "uncertainty_backward": [
         ("Allergies: walnuts?", "walnuts", "uncertain", True),
@@ -116,6 +130,10 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("PE cannot be ruled out", "PE", "uncertain", True),
         ("PE cannot be ruled out", "PE", "negated", False),
         ("Allergy to iodine not verified", "iodine", "uncertain", True),
+        ("Alergia a la codeína, sin confirmar", "codeína", "uncertain", True),
+        ("látex (posible)", "látex", "uncertain", True),
+        ("Sulfamidas - por confirmar", "Sulfamidas", "uncertain", True),
+        ("Pénicilline à confirmer", "Pénicilline", "uncertain", True),
     ],
     "uncertainty_bidirectional": [
         ("Amoxicillin - not sure", "Amoxicillin", "uncertain", True),
@@ -125,6 +143,18 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         # a doubt's "if" is no condition: the mention is in doubt, not hypothetical
         ("Unable to confirm if allergic to iodine", "iodine", "temporality", "current"),
         ("Unable to confirm if allergic to iodine", "iodine", "uncertain", True),
+        # Spanish and other languages; a leading "no" here is a doubt, never a negation
+        ("Quizás el ibuprofeno", "ibuprofeno", "uncertain", True),
+        ("quizas mariscos", "mariscos", "uncertain", True),
+        ("Tal vez la aspirina", "aspirina", "uncertain", True),
+        ("Penicilina, no estoy segura", "Penicilina", "uncertain", True),
+        ("Penicilina, no estoy segura", "Penicilina", "negated", False),
+        ("No sé si fue el naproxeno", "naproxeno", "uncertain", True),
+        ("No se si fue el naproxeno", "naproxeno", "negated", False),
+        ("Amoxicilina - no recuerdo la reacción", "Amoxicilina", "uncertain", True),
+        ("Sulfa, peut-être", "Sulfa", "uncertain", True),
+        ("Codeína - não sei", "Codeína", "uncertain", True),
+        ("Nüsse - weiß nicht", "Nüsse", "uncertain", True),
     ],
     "strike_marked": [
         ("~~aspirin~~ clopidogrel", "aspirin", "uncertain", True),
@@ -282,6 +312,16 @@ FIELD_CASES = [
     ("Presumptive positive for influenza A", "influenza A", {"uncertain": True}),
     ("COVID-19 PCR: Not Detected", "COVID-19", {"negated": True}),
     ("Negative results do not preclude SARS-CoV-2 infection", "infection", {"negated": False, "uncertain": True}),
+    # bilingual forms and Spanish notes, each item on its own
+    ("Amoxicilina (hinchazón / swelling); posible látex", "látex", {"uncertain": True}),
+    ("Amoxicilina (hinchazón / swelling); posible látex", "Amoxicilina", {"uncertain": False}),
+    ("Penicilina (urticaria), tal vez mariscos", "mariscos", {"uncertain": True}),
+    ("Penicilina (urticaria), tal vez mariscos", "Penicilina", {"uncertain": False}),
+    ("No estoy seguro: penicilina, sulfa", "sulfa", {"uncertain": True, "negated": False}),
+    ("Mareos con el tramadol. No lo sé.", "tramadol", {"uncertain": True}),
+    # a decomposed accent (e + U+0301) is part of its word
+    ("posible la\u0301tex", "la\u0301tex", {"uncertain": True}),
+    ("Dolor de pecho? No se\u0301", "Dolor de pecho", {"uncertain": True, "negated": False}),
 ]
 
 
@@ -349,6 +389,10 @@ def test_red_flag_only_when_affirmed_current_and_the_patients(text, flag):
     ("possible sulfa reaction", "possible"),
     ("codeine ~~penicillin~~", "~~penicillin~~"),
     ("Not sure", "Not sure"),
+    ("posible látex", "posible"),
+    ("No sé", "No sé"),
+    ("Quizas codeína", "Quizas"),
+    ("Alergias: ninguna", None),
     ("Penicillin (hives). Not sure about the rest", "Not sure"),
     ("Penicillin (hives)", None),
     ("None", None),

@@ -51,6 +51,11 @@ def test_labels():
     assert label_field("Current medications") == "medications"
     assert label_field("Allergies / Adverse reactions:") == "allergies"
     assert label_field("Coded Value") is None
+    # allergy labels are read by meaning, in any wording
+    for label in ("Drug sensitivities:", "Intolerances", "Allergies/ADRs", "Adverse drug reactions", "ADRs:"):
+        assert label_field(label) == "allergies", label
+    assert label_field("Allergy testing") is None and label_field("Allergic to penicillin") is None
+    assert label_field("Unit no.") == "mrn" and label_field("Clinic ID") == "mrn"
 
 
 @pytest.mark.parametrize("case,build", [(G.LETTER_PROSE, G.build_prose_letter), (G.LETTER_FORM, G.build_table_form)])

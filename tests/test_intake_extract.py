@@ -314,3 +314,80 @@ def test_pregnancy_answered_other_than_no_needs_review(answer):
         x += 5 * len(w) + 5
     (fact,) = extract_intake(_content([words]), "documents:1").facts
     assert fact.wants_review, answer
+
+
+# --------------------------------------------------------------------------- a "?" that is a doubt, not a question
+
+
+def _words(text: str, x: float = 50) -> list[tuple[str, float]]:
+    out = []
+    for w in text.split():
+        out.append((w, x))
+        x += 5 * len(w) + 5
+    return out
+
+
+def _held(result) -> list:
+    return [f for f in result.facts if f.wants_review]
+
+
+@pytest.mark.parametrize("note", [
+    "Throat itched after the sushi platter - seafood?",
+    "Allergic to peanuts?",
+    "walnuts?",
+    "Arm swelled up after a wasp sting in June - allergic?",
+    "Posible alergia a los mariscos?",
+])
+def test_a_note_line_ending_in_a_question_mark_is_a_cited_review_finding(note):
+    content = _content([_words("Notes:", 50), _words(note, 56)])
+    result = extract_intake(content, "documents:1")
+    (fact,) = result.facts
+    assert fact.fact_type == "allergy" and fact.wants_review and not fact.document_fact_only
+    assert fact.citation.quote_or_value == note
+    assert "Notes" in fact.review_reason and "uncertain wording" in fact.review_reason
+    assert_page_citations_verify(content, result)
+
+
+def test_the_line_under_a_doubted_note_is_no_answer_to_it():
+    result = extract_intake(_content([_words("Comments:"), _words("Allergic to sesame?", 56),
+                                       _words("Mum says I reacted as a toddler", 56)]), "documents:1")
+    notes = [f.citation.quote_or_value for f in result.facts]
+    assert notes == ["Allergic to sesame?", "Mum says I reacted as a toddler"]
+    assert result.facts[0].fact_type == "allergy" and result.facts[0].wants_review
+
+
+def test_a_question_written_in_a_notes_box_is_the_patients_note():
+    (fact,) = extract_intake(_content([_words("Notes:"), _words("Is parking free on Sundays?", 56)]),
+                             "documents:1").facts
+    assert fact.fact_type == "other" and fact.citation.quote_or_value == "Is parking free on Sundays?"
+
+
+def test_a_doubted_line_outside_every_field_is_kept_as_a_finding():
+    # left-aligned with the labels, after a gap: no field continues into it
+    result = extract_intake(_content([_words("Allergies:") + _words("Penicillin (hives)", 150), [], [], [],
+                                      _words("Shrimp made my lips tingle - shellfish?")]), "documents:1")
+    penicillin, note = result.facts
+    assert penicillin.structured_value["substance"] == "Penicillin" and not penicillin.wants_review
+    assert note.fact_type == "allergy" and note.wants_review
+    assert note.citation.quote_or_value == "Shrimp made my lips tingle - shellfish?"
+
+
+@pytest.mark.parametrize("rows, kind", [
+    # form questions still ask: a question word, label words only, or a short label answered on its row
+    ([_words("Are you pregnant?"), _words("Not sure", 60)], "pregnancy"),
+    ([_words("Any allergies?") + _words("Latex (rash)", 150)], "allergies"),
+    ([_words("Pregnant?") + _words("No", 150)], "pregnancy"),
+    ([_words("Anything you're allergic to?"), _words("Codeine - vomiting", 60)], "allergies"),
+])
+def test_form_questions_still_take_their_answers(rows, kind):
+    result = extract_intake(_content(rows), "documents:1")
+    assert result.facts, rows
+    fact = result.facts[0]
+    assert fact.citation.field_or_chunk_id.startswith({"pregnancy": "needs_review_findings",
+                                                       "allergies": "allergies"}[kind]) \
+        or fact.structured_value.get("field") == kind
+
+
+def test_a_short_label_with_its_answer_on_the_row_is_still_a_question():
+    (fact,) = extract_intake(_content([_words("Latex allergy? Yes - hives")]), "documents:1").facts
+    assert fact.fact_type == "allergy" and "Yes - hives" in fact.citation.quote_or_value

@@ -203,3 +203,126 @@ def test_service_asked_for(text, service):
 def test_urgency_level(text, level):
     found = P.urgency_in(text)
     assert (found.value if found else None) == level
+
+
+# --------------------------------------------------------------------------- allergy labels and sentences, time frames, lists
+
+
+def _bulleted(*blocks) -> bytes:
+    """A letter of plain paragraphs (str) and bulleted lists (tuple of items)."""
+    import io
+
+    import docx
+
+    doc = docx.Document()
+    for block in blocks:
+        for item in (block if isinstance(block, tuple) else (block,)):
+            doc.add_paragraph(item, style="List Bullet" if isinstance(block, tuple) else None)
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("label", ["Drug sensitivities", "Intolerances", "Allergies/ADRs", "Adverse drug reactions",
+                                   "ADRs", "Known drug allergies", "Hypersensitivities", "Food intolerances"])
+def test_allergy_label_wordings(label):
+    _, result = run(_letter("Patient: Tamsin ORVELLE", f"{label}: codeine - vomiting"))
+    (fact,) = of_type(result, "allergy")
+    assert (fact.structured_value["substance"], fact.structured_value["reaction"]) == ("codeine", "vomiting")
+    assert not fact.wants_review and fact.confidence >= 0.85
+
+
+def test_an_allergy_label_heading_a_list_of_paragraphs():
+    _, result = run(_bulleted("Patient: Tamsin ORVELLE", "Drug intolerances:", ("Morphine - itching", "Latex (hives)")))
+    assert [(a.structured_value["substance"], a.structured_value["reaction"], a.wants_review)
+            for a in of_type(result, "allergy")] == [("Morphine", "itching", False), ("Latex", "hives", False)]
+
+
+@pytest.mark.parametrize("label", ["Allergy testing", "Allergic to penicillin", "Drug levels", "Next of kin allergies"])
+def test_wordings_that_are_no_allergy_label(label):
+    from extract.docx import label_field
+
+    assert label_field(label) != "allergies"
+
+
+@pytest.mark.parametrize("paragraph, listed, told", [
+    ("Drug sensitivities: tramadol - confusion. She thinks the trimethoprim gave her a rash last spring.",
+     ("tramadol", "confusion"), ("trimethoprim", "rash")),
+    ("Allergies: Codeine (nausea). He wonders if the elastoplast dressings caused a blistering reaction, "
+     "though nobody confirmed it.", ("Codeine", "nausea"), ("elastoplast dressings", "blistering reaction")),
+    ("Adverse reactions: Penicillin (anaphylaxis). Possibly allergic to the contrast used at her CT.",
+     ("Penicillin", "anaphylaxis"), ("contrast", None)),
+    ("Allergies: Doxycycline - photosensitivity. Mum believes she reacted to amoxicillin with hives as a baby.",
+     ("Doxycycline", "photosensitivity"), ("amoxicillin", "hives")),
+    ("Intolerances: Metformin - diarrhoea. It is unclear whether the ibuprofen brought on his wheeze.",
+     ("Metformin", "diarrhoea"), ("ibuprofen", "wheeze")),
+])
+def test_an_allergy_told_in_a_sentence_is_held_for_review_and_the_listed_one_is_not(paragraph, listed, told):
+    _, result = run(_letter("Patient: Tamsin ORVELLE", paragraph))
+    first, second = of_type(result, "allergy")
+    assert (first.structured_value["substance"], first.structured_value["reaction"]) == listed
+    assert not first.wants_review and first.confidence >= 0.85
+    assert (second.structured_value["substance"], second.structured_value["reaction"]) == told
+    assert second.wants_review and second.confidence < 0.85
+    assert told[0] in second.citation.quote_or_value and second.citation.quote_or_value in paragraph
+
+
+def test_a_sentence_that_names_no_allergen_is_not_charted_as_one():
+    _, result = run(_letter("Patient: Tamsin ORVELLE", "Allergies: Penicillin (rash). He is otherwise fit and well."))
+    penicillin, other = of_type(result, "allergy")
+    assert not penicillin.wants_review
+    assert other.wants_review and "does not read as one allergen" in other.review_reason
+
+
+@pytest.mark.parametrize("text, level, printed", [
+    ("We would like him seen within two weeks.", "soon", "within two weeks"),
+    ("Could she be reviewed within 48 hours please?", "urgent", "within 48 hours"),
+    ("Please arrange an appointment in the next few days.", "urgent", "in the next few days"),
+    ("An appointment within the next 3 months would be fine.", "routine", "within the next 3 months"),
+    ("I would be grateful if he could be seen within a fortnight.", "soon", "within a fortnight"),
+    ("Ideally within 10 working days.", "soon", "within 10 working days"),
+    ("Review within 2/52 please.", "soon", "within 2/52"),
+    ("Needs seeing within 24h.", "urgent", "within 24h"),
+    ("Her potassium is within normal limits.", None, None),
+])
+def test_urgency_from_a_time_frame(text, level, printed):
+    found = P.urgency_in(text)
+    assert (found.value if found else None) == level
+    assert (found.text if found else None) == printed
+
+
+def test_a_time_frame_sentence_gives_the_referrals_urgency():
+    _, result = run(_letter("Patient: Tamsin ORVELLE", "Please assess her painful left hip. We would like her seen "
+                            "within 10 days.", "He was seen within two days by the falls team last year."))
+    (urgency,) = [f for f in of_type(result, "referral") if f.structured_value["field"] == "urgency"]
+    assert urgency.structured_value["level"] == "soon" and urgency.citation.quote_or_value == "within 10 days"
+
+
+@pytest.mark.parametrize("sentence, told", [
+    ("He wonders whether the chlorhexidine wash gave him a rash after surgery.", ("chlorhexidine wash", "rash")),
+    ("She reacted to co-amoxiclav with hives in 2019.", ("co-amoxiclav", "hives")),
+    ("The morphine made her vomit.", ("morphine", "vomit")),
+    ("There may be a latex allergy.", ("latex", None)),
+    ("He had a bad reaction to the flu jab once.", ("flu jab", None)),
+    ("He is otherwise well.", None),
+    ("This was never confirmed.", None),
+])
+def test_allergy_in_a_sentence(sentence, told):
+    found = P.allergy_in(sentence)
+    got = (found.substance.text, found.reaction.text if found.reaction else None) if found else None
+    assert got == told
+
+
+def test_clean_items_of_a_bulleted_list_are_as_sure_as_labelled_lines():
+    _, result = run(_bulleted(
+        "Patient: Tamsin ORVELLE", "Regular medications:",
+        ("Ramipril 2.5 mg once daily", "Sertraline 50 mg in the morning", "Aspirin",
+         "Takes two of the white ones with breakfast when she remembers"),
+        "Problems:", ("Asthma", "Gout (M10.9)", "Was admitted last winter with a chest infection and has not been right since.")))
+    meds = {m.structured_value["name"]: m for m in of_type(result, "medication")}
+    assert meds["Ramipril"].confidence >= 0.85 and not meds["Ramipril"].wants_review
+    assert meds["Sertraline"].confidence >= 0.85
+    assert meds["Aspirin"].confidence < 0.85  # no dose
+    assert [m.confidence < 0.85 for m in meds.values()] == [False, False, True, True]
+    problems = of_type(result, "problem")
+    assert [p.confidence >= 0.85 for p in problems] == [True, True, False]

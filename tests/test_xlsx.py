@@ -215,3 +215,99 @@ def test_loinc_column_is_kept_when_it_is_a_valid_code():
     ghb, glucose = of_type(result, "lab_result")
     assert ghb.structured_value["loinc"] == "4548-4" and "loinc" not in glucose.structured_value
     assert ghb.structured_value["abnormal_flag"] == "high" and ghb.structured_value["flag_derived"]
+
+
+# --------------------------------------------------------------------------- identity labels, ranges, unitless results
+
+CHART = {"first_name": "Ottoline", "last_name": "Brackenridge-Sowah", "dob": "1966-02-11", "mrn": "HN-440921"}
+
+
+def _verified(result):
+    from core.models import IdentityStatus
+    from core.policy.identity import check_identity
+
+    return check_identity(result.identifiers, CHART).status is IdentityStatus.VERIFIED
+
+
+@pytest.mark.parametrize("rows", [
+    [["Surname", "BRACKENRIDGE-SOWAH"], ["Forename", "Ottoline"], ["Hospital number", "HN-440921"]],
+    [["Family name:", "Brackenridge-Sowah"], ["Given name(s):", "Ottoline"], ["Date of birth:", datetime(1966, 2, 11)]],
+    [["Last name", "Brackenridge-Sowah", "First name", "Ottoline"], ["Patient ID", "HN-440921"]],
+    [["Forename", "Ottoline"], ["Middle name", "June"], ["Surname", "Brackenridge-Sowah"], ["Chart #", "HN-440921"]],
+    [["Surname: Brackenridge-Sowah"], ["Forename: Ottoline"], ["Clinic ID: HN-440921"]],
+    [["Name", "Ottoline Brackenridge-Sowah"], ["Unit no.", "HN-440921"]],
+])
+def test_split_names_and_id_label_wordings_identify_the_patient(rows):
+    def sheet(ws):
+        for r in rows:
+            ws.append(r)
+        ws.append([])
+        ws.append(["Test", "Result", "Units", "Reference range"])
+        ws.append(["Sodium", 139, "mmol/L", "135-145"])
+
+    _, result = run(_book(sheet))
+    assert _verified(result), identity(result)
+    assert not of_type(result, "lab_result")[0].wants_review
+
+
+def test_a_name_in_parts_is_cited_by_its_surname_cell():
+    def sheet(ws):
+        ws.append(["Surname", "BRACKENRIDGE-SOWAH"])
+        ws.append(["Forename", "Ottoline"])
+
+    _, result = run(_book(sheet))
+    (name,) = [i for i in result.identifiers if i.kind.value == "name"]
+    assert name.value == "BRACKENRIDGE-SOWAH, Ottoline"
+    assert name.citation.page_or_section == "Sheet!B1" and name.citation.quote_or_value == "BRACKENRIDGE-SOWAH"
+
+
+@pytest.mark.parametrize("rows", [
+    # a data dictionary that describes the fields is no patient
+    [["Surname", "Family name of the patient"], ["Forename", "Given name as registered"]],
+    [["Next of kin name", "Ottoline Brackenridge-Sowah"], ["GP name", "Dr Ama Sowah"]],
+    [["Surname", "Brackenridge-Sowah"]],  # half a name identifies nobody
+])
+def test_label_like_rows_that_name_no_patient(rows):
+    def sheet(ws):
+        for r in rows:
+            ws.append(r)
+
+    _, result = run(_book(sheet))
+    assert "name" not in identity(result)
+
+
+@pytest.mark.parametrize("header", ["Target range", "Therapeutic range", "Normal range", "Ref range", "Target",
+                                    "Reference interval"])
+def test_range_column_wordings(header):
+    def sheet(ws):
+        ws.append(["MRN:", "HN-440921"])
+        ws.append(["DOB:", "1966-02-11"])
+        ws.append(["Date", "Test", "Result", "Units", header])
+        ws.append(["2025-03-02", "INR", 3.7, "", "2.0-3.0"])
+
+    _, result = run(_book(sheet))
+    (inr,) = of_type(result, "lab_result")
+    assert inr.structured_value["reference_range"] == "2.0-3.0"
+    assert inr.structured_value["abnormal_flag"] == "high"
+
+
+@pytest.mark.parametrize("test, value, unit_needed", [
+    ("INR", 2.6, False), ("PT INR", 1.1, False), ("Urine specific gravity", 1.025, False), ("pH", 6.5, False),
+    ("Cholesterol/HDL ratio", 4.2, False), ("Potassium", 4.4, True), ("Ferritin", 40, True),
+])
+def test_only_analytes_with_a_dimension_need_a_unit(test, value, unit_needed):
+    from core.policy.certainty import classify
+    from core.policy.context import apply_to
+
+    def sheet(ws):
+        ws.append(["MRN:", "HN-440921"])
+        ws.append(["DOB:", "1966-02-11"])
+        ws.append(["Collected", "Test", "Result", "Units"])
+        ws.append(["2025-03-02", test, value, None])
+
+    _, result = run(_book(sheet))
+    (fact,) = of_type(result, "lab_result")
+    decision = classify(apply_to(fact), citation_verified=True, paged=False)
+    assert (decision.reason == "missing unit") is unit_needed, decision
+    if not unit_needed:
+        assert fact.confidence == pytest.approx(0.92)

@@ -4,7 +4,8 @@
 canonical analyte (plus the collection date) is what lets the chart notice that two
 documents disagree about the same test. The table is data, ``analytes.json`` beside
 this module: per analyte a canonical id, LOINC codes, a display name, the names reports
-print and the usual units.
+print, the usual units and whether it is a dimensionless number (``unitless``: INR, pH,
+specific gravity, ratios), which needs no unit to be complete.
 
 Names are matched exactly after normalisation (case, punctuation, "haem"/"hem", a
 trailing specimen such as ", Serum", and LOINC-style names such as "Hemoglobin
@@ -35,6 +36,7 @@ class Analyte:
     units: tuple[str, ...]
     check_units: bool = False  # a unit outside ``units`` is implausible (HbA1c in mg/dL)
     unit_variants: dict[str, str] = field(default_factory=dict)  # unit -> the analyte it makes
+    unitless: bool = False  # a dimensionless number (INR, pH, specific gravity, a ratio): no unit to print
 
 
 def normalize_unit(unit: str) -> str:
@@ -105,6 +107,7 @@ def _vocabulary() -> _Vocabulary:
             synonyms=tuple(entry.get("synonyms", ())), units=tuple(entry.get("units", ())),
             check_units=bool(entry.get("check_units", False)),
             unit_variants={normalize_unit(u): v for u, v in entry.get("unit_variants", {}).items()},
+            unitless=bool(entry.get("unitless", False)),
         )
         if a.id in by_id:
             raise ValueError(f"analyte {a.id!r} is listed twice in {VOCABULARY_PATH.name}")
@@ -155,6 +158,49 @@ def _ids_for_name(test_name: str) -> tuple[str, ...]:
     return ()
 
 
+# OCR and typing read a printed digit as a letter: "A1c" as "Alc", "Aic", "Atc" or
+# "AIc", "B12" as "Bl2", "CO2" as "COz"... Read as digits, such a name may equal a
+# vocabulary name; used only when the name itself is unknown, and only when one
+# analyte answers (``_ids_for_ocr_name``).
+_OCR_DIGIT_LOOKALIKES = str.maketrans({"l": "1", "i": "1", "|": "1", "!": "1", "t": "1", "o": "0"})
+
+
+def _ocr_fold(name: str) -> str:
+    return normalize_name(name).translate(_OCR_DIGIT_LOOKALIKES)
+
+
+@lru_cache(maxsize=1)
+def _ocr_index() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """Folded name -> analyte ids: for names printed with a digit, and for all names."""
+    with_digit: dict[str, set[str]] = {}
+    every: dict[str, set[str]] = {}
+    for name, ids in _vocabulary().by_name.items():
+        key = name.translate(_OCR_DIGIT_LOOKALIKES)
+        every.setdefault(key, set()).update(ids)
+        if any(c.isdigit() for c in name):
+            with_digit.setdefault(key, set()).update(ids)
+    return ({k: frozenset(v) for k, v in with_digit.items()}, {k: frozenset(v) for k, v in every.items()})
+
+
+@lru_cache(maxsize=4096)
+def _ids_for_ocr_name(test_name: str) -> tuple[str, ...]:
+    """The analyte a name OCR or a typist garbled stands for ("Hemoglobin Alc",
+    "HbAlc", "Aic" -> Hemoglobin A1c), when its digit look-alikes read as digits make
+    it one vocabulary name of exactly one analyte: first among names printed with a
+    digit, then among all. A fold two analytes share ("alc" is also the absolute
+    lymphocyte count) settles nothing."""
+    with_digit, every = _ocr_index()
+    for form in _name_forms(test_name):
+        key = form.translate(_OCR_DIGIT_LOOKALIKES)
+        for index in (with_digit, every):
+            ids = index.get(key, frozenset())
+            if len(ids) == 1:
+                return tuple(ids)
+            if ids:
+                break
+    return ()
+
+
 @lru_cache(maxsize=4096)
 def canonical_analyte(test_name: str | None, loinc: str | None = None, unit: str | None = None) -> str | None:
     """The canonical analyte id of a result, or None when the vocabulary cannot say.
@@ -168,7 +214,7 @@ def canonical_analyte(test_name: str | None, loinc: str | None = None, unit: str
     code = (loinc or "").strip()
     if code in vocab.by_loinc:
         return _with_unit(vocab.by_loinc[code], unit)
-    ids = _ids_for_name(test_name or "")
+    ids = _ids_for_name(test_name or "") or _ids_for_ocr_name(test_name or "")
     if len(ids) > 1 and unit is not None:
         key = normalize_unit(unit)
         ids = tuple(i for i in ids if key in vocab.units[i])
@@ -180,6 +226,18 @@ def canonical_analyte(test_name: str | None, loinc: str | None = None, unit: str
 def known_name(test_name: str) -> bool:
     """Whether the vocabulary knows this printed name (ambiguous names included)."""
     return bool(_ids_for_name(test_name))
+
+
+def unitless_analyte(test_name: str | None, loinc: str | None = None) -> bool:
+    """Whether a result is a dimensionless number that is complete without a unit
+    (INR, pH, specific gravity, ratios: ``unitless`` in the vocabulary). A name shared
+    by two analytes ("pH": urine or blood) counts when both are unitless. The one rule
+    for every format: a numeric lab result without a unit goes to review unless this
+    says it needs none."""
+    vocab = _vocabulary()
+    code = (loinc or "").strip()
+    ids = (vocab.by_loinc[code],) if code in vocab.by_loinc else _ids_for_name(test_name or "")
+    return bool(ids) and all(vocab.by_id[i].unitless for i in ids)
 
 
 def usual_units_problem(test_name: str, unit: str, loinc: str | None = None) -> str | None:

@@ -19,6 +19,9 @@ decides before confidence does, so no extractor score can override it:
   reaction years ago is still the patient's history and belongs in the chart), but a
   medication the patient stopped or used to take is not a current medication ->
   document_fact.
+A numeric lab result without a unit is incomplete (needs_review, "missing unit") in
+every format, unless its analyte is a dimensionless number (INR, pH, specific gravity,
+ratios: ``unitless`` in core/policy/analytes.json, read by ``unitless_analyte``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from core.models import Certainty, ClinicalContext, FactProposal
+from core.policy.analytes import unitless_analyte
 from core.policy.lab_vocabulary import implausible_magnitude, known_analyte, known_unit
 
 MIN_CONFIDENCE = {"lab_result": 0.7, "allergy": 0.85, "medication": 0.85, "problem": 0.85}
@@ -51,8 +55,9 @@ def _missing_lab_fields(value: dict) -> list[str]:
     missing = [k for k in ("test_name", "value") if not str(value.get(k) or "").strip()]
     if not value.get("collection_date"):
         missing.append("collection_date")
-    if _NUMERIC.match(str(value.get("value") or "").strip()) and not str(value.get("unit") or "").strip():
-        missing.append("unit")
+    if _NUMERIC.match(str(value.get("value") or "").strip()) and not str(value.get("unit") or "").strip() \
+            and not unitless_analyte(str(value.get("test_name") or ""), value.get("loinc")):
+        missing.append("unit")  # INR, pH, specific gravity and ratios have none to print
     return missing
 
 

@@ -45,6 +45,8 @@ API used across the project (kept stable):
 - ``hedge_on(mention, within=None) -> str | None``: the hedge on a mention read out
   of a longer answer: one inside it ("shellfish?"), or one in the answer whose scope
   reaches it ("Not sure: penicillin, sulfa");
+- ``opens_a_question(text) -> bool``: the sentence opens with "¿" or a question word
+  (a form's question rather than a doubt);
 - ``red_flag(text) -> str | None``: a red-flag phrase that is affirmed, about the
   patient and current: negated ("denies chest pain"), family or other people
   ("mother had a stroke"), hypothetical ("return if short of breath") and historical
@@ -61,6 +63,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -139,19 +142,23 @@ def _split_outside_classes(pattern: str) -> str:
 # Words (with inner hyphens and apostrophes: "pain-free", "don't") and single
 # punctuation marks. Phrases and texts are cut the same way, so matching is on
 # whole words: "no" never matches inside "nose".
-_TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]")
+# A combining accent (a decomposed "é") belongs to its word.
+_TOKEN = re.compile(r"[\w\u0300-\u036f]+(?:[-'’][\w\u0300-\u036f]+)*|[^\w\s\u0300-\u036f]")
 
 
 _POSSESSIVE = re.compile(r"['’]s$")
 
 
+@lru_cache(maxsize=8192)
 def _key(token: str) -> str:
-    """A token as the lexicon looks it up: lower case, without a possessive "'s",
-    hyphens or apostrophes ("Mother's" = "mother", "Pain-free" = "painfree",
-    "don't" = "dont")."""
-    if len(token) == 1:
-        return token.lower()
-    return _POSSESSIVE.sub("", token.lower()).replace("-", "").replace("'", "").replace("’", "")
+    """A token as the lexicon looks it up: lower case, without accents, a possessive
+    "'s", hyphens or apostrophes ("Mother's" = "mother", "Pain-free" = "painfree",
+    "don't" = "dont", "quizás" = "quizas", "peut-être" = "peutetre"): cues written
+    without their accents, as forms often are, match all the same."""
+    folded = "".join(ch for ch in unicodedata.normalize("NFD", token) if not unicodedata.combining(ch))
+    if len(folded) == 1:
+        return folded.lower()
+    return _POSSESSIVE.sub("", folded.lower()).replace("-", "").replace("'", "").replace("’", "")
 
 
 def _tokens(text: str) -> list[str]:
@@ -413,6 +420,17 @@ _OFFERS_A_CHOICE = re.compile(rf"\?\s*{_CHOICE}$", re.IGNORECASE)
 _ANSWER = re.compile(rf"\s*(?:{_CHOICE}(?=\s+\w)\s*)?(not applicable|[A-Za-z/]+)\b", re.IGNORECASE)
 # The first word of a question, after an "If yes," that ties it to the one before.
 _OPENER = re.compile(r"[\s\d.)(*•-]*(?:if (?:yes|so|no|any),\s*)?([A-Za-z]+)", re.IGNORECASE)
+
+
+def opens_a_question(text: str) -> bool:
+    """Whether ``text`` opens like a question: with "¿" or with a question word of the
+    lexicon ("Are you pregnant?", "Any allergies?", "If yes, which ones?"). "Shellfish?"
+    and "Lips tingled after the curry - shellfish?" do not: their "?" is a doubt."""
+    t = (text or "").lstrip(" \t\n\r*•-")
+    if t.startswith("¿"):
+        return True
+    first = _OPENER.match(t)
+    return first is not None and first.group(1).lower() in _lexicon().questions.openers
 
 
 def _question_cues(text: str, sentences: list[tuple[int, int]], hits: list[_Hit]) -> tuple[list[_Cue], set[int]]:
