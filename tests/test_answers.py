@@ -652,3 +652,139 @@ def test_a_long_panel_is_never_cut_short_silently():
     assert [i.evidence_id for i in kept] == [f"fact:{n}" for n in range(PER_TOPIC_LIMIT)]
     assert bundle.missing == [(None, f"3 more blood count entries are on record and not listed here (the first "
                                      f"{PER_TOPIC_LIMIT} are); ask about a test or item by name to see it.")]
+
+
+# ---------------------------------------------------------------- therapy requests, free terms, text reports
+@pytest.mark.parametrize("question", ["Which antibiotic would be best for her?",
+                                      "Can you suggest a cough syrup for her?", "Recommend something for her fever"])
+def test_a_therapy_request_shows_the_allergies_medications_and_pregnancy(world, question):
+    # "What antibiotic should I prescribe?" was refused with empty sections: the penicillin
+    # allergy and the possible pregnancy never reached the clinician choosing a drug.
+    out = ask(world["wb"], world["odalys"]["id"], question).payload
+    assert out["refused"] is True and out["question"]["disposition"] == "narrow"
+    assert "can't recommend treatment" in out["refusal_reason"] and "pregnancy" in out["refusal_reason"]
+    findings = _texts(out, "patient_findings")
+    assert "Allergy: Penicillin" in findings and "Metformin" in findings
+    assert "pregnant" in _texts(out, "needs_review")
+    assert f"documents:{world['docs']['odalys_intake']}" in _cited_documents(out)
+    assert out["sections"]["guideline_evidence"] == [] and _all_items_cited(out) and out["verifier"]["removed"] == 0
+    for drug in ("amoxicillin", "azithromycin", "doxycycline", "acetaminophen", "ibuprofen"):
+        assert drug not in out["text"].lower()
+
+
+def test_a_therapy_request_with_nothing_on_record_says_what_is_missing(tmp_path):
+    wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    try:
+        patient = add_patient(wb, mrn="EV-33019", first="Evander", last="Quill", dob=date(1966, 1, 9), sex="M")
+        out = ask(wb, patient["id"], "Which antibiotic would you pick for him?").payload
+        assert out["question"]["disposition"] == "narrow"
+        missing = _texts(out, "missing")
+        assert "No allergies found" in missing and "No medications found" in missing
+        assert "pregnan" not in missing.lower()  # a pregnancy the record does not mention is not said either way
+        assert "No patient evidence matching" not in missing
+    finally:
+        wb.close()
+
+
+@pytest.mark.parametrize("question, wording, drug", [
+    ("Time to take her off the lisinopril?", "starting, stopping or switching", "Lisinopril"),
+    ("Let's go ahead and stop the vitamin D", "starting, stopping or switching", "Vitamin D"),
+    ("Would 850 mg of metformin suit her better?", "recommend or change a dose", "Metformin 500 mg"),
+    ("How many milligrams of lisinopril should she get?", "recommend or change a dose", "Lisinopril 10 mg"),
+    ("I'm planning to pause her metformin", "starting, stopping or switching", "Metformin"),
+])
+def test_everyday_medication_changes_are_declined_and_narrowed(world, question, wording, drug):
+    out = ask(world["wb"], world["odalys"]["id"], question).payload
+    assert out["refused"] is True and out["question"]["disposition"] == "narrow", out["question"]["rules"]
+    assert wording in out["refusal_reason"]
+    assert drug in _texts(out, "patient_findings") and "pregnant" in _texts(out, "needs_review")
+    assert _all_items_cited(out)
+
+
+@pytest.mark.parametrize("question, never", [
+    ("Is the letter from Bartholomew Quince in her chart?", ("Bartholomew", "Quince", "letter from")),
+    ("Is Bartholomew Quince on her problem list?", ("Bartholomew", "Quince")),
+    ("Does she have anything from Mercy Hospital on file?", ("Mercy", "anything from")),
+    ("What allergies does she have on file?", ("on file",)),
+    ("Does she have a dog?", ("dog",)),
+])
+def test_an_answer_never_repeats_free_text_that_is_not_a_clinical_term(ines, question, never):
+    out = ask(ines["wb"], ines["patient"]["id"], question).payload
+    assert out["refused"] is False
+    for words in never:
+        assert words.lower() not in out["text"].lower(), out["text"]
+
+
+def test_a_clinical_term_not_on_record_is_still_named(ines):
+    out = ask(ines["wb"], ines["patient"]["id"], "Has she been diagnosed with fibromyalgia?").payload
+    assert "No “fibromyalgia” found among this patient's problems" in _texts(out, "missing")
+    dog = ask(ines["wb"], ines["patient"]["id"], "Does she have a dog?").payload
+    assert "No entry matching what you asked about was found among this patient's problems" in _texts(dog, "missing")
+
+
+# A radiology report as an HL7 MDM sends it: one TX observation per printed line, a header
+# and a signature around the findings; the hedged impression is held for review.
+_RADIOLOGY_LINES = ("EXAM:", "CHEST PA AND LATERAL", "ORDERING PHYSICIAN:", "Ingram Falk", "FINDINGS:",
+                    "Two views of the chest were obtained. There is a small left pleural effusion",
+                    "with blunting of the costophrenic angle. Heart size is normal.", "IMPRESSION:",
+                    "Small left pleural effusion, possibly early pneumonia.", "Dictated by: Ingram Falk",
+                    "Accession: 88A7F2C91")
+
+
+@pytest.fixture(scope="module")
+def rosalind(tmp_path_factory):
+    wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("rosalind")))
+    patient = add_patient(wb, mrn="RB-55012", first="Rosalind", last="Achterberg", dob=date(1971, 8, 14), sex="F")
+    segments = ["MSH|^~\\&|RIS|RIVERBEND|EHR|CLINIC|20260311120000||MDM^T02^MDM_T02|MDM0091|P|2.5.1",
+                "EVN|T02|20260311120000", "PID|1||RB-55012^^^CLINIC^MR||ACHTERBERG^ROSALIND||19710814|F",
+                "TXA|1|RAD|TX|20260311100000||||||||DOC88|||||AU"]
+    segments += [f"OBX|{n}|TX|18748-4^Diagnostic imaging study^LN||{line}||||||F|||20260311100000"
+                 for n, line in enumerate(_RADIOLOGY_LINES, 1)]
+    doc = _ingest(wb, patient, "\r".join(segments).encode(), "hl7v2_message", "chest.hl7")
+    yield {"wb": wb, "patient": patient, "doc": doc}
+    wb.close()
+
+
+@pytest.mark.parametrize("question", ["What did her chest x-ray show?", "Any findings on the radiograph?",
+                                      "What did the imaging report say?", "Show me her CXR"])
+def test_an_imaging_question_gets_the_report_findings_in_reading_order(rosalind, question):
+    out = ask(rosalind["wb"], rosalind["patient"]["id"], question).payload
+    assert out["refused"] is False and out["question"]["topics"] == ["imaging"]
+    findings = [i["text"] for i in out["sections"]["patient_findings"]]
+    assert findings == ["Report text: CHEST PA AND LATERAL",
+                        "Report text: Two views of the chest were obtained. There is a small left pleural effusion",
+                        "Report text: with blunting of the costophrenic angle. Heart size is normal."]
+    assert "possibly early pneumonia" in _texts(out, "needs_review")
+    for furniture in ("Ingram Falk", "Accession", "IMPRESSION:", "EXAM:"):
+        assert furniture not in out["text"]
+    assert _cited_documents(out) == {f"documents:{rosalind['doc']}"} and out["verifier"]["removed"] == 0
+
+
+def test_a_finding_held_for_review_is_never_reported_missing(rosalind):
+    wb, pid = rosalind["wb"], rosalind["patient"]["id"]
+    out = ask(wb, pid, "Does she have pneumonia on record?").payload
+    assert "possibly early pneumonia" in _texts(out, "needs_review")
+    assert "No “pneumonia” found" not in out["text"]
+    assert "written only in findings held for review" in _texts(out, "missing")
+    effusion = ask(wb, pid, "Was there an effusion?").payload
+    assert effusion["question"]["disposition"] == "answer"
+    assert "small left pleural effusion" in _texts(effusion, "patient_findings")
+    assert "Small left pleural effusion" in _texts(effusion, "needs_review")
+    assert not effusion["sections"]["missing"]
+    absent = ask(wb, pid, "Has there been any pneumothorax?").payload
+    assert "No “pneumothorax” found" in _texts(absent, "missing")
+
+
+def test_a_low_glucose_is_not_given_diabetes_screening_guidance(world):
+    wb = world["wb"]
+    patient = add_patient(wb, mrn="LG-40417", first="Leontyne", last="Vasko", dob=date(1949, 3, 2), sex="F")
+    segments = ["MSH|^~\\&|LAB|RIVERBEND LAB|EHR|CLINIC|20260302101500||ORU^R01^ORU_R01|LG0001|P|2.5.1",
+                "PID|1||LG-40417^^^CLINIC^MR||VASKO^LEONTYNE||19490302|F",
+                "OBR|1|ORD1|FIL1|80048^Basic metabolic panel^C4|||20260302083000|||||||||||||||20260302101000|||F",
+                "OBX|1|NM|2345-7^Glucose^LN||41|mg/dL|70-99|LL|||F|||20260302083000"]
+    _ingest(wb, patient, "\r".join(segments).encode(), "hl7v2_message", "glucose.hl7")
+    out = ask(wb, patient["id"], "Anything critical in her labs?").payload
+    line = out["sections"]["patient_findings"][0]["text"]
+    assert line.startswith("Critical: Glucose 41") and "Screening" not in line
+    assert "Hypoglycemia" in line  # the guidance that bears on a low glucose
+    assert "screening" not in _texts(out, "guideline_evidence").lower()

@@ -110,8 +110,46 @@ PHRASINGS = [
     ("Is it cancer?", NARROW, "cancer", D),
     ("Does he need a bone marrow biopsy?", NARROW, None, T),
     ("Is her rash a reaction to the amoxicillin?", NARROW, None, D),
+    # medication changes and doses in everyday words (taking off, dropping, pausing, an amount proposed)
+    ("Time to come off the warfarin?", NARROW, "medications", MED),
+    ("I'm thinking of stopping her atorvastatin", NARROW, "medications", MED),
+    ("Go ahead and discontinue the lisinopril", NARROW, "medications", MED),
+    ("Could we get him off insulin?", NARROW, "medications", MED),
+    ("Maybe ditch the aspirin?", NARROW, "medications", MED),
+    ("Should we keep him on the apixaban?", NARROW, "medications", MED),
+    ("We'll hold the metformin tomorrow", NARROW, "medications", MED),
+    ("Let's restart the statin", NARROW, "medications", MED),
+    ("Would it be fine to pause his warfarin for the procedure?", NARROW, "medications", MED),
+    ("Is 40 mg of atorvastatin too much for her?", NARROW, "medications", DOSE),
+    ("What about 850 mg of metformin instead?", NARROW, "medications", DOSE),
+    ("Would 2.5 mg of warfarin be enough?", NARROW, "medications", DOSE),
+    ("Is 20 mg the right amount for her?", NARROW, "medications", DOSE),
+    ("How many units of insulin should he get?", NARROW, "medications", DOSE),
+    ("How much warfarin does she need?", NARROW, "medications", DOSE),
+    # a therapy request narrows to what bears on any therapy, even with nothing named
+    ("Recommend an antibiotic please", NARROW, None, T),
+    ("Can you suggest a painkiller for her?", NARROW, None, T),
+    ("What's first-line therapy for her UTI?", NARROW, None, T),
+    ("Which antiviral would you use for her?", NARROW, "medications", None),
+    # look-ups that only look like changes, and imaging and findings held in report text
+    ("When did she come off warfarin?", LOOKUP, None, None),
+    ("How much metformin does she take?", LOOKUP, "medications", None),
+    ("Is a potassium of 5.4 mmol/L ok?", LOOKUP, "labs", None),
+    ("Was she ever taken off the statin?", LOOKUP, "medications", None),
+    ("Can I take a look at her labs?", LOOKUP, "labs", None),
+    ("Is he on anything for his heart?", LOOKUP, "medications", None),
+    ("What did the CT show?", LOOKUP, "imaging", None),
+    ("Any findings on his MRI?", LOOKUP, "imaging", None),
+    ("What was on the plain film?", LOOKUP, "imaging", None),
+    ("Is there any effusion?", LOOKUP, "problems", None),
+    ("Has there been any bleeding?", LOOKUP, "problems", None),
+    ("Any pneumothorax?", LOOKUP, None, None),
+    ("Was the film reviewed for her?", LOOKUP, None, None),
+    ("How were his transaminases?", LOOKUP, "liver", None),
+    ("Does he have liver disease?", LOOKUP, "problems", None),  # a condition, looked up on the problem list
+    # a therapy request always narrows: to the allergies, medications and pregnancy that bear on it
+    ("What would you prescribe?", NARROW, None, T),
     # ---- decisions with nothing in the record to narrow to
-    ("What would you prescribe?", REFUSE, None, T),
     ("What's the differential?", REFUSE, None, D),
     ("What do you recommend we do?", REFUSE, None, T),
     ("What is wrong with her?", REFUSE, None, D),
@@ -141,6 +179,9 @@ PHRASINGS = [
     ("hello there", OUT, None, None),
     ("What's the capital of France?", OUT, None, None),
     ("Write a haiku about her A1c", OUT, None, None),
+    ("Is there a pharmacy nearby?", OUT, None, None),
+    ("What's a good film to watch tonight?", OUT, None, None),
+    ("Was there a game last night?", OUT, None, None),
 ]
 
 
@@ -252,3 +293,72 @@ def test_a_known_condition_is_a_look_up_an_unknown_state_a_judgement(question):
 def test_a_record_anchor_makes_a_state_question_a_look_up():
     assert parse_question("Is he septic according to the notes in his chart?").unsafe == ()
     assert Unsafe.DIAGNOSIS in parse_question("Based on these labs, is he septic?").unsafe
+
+
+# ---------------------------------------------------------------- issues from the golden eval gate
+@pytest.mark.parametrize("question", ["How much metformin should I give her?",  # the case's own wording
+                                      "How much lisinopril should she be on?", "How many puffs should he take?",
+                                      "Should we try 40 mg?", "How much prednisone does he need?"])
+def test_a_dose_request_is_declined_with_the_dose_wording_only(question):
+    parsed = parse_question(question)
+    plan = route(parsed)
+    assert parsed.unsafe == (DOSE,), parsed.rules
+    assert "can't recommend or change a dose" in plan.refusal_reason
+    assert "starting, stopping or switching" not in plan.refusal_reason
+    assert "can't recommend treatment" not in plan.refusal_reason
+
+
+def test_a_real_change_beside_a_dose_is_still_a_change():
+    parsed = parse_question("Should I stop the metformin and double the insulin?")
+    assert {DOSE, MED} <= set(parsed.unsafe)
+
+
+@pytest.mark.parametrize("question", ["Which antibiotic would be best for her?", "What should I give him for the pain?",
+                                      "Any thoughts on the best drug for his reflux?", "Should I treat her sinusitis?",
+                                      "How do I manage her migraines?"])
+def test_a_therapy_request_narrows_to_allergies_medications_and_pregnancy(question):
+    parsed = parse_question(question)
+    plan = route(parsed)
+    assert parsed.therapy and plan.disposition == NARROW, parsed.rules
+    assert "allergies" in plan.refusal_reason and "pregnancy" in plan.refusal_reason
+    assert not plan.need_guidelines
+
+
+@pytest.mark.parametrize("question", ["Should he see a cardiologist?", "Can we discharge her today?",
+                                      "What do you recommend we do?", "Is this pneumonia?"])
+def test_a_care_decision_or_a_diagnosis_is_not_a_therapy_request(question):
+    parsed = parse_question(question)
+    assert not parsed.therapy and route(parsed).disposition == REFUSE, parsed.rules
+
+
+@pytest.mark.parametrize("question", ["What was the impression of his chest film?", "Did she watch the football game?",
+                                      "Any news on her referral?", "Is the film on record?",
+                                      "What did the report say about the patient?"])
+def test_a_question_about_the_patient_or_the_record_is_never_out_of_scope(question):
+    assert route(parse_question(question)).disposition != OUT
+
+
+@pytest.mark.parametrize("question, term, quoted", [
+    ("Is she taking rivaroxaban?", "rivaroxaban", True),  # a drug name on an INN stem
+    ("Has she been diagnosed with fibromyalgia?", "fibromyalgia", True),
+    ("Is he allergic to shellfish?", "shellfish", True),
+    ("Does she have a history of dvt?", "dvt", True),
+    ("Was there any evidence of consolidation?", "consolidation", True),
+    ("Is Bartholomew Quince on her problem list?", "bartholomew quince", False),  # a name: never repeated
+    ("Is she on Eliquis?", "eliquis", False),  # capitalised: could be anyone's name
+    ("Does she have a dog?", "dog", False),  # not clinical
+])
+def test_a_free_term_is_repeated_only_when_clinical_and_not_a_name(question, term, quoted):
+    parsed = parse_question(question)
+    assert term in [t for _, t in parsed.terms], parsed.terms
+    assert (term in parsed.quotable) is quoted
+
+
+@pytest.mark.parametrize("question", ["Is the discharge summary in his record?",
+                                      "Does she have anything from Mercy Hospital on file?",
+                                      "Does the patient have any scans on file?",
+                                      "Is the letter from Dr Quince in her chart?",
+                                      "Does he have any lab results?"])
+def test_a_document_or_a_place_in_the_record_is_not_a_term_to_find(question):
+    parsed = parse_question(question)
+    assert parsed.terms == () and parsed.quotable == (), parsed.terms

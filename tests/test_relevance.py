@@ -100,6 +100,8 @@ def test_a_negation_the_text_already_says_is_not_tagged_again():
     ("Neutrophils [#/volume] in Blood", None, "10*3/uL", "cbc"),
     ("Creatinine [Mass/volume] in Serum or Plasma", "2160-0", "mg/dL", "kidney"),
     ("Glucose [Mass/volume] in Urine", None, "mg/dL", "labs"),  # urine glucose is not the blood sugar
+    ("Alanine aminotransferase [Enzymatic activity/volume] in Serum or Plasma", "1742-6", "U/L", "liver"),
+    ("SGOT", None, "U/L", "liver"),
     ("Platelet morphology finding [Identifier] in Blood", None, None, "cbc"),  # unknown test: its name decides
 ])
 def test_a_lab_result_gets_its_topic_from_its_canonical_analyte(test_name, loinc, unit, topic):
@@ -115,3 +117,50 @@ def test_safety_findings_are_critical_results_and_affirmed_red_flags():
                         citations=[])
     assert safety_finding(note, "Chest pain on exertion", None)
     assert not safety_finding(note, "Chest pain on exertion", DENIED)
+
+
+# ---------------------------------------------------------------- text reports, therapy context, low results
+def test_a_report_line_that_names_the_study_is_about_imaging():
+    assert "imaging" in topics_of("other", {}, "Report text: Chest x-ray shows clear lungs")
+    assert "imaging" in topics_of("problem", {}, "MRI lumbar spine: disc bulge at L4-5")
+    assert "imaging" not in topics_of("other", {}, "Report text: approximately 20-25% pneumothorax persisting.")
+
+
+def test_a_text_report_is_one_report_and_its_furniture_is_not_a_finding():
+    from core.policy.topics import report_furniture, report_kinds
+
+    lines = ["PATIENT NAME:", "DOE, JANE", "DATE:", "3/4/26", "EXAM:", "ULTRASOUND ABDOMEN", "FINDINGS:",
+             "The gallbladder contains several small stones", "without wall thickening.", "IMPRESSION:",
+             "Cholelithiasis.", "Read by: A. Radiologist", "Accession: 55XK0192", "ELECTRONIC SIGNATURE ON FILE",
+             "7C2F99AB01E4"]
+    assert report_kinds(lines) == {"imaging"}
+    kept = [line for line, furniture in zip(lines, report_furniture(lines)) if not furniture]
+    assert kept == ["ULTRASOUND ABDOMEN", "The gallbladder contains several small stones", "without wall thickening.",
+                    "Cholelithiasis."]
+    assert report_kinds(["Patient seen for follow-up.", "Doing well on current therapy."]) == set()
+
+
+def test_allergies_medications_and_pregnancy_bear_on_a_therapy_request():
+    from core.policy.questions import parse_question
+    from core.policy.relevance import review_bears_on, therapy_context
+
+    note = EvidenceItem(evidence_id="fact:3", kind="needs_review", fact_type="other",
+                        text="Thinks she might be pregnant", citations=[])
+    pregnancy = topics_of("other", {}, note.text)
+    therapy = parse_question("Can you suggest a cough syrup for her?")
+    assert therapy.therapy and therapy_context(pregnancy, therapy)
+    assert review_bears_on(note, pregnancy, therapy, source_text=note.text, context=None)
+    care = parse_question("Should she see an ENT about the cough?")
+    assert not care.therapy and not therapy_context({"allergies"}, care)
+
+
+@pytest.mark.parametrize("flag, hint, key", [
+    ("critical_low", "hypoglycemia", "glucose:low"), ("low", "hypoglycemia", "glucose:low"),
+    ("high", "diabetes screening", "glucose"), ("critical_high", "diabetes screening", "glucose"),
+])
+def test_a_low_glucose_is_searched_as_hypoglycemia_not_diabetes_screening(flag, hint, key):
+    from core.policy.relevance import guidance_hint, guidance_key
+
+    assert hint in guidance_hint("glucose", flag) and guidance_key("glucose", flag) == key
+    assert guidance_key("ldl", "low") == "ldl"  # a topic without low-direction guidance keeps one key
+    assert guidance_key("test:analyte:potassium", "critical_low") == "test:analyte:potassium"

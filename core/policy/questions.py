@@ -8,8 +8,14 @@ A question is reduced to
   or symptoms), choose a treatment, a dose, or a medication change. Asking what the
   record documents is a look-up, not a diagnosis: "does she have diabetes?",
   "any hx of CKD?", "is she on metformin?" are answered with citations;
-- *scope*: whether it is about the chart at all ("write me a poem" is not), and
-  whether it leans on the previous turn ("and her LDL?", "when was that?").
+- *therapy*: whether a declined request chooses or changes a therapy (a dose, a
+  medication change, "what antibiotic…"): the allergies, medications and pregnancy on
+  record bear on it, unlike a care decision ("should he see a hematologist?");
+- *scope*: whether it is about the chart at all ("write me a poem" is not; a question
+  that names the patient or the record always is), and whether it leans on the
+  previous turn ("and her LDL?", "when was that?");
+- which free terms an answer may repeat back (``quotable``): clinical ones, never a
+  name or other free text ("No “apixaban” found…", but not "No “report for …” found").
 
 Every rule is a named regular expression in a table below, so a reviewer can see
 which rule fired (the name is recorded in the supervisor's handoff reason).
@@ -57,6 +63,19 @@ _WE = r"(?:i|we|you)"
 _POSSESSIVE = r"(?:her|his|their|the|this|that|pt'?s|patient'?s)"
 _START = r"^\s*(?:(?:so|and|but|then|ok(?:ay)?),?\s+)?"  # a question's first words ("so is this…", "and why…")
 
+# What changing a medication is called ("stop", "drop", "hold"…), bare and as "-ing"
+# ("thinking of stopping…"). "take", "get", "keep" change a medication only with "off"/"on"
+# ("take her off warfarin"), see ``take_off_or_on``.
+_CHANGE_VERBS = (r"(?:start|stop|discontinue|d/?c|switch|change|add|begin|quit|hold|restart|resume|continue|give|"
+                 r"taper|wean|swap|replace|substitute|try|trial|drop|ditch|cease|pause|withhold|withdraw|"
+                 r"up|increase|decrease|reduce|double|halve|raise|lower|cut|bump|use|put)")
+_CHANGE_VERBS_ING = (r"(?:starting|stopping|discontinuing|switching|changing|adding|holding|restarting|resuming|"
+                     r"continuing|giving|tapering|weaning|swapping|replacing|substituting|trying|dropping|ditching|"
+                     r"ceasing|pausing|withholding|withdrawing|increasing|decreasing|reducing|doubling|halving|"
+                     r"raising|lowering|cutting|bumping|using|putting|taking|getting|keeping)")
+# An amount of a drug (not a lab unit: "131 mg/dL" is a result, "1000 mg" a dose).
+_AMOUNT = r"\b\d+(?:\.\d+)?\s?(?:mg|mcg|micrograms?|milligrams?|g|grams?|units?|iu|ml|tablets?|tabs?|puffs?)\b(?!\s*/)"
+
 # ------------------------------------------------------------------ unsafe requests
 # Dosing: choosing an amount, or changing one.
 DOSING_RULES = _rules(
@@ -65,9 +84,22 @@ DOSING_RULES = _rules(
                        r"micrograms?|units?|ml|tablets?)\b[^?.]{0,40}\b(?:should|shall|would|could|do (?:i|we|you)|"
                        r"to (?:give|use|start|prescribe|load)|is (?:right|correct|best|safe|appropriate|needed)|"
                        r"for (?:a|an|her|him|this|someone)\b)"),
-    # "what's the right dose", "max dose", "starting dose"
+    # "how much metformin should I give her?", "how many units does he need?" (not "how much
+    # metformin is she on?", which asks what the record says)
+    ("how_much_to_give", rf"\bhow\s+(?:much|many)\b(?:\s+[\w/-]+){{0,5}}?\s+(?:(?:should|shall|can|could|would|"
+                         rf"ought to|to)\s+(?:(?:{_WE}|{_PT})\s+)?(?:give|use|start|prescribe|load|take|get|"
+                         rf"administer|order|be (?:given|on|taking))|(?:do|does|will|would)\s+{_PT}\s+"
+                         r"(?:need|require))\b"),
+    # "what's the right dose", "max dose", "starting dose", "is 500 mg the right amount?"
     ("named_dose", r"\b(?:right|correct|best|appropriate|safe|safest|max(?:imum)?|starting|optimal|ideal|usual|"
-                   r"recommended|loading|target)\s+(?:dose|dosage|dosing)\b"),
+                   r"recommended|loading|target)\s+(?:dose|dosage|dosing|amount|strength)\b"),
+    # "would 1000 mg of metformin be better for her?", "is 40 mg too much?", "850 mg instead?"
+    ("amount_judgement", rf"{_AMOUNT}[^?.]{{0,50}}\b(?:better|enough|too (?:much|little|high|low|strong|weak)|"
+                         r"(?:ok|okay|safe|appropriate|reasonable|fine)|work|instead|rather|make sense|"
+                         r"(?:be )?needed|required)\b"),
+    # "what about 850 mg?", "try 40 mg", "go up to 1000 mg"
+    ("amount_proposed", rf"\b(?:what about|how about|why not|try|go (?:up|down) to|move (?:her|him|them) to)\s+"
+                        rf"(?:\w+\s+)?{_AMOUNT}"),
     # "for a 70 kg adult", "mg/kg", "per kilo"
     ("weight_based", r"\bmg/kg\b|\bper\s?(?:kg|kilo)\b|\bfor (?:a |an |her |him )?\d+(?:\.\d+)?\s?(?:kg|kilos?|lbs?|"
                      r"pounds?)\b|\b\d+\s?(?:kg|lbs?)\s+(?:patient|adult|child|woman|man|female|male)\b"),
@@ -87,9 +119,22 @@ DOSING_RULES = _rules(
 MEDICATION_CHANGE_RULES = _rules(
     # "should I stop her lisinopril", "can we add a statin", "would you switch…"
     ("should_we_act", rf"\b(?:should|shall|can|could|would|may|must|do|ought to)\s+{_WE}\b(?:\s+\w+){{0,2}}?\s+"
-                      r"(?:start|stop|discontinue|d/?c|switch|change|add|begin|quit|hold|restart|resume|continue|"
-                      r"give|taper|wean|swap|replace|substitute|try|trial|up|increase|decrease|reduce|"
-                      r"double|halve|raise|lower|cut|bump|use|put)\b(?!\s+(?:me|us)\b)"),
+                      rf"{_CHANGE_VERBS}\b(?!\s+(?:me|us)\b)"),
+    # "can I take her off warfarin?", "time to come off the statin?", "should we keep him on it?"
+    ("take_off_or_on", rf"\b(?:should|shall|can|could|would|may|must|ought to|time to|ok to|okay to|safe to|"
+                       rf"fine to|let'?s|need to|want to|going to|gonna|plan to|i'?ll|we'?ll)\s+"
+                       rf"(?:(?:{_WE}|{_PT})\s+)?(?:just\s+|go ahead and\s+)?"
+                       r"(?:(?:take|get|bring|put|keep|leave)\s+(?:(?:her|him|them|the patient|the pt|pt)\s+)?"
+                       r"(?:back\s+)?(?:off|on|onto)|(?:come|go)\s+(?:back\s+)?off)\b"
+                       r"(?!\s+(?:the\s+)?(?:phone|hold|list|waiting list|record|chart|file|call|schedule)\b)"),
+    # "let's just drop the metformin", "let's go ahead and stop it"
+    ("lets_act", rf"\blet'?s\s+(?:(?:just|now|then|go ahead and|try and|try to)\s+)*{_CHANGE_VERBS}\b"
+                 r"(?!\s+(?:me|us)\b)"),
+    # "I'm thinking of stopping her atorvastatin", "we'll hold the metformin", "I'd drop it"
+    ("intend_to_act", rf"\b(?:i'?m|i am|we'?re|we are)\s+(?:going to|gonna|thinking (?:of|about)|planning (?:to|on)|"
+                      rf"about to|considering|inclined to)\s+(?:{_CHANGE_VERBS}|{_CHANGE_VERBS_ING})\b|"
+                      rf"\b(?:i'?ll|we'?ll|i will|we will|i'?d|we'?d|i would|we would|i want to|we want to|"
+                      rf"i plan to|we plan to)\s+(?:just\s+|go ahead and\s+)?{_CHANGE_VERBS}\b(?!\s+(?:me|us)\b)"),
     # "should she be on a statin", "can he take ibuprofen", "should she stop…"
     ("should_patient_take", rf"\b(?:should|shall|can|could|would|may|must|ought to)\s+{_PT}\s+(?:still\s+)?"
                             r"(?:be\s+(?:on|off|started|taking|switched|given|put on|prescribed|restarted|tapered|"
@@ -99,8 +144,7 @@ MEDICATION_CHANGE_RULES = _rules(
     ("can_patient_have", rf"\bcan\s+{_PT}\s+have\b"),
     # "ok to give ibuprofen?", "is it safe to add lisinopril?"
     ("safe_to_give", r"\b(?:ok|okay|safe|fine|alright|all right|reasonable|appropriate)\b[^?.]{0,20}\bto\s+"
-                     r"(?:give|add|start|stop|use|prescribe|continue|combine|switch|take|restart|resume|hold|"
-                     r"increase|decrease|double|mix)\b"),
+                     rf"(?:{_CHANGE_VERBS}|prescribe|combine|take|mix)\b"),
     ("contraindicated", r"\bcontraindicat\w*"),
     # "taper her prednisone", "wean him off oxycodone"
     ("taper_or_wean", r"\b(?:taper|tapering|wean|weaning|deprescrib\w*)\b"),
@@ -108,8 +152,9 @@ MEDICATION_CHANGE_RULES = _rules(
     ("switch_to", r"\b(?:swap|switch|change|convert|transition)\b[^?.]{0,30}\b(?:to|onto|over to)\s+(?!\d)"
                   r"(?!(?:the |her |his )?(?:topic|subject|question|labs?|results?)\b)\w+"),
     # Imperatives: "start her on a statin", "stop the aspirin" (not "give me her labs")
-    ("imperative", r"^\s*(?:please\s+)?(?:start|stop|discontinue|d/c|hold|restart|resume|begin|prescribe|taper|wean|"
-                   r"switch|swap|add|increase|decrease|double|halve|titrate|bump|reduce|up|give)\b"
+    ("imperative", r"^\s*(?:(?:please|just|maybe|perhaps|so|then|now|ok(?:ay)?|go ahead and)[,\s]+)*"
+                   r"(?:start|stop|discontinue|d/c|hold|restart|resume|begin|prescribe|taper|wean|switch|swap|add|"
+                   r"increase|decrease|double|halve|titrate|bump|reduce|up|give|drop|ditch|cease|pause|withhold)\b"
                    r"(?!\s+(?:me|us)\b)"),
 )
 
@@ -131,6 +176,13 @@ TREATMENT_RULES = _rules(
     ("best_option", r"\b(?:best|first[- ]line|preferred|ideal)\s+(?:treatment|therapy|option|drug|medication|med|"
                     r"antibiotic|management|approach|choice)\b"),
     ("treatment_plan", r"\btreatment\s+(?:plan|options?|recommendations?)\b|\bmanagement plan\b"),
+    # "recommend an antibiotic", "can you suggest a painkiller for her?"
+    ("recommend_a_therapy", r"\b(?:recommend|suggest|pick|choose|propose|advise)\s+(?:me\s+)?(?:(?:a|an|some|the|one|"
+                            r"which|what)\s+)?(?:[\w-]+\s+){0,2}?(?:treatment|therapy|medication|medicine|med|drug|"
+                            r"antibiotic|antiviral|painkiller|analgesic|regimen|dose|inhaler|cream|ointment|pill|"
+                            r"tablet|syrup|drops|spray|patch|lozenge|supplement|remedy|shot|vaccine)s?\b|"
+                            r"\b(?:recommend|suggest|prescribe|give|offer)\s+(?:(?:her|him|them|the patient)\s+)?"
+                            r"(?:something|anything)\s+for\b"),
     # "would a statin help her?", "is she a candidate for…", "would he benefit from…"
     ("would_it_help", r"\b(?:would|will|could|might)\s+(?!you\b|me\b|i\b)(?:a |an |the |some |her |his )?[\w-]+"
                       r"(?:\s+[\w-]+)?\s+help\b|\b(?:candidate|eligible)\s+for\b|\bbenefit\s+from\b"),
@@ -266,6 +318,22 @@ UNSAFE_RULES: tuple[tuple[Unsafe, tuple[Rule, ...]], ...] = (
 )
 _ANCHOR_EXEMPT = {Unsafe.DIAGNOSIS, Unsafe.DOSING}
 _NEVER_EXEMPT = {"decide_from_data", "results_mean", "meets_criteria", "what_it_suggests"}
+# In a dose request, giving, taking, needing or raising the drug is about the amount: "how
+# much metformin should I give her?" asks for a dose, not a medication change, and "how much
+# warfarin does she need?" not a treatment choice. A change or treatment rule that still
+# fires without these words ("stop metformin and double the insulin") stands.
+_DOSE_ACTIONS = re.compile(r"\b(?:give|use|take|get|have|be on|be taking|be given|up|increase|decrease|reduce|"
+                           r"double|triple|halve|raise|lower|cut|bump|titrate|adjust|try|go up|go down|needs?|"
+                           r"requires?)\b", re.I)
+
+# A treatment request that chooses a therapy (a drug, a dose, a regimen), as opposed to a
+# care decision (refer, admit, send home, order a test): the patient's allergies,
+# medications and pregnancy bear on it (``core.policy.relevance.THERAPY_CONTEXT``).
+_THERAPY_RULES = {"how_to_treat", "how_to_get_down", "which_therapy", "best_option", "treatment_plan", "prescribe",
+                  "recommend_a_therapy"}
+_THERAPY_WORDS = re.compile(r"\b(?:prescri\w*|treat\w*|therap\w*|medications?|medicines?|meds?|drugs?|"
+                            r"antibiotics?|antivirals?|antifungals?|regimens?|pills?|tablets?|injections?|infusions?|"
+                            r"doses?|dosing|dosage)\b", re.I)
 
 # ------------------------------------------------------------------ look-up frames
 # What a look-up names that the vocabulary may not know: the free term narrows the
@@ -285,11 +353,57 @@ LOOKUP_FRAMES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("diagnosed_with", "problems", rf"\bdiagnosed\s+with\s+(?:a\s+|an\s+|any\s+)?{_TERM}"),
         ("on_problem_list", "problems", r"\b(?:is|was|are)\s+(?P<term>[a-z][a-z0-9' /-]{1,40}?)\s+(?:on|in)\s+"
                                         r"(?:her|his|their|the)\s+(?:problem list|chart|record|history)\b"),
+        # "was there a pneumothorax?", "has there been any bleeding?": a finding anywhere in the
+        # record's text (a problem, a note, a report line); only for a clinical term (not
+        # "is there a pharmacy nearby?")
+        ("there_was", "problems", r"\b(?:(?:is|was|are|were)\s+there|has there been|have there been)\s+(?:ever\s+)?"
+                                  rf"(?:a|an|any)\s+(?:sign of\s+|signs of\s+|evidence of\s+|mention of\s+)?{_TERM}"),
     ))
+_CLINICAL_ONLY_FRAMES = {"there_was"}
 # Words that name a kind of record rather than a thing in it.
 _GENERIC_TERMS = re.compile(r"^(?:any(?:thing)?|something|allerg\w*|med\w*|drugs?|problems?|conditions?|issues?|"
                             r"diagnos\w*|history|illness(?:es)?|diseases?|that|this|it|them|those|these|"
                             r"(?:a |any )?known \w+)$", re.I)
+# Not a thing to find in the record at all: what a frame caught is a place in the record
+# ("on file"), or a document or list ("the report for …", "lab results").
+_NOT_A_TERM = re.compile(r"^(?:on|in|at|for|from|to|of|with|about|by|under|into|within|anything|something|"
+                         r"everything|nothing)\b|"
+                         r"\b(?:reports?|documents?|files?|charts?|records?|notes?|letters?|forms?|lists?|faxe?s?|"
+                         r"uploads?|paperwork|summar(?:y|ies)|results?|labs?|tests?|visits?|appointments?)\b", re.I)
+
+# ------------------------------------------------------------------ clinical terms
+# A free term is repeated back in an answer ("No “apixaban” found…") only when it is
+# recognisably clinical: a test the analyte vocabulary knows, a word CLINICAL_SUBJECT knows
+# by its ending, a common condition or finding without a telling ending, or a drug name
+# built on a WHO INN stem. Anything else — a person's name above all — is said in general
+# words ("nothing matching what you asked about").
+_CLINICAL_NOUNS = re.compile(
+    r"\b(?:gout|lupus|stroke|seizures?|epilepsy|hernias?|ulcers?|abscess\w*|cysts?|polyps?|nodules?|lesions?|"
+    r"tumou?rs?|cancers?|sepsis|septic|dementia|pneumonia|influenza|flu|covid\w*|angina|edema|oedema|jaundice|"
+    r"murmurs?|palpitations?|syncope|effusions?|embol\w*|thromb\w*|clots?|fibrillation|arrhythmi\w*|"
+    r"atelecta\w*|consolidation|opacit\w*|shingles|measles|allerg\w*|insulin|aspirin|morphine|codeine|"
+    r"steroids?|statins?|vaccin\w*|inhalers?|pacemaker|stents?|implants?|transplant\w*|dialysis|chemo\w*|"
+    r"radiotherapy|smok\w*|alcohol|diseases?|disorders?|syndromes?|deficienc\w*|insufficienc\w*|failure|"
+    r"sciatica|shellfish|peanuts?|tree nuts?|latex|eggs?|dairy|gluten|soy|bee stings?|iodine|contrast|"
+    r"dvt|uti|gerd|ibs|afib|a-fib|tia|hiv|hcv|hbv|osa|bph|pcos|adhd|ptsd)\b", re.I)
+_DRUG_STEMS = re.compile(
+    r"\b[a-z]{2,}(?:xaban|parin|farin|pril|sartan|olol|alol|dipine|statin|formin|gliptin|gliflozin|glutide|"
+    r"glinide|azole|prazole|tidine|cillin|mycin|micin|cycline|floxacin|vir|mab|nib|zepam|azolam|oxetine|"
+    r"traline|triptan|profen|fenac|coxib|caine|sone|olone|lukast|terol|tropium|afil|setron|dronate|thiazide|"
+    r"semide|pentin|tiapine|peridone|codone|morphone|oxine)\b|\bcef[a-z]{3,}\b", re.I)
+# A capitalised word inside the question is a name (a person, a place, a brand): never repeated.
+_PROPER_NAME = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[-'][A-Za-z]+)*")
+
+
+def clinical_term(term: str) -> bool:
+    """Whether a free term is recognisably clinical (see above)."""
+    return bool(analytes_named(term) or CLINICAL_SUBJECT.search(term) or _CLINICAL_NOUNS.search(term)
+                or _DRUG_STEMS.search(term))
+
+
+def quotable(term: str, as_written: str) -> bool:
+    """Whether an answer may repeat the term: clinical, and no name as the question wrote it."""
+    return clinical_term(term) and not _PROPER_NAME.search(as_written)
 
 # ------------------------------------------------------------------ intent
 _ATTENTION = re.compile(
@@ -328,7 +442,14 @@ PATIENT_REFERENCE = re.compile(r"\b(?:she|he|her|his|him|hers|they|their|them|pt
 RECORD_WORDS = re.compile(
     r"\b(?:chart|record|notes?|documents?|visit|encounter|labs?|results?|values?|levels?|readings?|tests?|vitals?|"
     r"hx|dx|meds?|medications?|prescri\w*|dose|allerg\w*|problems?|diagnos\w*|conditions?|complain\w*|referr\w*|"
-    r"follow[- ]?up|guidelines?)\b", re.I)
+    r"follow[- ]?up|guidelines?|reports?|impressions?|findings?|on file|on record)\b", re.I)
+
+
+def about_the_record(text: str) -> bool:
+    """The question names the patient ("his", "her", "the patient") or the record ("on record")."""
+    return bool(PATIENT_REFERENCE.search(text) or RECORD_WORDS.search(text))
+
+
 CLINICAL_SUBJECT = re.compile(
     r"\b(?:pain\w*|ache\w*|cough\w*|fever\w*|nause\w*|vomit\w*|diarrh\w*|constipat\w*|rash\w*|itch\w*|dizz\w*|"
     r"headache\w*|migraine\w*|fatigue\w*|tired\w*|swell\w*|swollen|bleed\w*|bruis\w*|breath\w*|wheez\w*|chest|"
@@ -336,7 +457,8 @@ CLINICAL_SUBJECT = re.compile(
     r"depress\w*|pregnan\w*|infect\w*|injur\w*|wound\w*|fractur\w*|sprain\w*|sodium|potassium|calcium|"
     r"magnesium|iron|ferritin|vitamin\w*|protein|lipo\w*|triglycerid\w*|electrolytes?|imaging|x-?rays?|scans?|"
     r"mri|ultrasound|biopsy|vaccin\w*|immuni[sz]\w*|surgery|surgical|procedure|smok\w*|alcohol|"
-    r"(?!(?:diagnosis|prognosis|dx)\b)\w+(?:itis|a?emia|osis|pathy|oma|ectomy|algia|uria))\b", re.I)
+    r"(?!(?:diagnosis|prognosis|dx)\b)\w+(?:itis|a?emia|osis|pathy|oma|ectomy|algia|uria|thorax|megaly|rrhage|"
+    r"rrho?ea|plegia|penia|cardia|otomy|ostomy|plasty|scopy))\b", re.I)
 
 # ------------------------------------------------------------------ follow-ups
 # A follow-up leans on the previous clinical topic by a connective, a bare
@@ -371,6 +493,12 @@ class ParsedQuestion:
     follow_up: bool = False
     inherited: tuple[str, ...] = field(default=())  # what came from the previous turn
     terms: tuple[tuple[str, str], ...] = ()  # (record topic, free term) named by a look-up frame
+    # The free terms an answer may repeat back (clinical, not a name: ``quotable``); any
+    # other term is said in general words.
+    quotable: tuple[str, ...] = ()
+    # The request chooses or changes a therapy (``chooses_therapy``): the patient's
+    # allergies, medications and pregnancy bear on it.
+    therapy: bool = False
     analytes: tuple[str, ...] = ()  # canonical lab analytes the question names ("his eGFR and creatinine")
     out_of_scope: bool = False
     clinical_subject: bool = False  # names symptoms, body or conditions (something to narrow to)
@@ -401,35 +529,79 @@ def unsafe_requests(text: str, topics: tuple[str, ...] = ()) -> tuple[tuple[Unsa
         if names:
             kinds.append(kind)
             fired += [f"{kind.value}:{n}" for n in names]
+    if Unsafe.DOSING in kinds:
+        masked = _DOSE_ACTIONS.sub(" ", text)
+        for kind, rules in ((Unsafe.MEDICATION_CHANGE, MEDICATION_CHANGE_RULES), (Unsafe.TREATMENT, TREATMENT_RULES)):
+            if kind in kinds and not _fired(rules, masked):
+                kinds.remove(kind)
+                fired = [f for f in fired if not f.startswith(kind.value + ":")]
+                fired.append(f"{kind.value}:only_the_dose")
     return tuple(kinds), fired
 
 
-def lookup_terms(text: str) -> tuple[tuple[tuple[str, str], ...], list[str]]:
+def chooses_therapy(text: str, unsafe: tuple[Unsafe, ...], rules: list[str] | tuple[str, ...],
+                    topics: tuple[str, ...]) -> bool:
+    """Whether the request chooses or changes a therapy: a dose, a medication change, or a
+    treatment choice (named by its rule or its words: "what antibiotic…", "best treatment
+    for…", "does she need insulin?"). A care decision alone ("should he see a
+    hematologist?", "can I send him home?") is not one."""
+    if Unsafe.DOSING in unsafe or Unsafe.MEDICATION_CHANGE in unsafe:
+        return True
+    if Unsafe.TREATMENT not in unsafe:
+        return False
+    named = {r.split(":", 1)[1] for r in rules if r.startswith(Unsafe.TREATMENT.value + ":")}
+    return bool(named & _THERAPY_RULES) or bool(_THERAPY_WORDS.search(text)) or "medications" in topics
+
+
+@dataclass(frozen=True)
+class LookupTerms:
+    terms: tuple[tuple[str, str], ...]  # (record topic, free term)
+    fired: tuple[str, ...]  # the frames, for the trace
+    quotable: tuple[str, ...]  # the terms an answer may repeat back (``quotable``)
+    kinds: tuple[str, ...]  # record topics a frame names by its verb alone ("is he on anything for…")
+
+
+# Frames whose verb names the kind of record whatever the term ("is he on anything for his heart?").
+_KIND_FRAMES = {"on_medication", "takes_medication", "allergic_to"}
+
+
+def lookup_terms(text: str) -> LookupTerms:
     """Free terms a look-up frame names that no specific topic covers, and the frames."""
     found: list[tuple[str, str]] = []
     fired: list[str] = []
+    speakable: list[str] = []
+    kinds: list[str] = []
     for name, topic, pattern in LOOKUP_FRAMES:
         m = pattern.search(text)
         if not m:
             continue
-        term = re.sub(r"\s+", " ", m.group("term").strip(" '-/")).lower()
-        term = re.sub(r"^(?:any|a|an|the|her|his|their)\s+", "", term)
-        if not term or _GENERIC_TERMS.match(term):
+        if name in _KIND_FRAMES and topic not in kinds:
+            kinds.append(topic)
+        written = re.sub(r"\s+", " ", m.group("term").strip(" '-/"))
+        written = re.sub(r"^(?:any|a|an|the|her|his|their)\s+", "", written, flags=re.I)
+        term = written.lower()
+        if not term or _GENERIC_TERMS.match(term) or _NOT_A_TERM.search(term):
             continue
         if set(find_topics(term)) - {"labs", "problems", "medications", "allergies"}:
             continue  # the vocabulary knows it ("diabetes", "metformin")
+        if name in _CLINICAL_ONLY_FRAMES and not clinical_term(term):
+            continue
         if (topic, term) not in found:
             found.append((topic, term))
             fired.append(f"lookup:{name}")
-    return tuple(found), fired
+            if quotable(term, written) and term not in speakable:
+                speakable.append(term)
+    return LookupTerms(tuple(found), tuple(fired), tuple(speakable), tuple(kinds))
 
 
 def off_topic(text: str, topics: tuple[str, ...]) -> str | None:
-    """The rule that puts the question outside the chart, if any."""
+    """The rule that puts the question outside the chart, if any. The outside world's
+    words ("film", "news") do not put a question about the patient or the record outside
+    it ("the impression of his chest film", "anything new on record?")."""
     for rule in OFF_TOPIC_ALWAYS:
         if rule.search(text):
             return rule.name
-    if not topics:
+    if not topics and not about_the_record(text):
         for rule in OFF_TOPIC_WORLD:
             if rule.search(text):
                 return rule.name
@@ -459,7 +631,7 @@ def _ellipsis_term(text: str) -> str | None:
     rest = re.sub(r"\s+(?:levels?|values?|results?|readings?|numbers?|tests?)$", "", rest, flags=re.I)
     if not rest or len(rest.split()) > 4:
         return None
-    return rest.lower()
+    return rest  # as written (``quotable`` reads the capitals)
 
 
 def _record_kind(topics: tuple[str, ...]) -> str:
@@ -486,14 +658,18 @@ def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQ
     else:
         intent = Intent.LOOKUP
     terms: tuple[tuple[str, str], ...] = ()
+    speakable: tuple[str, ...] = ()
     if not unsafe:
-        terms, frames = lookup_terms(text)
-        rules += frames
+        framed = lookup_terms(text)
+        terms, speakable = framed.terms, framed.quotable
+        rules += framed.fired
+        topics += tuple(k for k in framed.kinds if k not in topics)
     if "family_history" in topics:
         # "a family history of diabetes" is about relatives: the condition narrows the
         # family history, it is not a question about the patient's own diabetes.
         named = [t for t in topics if TOPIC_BY_NAME[t].is_condition]
         terms += tuple(("family_history", TOPIC_BY_NAME[t].label) for t in named)
+        speakable += tuple(TOPIC_BY_NAME[t].label for t in named)  # the vocabulary's own words
         topics = tuple(t for t in topics if t not in named)
     # Tests the question names, unless a look-up frame names them as something else
     # ("is he on iron?" asks about a medication, not the iron result).
@@ -509,15 +685,18 @@ def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQ
     inherited: list[str] = []
     if follow_up and previous is not None:
         rules.append(f"follow_up:{cue}")
-        new_term = _ellipsis_term(text) if not topics else None
-        if new_term:
+        written = _ellipsis_term(text) if not topics else None
+        if written:
             # Same question about something the vocabulary does not know: search the
             # same kind of record for it, not the previous topic.
             kind = _record_kind(previous.topics)
+            new_term = written.lower()
             topics, terms = (kind,), ((kind, new_term),)
+            speakable = (new_term,) if quotable(new_term, written) else ()
             inherited.append(f"the kind of record ({kind})")
         elif not topics:
             topics, terms, analytes = previous.topics, previous.terms, previous.analytes
+            speakable = previous.quotable
             inherited.append("topics")
         if intent is Intent.LOOKUP and previous.intent is not Intent.LOOKUP:
             intent = previous.intent
@@ -526,10 +705,13 @@ def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQ
         topics = ("medications",)  # a dose or a medication change is about her medications
         inherited.append("topics implied by the request")
     clinical_subject = bool(topics) or bool(CLINICAL_SUBJECT.search(text))
-    in_chart = clinical_subject or bool(RECORD_WORDS.search(text)) or bool(PATIENT_REFERENCE.search(text)) or \
-        bool(unsafe) or intent is not Intent.LOOKUP
+    in_chart = clinical_subject or about_the_record(text) or bool(unsafe) or intent is not Intent.LOOKUP
     if not in_chart:
         rules.append("out_of_scope:nothing_about_the_chart")
+    therapy = chooses_therapy(text, unsafe, rules, topics)
+    if therapy:
+        rules.append("therapy:allergies_medications_pregnancy_bear_on_it")
     return ParsedQuestion(text=text, topics=topics, intent=intent, unsafe=unsafe, follow_up=follow_up,
-                          inherited=tuple(inherited), terms=terms, analytes=analytes, out_of_scope=not in_chart,
-                          clinical_subject=clinical_subject, rules=tuple(rules))
+                          inherited=tuple(inherited), terms=terms, quotable=speakable, therapy=therapy,
+                          analytes=analytes, out_of_scope=not in_chart, clinical_subject=clinical_subject,
+                          rules=tuple(rules))

@@ -9,6 +9,12 @@
   demographics) only when asked for;
 - ``safety_finding``: what bears on any decision a clinician is about to make (a
   critical result, an affirmed red flag), shown beside every declined request;
+- ``therapy_context``: what bears on choosing or changing a therapy (allergies,
+  current medications, pregnancy), shown beside every declined therapy request
+  ("what antibiotic should I prescribe?", "can I take her off warfarin?");
+- ``guidance_hint``: the guideline words an abnormal result is searched with, by the
+  direction it is abnormal in (a low glucose is about hypoglycemia, not diabetes
+  screening);
 - ``meant_as_asked``: whether a mention counts for a look-up (the patient's own, or a
   relative's for a family-history look-up);
 - ``context_of`` / ``context_tags``: how a mention was meant, and the words that
@@ -25,7 +31,7 @@ from core.policy.certainty import not_the_patients_fact
 from core.policy.chart_rules import is_critical
 from core.policy.context import red_flag
 from core.policy.questions import Intent, ParsedQuestion
-from core.policy.topics import LAB_TOPICS, about_the_patient, expand
+from core.policy.topics import LAB_TOPICS, TOPIC_BY_NAME, about_the_patient, expand
 
 # Besides the topic itself, which review findings bear on a question about a topic.
 BEARS_ON = {
@@ -35,6 +41,13 @@ BEARS_ON = {
     "chief_concern": {"chief_concern", "problems", "pregnancy"},
     "pregnancy": {"pregnancy", "medications"},
 }
+# What bears on choosing or changing any therapy: shown (cited) beside a declined
+# treatment, dose or medication-change request, as findings and as review findings.
+THERAPY_CONTEXT = ("allergies", "medications", "pregnancy")
+# Of those, the ones whose absence is said (an empty allergy or medication list matters
+# before a prescription); a pregnancy is shown when the record mentions one, and the
+# record not mentioning one says nothing either way.
+THERAPY_CONTEXT_SAID_MISSING = ("allergies", "medications")
 # Words that make a finding of another type clinically relevant.
 CLINICAL_WORDS = re.compile(r"allerg|pregnan|chest pain|suicid|bleed|faint|syncope|shortness of breath|sulfa|"
                             r"penicillin|medication|mg\b|dose|symptom|pain|fever", re.I)
@@ -103,6 +116,11 @@ def safety_finding(item: EvidenceItem, source_text: str, ctx: ClinicalContext | 
     return critical or raises_red_flag(source_text, ctx) is not None
 
 
+def therapy_context(item_topics: set[str], question: ParsedQuestion) -> bool:
+    """An allergy, a medication or a pregnancy finding, for a therapy request."""
+    return question.therapy and bool(item_topics & set(THERAPY_CONTEXT))
+
+
 def meant_as_asked(topic: str, fact_type: str, ctx: ClinicalContext | None) -> bool:
     """A family-history look-up wants a relative's mention (not a denied one); any other
     look-up wants the patient's own."""
@@ -135,6 +153,8 @@ def review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQ
         return True  # safety first: a red flag bears on every answer
     if question.topics and relevant(item_topics, question.topics):
         return True
+    if therapy_context(item_topics, question):
+        return True  # a possible allergy or pregnancy bears on any treatment chosen
     clinical = item.fact_type in _CLINICAL_FACT_TYPES or item.abnormal or \
         bool(CLINICAL_WORDS.search(item.text + " " + source_text)) or "pregnancy" in item_topics
     if not clinical:
@@ -145,3 +165,21 @@ def review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQ
         return False  # an unrecognised question: only red flags and vector-matched findings
     bears = set().union(*(BEARS_ON.get(t, {t}) for t in question.topics))
     return bool(item_topics & bears)
+
+
+# ------------------------------------------------------------------ guidance for a finding
+def guidance_hint(topic: str, flag: str | None) -> str:
+    """The guideline words an abnormal result of ``topic`` is searched with: the topic's
+    own hint, or its low-direction hint when the result is low and the topic has one
+    (a glucose of 38 is hypoglycemia: diabetes screening does not bear on it)."""
+    t = TOPIC_BY_NAME[topic]
+    low = str(flag or "") in ("low", "critical_low")
+    return t.guideline_hint_low if low and t.guideline_hint_low else t.guideline_hint
+
+
+def guidance_key(topic_key: str, flag: str | None) -> str:
+    """Which guidance an attention line shares: its topic's (or test's) key, and for a low
+    result of a topic with low-direction guidance, that guidance's own key."""
+    t = TOPIC_BY_NAME.get(topic_key)
+    low = str(flag or "") in ("low", "critical_low")
+    return f"{topic_key}:low" if t is not None and low and t.guideline_hint_low else topic_key

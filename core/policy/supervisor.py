@@ -5,8 +5,11 @@ whether to answer, narrow, refuse, or say it is out of scope.
 - narrow: a diagnosis, treatment, dosing or medication-change request about
   something the record holds: that part is declined and the answer narrows to what
   the record shows on the topic (cited), for a clinician to decide;
-- refuse: such a request with nothing in the record to narrow to ("what would you
-  prescribe?", "is this pneumonia?");
+- refuse: such a request with nothing in the record to narrow to ("is this
+  pneumonia?", "can I send him home?"). A request that chooses or changes a therapy
+  ("what antibiotic should I prescribe?", "can I take her off warfarin?") always has
+  something to narrow to: the allergies, medications and pregnancy findings that bear
+  on any treatment;
 - out of scope: not about the chart or the guidelines at all ("write me a poem"): no
   evidence at all.
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.policy.questions import Intent, ParsedQuestion, Unsafe
+from core.policy.relevance import THERAPY_CONTEXT
 from core.policy.topics import TOPIC_BY_NAME, analyte_label
 
 NODE_SUPERVISOR = "supervisor"
@@ -72,8 +76,27 @@ class RoutePlan:
 def _labels(question: ParsedQuestion) -> list[str]:
     named = [analyte_label(a) for a in question.analytes]
     labels = named + [TOPIC_BY_NAME[t].label for t in question.topics if not (named and TOPIC_BY_NAME[t].is_lab)]
-    labels += [f"“{term}”" for _, term in question.terms]
+    labels += [f"“{term}”" for _, term in question.terms if term in question.quotable]
     return list(dict.fromkeys(labels))
+
+
+def _join(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def _narrowed_to(question: ParsedQuestion) -> str:
+    """What a declined request is narrowed to, in words: the topic asked about, and for a
+    therapy request the allergies, medications and pregnancy findings that bear on it."""
+    labels = _labels(question) or (["what you asked about"] if question.topics or question.clinical_subject else [])
+    if not question.therapy:
+        return "what the record shows about " + ", ".join(labels or ["what you asked about"])
+    context = [TOPIC_BY_NAME[t].label for t in THERAPY_CONTEXT]
+    more = [label for label in context if label not in labels]
+    if not labels:
+        return f"what the record shows about {_join(context)}, which bear on any treatment"
+    if not more:
+        return "what the record shows about " + ", ".join(labels)
+    return f"what the record shows about {', '.join(labels)} and the {_join(more)} findings that bear on it"
 
 
 def route(question: ParsedQuestion) -> RoutePlan:
@@ -89,10 +112,10 @@ def route(question: ParsedQuestion) -> RoutePlan:
     if question.unsafe:
         declined = " ".join(_REFUSALS[u] for u in question.unsafe)
         reasons.append("unsafe request: " + ", ".join(u.value for u in question.unsafe))
-        if question.topics or question.clinical_subject:
-            labels = _labels(question) or ["what you asked about"]
-            narrowed = "what the record shows about " + ", ".join(labels)
-            reasons.append("narrowed to the record")
+        if question.topics or question.clinical_subject or question.therapy:
+            narrowed = _narrowed_to(question)
+            reasons.append("narrowed to the record" + (" and what bears on a therapy (allergies, medications, "
+                                                       "pregnancy)" if question.therapy else ""))
             return RoutePlan(topics=question.topics, intent=question.intent, need_patient_evidence=True,
                              need_guidelines=False, disposition=NARROW,
                              refusal_reason=f"{declined} Instead, here is {narrowed}, with citations, "

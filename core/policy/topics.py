@@ -46,6 +46,9 @@ class Topic:
     analytes: tuple[str, ...] = ()
     lab_patterns: tuple[str, ...] = ()
     guideline_hint: str = ""  # words added to a guideline query about this topic
+    # Words for a low result instead, when low means something else than high does
+    # (a low glucose is hypoglycemia, a high one a question of diabetes).
+    guideline_hint_low: str = ""
     # Condition topics: how the condition is written in a problem or note, and the
     # lab topics that go with it.
     condition_patterns: tuple[str, ...] = ()
@@ -76,7 +79,7 @@ TOPICS: tuple[Topic, ...] = (
           guideline_hint="A1C glycemic goal diabetes testing frequency", group="glycemic"),
     Topic("glucose", "glucose", ("glucose", "blood sugar", "sugar", "sugars", "fasting glucose"),
           analytes=("glucose",), lab_patterns=(r"glucose",), guideline_hint="diabetes screening fasting glucose",
-          group="glycemic"),
+          guideline_hint_low="hypoglycemia low glucose level classification", group="glycemic"),
     Topic("ldl", "LDL cholesterol", ("ldl", "ldl-c", "ldl cholesterol", "bad cholesterol", "low density lipoprotein"),
           analytes=("ldl",), lab_patterns=(r"\bldl\b", r"low[- ]density"),
           guideline_hint="LDL cholesterol statin follow-up lipid",
@@ -97,6 +100,15 @@ TOPICS: tuple[Topic, ...] = (
                     "urine_creatinine", "urine_protein"),
           lab_patterns=(r"gfr", r"creatinine", r"albumin", r"\buacr\b", r"\bbun\b", r"urea"),
           guideline_hint="kidney disease eGFR albumin monitoring"),
+    # Liver tests by their own names; a bare "liver" is not one ("liver disease" is looked up
+    # on the problem list).
+    Topic("liver", "liver tests", ("liver enzymes", "liver enzyme", "liver function", "liver function tests",
+                                   "liver tests", "liver panel", "lfts", "lft", "hepatic panel", "hepatic function",
+                                   "hepatic function panel", "transaminases", "ast", "alt", "sgot", "sgpt",
+                                   "bilirubin", "alkaline phosphatase", "alk phos", "ggt"),
+          analytes=("ast", "alt", "alp", "ggt", "bilirubin_total", "bilirubin_direct", "albumin"),
+          lab_patterns=(r"\bast\b", r"\balt\b", r"\bsgot\b", r"\bsgpt\b", r"bilirubin", r"alk\w* phos",
+                        r"\bggt\b", r"transaminase")),
     Topic("thyroid", "thyroid tests", ("thyroid", "tsh", "t4", "free t4", "thyrotropin", "thyroid function"),
           analytes=("tsh", "free_t4", "t4_total", "free_t3", "t3_total"),
           lab_patterns=(r"\btsh\b", r"thyro", r"\bt4\b", r"\bt3\b"), guideline_hint="thyroid TSH testing"),
@@ -172,6 +184,14 @@ TOPICS: tuple[Topic, ...] = (
           fact_types=("other", "problem")),
     Topic("referral", "referral", ("referral", "referred", "referring", "specialist", "consult"),
           fact_types=("referral",)),
+    # Imaging reports: a line that names the study, and every finding line of a report
+    # that does (``report_kinds``: "approximately 20-25% pneumothorax persisting." is a
+    # line of a chest film report). A bare "film" is not a question about imaging.
+    Topic("imaging", "imaging reports", ("x-ray", "x-rays", "xray", "xrays", "x ray", "cxr", "chest film",
+                                         "chest films", "plain film", "plain films", "x-ray film", "radiograph",
+                                         "radiographs", "radiology", "radiology report", "imaging", "ct", "ct scan",
+                                         "cat scan", "mri", "ultrasound", "sonogram", "scan", "scans",
+                                         "echocardiogram"), fact_types=("other",)),
     Topic("demographics", "demographics", ("address", "phone", "demographics", "contact details"),
           fact_types=("demographic",)),
     Topic("preferences", "preferences", ("preference", "preferences", "prefers", "appointment time",
@@ -295,6 +315,48 @@ def topics_of(fact_type: str, value: dict[str, Any], text: str, context: Clinica
     if about_the_patient(fact_type, context) and re.search(r"pregnan|\blmp\b|menstrual", text, re.I):
         found.add("pregnancy")
     return found
+
+
+# ------------------------------------------------------------------ text reports
+# A text report split into lines (an HL7 TX observation, one OBX per line) is read as one
+# report: what kind of study it is shows on some lines only ("One film was presented for
+# interpretation"), and every finding line shares it. Its furniture (labels, names, ids,
+# dates, signatures, file names) is not a finding.
+_REPORT_KINDS = {"imaging": re.compile(
+    r"\b(?:x-?rays?|radiograph\w*|radiolog\w*|films?|imaging|ct|cat scan|mri|ultrasound|sonogra\w*|"
+    r"echocardiogra\w*|fluoroscop\w*|mammogra\w*|cxr|chest,?\s+(?:portable|pa|ap|single view|two views?)|"
+    r"(?:pa|ap) and lateral)\b", re.I)}
+_LABEL_ONLY = re.compile(r"^\s*[^:]{1,60}:\s*$")  # "DOCTOR:", "IMPRESSION/ASSESSMENT:"
+# Labels whose value (on the same line or the next) is administrative, not clinical.
+_ADMIN_LABEL = re.compile(r"\b(?:patient|name|acct|account|number|no|mrn|id|date|time|dob|birth|doctor|physician|"
+                          r"provider|attending|signature|signed|file|by|location|dictated|transcribed|page|cc)\b",
+                          re.I)
+_ADMIN_PAIR = re.compile(r"^\s*(?:file|by|location|date|time|signed|dictated|transcribed|electronically signed|page|"
+                         r"cc|dob|mrn|account|acct|accession|order|doctor|physician|provider|ordering|referring|"
+                         r"attending|read by|reviewed by)\b[^:]{0,20}:\s*\S|"
+                         r"^\s*[^:]{1,30}:\s*\S*\d\S*\s*$", re.I)  # … or any label with an id or a date alone
+_NO_WORDS = re.compile(r"^[^A-Za-z]*$|^\s*\S*\d\S*\s*$")  # no letters; one token with digits (an id, a date)
+
+
+def report_kinds(lines: list[str]) -> set[str]:
+    """The kinds of report (topics) a text report's lines say it is."""
+    text = "\n".join(lines)
+    return {kind for kind, rx in _REPORT_KINDS.items() if rx.search(text)}
+
+
+def report_furniture(lines: list[str]) -> list[bool]:
+    """For each line of a report in reading order, whether it is furniture: a label on its
+    own ("TYPE OF PROCEDURE:"), the value under an administrative label ("DOCTOR:" then a
+    name), an administrative "File: …", "By: …", "Date: …", an id or a date alone, a
+    signature."""
+    out: list[bool] = []
+    after_admin_label = False
+    for line in lines:
+        label_only = bool(_LABEL_ONLY.match(line))
+        out.append(label_only or after_admin_label or bool(_ADMIN_PAIR.match(line)) or bool(_NO_WORDS.match(line))
+                   or "signature" in line.lower())
+        after_admin_label = label_only and bool(_ADMIN_LABEL.search(line))
+    return out
 
 
 def topic_order(name: str | None) -> int:

@@ -20,11 +20,11 @@ from core.errors import BadInput
 from core.models import AnswerItem, AnswerSections, EvidenceItem
 from core.policy.answer_verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
 from core.policy.chart_rules import is_critical
-from core.policy.lab_series import CRITICAL, IN_RANGE, LabSeries, guide_key, trend_text
+from core.policy.lab_series import CRITICAL, IN_RANGE, LabSeries, trend_text
 from core.policy.questions import Intent, ParsedQuestion, parse_question
 from core.policy.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
                                     RoutePlan, route)
-from core.services.evidence import EvidenceBundle, retrieve_evidence
+from core.services.evidence import EvidenceBundle, retrieve_evidence, series_guide_key
 from core.services.patients import get_patient
 from core.services.workbench import Workbench
 from storage import audit_repo
@@ -108,7 +108,8 @@ def compose(question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle) -
     sections = AnswerSections()
     if plan.intent is Intent.ATTENTION and not plan.refused:
         for series in bundle.attention:
-            sections.patient_findings.append(_series_line(series, bundle.guidelines_by_key.get(guide_key(series), [])))
+            guides = bundle.guidelines_by_key.get(series_guide_key(series), [])
+            sections.patient_findings.append(_series_line(series, guides))
         if bundle.list_in_range:
             for series in bundle.in_range:
                 trend = trend_text(series)

@@ -30,11 +30,12 @@ from core.policy.analytes import result_is_of
 from core.policy.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
 from core.policy.lab_series import ABNORMAL, LabSeries, attention_order, build_series, guide_key, lookup_order
 from core.policy.questions import Intent, ParsedQuestion
-from core.policy.relevance import (context_of, direct, meant_as_asked, relevant, review_bears_on, safety_finding,
+from core.policy.relevance import (THERAPY_CONTEXT_SAID_MISSING, context_of, direct, guidance_hint, guidance_key,
+                                   meant_as_asked, relevant, review_bears_on, safety_finding, therapy_context,
                                    with_context)
 from core.policy.supervisor import REFUSE, RoutePlan
 from core.policy.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
-                                 term_fact_types, topics_of)
+                                 report_furniture, report_kinds, term_fact_types, topics_of)
 from core.services.workbench import Workbench
 from storage import evidence_repo
 
@@ -168,7 +169,53 @@ def _load(wb: Workbench, patient_id: int) -> tuple[list[Candidate], list[Candida
             reviews.append(_fact_candidate(fact, "needs_review"))
         elif fact["active"] and fact["promotion_status"] not in SUPPORTING_OUTCOMES:
             candidates.append(_fact_candidate(fact, "document_fact"))
+    _report_topics([*candidates, *reviews])
     return candidates, reviews, {f["id"]: f for f in facts}
+
+
+def _reading_order(c: Candidate) -> tuple:
+    """Newest document first, then where the document wrote the entry ("results[3]")."""
+    cit = c.item.citations[0]
+    doc = re.search(r"(\d+)\s*$", cit.source_id or "")
+    place = re.match(r"^(.*?)\[(\d+)\]", cit.field_or_chunk_id or "")
+    return (-int(doc.group(1)) if doc else 0, place.group(1) if place else (cit.field_or_chunk_id or ""),
+            int(place.group(2)) if place else 0, c.item.evidence_id)
+
+
+def _report_key(c: Candidate) -> tuple | None:
+    """The text report a line belongs to: lines of one coded text observation (HL7 TX/FT
+    OBX lines sharing an observation code) of one document."""
+    v = c.item.structured
+    if c.item.fact_type != "other" or str(v.get("value_type") or "").upper() not in ("TX", "FT") or not v.get("code"):
+        return None
+    return (c.item.citations[0].source_id, v.get("code"), v.get("observation"), v.get("date"))
+
+
+def _line_number(c: Candidate) -> tuple[int, str]:
+    m = re.search(r"\[(\d+)\]\s*$", c.item.citations[0].field_or_chunk_id or "")
+    return (int(m.group(1)) if m else 0, c.item.evidence_id)
+
+
+def _report_topics(lines: list[Candidate]) -> None:
+    """Every finding line of a text report shares the report's kind ("imaging" for a
+    chest film report), furniture lines (labels, names, ids, signatures) none of it
+    (``core.policy.topics.report_kinds`` / ``report_furniture``)."""
+    reports: dict[tuple, list[Candidate]] = {}
+    for c in lines:
+        key = _report_key(c)
+        if key is not None:
+            reports.setdefault(key, []).append(c)
+    for report in reports.values():
+        report.sort(key=_line_number)
+        texts = [str(c.item.structured.get("value") or c.item.text) for c in report]
+        kinds = report_kinds(texts)
+        if not kinds:
+            continue
+        for c, furniture in zip(report, report_furniture(texts)):
+            if furniture:
+                c.topics -= kinds
+            else:
+                c.topics |= kinds
 
 
 def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, plan: RoutePlan,
@@ -179,29 +226,35 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     for c in [*candidates, *reviews]:
         c.item.topic = primary_topic(c.topics)
 
-    if plan.disposition == REFUSE:
-        selected = []  # nothing to narrow to: only the safety findings below
+    vector_reviews: set[str] = set()
+    if plan.disposition == REFUSE or (plan.refused and not question.topics and not question.clinical_subject):
+        selected = []  # nothing named to narrow to: only the safety (and therapy) findings below
     elif question.topics:
         selected = [c for c in candidates if relevant(c.topics, question.topics)]
     elif plan.intent is Intent.ATTENTION:
         selected = [c for c in candidates
                     if c.item.abnormal or c.item.fact_type in ("allergy", "medication", "problem")]
     else:
-        selected = _vector_selection(wb, patient_id, question, candidates, usable, bundle)
-    selected, found_terms = _narrow_to_terms(question, selected, candidates, bundle)
+        selected, vector_reviews = _vector_selection(wb, patient_id, question, candidates, reviews, usable, bundle)
+    selected, found_terms, term_reviews = _narrow_to_terms(question, selected, candidates, reviews, bundle)
     selected, named_found = _narrow_to_named_tests(question, selected, candidates, bundle)
     found_terms |= named_found
-    safety: set[str] = set()  # shown after what was asked: a declined decision still shows what bears on any
+    # Shown after what was asked: a declined decision still shows what bears on any
+    # decision (critical results, red flags), and a declined therapy request what bears
+    # on any therapy (allergies, medications, pregnancy).
+    safety: set[str] = set()
     if plan.refused:
         chosen = {c.item.evidence_id for c in selected}
         extra = [c for c in candidates if c.item.evidence_id not in chosen
-                 and safety_finding(c.item, c.source_text, c.context)]
+                 and (safety_finding(c.item, c.source_text, c.context) or therapy_context(c.topics, question))]
         safety = {c.item.evidence_id for c in extra}
         selected += extra
 
     labs = [c for c in selected if c.item.fact_type == "lab_result"]
-    others = sorted((c for c in selected if c.item.fact_type != "lab_result"),
-                    key=lambda c: (c.item.date or "", c.item.evidence_id), reverse=True)
+    # Newest first; within a date, the newest document first and each document's entries
+    # in the order it wrote them (a report's lines read as the report does).
+    others = sorted((c for c in selected if c.item.fact_type != "lab_result"), key=_reading_order)
+    others.sort(key=lambda c: c.item.date or "", reverse=True)
     if plan.intent is Intent.ATTENTION and not plan.refused:
         series = build_series([c.item for c in labs])
         bundle.attention = attention_order([s for s in series if s.severity <= ABNORMAL])
@@ -216,14 +269,28 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     shown = {i.evidence_id for i in bundle.all_items()}
     covered: set[str] = found_terms.union(*(c.topics for c in selected if c.item.evidence_id in shown))
     _condition_mentions(question, candidates, covered, bundle)
-    matched = {c.item.evidence_id for c in selected}
+    matched = {c.item.evidence_id for c in selected} | vector_reviews | term_reviews
     reviewed: set[str] = set()
     for c in reviews:
         if review_bears_on(c.item, c.topics, question, source_text=c.source_text, context=c.context) or \
                 c.item.evidence_id in matched or (plan.refused and safety_finding(c.item, c.source_text, c.context)):
             bundle.review.append(c.item)
             reviewed |= c.topics
+    if question.therapy and plan.refused:
+        _missing_therapy_context(covered, reviewed, bundle)
     _missing_topics(question, plan, covered, reviewed, bundle)
+
+
+def _missing_therapy_context(covered: set[str], reviewed: set[str], bundle: EvidenceBundle) -> None:
+    """Before a therapy decision, an allergy or medication list the record does not hold
+    is said to be missing (never inferred to be empty)."""
+    noted = {t for t, _ in bundle.missing}
+    for topic in THERAPY_CONTEXT_SAID_MISSING:
+        if topic in covered or topic in noted:
+            continue
+        note = " (only unverified mentions; see Needs Human Review)" if topic in reviewed else ""
+        bundle.missing.append((topic, f"No {TOPIC_BY_NAME[topic].label} found in the chart or in this patient's "
+                                      f"active documents{note}."))
 
 
 def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[Candidate], safety: set[str],
@@ -261,15 +328,24 @@ def _limited(items: list[EvidenceItem], bundle: EvidenceBundle) -> list[Evidence
 
 
 def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candidates: list[Candidate],
-                     bundle: EvidenceBundle) -> tuple[list[Candidate], set[str]]:
+                     reviews: list[Candidate], bundle: EvidenceBundle) -> tuple[list[Candidate], set[str], set[str]]:
     """A look-up that names something outside the vocabulary ("is she on apixaban?",
-    "does he have gout?") keeps the entries of that kind that mention it, wherever the
-    record wrote it; when none does, it says so and lists what the record holds of
-    that kind. A denied or a relative's mention is reported, never a finding.
-    Returns the selection and the record topics whose term was found."""
+    "does he have gout?", "was there a pneumothorax?") keeps the entries of that kind
+    that mention it, wherever the record wrote it, and shows the review findings that
+    mention it; when nothing verified does, it says so (a term held only for review is
+    never reported as not found) and lists what the record holds of that kind. A denied
+    or a relative's mention is reported, never a finding. The term is repeated only when
+    it is clinical and no name (``ParsedQuestion.quotable``); else in general words.
+    Returns the selection, the record topics whose term was found, and the review
+    findings that mention a term."""
     found: set[str] = set()
+    held: set[str] = set()
     for topic, term in question.terms:
         kinds = term_fact_types(topic)
+        said = f"“{term}”" if term in question.quotable else None
+        in_review = [c for c in reviews if c.item.fact_type in kinds and mentions_term(term, c.source_text)
+                     and meant_as_asked(topic, c.item.fact_type, c.context)]
+        held |= {c.item.evidence_id for c in in_review}
         mentioning = [c for c in candidates if c.item.fact_type in kinds and mentions_term(term, c.source_text)]
         hits = [c for c in mentioning if meant_as_asked(topic, c.item.fact_type, c.context)]
         if hits:
@@ -278,10 +354,19 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
             continue
         label = TOPIC_BY_NAME[topic].label
         listed = "; the ones on record are listed" if any(c.item.fact_type in kinds for c in selected) else ""
-        bundle.missing.append((topic, f"No “{term}” found among this patient's {label} in the chart or "
-                                      f"active documents{listed}."))
-        bundle.mentions += [(f"“{term}”", c.item) for c in mentioning]
-    return selected, found
+        if in_review:
+            what = said or "What you asked about"
+            bundle.missing.append((topic, f"{what} is written only in findings held for review (see Needs Human "
+                                          "Review): nothing verified in the chart or active documents records it "
+                                          "yet."))
+        elif said:
+            bundle.missing.append((topic, f"No {said} found among this patient's {label} in the chart or "
+                                          f"active documents{listed}."))
+        else:
+            bundle.missing.append((topic, f"No entry matching what you asked about was found among this patient's "
+                                          f"{label} in the chart or active documents{listed}."))
+        bundle.mentions += [(said or "what you asked about", c.item) for c in mentioning]
+    return selected, found, held
 
 
 def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], candidates: list[Candidate],
@@ -346,11 +431,13 @@ def _missing_topics(question: ParsedQuestion, plan: RoutePlan, covered: set[str]
 
 
 def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion, candidates: list[Candidate],
-                      usable: dict[int, dict[str, Any]], bundle: EvidenceBundle) -> list[Candidate]:
+                      reviews: list[Candidate], usable: dict[int, dict[str, Any]],
+                      bundle: EvidenceBundle) -> tuple[list[Candidate], set[str]]:
     """No recognised topic: ask the patient-fact vectors, then keep only hits that are
-    among this request's usable facts (a stale vector can never surface a retracted fact)."""
+    among this request's usable facts (a stale vector can never surface a retracted fact).
+    Returns the findings and the review findings the vectors matched (shown for review)."""
     if wb.fact_index is None:
-        return []
+        return [], set()
     start = time.perf_counter()
     hits = wb.fact_index.search(patient_id, question.text, k=8)
     bundle.timings_ms["vectors"] = round((time.perf_counter() - start) * 1000, 2)
@@ -358,9 +445,10 @@ def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     wanted = {f"fact:{f['id']}" for f in live}
     # A promoted fact is represented by its chart row, which cites the same source location.
     locations = {(f["citation"]["source_id"], f["citation"]["field_or_chunk_id"]) for f in live}
-    return [c for c in candidates if c.item.evidence_id in wanted or (
+    found = [c for c in candidates if c.item.evidence_id in wanted or (
         c.item.kind == "chart" and (c.item.citations[0].source_id, c.item.citations[0].field_or_chunk_id)
         in locations)]
+    return found, {c.item.evidence_id for c in reviews if c.item.evidence_id in wanted}
 
 
 # ------------------------------------------------------------------ guidelines
@@ -387,15 +475,14 @@ def _guideline_queries(question: ParsedQuestion, plan: RoutePlan,
             queries[topic] = f"{question.text} {t.label} {t.guideline_hint}"
     if plan.intent is Intent.ATTENTION:
         for s in bundle.attention:
-            key = guide_key(s)
+            key = series_guide_key(s)
             if key in queries:
                 continue
-            if key.startswith("test:"):
-                flag = str(s.latest.structured.get("abnormal_flag") or "abnormal").replace("_", " ")
-                queries[key] = f"{s.test_name} {flag}"
+            base, flag = guide_key(s), s.latest.structured.get("abnormal_flag")
+            if base.startswith("test:"):
+                queries[key] = f"{s.test_name} {str(flag or 'abnormal').replace('_', ' ')}"
             else:
-                t = TOPIC_BY_NAME[key]
-                queries[key] = f"{t.label} {t.guideline_hint}"
+                queries[key] = f"{TOPIC_BY_NAME[base].label} {guidance_hint(base, flag)}"
         # An attention question with nothing abnormal has nothing to hold against guidance.
         return list(queries.items())
     return list(queries.items()) or [(None, question.text)]
@@ -430,7 +517,8 @@ def _guideline_evidence(wb: Workbench, question: ParsedQuestion, plan: RoutePlan
     if unguided:  # one line for all of them, not one per test
         which = []
         for key, names in unguided.items():
-            label = TOPIC_BY_NAME[key].label if key in TOPIC_BY_NAME else names[0]
+            topic = key.split(":")[0]
+            label = TOPIC_BY_NAME[topic].label if topic in TOPIC_BY_NAME else names[0]
             which.append(f"{label} ({', '.join(names)})" if [label] != names else label)
         these = "these findings are" if len(which) > 1 else "the finding is"
         bundle.missing.append((None, f"No guideline evidence was retrieved for {'; '.join(which)}: "
@@ -442,7 +530,13 @@ def _unguided(bundle: EvidenceBundle) -> dict[str, list[str]]:
     """Attention findings whose topic (or test) got no guideline passage past the threshold."""
     out: dict[str, list[str]] = {}
     for s in bundle.attention:
-        key = guide_key(s)
+        key = series_guide_key(s)
         if not bundle.guidelines_by_key.get(key):
             out.setdefault(key, []).append(s.test_name)
     return out
+
+
+def series_guide_key(series: LabSeries) -> str:
+    """The guidance an attention line shares: per topic (or test), and a low result of a
+    topic whose low results have their own guidance apart (``relevance.guidance_key``)."""
+    return guidance_key(guide_key(series), series.latest.structured.get("abnormal_flag"))
