@@ -3,8 +3,13 @@
 General rules, no templates:
 - a results table starts at a header row recognised by its column labels; its
   layout stays in force (also across pages) until another header replaces it;
-- a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere;
-  outside a table, so is one whose leader OCR read as junk words ("WBC oe Ss 11.8 ...");
+- a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere (the
+  leader may be dashes, underscores or other debris); outside a table, so is one whose
+  leader OCR read as junk words ("WBC eos wae 11.8 ...") or lost altogether ("WBC 11.8
+  x10E3/uL (3.4-10.8) H", read whole, an unknown test name sent to review), and a line
+  of a known test whose value OCR garbled is kept, unread, for review;
+- outside a table, results stated in running text ("... HDL cholesterol 22, LDL
+  cholesterol 107.") are cited review items, never chart values (``extract.lab_prose``);
 - panel headings, comments, page headers/footers and label rows are not results;
 - patient name / DOB / MRN and the collection date come from labelled fields.
 Works on any ``NormalizedContent`` with pages (PDF text layer or OCR words).
@@ -24,13 +29,15 @@ from core.models import (
     Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
     IdentityCandidate, LabResultValue,
 )
+from core.policy.analytes import known_name
 from core.policy.citations import quote_from_words
 from extract import text_rules as tr
 from extract import values as V
 from extract.lab_table import (
     VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, detect_header, is_label_word,
-    read_result, split_dotted, split_ocr_leader,
+    read_result, split_dotted, split_ocr_leader, value_starts,
 )
+from extract.lab_prose import ProseResult, prose_results
 from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
 
 SOURCE_TYPE = DocType.LAB_PDF.value
@@ -94,6 +101,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     boilerplate = _repeated_edge_rows(rows_by_page)
 
     results: list[_Result] = []
+    running_text: list[tuple[Row, list[Word]]] = []  # rows outside tables no row rule read
     layout: TableLayout | None = None
     for rows in rows_by_page:
         for row in rows:
@@ -104,16 +112,24 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             if id(row) in boilerplate or id(row) in field_rows:
                 continue
             words = _without_page_number(row.words)
-            if not words or _is_note(words):
+            if not words:
+                continue
+            in_table = layout is not None and abs(layout.page_width - row.page.width) < 1
+            if _is_note(words):
+                if not in_table and not _is_comment(words):
+                    running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
             found = _dotted_result(row, words)
-            in_table = layout is not None and abs(layout.page_width - row.page.width) < 1
             if found is None and in_table:
                 found = _table_result(row, words, layout)
-            elif found is None:  # no table here: perhaps a dotted line whose dots OCR read as junk
-                found = _ocr_leader_result(row, words)
+            elif found is None:
+                # No table here: a dotted line whose dots OCR read as junk, or a line
+                # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
+                found = _ocr_leader_result(row, words) or _line_result(row, words) or _unreadable_dotted(row, words)
             if found is not None:
                 results.append(found)
+            elif not in_table:
+                running_text.append((row, words))
 
     dates = _collection_dates(fields)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
@@ -122,8 +138,10 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
         page = r.row.page.number
         date = dates.get(page, dates.get(0))
         result.facts.append(_fact(r, i, date, source_id))
+    for i, mention in enumerate(prose_results(running_text)):
+        result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
-    if not results:
+    if not result.facts:
         result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
     elif not dates:
         result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
@@ -140,6 +158,13 @@ def _without_page_number(words: list[Word]) -> list[Word]:
         if not _PAGE_NUMBER.match(" ".join(w.text for w in seg)):
             out.extend(seg)
     return out
+
+
+def _is_comment(words: list[Word]) -> bool:
+    """A comment or footnote line ("Comment: ...", "* Performed at ..."): it restates or
+    qualifies the results above, it does not report new ones."""
+    first = words[0].text.lower().strip("*:#-")
+    return first in _NOTE_WORDS or not any(c.isalnum() for c in words[0].text)
 
 
 def _is_note(words: list[Word]) -> bool:
@@ -170,9 +195,18 @@ def _dotted_result(row: Row, words: list[Word]) -> _Result | None:
     if split is None:
         return None
     name_words, name, rest = split
-    reading = read_result(rest)
-    if reading is None or not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
+    ocr = any(w.conf is not None for w in words)
+    reading = read_result(rest, allow_garbled=ocr)
+    if reading is None:
+        return None
+    if not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
         return None  # "Patient....... Jane Doe" or a leader to a page number
+    if reading.garbled:
+        return _Result(
+            row=row, words=words, test_name=name, reading=reading, flag_text=None, position_flag=None,
+            unit_clean=False, range_clean=bool(reading.reference_range), alignment=0.5, unreadable=True,
+            leader=words[len(name_words) : len(words) - len(rest)],
+        )
     return _Result(
         row=row, words=words, test_name=name, reading=reading,
         flag_text=reading.flag or reading.inline_flag, position_flag=None,
@@ -182,9 +216,15 @@ def _dotted_result(row: Row, words: list[Word]) -> _Result | None:
     )
 
 
+def _unreadable_dotted(row: Row, words: list[Word]) -> _Result | None:
+    """A dotted line of a known test whose value no rule could read: kept for review."""
+    split = split_dotted(words)
+    return _unreadable_line(row, words, split[1], split[2]) if split else None
+
+
 def _ocr_leader_result(row: Row, words: list[Word]) -> _Result | None:
     """A dotted line whose leader OCR read as junk words (see ``split_ocr_leader``)."""
-    split = split_ocr_leader(words)
+    split = split_ocr_leader(words, known_name=known_name)
     if split is None:
         return None
     reading = read_result(split.rest, allow_garbled=True)
@@ -197,6 +237,67 @@ def _ocr_leader_result(row: Row, words: list[Word]) -> _Result | None:
         alignment=1.0 if reading.leftovers == 0 else 0.5, unreadable=reading.garbled,
         leader=split.leader, doubts=[split.doubt] if split.doubt else [],
     )
+
+
+# A line result outside a table: at most this many words of test name before the value.
+_LINE_NAME_WORDS = 6
+
+
+def _line_result(row: Row, words: list[Word]) -> _Result | None:
+    """"WBC 11.8 x10E3/uL (3.4-10.8) H" outside a table, without a leader (OCR at low
+    resolution loses the dots; some reports print none).
+
+    The line must read whole: a short test name, then the value with its reference
+    range (and unit, flag) and nothing left over, so running text ("LDL 107 and HDL
+    22 mg/dL") is never taken for one; a test name the analyte vocabulary does not
+    know sends the result to review. A line whose value cannot be read is kept for
+    review when its test name is known and a unit or range follows (``_unreadable_line``).
+    """
+    if not words[0].text[:1].isalpha():
+        return None
+    ocr = any(w.conf is not None for w in words)
+    k = next((k for k in range(1, min(len(words), _LINE_NAME_WORDS + 1)) if value_starts(words[k:])), None)
+    if k is None:
+        for j in range(1, min(len(words), _LINE_NAME_WORDS + 1)):
+            if any(c.isdigit() for c in words[j].text):
+                return _unreadable_line(row, words, _name_of(words[:j]), words[j:])
+        return None
+    name = _name_of(words[:k])
+    if sum(c.isalpha() for c in name) < 2:
+        return None
+    reading = read_result(words[k:], allow_garbled=ocr)
+    if reading is None or not reading.reference_range or reading.leftovers:
+        return None
+    doubts = [] if known_name(name) else [
+        f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
+    return _Result(
+        row=row, words=words, test_name=name, reading=reading,
+        flag_text=reading.flag or reading.inline_flag, position_flag=None,
+        unit_clean=bool(reading.unit), range_clean=True, alignment=1.0, unreadable=reading.garbled,
+        doubts=doubts,
+    )
+
+
+def _name_of(words: list[Word]) -> str:
+    """A test name from its words, without a trailing colon or leader debris."""
+    return re.sub(r"[\s.:;,_\-]+$", "", " ".join(w.text for w in words))
+
+
+def _unreadable_line(row: Row, words: list[Word], name: str, rest: list[Word]) -> _Result | None:
+    """A line that names a known test and prints a unit or range after it, but whose
+    value cannot be read ("Hemoglobin 131° g/dL (111-15. 9)"): kept for review, never
+    guessed. An unknown name, or nothing result-like after it, is not a result."""
+    if not rest or not known_name(name) or not any(c.isdigit() for w in rest for c in w.text):
+        return None
+    texts = [w.text for w in rest]
+    unit_or_range = any(V.looks_like_unit(tr.repair_ocr_unit(t)) for t in texts[1:]) or any(
+        V.parse_reference_range(t) for t in texts[1:]) or any(
+        V.parse_reference_range(" ".join(texts[i:i + 2])) for i in range(1, len(texts) - 1))
+    if not unit_or_range:
+        return None
+    reading = Reading(value=texts[0], value_words=rest[:1])
+    return _Result(row=row, words=words, test_name=name, reading=reading, flag_text=None, position_flag=None,
+                   unit_clean=False, range_clean=False, alignment=0.5, unreadable=True)
 
 
 def _table_result(row: Row, words: list[Word], layout: TableLayout) -> _Result | None:
@@ -284,8 +385,9 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
         if f.key not in ("name", "dob", "mrn") or not f.value:
             continue
         value_words = f.value
+        ocr = any(w.conf is not None for w in f.value)
         if f.key == "name":
-            if tr.parse_person_name(f.value_text) is None:
+            if tr.parse_person_name(f.value_text, ocr=ocr) is None:
                 continue
             value = " ".join(f.value_text.split())
         elif f.key == "dob":
@@ -294,8 +396,8 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
                 continue
             value = iso.iso
         else:
-            value_words = f.value[:1]
-            value = value_words[0].text.strip(" ,;")
+            value_words = _record_number_words(f.value)
+            value = "".join(w.text for w in value_words).strip(" ,;")
             if not any(c.isalnum() for c in value):
                 continue
         kind = IdentifierKind(f.key)
@@ -308,6 +410,18 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
             field_or_chunk_id=f"patient.{kind.value}", quote_or_value=quote, page=f.row.page.number,
             bounding_box=box,
         )))
+    return out
+
+
+def _record_number_words(words: list[Word]) -> list[Word]:
+    """The words of a printed record number: the first, and the next one too when the
+    first ends in a separator ("CR:" "760144": OCR read "CR-760144" as "CR:760144" or
+    split it at the hyphen). Separators do not count when MRNs are compared, so the
+    two words are one identifier, not a prefix that contradicts the chart."""
+    out = words[:1]
+    if len(words) > 1 and out[0].text[-1:] in ":-/." and any(c.isalnum() for c in out[0].text) \
+            and words[1].text[:1].isalnum():
+        out = words[:2]
     return out
 
 
@@ -362,6 +476,7 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
     )
     reading = r.reading
     unit = reading.unit or reading.range_unit
+    unit_doubt = tr.ocr_unit_doubt(unit) if r.ocr else None
     if r.ocr:
         unit = tr.repair_ocr_unit(unit)
     if r.unreadable:
@@ -394,6 +509,8 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
     if date:
         text += f", collected {date}"
     doubts = r.doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
+    if unit_doubt:
+        doubts.append(unit_doubt)
     if r.reading.leftovers:
         # Typed or scanned: an unread word beside a value may be a flag the rules do not know.
         doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")
@@ -401,6 +518,28 @@ def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
         fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
         confidence=_confidence(r, date is not None, flag, derived),
         wants_review=bool(doubts), review_reason="; ".join(doubts) or None,
+    )
+
+
+# A result stated in a sentence is a lead for a person, never a chart value.
+PROSE_CONFIDENCE = 0.5
+PROSE_REASON = ("stated in running text, not in a results table: no reference range or collection date "
+                "goes with it; check the test, value and unit in the source before it enters the chart")
+
+
+def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
+    quote, box = quote_from_words(m.page, m.words)
+    citation = Citation(
+        source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {m.page.number}",
+        field_or_chunk_id=f"text_results[{i}]", quote_or_value=quote, page=m.page.number, bounding_box=box,
+    )
+    value = LabResultValue(test_name=m.test_name, value=m.value, unit=m.unit).model_dump()
+    text = f"{m.test_name} {m.value}" + (f" {m.unit}" if m.unit else "") + " (stated in running text)"
+    confs = [w.conf for w in m.words if w.conf is not None]
+    confidence = PROSE_CONFIDENCE * ((0.5 + 0.5 * sum(confs) / len(confs)) if confs else 1.0)
+    return FactProposal(
+        fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
+        confidence=round(confidence, 3), wants_review=True, review_reason=PROSE_REASON,
     )
 
 

@@ -174,9 +174,7 @@ def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | 
     while i < len(texts):
         t = texts[i]
         if t[:1] in "([":
-            j = i
-            while j < len(texts) - 1 and texts[j][-1:] not in ")]":
-                j += 1
+            j = _bracket_end(texts, i)
             parsed = V.parse_reference_range(" ".join(texts[i : j + 1]))
             if parsed and not reading.reference_range:
                 reading.reference_range, reading.range_unit = parsed
@@ -203,6 +201,17 @@ def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | 
             reading.leftovers += 1
         i += 1
     return reading
+
+
+def _bracket_end(texts: list[str], i: int) -> int:
+    """The index of the word that closes the bracket opened at ``texts[i]``, nested
+    brackets counted ("(3.5-5.0 (critical <2.5) mmol/L)"); the last word if none does."""
+    depth = 0
+    for j in range(i, len(texts)):
+        depth += sum(c in "([" for c in texts[j]) - sum(c in ")]" for c in texts[j])
+        if depth <= 0:
+            return j
+    return len(texts) - 1
 
 
 def _read_value(words: list[Word], texts: list[str]) -> Reading | None:
@@ -232,33 +241,53 @@ def _range_at(texts: list[str], i: int) -> tuple[str, str, int] | None:
 # --------------------------------------------------------------------------- dotted lines
 
 _LEADER = re.compile(r"\.{3,}$")
+# A leader printed (or read) with other debris than dots: "-------", "_____", ".,.,.,",
+# ":::::", "·····", "'`'`'". Three or more such characters and nothing else.
+_DEBRIS_CHARS = ".,:;'`\u2019\u2018\"-_~\u2013\u2014\u00b7\u2022\u2026*=^"
+_DEBRIS = re.compile(rf"^[{re.escape(_DEBRIS_CHARS)}]{{3,}}$")
+
+
+def _leader_word(text: str) -> bool:
+    """A word that is (or ends in) a dot leader: "......", "Total........", "-----"."""
+    return bool(_LEADER.search(text) or _DEBRIS.match(text))
 
 
 def split_dotted(words: list[Word]) -> tuple[list[Word], str, list[Word]] | None:
     """Split "WBC ........ 11.8 x10E3/uL (3.4-10.8) H" at its dot leader.
 
-    Returns (name words, test name, words after the leader) or ``None`` when the
-    row has no leader after a name.
+    The leader is a run of dots, or of other leader debris ("-----", "_____",
+    ".,.,.,", ":::::"). Returns (name words, test name, words after the leader) or
+    ``None`` when the row has no leader after a name.
     """
     for k, w in enumerate(words[:-1]):
-        if _LEADER.search(w.text):
+        if _leader_word(w.text):
             # OCR reads some of the dots as digits ("2...", "..05"): a doubtful
             # leader word without a letter is all leader, not the end of the name.
-            junk = (k > 0 and w.conf is not None and w.conf < OCR_TRUSTED_CONF
-                    and not any(c.isalpha() for c in w.text))
+            junk = k > 0 and not any(c.isalpha() for c in w.text) and (
+                _DEBRIS.match(w.text) or (w.conf is not None and w.conf < OCR_TRUSTED_CONF))
             name_words = words[:k] if junk else words[: k + 1]
             name = " ".join(x.text for x in name_words)
-            name = re.sub(r"[\s.]+$", "", name)
+            name = re.sub(rf"[\s{re.escape(_DEBRIS_CHARS)}]+$", "", name)
             name = re.sub(r"\s*:$", "", name)
             if sum(c.isalpha() for c in name) < 2:
                 return None
-            return name_words, name, words[k + 1 :]
+            rest = words[k + 1 :]
+            while len(rest) > 1 and _DEBRIS.match(rest[0].text):  # a leader read as several words
+                rest = rest[1:]
+            return name_words, name, rest
     return None
 
 
 # An OCR word this many times wider than its letters would print is not a word: it
 # is a run of leader dots read as "oe" or "25s" (real words measured 0.6-1.6).
 LEADER_STRETCH = 2.5
+
+# What OCR makes of a run of dots when it reads them as letters: small round letters
+# without ascenders or descenders ("eee", "oe", "sae", "ies", "oeCave"), with leader
+# debris between them. A word of a test name nearly always has a capital, an
+# ascender or a descender ("Alc", "Total", "Hemoglobin"), and where it has none the
+# split below still asks for a run of such words, not one.
+_DOT_SHAPED = re.compile(rf"^[aceimnorsuvwxzCOSVWXZ{re.escape(_DEBRIS_CHARS)}]+$")
 
 
 @dataclass(slots=True)
@@ -270,7 +299,7 @@ class OcrLeader:
     doubt: str | None = None  # why the value needs a person, if it does
 
 
-def split_ocr_leader(words: list[Word]) -> OcrLeader | None:
+def split_ocr_leader(words: list[Word], *, known_name=None) -> OcrLeader | None:
     """Split a dotted line whose dot leader OCR read as junk words.
 
     "WBC ........ 11.8 x10E3/uL (3.4-10.8) H" comes back from OCR as "WBC oe Ss eee
@@ -278,10 +307,14 @@ def split_ocr_leader(words: list[Word]) -> OcrLeader | None:
     Only for OCR words (``conf`` set):
 
     - the leader starts at the first doubtful word after the name that has no letter
-      ("2...", "200.") or is stretched far wider than its letters ("oe" 110 pt
-      wide). A doubtful word that looks like a word ("Alc") stays in the name, so a
+      ("2...", "200.", ".,:;"), is stretched far wider than its letters ("oe" 110 pt
+      wide), or is dot-shaped (only small round letters and debris: "eee", "sae",
+      "ies"). A doubtful word that looks like a word ("Alc") stays in the name, so a
       name is never cut short into another test's name ("Hemoglobin" of
-      "Hemoglobin A1c");
+      "Hemoglobin A1c"). A dot-shaped word starts a leader only when another doubtful
+      word follows it before the value (one doubtful word such as "urine" right
+      before the value is part of the name), and never when the name with it is a
+      test the vocabulary ``known_name`` knows;
     - the value is the first confidently read word after the leader, and every word
       between name and value must be doubtful; a number read inside the leader
       ("32.8") leaves it open which one is the result, so the split carries a doubt;
@@ -291,16 +324,26 @@ def split_ocr_leader(words: list[Word]) -> OcrLeader | None:
     if len(words) < 3 or any(w.conf is None for w in words):
         return None
     char_width = ocr_char_width(words)
-    start = next((k for k in range(1, len(words) - 1) if _leader_like(words[k], char_width)), None)
-    if start is None:
+    for start in range(1, len(words) - 1):
+        kind = _leader_kind(words[start], char_width)
+        if kind is None:
+            continue
+        end = start
+        while end < len(words) and (words[end].conf < OCR_TRUSTED_CONF  # type: ignore[operator]
+                                    or _leader_word(words[end].text)):
+            end += 1
+        if kind == "shape":
+            if end - start < 2:
+                continue  # one doubtful word before the value: part of the name
+            if known_name is not None and known_name(" ".join(w.text for w in words[: start + 1])):
+                continue  # "Creatinine urine": the word belongs to the name
+        break
+    else:
         return None
     name_words = words[:start]
     name = re.sub(r"[\s.:]+$", "", " ".join(w.text for w in name_words))
     if sum(c.isalpha() for c in name) < 2:
         return None
-    end = start
-    while end < len(words) and words[end].conf < OCR_TRUSTED_CONF:  # type: ignore[operator]
-        end += 1
     if end < len(words) and _value_at(words, end):
         numbers = [w.text for w in words[start:end] if tr.split_value_flag(w.text) is not None]
         doubt = (f"a number ({numbers[0]!r}) was read inside the dot leader before the value: "
@@ -312,12 +355,27 @@ def split_ocr_leader(words: list[Word]) -> OcrLeader | None:
     return None
 
 
-def _leader_like(w: Word, char_width: float | None) -> bool:
+def _leader_kind(w: Word, char_width: float | None) -> str | None:
+    """How a doubtful OCR word looks like leader dots: "debris" (no letter),
+    "stretched" (far wider than its letters), "shape" (dot-shaped letters), or None.
+    Dots read as dots ("......") are a leader however confidently read."""
+    if _leader_word(w.text):
+        return "debris"
     if (w.conf or 0.0) >= OCR_TRUSTED_CONF:
-        return False
+        return None
     if not any(c.isalpha() for c in w.text):
-        return True
-    return char_width is not None and w.x1 - w.x0 > LEADER_STRETCH * len(w.text) * char_width
+        return "debris"
+    if char_width is not None and w.x1 - w.x0 > LEADER_STRETCH * len(w.text) * char_width:
+        return "stretched"
+    if _DOT_SHAPED.match(w.text):
+        return "shape"
+    return None
+
+
+def value_starts(words: list[Word]) -> bool:
+    """A result value (a number, comparator and number, qualitative word) is the first
+    thing in ``words``."""
+    return bool(words) and _read_value(words, [w.text for w in words]) is not None
 
 
 def _value_at(words: list[Word], k: int) -> bool:

@@ -42,13 +42,27 @@ def _nice_case(part: str) -> str:
     return part
 
 
-def parse_person_name(text: str) -> PersonName | None:
+# What OCR puts for a letter of a name ("IKWUEMES!-DALGAARD", "J0HN"); the identity
+# gate reads them (``core.policy.identity.OCR_NAME_LOOKALIKES``), never this module.
+_NAME_LOOKALIKES = re.compile(rf"(?<={_LETTER})[!|10568$@2]|[!|10568$@2](?={_LETTER})")
+
+
+def parse_person_name(text: str, *, ocr: bool = False) -> PersonName | None:
     """Read "LAST, FIRST M", "First M. Last" or "First Last" (hyphens kept).
 
     Returns ``None`` for anything with digits or fewer than two name parts, so a
-    label's stray value ("DOB 01/02/1960") is never taken for a name.
+    label's stray value ("DOB 01/02/1960") is never taken for a name. ``ocr``: the
+    text was read by OCR, and a look-alike character beside a letter ("!" or "1" for
+    i, "0" for o) is kept as read inside the name, for the identity gate to judge.
     """
     text = " ".join(text.split()).strip(" ;")
+    if ocr and text:
+        shape = _NAME_LOOKALIKES.sub("a", text)  # same length: validate the shape, keep the text
+        if shape != text:
+            parsed = parse_person_name(shape)
+            if parsed is None:
+                return None
+            return _same_positions(parsed, shape, text)
     if not text or any(ch.isdigit() for ch in text):
         return None
     if "," in text:
@@ -70,24 +84,63 @@ def parse_person_name(text: str) -> PersonName | None:
     return PersonName(first=first, last=" ".join(family), middle=middle)
 
 
+def _same_positions(parsed: PersonName, shape: str, text: str) -> PersonName:
+    """``parsed`` (read from ``shape``) with each part taken from ``text`` at the same place."""
+    def original(part: str) -> str:
+        if not part:
+            return part
+        at = shape.find(part)
+        return text[at:at + len(part)] if at >= 0 else part
+    return PersonName(first=original(parsed.first), last=original(parsed.last), middle=original(parsed.middle))
+
+
 # --------------------------------------------------------------------------- units read by OCR
 
 # OCR reads the "10" of a power-of-ten unit as "lO", "1o", "IO" ... A unit comes from
 # a closed vocabulary in which only "10" can stand there, so that one spot is
-# repaired; nothing else in a unit (and nothing in a value) is ever rewritten.
-_POWER_OF_TEN = re.compile(r"^(?P<x>[xX\u00d7]\s?)(?P<ten>[1lI|][0oO])(?P<rest>[Ee^*]\d{1,2}/[A-Za-z\u00b5\u03bc]+)$")
+# repaired; nothing else in a unit (and nothing in a value) is ever rewritten. A "10"
+# read with one stroke too many ("1l0", "lI0", "1O0") can only have been "10" as well
+# (no power-of-ten unit has another number there), but one character was dropped to
+# say so: ``ocr_unit_doubt`` names it and the result goes to review.
+_LOOKALIKE_ONE, _LOOKALIKE_ZERO = "1lI|", "0oO"
+_POWER_OF_TEN = re.compile(
+    rf"^(?P<x>[xX\u00d7]\s?)(?P<ten>[{_LOOKALIKE_ONE}]{{1,2}}[{_LOOKALIKE_ZERO}]{{1,2}})"
+    r"(?P<rest>[Ee^*]\d{1,2}/[A-Za-z\u00b5\u03bc]+)$"
+)
+
+
+def _ten(unit: str) -> re.Match | None:
+    """The power-of-ten match of ``unit`` when its "10" is OCR's reading of a ten: two
+    characters, or three with a look-alike letter among them (printed digits "100" are
+    left alone)."""
+    m = _POWER_OF_TEN.match(unit.strip())
+    if m is None:
+        return None
+    ten = m.group("ten")
+    if len(ten) > 3 or (len(ten) == 3 and ten.isdigit()):
+        return None
+    return m
 
 
 def repair_ocr_unit(unit: str) -> str:
     """Undo OCR's letter-for-digit swap in the "10" of "x10E3/uL"; anything else as is.
 
-    "xlOE3/uL" -> "x10E3/uL", "x 1oE6/uL" -> "x 10E6/uL"; "x1l0E3/uL" (a letter
-    too many: which one is noise?) and "%o" stay as read.
+    "xlOE3/uL" -> "x10E3/uL", "x 1oE6/uL" -> "x 10E6/uL", "x1l0E3/uL" -> "x10E3/uL"
+    (a stroke too many: see ``ocr_unit_doubt``); "%o" and "x100E3/uL" stay as read.
     """
-    m = _POWER_OF_TEN.match(unit.strip())
+    m = _ten(unit)
     if m is None:
         return unit
     return f"{m.group('x')}10{m.group('rest')}"
+
+
+def ocr_unit_doubt(unit: str) -> str | None:
+    """Why a repaired unit needs a person: its "10" was read with a character too many."""
+    m = _ten(unit)
+    if m is None or len(m.group("ten")) == 2:
+        return None
+    return (f"unit read as {unit.strip()!r}: a character too many in its '10', "
+            f"taken as {repair_ocr_unit(unit)!r}")
 
 
 # --------------------------------------------------------------------------- values and flags as words on a page

@@ -393,9 +393,22 @@ def parse_reference_range(text: str) -> tuple[str, str] | None:
     "65-99" -> ("65-99", ""); "3.4 - 10.8" -> ("3.4 - 10.8", ""); "<5.7" -> ("<5.7", "");
     "65-99 mg/dL" -> ("65-99", "mg/dL"); "(3.4-10.8)" -> ("3.4-10.8", "");
     "Ref: <100" -> ("<100", ""); "Negative" -> ("Negative", ""). None for anything else.
+
+    Critical (panic) limits printed in the cell stay with the range, wherever the unit
+    is: "3.5-5.0 (critical <2.5 or >6.5) mmol/L" and "3.5-5.0 mmol/L (critical <2.5 or
+    >6.5)" -> ("3.5-5.0 (critical <2.5 or >6.5)", "mmol/L"); the flag rules read the
+    limits from the range (``labelled_critical_limits``).
     """
     t = _RANGE_PREFIX.sub("", normalize_ws(text or ""))
-    if t[:1] in "([" and t[-1:] in ")]":
+    note = _CRITICAL_NOTE.search(t)
+    if note is not None and note.start() > 0:
+        rest = normalize_ws(t[: note.start()] + " " + t[note.end():])
+        parsed = parse_reference_range(rest)
+        if parsed is None or is_qualitative(parsed[0]):
+            return None
+        printed = note.group("note").strip()
+        return f"{parsed[0]} {printed}" if note.group("open") else f"{parsed[0]}; {printed}", parsed[1]
+    if t[:1] in "([" and t[-1:] in ")]" and _balanced(t[1:-1]):
         t = t[1:-1].strip()
     if not t:
         return None
@@ -469,6 +482,25 @@ _LIMITS_AFTER_LABEL = re.compile(
 )
 
 
+# Critical limits printed inside a range cell, bracketed or not, after a separator or
+# not: "(critical <2.5 or >6.5)", "[panic: <40]", "; critical <2.5".
+_CRITICAL_NOTE = re.compile(
+    rf"\s*[;,]?\s*(?P<note>(?P<open>[(\[])?\s*(?:{_CRITICAL_LABEL.pattern})"
+    rf"(?:{_LIMITS_AFTER_LABEL.pattern})\s*(?(open)[)\]]))",
+    re.I,
+)
+
+
+def _balanced(text: str) -> bool:
+    """No bracket in ``text`` closes before it opens: "3.4-10.8" or "a (b) c", not "1) (2"."""
+    depth = 0
+    for c in text:
+        depth += (c in "([") - (c in ")]")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
 def labelled_critical_limits(text: str) -> tuple[str, CriticalLimits] | None:
     """Critical limits labelled inside a longer text ("3.5-5.0 (critical <2.5 or >6.5)",
     a note "Panic values: <40 or >400 mg/dL"): (the printed limits, their reading).
@@ -481,6 +513,33 @@ def labelled_critical_limits(text: str) -> tuple[str, CriticalLimits] | None:
         parsed = parse_critical_limits(limits.group(0))
         if parsed is not None:
             return normalize_ws(text[label.start(): limits.end()]), parsed
+    return None
+
+
+def range_problem(reference_range: str, limits: CriticalLimits | None = None) -> str | None:
+    """Why a printed reference range (with its critical limits) cannot be right, or None.
+
+    A range whose low bound is above its high bound ("41.1-15.9": OCR read 11.1 as
+    41.1), critical limits whose low is not below their high ("<6.5 or >2.5"), or
+    critical limits that reach into the normal range ("3.5-5.0 (critical <4.0)": a normal
+    value would be critical). Such a reading is misread or misprinted; whatever flag it
+    gives, a person must check it (the result stays visible, in review)."""
+    t = normalize_ws(reference_range or "")
+    if t[:1] in "([" and t[-1:] in ")]":
+        t = t[1:-1].strip()
+    if (m := _RANGE_NUMBERS.match(t)) and _to_float(m[1]) > _to_float(m[2]):
+        return (f"reference range {m.group(0)!r} has its low bound above its high bound: "
+                f"it cannot be right (misread or misprinted)")
+    if limits is None:
+        return None
+    if limits.low is not None and limits.high is not None and limits.low >= limits.high:
+        return (f"critical limits (below {limits.low:g}, above {limits.high:g}) overlap: "
+                f"they cannot be right (misread or misprinted)")
+    r = parse_range(t)
+    if r is not None and ((limits.low is not None and r.low is not None and limits.low > r.low)
+                          or (limits.high is not None and r.high is not None and limits.high < r.high)):
+        return (f"critical limits reach into the reference range {t!r}: "
+                f"they cannot be right (misread or misprinted)")
     return None
 
 
@@ -595,6 +654,7 @@ class FlagReading:
     disagreement: str | None = None  # the printed flag contradicts the value and range
     critical_range: str = ""  # printed critical (panic) limits, as printed
     critical_unread: bool = False  # critical limits were printed but could not be read
+    impossible: str | None = None  # the printed range or limits cannot be right (``range_problem``)
 
     def doubts(self) -> list[tuple[str, float]]:
         """(reason, confidence factor) for each thing a person must check."""
@@ -610,6 +670,8 @@ class FlagReading:
         if self.critical_unread:
             out.append((f"critical limits {self.critical_range!r} could not be read: "
                         f"the value was not checked against them", 0.8))
+        if self.impossible:
+            out.append((self.impossible, 0.6))
         return out
 
     def review_reasons(self) -> list[str]:
@@ -697,8 +759,9 @@ def resolve_flag(
     Order: printed flags (the most severe wins; H with L makes "abnormal"; a critical
     one is resolved by ``_critical_from``), else the column, else the value against
     the range; critical limits then raise any non-critical flag to critical when the
-    value lies past them. What could not be read (a flag word, the limits) is in
-    ``FlagReading.doubts``.
+    value lies past them. What could not be read (a flag word, the limits), and a range
+    or limits that cannot be right (low above high: a misread), are in
+    ``FlagReading.doubts``: every extractor sends such a result to review.
     """
     shown, known, unrecognised = _read_printed_flags(printed)
     critical_printed, limits = _critical_limits(critical_column, (reference_range, *notes))
@@ -734,7 +797,8 @@ def resolve_flag(
         flag, from_print = past_limits, False
     return FlagReading(flag, derived=not from_print and flag != "unknown", unrecognised=unrecognised,
                        direction_assumed=assumed, disagreement=disagreement, critical_range=critical_printed,
-                       critical_unread=bool(critical_printed) and limits is None)
+                       critical_unread=bool(critical_printed) and limits is None,
+                       impossible=range_problem(reference_range, limits))
 
 
 # ---------------------------------------------------------------------------- confidence

@@ -69,3 +69,48 @@ def test_missing_or_partial_identifiers_are_ambiguous(cands):
 
 def test_trusted_states():
     assert {s for s in IdentityStatus if identity_trusted(s)} == {IdentityStatus.VERIFIED, IdentityStatus.APPROVED}
+
+
+# --------------------------------------------------------------------------- names misread by OCR
+
+OCR_PATIENT = {"first_name": "Perpetua", "last_name": "Ikwuemesi-Dalgaard", "dob": date(1957, 4, 23),
+               "mrn": "CR-760144"}
+
+
+@pytest.mark.parametrize("printed, first, last", [
+    ("IKWUEMES!-DALGAARD, PERPETUA", "Perpetua", "Ikwuemesi-Dalgaard"),  # "!" for i
+    ("J0HN SM1TH", "John", "Smith"),  # 0 for o, 1 for i
+    ("5MITH, JOHN", "John", "Smith"),  # 5 for S
+    ("N|COLE BR0WN", "Nicole", "Brown"),  # | for i
+    ("K0WALSK1, ANNA", "Anna", "Kowalski"),
+    ("Ikwuemes!, Perpetua", "Perpetua", "Ikwuemesi-Dalgaard"),  # part of a compound name
+    ("0'BRIEN, SEAN", "Sean", "O'Brien"),
+])
+def test_a_name_that_matches_only_through_ocr_lookalikes_is_not_judged(printed, first, last):
+    # Not a contradiction (it names nobody else), not a confirmation either.
+    assert names_match(printed, first, last) is None
+
+
+@pytest.mark.parametrize("printed, first, last", [
+    ("J0NES, MARY", "John", "Smith"),  # look-alikes read any way: still another person
+    ("K0WALSK1, ANNA", "Anna", "Nowak"),
+    ("N|COLE BR0WN", "Nicole", "Green"),
+    ("SMlTH, JOHN", "John", "Smith"),  # letters only: compared strictly, as a text layer prints them
+    ("Quintera-Vale, Marisol", "Marisol", "Quintero-Vale"),
+])
+def test_lookalikes_never_turn_another_name_into_a_match(printed, first, last):
+    assert names_match(printed, first, last) is False
+
+
+def test_a_misread_name_with_exact_mrn_and_dob_verifies_and_with_dob_alone_waits_for_review():
+    name = cand("name", "IKWUEMES!-DALGAARD, PERPETUA")
+    out = check_identity([name, cand("dob", "1957-04-23"), cand("mrn", "CR:760144")], OCR_PATIENT)
+    assert out.status is IdentityStatus.VERIFIED and "name" not in out.matched
+    out = check_identity([name, cand("dob", "1957-04-23")], OCR_PATIENT)
+    assert out.status is IdentityStatus.AMBIGUOUS and out.review_required
+    # another patient's MRN still quarantines, whatever the name
+    out = check_identity([name, cand("dob", "1957-04-23"), cand("mrn", "CR-760145")], OCR_PATIENT)
+    assert out.status is IdentityStatus.MISMATCH
+    # a clean reading of the same name on another page still counts
+    out = check_identity([name, cand("name", "IKWUEMESI-DALGAARD, PERPETUA"), cand("dob", "1957-04-23")], OCR_PATIENT)
+    assert out.status is IdentityStatus.VERIFIED

@@ -276,20 +276,64 @@ def test_stacked_header_fields_and_other_dates_are_not_confused():
     assert not [i for i in result.identifiers if i.kind == IdentifierKind.NAME]
 
 
-def test_prose_mentioning_values_is_not_a_table():
+def test_prose_mentioning_values_is_not_a_table_but_its_results_are_shown_for_review():
     result = _extract(_page([
         [("Fasting", 40), ("lipids", 80), ("showed", 115), ("LDL", 150), ("cholesterol", 170), ("107,", 230)],
         [("HDL", 40), ("22", 65), ("mg/dL", 80), ("and", 115), ("triglycerides", 135), ("180.", 205)],
     ]))
-    assert result.facts == []
-    assert "no_results_found" in {w.code for w in result.warnings}
+    read = {(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"])
+            for f in result.facts}
+    assert read == {("LDL cholesterol", "107", ""), ("HDL", "22", "mg/dL"), ("triglycerides", "180", "")}
+    assert all(f.wants_review and "running text" in f.review_reason for f in result.facts)
+    assert all(f.citation.field_or_chunk_id.startswith("text_results[") for f in result.facts)
+    assert all(f.confidence < 0.7 for f in result.facts)
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    # name, links, value, unit; a name at the end of a line finds its value on the next
+    ("Her sodium was 131 mmol/L on admission.", {("sodium", "131", "mmol/L")}),
+    ("Labs: potassium 5.9, creatinine of 2.1 mg/dL", {("potassium", "5.9", ""), ("creatinine", "2.1", "mg/dL")}),
+    ("TSH currently is 6.2 and free T4 0.7.", {("TSH", "6.2", ""), ("free T4", "0.7", "")}),
+    # targets, thresholds, ranges, doses and bare words are not results
+    ("The goal LDL is 70 and the target A1c is 7.", set()),
+    ("Keep glucose below 180; recheck sodium in 2 days.", set()),
+    ("Docusate sodium 100 mg twice daily, potassium chloride 20 mEq.", set()),
+    ("LDL 100 to 129 is borderline.", set()),
+    ("The pt was seen on 3/4/2026 with hb stable.", set()),
+    # the same value stated twice is one result
+    ("Her INR was 2.4. Repeat INR is 2.4 today.", {("INR", "2.4", "")}),
+    # a result of another specimen is not filed under the blood test
+    ("Urinalysis showed white blood cells 41, protein trace.", {("white blood cells (Urinalysis)", "41", "")}),
+])
+def test_results_in_running_text_follow_general_rules(sentence, expected):
+    words = sentence.split()
+    half = len(words) // 2
+    rows, x = [[], []], 40
+    for i, w in enumerate(words):
+        r = 0 if i < half else 1
+        x = 40 if i in (0, half) else x
+        rows[r].append((w, x))
+        x += 6 * len(w) + 8
+    result = _extract(_page(rows))
+    got = {(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"])
+           for f in result.facts}
+    assert got == expected
+    assert all(f.wants_review for f in result.facts)
 
 
 @pytest.mark.shared_data
-def test_real_discharge_summary_yields_no_lab_rows(shared_data):
+def test_real_discharge_summary_yields_only_review_items_from_its_prose(shared_data):
     data = (shared_data / "scans" / "hl7_ccda_discharge_summary_typed_with_lipids.pdf").read_bytes()
-    result = extract_lab(normalize_pdf(data), "documents:1")
-    assert result.facts == []
+    content = normalize_pdf(data)
+    result = extract_lab(content, "documents:1")
+    by_name = {f.structured_value["test_name"]: f for f in result.facts}
+    assert by_name["LDL cholesterol"].structured_value["value"] == "107"
+    assert by_name["HDL cholesterol"].structured_value["value"] == "22"
+    assert by_name["LDL cholesterol"].citation.page == 2
+    assert all(f.wants_review and f.citation.field_or_chunk_id.startswith("text_results[") for f in result.facts)
+    assert "Zocor" not in " ".join(f.fact_text for f in result.facts)  # doses are not results
+    cited = verify_citations([f.citation for f in result.facts], content)
+    assert all(c.verified for c in cited)
 
 
 def test_flag_printed_in_an_unlabelled_column_is_still_read():
@@ -426,3 +470,163 @@ def test_ocr_label_glued_to_its_value_is_still_a_field():
     assert dob.value == "1958-07-22"
     assert verify_citations([dob.citation], content)[0].verified  # the quote still finds the one OCR word
     assert result.facts[0].structured_value["collection_date"] == "2026-04-10"
+
+
+# --------------------------------------------------------------------------- leaders read as debris, lost leaders
+
+
+def test_ocr_leader_read_as_dot_shaped_letters_is_cut_from_the_name():
+    # Courier at 200 dpi: the dots read as short lower-case words of round letters,
+    # each as wide as real letters (so not "stretched"), all doubtful.
+    result = _ocr_extract(
+        [("WBC", 40, 0.49), ("eos", 62, 0.15), ("wae", 82, 0.16), ("oeCave", 102, 0.0), ("sce", 140, 0.07),
+         ("11.8", 190, 0.91), ("x10E3/uL", 215, 0.8), ("(3.4-10.8)", 260, 0.89), ("H", 315, 0.9)],
+        [("Hematocrit", 40, 0.13), ("ies", 95, 0.13), ("ees", 115, 0.11), ("oe", 140, 0.2), ("39.6", 190, 0.86),
+         ("%", 215, 0.8), ("(34.0-46.6)", 230, 0.86)],
+        [("Urine", 40, 0.42), ("Protein", 70, 0.2), ("rns", 110, 0.04), ("aes", 130, 0.18), ("es", 150, 0.03),
+         ("Negative", 190, 0.96), ("(Negative)", 240, 0.96)],
+        [("Urine", 40, 0.78), ("Glucose", 70, 0.78), ("is", 112, 0.26), ("ene", 125, 0.2, 60), ("Positive", 190, 0.96),
+         ("(Negative)", 240, 0.96), ("A", 295, 0.96)],
+        # debris of every kind between name and value
+        [("Sodium", 40, 0.9), (".,:;", 80, 0.3), ("'`-_", 105, 0.2), ("141", 190, 0.95), ("mmol/L", 215, 0.9),
+         ("(135-145)", 255, 0.9)],
+        # a doubtful capitalised name word is not dots: "Alc" stays in the name
+        [("Hemoglobin", 40, 0.28), ("Alc", 95, 0.28), ("ec", 115, 0.09), ("soc", 130, 0.0), ("7.9", 190, 0.89),
+         ("%", 210, 0.85), ("(<5.7)", 225, 0.89), ("H", 260, 0.91)],
+    )
+    got = {f.structured_value["test_name"]: f.structured_value for f in result.facts}
+    assert set(got) == {"WBC", "Hematocrit", "Urine Protein", "Urine Glucose", "Sodium", "Hemoglobin Alc"}
+    assert (got["WBC"]["value"], got["WBC"]["unit"], got["WBC"]["reference_range"], got["WBC"]["abnormal_flag"]) == (
+        "11.8", "x10E3/uL", "3.4-10.8", "high")
+    assert (got["Urine Glucose"]["value"], got["Urine Glucose"]["abnormal_flag"]) == ("Positive", "abnormal")
+    assert got["Sodium"]["value"] == "141" and got["Hematocrit"]["value"] == "39.6"
+
+
+def test_one_doubtful_word_before_the_value_is_never_cut_from_the_name():
+    # "Creatinine, urine" with "urine" read doubtfully right before the value: one
+    # round-lettered word is part of the name, not a leader (and not serum creatinine).
+    result = _ocr_extract(
+        [("Creatinine,", 40, 0.9), ("urine", 100, 0.3), ("112", 190, 0.95), ("mg/dL", 215, 0.9),
+         ("(20-320)", 255, 0.9)],
+    )
+    (fact,) = result.facts
+    assert fact.structured_value["test_name"] == "Creatinine, urine"
+
+
+def test_a_result_line_without_a_leader_is_read_whole_or_not_at_all():
+    # OCR at 150 dpi lost the dots altogether; some reports print none.
+    result = _ocr_extract(
+        [("WBC", 40, 0.96), ("11.8", 190, 0.92), ("x10E3/uL", 215, 0.87), ("(3.4-10.8)", 260, 0.72), ("H", 315, 0.93)],
+        [("Specific", 40, 0.96), ("Gravity", 85, 0.96), ("1.015", 190, 0.8), ("(1.005-1.030)", 220, 0.63)],
+        [("Piatelets", 40, 0.44), ("142", 190, 0.91), ("x10E3/uL", 215, 0.36), ("(150-450)", 260, 0.71), ("L", 315, 0.89)],
+        [("Urine", 40, 0.96), ("Protein", 70, 0.96), ("Negative", 190, 0.96), ("(Negative)", 240, 0.95)],
+        # running text or a line without a range is no result line
+        [("HDL", 40, 0.95), ("22", 65, 0.95), ("mg/dL", 80, 0.95), ("and", 115, 0.95), ("falling", 135, 0.95)],
+        [("Albumin", 40, 0.95), ("4.0", 190, 0.95), ("g/dL", 215, 0.95)],
+    )
+    got = {f.structured_value["test_name"]: f for f in result.facts if not f.citation.field_or_chunk_id.startswith("text")}
+    assert set(got) == {"WBC", "Specific Gravity", "Piatelets", "Urine Protein"}
+    wbc = got["WBC"].structured_value
+    assert (wbc["value"], wbc["unit"], wbc["reference_range"], wbc["abnormal_flag"]) == (
+        "11.8", "x10E3/uL", "3.4-10.8", "high")
+    assert not got["WBC"].wants_review
+    assert got["Piatelets"].wants_review and "not a test name" in got["Piatelets"].review_reason
+    # what the line rule does not take stays visible for review through the prose rule, or not at all
+    others = [f for f in result.facts if f.citation.field_or_chunk_id.startswith("text")]
+    assert all(f.wants_review for f in others)
+
+
+def test_typed_line_of_an_unknown_test_outside_a_table_goes_to_review():
+    result = _extract(_page([
+        [("Collected:", 40), ("04/10/2026", 100)],
+        [("Patient", 40), ("weight", 80), ("80", 200), ("kg", 220), ("(60-90)", 250)],
+        [("Ferritin", 40), ("6", 200), ("ng/mL", 220), ("(15-150)", 260), ("L", 320)],
+    ]))
+    got = {f.structured_value["test_name"]: f for f in result.facts}
+    assert got["Patient weight"].wants_review
+    assert not got["Ferritin"].wants_review and got["Ferritin"].structured_value["abnormal_flag"] == "low"
+
+
+def test_a_known_test_whose_value_cannot_be_read_stays_visible_for_review():
+    result = _ocr_extract(
+        [("Hemoglobin", 40, 0.96), ("131°", 190, 0.51), ("g/dL", 220, 0.24), ("(111-15.", 250, 0.52), ("9)", 300, 0.82)],
+        [("Hematocrit", 40, 0.96), ("39.@", 190, 0.8), ("%", 220, 0.83), ("(34.0-46", 240, 0.58), ("6)", 290, 0.96)],
+        [("Specific", 40, 0.96), ("Gravity", 85, 0.93), (".......", 125, 0.86), ("L015:", 190, 0.45),
+         ("(1.005-1.030)", 230, 0.22)],
+        [("WBC", 40, 0.96), ("1l.8", 190, 0.9), ("x10E3/uL", 215, 0.87), ("(3.4-10.8)", 260, 0.9)],
+        # not a known test, or nothing result-like after it: not a result
+        [("Suite", 40, 0.96), ("300,", 80, 0.9), ("Fairview", 110, 0.9)],
+        [("Potassium", 40, 0.96), ("see", 100, 0.9), ("note", 130, 0.9), ("3", 160, 0.9)],
+    )
+    got = {f.structured_value["test_name"]: f for f in result.facts}
+    assert set(got) == {"Hemoglobin", "Hematocrit", "Specific Gravity", "WBC"}
+    for fact in got.values():
+        assert fact.wants_review and fact.confidence < 0.7
+    assert got["Hemoglobin"].structured_value["value"] == "131°"
+    assert "letters" in got["WBC"].review_reason  # "1l.8" is not guessed into 11.8
+
+
+def test_a_range_that_cannot_be_right_sends_the_row_to_review():
+    result = _ocr_extract(
+        [("Test", 40, 0.95), ("Result", 200, 0.95), ("Flag", 250, 0.95), ("Units", 300, 0.95), ("Range", 360, 0.95)],
+        [("Hemoglobin", 40, 0.96), ("6.8", 200, 0.96), ("LL", 250, 0.94), ("g/dL", 300, 0.81), ("41.1-15.9", 360, 0.88)],
+        [("Hematocrit", 40, 0.92), ("21.4", 200, 0.95), ("L", 250, 0.92), ("%", 300, 0.89), ("34.0-46.6", 360, 0.91)],
+    )
+    by_name = {f.structured_value["test_name"]: f for f in result.facts}
+    hgb = by_name["Hemoglobin"]
+    assert hgb.wants_review and "low bound above its high bound" in hgb.review_reason
+    assert hgb.structured_value["abnormal_flag"] == "critical_low"  # still shown as printed
+    assert not by_name["Hematocrit"].wants_review
+
+
+def test_units_in_the_range_cell_after_critical_limits():
+    result = _extract(_page([
+        [("Collected:", 40), ("04/10/2026", 100)],
+        [("Test", 40), ("Result", 200), ("Reference", 280), ("Range", 330)],
+        [("Potassium", 40), ("2.3", 200), ("3.5-5.0", 280), ("(critical", 320), ("<2.5", 365), ("or", 390),
+         (">6.5)", 405), ("mmol/L", 440)],
+        [("Sodium", 40), ("118", 200), ("135-145", 280), ("mmol/L", 320)],
+    ]))
+    by_name = {f.structured_value["test_name"]: f.structured_value for f in result.facts}
+    k = by_name["Potassium"]
+    assert (k["unit"], k["reference_range"], k["abnormal_flag"]) == (
+        "mmol/L", "3.5-5.0 (critical <2.5 or >6.5)", "critical_low")
+    assert by_name["Sodium"]["unit"] == "mmol/L"
+
+
+def test_a_dotted_line_with_critical_limits_and_unit_in_its_brackets():
+    words = [Word(t, 0, 0, 1, 1) for t in "2.3 (3.5-5.0 (critical <2.5 or >6.5) mmol/L) LL".split()]
+    r = read_result(words)
+    assert (r.value, r.reference_range, r.range_unit, r.flag, r.leftovers) == (
+        "2.3", "3.5-5.0 (critical <2.5 or >6.5)", "mmol/L", "LL", 0)
+
+
+@pytest.mark.parametrize("words, name", [
+    ("Glucose ------- 105 mg/dL (65-99) H", "Glucose"),
+    ("Sodium _______ 139 mmol/L (134-144)", "Sodium"),
+    ("Chloride .,.,.,., 101 mmol/L (96-106)", "Chloride"),
+    ("Calcium ::::::: 9.1 mg/dL (8.6-10.3)", "Calcium"),
+    ("Cholesterol, Total........ 212 mg/dL (100-199) H", "Cholesterol, Total"),
+])
+def test_leaders_of_other_debris_than_dots(words, name):
+    texts = words.split()
+    split = split_dotted([Word(t, 0, 0, 1, 1) for t in texts])
+    assert split is not None and split[1] == name
+    assert read_result(split[2]) is not None
+
+
+def test_ocr_record_number_split_at_its_separator_is_one_identifier():
+    page = _ocr_page([
+        [("Patient", 40, 0.96), ("Name:", 80, 0.93), ("IKWUEMES!-DALGAARD,", 115, 0.42), ("PERPETUA", 220, 0.91)],
+        [("Medical", 40, 0.95), ("Record", 80, 0.91), ("#:", 115, 0.91), ("CR:", 130, 0.5), ("760144", 150, 0.5)],
+        [("Birth", 40, 0.96), ("Date:", 70, 0.96), ("1957-04-23", 100, 0.96)],
+    ])
+    result = extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1")
+    ids = {i.kind: i for i in result.identifiers}
+    assert ids[IdentifierKind.MRN].value == "CR:760144"
+    assert ids[IdentifierKind.MRN].citation.quote_or_value.endswith("CR: 760144")
+    assert ids[IdentifierKind.NAME].value == "IKWUEMES!-DALGAARD, PERPETUA"  # kept as read, judged by the gate
+    typed = _extract(_page([[("Patient", 40), ("Name:", 80), ("IKWUEMES!-DALGAARD,", 115), ("PERPETUA", 220)],
+                            [("MRN:", 40), ("CR-760144", 80), ("Ward", 140), ("4", 170)]]))
+    assert not [i for i in typed.identifiers if i.kind is IdentifierKind.NAME]  # a text layer prints no "!"
+    assert [i.value for i in typed.identifiers if i.kind is IdentifierKind.MRN] == ["CR-760144"]

@@ -36,6 +36,7 @@ from core.content import NormalizedContent
 from core.models import IdentifierKind
 from core.policy.certainty import classify
 from core.policy.citations import verify_citations
+from core.policy.identity import names_match
 from core.policy.lab_vocabulary import normalize_unit
 from core.services.facts import chart, document_report
 from core.services.ingestion import attach_and_extract
@@ -91,6 +92,13 @@ ALL_IDS = frozenset(IdentifierKind)
 REQUIRED_IDS = {layout: ALL_IDS for layout in LAB_LAYOUTS} | {"dotted": frozenset({IdentifierKind.NAME,
                                                                                    IdentifierKind.MRN})}
 
+# The dotted layout as an image-only PNG at low resolution (turned, speckled as SCAN):
+# at 200 dpi the dot leaders come back as junk words ("eos wae oeCave"), at 150 dpi
+# they are lost altogether ("WBC 11.8 x10E3/uL (3.4-10.8) H"). Exact results measured
+# (tesseract 5.3: 7 and 7; rapidocr 3.10: 7 and 10), minus one.
+PNG_DPIS = (150, 200)
+MIN_EXACT_PNG = {"tesseract": {150: 6, 200: 6}, "rapidocr": {150: 6, 200: 9}}
+
 FAMILY = "" if NO_ENGINE else default_engine().name.split()[0]  # "tesseract" or "rapidocr"
 # The fax packet: a cover, Wren's lab report and intake form, then another patient's report.
 FAX_PARTS = (LAB_CASES[5], INTAKE_CASES[1], LAB_CASES[0])
@@ -110,6 +118,11 @@ def _prepare(key: tuple[str, str]):
         return ocr_pdf(scan_pdf(render_lab(_lab_case(name)), **SCAN))
     if kind == "intake":
         return ocr_pdf(scan_pdf(render_intake(next(c for c in INTAKE_CASES if c.layout == name)), **SCAN))
+    if kind == "png":
+        from extract.images import normalize_image
+
+        png = scan_pdf(render_lab(_lab_case("dotted")), **(SCAN | {"dpi": int(name)}), as_format="png")
+        return normalize_image(png, engine=default_engine())
     if name == "fax_tiff":
         return scan_pdf(packet(list(FAX_PARTS)), as_format="tiff", tiff_compression="group4", **SCAN)
     return scan_pdf(render_lab(_lab_case(name)), **SCAN)
@@ -124,7 +137,8 @@ def scanned() -> dict[tuple[str, str], NormalizedContent | bytes]:
     (spawned: PyMuPDF is not thread-safe, and this process may hold DuckDB threads).
     """
     keys = [("pipeline", "fax_tiff"), *(("lab", layout) for layout in LAB_LAYOUTS),
-            *(("intake", case.layout) for case in INTAKE_CASES), ("pipeline", "classic")]
+            *(("intake", case.layout) for case in INTAKE_CASES), ("pipeline", "classic"),
+            *(("png", str(dpi)) for dpi in PNG_DPIS)]
     workers = min(len(keys), os.cpu_count() or 1)
     if workers < 2:
         return {key: _prepare(key) for key in keys}
@@ -185,7 +199,11 @@ def _assert_identifiers_true(identifiers, patient: Patient) -> None:
     for ident in identifiers:
         if ident.kind is IdentifierKind.NAME:
             name = tr.parse_person_name(ident.value)
-            assert name is not None and (name.first.lower(), name.last.lower()) == (
+            if name is None:  # kept with OCR look-alikes ("!" for i): the gate may not count it, never against
+                assert tr.parse_person_name(ident.value, ocr=True) is not None, ident.value
+                assert names_match(ident.value, patient.first, patient.last) is not False, ident.value
+                continue
+            assert (name.first.lower(), name.last.lower()) == (
                 patient.first.lower(), patient.last.lower()), ident.value
         elif ident.kind is IdentifierKind.DOB:
             assert ident.value == patient.dob
@@ -234,6 +252,24 @@ def test_scanned_facts_sent_to_review_say_why(scanned, layout):
         # A value that is not even number-shaped can only be in review.
         if not tr.is_value(value["value"]):
             assert fact.wants_review, fact.fact_text
+
+
+@pytest.mark.parametrize("dpi", PNG_DPIS)
+def test_dotted_png_scan_rows_are_read_whatever_ocr_made_of_the_leaders(scanned, dpi):
+    case = _lab_case("dotted")
+    content = scanned[("png", str(dpi))]
+    result = extract_lab(content, "documents:1")
+    found = _exact_matches(case, [f.structured_value for f in result.facts])
+    assert len(found) >= MIN_EXACT_PNG[FAMILY][dpi], (
+        f"{len(found)} of {len(case.results)} exact; missing "
+        f"{sorted(set(e.test_name for e in case.results) - set(found))}")
+    assert len(result.facts) <= len(case.results)  # one fact at most per printed result
+    verified = _verified(result, content)
+    assert verified
+    for fact in verified:  # a doubtful read is in review, never verified wrong
+        _assert_matches_truth(fact.structured_value, case)
+    for fact in result.facts:
+        assert not fact.wants_review or fact.review_reason, fact.fact_text
 
 
 # --------------------------------------------------------------------------- intake layouts

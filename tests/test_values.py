@@ -459,3 +459,63 @@ def test_a_decimal_comma_is_read_where_it_cannot_be_a_thousands_separator(value,
 ])
 def test_a_unit_printed_inside_the_range(rng, unit, expected):
     assert V.split_range_unit(rng, unit) == expected
+
+
+@pytest.mark.parametrize("cell,expected", [
+    # critical limits printed in the range cell, before or after its unit: the unit is found
+    ("3.5-5.0 (critical <2.5 or >6.5) mmol/L", ("3.5-5.0 (critical <2.5 or >6.5)", "mmol/L")),
+    ("3.5-5.0 mmol/L (critical <2.5 or >6.5)", ("3.5-5.0 (critical <2.5 or >6.5)", "mmol/L")),
+    ("135 - 145 (Panic: <120, >160) mEq/L", ("135 - 145 (Panic: <120, >160)", "mEq/L")),
+    ("70-99 mg/dL [Critical values <40 or >400]", ("70-99 [Critical values <40 or >400]", "mg/dL")),
+    ("(12.0-16.0 (crit <7.0) g/dL)", ("12.0-16.0 (crit <7.0)", "g/dL")),
+    ("150-450 x10E3/uL; alert <50", ("150-450; alert <50", "x10E3/uL")),
+    ("0.8-1.1 (critical >5.0)", ("0.8-1.1 (critical >5.0)", "")),
+])
+def test_a_range_cell_with_critical_limits_still_gives_its_unit(cell, expected):
+    assert V.parse_reference_range(cell) == expected
+    rng, unit = V.split_range_unit(cell, "")
+    assert (rng, unit) == expected
+    # the limits stay readable from the stored range
+    assert V.labelled_critical_limits(rng) is not None
+
+
+@pytest.mark.parametrize("cell", [
+    "3.5-5.0 (critical see note) mmol/L",  # limits not readable: the cell is not a range we know
+    "critical <2.5 or >6.5",  # limits without a range
+    "Negative (critical >1)",
+    "3.5-5.0 (critical <2.5) apples",  # not a unit
+])
+def test_a_range_cell_whose_note_cannot_be_read_is_not_parsed(cell):
+    assert V.parse_reference_range(cell) is None
+
+
+def test_critical_low_by_limits_printed_with_the_unit_in_the_range():
+    rng, unit = V.split_range_unit("3.5-5.0 (critical <2.5 or >6.5) mmol/L", "")
+    reading = V.resolve_flag([], "2.3", rng)
+    assert (unit, reading.flag, reading.review_reasons()) == ("mmol/L", "critical_low", [])
+
+
+@pytest.mark.parametrize("value,rng,printed", [
+    ("6.8", "41.1-15.9", ["LL"]),  # OCR read 11.1 as 41.1
+    ("4.1", "(10.8-3.4)", []),
+    ("139", "145 - 135", ["N"]),
+    ("0.9", "1.1 to 0.8", []),
+    ("250", "450-150", ["L"]),
+    ("4.1", "3.5-5.0 (critical <6.5 or >2.5)", []),  # critical limits the wrong way round
+    ("4.1", "3.5-5.0 (critical <4.0)", []),  # a normal value would be critical
+    ("120", "70-99 (panic >90)", []),
+])
+def test_a_range_that_cannot_be_right_is_never_taken_on_trust(value, rng, printed):
+    reading = V.resolve_flag(printed, value, rng)
+    reasons = reading.review_reasons()
+    assert any("cannot be right" in r for r in reasons), reasons
+    assert any(f < 1 for _, f in reading.doubts())
+
+
+@pytest.mark.parametrize("value,rng", [
+    ("6.8", "11.1-15.9"), ("1", "-2-2"), ("5", "5-5"), ("2.3", "3.5-5.0 (critical <2.5 or >6.5)"),
+    ("148", "<100"), ("Negative", "Negative"), ("7", ""), ("135", "135-145 (critical <120)"),
+])
+def test_ordinary_ranges_raise_no_doubt(value, rng):
+    assert V.range_problem(rng, V.parse_critical_limits(rng) if "critical" in rng else None) is None
+    assert not [r for r in V.resolve_flag([], value, rng).review_reasons() if "cannot be right" in r]

@@ -56,12 +56,22 @@ def _fold(text: str) -> str:
     return "".join(c for c in text if not unicodedata.combining(c)).lower()
 
 
+# Characters OCR puts for letters in a printed name, and the letters each may stand
+# for. None of them can be part of a real name, so a name holding one was misread (or
+# mistyped), never printed for another person: "IKWUEMES!-DALGAARD", "J0HN", "5MITH".
+OCR_NAME_LOOKALIKES: dict[str, str] = {
+    "!": "il", "|": "il", "1": "il", "0": "o", "5": "s", "$": "s", "8": "b", "6": "g", "@": "a", "2": "z",
+}
+_LOOKALIKE_CHARS = re.escape("".join(OCR_NAME_LOOKALIKES))
+
+
 def name_parts(text: str) -> tuple[list[str], list[str]] | None:
     """Split a printed name into (given names, family names) as lower-case tokens.
 
     "LAST, FIRST M" puts the family name first; otherwise the last token is the
     family name. Hyphens split a compound surname into parts so that
-    "Garcia-Lopez" and "Garcia Lopez" agree.
+    "Garcia-Lopez" and "Garcia Lopez" agree. An OCR look-alike inside a word
+    ("ikwuemes!") stays in its token (see ``OCR_NAME_LOOKALIKES``).
     """
     text = _fold(text).strip()
     text = re.sub(r"\b(mr|mrs|ms|miss|dr|jr|sr|ii|iii|iv)\b\.?", " ", text)
@@ -72,15 +82,63 @@ def name_parts(text: str) -> tuple[list[str], list[str]] | None:
         if len(tokens) < 2:
             return None
         last, first = tokens[-1], " ".join(tokens[:-1])
-    tok = lambda s: [t for t in re.split(r"[^a-z']+", s.replace("'", "")) if t]  # noqa: E731
+    tok = lambda s: [t for t in (_trim_lookalikes(x) for x in re.split(rf"[^a-z'{_LOOKALIKE_CHARS}]+",  # noqa: E731
+                                                                     s.replace("'", ""))) if t]
     given, family = tok(first), tok(last)
     if not given or not family:
         return None
     return given, family
 
 
+def _trim_lookalikes(token: str) -> str:
+    """A token counts when it holds a letter: "2" after a name is a suffix, not a word."""
+    return token if any(c.isalpha() for c in token) else ""
+
+
+def _same(doc: str, chart: str, lookalikes: bool) -> bool:
+    """A document token against a chart token: equal, or (``lookalikes``) equal once
+    each look-alike is read as one of its letters or as a speck of noise."""
+    if doc == chart:
+        return True
+    if not lookalikes or not re.search(f"[{_LOOKALIKE_CHARS}]", doc):
+        return False
+    pattern = "".join(f"[{OCR_NAME_LOOKALIKES[c]}]?" if c in OCR_NAME_LOOKALIKES else re.escape(c) for c in doc)
+    return re.fullmatch(pattern, chart) is not None
+
+
+def _within(doc: list[str], chart: list[str], lookalikes: bool) -> bool:
+    """Every document token is one of the chart tokens."""
+    return all(any(_same(d, c, lookalikes) for c in chart) for d in doc)
+
+
+def _holds(doc: list[str], chart: list[str], lookalikes: bool) -> bool:
+    """Every chart token is one of the document tokens."""
+    return all(any(_same(d, c, lookalikes) for d in doc) for c in chart)
+
+
+def _names_agree(given: list[str], family: list[str], chart_given: list[str], chart_family: list[str],
+                 lookalikes: bool) -> bool:
+    # A compound family name printed in part ("Quintero" of "Quintero-Vale") or in full.
+    family_ok = _holds(family, chart_family, lookalikes) or _within(family, chart_family, lookalikes)
+    first_doc = given[0]
+    first_ok = _same(first_doc, chart_given[0], lookalikes) or (
+        len(first_doc) == 1 and chart_given[0].startswith(first_doc)
+    )
+    if family_ok and first_ok:
+        return True
+    # "LAST, FIRST" printed the other way round still names the same person.
+    return _same(given[-1], chart_family[-1], lookalikes) and _same(family[0], chart_given[0], lookalikes)
+
+
 def names_match(document_name: str, first: str, last: str) -> bool | None:
-    """True/False when the name can be judged, None when it is too partial."""
+    """True/False when the name can be judged, None when it cannot.
+
+    None when the name is too partial, and when it agrees with the chart only once
+    the OCR look-alikes in it are read as the letters they stand for
+    ("IKWUEMES!-DALGAARD" for Ikwuemesi-Dalgaard): a misread name neither confirms
+    the patient nor names another one, so the other identifiers decide (MRN and DOB
+    verify; DOB alone leaves the document for review). A name of letters only is
+    compared strictly, as a text layer prints it."""
     parts = name_parts(document_name)
     if parts is None:
         return None
@@ -89,16 +147,11 @@ def names_match(document_name: str, first: str, last: str) -> bool | None:
     chart_given = [t for t in re.split(r"[^a-z]+", _fold(first)) if t]
     if not chart_family or not chart_given:
         return None
-    family_ok = family == chart_family or set(chart_family) <= set(family) or set(family) <= set(chart_family)
-    first_doc = given[0]
-    first_ok = first_doc == chart_given[0] or (
-        len(first_doc) == 1 and chart_given[0].startswith(first_doc)
-    )
-    # "LAST, FIRST" printed the other way round still names the same person.
-    if not (family_ok and first_ok):
-        swapped_family = given[-1:] == chart_family[-1:] and family[:1] == chart_given[:1]
-        return bool(swapped_family)
-    return True
+    if _names_agree(given, family, chart_given, chart_family, lookalikes=False):
+        return True
+    if _names_agree(given, family, chart_given, chart_family, lookalikes=True):
+        return None
+    return False
 
 
 def _norm_mrn(text: str) -> str:
