@@ -237,7 +237,8 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     else:
         selected, vector_reviews = _vector_selection(wb, patient_id, question, candidates, reviews, usable, bundle)
     selected, found_terms, term_reviews = _narrow_to_terms(question, selected, candidates, reviews, bundle)
-    selected, named_found = _narrow_to_named_tests(question, selected, candidates, bundle)
+    selected, named_found, named_reviews = _narrow_to_named_tests(question, selected, candidates, reviews, bundle)
+    term_reviews |= named_reviews
     found_terms |= named_found
     # Shown after what was asked: a declined decision still shows what bears on any
     # decision (critical results, red flags), and a declined therapy request what bears
@@ -370,24 +371,33 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
 
 
 def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], candidates: list[Candidate],
-                           bundle: EvidenceBundle) -> tuple[list[Candidate], set[str]]:
+                           reviews: list[Candidate], bundle: EvidenceBundle) -> tuple[list[Candidate], set[str], set[str]]:
     """A question that names tests ("what was his hemoglobin?", "his eGFR and
     creatinine") gets those tests' results, however the report named them (by LOINC
     code or synonym), not the whole panel they belong to; a named test the record does
     not hold is said to be missing. Returns the selection and the lab topics it answered
-    (the named tests' lines speak for them)."""
+    (the named tests' lines speak for them) and the review findings that hold a named
+    test the record has no verified result of (shown, and never called missing)."""
     named = question.analytes
     if not named:
-        return selected, set()
+        return selected, set(), set()
     hits = [c for c in candidates if _result_of(named, c)]
     # A name may stand for two analytes ("eosinophils": the count and the percent).
     found = {analyte_label(a) for a in named if any(_result_of((a,), c) for c in hits)}
     absent = [label for label in dict.fromkeys(map(analyte_label, named)) if label not in found]
-    if absent:
-        bundle.missing.append((None, f"No {', '.join(absent)} result found in the chart or in this patient's "
+    held = [c for c in reviews if _result_of(named, c)]
+    held_labels = {analyte_label(a) for a in named if any(_result_of((a,), c) for c in held)}
+    unseen = [label for label in absent if label not in held_labels]
+    in_review = [label for label in absent if label in held_labels]
+    if in_review:
+        bundle.missing.append((None, f"{', '.join(in_review)}: only a result held for review was found (see Needs "
+                                     "Human Review); nothing verified in the chart or active documents yet."))
+    if unseen:
+        bundle.missing.append((None, f"No {', '.join(unseen)} result found in the chart or in this patient's "
                                      "active documents."))
     answered = {t for t in question.topics if "lab_result" in TOPIC_BY_NAME[t].fact_types}
-    return [c for c in selected if c.item.fact_type != "lab_result"] + hits, answered
+    return ([c for c in selected if c.item.fact_type != "lab_result"] + hits, answered,
+            {c.item.evidence_id for c in held})
 
 
 def _result_of(named: tuple[str, ...], c: Candidate) -> bool:
