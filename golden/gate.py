@@ -128,16 +128,16 @@ def run_gate(*, case_ids: list[str] | None = None, results_dir: Path, update_bas
         "results": results,
     }
     run = redact(run, canaries)
-    path = results_dir / f"{run_id}.json"
-    _write_atomic(path, run)
-    leaked = find(path.read_text(encoding="utf-8"), canaries)
+    leaked = find(json.dumps(run, default=str), canaries)
     if leaked:  # the redaction itself failed: never keep such an artifact
-        path.unlink()
         run["verdict"] = "fail"
         run["gate"].append({"kind": "canary_leak", "rubric": None, "case_id": None,
                             "message": f"{len(leaked)} planted identifiers reached the run artifact"})
         run["results"] = []
-        _write_atomic(path, run)
+    run["seconds"] = round(time.perf_counter() - t0, 2)
+    run["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    path = results_dir / f"{run_id}.json"
+    _write_atomic(path, run)
     if update_baseline:
         _write_atomic(BASELINE_PATH, rates)
     if progress_path is not None:

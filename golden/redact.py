@@ -14,13 +14,20 @@ from typing import Any, Iterable
 REDACTED = "[redacted]"
 
 
-def _pattern(canary: str) -> re.Pattern[str]:
-    # Whole words only, any case: "Wren" is a leak, "wrench" is not.
-    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(canary)}(?![A-Za-z0-9])", re.IGNORECASE)
+def _pattern(canaries: Iterable[str]) -> re.Pattern[str]:
+    # Whole words only, any case: "Wren" is a leak, "wrench" is not. One alternation
+    # (longest first) scans a large artifact once instead of once per canary.
+    alternatives = "|".join(re.escape(c) for c in sorted(set(canaries), key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def find(text: str, canaries: Iterable[str]) -> list[str]:
-    return sorted({c for c in canaries if _pattern(c).search(text)})
+    canaries = [c for c in canaries if c]
+    if not canaries:
+        return []
+    by_fold = {c.casefold(): c for c in canaries}
+    return sorted({by_fold[m.group(0).casefold()] for m in _pattern(canaries).finditer(text)
+                   if m.group(0).casefold() in by_fold})
 
 
 def leaks_in_files(root: Path, globs: Iterable[str], canaries: list[str]) -> list[dict[str, Any]]:
@@ -43,8 +50,7 @@ def redact(value: Any, canaries: list[str]) -> Any:
     """A copy of ``value`` with every canary replaced, for artifacts a reviewer downloads."""
     if not canaries:
         return value
-    pattern = re.compile("|".join(rf"(?<![A-Za-z0-9]){re.escape(c)}(?![A-Za-z0-9])"
-                                  for c in sorted(canaries, key=len, reverse=True)), re.IGNORECASE)
+    pattern = _pattern(canaries)
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
