@@ -238,38 +238,39 @@ def observe_case(case: Case, data_dir: Path) -> Observation:
     return obs
 
 
-def _stage_samples(data_dir: Path) -> dict[str, list[float]]:
-    """Per-stage milliseconds from the case's own telemetry."""
+def _telemetry(data_dir: Path) -> list[dict[str, Any]]:
+    """The case's own telemetry events (PHI-free by construction, scanned anyway)."""
     import json
 
+    events = []
+    for path in sorted((data_dir / "logs").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                continue
+    return events
+
+
+def _stage_samples(events: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Per-stage milliseconds."""
     from golden.latency import stages_of_event
 
     samples: dict[str, list[float]] = {}
-    for path in sorted((data_dir / "logs").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            for stage, ms in stages_of_event(event).items():
-                samples.setdefault(stage, []).append(ms)
+    for event in events:
+        for stage, ms in stages_of_event(event).items():
+            samples.setdefault(stage, []).append(ms)
     return samples
 
 
-def _usage(data_dir: Path) -> dict[str, float]:
-    import json
-
+def _usage(events: list[dict[str, Any]]) -> dict[str, float]:
+    """Tokens and cost a paid provider reported (empty offline)."""
     totals: dict[str, float] = {}
-    for path in sorted((data_dir / "logs").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            for k, v in (event.get("tokens") or {}).items():
-                totals[k] = totals.get(k, 0) + v
-            if isinstance(event.get("cost"), int | float):
-                totals["cost_usd"] = totals.get("cost_usd", 0.0) + event["cost"]
+    for event in events:
+        for k, v in (event.get("tokens") or {}).items():
+            totals[k] = totals.get(k, 0) + v
+        if isinstance(event.get("cost"), int | float):
+            totals["cost_usd"] = totals.get("cost_usd", 0.0) + event["cost"]
     return totals
 
 
@@ -292,8 +293,9 @@ def run_case(case_id: str, template: str, work_root: str) -> dict[str, Any]:
         result["actual"] = actual_summary(obs)
         obs.wb.close()
         obs = None
-        result["stages"] = _stage_samples(data_dir)
-        result["usage"] = _usage(data_dir)
+        events = _telemetry(data_dir)
+        result["stages"] = _stage_samples(events)
+        result["usage"] = _usage(events)
     except Exception as exc:  # noqa: BLE001 - a case that cannot run fails the gate, it does not stop it
         from golden.documents import SharedDataMissing
 

@@ -7,7 +7,6 @@ citation of a page-based result (PDF, OCR) against the content it came from.
 
 from __future__ import annotations
 
-import io
 
 from core.content import NormalizedContent, PageContent, Word
 from core.models import ExtractionResult
@@ -27,14 +26,9 @@ def words_page(rows: list[list[tuple[str, float]]], pitch: float = 14) -> Normal
 
 def docx_letter(*paragraphs: str) -> bytes:
     """A DOCX whose body is these paragraphs, in the default style."""
-    import docx
+    from golden.documents import build_spec
 
-    doc = docx.Document()
-    for p in paragraphs:
-        doc.add_paragraph(p)
-    buf = io.BytesIO()
-    doc.save(buf)
-    return buf.getvalue()
+    return build_spec({"kind": "docx", "paragraphs": list(paragraphs)}, {})[0]
 
 
 def assert_page_citations_verify(content: NormalizedContent, result: ExtractionResult) -> list:
