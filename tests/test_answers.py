@@ -788,3 +788,32 @@ def test_a_low_glucose_is_not_given_diabetes_screening_guidance(world):
     assert line.startswith("Critical: Glucose 41") and "Screening" not in line
     assert "Hypoglycemia" in line  # the guidance that bears on a low glucose
     assert "screening" not in _texts(out, "guideline_evidence").lower()
+
+
+def test_a_drafter_that_fails_falls_back_to_the_verified_answer(wb):
+    from core.services.answering import ask
+    from core.services.fact_vectors import index_pending
+    from core.services.ingestion import attach_and_extract
+    from core.services.patients import add_patient
+    from core.services.worker import Worker
+    from golden.fixtures import LAB_CASES, render_lab
+
+    case = LAB_CASES[0]
+    p = case.patient
+    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, sex=p.sex)
+    attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
+                                  filename="lab.pdf", doc_type="lab_pdf")
+    Worker(wb, worker_id="test").run_specific(attached.job["id"])
+    index_pending(wb)
+    calls = []
+
+    class Down:
+        def draft(self, question, evidence):
+            calls.append(question)
+            raise TimeoutError("provider timed out")
+
+    payload = ask(wb, patient["id"], "What was her A1c?", drafter=Down()).payload
+    assert calls, "the drafter was asked"
+    assert payload["drafted"] is False and "7.9" in payload["text"]
+    drafting = [h for h in payload["handoffs"] if h["task_type"] == "drafting"]
+    assert drafting and "TimeoutError" in (drafting[0]["error_reason"] or "")

@@ -169,13 +169,16 @@ def _draft(drafter: Drafter, question: str, sections: AnswerSections,
     if not evidence:
         return None, "nothing to draft from"
     with_usage = getattr(drafter, "draft_with_usage", None)
-    if with_usage is not None:
-        prose, reported = with_usage(question, evidence)
-        if usage is not None and reported:
-            for key, n in reported.items():
-                usage[key] = usage.get(key, 0) + n
-    else:
-        prose = drafter.draft(question, evidence)
+    try:
+        if with_usage is not None:
+            prose, reported = with_usage(question, evidence)
+            if usage is not None and reported:
+                for key, n in reported.items():
+                    usage[key] = usage.get(key, 0) + n
+        else:
+            prose = drafter.draft(question, evidence)
+    except Exception as exc:  # noqa: BLE001 - a provider outage falls back to the verified answer
+        return None, f"drafter unavailable ({type(exc).__name__})"
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", prose.strip()) if s.strip()]
     if not sentences:
         return None, "empty draft"
