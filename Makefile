@@ -19,6 +19,7 @@ init: install
 
 # Streamlit reads STREAMLIT_* variables (e.g. STREAMLIT_SERVER_PORT) itself; no flags override them.
 run: init
+	$(PY) -m core demo --queue --auto --json > /dev/null
 	$(PY) -m ui.serve
 
 worker: init

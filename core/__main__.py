@@ -196,6 +196,23 @@ def cmd_ask(args) -> dict[str, Any]:
         wb.close()
 
 
+def cmd_demo(args) -> dict[str, Any]:
+    from core.services.demo import has_documents, load_demo
+    from core.services.patients import seed_demo_patients
+    from golden.demo import DOCUMENTS
+
+    settings = get_settings()
+    wb = _workbench()
+    try:
+        if args.auto and (not settings.load_demo or has_documents(wb)):
+            why = "WORKBENCH_LOAD_DEMO is off" if not settings.load_demo else "the data dir already holds documents"
+            return {"documents": [], "skipped": why}
+        seed_demo_patients(wb)
+        return {"documents": load_demo(wb, DOCUMENTS, process=not args.queue)}
+    finally:
+        wb.close()
+
+
 def cmd_eval(args) -> dict[str, Any]:
     from golden.gate import run_gate, summary
 
@@ -328,6 +345,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("search-guidelines", cmd_search_guidelines, "hybrid guideline retrieval")
     p.add_argument("query")
     p.add_argument("--k", type=int, default=5)
+
+    p = add("demo", cmd_demo, "load the demo documents for the demo patients through the normal upload path")
+    p.add_argument("--queue", action="store_true", help="only queue the jobs (a running worker processes them)")
+    p.add_argument("--auto", action="store_true",
+                   help="skip when WORKBENCH_LOAD_DEMO is off or the data dir already holds documents")
 
     p = add("eval", cmd_eval, "run the golden eval gate (exit 1 when it fails)")
     p.add_argument("--case", action="append", help="run only this case (repeatable)")

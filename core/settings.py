@@ -22,6 +22,7 @@ class Settings(BaseSettings):
     upload_max_bytes: int = 50 * 1024 * 1024
     user: str = "clinician"
     start_worker: bool = True  # the UI process runs the worker thread
+    load_demo: bool = True  # `make run` loads the demo documents into an empty data dir
     ocr_engine: str = "auto"  # auto (Tesseract when installed, else RapidOCR) | tesseract | rapidocr
 
     embedder: str = "minilm"  # minilm | openai

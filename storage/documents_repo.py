@@ -72,3 +72,8 @@ def mark_deleted(cur: duckdb.DuckDBPyConnection, document_id: int, by: str) -> N
         "WHERE id = ?",
         [by, document_id],
     )
+
+
+def any_document(cur: duckdb.DuckDBPyConnection) -> bool:
+    cur.execute("SELECT EXISTS (SELECT 1 FROM documents)")
+    return bool(cur.fetchone()[0])
