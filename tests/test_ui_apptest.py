@@ -122,3 +122,17 @@ def test_review_queue_approves_a_quarantined_document(app_env):
     next(b for b in at.button if b.label == "Approve identity").click().run()
     assert not at.exception, at.exception
     assert document_report(app_env, attached.document["id"])["identity"]["status"] == "identity_review_approved"
+
+
+def test_the_url_keeps_the_chosen_patient(app_env):
+    from core.services.patients import get_patient
+
+    second = get_patient(app_env, mrn="DEMO-1003")
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=60)
+    at.query_params["patient"] = str(second["id"])
+    at.run()
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox[0].value == second["id"]  # a reload opens the same chart
+    first = get_patient(app_env, mrn="DEMO-1001")
+    at.sidebar.selectbox[0].set_value(first["id"]).run()
+    assert at.query_params["patient"] == [str(first["id"])] or at.query_params["patient"] == str(first["id"])

@@ -67,6 +67,11 @@ def patient_picker() -> dict | None:
         return None
     ids = [p["id"] for p in patients]
     by_id = {p["id"]: p for p in patients}
+    # The URL names the patient (?patient=<patient id>), so a reload, a bookmark or a new
+    # tab opens the same chart instead of falling back to the first patient.
+    wanted = str(st.query_params.get("patient", ""))
+    if "patient_id" not in st.session_state and wanted.isdigit() and int(wanted) in by_id:
+        st.session_state["patient_id"] = int(wanted)
     if st.session_state.get("patient_id") not in by_id:
         st.session_state["patient_id"] = ids[0]
 
@@ -75,4 +80,7 @@ def patient_picker() -> dict | None:
 
     st.sidebar.selectbox("Patient", ids, index=ids.index(st.session_state["patient_id"]),
                          format_func=lambda i: display_name(by_id[i]), key="patient_select", on_change=remember)
-    return by_id[st.session_state["patient_id"]]
+    chosen = st.session_state["patient_id"]
+    if st.query_params.get("patient") != str(chosen):
+        st.query_params["patient"] = str(chosen)
+    return by_id[chosen]
