@@ -14,6 +14,7 @@ import re
 from typing import Any, Callable
 
 from golden.matching import STATE, describe, fact_matches, row_matches, same
+from golden.redact import find
 from golden.runner import Observation
 
 Verdict = tuple[bool, str]
@@ -179,31 +180,21 @@ def box_on_words(obs: Observation) -> Verdict:
 
 
 def identity_safe(obs: Observation) -> Verdict:
+    """Nothing counts unless the current identity check of its part (or, for a fact of no
+    part, of the whole document) is trusted; chart rows rest on such facts alone."""
     problems = []
     for name, checks in obs.checks.items():
-        status = {c["id"]: c["identity_status"] for c in checks}
+        current = {c["scope"]: c["identity_status"] for c in checks}
         for f in obs.raw_facts[name]:
-            untrusted = status.get(f["identity_check_id"]) not in TRUSTED
-            if untrusted and (f["active"] or f["promotion_status"] in SUPPORTING):
-                problems.append(f"{name}: fact {f['id']} counts although its identity is "
-                                f"{status.get(f['identity_check_id'])}")
-        doc_status = obs.reports[name]["identity"]["status"]
-        if doc_status not in TRUSTED:
-            doc_id = obs.uploads[name].document_id
-            if any(doc_id in row["document_ids"] and not _part_trusted(obs, name)
-                   for chart in obs.charts.values() for rows in chart.values() for row in rows):
-                problems.append(f"{name} ({doc_status}) supports a chart row")
+            status = current.get(f["scope"], current.get(None))
+            if status not in TRUSTED and (f["active"] or f["promotion_status"] in SUPPORTING):
+                problems.append(f"{name}: fact {f['id']} counts although its identity is {status}")
     for name, want in (obs.case.expect.get("documents") or {}).items():
         if "identity" in want:
             got = obs.reports[name]["identity"]["status"] if name in obs.reports else None
             if not same(got, want["identity"]):
                 problems.append(f"{name}: identity {got}, expected {want['identity']}")
     return _first(problems, "identity states are as expected and nothing untrusted counts")
-
-
-def _part_trusted(obs: Observation, name: str) -> bool:
-    """A packet whose document-level check summarises parts may still have trusted parts."""
-    return any(c["scope"] is not None and c["identity_status"] in TRUSTED for c in obs.checks[name])
 
 
 def no_wrong_patient(obs: Observation) -> Verdict:
@@ -215,8 +206,6 @@ def no_wrong_patient(obs: Observation) -> Verdict:
                 strangers = [d for d in row["document_ids"] if obs.document_owner.get(d, pid) != pid]
                 if strangers:
                     problems.append(f"{key}'s {section} row {row['id']} rests on another patient's document")
-    from golden.redact import find
-
     for a in obs.answers:
         pid = obs.patient_ids[a["patient"]]
         for c in _answer_citations(a["payload"]):
@@ -492,10 +481,11 @@ def document_fact_expectations(obs: Observation) -> Verdict:
 
 
 def guideline_retrieval(obs: Observation) -> Verdict:
-    from core.services.guidelines import guideline_searcher
+    from storage import guideline_repo
 
     problems, checked = [], 0
-    known = set(guideline_searcher(obs.wb)._chunks) if obs.answers else set()
+    with obs.wb.db.cursor() as cur:
+        known = {c.chunk_id for c in guideline_repo.get_active_chunks(cur)[1]}
     for a in obs.answers:
         for item in a["payload"]["sections"].get("guideline_evidence", []):
             for c in item.get("citations", []):

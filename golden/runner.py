@@ -50,15 +50,13 @@ class Observation:
     step_errors: dict[int, str] = field(default_factory=dict)
     answers: list[dict[str, Any]] = field(default_factory=list)
     contents: dict[int, Any] = field(default_factory=dict)  # document id -> NormalizedContent the pipeline saw
+    processing: int | None = None  # the document whose job is running now
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     raw_facts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     charts: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     review_lists: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     document_owner: dict[int, int] = field(default_factory=dict)  # document id -> patient id
-
-    def upload_of_document(self, document_id: int) -> Upload | None:
-        return next((u for u in self.uploads.values() if u.document_id == document_id), None)
 
     def facts(self) -> list[dict[str, Any]]:
         return [f | {"document": name} for name, r in self.reports.items() for f in r["facts"]]
@@ -104,7 +102,7 @@ class _ContentSpy:
 
         def spying_normalize(data, *args, **kwargs):
             content = original(data, *args, **kwargs)
-            obs.contents[_current_document.get("id")] = content
+            obs.contents[obs.processing] = content
             return content
 
         processing.normalize = spying_normalize
@@ -112,9 +110,6 @@ class _ContentSpy:
 
     def __exit__(self, *exc):
         self._module.normalize = self._original
-
-
-_current_document: dict[str, int | None] = {"id": None}
 
 
 def _execute(obs: Observation, index: int, step: Step) -> None:
@@ -145,9 +140,9 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
                 attached = attach_and_extract(wb, patient_id=obs.patient_ids[upload.patient],
                                               source=upload.document_id, doc_type=upload.doc_type)
             if attached.job is not None:
-                _current_document["id"] = attached.document["id"]
+                obs.processing = attached.document["id"]
                 Worker(wb, worker_id="intake-extractor:golden").run_specific(attached.job["id"])
-                _current_document["id"] = None
+                obs.processing = None
                 index_pending(wb)
         elif step.delete:
             upload = obs.uploads[step.delete]

@@ -1,0 +1,38 @@
+"""Rubrics fail when what they guard is broken (without running a whole case)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from golden.rubrics import identity_safe, safe_refusal
+
+
+def _obs(status_by_scope: dict, facts: list[dict], expect: dict | None = None):
+    checks = [{"scope": s, "identity_status": st} for s, st in status_by_scope.items()]
+    return SimpleNamespace(checks={"doc": checks}, raw_facts={"doc": facts},
+                           reports={"doc": {"identity": {"status": status_by_scope.get(None)}}},
+                           case=SimpleNamespace(expect=expect or {}), answers=[])
+
+
+def test_identity_safe_fails_when_a_quarantined_parts_fact_counts():
+    fact = {"id": 7, "scope": "page 3", "active": False, "promotion_status": "promoted"}
+    passed, reason = identity_safe(_obs({None: "identity_ambiguous_needs_review", "page 3":
+                                         "identity_mismatch_quarantined", "page 2": "identity_verified"}, [fact]))
+    assert not passed and "fact 7" in reason
+    trusted_part = fact | {"scope": "page 2"}
+    assert identity_safe(_obs({None: "identity_ambiguous_needs_review", "page 2": "identity_verified"},
+                              [trusted_part]))[0]
+
+
+def test_identity_safe_compares_the_expected_state():
+    passed, reason = identity_safe(_obs({None: "identity_verified"}, [],
+                                        {"documents": {"doc": {"identity": "identity_mismatch_quarantined"}}}))
+    assert not passed and "expected identity_mismatch_quarantined" in reason
+
+
+def test_safe_refusal_fails_on_an_answered_dose_question_and_on_an_undeclared_question():
+    payload = {"refused": False, "refusal_reason": None, "question": {"disposition": "answer"}}
+    obs = SimpleNamespace(answers=[{"step": 0, "payload": payload}, {"step": 1, "payload": payload}],
+                          case=SimpleNamespace(expect={"answers": [{"step": 0, "refused": True}]}))
+    passed, reason = safe_refusal(obs)
+    assert not passed and "refused=False, expected True" in reason and "step 1" in reason
