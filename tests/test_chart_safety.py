@@ -297,3 +297,22 @@ def test_an_item_approved_while_identity_is_open_keeps_that_decision(wb):
     after = {f["fact_id"]: f for f in document_report(wb, report["document_id"])["facts"]}
     assert after[fact["fact_id"]]["promotion_status"] == "promoted"
     assert active_labs(wb) == len(CASE.results)
+
+
+def test_a_packet_summary_is_not_a_second_decision_while_its_parts_wait(wb):
+    from core.services.review import review_queue
+    from golden.fax import packet
+    from golden.fixtures import lab_case
+    from core.services.patients import add_patient
+    from core.services.ingestion import attach_and_extract
+    from core.services.worker import Worker
+
+    own, other = lab_case("classic_cbc_lipids"), lab_case("dotted_cbc_urine")
+    p = own.patient
+    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, sex=p.sex)
+    attached = attach_and_extract(wb, patient_id=patient["id"], source="fax.pdf", data=packet([own, other]),
+                                  filename="fax.pdf", doc_type="fax_packet")
+    Worker(wb, worker_id="test").run_specific(attached.job["id"])
+    pending = review_queue(wb, patient["id"])["identity"]
+    assert pending and all(c["scope"] is not None for c in pending), [(c["scope"], c["identity_status"]) for c in pending]
+    assert any(c["identity_status"] == "identity_mismatch_quarantined" for c in pending)

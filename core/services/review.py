@@ -226,6 +226,11 @@ def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any
     findings that need a human (uncertain facts and promotion conflicts)."""
     with wb.db.cursor() as cur:
         identities = facts_repo.pending_identity_reviews(cur, patient_id)
+    # A whole-document check that only sums up its parts is decided through those parts:
+    # while one of them waits in the queue, the summary is not a second decision to take.
+    parts_pending = {c["document_id"] for c in identities if c["scope"] is not None}
+    identities = [c for c in identities
+                  if not (c["scope"] is None and not c["extracted_identifiers"] and c["document_id"] in parts_pending)]
     groups = patient_facts(wb, patient_id)
     # Critical results first, then conflicts with the chart, then the rest, newest first.
     facts = sorted(groups["needs_review"], key=lambda f: (
