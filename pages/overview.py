@@ -1,52 +1,110 @@
-"""Chart overview: pick a patient, upload documents, watch jobs, see cited facts."""
+"""Chart overview: who the patient is, their documents and how each was read, critical
+results, and the facts by certainty in plain words. Uploading lives on the Documents page."""
+
+from datetime import date
 
 import streamlit as st
 
 from core.errors import WorkbenchError
-from core.services.facts import chart_view, patient_documents, patient_facts
-from core.services.ingestion import attach_and_extract, list_categories
-from ui.runtime import patient_picker, workbench
-from ui.widgets import IDENTITY_BADGE, STATUS_BADGE, show_fact
+from core.policy.chart_rules import is_critical
+from core.policy.relevance import context_of, context_tags
+from core.services.facts import chart_view, patient_facts
+from core.services.patients import add_patient, chart_documents
+from ui import labels
+from ui.runtime import patient_picker, select_patient, workbench
+
+DOCUMENTS_PAGE = "pages/documents.py"
+GROUPS = {
+    "verified": "Verified (promoted to the chart)", "document_fact": "Document facts (cited, not chart truth)",
+    "needs_review": "Needs human review", "held": "Held: the document's patient is not confirmed",
+}
 
 wb = workbench()
 patient = patient_picker()
 st.title("Chart overview")
+
+
+def welcome(*, has_patients: bool) -> None:
+    st.info(
+        "**Welcome to the review workbench.**\n\n"
+        + ("" if has_patients else "1. Add a patient with the form below.\n")
+        + f"{'1' if has_patients else '2'}. Upload the patient's documents on the **Documents** page; each one is "
+          "read in the background and its facts appear here, cited to the page, cell or segment they came from.\n"
+        + f"{'2' if has_patients else '3'}. Decide what needs a person on the **Review queue** page.\n\n"
+        "To try it with sample documents for the demo patients, run `python -m core demo` "
+        "(`make run` does it on an empty data dir).",
+        icon=":material/waving_hand:",
+    )
+
+
+def add_patient_form(*, expanded: bool) -> None:
+    with st.expander("Add a patient", expanded=expanded), st.form("add_patient", clear_on_submit=False):
+        c1, c2 = st.columns(2)
+        first = c1.text_input("First name")
+        last = c2.text_input("Last name")
+        mrn = c1.text_input("MRN", help="The chart number; it must be new.")
+        dob = c2.date_input("Date of birth", value=None, min_value=date(1900, 1, 1), max_value=date.today(),
+                            format="YYYY-MM-DD")
+        sex = st.radio("Sex", ["F", "M", "U"], index=2, horizontal=True, format_func=labels.sex)
+        if st.form_submit_button("Add patient"):
+            try:
+                added = add_patient(wb, mrn=mrn, first=first, last=last, dob=dob, sex=sex)
+            except WorkbenchError as exc:
+                st.error(f"Patient not added: {exc.message}")
+            else:
+                select_patient(added["id"])
+                st.session_state["patient_added"] = added["id"]
+                st.rerun()
+
+
 if patient is None:
+    welcome(has_patients=False)
+    add_patient_form(expanded=True)
     st.stop()
-st.caption(f"{patient['first_name']} {patient['last_name']} · MRN {patient['mrn']} · DOB {patient['dob']}")
 
-with st.form("upload", clear_on_submit=True):
-    st.subheader("Upload a document")
-    categories = list_categories(wb)
-    names = [c["name"] for c in categories]
-    category = st.selectbox("Category", names, help="Mapped categories are extracted automatically.")
-    upload = st.file_uploader("Document", type=None, key="upload_file")
-    if st.form_submit_button("Attach to chart") and upload is not None:
-        try:
-            attached = attach_and_extract(wb, patient_id=patient["id"], source=upload.name, category=category,
-                                          data=upload.getvalue(), filename=upload.name)
-        except WorkbenchError as exc:
-            st.error(f"Not attached: {exc.message}")
-        else:
-            queued = "queued for extraction" if attached.job else "stored (this category is not extracted)"
-            st.success(f"{upload.name} attached as document {attached.document['id']}, {queued}.")
+if st.session_state.pop("patient_added", None) == patient["id"]:
+    st.success(f"Added {patient['first_name']} {patient['last_name']} (MRN {patient['mrn']}); they are now "
+               "the chosen patient.")
+st.caption(labels.patient_line(patient))
+docs = chart_documents(wb, patient["id"])
+if not docs:
+    welcome(has_patients=True)
+add_patient_form(expanded=False)
+st.page_link(DOCUMENTS_PAGE, label="Upload or open documents on the Documents page", icon=":material/upload_file:",
+             query_params={"patient": str(patient["id"])})
+
+PENDING = ("pending", "running")
+work_pending = any(d["job_status"] in PENDING for d in docs)
 
 
-@st.fragment(run_every=2.0)
+# Reruns on its own only while a document is being read; when the last one finishes
+# the whole page reruns once so the facts below include what it found.
+@st.fragment(run_every=2.0 if work_pending else None)
 def documents_panel() -> None:
-    docs = patient_documents(wb, patient["id"])
-    st.subheader(f"Documents ({len(docs)})")
-    if not docs:
+    current = chart_documents(wb, patient["id"])
+    if work_pending and not any(d["job_status"] in PENDING for d in current):
+        st.rerun(scope="app")
+    st.subheader(f"Documents ({len(current)})")
+    if not current:
         st.info("No documents on this chart yet.")
         return
     st.dataframe(
-        [{"id": d["id"], "file": d["filename"], "category": d["category"],
-          "job": STATUS_BADGE.get(d["job_status"], d["job_status"]),
-          "identity": IDENTITY_BADGE.get(d["identity_status"], d["identity_status"]),
-          "error": (f"{d['error_code']}: {d['error_message']}" if d["error_code"] else ""),
-          "uploaded": str(d["uploaded_at"])[:19]} for d in docs],
+        [{"id": d["id"], "file": d["filename"], "type": labels.doc_type(d["doc_type"]) if d["doc_type"] else "—",
+          "status": labels.document_status(d["job_status"], d["found_nothing"]),
+          "patient match": labels.identity_status(d["identity_status"]) if d["job_status"] else "—",
+          "found": labels.found_summary(d["counts"]) if d["job_status"] == "succeeded" else "",
+          "problem": d["error_message"] or "", "uploaded": str(d["uploaded_at"])[:16]} for d in current],
         hide_index=True, width="stretch",
+        column_config={"id": st.column_config.NumberColumn("id", help="document id", format="%d")},
     )
+    for d in current:
+        if d["found_nothing"]:
+            why = "; ".join(w["message"] for w in d["warnings"] if w.get("message"))
+            st.warning(f"{d['filename']} was read but nothing was found in it" + (f" ({why})" if why else "")
+                       + ": check it on the Documents page.", icon=":material/warning:")
+        elif d["job_status"] == "failed":
+            st.error(f"{d['filename']} could not be read: {d['error_message'] or labels.error_code(d['error_code'])}",
+                     icon=":material/error:")
 
 
 documents_panel()
@@ -57,25 +115,71 @@ critical = [r for r in charted["labs"] if r["critical"]]
 c1, c2, c3 = st.columns(3)
 c1.metric("Critical lab results in the chart", len(critical))
 c2.metric("Findings waiting for review", len(groups["needs_review"]))
-c3.metric("Facts held (identity not confirmed)", len(groups["held"]))
+c3.metric("Facts held (patient not confirmed)", len(groups["held"]))
 for row in critical:
-    st.error(f"Critical: {row['test_name']} {row['value']} {row['unit'] or ''} (reference {row['reference_range'] or 'not printed'}), "
-             f"collected {row['collection_date'] or 'date not stated'}")
+    st.error(f"Critical: {row['test_name']} {row['value']} {row['unit'] or ''} (reference "
+             f"{row['reference_range'] or 'not printed'}), collected {row['collection_date'] or 'date not stated'}")
+
+
+# Promotion words that would only repeat what the certainty already says.
+_SAID_BY_CERTAINTY = {"needs_review", "not_promotable", None}
+
+
+def fact_status(fact: dict, group: str) -> str:
+    if group == "held":
+        return f"held until the patient is confirmed ({labels.identity_status(fact.get('identity_status'))})"
+    words = [labels.certainty(fact["certainty"])]
+    if fact.get("promotion_status") not in _SAID_BY_CERTAINTY:
+        words.append(labels.promotion(fact["promotion_status"]))
+    return ", ".join(words)
+
+
+def fact_row(fact: dict, group: str) -> None:
+    flag = (fact.get("structured_value") or {}).get("abnormal_flag")
+    lead = "**Critical** · " if fact["fact_type"] == "lab_result" and is_critical(flag) else ""
+    kind = labels.fact_type(fact["fact_type"])
+    context = ", ".join(t for t in (t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
+                        if t != kind)
+    text, link = st.columns([6, 1], vertical_alignment="center")
+    text.markdown(
+        f"{lead}**{fact['fact_text']}** · {kind}"
+        + (f" ({context})" if context else "")
+        + f" · {labels.location(fact['citation'], fact)} of {fact['filename']} · {fact_status(fact, group)}"
+        + (f" · {fact['review_reason']}" if fact.get("review_reason") else ""),
+        help=labels.code_hint(fact["certainty"], fact.get("promotion_status"), fact["citation"].get("field_or_chunk_id"),
+                              fact.get("identity_status")),
+    )
+    link.page_link(DOCUMENTS_PAGE, label="Show in viewer",
+                   query_params={"patient": str(patient["id"]), "document": str(fact["document_id"]),
+                                 "fact": str(fact["fact_id"])})
+
+
 st.subheader("Extracted facts")
-labels = {
-    "verified": "Verified (promoted to the chart)", "document_fact": "Document facts (cited, not chart truth)",
-    "needs_review": "Needs human review", "held": "Held: document identity not confirmed",
-}
-for group, label in labels.items():
+for group, title in GROUPS.items():
     facts = groups[group]
-    with st.expander(f"{label} — {len(facts)}", expanded=group in ("verified", "needs_review")):
+    with st.expander(f"{title} — {len(facts)}", expanded=group in ("verified", "needs_review")):
         if not facts:
             st.caption("None.")
         for fact in facts:
-            show_fact(wb, fact, key=f"ov-{fact['fact_id']}")
+            fact_row(fact, group)
+
+CHART_COLUMNS = {"abnormal_flag": "flag", "collection_date": "collected", "loinc": "LOINC",
+                 "document_ids": "from documents", "test_name": "test"}
+
+
+def _chart_value(key: str, value):
+    if key == "abnormal_flag":
+        return labels.abnormal_flag(value)
+    if key == "source":
+        return labels.chart_source(value)
+    if key == "document_ids":
+        return ", ".join(map(str, value))
+    return value
+
 
 with st.expander("Active chart rows"):
     for section, rows in charted.items():
-        st.markdown(f"**{section}** ({len(rows)})")
+        st.markdown(f"**{labels.chart_section(section)}** ({len(rows)})")
         if rows:
-            st.dataframe(rows, hide_index=True, width="stretch")
+            st.dataframe([{CHART_COLUMNS.get(k, k.replace("_", " ")): _chart_value(k, v) for k, v in r.items()
+                           if k != "id"} for r in rows], hide_index=True, width="stretch")

@@ -126,3 +126,58 @@ def upsert_worker(cur: duckdb.DuckDBPyConnection, worker_id: str, *, status: str
                current_job_id = excluded.current_job_id, processed = excluded.processed, failed = excluded.failed""",
         [worker_id, status, utcnow(), current_job_id, processed, failed],
     )
+
+
+# --- read side for the Operations page and document lists ------------------------------
+
+def retry_failed(cur: duckdb.DuckDBPyConnection, job_id: int) -> dict[str, Any] | None:
+    """Put one failed job back in the queue as the same job: attempts kept (they count
+    real tries), error cleared. The status guard makes a second, racing retry a no-op."""
+    cur.execute(
+        """UPDATE processing_jobs SET status = 'pending', worker_id = NULL, error_code = NULL,
+               error_message = NULL, finished_at = NULL, heartbeat_at = NULL
+           WHERE id = ? AND status = 'failed' RETURNING *""",
+        [job_id],
+    )
+    return one(cur)
+
+
+def recent_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 200, status: str | None = None) -> list[dict[str, Any]]:
+    """Newest jobs first, with whether their document is deleted (no file names: the
+    Operations page is PHI-free)."""
+    cur.execute(
+        """SELECT j.id, j.document_id, j.doc_type, j.status, j.attempts, j.created_at, j.started_at,
+                  j.finished_at, j.heartbeat_at, j.worker_id, j.error_code, j.error_message, j.timings, j.counts,
+                  j.engine, coalesce(d.deleted, TRUE) AS document_deleted
+           FROM processing_jobs j LEFT JOIN documents d ON d.id = j.document_id
+           WHERE (? IS NULL OR j.status = ?) ORDER BY j.id DESC LIMIT ?""",
+        [status, status, limit],
+    )
+    return rows(cur)
+
+
+def finished_timings(cur: duckdb.DuckDBPyConnection, *, limit: int = 1000) -> list[dict[str, Any]]:
+    """Stage timings (ms) of the latest succeeded jobs."""
+    cur.execute(
+        "SELECT timings FROM processing_jobs WHERE status = 'succeeded' AND timings IS NOT NULL "
+        "ORDER BY id DESC LIMIT ?",
+        [limit],
+    )
+    return [r["timings"] or {} for r in rows(cur)]
+
+
+def latest_for_documents(cur: duckdb.DuckDBPyConnection, document_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The newest job of each document, keyed by document id."""
+    if not document_ids:
+        return {}
+    cur.execute(
+        """SELECT * FROM processing_jobs WHERE id IN (
+               SELECT max(id) FROM processing_jobs WHERE document_id IN (SELECT unnest(?)) GROUP BY document_id)""",
+        [list(document_ids)],
+    )
+    return {r["document_id"]: r for r in rows(cur)}
+
+
+def workers(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    cur.execute("SELECT * FROM worker_heartbeats ORDER BY heartbeat_at DESC")
+    return rows(cur)

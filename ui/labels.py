@@ -121,3 +121,75 @@ def _row_label(fact: dict[str, Any] | None) -> str:
         if value.get(key):
             return str(value[key])
     return ""
+
+
+# --- whole app: documents list, sidebar, chart rows, Operations ----------------------------
+FLAG = {
+    "normal": "normal", "high": "high", "low": "low", "critical_high": "critically high",
+    "critical_low": "critically low", "abnormal": "abnormal", "unknown": "not stated", None: "—",
+}
+SEX = {"F": "female", "M": "male", "U": "sex not recorded", None: "sex not recorded"}
+CHART_SECTION = {"labs": "Lab results", "allergies": "Allergies", "medications": "Medications",
+                 "problems": "Problems"}
+CHART_SOURCE = {"manual": "entered by hand", "promoted": "from a document"}
+WORKER_STATE = {"idle": "idle, waiting for work", "busy": "reading a document", "stopped": "stopped",
+                None: "never seen"}
+NOTHING_FOUND = "read, nothing found"
+
+
+def abnormal_flag(code: str | None) -> str:
+    return _plain(FLAG, code)
+
+
+def sex(code: str | None) -> str:
+    return _plain(SEX, code)
+
+
+def chart_section(code: str) -> str:
+    return _plain(CHART_SECTION, code)
+
+
+def chart_source(code: str | None) -> str:
+    return _plain(CHART_SOURCE, code)
+
+
+def worker_state(code: str | None) -> str:
+    return _plain(WORKER_STATE, code)
+
+
+def document_status(job_status_code: str | None, found_nothing: bool = False) -> str:
+    """A document's reading status; a job that succeeded without keeping one fact reads
+    as a warning, not as a success."""
+    return NOTHING_FOUND if found_nothing else job_status(job_status_code)
+
+
+def found_summary(counts: dict[str, Any] | None) -> str:
+    """A job's counts as a reviewer reads them: "10 verified · 2 need review"."""
+    counts = counts or {}
+    parts = [(counts.get("verified"), "verified"), (counts.get("document_fact"), "document facts"),
+             (counts.get("needs_review"), "need review")]
+    text = " · ".join(f"{n} {label}" for n, label in parts if n)
+    if not text and counts.get("unchanged"):
+        return f"{counts['unchanged']} unchanged"
+    return text or "nothing found"
+
+
+def seen_ago(seconds: float | None) -> str:
+    """"last seen 3 s ago" / "2 min ago" / "5 h ago"."""
+    if seconds is None:
+        return "never seen"
+    s = max(0, int(round(seconds)))
+    if s < 90:
+        return f"last seen {s} s ago"
+    if s < 90 * 60:
+        return f"last seen {round(s / 60)} min ago"
+    return f"last seen {round(s / 3600)} h ago"
+
+
+def patient_line(patient: dict[str, Any]) -> str:
+    """Full name, MRN, date of birth and sex on one line."""
+    middle = f" {patient['middle_name']}" if patient.get("middle_name") else ""
+    dob = patient.get("dob")
+    born = dob.strftime("%d %b %Y") if hasattr(dob, "strftime") else str(dob)
+    return (f"{patient['first_name']}{middle} {patient['last_name']} · MRN {patient['mrn']} · "
+            f"born {born} · {sex(patient.get('sex'))}")

@@ -14,6 +14,7 @@ from core.services.patients import display_name, list_patients, seed_demo_patien
 from core.services.worker import Worker
 from core.services.workbench import Workbench, open_workbench
 from core.settings import get_settings
+from ui import labels
 
 
 @dataclass
@@ -57,13 +58,21 @@ def workbench() -> Workbench:
     return runtime().wb
 
 
+def select_patient(patient_id: int) -> None:
+    """Make ``patient_id`` the chosen patient for this session and in the URL; the
+    sidebar select follows on the next run."""
+    st.session_state["patient_id"] = int(patient_id)
+    st.query_params["patient"] = str(patient_id)
+
+
 def patient_picker() -> dict | None:
-    """Sidebar patient select. The choice lives in session_state['patient_id'], a plain
-    key rather than the widget's own, so it survives moving between pages (Streamlit
-    forgets a widget's state on a page where that widget is not drawn)."""
+    """Sidebar patient select and who that patient is. The choice lives in
+    session_state['patient_id'], a plain key rather than the widget's own, so it
+    survives moving between pages (Streamlit forgets a widget's state on a page where
+    that widget is not drawn)."""
     patients = list_patients(workbench())
     if not patients:
-        st.sidebar.info("No patients yet. Run `python -m core init` or add one with `python -m core patient add`.")
+        st.sidebar.info("No patients yet: add one on the Chart overview page.")
         return None
     ids = [p["id"] for p in patients]
     by_id = {p["id"]: p for p in patients}
@@ -74,13 +83,26 @@ def patient_picker() -> dict | None:
         st.session_state["patient_id"] = int(wanted)
     if st.session_state.get("patient_id") not in by_id:
         st.session_state["patient_id"] = ids[0]
+    # A patient chosen elsewhere (just added, a link) moves the select before it is drawn.
+    if st.session_state.get("patient_select") != st.session_state["patient_id"]:
+        st.session_state["patient_select"] = st.session_state["patient_id"]
 
     def remember() -> None:
         st.session_state["patient_id"] = st.session_state["patient_select"]
 
-    st.sidebar.selectbox("Patient", ids, index=ids.index(st.session_state["patient_id"]),
-                         format_func=lambda i: display_name(by_id[i]), key="patient_select", on_change=remember)
-    chosen = st.session_state["patient_id"]
-    if st.query_params.get("patient") != str(chosen):
-        st.query_params["patient"] = str(chosen)
-    return by_id[chosen]
+    st.sidebar.selectbox("Patient", ids, format_func=lambda i: display_name(by_id[i]), key="patient_select",
+                         on_change=remember)
+    chosen = by_id[st.session_state["patient_id"]]
+    if st.query_params.get("patient") != str(chosen["id"]):
+        st.query_params["patient"] = str(chosen["id"])
+    _patient_card(chosen)
+    return chosen
+
+
+def _patient_card(patient: dict) -> None:
+    middle = f" {patient['middle_name']}" if patient.get("middle_name") else ""
+    dob = patient["dob"]
+    st.sidebar.markdown(f"**{patient['first_name']}{middle} {patient['last_name']}**  \n"
+                        f"MRN {patient['mrn']}  \n"
+                        f"Born {dob.strftime('%d %b %Y') if hasattr(dob, 'strftime') else dob}"
+                        f" · {labels.sex(patient.get('sex'))}")

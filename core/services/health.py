@@ -17,14 +17,19 @@ from storage.heartbeat import read_heartbeat
 from storage.migrations import LATEST_VERSION, current_version
 
 
+def worker_fresh_within(settings: Settings, idle_sleep: float | None = None) -> float:
+    """Seconds after its last heartbeat that a worker still counts as alive. A busy
+    worker beats every few seconds; an idle one every idle_sleep."""
+    return max(30.0, 5 * float(idle_sleep or settings.worker_idle_sleep))
+
+
 def _worker_component(settings: Settings) -> dict[str, Any]:
     beat = read_heartbeat(settings.heartbeat_path)
     if beat is None:
         return {"status": "absent", "detail": "no worker heartbeat has been written yet"}
     at = datetime.fromisoformat(beat["heartbeat_at"])
     age = (datetime.now(timezone.utc) - at).total_seconds()
-    # A busy worker beats every few seconds; an idle one every idle_sleep.
-    fresh_within = max(30.0, 5 * float(beat.get("idle_sleep") or settings.worker_idle_sleep))
+    fresh_within = worker_fresh_within(settings, beat.get("idle_sleep"))
     fresh = age <= fresh_within and beat.get("status") != "stopped"
     return {
         "status": "fresh" if fresh else "stale", "age_seconds": round(age, 1), "worker_id": beat.get("worker_id"),

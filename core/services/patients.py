@@ -7,7 +7,7 @@ from typing import Any
 
 from core.errors import BadInput, NotFound
 from core.services.workbench import Workbench
-from storage import patients_repo
+from storage import documents_repo, jobs_repo, patients_repo
 
 # Invented people: any likeness to a real person is accidental.
 DEMO_PATIENTS = (
@@ -18,21 +18,27 @@ DEMO_PATIENTS = (
 )
 
 
-def add_patient(wb: Workbench, *, mrn: str, first: str, last: str, dob: date | str, sex: str = "U",
+def add_patient(wb: Workbench, *, mrn: str, first: str, last: str, dob: date | str | None, sex: str = "U",
                 middle: str | None = None) -> dict[str, Any]:
-    mrn, first, last = mrn.strip(), first.strip(), last.strip()
-    if not (mrn and first and last):
-        raise BadInput("A patient needs an MRN, a first name and a last name.")
+    mrn, first, last = (mrn or "").strip(), (first or "").strip(), (last or "").strip()
+    missing = [label for label, value in (("an MRN", mrn), ("a first name", first), ("a last name", last))
+               if not value]
+    if missing:
+        raise BadInput(f"A patient needs {', '.join(missing)}.", code="missing_field")
+    if dob is None or dob == "":
+        raise BadInput("A patient needs a date of birth.", code="bad_date")
     if isinstance(dob, str):
         try:
-            dob = date.fromisoformat(dob)
+            dob = date.fromisoformat(dob.strip())
         except ValueError:
-            raise BadInput(f"Date of birth must be YYYY-MM-DD, got {dob!r}.") from None
+            raise BadInput(f"Date of birth must be YYYY-MM-DD, got {dob!r}.", code="bad_date") from None
     if dob > date.today():
-        raise BadInput("Date of birth is in the future.")
-    sex = sex.upper()
+        raise BadInput("Date of birth is in the future.", code="bad_date")
+    if dob.year < 1900:
+        raise BadInput("Date of birth is before 1900; check the year.", code="bad_date")
+    sex = (sex or "U").upper()
     if sex not in ("F", "M", "U"):
-        raise BadInput("Sex must be F, M or U.")
+        raise BadInput("Sex must be F, M or U.", code="bad_sex")
     with wb.db.cursor() as cur:
         if patients_repo.by_mrn(cur, mrn):
             raise BadInput(f"A patient with MRN {mrn} already exists.", code="duplicate_patient")
@@ -65,3 +71,20 @@ def list_patients(wb: Workbench) -> list[dict[str, Any]]:
 
 def display_name(patient: dict[str, Any]) -> str:
     return f"{patient['last_name']}, {patient['first_name']} ({patient['mrn']})"
+
+
+def chart_documents(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
+    """The patient's live documents, newest first, each with its latest job's ``counts``
+    and ``warnings``, and ``found_nothing``: read without error but not one fact kept, which
+    a reviewer must see as a warning rather than a success."""
+    with wb.db.cursor() as cur:
+        docs = documents_repo.for_patient(cur, patient_id)
+        latest = jobs_repo.latest_for_documents(cur, [d["id"] for d in docs])
+    out = []
+    for d in docs:
+        job = latest.get(d["id"]) or {}
+        counts = job.get("counts") or {}
+        out.append(d | {"counts": counts, "warnings": job.get("warnings") or [],
+                        "found_nothing": d["job_status"] == "succeeded"
+                        and not (counts.get("stored") or counts.get("unchanged"))})
+    return out
