@@ -107,10 +107,25 @@ def cmd_delete_document(args) -> dict[str, Any]:
 
 
 def cmd_review(args) -> dict[str, Any]:
-    from core.services.review import review
+    from core.services.review import check_for_document, review
 
     wb = _workbench()
     try:
+        if args.action == "correct-fact":
+            from core.services.corrections import correct_fact
+
+            if args.fact is None or args.check is not None or args.document is not None:
+                raise BadInput("correct-fact corrects a finding: use --fact ID.", code="bad_item")
+            return correct_fact(wb, args.fact, by=args.by, value=args.value, unit=args.unit,
+                                collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "")
+        if args.action == "undo-identity":
+            from core.services.identity_review import undo_identity_decision
+
+            if args.fact is not None or (args.check is None) == (args.document is None):
+                raise BadInput("undo-identity undoes an identity decision: use --check ID or --document ID.",
+                               code="bad_item")
+            check = args.check if args.check is not None else check_for_document(wb, args.document)
+            return undo_identity_decision(wb, check, by=args.by, reason=args.reason or "")
         return review(wb, args.action, check_id=args.check, document_id=args.document, fact_id=args.fact,
                       by=args.by, reason=args.reason)
     finally:
@@ -319,13 +334,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason")
 
     p = add("review", cmd_review, "record a review decision")
-    p.add_argument("action", choices=["approve-identity", "reject-identity", "approve-fact", "reject-fact"])
-    p.add_argument("--check", type=int, help="identity check id (approve-identity / reject-identity)")
+    p.add_argument("action", choices=["approve-identity", "reject-identity", "approve-fact", "reject-fact",
+                                      "correct-fact", "undo-identity"])
+    p.add_argument("--check", type=int, help="identity check id (identity actions)")
     p.add_argument("--document", type=int,
                    help="document id (identity actions; refused when the document has several checks)")
-    p.add_argument("--fact", type=int, help="fact id (approve-fact / reject-fact)")
+    p.add_argument("--fact", type=int, help="fact id (approve-fact / reject-fact / correct-fact)")
     p.add_argument("--by", required=True)
-    p.add_argument("--reason", help="required to approve a document that names another patient")
+    p.add_argument("--reason", help="required to approve a document that names another patient, to correct a "
+                                    "finding and to undo an identity decision")
+    p.add_argument("--value", help="correct-fact: the value as it should read (e.g. 7.9)")
+    p.add_argument("--unit", help="correct-fact: the unit")
+    p.add_argument("--date", help="correct-fact: the collection date, YYYY-MM-DD")
+    p.add_argument("--flag", help="correct-fact: normal, high, low, critical_high, critical_low, abnormal or unknown")
 
     p = add("chart", cmd_chart, "the patient's active chart rows with their supporting documents")
     p.add_argument("--patient", required=True, help="patient MRN")

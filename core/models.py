@@ -205,6 +205,9 @@ class DocumentFact(BaseModel):
     document_id: int | None = None
     review_reason: str | None = None
     context: ClinicalContext | None = None
+    # Set when a reviewer corrected a misread value; the citation still quotes the page.
+    corrected_by: str | None = None
+    corrected_at: str | None = None
 
 
 class EvidenceItem(BaseModel):

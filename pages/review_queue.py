@@ -1,11 +1,33 @@
-"""Review queue: identity decisions and findings that need a human."""
+"""Review queue: identity decisions and findings that need a human, one item at a
+time with keyboard shortcuts, plus the audit of every decision.
+
+Thin over core.services.review / corrections / identity_review / audit_log. The "To
+review" tab is one fragment: a decision reruns only it, not the page around it."""
+
+from __future__ import annotations
+
+import io
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from core.errors import WorkbenchError
-from core.services.review import approval_needs_reason, decide_fact, decide_identity, review_queue
+from core.policy.review_rules import ABNORMAL_FLAG_VALUES, MIN_OVERRIDE_REASON, approval_needs_reason
+from core.services.audit_log import decisions, decisions_csv
+from core.services.corrections import correct_fact, page_of, set_fact_box
+from core.services.document_view import page_image
+from core.services.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
+from core.services.review import (conflict_detail, decide_facts, decide_fact, decide_identity, filter_queue,
+                                  keep_as_document_fact, queue_counts, queue_items)
+from core.services.source_review import source_view
+from ui import labels
 from ui.runtime import patient_picker, workbench
-from ui.widgets import IDENTITY_BADGE, show_fact
+from ui.widgets import IDENTITY_BADGE, draw_box
+
+try:  # the shared document viewer (Documents page); the plain source view until it exists
+    from ui.viewer import render_citation
+except ImportError:
+    render_citation = None
 
 wb = workbench()
 patient = patient_picker()
@@ -13,43 +35,372 @@ st.title("Review queue")
 if patient is None:
     st.stop()
 reviewer = st.sidebar.text_input("Reviewer", value=wb.settings.user, key="reviewer")
-queue = review_queue(wb, patient["id"])
+PID = patient["id"]
+VERDICT = {"match": "✓ matches", "mismatch": "✗ differs", "unclear": "? cannot tell", "absent": "— not on the document"}
+ALL = "All"
+ORIGIN = {"left": 0.0, "top": 0.0, "center": 0.5, "right": 1.0, "bottom": 1.0}
 
 
-def _decide(fn, item_id: int, approve: bool, reason: str | None = None) -> None:
+def rerun_fragment() -> None:
+    """Redraw only the fragment that made the decision; a full run when the fragment is
+    running as part of one (Streamlit refuses a fragment rerun then)."""
     try:
-        fn(wb, item_id, approve=approve, by=reviewer, reason=reason)
-    except WorkbenchError as exc:
-        st.error(exc.message)
-    else:
+        st.rerun(scope="fragment")
+    except StreamlitAPIException:
         st.rerun()
 
 
-st.subheader(f"Identity checks ({len(queue['identity'])})")
-for check in queue["identity"]:
-    with st.container(border=True):
-        scope = f" · {check['scope']}" if check["scope"] else ""
-        st.markdown(f"**{check['filename']}** (document {check['document_id']}{scope}) — "
-                    f"{IDENTITY_BADGE.get(check['identity_status'], check['identity_status'])}")
-        st.caption(check["mismatch_reason"] or "")
-        for ident in check["extracted_identifiers"] or []:
-            st.caption(f"{ident['kind']}: “{ident['value']}”")
-        reason = None
-        if approval_needs_reason(check["identity_status"]):
-            reason = st.text_input("Reason for approving a document that names another patient",
-                                   key=f"why-{check['id']}")
-        c1, c2 = st.columns(2)
-        if c1.button("Approve identity", key=f"ai-{check['id']}"):
-            _decide(decide_identity, check["id"], True, reason)
-        if c2.button("Reject identity", key=f"ri-{check['id']}"):
-            _decide(decide_identity, check["id"], False, reason)
+def reason_words(reason: str | None) -> str:
+    if reason in labels.IDENTITY_STATUS:
+        return "patient: " + labels.identity_status(reason)
+    if reason in ("conflict_needs_review", "needs_review"):
+        return labels.promotion(reason)
+    return reason or "—"
 
-st.subheader(f"Findings needing review ({len(queue['facts'])})")
-for fact in queue["facts"]:
+
+def item_title(item: dict) -> str:
+    if item["kind"] == "identity":
+        scope = f" · {item['scope']}" if item["scope"] else ""
+        return f"Patient match{scope}"
+    fact = item["fact"]
+    return ("CRITICAL · " if item["critical"] else "") + fact["fact_text"]
+
+
+def run_decision(action, *args, success: str, **kwargs) -> bool:
+    """Run one service call; a refusal is shown (an item someone else already decided
+    as a warning), never swallowed."""
+    try:
+        action(wb, *args, **kwargs)
+    except WorkbenchError as exc:
+        (st.warning if exc.code == "already_decided" else st.error)(exc.message)
+        return False
+    st.session_state["rq_notice"] = success
+    return True
+
+
+def show_source(citation: dict, *, key: str, fact: dict | None = None, extra_boxes: list[dict] | None = None) -> None:
+    """The cited page with its box (and any extra boxes on the same page), or the cited
+    paragraph / cells / segment for non-paged sources."""
+    if render_citation is not None and not extra_boxes:
+        render_citation(wb, citation, key=key, fact=fact)
+        return
+    view = source_view(wb, citation)
+    if view.image_png:
+        image = view.image_png
+        for box in extra_boxes or []:
+            image = draw_box(image, box)
+        st.image(image, caption=f"{view.location}: cited place boxed in red")
+    elif view.source_text:
+        st.code(view.source_text, language=None, wrap_lines=True)
+        st.caption(labels.location(citation, fact))
+
+
+# ------------------------------------------------------------------ identity item
+def identity_item(item: dict) -> bool:
+    check = item["check"]
+    compare = identity_comparison(wb, check["id"])
+    st.markdown(f"**{item['filename']}** — {IDENTITY_BADGE.get(check['identity_status'], '')}",
+                help=labels.code_hint(check["identity_status"]))
+    st.caption(labels.identity_status(check["identity_status"])
+               + (f" · {check['mismatch_reason']}" if check["mismatch_reason"] else ""))
+    rows = [{"Field": labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]),
+             "On the document": "; ".join(f["document"]) or "—", "In the chart": f["chart"],
+             "Result": VERDICT[f["verdict"]]} for f in compare["fields"]]
+    st.table(rows)
+    for part in compare["parts"]:
+        st.caption(f"{part['scope']}: {labels.identity_status(part['status'])}")
+    cited = [c for f in compare["fields"] for c in f["citations"]]
+    if cited:
+        first = cited[0]
+        same_page = [c["bounding_box"] for c in cited[1:] if c.get("bounding_box") and page_of(c) == page_of(first)]
+        show_source(first, key=f"id-src-{check['id']}", extra_boxes=same_page or None)
+
+    reason, confirmed = None, True
+    mismatch = approval_needs_reason(check["identity_status"])
+    if mismatch:
+        reason = st.text_input("Reason for approving a document that names another patient",
+                               key=f"why-{check['id']}", help=f"At least {MIN_OVERRIDE_REASON} characters; kept in the audit.")
+        confirmed = st.checkbox("I have checked: this document belongs to this patient", key=f"sure-{check['id']}")
+    c1, c2 = st.columns(2)
+    if c1.button("Approve identity", key=f"ai-{check['id']}", shortcut="a", type="primary"):
+        if mismatch and not confirmed:
+            st.error("Approving a document that names another patient needs a written reason and the "
+                     "confirmation ticked.")
+        else:
+            return run_decision(decide_identity, check["id"], approve=True, by=reviewer, reason=reason,
+                                success=f"Patient match approved for {item['filename']}.")
+    if c2.button("Reject identity", key=f"ri-{check['id']}", shortcut="x"):
+        return run_decision(decide_identity, check["id"], approve=False, by=reviewer, reason=reason,
+                            success=f"{item['filename']}: rejected as not this patient.")
+    return False
+
+
+# ------------------------------------------------------------------ finding item
+def finding_item(item: dict) -> bool:
+    fact = item["fact"]
+    fid = fact["fact_id"]
+    cit = fact["citation"]
+    st.markdown(f"**{item_title(item)}**")
+    st.caption(f"{labels.fact_type(fact['fact_type'])} · {labels.location(cit, fact)} · "
+               f"{labels.certainty(fact['certainty'])} · {item['filename']}",
+               help=labels.code_hint(fact["fact_type"], fact["certainty"], fact["promotion_status"],
+                                     cit.get("field_or_chunk_id")))
+    st.markdown(f"Quote: “{cit['quote_or_value']}”")
+    st.markdown(f"Why it is here: {reason_words(item['reason'])}")
+    show_source(cit, key=f"src-{fid}", fact=fact)
+    if item["conflict"] and (detail := conflict_detail(wb, fid)):
+        left, right = st.columns(2)
+        value = fact["structured_value"]
+        row = detail["chart_row"]
+        fields = [k for k in ("test_name", "value", "unit", "reference_range", "collection_date", "abnormal_flag",
+                              "substance", "reaction", "name", "dose", "frequency", "description") if k in row]
+        left.markdown("**This document**")
+        left.table({k.replace("_", " "): str(value.get(k) if value.get(k) is not None else "—") for k in fields})
+        right.markdown("**The chart**")
+        right.table({k.replace("_", " "): str(row.get(k) if row.get(k) is not None else "—") for k in fields})
+        sources = ", ".join(s["filename"] for s in detail["sources"]) or ("entered by hand" if detail["manual"] else "—")
+        right.caption(f"Source: {sources}")
+
+    reason = st.text_input("Reason (needed to reject)", key=f"why-f-{fid}")
+    c1, c2, c3, c4 = st.columns(4)
+    if c1.button("Approve as verified", key=f"af-{fid}", shortcut="a", type="primary"):
+        return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
+                            success="Finding approved as verified.")
+    if c2.button("Keep as document fact", key=f"kf-{fid}"):
+        return run_decision(keep_as_document_fact, fid, by=reviewer, reason=reason or None,
+                            success="Finding kept as a document fact (not added to the chart).")
+    if c3.button("Reject", key=f"rf-{fid}", shortcut="x"):
+        if not reason.strip():
+            st.error("Say why the finding is rejected.")
+        else:
+            return run_decision(decide_fact, fid, approve=False, by=reviewer, reason=reason,
+                                success="Finding rejected.")
+    if c4.button("Correct", key=f"cf-{fid}", shortcut="e"):
+        st.session_state["rq_correcting"] = fid
+    if st.session_state.get("rq_correcting") == fid and correction_form(fact):
+        return True
+    return box_drawing(fact)
+
+
+def correction_form(fact: dict) -> bool:
+    value = fact["structured_value"] or {}
+    lab = fact["fact_type"] == "lab_result"
+    with st.form(f"correct-{fact['fact_id']}"):
+        st.markdown("**Correct the finding** (the quote stays as printed; you are recorded as the corrector)")
+        new_value = st.text_input("Value", value=str(value.get("value") or value.get("substance") or value.get("name")
+                                                     or value.get("description") or ""))
+        unit = date = flag = None
+        if lab:
+            unit = st.text_input("Unit", value=str(value.get("unit") or ""))
+            date = st.text_input("Collection date (YYYY-MM-DD)", value=str(value.get("collection_date") or ""))
+            current = value.get("abnormal_flag") or "unknown"
+            flag = st.selectbox("Flag", ABNORMAL_FLAG_VALUES, index=ABNORMAL_FLAG_VALUES.index(current)
+                                if current in ABNORMAL_FLAG_VALUES else len(ABNORMAL_FLAG_VALUES) - 1,
+                                format_func=lambda f: f.replace("_", " "))
+        why = st.text_input("What was misread")
+        if not st.form_submit_button("Save correction"):
+            return False
+    ok = run_decision(correct_fact, fact["fact_id"], by=reviewer, value=new_value, unit=unit,
+                      collection_date=date or None, abnormal_flag=flag, reason=why,
+                      success=f"Corrected: {value.get('value', '')} → {new_value}.")
+    if ok:
+        st.session_state.pop("rq_correcting", None)
+    return ok
+
+
+def box_drawing(fact: dict) -> bool:
+    """Draw the cited box on the page (canvas in a browser; four numbers otherwise)."""
+    cit = fact["citation"]
+    page = page_of(cit)
+    if page is None and not cit.get("bounding_box"):
+        return False
+    # A toggle, not an expander: it stays open while the canvas sends its drawing.
+    if st.toggle("Draw the box" if not cit.get("bounding_box") else "Redraw the box", key=f"draw-{fact['fact_id']}"):
+        box = canvas_box(fact, page) or number_box(fact)
+        free = st.checkbox("Save it even if the quote is not inside (free box)", key=f"free-{fact['fact_id']}")
+        if st.button("Save box", key=f"savebox-{fact['fact_id']}") and box:
+            return run_decision(set_fact_box, fact["fact_id"], box=box, by=reviewer, confirm_free_box=free,
+                                success="Box saved.")
+    return False
+
+
+def canvas_box(fact: dict, page: int | None) -> dict | None:
+    try:  # needs a running server (a components v2 manifest); AppTest gets the number inputs
+        from streamlit_drawable_canvas import st_canvas
+    except Exception:
+        return None
+    if page is None:
+        return None
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(page_image(wb, fact["document_id"], page)))  # cached by the viewer
+    width = 700
+    height = round(width * image.height / image.width)
+    result = st_canvas(background_image=image, drawing_mode="rect", stroke_width=2, stroke_color="#d22",
+                       fill_color="rgba(220, 30, 30, 0.1)", width=width, height=height,
+                       key=f"canvas-{fact['fact_id']}")
+    rects = [o for o in (result.json_data or {}).get("objects", []) if str(o.get("type")).lower() == "rect"]
+    if not rects:
+        st.caption("Drag a rectangle around the value on the page.")
+        return None
+    r = rects[-1]
+    w, h = r["width"] * r.get("scaleX", 1), r["height"] * r.get("scaleY", 1)
+    # Fabric places an object by its origin point, which may be its centre.
+    left = r["left"] - ORIGIN.get(r.get("originX", "left"), 0.0) * w
+    top = r["top"] - ORIGIN.get(r.get("originY", "top"), 0.0) * h
+    box = {"x": left / width, "y": top / height, "width": w / width, "height": h / height}
+    st.caption("Drawn: left {x:.1%}, top {y:.1%}, width {width:.1%}, height {height:.1%} of the page".format(**box))
+    return box
+
+
+def number_box(fact: dict) -> dict | None:
+    old = fact["citation"].get("bounding_box") or {}
+    fid = fact["fact_id"]
+    cols = st.columns(4)
+    values = [cols[i].number_input(f"{name} (% of page)", 0.0, 100.0, round(100 * old.get(k, 0.0), 2),
+                                   key=f"box-{k}-{fid}")
+              for i, (k, name) in enumerate((("x", "Left"), ("y", "Top"), ("width", "Width"), ("height", "Height")))]
+    if values[2] <= 0 or values[3] <= 0:
+        return None
+    return dict(zip(("x", "y", "width", "height"), (v / 100 for v in values)))
+
+
+# ------------------------------------------------------------------ the queue
+@st.fragment
+def to_review() -> None:
+    items = queue_items(wb, PID)
+    counts = queue_counts(items)
+    names = {i["document_id"]: i["filename"] for i in items}
+    f1, f2, f3, f4, f5 = st.columns([3, 2, 3, 2, 2])
+    document = f1.selectbox("Document", [ALL, *sorted(names, reverse=True)], key="rq_f_doc",
+                            format_func=lambda d: d if d == ALL else f"{names[d]} ({counts['document_id'][d]})")
+    doc_type = f2.selectbox("Document type", [ALL, *sorted(counts["doc_type"])], key="rq_f_type",
+                            format_func=lambda t: t if t == ALL else f"{labels.doc_type(t)} ({counts['doc_type'][t]})")
+    reason = f3.selectbox("Reason", [ALL, *sorted(counts["reason"])], key="rq_f_reason",
+                          format_func=lambda r: r if r == ALL else f"{reason_words(r)} ({counts['reason'][r]})")
+    certainty = f4.selectbox("Certainty", [ALL, *sorted(counts["certainty"])], key="rq_f_certainty",
+                             format_func=lambda c: c if c == ALL else f"{labels.certainty(c)} ({counts['certainty'][c]})")
+    critical_first = f5.toggle("Critical first", value=True, key="rq_f_critical")
+    shown = filter_queue(items, document_id=None if document == ALL else document,
+                         doc_type=None if doc_type == ALL else doc_type, reason=None if reason == ALL else reason,
+                         certainty=None if certainty == ALL else certainty, critical_first=critical_first)
+    if notice := st.session_state.get("rq_notice"):  # kept until the reviewer moves on
+        st.success(notice)
+    st.markdown(f"**{len(shown)} of {len(items)} items to review**")
+    if not shown:
+        st.info("Nothing waiting for review here." if items else "Nothing waiting for review on this chart.")
+        return
+
+    keys = [i["key"] for i in shown]
+    current = st.session_state.get("rq_current")
+    left = st.session_state.get("rq_item")
+    if current and left and left["key"] == current and current not in {i["key"] for i in items}:
+        # Someone else decided the open item meanwhile. It is shown once more, so a click
+        # on it is answered ("already approved by …") instead of being lost.
+        st.session_state["rq_current"] = None
+        with st.container(border=True):
+            st.info("This item has left the queue: it was decided elsewhere.")
+            identity_item(left) if left["kind"] == "identity" else finding_item(left)
+        st.button("Open the next item", key="rq_after_stale")
+        return
+    if current not in keys:  # decided (or filtered out): open the item now at its place
+        current = keys[min(st.session_state.get("rq_index", 0), len(keys) - 1)]
+    index = keys.index(current)
+    by_key = {i["key"]: i for i in shown}
+
+    queue_list(shown, current)
+    n1, n2, n3 = st.columns([1, 1, 4])
+    if n1.button("Previous", key="rq_prev", shortcut="k", disabled=index == 0):
+        index -= 1
+        st.session_state.pop("rq_notice", None)
+    if n2.button("Next", key="rq_next", shortcut="j", disabled=index == len(keys) - 1):
+        index += 1
+        st.session_state.pop("rq_notice", None)
+    st.session_state["rq_current"], st.session_state["rq_index"] = keys[index], index
+    n3.caption(f"Item {index + 1} of {len(keys)} · keys: a approve, x reject, e correct, j next, k previous")
+
+    item = by_key[keys[index]]
+    st.session_state["rq_item"] = item
     with st.container(border=True):
-        show_fact(wb, fact, key=f"rq-{fact['fact_id']}")
-        c1, c2 = st.columns(2)
-        if c1.button("Approve finding", key=f"af-{fact['fact_id']}"):
-            _decide(decide_fact, fact["fact_id"], True)
-        if c2.button("Reject finding", key=f"rf-{fact['fact_id']}"):
-            _decide(decide_fact, fact["fact_id"], False)
+        decided = identity_item(item) if item["kind"] == "identity" else finding_item(item)
+    if decided:
+        st.session_state["rq_current"] = None  # the next item opens at the same place
+        rerun_fragment()
+
+
+def queue_list(shown: list[dict], current: str) -> None:
+    """The items grouped by document; rows with the same reason can be approved together."""
+    rows = [{"Document": i["filename"], "Item": item_title(i)[:90], "Why": reason_words(i["reason"]),
+             "Critical": "yes" if i["critical"] else "", "Open": "▶" if i["key"] == current else ""} for i in shown]
+    picked = st.dataframe(rows, key="rq_table", on_select="rerun", selection_mode="multi-row", hide_index=True,
+                          height=min(38 + 35 * len(rows), 300))
+    chosen = [shown[r] for r in (picked.selection.rows if picked else []) if r < len(shown)]
+    if not chosen:
+        st.caption("Select rows with the same reason to approve them together.")
+        return
+    facts = [i for i in chosen if i["kind"] == "fact"]
+    same = len({i["reason"] for i in facts}) == 1 and len(facts) == len(chosen)
+    if not same:
+        st.warning("Bulk approval takes findings that share one reason; the selection mixes reasons or "
+                   "includes a patient-match check.")
+        return
+    if st.button(f"Approve {len(facts)} selected findings ({reason_words(facts[0]['reason'])})", key="rq_bulk"):
+        results = decide_facts(wb, [i["item_id"] for i in facts], approve=True, by=reviewer)
+        done = sum(r["ok"] for r in results)
+        st.session_state["rq_notice"] = f"{done} of {len(results)} findings approved."
+        for failed in (r for r in results if not r["ok"]):
+            st.warning(f"Finding {failed['fact_id']}: {failed['error']}")
+        if done:
+            st.session_state.pop("rq_table", None)
+            rerun_fragment()
+
+
+# ------------------------------------------------------------------ audit
+@st.fragment
+def audit() -> None:
+    everything = decisions(wb, PID)
+    if not everything:
+        st.info("No review decisions on this chart yet.")
+        return
+    a1, a2, a3 = st.columns(3)
+    who = a1.selectbox("Reviewer", [ALL, *sorted({r["who"] for r in everything})], key="au_who")
+    kind = a2.selectbox("Item", [ALL, "fact", "identity_check"], key="au_item",
+                        format_func=lambda k: {"fact": "findings", "identity_check": "patient matches"}.get(k, k))
+    what = a3.selectbox("Decision", [ALL, *sorted({r["decision"] for r in everything})], key="au_decision")
+    rows = decisions(wb, PID, actor=None if who == ALL else who, item_type=None if kind == ALL else kind,
+                     decision=None if what == ALL else what)
+    st.dataframe([{"When": r["when"], "Who": r["who"], "Document": r["filename"], "What happened": r["summary"],
+                   "Reason": r["reason"] or ""} for r in rows], hide_index=True, key="au_table")
+    st.download_button("Download CSV", decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",
+                        mime="text/csv", key="au_csv")
+    with st.expander("Before and after (internal detail)"):
+        st.json([{"decision_id": r["decision_id"], "before": r["before"], "after": r["after"]} for r in rows[:50]],
+                expanded=False)
+
+    undoable = undoable_decisions(wb, PID)
+    if undoable:
+        st.markdown("**Undo a patient-match decision**")
+        options = {u["identity_check_id"]: u for u in undoable}
+        chosen = st.selectbox(
+            "Decision", list(options), key="au_undo_pick",
+            format_func=lambda c: f"{options[c]['filename']}{' · ' + options[c]['scope'] if options[c]['scope'] else ''}"
+                                  f" — {options[c]['decision']} by {options[c]['reviewed_by']}")
+        why = st.text_input("Why undo it", key="au_undo_why")
+        if st.button("Undo decision", key="au_undo"):
+            try:
+                result = undo_identity_decision(wb, chosen, by=reviewer, reason=why)
+            except WorkbenchError as exc:
+                st.error(exc.message)
+            else:
+                st.session_state["au_notice"] = ("Decision undone; the patient match is now: "
+                                                 + labels.identity_status(result["status"]) + ".")
+                st.rerun()
+    if notice := st.session_state.pop("au_notice", None):
+        st.success(notice)
+
+
+tab_queue, tab_audit = st.tabs(["To review", "Audit"])
+with tab_queue:
+    to_review()
+with tab_audit:
+    audit()

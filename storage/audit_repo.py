@@ -57,3 +57,45 @@ def handoffs(cur: duckdb.DuckDBPyConnection, *, request_id: str | None = None, j
         [request_id, request_id, job_id, job_id],
     )
     return rows(cur)
+
+
+def decisions_for_items(cur: duckdb.DuckDBPyConnection, item_type: str, item_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """Every decision on these items, oldest first, by item id (one query for a queue)."""
+    if not item_ids:
+        return {}
+    cur.execute("SELECT * FROM review_decisions WHERE item_type = ? AND item_id IN (SELECT unnest(?)) ORDER BY id",
+                [item_type, item_ids])
+    found: dict[int, list[dict[str, Any]]] = {}
+    for row in rows(cur):
+        found.setdefault(int(row["item_id"]), []).append(row)
+    return found
+
+
+def review_decision_log(cur: duckdb.DuckDBPyConnection, *, patient_id: int | None = None, actor: str | None = None,
+                        item_type: str | None = None, decision: str | None = None,
+                        since: Any = None) -> list[dict[str, Any]]:
+    """Review decisions newest first, with the patient and document each item belongs to."""
+    cur.execute(
+        """SELECT r.*, coalesce(f.patient_id, i.patient_id) AS patient_id,
+                  coalesce(f.document_id, i.document_id) AS document_id, d.filename,
+                  f.fact_type, f.fact_text, f.structured_value, f.citation, i.scope
+           FROM review_decisions r
+           LEFT JOIN document_facts f ON r.item_type = 'fact' AND f.id = r.item_id
+           LEFT JOIN identity_checks i ON r.item_type = 'identity_check' AND i.id = r.item_id
+           LEFT JOIN documents d ON d.id = coalesce(f.document_id, i.document_id)
+           WHERE (? IS NULL OR coalesce(f.patient_id, i.patient_id) = ?) AND (? IS NULL OR r.actor = ?)
+             AND (? IS NULL OR r.item_type = ?) AND (? IS NULL OR r.decision = ?)
+             AND (CAST(? AS TIMESTAMP) IS NULL OR r.created_at >= CAST(? AS TIMESTAMP))
+           ORDER BY r.id DESC""",
+        [patient_id, patient_id, actor, actor, item_type, item_type, decision, decision, since, since],
+    )
+    return rows(cur)
+
+
+def recent_handoffs(cur: duckdb.DuckDBPyConnection, *, limit: int = 50, answers_only: bool = False) -> list[dict[str, Any]]:
+    """Newest supervisor handoffs first (``answers_only``: those of chat requests)."""
+    cur.execute(
+        "SELECT * FROM supervisor_handoffs WHERE (NOT ? OR request_id IS NOT NULL) ORDER BY id DESC LIMIT ?",
+        [answers_only, limit],
+    )
+    return rows(cur)

@@ -158,3 +158,48 @@ def inactive_among(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> list[
     cur.execute("SELECT id FROM document_facts WHERE id IN (SELECT unnest(?)) AND (NOT active OR retracted_at IS NOT NULL)",
                 [fact_ids])
     return [int(r[0]) for r in cur.fetchall()]
+
+
+def apply_correction(cur: duckdb.DuckDBPyConnection, fact_id: int, *, structured_value: dict[str, Any], fact_text: str,
+                     clinical_content_fingerprint: str, by: str, correction: dict[str, Any]) -> None:
+    """A reviewer's correction of a misread value. The citation and the fact fingerprint
+    stay: the fact still quotes the page as printed, and reprocessing the document finds
+    this (corrected) row instead of storing the misread value again."""
+    cur.execute(
+        """UPDATE document_facts SET structured_value = ?, fact_text = ?, clinical_content_fingerprint = ?,
+               corrected_by = ?, corrected_at = ?, correction = ? WHERE id = ?""",
+        [to_json(structured_value), fact_text, clinical_content_fingerprint, by, utcnow(), to_json(correction),
+         fact_id],
+    )
+
+
+def set_citation(cur: duckdb.DuckDBPyConnection, fact_id: int, citation: dict[str, Any]) -> None:
+    cur.execute("UPDATE document_facts SET citation = ? WHERE id = ?", [to_json(citation), fact_id])
+
+
+def facts_by_ids(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> dict[int, dict[str, Any]]:
+    if not fact_ids:
+        return {}
+    cur.execute("SELECT * FROM document_facts WHERE id IN (SELECT unnest(?))", [fact_ids])
+    return {int(r["id"]): r for r in rows(cur)}
+
+
+_CHART_TABLES = ("chart_lab_results", "chart_allergies", "chart_medications", "chart_problems")
+
+
+def chart_row_for_comparison(cur: duckdb.DuckDBPyConnection, table: str, record_id: int) -> dict[str, Any] | None:
+    """The chart row a finding conflicts with, to show both side by side."""
+    if table not in _CHART_TABLES:
+        raise ValueError(f"not a chart table: {table}")
+    cur.execute(f"SELECT * FROM {table} WHERE id = ?", [record_id])
+    return one(cur)
+
+
+def decided_identity_checks(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """Identity checks in force that a person decided, on live documents (undo candidates)."""
+    cur.execute(
+        """SELECT i.*, d.filename FROM current_identity_checks i JOIN documents d ON d.id = i.document_id
+           WHERE i.patient_id = ? AND NOT d.deleted AND i.review_decision IS NOT NULL ORDER BY i.reviewed_at DESC""",
+        [patient_id],
+    )
+    return rows(cur)

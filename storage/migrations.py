@@ -183,6 +183,15 @@ def m007_eval_run_keys(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("CREATE INDEX idx_eval_case_results_run ON eval_case_results (run_id)")
 
 
+def m008_fact_corrections(cur: duckdb.DuckDBPyConnection) -> None:
+    # A reviewer may correct a misread value: the fact keeps its citation (the quote as
+    # printed) and says who corrected it, when, and what it said before.
+    cur.execute("ALTER TABLE document_facts ADD COLUMN corrected_by VARCHAR")
+    cur.execute("ALTER TABLE document_facts ADD COLUMN corrected_at TIMESTAMP")
+    cur.execute("ALTER TABLE document_facts ADD COLUMN correction JSON")
+    cur.execute("CREATE INDEX idx_review_decisions_item ON review_decisions (item_type, item_id)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -191,6 +200,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (5, "fact context attributes", m005_fact_context),
     (6, "LOINC code on chart lab results", m006_chart_lab_loinc),
     (7, "one row per eval run", m007_eval_run_keys),
+    (8, "reviewer corrections on facts", m008_fact_corrections),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -18,6 +18,8 @@ def fact_view(row: dict[str, Any]) -> dict[str, Any]:
         structured_value=row["structured_value"] or {}, fact_text=row["fact_text"], citation=row["citation"],
         confidence=row["confidence"], promotion_status=row["promotion_status"], active=row["active"],
         document_id=row["document_id"], review_reason=row.get("review_reason"), context=row.get("context"),
+        corrected_by=row.get("corrected_by"),
+        corrected_at=str(row["corrected_at"]) if row.get("corrected_at") is not None else None,
     ).model_dump(mode="json")
 
 

@@ -13,6 +13,8 @@ from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
 from core.policy.identity import combine_parts
+from core.policy.review_rules import (MIN_OVERRIDE_REASON, already_decided_message, approval_needs_reason,
+                                      closing_decision, reason_long_enough)
 from core.policy.chart_rules import (APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
                                      activated_by_identity_approval, identity_trusted, is_critical)
 from core.services.facts import patient_facts
@@ -24,14 +26,42 @@ from storage import audit_repo, documents_repo, facts_repo, promotions_repo
 from storage.jobs_repo import utcnow
 
 ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
-# Approving a document that names another patient is an override, not a confirmation:
-# the reviewer must say why, and the reason is kept in the audit.
-MIN_OVERRIDE_REASON = 10
 
 
-def approval_needs_reason(identity_status: str) -> bool:
-    """Whether approving this identity check is an override that needs a written reason."""
-    return identity_status == IdentityStatus.MISMATCH.value
+def ensure_open(cur, item_type: str, item_id: int, *, fallback: dict[str, Any] | None = None) -> None:
+    """Refuse a decision on an item a person already decided, saying who and when
+    ("already approved by dr.alice at 10:42"), instead of silently deciding it again.
+    ``fallback``: a decision recorded on the item itself (older data without an audit row)."""
+    closing = closing_decision(audit_repo.review_decisions(cur, item_type, item_id))
+    if closing is None and fallback is not None:
+        closing = fallback
+    if closing is not None:
+        what = "This finding" if item_type == "fact" else "This document's identity"
+        raise BadInput(f"{what} was {already_decided_message(closing)}.", code="already_decided")
+
+
+def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[dict[str, Any], dict[str, Any], IdentityStatus]:
+    """The fact, its document and its identity status, or the reason no decision may be
+    taken on it: unknown, retracted, deleted document, already decided, or (when the
+    decision would put it in the chart) a rejected or quarantined identity."""
+    fact = facts_repo.fact_by_id(cur, fact_id)
+    if fact is None:
+        raise NotFound(f"No fact with id {fact_id}.", code="unknown_fact")
+    if fact["retracted_at"] is not None:
+        raise BadInput("This fact was retracted with its document.", code="fact_retracted")
+    document = documents_repo.by_id(cur, fact["document_id"])
+    if document["deleted"]:
+        raise BadInput("The document was deleted; its findings can no longer be reviewed.", code="document_deleted")
+    ensure_open(cur, "fact", fact_id)
+    check = facts_repo.latest_identity(cur, fact["document_id"], fact["scope"])
+    status = IdentityStatus(check["identity_status"]) if check is not None else IdentityStatus.UNCHECKED
+    if approving and status in (IdentityStatus.REJECTED, IdentityStatus.MISMATCH):
+        raise BadInput(
+            f"Finding {fact_id} comes from a document whose identity is "
+            + ("rejected" if status is IdentityStatus.REJECTED else "quarantined as another patient's")
+            + "; it cannot be approved into this chart. Review the document's identity first.",
+            code="identity_not_trusted")
+    return fact, document, status
 
 
 def _current_check(cur, check_id: int) -> dict[str, Any]:
@@ -81,6 +111,22 @@ def _refresh_document_summary(cur, document_id: int) -> None:
         matched=outcome.matched, mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
 
 
+def activate_trusted_facts(cur, facts: list[dict[str, Any]], document: dict[str, Any]) -> list[int]:
+    """A document part's identity is now trusted: its live facts become active and are
+    promoted. Returns the ids made active."""
+    live = [f for f in facts if activated_by_identity_approval(f)]
+    for fact in live:
+        facts_repo.update_fact(cur, fact["id"], active=True)
+    # Findings a person already approved one by one keep that decision; the rest
+    # are promoted on the document's strength (hedged wording stays held).
+    item_approved = [f for f in live if f["promotion_status"] == APPROVED_AWAITING_IDENTITY]
+    on_document = [f for f in facts if f["promotion_status"] not in CLOSED_PROMOTION_STATES
+                   and f["promotion_status"] != APPROVED_AWAITING_IDENTITY]  # review items recorded as such
+    facts_repo.set_promotion_status(cur, promote_facts(cur, item_approved, document, reviewed=True)
+                                    | promote_facts(cur, on_document, document))
+    return [f["id"] for f in live]
+
+
 def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
     """Approve or reject one identity check (an identity check id, never a document id)."""
     if not by:
@@ -89,11 +135,12 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
     with wb.db.transaction() as cur:
         check = _current_check(cur, check_id)
         status = IdentityStatus(check["identity_status"])
+        ensure_open(cur, "identity_check", check["id"], fallback=None if not check["review_decision"] else {
+            "decision": "approve" if check["review_decision"] == "approved" else "reject",
+            "actor": check["reviewed_by"] or "a reviewer", "created_at": check["reviewed_at"]})
         if identity_trusted(status) and approve:
             raise BadInput("This document's identity is already trusted.", code="already_decided")
-        if status is IdentityStatus.REJECTED and not approve:
-            raise BadInput("This document's identity was already rejected.", code="already_decided")
-        if approve and approval_needs_reason(status.value) and len((reason or "").strip()) < MIN_OVERRIDE_REASON:
+        if approve and approval_needs_reason(status.value) and not reason_long_enough(reason):
             raise BadInput("This document names another patient. Approving it into this chart needs a written "
                            f"reason of at least {MIN_OVERRIDE_REASON} characters, kept in the audit.",
                            code="reason_required")
@@ -101,29 +148,21 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
         if document["deleted"]:
             raise BadInput("The document was deleted; its identity can no longer be reviewed.", code="document_deleted")
         new = IdentityStatus.APPROVED if approve else IdentityStatus.REJECTED
+        facts = [f for f in facts_repo.facts_for_document(cur, check["document_id"])
+                 if f["scope"] == check["scope"] and f["retracted_at"] is None]
+        # What each fact was before, so an undo can put it back.
+        prior = {str(f["id"]): {"active": f["active"], "promotion_status": f["promotion_status"]} for f in facts}
         facts_repo.set_identity_review(cur, check["id"], status=new.value, decision="approved" if approve else "rejected",
                                        by=by)
         audit_repo.add_review_decision(cur, item_type="identity_check", item_id=check["id"],
                                        decision="approve" if approve else "reject", actor=by, reason=reason,
                                        before={"identity_status": status.value, "document_id": check["document_id"],
-                                               "scope": check["scope"]},
+                                               "scope": check["scope"], "facts": prior},
                                        after={"identity_status": new.value})
         if check["scope"] is not None:
             _refresh_document_summary(cur, check["document_id"])
-        facts = [f for f in facts_repo.facts_for_document(cur, check["document_id"])
-                 if f["scope"] == check["scope"] and f["retracted_at"] is None]
         if approve:
-            live = [f for f in facts if activated_by_identity_approval(f)]
-            for fact in live:
-                facts_repo.update_fact(cur, fact["id"], active=True)
-            # Findings a person already approved one by one keep that decision; the rest
-            # are promoted on the document's strength (hedged wording stays held).
-            item_approved = [f for f in live if f["promotion_status"] == APPROVED_AWAITING_IDENTITY]
-            on_document = [f for f in facts if f["promotion_status"] not in CLOSED_PROMOTION_STATES
-                           and f["promotion_status"] != APPROVED_AWAITING_IDENTITY]  # review items recorded as such
-            facts_repo.set_promotion_status(cur, promote_facts(cur, item_approved, document, reviewed=True)
-                                            | promote_facts(cur, on_document, document))
-            activated = [f["id"] for f in live]
+            activated = activate_trusted_facts(cur, facts, document)
         else:
             for fact in facts:
                 facts_repo.update_fact(cur, fact["id"], active=False, promotion_status="rejected",
@@ -150,24 +189,12 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
 
 def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
     """Approve or reject one finding. Approval is refused, changing nothing, while the
-    fact's document is deleted, rejected or quarantined as another patient's."""
+    fact's document is deleted, rejected or quarantined as another patient's, and any
+    decision is refused once a person already decided the finding."""
     if not by:
         raise BadInput("A review decision needs the reviewer's name (--by).")
     with wb.db.transaction() as cur:
-        fact = facts_repo.fact_by_id(cur, fact_id)
-        if fact is None:
-            raise NotFound(f"No fact with id {fact_id}.", code="unknown_fact")
-        if fact["retracted_at"] is not None:
-            raise BadInput("This fact was retracted with its document.", code="fact_retracted")
-        document = documents_repo.by_id(cur, fact["document_id"])
-        check = facts_repo.latest_identity(cur, fact["document_id"], fact["scope"])
-        status = IdentityStatus(check["identity_status"]) if check is not None else IdentityStatus.UNCHECKED
-        if approve and status in (IdentityStatus.REJECTED, IdentityStatus.MISMATCH):
-            raise BadInput(
-                f"Finding {fact_id} comes from a document whose identity is "
-                + ("rejected" if status is IdentityStatus.REJECTED else "quarantined as another patient's")
-                + "; it cannot be approved into this chart. Review the document's identity first.",
-                code="identity_not_trusted")
+        fact, document, status = decidable_fact(cur, fact_id, approving=approve)
         trusted = identity_trusted(status)
         before = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
         if approve:
@@ -194,6 +221,42 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
     elif not approve:
         remove_vectors(wb, [fact_id])
     return {"fact_id": fact_id, **after}
+
+
+def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str | None = None) -> dict[str, Any]:
+    """The finding is right but is not chart truth: it stays cited with its document,
+    is never promoted, and leaves the queue."""
+    if not by:
+        raise BadInput("A review decision needs the reviewer's name (--by).")
+    with wb.db.transaction() as cur:
+        fact, _document, status = decidable_fact(cur, fact_id, approving=True)
+        before = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
+        promotions_repo.close_pending_reviews(cur, fact_id, "kept")
+        retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
+                           reason=f"kept as a document fact by {by}")
+        facts_repo.update_fact(cur, fact_id, certainty=Certainty.DOCUMENT_FACT.value, active=identity_trusted(status),
+                               review_reason=None, promotion_status="not_promotable")
+        fact = facts_repo.fact_by_id(cur, fact_id)
+        after = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
+        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="keep", actor=by,
+                                       reason=reason, before=before, after=after)
+    if fact["active"]:
+        index_pending(wb)
+    return {"fact_id": fact_id, **after}
+
+
+def decide_facts(wb: Workbench, fact_ids: list[int], *, approve: bool, by: str,
+                 reason: str | None = None) -> list[dict[str, Any]]:
+    """One decision for a selected group (the page offers it for items with the same
+    review reason). Each item is decided, and audited, on its own: one that fails
+    (already decided, untrusted identity) is reported and does not undo the others."""
+    results: list[dict[str, Any]] = []
+    for fact_id in dict.fromkeys(fact_ids):
+        try:
+            results.append({"ok": True, **decide_fact(wb, fact_id, approve=approve, by=by, reason=reason)})
+        except (BadInput, NotFound) as exc:
+            results.append({"ok": False, "fact_id": fact_id, "code": exc.code, "error": exc.message})
+    return results
 
 
 def review(wb: Workbench, action: str, *, check_id: int | None = None, document_id: int | None = None,
@@ -237,3 +300,73 @@ def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any
         not is_critical((f["structured_value"] or {}).get("abnormal_flag")),
         f["promotion_status"] != "conflict_needs_review", -f["fact_id"]))
     return {"identity": identities, "facts": facts, "held": groups["held"]}
+
+
+def queue_items(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
+    """The review queue as one list of items (identity checks and findings), each with
+    what the page filters and groups on: document, doc type, reason, certainty,
+    critical. ``reason`` is an identity status or promotion code, or the finding's own
+    review reason (plain words written by the rules); the page words the codes."""
+    queue = review_queue(wb, patient_id)
+    with wb.db.cursor() as cur:
+        documents = {d["id"]: d for d in documents_repo.for_patient(cur, patient_id)}
+    items: list[dict[str, Any]] = []
+    for check in queue["identity"]:
+        doc = documents.get(check["document_id"], {})
+        items.append({"key": f"identity:{check['id']}", "kind": "identity", "item_id": check["id"],
+                      "document_id": check["document_id"], "filename": check["filename"],
+                      "doc_type": doc.get("doc_type") or check["doc_type"], "reason": check["identity_status"],
+                      "certainty": None, "critical": False, "conflict": False, "scope": check["scope"],
+                      "check": check})
+    for fact in queue["facts"]:
+        doc = documents.get(fact["document_id"], {})
+        conflict = fact["promotion_status"] == "conflict_needs_review"
+        items.append({"key": f"fact:{fact['fact_id']}", "kind": "fact", "item_id": fact["fact_id"],
+                      "document_id": fact["document_id"], "filename": fact["filename"], "doc_type": doc.get("doc_type"),
+                      "reason": "conflict_needs_review" if conflict else (fact["review_reason"] or "needs_review"),
+                      "certainty": fact["certainty"],
+                      "critical": is_critical((fact["structured_value"] or {}).get("abnormal_flag")),
+                      "conflict": conflict, "scope": None, "fact": fact})
+    return items
+
+
+def filter_queue(items: list[dict[str, Any]], *, document_id: int | None = None, doc_type: str | None = None,
+                 reason: str | None = None, certainty: str | None = None,
+                 critical_first: bool = True) -> list[dict[str, Any]]:
+    """Items matching every given filter, grouped by document (newest first; with
+    ``critical_first`` the documents holding a critical result come first), and
+    within a document: identity, critical, conflicts, the rest."""
+    kept = [i for i in items
+            if (document_id is None or i["document_id"] == document_id) and (doc_type is None or i["doc_type"] == doc_type)
+            and (reason is None or i["reason"] == reason) and (certainty is None or i["certainty"] == certainty)]
+    critical_docs = {i["document_id"] for i in kept if i["critical"]} if critical_first else set()
+    return sorted(kept, key=lambda i: (i["document_id"] not in critical_docs, -i["document_id"], i["kind"] != "identity",
+                                       not (critical_first and i["critical"]), not i["conflict"], i["item_id"]))
+
+
+def queue_counts(items: list[dict[str, Any]]) -> dict[str, dict[Any, int]]:
+    """How many items each filter value would keep (for the filter labels)."""
+    counts: dict[str, dict[Any, int]] = {"document_id": {}, "doc_type": {}, "reason": {}, "certainty": {}}
+    for item in items:
+        for field, seen in counts.items():
+            if item[field] is not None:
+                seen[item[field]] = seen.get(item[field], 0) + 1
+    return counts
+
+
+def conflict_detail(wb: Workbench, fact_id: int) -> dict[str, Any] | None:
+    """For a finding that differs from the chart: the chart row's values and the live
+    documents behind it, to show beside the document's value. None otherwise."""
+    with wb.db.cursor() as cur:
+        promo = next((p for p in reversed(promotions_repo.promotions_for_fact(cur, fact_id))
+                      if p["outcome"] == "conflict_needs_review" and p["promoted_table"]), None)
+        if promo is None:
+            return None
+        row = facts_repo.chart_row_for_comparison(cur, promo["promoted_table"], int(promo["promoted_record_id"]))
+        if row is None:
+            return None
+        support = promotions_repo.live_supporters(cur, promo["promoted_table"], [row["id"]]).get(row["id"], [])
+        sources = [documents_repo.by_id(cur, d) for d in dict.fromkeys(p["document_id"] for p in support)]
+    return {"table": promo["promoted_table"], "chart_row": row, "conflict_reason": promo["conflict_reason"],
+            "sources": [{"document_id": d["id"], "filename": d["filename"]} for d in sources if d],
+            "manual": row.get("source") != "promoted"}

@@ -1,0 +1,81 @@
+"""The review audit as a reviewer reads it: every decision with who, when, the item,
+before and after, and a plain sentence of what changed; downloadable as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import datetime
+from typing import Any
+
+from core.services.workbench import Workbench
+from storage import audit_repo
+
+_ITEM_WORDS = {"fact": "finding", "identity_check": "patient match"}
+_DECISION_WORDS = {"approve": "approved", "reject": "rejected", "correct": "corrected",
+                   "keep": "kept as a document fact", "box": "box drawn", "undo": "decision undone"}
+# The audit's own short words for a patient-match state (sentences, not UI labels).
+_IDENTITY_WORDS = {
+    "identity_verified": "matches", "identity_review_approved": "approved", "identity_review_rejected": "rejected",
+    "identity_ambiguous_needs_review": "unclear", "identity_mismatch_quarantined": "names another patient",
+    "identity_unchecked": "not checked",
+}
+_SENTENCES = {"approve": "{who} approved {item}", "reject": "{who} rejected {item}", "correct": "{who} corrected {item}",
+              "keep": "{who} kept {item} as a document fact", "box": "{who} drew the box for {item}",
+              "undo": "{who} undid the decision on {item}"}
+CSV_COLUMNS = ("decision_id", "when", "who", "item", "item_id", "document", "decision", "summary", "reason",
+               "before", "after")
+
+
+def _item_label(row: dict[str, Any]) -> str:
+    if row["item_type"] == "fact":
+        value = row.get("structured_value") or {}
+        name = next((value[k] for k in ("test_name", "substance", "name", "description") if value.get(k)), None)
+        return f"finding “{name or (row.get('fact_text') or '')[:60]}”"
+    scope = f" ({row['scope']})" if row.get("scope") else ""
+    return f"patient match{scope}"
+
+
+def _summary(row: dict[str, Any]) -> str:
+    """One plain sentence: "dr.alice corrected finding “HbA1c”: value 79 → 7.9"."""
+    before, after = row.get("before_state") or {}, row.get("after_state") or {}
+    template = _SENTENCES.get(row["decision"], "{who} " + row["decision"] + " {item}")
+    text = template.format(who=row["actor"], item=_item_label(row))
+    if row["decision"] == "correct":
+        old, new = before.get("structured_value") or {}, after.get("structured_value") or {}
+        text += ": " + ", ".join(f"{k.replace('_', ' ')} {old.get(k) or '—'} → {v or '—'}" for k, v in new.items())
+    elif row["decision"] == "box":
+        text += " (free box, quote not inside)" if after.get("free_box") else ""
+    elif row["item_type"] == "identity_check" and before.get("identity_status") != after.get("identity_status"):
+        text += (f": {_IDENTITY_WORDS.get(before.get('identity_status'), 'unknown')} → "
+                 f"{_IDENTITY_WORDS.get(after.get('identity_status'), 'unknown')}")
+    return text
+
+
+def decisions(wb: Workbench, patient_id: int | None = None, *, actor: str | None = None,
+              item_type: str | None = None, decision: str | None = None,
+              since: datetime | str | None = None) -> list[dict[str, Any]]:
+    """Review decisions newest first, filtered; each with ``summary`` in plain words."""
+    with wb.db.cursor() as cur:
+        found = audit_repo.review_decision_log(cur, patient_id=patient_id, actor=actor or None,
+                                               item_type=item_type or None, decision=decision or None, since=since)
+    return [{
+        "decision_id": r["id"], "when": r["created_at"], "who": r["actor"], "item_type": r["item_type"],
+        "item": _ITEM_WORDS.get(r["item_type"], r["item_type"]), "item_id": r["item_id"],
+        "document_id": r["document_id"], "filename": r["filename"], "decision": r["decision"],
+        "decision_words": _DECISION_WORDS.get(r["decision"], r["decision"]), "reason": r["reason"],
+        "before": r["before_state"], "after": r["after_state"], "summary": _summary(r),
+    } for r in found]
+
+
+def decisions_csv(rows: list[dict[str, Any]]) -> str:
+    """The decisions as CSV (before/after as JSON text), for download."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow([r["decision_id"], r["when"], r["who"], r["item"], r["item_id"], r.get("filename") or "",
+                         r["decision_words"], r["summary"], r["reason"] or "",
+                         json.dumps(r["before"], default=str), json.dumps(r["after"], default=str)])
+    return out.getvalue()

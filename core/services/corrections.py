@@ -1,0 +1,142 @@
+"""A reviewer fixes what the reader got wrong: a misread value (corrected, then
+verified and promoted like an approval) or a missing or wrong box on the page.
+
+The citation is never rewritten to fit the correction: the quote stays as printed
+("Hemoglobin Aic 79 %"), so anyone can see what the page said and what a person
+decided it means. Both actions leave a ``review_decisions`` row with before/after.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.errors import BadInput, NotFound
+from core.models import BoundingBox, Certainty
+from core.policy.chart_rules import APPROVED_AWAITING_IDENTITY, identity_trusted
+from core.policy.fingerprints import clinical_content_fingerprint
+from core.policy.review_rules import correction_changes, lab_text, normalise_box, quote_missing_from_box
+from core.services.document_view import is_paged, page_words
+from core.services.fact_vectors import index_pending, remove_vectors
+from core.services.promotion import promote_fact
+from core.services.retraction import retract_promotions
+from core.services.review import decidable_fact
+from core.services.workbench import Workbench
+from storage import audit_repo, documents_repo, facts_repo, promotions_repo
+
+def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = None, unit: str | None = None,
+                 collection_date: str | None = None, abnormal_flag: str | None = None,
+                 reason: str) -> dict[str, Any]:
+    """Correct a finding's value, unit, date or flag (a lab result; other chart facts
+    take ``value`` as their subject text). The corrected fact cites the same source, is
+    marked as corrected by ``by``, becomes verified and, when its identity is trusted,
+    is promoted with the usual duplicate and conflict checks; otherwise it waits for
+    the identity decision exactly like an approved finding."""
+    if not by:
+        raise BadInput("A correction needs the reviewer's name (--by).")
+    if not (reason or "").strip():
+        raise BadInput("A correction needs a reason (what was misread), kept in the audit.", code="reason_required")
+    requested = {"value": value, "unit": unit, "collection_date": collection_date, "abnormal_flag": abnormal_flag}
+    with wb.db.transaction() as cur:
+        fact, document, status = decidable_fact(cur, fact_id, approving=True)
+        old = dict(fact["structured_value"] or {})
+        changes, problems = correction_changes(fact["fact_type"], old, requested)
+        if problems:
+            raise BadInput("The correction cannot be saved: " + "; ".join(problems) + ".", code="bad_correction")
+        if not changes:
+            raise BadInput("The correction changes nothing: give a new value, unit, date or flag.",
+                           code="nothing_to_correct")
+        new = {**old, **changes}
+        if "abnormal_flag" in changes:
+            new["flag_derived"] = False  # a person stated it
+        text = lab_text(new) if fact["fact_type"] == "lab_result" else _replace_subject(fact["fact_text"], old, changes)
+        before = {"structured_value": {k: old.get(k) for k in changes}, "fact_text": fact["fact_text"],
+                  "certainty": fact["certainty"], "active": fact["active"],
+                  "promotion_status": fact["promotion_status"]}
+        # The misread value leaves the chart (and its open review) before the corrected one is promoted.
+        promotions_repo.close_pending_reviews(cur, fact_id, "corrected")
+        retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
+                           reason=f"value corrected by {by}: {reason}")
+        facts_repo.apply_correction(
+            cur, fact_id, structured_value=new, fact_text=text,
+            clinical_content_fingerprint=clinical_content_fingerprint(fact["patient_id"], fact["fact_type"], new, text),
+            by=by, correction={"before": before["structured_value"], "after": changes, "reason": reason})
+        trusted = identity_trusted(status)
+        facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted, review_reason=None)
+        fact = facts_repo.fact_by_id(cur, fact_id)
+        outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else APPROVED_AWAITING_IDENTITY
+        facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
+        fact = facts_repo.fact_by_id(cur, fact_id)
+        after = {"structured_value": changes, "fact_text": fact["fact_text"], "certainty": fact["certainty"],
+                 "active": fact["active"], "promotion_status": fact["promotion_status"]}
+        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="correct", actor=by,
+                                       reason=reason, before=before, after=after)
+    # The fact's words changed: its vector is rebuilt from the corrected text.
+    remove_vectors(wb, [fact_id])
+    if fact["active"]:
+        index_pending(wb)
+    return {"fact_id": fact_id, "structured_value": fact["structured_value"], "fact_text": fact["fact_text"],
+            "citation": fact["citation"], "certainty": fact["certainty"], "active": fact["active"],
+            "promotion_status": fact["promotion_status"], "corrected_by": fact["corrected_by"],
+            "corrected_at": str(fact["corrected_at"]), "before": before["structured_value"]}
+
+
+def _replace_subject(fact_text: str, old: dict[str, Any], changes: dict[str, Any]) -> str:
+    for key, new in changes.items():
+        previous = str(old.get(key) or "")
+        if previous and previous in fact_text:
+            fact_text = fact_text.replace(previous, str(new))
+        else:
+            fact_text = f"{fact_text} (corrected: {new})"
+    return fact_text
+
+
+def page_of(citation: dict[str, Any]) -> int | None:
+    if citation.get("page"):
+        return int(citation["page"])
+    found = re.match(r"page (\d+)", str(citation.get("page_or_section") or ""))
+    return int(found.group(1)) if found else None
+
+
+def set_fact_box(wb: Workbench, fact_id: int, *, box: dict[str, Any], by: str, confirm_free_box: bool = False,
+                 page: int | None = None) -> dict[str, Any]:
+    """Save the box a reviewer drew for a finding's citation (``page`` defaults to the
+    cited page). The quote must lie inside the box (every quote word found among the
+    page words whose centre is inside it); otherwise the box is refused with
+    ``quote_outside_box`` unless the reviewer confirms a free box, which the audit says."""
+    if not by:
+        raise BadInput("Saving a box needs the reviewer's name (--by).")
+    normal = normalise_box(box)
+    if normal is None:
+        raise BadInput("The box has no size on the page; draw it again.", code="bad_box")
+    with wb.db.transaction() as cur:
+        fact = facts_repo.fact_by_id(cur, fact_id)
+        if fact is None:
+            raise NotFound(f"No fact with id {fact_id}.", code="unknown_fact")
+        if fact["retracted_at"] is not None:
+            raise BadInput("This fact was retracted with its document.", code="fact_retracted")
+        document = documents_repo.by_id(cur, fact["document_id"])
+        if document["deleted"]:
+            raise BadInput("The document was deleted; its findings can no longer be reviewed.", code="document_deleted")
+        if not is_paged(document):
+            raise BadInput("This source has no pages to draw on; its citation names a paragraph, cell or segment.",
+                           code="not_paged")
+        citation = dict(fact["citation"])
+        page = page or page_of(citation)
+        if not page:
+            raise BadInput("Say which page the box is on.", code="page_required")
+    # The words the pipeline read on that page (text layer or OCR, cached by the viewer).
+    missing = quote_missing_from_box(citation["quote_or_value"], page_words(wb, document["id"], page), normal)
+    if missing and not confirm_free_box:
+        raise BadInput(f"The quote is not inside the box (not found: {' '.join(missing)}). Draw the box around "
+                       "the quoted words, or confirm a free box.", code="quote_outside_box")
+    BoundingBox.model_validate(normal)
+    with wb.db.transaction() as cur:
+        before = {"page": citation.get("page"), "bounding_box": citation.get("bounding_box")}
+        citation.update(page=page, bounding_box=normal)
+        facts_repo.set_citation(cur, fact_id, citation)
+        after = {"page": page, "bounding_box": normal, "free_box": bool(missing)}
+        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="box", actor=by,
+                                       reason="free box confirmed by the reviewer" if missing else None,
+                                       before=before, after=after)
+    return {"fact_id": fact_id, "citation": citation, "free_box": bool(missing)}
