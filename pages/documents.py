@@ -1,60 +1,233 @@
-"""One document at a time: job, identity, facts with their source, and delete."""
+"""Documents: upload (several files at once), pick a document, see how it was read and
+every cited box in the viewer, and delete it with a preview of what is retracted."""
 
 import streamlit as st
 
 from core.errors import WorkbenchError
-from core.services.facts import document_report, patient_documents
-from core.services.retraction import delete_document
+from core.services.document_view import document_choices
+from core.services.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
+from core.services.retraction import deletion_impact, delete_document
+from ui import labels
 from ui.runtime import patient_picker, workbench
-from ui.widgets import IDENTITY_BADGE, STATUS_BADGE, show_fact
+from ui.viewer import render_document
+
+PENDING = ("pending", "running")
+STAGE = {None: (0.34, "stored, waiting to be read"), "pending": (0.34, "stored, waiting to be read"),
+         "running": (0.67, "being read"), "succeeded": (1.0, "read"), "failed": (1.0, "could not be read"),
+         "retracted": (1.0, "deleted")}
 
 wb = workbench()
 patient = patient_picker()
 st.title("Documents")
 if patient is None:
     st.stop()
-docs = patient_documents(wb, patient["id"])
-if not docs:
-    st.info("No documents on this chart yet. Upload one on the Chart overview page.")
-    st.stop()
-by_id = {d["id"]: d for d in docs}
-doc_id = st.selectbox("Document", list(by_id), format_func=lambda i: f"#{i} {by_id[i]['filename']} ({by_id[i]['category']})")
-doc = by_id[doc_id]
-report = document_report(wb, doc_id)
-job = report["job"]
-cols = st.columns(3)
-cols[0].metric("Job", STATUS_BADGE.get(job["status"] if job else None, "—"))
-cols[1].metric("Identity", IDENTITY_BADGE.get(report["identity"]["status"], report["identity"]["status"]))
-cols[2].metric("Facts", len(report["facts"]))
-if job and job["error_code"]:
-    st.error(f"{job['error_code']}: {job['error_message']} — the original file is kept.")
-for warning in (job or {}).get("warnings") or []:
-    where = f" (page {warning['page']})" if warning.get("page") else ""
-    st.warning(f"{warning['code']}{where}: {warning['message']}")
-if report["identity"].get("mismatch_reason"):
-    st.warning(report["identity"]["mismatch_reason"])
+pid = patient["id"]
+uploads = st.session_state.setdefault("doc_uploads", {}).setdefault(pid, {})  # document id -> upload record
 
-for fact in report["facts"]:
-    with st.container(border=True):
-        state = "active" if fact["active"] else "inactive"
-        st.caption(f"{fact['certainty']} · {state}")
-        show_fact(wb, fact, key=f"doc-{fact['fact_id']}")
+
+# ----------------------------------------------------------------------------- upload
+
+
+def upload_form() -> None:
+    categories = list_categories(wb)
+    names = [c["name"] for c in categories]
+    round_ = st.session_state.setdefault("upload_round", 0)  # a new key empties the uploader after a submit
+    files = st.file_uploader("Choose files", accept_multiple_files=True, key=f"uploader-{round_}",
+                             help="PDF, scanned image or TIFF, DOCX, XLSX or HL7 v2. Each file is stored first, "
+                                  "then read in the background.")
+    if not files:
+        return
+    chosen = {}
+    for i, f in enumerate(files):
+        data = f.getvalue()
+        guess = suggest_category(f.name, data, categories)
+        c1, c2 = st.columns([3, 2], vertical_alignment="center")
+        c1.markdown(f"**{f.name}** · {len(data) / 1024:.0f} kB")
+        chosen[i] = c2.selectbox("Category", names, index=names.index(guess) if guess in names else 0,
+                                 key=f"upload-cat-{round_}-{i}", label_visibility="collapsed",
+                                 help="Suggested from the file; change it if it is wrong.")
+    if st.button(f"Upload {len(files)} file{'s' if len(files) > 1 else ''}", type="primary"):
+        for i, f in enumerate(files):
+            bar = st.progress(0.1, text=f"{f.name}: storing…")
+            try:
+                attached = attach_and_extract(wb, patient_id=pid, source=f.name, data=f.getvalue(),
+                                              filename=f.name, category=chosen[i])
+            except WorkbenchError as exc:
+                bar.progress(1.0, text=f"{f.name}: not stored")
+                st.error(f"{f.name} was not stored: {exc.message}", icon=":material/error:")
+                continue
+            uploads[attached.document["id"]] = {"filename": f.name, "announced": False}
+            bar.progress(STAGE[None][0], text=f"{f.name}: {STAGE[None][1]}")
+        st.session_state["upload_round"] = round_ + 1
+        st.session_state["doc_id"] = max(uploads) if uploads else st.session_state.get("doc_id")
+        st.rerun()
+
+
+def notice(filename: str, state: dict) -> None:
+    counts = state["counts"]
+    if state["status"] == "failed":
+        st.error(f"{filename} could not be read: {state['error_message'] or labels.error_code(state['error_code'])}. "
+                 "The original file is kept.", icon=":material/error:")
+    elif state["status"] == "succeeded" and not (counts.get("stored") or counts.get("unchanged")):
+        st.warning(f"{filename} was read, but nothing was found in it. Check it in the viewer below.",
+                   icon=":material/warning:")
+    elif state["status"] == "succeeded":
+        st.success(f"{filename} was read: {labels.found_summary(counts)}.", icon=":material/check_circle:")
+    elif state["status"] is None:
+        st.info(f"{filename} was stored; its category is not read automatically.")
+
+
+docs = document_choices(wb, pid)
+# Documents queued elsewhere (another tab, `core demo --queue`, a retry) are watched too.
+for d in docs:
+    if d["job_status"] in PENDING and d["id"] not in uploads:
+        uploads[d["id"]] = {"filename": d["filename"], "announced": False}
+work_pending = any(r["announced"] is False for r in uploads.values())
+
+
+# Reruns on its own only while a document is still being read; when the last one is done
+# the whole page reruns once so the picker and the viewer show what it found.
+@st.fragment(run_every=2.0 if work_pending else None)
+def upload_progress() -> None:
+    if not uploads:
+        return
+    states = job_progress(wb, list(uploads))
+    still = False
+    for doc_id, record in uploads.items():
+        state = states[doc_id]
+        value, text = STAGE.get(state["status"], (0.5, state["status"]))
+        if state["status"] in PENDING:
+            still = True
+            st.progress(value, text=f"{record['filename']}: {text}")
+            continue
+        if not record["announced"]:
+            record["announced"] = True
+        notice(record["filename"], state)
+    if not still and st.button("Clear these notices", key="clear-upload-notices"):
+        uploads.clear()
+        st.rerun(scope="app")
+    if work_pending and not still:
+        st.rerun(scope="app")
+
+
+with st.expander("Upload documents", expanded=not docs, icon=":material/upload_file:"):
+    upload_form()
+upload_progress()
+if not docs:
+    st.info("No documents on this chart yet. Upload one above.")
+    st.stop()
+
+# ----------------------------------------------------------------------------- picker
+
+
+by_id = {d["id"]: d for d in docs}
+linked = str(st.query_params.get("document", ""))
+if linked.isdigit() and int(linked) in by_id and st.session_state.get("doc_link_seen") != linked:
+    st.session_state["doc_link_seen"] = linked  # a link (?document=) chooses once; the select rules after
+    st.session_state["doc_id"] = int(linked)
+if st.session_state.get("doc_id") not in by_id:
+    st.session_state["doc_id"] = docs[0]["id"]
+
+
+def doc_label(i: int) -> str:
+    d = by_id[i]
+    kind = labels.doc_type(d["doc_type"]) if d.get("doc_type") else (d.get("category") or "document")
+    state = d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"])
+    return f"{d['filename']} · {kind} · {state}"
+
+
+# The choice lives in a plain key; the widget key changes with the labels, because a keyed
+# select keeps showing an option's old words ("waiting to be read") after its job is done.
+choices = list(by_id)
+doc_id = st.selectbox("Document", choices, format_func=doc_label, index=choices.index(st.session_state["doc_id"]),
+                      key=f"doc_pick-{hash(tuple(doc_label(i) for i in choices))}")
+st.session_state["doc_id"] = doc_id
+if st.query_params.get("document") != str(doc_id):
+    st.query_params["document"] = str(doc_id)
+    st.session_state["doc_link_seen"] = str(doc_id)  # our own write is not a new link
+doc = by_id[doc_id]
+
+# ----------------------------------------------------------------------------- status
+
+
+def fact_cell(column, label: str, value: str, help_text: str | None = None) -> None:
+    # Markdown rather than st.metric: a metric cuts "names another patient: held back" short.
+    column.markdown(f"**{label}**  \n{value}", help=help_text)
+
+
+def status_line() -> None:
+    c1, c2, c3 = st.columns(3)
+    if doc["deleted_note"]:
+        fact_cell(c1, "Status", doc["deleted_note"], labels.code_hint("deleted"))
+    else:
+        fact_cell(c1, "Status", labels.document_status(doc["job_status"], doc["found_nothing"]),
+                  labels.code_hint(doc["job_status"], doc.get("error_code")))
+    fact_cell(c2, "Patient match", labels.identity_status(doc["identity_status"]) if doc["job_status"] else "—",
+              labels.code_hint(doc["identity_status"]))
+    fact_cell(c3, "Found", labels.found_summary(doc["counts"]) if doc["job_status"] == "succeeded" else "—")
+    if doc.get("error_message"):
+        st.error(f"{doc['error_message']} The original file is kept.", icon=":material/error:")
+    if doc["found_nothing"]:
+        st.warning("This document was read, but nothing was found in it.", icon=":material/warning:")
+
+
+status_line()
+selected_fact = str(st.query_params.get("fact", ""))
+
+
+@st.fragment
+def viewer() -> None:
+    render_document(wb, doc_id, key=f"doc-{doc_id}",
+                    selected_fact_id=int(selected_fact) if selected_fact.isdigit() else None)
+
+
+viewer()
+
+# ----------------------------------------------------------------------------- delete
+
+
+def impact_sentence(impact: dict) -> str:
+    kept = impact["chart_rows_kept"]
+    text = (f"Deleting **{impact['filename']}** retracts {impact['facts']} fact(s) and {impact['promotions']} "
+            f"promotion(s) to the chart. {impact['chart_rows']} chart row(s) will be taken out of the chart")
+    text += (": " + ", ".join(r["label"] for r in impact["chart_rows_retracted"]) + ".") if impact["chart_rows"] else "."
+    if kept:
+        text += (f" {len(kept)} chart row(s) stay because another document still supports them: "
+                 + ", ".join(f"{r['label']} ({', '.join(by_id[d]['filename'] if d in by_id else f'document {d}' for d in r['kept_by_documents'])})"
+                             for r in kept) + ".")
+    return text + " The audit trail is kept."
+
+
+def done_sentence(filename: str, result: dict) -> str:
+    counts = result["retracted"]
+    return (f"{filename} was deleted. {counts['facts']} fact(s) and {counts['promotions']} promotion(s) were "
+            f"retracted; {counts['chart_rows']} chart row(s) were taken out of the chart.")
+
 
 st.divider()
-if st.button("Delete this document", type="secondary"):
-    st.session_state["confirm_delete"] = doc_id
-if st.session_state.get("confirm_delete") == doc_id:
-    st.warning("Deleting retracts every fact, promotion and chart row derived from this document. "
-               "The audit trail is kept.")
-    c1, c2 = st.columns(2)
-    if c1.button("Yes, delete and retract", type="primary"):
+if st.session_state.get("deleted_message", (None,))[0] == doc_id:
+    st.success(st.session_state["deleted_message"][1], icon=":material/delete:")
+if not doc["deleted_note"]:
+    if st.button("Delete this document…", key="delete-start"):
+        st.session_state["confirm_delete"] = doc_id
+    if st.session_state.get("confirm_delete") == doc_id:
         try:
-            result = delete_document(wb, doc_id)
+            impact = deletion_impact(wb, doc_id)
         except WorkbenchError as exc:
             st.error(exc.message)
         else:
-            st.session_state.pop("confirm_delete", None)
-            st.success(f"Deleted. Retracted: {result['retracted']}")
-    if c2.button("Cancel"):
-        st.session_state.pop("confirm_delete", None)
-        st.rerun()
+            with st.container(border=True):
+                st.warning(impact_sentence(impact), icon=":material/warning:")
+                c1, c2 = st.columns(2)
+                if c1.button("Yes, delete and retract", type="primary", key="delete-confirm"):
+                    try:
+                        result = delete_document(wb, doc_id)
+                    except WorkbenchError as exc:
+                        st.error(exc.message)
+                    else:
+                        st.session_state.pop("confirm_delete", None)
+                        st.session_state["deleted_message"] = (doc_id, done_sentence(doc["filename"], result))
+                        st.rerun()
+                if c2.button("Cancel", key="delete-cancel"):
+                    st.session_state.pop("confirm_delete", None)
+                    st.rerun()

@@ -34,7 +34,9 @@ def test_home_shows_patient_picker_upload_and_documents(app_env, demo_patient):
     picker = at.sidebar.selectbox[0]
     assert any("Quintero-Vale" in str(o) for o in picker.options)
     assert at.title[0].value == "Chart overview"
-    assert any(s.label == "Category" for s in at.selectbox)
+    # Uploading lives on the Documents page; the overview links there and welcomes a new chart.
+    assert any(link.proto.label.startswith("Upload or open documents") for link in at.get("page_link"))
+    assert any("Welcome to the review workbench" in i.value for i in at.info)
     assert any("No documents on this chart yet" in i.value for i in at.info)
 
 
@@ -48,7 +50,7 @@ def test_home_lists_a_stored_document_with_its_job(app_env, demo_patient, tmp_pa
     assert not at.exception, at.exception
     table = at.get("dataframe")[0].value
     assert list(table["file"]) == ["lab.pdf"]
-    assert "pending" in table["job"].iloc[0]
+    assert table["status"].iloc[0] == "waiting to be read"
 
 
 def _ingest_lab(wb):
@@ -94,7 +96,7 @@ def test_facts_are_grouped_by_certainty_on_the_overview(app_env):
     labels = [e.label for e in at.expander]
     assert any(l.startswith(f"Verified (promoted to the chart) — {len(case.results)}") for l in labels)
     table = at.get("dataframe")[0].value
-    assert "succeeded" in table["job"].iloc[0] and "identity verified" in table["identity"].iloc[0]
+    assert table["status"].iloc[0] == "read" and table["patient match"].iloc[0] == "matches this patient"
 
 
 def test_review_queue_approves_a_quarantined_document(app_env):
@@ -114,11 +116,12 @@ def test_review_queue_approves_a_quarantined_document(app_env):
     assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)  # plain words only
     from core.services.facts import document_report
 
-    # A mismatch is approved only with a written reason.
+    # A mismatch is approved only with a written reason and a ticked confirmation.
     next(b for b in at.button if b.label == "Approve identity").click().run()
     assert any("written reason" in e.value for e in at.error)
     assert document_report(app_env, attached.document["id"])["identity"]["status"] == "identity_mismatch_quarantined"
     next(t for t in at.text_input if t.label.startswith("Reason")).input("scanned under the mother's chart").run()
+    next(c for c in at.checkbox if c.label.startswith("I have checked")).check().run()
     next(b for b in at.button if b.label == "Approve identity").click().run()
     assert not at.exception, at.exception
     assert document_report(app_env, attached.document["id"])["identity"]["status"] == "identity_review_approved"

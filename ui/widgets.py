@@ -6,8 +6,8 @@ import streamlit as st
 
 from core.policy.chart_rules import is_critical
 from core.policy.relevance import context_of, context_tags
-from core.services.source_review import source_view
 from core.services.workbench import Workbench
+from ui import labels
 
 # Plain words: the badges must read the same on a machine without an emoji font.
 STATUS_BADGE = {
@@ -24,38 +24,36 @@ IDENTITY_BADGE = {
 
 def fact_line(fact: dict) -> str:
     cit = fact["citation"]
-    where = cit.get("page_or_section") or ""
+    where = labels.location(cit, fact)
     flag = (fact.get("structured_value") or {}).get("abnormal_flag")
     critical = "**CRITICAL** " if is_critical(flag) else ""
     # The answer composer's words for how a mention was meant, without its brackets.
     context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
-    return (f"{critical}**{fact['fact_text']}** — {fact['fact_type'].replace('_', ' ')}, {where}, "
+    return (f"{critical}**{fact['fact_text']}** — {labels.fact_type(fact['fact_type'])}, {where}, "
             f"confidence {fact['confidence']:.2f}" + (f" · {context}" if context else ""))
 
 
 def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) -> None:
     st.markdown(fact_line(fact))
     cit = fact["citation"]
-    st.caption(f"“{cit['quote_or_value']}” · {cit['source_id']} · {cit['field_or_chunk_id']}"
+    # Plain words on the line; the internal codes on hover.
+    st.caption(f"“{cit['quote_or_value']}”"
                + (f" · review: {fact['review_reason']}" if fact.get("review_reason") else "")
-               + (f" · promotion: {fact['promotion_status']}" if fact.get("promotion_status") else ""))
+               + (f" · {labels.promotion(fact['promotion_status'])}" if fact.get("promotion_status") else ""),
+               help=labels.code_hint(cit.get("source_id"), cit.get("field_or_chunk_id"), fact.get("promotion_status")))
     if with_source:
         show_citation(wb, cit, key=f"src-{key}", label="Show source")
 
 
 def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = None) -> None:
-    """A toggle that opens the cited source: the page with its box, or the cited
-    paragraph / cell range / segment / guideline section."""
+    """A toggle that opens the cited source in the document viewer: the page with every
+    box and this one emphasised, the HL7 / XLSX / DOCX view, or the guideline section."""
+    from ui.viewer import render_citation
+
+    # Kept as before: tests/test_ui_apptest.py (not this helper's) looks for this label.
     label = label or f"Source: {cit['source_id']} · {cit['page_or_section']}"
-    if not st.toggle(label, key=key):
-        return
-    view = source_view(wb, cit)
-    if view.image_png:
-        st.image(view.image_png, caption=f"{view.title} · {view.location}: cited box in red")
-    elif view.source_text:
-        st.markdown(f"**{view.title or view.location}** · {view.location}")
-        st.code(view.source_text, language=None, wrap_lines=True)
-    st.caption(f"Quote: “{cit['quote_or_value']}”" + (f" · {view.note}" if view.note else ""))
+    if st.toggle(label, key=key):
+        render_citation(wb, cit, key=f"{key}-view")
 
 
 def draw_box(image: bytes, box: dict | None, *, color: tuple[int, int, int] = (220, 30, 30)) -> bytes:

@@ -119,3 +119,76 @@ def list_categories(wb: Workbench) -> list[dict[str, Any]]:
     """Categories with the doc_type each maps to (None: stored without extraction)."""
     with wb.db.cursor() as cur:
         return documents_repo.categories(cur)
+
+
+# Words that tell a PDF's kind from its first page(s); the first family that matches wins.
+_PDF_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
+    (DocType.FAX_PACKET, ("fax cover", "facsimile", "fax:", "pages including cover", "fax packet")),
+    (DocType.INTAKE_FORM, ("intake", "questionnaire", "please list", "new patient form", "patient information form",
+                            "answer the questions", "before your visit", "what brings you", "return this form")),
+    (DocType.LAB_PDF, ("reference range", "reference interval", "specimen", "collected", "mg/dl", "mmol/l",
+                       "g/dl", "result", "laboratory")),
+)
+_NAME_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
+    (DocType.FAX_PACKET, ("fax",)),
+    (DocType.INTAKE_FORM, ("intake", "questionnaire")),
+    (DocType.REFERRAL_DOCX, ("referral", "letter")),
+    (DocType.HL7V2_MESSAGE, ("hl7", "oru")),
+    (DocType.CLINICAL_WORKBOOK, ("workbook", "trend")),
+    (DocType.LAB_PDF, ("lab", "result", "panel", "cbc", "bmp", "cmp", "lipid")),
+)
+
+
+def _pdf_text(data: bytes, pages: int = 2) -> str:
+    try:
+        import pymupdf
+
+        with pymupdf.open(stream=data, filetype="pdf") as pdf:
+            return " ".join(pdf[i].get_text("text") for i in range(min(pages, pdf.page_count))).lower()
+    except Exception:  # noqa: BLE001 - a guess only; the upload check and the job judge the file
+        return ""
+
+
+def suggest_doc_type(filename: str, data: bytes) -> DocType | None:
+    """A guess at what a file is, for the upload form: by its bytes (HL7, XLSX, DOCX),
+    then the words on a PDF's first pages, then its name. The user can change it."""
+    kind = sniff_kind(data)
+    fixed = {"hl7": DocType.HL7V2_MESSAGE, "xlsx": DocType.CLINICAL_WORKBOOK, "docx": DocType.REFERRAL_DOCX}
+    if kind in fixed:
+        return fixed[kind]
+    name = (filename or "").lower()
+    allowed = {t for t, kinds in ACCEPTED_KINDS.items() if kind in kinds}
+    if kind == "pdf":
+        text = _pdf_text(data)
+        for doc_type, words in _PDF_HINTS:
+            if any(w in text for w in words):
+                return doc_type
+    for doc_type, words in _NAME_HINTS:
+        if doc_type in allowed and any(w in name for w in words):
+            return doc_type
+    if kind == "tiff":
+        return DocType.FAX_PACKET  # multi-page TIFF is how faxes arrive
+    if kind in ("pdf", "png", "jpeg", "webp"):
+        return DocType.LAB_PDF
+    return None
+
+
+def suggest_category(filename: str, data: bytes, categories: list[dict[str, Any]]) -> str | None:
+    """The name of the category to preselect for an uploaded file (a category mapped to
+    the suggested doc type, else one stored without extraction), or None."""
+    doc_type = suggest_doc_type(filename, data)
+    wanted = doc_type.value if doc_type else None
+    for cat in categories:
+        if cat["doc_type"] == wanted:
+            return cat["name"]
+    return next((c["name"] for c in categories if c["doc_type"] is None), None)
+
+
+def job_progress(wb: Workbench, document_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Where each uploaded document's reading stands: its latest job's status, counts
+    and error (status None: stored without a job)."""
+    with wb.db.cursor() as cur:
+        latest = jobs_repo.latest_for_documents(cur, list(document_ids))
+    return {d: {"status": (latest.get(d) or {}).get("status"), "counts": (latest.get(d) or {}).get("counts") or {},
+                "error_code": (latest.get(d) or {}).get("error_code"),
+                "error_message": (latest.get(d) or {}).get("error_message")} for d in document_ids}

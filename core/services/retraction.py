@@ -108,3 +108,42 @@ def reconcile_chart_rows(cur, touched: dict[str, dict[int, int | None]], *, by: 
                                           new_state="active:relinked", action="chart_row_relinked", actor_id=by,
                                           reason=reason)
     return deactivated
+
+
+def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
+    """What ``delete_document`` would retract, read-only: the live facts, the active
+    promotions, the chart rows that would go inactive, and the rows that stay because
+    another live document supports them (the lifetime rule of ``reconcile_chart_rows``,
+    applied as if this document's promotions were already gone)."""
+    from core.policy.chart_rules import CHART_DESTINATIONS, FACT_TYPE_OF_TABLE
+
+    with wb.db.cursor() as cur:
+        document = documents_repo.by_id(cur, document_id)
+        if document is None:
+            raise NotFound(f"No document with id {document_id}.", code="unknown_document")
+        if document["deleted"]:
+            raise BadInput(f"Document {document_id} is already deleted.", code="document_deleted")
+        facts = [f for f in facts_repo.facts_for_document(cur, document_id) if f["retracted_at"] is None]
+        promotions = [p for p in promotions_repo.promotions_for_document(cur, document_id) if p["active"]]
+        touched: dict[str, set[int]] = {}
+        for promo in promotions:
+            if promo["outcome"] in SUPPORTING_OUTCOMES and promo["promoted_table"]:
+                touched.setdefault(promo["promoted_table"], set()).add(int(promo["promoted_record_id"]))
+        retracted_rows: list[dict[str, Any]] = []
+        kept_rows: list[dict[str, Any]] = []
+        for table, ids in touched.items():
+            support = promotions_repo.live_supporters(cur, table, sorted(ids))
+            subject = CHART_DESTINATIONS[FACT_TYPE_OF_TABLE[table]][1][0]
+            described = {r["id"]: r for r in promotions_repo.chart_rows(cur, table, document["patient_id"])}
+            for row in promotions_repo.chart_row_state(cur, table, sorted(ids)):
+                if not row["active"] or row["source"] != "promoted":
+                    continue
+                others = sorted({b["document_id"] for b in support.get(row["id"], [])
+                                 if b["document_id"] != document_id})
+                item = {"table": table, "row_id": row["id"],
+                        "label": str((described.get(row["id"]) or {}).get(subject) or f"row {row['id']}"),
+                        "kept_by_documents": others}
+                (kept_rows if others else retracted_rows).append(item)
+    return {"document_id": document_id, "filename": document["filename"], "facts": len(facts),
+            "promotions": len(promotions), "chart_rows": len(retracted_rows),
+            "chart_rows_retracted": retracted_rows, "chart_rows_kept": kept_rows}

@@ -24,19 +24,14 @@ class SourceView:
 
 
 def _page_image(wb: Workbench, document: dict, page: int) -> Image.Image | None:
-    render_dir = wb.settings.renders_dir / document["sha256"][:16]
-    cached = sorted(render_dir.glob(f"*-p{page}.png")) if render_dir.is_dir() else []
-    if cached:
-        return Image.open(cached[0]).convert("RGB")
-    if (document.get("mime") or "") != "application/pdf":
-        return None
-    import pymupdf
+    """The cached page render of ``core.services.document_view`` (one render per page)."""
+    from core.errors import NotFound
+    from core.services.document_view import page_image
 
-    with pymupdf.open(stream=wb.blobs.get(document["sha256"]), filetype="pdf") as pdf:
-        if not 1 <= page <= pdf.page_count:
-            return None
-        pix = pdf[page - 1].get_pixmap(dpi=110)
-        return Image.open(io.BytesIO(pix.tobytes("png"))).convert("RGB")
+    try:
+        return Image.open(io.BytesIO(page_image(wb, document["id"], page))).convert("RGB")
+    except NotFound:
+        return None
 
 
 def source_view(wb: Workbench, citation: Citation | dict) -> SourceView:
@@ -60,6 +55,18 @@ def source_view(wb: Workbench, citation: Citation | dict) -> SourceView:
         view.note = "document not found"
         return view
     view.title = document["filename"]
+    if document["deleted"]:
+        from core.services.document_view import deleted_note
+
+        # An old answer may still cite a deleted document: say so beside whatever is shown.
+        shown = _document_view(wb, document, view)
+        shown.note = "; ".join(filter(None, [f"the source was {deleted_note(document)}", shown.note]))
+        return shown
+    return _document_view(wb, document, view)
+
+
+def _document_view(wb: Workbench, document: dict, view: SourceView) -> SourceView:
+    citation = view.citation
     if citation.page is None:
         return _section_view(wb, document, view)
     image = _page_image(wb, document, citation.page)

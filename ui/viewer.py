@@ -1,0 +1,443 @@
+"""The one document viewer: a page image with every cited box drawn over it (an HTML
+overlay, so choosing a fact never re-renders the page), the fact list beside it, and
+native views of HL7, XLSX and DOCX sources. Used by Documents, Review queue, Chat
+citations and the Evals drill-down."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from core.errors import WorkbenchError
+from core.services import document_view as dv
+from core.services.workbench import Workbench
+from ui import labels
+
+BOX_COLOURS = {"verified": "#1a7f37", "document_fact": "#1f6feb", "needs_review": "#d97706", "held": "#6b7280",
+               "cited": "#d1242f"}
+ZOOMS = {"Fit": 100, "125 %": 125, "150 %": 150, "200 %": 200}
+_HIGHLIGHT = "background-color: #fde68a; font-weight: 600"
+_NEAR = "background-color: #fef3c7"
+
+_OVERLAY_HTML = '<div class="cdw-scroll"><div class="cdw-page"><img class="cdw-img" alt="page"/>' \
+                '<div class="cdw-layer"></div></div></div>'
+_OVERLAY_CSS = """
+.cdw-scroll { overflow: auto; max-height: 80vh; border: 1px solid #d0d7de; border-radius: 6px; }
+.cdw-page { position: relative; width: 100%; }
+.cdw-img { display: block; width: 100%; height: auto; user-select: none; }
+.cdw-layer { position: absolute; inset: 0; }
+.cdw-box { position: absolute; box-sizing: border-box; border: 2px solid; border-radius: 2px; cursor: pointer;
+           background: rgba(255,255,255,0); }
+.cdw-box:hover { background: rgba(255, 230, 0, .18); }
+.cdw-box.cdw-selected { border-width: 3px; outline: 3px solid #d1242f; outline-offset: 2px;
+                        background: rgba(255, 230, 0, .25); }
+"""
+# The default export runs on mount and again whenever the data changes; the image is
+# only swapped when its source changes, the boxes are rebuilt (cheap).
+_OVERLAY_JS = """
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  const page = parentElement.querySelector(".cdw-page");
+  const img = parentElement.querySelector(".cdw-img");
+  const layer = parentElement.querySelector(".cdw-layer");
+  if (!data || !page) return;
+  if (img.getAttribute("src") !== data.src) img.setAttribute("src", data.src);
+  page.style.width = (data.zoom || 100) + "%";
+  layer.replaceChildren();
+  let chosen = null;
+  for (const b of data.boxes || []) {
+    const el = document.createElement("div");
+    el.className = "cdw-box cdw-" + b.cls + (b.selected ? " cdw-selected" : "");
+    el.dataset.factId = String(b.id);
+    el.title = b.label;
+    el.style.left = (b.x * 100) + "%"; el.style.top = (b.y * 100) + "%";
+    el.style.width = (b.w * 100) + "%"; el.style.height = (b.h * 100) + "%";
+    el.style.borderColor = b.colour;
+    el.onclick = (ev) => { ev.stopPropagation(); setTriggerValue("box", b.id); };
+    layer.appendChild(el);
+    if (b.selected) chosen = el;
+  }
+  if (chosen) chosen.scrollIntoView({ block: "nearest", inline: "nearest" });
+}
+"""
+
+
+def _overlay_component():
+    """The inline v2 component, or None where v2 components are unavailable."""
+    try:
+        return st.components.v2.component("cdw_page_overlay", html=_OVERLAY_HTML, css=_OVERLAY_CSS,
+                                          js=_OVERLAY_JS)
+    except Exception:  # noqa: BLE001 - an older runtime: fall back to st.image + the list
+        return None
+
+
+_OVERLAY = _overlay_component()
+
+
+# ----------------------------------------------------------------------------- cached page data
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _page_src(_wb: Workbench, sha256: str, document_id: int, page: int) -> str:
+    """The page as a data: URL, cached per (sha256, page). Noisy scans are sent as JPEG:
+    a 1 MB grey PNG per rerun is what makes a page feel slow."""
+    png = dv.page_image(_wb, document_id, page)
+    if len(png) > 400_000:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(png)) as img:
+            buf = io.BytesIO()
+            img.convert("L").save(buf, format="JPEG", quality=82)
+        return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def legend() -> None:
+    st.markdown(" ".join(
+        f'<span style="border:2px solid {BOX_COLOURS[c]};padding:0 6px;border-radius:3px;margin-right:6px">'
+        f"{html.escape(labels.BOX_CLASS[c])}</span>" for c in dv.BOX_CLASSES), unsafe_allow_html=True)
+
+
+def fact_status(fact: dict[str, Any]) -> str:
+    """A fact's state in plain words, by its viewer class."""
+    cls = fact.get("box_class")
+    if cls == "held":
+        return f"held: {labels.identity_status(fact.get('identity_status'))}"
+    if cls is None:
+        return labels.promotion(fact.get("promotion_status"))
+    words = labels.BOX_CLASS.get(cls, cls)
+    if fact.get("promotion_status") not in (None, "needs_review", "not_promotable"):
+        words += f", {labels.promotion(fact['promotion_status'])}"
+    if fact.get("corrected_by"):
+        words += f", corrected by {fact['corrected_by']}"
+    return words
+
+
+def _fact_rows(facts: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "what": labels.fact_type(f.get("fact_type")),
+        "value": f.get("fact_text") or "",
+        "where": labels.location(f.get("citation") or {}, f),
+        "status": fact_status(f),
+    } for f in facts], columns=["what", "value", "where", "status"])
+
+
+def _state(key: str, name: str, default: Any = None) -> Any:
+    return st.session_state.get(f"{key}:{name}", default)
+
+
+def _set(key: str, name: str, value: Any) -> None:
+    st.session_state[f"{key}:{name}"] = value
+
+
+def _trigger(value: Any, name: str) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+def render_document(wb: Workbench, document_id: int, *, facts: list[dict[str, Any]] | None = None,
+                    selected_fact_id: int | None = None, key: str, show_fact_list: bool = True,
+                    include_deleted: bool = False) -> int | None:
+    """Show one document with every cited box and its fact list; returns the chosen
+    fact id. ``selected_fact_id`` chooses a fact from outside (a link, the queue)."""
+    try:
+        view = dv.document_view(wb, document_id, facts, include_deleted=include_deleted)
+    except WorkbenchError as exc:
+        st.error(exc.message)
+        return None
+    if selected_fact_id is not None and _state(key, "outside") != selected_fact_id:
+        _set(key, "outside", selected_fact_id)  # a new outside choice wins once, then clicks do
+        _set(key, "fact", selected_fact_id)
+        if view.page_of(selected_fact_id):
+            _set(key, "page", view.page_of(selected_fact_id))
+    by_id = {f["fact_id"]: f for f in view.facts}
+    chosen = _state(key, "fact")
+    if chosen not in by_id:
+        chosen = None
+    if view.deleted:
+        st.warning(f"This document was {view.deleted}.", icon=":material/delete:")
+    for text in view.warnings:
+        st.warning(text, icon=":material/warning:")
+    if view.paged:
+        if show_fact_list:
+            page_col, list_col = st.columns([3, 2])
+        else:
+            page_col, list_col = st.container(), None
+        with page_col:
+            _paged(wb, view, chosen, key)
+    else:
+        list_col = st.container() if show_fact_list else None
+    if list_col is not None:
+        with list_col:
+            chosen = _fact_list(view, chosen, key)
+    if not view.paged:
+        _non_paged(wb, view, by_id.get(chosen) or (view.facts[0] if view.facts else None), key)
+    return _state(key, "fact") if _state(key, "fact") in by_id else chosen
+
+
+def _fact_list(view: dv.DocumentView, chosen: int | None, key: str) -> int | None:
+    st.markdown(f"**Facts ({len(view.facts)})**")
+    if not view.facts:
+        st.info("No facts were found in this document." + (" Its pages are shown with any warnings."
+                                                            if view.paged else ""))
+        return None
+    ids = [f["fact_id"] for f in view.facts]
+
+    def picked() -> None:
+        rows = (st.session_state.get(f"{key}:table") or {}).get("selection", {}).get("rows") or []
+        if rows:
+            _set(key, "fact", ids[rows[0]])
+            page = view.page_of(ids[rows[0]])
+            if page:
+                _set(key, "page", page)
+
+    st.dataframe(_fact_rows(view.facts), hide_index=True, width="stretch", on_select=picked,
+                 selection_mode="single-row", key=f"{key}:table", height=min(420, 38 + 35 * len(view.facts)))
+    chosen = _state(key, "fact")
+    if chosen in ids:
+        fact = view.facts[ids.index(chosen)]
+        cit = fact.get("citation") or {}
+        st.caption(f"Chosen: **{fact.get('fact_text')}** · {labels.location(cit, fact)} · “{cit.get('quote_or_value')}”"
+                   + (f" · {fact['review_reason']}" if fact.get("review_reason") else ""),
+                   help=labels.code_hint(fact.get("certainty"), fact.get("promotion_status"),
+                                         cit.get("page_or_section"), cit.get("field_or_chunk_id")))
+        if fact["fact_id"] in view.unboxed and view.paged:
+            st.caption("This fact has no box on the page.")
+    return chosen
+
+
+def _paged(wb: Workbench, view: dv.DocumentView, chosen: int | None, key: str) -> None:
+    if view.page_count == 0:
+        st.warning("The pages of this document cannot be shown.")
+        return
+    page = _state(key, "page") or view.page_of(chosen) or _first_page_with_boxes(view)
+    page = max(1, min(int(page), view.page_count))
+    nav, zoom_col = st.columns([1, 1], vertical_alignment="bottom")
+    with nav:
+        if view.page_count > 1:
+            counts = {p.number: len(p.boxes) for p in view.pages}
+            new = st.pills("Page", list(range(1, view.page_count + 1)), default=page, key=f"{key}:pages:{page}",
+                           format_func=lambda n: f"{n} ({counts[n]})" if counts[n] else str(n),
+                           help="Page number (boxes on it)")
+            if new and new != page:
+                _set(key, "page", new)
+                page = new
+    with zoom_col:
+        zoom = st.segmented_control("Zoom", list(ZOOMS), default="Fit", key=f"{key}:zoom") or "Fit"
+    current = view.pages[page - 1]
+    for text in current.warnings:
+        st.warning(f"Page {page}: {text}", icon=":material/warning:")
+    _draw_page(wb, view, page, current.boxes, chosen, key, zoom=ZOOMS[zoom])
+    legend()
+    if view.page_count > 1 and st.toggle("Page thumbnails", key=f"{key}:thumbs"):
+        _thumbnails(wb, view, key)
+
+
+def _first_page_with_boxes(view: dv.DocumentView) -> int:
+    return next((p.number for p in view.pages if p.boxes), 1)
+
+
+def _draw_page(wb: Workbench, view: dv.DocumentView, page: int, boxes: list[dict[str, Any]], chosen: int | None,
+               key: str, *, zoom: int = 100) -> None:
+    try:
+        src = _page_src(wb, view.sha256, view.document_id, page)
+    except WorkbenchError as exc:
+        st.warning(exc.message)
+        return
+    _overlay(src, boxes, chosen, key, zoom=zoom)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _bytes_src(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+def render_page_image(png: bytes, boxes: list[dict[str, Any]], *, key: str, emphasised: Any = -1) -> None:
+    """A page that is not a stored document (e.g. an eval fixture rebuilt in memory)
+    with boxes ``{fact_id, box{x,y,width,height}, box_class, label}`` drawn as the viewer
+    draws them; ``box_class`` "cited" is the red box of a single citation."""
+    _overlay(_bytes_src(png), boxes, emphasised, key)
+
+
+def _overlay(src: str, boxes: list[dict[str, Any]], chosen: Any, key: str, *, zoom: int = 100) -> None:
+    data = {"src": src, "zoom": zoom, "boxes": [
+        {"id": b["fact_id"], "x": b["box"]["x"], "y": b["box"]["y"], "w": b["box"]["width"], "h": b["box"]["height"],
+         "cls": b["box_class"], "colour": BOX_COLOURS.get(b["box_class"], "#d1242f"), "label": b["label"],
+         "selected": b["fact_id"] == chosen} for b in boxes]}
+    if _OVERLAY is not None:
+        overlay_key = f"{key}:overlay"
+
+        def clicked() -> None:
+            fact_id = _trigger(st.session_state.get(overlay_key), "box")
+            if fact_id is not None and int(fact_id) >= 0:
+                _set(key, "fact", int(fact_id))
+
+        _OVERLAY(key=overlay_key, data=data, on_box_change=clicked)
+    else:
+        st.image(base64.b64decode(src.split(",", 1)[1]), width="stretch")
+
+
+def _thumbnails(wb: Workbench, view: dv.DocumentView, key: str) -> None:
+    cols = st.columns(min(6, view.page_count))
+    for p in view.pages:
+        with cols[(p.number - 1) % len(cols)]:
+            try:
+                st.image(dv.page_image(wb, view.document_id, p.number), width=90)
+            except WorkbenchError:
+                st.caption("no image")
+            if st.button(f"Page {p.number}", key=f"{key}:thumb:{p.number}"):
+                _set(key, "page", p.number)
+                st.rerun()
+
+
+# ----------------------------------------------------------------------------- non-paged sources
+
+
+def _non_paged(wb: Workbench, view: dv.DocumentView, fact: dict[str, Any] | None, key: str) -> None:
+    if fact is None:
+        return
+    show_source(wb, fact.get("citation") or {}, document_id=view.document_id, kind=view.kind, fact=fact)
+
+
+def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int | None = None, kind: str | None = None,
+                fact: dict[str, Any] | None = None) -> None:
+    """A non-paged citation shown natively: HL7 segment table, XLSX grid or DOCX text."""
+    where = str(citation.get("page_or_section") or "")
+    kind = kind or ("hl7" if where.split(" ")[-1][:3].isupper() and "[" in where else
+                    "xlsx" if "!" in where else "docx")
+    try:
+        if kind == "hl7":
+            _hl7(dv.hl7_segments(wb, citation, document_id=document_id), citation, fact)
+        elif kind == "xlsx":
+            _sheet(dv.sheet_grid(wb, citation, document_id=document_id), citation, fact)
+        elif kind == "docx":
+            _docx(dv.docx_context(wb, citation, document_id=document_id), citation, fact)
+        else:
+            st.caption(f"{labels.location(citation, fact)}: “{citation.get('quote_or_value')}”")
+    except WorkbenchError as exc:
+        st.warning(exc.message)
+        st.caption(f"Quote: “{citation.get('quote_or_value')}”")
+
+
+def _hl7(view: dv.Hl7View, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
+    st.markdown(f"**{labels.location(citation, fact)}** · value “{citation.get('quote_or_value')}”")
+    if view.test_name:
+        st.caption(f"Test: {view.test_name} · unit: {view.unit or 'not stated'} · reference range: "
+                   f"{view.reference_range or 'not stated'}"
+                   + (f" · flag: {view.flag}" if view.flag else ""))
+    # The cited segment first; the whole message one click away.
+    order = list(dict.fromkeys((r["segment"], r["index"]) for r in view.rows))
+    cited = next((i for i, r in enumerate(order) if any(x["cited_segment"] for x in view.rows
+                                                        if (x["segment"], x["index"]) == r)), None)
+    near = {order[cited]} if cited is not None else set(order)
+    _hl7_table([r for r in view.rows if (r["segment"], r["index"]) in near])
+    if cited is not None:
+        with st.expander(f"Whole message ({len(order)} segments)"):
+            _hl7_table(view.rows)
+
+
+def _hl7_table(rows: list[dict[str, Any]]) -> None:
+    frame = pd.DataFrame([{"segment": f"{r['segment']} {r['index']}", "field": r["field"],
+                           "component": str(r["component"] or ""), "value": r["value"]} for r in rows],
+                         columns=["segment", "field", "component", "value"])
+    marks = [(_HIGHLIGHT if r["cited"] else _NEAR if r["cited_segment"] else "") for r in rows]
+    styled = frame.style.apply(lambda _col: marks, axis=0) if len(frame) else frame
+    st.dataframe(styled, hide_index=True, width="stretch", height=min(520, 38 + 35 * max(1, len(frame))))
+
+
+def _sheet(grid: dv.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
+    st.markdown(f"**{labels.location(citation, fact)}** · value “{citation.get('quote_or_value')}”")
+    frame = pd.DataFrame([cells for _, cells in grid.rows], columns=grid.columns,
+                         index=[str(n) for n, _ in grid.rows])
+    cited_rows = {r for r, _ in grid.cited}
+
+    def mark(row: pd.Series) -> list[str]:
+        n = int(row.name)
+        return [_HIGHLIGHT if (n, grid.first_col + i) in grid.cited else _NEAR if n in cited_rows else ""
+                for i in range(len(row))]
+
+    st.caption(f"Sheet {grid.sheet}")
+    st.dataframe(frame.style.apply(mark, axis=1), width="stretch")
+
+
+def _md(text: str) -> str:
+    """Text shown as markdown without it being read as markdown."""
+    for ch in "\\`*_{}[]<>()#+-.!|~$":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def _docx(context: dv.DocxContext, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
+    st.markdown(f"**{labels.location(citation, fact)}**")
+    with st.container(border=True):
+        for item in context.items:
+            text = item["text"]
+            if item["cited"] and item["span"]:
+                a, b = item["span"]
+                body = f"{_md(text[:a])}:orange-background[**{_md(text[a:b])}**]{_md(text[b:])}"
+            elif item["cited"]:
+                body = f":orange-background[{_md(text)}]"
+            else:
+                body = f":gray[{_md(text)}]"
+            st.markdown(body, help=item["locator"])
+
+
+# ----------------------------------------------------------------------------- citations
+
+
+def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: dict[str, Any] | None = None) -> None:
+    """One cited place: the page with its box emphasised (the document's other boxes
+    drawn too), the native view of a non-paged source, or a guideline section."""
+    from core.services.source_review import source_view
+
+    cit = dict(citation)
+    source = str(cit.get("source_id") or "")
+    if cit.get("source_type") == "guideline" or not source.startswith("documents:"):
+        view = source_view(wb, cit)
+        if view.source_text:
+            st.markdown(f"**{view.title or view.location}** · {view.location}")
+            st.code(view.source_text, language=None, wrap_lines=True)
+        st.caption(f"Quote: “{cit.get('quote_or_value')}”" + (f" · {view.note}" if view.note else ""))
+        return
+    document_id = int(source.split(":", 1)[1])
+    try:
+        doc = dv.document_view(wb, document_id, include_deleted=True)
+    except WorkbenchError as exc:
+        st.warning(exc.message)
+        return
+    st.caption(f"{doc.filename} · {labels.location(cit, fact)} · “{cit.get('quote_or_value')}”")
+    if doc.deleted:
+        st.warning(f"This source was {doc.deleted}.", icon=":material/delete:")
+    if not doc.paged:
+        show_source(wb, cit, document_id=document_id, kind=doc.kind, fact=fact)
+        return
+    page = cit.get("page")
+    if not isinstance(page, int) or not 1 <= page <= doc.page_count:
+        st.caption("The cited page is not available.")
+        return
+    boxes = [b for b in doc.pages[page - 1].boxes if not _same_box(b["box"], cit.get("bounding_box"))]
+    if cit.get("bounding_box"):
+        boxes.append({"fact_id": -1, "page": page, "box": dict(cit["bounding_box"]), "box_class": "cited",
+                      "label": "the cited place"})
+    else:
+        st.caption("No box was recorded for this citation; the page is shown.")
+    _draw_page(wb, doc, page, boxes, -1, key)
+
+
+def _same_box(a: Mapping | None, b: Mapping | None) -> bool:
+    return bool(a and b) and all(abs(float(a[k]) - float(b[k])) < 1e-6 for k in ("x", "y", "width", "height"))
