@@ -135,7 +135,7 @@ def main() -> None:
         at.query_params["document"] = str(doc_id)
         at.run()
         t = time.perf_counter()
-        at.switch_page("pages/documents.py").run()
+        at.switch_page("app_pages/documents.py").run()
         first = time.perf_counter() - t
         assert not at.exception, at.exception
         shown = len(at.get("dataframe")[0].value)

@@ -76,7 +76,7 @@ def main() -> None:
         at.session_state["patient_id"] = patient_id
         at.run()
         t = time.perf_counter()
-        at.switch_page("pages/review_queue.py").run()
+        at.switch_page("app_pages/review_queue.py").run()
         first = time.perf_counter() - t
         assert not at.exception, at.exception
         count = next(m.value for m in at.markdown if "items to review" in m.value)

@@ -216,7 +216,7 @@ def _failed_job(wb, patient_id: int) -> dict:
 
 def operations_page() -> AppTest:
     at = home()
-    at.switch_page("pages/operations.py").run()
+    at.switch_page("app_pages/operations.py").run()
     assert not at.exception, at.exception
     return at
 

@@ -43,7 +43,7 @@ def documents_page(patient_id: int, **query) -> AppTest:
     for k, v in query.items():
         at.query_params[k] = v
     at.run()
-    at.switch_page("pages/documents.py").run()
+    at.switch_page("app_pages/documents.py").run()
     assert not at.exception, at.exception
     return at
 

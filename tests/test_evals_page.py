@@ -36,7 +36,7 @@ def app_env(wb, data_dir, monkeypatch):
 
 
 def run_page() -> AppTest:
-    return AppTest.from_file(str(ROOT / "pages" / "evals.py"), default_timeout=60).run()
+    return AppTest.from_file(str(ROOT / "app_pages" / "evals.py"), default_timeout=60).run()
 
 
 def _text(at: AppTest) -> str:

@@ -29,17 +29,17 @@ def files(*patterns: str) -> list[Path]:
 RULES = [
     # (files, forbidden import prefixes, why)
     (("core/models.py", "core/content.py", "core/errors.py", "core/policy/*.py"),
-     ("core.services", "core.settings", "core.telemetry", "extract", "retrieve", "storage", "ui", "pages",
+     ("core.services", "core.settings", "core.telemetry", "extract", "retrieve", "storage", "ui", "app_pages",
       "streamlit", "duckdb", "lancedb", "tantivy", "pymupdf"),
      "models and policies are pure"),
-    (("extract/*.py",), ("storage", "core.services", "retrieve", "ui", "pages", "duckdb", "streamlit"),
+    (("extract/*.py",), ("storage", "core.services", "retrieve", "ui", "app_pages", "duckdb", "streamlit"),
      "extract/ never touches the database or the UI"),
-    (("storage/*.py",), ("core.services", "extract", "ui", "pages", "streamlit"),
+    (("storage/*.py",), ("core.services", "extract", "ui", "app_pages", "streamlit"),
      "storage knows no services or UI"),
-    (("retrieve/*.py",), ("core.services", "ui", "pages", "streamlit"), "retrieval knows no services or UI"),
-    (("pages/*.py", "Home.py", "ui/*.py"), ("storage", "duckdb", "extract", "retrieve"),
+    (("retrieve/*.py",), ("core.services", "ui", "app_pages", "streamlit"), "retrieval knows no services or UI"),
+    (("app_pages/*.py", "Home.py", "ui/*.py"), ("storage", "duckdb", "extract", "retrieve"),
      "pages call services; no SQL or extractors in a page"),
-    (("core/services/*.py", "core/__main__.py"), ("streamlit", "ui", "pages"), "services never import the UI"),
+    (("core/services/*.py", "core/__main__.py"), ("streamlit", "ui", "app_pages"), "services never import the UI"),
 ]
 
 

@@ -20,7 +20,7 @@ CASE = LAB_CASES[0]
 
 def open_queue(patient_id: int):
     at = run_home(patient_id=patient_id)
-    at.switch_page("pages/review_queue.py").run()
+    at.switch_page("app_pages/review_queue.py").run()
     assert not at.exception, at.exception
     return at
 

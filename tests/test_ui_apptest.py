@@ -74,7 +74,7 @@ def _ingest_lab(wb):
 def test_chat_page_answers_with_citations_and_refuses(app_env):
     patient, case = _ingest_lab(app_env)
     at = run_home(patient_id=patient["id"])
-    at.switch_page("pages/chat.py").run()
+    at.switch_page("app_pages/chat.py").run()
     assert not at.exception, at.exception
     at.chat_input[0].set_value("What is her latest A1c?").run()
     assert not at.exception, at.exception
@@ -110,7 +110,7 @@ def test_review_queue_approves_a_quarantined_document(app_env):
                                   filename="x.pdf", doc_type="lab_pdf")
     Worker(app_env).run_specific(attached.job["id"])
     at = run_home(patient_id=someone["id"])
-    at.switch_page("pages/review_queue.py").run()
+    at.switch_page("app_pages/review_queue.py").run()
     assert not at.exception, at.exception
     assert any("WRONG PATIENT? quarantined" in m.value for m in at.markdown)
     assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)  # plain words only

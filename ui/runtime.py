@@ -83,15 +83,17 @@ def patient_picker() -> dict | None:
         st.session_state["patient_id"] = int(wanted)
     if st.session_state.get("patient_id") not in by_id:
         st.session_state["patient_id"] = ids[0]
-    # A patient chosen elsewhere (just added, a link) moves the select before it is drawn.
-    if st.session_state.get("patient_select") != st.session_state["patient_id"]:
-        st.session_state["patient_select"] = st.session_state["patient_id"]
+    chosen_id = st.session_state["patient_id"]
+    # The select is keyed by the chosen patient and defaults to it: Streamlit treats a
+    # keyed widget on another page as a new widget and would fall back to the first
+    # option, showing one patient in the select and another in the card below it.
+    key = f"patient_select_{chosen_id}"
 
     def remember() -> None:
-        st.session_state["patient_id"] = st.session_state["patient_select"]
+        st.session_state["patient_id"] = st.session_state[key]
 
-    st.sidebar.selectbox("Patient", ids, format_func=lambda i: display_name(by_id[i]), key="patient_select",
-                         on_change=remember)
+    st.sidebar.selectbox("Patient", ids, index=ids.index(chosen_id), format_func=lambda i: display_name(by_id[i]),
+                         key=key, on_change=remember)
     chosen = by_id[st.session_state["patient_id"]]
     if st.query_params.get("patient") != str(chosen["id"]):
         st.query_params["patient"] = str(chosen["id"])

@@ -13,7 +13,7 @@ from core.services.patients import add_patient, chart_documents
 from ui import labels
 from ui.runtime import patient_picker, select_patient, workbench
 
-DOCUMENTS_PAGE = "pages/documents.py"
+DOCUMENTS_PAGE = "app_pages/documents.py"
 GROUPS = {
     "verified": "Verified (promoted to the chart)", "document_fact": "Document facts (cited, not chart truth)",
     "needs_review": "Needs human review", "held": "Held: the document's patient is not confirmed",
