@@ -19,15 +19,9 @@ from core.services.document_view import page_image
 from core.services.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
 from core.services.review import (conflict_detail, decide_facts, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
-from core.services.source_review import source_view
 from ui import labels
 from ui.runtime import patient_picker, workbench
-from ui.widgets import IDENTITY_BADGE, draw_box
-
-try:  # the shared document viewer (Documents page); the plain source view until it exists
-    from ui.viewer import render_citation
-except ImportError:
-    render_citation = None
+from ui.viewer import render_citation, render_page_image
 
 wb = workbench()
 patient = patient_picker()
@@ -52,7 +46,7 @@ def rerun_fragment() -> None:
 
 def reason_words(reason: str | None) -> str:
     if reason in labels.IDENTITY_STATUS:
-        return "patient: " + labels.identity_status(reason)
+        return labels.identity_status(reason)
     if reason in ("conflict_needs_review", "needs_review"):
         return labels.promotion(reason)
     return reason or "—"
@@ -79,40 +73,38 @@ def run_decision(action, *args, success: str, **kwargs) -> bool:
 
 
 def show_source(citation: dict, *, key: str, fact: dict | None = None, extra_boxes: list[dict] | None = None) -> None:
-    """The cited page with its box (and any extra boxes on the same page), or the cited
-    paragraph / cells / segment for non-paged sources."""
-    if render_citation is not None and not extra_boxes:
+    """The cited place in the shared viewer; with ``extra_boxes`` (a patient match's
+    name, DOB and MRN on one page) every box is drawn on that page at once."""
+    page = page_of(citation)
+    source = str(citation.get("source_id") or "")
+    if not extra_boxes or page is None or not source.startswith("documents:"):
         render_citation(wb, citation, key=key, fact=fact)
         return
-    view = source_view(wb, citation)
-    if view.image_png:
-        image = view.image_png
-        for box in extra_boxes or []:
-            image = draw_box(image, box)
-        st.image(image, caption=f"{view.location}: cited place boxed in red")
-    elif view.source_text:
-        st.code(view.source_text, language=None, wrap_lines=True)
-        st.caption(labels.location(citation, fact))
+    boxes = [{"fact_id": -1 - i, "box": box, "box_class": "cited", "label": label}
+             for i, (label, box) in enumerate(extra_boxes)]
+    render_page_image(page_image(wb, int(source.split(":", 1)[1]), page), boxes, key=key)
+    st.caption(f"{labels.location(citation, fact)}: " + ", ".join(label for label, _ in extra_boxes) + " boxed")
 
 
 # ------------------------------------------------------------------ identity item
 def identity_item(item: dict) -> bool:
     check = item["check"]
     compare = identity_comparison(wb, check["id"])
-    st.markdown(f"**{item['filename']}** — {IDENTITY_BADGE.get(check['identity_status'], '')}",
+    st.markdown(f"**{item['filename']}** — {labels.identity_status(check['identity_status'])}",
                 help=labels.code_hint(check["identity_status"]))
-    st.caption(labels.identity_status(check["identity_status"])
-               + (f" · {check['mismatch_reason']}" if check["mismatch_reason"] else ""))
+    if check["mismatch_reason"]:
+        st.caption(check["mismatch_reason"])
     rows = [{"Field": labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]),
              "On the document": "; ".join(f["document"]) or "—", "In the chart": f["chart"],
              "Result": VERDICT[f["verdict"]]} for f in compare["fields"]]
     st.table(rows)
     for part in compare["parts"]:
         st.caption(f"{part['scope']}: {labels.identity_status(part['status'])}")
-    cited = [c for f in compare["fields"] for c in f["citations"]]
+    cited = [(labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]), c) for f in compare["fields"] for c in f["citations"]]
     if cited:
-        first = cited[0]
-        same_page = [c["bounding_box"] for c in cited[1:] if c.get("bounding_box") and page_of(c) == page_of(first)]
+        first = cited[0][1]
+        same_page = [(label, c["bounding_box"]) for label, c in cited
+                     if c.get("bounding_box") and page_of(c) == page_of(first)]
         show_source(first, key=f"id-src-{check['id']}", extra_boxes=same_page or None)
 
     reason, confirmed = None, True
