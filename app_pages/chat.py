@@ -5,8 +5,9 @@ import streamlit as st
 from core.errors import WorkbenchError
 from core.services.answering import SECTION_TITLES, ask
 from core.services.drafting import drafter_for
+from ui import labels
 from ui.runtime import patient_picker, workbench
-from ui.widgets import show_citation
+from ui.widgets import question_summary, show_citation
 
 wb = workbench()
 patient = patient_picker()
@@ -35,8 +36,12 @@ def render_answer(payload: dict, turn: int) -> None:
             for j, citation in enumerate(item["citations"]):
                 show_citation(wb, citation, key=f"c-{patient['id']}-{turn}-{name}-{i}-{j}")
     with st.expander(f"Handoffs and latency ({payload['latency_ms']:.0f} ms)"):
-        st.caption(f"request {payload['request_id']} · topics {payload['question']['topics']} · "
-                   f"intent {payload['question']['intent']} · verifier removed {payload['verifier']['removed']}")
+        question = payload["question"]
+        removed = payload["verifier"]["removed"]
+        st.caption(f"{question_summary(question)} · the citation check removed {removed} "
+                   f"statement{'' if removed == 1 else 's'}",
+                   help=labels.code_hint(f"request {payload['request_id']}", f"topics {question['topics']}",
+                                         f"intent {question['intent']}", f"rules {question.get('rules')}"))
         st.dataframe(payload["handoffs"], hide_index=True, width="stretch")
 
 

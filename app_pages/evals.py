@@ -11,7 +11,8 @@ import streamlit as st
 from core.errors import WorkbenchError
 from core.services import evals
 from ui.runtime import workbench
-from ui.widgets import draw_box, show_citation
+from ui.viewer import render_page_image
+from ui.widgets import show_citation
 
 wb = workbench()
 st.title("Evals")
@@ -246,11 +247,9 @@ else:
             with st.expander("Chart after the case"):
                 st.json(chart, expanded=True)
 
-    def _show_source(doc_key: str | None, citation: dict) -> None:
+    def _show_source(doc_key: str | None, citation: dict, key: str) -> None:
         if citation.get("source_type") == "guideline":
-            show_citation(wb, citation, key=f"eval-g-{run_id}-{case_id}-{citation.get('field_or_chunk_id')}",
-                          label=f"Guideline section {citation.get('page_or_section')} · "
-                                f"{citation.get('field_or_chunk_id')}")
+            show_citation(wb, citation, key=f"eval-g-{key}")
             return
         if doc_key is None:
             st.caption(f"{citation.get('source_id')} · {citation.get('page_or_section')}: "
@@ -258,8 +257,11 @@ else:
             return
         view = _cited(case_id, doc_key, json.dumps(citation, sort_keys=True))
         if view.page_png:
-            st.image(draw_box(view.page_png, view.box),
-                     caption=f"{view.title} · {view.location}: the cited place is boxed in red")
+            # The same viewer as the Documents page: the fixture page with the cited box.
+            st.caption(f"{view.title} · {view.location}" + (": the cited place is boxed in red" if view.box else ""))
+            boxes = [{"fact_id": -1, "box": dict(view.box), "box_class": "cited", "label": "the cited place"}] \
+                if view.box else []
+            render_page_image(view.page_png, boxes, key=key, emphasised=-1)
         elif view.source_text:
             st.markdown(f"**{view.title}** · {view.location}")
             st.code(view.source_text, language=None, wrap_lines=True)
@@ -282,7 +284,7 @@ else:
                         f"- cited: {cit.get('page_or_section')} · {cit.get('field_or_chunk_id')}"
                         + (f"\n- review: {fact['review_reason']}" if fact.get("review_reason") else ""))
         with source_col:
-            _show_source(fact.get("document"), cit)
+            _show_source(fact.get("document"), cit, key=f"eval-page-{run_id}-{case_id}-{pick}")
 
     for answer in actual.get("answers") or []:
         with st.container(border=True):
@@ -299,12 +301,11 @@ else:
                                          if evals.document_key_for(case, c) else "") for c in cites)
                     st.markdown(f"- {item.get('text')}" + (f" — cited: {where}" if where else " — no citation"))
                     for m, c in enumerate(cites):
+                        toggle_key = f"eval-a-{run_id}-{case_id}-{answer.get('step')}-{section}-{n}-{m}"
                         if c.get("source_type") == "guideline":
-                            _show_source(None, c)
-                        elif c.get("page") is not None and st.toggle(
-                                "Show on the page", key=f"eval-a-{run_id}-{case_id}-{answer.get('step')}-"
-                                                        f"{section}-{n}-{m}"):
-                            _show_source(evals.document_key_for(case, c), c)
+                            _show_source(None, c, key=toggle_key)
+                        elif c.get("page") is not None and st.toggle("Show on the page", key=toggle_key):
+                            _show_source(evals.document_key_for(case, c), c, key=f"{toggle_key}-page")
 
 # --- trends and latency -------------------------------------------------------------------
 

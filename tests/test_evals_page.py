@@ -45,6 +45,12 @@ def _text(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+def _overlay(at: AppTest) -> dict:
+    (element,) = at.get("bidi_component")
+    assert element.proto.component_name == "cdw_page_overlay"
+    return json.loads(element.proto.json)
+
+
 def test_empty_data_dir_says_how_to_get_a_run(app_env):
     at = run_page()
     assert not at.exception, at.exception
@@ -88,7 +94,20 @@ def test_a_failing_run_shows_why_first(app_env, data_dir):
     assert at.selectbox(key=f"eval_fact_20261201-143500-ab12cd_{FAILING_CASE}").value == 0
     assert any(m.value.startswith("**Allergy: sulfa**") and "promotion: promoted" in m.value for m in at.markdown)
     assert any(c.value.startswith("Quote: “? sulfa”") for c in at.caption)
-    assert at.get("image"), "the cited page image is drawn"
+    # drawn by the viewer's page component (as on the Documents page): the page and one red box
+    drawn = _overlay(at)
+    assert drawn["src"].startswith("data:image/png;base64,")
+    (box,) = drawn["boxes"]
+    assert box["cls"] == "cited" and box["selected"]
+    case = next(c for c in make_run()["results"] if c["case_id"] == FAILING_CASE)
+    cited = next(f for f in case["actual"]["facts"] if f["fact_text"] == "Allergy: sulfa")["citation"]["bounding_box"]
+    assert (box["x"], box["y"], box["w"], box["h"]) == (cited["x"], cited["y"], cited["width"], cited["height"])
+    assert not at.get("image")  # no flat image with a burnt-in box any more
+    # an answer's citation opens the same component on its page
+    next(t for t in at.toggle if t.label == "Show on the page").set_value(True).run()
+    assert not at.exception, at.exception
+    pages = [json.loads(e.proto.json) for e in at.get("bidi_component")]
+    assert len(pages) == 2 and [b["cls"] for b in pages[1]["boxes"]] == ["cited"]
     assert any("Step 3: “Does she have any drug allergies?”" in m.value for m in at.markdown)
     # download and charts
     assert [b.label for b in at.get("download_button")] == ["Download run (JSON)"]

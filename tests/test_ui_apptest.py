@@ -81,12 +81,35 @@ def test_chat_page_answers_with_citations_and_refuses(app_env):
     texts = " ".join(m.value for m in at.markdown)
     a1c = next(r for r in case.results if "A1c" in r.test_name)
     assert f"{a1c.value} {a1c.unit}" in texts and "Patient Findings" in texts
-    assert any(t.label.startswith("Source: documents:") for t in at.toggle)
+    # Citations read in plain words (file name and place); the internal ids only on hover.
+    cited = next(t for t in at.toggle if t.label.startswith("Source: lab.pdf, page "))
+    assert "documents:" not in cited.label and "documents:" in cited.help
+    assert not any("documents:" in t.label for t in at.toggle)
+    assert any(c.value.startswith("About: ") for c in at.caption)  # how the question was read, in words
+    cited.set_value(True).run()
+    assert not at.exception, at.exception
+    (page,) = at.get("bidi_component")  # the viewer, the cited box emphasised
+    import json
+
+    boxes = json.loads(page.proto.json)["boxes"]
+    assert [b["cls"] for b in boxes if b["selected"]] == ["cited"]
     at.chat_input[0].set_value("and her LDL?").run()
     texts = " ".join(m.value for m in at.markdown)
     assert "LDL Cholesterol" in texts
     at.chat_input[0].set_value("Should I double her metformin dose?").run()
     assert any("can't recommend or change a dose" in w.value for w in at.warning)
+    # An old answer still links a document deleted since: it says so, and when and by whom.
+    from core.services.retraction import delete_document
+    from storage import documents_repo
+
+    with app_env.db.cursor() as cur:
+        (doc,) = documents_repo.for_patient(cur, patient["id"])
+    delete_document(app_env, doc["id"], by="dr.alice")
+    at.run()
+    gone = next(t for t in at.toggle if t.label.startswith("Source: lab.pdf, page "))
+    assert gone.label.endswith("(deleted)") and gone.value  # still open from before
+    assert any(w.value.startswith("This source was deleted on ") and w.value.endswith("by dr.alice.")
+               for w in at.warning)
 
 
 def test_facts_are_grouped_by_certainty_on_the_overview(app_env):
@@ -112,7 +135,7 @@ def test_review_queue_approves_a_quarantined_document(app_env):
     at = run_home(patient_id=someone["id"])
     at.switch_page("app_pages/review_queue.py").run()
     assert not at.exception, at.exception
-    assert any("WRONG PATIENT? quarantined" in m.value for m in at.markdown)
+    assert any("names another patient: held back" in m.value for m in at.markdown)
     assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)  # plain words only
     from core.services.facts import document_report
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.policy.chart_rules import is_critical
 from core.policy.relevance import context_of, context_tags
+from core.services.source_review import source_name
 from core.services.workbench import Workbench
 from ui import labels
 
@@ -45,31 +46,39 @@ def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) 
         show_citation(wb, cit, key=f"src-{key}", label="Show source")
 
 
+def citation_label(wb: Workbench, cit: dict) -> str:
+    """A cited place in plain words: "Source: lab.pdf, page 1", "Guideline: ADA —
+    Glycemic targets", "Chart: Lab results (entered by hand)"; "(deleted)" when it was."""
+    source = source_name(wb, cit)
+    if cit.get("source_type") == "guideline":
+        return f"Guideline: {source.name}"
+    if not str(cit.get("source_id") or "").startswith("documents:"):
+        return f"Chart: {labels.chart_section(str(cit.get('page_or_section') or ''))} (entered by hand)"
+    return f"Source: {source.name}, {labels.location(cit)}" + (" (deleted)" if source.deleted else "")
+
+
 def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = None) -> None:
     """A toggle that opens the cited source in the document viewer: the page with every
-    box and this one emphasised, the HL7 / XLSX / DOCX view, or the guideline section."""
+    box and this one emphasised, the HL7 / XLSX / DOCX view, or the guideline section.
+    A deleted document's source says "deleted on … by …" when opened."""
     from ui.viewer import render_citation
 
-    # Kept as before: tests/test_ui_apptest.py (not this helper's) looks for this label.
-    label = label or f"Source: {cit['source_id']} · {cit['page_or_section']}"
-    if st.toggle(label, key=key):
+    label = label or citation_label(wb, cit)
+    hint = labels.code_hint(cit.get("source_id"), cit.get("page_or_section"), cit.get("field_or_chunk_id"))
+    if st.toggle(label, key=key, help=hint):
         render_citation(wb, cit, key=f"{key}-view")
 
 
-def draw_box(image: bytes, box: dict | None, *, color: tuple[int, int, int] = (220, 30, 30)) -> bytes:
-    """The page image (PNG/JPEG bytes) as PNG with a normalised 0..1 box drawn on it,
-    the way the Documents page marks a cited place (red, a little padded)."""
-    import io
+# How the chat understood a question, in words (the internal intent stays in the tooltip).
+INTENT = {"lookup": "looking up what the record says", "attention": "what deserves attention",
+          "guideline": "what the guidelines say"}
 
-    from PIL import Image, ImageDraw
 
-    page = Image.open(io.BytesIO(image)).convert("RGB")
-    if box:
-        w, h = page.size
-        pad = 3
-        ImageDraw.Draw(page).rectangle(
-            [box["x"] * w - pad, box["y"] * h - pad, (box["x"] + box["width"]) * w + pad,
-             (box["y"] + box["height"]) * h + pad], outline=color, width=3)
-    buf = io.BytesIO()
-    page.save(buf, format="PNG")
-    return buf.getvalue()
+def question_summary(question: dict) -> str:
+    """"About: LDL cholesterol, A1c · looking up what the record says"."""
+    from core.policy.topics import TOPIC_BY_NAME
+
+    topics = [TOPIC_BY_NAME[t].label if t in TOPIC_BY_NAME else str(t).replace("_", " ")
+              for t in question.get("topics") or []]
+    about = f"About: {', '.join(topics)}" if topics else "About: no particular topic"
+    return f"{about} · {INTENT.get(question.get('intent'), str(question.get('intent') or '—').replace('_', ' '))}"

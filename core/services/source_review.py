@@ -104,3 +104,29 @@ def _section_view(wb: Workbench, document: dict, view: SourceView) -> SourceView
             return view
     view.note = "the cited location was not found in the source"
     return view
+
+@dataclass(frozen=True)
+class SourceName:
+    name: str  # "lab.pdf", "ADA Standards of Care — Glycemic targets", "the chart"
+    deleted: str | None = None  # "deleted on … by …" when the cited document was deleted
+
+
+def source_name(wb: Workbench, citation: Citation | dict) -> SourceName:
+    """What a citation's source is called, without rendering it: a label for the place an
+    answer cites (one small query, no page image)."""
+    citation = Citation.model_validate(citation)
+    if citation.source_type == "guideline":
+        with wb.db.cursor() as cur:
+            version = guideline_repo.active_version(cur)
+            found = guideline_repo.get_chunks(cur, version, [citation.field_or_chunk_id]) if version else {}
+        chunk = found.get(citation.field_or_chunk_id)
+        return SourceName(f"{chunk.source_title} — {chunk.section}" if chunk else f"guideline {citation.page_or_section}")
+    if not citation.source_id.startswith("documents:"):
+        return SourceName("the chart")
+    with wb.db.cursor() as cur:
+        document = documents_repo.by_id(cur, int(citation.source_id.split(":", 1)[1]))
+    if document is None:
+        return SourceName("a document that no longer exists")
+    from core.services.document_view import deleted_note
+
+    return SourceName(document["filename"], deleted_note(document))
