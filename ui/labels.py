@@ -45,6 +45,8 @@ FACT_TYPE = {
     "lab_result": "lab result", "medication": "medication", "allergy": "allergy", "problem": "problem",
     "demographic": "demographic", "identifier": "identifier",
 }
+INTENT = {"lookup": "looking up what the record says", "attention": "what deserves attention",
+          "guideline": "what the guidelines say"}
 IDENTIFIER_KIND = {"name": "Name", "dob": "Date of birth", "mrn": "MRN"}
 
 
@@ -76,6 +78,10 @@ def doc_type(code: str | None) -> str:
 
 def fact_type(code: str | None) -> str:
     return _plain(FACT_TYPE, code)
+
+
+def intent(code: str | None) -> str:
+    return _plain(INTENT, code)
 
 
 def error_code(code: str | None) -> str:

@@ -70,10 +70,6 @@ def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = Non
 
 
 # How the chat understood a question, in words (the internal intent stays in the tooltip).
-INTENT = {"lookup": "looking up what the record says", "attention": "what deserves attention",
-          "guideline": "what the guidelines say"}
-
-
 def question_summary(question: dict) -> str:
     """"About: LDL cholesterol, A1c · looking up what the record says"."""
     from core.policy.topics import TOPIC_BY_NAME
@@ -81,4 +77,4 @@ def question_summary(question: dict) -> str:
     topics = [TOPIC_BY_NAME[t].label if t in TOPIC_BY_NAME else str(t).replace("_", " ")
               for t in question.get("topics") or []]
     about = f"About: {', '.join(topics)}" if topics else "About: no particular topic"
-    return f"{about} · {INTENT.get(question.get('intent'), str(question.get('intent') or '—').replace('_', ' '))}"
+    return f"{about} · {labels.intent(question.get('intent'))}"
