@@ -197,9 +197,13 @@ def _fact_list(view: dv.DocumentView, chosen: int | None, key: str) -> int | Non
                                                             if view.paged else ""))
         return None
     ids = [f["fact_id"] for f in view.facts]
+    # Keyed by the chosen fact, with that row as its default, so a click on a box moves
+    # the table's tick too (a table keeps its own selection otherwise).
+    table_key = f"{key}:table:{chosen}"
+    default = {"selection": {"rows": [ids.index(chosen)]}} if chosen in ids else None
 
     def picked() -> None:
-        rows = (st.session_state.get(f"{key}:table") or {}).get("selection", {}).get("rows") or []
+        rows = (st.session_state.get(table_key) or {}).get("selection", {}).get("rows") or []
         if rows:
             _set(key, "fact", ids[rows[0]])
             page = view.page_of(ids[rows[0]])
@@ -207,7 +211,7 @@ def _fact_list(view: dv.DocumentView, chosen: int | None, key: str) -> int | Non
                 _set(key, "page", page)
 
     st.dataframe(_fact_rows(view.facts), hide_index=True, width="stretch", on_select=picked,
-                 selection_mode="single-row", key=f"{key}:table", height=min(420, 38 + 35 * len(view.facts)))
+                 selection_mode="single-row", key=table_key, selection_default=default, height=min(420, 38 + 35 * len(view.facts)))
     chosen = _state(key, "fact")
     if chosen in ids:
         fact = view.facts[ids.index(chosen)]
