@@ -6,6 +6,7 @@ from core.errors import WorkbenchError
 from core.services.answering import SECTION_TITLES, ask
 from core.services.drafting import drafter_for
 from ui import labels
+from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.widgets import question_summary, show_citation
 
@@ -32,7 +33,7 @@ def render_answer(payload: dict, turn: int) -> None:
             st.caption("none")
         for i, item in enumerate(items):
             marker = {"needs_review": ":orange[Review:] ", "missing": ":gray[Missing:] "}.get(name, "")
-            st.markdown(f"{marker}{item['text']}")
+            st.markdown(f"{marker}{md_text(item['text'])}")
             for j, citation in enumerate(item["citations"]):
                 show_citation(wb, citation, key=f"c-{patient['id']}-{turn}-{name}-{i}-{j}")
     with st.expander(f"Handoffs and latency ({payload['latency_ms']:.0f} ms)"):
@@ -47,7 +48,7 @@ def render_answer(payload: dict, turn: int) -> None:
 
 for n, (question, payload) in enumerate(turns):
     with st.chat_message("user"):
-        st.write(question)
+        st.markdown(md_text(question))
     with st.chat_message("assistant"):
         render_answer(payload, n)
 

@@ -8,6 +8,7 @@ from core.services.document_view import document_choices
 from core.services.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
 from core.services.retraction import deletion_impact, delete_document
 from ui import labels
+from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import render_document
 
@@ -42,22 +43,22 @@ def upload_form() -> None:
         data = f.getvalue()
         guess = suggest_category(f.name, data, categories)
         c1, c2 = st.columns([3, 2], vertical_alignment="center")
-        c1.markdown(f"**{f.name}** · {len(data) / 1024:.0f} kB")
+        c1.markdown(f"**{md_text(f.name)}** · {len(data) / 1024:.0f} kB")
         chosen[i] = c2.selectbox("Category", names, index=names.index(guess) if guess in names else 0,
                                  key=f"upload-cat-{round_}-{i}", label_visibility="collapsed",
                                  help="Suggested from the file; change it if it is wrong.")
     if st.button(f"Upload {len(files)} file{'s' if len(files) > 1 else ''}", type="primary"):
         for i, f in enumerate(files):
-            bar = st.progress(0.1, text=f"{f.name}: storing…")
+            bar = st.progress(0.1, text=f"{md_text(f.name)}: storing…")
             try:
                 attached = attach_and_extract(wb, patient_id=pid, source=f.name, data=f.getvalue(),
                                               filename=f.name, category=chosen[i])
             except WorkbenchError as exc:
-                bar.progress(1.0, text=f"{f.name}: not stored")
-                st.error(f"{f.name} was not stored: {exc.message}", icon=":material/error:")
+                bar.progress(1.0, text=f"{md_text(f.name)}: not stored")
+                st.error(f"{md_text(f.name)} was not stored: {md_text(exc.message)}", icon=":material/error:")
                 continue
             uploads[attached.document["id"]] = {"filename": f.name, "announced": False}
-            bar.progress(STAGE[None][0], text=f"{f.name}: {STAGE[None][1]}")
+            bar.progress(STAGE[None][0], text=f"{md_text(f.name)}: {STAGE[None][1]}")
         st.session_state["upload_round"] = round_ + 1
         st.session_state["doc_id"] = max(uploads) if uploads else st.session_state.get("doc_id")
         st.rerun()
@@ -65,8 +66,9 @@ def upload_form() -> None:
 
 def notice(filename: str, state: dict) -> None:
     counts = state["counts"]
+    filename = md_text(filename)
     if state["status"] == "failed":
-        st.error(f"{filename} could not be read: {state['error_message'] or labels.error_code(state['error_code'])}. "
+        st.error(f"{filename} could not be read: {md_text(state['error_message'] or labels.error_code(state['error_code']))}. "
                  "The original file is kept.", icon=":material/error:")
     elif state["status"] == "succeeded" and not (counts.get("stored") or counts.get("unchanged")):
         st.warning(f"{filename} was read, but nothing was found in it. Check it in the viewer below.",
@@ -98,7 +100,7 @@ def upload_progress() -> None:
         value, text = STAGE.get(state["status"], (0.5, state["status"]))
         if state["status"] in PENDING:
             still = True
-            st.progress(value, text=f"{record['filename']}: {text}")
+            st.progress(value, text=f"{md_text(record['filename'])}: {text}")
             continue
         if not record["announced"]:
             record["announced"] = True
@@ -166,7 +168,7 @@ def status_line() -> None:
               labels.code_hint(doc["identity_status"]))
     fact_cell(c3, "Found", labels.found_summary(doc["counts"]) if doc["job_status"] == "succeeded" else "—")
     if doc.get("error_message"):
-        st.error(f"{doc['error_message']} The original file is kept.", icon=":material/error:")
+        st.error(f"{md_text(doc['error_message'])} The original file is kept.", icon=":material/error:")
     if doc["found_nothing"]:
         st.warning("This document was read, but nothing was found in it.", icon=":material/warning:")
 
@@ -188,19 +190,19 @@ viewer()
 
 def impact_sentence(impact: dict) -> str:
     kept = impact["chart_rows_kept"]
-    text = (f"Deleting **{impact['filename']}** retracts {impact['facts']} fact(s) and {impact['promotions']} "
+    text = (f"Deleting **{md_text(impact['filename'])}** retracts {impact['facts']} fact(s) and {impact['promotions']} "
             f"promotion(s) to the chart. {impact['chart_rows']} chart row(s) will be taken out of the chart")
-    text += (": " + ", ".join(r["label"] for r in impact["chart_rows_retracted"]) + ".") if impact["chart_rows"] else "."
+    text += (": " + ", ".join(md_text(r["label"]) for r in impact["chart_rows_retracted"]) + ".") if impact["chart_rows"] else "."
     if kept:
         text += (f" {len(kept)} chart row(s) stay because another document still supports them: "
-                 + ", ".join(f"{r['label']} ({', '.join(by_id[d]['filename'] if d in by_id else f'document {d}' for d in r['kept_by_documents'])})"
+                 + ", ".join(f"{md_text(r['label'])} ({', '.join(md_text(by_id[d]['filename']) if d in by_id else f'document {d}' for d in r['kept_by_documents'])})"
                              for r in kept) + ".")
     return text + " The audit trail is kept."
 
 
 def done_sentence(filename: str, result: dict) -> str:
     counts = result["retracted"]
-    return (f"{filename} was deleted. {counts['facts']} fact(s) and {counts['promotions']} promotion(s) were "
+    return (f"{md_text(filename)} was deleted. {counts['facts']} fact(s) and {counts['promotions']} promotion(s) were "
             f"retracted; {counts['chart_rows']} chart row(s) were taken out of the chart.")
 
 

@@ -10,6 +10,7 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.services import evals
+from ui.inert import md_text
 from ui.runtime import workbench
 from ui.viewer import render_page_image
 from ui.widgets import show_citation
@@ -86,14 +87,14 @@ with st.container(border=True):
         st.success(f"Run {outcome['run_id']} finished: {evals.verdict_label(summary.get('verdict'))}. "
                    "It is selected below.")
     elif outcome:
-        st.error(f"The gate stopped before it finished: {outcome['error']}")
+        st.error(f"The gate stopped before it finished: {md_text(outcome['error'])}")
 
 skipped: list[tuple[str, str]] = []
 evals.sync_runs(wb, skipped)
 if skipped:
     with st.expander(f"Files in eval-results that are not runs ({len(skipped)})"):
         for name, why in skipped:
-            st.markdown(f"- `{name}`: {why}")
+            st.markdown(f"- {md_text(name)}: {md_text(why)}")
 
 runs = evals.list_runs(wb)
 if not runs:
@@ -154,7 +155,8 @@ if run.get("from_database"):
 
 reasons = evals.gate_reasons(run)
 if reasons:
-    st.markdown("**Why the gate failed**\n\n" + "\n".join(f"- **{r['subject']}:** {r['reasons']}" for r in reasons))
+    st.markdown("**Why the gate failed**\n\n" + "\n".join(f"- **{md_text(r['subject'])}:** {md_text(r['reasons'])}"
+                                                          for r in reasons))
 
 st.subheader(f"Failed cases ({len(failed_ids)})")
 if not failed_ids:
@@ -170,10 +172,10 @@ for case_id in failed_ids:
     rows = [f for f in failures if f["case_id"] == case_id]
     with st.container(border=True):
         title, jump = st.columns([5, 1], vertical_alignment="center")
-        title.markdown(f"**{case_id}** — {rows[0]['title']}")
+        title.markdown(f"**{md_text(case_id)}** — {md_text(rows[0]['title'])}")
         jump.button("Show details", key=f"eval_open_{run_id}_{case_id}", on_click=_open_case, args=(case_id,),
                     type="tertiary", help="Open this case in Case details below")
-        st.markdown("\n".join(f"- **{r['check']}:** {r['reason']}" for r in rows))
+        st.markdown("\n".join(f"- **{md_text(r['check'])}:** {md_text(r['reason'])}" for r in rows))
 
 st.subheader("Checks against thresholds and the baseline")
 checks_df = pd.DataFrame([{
@@ -210,14 +212,15 @@ else:
             _took(case.get("seconds")) if case.get("seconds") is not None else ""]
     st.caption(" · ".join(m for m in meta if m))
     if case.get("status") == "error":
-        st.error(f"The case could not run: {case.get('error') or 'no reason recorded'}")
+        st.error(f"The case could not run: {md_text(case.get('error') or 'no reason recorded')}")
     else:
         for rubric, outcome in (case.get("rubrics") or {}).items():
             if not outcome.get("passed"):
-                st.error(f"**{evals.rubric_label(rubric)}** — {outcome.get('reason') or 'no reason recorded'}")
+                st.error(f"**{md_text(evals.rubric_label(rubric))}** — {md_text(outcome.get('reason') or 'no reason recorded')}")
         passed = [(r, o) for r, o in (case.get("rubrics") or {}).items() if o.get("passed")]
         with st.expander(f"Checks this case passed ({len(passed)})"):
-            st.markdown("\n".join(f"- {evals.rubric_label(r)}: {o.get('reason') or ''}" for r, o in passed) or "None.")
+            st.markdown("\n".join(f"- {md_text(evals.rubric_label(r))}: {md_text(o.get('reason') or '')}"
+                                   for r, o in passed) or "None.")
 
     actual = case.get("actual") or {}
     expected_col, actual_col = st.columns(2)
@@ -252,20 +255,21 @@ else:
             show_citation(wb, citation, key=f"eval-g-{key}")
             return
         if doc_key is None:
-            st.caption(f"{citation.get('source_id')} · {citation.get('page_or_section')}: "
-                       f"“{citation.get('quote_or_value')}”")
+            st.caption(f"{md_text(citation.get('source_id'))} · {md_text(citation.get('page_or_section'))}: "
+                       f"“{md_text(citation.get('quote_or_value'))}”")
             return
         view = _cited(case_id, doc_key, json.dumps(citation, sort_keys=True))
         if view.page_png:
             # The same viewer as the Documents page: the fixture page with the cited box.
-            st.caption(f"{view.title} · {view.location}" + (": the cited place is boxed in red" if view.box else ""))
+            st.caption(f"{md_text(view.title)} · {md_text(view.location)}"
+                       + (": the cited place is boxed in red" if view.box else ""))
             boxes = [{"fact_id": -1, "box": dict(view.box), "box_class": "cited", "label": "the cited place"}] \
                 if view.box else []
             render_page_image(view.page_png, boxes, key=key, emphasised=-1)
         elif view.source_text:
-            st.markdown(f"**{view.title}** · {view.location}")
+            st.markdown(f"**{md_text(view.title)}** · {md_text(view.location)}")
             st.code(view.source_text, language=None, wrap_lines=True)
-        st.caption(f"Quote: “{view.quote}”" + (f" · {view.note}" if view.note else ""))
+        st.caption(f"Quote: “{md_text(view.quote)}”" + (f" · {md_text(view.note)}" if view.note else ""))
 
     if facts:
         st.markdown("**Cited source of a fact**")
@@ -277,29 +281,29 @@ else:
                                 format_func=labels.__getitem__, key=f"eval_fact_{run_id}_{case_id}")
             fact = facts[pick]
             cit = fact.get("citation") or {}
-            st.markdown(f"**{fact.get('fact_text')}**\n\n"
+            st.markdown(f"**{md_text(fact.get('fact_text'))}**\n\n"
                         f"- kind: {(fact.get('fact_type') or '').replace('_', ' ')}\n"
                         f"- certainty: {(fact.get('certainty') or '—').replace('_', ' ')}\n"
                         f"- promotion: {(fact.get('promotion_status') or '—').replace('_', ' ')}\n"
-                        f"- cited: {cit.get('page_or_section')} · {cit.get('field_or_chunk_id')}"
-                        + (f"\n- review: {fact['review_reason']}" if fact.get("review_reason") else ""))
+                        f"- cited: {md_text(cit.get('page_or_section'))} · {md_text(cit.get('field_or_chunk_id'))}"
+                        + (f"\n- review: {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""))
         with source_col:
             _show_source(fact.get("document"), cit, key=f"eval-page-{run_id}-{case_id}-{pick}")
 
     for answer in actual.get("answers") or []:
         with st.container(border=True):
             verdict = "Refused" if answer.get("refused") else "Answered"
-            st.markdown(f"**Step {answer.get('step')}: “{answer.get('question')}”** — {verdict}")
+            st.markdown(f"**Step {answer.get('step')}: “{md_text(answer.get('question'))}”** — {verdict}")
             for section, items in (answer.get("sections") or {}).items():
                 if not items:
                     continue
                 st.markdown(f"*{evals.SECTION_LABELS.get(section, section.replace('_', ' '))}*")
                 for n, item in enumerate(items):
                     cites = item.get("citations") or []
-                    where = "; ".join(f"{c.get('page_or_section')} “{c.get('quote_or_value')}”"
+                    where = "; ".join(f"{md_text(c.get('page_or_section'))} “{md_text(c.get('quote_or_value'))}”"
                                       + (f" ({evals.document_key_for(case, c)})"
                                          if evals.document_key_for(case, c) else "") for c in cites)
-                    st.markdown(f"- {item.get('text')}" + (f" — cited: {where}" if where else " — no citation"))
+                    st.markdown(f"- {md_text(item.get('text'))}" + (f" — cited: {where}" if where else " — no citation"))
                     for m, c in enumerate(cites):
                         toggle_key = f"eval-a-{run_id}-{case_id}-{answer.get('step')}-{section}-{n}-{m}"
                         if c.get("source_type") == "guideline":

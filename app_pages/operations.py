@@ -8,6 +8,7 @@ from core.errors import WorkbenchError
 from core.services import operations
 from core.services.health import health
 from ui import labels
+from ui.inert import md_text
 from ui.runtime import workbench
 
 wb = workbench()
@@ -90,7 +91,7 @@ def jobs_panel() -> None:
         with st.container(border=True):
             text, button = st.columns([5, 1], vertical_alignment="center")
             text.markdown(f"Job {j['id']} (document {j['document_id']}, {labels.doc_type(j['doc_type'])}): "
-                          f"{j['error_message'] or labels.error_code(j['error_code'])}",
+                          f"{md_text(j['error_message'] or labels.error_code(j['error_code']))}",
                           help=labels.code_hint(j["error_code"]))
             deleted = j["document_deleted"]
             button.button("Retry", key=f"retry-{j['id']}", on_click=_retry, args=(j["id"],), disabled=deleted,

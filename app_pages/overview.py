@@ -11,6 +11,7 @@ from core.policy.relevance import context_of, context_tags
 from core.services.facts import chart_view, patient_facts
 from core.services.patients import add_patient, chart_documents
 from ui import labels
+from ui.inert import md_text
 from ui.runtime import patient_picker, select_patient, workbench
 
 DOCUMENTS_PAGE = "app_pages/documents.py"
@@ -63,9 +64,9 @@ if patient is None:
     st.stop()
 
 if st.session_state.pop("patient_added", None) == patient["id"]:
-    st.success(f"Added {patient['first_name']} {patient['last_name']} (MRN {patient['mrn']}); they are now "
+    st.success(f"Added {md_text(patient['first_name'])} {md_text(patient['last_name'])} (MRN {md_text(patient['mrn'])}); they are now "
                "the chosen patient.")
-st.caption(labels.patient_line(patient))
+st.caption(md_text(labels.patient_line(patient)))
 docs = chart_documents(wb, patient["id"])
 if not docs:
     welcome(has_patients=True)
@@ -100,10 +101,10 @@ def documents_panel() -> None:
     for d in current:
         if d["found_nothing"]:
             why = "; ".join(w["message"] for w in d["warnings"] if w.get("message"))
-            st.warning(f"{d['filename']} was read but nothing was found in it" + (f" ({why})" if why else "")
+            st.warning(f"{md_text(d['filename'])} was read but nothing was found in it" + (f" ({md_text(why)})" if why else "")
                        + ": check it on the Documents page.", icon=":material/warning:")
         elif d["job_status"] == "failed":
-            st.error(f"{d['filename']} could not be read: {d['error_message'] or labels.error_code(d['error_code'])}",
+            st.error(f"{md_text(d['filename'])} could not be read: {md_text(d['error_message'] or labels.error_code(d['error_code']))}",
                      icon=":material/error:")
 
 
@@ -117,8 +118,9 @@ c1.metric("Critical lab results in the chart", len(critical))
 c2.metric("Findings waiting for review", len(groups["needs_review"]))
 c3.metric("Facts held (patient not confirmed)", len(groups["held"]))
 for row in critical:
-    st.error(f"Critical: {row['test_name']} {row['value']} {row['unit'] or ''} (reference "
-             f"{row['reference_range'] or 'not printed'}), collected {row['collection_date'] or 'date not stated'}")
+    st.error(f"Critical: {md_text(row['test_name'])} {md_text(row['value'])} {md_text(row['unit'] or '')} (reference "
+             f"{md_text(row['reference_range'] or 'not printed')}), collected "
+             f"{md_text(row['collection_date'] or 'date not stated')}")
 
 
 # Promotion words that would only repeat what the certainty already says.
@@ -142,11 +144,12 @@ def fact_row(fact: dict, group: str) -> None:
                         if t != kind)
     text, link = st.columns([6, 1], vertical_alignment="center")
     text.markdown(
-        f"{lead}**{fact['fact_text']}** · {kind}"
+        f"{lead}**{md_text(fact['fact_text'])}** · {kind}"
         + (f" ({context})" if context else "")
-        + f" · {labels.location(fact['citation'], fact)} of {fact['filename']} · {fact_status(fact, group)}"
-        + (f" · {fact['review_reason']}" if fact.get("review_reason") else ""),
-        help=labels.code_hint(fact["certainty"], fact.get("promotion_status"), fact["citation"].get("field_or_chunk_id"),
+        + f" · {md_text(labels.location(fact['citation'], fact))} of {md_text(fact['filename'])} · {fact_status(fact, group)}"
+        + (f" · {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""),
+        help=labels.code_hint(fact["certainty"], fact.get("promotion_status"),
+                              md_text(fact["citation"].get("field_or_chunk_id")),
                               fact.get("identity_status")),
     )
     link.page_link(DOCUMENTS_PAGE, label="Show in viewer",

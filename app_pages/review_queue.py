@@ -20,6 +20,7 @@ from core.services.identity_review import identity_comparison, undo_identity_dec
 from core.services.review import (conflict_detail, decide_facts, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
 from ui import labels
+from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import render_citation, render_page_image
 
@@ -83,23 +84,23 @@ def show_source(citation: dict, *, key: str, fact: dict | None = None, extra_box
     boxes = [{"fact_id": -1 - i, "box": box, "box_class": "cited", "label": label}
              for i, (label, box) in enumerate(extra_boxes)]
     render_page_image(page_image(wb, int(source.split(":", 1)[1]), page), boxes, key=key)
-    st.caption(f"{labels.location(citation, fact)}: " + ", ".join(label for label, _ in extra_boxes) + " boxed")
+    st.caption(f"{md_text(labels.location(citation, fact))}: " + ", ".join(label for label, _ in extra_boxes) + " boxed")
 
 
 # ------------------------------------------------------------------ identity item
 def identity_item(item: dict) -> bool:
     check = item["check"]
     compare = identity_comparison(wb, check["id"])
-    st.markdown(f"**{item['filename']}** — {labels.identity_status(check['identity_status'])}",
+    st.markdown(f"**{md_text(item['filename'])}** — {labels.identity_status(check['identity_status'])}",
                 help=labels.code_hint(check["identity_status"]))
     if check["mismatch_reason"]:
-        st.caption(check["mismatch_reason"])
+        st.caption(md_text(check["mismatch_reason"]))
     rows = [{"Field": labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]),
-             "On the document": "; ".join(f["document"]) or "—", "In the chart": f["chart"],
+             "On the document": md_text("; ".join(f["document"])) or "—", "In the chart": md_text(f["chart"]),
              "Result": VERDICT[f["verdict"]]} for f in compare["fields"]]
     st.table(rows)
     for part in compare["parts"]:
-        st.caption(f"{part['scope']}: {labels.identity_status(part['status'])}")
+        st.caption(f"{md_text(part['scope'])}: {labels.identity_status(part['status'])}")
     cited = [(labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]), c) for f in compare["fields"] for c in f["citations"]]
     if cited:
         first = cited[0][1]
@@ -120,10 +121,10 @@ def identity_item(item: dict) -> bool:
                      "confirmation ticked.")
         else:
             return run_decision(decide_identity, check["id"], approve=True, by=reviewer, reason=reason,
-                                success=f"Patient match approved for {item['filename']}.")
+                                success=f"Patient match approved for {md_text(item['filename'])}.")
     if c2.button("Reject identity", key=f"ri-{check['id']}", shortcut="x"):
         return run_decision(decide_identity, check["id"], approve=False, by=reviewer, reason=reason,
-                            success=f"{item['filename']}: rejected as not this patient.")
+                            success=f"{md_text(item['filename'])}: rejected as not this patient.")
     return False
 
 
@@ -132,13 +133,13 @@ def finding_item(item: dict) -> bool:
     fact = item["fact"]
     fid = fact["fact_id"]
     cit = fact["citation"]
-    st.markdown(f"**{item_title(item)}**")
-    st.caption(f"{labels.fact_type(fact['fact_type'])} · {labels.location(cit, fact)} · "
-               f"{labels.certainty(fact['certainty'])} · {item['filename']}",
+    st.markdown(f"**{md_text(item_title(item))}**")
+    st.caption(f"{labels.fact_type(fact['fact_type'])} · {md_text(labels.location(cit, fact))} · "
+               f"{labels.certainty(fact['certainty'])} · {md_text(item['filename'])}",
                help=labels.code_hint(fact["fact_type"], fact["certainty"], fact["promotion_status"],
-                                     cit.get("field_or_chunk_id")))
-    st.markdown(f"Quote: “{cit['quote_or_value']}”")
-    st.markdown(f"Why it is here: {reason_words(item['reason'])}")
+                                     md_text(cit.get("field_or_chunk_id"))))
+    st.markdown(f"Quote: “{md_text(cit['quote_or_value'])}”")
+    st.markdown(f"Why it is here: {md_text(reason_words(item['reason']))}")
     show_source(cit, key=f"src-{fid}", fact=fact)
     if item["conflict"] and (detail := conflict_detail(wb, fid)):
         left, right = st.columns(2)
@@ -147,10 +148,10 @@ def finding_item(item: dict) -> bool:
         fields = [k for k in ("test_name", "value", "unit", "reference_range", "collection_date", "abnormal_flag",
                               "substance", "reaction", "name", "dose", "frequency", "description") if k in row]
         left.markdown("**This document**")
-        left.table({k.replace("_", " "): str(value.get(k) if value.get(k) is not None else "—") for k in fields})
+        left.table({k.replace("_", " "): md_text(value.get(k) if value.get(k) is not None else "—") for k in fields})
         right.markdown("**The chart**")
-        right.table({k.replace("_", " "): str(row.get(k) if row.get(k) is not None else "—") for k in fields})
-        sources = ", ".join(s["filename"] for s in detail["sources"]) or ("entered by hand" if detail["manual"] else "—")
+        right.table({k.replace("_", " "): md_text(row.get(k) if row.get(k) is not None else "—") for k in fields})
+        sources = ", ".join(md_text(s["filename"]) for s in detail["sources"]) or ("entered by hand" if detail["manual"] else "—")
         right.caption(f"Source: {sources}")
 
     reason = st.text_input("Reason (needed to reject)", key=f"why-f-{fid}")
@@ -194,7 +195,7 @@ def correction_form(fact: dict) -> bool:
             return False
     ok = run_decision(correct_fact, fact["fact_id"], by=reviewer, value=new_value, unit=unit,
                       collection_date=date or None, abnormal_flag=flag, reason=why,
-                      success=f"Corrected: {value.get('value', '')} → {new_value}.")
+                      success=f"Corrected: {md_text(value.get('value', ''))} → {md_text(new_value)}.")
     if ok:
         st.session_state.pop("rq_correcting", None)
     return ok
@@ -336,12 +337,12 @@ def queue_list(shown: list[dict], current: str) -> None:
         st.warning("Bulk approval takes findings that share one reason; the selection mixes reasons or "
                    "includes a patient-match check.")
         return
-    if st.button(f"Approve {len(facts)} selected findings ({reason_words(facts[0]['reason'])})", key="rq_bulk"):
+    if st.button(f"Approve {len(facts)} selected findings ({md_text(reason_words(facts[0]['reason']))})", key="rq_bulk"):
         results = decide_facts(wb, [i["item_id"] for i in facts], approve=True, by=reviewer)
         done = sum(r["ok"] for r in results)
         st.session_state["rq_notice"] = f"{done} of {len(results)} findings approved."
         for failed in (r for r in results if not r["ok"]):
-            st.warning(f"Finding {failed['fact_id']}: {failed['error']}")
+            st.warning(f"Finding {failed['fact_id']}: {md_text(failed['error'])}")
         if done:
             st.session_state.pop("rq_table", None)
             rerun_fragment()

@@ -18,6 +18,7 @@ from core.errors import WorkbenchError
 from core.services import document_view as dv
 from core.services.workbench import Workbench
 from ui import labels
+from ui.inert import md_text
 
 BOX_COLOURS = {"verified": "#1a7f37", "document_fact": "#1f6feb", "needs_review": "#d97706", "held": "#6b7280",
                "cited": "#d1242f"}
@@ -172,7 +173,7 @@ def render_document(wb: Workbench, document_id: int, *, facts: list[dict[str, An
     if view.deleted:
         st.warning(f"This document was {view.deleted}.", icon=":material/delete:")
     for text in view.warnings:
-        st.warning(text, icon=":material/warning:")
+        st.warning(md_text(text), icon=":material/warning:")
     if view.paged:
         if show_fact_list:
             page_col, list_col = st.columns([3, 2])
@@ -216,10 +217,11 @@ def _fact_list(view: dv.DocumentView, chosen: int | None, key: str) -> int | Non
     if chosen in ids:
         fact = view.facts[ids.index(chosen)]
         cit = fact.get("citation") or {}
-        st.caption(f"Chosen: **{fact.get('fact_text')}** · {labels.location(cit, fact)} · “{cit.get('quote_or_value')}”"
-                   + (f" · {fact['review_reason']}" if fact.get("review_reason") else ""),
+        st.caption(f"Chosen: **{md_text(fact.get('fact_text'))}** · {md_text(labels.location(cit, fact))} · "
+                   f"“{md_text(cit.get('quote_or_value'))}”"
+                   + (f" · {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""),
                    help=labels.code_hint(fact.get("certainty"), fact.get("promotion_status"),
-                                         cit.get("page_or_section"), cit.get("field_or_chunk_id")))
+                                         md_text(cit.get("page_or_section")), md_text(cit.get("field_or_chunk_id"))))
         if fact["fact_id"] in view.unboxed and view.paged:
             st.caption("This fact has no box on the page.")
     return chosen
@@ -245,7 +247,7 @@ def _paged(wb: Workbench, view: dv.DocumentView, chosen: int | None, key: str) -
         zoom = st.segmented_control("Zoom", list(ZOOMS), default="Fit", key=f"{key}:zoom") or "Fit"
     current = view.pages[page - 1]
     for text in current.warnings:
-        st.warning(f"Page {page}: {text}", icon=":material/warning:")
+        st.warning(f"Page {page}: {md_text(text)}", icon=":material/warning:")
     _draw_page(wb, view, page, current.boxes, chosen, key, zoom=ZOOMS[zoom])
     legend()
     if view.page_count > 1 and st.toggle("Page thumbnails", key=f"{key}:thumbs"):
@@ -332,18 +334,18 @@ def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int | N
         elif kind == "docx":
             _docx(dv.docx_context(wb, citation, document_id=document_id), citation, fact)
         else:
-            st.caption(f"{labels.location(citation, fact)}: “{citation.get('quote_or_value')}”")
+            st.caption(f"{md_text(labels.location(citation, fact))}: “{md_text(citation.get('quote_or_value'))}”")
     except WorkbenchError as exc:
-        st.warning(exc.message)
-        st.caption(f"Quote: “{citation.get('quote_or_value')}”")
+        st.warning(md_text(exc.message))
+        st.caption(f"Quote: “{md_text(citation.get('quote_or_value'))}”")
 
 
 def _hl7(view: dv.Hl7View, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
-    st.markdown(f"**{labels.location(citation, fact)}** · value “{citation.get('quote_or_value')}”")
+    st.markdown(f"**{md_text(labels.location(citation, fact))}** · value “{md_text(citation.get('quote_or_value'))}”")
     if view.test_name:
-        st.caption(f"Test: {view.test_name} · unit: {view.unit or 'not stated'} · reference range: "
-                   f"{view.reference_range or 'not stated'}"
-                   + (f" · flag: {view.flag}" if view.flag else ""))
+        st.caption(f"Test: {md_text(view.test_name)} · unit: {md_text(view.unit or 'not stated')} · reference range: "
+                   f"{md_text(view.reference_range or 'not stated')}"
+                   + (f" · flag: {md_text(view.flag)}" if view.flag else ""))
     # The cited segment first; the whole message one click away.
     order = list(dict.fromkeys((r["segment"], r["index"]) for r in view.rows))
     cited = next((i for i, r in enumerate(order) if any(x["cited_segment"] for x in view.rows
@@ -365,7 +367,7 @@ def _hl7_table(rows: list[dict[str, Any]]) -> None:
 
 
 def _sheet(grid: dv.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
-    st.markdown(f"**{labels.location(citation, fact)}** · value “{citation.get('quote_or_value')}”")
+    st.markdown(f"**{md_text(labels.location(citation, fact))}** · value “{md_text(citation.get('quote_or_value'))}”")
     frame = pd.DataFrame([cells for _, cells in grid.rows], columns=grid.columns,
                          index=[str(n) for n, _ in grid.rows])
     cited_rows = {r for r, _ in grid.cited}
@@ -375,19 +377,17 @@ def _sheet(grid: dv.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | 
         return [_HIGHLIGHT if (n, grid.first_col + i) in grid.cited else _NEAR if n in cited_rows else ""
                 for i in range(len(row))]
 
-    st.caption(f"Sheet {grid.sheet}")
+    st.caption(f"Sheet {md_text(grid.sheet)}")
     st.dataframe(frame.style.apply(mark, axis=1), width="stretch")
 
 
 def _md(text: str) -> str:
     """Text shown as markdown without it being read as markdown."""
-    for ch in "\\`*_{}[]<>()#+-.!|~$":
-        text = text.replace(ch, "\\" + ch)
-    return text
+    return md_text(text)
 
 
 def _docx(context: dv.DocxContext, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
-    st.markdown(f"**{labels.location(citation, fact)}**")
+    st.markdown(f"**{md_text(labels.location(citation, fact))}**")
     with st.container(border=True):
         for item in context.items:
             text = item["text"]
@@ -398,7 +398,7 @@ def _docx(context: dv.DocxContext, citation: dict[str, Any], fact: dict[str, Any
                 body = f":orange-background[{_md(text)}]"
             else:
                 body = f":gray[{_md(text)}]"
-            st.markdown(body, help=item["locator"])
+            st.markdown(body, help=md_text(item["locator"]))
 
 
 # ----------------------------------------------------------------------------- citations
@@ -414,9 +414,9 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
     if cit.get("source_type") == "guideline" or not source.startswith("documents:"):
         view = source_view(wb, cit)
         if view.source_text:
-            st.markdown(f"**{view.title or view.location}** · {view.location}")
+            st.markdown(f"**{md_text(view.title or view.location)}** · {md_text(view.location)}")
             st.code(view.source_text, language=None, wrap_lines=True)
-        st.caption(f"Quote: “{cit.get('quote_or_value')}”" + (f" · {view.note}" if view.note else ""))
+        st.caption(f"Quote: “{md_text(cit.get('quote_or_value'))}”" + (f" · {md_text(view.note)}" if view.note else ""))
         return
     document_id = int(source.split(":", 1)[1])
     try:
@@ -424,7 +424,7 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
     except WorkbenchError as exc:
         st.warning(exc.message)
         return
-    st.caption(f"{doc.filename} · {labels.location(cit, fact)} · “{cit.get('quote_or_value')}”")
+    st.caption(f"{md_text(doc.filename)} · {md_text(labels.location(cit, fact))} · “{md_text(cit.get('quote_or_value'))}”")
     if doc.deleted:
         st.warning(f"This source was {doc.deleted}.", icon=":material/delete:")
     if not doc.paged:

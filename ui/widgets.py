@@ -9,6 +9,7 @@ from core.policy.relevance import context_of, context_tags
 from core.services.source_review import source_name
 from core.services.workbench import Workbench
 from ui import labels
+from ui.inert import md_text
 
 # Plain words: the badges must read the same on a machine without an emoji font.
 STATUS_BADGE = {
@@ -25,12 +26,12 @@ IDENTITY_BADGE = {
 
 def fact_line(fact: dict) -> str:
     cit = fact["citation"]
-    where = labels.location(cit, fact)
+    where = md_text(labels.location(cit, fact))
     flag = (fact.get("structured_value") or {}).get("abnormal_flag")
     critical = "**CRITICAL** " if is_critical(flag) else ""
     # The answer composer's words for how a mention was meant, without its brackets.
     context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
-    return (f"{critical}**{fact['fact_text']}** — {labels.fact_type(fact['fact_type'])}, {where}, "
+    return (f"{critical}**{md_text(fact['fact_text'])}** — {labels.fact_type(fact['fact_type'])}, {where}, "
             f"confidence {fact['confidence']:.2f}" + (f" · {context}" if context else ""))
 
 
@@ -38,10 +39,11 @@ def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) 
     st.markdown(fact_line(fact))
     cit = fact["citation"]
     # Plain words on the line; the internal codes on hover.
-    st.caption(f"“{cit['quote_or_value']}”"
-               + (f" · review: {fact['review_reason']}" if fact.get("review_reason") else "")
+    st.caption(f"“{md_text(cit['quote_or_value'])}”"
+               + (f" · review: {md_text(fact['review_reason'])}" if fact.get("review_reason") else "")
                + (f" · {labels.promotion(fact['promotion_status'])}" if fact.get("promotion_status") else ""),
-               help=labels.code_hint(cit.get("source_id"), cit.get("field_or_chunk_id"), fact.get("promotion_status")))
+               help=labels.code_hint(cit.get("source_id"), md_text(cit.get("field_or_chunk_id")),
+                                     fact.get("promotion_status")))
     if with_source:
         show_citation(wb, cit, key=f"src-{key}", label="Show source")
 
@@ -51,10 +53,10 @@ def citation_label(wb: Workbench, cit: dict) -> str:
     Glycemic targets", "Chart: Lab results (entered by hand)"; "(deleted)" when it was."""
     source = source_name(wb, cit)
     if cit.get("source_type") == "guideline":
-        return f"Guideline: {source.name}"
+        return f"Guideline: {md_text(source.name)}"
     if not str(cit.get("source_id") or "").startswith("documents:"):
-        return f"Chart: {labels.chart_section(str(cit.get('page_or_section') or ''))} (entered by hand)"
-    return f"Source: {source.name}, {labels.location(cit)}" + (" (deleted)" if source.deleted else "")
+        return f"Chart: {md_text(labels.chart_section(str(cit.get('page_or_section') or '')))} (entered by hand)"
+    return f"Source: {md_text(source.name)}, {md_text(labels.location(cit))}" + (" (deleted)" if source.deleted else "")
 
 
 def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = None) -> None:
@@ -64,7 +66,7 @@ def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = Non
     from ui.viewer import render_citation
 
     label = label or citation_label(wb, cit)
-    hint = labels.code_hint(cit.get("source_id"), cit.get("page_or_section"), cit.get("field_or_chunk_id"))
+    hint = labels.code_hint(cit.get("source_id"), md_text(cit.get("page_or_section")), md_text(cit.get("field_or_chunk_id")))
     if st.toggle(label, key=key, help=hint):
         render_citation(wb, cit, key=f"{key}-view")
 
