@@ -3,7 +3,12 @@
 A thin shell over the services. With ``--json`` exactly one JSON object goes to
 stdout (anything a library prints is sent to stderr meanwhile); errors are one
 line on stderr and a non-zero exit. ``WorkbenchError`` is translated here, in one
-place; anything else is a defect and keeps its traceback.
+place; anything else is a defect and prints its type and code locations.
+
+stderr ends up in logs (cron, systemd, `make run`), so an error line never carries
+a patient identifier or a file name: the values given for --patient, --mrn, the
+names, the date of birth and the file are replaced by the option's name, and a
+defect's message (which may quote a value) is not printed.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import contextlib
 import json
 import signal
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -382,7 +388,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Arguments that carry patient identifiers or a file name; see the module docstring.
+_PRIVATE_ARGS = {"patient": "--patient", "mrn": "--mrn", "first": "--first", "last": "--last", "dob": "--dob",
+                 "file": "file"}
+
+
+def _redact(message: str, args: argparse.Namespace) -> str:
+    """``message`` with every private argument value (and a file's path and base name)
+    named by its option instead. Longest first, so a file name that contains the MRN
+    goes as a whole. Values shorter than 3 characters are left: they would match
+    ordinary words, and identify no one."""
+    values: dict[str, str] = {}
+    for key, label in _PRIVATE_ARGS.items():
+        value = getattr(args, key, None)
+        if isinstance(value, str):
+            texts = (value, str(Path(value)), Path(value).name) if key == "file" else (value,)
+            values.update({text: f"<{label}>" for text in texts if len(text) >= 3})
+    for text in sorted(values, key=len, reverse=True):
+        message = message.replace(text, values[text])
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
+    from storage.private_files import restrict_new_files
+
+    restrict_new_files()  # everything this command writes in the data dir is the owner's only
     parser = build_parser()
     args = parser.parse_args(argv)
     as_json = getattr(args, "json", False)
@@ -392,8 +422,14 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
             result = args.fn(args)
     except WorkbenchError as exc:
-        print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"error: {exc.code}: {_redact(exc.message, args)}", file=sys.stderr)
         return EXIT_BAD_INPUT if isinstance(exc, BadInput) or exc.code.startswith("unknown") else 1
+    except Exception as exc:  # a defect: its message may quote a value, so print type and locations only
+        print(f"error: internal_error: unexpected {type(exc).__name__} in `{args.command}`"
+              " (code locations follow; the message is withheld because it may quote patient data)",
+              file=sys.stderr)
+        traceback.print_tb(exc.__traceback__, file=sys.stderr)
+        return 1
     exit_code = result.pop("_exit", 0) if isinstance(result, dict) else 0
     error = result.pop("_error", None) if isinstance(result, dict) else None
     if as_json:
@@ -401,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         real_stdout.write(_human(result) + "\n")
     if error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {_redact(error, args)}", file=sys.stderr)
     return exit_code
 
 

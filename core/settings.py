@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from storage.private_files import make_private
 
 
 class Settings(BaseSettings):
@@ -79,11 +82,13 @@ class Settings(BaseSettings):
         path = self.data_dir / ".app-secret"
         if path.exists():
             return path.read_text().strip()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private(self.data_dir)
         value = secrets.token_hex(32)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(value)
-        tmp.chmod(0o600)
+        # Created 0600, not chmod-ed after: the secret is never readable by others, even briefly.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(value)
         tmp.replace(path)
         return value
 

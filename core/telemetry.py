@@ -7,6 +7,7 @@ key goes through the allowlist in ``core.policy.telemetry``.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from datetime import datetime, timezone
@@ -26,8 +27,12 @@ def emit(event: str, *, settings: Settings | None = None, patient_id: int | None
     record.update(fields)
     clean = scrub(record)
     logs = settings.logs_dir
-    logs.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
     line = json.dumps(clean, sort_keys=True) + "\n"
-    with _lock, open(logs / f"telemetry-{time.strftime('%Y%m%d')}.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(line)
+    path = logs / f"telemetry-{time.strftime('%Y%m%d')}.jsonl"
+    with _lock:
+        # Owner-only from creation, whatever the process umask (see storage.private_files).
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(line)
     return clean

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from core.settings import Settings, get_settings
 from storage.blobs import BlobStore
 from storage.db import Database, open_database
+from storage.private_files import make_private, restrict_new_files
 
 
 class FactIndex(Protocol):
@@ -37,7 +38,10 @@ class Workbench:
 
 def open_workbench(settings: Settings | None = None, *, fact_index: FactIndex | None = None) -> Workbench:
     settings = settings or get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # Patient data: whatever this process (or a library in it) creates in the data
+    # dir is the owner's only, including from a plain `streamlit run` or a test.
+    restrict_new_files()
+    make_private(settings.data_dir)
     db = open_database(settings.db_path)
     if fact_index is None:
         fact_index = _default_fact_index(settings)

@@ -76,7 +76,9 @@ class Worker:
             status, code = "failed", "internal_error"
             message = f"Unexpected {type(exc).__name__} while processing; the original is kept and the job can be retried."
             # The traceback names code locations only; document text never goes to logs.
-            print(f"[{WORKER_NAME}] job {job['id']} defect: {type(exc).__name__}", file=sys.stderr)
+            # Ids only: a file name or an MRN never reaches a log line.
+            print(f"[{WORKER_NAME}] job {job['id']} (document {job['document_id']}) defect: {type(exc).__name__}",
+                  file=sys.stderr)
             traceback.print_tb(exc.__traceback__, file=sys.stderr)
         finally:
             done.set()
