@@ -87,16 +87,22 @@ def test_clinician_uploads_a_document_and_sees_it_listed(server, browser, tmp_pa
     page = browser.new_page()
     page.goto(server["url"])
     page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
+    page.get_by_role("link", name="Documents").click()  # uploading lives on the Documents page
     page.get_by_text("No documents on this chart yet").wait_for(timeout=30_000)
     upload = tmp_path / "stored-note.pdf"
     upload.write_bytes(b"%PDF-1.4\n% an unparseable pdf, stored under Other\n")
-    page.get_by_text("Category").first.wait_for()
-    page.locator("[data-testid='stSelectbox']").filter(has_text="Category").click()
-    page.get_by_role("option", name="Other").click()
     page.locator("input[type='file']").set_input_files(str(upload))
     page.get_by_text("stored-note.pdf").first.wait_for(timeout=30_000)
-    page.get_by_role("button", name="Attach to chart").click()
-    page.get_by_text("attached as document").wait_for(timeout=30_000)
+    # one category select per chosen file, suggested from the file; its label is hidden
+    page.locator("[data-testid='stExpander'] [data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="Other", exact=True).click()
+    page.get_by_role("button", name="Upload 1 file").click()
+    page.get_by_text("stored-note.pdf was stored; its category is not read automatically").wait_for(timeout=30_000)
+    # the document picker now holds it (a select shows its choice as the combobox's value)
+    picker = page.get_by_role("combobox", name="Document")
+    picker.wait_for(timeout=30_000)
+    assert picker.input_value().startswith("stored-note.pdf"), picker.input_value()
+    page.get_by_role("link", name="Chart overview").click()
     page.get_by_text("Documents (1)").wait_for(timeout=30_000)
     page.screenshot(path=os.environ.get("UI_SCREENSHOT", str(tmp_path / "overview.png")), full_page=True)
     page.close()
@@ -108,7 +114,7 @@ def test_chosen_patient_survives_moving_between_pages(server, browser):
     page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").click()
     page.get_by_role("option", name="Okonkwo").first.click()
-    page.get_by_text("MRN DEMO-1003").wait_for(timeout=30_000)
+    page.get_by_text("MRN DEMO-1003").first.wait_for(timeout=30_000)  # sidebar card and page caption
     page.get_by_role("link", name="Chat").click()
     page.get_by_text("Answers come only").wait_for(timeout=30_000)
     shown = page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").evaluate(

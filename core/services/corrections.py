@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.errors import BadInput, NotFound
+from core.errors import BadInput
 from core.models import BoundingBox, Certainty
 from core.policy.chart_rules import APPROVED_AWAITING_IDENTITY, identity_trusted
 from core.policy.fingerprints import clinical_content_fingerprint
@@ -20,9 +20,9 @@ from core.services.document_view import is_paged, page_words
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact
 from core.services.retraction import retract_promotions
-from core.services.review import decidable_fact
+from core.services.review import decidable_fact, live_fact
 from core.services.workbench import Workbench
-from storage import audit_repo, documents_repo, facts_repo, promotions_repo
+from storage import audit_repo, facts_repo, promotions_repo
 
 def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = None, unit: str | None = None,
                  collection_date: str | None = None, abnormal_flag: str | None = None,
@@ -110,14 +110,7 @@ def set_fact_box(wb: Workbench, fact_id: int, *, box: dict[str, Any], by: str, c
     if normal is None:
         raise BadInput("The box has no size on the page; draw it again.", code="bad_box")
     with wb.db.transaction() as cur:
-        fact = facts_repo.fact_by_id(cur, fact_id)
-        if fact is None:
-            raise NotFound(f"No fact with id {fact_id}.", code="unknown_fact")
-        if fact["retracted_at"] is not None:
-            raise BadInput("This fact was retracted with its document.", code="fact_retracted")
-        document = documents_repo.by_id(cur, fact["document_id"])
-        if document["deleted"]:
-            raise BadInput("The document was deleted; its findings can no longer be reviewed.", code="document_deleted")
+        fact, document = live_fact(cur, fact_id)
         if not is_paged(document):
             raise BadInput("This source has no pages to draw on; its citation names a paragraph, cell or segment.",
                            code="not_paged")

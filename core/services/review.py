@@ -40,10 +40,9 @@ def ensure_open(cur, item_type: str, item_id: int, *, fallback: dict[str, Any] |
         raise BadInput(f"{what} was {already_decided_message(closing)}.", code="already_decided")
 
 
-def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[dict[str, Any], dict[str, Any], IdentityStatus]:
-    """The fact, its document and its identity status, or the reason no decision may be
-    taken on it: unknown, retracted, deleted document, already decided, or (when the
-    decision would put it in the chart) a rejected or quarantined identity."""
+def live_fact(cur, fact_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fact and its document, or why a person can no longer act on it: unknown,
+    retracted, or its document deleted."""
     fact = facts_repo.fact_by_id(cur, fact_id)
     if fact is None:
         raise NotFound(f"No fact with id {fact_id}.", code="unknown_fact")
@@ -52,6 +51,14 @@ def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[dict[str, Any
     document = documents_repo.by_id(cur, fact["document_id"])
     if document["deleted"]:
         raise BadInput("The document was deleted; its findings can no longer be reviewed.", code="document_deleted")
+    return fact, document
+
+
+def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[dict[str, Any], dict[str, Any], IdentityStatus]:
+    """The fact, its document and its identity status, or the reason no decision may be
+    taken on it: unknown, retracted, deleted document, already decided, or (when the
+    decision would put it in the chart) a rejected or quarantined identity."""
+    fact, document = live_fact(cur, fact_id)
     ensure_open(cur, "fact", fact_id)
     check = facts_repo.latest_identity(cur, fact["document_id"], fact["scope"])
     status = IdentityStatus(check["identity_status"]) if check is not None else IdentityStatus.UNCHECKED
