@@ -193,9 +193,13 @@ def correction_form(fact: dict) -> bool:
         why = st.text_input("What was misread")
         if not st.form_submit_button("Save correction"):
             return False
+    asked = (("value", value.get("value"), new_value), ("unit", value.get("unit"), unit),
+             ("date", value.get("collection_date"), date), ("flag", value.get("abnormal_flag"), flag))
+    said = "; ".join(f"{name} {md_text(old or '—')} → {md_text(new or '—')}" for name, old, new in asked
+                     if new is not None and str(old or "") != str(new or ""))
     ok = run_decision(correct_fact, fact["fact_id"], by=reviewer, value=new_value, unit=unit,
                       collection_date=date or None, abnormal_flag=flag, reason=why,
-                      success=f"Corrected: {md_text(value.get('value', ''))} → {md_text(new_value)}.")
+                      success=f"Corrected: {said or 'nothing changed'}.")
     if ok:
         st.session_state.pop("rq_correcting", None)
     return ok
@@ -229,6 +233,8 @@ def canvas_box(fact: dict, page: int | None) -> dict | None:
     image = Image.open(io.BytesIO(page_image(wb, fact["document_id"], page)))  # cached by the viewer
     width = 700
     height = round(width * image.height / image.width)
+    # The canvas sends its background on every run: a page scaled to the canvas, not the render.
+    image = image.resize((width, height))
     result = st_canvas(background_image=image, drawing_mode="rect", stroke_width=2, stroke_color="#d22",
                        fill_color="rgba(220, 30, 30, 0.1)", width=width, height=height,
                        key=f"canvas-{fact['fact_id']}")

@@ -34,6 +34,10 @@ class Database:
             raise WorkbenchError(f"Cannot open database {self.path}: {exc}", code="database_error") from None
         self._closed = False
         self._lock = threading.Lock()
+        # One writer at a time within this process: the worker thread and a page's decision
+        # may update the same fact rows, and DuckDB answers a concurrent update of a row
+        # with "Conflict on update" instead of waiting.
+        self._write = threading.RLock()
 
     def migrate(self) -> list[int]:
         with self._lock:
@@ -55,16 +59,17 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor inside BEGIN/COMMIT; rolled back on any exception."""
-        cur = self._con.cursor()
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            yield cur
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        finally:
-            cur.close()
+        with self._write:
+            cur = self._con.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
 
     def close(self) -> None:
         if not self._closed:

@@ -237,12 +237,18 @@ def _paged(wb: Workbench, view: dv.DocumentView, chosen: int | None, key: str) -
     with nav:
         if view.page_count > 1:
             counts = {p.number: len(p.boxes) for p in view.pages}
-            new = st.pills("Page", list(range(1, view.page_count + 1)), default=page, key=f"{key}:pages:{page}",
-                           format_func=lambda n: f"{n} ({counts[n]})" if counts[n] else str(n),
-                           help="Page number (boxes on it)")
-            if new and new != page:
-                _set(key, "page", new)
-                page = new
+            # One stable widget whose value is set before it is drawn and read in its
+            # callback: a key built from the page lost every second turn.
+            pill_key = f"{key}:pages"
+
+            def turned() -> None:
+                if st.session_state.get(pill_key):
+                    _set(key, "page", st.session_state[pill_key])
+
+            st.session_state[pill_key] = page
+            st.pills("Page", list(range(1, view.page_count + 1)), key=pill_key, on_change=turned,
+                     format_func=lambda n: f"{n} ({counts[n]})" if counts[n] else str(n),
+                     help="Page number (boxes on it)")
     with zoom_col:
         zoom = st.segmented_control("Zoom", list(ZOOMS), default="Fit", key=f"{key}:zoom") or "Fit"
     current = view.pages[page - 1]

@@ -27,13 +27,14 @@ def index_pending(wb: Workbench, *, limit: int = 256) -> int:
     added = wb.fact_index.add_facts(pending)
     embed_ms = round((time.perf_counter() - start) * 1000, 2)
     ids = [f["id"] for f in pending]
-    with wb.db.cursor() as cur:
+    # In a transaction so it waits for a decision writing the same rows (storage.db).
+    with wb.db.transaction() as cur:
         facts_repo.mark_vectors(cur, ids, True)
         # A document deleted while we embedded: take its vectors straight back out.
         gone = facts_repo.inactive_among(cur, ids)
     if gone:
         wb.fact_index.remove_facts(gone)
-        with wb.db.cursor() as cur:
+        with wb.db.transaction() as cur:
             facts_repo.mark_vectors(cur, gone, False)
     _emit_embedded(wb, embed_ms, added, len(gone))
     return added - len(gone)
@@ -57,6 +58,6 @@ def remove_vectors(wb: Workbench, fact_ids: list[int]) -> int:
     if wb.fact_index is None or not fact_ids:
         return 0
     removed = wb.fact_index.remove_facts(fact_ids)
-    with wb.db.cursor() as cur:
+    with wb.db.transaction() as cur:
         facts_repo.mark_vectors(cur, fact_ids, False)
     return removed
