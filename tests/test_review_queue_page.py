@@ -158,7 +158,7 @@ def test_correcting_a_conflicting_value_changes_the_chart_row(app_env):  # noqa:
     next(t for t in at.text_input if t.label == "What was misread").input("the 8 was read as a 9")
     button(at, "Save correction").click().run()
     assert not at.exception, at.exception
-    assert any("Corrected: 12.9 → 12.8" in s.value for s in at.success)
+    assert any("Corrected: value 12.9 → 12.8" in s.value for s in at.success), [s.value for s in at.success]
     live = [r for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == rows[0].test_name]
     assert [r["value"] for r in live] == ["12.8"]
 
