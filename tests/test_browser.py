@@ -9,68 +9,33 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (apt-get install chromium)"),
-]
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, ROOT, launch_chromium, server_env, serving
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     data = tmp_path_factory.mktemp("ui") / "data"
-    port = _free_port()
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data), "STREAMLIT_SERVER_PORT": str(port),
-           "STREAMLIT_SERVER_ADDRESS": "127.0.0.1", "WORKBENCH_WORKER_IDLE_SLEEP": "0.3"}
+    env = server_env(data)
     subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
                    capture_output=True)
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("Streamlit did not come up: " + proc.stderr.read().decode()[-2000:])
-    yield {"url": url, "env": env, "data": data}
-    proc.terminate()
-    proc.wait(20)
+    with serving(env) as (url, _proc):
+        yield {"url": url, "env": env, "data": data}
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     from playwright.sync_api import sync_playwright
 
-    profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000},
-        )
+        context = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
         yield context
         context.close()
 

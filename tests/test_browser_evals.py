@@ -39,7 +39,9 @@ def test_reviewer_sees_why_the_gate_failed(server, browser, tmp_path):  # noqa: 
     assert page.get_by_text(FAILING_CASE).first.is_visible()
     # the case drill-down opens on the first failed case: the lab, drawn from the rebuilt golden document
     page.get_by_text("the cited place is boxed in red").first.wait_for(timeout=60_000)
-    page.locator("[data-testid='stImage'] img").first.wait_for(timeout=30_000)
+    # the shared viewer draws the page with the one cited box over it
+    page.locator(".cdw-box").first.wait_for(timeout=30_000)
+    assert page.locator(".cdw-box").count() == 1
     # both charts render (Vega-Lite draws into a canvas or svg)
     charts = page.locator("[data-testid='stVegaLiteChart']")
     charts.nth(1).wait_for(timeout=30_000)

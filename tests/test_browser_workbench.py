@@ -16,28 +16,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, ROOT, launch_chromium, server_env, serving
 from ui import labels
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (apt-get install chromium)"),
-]
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
 LOAD = 60_000  # first render of a page (server warm-up, page images)
 STEP = 30_000  # one rerun after a click
@@ -80,12 +70,6 @@ class Demo:
                     and (f["structured_value"] or {}).get("test_name") == test_name)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
     proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
@@ -117,9 +101,7 @@ def _read_demo(db_path: Path) -> tuple[int, dict[int, dict[str, Any]]]:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     data = tmp_path_factory.mktemp("workbench") / "data"
-    port = _free_port()
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data), "STREAMLIT_SERVER_PORT": str(port),
-           "STREAMLIT_SERVER_ADDRESS": "127.0.0.1", "WORKBENCH_WORKER_IDLE_SLEEP": "0.3"}
+    env = server_env(data)
     _cli(env, "init")
     loaded = _cli(env, "demo")
     assert all(d["job"]["status"] == "succeeded" for d in loaded["documents"]), loaded
@@ -127,28 +109,13 @@ def demo(tmp_path_factory):
     chart_before = _cli(env, "chart", "--patient", MRN)
     patient_id, facts = _read_demo(data / "workbench.duckdb")
 
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("Streamlit did not come up: " + proc.stderr.read().decode()[-2000:])
+    with serving(env) as (url, proc):
+        def stop() -> None:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(20)
 
-    def stop() -> None:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait(20)
-
-    served = Demo(url, env, data, patient_id, documents, facts, chart_before, stop)
-    yield served
-    stop()
+        yield Demo(url, env, data, patient_id, documents, facts, chart_before, stop)
 
 
 @pytest.fixture(scope="module")
@@ -157,10 +124,7 @@ def browser(tmp_path_factory):
 
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": WIDTH, "height": HEIGHT},
-        )
+        context = launch_chromium(pw, profile, width=WIDTH, height=HEIGHT)
         yield context
         context.close()
 
@@ -522,7 +486,8 @@ def test_every_page_is_saved_as_a_screenshot(demo, tab):
     page.get_by_test_id("stChatInputTextArea").fill("What is her latest A1c?")
     page.keyboard.press("Enter")
     answer = page.locator("[data-testid='stChatMessage']").nth(1)
-    answer.get_by_text("Handoffs and latency").wait_for(timeout=LOAD)
+    # the first answer of a server loads the embedder and reranker: give it time on a busy 2-core machine
+    answer.get_by_text("Handoffs and latency").wait_for(timeout=3 * LOAD)
     assert "Hemoglobin A1c" in answer.inner_text() and "Source: demo-" in answer.inner_text()
     screenshot(page, "chat")
 

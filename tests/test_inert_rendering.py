@@ -321,39 +321,21 @@ def test_a_real_browser_fetches_nothing_a_document_names(tmp_path_factory):
     import shutil
     import subprocess
     import sys
-    import time
-    import urllib.request
 
-    from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _free_port
+    from tests.browser_support import CHROMIUM, NO_CHROMIUM, launch_chromium, server_env, serving
 
     if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed")
+        pytest.skip(NO_CHROMIUM)
     data = tmp_path_factory.mktemp("inert") / "data"
-    port = _free_port()
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data), "STREAMLIT_SERVER_PORT": str(port),
-           "STREAMLIT_SERVER_ADDRESS": "127.0.0.1", "WORKBENCH_WORKER_IDLE_SLEEP": "0.3"}
+    env = server_env(data)
     subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True, capture_output=True)
     _ingest_in(data)
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("Streamlit did not come up: " + proc.stderr.read().decode()[-2000:])
+    with serving(env) as (url, _proc):
         from playwright.sync_api import sync_playwright
 
-        profile = tmp_path_factory.mktemp("chromium-profile")
         requests: list[str] = []
         with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, headless=True,
-                                                            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+            context = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
             context.on("request", lambda r: requests.append(r.url))
             page = context.new_page()
             page.goto(url + "/?patient=1")
@@ -370,9 +352,6 @@ def test_a_real_browser_fetches_nothing_a_document_names(tmp_path_factory):
             page.wait_for_timeout(1500)
             _assert_nothing_live(page, requests)
             context.close()
-    finally:
-        proc.terminate()
-        proc.wait(20)
     shutil.rmtree(data, ignore_errors=True)
 
 
