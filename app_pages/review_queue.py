@@ -7,17 +7,19 @@ review" tab is one fragment: a decision reruns only it, not the page around it."
 from __future__ import annotations
 
 import io
+from typing import Callable
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import WorkbenchError
-from core.policy.review_rules import ABNORMAL_FLAG_VALUES, MIN_OVERRIDE_REASON, approval_needs_reason
-from core.services.audit_log import decisions, decisions_csv
+from core.policy.review_rules import (ABNORMAL_FLAG_VALUES, CORRECTABLE_FIELDS, MIN_OVERRIDE_REASON,
+                                      approval_needs_reason)
+from core.services.audit_log import changes_words, decisions, decisions_csv
 from core.services.corrections import correct_fact, page_of, set_fact_box
 from core.services.document_view import page_image
 from core.services.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
-from core.services.review import (conflict_detail, decide_facts, decide_fact, decide_identity, filter_queue,
+from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
 from ui import labels
 from ui.inert import md_text
@@ -61,30 +63,32 @@ def item_title(item: dict) -> str:
     return ("CRITICAL · " if item["critical"] else "") + fact["fact_text"]
 
 
-def run_decision(action, *args, success: str, **kwargs) -> bool:
+def run_decision(action, *args, success: str | Callable[[dict], str], **kwargs) -> bool:
     """Run one service call; a refusal is shown (an item someone else already decided
-    as a warning), never swallowed."""
+    as a warning), never swallowed. ``success`` may be worded from the call's result."""
     try:
-        action(wb, *args, **kwargs)
+        result = action(wb, *args, **kwargs)
     except WorkbenchError as exc:
         (st.warning if exc.code == "already_decided" else st.error)(exc.message)
         return False
-    st.session_state["rq_notice"] = success
+    st.session_state["rq_notice"] = success(result) if callable(success) else success
     return True
 
 
-def show_source(citation: dict, *, key: str, fact: dict | None = None, extra_boxes: list[dict] | None = None) -> None:
-    """The cited place in the shared viewer; with ``extra_boxes`` (a patient match's
-    name, DOB and MRN on one page) every box is drawn on that page at once."""
-    page = page_of(citation)
-    source = str(citation.get("source_id") or "")
-    if not extra_boxes or page is None or not source.startswith("documents:"):
-        render_citation(wb, citation, key=key, fact=fact)
+def show_identifiers(item: dict, cited: list[tuple[str, dict]]) -> None:
+    """Where the document prints the patient's name, DOB and MRN: every box on the first
+    cited page at once (a source without pages shows its first citation)."""
+    first = cited[0][1]
+    page = page_of(first)
+    same_page = [(label, c["bounding_box"]) for label, c in cited if c.get("bounding_box") and page_of(c) == page]
+    key = f"id-src-{item['item_id']}"
+    if page is None or not same_page:
+        render_citation(wb, first, key=key)
         return
     boxes = [{"fact_id": -1 - i, "box": box, "box_class": "cited", "label": label}
-             for i, (label, box) in enumerate(extra_boxes)]
-    render_page_image(page_image(wb, int(source.split(":", 1)[1]), page), boxes, key=key)
-    st.caption(f"{md_text(labels.location(citation, fact))}: " + ", ".join(label for label, _ in extra_boxes) + " boxed")
+             for i, (label, box) in enumerate(same_page)]
+    render_page_image(page_image(wb, item["document_id"], page), boxes, key=key)
+    st.caption(f"{md_text(labels.location(first))}: " + ", ".join(label for label, _ in same_page) + " boxed")
 
 
 # ------------------------------------------------------------------ identity item
@@ -103,10 +107,7 @@ def identity_item(item: dict) -> bool:
         st.caption(f"{md_text(part['scope'])}: {labels.identity_status(part['status'])}")
     cited = [(labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]), c) for f in compare["fields"] for c in f["citations"]]
     if cited:
-        first = cited[0][1]
-        same_page = [(label, c["bounding_box"]) for label, c in cited
-                     if c.get("bounding_box") and page_of(c) == page_of(first)]
-        show_source(first, key=f"id-src-{check['id']}", extra_boxes=same_page or None)
+        show_identifiers(item, cited)
 
     reason, confirmed = None, True
     mismatch = approval_needs_reason(check["identity_status"])
@@ -140,17 +141,13 @@ def finding_item(item: dict) -> bool:
                                      md_text(cit.get("field_or_chunk_id"))))
     st.markdown(f"Quote: “{md_text(cit['quote_or_value'])}”")
     st.markdown(f"Why it is here: {md_text(reason_words(item['reason']))}")
-    show_source(cit, key=f"src-{fid}", fact=fact)
+    render_citation(wb, cit, key=f"src-{fid}", fact=fact)
     if item["conflict"] and (detail := conflict_detail(wb, fid)):
         left, right = st.columns(2)
-        value = fact["structured_value"]
-        row = detail["chart_row"]
-        fields = [k for k in ("test_name", "value", "unit", "reference_range", "collection_date", "abnormal_flag",
-                              "substance", "reaction", "name", "dose", "frequency", "description") if k in row]
-        left.markdown("**This document**")
-        left.table({k.replace("_", " "): md_text(value.get(k) if value.get(k) is not None else "—") for k in fields})
-        right.markdown("**The chart**")
-        right.table({k.replace("_", " "): md_text(row.get(k) if row.get(k) is not None else "—") for k in fields})
+        for column, side, title in ((left, "document", "This document"), (right, "chart", "The chart")):
+            column.markdown(f"**{title}**")
+            column.table({f["field"].replace("_", " "): md_text(f[side] if f[side] is not None else "—")
+                          for f in detail["fields"]})
         sources = ", ".join(md_text(s["filename"]) for s in detail["sources"]) or ("entered by hand" if detail["manual"] else "—")
         right.caption(f"Source: {sources}")
 
@@ -178,10 +175,10 @@ def finding_item(item: dict) -> bool:
 def correction_form(fact: dict) -> bool:
     value = fact["structured_value"] or {}
     lab = fact["fact_type"] == "lab_result"
+    subject = CORRECTABLE_FIELDS.get(fact["fact_type"], {}).get("value", "value")
     with st.form(f"correct-{fact['fact_id']}"):
         st.markdown("**Correct the finding** (the quote stays as printed; you are recorded as the corrector)")
-        new_value = st.text_input("Value", value=str(value.get("value") or value.get("substance") or value.get("name")
-                                                     or value.get("description") or ""))
+        new_value = st.text_input("Value", value=str(value.get(subject) or ""))
         unit = date = flag = None
         if lab:
             unit = st.text_input("Unit", value=str(value.get("unit") or ""))
@@ -193,13 +190,10 @@ def correction_form(fact: dict) -> bool:
         why = st.text_input("What was misread")
         if not st.form_submit_button("Save correction"):
             return False
-    asked = (("value", value.get("value"), new_value), ("unit", value.get("unit"), unit),
-             ("date", value.get("collection_date"), date), ("flag", value.get("abnormal_flag"), flag))
-    said = "; ".join(f"{name} {md_text(old or '—')} → {md_text(new or '—')}" for name, old, new in asked
-                     if new is not None and str(old or "") != str(new or ""))
     ok = run_decision(correct_fact, fact["fact_id"], by=reviewer, value=new_value, unit=unit,
                       collection_date=date or None, abnormal_flag=flag, reason=why,
-                      success=f"Corrected: {said or 'nothing changed'}.")
+                      success=lambda done: "Corrected: " + md_text(changes_words(
+                          done["before"], {k: done["structured_value"].get(k) for k in done["before"]})) + ".")
     if ok:
         st.session_state.pop("rq_correcting", None)
     return ok
@@ -344,7 +338,11 @@ def queue_list(shown: list[dict], current: str) -> None:
                    "includes a patient-match check.")
         return
     if st.button(f"Approve {len(facts)} selected findings ({md_text(reason_words(facts[0]['reason']))})", key="rq_bulk"):
-        results = decide_facts(wb, [i["item_id"] for i in facts], approve=True, by=reviewer)
+        try:
+            results = approve_facts(wb, [i["item_id"] for i in facts], by=reviewer)
+        except WorkbenchError as exc:
+            st.error(exc.message)
+            return
         done = sum(r["ok"] for r in results)
         st.session_state["rq_notice"] = f"{done} of {len(results)} findings approved."
         for failed in (r for r in results if not r["ok"]):
@@ -366,8 +364,9 @@ def audit() -> None:
     kind = a2.selectbox("Item", [ALL, "fact", "identity_check"], key="au_item",
                         format_func=lambda k: {"fact": "findings", "identity_check": "patient matches"}.get(k, k))
     what = a3.selectbox("Decision", [ALL, *sorted({r["decision"] for r in everything})], key="au_decision")
-    rows = decisions(wb, PID, actor=None if who == ALL else who, item_type=None if kind == ALL else kind,
-                     decision=None if what == ALL else what)
+    rows = everything if (who, kind, what) == (ALL, ALL, ALL) else decisions(
+        wb, PID, actor=None if who == ALL else who, item_type=None if kind == ALL else kind,
+        decision=None if what == ALL else what)
     st.dataframe([{"When": r["when"], "Who": r["who"], "Document": r["filename"], "What happened": r["summary"],
                    "Reason": r["reason"] or ""} for r in rows], hide_index=True, key="au_table")
     st.download_button("Download CSV", decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",

@@ -21,7 +21,8 @@ from core.services.facts import chart_view, document_report
 from core.services.identity_review import identity_comparison, undo_identity_decision
 from core.services.patients import add_patient
 from core.services.retraction import delete_document
-from core.services.review import decide_fact, decide_facts, decide_identity, keep_as_document_fact, review_queue
+from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, keep_as_document_fact,
+                                  queue_items, review_queue)
 from golden.fixtures import LAB_CASES, ExpectedLab, render_intake, render_lab
 from storage import audit_repo
 from tests.test_chart_safety import _ambiguous, _hedged_intake
@@ -45,6 +46,17 @@ def lab_rows(wb, patient, name):
 def decisions_of(wb, item_type, item_id):
     with wb.db.cursor() as cur:
         return audit_repo.review_decisions(cur, item_type, item_id)
+
+
+def repeat_with_changed_value(wb, value="12.9"):
+    """The chart patient's report, then a repeat of it whose first result reads ``value``:
+    that result conflicts with the chart row the first report made."""
+    patient = chart_patient(wb, CASE.patient)
+    ingest(wb, patient, render_lab(CASE), "lab_pdf", "first.pdf")
+    panel, rows = CASE.panels[0]
+    changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value=value), *rows[1:])),
+                                                *CASE.panels[1:]))
+    return patient, rows[0], ingest(wb, patient, render_lab(changed), "lab_pdf", "repeat.pdf")
 
 
 def someone_elses_report(wb, mrn="OTHER-R1"):
@@ -187,6 +199,33 @@ def test_box_rules_are_pure_and_forgiving_about_case_and_punctuation():
     assert review_rules.normalise_box({"x": 2, "y": 2, "width": 1, "height": 1}) is None
 
 
+def line(texts, y=0.5):
+    """Page words laid left to right on one line."""
+    words, x = [], 0.05
+    for text in texts:
+        words.append({"text": text, "x": x, "y": y, "width": 0.015 * len(text), "height": 0.02})
+        x += 0.015 * len(text) + 0.01
+    return words
+
+
+def test_a_box_holds_the_quote_only_when_it_prints_the_quotes_own_words():
+    page = {"x": 0.0, "y": 0.0, "width": 1.0, "height": 1.0}
+    missing = review_rules.quote_missing_from_box
+    # A value is not found inside a longer number: a box around 17.9 does not hold "7.9".
+    assert missing("Hemoglobin A1c 7.9 %", line(["Hemoglobin", "A1c", "17.9", "%"]), page) == ["7.9"]
+    assert missing("Glucose 7 mg/dL", line(["Glucose", "97", "mg/dL"]), page) == ["7"]
+    assert missing("Potassium 5.1", line(["Potassium", "5.12"]), page) == ["5.1"]
+    # What a page really does to a quote still counts as inside: a word hyphenated across
+    # a line break, a value split from its unit, a label glued to its value by OCR, an
+    # OCR look-alike printed the same way in quote and page, a quote over two lines.
+    assert missing("Hemoglobin A1c 7.9%", line(["Hemo-"], 0.3) + line(["globin", "A1c", "7.9", "%"], 0.33), page) == []
+    assert missing("Hemo- globin", line(["Hemoglobin"]), page) == []
+    assert missing("HbA1c: 7.9", line(["HbA1c:7.9"]), page) == []
+    assert missing("Hemoglobin Alc 7,9 %", line(["Hemoglobin", "Alc", "7,9%"]), page) == []
+    assert missing("chest pain radiating to the left arm",
+                   line(["chest", "pain", "radiating"], 0.3) + line(["to", "the", "left", "arm"], 0.35), page) == []
+
+
 # ------------------------------------------------------------------ already decided
 def test_a_second_decision_on_a_decided_item_says_who_decided_and_when(wb):
     patient, report = _ambiguous(wb)
@@ -298,12 +337,45 @@ def test_bulk_approval_decides_each_item_on_its_own(wb):
     patient, report = _ambiguous(wb)
     ids = [f["fact_id"] for f in report["facts"][:3]]
     decide_fact(wb, ids[1], approve=False, by="dr.alice", reason="misread")
-    results = decide_facts(wb, ids + [987654], approve=True, by="dr.bob")
+    results = approve_facts(wb, ids + [987654], by="dr.bob")
     assert [r["ok"] for r in results] == [True, False, True, False]
     assert results[1]["code"] == "already_decided" and "already rejected by dr.alice" in results[1]["error"]
     assert results[3]["code"] == "unknown_fact"
     assert [d["decision"] for d in decisions_of(wb, "fact", ids[0])] == ["approve"]
     assert [d["decision"] for d in decisions_of(wb, "fact", ids[2])] == ["approve"]
+
+
+def test_bulk_approval_refuses_findings_that_wait_for_different_reasons(wb):
+    case = _hedged_intake()  # "shellfish?" (uncertain wording) and a pregnancy note (notes box, pregnancy)
+    patient = chart_patient(wb, case.patient)
+    report = ingest(wb, patient, render_intake(case), "intake_form")
+    items = [i for i in queue_items(wb, patient["id"]) if i["kind"] == "fact"]
+    assert len({i["reason"] for i in items}) > 1
+    before = document_report(wb, report["document_id"])["facts"]
+    with pytest.raises(BadInput) as err:
+        approve_facts(wb, [i["item_id"] for i in items], by="dr.alice")
+    assert err.value.code == "mixed_reasons"
+    assert document_report(wb, report["document_id"])["facts"] == before  # nothing written
+    assert all(decisions_of(wb, "fact", i["item_id"]) == [] for i in items)
+    # One reason at a time is approved.
+    one = items[0]
+    assert [r["ok"] for r in approve_facts(wb, [one["item_id"]], by="dr.alice")] == [True]
+    # A finding someone already decided does not count as a second reason: it is reported.
+    results = approve_facts(wb, [i["item_id"] for i in items if i["reason"] == one["reason"]] + [one["item_id"]],
+                            by="dr.bob")
+    assert results[0]["code"] == "already_decided"
+
+
+def test_a_conflict_shows_the_documents_value_beside_the_charts(wb):
+    patient, row, report = repeat_with_changed_value(wb)
+    conflict = next(f for f in report["facts"] if f["promotion_status"] == "conflict_needs_review")
+    item = next(i for i in queue_items(wb, patient["id"]) if i["item_id"] == conflict["fact_id"])
+    assert item["reason"] == "conflict_needs_review" and item["conflict"] is True
+    detail = conflict_detail(wb, conflict["fact_id"])
+    fields = {f["field"]: (f["document"], f["chart"]) for f in detail["fields"]}
+    assert fields["value"] == ("12.9", row.value) and fields["test_name"] == (row.test_name, row.test_name)
+    assert [s["filename"] for s in detail["sources"]] == ["first.pdf"] and detail["manual"] is False
+    assert conflict_detail(wb, report["facts"][-1]["fact_id"]) is None
 
 
 def test_keeping_a_finding_as_a_document_fact_leaves_the_queue_unpromoted(wb):

@@ -4,8 +4,6 @@ chart, a mismatch approval that needs a reason and a confirmation, the audit tab
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from core.services.facts import chart_view, document_report
@@ -13,6 +11,7 @@ from golden.fixtures import LAB_CASES, render_intake, render_lab
 from storage import audit_repo
 from tests.test_chart_safety import _hedged_intake
 from tests.test_pipeline import chart_patient, ingest
+from tests.test_review_actions import repeat_with_changed_value
 from tests.test_ui_apptest import app_env, run_home  # noqa: F401  (fixture)
 
 CASE = LAB_CASES[0]
@@ -143,14 +142,11 @@ def test_a_too_short_reason_is_refused_by_the_service_and_shown(seeded):
 
 def test_correcting_a_conflicting_value_changes_the_chart_row(app_env):  # noqa: F811
     wb = app_env
-    patient = chart_patient(wb, CASE.patient)
-    ingest(wb, patient, render_lab(CASE), "lab_pdf", "first.pdf")
-    panel, rows = CASE.panels[0]
-    changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
-                                                *CASE.panels[1:]))
-    ingest(wb, patient, render_lab(changed), "lab_pdf", "repeat.pdf")
+    patient, row, _ = repeat_with_changed_value(wb)
     at = open_queue(patient["id"])
     assert any("The chart" in m.value for m in at.markdown)  # chart value side by side
+    document_side, chart_side = (t.value for t in at.table[:2])
+    assert "12.9" in document_side.to_string() and row.value in chart_side.to_string()
     button(at, "Correct").click().run()
     value = next(t for t in at.text_input if t.label == "Value")
     assert value.value == "12.9"
@@ -159,18 +155,13 @@ def test_correcting_a_conflicting_value_changes_the_chart_row(app_env):  # noqa:
     button(at, "Save correction").click().run()
     assert not at.exception, at.exception
     assert any("Corrected: value 12.9 → 12.8" in s.value for s in at.success), [s.value for s in at.success]
-    live = [r for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == rows[0].test_name]
+    live = [r for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == row.test_name]
     assert [r["value"] for r in live] == ["12.8"]
 
 
 def test_drawing_a_box_without_a_canvas_uses_numbers_and_checks_the_quote(app_env):  # noqa: F811
     wb = app_env
-    patient = chart_patient(wb, CASE.patient)
-    ingest(wb, patient, render_lab(CASE), "lab_pdf", "first.pdf")
-    panel, rows = CASE.panels[0]
-    changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
-                                                *CASE.panels[1:]))
-    report = ingest(wb, patient, render_lab(changed), "lab_pdf", "repeat.pdf")
+    patient, _, report = repeat_with_changed_value(wb)
     at = open_queue(patient["id"])
     next(t for t in at.toggle if t.label == "Redraw the box").set_value(True).run()
     for name, v in (("Left", 90.0), ("Top", 95.0), ("Width", 5.0), ("Height", 3.0)):

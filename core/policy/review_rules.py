@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import accumulate
 from datetime import date, datetime
 from typing import Any, Iterable, Mapping, get_args
 
@@ -35,6 +36,17 @@ DECIDED_WORDS: dict[str, str] = {
 }
 # A decision that reopens what the last closing decision closed.
 REOPENING = frozenset({"undo"})
+
+
+# Why a finding waits in the queue: a promotion conflict, or the rules' own review reason.
+CONFLICT = "conflict_needs_review"
+
+
+def queue_reason(promotion_status: str | None, review_reason: str | None) -> str:
+    """The reason a finding waits for review, as the queue filters and groups on it (and
+    bulk approval requires to be one): a conflict with the chart, else the review reason
+    the rules wrote, else plain ``needs_review``."""
+    return CONFLICT if promotion_status == CONFLICT else (review_reason or "needs_review")
 
 
 def approval_needs_reason(identity_status: str) -> bool:
@@ -165,13 +177,35 @@ def words_inside(words: Iterable[Mapping[str, Any]], box: Mapping[str, float]) -
 
 def quote_missing_from_box(quote: str, words: Iterable[Mapping[str, Any]], box: Mapping[str, float]) -> list[str]:
     """The quote's tokens not found among the words inside the box (empty: the quote
-    lies inside). Case and punctuation do not count, and a token may span words the
-    page split ("7.9%" against "7.9" "%")."""
-    inside = [_token(str(w.get("text") or "")) for w in words_inside(words, box)]
-    inside_set, joined = set(inside), "".join(inside)
-    missing = []
-    for raw in quote.split():
-        token = _token(raw)
-        if token and token not in inside_set and token not in joined:
-            missing.append(raw)
+    lies inside). Case and punctuation do not count. A token must be printed as whole
+    words: it may span words the page split ("7.9%" against "7.9" "%", "Hemo-" "globin"
+    across a line break), and a run of quote tokens may be one printed word ("HbA1c:7.9"),
+    but "7.9" is not found inside "17.9" nor "7" inside "97"."""
+    inside = [t for t in (_token(str(w.get("text") or "")) for w in words_inside(words, box)) if t]
+    joined = "".join(inside)
+    bounds = {0, *accumulate(len(t) for t in inside)}
+
+    def printed(text: str) -> bool:
+        start = joined.find(text)
+        while start != -1:
+            if start + len(text) in bounds and start in bounds:
+                return True
+            start = joined.find(text, start + 1)
+        return False
+
+    raw = quote.split()
+    tokens = [_token(r) for r in raw]
+    missing: list[str] = []
+    i = 0
+    while i < len(raw):
+        if not tokens[i]:
+            i += 1
+            continue
+        # The longest run of quote tokens from here that the page prints as whole words.
+        end = next((j for j in range(len(raw), i, -1) if printed("".join(tokens[i:j]))), None)
+        if end is None:
+            missing.append(raw[i])
+            i += 1
+        else:
+            i = end
     return missing

@@ -37,14 +37,18 @@ def _item_label(row: dict[str, Any]) -> str:
     return f"patient match{scope}"
 
 
+def changes_words(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """A correction in plain words: "value 79 → 7.9, unit — → %"."""
+    return ", ".join(f"{k.replace('_', ' ')} {before.get(k) or '—'} → {v or '—'}" for k, v in after.items())
+
+
 def _summary(row: dict[str, Any]) -> str:
     """One plain sentence: "dr.alice corrected finding “HbA1c”: value 79 → 7.9"."""
     before, after = row.get("before_state") or {}, row.get("after_state") or {}
     template = _SENTENCES.get(row["decision"], "{who} " + row["decision"] + " {item}")
     text = template.format(who=row["actor"], item=_item_label(row))
     if row["decision"] == "correct":
-        old, new = before.get("structured_value") or {}, after.get("structured_value") or {}
-        text += ": " + ", ".join(f"{k.replace('_', ' ')} {old.get(k) or '—'} → {v or '—'}" for k, v in new.items())
+        text += ": " + changes_words(before.get("structured_value") or {}, after.get("structured_value") or {})
     elif row["decision"] == "box":
         text += " (free box, quote not inside)" if after.get("free_box") else ""
     elif row["item_type"] == "identity_check" and before.get("identity_status") != after.get("identity_status"):

@@ -12,17 +12,16 @@ import re
 from typing import Any
 
 from core.errors import BadInput
-from core.models import BoundingBox, Certainty
-from core.policy.chart_rules import APPROVED_AWAITING_IDENTITY, identity_trusted
+from core.models import BoundingBox
 from core.policy.fingerprints import clinical_content_fingerprint
 from core.policy.review_rules import correction_changes, lab_text, normalise_box, quote_missing_from_box
 from core.services.document_view import is_paged, page_words
 from core.services.fact_vectors import index_pending, remove_vectors
-from core.services.promotion import promote_fact
-from core.services.retraction import retract_promotions
-from core.services.review import decidable_fact, live_fact
+from core.services.review import (decidable_fact, fact_state, live_fact, require_reviewer, verify_and_promote,
+                                  withdraw_from_chart)
 from core.services.workbench import Workbench
-from storage import audit_repo, facts_repo, promotions_repo
+from storage import audit_repo, facts_repo
+
 
 def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = None, unit: str | None = None,
                  collection_date: str | None = None, abnormal_flag: str | None = None,
@@ -32,8 +31,7 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
     marked as corrected by ``by``, becomes verified and, when its identity is trusted,
     is promoted with the usual duplicate and conflict checks; otherwise it waits for
     the identity decision exactly like an approved finding."""
-    if not by:
-        raise BadInput("A correction needs the reviewer's name (--by).")
+    require_reviewer(by, "A correction")
     if not (reason or "").strip():
         raise BadInput("A correction needs a reason (what was misread), kept in the audit.", code="reason_required")
     requested = {"value": value, "unit": unit, "collection_date": collection_date, "abnormal_flag": abnormal_flag}
@@ -51,24 +49,15 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
             new["flag_derived"] = False  # a person stated it
         text = lab_text(new) if fact["fact_type"] == "lab_result" else _replace_subject(fact["fact_text"], old, changes)
         before = {"structured_value": {k: old.get(k) for k in changes}, "fact_text": fact["fact_text"],
-                  "certainty": fact["certainty"], "active": fact["active"],
-                  "promotion_status": fact["promotion_status"]}
+                  **fact_state(fact)}
         # The misread value leaves the chart (and its open review) before the corrected one is promoted.
-        promotions_repo.close_pending_reviews(cur, fact_id, "corrected")
-        retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
-                           reason=f"value corrected by {by}: {reason}")
+        withdraw_from_chart(cur, fact_id, closed_as="corrected", by=by, reason=f"value corrected by {by}: {reason}")
         facts_repo.apply_correction(
             cur, fact_id, structured_value=new, fact_text=text,
             clinical_content_fingerprint=clinical_content_fingerprint(fact["patient_id"], fact["fact_type"], new, text),
             by=by, correction={"before": before["structured_value"], "after": changes, "reason": reason})
-        trusted = identity_trusted(status)
-        facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted, review_reason=None)
-        fact = facts_repo.fact_by_id(cur, fact_id)
-        outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else APPROVED_AWAITING_IDENTITY
-        facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
-        fact = facts_repo.fact_by_id(cur, fact_id)
-        after = {"structured_value": changes, "fact_text": fact["fact_text"], "certainty": fact["certainty"],
-                 "active": fact["active"], "promotion_status": fact["promotion_status"]}
+        fact = verify_and_promote(cur, fact_id, document, status)
+        after = {"structured_value": changes, "fact_text": fact["fact_text"], **fact_state(fact)}
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="correct", actor=by,
                                        reason=reason, before=before, after=after)
     # The fact's words changed: its vector is rebuilt from the corrected text.
@@ -104,8 +93,7 @@ def set_fact_box(wb: Workbench, fact_id: int, *, box: dict[str, Any], by: str, c
     cited page). The quote must lie inside the box (every quote word found among the
     page words whose centre is inside it); otherwise the box is refused with
     ``quote_outside_box`` unless the reviewer confirms a free box, which the audit says."""
-    if not by:
-        raise BadInput("Saving a box needs the reviewer's name (--by).")
+    require_reviewer(by, "Saving a box")
     normal = normalise_box(box)
     if normal is None:
         raise BadInput("The box has no size on the page; draw it again.", code="bad_box")

@@ -15,13 +15,14 @@ from typing import Any
 
 from core import telemetry
 from core.errors import BadInput, NotFound
-from core.models import IdentifierKind, IdentityCandidate, IdentityStatus
+from core.models import IdentifierKind, IdentityCandidate
 from core.policy.chart_rules import APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES, identity_trusted
-from core.policy.identity import IdentityOutcome, check_identity, combine_parts
+from core.policy.identity import IdentityOutcome, check_identity
 from core.policy.review_rules import MIN_UNDO_REASON, can_undo, closing_decision, reason_long_enough
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.retraction import retract_promotions
-from core.services.review import _current_check, _refresh_document_summary, activate_trusted_facts
+from core.services.review import (activate_trusted_facts, current_check, parts_outcome, refresh_document_summary,
+                                  sums_up_parts)
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, patients_repo, promotions_repo
 from storage.jobs_repo import utcnow
@@ -49,7 +50,7 @@ def identity_comparison(wb: Workbench, check_id: int) -> dict[str, Any]:
             raise NotFound(f"No identity check with id {check_id}.", code="unknown_identity_check")
         patient = patients_repo.by_id(cur, check["patient_id"])
         parts = ([c for c in facts_repo.identity_checks_for_document(cur, check["document_id"]) if c["scope"]]
-                 if check["scope"] is None and not check["extracted_identifiers"] else [])
+                 if sums_up_parts(check) else [])
     candidates = [IdentityCandidate.model_validate(i) for i in check["extracted_identifiers"] or []]
     fields = []
     for kind in _KINDS:
@@ -72,13 +73,9 @@ def identity_comparison(wb: Workbench, check_id: int) -> dict[str, Any]:
 def _gate(cur, check: dict[str, Any], patient: dict[str, Any]) -> IdentityOutcome:
     """What the identity gate says today about the check's stored identifiers (a
     packet's summary without identifiers of its own sums up its parts)."""
-    identifiers = check["extracted_identifiers"] or []
-    if check["scope"] is None and not identifiers:
-        parts = {c["scope"]: IdentityStatus(c["identity_status"])
-                 for c in facts_repo.identity_checks_for_document(cur, check["document_id"]) if c["scope"]}
-        if parts:
-            return combine_parts(parts)
-    return check_identity([IdentityCandidate.model_validate(i) for i in identifiers], patient)
+    if sums_up_parts(check) and (outcome := parts_outcome(cur, check["document_id"])) is not None:
+        return outcome
+    return check_identity([IdentityCandidate.model_validate(i) for i in check["extracted_identifiers"] or []], patient)
 
 
 def _status_after_undo(fact: dict[str, Any], own: dict[str, Any] | None, prior: dict[str, Any] | None) -> str | None:
@@ -108,9 +105,9 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
         raise BadInput(f"Say why the decision is undone (at least {MIN_UNDO_REASON} characters); the reason is "
                        "kept in the audit.", code="reason_required")
     with wb.db.transaction() as cur:
-        check = _current_check(cur, check_id)
+        check = current_check(cur, check_id)
         decided = closing_decision(audit_repo.review_decisions(cur, "identity_check", check["id"]))
-        if decided is None or not check["review_decision"]:
+        if decided is None:
             raise BadInput("This identity check has no reviewer decision to undo.", code="not_decided")
         document = documents_repo.by_id(cur, check["document_id"])
         if document["deleted"]:
@@ -134,7 +131,7 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
             for fact in facts:
                 status = _status_after_undo(fact, own.get(fact["id"]), prior.get(str(fact["id"])))
                 facts_repo.update_fact(cur, fact["id"], promotion_status=status)
-            changed = activate_trusted_facts(cur, facts_repo_refresh(cur, facts), document)
+            changed = activate_trusted_facts(cur, _reloaded(cur, facts), document)
         elif not trusted:
             for fact in facts:
                 status = _status_after_undo(fact, own.get(fact["id"]), prior.get(str(fact["id"])))
@@ -150,7 +147,7 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
                     "decided_by": decided["actor"], "document_id": check["document_id"], "scope": check["scope"]},
             after={"identity_status": outcome.status.value, "identity_check_id": new_check["id"]})
         if check["scope"] is not None:
-            _refresh_document_summary(cur, check["document_id"])
+            refresh_document_summary(cur, check["document_id"])
     if trusted:
         index_pending(wb)
     else:
@@ -163,7 +160,7 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
             "changed_facts": len(changed)}
 
 
-def facts_repo_refresh(cur, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _reloaded(cur, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found = facts_repo.facts_by_ids(cur, [f["id"] for f in facts])
     return [found[f["id"]] for f in facts]
 

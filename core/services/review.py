@@ -12,9 +12,9 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
-from core.policy.identity import combine_parts
-from core.policy.review_rules import (MIN_OVERRIDE_REASON, already_decided_message, approval_needs_reason,
-                                      closing_decision, reason_long_enough)
+from core.policy.identity import IdentityOutcome, combine_parts
+from core.policy.review_rules import (CONFLICT, MIN_OVERRIDE_REASON, already_decided_message, approval_needs_reason,
+                                      closing_decision, queue_reason, reason_long_enough)
 from core.policy.chart_rules import (APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
                                      activated_by_identity_approval, identity_trusted, is_critical)
 from core.services.facts import patient_facts
@@ -28,13 +28,11 @@ from storage.jobs_repo import utcnow
 ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
 
 
-def ensure_open(cur, item_type: str, item_id: int, *, fallback: dict[str, Any] | None = None) -> None:
+def ensure_open(cur, item_type: str, item_id: int) -> None:
     """Refuse a decision on an item a person already decided, saying who and when
     ("already approved by dr.alice at 10:42"), instead of silently deciding it again.
-    ``fallback``: a decision recorded on the item itself (older data without an audit row)."""
+    Whether it is decided is read from its ``review_decisions`` rows only."""
     closing = closing_decision(audit_repo.review_decisions(cur, item_type, item_id))
-    if closing is None and fallback is not None:
-        closing = fallback
     if closing is not None:
         what = "This finding" if item_type == "fact" else "This document's identity"
         raise BadInput(f"{what} was {already_decided_message(closing)}.", code="already_decided")
@@ -71,7 +69,37 @@ def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[dict[str, Any
     return fact, document, status
 
 
-def _current_check(cur, check_id: int) -> dict[str, Any]:
+def require_reviewer(by: str, what: str = "A review decision") -> None:
+    if not by:
+        raise BadInput(f"{what} needs the reviewer's name (--by).")
+
+
+def fact_state(fact: dict[str, Any]) -> dict[str, Any]:
+    """What a decision on a finding changes, for the audit's before/after."""
+    return {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
+
+
+def withdraw_from_chart(cur, fact_id: int, *, closed_as: str, by: str, reason: str) -> None:
+    """A person decided the finding is not (or no longer) chart truth as it stands: its
+    open review rows close as ``closed_as`` and its promotions are retracted (chart rows
+    follow the lifetime rule)."""
+    promotions_repo.close_pending_reviews(cur, fact_id, closed_as)
+    retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by, reason=reason)
+
+
+def verify_and_promote(cur, fact_id: int, document: dict[str, Any], status: IdentityStatus) -> dict[str, Any]:
+    """A reviewer vouches for the finding (approved, or corrected): it becomes verified
+    evidence and, once its identity is trusted, is promoted as reviewed like any
+    verified fact; until then it waits for the identity decision. Returns the fact."""
+    trusted = identity_trusted(status)
+    facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted, review_reason=None)
+    fact = facts_repo.fact_by_id(cur, fact_id)
+    outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else APPROVED_AWAITING_IDENTITY
+    facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
+    return facts_repo.fact_by_id(cur, fact_id)
+
+
+def current_check(cur, check_id: int) -> dict[str, Any]:
     check = facts_repo.identity_by_id(cur, check_id)
     if check is None:
         raise NotFound(f"No identity check with id {check_id}.", code="unknown_identity_check")
@@ -100,17 +128,27 @@ def check_for_document(wb: Workbench, document_id: int) -> int:
     return int(checks[0]["id"])
 
 
-def _refresh_document_summary(cur, document_id: int) -> None:
-    """A document checked part by part has a whole-document check that only summarises
-    its parts. Once a person decides a part, that summary is recomputed, so a packet
-    whose every part is now trusted no longer waits in the queue as a whole."""
-    summary = facts_repo.latest_identity(cur, document_id, None)
-    if summary is None or summary["review_decision"] or summary["extracted_identifiers"]:
-        return  # a person decided the whole, or it stands on identifiers of its own
+def sums_up_parts(check: dict[str, Any]) -> bool:
+    """A whole-document check without identifiers of its own only summarises the checks
+    of the document's parts (fax pages, HL7 messages)."""
+    return check["scope"] is None and not check["extracted_identifiers"]
+
+
+def parts_outcome(cur, document_id: int) -> IdentityOutcome | None:
+    """The identity gate's summary of a document's part checks in force (None: no parts)."""
     parts = {c["scope"]: IdentityStatus(c["identity_status"])
              for c in facts_repo.identity_checks_for_document(cur, document_id) if c["scope"] is not None}
-    outcome = combine_parts(parts)
-    if outcome.status.value == summary["identity_status"]:
+    return combine_parts(parts) if parts else None
+
+
+def refresh_document_summary(cur, document_id: int) -> None:
+    """Once a person decides a part, the document's summary check is recomputed, so a
+    packet whose every part is now trusted no longer waits in the queue as a whole."""
+    summary = facts_repo.latest_identity(cur, document_id, None)
+    if summary is None or summary["review_decision"] or not sums_up_parts(summary):
+        return  # a person decided the whole, or it stands on identifiers of its own
+    outcome = parts_outcome(cur, document_id)
+    if outcome is None or outcome.status.value == summary["identity_status"]:
         return
     facts_repo.insert_identity_check(
         cur, patient_id=summary["patient_id"], document_id=document_id, job_id=summary["job_id"],
@@ -136,15 +174,12 @@ def activate_trusted_facts(cur, facts: list[dict[str, Any]], document: dict[str,
 
 def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
     """Approve or reject one identity check (an identity check id, never a document id)."""
-    if not by:
-        raise BadInput("A review decision needs the reviewer's name (--by).")
+    require_reviewer(by)
     activated: list[int] = []
     with wb.db.transaction() as cur:
-        check = _current_check(cur, check_id)
+        check = current_check(cur, check_id)
         status = IdentityStatus(check["identity_status"])
-        ensure_open(cur, "identity_check", check["id"], fallback=None if not check["review_decision"] else {
-            "decision": "approve" if check["review_decision"] == "approved" else "reject",
-            "actor": check["reviewed_by"] or "a reviewer", "created_at": check["reviewed_at"]})
+        ensure_open(cur, "identity_check", check["id"])
         if identity_trusted(status) and approve:
             raise BadInput("This document's identity is already trusted.", code="already_decided")
         if approve and approval_needs_reason(status.value) and not reason_long_enough(reason):
@@ -167,7 +202,7 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
                                                "scope": check["scope"], "facts": prior},
                                        after={"identity_status": new.value})
         if check["scope"] is not None:
-            _refresh_document_summary(cur, check["document_id"])
+            refresh_document_summary(cur, check["document_id"])
         if approve:
             activated = activate_trusted_facts(cur, facts, document)
         else:
@@ -198,29 +233,20 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
     """Approve or reject one finding. Approval is refused, changing nothing, while the
     fact's document is deleted, rejected or quarantined as another patient's, and any
     decision is refused once a person already decided the finding."""
-    if not by:
-        raise BadInput("A review decision needs the reviewer's name (--by).")
+    require_reviewer(by)
     with wb.db.transaction() as cur:
         fact, document, status = decidable_fact(cur, fact_id, approving=approve)
-        trusted = identity_trusted(status)
-        before = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
+        before = fact_state(fact)
         if approve:
-            # A reviewer vouches for the finding; it becomes verified evidence and,
-            # once the identity is trusted, is promoted like any verified fact.
             promotions_repo.close_pending_reviews(cur, fact_id, "approved")
-            facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted,
-                                   review_reason=None)
-            fact = facts_repo.fact_by_id(cur, fact_id)
-            outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else APPROVED_AWAITING_IDENTITY
-            facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
+            fact = verify_and_promote(cur, fact_id, document, status)
         else:
             # A rejected finding must not stay in the chart through an earlier promotion.
-            promotions_repo.close_pending_reviews(cur, fact_id, "rejected")
             facts_repo.update_fact(cur, fact_id, active=False, promotion_status="rejected", deactivated_at=utcnow())
-            retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
-                               reason=f"finding rejected by {by}" + (f": {reason}" if reason else ""))
-        fact = facts_repo.fact_by_id(cur, fact_id)
-        after = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
+            withdraw_from_chart(cur, fact_id, closed_as="rejected", by=by,
+                                reason=f"finding rejected by {by}" + (f": {reason}" if reason else ""))
+            fact = facts_repo.fact_by_id(cur, fact_id)
+        after = fact_state(fact)
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject",
                                        actor=by, reason=reason, before=before, after=after)
     if approve and fact["active"]:
@@ -233,18 +259,15 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
 def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str | None = None) -> dict[str, Any]:
     """The finding is right but is not chart truth: it stays cited with its document,
     is never promoted, and leaves the queue."""
-    if not by:
-        raise BadInput("A review decision needs the reviewer's name (--by).")
+    require_reviewer(by)
     with wb.db.transaction() as cur:
         fact, _document, status = decidable_fact(cur, fact_id, approving=True)
-        before = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
-        promotions_repo.close_pending_reviews(cur, fact_id, "kept")
-        retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by,
-                           reason=f"kept as a document fact by {by}")
+        before = fact_state(fact)
+        withdraw_from_chart(cur, fact_id, closed_as="kept", by=by, reason=f"kept as a document fact by {by}")
         facts_repo.update_fact(cur, fact_id, certainty=Certainty.DOCUMENT_FACT.value, active=identity_trusted(status),
                                review_reason=None, promotion_status="not_promotable")
         fact = facts_repo.fact_by_id(cur, fact_id)
-        after = {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
+        after = fact_state(fact)
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="keep", actor=by,
                                        reason=reason, before=before, after=after)
     if fact["active"]:
@@ -252,15 +275,26 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
     return {"fact_id": fact_id, **after}
 
 
-def decide_facts(wb: Workbench, fact_ids: list[int], *, approve: bool, by: str,
-                 reason: str | None = None) -> list[dict[str, Any]]:
-    """One decision for a selected group (the page offers it for items with the same
-    review reason). Each item is decided, and audited, on its own: one that fails
-    (already decided, untrusted identity) is reported and does not undo the others."""
+def approve_facts(wb: Workbench, fact_ids: list[int], *, by: str) -> list[dict[str, Any]]:
+    """Approve a selected group of findings that wait for one reason (the queue's bulk
+    approval). A group whose open items wait for different reasons is refused whole
+    (``mixed_reasons``), writing nothing: each reason needs its own look. Otherwise each
+    item is approved, and audited, on its own: one that fails (already decided,
+    untrusted identity, unknown) is reported and does not undo the others."""
+    require_reviewer(by)
+    ids = list(dict.fromkeys(fact_ids))
+    with wb.db.cursor() as cur:
+        facts = facts_repo.facts_by_ids(cur, ids)
+        decided = audit_repo.decisions_for_items(cur, "fact", list(facts))
+    reasons = {queue_reason(f["promotion_status"], f["review_reason"]) for fid, f in facts.items()
+               if closing_decision(decided.get(fid, [])) is None}
+    if len(reasons) > 1:
+        raise BadInput("Bulk approval takes findings that wait for one reason; these wait for: "
+                       + "; ".join(sorted(reasons)) + ". Approve them by reason.", code="mixed_reasons")
     results: list[dict[str, Any]] = []
-    for fact_id in dict.fromkeys(fact_ids):
+    for fact_id in ids:
         try:
-            results.append({"ok": True, **decide_fact(wb, fact_id, approve=approve, by=by, reason=reason)})
+            results.append({"ok": True, **decide_fact(wb, fact_id, approve=True, by=by)})
         except (BadInput, NotFound) as exc:
             results.append({"ok": False, "fact_id": fact_id, "code": exc.code, "error": exc.message})
     return results
@@ -299,13 +333,12 @@ def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any
     # A whole-document check that only sums up its parts is decided through those parts:
     # while one of them waits in the queue, the summary is not a second decision to take.
     parts_pending = {c["document_id"] for c in identities if c["scope"] is not None}
-    identities = [c for c in identities
-                  if not (c["scope"] is None and not c["extracted_identifiers"] and c["document_id"] in parts_pending)]
+    identities = [c for c in identities if not (sums_up_parts(c) and c["document_id"] in parts_pending)]
     groups = patient_facts(wb, patient_id)
     # Critical results first, then conflicts with the chart, then the rest, newest first.
     facts = sorted(groups["needs_review"], key=lambda f: (
         not is_critical((f["structured_value"] or {}).get("abnormal_flag")),
-        f["promotion_status"] != "conflict_needs_review", -f["fact_id"]))
+        f["promotion_status"] != CONFLICT, -f["fact_id"]))
     return {"identity": identities, "facts": facts, "held": groups["held"]}
 
 
@@ -327,10 +360,11 @@ def queue_items(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
                       "check": check})
     for fact in queue["facts"]:
         doc = documents.get(fact["document_id"], {})
-        conflict = fact["promotion_status"] == "conflict_needs_review"
+        reason = queue_reason(fact["promotion_status"], fact["review_reason"])
+        conflict = reason == CONFLICT
         items.append({"key": f"fact:{fact['fact_id']}", "kind": "fact", "item_id": fact["fact_id"],
                       "document_id": fact["document_id"], "filename": fact["filename"], "doc_type": doc.get("doc_type"),
-                      "reason": "conflict_needs_review" if conflict else (fact["review_reason"] or "needs_review"),
+                      "reason": reason,
                       "certainty": fact["certainty"],
                       "critical": is_critical((fact["structured_value"] or {}).get("abnormal_flag")),
                       "conflict": conflict, "scope": None, "fact": fact})
@@ -361,19 +395,27 @@ def queue_counts(items: list[dict[str, Any]]) -> dict[str, dict[Any, int]]:
     return counts
 
 
+# The fields shown side by side for a finding that differs from the chart.
+_COMPARED = ("test_name", "value", "unit", "reference_range", "collection_date", "abnormal_flag",
+             "substance", "reaction", "name", "dose", "frequency", "description")
+
+
 def conflict_detail(wb: Workbench, fact_id: int) -> dict[str, Any] | None:
-    """For a finding that differs from the chart: the chart row's values and the live
-    documents behind it, to show beside the document's value. None otherwise."""
+    """For a finding that differs from the chart: the chart row's values beside the
+    document's (``fields``: field, document, chart) and the live documents behind the
+    row. None otherwise."""
     with wb.db.cursor() as cur:
         promo = next((p for p in reversed(promotions_repo.promotions_for_fact(cur, fact_id))
-                      if p["outcome"] == "conflict_needs_review" and p["promoted_table"]), None)
+                      if p["outcome"] == CONFLICT and p["promoted_table"]), None)
         if promo is None:
             return None
         row = facts_repo.chart_row_for_comparison(cur, promo["promoted_table"], int(promo["promoted_record_id"]))
         if row is None:
             return None
+        value = facts_repo.fact_by_id(cur, fact_id)["structured_value"] or {}
         support = promotions_repo.live_supporters(cur, promo["promoted_table"], [row["id"]]).get(row["id"], [])
         sources = [documents_repo.by_id(cur, d) for d in dict.fromkeys(p["document_id"] for p in support)]
-    return {"table": promo["promoted_table"], "chart_row": row, "conflict_reason": promo["conflict_reason"],
+    return {"table": promo["promoted_table"], "conflict_reason": promo["conflict_reason"],
+            "fields": [{"field": k, "document": value.get(k), "chart": row.get(k)} for k in _COMPARED if k in row],
             "sources": [{"document_id": d["id"], "filename": d["filename"]} for d in sources if d],
             "manual": row.get("source") != "promoted"}
