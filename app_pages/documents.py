@@ -65,16 +65,15 @@ def upload_form() -> None:
 
 
 def notice(filename: str, state: dict) -> None:
-    counts = state["counts"]
     filename = md_text(filename)
     if state["status"] == "failed":
         st.error(f"{filename} could not be read: {md_text(state['error_message'] or labels.error_code(state['error_code']))}. "
                  "The original file is kept.", icon=":material/error:")
-    elif state["status"] == "succeeded" and not (counts.get("stored") or counts.get("unchanged")):
+    elif state["found_nothing"]:
         st.warning(f"{filename} was read, but nothing was found in it. Check it in the viewer below.",
                    icon=":material/warning:")
     elif state["status"] == "succeeded":
-        st.success(f"{filename} was read: {labels.found_summary(counts)}.", icon=":material/check_circle:")
+        st.success(f"{filename} was read: {labels.found_summary(state['counts'])}.", icon=":material/check_circle:")
     elif state["status"] is None:
         st.info(f"{filename} was stored; its category is not read automatically.")
 

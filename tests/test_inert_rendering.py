@@ -52,7 +52,14 @@ FILES = {
 
 
 @pytest.mark.parametrize("payload", PAYLOADS + ("www.example.com a@b.org", ":material/home: :smile: :+1:",
-                                                 "**b** _i_ `c` ~~s~~ | &lt;", "# h", "- item", "1. one", "> q"))
+                                                 "**b** _i_ `c` ~~s~~ | &lt;", "# h", "- item", "1. one", "> q",
+                                                 # nested emphasis, entities spelling a tag, reference-style
+                                                 # definitions and links, autolinks, footnotes, mixed case
+                                                 "***bold _it_ x***", "&lt;img src=http://127.0.0.1:9/a&gt;",
+                                                 "&#60;script&#62;", "[x]: http://127.0.0.1:9/r", "![a][x] [b][]",
+                                                 "<http://127.0.0.1:9/a> <mail@127.0.0.1>", "note[^1] [^1]: x",
+                                                 "HTTPS://Example.org WWW.Example.org", "mailto:a.b+c@example.org",
+                                                 "10) item", "  # indented heading"))
 def test_md_text_leaves_no_construct_open(payload):
     out = md_text(payload)
     for pattern in UNSAFE:

@@ -154,3 +154,115 @@ def test_the_upload_form_suggests_a_category_from_the_file(wb):
         # the bytes decide, not the name
         assert suggest_category("upload.bin", by_name[filename].build(), cats) == category, filename
     assert suggest_category("notes.txt", b"just some words", cats) == "Other"
+
+
+def _attach(wb, patient, filename: str, data: bytes, doc_type: str) -> int:
+    from core.services.ingestion import attach_and_extract
+    from core.services.worker import Worker
+
+    attached = attach_and_extract(wb, patient_id=patient["id"], source=filename, data=data, filename=filename,
+                                  doc_type=doc_type)
+    job = Worker(wb, worker_id="test").run_specific(attached.job["id"])
+    assert job["status"] == "succeeded", job
+    return attached.document["id"]
+
+
+def _cited_in_view(wb, view, fact) -> bool:
+    """Whether the viewer marks the fact's cited place: a box holding the quote on a
+    page, the cited field in the HL7 table, the quoted cell in the grid shown, the quote
+    in the DOCX item."""
+    from core.policy.review_rules import quote_missing_from_box
+
+    cit = fact["citation"]
+    if view.paged:
+        return fact["fact_id"] not in view.unboxed and not quote_missing_from_box(
+            cit["quote_or_value"], dv.page_words(wb, view.document_id, cit["page"]), cit["bounding_box"])
+    if view.kind == "hl7":
+        values = [r["value"] for r in dv.hl7_segments(wb, cit, document_id=view.document_id).rows if r["cited"]]
+        quote = cit["quote_or_value"].strip().lower()
+        return bool(values) and (quote in " ".join(values).lower() or any(v.strip().lower() in quote for v in values))
+    if view.kind == "xlsx":
+        grid = dv.sheet_grid(wb, cit, document_id=view.document_id)
+        return any((n, grid.first_col + i) in grid.cited and text == cit["quote_or_value"]
+                   for n, cells in grid.rows for i, text in enumerate(cells))
+    if view.kind == "docx":
+        return any(i["cited"] and i["span"] for i in dv.docx_context(wb, cit, document_id=view.document_id).items)
+    return False
+
+
+def test_a_wide_sheet_keeps_the_quoted_cell_in_view(wb, demo_patient):
+    # Twenty-two admin columns before the results: the value sits in column Y.
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Export 2026"
+    sheet.append([f"Admin {i}" for i in range(1, 23)] + ["Date", "Test", "Result", "Units", "Reference range"])
+    sheet.append(["x"] * 22 + ["2026-04-10", "Potassium", 5.9, "mmol/L", "3.5-5.1"])
+    who = book.create_sheet("Patient", 0)
+    for row in (["Patient name", "Marisol Quintero-Vale"], ["Date of birth", "1961-03-14"], ["MRN", "DEMO-1001"]):
+        who.append(row)
+    buf = io.BytesIO()
+    book.save(buf)
+    doc = _attach(wb, demo_patient, "wide.xlsx", buf.getvalue(), "clinical_workbook")
+    view = dv.document_view(wb, doc)
+    potassium = next(f for f in view.facts if f["citation"]["quote_or_value"] == "5.9")
+    grid = dv.sheet_grid(wb, potassium["citation"], document_id=doc)
+    assert len(grid.columns) == 20 and "Y" in grid.columns and "AA" in grid.columns
+    assert _cited_in_view(wb, view, potassium)
+
+
+def test_an_hl7_message_behind_a_banner_is_shown_as_hl7(wb, demo_patient):
+    # Sniffed as text; the pipeline read it as HL7 because of its doc type, so must the viewer.
+    from core.services.source_review import source_view
+
+    data = ("Printed by LIS gateway 2026-10-20\r\n"
+            "MSH|^~\\&|LAB|HARBOUR LAB|EHR|CLINIC|20261020101500||ORU^R01^ORU_R01|G1|P|2.5.1\r"
+            "PID|1||DEMO-1001^^^CLINIC^MR||QUINTERO-VALE^MARISOL||19610314|F\r"
+            "OBR|1|ORD1|FIL1|80048^Basic metabolic panel^C4|||20261020083000\r"
+            "OBX|1|NM|2823-3^Potassium^LN||6.8|mmol/L|3.5-5.1|HH|||F\r").encode()
+    doc = _attach(wb, demo_patient, "gateway-print.txt", data, "hl7v2_message")
+    view = dv.document_view(wb, doc)
+    assert view.kind == "hl7" and len(view.facts) == 1
+    assert _cited_in_view(wb, view, view.facts[0])
+    assert source_view(wb, view.facts[0]["citation"]).source_text == "6.8"
+
+
+REAL_SAMPLES = (("hl7/nist_LRI_ORU_R01_v2.5.1_CBC_28obx.hl7", "hl7v2_message"),
+                ("hl7/rs_BATCH_FHS_BHS_20x_ORU_R01_v2.5.1_CR.hl7", "hl7v2_message"),
+                ("hl7/mangled_MDM_T04_v2.3_pdf_wrapped_radiology.hl7", "hl7v2_message"),
+                ("scans/hl7_ccda_discharge_summary_typed_with_lipids.pdf", "lab_pdf"),
+                ("scans/msft_immunization_consent_and_screening_form_blank.pdf", "intake_form"),
+                ("scans/aws_patient_intake_form_handwritten_photo.jpg", "intake_form"))
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer(wb, demo_patient, shared_data):
+    missed, seen = [], 0
+    for path, doc_type in REAL_SAMPLES:
+        doc = _attach(wb, demo_patient, path.split("/")[-1], (shared_data / path).read_bytes(), doc_type)
+        view = dv.document_view(wb, doc)
+        for fact in view.facts:
+            if fact["box_class"] is not None:
+                seen += 1
+                if not _cited_in_view(wb, view, fact):
+                    missed.append((path, fact["citation"]["page_or_section"], fact["citation"]["quote_or_value"]))
+    assert seen > 150 and missed == []
+
+
+def test_job_progress_says_found_nothing_as_the_document_list_does(wb, demo_patient):
+    from core.services.ingestion import job_progress
+    from core.services.patients import chart_documents
+
+    from golden.documents import build_spec
+
+    note, _ = build_spec({"kind": "docx", "paragraphs": ["Thank you for your letter.", "Kind regards"]}, {})
+    empty = _attach(wb, demo_patient, "thanks.docx", note, "referral_docx")
+    full = _load(wb, "demo-critical-potassium.hl7")["demo-critical-potassium.hl7"]
+    listed = {d["id"]: d["found_nothing"] for d in chart_documents(wb, demo_patient["id"])}
+    progress = job_progress(wb, [empty, full])
+    assert {d: progress[d]["found_nothing"] for d in (empty, full)} == {empty: listed[empty], full: listed[full]}
+    assert listed[empty] is True and listed[full] is False

@@ -326,12 +326,10 @@ def _non_paged(wb: Workbench, view: dv.DocumentView, fact: dict[str, Any] | None
     show_source(wb, fact.get("citation") or {}, document_id=view.document_id, kind=view.kind, fact=fact)
 
 
-def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int | None = None, kind: str | None = None,
+def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int, kind: str,
                 fact: dict[str, Any] | None = None) -> None:
-    """A non-paged citation shown natively: HL7 segment table, XLSX grid or DOCX text."""
-    where = str(citation.get("page_or_section") or "")
-    kind = kind or ("hl7" if where.split(" ")[-1][:3].isupper() and "[" in where else
-                    "xlsx" if "!" in where else "docx")
+    """A non-paged citation shown natively: HL7 segment table, XLSX grid or DOCX text
+    (``kind`` as ``document_view`` names the document's)."""
     try:
         if kind == "hl7":
             _hl7(dv.hl7_segments(wb, citation, document_id=document_id), citation, fact)
@@ -387,11 +385,6 @@ def _sheet(grid: dv.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | 
     st.dataframe(frame.style.apply(mark, axis=1), width="stretch")
 
 
-def _md(text: str) -> str:
-    """Text shown as markdown without it being read as markdown."""
-    return md_text(text)
-
-
 def _docx(context: dv.DocxContext, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
     st.markdown(f"**{md_text(labels.location(citation, fact))}**")
     with st.container(border=True):
@@ -399,11 +392,11 @@ def _docx(context: dv.DocxContext, citation: dict[str, Any], fact: dict[str, Any
             text = item["text"]
             if item["cited"] and item["span"]:
                 a, b = item["span"]
-                body = f"{_md(text[:a])}:orange-background[**{_md(text[a:b])}**]{_md(text[b:])}"
+                body = f"{md_text(text[:a])}:orange-background[**{md_text(text[a:b])}**]{md_text(text[b:])}"
             elif item["cited"]:
-                body = f":orange-background[{_md(text)}]"
+                body = f":orange-background[{md_text(text)}]"
             else:
-                body = f":gray[{_md(text)}]"
+                body = f":gray[{md_text(text)}]"
             st.markdown(body, help=md_text(item["locator"]))
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from core.errors import ExtractionError, NotFound
+from core.models import DocType
 from core.policy.chart_rules import CLOSED_PROMOTION_STATES, identity_trusted, needs_review
 from core.services.facts import fact_view
 from core.services.workbench import Workbench
@@ -148,9 +149,8 @@ def page_image(wb: Workbench, document_id: int, page: int, *, dpi: int = DEFAULT
 
 def _make_page_image(wb: Workbench, document: dict, page: int, dpi: int) -> bytes:
     stored = _pipeline_render(wb, document, page)
-    scanned = stored is not None and not _has_text_layer(wb, document)
     # A scan's boxes refer to the pipeline's corrected image, whatever the dpi asked.
-    if stored is not None and (dpi == DEFAULT_DPI or scanned or not _is_pdf(document)):
+    if stored is not None and (dpi == DEFAULT_DPI or not _is_pdf(document) or not _has_text_layer(wb, document)):
         return _fit_width(stored.read_bytes(), max_width=dpi * 11)
     if not _is_pdf(document):
         raise NotFound(f"Page {page} of {document['filename']} has no stored image.", code="page_unavailable")
@@ -204,15 +204,29 @@ def _fit_width(png: bytes, *, max_width: int) -> bytes:
 # ----------------------------------------------------------------------------- page words
 
 
+def _latest_job(wb: Workbench, document_id: int) -> dict[str, Any]:
+    with wb.db.cursor() as cur:
+        return jobs_repo.latest_for_documents(cur, [document_id]).get(document_id) or {}
+
+
+def _read_as(job: dict[str, Any]) -> DocType | None:
+    """The doc type the pipeline read the document as (its latest job's), or None."""
+    return DocType(job["doc_type"]) if job.get("doc_type") else None
+
+
 def _content(wb: Workbench, document: dict, *, allow_ocr: bool):
-    """The document re-read as the pipeline read it (cached per content)."""
+    """The document re-read as the pipeline read it (cached per content): with the job's
+    doc type, which settles text that holds an HL7 message behind a banner and a damaged
+    zip, as it did for the pipeline."""
     from extract.normalize import normalize
 
+    doc_type = _read_as(_latest_job(wb, document["id"]))
+
     def read():
-        return normalize(wb.blobs.get(document["sha256"]), allow_ocr=allow_ocr,
+        return normalize(wb.blobs.get(document["sha256"]), allow_ocr=allow_ocr, doc_type=doc_type,
                          ocr_engine=wb.settings.ocr_preference)
 
-    return _contents.get_or_make(("content", document["sha256"], allow_ocr), read)
+    return _contents.get_or_make(("content", document["sha256"], doc_type, allow_ocr), read)
 
 
 def page_words(wb: Workbench, document_id: int, page: int) -> list[dict[str, Any]]:
@@ -282,18 +296,20 @@ def box_class(fact: dict[str, Any]) -> str | None:
     return fact.get("certainty")
 
 
-def _kind(document: dict) -> str:
+# How a non-paged source is shown, by the doc type it was read as.
+_NATIVE_VIEW = {DocType.HL7V2_MESSAGE: "hl7", DocType.CLINICAL_WORKBOOK: "xlsx", DocType.REFERRAL_DOCX: "docx"}
+
+
+def _kind(document: dict, read_as: DocType | None) -> str:
     if _is_pdf(document):
         return "pdf"
     if _is_image(document):
         return "image"
-    mime = document.get("mime") or ""
+    if read_as in _NATIVE_VIEW:
+        return _NATIVE_VIEW[read_as]
+    mime = document.get("mime") or ""  # sniffed from the bytes at upload
     for kind, marker in (("docx", "wordprocessingml"), ("xlsx", "spreadsheetml"), ("hl7", "hl7")):
         if marker in mime:
-            return kind
-    name = (document.get("filename") or "").lower()
-    for kind in ("hl7", "xlsx", "docx"):
-        if name.endswith("." + kind):
             return kind
     return "other"
 
@@ -312,12 +328,6 @@ def _document_facts(wb: Workbench, document: dict, *, include_deleted: bool) -> 
     return out
 
 
-def _job_warnings(wb: Workbench, document_id: int) -> list[dict[str, Any]]:
-    with wb.db.cursor() as cur:
-        job = jobs_repo.latest_for_documents(cur, [document_id]).get(document_id)
-    return list((job or {}).get("warnings") or [])
-
-
 def document_view(wb: Workbench, document_id: int, facts: list[dict[str, Any]] | None = None, *,
                   include_deleted: bool = False) -> DocumentView:
     """Every cited box of a document, page by page, with its colour class; the job's
@@ -332,8 +342,9 @@ def document_view(wb: Workbench, document_id: int, facts: list[dict[str, Any]] |
     paged = is_paged(document)
     count = page_count(wb, document_id) if paged else 0
     pages = [PageView(n) for n in range(1, count + 1)]
+    job = _latest_job(wb, document_id)
     loose: list[str] = []
-    for w in _job_warnings(wb, document_id):
+    for w in job.get("warnings") or []:
         text = w.get("message") or str(w.get("code") or "")
         number = w.get("page")
         if isinstance(number, int) and 1 <= number <= count:
@@ -353,8 +364,8 @@ def document_view(wb: Workbench, document_id: int, facts: list[dict[str, Any]] |
             continue
         pages[number - 1].boxes.append({"fact_id": fact["fact_id"], "page": number, "box": dict(box),
                                         "box_class": fact["box_class"], "label": fact.get("fact_text") or ""})
-    return DocumentView(document_id=document_id, filename=document["filename"], kind=_kind(document), paged=paged,
-                        page_count=count, pages=pages, facts=shown, unboxed=unboxed, warnings=loose,
+    return DocumentView(document_id=document_id, filename=document["filename"], kind=_kind(document, _read_as(job)),
+                        paged=paged, page_count=count, pages=pages, facts=shown, unboxed=unboxed, warnings=loose,
                         deleted=deleted_note(document), sha256=document["sha256"])
 
 
@@ -369,7 +380,9 @@ def _with_identity(wb: Workbench, document: dict, facts: list[dict[str, Any]]) -
 # ----------------------------------------------------------------------------- non-paged sources
 
 
-def _sections(wb: Workbench, document: dict):
+def source_sections(wb: Workbench, document: dict):
+    """The sections (paragraphs, cells, segments) of a non-paged source, re-read as the
+    pipeline read it and cached; NotFound when it cannot be re-read."""
     try:
         return _content(wb, document, allow_ocr=False).sections
     except ExtractionError as exc:
@@ -406,7 +419,7 @@ def hl7_segments(wb: Workbench, citation: dict[str, Any], *, document_id: int | 
     document = _cited_document(wb, document_id, citation)
     where = _HL7_LOC.match(str(citation.get("page_or_section") or ""))
     msg = int(where["msg"]) if where and where["msg"] else 1
-    sections = [s for s in _sections(wb, document) if s.meta.get("message", 1) == msg]
+    sections = [s for s in source_sections(wb, document) if s.meta.get("message", 1) == msg]
     segments = [s for s in sections if s.kind == "segment"]
     header = next((s for s in segments if s.meta.get("segment") in ("MSH", "FHS", "BHS")), None)
     enc = read_encoding(header.text)[0] if header else read_encoding("MSH|^~\\&")[0]
@@ -477,13 +490,20 @@ def sheet_grid(wb: Workbench, citation: dict[str, Any], *, document_id: int | No
         raise NotFound(f"“{where}” is not a cell range of a sheet.", code="not_a_cell_range")
     c1, r1 = _col_number(m["c1"]), int(m["r1"])
     c2, r2 = (_col_number(m["c2"]), int(m["r2"])) if m["c2"] else (c1, r1)
-    cells = {(s.meta["row"], s.meta["col"]): s.text for s in _sections(wb, document)
+    cells = {(s.meta["row"], s.meta["col"]): s.text for s in source_sections(wb, document)
              if s.kind == "cell" and s.meta.get("sheet") == sheet}
     if not cells:
         raise NotFound(f"Sheet “{sheet}” was not found in {document['filename']}.", code="sheet_not_found")
     top, bottom = max(1, r1 - around), r2 + around
     used_cols = [c for (r, c) in cells if top <= r <= bottom] + [c1, c2]
-    left, right = min(used_cols), min(max(used_cols), min(used_cols) + max_cols - 1)
+    left, right = min(used_cols), max(used_cols)
+    if right - left + 1 > max_cols:
+        # Too wide to show whole: keep the cell holding the quote (the value) in view.
+        quote = str(citation.get("quote_or_value") or "").strip()
+        anchor = next((c for c in range(c1, c2 + 1) for r in range(r1, r2 + 1)
+                       if quote and cells.get((r, c), "").strip() == quote), c1)
+        left = max(left, min(anchor - max_cols // 2, right - max_cols + 1))
+        right = left + max_cols - 1
     rows = [(r, [cells.get((r, c), "") for c in range(left, right + 1)])
             for r in range(top, bottom + 1) if any((r, c) in cells for c in range(left, right + 1)) or r1 <= r <= r2]
     cited = {(r, c) for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)}
@@ -507,7 +527,7 @@ def docx_context(wb: Workbench, citation: dict[str, Any], *, document_id: int | 
     where = str(citation.get("page_or_section") or "")
     table = _TABLE_LOC.match(where)
     target = table[1] if table else where
-    body = [s for s in _sections(wb, document) if s.kind in ("paragraph", "table_row") or s.locator == target]
+    body = [s for s in source_sections(wb, document) if s.kind in ("paragraph", "table_row") or s.locator == target]
     index = next((i for i, s in enumerate(body) if s.locator == target), None)
     if index is None:
         raise NotFound(f"“{where}” was not found in {document['filename']}.", code="location_not_found")

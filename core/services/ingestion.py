@@ -185,10 +185,17 @@ def suggest_category(filename: str, data: bytes, categories: list[dict[str, Any]
 
 
 def job_progress(wb: Workbench, document_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """Where each uploaded document's reading stands: its latest job's status, counts
-    and error (status None: stored without a job)."""
+    """Where each uploaded document's reading stands: its latest job's status, counts,
+    error and ``found_nothing`` (status None: stored without a job)."""
     with wb.db.cursor() as cur:
         latest = jobs_repo.latest_for_documents(cur, list(document_ids))
-    return {d: {"status": (latest.get(d) or {}).get("status"), "counts": (latest.get(d) or {}).get("counts") or {},
-                "error_code": (latest.get(d) or {}).get("error_code"),
-                "error_message": (latest.get(d) or {}).get("error_message")} for d in document_ids}
+    out = {}
+    for d in document_ids:
+        job = latest.get(d) or {}
+        counts = job.get("counts") or {}
+        out[d] = {"status": job.get("status"), "counts": counts, "error_code": job.get("error_code"),
+                  "error_message": job.get("error_message"),
+                  # as patients.chart_documents says it: read without error, not one fact kept
+                  "found_nothing": job.get("status") == "succeeded"
+                  and not (counts.get("stored") or counts.get("unchanged"))}
+    return out

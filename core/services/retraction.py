@@ -24,12 +24,7 @@ def delete_document(wb: Workbench, document_id: int, *, by: str | None = None,
     by = by or wb.settings.user
     counts = {"facts": 0, "promotions": 0, "chart_rows": 0, "vectors": 0}
     with wb.db.transaction() as cur:
-        document = documents_repo.by_id(cur, document_id)
-        if document is None:
-            raise NotFound(f"No document with id {document_id}.", code="unknown_document")
-        if document["deleted"]:
-            raise BadInput(f"Document {document_id} is already deleted.", code="document_deleted")
-        patient_id = document["patient_id"]
+        patient_id = _live_document(cur, document_id)["patient_id"]
         documents_repo.mark_deleted(cur, document_id, by)
         jobs_repo.mark_retracted(cur, document_id)
         audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, action="document_deleted",
@@ -60,10 +55,8 @@ def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> 
     they stood behind (whatever their outcome: a ``duplicate_skipped`` promotion
     supports its row as much as the one that created it)."""
     counts = {"promotions": 0, "chart_rows": 0}
-    touched: dict[str, dict[int, int]] = {}  # table -> chart row id -> the document whose promotion went
+    promotions = [p for p in promotions if p["active"]]
     for promo in promotions:
-        if not promo["active"]:
-            continue
         promotions_repo.retract_promotion(cur, promo["id"], reason)
         counts["promotions"] += 1
         audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=promo["document_id"],
@@ -71,10 +64,31 @@ def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> 
                                   promoted_table=promo["promoted_table"], promoted_record_id=promo["promoted_record_id"],
                                   prior_state=promo["outcome"], new_state="retracted", action="promotion_retracted",
                                   actor_id=by, reason=reason)
+    counts["chart_rows"] = reconcile_chart_rows(cur, _rows_behind(promotions), by=by, reason=reason)
+    return counts
+
+
+def _rows_behind(promotions: list[dict]) -> dict[str, dict[int, int]]:
+    """table -> chart row id -> the document of a promotion that stands behind it."""
+    touched: dict[str, dict[int, int]] = {}
+    for promo in promotions:
         if promo["outcome"] in SUPPORTING_OUTCOMES and promo["promoted_table"]:
             touched.setdefault(promo["promoted_table"], {})[int(promo["promoted_record_id"])] = promo["document_id"]
-    counts["chart_rows"] = reconcile_chart_rows(cur, touched, by=by, reason=reason)
-    return counts
+    return touched
+
+
+def _governed_rows(cur, touched: dict[str, dict[int, int | None]], *, without_document: int | None = None):
+    """The chart-row lifetime rule's reading, shared by ``reconcile_chart_rows`` and the
+    read-only ``deletion_impact``: (table, row, live supporting promotions) for every
+    touched row the rule governs (active and promoted; rows a person entered by hand
+    are not touched). ``without_document`` counts that document's promotions as gone."""
+    for table, record_ids in touched.items():
+        ids = sorted(record_ids)
+        support = promotions_repo.live_supporters(cur, table, ids)
+        for row in promotions_repo.chart_row_state(cur, table, ids):
+            if not row["active"] or row["source"] != "promoted":
+                continue
+            yield table, row, [b for b in support.get(row["id"], []) if b["document_id"] != without_document]
 
 
 def reconcile_chart_rows(cur, touched: dict[str, dict[int, int | None]], *, by: str, reason: str) -> int:
@@ -84,29 +98,24 @@ def reconcile_chart_rows(cur, touched: dict[str, dict[int, int | None]], *, by: 
     whose linked promotion no longer counts is re-linked to one that does. Returns
     how many rows went inactive."""
     deactivated = 0
-    for table, record_ids in touched.items():
-        ids = sorted(record_ids)  # record_ids: row id -> the document that triggered the check (for the audit)
-        support = promotions_repo.live_supporters(cur, table, ids)
-        for row in promotions_repo.chart_row_state(cur, table, ids):
-            if not row["active"] or row["source"] != "promoted":
-                continue
-            backers = support.get(row["id"], [])
-            if not backers:
-                promotions_repo.deactivate_chart_row(cur, table, row["id"], f"[retracted: no live source ({reason})]")
-                audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=record_ids[row["id"]],
-                                          promotion_id=row["promotion_id"], promoted_table=table, promoted_record_id=row["id"], prior_state="active",
-                                          new_state="inactive", action="chart_row_deactivated", actor_id=by,
-                                          reason=reason)
-                deactivated += 1
-            elif row["promotion_id"] not in {b["id"] for b in backers}:
-                keeper = backers[0]
-                promotions_repo.link_chart_row(cur, table, row["id"], keeper["id"],
-                                               note=f"now supported by document {keeper['document_id']}")
-                audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=keeper["document_id"],
-                                          promotion_id=keeper["id"], promoted_table=table,
-                                          promoted_record_id=row["id"], prior_state="active",
-                                          new_state="active:relinked", action="chart_row_relinked", actor_id=by,
-                                          reason=reason)
+    # touched: table -> row id -> the document that triggered the check (for the audit)
+    for table, row, backers in _governed_rows(cur, touched):
+        if not backers:
+            promotions_repo.deactivate_chart_row(cur, table, row["id"], f"[retracted: no live source ({reason})]")
+            audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=touched[table][row["id"]],
+                                      promotion_id=row["promotion_id"], promoted_table=table,
+                                      promoted_record_id=row["id"], prior_state="active", new_state="inactive",
+                                      action="chart_row_deactivated", actor_id=by, reason=reason)
+            deactivated += 1
+        elif row["promotion_id"] not in {b["id"] for b in backers}:
+            keeper = backers[0]
+            promotions_repo.link_chart_row(cur, table, row["id"], keeper["id"],
+                                           note=f"now supported by document {keeper['document_id']}")
+            audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=keeper["document_id"],
+                                      promotion_id=keeper["id"], promoted_table=table,
+                                      promoted_record_id=row["id"], prior_state="active",
+                                      new_state="active:relinked", action="chart_row_relinked", actor_id=by,
+                                      reason=reason)
     return deactivated
 
 
@@ -118,32 +127,30 @@ def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
     from core.policy.chart_rules import CHART_DESTINATIONS, FACT_TYPE_OF_TABLE
 
     with wb.db.cursor() as cur:
-        document = documents_repo.by_id(cur, document_id)
-        if document is None:
-            raise NotFound(f"No document with id {document_id}.", code="unknown_document")
-        if document["deleted"]:
-            raise BadInput(f"Document {document_id} is already deleted.", code="document_deleted")
+        document = _live_document(cur, document_id)
         facts = [f for f in facts_repo.facts_for_document(cur, document_id) if f["retracted_at"] is None]
         promotions = [p for p in promotions_repo.promotions_for_document(cur, document_id) if p["active"]]
-        touched: dict[str, set[int]] = {}
-        for promo in promotions:
-            if promo["outcome"] in SUPPORTING_OUTCOMES and promo["promoted_table"]:
-                touched.setdefault(promo["promoted_table"], set()).add(int(promo["promoted_record_id"]))
+        touched = _rows_behind(promotions)
+        described = {table: {r["id"]: r for r in promotions_repo.chart_rows(cur, table, document["patient_id"])}
+                     for table in touched}
         retracted_rows: list[dict[str, Any]] = []
         kept_rows: list[dict[str, Any]] = []
-        for table, ids in touched.items():
-            support = promotions_repo.live_supporters(cur, table, sorted(ids))
+        for table, row, backers in _governed_rows(cur, touched, without_document=document_id):
             subject = CHART_DESTINATIONS[FACT_TYPE_OF_TABLE[table]][1][0]
-            described = {r["id"]: r for r in promotions_repo.chart_rows(cur, table, document["patient_id"])}
-            for row in promotions_repo.chart_row_state(cur, table, sorted(ids)):
-                if not row["active"] or row["source"] != "promoted":
-                    continue
-                others = sorted({b["document_id"] for b in support.get(row["id"], [])
-                                 if b["document_id"] != document_id})
-                item = {"table": table, "row_id": row["id"],
-                        "label": str((described.get(row["id"]) or {}).get(subject) or f"row {row['id']}"),
-                        "kept_by_documents": others}
-                (kept_rows if others else retracted_rows).append(item)
+            others = sorted({b["document_id"] for b in backers})
+            item = {"table": table, "row_id": row["id"],
+                    "label": str((described[table].get(row["id"]) or {}).get(subject) or f"row {row['id']}"),
+                    "kept_by_documents": others}
+            (kept_rows if others else retracted_rows).append(item)
     return {"document_id": document_id, "filename": document["filename"], "facts": len(facts),
             "promotions": len(promotions), "chart_rows": len(retracted_rows),
             "chart_rows_retracted": retracted_rows, "chart_rows_kept": kept_rows}
+
+
+def _live_document(cur, document_id: int) -> dict[str, Any]:
+    document = documents_repo.by_id(cur, document_id)
+    if document is None:
+        raise NotFound(f"No document with id {document_id}.", code="unknown_document")
+    if document["deleted"]:
+        raise BadInput(f"Document {document_id} is already deleted.", code="document_deleted")
+    return document

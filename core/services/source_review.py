@@ -89,21 +89,23 @@ def _document_view(wb: Workbench, document: dict, view: SourceView) -> SourceVie
 
 
 def _section_view(wb: Workbench, document: dict, view: SourceView) -> SourceView:
-    """Non-paged sources (DOCX, XLSX, HL7) are re-read to show the cited location."""
-    from core.errors import ExtractionError
-    from extract.normalize import normalize
+    """Non-paged sources (DOCX, XLSX, HL7) are re-read as the pipeline read them (the
+    viewer's cached copy) to show the cited location."""
+    from core.errors import NotFound
+    from core.services.document_view import source_sections
 
     try:
-        content = normalize(wb.blobs.get(document["sha256"]), allow_ocr=False)
-    except ExtractionError as exc:
-        view.note = f"the source could not be re-read ({exc.code})"
+        sections = source_sections(wb, document)
+    except NotFound as exc:
+        view.note = exc.message  # "<file> could not be re-read (<code>)."
         return view
-    for section in content.sections:
+    for section in sections:
         if section.locator == view.citation.page_or_section:
             view.source_text = section.text
             return view
     view.note = "the cited location was not found in the source"
     return view
+
 
 @dataclass(frozen=True)
 class SourceName:
