@@ -316,3 +316,20 @@ def test_a_packet_summary_is_not_a_second_decision_while_its_parts_wait(wb):
     pending = review_queue(wb, patient["id"])["identity"]
     assert pending and all(c["scope"] is not None for c in pending), [(c["scope"], c["identity_status"]) for c in pending]
     assert any(c["identity_status"] == "identity_mismatch_quarantined" for c in pending)
+
+
+@pytest.mark.parametrize("fact, group", [
+    ({"identity_status": "identity_mismatch_quarantined", "certainty": "verified"}, "held"),
+    ({"identity_status": "identity_ambiguous_needs_review", "certainty": "needs_review"}, "held"),
+    ({"identity_status": "identity_verified", "certainty": "verified", "promotion_status": "rejected"}, None),
+    ({"identity_status": "identity_verified", "certainty": "verified", "promotion_status": "conflict_needs_review"},
+     "needs_review"),
+    ({"identity_status": "identity_review_approved", "certainty": "needs_review"}, "needs_review"),
+    ({"identity_status": "identity_verified", "certainty": "document_fact", "promotion_status": "not_promotable"},
+     "document_fact"),
+    ({"identity_status": "identity_verified", "certainty": "verified", "promotion_status": "promoted"}, "verified"),
+])
+def test_review_group_holds_untrusted_documents_first_and_drops_closed_facts(fact, group):
+    from core.policy.chart_rules import review_group
+
+    assert review_group(fact) == group

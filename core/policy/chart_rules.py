@@ -56,6 +56,20 @@ def needs_review(fact: Mapping[str, Any]) -> bool:
     return fact.get("certainty") == "needs_review" or fact.get("promotion_status") in REVIEW_PROMOTION_STATES
 
 
+def review_group(fact: Mapping[str, Any]) -> str | None:
+    """Where a live fact stands for a reader: "held" (its document's identity is not
+    trusted), "needs_review", or its certainty ("verified" / "document_fact"); None when
+    a person closed it (rejected, or another value approved over it). The chart overview
+    groups facts by it and the viewer colours their boxes by it."""
+    if not identity_trusted(fact.get("identity_status")):
+        return "held"
+    if fact.get("promotion_status") in CLOSED_PROMOTION_STATES:
+        return None
+    if needs_review(fact):
+        return "needs_review"
+    return fact.get("certainty")
+
+
 def activated_by_identity_approval(fact: Mapping[str, Any]) -> bool:
     """Whether approving a document's identity makes this fact live: not a review item
     and not one a person already closed."""

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from core.errors import ExtractionError, NotFound
 from core.models import DocType
-from core.policy.chart_rules import CLOSED_PROMOTION_STATES, identity_trusted, needs_review
+from core.policy.chart_rules import review_group
 from core.services.facts import fact_view
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo
@@ -284,16 +284,8 @@ class DocumentView:
 
 
 def box_class(fact: dict[str, Any]) -> str | None:
-    """The viewer colour of a fact, by the same grouping as ``facts.patient_facts``:
-    held (identity not trusted), needs_review, or its certainty. None: a person closed
-    it (rejected or superseded), so it is listed but not drawn."""
-    if not identity_trusted(fact.get("identity_status")):
-        return "held"
-    if fact.get("promotion_status") in CLOSED_PROMOTION_STATES:
-        return None
-    if needs_review(fact):
-        return "needs_review"
-    return fact.get("certainty")
+    """The viewer colour of a fact: its review group (None: closed, listed not drawn)."""
+    return review_group(fact)
 
 
 # How a non-paged source is shown, by the doc type it was read as.

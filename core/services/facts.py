@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.models import Certainty, DocumentFact
-from core.policy.chart_rules import (CHART_DESTINATIONS, CHART_TABLES, CLOSED_PROMOTION_STATES, identity_trusted,
-                                     is_critical, needs_review)
+from core.policy.chart_rules import CHART_DESTINATIONS, CHART_TABLES, is_critical, review_group
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
 
@@ -73,15 +72,10 @@ def patient_facts(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, An
     for row in rows:
         if row["document_deleted"]:
             continue
-        view = fact_view(row) | {"filename": row["filename"], "identity_status": row["identity_status"]}
-        if not identity_trusted(row["identity_status"]):
-            groups["held"].append(view)
-        elif row["promotion_status"] in CLOSED_PROMOTION_STATES:
-            continue
-        elif needs_review(row):
-            groups["needs_review"].append(view)
-        else:
-            groups[row["certainty"]].append(view)
+        group = review_group(row)
+        if group is not None:
+            groups[group].append(fact_view(row) | {"filename": row["filename"],
+                                                   "identity_status": row["identity_status"]})
     return groups
 
 
