@@ -75,15 +75,13 @@ def jobs_panel() -> None:
         "job": j["id"], "document": j["document_id"], "type": labels.doc_type(j["doc_type"]),
         "status": labels.job_status(j["status"]), "attempts": j["attempts"], "created": j["created_at"],
         "started": j["started_at"], "finished": j["finished_at"],
-        **{stage: (j["timings"] or {}).get(stage) for stage in ("normalize", "ocr", "extract", "verify", "identity",
-                                                                 "persist", "promote", "total")},
+        **{stage: j["timings"].get(stage) for stage in operations.TIMING_COLUMNS},
         "error": labels.error_code(j["error_code"]) if j["error_code"] else "", "message": j["error_message"] or "",
     } for j in found])
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"created": TIME, "started": TIME, "finished": TIME,
                                 **{s: st.column_config.NumberColumn(s, help=f"{s} time (ms)", format="%.0f")
-                                   for s in ("normalize", "ocr", "extract", "verify", "identity", "persist",
-                                             "promote", "total")}})
+                                   for s in operations.TIMING_COLUMNS}})
     failed = [j for j in found if j["status"] == "failed"]
     if failed:
         st.markdown("**Failed jobs**")

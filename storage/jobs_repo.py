@@ -102,11 +102,18 @@ def queue_counts(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return counts
 
 
-def requeue(cur: duckdb.DuckDBPyConnection, job_id: int) -> None:
-    """Put a finished job back in the queue (reprocessing must be idempotent)."""
+def requeue(cur: duckdb.DuckDBPyConnection, job_id: int, *, only_failed: bool = False) -> dict[str, Any] | None:
+    """Put a job back in the queue as the same job (reprocessing is idempotent): worker,
+    error and finish time cleared, attempts kept (they count real tries). With
+    ``only_failed`` a job that is no longer failed is left alone and None returned, so a
+    second, racing retry is a no-op."""
     cur.execute(
-        "UPDATE processing_jobs SET status = 'pending', worker_id = NULL, attempts = 0 WHERE id = ?", [job_id]
+        """UPDATE processing_jobs SET status = 'pending', worker_id = NULL, error_code = NULL,
+               error_message = NULL, finished_at = NULL, heartbeat_at = NULL
+           WHERE id = ? AND (NOT ? OR status = 'failed') RETURNING *""",
+        [job_id, only_failed],
     )
+    return one(cur)
 
 
 def mark_retracted(cur: duckdb.DuckDBPyConnection, document_id: int) -> int:
@@ -129,18 +136,6 @@ def upsert_worker(cur: duckdb.DuckDBPyConnection, worker_id: str, *, status: str
 
 
 # --- read side for the Operations page and document lists ------------------------------
-
-def retry_failed(cur: duckdb.DuckDBPyConnection, job_id: int) -> dict[str, Any] | None:
-    """Put one failed job back in the queue as the same job: attempts kept (they count
-    real tries), error cleared. The status guard makes a second, racing retry a no-op."""
-    cur.execute(
-        """UPDATE processing_jobs SET status = 'pending', worker_id = NULL, error_code = NULL,
-               error_message = NULL, finished_at = NULL, heartbeat_at = NULL
-           WHERE id = ? AND status = 'failed' RETURNING *""",
-        [job_id],
-    )
-    return one(cur)
-
 
 def recent_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 200, status: str | None = None) -> list[dict[str, Any]]:
     """Newest jobs first, with whether their document is deleted (no file names: the

@@ -28,11 +28,9 @@ def make_private(data_dir: Path) -> int:
     also strip those bits from everything under it. Returns how many entries changed."""
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    was_open = data_dir.stat().st_mode & _GROUP_OTHER
-    if not was_open:
-        return 0
-    changed = tighten_tree(data_dir)
-    return changed
+    if not data_dir.stat().st_mode & _GROUP_OTHER:
+        return 0  # the usual case: no walk over the tree on every open
+    return tighten_tree(data_dir)
 
 
 def tighten_tree(root: Path) -> int:

@@ -4,6 +4,7 @@ plus the operations service underneath."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -157,6 +158,18 @@ def test_the_sidebar_shows_name_mrn_dob_and_sex(app_env, demo_patient):
     card = at.sidebar.markdown[0].value
     assert "Marisol Quintero-Vale" in card and "MRN DEMO-1001" in card and "Born 14 Mar 1961" in card
     assert "female" in card
+
+
+def test_the_sidebar_card_shows_a_typed_name_as_inert_text(app_env):
+    from core.services.patients import add_patient
+    from ui.inert import md_text
+
+    first, last = "![x](http://127.0.0.1:9/p.png)", ":red[Vale]"
+    added = add_patient(app_env, mrn="**M-1**", first=first, last=last, dob="1961-03-14")
+    at = home(patient=added["id"])
+    card = at.sidebar.markdown[0].value
+    assert f"**{md_text(first)} {md_text(last)}**" in card and f"MRN {md_text('**M-1**')}" in card
+    assert first not in card and last not in card
 
 
 def test_the_overview_speaks_plain_words_and_links_to_the_documents_page(app_env, demo_patient):
@@ -339,3 +352,73 @@ def test_workers_are_fresh_or_stale_by_the_health_threshold(wb):
     assert by_id["w-fresh"]["fresh"] and not by_id["w-stopped"]["fresh"]
     much_later = later + timedelta(seconds=by_id["w-fresh"]["stale_after_seconds"] + 1)
     assert not operations.workers(wb, now=much_later)[0]["fresh"]
+
+
+# --- where a citation points, in words -------------------------------------------------------
+
+@pytest.mark.parametrize("where, fact, words", [
+    ("OBX[3]-5", {"structured_value": {"test_name": "Glucose"}}, "OBX 3 (Glucose)"),
+    # a file of several messages names the message; a field without a row label names the field
+    ("message 2 OBX[1]-5", {"structured_value": {"test_name": "Lead"}}, "message 2, OBX 1 (Lead)"),
+    ("PID[1]-7", {"structured_value": {"field": "date_of_birth", "value": "2023-05-04"}}, "PID 1, field 7"),
+    ("message 1 PID[1]-11", {"structured_value": {"field": "address"}}, "message 1, PID 1, field 11"),
+    ("NTE[2]-3", None, "NTE 2, field 3"),
+    ("OBX[1]-5", {"structured_value": {"observation": "Status in immunization series"}},
+     "OBX 1 (Status in immunization series)"),
+    # sheet names as openpyxl gives them: spaces, '!' inside, Excel's own quoting
+    ("Sheet 1!B3", {"structured_value": {"test_name": "Sodium"}}, "sheet Sheet 1, row 3 (Sodium)"),
+    ("Labs!2024!A7:F7", None, "sheet Labs!2024, row 7"),
+    ("Labs!2024!A7:F9", None, "sheet Labs!2024, rows 7–9"),
+    ("'Sheet 1'!B3", None, "sheet Sheet 1, row 3"),
+    ("'Dr O''Hara'!C2", None, "sheet Dr O'Hara, row 2"),
+    # DOCX locators (extract/docx.py) are already words
+    ("table 2 row 3 col 1", {"structured_value": {"substance": "Penicillin"}}, "table 2 row 3 col 1"),
+    ("paragraph 7", None, "paragraph 7"),
+    ("page 2", {"structured_value": {"test_name": "WBC"}}, "page 2, row ‘WBC’"),
+    ("", None, "—"),
+])
+def test_location_words_every_locator_the_readers_write(where, fact, words):
+    from ui import labels
+
+    assert labels.location({"page_or_section": where}, fact) == words
+
+
+def test_location_words_real_hl7_batches_and_a_workbook_with_odd_sheet_names(wb, demo_patient, shared_data):
+    """Every citation from real HL7 files (a batch of 20 messages, a two-message file,
+    PID fields) and from a workbook made now reads as words, never as the raw locator."""
+    import io
+
+    import openpyxl
+
+    from core.services.ingestion import attach_and_extract
+    from core.services.worker import Worker
+    from storage import facts_repo
+    from ui import labels
+
+    book = openpyxl.Workbook()
+    for title in ("Labs!2024", "Sheet 1"):
+        ws = book.create_sheet(title)
+        for row in (["Test", "Result", "Units", "Reference range", "Collected"],
+                    ["Sodium", 139, "mmol/L", "135-145", "2024-03-12"]):
+            ws.append(row)
+    del book["Sheet"]
+    buf = io.BytesIO()
+    book.save(buf)
+    sources = [(shared_data / "hl7" / name, "hl7v2_message", None) for name in (
+        "rs_BATCH_FHS_BHS_20x_ORU_R01_v2.5.1_CR.hl7", "cdc_iis_VXU_V04_v2.5.1_broken_encoding_2msgs.hl7",
+        "cdc_ti_ADT_A01_v2.3_MN_newborn.hl7")] + [("odd-sheets.xlsx", "clinical_workbook", buf.getvalue())]
+    said: dict[str, str] = {}
+    for source, doc_type, data in sources:
+        attached = attach_and_extract(wb, patient_id=demo_patient["id"], source=source, doc_type=doc_type, data=data,
+                                      filename=Path(source).name if data else None)
+        Worker(wb, worker_id="w").run_specific(attached.job["id"])
+        with wb.db.cursor() as cur:
+            for fact in facts_repo.facts_for_document(cur, attached.document["id"]):
+                said[fact["citation"]["page_or_section"]] = labels.location(fact["citation"], fact)
+    assert len(said) > 100
+    raw = {where: words for where, words in said.items() if re.search(r"[A-Z][A-Z0-9]{2}\[\d+\]|![A-Z]+\d", words) or words == where}
+    assert raw == {}
+    assert said["message 20 OBX[1]-5"].startswith("message 20, OBX 1 (")
+    assert said["PID[1]-7"] == "PID 1, field 7"
+    assert said["Labs!2024!A2:E2"] == "sheet Labs!2024, row 2 (Sodium)"
+    assert said["Sheet 1!A2:E2"] == "sheet Sheet 1, row 2 (Sodium)"

@@ -5,6 +5,7 @@ printing enum values. Wording only: no rules live here."""
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 JOB_STATUS = {
@@ -51,43 +52,23 @@ IDENTIFIER_KIND = {"name": "Name", "dob": "Date of birth", "mrn": "MRN"}
 
 
 def _plain(table: dict, code: Any) -> str:
+    """``table``'s words for ``code``, else the code with underscores as spaces; "—" for none.
+    Each kind of code in this module is this with its own table (``job_status(code)``, ...)."""
     if code in table:
         return table[code]
     return str(code).replace("_", " ") if code is not None else "—"
 
 
-def job_status(code: str | None) -> str:
-    return _plain(JOB_STATUS, code)
-
-
-def identity_status(code: str | None) -> str:
-    return _plain(IDENTITY_STATUS, code)
-
-
-def certainty(code: str | None) -> str:
-    return _plain(CERTAINTY, code)
-
-
-def promotion(code: str | None) -> str:
-    return _plain(PROMOTION, code)
-
-
-def doc_type(code: str | None) -> str:
-    return _plain(DOC_TYPE, code)
-
-
-def fact_type(code: str | None) -> str:
-    return _plain(FACT_TYPE, code)
-
-
-def intent(code: str | None) -> str:
-    return _plain(INTENT, code)
-
-
-def error_code(code: str | None) -> str:
-    """An error code as words ("encrypted_pdf" -> "encrypted pdf"); the message beside
-    it carries the explanation."""
-    return _plain({}, code)
+job_status = partial(_plain, JOB_STATUS)
+identity_status = partial(_plain, IDENTITY_STATUS)
+certainty = partial(_plain, CERTAINTY)
+promotion = partial(_plain, PROMOTION)
+doc_type = partial(_plain, DOC_TYPE)
+fact_type = partial(_plain, FACT_TYPE)
+intent = partial(_plain, INTENT)
+# An error code as words ("encrypted_pdf" -> "encrypted pdf"); the message beside it
+# carries the explanation.
+error_code = partial(_plain, {})
 
 
 def code_hint(*codes: Any) -> str:
@@ -95,24 +76,30 @@ def code_hint(*codes: Any) -> str:
     return "internal: " + ", ".join(str(c) for c in codes if c not in (None, ""))
 
 
-_INDEXED = re.compile(r"^(?P<field>[a-z_.]+)\[(?P<i>\d+)\]$")
-_OBX = re.compile(r"^(?P<seg>[A-Z][A-Z0-9]{2})\[(?P<n>\d+)\](?:-(?P<field>\d+))?")
+# An HL7 segment or field, as extract/hl7 names them: "OBX[3]-5", "message 2 PID[1]-7".
+_HL7 = re.compile(r"^(?:message (?P<msg>\d+) )?(?P<seg>[A-Z][A-Z0-9]{2})\[(?P<n>\d+)\](?:-(?P<field>\d+))?$")
 _SHEET = re.compile(r"^(?P<sheet>.+)!(?P<c1>[A-Z]+)(?P<r1>\d+)(?::(?P<c2>[A-Z]+)(?P<r2>\d+))?$")
 
 
 def location(citation: dict[str, Any], fact: dict[str, Any] | None = None) -> str:
     """Where a citation points, as a person would say it: "page 1, row 'LDL Cholesterol'",
-    "OBX 3 (Glucose)", "sheet Lab trend, row 5", "paragraph 7"."""
+    "OBX 3 (Glucose)", "message 2, PID 1, field 7", "sheet Lab trend, row 5", "paragraph 7"."""
     where = str(citation.get("page_or_section") or "")
     label = _row_label(fact)
-    seg = _OBX.match(where)
+    seg = _HL7.match(where)
     if seg:
-        text = f"{seg['seg']} {seg['n']}"
-        return f"{text} ({label})" if label else text
+        text = f"message {seg['msg']}, " if seg["msg"] else ""
+        text += f"{seg['seg']} {seg['n']}"
+        if label:
+            return f"{text} ({label})"
+        return f"{text}, field {seg['field']}" if seg["field"] else text
     sheet = _SHEET.match(where)
     if sheet:
         rows = sheet["r1"] if not sheet["r2"] or sheet["r2"] == sheet["r1"] else f"{sheet['r1']}–{sheet['r2']}"
-        text = f"sheet {sheet['sheet']}, row{'s' if '–' in rows else ''} {rows}"
+        name = sheet["sheet"]
+        if len(name) > 1 and name[0] == name[-1] == "'":  # Excel's quoting: 'Sheet 1'!B3, 'O''Hara'!B3
+            name = name[1:-1].replace("''", "'")
+        text = f"sheet {name}, row{'s' if '–' in rows else ''} {rows}"
         return f"{text} ({label})" if label else text
     if where.startswith("page ") and label:
         return f"{where}, row ‘{label}’"
@@ -123,7 +110,7 @@ def _row_label(fact: dict[str, Any] | None) -> str:
     if not fact:
         return ""
     value = fact.get("structured_value") or {}
-    for key in ("test_name", "substance", "name", "description"):
+    for key in ("test_name", "substance", "name", "description", "observation"):
         if value.get(key):
             return str(value[key])
     return ""
@@ -143,24 +130,11 @@ WORKER_STATE = {"idle": "idle, waiting for work", "busy": "reading a document", 
 NOTHING_FOUND = "read, nothing found"
 
 
-def abnormal_flag(code: str | None) -> str:
-    return _plain(FLAG, code)
-
-
-def sex(code: str | None) -> str:
-    return _plain(SEX, code)
-
-
-def chart_section(code: str) -> str:
-    return _plain(CHART_SECTION, code)
-
-
-def chart_source(code: str | None) -> str:
-    return _plain(CHART_SOURCE, code)
-
-
-def worker_state(code: str | None) -> str:
-    return _plain(WORKER_STATE, code)
+abnormal_flag = partial(_plain, FLAG)
+sex = partial(_plain, SEX)
+chart_section = partial(_plain, CHART_SECTION)
+chart_source = partial(_plain, CHART_SOURCE)
+worker_state = partial(_plain, WORKER_STATE)
 
 
 def document_status(job_status_code: str | None, found_nothing: bool = False) -> str:
@@ -192,10 +166,17 @@ def seen_ago(seconds: float | None) -> str:
     return f"last seen {round(s / 3600)} h ago"
 
 
+def full_name(patient: dict[str, Any]) -> str:
+    middle = f" {patient['middle_name']}" if patient.get("middle_name") else ""
+    return f"{patient['first_name']}{middle} {patient['last_name']}"
+
+
+def birth_date(dob: Any) -> str:
+    """"14 Mar 1961"."""
+    return dob.strftime("%d %b %Y") if hasattr(dob, "strftime") else str(dob)
+
+
 def patient_line(patient: dict[str, Any]) -> str:
     """Full name, MRN, date of birth and sex on one line."""
-    middle = f" {patient['middle_name']}" if patient.get("middle_name") else ""
-    dob = patient.get("dob")
-    born = dob.strftime("%d %b %Y") if hasattr(dob, "strftime") else str(dob)
-    return (f"{patient['first_name']}{middle} {patient['last_name']} · MRN {patient['mrn']} · "
-            f"born {born} · {sex(patient.get('sex'))}")
+    return (f"{full_name(patient)} · MRN {patient['mrn']} · born {birth_date(patient.get('dob'))} · "
+            f"{sex(patient.get('sex'))}")

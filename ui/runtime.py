@@ -15,6 +15,7 @@ from core.services.worker import Worker
 from core.services.workbench import Workbench, open_workbench
 from core.settings import get_settings
 from ui import labels
+from ui.inert import md_text
 
 
 @dataclass
@@ -102,9 +103,7 @@ def patient_picker() -> dict | None:
 
 
 def _patient_card(patient: dict) -> None:
-    middle = f" {patient['middle_name']}" if patient.get("middle_name") else ""
-    dob = patient["dob"]
-    st.sidebar.markdown(f"**{patient['first_name']}{middle} {patient['last_name']}**  \n"
-                        f"MRN {patient['mrn']}  \n"
-                        f"Born {dob.strftime('%d %b %Y') if hasattr(dob, 'strftime') else dob}"
-                        f" · {labels.sex(patient.get('sex'))}")
+    # Names and MRN are typed by people: shown inert like any document text.
+    st.sidebar.markdown(f"**{md_text(labels.full_name(patient))}**  \n"
+                        f"MRN {md_text(patient['mrn'])}  \n"
+                        f"Born {labels.birth_date(patient['dob'])} · {labels.sex(patient.get('sex'))}")

@@ -30,8 +30,11 @@ def index_pending(wb: Workbench, *, limit: int = 256) -> int:
     # In a transaction so it waits for a decision writing the same rows (storage.db).
     with wb.db.transaction() as cur:
         facts_repo.mark_vectors(cur, ids, True)
-        # A document deleted while we embedded: take its vectors straight back out.
-        gone = facts_repo.inactive_among(cur, ids)
+        # A fact deleted or corrected while we embedded: take its vector straight back
+        # out (a corrected one is embedded again, from its new words, by the next pass).
+        now = facts_repo.facts_by_ids(cur, ids)
+        changed = {f["id"] for f in pending if (now.get(f["id"]) or {}).get("fact_text") != f["fact_text"]}
+        gone = sorted(changed.union(facts_repo.inactive_among(cur, ids)))
     if gone:
         wb.fact_index.remove_facts(gone)
         with wb.db.transaction() as cur:

@@ -13,7 +13,7 @@ from core.errors import BadInput, NotFound
 from core.services.health import worker_fresh_within
 from core.services.processing import JOB_STAGES
 from core.services.workbench import Workbench
-from golden.latency import percentile
+from golden.latency import percentile, stages_of_event
 from storage import audit_repo, documents_repo, jobs_repo
 
 # A chat request's handoffs, named as stages (source node, destination node) -> stage.
@@ -24,6 +24,8 @@ ANSWER_STAGES = {
     ("answer-composer", "answer-verifier"): "verify answer",
     ("answer-verifier", "answer-drafter"): "draft",
 }
+# A job's timings as the Operations page lists them (ms).
+TIMING_COLUMNS = (*JOB_STAGES, "total")
 _JOB_COLUMNS = ("id", "document_id", "doc_type", "status", "attempts", "created_at", "started_at", "finished_at",
                 "worker_id", "error_code", "error_message", "timings", "engine", "document_deleted")
 
@@ -54,7 +56,7 @@ def retry_job(wb: Workbench, job_id: int, by: str) -> dict[str, Any]:
         if job["status"] != "failed":
             raise BadInput(f"Job {job_id} is {job['status']}, not failed; only a failed job can be retried.",
                            code="job_not_failed")
-        requeued = jobs_repo.retry_failed(cur, job_id)
+        requeued = jobs_repo.requeue(cur, job_id, only_failed=True)
         if requeued is None:  # another retry or the worker got there first
             raise BadInput(f"Job {job_id} changed while retrying; reload to see its state.", code="job_not_failed")
         audit_repo.add_review_decision(
@@ -109,13 +111,9 @@ def stage_latency(wb: Workbench, *, limit: int = 1000) -> list[dict[str, Any]]:
         timings = jobs_repo.finished_timings(cur, limit=limit)
         handoffs = audit_repo.recent_handoffs(cur, limit=limit, answers_only=True)
     samples: dict[str, list[float]] = {}
-    for t in timings:
-        for stage in JOB_STAGES:
-            value = t.get(stage)
-            if stage == "ocr" and not value:
-                continue  # a job without OCR says nothing about OCR speed
-            if isinstance(value, int | float):
-                samples.setdefault(stage, []).append(float(value))
+    for t in timings:  # the same reading of a job's timings as the eval gate's latency report
+        for stage, ms in stages_of_event({"event": "job_finished", "latency_ms": t}).items():
+            samples.setdefault(stage, []).append(ms)
     out = [_row(stage, "document job", samples[stage]) for stage in JOB_STAGES if stage in samples]
     answer: dict[str, list[float]] = {}
     for h in handoffs:

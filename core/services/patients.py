@@ -75,16 +75,20 @@ def display_name(patient: dict[str, Any]) -> str:
 
 def chart_documents(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
     """The patient's live documents, newest first, each with its latest job's ``counts``
-    and ``warnings``, and ``found_nothing``: read without error but not one fact kept, which
-    a reviewer must see as a warning rather than a success."""
+    and ``warnings``, and ``found_nothing`` (see ``found_nothing``)."""
     with wb.db.cursor() as cur:
         docs = documents_repo.for_patient(cur, patient_id)
         latest = jobs_repo.latest_for_documents(cur, [d["id"] for d in docs])
     out = []
     for d in docs:
         job = latest.get(d["id"]) or {}
-        counts = job.get("counts") or {}
-        out.append(d | {"counts": counts, "warnings": job.get("warnings") or [],
-                        "found_nothing": d["job_status"] == "succeeded"
-                        and not (counts.get("stored") or counts.get("unchanged"))})
+        out.append(d | {"counts": job.get("counts") or {}, "warnings": job.get("warnings") or [],
+                        "found_nothing": found_nothing(job)})
     return out
+
+
+def found_nothing(job: dict[str, Any]) -> bool:
+    """A job read its document without error but kept not one fact: a reviewer must see
+    that as a warning rather than a success."""
+    counts = job.get("counts") or {}
+    return job.get("status") == "succeeded" and not (counts.get("stored") or counts.get("unchanged"))

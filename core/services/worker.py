@@ -109,7 +109,9 @@ class Worker:
 
     def run_once(self) -> dict[str, Any] | None:
         """Reclaim stale jobs, then claim and run the next pending one (if any)."""
-        with self.wb.db.cursor() as cur:
+        # Under the write lock (storage.db): a deletion retracting this document's pending
+        # job writes the same row, and would otherwise fail with a write conflict.
+        with self.wb.db.transaction() as cur:
             jobs_repo.reclaim_stale(cur, stale_after=self.wb.settings.worker_stale_after,
                                     max_attempts=self.wb.settings.max_attempts)
             job = jobs_repo.claim_next(cur, self.worker_id)
@@ -127,7 +129,7 @@ class Worker:
         return index_pending(self.wb)
 
     def run_specific(self, job_id: int) -> dict[str, Any] | None:
-        with self.wb.db.cursor() as cur:
+        with self.wb.db.transaction() as cur:
             job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id)
         return self.run_job(job) if job else None
 
