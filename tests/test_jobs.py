@@ -279,8 +279,6 @@ def test_a_finding_corrected_while_the_worker_embeds_it_gets_its_new_words_index
     assert index.texts[fact["id"]] == now["fact_text"]
 
 
-@pytest.mark.xfail(strict=True, reason="core/services/processing.py: the persist transaction does not check again "
-                                       "that the document is still there (reported for its owner)")
 def test_a_document_deleted_while_it_is_read_adds_nothing_to_the_chart(wb, demo_patient, monkeypatch):
     from core.services import processing
     from core.services.facts import chart_view

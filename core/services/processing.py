@@ -176,6 +176,12 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     citations = verify_citations([p.citation for p in result.facts], content)
     clock.lap("verify")
     with wb.db.transaction() as cur:
+        # Reading took a while: a document deleted meanwhile must add nothing. Deletion
+        # takes the same write lock, so this check and the writes below are one step.
+        current = documents_repo.by_id(cur, document["id"])
+        if current is None or current["deleted"]:
+            raise ExtractionError("The document was deleted while it was being read; nothing was kept.",
+                                  code="document_deleted")
         checks = _identity_checks(cur, job, document, patient, result)
         clock.lap("identity")
         prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages),
