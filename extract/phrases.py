@@ -42,7 +42,7 @@ def split_items(text: str, *, commas: bool = True) -> list[str]:
 # A list item that opens with one of these goes on with the clause before it
 # ("... gave him a rash after surgery, but this was never confirmed").
 _CLAUSE_GOES_ON = re.compile(r"^(?:but|and|or|although|though|however|which|who|as|so|because|when|while|"
-                             r"after|since|yet|though)\b", re.IGNORECASE)
+                             r"after|since|yet)\b", re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9)\]%])[.!]\s+(?=[A-Z])")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.policy.identity import OCR_NAME_LOOKALIKES
 from extract import values as V
 
 # --------------------------------------------------------------------------- names
@@ -42,9 +43,10 @@ def _nice_case(part: str) -> str:
     return part
 
 
-# What OCR puts for a letter of a name ("IKWUEMES!-DALGAARD", "J0HN"); the identity
-# gate reads them (``core.policy.identity.OCR_NAME_LOOKALIKES``), never this module.
-_NAME_LOOKALIKES = re.compile(rf"(?<={_LETTER})[!|10568$@2]|[!|10568$@2](?={_LETTER})")
+# What OCR puts for a letter of a name ("IKWUEMES!-DALGAARD", "J0HN"): the identity
+# gate's list (``OCR_NAME_LOOKALIKES``) judges them, this module only keeps them.
+_LOOKALIKE = f"[{re.escape(''.join(OCR_NAME_LOOKALIKES))}]"
+_NAME_LOOKALIKES = re.compile(rf"(?<={_LETTER}){_LOOKALIKE}|{_LOOKALIKE}(?={_LETTER})")
 
 
 def parse_person_name(text: str, *, ocr: bool = False) -> PersonName | None:

@@ -27,6 +27,7 @@ from datetime import date, datetime
 from typing import Iterable
 
 from core.policy.analytes import normalize_unit
+from core.policy.certainty import decimal_separator_doubt
 from core.policy.chart_rules import CRITICAL_FLAGS
 
 # ---------------------------------------------------------------------------- whitespace
@@ -235,8 +236,6 @@ _NUMBER = re.compile(NUMBER)
 _DECIMAL_COMMA = re.compile(r"[-+]?\d+,(?:\d{1,2}|\d{4,})")
 _NUMERIC_RESULT = re.compile(rf"(?:{COMPARATOR}|=)?\s*(?:{NUMBER})")
 _COMPARED_NUMBER = re.compile(rf"({COMPARATOR})\s*({NUMBER})")
-_DECIMAL_COMMA_IN = re.compile(r"\d,(?:\d{1,2}|\d{4,})(?!\d)")
-_THOUSANDS_IN = re.compile(r"\d,\d{3}(?!\d)")
 
 
 def _to_float(number: str) -> float:
@@ -613,8 +612,7 @@ def derive_flag(value: str | None, reference_range: str | None) -> str | None:
     v_text, r_text = normalize_ws(value or ""), normalize_ws(reference_range or "")
     if not v_text:
         return None
-    both = f"{v_text} {r_text}"
-    if _DECIMAL_COMMA_IN.search(both) and _THOUSANDS_IN.search(both):
+    if (doubt := decimal_separator_doubt(v_text, r_text)) and doubt.ambiguous:
         return None  # "1,250" against "0,5-1,5": a thousands separator or a decimal comma? not guessed
     v = value_bounds(v_text)
     if v is None:

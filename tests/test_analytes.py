@@ -215,6 +215,11 @@ def test_ocr_readings_of_a1c_are_hemoglobin_a1c(printed):
     ("Alc", "lymphocytes_abs"),  # a printed abbreviation of its own wins over a look-alike reading
     ("Tnl", None),  # troponin I or T? two analytes fold the same: not guessed
     ("Sodiurn", None),  # rn for m is not a digit look-alike
+    # two letters never stand for each other: other tests, not misreads
+    ("IDL", None), ("IDL cholesterol", None),  # intermediate-density lipoprotein, not LDL
+    ("Pi", None),  # inorganic phosphate, not the prothrombin time
+    ("Ig", None), ("Tron", None),
+    ("Hemog|obin", "hemoglobin"),  # a mark for a letter is
     ("Glucose", "glucose"),
 ])
 def test_ocr_lookalike_names_resolve_only_to_one_analyte(printed, expected):

@@ -155,6 +155,12 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("Sulfa, peut-être", "Sulfa", "uncertain", True),
         ("Codeína - não sei", "Codeína", "uncertain", True),
         ("Nüsse - weiß nicht", "Nüsse", "uncertain", True),
+        # found in review: a doubt word the list lacked, and "never" that doubts rather than denies
+        ("penicillin allergy - doubtful", "penicillin", "uncertain", True),
+        ("Sulfa (dubious history)", "Sulfa", "uncertain", True),
+        ("Asthma as a child, never formally diagnosed", "Asthma", "uncertain", True),
+        ("Asthma as a child, never formally diagnosed", "Asthma", "negated", False),
+        ("Never diagnosed with asthma", "asthma", "negated", True),
     ],
     "strike_marked": [
         ("~~aspirin~~ clopidogrel", "aspirin", "uncertain", True),

@@ -129,6 +129,29 @@ def test_hedged_reason_and_no_known_allergies():
     assert identity(result) == {"name": "Tamsin ORVELLE", "dob": "1990-09-02"}
 
 
+SCRIPT, IMG, URL = "<script>alert(1)</script>", "![x](http://127.0.0.1:9/a.png)", "http://127.0.0.1:9/m"
+
+
+def test_markup_or_a_link_as_an_allergy_medication_or_problem_is_held_for_review_verbatim():
+    from core.models import Certainty
+    from core.policy.certainty import classify
+    from core.policy.context import apply_to
+
+    _, result = run(docx_letter(
+        "Patient: Tamsin ORVELLE", "DOB: 2 September 1990", f"Allergies: {SCRIPT} - hives", "Allergies: latex - rash",
+        "Current medications:", f"{SCRIPT} 500 mg twice daily", f"{URL} 10 mg daily", "Metformin 500 mg twice daily",
+        f"Problems: {IMG}", "Past medical history: www.example.com/pmh; asthma"))
+    decided = {}
+    for f in result.facts:
+        if f.fact_type in ("allergy", "medication", "problem"):
+            name = f.structured_value[{"allergy": "substance", "medication": "name"}.get(f.fact_type, "description")]
+            decided[name] = classify(apply_to(f), citation_verified=True, paged=False)
+    for payload in (SCRIPT, URL, IMG, "www.example.com/pmh"):  # stored as written, never verified
+        assert decided[payload].certainty is Certainty.NEEDS_REVIEW, payload
+        assert "markup or a web address" in decided[payload].reason
+    assert {n for n, d in decided.items() if d.certainty is Certainty.VERIFIED} == {"latex", "Metformin", "asthma"}
+
+
 def test_identifiers_sharing_a_line():
     _, result = run(docx_letter("Patient: Tamsin ORVELLE (DOB 2 September 1990)", "DOB: 09/02/1990  MRN: QF-100234"))
     assert identity(result) == {"name": "Tamsin ORVELLE", "dob": "1990-09-02", "mrn": "QF-100234"}

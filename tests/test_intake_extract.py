@@ -145,6 +145,30 @@ def test_uncertain_allergy_wording_needs_review():
     assert allergies[1].confidence < allergies[0].confidence
 
 
+def test_markup_or_a_link_on_an_intake_form_is_held_for_review_verbatim():
+    from core.models import Certainty
+    from core.policy.certainty import classify
+    from core.policy.context import apply_to
+    from golden.fixtures import ExpectedMedication
+
+    script, url = "<script>alert(1)</script>", "http://127.0.0.1:9/x"
+    case = replace(INTAKE_CASES[0], allergies_printed=f"Penicillin (hives); {script}; {url}",
+                   medications=(ExpectedMedication("www.example.com/drug", "10 mg", "daily",
+                                                   printed="www.example.com/drug 10 mg daily"),
+                                ExpectedMedication("Lisinopril", "10 mg", "once daily",
+                                                   printed="Lisinopril 10 mg once daily")))
+    content, result = _extract_case(case)
+    checked = dict(zip([id(f) for f in result.facts], assert_page_citations_verify(content, result)))
+    decided = {}
+    for f in _of(result, "allergy") + _of(result, "medication"):
+        decided[f.structured_value.get("substance") or f.structured_value.get("name")] = classify(
+            apply_to(f.model_copy(update={"citation": checked[id(f)]})), citation_verified=True, paged=True)
+    # "http://…" is split at its colon like "Penicillin: hives": its reaction "//127.0.0.1:9/x" gives it away.
+    for payload in (script, "http", "www.example.com/drug"):  # stored as written, never verified
+        assert decided[payload].certainty is Certainty.NEEDS_REVIEW and "markup" in decided[payload].reason
+    assert decided["Penicillin"].certainty is decided["Lisinopril"].certainty is Certainty.VERIFIED
+
+
 def test_no_medications_answer_gives_no_medication_facts():
     case = replace(intake_case("questions_margin_sulfa"), medications=())
     _, result = _extract_case(case)

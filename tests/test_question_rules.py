@@ -126,6 +126,21 @@ PHRASINGS = [
     ("Is 20 mg the right amount for her?", NARROW, "medications", DOSE),
     ("How many units of insulin should he get?", NARROW, "medications", DOSE),
     ("How much warfarin does she need?", NARROW, "medications", DOSE),
+    # found in review: a change or a choice asked by its weight, its direction or in the passive
+    ("Would you go with amoxicillin or doxycycline for her chest infection?", NARROW, None, T),
+    ("She's on 10 of amlodipine - push it to 20?", NARROW, "medications", DOSE),
+    ("Could I get away with halving the metformin given her kidneys?", NARROW, "medications", MED),
+    ("Any reason not to give her ibuprofen for the knee?", NARROW, "medications", MED),
+    ("Worth restarting the warfarin after the bleed?", NARROW, "medications", MED),
+    ("Should the insulin go up by a couple of units?", NARROW, "medications", MED),
+    ("Which painkiller suits her best given the ulcer?", NARROW, None, T),
+    ("Can metformin be stopped now?", NARROW, "medications", MED),
+    ("Is it time to bump her lisinopril up to 20?", NARROW, "medications", DOSE),
+    ("Is naproxen or ibuprofen safer for her?", NARROW, None, T),
+    ("Can his appointment be changed?", LOOKUP, None, None),
+    ("Did anyone document a reason to stop the statin?", LOOKUP, None, None),
+    ("When was the warfarin held?", LOOKUP, None, None),  # a drug name keeps it about the chart
+    ("Has her A1c come down?", LOOKUP, "a1c", None),
     # a therapy request narrows to what bears on any therapy, even with nothing named
     ("Recommend an antibiotic please", NARROW, None, T),
     ("Can you suggest a painkiller for her?", NARROW, None, T),
@@ -315,7 +330,9 @@ def test_a_real_change_beside_a_dose_is_still_a_change():
 
 @pytest.mark.parametrize("question", ["Which antibiotic would be best for her?", "What should I give him for the pain?",
                                       "Any thoughts on the best drug for his reflux?", "Should I treat her sinusitis?",
-                                      "How do I manage her migraines?"])
+                                      "How do I manage her migraines?", "Which painkiller suits her best given the ulcer?",
+                                      "Would you go with amoxicillin or doxycycline for her chest infection?",
+                                      "Does she still need the aspirin?"])
 def test_a_therapy_request_narrows_to_allergies_medications_and_pregnancy(question):
     parsed = parse_question(question)
     plan = route(parsed)

@@ -123,6 +123,10 @@ def _prepare(key: tuple[str, str]):
 
         png = scan_pdf(render_lab(_lab_case("dotted")), **(SCAN | {"dpi": int(name)}), as_format="png")
         return normalize_image(png, engine=default_engine())
+    if kind == "demo":
+        from golden.demo import DOCUMENTS
+
+        return ocr_pdf(next(d for d in DOCUMENTS if d.filename == name).build())
     if name == "fax_tiff":
         return scan_pdf(packet(list(FAX_PARTS)), as_format="tiff", tiff_compression="group4", **SCAN)
     return scan_pdf(render_lab(_lab_case(name)), **SCAN)
@@ -138,7 +142,7 @@ def scanned() -> dict[tuple[str, str], NormalizedContent | bytes]:
     """
     keys = [("pipeline", "fax_tiff"), *(("lab", layout) for layout in LAB_LAYOUTS),
             *(("intake", case.layout) for case in INTAKE_CASES), ("pipeline", "classic"),
-            *(("png", str(dpi)) for dpi in PNG_DPIS)]
+            *(("png", str(dpi)) for dpi in PNG_DPIS), ("demo", "demo-lab-scanned.pdf")]
     workers = min(len(keys), os.cpu_count() or 1)
     if workers < 2:
         return {key: _prepare(key) for key in keys}
@@ -270,6 +274,28 @@ def test_dotted_png_scan_rows_are_read_whatever_ocr_made_of_the_leaders(scanned,
         _assert_matches_truth(fact.structured_value, case)
     for fact in result.facts:
         assert not fact.wants_review or fact.review_reason, fact.fact_text
+
+
+def test_the_demo_scan_verifies_no_range_whose_decimal_separator_was_misread(scanned):
+    """The demo's scanned lab (200 dpi, seed 7): OCR read Potassium's range "3.5-5.2" as
+    "3.5-5,2". Such a reading is held for review in plain words, never verified."""
+    from golden.demo import _BMP
+
+    content = scanned[("demo", "demo-lab-scanned.pdf")]
+    result = extract_lab(content, "documents:1")
+    printed = {row[0]: (row[1], normalize_unit(row[2]), row[3]) for row in _BMP[0][1]}
+    verified = _verified(result, content)
+    for fact in verified:
+        v = fact.structured_value
+        assert (v["value"], normalize_unit(v["unit"] or ""), v["reference_range"]) == printed[v["test_name"]], v
+    citations = verify_citations([f.citation for f in result.facts], content)
+    commas = [(f, c) for f, c in zip(result.facts, citations) if "," in f.structured_value["reference_range"]]
+    for fact, citation in commas:
+        decision = classify(fact.model_copy(update={"citation": citation}), citation_verified=citation.verified,
+                            paged=True, ocr=True)
+        assert decision.certainty.value == "needs_review", fact.structured_value
+    if FAMILY == "tesseract":  # what this engine reads today; another engine may read the point right
+        assert [f.structured_value["test_name"] for f, _ in commas] == ["Potassium"]
 
 
 # --------------------------------------------------------------------------- intake layouts

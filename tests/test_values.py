@@ -444,9 +444,49 @@ def test_unit_plausibility_by_loinc_code():
     ("7,9", "12,0-16,0", "low"), ("13,5", "12,0-16,0", "normal"), ("4,2", "<5,7", "normal"),
     ("7.9", "12.0-16.0", "low"), ("1,250", "150-1,000", "high"),
     ("1,250", "0,5-1,5", None),  # thousands or a decimal comma? not compared
+    ("0,057", "0.00-0.10", None),  # 0.057 or 57? a thousands group after a zero is not compared
+    ("4.6", "3.5-5,2", "normal"),  # one reading only (5,2 cannot be thousands): compared, and sent to review
 ])
 def test_a_decimal_comma_is_read_where_it_cannot_be_a_thousands_separator(value, rng, flag):
     assert V.derive_flag(value, rng) == flag
+
+
+def _lab_proposal(value: str, rng: str):
+    from core.models import BoundingBox, Citation, FactProposal
+
+    return FactProposal(
+        fact_type="lab_result", fact_text=f"Potassium {value} mmol/L {rng}",
+        structured_value={"test_name": "Potassium", "value": value, "unit": "mmol/L", "reference_range": rng,
+                          "collection_date": "2026-09-03", "abnormal_flag": V.derive_flag(value, rng) or "unknown"},
+        citation=Citation(source_type="lab_pdf", source_id="documents:1", page_or_section="page 1",
+                          field_or_chunk_id="results[0]", quote_or_value=f"Potassium {value}", page=1,
+                          bounding_box=BoundingBox(x=0.1, y=0.2, width=0.3, height=0.02)),
+        confidence=0.97)
+
+
+@pytest.mark.parametrize("value,rng,doubt", [
+    ("4.6", "3.5-5,2", "'5,2' has a comma where '4.6' has a decimal point"),  # the demo scan's misread
+    ("5,2", "3.5-5.0", "'5,2' has a comma where '3.5' has a decimal point"),
+    ("1,250", "0,5-1,5", "'0,5' has a decimal comma but '1,250' a thousands comma"),
+    ("0,057", "<0,10", "'0,057' could be a decimal comma or a thousands separator"),
+    ("4,6", "3,5-5,2", None),  # European throughout: one story
+    ("1,200", "150-400", None),  # a thousands separator
+    ("1,200", "1,000-1,500", None),
+    ("12,500.5", "10,000.0-15,000.0", None),  # thousands with decimal points
+    ("4.6", "3.5-5.2", None),
+    ("4.6", "3.5-5.2 (critical <2.5 or >6.5)", None),
+])
+def test_a_result_whose_decimal_separator_is_in_doubt_goes_to_review(value, rng, doubt):
+    from core.models import Certainty
+    from core.policy.certainty import classify, decimal_separator_doubt
+
+    found = decimal_separator_doubt(value, rng)
+    out = classify(_lab_proposal(value, rng), citation_verified=True, paged=True, ocr=True)
+    if doubt is None:
+        assert found is None and out.certainty is Certainty.VERIFIED, out.reason
+    else:
+        assert doubt in found.reason and out.certainty is Certainty.NEEDS_REVIEW
+        assert out.reason.startswith("decimal separator in doubt") and "check the printed number" in out.reason
 
 
 @pytest.mark.parametrize("rng,unit,expected", [

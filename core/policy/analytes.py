@@ -159,45 +159,45 @@ def _ids_for_name(test_name: str) -> tuple[str, ...]:
 
 
 # OCR and typing read a printed digit as a letter: "A1c" as "Alc", "Aic", "Atc" or
-# "AIc", "B12" as "Bl2", "CO2" as "COz"... Read as digits, such a name may equal a
-# vocabulary name; used only when the name itself is unknown, and only when one
-# analyte answers (``_ids_for_ocr_name``).
+# "AIc", "B12" as "Bl2", "HEMOGLOBIN" as "HEM0GLOBIN"... Where the printed name differs
+# from a vocabulary name only by such swaps, it may stand for that name; used only when
+# the name itself is unknown, and only when one analyte answers (``_ids_for_ocr_name``).
 _OCR_DIGIT_LOOKALIKES = str.maketrans({"l": "1", "i": "1", "|": "1", "!": "1", "t": "1", "o": "0"})
 
 
-def _ocr_fold(name: str) -> str:
-    return normalize_name(name).translate(_OCR_DIGIT_LOOKALIKES)
+def _lookalike(printed: str, name: str) -> bool:
+    """Whether ``printed`` differs from ``name`` only where one has a digit or a mark and
+    the other a letter it looks like ("alc" / "a1c"). Two letters never stand for each
+    other: "IDL" is not "LDL", "Pi" (phosphate) not "PT", "Ig" not "Tg"."""
+    return len(printed) == len(name) and all(
+        a == b or (not (a.isalpha() and b.isalpha()) and a.translate(_OCR_DIGIT_LOOKALIKES) ==
+                   b.translate(_OCR_DIGIT_LOOKALIKES))
+        for a, b in zip(printed, name))
 
 
 @lru_cache(maxsize=1)
-def _ocr_index() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
-    """Folded name -> analyte ids: for names printed with a digit, and for all names."""
-    with_digit: dict[str, set[str]] = {}
-    every: dict[str, set[str]] = {}
-    for name, ids in _vocabulary().by_name.items():
-        key = name.translate(_OCR_DIGIT_LOOKALIKES)
-        every.setdefault(key, set()).update(ids)
-        if any(c.isdigit() for c in name):
-            with_digit.setdefault(key, set()).update(ids)
-    return ({k: frozenset(v) for k, v in with_digit.items()}, {k: frozenset(v) for k, v in every.items()})
+def _ocr_index() -> dict[str, tuple[str, ...]]:
+    """Vocabulary names by their look-alike fold ("a1c" and "alc" both fold to "a1c")."""
+    index: dict[str, list[str]] = {}
+    for name in _vocabulary().by_name:
+        index.setdefault(name.translate(_OCR_DIGIT_LOOKALIKES), []).append(name)
+    return {k: tuple(v) for k, v in index.items()}
 
 
 @lru_cache(maxsize=4096)
 def _ids_for_ocr_name(test_name: str) -> tuple[str, ...]:
     """The analyte a name OCR or a typist garbled stands for ("Hemoglobin Alc",
-    "HbAlc", "Aic" -> Hemoglobin A1c), when its digit look-alikes read as digits make
-    it one vocabulary name of exactly one analyte: first among names printed with a
-    digit, then among all. A fold two analytes share ("alc" is also the absolute
-    lymphocyte count) settles nothing."""
-    with_digit, every = _ocr_index()
+    "HbAlc", "Aic" -> Hemoglobin A1c), when it is a look-alike (``_lookalike``) of
+    vocabulary names of exactly one analyte. A reading two analytes share ("Tnl":
+    troponin I or T?) settles nothing."""
+    by_name = _vocabulary().by_name
     for form in _name_forms(test_name):
-        key = form.translate(_OCR_DIGIT_LOOKALIKES)
-        for index in (with_digit, every):
-            ids = index.get(key, frozenset())
-            if len(ids) == 1:
-                return tuple(ids)
-            if ids:
-                break
+        names = [n for n in _ocr_index().get(form.translate(_OCR_DIGIT_LOOKALIKES), ()) if _lookalike(form, n)]
+        ids = {i for n in names for i in by_name[n]}
+        if len(ids) == 1:
+            return tuple(ids)
+        if ids:
+            break
     return ()
 
 

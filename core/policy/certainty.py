@@ -22,6 +22,15 @@ decides before confidence does, so no extractor score can override it:
 A numeric lab result without a unit is incomplete (needs_review, "missing unit") in
 every format, unless its analyte is a dimensionless number (INR, pH, specific gravity,
 ratios: ``unitless`` in core/policy/analytes.json, read by ``unitless_analyte``).
+A lab result whose decimal separator is in doubt is needs_review in every format
+(``decimal_separator_doubt``): a decimal comma beside a decimal point ("3.5-5,2", an
+OCR misread seen on a scan), a decimal comma beside a thousands group ("1,250" against
+"0,5-1,5"), or a thousands group after a zero ("0,057"). Decimal commas alone ("4,6"
+against "3,5-5,2") and thousands groups with decimal points ("1,200" against
+"150-400") each tell one story and pass.
+An allergy, medication or problem whose words are markup or a web address
+(``<script>``, ``![x](http://...)``, ``www.``) is no clinical name: needs_review, stored
+as written (``markup_or_link``).
 """
 
 from __future__ import annotations
@@ -39,6 +48,62 @@ REVIEW_FLOOR = 0.35  # below this even a review item is noise
 OCR_MARGIN = 0.1  # an OCR read must be this much more confident to be promoted
 # Paged sources must carry a box a reviewer can see; others cite a cell/segment/paragraph.
 _NUMERIC = re.compile(r"^[<>]=?\s*-?\d+(\.\d+)?$|^-?\d+(\.\d+)?$")
+
+
+# How a printed number uses "," and ".". A comma followed by exactly three digits is a
+# thousands separator ("1,200", "12,500.5"); followed by one, two or four and more digits
+# it is a decimal comma ("5,2", "0,25"). Any other shape ("0,057", "1.250,5") is in doubt.
+_NUMBER_TOKEN = re.compile(r"\d[\d.,]*\d|\d")
+_POINT = re.compile(r"\d+\.\d+")
+_DECIMAL_COMMA = re.compile(r"\d+,(?:\d{1,2}|\d{4,})")
+_THOUSANDS = re.compile(r"[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class SeparatorDoubt:
+    reason: str
+    # The numbers can be read two ways ("1,250" beside "0,5-1,5"): not compared at all.
+    # Otherwise the reading is unique but its separator was not the one the rest uses.
+    ambiguous: bool
+
+
+def decimal_separator_doubt(*texts: str) -> SeparatorDoubt | None:
+    """Why the decimal separators of one printed result (its value, range, limits) are
+    in doubt, or None when they tell one story."""
+    numbers = [n for t in texts for n in _NUMBER_TOKEN.findall(t or "")]
+    shown = ", ".join(f'"{t}"' for t in texts if t and any(c.isdigit() for c in t))
+    if odd := [n for n in numbers if "," in n and not (_DECIMAL_COMMA.fullmatch(n) or _THOUSANDS.fullmatch(n))]:
+        return SeparatorDoubt(f"decimal separator in doubt: {odd[0]!r} could be a decimal comma or a thousands "
+                              f"separator (in {shown}); check the printed number", ambiguous=True)
+    commas = [n for n in numbers if _DECIMAL_COMMA.fullmatch(n)]
+    if not commas:
+        return None
+    if thousands := [n for n in numbers if _THOUSANDS.fullmatch(n)]:
+        return SeparatorDoubt(f"decimal separator in doubt: {commas[0]!r} has a decimal comma but {thousands[0]!r} "
+                              f"a thousands comma (in {shown}); check the printed numbers", ambiguous=True)
+    if points := [n for n in numbers if _POINT.fullmatch(n)]:
+        return SeparatorDoubt(f"decimal separator in doubt: {commas[0]!r} has a comma where {points[0]!r} has a "
+                              f"decimal point (in {shown}), a misread or misprint; check the printed numbers",
+                              ambiguous=False)
+    return None
+
+
+# Web addresses and markup: an HTML tag, a Markdown link or image, a URL scheme or "www.".
+_MARKUP = re.compile(
+    r"<\s*/?\s*[a-z][a-z0-9-]*(?=[\s/>]|$)|!?\[[^\]]*\]\(|\b[a-z][a-z0-9+.-]*://|(?<![\w/])//[\w-]+(?:\.[\w-]+)+"
+    r"|\bwww\.|\b(?:javascript|vbscript|data|mailto|file):",
+    re.I,
+)
+NAMED_FACTS = frozenset({"allergy", "medication", "problem"})
+
+
+def markup_or_link(value: dict) -> str | None:
+    """Why a named fact's written words are no clinical name (markup or a web address), or None."""
+    for key, text in value.items():
+        if isinstance(text, str) and (m := _MARKUP.search(text)):
+            return (f"the {key} is written as markup or a web address ({m.group(0).strip()}...), not a clinical "
+                    f"name: kept as written for a person to check")
+    return None
 
 
 # Facts whose hedges are not clinical doubts ("if possible, mornings").
@@ -116,6 +181,8 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
         return Classification(Certainty.NEEDS_REVIEW, "; ".join(reasons))
     if proposal.wants_review:
         return Classification(Certainty.NEEDS_REVIEW, proposal.review_reason or "flagged for review by the extractor")
+    if proposal.fact_type in NAMED_FACTS and (markup := markup_or_link(value)):
+        return Classification(Certainty.NEEDS_REVIEW, markup)
     if absent := not_the_patients_fact(proposal.context):
         return Classification(Certainty.DOCUMENT_FACT, absent)
     if proposal.fact_type == "medication" and proposal.context and proposal.context.temporality == "historical":
@@ -128,6 +195,9 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
         missing = _missing_lab_fields(value)
         if missing:
             return Classification(Certainty.NEEDS_REVIEW, "missing " + ", ".join(missing))
+        if doubt := decimal_separator_doubt(*(str(value.get(k) or "") for k in ("value", "reference_range",
+                                                                                 "critical_range"))):
+            return Classification(Certainty.NEEDS_REVIEW, doubt.reason)
     if proposal.confidence < MIN_CONFIDENCE[proposal.fact_type] + (OCR_MARGIN if ocr else 0.0):
         return Classification(Certainty.NEEDS_REVIEW, f"low confidence ({proposal.confidence:.2f})")
     if ocr and (doubt := _ocr_doubts(proposal)):

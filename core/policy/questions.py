@@ -100,6 +100,10 @@ DOSING_RULES = _rules(
     # "what about 850 mg?", "try 40 mg", "go up to 1000 mg"
     ("amount_proposed", rf"\b(?:what about|how about|why not|try|go (?:up|down) to|move (?:her|him|them) to)\s+"
                         rf"(?:\w+\s+)?{_AMOUNT}"),
+    # "push it to 20?", "take her dose down to 5", "increase him to 1000"
+    ("change_to_amount", r"\b(?:push|bump|take|move|put|increase|raise|lower|drop|cut|titrate|up|reduce|decrease)\s+"
+                         r"(?:it|her|him|them|(?:the|her|his|their)\s+(?:[\w-]+\s+)?(?:dose|dosage))\s+"
+                         r"(?:(?:back\s+)?(?:up|down)\s+)?to\s+\d+(?:\.\d+)?\b(?!\s*(?:am|pm|o'?clock|:|west|east))"),
     # "for a 70 kg adult", "mg/kg", "per kilo"
     ("weight_based", r"\bmg/kg\b|\bper\s?(?:kg|kilo)\b|\bfor (?:a |an |her |him )?\d+(?:\.\d+)?\s?(?:kg|kilos?|lbs?|"
                      r"pounds?)\b|\b\d+\s?(?:kg|lbs?)\s+(?:patient|adult|child|woman|man|female|male)\b"),
@@ -135,6 +139,23 @@ MEDICATION_CHANGE_RULES = _rules(
                       rf"about to|considering|inclined to)\s+(?:{_CHANGE_VERBS}|{_CHANGE_VERBS_ING})\b|"
                       rf"\b(?:i'?ll|we'?ll|i will|we will|i'?d|we'?d|i would|we would|i want to|we want to|"
                       rf"i plan to|we plan to)\s+(?:just\s+|go ahead and\s+)?{_CHANGE_VERBS}\b(?!\s+(?:me|us)\b)"),
+    # "can metformin be stopped now?", "should the warfarin be held?"
+    ("passive_change", r"\b(?:should|shall|can|could|would|may|must|ought to)\s+"
+                       r"(?!(?:(?:the|her|his|their|this|that)\s+)?(?:appointments?|visits?|dates?|times?|address|"
+                       r"phone|numbers?|reports?|records?|charts?|notes?|names?|referrals?|bookings?|orders?|files?|"
+                       r"forms?|letters?|documents?)\b)(?:(?:the|her|his|their|this|that)\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:now\s+|still\s+|just\s+)?be\s+(?:stopped|started|increased|"
+                       r"decreased|reduced|held|restarted|resumed|continued|changed|switched|tapered|weaned|doubled|"
+                       r"halved|titrated|adjusted|discontinued|withheld|withdrawn|added|given|swapped|replaced|cut|"
+                       r"lowered|raised|bumped|dropped|paused|ceased|prescribed)\b"),
+    # "should the insulin go up?", "can his dose come down?"
+    ("dose_direction", r"\b(?:should|shall|can|could|would|may|must|ought to)\s+(?:(?:the|her|his|their|this|that)\s+)?"
+                       r"[\w-]+(?:\s+[\w-]+)?\s+(?:go|come|be (?:pushed|moved|taken|brought))\s+(?:back\s+)?"
+                       r"(?:up|down)\b"),
+    # "worth restarting the warfarin?", "any reason not to give her ibuprofen?", "could I get
+    # away with halving the metformin?", "is it time to bump her lisinopril?"
+    ("weigh_a_change", rf"\b(?:worth|(?:any|good|no)\s+reasons?\s+(?:not\s+)?to|is there (?:a|any)\s+reasons?\s+(?:not\s+)?to|get away with|better (?:to|off)|wise to|sensible to|"
+                       rf"advisable to|time to)\b(?:\s+[\w']+){{0,3}}?\s+(?:{_CHANGE_VERBS}|{_CHANGE_VERBS_ING})\b"
+                       r"(?!\s+(?:me|us)\b)"),
     # "should she be on a statin", "can he take ibuprofen", "should she stop…"
     ("should_patient_take", rf"\b(?:should|shall|can|could|would|may|must|ought to)\s+{_PT}\s+(?:still\s+)?"
                             r"(?:be\s+(?:on|off|started|taking|switched|given|put on|prescribed|restarted|tapered|"
@@ -183,6 +204,13 @@ TREATMENT_RULES = _rules(
                             r"tablet|syrup|drops|spray|patch|lozenge|supplement|remedy|shot|vaccine)s?\b|"
                             r"\b(?:recommend|suggest|prescribe|give|offer)\s+(?:(?:her|him|them|the patient)\s+)?"
                             r"(?:something|anything)\s+for\b"),
+    # "would you go with amoxicillin or doxycycline?", "is naproxen or ibuprofen safer for her?"
+    ("choose_between", r"\b(?:go with|go for|pick|choose|prefer|opt for|decide between|rather use|rather give)\s+"
+                       r"(?:[\w-]+\s+){1,3}?or\s+[\w-]+|\b[\w-]+\s+or\s+[\w-]+\s+(?:be\s+)?(?:better|safer|best|"
+                       r"preferable|preferred|kinder|gentler)\b"),
+    # "which painkiller suits her best?", "which one would you use?"
+    ("which_suits", r"\bwhich\s+(?:[\w-]+\s+){0,2}?(?:suits?|is (?:best|better|safer|safest|preferred|kinder)|"
+                    r"would (?:you|be best|be better|be safer|suit))\b"),
     # "would a statin help her?", "is she a candidate for…", "would he benefit from…"
     ("would_it_help", r"\b(?:would|will|could|might)\s+(?!you\b|me\b|i\b)(?:a |an |the |some |her |his )?[\w-]+"
                       r"(?:\s+[\w-]+)?\s+help\b|\b(?:candidate|eligible)\s+for\b|\bbenefit\s+from\b"),
@@ -333,7 +361,8 @@ _THERAPY_RULES = {"how_to_treat", "how_to_get_down", "which_therapy", "best_opti
                   "recommend_a_therapy"}
 _THERAPY_WORDS = re.compile(r"\b(?:prescri\w*|treat\w*|therap\w*|medications?|medicines?|meds?|drugs?|"
                             r"antibiotics?|antivirals?|antifungals?|regimens?|pills?|tablets?|injections?|infusions?|"
-                            r"doses?|dosing|dosage)\b", re.I)
+                            r"doses?|dosing|dosage|painkillers?|analgesics?|inhalers?|steroids?|statins?|aspirin|"
+                            r"insulin|opioids?|nsaids?|vaccines?)\b", re.I)
 
 # ------------------------------------------------------------------ look-up frames
 # What a look-up names that the vocabulary may not know: the free term narrows the
@@ -550,7 +579,8 @@ def chooses_therapy(text: str, unsafe: tuple[Unsafe, ...], rules: list[str] | tu
     if Unsafe.TREATMENT not in unsafe:
         return False
     named = {r.split(":", 1)[1] for r in rules if r.startswith(Unsafe.TREATMENT.value + ":")}
-    return bool(named & _THERAPY_RULES) or bool(_THERAPY_WORDS.search(text)) or "medications" in topics
+    return bool(named & _THERAPY_RULES) or bool(_THERAPY_WORDS.search(text) or _DRUG_STEMS.search(text)) \
+        or "medications" in topics
 
 
 @dataclass(frozen=True)
@@ -704,7 +734,7 @@ def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQ
     if not topics and {Unsafe.DOSING, Unsafe.MEDICATION_CHANGE} & set(unsafe):
         topics = ("medications",)  # a dose or a medication change is about her medications
         inherited.append("topics implied by the request")
-    clinical_subject = bool(topics) or bool(CLINICAL_SUBJECT.search(text))
+    clinical_subject = bool(topics) or bool(CLINICAL_SUBJECT.search(text) or _DRUG_STEMS.search(text))
     in_chart = clinical_subject or about_the_record(text) or bool(unsafe) or intent is not Intent.LOOKUP
     if not in_chart:
         rules.append("out_of_scope:nothing_about_the_chart")

@@ -168,18 +168,21 @@ def review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQ
 
 
 # ------------------------------------------------------------------ guidance for a finding
+def _low_guidance(topic: str, flag: str | None) -> bool:
+    """A low result of a topic whose low direction has guidance of its own."""
+    t = TOPIC_BY_NAME.get(topic)
+    return t is not None and bool(t.guideline_hint_low) and str(flag or "") in ("low", "critical_low")
+
+
 def guidance_hint(topic: str, flag: str | None) -> str:
     """The guideline words an abnormal result of ``topic`` is searched with: the topic's
     own hint, or its low-direction hint when the result is low and the topic has one
     (a glucose of 38 is hypoglycemia: diabetes screening does not bear on it)."""
     t = TOPIC_BY_NAME[topic]
-    low = str(flag or "") in ("low", "critical_low")
-    return t.guideline_hint_low if low and t.guideline_hint_low else t.guideline_hint
+    return t.guideline_hint_low if _low_guidance(topic, flag) else t.guideline_hint
 
 
 def guidance_key(topic_key: str, flag: str | None) -> str:
     """Which guidance an attention line shares: its topic's (or test's) key, and for a low
     result of a topic with low-direction guidance, that guidance's own key."""
-    t = TOPIC_BY_NAME.get(topic_key)
-    low = str(flag or "") in ("low", "critical_low")
-    return f"{topic_key}:low" if t is not None and low and t.guideline_hint_low else topic_key
+    return f"{topic_key}:low" if _low_guidance(topic_key, flag) else topic_key
