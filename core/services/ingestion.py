@@ -15,7 +15,7 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import DocType
-from core.services.patients import get_patient
+from core.services.patients import found_nothing, get_patient
 from core.services.workbench import Workbench
 from extract.sniff import ACCEPTED_KINDS, MIME_TYPES, sniff_kind
 from storage import documents_repo, jobs_repo
@@ -194,8 +194,5 @@ def job_progress(wb: Workbench, document_ids: list[int]) -> dict[int, dict[str, 
         job = latest.get(d) or {}
         counts = job.get("counts") or {}
         out[d] = {"status": job.get("status"), "counts": counts, "error_code": job.get("error_code"),
-                  "error_message": job.get("error_message"),
-                  # as patients.chart_documents says it: read without error, not one fact kept
-                  "found_nothing": job.get("status") == "succeeded"
-                  and not (counts.get("stored") or counts.get("unchanged"))}
+                  "error_message": job.get("error_message"), "found_nothing": found_nothing(job)}
     return out
