@@ -6,7 +6,7 @@ from datetime import date
 import streamlit as st
 
 from core.errors import WorkbenchError
-from core.policy.chart_rules import is_critical
+from core.policy.chart_rules import critical_result
 from core.policy.relevance import context_of, context_tags
 from core.services.facts import chart_view, patient_facts
 from core.services.patients import add_patient, chart_documents
@@ -137,8 +137,7 @@ def fact_status(fact: dict, group: str) -> str:
 
 
 def fact_row(fact: dict, group: str) -> None:
-    flag = (fact.get("structured_value") or {}).get("abnormal_flag")
-    lead = "**Critical** · " if fact["fact_type"] == "lab_result" and is_critical(flag) else ""
+    lead = "**Critical** · " if critical_result(fact["fact_type"], fact.get("structured_value")) else ""
     kind = labels.fact_type(fact["fact_type"])
     context = ", ".join(t for t in (t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
                         if t != kind)

@@ -333,3 +333,13 @@ def test_review_group_holds_untrusted_documents_first_and_drops_closed_facts(fac
     from core.policy.chart_rules import review_group
 
     assert review_group(fact) == group
+
+
+def test_only_a_lab_result_flagged_critical_is_a_critical_result():
+    from core.policy.chart_rules import critical_result
+
+    assert critical_result("lab_result", {"abnormal_flag": "critical_high"})
+    assert critical_result("lab_result", {"abnormal_flag": "critical_low"})
+    assert not critical_result("lab_result", {"abnormal_flag": "high"})
+    assert not critical_result("lab_result", None)
+    assert not critical_result("allergy", {"abnormal_flag": "critical_high"})

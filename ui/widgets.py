@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.policy.chart_rules import is_critical
+from core.policy.chart_rules import critical_result
 from core.policy.relevance import context_of, context_tags
 from core.services.source_review import source_name
 from core.services.workbench import Workbench
@@ -27,8 +27,7 @@ IDENTITY_BADGE = {
 def fact_line(fact: dict) -> str:
     cit = fact["citation"]
     where = md_text(labels.location(cit, fact))
-    flag = (fact.get("structured_value") or {}).get("abnormal_flag")
-    critical = "**CRITICAL** " if is_critical(flag) else ""
+    critical = "**CRITICAL** " if critical_result(fact["fact_type"], fact.get("structured_value")) else ""
     # The answer composer's words for how a mention was meant, without its brackets.
     context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
     return (f"{critical}**{md_text(fact['fact_text'])}** — {labels.fact_type(fact['fact_type'])}, {where}, "

@@ -97,5 +97,11 @@ def is_critical(flag: str | None) -> bool:
     return flag in CRITICAL_FLAGS
 
 
+def critical_result(fact_type: str | None, structured: Mapping[str, Any] | None) -> bool:
+    """A fact that must be shown first and marked critical: a lab result flagged
+    critical (a critical flag on any other kind of fact means nothing here)."""
+    return fact_type == "lab_result" and is_critical((structured or {}).get("abnormal_flag"))
+
+
 def is_abnormal(flag: str | None) -> bool:
     return flag in ABNORMAL_FLAGS

@@ -16,7 +16,7 @@ from core.policy.identity import IdentityOutcome, combine_parts
 from core.policy.review_rules import (CONFLICT, MIN_OVERRIDE_REASON, already_decided_message, approval_needs_reason,
                                       closing_decision, queue_reason, reason_long_enough)
 from core.policy.chart_rules import (APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
-                                     activated_by_identity_approval, identity_trusted, is_critical)
+                                     activated_by_identity_approval, critical_result, identity_trusted)
 from core.services.facts import patient_facts
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact, promote_facts
@@ -337,7 +337,7 @@ def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any
     groups = patient_facts(wb, patient_id)
     # Critical results first, then conflicts with the chart, then the rest, newest first.
     facts = sorted(groups["needs_review"], key=lambda f: (
-        not is_critical((f["structured_value"] or {}).get("abnormal_flag")),
+        not critical_result(f["fact_type"], f["structured_value"]),
         f["promotion_status"] != CONFLICT, -f["fact_id"]))
     return {"identity": identities, "facts": facts, "held": groups["held"]}
 
@@ -366,7 +366,7 @@ def queue_items(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
                       "document_id": fact["document_id"], "filename": fact["filename"], "doc_type": doc.get("doc_type"),
                       "reason": reason,
                       "certainty": fact["certainty"],
-                      "critical": is_critical((fact["structured_value"] or {}).get("abnormal_flag")),
+                      "critical": critical_result(fact["fact_type"], fact["structured_value"]),
                       "conflict": conflict, "scope": None, "fact": fact})
     return items
 
