@@ -24,7 +24,7 @@ from core.services.review import (approve_facts, conflict_detail, decide_fact, d
 from ui import labels
 from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
-from ui.viewer import render_citation, render_page_image
+from ui.viewer import drawn_box, render_citation, render_page_image
 
 wb = workbench()
 patient = patient_picker()
@@ -35,7 +35,6 @@ reviewer = st.sidebar.text_input("Reviewer", value=wb.settings.user, key="review
 PID = patient["id"]
 VERDICT = {"match": "✓ matches", "mismatch": "✗ differs", "unclear": "? cannot tell", "absent": "— not on the document"}
 ALL = "All"
-ORIGIN = {"left": 0.0, "top": 0.0, "center": 0.5, "right": 1.0, "bottom": 1.0}
 
 
 def rerun_fragment() -> None:
@@ -45,14 +44,6 @@ def rerun_fragment() -> None:
         st.rerun(scope="fragment")
     except StreamlitAPIException:
         st.rerun()
-
-
-def reason_words(reason: str | None) -> str:
-    if reason in labels.IDENTITY_STATUS:
-        return labels.identity_status(reason)
-    if reason in ("conflict_needs_review", "needs_review"):
-        return labels.promotion(reason)
-    return reason or "—"
 
 
 def item_title(item: dict) -> str:
@@ -140,7 +131,7 @@ def finding_item(item: dict) -> bool:
                help=labels.code_hint(fact["fact_type"], fact["certainty"], fact["promotion_status"],
                                      md_text(cit.get("field_or_chunk_id"))))
     st.markdown(f"Quote: “{md_text(cit['quote_or_value'])}”")
-    st.markdown(f"Why it is here: {md_text(reason_words(item['reason']))}")
+    st.markdown(f"Why it is here: {md_text(labels.review_reason(item['reason']))}")
     render_citation(wb, cit, key=f"src-{fid}", fact=fact)
     if item["conflict"] and (detail := conflict_detail(wb, fid)):
         left, right = st.columns(2)
@@ -232,16 +223,10 @@ def canvas_box(fact: dict, page: int | None) -> dict | None:
     result = st_canvas(background_image=image, drawing_mode="rect", stroke_width=2, stroke_color="#d22",
                        fill_color="rgba(220, 30, 30, 0.1)", width=width, height=height,
                        key=f"canvas-{fact['fact_id']}")
-    rects = [o for o in (result.json_data or {}).get("objects", []) if str(o.get("type")).lower() == "rect"]
-    if not rects:
+    box = drawn_box(result.json_data, width, height)
+    if box is None:
         st.caption("Drag a rectangle around the value on the page.")
         return None
-    r = rects[-1]
-    w, h = r["width"] * r.get("scaleX", 1), r["height"] * r.get("scaleY", 1)
-    # Fabric places an object by its origin point, which may be its centre.
-    left = r["left"] - ORIGIN.get(r.get("originX", "left"), 0.0) * w
-    top = r["top"] - ORIGIN.get(r.get("originY", "top"), 0.0) * h
-    box = {"x": left / width, "y": top / height, "width": w / width, "height": h / height}
     st.caption("Drawn: left {x:.1%}, top {y:.1%}, width {width:.1%}, height {height:.1%} of the page".format(**box))
     return box
 
@@ -270,7 +255,7 @@ def to_review() -> None:
     doc_type = f2.selectbox("Document type", [ALL, *sorted(counts["doc_type"])], key="rq_f_type",
                             format_func=lambda t: t if t == ALL else f"{labels.doc_type(t)} ({counts['doc_type'][t]})")
     reason = f3.selectbox("Reason", [ALL, *sorted(counts["reason"])], key="rq_f_reason",
-                          format_func=lambda r: r if r == ALL else f"{reason_words(r)} ({counts['reason'][r]})")
+                          format_func=lambda r: r if r == ALL else f"{labels.review_reason(r)} ({counts['reason'][r]})")
     certainty = f4.selectbox("Certainty", [ALL, *sorted(counts["certainty"])], key="rq_f_certainty",
                              format_func=lambda c: c if c == ALL else f"{labels.certainty(c)} ({counts['certainty'][c]})")
     critical_first = f5.toggle("Critical first", value=True, key="rq_f_critical")
@@ -323,7 +308,7 @@ def to_review() -> None:
 
 def queue_list(shown: list[dict], current: str) -> None:
     """The items grouped by document; rows with the same reason can be approved together."""
-    rows = [{"Document": i["filename"], "Item": item_title(i)[:90], "Why": reason_words(i["reason"]),
+    rows = [{"Document": i["filename"], "Item": item_title(i)[:90], "Why": labels.review_reason(i["reason"]),
              "Critical": "yes" if i["critical"] else "", "Open": "▶" if i["key"] == current else ""} for i in shown]
     picked = st.dataframe(rows, key="rq_table", on_select="rerun", selection_mode="multi-row", hide_index=True,
                           height=min(38 + 35 * len(rows), 300))
@@ -337,7 +322,7 @@ def queue_list(shown: list[dict], current: str) -> None:
         st.warning("Bulk approval takes findings that share one reason; the selection mixes reasons or "
                    "includes a patient-match check.")
         return
-    if st.button(f"Approve {len(facts)} selected findings ({md_text(reason_words(facts[0]['reason']))})", key="rq_bulk"):
+    if st.button(f"Approve {len(facts)} selected findings ({md_text(labels.review_reason(facts[0]['reason']))})", key="rq_bulk"):
         try:
             results = approve_facts(wb, [i["item_id"] for i in facts], by=reviewer)
         except WorkbenchError as exc:

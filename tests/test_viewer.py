@@ -266,3 +266,17 @@ def test_job_progress_says_found_nothing_as_the_document_list_does(wb, demo_pati
     progress = job_progress(wb, [empty, full])
     assert {d: progress[d]["found_nothing"] for d in (empty, full)} == {empty: listed[empty], full: listed[full]}
     assert listed[empty] is True and listed[full] is False
+
+
+def test_a_rectangle_drawn_on_the_canvas_reads_as_a_page_relative_box():
+    from ui.viewer import drawn_box
+
+    assert drawn_box(None, 700, 1000) is None
+    assert drawn_box({"objects": [{"type": "path"}]}, 700, 1000) is None
+    plain = {"type": "rect", "left": 70, "top": 100, "width": 140, "height": 50}
+    assert drawn_box({"objects": [plain]}, 700, 1000) == pytest.approx({"x": 0.1, "y": 0.1, "width": 0.2, "height": 0.05})
+    # resized after drawing, placed by its centre: the box is where the reviewer sees it
+    moved = {"type": "rect", "left": 350, "top": 500, "width": 70, "height": 25, "scaleX": 2, "scaleY": 2,
+             "originX": "center", "originY": "center"}
+    assert drawn_box({"objects": [plain, moved]}, 700, 1000) == pytest.approx(
+        {"x": 0.4, "y": 0.475, "width": 0.2, "height": 0.05})

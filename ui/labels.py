@@ -71,6 +71,16 @@ intent = partial(_plain, INTENT)
 error_code = partial(_plain, {})
 
 
+def review_reason(reason: str | None) -> str:
+    """Why an item waits in the review queue: a patient-match status or a promotion
+    outcome in words; an extractor's reason is already a sentence."""
+    if reason in IDENTITY_STATUS:
+        return identity_status(reason)
+    if reason in ("conflict_needs_review", "needs_review"):
+        return promotion(reason)
+    return reason or "—"
+
+
 def code_hint(*codes: Any) -> str:
     """The internal codes behind a plain label, for a ``help=`` tooltip or an expander."""
     return "internal: " + ", ".join(str(c) for c in codes if c not in (None, ""))

@@ -444,3 +444,21 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
 
 def _same_box(a: Mapping | None, b: Mapping | None) -> bool:
     return bool(a and b) and all(abs(float(a[k]) - float(b[k])) < 1e-6 for k in ("x", "y", "width", "height"))
+
+
+# Fabric.js places an object by its origin point, which may be its centre or far edge.
+_ORIGIN = {"left": 0.0, "top": 0.0, "center": 0.5, "right": 1.0, "bottom": 1.0}
+
+
+def drawn_box(canvas_json: Mapping[str, Any] | None, width: int, height: int) -> dict[str, float] | None:
+    """The last rectangle drawn on a ``width`` x ``height`` canvas (streamlit-drawable-canvas
+    JSON) as a page-relative box, or None when none is drawn. Scaling and the origin
+    point are undone, so a moved or resized rectangle reads where it is shown."""
+    rects = [o for o in (canvas_json or {}).get("objects", []) if str(o.get("type")).lower() == "rect"]
+    if not rects:
+        return None
+    r = rects[-1]
+    w, h = r["width"] * r.get("scaleX", 1), r["height"] * r.get("scaleY", 1)
+    left = r["left"] - _ORIGIN.get(r.get("originX", "left"), 0.0) * w
+    top = r["top"] - _ORIGIN.get(r.get("originY", "top"), 0.0) * h
+    return {"x": left / width, "y": top / height, "width": w / width, "height": h / height}
