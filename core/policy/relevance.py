@@ -28,7 +28,7 @@ from typing import Any
 
 from core.models import ClinicalContext, EvidenceItem
 from core.policy.certainty import not_the_patients_fact
-from core.policy.chart_rules import is_critical
+from core.policy.chart_rules import critical_result
 from core.policy.context import red_flag
 from core.policy.questions import Intent, ParsedQuestion
 from core.policy.topics import LAB_TOPICS, TOPIC_BY_NAME, about_the_patient, expand
@@ -112,7 +112,7 @@ def raises_red_flag(source_text: str, ctx: ClinicalContext | None) -> str | None
 def safety_finding(item: EvidenceItem, source_text: str, ctx: ClinicalContext | None) -> bool:
     """A critical result or an affirmed red flag: it bears on any decision, so a
     declined request still shows it whatever was asked."""
-    critical = item.fact_type == "lab_result" and is_critical(item.structured.get("abnormal_flag"))
+    critical = critical_result(item.fact_type, item.structured)
     return critical or raises_red_flag(source_text, ctx) is not None
 
 

@@ -19,7 +19,7 @@ from core import telemetry
 from core.errors import BadInput
 from core.models import AnswerItem, AnswerSections, EvidenceItem
 from core.policy.answer_verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
-from core.policy.chart_rules import is_critical
+from core.policy.chart_rules import critical_result
 from core.policy.lab_series import CRITICAL, IN_RANGE, LabSeries, trend_text
 from core.policy.questions import Intent, ParsedQuestion, parse_question
 from core.policy.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
@@ -60,7 +60,7 @@ class _Trace:
 
 
 def _finding_text(e: EvidenceItem) -> str:
-    critical = e.fact_type == "lab_result" and is_critical(e.structured.get("abnormal_flag"))
+    critical = critical_result(e.fact_type, e.structured)
     return ("Critical: " if critical else "") + e.text
 
 
