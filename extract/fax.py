@@ -34,7 +34,11 @@ MIN_SCORE = 3
 
 def classify_page(page: PageContent) -> str:
     """lab | intake | cover | other, by how much of each vocabulary the page uses."""
-    text = " ".join(w.text for w in page.words)
+    return classify_text(" ".join(w.text for w in page.words))
+
+
+def classify_text(text: str) -> str:
+    """lab | intake | cover | other for one page's text (see ``classify_page``)."""
     scores = {kind: len(pattern.findall(text)) for kind, pattern in _VOCAB.items()}
     kind, best = max(scores.items(), key=lambda kv: kv[1])
     if best < MIN_SCORE:

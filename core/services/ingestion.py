@@ -17,6 +17,7 @@ from core.errors import BadInput, NotFound
 from core.models import DocType
 from core.services.patients import found_nothing, get_patient
 from core.services.workbench import Workbench
+from extract.fax import classify_text
 from extract.sniff import ACCEPTED_KINDS, MIME_TYPES, sniff_kind
 from storage import documents_repo, jobs_repo
 
@@ -121,14 +122,8 @@ def list_categories(wb: Workbench) -> list[dict[str, Any]]:
         return documents_repo.categories(cur)
 
 
-# Words that tell a PDF's kind from its first page(s); the first family that matches wins.
-_PDF_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
-    (DocType.FAX_PACKET, ("fax cover", "facsimile", "fax:", "pages including cover", "fax packet")),
-    (DocType.INTAKE_FORM, ("intake", "questionnaire", "please list", "new patient form", "patient information form",
-                            "answer the questions", "before your visit", "what brings you", "return this form")),
-    (DocType.LAB_PDF, ("reference range", "reference interval", "specimen", "collected", "mg/dl", "mmol/l",
-                       "g/dl", "result", "laboratory")),
-)
+# What the fax reader calls a page, as the doc type a PDF made of such pages is read as.
+_PAGE_KINDS = {"cover": DocType.FAX_PACKET, "intake": DocType.INTAKE_FORM, "lab": DocType.LAB_PDF}
 _NAME_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
     (DocType.FAX_PACKET, ("fax",)),
     (DocType.INTAKE_FORM, ("intake", "questionnaire")),
@@ -139,14 +134,25 @@ _NAME_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
 )
 
 
-def _pdf_text(data: bytes, pages: int = 2) -> str:
+def _pdf_page_texts(data: bytes, pages: int = 2) -> list[str]:
     try:
         import pymupdf
 
         with pymupdf.open(stream=data, filetype="pdf") as pdf:
-            return " ".join(pdf[i].get_text("text") for i in range(min(pages, pdf.page_count))).lower()
+            return [pdf[i].get_text("text") for i in range(min(pages, pdf.page_count))]
     except Exception:  # noqa: BLE001 - a guess only; the upload check and the job judge the file
-        return ""
+        return []
+
+
+def _pdf_doc_type(data: bytes) -> DocType | None:
+    """A typed PDF's kind from its first pages, judged by the fax reader's own page
+    vocabulary: a cover sheet or pages of different kinds make a fax packet."""
+    kinds = {k for k in map(classify_text, _pdf_page_texts(data)) if k != "other"}
+    if not kinds:
+        return None
+    if "cover" in kinds or len(kinds) > 1:
+        return DocType.FAX_PACKET
+    return _PAGE_KINDS[kinds.pop()]
 
 
 def suggest_doc_type(filename: str, data: bytes) -> DocType | None:
@@ -158,11 +164,8 @@ def suggest_doc_type(filename: str, data: bytes) -> DocType | None:
         return fixed[kind]
     name = (filename or "").lower()
     allowed = {t for t, kinds in ACCEPTED_KINDS.items() if kind in kinds}
-    if kind == "pdf":
-        text = _pdf_text(data)
-        for doc_type, words in _PDF_HINTS:
-            if any(w in text for w in words):
-                return doc_type
+    if kind == "pdf" and (judged := _pdf_doc_type(data)) is not None:
+        return judged
     for doc_type, words in _NAME_HINTS:
         if doc_type in allowed and any(w in name for w in words):
             return doc_type
