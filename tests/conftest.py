@@ -61,3 +61,30 @@ def demo_patient(wb):
     from core.services.patients import get_patient
 
     return get_patient(wb, mrn="DEMO-1001")
+
+
+def fresh_app_runtime(monkeypatch) -> None:
+    """A Streamlit runtime (AppTest) opened on this test's data dir: no worker thread,
+    settings re-read, and nothing cached from another test's data dir."""
+    import streamlit as st
+
+    from core.services import document_view
+    from core.settings import reload_settings
+
+    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
+    reload_settings()
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    document_view.clear_caches()
+    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
+
+
+@pytest.fixture
+def app_env(wb, monkeypatch):
+    """The test's workbench, with the app's pages opened on it through AppTest."""
+    import streamlit as st
+
+    fresh_app_runtime(monkeypatch)
+    yield wb
+    st.cache_resource.clear()
+    st.cache_data.clear()

@@ -12,25 +12,11 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import fresh_app_runtime
+
 ROOT = Path(__file__).resolve().parent.parent
 INTERNAL_CODES = ("identity_mismatch_quarantined", "identity_verified", "not_promotable", "awaiting_identity",
                   "results[0]", "OBX[1]", "needs_review", "document_fact", "succeeded", "lab_pdf")
-
-
-def _runtime_env(monkeypatch) -> None:
-    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
-    from core.settings import reload_settings
-
-    reload_settings()
-    st.cache_resource.clear()
-    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
-
-
-@pytest.fixture
-def app_env(wb, monkeypatch):
-    _runtime_env(monkeypatch)
-    yield wb
-    st.cache_resource.clear()
 
 
 @pytest.fixture
@@ -39,7 +25,7 @@ def empty_env(settings, monkeypatch):
     from core.services.workbench import open_workbench
 
     bench = open_workbench(settings)
-    _runtime_env(monkeypatch)
+    fresh_app_runtime(monkeypatch)
     monkeypatch.setattr("ui.runtime.seed_demo_patients", lambda wb: 0)
     yield bench
     st.cache_resource.clear()

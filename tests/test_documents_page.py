@@ -5,29 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from golden.demo import DOCUMENTS
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def app_env(wb, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
-    from core.services import document_view
-    from core.settings import reload_settings
-
-    reload_settings()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    document_view.clear_caches()
-    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
-    yield wb
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 def _load(wb, *filenames: str) -> dict[str, int]:

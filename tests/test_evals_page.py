@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.eval_fixtures import (DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, fixture_document, make_run,
@@ -20,19 +19,10 @@ OLD = dict(run_id="20261130-091500-0a0a0a", verdict="pass", started_at="2026-11-
 
 
 @pytest.fixture
-def app_env(wb, data_dir, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
-    from core.settings import reload_settings
-
-    reload_settings()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr("ui.runtime._STARTED", None)
+def app_env(app_env, monkeypatch):
     # The fixture documents of the seeded run come from tests/eval_fixtures, not golden/cases.
     monkeypatch.setattr("core.services.evals._default_builder", fixture_document)
-    yield wb
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    yield app_env
 
 
 def run_page() -> AppTest:

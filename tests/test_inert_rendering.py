@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
 
@@ -139,22 +138,6 @@ def _ingest_all(wb) -> tuple[dict, dict[str, int]]:
         assert job["status"] == "succeeded", (key, job["error_code"], job["error_message"])
         ids[key] = attached.document["id"]
     return patient, ids
-
-
-@pytest.fixture
-def app_env(wb, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
-    from core.services import document_view
-    from core.settings import reload_settings
-
-    reload_settings()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    document_view.clear_caches()
-    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
-    yield wb
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from storage import audit_repo
 from tests.test_chart_safety import _hedged_intake
 from tests.test_pipeline import chart_patient, ingest
 from tests.test_review_actions import repeat_with_changed_value
-from tests.test_ui_apptest import app_env, run_home  # noqa: F401  (fixture)
+from tests.test_ui_apptest import run_home
 
 CASE = LAB_CASES[0]
 
@@ -42,7 +42,7 @@ def current_title(at) -> str:
 
 
 @pytest.fixture
-def seeded(app_env):  # noqa: F811
+def seeded(app_env):
     """A patient with an intake holding uncertain findings (shellfish?, …) and a lab
     report of another patient filed to the chart by mistake."""
     case = _hedged_intake()

@@ -2,23 +2,9 @@
 
 from pathlib import Path
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def app_env(wb, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
-    from core.settings import reload_settings
-
-    reload_settings()
-    st.cache_resource.clear()
-    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
-    yield wb
-    st.cache_resource.clear()
 
 
 def run_home(**session) -> AppTest:
