@@ -23,6 +23,12 @@ class BadInput(WorkbenchError):
     code = "bad_input"
 
 
+class Forbidden(WorkbenchError):
+    """A signed-in user, or the account named by --by, lacks the role for this action."""
+
+    code = "forbidden"
+
+
 class NotFound(WorkbenchError):
     code = "not_found"
 

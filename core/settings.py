@@ -28,6 +28,15 @@ class Settings(BaseSettings):
     load_demo: bool = True  # `make run` loads the demo documents into an empty data dir
     ocr_engine: str = "auto"  # auto (Tesseract when installed, else RapidOCR) | tesseract | rapidocr
 
+    # Sign-in (docs/access.md). "local": accounts in the database; "oidc": Streamlit's
+    # st.login against .streamlit/secrets.toml, users mapped to roles by oidc_roles, a JSON
+    # object {"claim": "groups", "roles": {"<group>": "reviewer"}, "users": {"<email>": "admin"}}.
+    auth: str = "local"
+    oidc_roles: dict = Field(default_factory=dict)
+    idle_timeout_minutes: float = 15.0
+    lockout_minutes: float = 15.0
+    password_min_length: int = 12
+
     embedder: str = "minilm"  # minilm | openai
     reranker: str = "local"  # local | cohere
     drafter: str = "none"  # none | openai

@@ -29,9 +29,12 @@ def retractions_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -
 def add_review_decision(cur: duckdb.DuckDBPyConnection, *, item_type: str, item_id: int, decision: str, actor: str,
                         reason: str | None, before: Any, after: Any) -> None:
     cur.execute(
-        """INSERT INTO review_decisions (item_type, item_id, decision, actor, reason, before_state, after_state, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-        [item_type, item_id, decision, actor, reason, to_json(before), to_json(after), utcnow()],
+        # The account's id is looked up as the row is written: a decision names a real
+        # account (NULL for the shell operator or the system, whose actor says so).
+        """INSERT INTO review_decisions (item_type, item_id, decision, actor, reason, before_state, after_state,
+               created_at, user_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE username = ?))""",
+        [item_type, item_id, decision, actor, reason, to_json(before), to_json(after), utcnow(), actor],
     )
 
 

@@ -192,6 +192,29 @@ def m008_fact_corrections(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("CREATE INDEX idx_review_decisions_item ON review_decisions (item_type, item_id)")
 
 
+def m009_accounts_and_access_audit(cur: duckdb.DuckDBPyConnection) -> None:
+    # Local accounts (argon2id hashes) and identity-provider users share one table; an
+    # account is disabled, never deleted, so the audit's user ids always resolve.
+    cur.execute("CREATE SEQUENCE IF NOT EXISTS seq_users START 1")
+    cur.execute("CREATE SEQUENCE IF NOT EXISTS seq_access_events START 1")
+    cur.execute(f"""CREATE TABLE users ({_id('users')},
+        username VARCHAR NOT NULL UNIQUE, role VARCHAR NOT NULL, password_hash VARCHAR,
+        auth_source VARCHAR NOT NULL DEFAULT 'local', active BOOLEAN NOT NULL DEFAULT TRUE,
+        must_change_password BOOLEAN NOT NULL DEFAULT FALSE, failed_attempts INTEGER NOT NULL DEFAULT 0,
+        locked_until TIMESTAMP, last_sign_in_at TIMESTAMP, password_changed_at TIMESTAMP,
+        created_at TIMESTAMP NOT NULL DEFAULT current_timestamp, created_by VARCHAR,
+        disabled_at TIMESTAMP, disabled_by VARCHAR)""")
+    # Append-only: who did or saw what, when. Sign-ins (and failures), sign-outs, and
+    # every view of a chart, a document's source or an answer.
+    cur.execute(f"""CREATE TABLE access_events ({_id('access_events')},
+        occurred_at TIMESTAMP NOT NULL DEFAULT current_timestamp, user_id BIGINT, actor VARCHAR NOT NULL,
+        event VARCHAR NOT NULL, patient_id BIGINT, object_type VARCHAR, object_id VARCHAR,
+        channel VARCHAR NOT NULL DEFAULT 'ui', detail VARCHAR)""")
+    cur.execute("CREATE INDEX idx_access_events_actor ON access_events (actor)")
+    cur.execute("CREATE INDEX idx_access_events_patient ON access_events (patient_id)")
+    cur.execute("ALTER TABLE review_decisions ADD COLUMN user_id BIGINT")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -201,6 +224,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (6, "LOINC code on chart lab results", m006_chart_lab_loinc),
     (7, "one row per eval run", m007_eval_run_keys),
     (8, "reviewer corrections on facts", m008_fact_corrections),
+    (9, "accounts and the access audit", m009_accounts_and_access_audit),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -19,6 +19,8 @@ ALLOWED_KEYS = frozenset(
         "attempt", "request_id", "node", "source_node", "destination_node", "task_type",
         "outcome", "engine", "pages", "fact_count", "identity_status", "corpus_version",
         "embedding_model", "reranker", "refused", "version", "verdict", "case_count",
+        # Staff accounts may be named in logs (issue 12); patients only as patient_ref.
+        "user", "user_id", "role", "channel",
     }
 )
 # Keys whose value is a flat mapping of name -> number (stage latencies, counts).
