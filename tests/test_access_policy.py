@@ -1,0 +1,113 @@
+"""The access rules (core/policy/access.py): which role may do what, account names,
+passwords, lockout, idle timeout and the identity-provider role mapping. Pure functions,
+so every rule is checked directly, including the fail-closed edges."""
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from core.policy import access
+from core.policy.access import Permission, Role
+
+NOW = datetime(2026, 12, 1, 12, 0, 0)
+
+
+def test_a_viewer_only_reads():
+    assert access.can(Role.VIEWER, Permission.READ)
+    assert [p for p in Permission if access.can(Role.VIEWER, p)] == [Permission.READ]
+
+
+def test_a_reviewer_uploads_decides_and_deletes_but_does_not_administer():
+    allowed = {p for p in Permission if access.can("reviewer", p)}
+    assert allowed == {Permission.READ, Permission.UPLOAD, Permission.DECIDE, Permission.DELETE_DOCUMENT,
+                       Permission.ADD_PATIENT, Permission.RETRY_JOB}
+
+
+def test_an_admin_may_do_everything():
+    assert all(access.can(Role.ADMIN, p) for p in Permission)
+
+
+@pytest.mark.parametrize("role", [None, "", "superuser", "Admin "])
+def test_an_unknown_or_missing_role_may_do_nothing(role):
+    assert not any(access.can(role, p) for p in Permission)
+
+
+def test_least_role_names_the_smallest_role_that_holds_a_permission():
+    assert access.least_role(Permission.READ) is Role.VIEWER
+    assert access.least_role(Permission.DECIDE) is Role.REVIEWER
+    assert access.least_role(Permission.MANAGE_USERS) is Role.ADMIN
+    assert set(access.PERMISSION_WORDS) == set(Permission)
+
+
+@pytest.mark.parametrize("name", ["dr.alice", "admin", "j_smith-2", "nurse@clinic.example"])
+def test_ordinary_account_names_are_accepted(name):
+    assert access.username_problem(name) is None
+
+
+@pytest.mark.parametrize("name", ["", "a", "Dr.Alice", "os:root", "system:demo", "two words", "-lead", "x" * 65])
+def test_names_that_could_mean_another_kind_of_actor_are_refused(name):
+    # A colon never appears in an account name, so "os:<login>" and "system:<name>" actors
+    # cannot be impersonated by creating an account of that name.
+    assert access.username_problem(name)
+
+
+def test_shell_and_system_actors_are_not_account_names():
+    assert access.shell_actor("maria") == "os:maria"
+    assert not access.is_account_name("os:maria")
+    assert not access.is_account_name("system:demo")
+    assert access.is_account_name("dr.alice")
+
+
+def test_password_rules():
+    assert access.password_problem("short", username="dr.a")
+    assert access.password_problem("aaaaaaaaaaaaaaaa", username="dr.a")  # one character repeated
+    assert access.password_problem("dr.alice.dr.alice", username="dr.alice.dr.alice")
+    assert access.password_problem("x" * (access.MAX_PASSWORD_LENGTH + 1), username="dr.a")
+    assert access.password_problem("correct horse battery", username="dr.a") is None
+    assert access.password_problem("correct horse", username="dr.a", min_length=16)
+
+
+def test_the_fifth_failure_in_a_row_locks_the_account():
+    assert access.lock_after_failure(4, NOW, 15) is None
+    until = access.lock_after_failure(5, NOW, 15)
+    assert until == NOW + timedelta(minutes=15)
+    assert access.is_locked(until, NOW + timedelta(minutes=14, seconds=59))
+    assert not access.is_locked(until, NOW + timedelta(minutes=15))
+    assert not access.is_locked(None, NOW)
+
+
+def test_idle_timeout_and_a_session_never_seen_fails_closed():
+    assert not access.idle_expired(NOW - timedelta(minutes=14), NOW, 15)
+    assert access.idle_expired(NOW - timedelta(minutes=15), NOW, 15)
+    assert access.idle_expired(None, NOW, 15)
+
+
+MAPPING = {"claim": "groups", "roles": {"clinic-readers": "viewer", "clinic-reviewers": "reviewer",
+                                         "clinic-admins": "admin", "odd": "superuser"},
+           "users": {"Head.Nurse@Clinic.example": "admin"}}
+
+
+def test_identity_provider_groups_map_to_the_highest_role():
+    assert access.oidc_role({"email": "a@clinic.example", "groups": ["clinic-readers"]}, MAPPING) is Role.VIEWER
+    both = {"email": "a@clinic.example", "groups": ["clinic-readers", "clinic-reviewers"]}
+    assert access.oidc_role(both, MAPPING) is Role.REVIEWER
+    assert access.oidc_role({"groups": "clinic-admins"}, MAPPING) is Role.ADMIN  # a single string claim
+
+
+def test_a_named_user_overrides_the_groups_case_insensitively():
+    claims = {"email": "head.nurse@clinic.example", "groups": ["clinic-readers"]}
+    assert access.oidc_role(claims, MAPPING) is Role.ADMIN
+
+
+@pytest.mark.parametrize("claims", [
+    {"email": "a@clinic.example", "groups": ["other"]},  # no mapped group
+    {"email": "a@clinic.example"},  # no claim at all
+    {"email": "a@clinic.example", "groups": ["odd"]},  # mapped to a role that does not exist
+    {"email": "head.nurse@clinic.example", "email_verified": False, "groups": ["clinic-admins"]},
+])
+def test_identity_provider_users_without_a_clear_role_are_not_let_in(claims):
+    assert access.oidc_role(claims, MAPPING) is None
+
+
+def test_an_empty_mapping_lets_nobody_in():
+    assert access.oidc_role({"email": "a@b.example", "groups": ["clinic-admins"]}, {}) is None
