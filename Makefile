@@ -18,6 +18,7 @@ init: install
 	$(PY) -m core init
 
 # Streamlit reads STREAMLIT_* variables (e.g. STREAMLIT_SERVER_PORT) itself; no flags override them.
+# `init` (above) prints where the first admin's one-time password file is until it is changed.
 run: init
 	$(PY) -m core demo --queue --auto --json > /dev/null
 	$(PY) -m ui.serve

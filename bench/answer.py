@@ -48,6 +48,7 @@ def main() -> None:
     from core.services.answering import ask
     from core.services.corpus import index_guideline_corpus
     from core.services.fact_vectors import index_pending
+    from core.services.access_audit import shell_user
     from core.services.ingestion import attach_and_extract
     from core.services.patients import add_patient
     from core.services.worker import Worker
@@ -60,11 +61,12 @@ def main() -> None:
         index_guideline_corpus(wb)
         base = LAB_CASES[5]
         p = base.patient
-        patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+        patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                              by=shell_user())
         worker = Worker(wb, worker_id="bench")
         layouts = sorted(LAB_LAYOUTS)
         intake = attach_and_extract(wb, patient_id=patient["id"], source="intake.pdf", data=render_intake(INTAKE_CASES[1]),
-                                    filename="intake.pdf", doc_type="intake_form")
+                                    filename="intake.pdf", doc_type="intake_form", by=shell_user())
         worker.run_specific(intake.job["id"])
         built = time.perf_counter()
         n = 0
@@ -77,7 +79,7 @@ def main() -> None:
             day = (date(2024, 1, 1) + timedelta(days=9 * n)).isoformat()
             case = dataclasses.replace(with_layout(base, layouts[n % len(layouts)]), collection_date=day)
             attached = attach_and_extract(wb, patient_id=patient["id"], source=f"lab{n}.pdf", data=render_lab(case),
-                                          filename=f"lab{n}.pdf", doc_type="lab_pdf")
+                                          filename=f"lab{n}.pdf", doc_type="lab_pdf", by=shell_user())
             job = worker.run_specific(attached.job["id"])
             assert job["status"] == "succeeded", job["error_code"]
             n += 1

@@ -40,9 +40,10 @@ def ten_page_pdf(pages: int) -> tuple[bytes, object]:
     return data, case
 
 
-def seed(data_dir: Path, facts: int, pages: int) -> tuple[int, int]:
+def seed(data_dir: Path, facts: int, pages: int):
     from datetime import date
 
+    from bench.accounts import bench_reviewer
     from core.services.ingestion import attach_and_extract
     from core.services.patients import add_patient
     from core.services.worker import Worker
@@ -56,9 +57,12 @@ def seed(data_dir: Path, facts: int, pages: int) -> tuple[int, int]:
     try:
         data, case = ten_page_pdf(pages)
         p = case.patient
-        patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+        reviewer = bench_reviewer(wb)
+        patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                              by=reviewer.username)
         attached = attach_and_extract(wb, patient_id=patient["id"], source="long-lab.pdf", data=data,
-                                      filename="long-lab.pdf", doc_type="lab_pdf")
+                                      filename="long-lab.pdf", doc_type="lab_pdf",
+                                      by=reviewer.username)
         Worker(wb, worker_id="bench").run_specific(attached.job["id"])
         doc_id = attached.document["id"]
         with wb.db.transaction() as cur:
@@ -75,7 +79,7 @@ def seed(data_dir: Path, facts: int, pages: int) -> tuple[int, int]:
                                  "promotion_status": promotion, "fact_fingerprint": f"bench-{i}",
                                  "clinical_content_fingerprint": f"bench-content-{i}"})
             facts_repo.insert_facts(cur, clones)
-        return patient["id"], doc_id
+        return patient["id"], doc_id, reviewer
     finally:
         wb.close()
 
@@ -125,13 +129,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        patient_id, doc_id = seed(Path(tmp) / "data", args.facts, args.pages)
+        patient_id, doc_id, reviewer = seed(Path(tmp) / "data", args.facts, args.pages)
         import streamlit as st
         from streamlit.testing.v1 import AppTest
+
+        from bench.accounts import sign_in
 
         st.cache_resource.clear()
         at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
         at.session_state["patient_id"] = patient_id
+        sign_in(at, reviewer)
         at.query_params["document"] = str(doc_id)
         at.run()
         t = time.perf_counter()

@@ -43,6 +43,7 @@ def floor_ms_per_page(pdfs: list[bytes], dpi: int = 110) -> list[float]:
 
 def end_to_end_ms_per_page(pdfs: list[tuple[bytes, object, int]]) -> tuple[list[float], list[float]]:
     """(job ms per page, vector-indexing ms per page) for each document."""
+    from core.services.access_audit import shell_user
     from core.services.ingestion import attach_and_extract
     from core.services.patients import add_patient
     from core.services.worker import Worker
@@ -58,10 +59,10 @@ def end_to_end_ms_per_page(pdfs: list[tuple[bytes, object, int]]) -> tuple[list[
         for i, (data, patient, pages) in enumerate(pdfs):
             if patient.mrn not in seen:
                 seen[patient.mrn] = add_patient(wb, mrn=patient.mrn, first=patient.first, last=patient.last,
-                                                dob=date.fromisoformat(patient.dob))
+                                                dob=date.fromisoformat(patient.dob), by=shell_user())
             start = time.perf_counter()
             attached = attach_and_extract(wb, patient_id=seen[patient.mrn]["id"], source=f"lab{i}.pdf", data=data,
-                                          filename=f"lab{i}.pdf", doc_type="lab_pdf")
+                                          filename=f"lab{i}.pdf", doc_type="lab_pdf", by=shell_user())
             job = worker.run_specific(attached.job["id"])
             elapsed = (time.perf_counter() - start) * 1000
             assert job["status"] == "succeeded", job["error_code"]

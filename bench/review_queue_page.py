@@ -23,9 +23,10 @@ REASONS = ["read by OCR: check the value", "unit not recognised", "uncertain wor
            "written outside the form's fields", "value outside the printable range"]
 
 
-def seed(data_dir: Path, items: int) -> int:
+def seed(data_dir: Path, items: int):
     from datetime import date
 
+    from bench.accounts import bench_reviewer
     from core.services.ingestion import attach_and_extract
     from core.services.patients import add_patient
     from core.services.worker import Worker
@@ -40,9 +41,11 @@ def seed(data_dir: Path, items: int) -> int:
     try:
         case = LAB_CASES[0]
         p = case.patient
-        patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+        reviewer = bench_reviewer(wb)
+        patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                              by=reviewer.username)
         attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
-                                      filename="lab.pdf", doc_type="lab_pdf")
+                                      filename="lab.pdf", doc_type="lab_pdf", by=reviewer.username)
         Worker(wb, worker_id="bench").run_specific(attached.job["id"])
         with wb.db.transaction() as cur:
             base = facts_repo.facts_for_document(cur, attached.document["id"])
@@ -56,7 +59,7 @@ def seed(data_dir: Path, items: int) -> int:
                                  "review_reason": REASONS[i % len(REASONS)], "fact_fingerprint": f"bench-{i}",
                                  "clinical_content_fingerprint": f"bench-content-{i}"})
             facts_repo.insert_facts(cur, clones)
-        return patient["id"]
+        return patient["id"], reviewer
     finally:
         wb.close()
 
@@ -67,13 +70,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        patient_id = seed(Path(tmp) / "data", args.items)
+        patient_id, reviewer = seed(Path(tmp) / "data", args.items)
         import streamlit as st
         from streamlit.testing.v1 import AppTest
+
+        from bench.accounts import sign_in
 
         st.cache_resource.clear()
         at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
         at.session_state["patient_id"] = patient_id
+        sign_in(at, reviewer)
         at.run()
         t = time.perf_counter()
         at.switch_page("app_pages/review_queue.py").run()

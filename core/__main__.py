@@ -9,12 +9,20 @@ stderr ends up in logs (cron, systemd, `make run`), so an error line never carri
 a patient identifier or a file name: the values given for --patient, --mrn, the
 names, the date of birth and the file are replaced by the option's name, and a
 defect's message (which may quote a value) is not printed.
+
+Who acts (issue 12): a changing command acts for ``--by USER``, an active account with
+the role for it; without ``--by``, the setup and housekeeping commands (ingest,
+delete-document, patient add, user) act as the operating-system user at the shell
+(``os:<login>``), who owns the data dir anyway. Review decisions always name an account.
+Read-only commands need no ``--by`` and record their patient views as ``os:<login>``.
+Passwords are read from a prompt or stdin, never from an argument.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import getpass
 import json
 import signal
 import sys
@@ -22,7 +30,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from core.errors import BadInput, WorkbenchError
+from core.errors import BadInput, Forbidden, WorkbenchError
 from core.settings import get_settings
 
 EXIT_BAD_INPUT = 2
@@ -35,7 +43,15 @@ def _workbench():
     return open_workbench(get_settings())
 
 
+def _actor(args) -> str:
+    """``--by`` when given, else the shell operator (``os:<login>``)."""
+    from core.services.access_audit import shell_user
+
+    return getattr(args, "by", None) or shell_user()
+
+
 def cmd_init(args) -> dict[str, Any]:
+    from core.services.accounts import INITIAL_ADMIN, ensure_initial_admin
     from core.services.corpus import index_guideline_corpus
     from core.services.patients import seed_demo_patients
     from storage.migrations import LATEST_VERSION
@@ -44,11 +60,21 @@ def cmd_init(args) -> dict[str, Any]:
     try:
         added = seed_demo_patients(wb)
         corpus = index_guideline_corpus(wb)
+        password_file = ensure_initial_admin(wb)
     finally:
         wb.close()
     settings = get_settings()
-    return {"ok": True, "data_dir": str(settings.data_dir.resolve()), "schema_version": LATEST_VERSION,
-            "demo_patients_added": added, "corpus": corpus}
+    out = {"ok": True, "data_dir": str(settings.data_dir.resolve()), "schema_version": LATEST_VERSION,
+           "demo_patients_added": added, "corpus": corpus,
+           "initial_admin_password_file": str(password_file) if password_file else None}
+    if not args.json:
+        lines = [f"data dir ready: {out['data_dir']} (schema {LATEST_VERSION}, {added} demo patients added)"]
+        if password_file:
+            # Shown on every `make run` until the first sign-in replaces the one-time password.
+            lines.append(f"first sign-in: user '{INITIAL_ADMIN}', one-time password in {password_file} "
+                         "(readable only by you); signing in asks for a new password")
+        out["_text"] = "\n".join(lines)
+    return out
 
 
 def cmd_patient_add(args) -> dict[str, Any]:
@@ -56,7 +82,8 @@ def cmd_patient_add(args) -> dict[str, Any]:
 
     wb = _workbench()
     try:
-        p = add_patient(wb, mrn=args.mrn, first=args.first, last=args.last, dob=args.dob, sex=args.sex)
+        p = add_patient(wb, mrn=args.mrn, first=args.first, last=args.last, dob=args.dob, sex=args.sex,
+                        by=_actor(args))
     finally:
         wb.close()
     return {"patient_id": p["id"], "mrn": p["mrn"], "first_name": p["first_name"], "last_name": p["last_name"],
@@ -86,7 +113,7 @@ def cmd_ingest(args) -> dict[str, Any]:
     try:
         patient = get_patient(wb, mrn=args.patient)
         attached = attach_and_extract(wb, patient_id=patient["id"], source=args.file, doc_type=args.doc_type,
-                                      category=args.category, uploaded_by=args.by)
+                                      category=args.category, by=_actor(args))
         if attached.job is not None:
             worker = Worker(wb, worker_id="intake-extractor:cli")
             worker.run_specific(attached.job["id"])
@@ -107,7 +134,7 @@ def cmd_delete_document(args) -> dict[str, Any]:
 
     wb = _workbench()
     try:
-        return delete_document(wb, args.document_id, by=args.by, reason=args.reason or "source document deleted")
+        return delete_document(wb, args.document_id, by=_actor(args), reason=args.reason or "source document deleted")
     finally:
         wb.close()
 
@@ -139,12 +166,16 @@ def cmd_review(args) -> dict[str, Any]:
 
 
 def cmd_chart(args) -> dict[str, Any]:
+    from core.services.access_audit import VIEW_CHART, record_view, shell_user
     from core.services.facts import chart_view
     from core.services.patients import get_patient
 
     wb = _workbench()
     try:
-        return chart_view(wb, get_patient(wb, mrn=args.patient)["id"])
+        patient_id = get_patient(wb, mrn=args.patient)["id"]
+        chart = chart_view(wb, patient_id)
+        record_view(wb, shell_user(), VIEW_CHART, patient_id=patient_id, object_type="chart", channel="cli")
+        return chart
     finally:
         wb.close()
 
@@ -202,9 +233,10 @@ def cmd_search_guidelines(args) -> dict[str, Any]:
 
 
 def cmd_ask(args) -> dict[str, Any]:
+    from core.policy.questions import parse_question
+    from core.services.access_audit import VIEW_ANSWER, record_view, shell_user
     from core.services.answering import ask
     from core.services.patients import get_patient
-    from core.policy.questions import parse_question
 
     wb = _workbench()
     try:
@@ -212,7 +244,10 @@ def cmd_ask(args) -> dict[str, Any]:
         previous = None
         for earlier in args.previous or []:  # replay the conversation so follow-ups ground
             previous = parse_question(earlier, previous)
-        return ask(wb, patient["id"], args.question, previous=previous, drafter=_drafter()).payload
+        payload = ask(wb, patient["id"], args.question, previous=previous, drafter=_drafter()).payload
+        record_view(wb, shell_user(), VIEW_ANSWER, patient_id=patient["id"], object_type="answer",
+                    object_id=payload.get("request_id"), channel="cli")
+        return payload
     finally:
         wb.close()
 
@@ -297,6 +332,79 @@ def _eval_text(run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _read_password(confirm: bool = True) -> str:
+    """The first line of stdin when it is not a terminal (scripts), else a hidden prompt,
+    asked twice. Never an argument: arguments show in `ps` and the shell history."""
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().rstrip("\r\n")
+    password = getpass.getpass("Password: ")
+    if confirm and getpass.getpass("Password again: ") != password:
+        raise BadInput("The two passwords differ.", code="password_mismatch")
+    return password
+
+
+def _account_json(account) -> dict[str, Any]:
+    return {"user_id": account.id, "username": account.username, "role": account.role.value,
+            "active": account.active, "must_change_password": account.must_change_password,
+            "auth_source": account.auth_source, "locked_until": account.locked_until,
+            "last_sign_in_at": account.last_sign_in_at, "created_at": account.created_at,
+            "created_by": account.created_by}
+
+
+def _user_command(change: Callable[..., Any]) -> Callable[[argparse.Namespace], dict[str, Any]]:
+    """A ``user`` subcommand: open the workbench, apply ``change(wb, args, by)``, answer the account."""
+    def run(args) -> dict[str, Any]:
+        wb = _workbench()
+        try:
+            return _account_json(change(wb, args, _actor(args)))
+        finally:
+            wb.close()
+    return run
+
+
+def _user_add(wb, args, by):
+    from core.services.accounts import add_user
+
+    return add_user(wb, username=args.username, role=args.role, password=_read_password(), by=by)
+
+
+def _user_disable(wb, args, by):
+    from core.services.accounts import disable_user
+
+    return disable_user(wb, args.username, by=by)
+
+
+def _user_enable(wb, args, by):
+    from core.services.accounts import enable_user
+
+    return enable_user(wb, args.username, by=by)
+
+
+def _user_reset_password(wb, args, by):
+    from core.services.accounts import reset_password
+
+    return reset_password(wb, args.username, password=_read_password(), by=by)
+
+
+def cmd_user_list(args) -> dict[str, Any]:
+    from core.policy.access import Permission
+    from core.services.accounts import authorize, list_users
+
+    wb = _workbench()
+    try:
+        authorize(wb, _actor(args), Permission.MANAGE_USERS)
+        users = [_account_json(a) for a in list_users(wb)]
+    finally:
+        wb.close()
+    out: dict[str, Any] = {"users": users}
+    if not args.json:
+        out["_text"] = "\n".join(
+            [f"{'user':<24} {'role':<9} {'state':<9} source"]
+            + [f"{u['username']:<24} {u['role']:<9} {'active' if u['active'] else 'disabled':<9} {u['auth_source']}"
+               for u in users])
+    return out
+
+
 def _drafter():
     from core.services.drafting import drafter_for
 
@@ -321,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--last", required=True)
     p.add_argument("--dob", required=True, help="YYYY-MM-DD")
     p.add_argument("--sex", default="U", choices=["F", "M", "U"])
+    p.add_argument("--by", default=None, help=_BY_OPTIONAL)
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_patient_add)
     p = patient.add_parser("list", help="list chart patients")
@@ -332,11 +441,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--patient", required=True, help="patient MRN")
     p.add_argument("--doc-type", dest="doc_type")
     p.add_argument("--category")
-    p.add_argument("--by", default=None, help="uploader name")
+    p.add_argument("--by", default=None, help=_BY_OPTIONAL)
 
     p = add("delete-document", cmd_delete_document, "delete a document and retract everything derived from it")
     p.add_argument("document_id", type=int)
-    p.add_argument("--by", default=None)
+    p.add_argument("--by", default=None, help=_BY_OPTIONAL)
     p.add_argument("--reason")
 
     p = add("review", cmd_review, "record a review decision")
@@ -346,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--document", type=int,
                    help="document id (identity actions; refused when the document has several checks)")
     p.add_argument("--fact", type=int, help="fact id (approve-fact / reject-fact / correct-fact)")
-    p.add_argument("--by", required=True)
+    p.add_argument("--by", required=True, help="the deciding account (an active reviewer or admin)")
     p.add_argument("--reason", help="required to approve a document that names another patient, to correct a "
                                     "finding and to undo an identity decision")
     p.add_argument("--value", help="correct-fact: the value as it should read (e.g. 7.9)")
@@ -385,8 +494,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", help="rewrite this JSON file after every case (for the Evals page)")
     p.add_argument("--no-record", action="store_true", help="write the JSON artifact only, not the database")
 
+    users = sub.add_parser("user", help="local accounts (passwords from a prompt or stdin)").add_subparsers(
+        dest="user_command", required=True)
+    for name, fn, help_text in (
+            ("add", _user_command(_user_add), "add an account; the password is read from stdin or a prompt"),
+            ("list", cmd_user_list, "list the accounts"),
+            ("disable", _user_command(_user_disable), "disable an account (it is kept, never deleted)"),
+            ("enable", _user_command(_user_enable), "enable a disabled account; also clears a lockout"),
+            ("reset-password", _user_command(_user_reset_password),
+             "set a temporary password (stdin or a prompt); the user must change it at the next sign-in")):
+        p = users.add_parser(name, help=help_text)
+        if name == "add":
+            p.add_argument("--username", required=True)
+            p.add_argument("--role", required=True, choices=["viewer", "reviewer", "admin"])
+        elif name != "list":
+            p.add_argument("username")
+        p.add_argument("--by", default=None, help="an admin account (default: the operating-system user)")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(fn=fn)
+
     return parser
 
+
+_BY_OPTIONAL = "the acting account (default: the operating-system user, os:<login>)"
 
 # Arguments that carry patient identifiers or a file name; see the module docstring.
 _PRIVATE_ARGS = {"patient": "--patient", "mrn": "--mrn", "first": "--first", "last": "--last", "dob": "--dob",
@@ -423,7 +553,8 @@ def main(argv: list[str] | None = None) -> int:
             result = args.fn(args)
     except WorkbenchError as exc:
         print(f"error: {exc.code}: {_redact(exc.message, args)}", file=sys.stderr)
-        return EXIT_BAD_INPUT if isinstance(exc, BadInput) or exc.code.startswith("unknown") else 1
+        # A refused role is bad input too: the command named the wrong account.
+        return EXIT_BAD_INPUT if isinstance(exc, (BadInput, Forbidden)) or exc.code.startswith("unknown") else 1
     except Exception as exc:  # a defect: its message may quote a value, so print type and locations only
         print(f"error: internal_error: unexpected {type(exc).__name__} in `{args.command}`"
               " (code locations follow; the message is withheld because it may quote patient data)",

@@ -23,7 +23,6 @@ class Settings(BaseSettings):
     worker_stale_after: float = 120.0  # seconds without heartbeat before a job is reclaimed
     max_attempts: int = 3
     upload_max_bytes: int = 50 * 1024 * 1024
-    user: str = "clinician"
     start_worker: bool = True  # the UI process runs the worker thread
     load_demo: bool = True  # `make run` loads the demo documents into an empty data dir
     ocr_engine: str = "auto"  # auto (Tesseract when installed, else RapidOCR) | tesseract | rapidocr

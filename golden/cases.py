@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 
 REVIEW_ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
+# The reviewer account the runner creates in its template data dir; steps act as it.
+GOLDEN_REVIEWER = "golden-reviewer"
 
 
 class Step(BaseModel):
@@ -39,7 +41,7 @@ class Step(BaseModel):
     scope: str | None = None  # review: the identity check of a part (fax page, HL7 message)
     fact: dict[str, Any] | None = None  # review: how to pick the fact (same matcher as expectations)
     reason: str | None = None
-    by: str = "golden-reviewer"
+    by: str = GOLDEN_REVIEWER  # the account the step acts as (upload, delete, review)
     follow_up: bool = False  # ask: continue the previous question's conversation
     expect_error: str | None = None  # the error code this step must fail with
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from golden.cases import Case, Step, load_case
+from golden.cases import GOLDEN_REVIEWER, Case, Step, load_case
 
 # Files of a data dir the gate reads for leaked identifiers (the DB and blobs hold PHI by design).
 LOG_GLOBS = ("logs/**/*", "worker-heartbeat.json", "*.log", "eval-results/**/*")
@@ -66,8 +66,12 @@ class Observation:
 
 
 def build_template(root: Path) -> Path:
-    """A data dir with the schema and the indexed guideline corpus, copied per case so
-    no case pays for indexing."""
+    """A data dir with the schema, the indexed guideline corpus and the case steps'
+    account, copied per case so no case pays for indexing (or password hashing)."""
+    import secrets
+
+    from core.services.accounts import add_user
+    from core.services.access_audit import shell_user
     from core.services.corpus import index_guideline_corpus
     from core.services.workbench import open_workbench
     from core.settings import Settings
@@ -77,6 +81,10 @@ def build_template(root: Path) -> Path:
     wb = open_workbench(settings)
     try:
         index_guideline_corpus(wb)
+        # Steps act as this reviewer (a step's ``by``), like a person would: through the
+        # role checks. The operator running the gate creates it, as `user add` would; its
+        # random password is never shown, so nobody signs in to a throwaway data dir.
+        add_user(wb, username=GOLDEN_REVIEWER, role="reviewer", password=secrets.token_urlsafe(18), by=shell_user())
     finally:
         wb.close()
     return template
@@ -132,13 +140,13 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
                 data, filename = build_spec(case.documents[step.upload], case.patients, key=step.upload)
                 attached = attach_and_extract(wb, patient_id=obs.patient_ids[patient_key], source=filename,
                                               data=data, filename=filename, doc_type=step.doc_type,
-                                              category=step.category, uploaded_by="golden-uploader")
+                                              category=step.category, by=step.by)
                 obs.uploads[name] = Upload(name, step.upload, patient_key, attached.document["id"],
                                            attached.job["doc_type"] if attached.job else step.doc_type, index)
             else:
                 upload = obs.uploads[step.reprocess]
                 attached = attach_and_extract(wb, patient_id=obs.patient_ids[upload.patient],
-                                              source=upload.document_id, doc_type=upload.doc_type)
+                                              source=upload.document_id, doc_type=upload.doc_type, by=step.by)
             if attached.job is not None:
                 obs.processing = attached.document["id"]
                 Worker(wb, worker_id="intake-extractor:golden").run_specific(attached.job["id"])
@@ -225,7 +233,7 @@ def observe_case(case: Case, data_dir: Path) -> Observation:
     obs = Observation(case=case, wb=wb, data_dir=data_dir)
     for key, p in case.patients.items():
         obs.patient_ids[key] = add_patient(wb, mrn=p["mrn"], first=p["first"], last=p["last"], dob=p["dob"],
-                                           sex=p.get("sex", "U"))["id"]
+                                           sex=p.get("sex", "U"), by=GOLDEN_REVIEWER)["id"]
     with _ContentSpy(obs):
         for index, step in enumerate(case.steps):
             _execute(obs, index, step)

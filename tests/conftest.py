@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -45,6 +46,38 @@ def settings(data_dir):
     reload_settings()
 
 
+# Every test workbench holds these accounts, all with one password (issue 12: changing
+# services act for a named account). The argon2 hash is computed once per session: at
+# 64 MiB per hash, one per account per test would cost seconds.
+TEST_PASSWORD = "test-password-123"
+TEST_ACCOUNTS: dict[str, str] = {
+    "dr.alice": "reviewer", "dr.reviewer": "reviewer", "dr.bob": "reviewer", "dr.a": "reviewer",
+    "dr.carol": "reviewer", "clinician": "reviewer",
+    "dr.ops": "admin", "dr.admin": "admin",
+    "dr.viewer": "viewer",
+}
+
+
+@functools.cache
+def hashed_test_password() -> str:
+    from argon2 import PasswordHasher
+
+    return PasswordHasher().hash(TEST_PASSWORD)
+
+
+def seed_test_accounts(bench) -> None:
+    """Insert TEST_ACCOUNTS straight into ``users`` (no per-account hashing or audit rows)."""
+    from storage import users_repo
+    from storage.jobs_repo import utcnow
+
+    now = utcnow()
+    with bench.db.transaction() as cur:
+        for username, role in TEST_ACCOUNTS.items():
+            if users_repo.by_username(cur, username) is None:
+                users_repo.add(cur, username=username, role=role, password_hash=hashed_test_password(),
+                               created_by="system:tests", now=now)
+
+
 @pytest.fixture
 def wb(settings):
     from core.services.patients import seed_demo_patients
@@ -52,6 +85,7 @@ def wb(settings):
 
     bench = open_workbench(settings)
     seed_demo_patients(bench)
+    seed_test_accounts(bench)
     yield bench
     bench.close()
 

@@ -21,6 +21,7 @@ from core.services.worker import Worker
 from core.services.workbench import open_workbench
 from core.settings import Settings
 from golden.fixtures import INTAKE_CASES, LAB_CASES, render_intake, render_lab
+from tests.conftest import seed_test_accounts
 
 WREN_LAB, WREN_INTAKE = LAB_CASES[5], INTAKE_CASES[1]
 ODALYS_LAB, ODALYS_INTAKE = LAB_CASES[2], INTAKE_CASES[0]
@@ -108,14 +109,15 @@ def test_drafted_sentences_need_markers_and_known_values():
 # ---------------------------------------------------------------- end to end
 def _ingest(wb, patient, data, doc_type, name):
     attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data, filename=name,
-                                  doc_type=doc_type)
+                                  doc_type=doc_type, by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
     assert job["status"] == "succeeded", job["error_message"]
     return attached.document["id"]
 
 
 def _chart_patient(wb, p):
-    return add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+    return add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                       by="dr.reviewer")
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +126,7 @@ def world(tmp_path_factory):
     from core.services.fact_vectors import index_pending
 
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("answers")))
+    seed_test_accounts(wb)
     index_guideline_corpus(wb)
     wren = _chart_patient(wb, WREN_LAB.patient)
     odalys = _chart_patient(wb, ODALYS_LAB.patient)
@@ -240,6 +243,7 @@ def test_handoffs_are_recorded(world):
 
 def test_deleted_document_is_never_cited(tmp_path):
     wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    seed_test_accounts(wb)
     try:
         wren = _chart_patient(wb, WREN_LAB.patient)
         lab = _ingest(wb, wren, render_lab(WREN_LAB), "lab_pdf", "wrong-patient-upload.pdf")
@@ -251,7 +255,7 @@ def test_deleted_document_is_never_cited(tmp_path):
         free_text = "lipoprotein and fat values"  # no topic or test name: answered through the vectors
         via_vectors = ask(wb, wren["id"], free_text).payload
         assert via_vectors["question"]["topics"] == [] and f"documents:{lab}" in _cited_documents(via_vectors)
-        delete_document(wb, lab)
+        delete_document(wb, lab, by="dr.reviewer")
         for question in ("What is her LDL?", "labs", "cholesterol results", free_text):
             after = ask(wb, wren["id"], question).payload
             assert f"documents:{lab}" not in _cited_documents(after)
@@ -360,6 +364,7 @@ def ines(tmp_path_factory):
     from core.services.corpus import index_guideline_corpus
 
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("ines")))
+    seed_test_accounts(wb)
     index_guideline_corpus(wb)
     person, earlier, latest = _ines_case()
     patient = _chart_patient(wb, person)
@@ -532,6 +537,7 @@ def _set_context(wb, patient_id, fact_text_like, context) -> None:
 
 def test_denied_and_family_mentions_are_not_the_patients_findings(tmp_path):
     wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    seed_test_accounts(wb)
     try:
         odalys = _chart_patient(wb, ODALYS_LAB.patient)
         wren = _chart_patient(wb, WREN_LAB.patient)
@@ -586,7 +592,9 @@ _CBC_OBX = (
 @pytest.fixture(scope="module")
 def tobias(tmp_path_factory):
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("tobias")))
-    patient = add_patient(wb, mrn="NG-77120", first="Tobias", last="Brandt", dob=date(1958, 2, 22), sex="M")
+    seed_test_accounts(wb)
+    patient = add_patient(wb, mrn="NG-77120", first="Tobias", last="Brandt", dob=date(1958, 2, 22), sex="M",
+                          by="dr.reviewer")
     segments = ["MSH|^~\\&|LAB|NORTHGATE LAB|EHR|CLINIC|20250905101500||ORU^R01^ORU_R01|CBC0042|P|2.5.1",
                 "PID|1||NG-77120^^^CLINIC^MR||BRANDT^TOBIAS^^^^^L||19580222|M",
                 "OBR|1|ORD9|FIL9|58410-2^CBC panel^LN|||20250905080000|||||||||||||||20250905100000|||F"]
@@ -674,8 +682,10 @@ def test_a_therapy_request_shows_the_allergies_medications_and_pregnancy(world, 
 
 def test_a_therapy_request_with_nothing_on_record_says_what_is_missing(tmp_path):
     wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    seed_test_accounts(wb)
     try:
-        patient = add_patient(wb, mrn="EV-33019", first="Evander", last="Quill", dob=date(1966, 1, 9), sex="M")
+        patient = add_patient(wb, mrn="EV-33019", first="Evander", last="Quill", dob=date(1966, 1, 9), sex="M",
+                              by="dr.reviewer")
         out = ask(wb, patient["id"], "Which antibiotic would you pick for him?").payload
         assert out["question"]["disposition"] == "narrow"
         missing = _texts(out, "missing")
@@ -734,7 +744,9 @@ _RADIOLOGY_LINES = ("EXAM:", "CHEST PA AND LATERAL", "ORDERING PHYSICIAN:", "Ing
 @pytest.fixture(scope="module")
 def rosalind(tmp_path_factory):
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("rosalind")))
-    patient = add_patient(wb, mrn="RB-55012", first="Rosalind", last="Achterberg", dob=date(1971, 8, 14), sex="F")
+    seed_test_accounts(wb)
+    patient = add_patient(wb, mrn="RB-55012", first="Rosalind", last="Achterberg", dob=date(1971, 8, 14), sex="F",
+                          by="dr.reviewer")
     segments = ["MSH|^~\\&|RIS|RIVERBEND|EHR|CLINIC|20260311120000||MDM^T02^MDM_T02|MDM0091|P|2.5.1",
                 "EVN|T02|20260311120000", "PID|1||RB-55012^^^CLINIC^MR||ACHTERBERG^ROSALIND||19710814|F",
                 "TXA|1|RAD|TX|20260311100000||||||||DOC88|||||AU"]
@@ -777,7 +789,8 @@ def test_a_finding_held_for_review_is_never_reported_missing(rosalind):
 
 def test_a_low_glucose_is_not_given_diabetes_screening_guidance(world):
     wb = world["wb"]
-    patient = add_patient(wb, mrn="LG-40417", first="Leontyne", last="Vasko", dob=date(1949, 3, 2), sex="F")
+    patient = add_patient(wb, mrn="LG-40417", first="Leontyne", last="Vasko", dob=date(1949, 3, 2), sex="F",
+                          by="dr.reviewer")
     segments = ["MSH|^~\\&|LAB|RIVERBEND LAB|EHR|CLINIC|20260302101500||ORU^R01^ORU_R01|LG0001|P|2.5.1",
                 "PID|1||LG-40417^^^CLINIC^MR||VASKO^LEONTYNE||19490302|F",
                 "OBR|1|ORD1|FIL1|80048^Basic metabolic panel^C4|||20260302083000|||||||||||||||20260302101000|||F",
@@ -800,9 +813,9 @@ def test_a_drafter_that_fails_falls_back_to_the_verified_answer(wb):
 
     case = LAB_CASES[0]
     p = case.patient
-    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, sex=p.sex)
+    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, sex=p.sex, by="dr.reviewer")
     attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
-                                  filename="lab.pdf", doc_type="lab_pdf")
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
     Worker(wb, worker_id="test").run_specific(attached.job["id"])
     index_pending(wb)
     calls = []

@@ -41,10 +41,10 @@ def test_duplicate_upload_then_deleting_both_leaves_no_orphan_rows(wb, order):
                for ids in live_row_sources(wb, patient).values())
 
     docs = [first, second] if order == "first_then_second" else [second, first]
-    delete_document(wb, docs[0]["document_id"])
+    delete_document(wb, docs[0]["document_id"], by="dr.reviewer")
     assert active_labs(wb) == len(CASE.results)  # the other copy still supports every row
     assert all(ids == [docs[1]["document_id"]] for ids in live_row_sources(wb, patient).values())
-    delete_document(wb, docs[1]["document_id"])
+    delete_document(wb, docs[1]["document_id"], by="dr.reviewer")
     assert active_labs(wb) == 0
     assert chart_view(wb, patient["id"])["labs"] == []
 
@@ -61,9 +61,9 @@ def test_already_exists_rows_follow_their_last_live_source(wb, order):
     other = ingest(wb, patient, render_lab(with_layout(CASE, "dotted")), "lab_pdf", "b.pdf")
     assert {p["outcome"] for p in other["promotions"]} == {"already_exists"}
     docs = [original, other] if order == "original_first" else [other, original]
-    first_result = delete_document(wb, docs[0]["document_id"])
+    first_result = delete_document(wb, docs[0]["document_id"], by="dr.reviewer")
     assert first_result["retracted"]["chart_rows"] == 0 and active_labs(wb) == len(CASE.results)
-    second_result = delete_document(wb, docs[1]["document_id"])
+    second_result = delete_document(wb, docs[1]["document_id"], by="dr.reviewer")
     assert second_result["retracted"]["chart_rows"] == len(CASE.results) and active_labs(wb) == 0
 
 
@@ -89,11 +89,11 @@ def test_a_superseded_row_never_returns_and_the_approved_row_follows_its_source(
     assert live_row_sources(wb, patient)[rows[0].test_name] == [corrected["document_id"]]
 
     # Deleting the original changes nothing for the approved value ...
-    delete_document(wb, first["document_id"])
+    delete_document(wb, first["document_id"], by="dr.reviewer")
     values = {r["test_name"]: r["value"] for r in chart_view(wb, patient["id"])["labs"]}
     assert values[rows[0].test_name] == "12.9"
     # ... and deleting the corrected report removes it, without reviving the old value.
-    delete_document(wb, corrected["document_id"])
+    delete_document(wb, corrected["document_id"], by="dr.reviewer")
     assert active_labs(wb) == 0
 
 
@@ -140,7 +140,8 @@ def test_document_id_never_resolves_to_another_documents_check(wb):
         review(wb, "approve-identity", document_id=packet["document_id"], by="dr.reviewer", reason="x" * 20)
 
     # Upload lab reports for someone else until a document id equals one of the packet's check ids.
-    stranger = add_patient(wb, mrn="ZZ-992", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+    stranger = add_patient(wb, mrn="ZZ-992", first="Bartholomew", last="Inglethorpe", dob="1944-05-06",
+                           by="dr.reviewer")
     target = None
     for n in range(12):
         doc = ingest(wb, stranger, render_lab(dataclasses.replace(CASE, collection_date=f"2024-01-{n + 10:02d}")),
@@ -159,7 +160,8 @@ def test_document_id_never_resolves_to_another_documents_check(wb):
 
 
 def test_approving_a_mismatch_needs_a_written_reason_kept_in_the_audit(wb):
-    someone_else = add_patient(wb, mrn="OTHER-7", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+    someone_else = add_patient(wb, mrn="OTHER-7", first="Bartholomew", last="Inglethorpe", dob="1944-05-06",
+                               by="dr.reviewer")
     report = ingest(wb, someone_else, render_lab(CASE), "lab_pdf")
     check_id = report["identity"]["identity_check_id"]
     assert report["identity"]["status"] == "identity_mismatch_quarantined"
@@ -176,7 +178,8 @@ def test_approving_a_mismatch_needs_a_written_reason_kept_in_the_audit(wb):
 
 
 def test_a_replaced_check_cannot_be_decided(wb):
-    someone_else = add_patient(wb, mrn="OTHER-8", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+    someone_else = add_patient(wb, mrn="OTHER-8", first="Bartholomew", last="Inglethorpe", dob="1944-05-06",
+                               by="dr.reviewer")
     report = ingest(wb, someone_else, render_lab(CASE), "lab_pdf")
     old = report["identity"]["identity_check_id"]
     with wb.db.transaction() as cur:  # a newer check for the same document and scope
@@ -200,7 +203,8 @@ def test_a_hedged_allergy_never_reaches_the_chart_by_a_document_decision(wb, ide
     if identity == "verified":
         patient = chart_patient(wb, case.patient)
     else:
-        patient = add_patient(wb, mrn="OTHER-9", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+        patient = add_patient(wb, mrn="OTHER-9", first="Bartholomew", last="Inglethorpe", dob="1944-05-06",
+                              by="dr.reviewer")
     report = ingest(wb, patient, render_intake(case), "intake_form")
     if identity != "verified":
         decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.reviewer",
@@ -221,7 +225,8 @@ def test_a_hedged_allergy_never_reaches_the_chart_by_a_document_decision(wb, ide
 # ------------------------------------------------------------------ approving findings of untrusted documents
 @pytest.mark.parametrize("state", ["quarantined", "rejected"])
 def test_approving_a_finding_of_an_untrusted_document_fails_and_changes_nothing(wb, state):
-    someone_else = add_patient(wb, mrn="OTHER-10", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+    someone_else = add_patient(wb, mrn="OTHER-10", first="Bartholomew", last="Inglethorpe", dob="1944-05-06",
+                               by="dr.reviewer")
     report = ingest(wb, someone_else, render_lab(CASE), "lab_pdf")
     if state == "rejected":
         decide_identity(wb, report["identity"]["identity_check_id"], approve=False, by="dr.reviewer")
@@ -309,9 +314,9 @@ def test_a_packet_summary_is_not_a_second_decision_while_its_parts_wait(wb):
 
     own, other = lab_case("classic_cbc_lipids"), lab_case("dotted_cbc_urine")
     p = own.patient
-    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, sex=p.sex)
+    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, sex=p.sex, by="dr.reviewer")
     attached = attach_and_extract(wb, patient_id=patient["id"], source="fax.pdf", data=packet([own, other]),
-                                  filename="fax.pdf", doc_type="fax_packet")
+                                  filename="fax.pdf", doc_type="fax_packet", by="dr.reviewer")
     Worker(wb, worker_id="test").run_specific(attached.job["id"])
     pending = review_queue(wb, patient["id"])["identity"]
     assert pending and all(c["scope"] is not None for c in pending), [(c["scope"], c["identity_status"]) for c in pending]

@@ -12,10 +12,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli(data_dir, *args, check=True):
+def cli(data_dir, *args, check=True, stdin=""):
     env = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir)}
     proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, input=stdin)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -32,6 +32,9 @@ def initialised(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli") / "data"
     out = as_json(cli(d, "init", "--json"))
     assert out["ok"] is True and out["demo_patients_added"] == 4
+    # Review decisions name an account (issue 12); the operator at the shell adds it.
+    as_json(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
+                stdin="cli-reviewer-password\n"))
     return d
 
 
@@ -68,7 +71,8 @@ def test_ingest_failure_shape(initialised, tmp_path):
     (["ingest", "Makefile", "--patient", "DEMO-1001", "--doc-type", "lab_pdf"], "does not look like"),
     (["ingest", "Makefile", "--patient", "DEMO-1001", "--category", "Nope"], "Unknown category"),
     (["delete-document", "987654"], "No document"),
-    (["review", "approve-fact", "--fact", "987654", "--by", "dr.who"], "No fact"),
+    (["review", "approve-fact", "--fact", "987654", "--by", "dr.cli"], "No fact"),
+    (["review", "approve-fact", "--fact", "987654", "--by", "dr.who"], "No account is named"),
 ])
 def test_bad_input_is_one_line_on_stderr(initialised, args, needle):
     proc = cli(initialised, *args, "--json", check=False)

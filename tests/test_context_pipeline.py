@@ -31,9 +31,10 @@ CASE = replace(
 def _ingest_for_someone_else(wb):
     """The form names its own patient; filed under another chart it is quarantined
     until a person approves the identity."""
-    other = add_patient(wb, mrn="CTX-0001", first="Rosalind", last="Featherstonehaugh", dob=date(1949, 2, 3))
+    other = add_patient(wb, mrn="CTX-0001", first="Rosalind", last="Featherstonehaugh", dob=date(1949, 2, 3),
+                        by="dr.reviewer")
     attached = attach_and_extract(wb, patient_id=other["id"], source="intake.pdf", data=render_intake(CASE),
-                                  filename="intake.pdf", doc_type="intake_form")
+                                  filename="intake.pdf", doc_type="intake_form", by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
     assert job["status"] == "succeeded", (job["error_code"], job["error_message"])
     return other, document_report(wb, attached.document["id"])

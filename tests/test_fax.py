@@ -37,9 +37,11 @@ def test_continuation_page_stays_with_its_report():
 
 def test_mixed_patient_packet_quarantines_only_the_foreign_page(wb):
     p = WREN_LAB.patient
-    wren = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+    wren = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                       by="dr.reviewer")
     attached = attach_and_extract(wb, patient_id=wren["id"], source="fax.pdf", filename="fax.pdf",
-                                  data=packet([WREN_LAB, WREN_INTAKE, OTHER_LAB]), doc_type="fax_packet")
+                                  data=packet([WREN_LAB, WREN_INTAKE, OTHER_LAB]), doc_type="fax_packet",
+                                  by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
     assert job["status"] == "succeeded", job["error_message"]
     report = document_report(wb, attached.document["id"])

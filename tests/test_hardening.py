@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import seed_test_accounts
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # A patient and a file name no code path would produce by accident.
@@ -214,10 +216,11 @@ def test_the_worker_logs_ids_not_the_file_or_the_patient(patient_dir, tmp_path):
     from core.settings import Settings
 
     wb = open_workbench(Settings(data_dir=patient_dir))
+    seed_test_accounts(wb)
     try:
         patient = get_patient(wb, mrn=MRN)
         attached = attach_and_extract(wb, patient_id=patient["id"], source=FILENAME, doc_type="lab_pdf",
-                                      data=b"%PDF-1.4 queued and broken", filename=FILENAME)
+                                      data=b"%PDF-1.4 queued and broken", filename=FILENAME, by="dr.reviewer")
     finally:
         wb.close()
     proc = cli(patient_dir, "worker", "--once", "--json")
@@ -240,10 +243,11 @@ def test_a_worker_defect_prints_ids_and_code_locations_only(patient_dir, monkeyp
 
     monkeypatch.setattr(worker_module, "run_pipeline", defect)
     wb = open_workbench(Settings(data_dir=patient_dir))
+    seed_test_accounts(wb)
     try:
         patient = get_patient(wb, mrn=MRN)
         attached = attach_and_extract(wb, patient_id=patient["id"], source=FILENAME, doc_type="lab_pdf",
-                                      data=b"%PDF-1.4 defect", filename=FILENAME)
+                                      data=b"%PDF-1.4 defect", filename=FILENAME, by="dr.reviewer")
         job = worker_module.Worker(wb, worker_id="test").run_specific(attached.job["id"])
     finally:
         wb.close()

@@ -18,7 +18,7 @@ def _count(wb, table):
 def test_original_is_kept_when_extraction_fails(wb, demo_patient, tmp_path):
     f = tmp_path / "broken.pdf"
     f.write_bytes(PDF)
-    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf")
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
     assert attached.job["status"] == "pending"
     job = Worker(wb).run_once()
     assert job["status"] == "failed" and job["error_code"]
@@ -33,8 +33,9 @@ def test_original_is_kept_when_extraction_fails(wb, demo_patient, tmp_path):
 def test_existing_document_id_is_reprocessed_not_restored(wb, demo_patient, tmp_path):
     f = tmp_path / "lab.pdf"
     f.write_bytes(PDF)
-    first = attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf")
-    again = attach_and_extract(wb, patient_id=demo_patient["id"], source=first.document["id"], doc_type="lab_pdf")
+    first = attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
+    again = attach_and_extract(wb, patient_id=demo_patient["id"], source=first.document["id"], doc_type="lab_pdf",
+                               by="dr.reviewer")
     assert again.document["id"] == first.document["id"]
     assert again.job["id"] != first.job["id"]
     assert _count(wb, "documents") == 1
@@ -43,7 +44,7 @@ def test_existing_document_id_is_reprocessed_not_restored(wb, demo_patient, tmp_
 def test_unmapped_category_stores_without_a_job(wb, demo_patient, tmp_path):
     f = tmp_path / "note.pdf"
     f.write_bytes(PDF)
-    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source=f, category="Other")
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source=f, category="Other", by="dr.reviewer")
     assert attached.job is None and attached.document["id"]
 
 
@@ -62,7 +63,7 @@ def test_bad_input_is_rejected_before_anything_is_written(wb, demo_patient, tmp_
     f = tmp_path / "upload.bin"
     f.write_bytes(content)
     with pytest.raises(BadInput) as err:
-        attach_and_extract(wb, patient_id=demo_patient["id"], source=f, **kwargs)
+        attach_and_extract(wb, patient_id=demo_patient["id"], source=f, **kwargs, by="dr.reviewer")
     assert err.value.code == code
     assert _count(wb, "documents") == 0 and _count(wb, "processing_jobs") == 0
     assert not wb.settings.documents_dir.exists() or not any(wb.settings.documents_dir.rglob("*"))
@@ -73,14 +74,15 @@ def test_oversized_file_is_rejected(wb, demo_patient, tmp_path, monkeypatch):
     f = tmp_path / "big.pdf"
     f.write_bytes(PDF)
     with pytest.raises(BadInput) as err:
-        attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf")
+        attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
     assert err.value.code == "file_too_large" and "limit" in err.value.message
 
 
 def test_missing_path_and_unknown_patient(wb, demo_patient, tmp_path):
     with pytest.raises(BadInput) as err:
-        attach_and_extract(wb, patient_id=demo_patient["id"], source=tmp_path / "nope.pdf", doc_type="lab_pdf")
+        attach_and_extract(wb, patient_id=demo_patient["id"], source=tmp_path / "nope.pdf", doc_type="lab_pdf",
+                           by="dr.reviewer")
     assert err.value.code == "file_not_found"
     with pytest.raises(NotFound) as err:
-        attach_and_extract(wb, patient_id=99999, source=tmp_path / "nope.pdf", doc_type="lab_pdf")
+        attach_and_extract(wb, patient_id=99999, source=tmp_path / "nope.pdf", doc_type="lab_pdf", by="dr.reviewer")
     assert err.value.code == "unknown_patient"

@@ -11,6 +11,7 @@ from core.services.ingestion import attach_and_extract
 from core.services.worker import Worker
 from extract import registry
 from storage import jobs_repo
+from tests.conftest import seed_test_accounts
 
 PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
 
@@ -19,7 +20,7 @@ PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
 def queued(wb, demo_patient, tmp_path):
     f = tmp_path / "lab.pdf"
     f.write_bytes(PDF)
-    return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf")
+    return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
 
 
 def test_claim_is_exclusive_under_two_threads(wb, demo_patient):
@@ -89,7 +90,7 @@ def test_a_defect_fails_the_job_but_not_the_worker(wb, queued, demo_patient, tmp
     monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: None)
     second = tmp_path / "second.pdf"
     second.write_bytes(PDF + b"2")
-    attach_and_extract(wb, patient_id=demo_patient["id"], source=second, doc_type="lab_pdf")
+    attach_and_extract(wb, patient_id=demo_patient["id"], source=second, doc_type="lab_pdf", by="dr.reviewer")
     worker = Worker(wb)
     first, then = worker.run_once(), worker.run_once()
     assert [first["status"], then["status"]] == ["failed", "failed"]
@@ -197,9 +198,9 @@ def _lab_fact(wb):
     from golden.fixtures import LAB_CASES, render_lab
 
     p = LAB_CASES[0].patient
-    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob)
+    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, by="dr.reviewer")
     attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
-                                  filename="lab.pdf", doc_type="lab_pdf")
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
     Worker(wb, worker_id="w").run_specific(attached.job["id"])
     from storage import facts_repo
 
@@ -216,6 +217,7 @@ def indexed(settings):
 
     index = _RecordingIndex()
     wb = open_workbench(settings, fact_index=index)
+    seed_test_accounts(wb)
     fact = _lab_fact(wb)
     with wb.db.cursor() as cur:
         facts_repo.mark_vectors(cur, [fact["id"]], False)
@@ -286,7 +288,7 @@ def test_a_document_deleted_while_it_is_read_adds_nothing_to_the_chart(wb, demo_
     from golden.fixtures import LAB_CASES, render_lab
 
     attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
-                                  filename="lab.pdf", doc_type="lab_pdf")
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
     real = processing.verify_citations
 
     def verify_then_deleted(*args, **kwargs):  # the reviewer deletes it while the worker reads it

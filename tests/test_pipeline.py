@@ -20,12 +20,12 @@ from storage import audit_repo, jobs_repo
 
 def chart_patient(wb, fixture_patient):
     return add_patient(wb, mrn=fixture_patient.mrn, first=fixture_patient.first, last=fixture_patient.last,
-                       dob=date.fromisoformat(fixture_patient.dob), sex=fixture_patient.sex)
+                       dob=date.fromisoformat(fixture_patient.dob), sex=fixture_patient.sex, by="dr.reviewer")
 
 
 def ingest(wb, patient, data: bytes, doc_type: str, name: str = "doc.pdf") -> dict:
     attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data, filename=name,
-                                  doc_type=doc_type)
+                                  doc_type=doc_type, by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
     assert job["status"] == "succeeded", (job["error_code"], job["error_message"])
     return document_report(wb, attached.document["id"])
@@ -101,7 +101,7 @@ def test_stale_job_reclaimed_and_rerun_without_duplicates(wb):
     case = LAB_CASES[0]
     patient = chart_patient(wb, case.patient)
     attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
-                                  filename="lab.pdf", doc_type="lab_pdf")
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
     worker = Worker(wb)
     # First attempt completes its work but "dies" before marking the job done.
     with wb.db.cursor() as cur:
@@ -150,7 +150,8 @@ def test_same_test_and_date_with_another_value_is_a_conflict(wb):
 
 def test_wrong_patient_is_quarantined_then_approval_promotes(wb):
     case = LAB_CASES[0]
-    someone_else = add_patient(wb, mrn="OTHER-1", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+    someone_else = add_patient(wb, mrn="OTHER-1", first="Bartholomew", last="Inglethorpe", dob="1944-05-06",
+                               by="dr.reviewer")
     report = ingest(wb, someone_else, render_lab(case), "lab_pdf")
     assert report["identity"]["status"] == "identity_mismatch_quarantined"
     assert report["identity"]["mismatch_reason"]
@@ -169,7 +170,8 @@ def test_wrong_patient_is_quarantined_then_approval_promotes(wb):
 
 def test_identity_rejection_keeps_everything_inactive(wb):
     case = LAB_CASES[0]
-    someone_else = add_patient(wb, mrn="OTHER-2", first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+    someone_else = add_patient(wb, mrn="OTHER-2", first="Bartholomew", last="Inglethorpe", dob="1944-05-06",
+                               by="dr.reviewer")
     report = ingest(wb, someone_else, render_lab(case), "lab_pdf")
     decide_identity(wb, report["identity"]["identity_check_id"], approve=False, by="dr.reviewer")
     after = document_report(wb, report["document_id"])
@@ -183,7 +185,7 @@ def test_missing_identifiers_are_ambiguous_and_held(wb):
     case = LAB_CASES[0]
     # A report that prints only the patient's name: not enough to confirm who it is.
     patient = add_patient(wb, mrn=case.patient.mrn, first=case.patient.first, last=case.patient.last,
-                          dob=case.patient.dob)
+                          dob=case.patient.dob, by="dr.reviewer")
     from core.models import IdentifierKind
 
     def no_dob_or_mrn(content, source_id, _real=__import__("extract.lab", fromlist=["x"]).extract_lab):
@@ -247,7 +249,7 @@ def test_delete_keeps_a_chart_row_another_document_still_supports(wb):
     patient = chart_patient(wb, case.patient)
     first = ingest(wb, patient, render_lab(case), "lab_pdf", "first.pdf")
     ingest(wb, patient, render_lab(with_layout(case, "dotted")), "lab_pdf", "second.pdf")
-    result = delete_document(wb, first["document_id"])
+    result = delete_document(wb, first["document_id"], by="dr.reviewer")
     assert result["retracted"]["chart_rows"] == 0
     rows = chart(wb, patient["id"])["chart_lab_results"]
     assert len(rows) == len(case.results) and all("supported by document" in r["note"] for r in rows)
@@ -293,7 +295,8 @@ def test_coded_warnings_are_kept_with_the_job(wb):
 
     ident = WORKBOOK_LABS.identity
     last, first = [part.strip() for part in ident.name.split(",", 1)]
-    patient = add_patient(wb, mrn=ident.mrn, first=first.split()[0].title(), last=last.title(), dob=ident.dob)
+    patient = add_patient(wb, mrn=ident.mrn, first=first.split()[0].title(), last=last.title(), dob=ident.dob,
+                          by="dr.reviewer")
     report = ingest(wb, patient, build_results_workbook(), "clinical_workbook", "results.xlsx")
     codes = {w["code"] for w in report["job"]["warnings"]}
     assert {"formula_without_value", "xlsx_hidden_rows"} <= codes

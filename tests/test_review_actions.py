@@ -13,7 +13,7 @@ from datetime import datetime
 
 import pytest
 
-from core.errors import BadInput
+from core.errors import BadInput, Forbidden
 from core.policy import review_rules
 from core.services.audit_log import decisions, decisions_csv
 from core.services.corrections import correct_fact, set_fact_box
@@ -60,7 +60,7 @@ def repeat_with_changed_value(wb, value="12.9"):
 
 
 def someone_elses_report(wb, mrn="OTHER-R1"):
-    other = add_patient(wb, mrn=mrn, first="Bartholomew", last="Inglethorpe", dob="1944-05-06")
+    other = add_patient(wb, mrn=mrn, first="Bartholomew", last="Inglethorpe", dob="1944-05-06", by="dr.reviewer")
     return other, ingest(wb, other, render_lab(CASE), "lab_pdf")
 
 
@@ -130,7 +130,7 @@ def test_correction_failure_paths_change_nothing(wb):
         correct_fact(wb, fact["fact_id"], by="dr.bob", value="98", reason="misread again")
     assert err.value.code == "already_decided"
 
-    delete_document(wb, report["document_id"])
+    delete_document(wb, report["document_id"], by="dr.reviewer")
     with pytest.raises(BadInput) as err:
         correct_fact(wb, report["facts"][1]["fact_id"], by="dr.alice", value="1", reason="late")
     assert err.value.code == "fact_retracted"
@@ -310,7 +310,8 @@ def test_undo_refuses_without_a_decision_or_a_reason(wb):
     with pytest.raises(BadInput) as err:
         undo_identity_decision(wb, check_id, by="dr.alice", reason="")
     assert err.value.code == "reason_required"
-    assert review_rules.can_undo("dr.alice") is True
+    with pytest.raises(Forbidden):  # undoing is a review decision: a viewer may not
+        undo_identity_decision(wb, check_id, by="dr.viewer", reason="oops, wrong one")
 
 
 # ------------------------------------------------------------------ identity comparison
@@ -428,16 +429,16 @@ def test_review_correct_fact_through_the_cli(wb):
         return subprocess.run([sys.executable, "-m", "core", "review", *args, "--json"], env=env, text=True,
                               capture_output=True, timeout=300)
 
-    bad = cli("correct-fact", "--fact", str(misread["fact_id"]), "--by", "dr.cli", "--flag", "huge", "--reason", "x")
+    bad = cli("correct-fact", "--fact", str(misread["fact_id"]), "--by", "dr.carol", "--flag", "huge", "--reason", "x")
     assert bad.returncode == 2 and bad.stdout == "" and "bad_correction" in bad.stderr
-    proc = cli("correct-fact", "--fact", str(misread["fact_id"]), "--by", "dr.cli", "--value", "7.9",
+    proc = cli("correct-fact", "--fact", str(misread["fact_id"]), "--by", "dr.carol", "--value", "7.9",
                "--reason", "OCR misread")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["fact_id"] == misread["fact_id"] and out["structured_value"]["value"] == "7.9"
-    assert out["corrected_by"] == "dr.cli" and out["citation"] == misread["citation"]
-    again = cli("correct-fact", "--fact", str(misread["fact_id"]), "--by", "dr.other", "--value", "7.8",
+    assert out["corrected_by"] == "dr.carol" and out["citation"] == misread["citation"]
+    again = cli("correct-fact", "--fact", str(misread["fact_id"]), "--by", "dr.bob", "--value", "7.8",
                 "--reason", "again")
-    assert again.returncode == 2 and "already corrected by dr.cli" in again.stderr
-    wrong_id = cli("correct-fact", "--document", str(report["document_id"]), "--by", "dr.cli", "--value", "1")
+    assert again.returncode == 2 and "already corrected by dr.carol" in again.stderr
+    wrong_id = cli("correct-fact", "--document", str(report["document_id"]), "--by", "dr.carol", "--value", "1")
     assert wrong_id.returncode == 2 and "--fact" in wrong_id.stderr

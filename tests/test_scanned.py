@@ -327,14 +327,15 @@ def test_scanned_intake_forms_match_the_typed_truth(scanned, case: IntakeCase):
 
 
 def _chart_patient(wb, p: Patient) -> dict:
-    return add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+    return add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                       by="dr.reviewer")
 
 
 def test_scanned_lab_pdf_through_the_worker_promotes_only_the_truth(wb, scanned):
     case = _lab_case("classic")
     patient = _chart_patient(wb, case.patient)
     attached = attach_and_extract(wb, patient_id=patient["id"], source="scan.pdf", filename="scan.pdf",
-                                  data=scanned[("pipeline", "classic")], doc_type="lab_pdf")
+                                  data=scanned[("pipeline", "classic")], doc_type="lab_pdf", by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
     assert job["status"] == "succeeded", (job["error_code"], job["error_message"])
     assert job["engine"].startswith(FAMILY)
@@ -359,7 +360,7 @@ def test_scanned_fax_packet_quarantines_only_the_foreign_page(wb, scanned):
     wren_lab, _, other_lab = FAX_PARTS
     wren = _chart_patient(wb, wren_lab.patient)
     attached = attach_and_extract(wb, patient_id=wren["id"], source="fax.tif", filename="fax.tif",
-                                  data=scanned[("pipeline", "fax_tiff")], doc_type="fax_packet")
+                                  data=scanned[("pipeline", "fax_tiff")], doc_type="fax_packet", by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
     assert job["status"] == "succeeded", (job["error_code"], job["error_message"])
     assert job["engine"].startswith(FAMILY)

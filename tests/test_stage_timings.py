@@ -36,7 +36,7 @@ def _events(wb, event: str) -> list[dict]:
 
 def _ingest(wb, patient, data: bytes, name: str) -> dict:
     attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data, filename=name,
-                                  doc_type="lab_pdf")
+                                  doc_type="lab_pdf", by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
     assert job["status"] == "succeeded", (job["error_code"], job["error_message"])
     with wb.db.cursor() as cur:
@@ -52,7 +52,8 @@ def _assert_stages(timings: dict, names) -> None:
 
 def _patient(wb):
     p = LAB_CASES[0].patient
-    return add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+    return add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                       by="dr.reviewer")
 
 
 def test_typed_lab_job_has_stage_timings_without_ocr(wb):

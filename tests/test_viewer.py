@@ -161,7 +161,7 @@ def _attach(wb, patient, filename: str, data: bytes, doc_type: str) -> int:
     from core.services.worker import Worker
 
     attached = attach_and_extract(wb, patient_id=patient["id"], source=filename, data=data, filename=filename,
-                                  doc_type=doc_type)
+                                  doc_type=doc_type, by="dr.reviewer")
     job = Worker(wb, worker_id="test").run_specific(attached.job["id"])
     assert job["status"] == "succeeded", job
     return attached.document["id"]

@@ -59,12 +59,6 @@ def reason_long_enough(reason: str | None, minimum: int = MIN_OVERRIDE_REASON) -
     return len((reason or "").strip()) >= minimum
 
 
-def can_undo(actor: str) -> bool:
-    """Who may undo an identity decision. Everyone for now: sign-in and roles arrive
-    with issue 12, and this is the one place that will then check the role."""
-    return bool(actor)
-
-
 def closing_decision(decisions: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The decision that currently closes an item (its latest approve / reject /
     correct / keep not followed by an undo), or None when the item is open."""

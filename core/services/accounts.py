@@ -21,7 +21,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from core import telemetry
-from core.errors import BadInput, Forbidden, NotFound
+from core.errors import BadInput, Forbidden
 from core.policy import access
 from core.policy.access import Permission, Role
 from core.services.workbench import Workbench
@@ -176,7 +176,8 @@ def _set_active(wb: Workbench, username: str, *, active: bool, by: str) -> Accou
     with wb.db.transaction() as cur:
         row = users_repo.by_username(cur, (username or "").strip().lower())
         if row is None:
-            raise NotFound(f"No account is named {username!r}.")
+            raise BadInput(f"No account is named {username!r}; see `python -m core user list`.",
+                           code="unknown_user")
         if not active and row["active"]:
             if actor.name == row["username"]:
                 raise BadInput("You cannot disable your own account.", code="self_disable")
@@ -208,7 +209,8 @@ def reset_password(wb: Workbench, username: str, *, password: str, by: str) -> A
     with wb.db.transaction() as cur:
         row = users_repo.by_username(cur, username)
         if row is None:
-            raise NotFound(f"No account is named {username!r}.")
+            raise BadInput(f"No account is named {username!r}; see `python -m core user list`.",
+                           code="unknown_user")
         row = users_repo.update(cur, row["id"], password_hash=_HASHER.hash(password), must_change_password=True,
                                 password_changed_at=now, failed_attempts=0, locked_until=None)
         _event(cur, actor, PASSWORD_RESET, now, object_type="user", object_id=username)

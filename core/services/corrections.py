@@ -17,7 +17,7 @@ from core.policy.fingerprints import clinical_content_fingerprint
 from core.policy.review_rules import correction_changes, lab_text, normalise_box, quote_missing_from_box
 from core.services.document_view import is_paged, page_words
 from core.services.fact_vectors import index_pending, remove_vectors
-from core.services.review import (decidable_fact, fact_state, live_fact, require_reviewer, verify_and_promote,
+from core.services.review import (authorize_decision, decidable_fact, fact_state, live_fact, verify_and_promote,
                                   withdraw_from_chart)
 from core.services.workbench import Workbench
 from storage import audit_repo, facts_repo
@@ -31,7 +31,7 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
     marked as corrected by ``by``, becomes verified and, when its identity is trusted,
     is promoted with the usual duplicate and conflict checks; otherwise it waits for
     the identity decision exactly like an approved finding."""
-    require_reviewer(by, "A correction")
+    by = authorize_decision(wb, by)
     if not (reason or "").strip():
         raise BadInput("A correction needs a reason (what was misread), kept in the audit.", code="reason_required")
     requested = {"value": value, "unit": unit, "collection_date": collection_date, "abnormal_flag": abnormal_flag}
@@ -93,7 +93,7 @@ def set_fact_box(wb: Workbench, fact_id: int, *, box: dict[str, Any], by: str, c
     cited page). The quote must lie inside the box (every quote word found among the
     page words whose centre is inside it); otherwise the box is refused with
     ``quote_outside_box`` unless the reviewer confirms a free box, which the audit says."""
-    require_reviewer(by, "Saving a box")
+    by = authorize_decision(wb, by)
     normal = normalise_box(box)
     if normal is None:
         raise BadInput("The box has no size on the page; draw it again.", code="bad_box")

@@ -16,7 +16,8 @@ from core.services.patients import get_patient
 from core.services.workbench import Workbench
 from storage import documents_repo
 
-DEMO_UPLOADER = "demo"
+# The demo is loaded by the system, not a person: a system actor may only upload.
+DEMO_UPLOADER = "system:demo"
 
 
 class DemoDocument(Protocol):
@@ -49,7 +50,7 @@ def load_demo(wb: Workbench, documents: Iterable[DemoDocument], *, process: bool
                      "job": {"status": existing["job_status"], "error_code": existing["error_code"]}}
         else:
             attached = attach_and_extract(wb, patient_id=patient["id"], source=doc.filename, data=doc.build(),
-                                          filename=doc.filename, doc_type=doc.doc_type, uploaded_by=DEMO_UPLOADER)
+                                          filename=doc.filename, doc_type=doc.doc_type, by=DEMO_UPLOADER)
             if process and attached.job is not None:
                 Worker(wb, worker_id="intake-extractor:demo").run_specific(attached.job["id"])
             job = document_report(wb, attached.document["id"])["job"] or {}

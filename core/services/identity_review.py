@@ -18,11 +18,11 @@ from core.errors import BadInput, NotFound
 from core.models import IdentifierKind, IdentityCandidate
 from core.policy.chart_rules import APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES, identity_trusted
 from core.policy.identity import IdentityOutcome, check_identity
-from core.policy.review_rules import MIN_UNDO_REASON, can_undo, closing_decision, reason_long_enough
+from core.policy.review_rules import MIN_UNDO_REASON, closing_decision, reason_long_enough
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.retraction import retract_promotions
-from core.services.review import (activate_trusted_facts, current_check, parts_outcome, refresh_document_summary,
-                                  sums_up_parts)
+from core.services.review import (activate_trusted_facts, authorize_decision, current_check, parts_outcome,
+                                  refresh_document_summary, sums_up_parts)
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, patients_repo, promotions_repo
 from storage.jobs_repo import utcnow
@@ -97,10 +97,7 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
     rows follow the lifetime rule); facts a rejection closed come back to where they
     were. Decisions on single findings stand. The old decision rows stay; an "undo"
     row is added."""
-    if not by:
-        raise BadInput("An undo needs the reviewer's name (--by).")
-    if not can_undo(by):
-        raise BadInput(f"{by} may not undo review decisions.", code="not_allowed")
+    by = authorize_decision(wb, by)  # undoing is a decision too: the same role
     if not reason_long_enough(reason, MIN_UNDO_REASON):
         raise BadInput(f"Say why the decision is undone (at least {MIN_UNDO_REASON} characters); the reason is "
                        "kept in the audit.", code="reason_required")

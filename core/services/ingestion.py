@@ -15,6 +15,8 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import DocType
+from core.policy.access import Permission
+from core.services.accounts import authorize
 from core.services.patients import found_nothing, get_patient
 from core.services.workbench import Workbench
 from extract.fax import classify_text
@@ -74,12 +76,15 @@ def check_upload(data: bytes, filename: str, doc_type: DocType | None, max_bytes
 
 
 def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | int, doc_type: str | None = None,
-                       category: str | None = None, uploaded_by: str | None = None,
+                       category: str | None = None, by: str,
                        data: bytes | None = None, filename: str | None = None) -> Attached:
     """Attach a document (a file path, uploaded bytes, or an existing document id)
-    to a patient's chart and queue its extraction when the category is mapped."""
+    to a patient's chart and queue its extraction when the category is mapped.
+
+    ``by`` (an account that may upload, the shell operator ``os:<login>`` or the system,
+    e.g. ``system:demo``) is recorded as the document's uploader."""
+    uploaded_by = authorize(wb, by, Permission.UPLOAD).name
     patient = get_patient(wb, patient_id=patient_id)
-    uploaded_by = uploaded_by or wb.settings.user
     with wb.db.cursor() as cur:
         cat, job_type = _resolve_category(cur, doc_type, category)
 

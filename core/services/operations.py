@@ -10,6 +10,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from core.errors import BadInput, NotFound
+from core.policy.access import Permission
+from core.services.accounts import authorize
 from core.services.health import worker_fresh_within
 from core.services.processing import JOB_STAGES
 from core.services.workbench import Workbench
@@ -37,12 +39,11 @@ def jobs(wb: Workbench, *, limit: int = 200, status: str | None = None) -> list[
     return [{k: r[k] for k in _JOB_COLUMNS} | {"timings": r["timings"] or {}} for r in found]
 
 
-def retry_job(wb: Workbench, job_id: int, by: str) -> dict[str, Any]:
+def retry_job(wb: Workbench, job_id: int, *, by: str) -> dict[str, Any]:
     """Requeue a failed job as the same job (status pending, attempts kept, error
     cleared) and audit it. Retrying a job that a retry already put back in the queue
     returns it unchanged, so a double click queues it once."""
-    if not by:
-        raise BadInput("Say who is retrying the job.", code="missing_actor")
+    by = authorize(wb, by, Permission.RETRY_JOB).name
     with wb.db.transaction() as cur:
         job = jobs_repo.by_id(cur, job_id)
         if job is None:

@@ -6,6 +6,8 @@ from datetime import date
 from typing import Any
 
 from core.errors import BadInput, NotFound
+from core.policy.access import Permission
+from core.services.accounts import authorize
 from core.services.workbench import Workbench
 from storage import documents_repo, jobs_repo, patients_repo
 
@@ -18,8 +20,10 @@ DEMO_PATIENTS = (
 )
 
 
-def add_patient(wb: Workbench, *, mrn: str, first: str, last: str, dob: date | str | None, sex: str = "U",
-                middle: str | None = None) -> dict[str, Any]:
+def add_patient(wb: Workbench, *, mrn: str, first: str, last: str, dob: date | str | None, by: str,
+                sex: str = "U", middle: str | None = None) -> dict[str, Any]:
+    """``by``: an account that may add patients, or the shell operator (``os:<login>``)."""
+    authorize(wb, by, Permission.ADD_PATIENT)
     mrn, first, last = (mrn or "").strip(), (first or "").strip(), (last or "").strip()
     missing = [label for label, value in (("an MRN", mrn), ("a first name", first), ("a last name", last))
                if not value]
@@ -46,6 +50,7 @@ def add_patient(wb: Workbench, *, mrn: str, first: str, last: str, dob: date | s
 
 
 def seed_demo_patients(wb: Workbench) -> int:
+    """Setup ``init`` runs (the invented demo patients), not a person's action: no actor."""
     added = 0
     with wb.db.cursor() as cur:
         for p in DEMO_PATIENTS:

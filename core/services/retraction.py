@@ -12,16 +12,19 @@ from typing import Any
 
 from core import telemetry
 from core.errors import BadInput, NotFound
+from core.policy.access import Permission
 from core.policy.chart_rules import SUPPORTING_OUTCOMES
+from core.services.accounts import authorize
 from core.services.fact_vectors import remove_vectors
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
 from storage.jobs_repo import utcnow
 
 
-def delete_document(wb: Workbench, document_id: int, *, by: str | None = None,
+def delete_document(wb: Workbench, document_id: int, *, by: str,
                     reason: str = "source document deleted") -> dict[str, Any]:
-    by = by or wb.settings.user
+    """``by``: an account that may delete documents, or the shell operator (``os:<login>``)."""
+    by = authorize(wb, by, Permission.DELETE_DOCUMENT).name
     counts = {"facts": 0, "promotions": 0, "chart_rows": 0, "vectors": 0}
     with wb.db.transaction() as cur:
         patient_id = _live_document(cur, document_id)["patient_id"]

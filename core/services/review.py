@@ -12,11 +12,13 @@ from typing import Any
 from core import telemetry
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
+from core.policy.access import Permission
 from core.policy.identity import IdentityOutcome, combine_parts
 from core.policy.review_rules import (CONFLICT, MIN_OVERRIDE_REASON, already_decided_message, approval_needs_reason,
                                       closing_decision, queue_reason, reason_long_enough)
 from core.policy.chart_rules import (APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
                                      activated_by_identity_approval, critical_result, identity_trusted)
+from core.services.accounts import authorize
 from core.services.facts import patient_facts
 from core.services.fact_vectors import index_pending, remove_vectors
 from core.services.promotion import promote_fact, promote_facts
@@ -69,9 +71,11 @@ def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[dict[str, Any
     return fact, document, status
 
 
-def require_reviewer(by: str, what: str = "A review decision") -> None:
-    if not by:
-        raise BadInput(f"{what} needs the reviewer's name (--by).")
+def authorize_decision(wb: Workbench, by: str | None) -> str:
+    """The name of the account deciding, once it is known to be an active reviewer or
+    admin (never the shell or the system: a decision always names a person's account).
+    Called before anything is read or written, so a refusal changes nothing."""
+    return authorize(wb, by, Permission.DECIDE).name
 
 
 def fact_state(fact: dict[str, Any]) -> dict[str, Any]:
@@ -174,7 +178,7 @@ def activate_trusted_facts(cur, facts: list[dict[str, Any]], document: dict[str,
 
 def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
     """Approve or reject one identity check (an identity check id, never a document id)."""
-    require_reviewer(by)
+    by = authorize_decision(wb, by)
     activated: list[int] = []
     with wb.db.transaction() as cur:
         check = current_check(cur, check_id)
@@ -233,7 +237,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
     """Approve or reject one finding. Approval is refused, changing nothing, while the
     fact's document is deleted, rejected or quarantined as another patient's, and any
     decision is refused once a person already decided the finding."""
-    require_reviewer(by)
+    by = authorize_decision(wb, by)
     with wb.db.transaction() as cur:
         fact, document, status = decidable_fact(cur, fact_id, approving=approve)
         before = fact_state(fact)
@@ -259,7 +263,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
 def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str | None = None) -> dict[str, Any]:
     """The finding is right but is not chart truth: it stays cited with its document,
     is never promoted, and leaves the queue."""
-    require_reviewer(by)
+    by = authorize_decision(wb, by)
     with wb.db.transaction() as cur:
         fact, _document, status = decidable_fact(cur, fact_id, approving=True)
         before = fact_state(fact)
@@ -281,7 +285,7 @@ def approve_facts(wb: Workbench, fact_ids: list[int], *, by: str) -> list[dict[s
     (``mixed_reasons``), writing nothing: each reason needs its own look. Otherwise each
     item is approved, and audited, on its own: one that fails (already decided,
     untrusted identity, unknown) is reported and does not undo the others."""
-    require_reviewer(by)
+    by = authorize_decision(wb, by)
     ids = list(dict.fromkeys(fact_ids))
     with wb.db.cursor() as cur:
         facts = facts_repo.facts_by_ids(cur, ids)
@@ -305,6 +309,7 @@ def review(wb: Workbench, action: str, *, check_id: int | None = None, document_
     """One decision on one item, named by exactly one kind of id: identity actions take
     a check id or a document id (resolved only when it has a single check), fact
     actions take a fact id. An id is never guessed to be another kind."""
+    by = authorize_decision(wb, by)  # before any id is looked up: a refused actor learns nothing
     if action not in ACTIONS:
         raise BadInput(f"Unknown review action {action!r}; use one of: {', '.join(ACTIONS)}.")
     given = {k: v for k, v in (("--check", check_id), ("--document", document_id), ("--fact", fact_id))
