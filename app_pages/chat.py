@@ -3,13 +3,16 @@
 import streamlit as st
 
 from core.errors import WorkbenchError
+from core.policy.access import Permission
+from core.services.access_audit import VIEW_ANSWER
 from core.services.answering import SECTION_TITLES, ask
 from core.services.drafting import drafter_for
-from ui import labels
+from ui import auth, labels
 from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.widgets import question_summary, show_citation
 
+auth.require(Permission.READ)
 wb = workbench()
 patient = patient_picker()
 st.title("Chat")
@@ -22,6 +25,8 @@ turns = st.session_state.setdefault("chat_turns", {}).setdefault(patient["id"], 
 
 
 def render_answer(payload: dict, turn: int) -> None:
+    # An answer stays on the page as the chat grows; it is one view, written once.
+    auth.log_view(VIEW_ANSWER, patient["id"], "answer", payload["request_id"], slot=f"answer-{payload['request_id']}")
     if payload["refused"]:
         st.warning(payload["refusal_reason"])
     elif payload.get("caveat"):

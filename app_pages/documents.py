@@ -4,10 +4,12 @@ every cited box in the viewer, and delete it with a preview of what is retracted
 import streamlit as st
 
 from core.errors import WorkbenchError
+from core.policy.access import Permission
+from core.services.access_audit import VIEW_DOCUMENT
 from core.services.document_view import document_choices
 from core.services.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
 from core.services.retraction import deletion_impact, delete_document
-from ui import labels
+from ui import auth, labels
 from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import render_document
@@ -17,6 +19,7 @@ STAGE = {None: (0.34, "stored, waiting to be read"), "pending": (0.34, "stored, 
          "running": (0.67, "being read"), "succeeded": (1.0, "read"), "failed": (1.0, "could not be read"),
          "retracted": (1.0, "deleted")}
 
+auth.require(Permission.READ)
 wb = workbench()
 patient = patient_picker()
 st.title("Documents")
@@ -52,7 +55,7 @@ def upload_form() -> None:
             bar = st.progress(0.1, text=f"{md_text(f.name)}: storing…")
             try:
                 attached = attach_and_extract(wb, patient_id=pid, source=f.name, data=f.getvalue(),
-                                              filename=f.name, category=chosen[i])
+                                              filename=f.name, category=chosen[i], by=auth.username())
             except WorkbenchError as exc:
                 bar.progress(1.0, text=f"{md_text(f.name)}: not stored")
                 st.error(f"{md_text(f.name)} was not stored: {md_text(exc.message)}", icon=":material/error:")
@@ -111,11 +114,13 @@ def upload_progress() -> None:
         st.rerun(scope="app")
 
 
-with st.expander("Upload documents", expanded=not docs, icon=":material/upload_file:"):
-    upload_form()
+may_upload = auth.can(Permission.UPLOAD)
+if may_upload:
+    with st.expander("Upload documents", expanded=not docs, icon=":material/upload_file:"):
+        upload_form()
 upload_progress()
 if not docs:
-    st.info("No documents on this chart yet. Upload one above.")
+    st.info("No documents on this chart yet." + (" Upload one above." if may_upload else ""))
     st.stop()
 
 # ----------------------------------------------------------------------------- picker
@@ -176,6 +181,9 @@ status_line()
 selected_fact = str(st.query_params.get("fact", ""))
 
 
+auth.log_view(VIEW_DOCUMENT, pid, "document", doc_id, slot="documents-viewer")
+
+
 @st.fragment
 def viewer() -> None:
     render_document(wb, doc_id, key=f"doc-{doc_id}",
@@ -208,7 +216,7 @@ def done_sentence(filename: str, result: dict) -> str:
 st.divider()
 if st.session_state.get("deleted_message", (None,))[0] == doc_id:
     st.success(st.session_state["deleted_message"][1], icon=":material/delete:")
-if not doc["deleted_note"]:
+if not doc["deleted_note"] and auth.can(Permission.DELETE_DOCUMENT):
     if st.button("Delete this document…", key="delete-start"):
         st.session_state["confirm_delete"] = doc_id
     if st.session_state.get("confirm_delete") == doc_id:
@@ -222,7 +230,7 @@ if not doc["deleted_note"]:
                 c1, c2 = st.columns(2)
                 if c1.button("Yes, delete and retract", type="primary", key="delete-confirm"):
                     try:
-                        result = delete_document(wb, doc_id)
+                        result = delete_document(wb, doc_id, by=auth.username())
                     except WorkbenchError as exc:
                         st.error(exc.message)
                     else:

@@ -9,12 +9,15 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import WorkbenchError
+from core.policy.access import Permission
 from core.services import evals
+from ui import auth
 from ui.inert import md_text
 from ui.runtime import workbench
 from ui.viewer import render_page_image
 from ui.widgets import show_citation
 
+auth.require(Permission.READ)
 wb = workbench()
 st.title("Evals")
 st.caption("The golden gate runs every golden case through the workbench and scores it with yes/no checks. "
@@ -44,6 +47,8 @@ def _cited(case_id: str, doc_key: str, citation_json: str) -> evals.FixtureSourc
 # --- run the gate in the background -------------------------------------------------------
 
 def _start() -> None:
+    if not auth.can(Permission.RUN_EVAL):  # the button is hidden too; a stale click is refused here
+        return
     try:
         st.session_state["eval_handle"] = evals.start_run(wb.settings, st.session_state.get("eval_cases") or None)
     except OSError as exc:
@@ -74,20 +79,23 @@ def _progress() -> None:
 
 
 running = st.session_state.get("eval_handle") is not None
-with st.container(border=True):
-    left, right = st.columns([4, 1], vertical_alignment="bottom")
-    left.multiselect("Only these cases (leave empty to run the whole golden set)", evals.golden_case_ids(),
-                     key="eval_cases", disabled=running)
-    right.button("Run the gate", type="primary", on_click=_start, disabled=running, width="stretch")
-    if running:
-        _progress()
-    outcome = st.session_state.get("eval_outcome")
-    if outcome and outcome["state"] == "finished":
-        summary = outcome.get("summary") or {}
-        st.success(f"Run {outcome['run_id']} finished: {evals.verdict_label(summary.get('verdict'))}. "
-                   "It is selected below.")
-    elif outcome:
-        st.error(f"The gate stopped before it finished: {md_text(outcome['error'])}")
+if not auth.can(Permission.RUN_EVAL):
+    st.caption("Running the gate needs the admin role; the runs below can be read by everyone signed in.")
+else:
+    with st.container(border=True):
+        left, right = st.columns([4, 1], vertical_alignment="bottom")
+        left.multiselect("Only these cases (leave empty to run the whole golden set)", evals.golden_case_ids(),
+                         key="eval_cases", disabled=running)
+        right.button("Run the gate", type="primary", on_click=_start, disabled=running, width="stretch")
+        if running:
+            _progress()
+        outcome = st.session_state.get("eval_outcome")
+        if outcome and outcome["state"] == "finished":
+            summary = outcome.get("summary") or {}
+            st.success(f"Run {outcome['run_id']} finished: {evals.verdict_label(summary.get('verdict'))}. "
+                       "It is selected below.")
+        elif outcome:
+            st.error(f"The gate stopped before it finished: {md_text(outcome['error'])}")
 
 skipped: list[tuple[str, str]] = []
 evals.sync_runs(wb, skipped)

@@ -1,24 +1,33 @@
-"""Operations: jobs (retry a failed one), queue depth, worker heartbeat, supervisor
-handoffs and stage latency. PHI-free: ids, codes and timings only, never names or text."""
+"""Operations (admins): jobs (retry a failed one), queue depth, worker heartbeat,
+supervisor handoffs and stage latency; user accounts; the access audit.
+
+Jobs and timings are PHI-free: ids, codes and timings only, never names or text. The
+access audit names a patient by MRN only, because answering "who opened this chart"
+is what it is for."""
 
 import pandas as pd
 import streamlit as st
 
 from core.errors import WorkbenchError
-from core.services import operations
+from core.policy import access
+from core.policy.access import Permission, Role
+from core.services import access_audit, accounts, operations
 from core.services.health import health
-from ui import labels
+from core.services.patients import list_patients
+from ui import auth, labels
 from ui.inert import md_text
 from ui.runtime import workbench
 
+me = auth.require(Permission.OPERATIONS)
 wb = workbench()
 st.title("Operations")
 TIME = st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")
+ALL = "All"
 
 
 def _retry(job_id: int) -> None:
     try:
-        operations.retry_job(wb, job_id, by=wb.settings.user)
+        operations.retry_job(wb, job_id, by=auth.username())
     except WorkbenchError as exc:
         st.session_state["ops_notice"] = ("error", exc.message)
     else:
@@ -121,6 +130,112 @@ def flow_panel() -> None:
                  hide_index=True, width="stretch", column_config={"at": TIME})
 
 
-status_panel()
-jobs_panel()
-flow_panel()
+# ----------------------------------------------------------------------------- users
+
+
+def _account_action(action, username: str, done: str, **kwargs) -> None:
+    try:
+        action(wb, username, by=auth.username(), **kwargs)
+    except WorkbenchError as exc:
+        st.session_state["users_notice"] = ("error", exc.message)
+    else:
+        st.session_state["users_notice"] = ("success", done)
+
+
+@st.fragment
+def users_panel() -> None:
+    if notice := st.session_state.pop("users_notice", None):
+        getattr(st, notice[0])(md_text(notice[1]))
+    now = auth.utcnow()
+    people = accounts.list_users(wb)
+    st.dataframe([{"user": a.username, "role": a.role.value, "active": a.active,
+                   "locked": access.is_locked(a.locked_until, now), "must change password": a.must_change_password,
+                   "sign-in": "organisation" if a.auth_source == "oidc" else "password",
+                   "last sign-in": a.last_sign_in_at, "added by": a.created_by or ""} for a in people],
+                 hide_index=True, width="stretch", key="users_table", column_config={"last sign-in": TIME})
+
+    with st.expander("Add an account"), st.form("add_user", clear_on_submit=True):
+        name = st.text_input("User name", help="Lower-case letters, digits, '.', '_', '-' or '@'.")
+        role = st.selectbox("Role", [r.value for r in Role], index=1, format_func=labels.role)
+        password = st.text_input("Temporary password", type="password",
+                                 help="Tell it to the person; they choose their own at the first sign-in.")
+        if st.form_submit_button("Add account"):
+            try:
+                accounts.add_user(wb, username=name, role=role, password=password, by=auth.username(),
+                                  must_change_password=True)
+            except WorkbenchError as exc:
+                st.error(md_text(exc.message))
+            else:
+                st.session_state["users_notice"] = ("success", f"Account {name.strip().lower()} added as {role}; "
+                                                               "they change the password at the first sign-in.")
+                st.rerun()
+
+    if not people:
+        return
+    by_name = {a.username: a for a in people}
+    st.markdown("**Change an account**")
+    pick, act = st.columns([2, 3], vertical_alignment="bottom")
+    chosen = by_name[pick.selectbox("Account", list(by_name), key="users_pick")]
+    with act:
+        if not chosen.active:
+            st.button("Enable account", key="users_enable", on_click=_account_action,
+                      args=(accounts.enable_user, chosen.username, f"{chosen.username} can sign in again."))
+        else:
+            if access.is_locked(chosen.locked_until, now):
+                st.button("Unlock", key="users_unlock", on_click=_account_action,
+                          args=(accounts.enable_user, chosen.username, f"{chosen.username} is unlocked."))
+            st.button("Disable account", key="users_disable", disabled=chosen.username == me.username,
+                      help="You cannot disable your own account." if chosen.username == me.username else None,
+                      on_click=_account_action,
+                      args=(accounts.disable_user, chosen.username, f"{chosen.username} can no longer sign in."))
+    if chosen.auth_source == "local":
+        with st.form("reset_password", clear_on_submit=True):
+            new = st.text_input(f"New temporary password for {chosen.username}", type="password")
+            if st.form_submit_button("Reset password"):
+                _account_action(accounts.reset_password, chosen.username,
+                                f"{chosen.username}'s password was reset; they choose a new one at the next sign-in.",
+                                password=new)
+                st.rerun()
+
+
+# ----------------------------------------------------------------------------- access audit
+
+
+@st.fragment
+def access_panel() -> None:
+    st.caption("Sign-ins, sign-outs, failed sign-ins, account changes and every view of a patient's chart, "
+               "document or answer, newest first. Rows are never changed or removed.")
+    patients = {p["id"]: p for p in list_patients(wb)}
+    f1, f2 = st.columns(2)
+    who = f1.selectbox("User", [ALL, *access_audit.actors(wb)], key="access_who")
+    patient_id = f2.selectbox("Patient", [ALL, *patients], key="access_patient",
+                              format_func=lambda i: i if i == ALL else f"MRN {patients[i]['mrn']} (patient {i})")
+    rows = access_audit.events(wb, actor=None if who == ALL else who,
+                               patient_id=None if patient_id == ALL else patient_id)
+    if not rows:
+        st.info("No access events match.")
+        return
+    st.dataframe([{"when": r["occurred_at"], "who": r["actor"], "user id": r["user_id"],
+                   "what": labels.access_event(r["event"]),
+                   "patient": f"MRN {r['patient_mrn']}" if r.get("patient_mrn") else "",
+                   "object": f"{r['object_type']} {r['object_id']}" if r.get("object_type") else "",
+                   "where": labels.channel(r["channel"]), "detail": r["detail"] or ""} for r in rows],
+                 hide_index=True, width="stretch", key="access_table", column_config={"when": TIME})
+    st.download_button("Download access audit (CSV)", access_audit.events_csv(rows), file_name="access-audit.csv",
+                       mime="text/csv", key="access_csv")
+
+
+tab_work, tab_users, tab_access = st.tabs(["Jobs and workers", "Users", "Access audit"])
+with tab_work:
+    status_panel()
+    jobs_panel()
+    flow_panel()
+with tab_users:
+    st.subheader("Users")
+    if auth.can(Permission.MANAGE_USERS):
+        users_panel()
+    else:
+        st.caption(auth.refusal(me, Permission.MANAGE_USERS))
+with tab_access:
+    st.subheader("Access audit")
+    access_panel()

@@ -6,11 +6,13 @@ from datetime import date
 import streamlit as st
 
 from core.errors import WorkbenchError
+from core.policy.access import Permission
 from core.policy.chart_rules import critical_result
 from core.policy.relevance import context_of, context_tags
+from core.services.access_audit import VIEW_CHART
 from core.services.facts import chart_view, patient_facts
 from core.services.patients import add_patient, chart_documents
-from ui import labels
+from ui import auth, labels
 from ui.inert import md_text
 from ui.runtime import patient_picker, select_patient, workbench
 
@@ -20,15 +22,18 @@ GROUPS = {
     "needs_review": "Needs human review", "held": "Held: the document's patient is not confirmed",
 }
 
+auth.require(Permission.READ)
 wb = workbench()
 patient = patient_picker()
 st.title("Chart overview")
+may_add = auth.can(Permission.ADD_PATIENT)
 
 
 def welcome(*, has_patients: bool) -> None:
     st.info(
         "**Welcome to the review workbench.**\n\n"
-        + ("" if has_patients else "1. Add a patient with the form below.\n")
+        + ("" if has_patients else "1. Add a patient with the form below.\n" if may_add
+           else "1. A reviewer adds the patient.\n")
         + f"{'1' if has_patients else '2'}. Upload the patient's documents on the **Documents** page; each one is "
           "read in the background and its facts appear here, cited to the page, cell or segment they came from.\n"
         + f"{'2' if has_patients else '3'}. Decide what needs a person on the **Review queue** page.\n\n"
@@ -39,6 +44,8 @@ def welcome(*, has_patients: bool) -> None:
 
 
 def add_patient_form(*, expanded: bool) -> None:
+    if not may_add:
+        return
     with st.expander("Add a patient", expanded=expanded), st.form("add_patient", clear_on_submit=False):
         c1, c2 = st.columns(2)
         first = c1.text_input("First name")
@@ -49,7 +56,7 @@ def add_patient_form(*, expanded: bool) -> None:
         sex = st.radio("Sex", ["F", "M", "U"], index=2, horizontal=True, format_func=labels.sex)
         if st.form_submit_button("Add patient"):
             try:
-                added = add_patient(wb, mrn=mrn, first=first, last=last, dob=dob, sex=sex)
+                added = add_patient(wb, mrn=mrn, first=first, last=last, dob=dob, sex=sex, by=auth.username())
             except WorkbenchError as exc:
                 st.error(f"Patient not added: {exc.message}")
             else:
@@ -63,6 +70,7 @@ if patient is None:
     add_patient_form(expanded=True)
     st.stop()
 
+auth.log_view(VIEW_CHART, patient["id"], "patient", patient["id"])
 if st.session_state.pop("patient_added", None) == patient["id"]:
     st.success(f"Added {md_text(patient['first_name'])} {md_text(patient['last_name'])} (MRN {md_text(patient['mrn'])}); they are now "
                "the chosen patient.")

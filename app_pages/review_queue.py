@@ -13,25 +13,33 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import WorkbenchError
+from core.policy.access import Permission
 from core.policy.review_rules import (ABNORMAL_FLAG_VALUES, CORRECTABLE_FIELDS, MIN_OVERRIDE_REASON,
                                       approval_needs_reason)
+from core.services.access_audit import VIEW_DOCUMENT
 from core.services.audit_log import changes_words, decisions, decisions_csv
 from core.services.corrections import correct_fact, page_of, set_fact_box
 from core.services.document_view import page_image
 from core.services.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
 from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
-from ui import labels
+from ui import auth, labels
 from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import drawn_box, render_citation, render_page_image
 
+auth.require(Permission.READ)
 wb = workbench()
 patient = patient_picker()
 st.title("Review queue")
 if patient is None:
     st.stop()
-reviewer = st.sidebar.text_input("Reviewer", value=wb.settings.user, key="reviewer")
+# Decisions are made as the signed-in account; a viewer reads the queue without controls.
+reviewer = auth.username()
+may_decide = auth.can(Permission.DECIDE)
+if not may_decide:
+    st.caption(f"You can read the queue; decisions need the reviewer role (you are signed in as a "
+               f"{auth.current_user().role.value}).")
 PID = patient["id"]
 VERDICT = {"match": "✓ matches", "mismatch": "✗ differs", "unclear": "? cannot tell", "absent": "— not on the document"}
 ALL = "All"
@@ -76,6 +84,7 @@ def show_identifiers(item: dict, cited: list[tuple[str, dict]]) -> None:
     if page is None or not same_page:
         render_citation(wb, first, key=key)
         return
+    auth.log_view(VIEW_DOCUMENT, PID, "document", item["document_id"], slot=key)
     boxes = [{"fact_id": -1 - i, "box": box, "box_class": "cited", "label": label}
              for i, (label, box) in enumerate(same_page)]
     render_page_image(page_image(wb, item["document_id"], page), boxes, key=key)
@@ -99,6 +108,8 @@ def identity_item(item: dict) -> bool:
     cited = [(labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]), c) for f in compare["fields"] for c in f["citations"]]
     if cited:
         show_identifiers(item, cited)
+    if not may_decide:
+        return False
 
     reason, confirmed = None, True
     mismatch = approval_needs_reason(check["identity_status"])
@@ -141,6 +152,8 @@ def finding_item(item: dict) -> bool:
                           for f in detail["fields"]})
         sources = ", ".join(md_text(s["filename"]) for s in detail["sources"]) or ("entered by hand" if detail["manual"] else "—")
         right.caption(f"Source: {sources}")
+    if not may_decide:
+        return False
 
     reason = st.text_input("Reason (needed to reject)", key=f"why-f-{fid}")
     c1, c2, c3, c4 = st.columns(4)
@@ -295,7 +308,8 @@ def to_review() -> None:
         index += 1
         st.session_state.pop("rq_notice", None)
     st.session_state["rq_current"], st.session_state["rq_index"] = keys[index], index
-    n3.caption(f"Item {index + 1} of {len(keys)} · keys: a approve, x reject, e correct, j next, k previous")
+    n3.caption(f"Item {index + 1} of {len(keys)} · keys: "
+               + ("a approve, x reject, e correct, " if may_decide else "") + "j next, k previous")
 
     item = by_key[keys[index]]
     st.session_state["rq_item"] = item
@@ -310,6 +324,9 @@ def queue_list(shown: list[dict], current: str) -> None:
     """The items grouped by document; rows with the same reason can be approved together."""
     rows = [{"Document": i["filename"], "Item": item_title(i)[:90], "Why": labels.review_reason(i["reason"]),
              "Critical": "yes" if i["critical"] else "", "Open": "▶" if i["key"] == current else ""} for i in shown]
+    if not may_decide:
+        st.dataframe(rows, key="rq_table", hide_index=True, height=min(38 + 35 * len(rows), 300))
+        return
     picked = st.dataframe(rows, key="rq_table", on_select="rerun", selection_mode="multi-row", hide_index=True,
                           height=min(38 + 35 * len(rows), 300))
     chosen = [shown[r] for r in (picked.selection.rows if picked else []) if r < len(shown)]
@@ -352,15 +369,18 @@ def audit() -> None:
     rows = everything if (who, kind, what) == (ALL, ALL, ALL) else decisions(
         wb, PID, actor=None if who == ALL else who, item_type=None if kind == ALL else kind,
         decision=None if what == ALL else what)
-    st.dataframe([{"When": r["when"], "Who": r["who"], "Document": r["filename"], "What happened": r["summary"],
-                   "Reason": r["reason"] or ""} for r in rows], hide_index=True, key="au_table")
+    # The account id next to the name (decisions from before sign-in existed have none).
+    with_ids = any(r.get("user_id") is not None for r in rows)
+    st.dataframe([{"When": r["when"], "Who": r["who"], **({"User id": r.get("user_id")} if with_ids else {}),
+                   "Document": r["filename"], "What happened": r["summary"], "Reason": r["reason"] or ""}
+                  for r in rows], hide_index=True, key="au_table")
     st.download_button("Download CSV", decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",
                         mime="text/csv", key="au_csv")
     with st.expander("Before and after (internal detail)"):
         st.json([{"decision_id": r["decision_id"], "before": r["before"], "after": r["after"]} for r in rows[:50]],
                 expanded=False)
 
-    undoable = undoable_decisions(wb, PID)
+    undoable = undoable_decisions(wb, PID) if may_decide else []
     if undoable:
         st.markdown("**Undo a patient-match decision**")
         options = {u["identity_check_id"]: u for u in undoable}

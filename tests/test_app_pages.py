@@ -12,6 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from tests.app_support import app
 from tests.conftest import fresh_app_runtime
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,11 +33,14 @@ def empty_env(settings, monkeypatch):
     bench.close()
 
 
-def home(**query) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = str(v)
-    return at.run()
+def home(*, user: str = "dr.reviewer", **query) -> AppTest:
+    """Home.py signed in as ``user`` (a reviewer by default), ``query`` in the URL."""
+    return app(user=user, **query).run()
+
+
+def patient_card(at: AppTest) -> str:
+    """The sidebar's card of the chosen patient (below the signed-in user)."""
+    return next(m.value for m in at.sidebar.markdown if "MRN " in m.value)
 
 
 def shown(at: AppTest) -> str:
@@ -107,7 +111,7 @@ def test_adding_a_patient_next_to_others_selects_the_new_one(app_env):
     assert not at.exception, at.exception
     added = next(p for p in patients_in_db(app_env) if p["mrn"] == "NEW-1")
     assert at.sidebar.selectbox[0].value == added["id"] != first_choice
-    assert "Rafe Abbott" in at.sidebar.markdown[0].value
+    assert "Rafe Abbott" in patient_card(at)
 
 
 def test_a_duplicate_mrn_is_refused_with_a_clear_error_and_nothing_is_inserted(app_env):
@@ -133,7 +137,7 @@ def test_add_patient_service_validates_dates(wb):
     for dob, words in (("1990-13-01", "YYYY-MM-DD"), (date.today() + timedelta(days=1), "in the future"),
                        ("1850-01-01", "before 1900")):
         with pytest.raises(BadInput, match=words) as err:
-            add_patient(wb, mrn="D-1", first="A", last="B", dob=dob)
+            add_patient(wb, mrn="D-1", first="A", last="B", dob=dob, by="dr.alice")
         assert err.value.code == "bad_date"
 
 
@@ -141,7 +145,7 @@ def test_add_patient_service_validates_dates(wb):
 
 def test_the_sidebar_shows_name_mrn_dob_and_sex(app_env, demo_patient):
     at = home(patient=demo_patient["id"])
-    card = at.sidebar.markdown[0].value
+    card = patient_card(at)
     assert "Marisol Quintero-Vale" in card and "MRN DEMO-1001" in card and "Born 14 Mar 1961" in card
     assert "female" in card
 
@@ -151,9 +155,9 @@ def test_the_sidebar_card_shows_a_typed_name_as_inert_text(app_env):
     from ui.inert import md_text
 
     first, last = "![x](http://127.0.0.1:9/p.png)", ":red[Vale]"
-    added = add_patient(app_env, mrn="**M-1**", first=first, last=last, dob="1961-03-14")
+    added = add_patient(app_env, mrn="**M-1**", first=first, last=last, dob="1961-03-14", by="dr.alice")
     at = home(patient=added["id"])
-    card = at.sidebar.markdown[0].value
+    card = patient_card(at)
     assert f"**{md_text(first)} {md_text(last)}**" in card and f"MRN {md_text('**M-1**')}" in card
     assert first not in card and last not in card
 
@@ -193,7 +197,7 @@ def test_a_job_that_found_nothing_reads_as_a_warning(app_env, demo_patient):
     doc = pymupdf.open()
     doc.new_page().insert_text((72, 72), "Clinic newsletter: flu shots are available on Tuesdays.")
     attached = attach_and_extract(app_env, patient_id=demo_patient["id"], source="note.pdf", data=doc.tobytes(),
-                                  filename="note.pdf", doc_type="lab_pdf")
+                                  filename="note.pdf", doc_type="lab_pdf", by="dr.alice")
     Worker(app_env).run_specific(attached.job["id"])
     at = home(patient=demo_patient["id"])
     table = at.dataframe[0].value
@@ -209,12 +213,12 @@ def _failed_job(wb, patient_id: int) -> dict:
     from core.services.worker import Worker
 
     attached = attach_and_extract(wb, patient_id=patient_id, source="bad.pdf", data=b"%PDF-1.4 not parsed",
-                                  filename="bad.pdf", doc_type="lab_pdf")
+                                  filename="bad.pdf", doc_type="lab_pdf", by="dr.alice")
     return Worker(wb, worker_id="intake-extractor:test").run_specific(attached.job["id"])
 
 
 def operations_page() -> AppTest:
-    at = home()
+    at = home(user="dr.ops")  # an admin: Operations is theirs only
     at.switch_page("app_pages/operations.py").run()
     assert not at.exception, at.exception
     return at
@@ -253,7 +257,7 @@ def test_operations_shows_queue_depth_worker_heartbeat_latency_and_handoffs(app_
     assert metrics["Waiting in the queue"] == "0" and metrics["Being read now"] == "0"
     beat = next(s.value for s in at.success if "Worker intake-extractor:ops" in s.value)
     assert "idle, waiting for work, last seen" in beat and " s ago" in beat
-    handoffs = at.dataframe[-1].value
+    handoffs = next(d.value for d in at.dataframe if "to" in d.value.columns)
     assert list(handoffs[["from", "to", "outcome"]].iloc[0]) == ["supervisor", "intake-extractor", "succeeded"]
     assert len(at.get("vega_lite_chart")) == 1  # p50/p95 per stage
     assert any("normalize 1" in c.value for c in at.caption)
@@ -396,7 +400,7 @@ def test_location_words_real_hl7_batches_and_a_workbook_with_odd_sheet_names(wb,
     said: dict[str, str] = {}
     for source, doc_type, data in sources:
         attached = attach_and_extract(wb, patient_id=demo_patient["id"], source=source, doc_type=doc_type, data=data,
-                                      filename=Path(source).name if data else None)
+                                      filename=Path(source).name if data else None, by="dr.alice")
         Worker(wb, worker_id="w").run_specific(attached.job["id"])
         with wb.db.cursor() as cur:
             for fact in facts_repo.facts_for_document(cur, attached.document["id"]):

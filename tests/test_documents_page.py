@@ -8,6 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from golden.demo import DOCUMENTS
+from tests.app_support import app, sign_in_session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,11 +20,9 @@ def _load(wb, *filenames: str) -> dict[str, int]:
             for d in load_demo(wb, [d for d in DOCUMENTS if d.filename in filenames])}
 
 
-def documents_page(patient_id: int, **query) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=60)
+def documents_page(patient_id: int, *, user: str = "dr.reviewer", **query) -> AppTest:
+    at = app(user=user, **query)
     at.session_state["patient_id"] = patient_id
-    for k, v in query.items():
-        at.query_params[k] = v
     at.run()
     at.switch_page("app_pages/documents.py").run()
     assert not at.exception, at.exception
@@ -112,7 +111,7 @@ def test_delete_previews_the_impact_then_says_what_happened(app_env, demo_patien
     assert not at.exception, at.exception
     with app_env.db.cursor() as cur:
         row = documents_repo.by_id(cur, lab)
-    assert row["deleted"] and row["deleted_by"] == app_env.settings.user
+    assert row["deleted"] and row["deleted_by"] == "dr.reviewer"  # the signed-in user
     assert any(s.value.startswith("demo-lab-typed.pdf was deleted. 10 fact(s) and 10 promotion(s) were retracted; "
                                   "9 chart row(s)") for s in at.success)
     assert _metrics(at)["Status"].startswith("deleted on ")
@@ -167,7 +166,8 @@ def test_a_chat_citation_opens_the_viewer_at_the_cited_place(app_env, demo_patie
         show_citation(workbench(), lab_cite, key="lab")
         show_citation(workbench(), hl7_cite, key="hl7")
 
-    at = AppTest.from_function(page, args=(lab_cite, hl7_cite), default_timeout=60)
+    at = sign_in_session(AppTest.from_function(page, args=(lab_cite, hl7_cite), default_timeout=60), wb=app_env)
+    at.session_state["patient_id"] = demo_patient["id"]
     at.run()
     assert not at.exception, at.exception
     assert not at.get("bidi_component") and not at.get("dataframe")  # closed until asked
@@ -182,3 +182,14 @@ def test_a_chat_citation_opens_the_viewer_at_the_cited_place(app_env, demo_patie
     segment = at.get("dataframe")[0].value
     assert "OBX 1" in set(segment["segment"]) and "6.8" in set(segment["value"])
     assert any(c.value.startswith("Test: Potassium · unit: mmol/L") for c in at.caption)
+    # Each opened source is one view in the access audit, for the signed-in user and the patient.
+    from core.services.access_audit import VIEW_DOCUMENT, events
+
+    def views() -> set:
+        return {(e["actor"], e["patient_id"], e["object_id"]) for e in events(app_env, event=VIEW_DOCUMENT)}
+
+    expected = {("dr.reviewer", demo_patient["id"], str(docs[name]))
+                for name in ("demo-lab-typed.pdf", "demo-critical-potassium.hl7")}
+    assert views() == expected
+    at.run()  # the same sources still open: no new rows
+    assert len(events(app_env, event=VIEW_DOCUMENT)) == 2

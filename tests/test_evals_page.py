@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_support import app
 from tests.eval_fixtures import (DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, fixture_document, make_run,
                                  write_run)
 
@@ -25,8 +26,9 @@ def app_env(app_env, monkeypatch):
     yield app_env
 
 
-def run_page() -> AppTest:
-    return AppTest.from_file(str(ROOT / "app_pages" / "evals.py"), default_timeout=60).run()
+def run_page(user: str = "dr.ops") -> AppTest:
+    """The page on its own, signed in as an admin (only an admin runs the gate)."""
+    return app("app_pages/evals.py", user=user).run()
 
 
 def _text(at: AppTest) -> str:
@@ -46,6 +48,16 @@ def test_empty_data_dir_says_how_to_get_a_run(app_env):
     assert not at.exception, at.exception
     assert any("No eval runs yet" in i.value for i in at.info)
     assert any(b.label == "Run the gate" for b in at.button)
+
+
+def test_a_viewer_or_reviewer_reads_runs_but_cannot_run_the_gate(app_env, data_dir):
+    write_run(data_dir)
+    for user in ("dr.viewer", "dr.reviewer"):
+        at = run_page(user)
+        assert not at.exception, at.exception
+        assert not any(b.label == "Run the gate" for b in at.button)
+        assert any("Running the gate needs the admin role" in c.value for c in at.caption)
+        assert at.selectbox(key="eval_run_select").value == "20261201-143500-ab12cd"  # the runs are readable
 
 
 def test_a_failing_run_shows_why_first(app_env, data_dir):

@@ -20,6 +20,7 @@ import pytest
 from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
 
+from tests.app_support import app
 from ui.inert import md_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,7 +134,7 @@ def _ingest_all(wb) -> tuple[dict, dict[str, int]]:
     ids = {}
     for key, (data, doc_type) in _documents().items():
         attached = attach_and_extract(wb, patient_id=patient["id"], source=FILES[key], data=data,
-                                      filename=FILES[key], doc_type=doc_type)
+                                      filename=FILES[key], doc_type=doc_type, by="dr.alice")
         job = Worker(wb).run_specific(attached.job["id"])
         assert job["status"] == "succeeded", (key, job["error_code"], job["error_message"])
         ids[key] = attached.document["id"]
@@ -147,10 +148,8 @@ def chart(app_env):
 
 
 def _open(patient_id: int, page: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=90)
+    at = app(timeout=90, **query)  # signed in as a reviewer: every control is drawn
     at.session_state["patient_id"] = patient_id
-    for k, v in query.items():
-        at.query_params[k] = v
     at.run()
     if page:
         at.switch_page(page).run()

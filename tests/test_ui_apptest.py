@@ -4,11 +4,14 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app_support import app
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_home(**session) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=60)
+def run_home(*, user: str = "dr.reviewer", **session) -> AppTest:
+    """Home.py signed in as ``user`` (a reviewer by default), with ``session`` state."""
+    at = app(user=user)
     for k, v in session.items():
         at.session_state[k] = v
     return at.run()
@@ -31,7 +34,7 @@ def test_home_lists_a_stored_document_with_its_job(app_env, demo_patient, tmp_pa
 
     f = tmp_path / "lab.pdf"
     f.write_bytes(b"%PDF-1.4 not parsed in this test")
-    attach_and_extract(app_env, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf")
+    attach_and_extract(app_env, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.alice")
     at = run_home(patient_id=demo_patient["id"])
     assert not at.exception, at.exception
     table = at.get("dataframe")[0].value
@@ -48,11 +51,12 @@ def _ingest_lab(wb):
 
     case = LAB_CASES[0]
     p = case.patient
-    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex)
+    patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
+                          by="dr.alice")
     from core.services.ingestion import attach_and_extract
 
     attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
-                                  filename="lab.pdf", doc_type="lab_pdf")
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.alice")
     Worker(wb).run_specific(attached.job["id"])
     return patient, case
 
@@ -116,7 +120,7 @@ def test_review_queue_approves_a_quarantined_document(app_env):
 
     someone = get_patient(app_env, mrn="DEMO-1002")
     attached = attach_and_extract(app_env, patient_id=someone["id"], source="x.pdf", data=render_lab(LAB_CASES[0]),
-                                  filename="x.pdf", doc_type="lab_pdf")
+                                  filename="x.pdf", doc_type="lab_pdf", by="dr.alice")
     Worker(app_env).run_specific(attached.job["id"])
     at = run_home(patient_id=someone["id"])
     at.switch_page("app_pages/review_queue.py").run()
@@ -140,9 +144,7 @@ def test_the_url_keeps_the_chosen_patient(app_env):
     from core.services.patients import get_patient
 
     second = get_patient(app_env, mrn="DEMO-1003")
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=60)
-    at.query_params["patient"] = str(second["id"])
-    at.run()
+    at = app(patient=second["id"]).run()
     assert not at.exception, at.exception
     assert at.sidebar.selectbox[0].value == second["id"]  # a reload opens the same chart
     first = get_patient(app_env, mrn="DEMO-1001")

@@ -190,3 +190,21 @@ def patient_line(patient: dict[str, Any]) -> str:
     """Full name, MRN, date of birth and sex on one line."""
     return (f"{full_name(patient)} · MRN {patient['mrn']} · born {birth_date(patient.get('dob'))} · "
             f"{sex(patient.get('sex'))}")
+
+
+# --- accounts and the access audit ---------------------------------------------------------
+ACCESS_EVENT = {
+    "sign_in": "signed in", "sign_in_failed": "failed sign-in", "sign_in_locked": "tried to sign in while locked",
+    "account_locked": "account locked (too many failed sign-ins)", "sign_out": "signed out",
+    "idle_timeout": "signed out after inactivity", "password_changed": "changed their password",
+    "user_added": "added an account", "user_disabled": "disabled an account", "user_enabled": "enabled an account",
+    "password_reset": "reset a password", "view_chart": "viewed a chart", "view_document": "viewed a document",
+    "view_answer": "viewed a chat answer",
+}
+ROLE = {"viewer": "viewer (reads)", "reviewer": "reviewer (reads, uploads, decides)",
+        "admin": "admin (also users, operations, eval gate)"}
+CHANNEL = {"ui": "app", "cli": "command line", "oidc": "app (organisation sign-in)"}
+
+access_event = partial(_plain, ACCESS_EVENT)
+role = partial(_plain, ROLE)
+channel = partial(_plain, CHANNEL)

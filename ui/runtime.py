@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.services.accounts import ensure_initial_admin
 from core.services.patients import display_name, list_patients, seed_demo_patients
 from core.services.worker import Worker
 from core.services.workbench import Workbench, open_workbench
@@ -38,6 +39,10 @@ def start() -> Runtime:
         settings = get_settings()
         wb = open_workbench(settings)
         seed_demo_patients(wb)  # a no-op once init has run
+        if settings.auth == "local":
+            # `make run` (core init) made it already; a bare `streamlit run` on a fresh data
+            # dir would otherwise have no account anyone could sign in with.
+            ensure_initial_admin(wb)
         worker = Worker(wb, worker_id="intake-extractor:ui")
         if settings.start_worker:
             worker.start_thread()

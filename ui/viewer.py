@@ -16,8 +16,9 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.services import document_view as dv
+from core.services.access_audit import VIEW_DOCUMENT
 from core.services.workbench import Workbench
-from ui import labels
+from ui import auth, labels
 from ui.inert import md_text
 
 BOX_COLOURS = {"verified": "#1a7f37", "document_fact": "#1f6feb", "needs_review": "#d97706", "held": "#6b7280",
@@ -423,6 +424,9 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
     except WorkbenchError as exc:
         st.warning(exc.message)
         return
+    # Pages cite only the chosen patient's documents (chat, review queue), so the view is
+    # that patient's.
+    auth.log_view(VIEW_DOCUMENT, st.session_state.get("patient_id"), "document", document_id, slot=key)
     st.caption(f"{md_text(doc.filename)} · {md_text(labels.location(cit, fact))} · “{md_text(cit.get('quote_or_value'))}”")
     if doc.deleted:
         st.warning(f"This source was {doc.deleted}.", icon=":material/delete:")

@@ -8,7 +8,7 @@ from core.policy.chart_rules import critical_result
 from core.policy.relevance import context_of, context_tags
 from core.services.source_review import source_name
 from core.services.workbench import Workbench
-from ui import labels
+from ui import auth, labels
 from ui.inert import md_text
 
 # Plain words: the badges must read the same on a machine without an emoji font.
@@ -67,7 +67,9 @@ def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = Non
     label = label or citation_label(wb, cit)
     hint = labels.code_hint(cit.get("source_id"), md_text(cit.get("page_or_section")), md_text(cit.get("field_or_chunk_id")))
     if st.toggle(label, key=key, help=hint):
-        render_citation(wb, cit, key=f"{key}-view")
+        render_citation(wb, cit, key=f"{key}-view")  # writes the view to the access audit
+    else:
+        auth.forget_view(f"{key}-view")  # opened again later, it is a new view
 
 
 # How the chat understood a question, in words (the internal intent stays in the tooltip).
