@@ -12,7 +12,10 @@ from core.errors import WorkbenchError
 from core.policy import access
 from core.policy.access import Permission, Role
 from core.services import access_audit, accounts, operations
+from core.models import DocType
+from core.services.categories import map_category
 from core.services.health import health
+from core.services.ingestion import list_categories
 from core.services.patients import list_patients
 from ui import auth, labels
 from ui.inert import md_text
@@ -225,7 +228,36 @@ def access_panel() -> None:
                        mime="text/csv", key="access_csv")
 
 
-tab_work, tab_users, tab_access = st.tabs(["Jobs and workers", "Users", "Access audit"])
+# ----------------------------------------------------------------------------- categories
+
+
+@st.fragment
+def categories_panel() -> None:
+    st.caption("What the clinic calls its documents, and how each is read. An upload in a category that is "
+               "not read is stored as it is, with no extraction. Changes apply to new uploads.")
+    if notice := st.session_state.pop("categories_notice", None):
+        getattr(st, notice[0])(md_text(notice[1]))
+    cats = list_categories(wb)
+    st.dataframe([{"category": c["name"], "read as": labels.doc_type(c["doc_type"]) if c["doc_type"]
+                   else "not read (stored only)"} for c in cats], hide_index=True, width="stretch",
+                 key="categories_table")
+    with st.form("map_category", clear_on_submit=True):
+        name = st.text_input("Category", help="An existing category's name, or a new one.")
+        kind = st.selectbox("Read as", [None, *(t.value for t in DocType)],
+                            format_func=lambda t: "not read (stored only)" if t is None else labels.doc_type(t))
+        if st.form_submit_button("Save mapping"):
+            try:
+                cat = map_category(wb, name, kind, by=auth.username())
+            except WorkbenchError as exc:
+                st.error(md_text(exc.message))
+            else:
+                read_as = labels.doc_type(cat["doc_type"]) if cat["doc_type"] else "not read (stored only)"
+                st.session_state["categories_notice"] = ("success", f"{cat['name']}: {read_as}.")
+                st.rerun()
+
+
+tab_work, tab_users, tab_access, tab_categories = st.tabs(["Jobs and workers", "Users", "Access audit",
+                                                            "Document categories"])
 with tab_work:
     status_panel()
     jobs_panel()
@@ -239,3 +271,9 @@ with tab_users:
 with tab_access:
     st.subheader("Access audit")
     access_panel()
+with tab_categories:
+    st.subheader("Document categories")
+    if auth.can(Permission.MANAGE_CATEGORIES):
+        categories_panel()
+    else:
+        st.caption(auth.refusal(me, Permission.MANAGE_CATEGORIES))

@@ -405,6 +405,35 @@ def cmd_user_list(args) -> dict[str, Any]:
     return out
 
 
+def cmd_category_list(args) -> dict[str, Any]:
+    from core.services.ingestion import list_categories
+
+    wb = _workbench()
+    try:
+        cats = [{"category": c["name"], "doc_type": c["doc_type"]} for c in list_categories(wb)]
+    finally:
+        wb.close()
+    out: dict[str, Any] = {"categories": cats}
+    if not args.json:
+        out["_text"] = "\n".join(f"{c['category']:<32} {c['doc_type'] or '(stored only)'}" for c in cats)
+    return out
+
+
+def cmd_category_map(args) -> dict[str, Any]:
+    from core.services.categories import map_category
+
+    doc_type = None if args.doc_type.lower() in ("none", "") else args.doc_type
+    wb = _workbench()
+    try:
+        cat = map_category(wb, args.name, doc_type, by=_actor(args))
+    finally:
+        wb.close()
+    out: dict[str, Any] = {"category": cat["name"], "doc_type": cat["doc_type"]}
+    if not args.json:
+        out["_text"] = f"{cat['name']} -> {cat['doc_type'] or '(stored only)'}"
+    return out
+
+
 def _drafter():
     from core.services.drafting import drafter_for
 
@@ -512,6 +541,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--by", default=None, help="an admin account (default: the operating-system user)")
         p.add_argument("--json", action="store_true")
         p.set_defaults(fn=fn)
+
+    categories = sub.add_parser("category", help="document categories and the doc type each is read as")
+    categories = categories.add_subparsers(dest="category_command", required=True)
+    p = categories.add_parser("list", help="categories with their doc types")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_category_list)
+    p = categories.add_parser("map", help="map a category (created when new) to a doc type, or none (admin)")
+    p.add_argument("name")
+    p.add_argument("--doc-type", dest="doc_type", required=True, help="a doc type, or none: stored without extraction")
+    p.add_argument("--by", default=None, help="an admin account (default: the operating-system user)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_category_map)
 
     return parser
 

@@ -77,3 +77,17 @@ def mark_deleted(cur: duckdb.DuckDBPyConnection, document_id: int, by: str) -> N
 def any_document(cur: duckdb.DuckDBPyConnection) -> bool:
     cur.execute("SELECT EXISTS (SELECT 1 FROM documents)")
     return bool(cur.fetchone()[0])
+
+
+def add_category(cur: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
+    cur.execute("INSERT INTO document_categories (name) VALUES (?) RETURNING id", [name])
+    return category_by_name(cur, name)
+
+
+def set_mapping(cur: duckdb.DuckDBPyConnection, category_id: int, doc_type: str | None) -> None:
+    """The category's one active mapping becomes ``doc_type`` (None: stored without
+    extraction). Earlier mappings are kept, inactive, as the history."""
+    cur.execute("UPDATE document_type_mappings SET active = FALSE WHERE category_id = ? AND active", [category_id])
+    if doc_type is not None:
+        cur.execute("INSERT INTO document_type_mappings (category_id, doc_type) VALUES (?, ?)",
+                    [category_id, doc_type])

@@ -412,3 +412,19 @@ def test_location_words_real_hl7_batches_and_a_workbook_with_odd_sheet_names(wb,
     assert said["PID[1]-7"] == "PID 1, field 7"
     assert said["Labs!2024!A2:E2"] == "sheet Labs!2024, row 2 (Sodium)"
     assert said["Sheet 1!A2:E2"] == "sheet Sheet 1, row 2 (Sodium)"
+
+
+def test_an_admin_maps_a_document_category_on_operations(app_env, demo_patient):
+    from core.services.ingestion import list_categories
+
+    at = operations_page()
+    name = next(t for t in at.text_input if t.label == "Category")
+    name.set_value("Outside labs")
+    kind = next(s for s in at.selectbox if s.label == "Read as")
+    kind.set_value("lab_pdf")
+    next(b for b in at.button if b.label == "Save mapping").click().run()
+    assert not at.exception, at.exception
+    assert {c["name"]: c["doc_type"] for c in list_categories(app_env)}["Outside labs"] == "lab_pdf"
+    assert any("Outside labs: lab report." in s.value for s in at.success), [s.value for s in at.success]
+    rows = next(d.value for d in at.dataframe if "read as" in d.value.columns)
+    assert "Outside labs" in set(rows["category"])

@@ -132,3 +132,13 @@ def test_chart_and_ask_record_the_shell_operator_in_the_access_audit(data):
                        "ORDER BY id", [patient_id])
     assert rows == [(shell_user(), "view_chart", "cli", None, None),
                     (shell_user(), "view_answer", "cli", answer["request_id"], None)]
+
+
+def test_category_map_needs_an_admin_and_list_shows_it(data):
+    refused = cli(data, "category", "map", "Outside labs", "--doc-type", "lab_pdf", "--by", "dr.rev", "--json",
+                  check=False)
+    assert refused.returncode == 2 and "forbidden" in refused.stderr
+    mapped = as_json(cli(data, "category", "map", "Outside labs", "--doc-type", "lab_pdf", "--by", "dr.boss", "--json"))
+    assert mapped == {"category": "Outside labs", "doc_type": "lab_pdf"}
+    listed = {c["category"]: c["doc_type"] for c in as_json(cli(data, "category", "list", "--json"))["categories"]}
+    assert listed["Outside labs"] == "lab_pdf"

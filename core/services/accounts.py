@@ -120,9 +120,10 @@ def authorize(wb: Workbench, by: str | None, permission: Permission) -> Actor:
     if not account.active:
         raise BadInput(f"The account {name!r} is disabled.", code="inactive_user")
     if not access.can(account.role, permission):
-        need = access.least_role(permission).value
-        raise Forbidden(f"{name} is a {account.role.value}; only a {need}"
-                        + (" or admin" if need != Role.ADMIN else "") + f" may {what}.")
+        need = access.least_role(permission)
+        who = "an admin" if need is Role.ADMIN else f"a {need.value} or an admin"
+        article = "an" if account.role is Role.ADMIN else "a"
+        raise Forbidden(f"{name} is {article} {account.role.value}; only {who} may {what}.")
     return Actor(name=account.username, kind="account", user_id=account.id, role=account.role)
 
 
