@@ -1,7 +1,20 @@
-"""Starting the real app and a headless Debian chromium for the browser tests."""
+"""Starting the real app and a headless Debian chromium for the browser tests, and
+signing in to it the way a person does.
+
+Signing in: Streamlit keeps the signed-in user in its session, one per websocket, and
+every full page load (``page.goto``, a reload) opens a new session that starts at the
+sign-in form. A tab signs in through the real form (``sign_in``) and then either moves
+within its session by the sidebar links, or opens a page as a link does
+(``open_signed_in``): a new session that signs in again as the same account. The tests
+want the second for a page with ``?document=``-style parameters: within one session a
+select keeps its earlier choice and overrides the link. Should the app open its default
+page after sign-in rather than the one the address named, ``open_signed_in`` then moves
+there within the new session (``go``: what the browser's back and forward buttons do).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -11,7 +24,8 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
+from urllib.parse import urlencode, urlparse
 
 import pytest
 
@@ -20,6 +34,10 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 NO_CHROMIUM = "Debian chromium is not installed (apt-get install chromium)"
+LOAD = 60_000  # ms: first render of a page (server warm-up, page images)
+# The accounts the browser tests act as, made with `core user add` on their throwaway data dir.
+REVIEWER, ADMIN = "dr.browser", "dr.browser-admin"
+PASSWORD = "browser-password-123"
 
 
 def free_port() -> int:
@@ -62,3 +80,97 @@ def launch_chromium(pw, profile: Path, *, width: int = 1400, height: int = 1000)
     """A persistent headless chromium context with the flags this machine needs."""
     return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, headless=True,
                                                  args=CHROMIUM_ARGS, viewport={"width": width, "height": height})
+
+
+# ----------------------------------------------------------------------------- accounts and sign-in
+
+
+def add_account(env: dict[str, str], username: str, role: str, password: str = PASSWORD) -> dict[str, Any]:
+    """An account made as an operator makes one: `core user add`, the password on stdin.
+    Run it before the server starts: DuckDB admits one process."""
+    proc = subprocess.run([sys.executable, "-m", "core", "user", "add", "--username", username, "--role", role,
+                           "--json"], cwd=ROOT, env=env, input=password + "\n", capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, f"core user add {username} failed: {proc.stderr[-2000:]}"
+    return json.loads(proc.stdout)
+
+
+def settle(page, timeout: float = LOAD) -> None:
+    """Wait until no script run is going or requested: a click that lands while a
+    fragment is rerunning can be dropped, and an open select closes when it redraws."""
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(state="attached",
+                                                                                       timeout=timeout)
+
+
+def submit_sign_in(page, username: str, password: str) -> None:
+    """Type into the sign-in form and press its button (the form must be showing)."""
+    page.get_by_role("button", name="Sign in").wait_for(timeout=LOAD)
+    settle(page)
+    page.get_by_role("textbox", name="User name").fill(username)
+    page.get_by_label("Password", exact=True).fill(password)  # type=password: not a "textbox" role
+    page.get_by_role("button", name="Sign in").click()
+
+
+def signed_in_as(page, username: str):
+    return page.get_by_test_id("stSidebar").get_by_text(f"Signed in as {username}")
+
+
+_ACCOUNT: dict[Any, tuple[str, str]] = {}  # page -> the account it signed in as, for open_signed_in
+
+
+def _address(url: str, path: str, params: dict[str, Any]) -> str:
+    return f"{url}/{path.strip('/')}" + ("?" + urlencode(params) if params else "")
+
+
+def _signs_in(page, username: str, password: str) -> None:
+    submit_sign_in(page, username, password)
+    signed, refused = signed_in_as(page, username), page.get_by_test_id("stAlertContentError")
+    signed.or_(refused).first.wait_for(timeout=LOAD)
+    if not signed.count():
+        pytest.fail(f"signing in as {username} was refused: {refused.first.inner_text()}")
+    settle(page)
+    _ACCOUNT[page] = (username, password)
+
+
+def sign_in(page, url: str, username: str, password: str = PASSWORD, **params: Any) -> None:
+    """Open the app in ``page`` and sign in through the real form; fails with the form's
+    error when the app refuses. ``params`` go in the address opened, as in a link
+    (``patient=<id>`` opens that patient's chart once signed in)."""
+    page.goto(_address(url, "", params))
+    _signs_in(page, username, password)
+
+
+def open_signed_in(page, url: str, path: str = "", **params: Any) -> None:
+    """``/<path>?<params>`` in a new session, signed in again as the account ``page``
+    signed in as with ``sign_in``; the caller waits for what the page should show."""
+    username, password = _ACCOUNT[page]
+    page.goto(_address(url, path, params))
+    _signs_in(page, username, password)
+    if urlparse(page.url).path.strip("/") != path.strip("/"):  # the app opened its default page instead
+        go(page, path, **params)
+
+
+def go(page, path: str = "", **params: Any) -> None:
+    """Move a signed-in tab to ``/<path>?<params>`` within its session (see the module
+    docstring). Streamlit clears the old page's elements as the new run starts, so what a
+    caller then waits for is the new page's."""
+    target = "/" + path.strip("/") + ("?" + urlencode(params) if params else "")
+    page.evaluate("t => { history.pushState(null, '', t); window.dispatchEvent(new PopStateEvent('popstate')); }",
+                  target)
+
+
+def full_page_screenshot(page, path: Path, *, width: int = 1400, height: int = 1000) -> Path:
+    """The whole page in one picture. Streamlit scrolls inside its own container, so the
+    window is made as tall as the content first, and put back after."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settle(page)  # a page caught mid-rerun is drawn faded
+    tall = page.evaluate("""() => Math.max(0, ...Array.from(document.querySelectorAll('*'))
+        .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowY))
+        .map(e => e.scrollHeight + e.getBoundingClientRect().top))""")
+    page.set_viewport_size({"width": width, "height": max(height, int(tall) + 2)})
+    page.evaluate("""() => document.querySelectorAll('*').forEach(e => {
+        if (['auto', 'scroll'].includes(getComputedStyle(e).overflowY)) e.scrollTo(0, 0); })""")
+    page.wait_for_timeout(400)  # let the grids and the page images lay out at the new size
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": height})
+    return path

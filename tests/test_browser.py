@@ -1,8 +1,8 @@
 """The real UI in a real headless browser (Debian chromium driven by Playwright).
 
 `python -m ui.serve` is what `make run` starts: the worker must be live before any
-browser connects, and a clinician must be able to pick a patient, upload a file and
-see it listed with its job status.
+browser connects, and a clinician must be able to sign in, pick a patient, upload a
+file and see it listed with its job status.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import CHROMIUM, NO_CHROMIUM, ROOT, launch_chromium, server_env, serving
+from tests.browser_support import (ADMIN, CHROMIUM, NO_CHROMIUM, REVIEWER, ROOT, add_account, launch_chromium,
+                                   server_env, serving, sign_in)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
 
@@ -26,6 +27,8 @@ def server(tmp_path_factory):
     env = server_env(data)
     subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
                    capture_output=True)
+    add_account(env, REVIEWER, "reviewer")
+    add_account(env, ADMIN, "admin")  # the Evals page's "Run the gate" and Operations are an admin's
     with serving(env) as (url, _proc):
         yield {"url": url, "env": env, "data": data}
 
@@ -50,9 +53,9 @@ def test_worker_is_fresh_before_any_page_is_opened(server):
 
 def test_clinician_uploads_a_document_and_sees_it_listed(server, browser, tmp_path):
     page = browser.new_page()
-    page.goto(server["url"])
+    sign_in(page, server["url"], REVIEWER)
     page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
-    page.get_by_role("link", name="Documents").click()  # uploading lives on the Documents page
+    page.get_by_role("link", name="Documents", exact=True).click()  # uploading lives on the Documents page
     page.get_by_text("No documents on this chart yet").wait_for(timeout=30_000)
     upload = tmp_path / "stored-note.pdf"
     upload.write_bytes(b"%PDF-1.4\n% an unparseable pdf, stored under Other\n")
@@ -67,7 +70,7 @@ def test_clinician_uploads_a_document_and_sees_it_listed(server, browser, tmp_pa
     picker = page.get_by_role("combobox", name="Document")
     picker.wait_for(timeout=30_000)
     assert picker.input_value().startswith("stored-note.pdf"), picker.input_value()
-    page.get_by_role("link", name="Chart overview").click()
+    page.get_by_role("link", name="Chart overview", exact=True).click()
     page.get_by_text("Documents (1)").wait_for(timeout=30_000)
     page.screenshot(path=os.environ.get("UI_SCREENSHOT", str(tmp_path / "overview.png")), full_page=True)
     page.close()
@@ -75,12 +78,12 @@ def test_clinician_uploads_a_document_and_sees_it_listed(server, browser, tmp_pa
 
 def test_chosen_patient_survives_moving_between_pages(server, browser):
     page = browser.new_page()
-    page.goto(server["url"])
+    sign_in(page, server["url"], REVIEWER)
     page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").click()
     page.get_by_role("option", name="Okonkwo").first.click()
     page.get_by_text("MRN DEMO-1003").first.wait_for(timeout=30_000)  # sidebar card and page caption
-    page.get_by_role("link", name="Chat").click()
+    page.get_by_role("link", name="Chat", exact=True).click()
     page.get_by_text("Answers come only").wait_for(timeout=30_000)
     shown = page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").evaluate(
         "e => e.innerText + ' ' + Array.from(e.querySelectorAll('input, [aria-label], [title]'))"

@@ -3,9 +3,12 @@
 One served app (`python -m ui.serve`) on a temp data dir walks the issue-11 review in
 order: the viewer draws one box per cited fact, a wrong-patient report is approved only
 with a reason and a confirmation, an OCR-misread unit is corrected, a box is drawn on
-the canvas with real mouse events, and the chart shows the result. The last test stops
-the server and reads what the database holds. Every page is saved as a screenshot in
-$WORKBENCH_TEST_ARTIFACTS (default <repo>/test-artifacts/screenshots).
+the canvas with real mouse events, and the chart shows the result. Each tab signs in
+through the real form as the reviewer account `core user add` made (an admin for the
+Evals gate and Operations), and again for every page it opens by address, since each load
+is a new Streamlit session (tests/browser_support.py). The last test stops the server and
+reads what the database holds: every decision and every chart view names the reviewer's account. Every page is
+saved as a screenshot in $WORKBENCH_TEST_ARTIFACTS (default <repo>/test-artifacts/screenshots).
 
 The tests run in file order and build on one another (one reviewer's session); a test
 whose earlier step did not run is skipped with the reason.
@@ -13,6 +16,8 @@ whose earlier step did not run is skipped with the reason.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -24,16 +29,16 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.browser_support import CHROMIUM, NO_CHROMIUM, ROOT, launch_chromium, server_env, serving
+from tests.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account,
+                                   full_page_screenshot, launch_chromium, open_signed_in, server_env, serving, settle,
+                                   sign_in)
 from ui import labels
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
-LOAD = 60_000  # first render of a page (server warm-up, page images)
 STEP = 30_000  # one rerun after a click
 WIDTH, HEIGHT = 1400, 1000
 MRN = "DEMO-1001"  # the demo patient every demo document belongs to
-REVIEWER = "clinician"  # the settings' default user, prefilled as "Reviewer"
 WRONG_PATIENT, SCANNED, TYPED, FAX = ("demo-wrong-patient-lab.pdf", "demo-lab-scanned.pdf", "demo-lab-typed.pdf",
                                       "demo-fax-packet.pdf")
 MISREAD_TEST, BOX_TEST = "Creatinine", "Glucose"  # the scanned lab's two OCR findings in the queue
@@ -53,6 +58,7 @@ class Demo:
     documents: dict[str, int]  # filename -> document id
     facts: dict[int, dict[str, Any]]  # fact id -> row with its citation parsed
     chart_before: dict[str, Any]
+    accounts: dict[str, int]  # user name -> account id
     stop: Callable[[], None]
     stopped: list[bool] = field(default_factory=list)
 
@@ -103,6 +109,8 @@ def demo(tmp_path_factory):
     data = tmp_path_factory.mktemp("workbench") / "data"
     env = server_env(data)
     _cli(env, "init")
+    accounts = {name: add_account(env, name, role)["user_id"] for name, role in ((REVIEWER, "reviewer"),
+                                                                                  (ADMIN, "admin"))}
     loaded = _cli(env, "demo")
     assert all(d["job"]["status"] == "succeeded" for d in loaded["documents"]), loaded
     documents = {d["filename"]: d["document_id"] for d in loaded["documents"] if d["patient_mrn"] == MRN}
@@ -115,7 +123,7 @@ def demo(tmp_path_factory):
                 proc.terminate()
                 proc.wait(20)
 
-        yield Demo(url, env, data, patient_id, documents, facts, chart_before, stop)
+        yield Demo(url, env, data, patient_id, documents, facts, chart_before, accounts, stop)
 
 
 @pytest.fixture(scope="module")
@@ -129,19 +137,35 @@ def browser(tmp_path_factory):
         context.close()
 
 
-@pytest.fixture
-def tab(browser, request):
-    """A fresh tab; when the test fails, the page as it was is kept beside the screenshots."""
+def _signed_in_tab(browser, request, demo: Demo, username: str):
+    """A fresh tab signed in as ``username``; when the test fails, the page as it was is
+    kept beside the screenshots."""
     page = browser.new_page()
     failed_before = request.session.testsfailed
-    yield page
-    if request.session.testsfailed > failed_before and not page.is_closed():
-        failures = ARTIFACTS / "failures"
-        failures.mkdir(parents=True, exist_ok=True)
-        errors = page.locator("[data-testid='stException']").all_inner_texts()
-        (failures / f"{request.node.name}.txt").write_text(f"{page.url}\n\n" + "\n\n".join(errors))
-        screenshot(page, f"failures/{request.node.name}")
-    page.close()
+    try:
+        # A session keeps the patient it chose first: the link the tab signs in with names the demo patient.
+        sign_in(page, demo.url, username, patient=demo.patient_id)
+        page.get_by_text(f"MRN {MRN}").first.wait_for(timeout=LOAD)
+        yield page
+    finally:
+        if request.session.testsfailed > failed_before and not page.is_closed():
+            failures = ARTIFACTS / "failures"
+            failures.mkdir(parents=True, exist_ok=True)
+            errors = page.locator("[data-testid='stException']").all_inner_texts()
+            name = f"{request.node.name}-{username}"
+            (failures / f"{name}.txt").write_text(f"{page.url}\n\n" + "\n\n".join(errors))
+            screenshot(page, f"failures/{name}")
+        page.close()
+
+
+@pytest.fixture
+def tab(browser, request, demo):
+    yield from _signed_in_tab(browser, request, demo, REVIEWER)
+
+
+@pytest.fixture
+def admin_tab(browser, request, demo):
+    yield from _signed_in_tab(browser, request, demo, ADMIN)
 
 
 # ----------------------------------------------------------------------------- page helpers
@@ -154,34 +178,15 @@ def needs(*steps: str) -> None:
 
 
 def screenshot(page, name: str) -> Path:
-    """The whole page in one picture. Streamlit scrolls inside its own container, so the
-    window is made as tall as the content first."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    settle(page)  # a page caught mid-rerun is drawn faded
-    height = page.evaluate("""() => Math.max(0, ...Array.from(document.querySelectorAll('*'))
-        .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowY))
-        .map(e => e.scrollHeight + e.getBoundingClientRect().top))""")
-    page.set_viewport_size({"width": WIDTH, "height": max(HEIGHT, int(height) + 2)})
-    page.evaluate("""() => document.querySelectorAll('*').forEach(e => {
-        if (['auto', 'scroll'].includes(getComputedStyle(e).overflowY)) e.scrollTo(0, 0); })""")
-    page.wait_for_timeout(400)  # let the grids and the page images lay out at the new size
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    path = full_page_screenshot(page, ARTIFACTS / f"{name}.png", width=WIDTH, height=HEIGHT)
     done.setdefault("screenshots", []).append(path)
     return path
 
 
-def settle(page) -> None:
-    """Wait until no script run is going or requested: a click that lands while a
-    fragment is rerunning can be dropped, and an open select closes when it redraws."""
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(state="attached",
-                                                                                       timeout=LOAD)
-
-
 def open_page(page, demo: Demo, path: str, ready: str, **params: Any) -> None:
-    query = "&".join(f"{k}={v}" for k, v in {"patient": demo.patient_id, **params}.items())
-    page.goto(f"{demo.url}/{path}?{query}")
+    """The page at ``/<path>?patient=<demo patient>&<params>`` as a link opens it: a new
+    session, signed in as the tab's account, that starts from nothing an earlier page left."""
+    open_signed_in(page, demo.url, path, patient=demo.patient_id, **params)
     page.get_by_text(ready).first.wait_for(timeout=LOAD)
     settle(page)
 
@@ -255,22 +260,28 @@ def grid_rows(grid, count: int | None = None) -> list[dict[str, str]]:
     n_rows = int(table.get_attribute("aria-rowcount")) - 1
     n_cols = int(table.get_attribute("aria-colcount"))
     scroller = grid.locator(".dvn-scroller").first
-    width, view_w, height, view_h = scroller.evaluate(
-        "e => [e.scrollWidth, e.clientWidth, e.scrollHeight, e.clientHeight]")
     headers: dict[int, str] = {}
     cells: dict[tuple[int, int], str] = {}
-    ys = sorted({*range(0, max(0, height - view_h), max(35, view_h - 70)), max(0, height - view_h)})
-    xs = sorted({*range(0, max(0, width - view_w), max(50, view_w - 50)), max(0, width - view_w)})
-    for y in ys:
-        for x in xs:
-            scroller.evaluate("(e, at) => e.scrollTo(at[0], at[1])", [x, y])
-            grid.page.wait_for_timeout(200)  # the accessible cells follow on the next frames
-            seen = table.evaluate("""t => [
-                Array.from(t.querySelectorAll('th')).map(h => [Number(h.getAttribute('aria-colindex')), h.innerText]),
-                Array.from(t.querySelectorAll('td')).map(c => [Number(c.parentElement.getAttribute('aria-rowindex')),
-                                                              Number(c.getAttribute('aria-colindex')), c.innerText])]""")
-            headers.update({col: text for col, text in seen[0]})
-            cells.update({(row, col): text for row, col, text in seen[1]})
+    for _ in range(3):  # a grid still laying out reports a narrower scroll area: sweep again once it has grown
+        width, view_w, height, view_h = scroller.evaluate(
+            "e => [e.scrollWidth, e.clientWidth, e.scrollHeight, e.clientHeight]")
+        ys = sorted({*range(0, max(0, height - view_h), max(35, view_h - 70)), max(0, height - view_h)})
+        xs = sorted({*range(0, max(0, width - view_w), max(50, view_w - 50)), max(0, width - view_w)})
+        for y in ys:
+            for x in xs:
+                scroller.evaluate("(e, at) => e.scrollTo(at[0], at[1])", [x, y])
+                grid.page.wait_for_timeout(200)  # the accessible cells follow on the next frames
+                seen = table.evaluate("""t => [
+                    Array.from(t.querySelectorAll('th')).map(h => [Number(h.getAttribute('aria-colindex')),
+                                                                   h.innerText]),
+                    Array.from(t.querySelectorAll('td')).map(c => [
+                        Number(c.parentElement.getAttribute('aria-rowindex')), Number(c.getAttribute('aria-colindex')),
+                        c.innerText])]""")
+                headers.update({col: text for col, text in seen[0]})
+                cells.update({(row, col): text for row, col, text in seen[1]})
+        if len(headers) == n_cols and len(cells) == n_rows * n_cols:
+            break
+        grid.page.wait_for_timeout(1000)
     scroller.evaluate("e => e.scrollTo(0, 0)")
     assert len(headers) == n_cols and len(cells) == n_rows * n_cols, \
         f"read {len(cells)} of {n_rows} x {n_cols} cells ({sorted(headers.values())})"
@@ -483,7 +494,7 @@ def test_the_chart_overview_shows_what_the_decisions_changed(demo, tab):
     done["chart_ui"] = True
 
 
-def test_every_page_is_saved_as_a_screenshot(demo, tab):
+def test_every_page_is_saved_as_a_screenshot(demo, tab, admin_tab):
     page = tab
     open_page(page, demo, "review_queue", "items to review")
     screenshot(page, "review-queue")
@@ -513,6 +524,11 @@ def test_every_page_is_saved_as_a_screenshot(demo, tab):
     print("CHAT ANSWER:", text)
     screenshot(page, "chat")
 
+    # running the gate and Operations are an admin's
+    open_page(page, demo, "evals", "golden gate")
+    page.get_by_text("Running the gate needs the admin role").wait_for(timeout=STEP)
+    assert page.get_by_role("link", name="Operations", exact=True).count() == 0
+    page = admin_tab
     open_page(page, demo, "evals", "golden gate")
     page.get_by_role("button", name="Run the gate").wait_for(timeout=STEP)
     screenshot(page, "evals")
@@ -520,10 +536,26 @@ def test_every_page_is_saved_as_a_screenshot(demo, tab):
     open_page(page, demo, "operations", "Time per stage")
     page.get_by_text("Worker intake-extractor").first.wait_for(timeout=STEP)
     screenshot(page, "operations")
+    # the access audit, filtered to the reviewer and downloaded: their views of the demo patient, by account
+    page.get_by_role("tab", name="Access audit").click()
+    download = page.get_by_role("button", name="Download access audit (CSV)")
+    download.wait_for(timeout=STEP)
+    settle(page)
+    selectbox(page, "User").first.click()
+    page.get_by_role("option", name=REVIEWER, exact=True).click()
+    settle(page)
+    with page.expect_download(timeout=STEP) as fetched:
+        download.click()
+    rows = list(csv.DictReader(io.StringIO(Path(fetched.value.path()).read_text())))
+    assert rows and {(r["actor"], r["user_id"]) for r in rows} == {(REVIEWER, str(demo.accounts[REVIEWER]))}, rows
+    assert {"sign_in", "view_chart", "view_document"} <= {r["event"] for r in rows}, rows
+    assert any(r["event"] == "view_chart" and r["patient_mrn"] == MRN for r in rows), rows
+    screenshot(page, "operations-access-audit")
     names = {p.stem for p in done["screenshots"]}
-    for name in ("review-queue", "review-queue-audit", "chat", "evals", "operations"):
+    shots = {"review-queue", "review-queue-audit", "chat", "evals", "operations", "operations-access-audit"}
+    for name in shots:
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000, name
-    assert names >= {"review-queue", "review-queue-audit", "chat", "evals", "operations"}
+    assert names >= shots
 
 
 def test_the_database_holds_the_decisions_once_the_server_stops(demo):
@@ -541,13 +573,18 @@ def test_the_database_holds_the_decisions_once_the_server_stops(demo):
 
     con = duckdb.connect(str(demo.data / "workbench.duckdb"), read_only=True)
     try:
-        decisions = con.execute("SELECT item_type, item_id, decision, actor, reason, after_state "
+        decisions = con.execute("SELECT item_type, item_id, decision, actor, reason, after_state, user_id "
                                 "FROM review_decisions ORDER BY id").fetchall()
         corrected = con.execute("SELECT structured_value, corrected_by, certainty, citation FROM document_facts "
                                 "WHERE id = ?", [done["correction"]]).fetchone()
         boxed = con.execute("SELECT citation FROM document_facts WHERE id = ?", [done["box"][0]]).fetchone()
+        chart_views = con.execute("SELECT actor, user_id FROM access_events WHERE event = 'view_chart' "
+                                  "AND channel = 'ui' AND patient_id = ?", [demo.patient_id]).fetchall()
     finally:
         con.close()
+    # every decision made in the browser names the signed-in reviewer's account, by name and by id
+    assert decisions and {(d[3], d[6]) for d in decisions} == {(REVIEWER, demo.accounts[REVIEWER])}, decisions
+    assert chart_views and set(chart_views) <= {(n, i) for n, i in demo.accounts.items()}, chart_views
     by_kind = {(d[0], d[2]): d for d in decisions}
     identity = by_kind[("identity_check", "approve")]
     assert identity[3] == REVIEWER and identity[4] == IDENTITY_REASON

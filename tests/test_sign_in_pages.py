@@ -277,7 +277,7 @@ def test_an_admin_manages_users_and_reads_the_access_audit(app_env, demo_patient
     at = app(user="dr.ops").run()
     at.switch_page("app_pages/operations.py").run()
     assert not at.exception, at.exception
-    assert [t.label for t in at.tabs] == ["Jobs and workers", "Users", "Access audit"]
+    assert [t.label for t in at.tabs] == ["Jobs and workers", "Users", "Access audit", "Document categories"]
     users = next(d.value for d in at.dataframe if "must change password" in d.value.columns).set_index("user")
     assert users.loc["dr.viewer", "role"] == "viewer" and bool(users.loc["dr.viewer", "active"])
 

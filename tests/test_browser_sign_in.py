@@ -1,0 +1,175 @@
+"""Signing in to the real served app (`python -m ui.serve`) in headless Debian chromium.
+
+A fresh data dir as `make run` leaves it (`core init`, the demo load): the app opens on
+the sign-in form and nothing else, whatever page the address names; a wrong password is
+refused; the initial admin's one-time password (the file `init` wrote) signs in and must
+be changed first; then the overview shows who is signed in, and signing out returns to
+the form. The last test stops the server and reads the access audit the browser wrote.
+The tests run in file order and build on one another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, ROOT, full_page_screenshot, launch_chromium,
+                                   server_env, serving, settle, signed_in_as, submit_sign_in)
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
+ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
+STEP = 30_000
+NEW_PASSWORD = "a-password-of-my-own-42"
+PAGES = ("", "documents", "review_queue", "chat", "evals", "operations")
+done: dict[str, Any] = {}
+
+
+def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    data = tmp_path_factory.mktemp("sign-in") / "data"
+    env = server_env(data)
+    init = _cli(env, "init")
+    password_file = Path(init["initial_admin_password_file"])
+    assert password_file.stat().st_mode & 0o777 == 0o600
+    one_time = re.search(r"^password: (\S+)$", password_file.read_text(), re.M).group(1)
+    _cli(env, "demo")
+    patients = _cli(env, "patient", "list")["patients"]
+    private = [v for p in patients for v in (p["mrn"], p["first_name"], p["last_name"])]  # not before sign-in
+    demo_patient = next(p["patient_id"] for p in patients if p["mrn"] == "DEMO-1001")  # the demo documents' patient
+    with serving(env) as (url, proc):
+        def stop() -> None:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(20)
+
+        yield {"url": url, "env": env, "data": data, "password_file": password_file, "one_time": one_time,
+               "private": private, "demo_patient": demo_patient, "stop": stop}
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser):
+    tab = browser.new_page()
+    yield tab
+    tab.close()
+
+
+def shows_nothing_private(page, app) -> None:
+    settle(page)
+    text, html = page.locator("body").inner_text(), page.content()
+    leaked = [v for v in app["private"] if v in text or v in html]
+    assert not leaked, f"{page.url} shows {leaked} before anyone is signed in"
+
+
+def test_the_app_opens_on_the_sign_in_form_and_nothing_else(app, page):
+    for path in PAGES:  # a deep link to any page, with a patient named in it, gets the form too
+        page.goto(f"{app['url']}/{path}?patient=1")
+        page.get_by_role("button", name="Sign in").wait_for(timeout=LOAD)
+        page.get_by_role("textbox", name="User name").wait_for()
+        page.get_by_label("Password", exact=True).wait_for()
+        shows_nothing_private(page, app)
+        assert page.get_by_test_id("stSidebarNav").count() == 0, path
+        assert page.get_by_role("link", name="Documents").count() == 0, path
+        assert page.get_by_text("Signed in as").count() == 0, path
+    page.goto(app["url"])
+    page.get_by_role("button", name="Sign in").wait_for(timeout=LOAD)
+    full_page_screenshot(page, ARTIFACTS / "sign-in.png")
+    done["form"] = True
+
+
+def test_a_wrong_password_is_refused(app, page):
+    page.goto(app["url"])
+    submit_sign_in(page, "admin", "not-the-password-at-all")
+    page.get_by_test_id("stAlertContentError").get_by_text("Wrong user name or password.").wait_for(timeout=STEP)
+    page.get_by_role("button", name="Sign in").wait_for()
+    shows_nothing_private(page, app)
+    assert page.get_by_text("Signed in as").count() == 0
+
+
+def test_the_one_time_password_signs_in_and_must_be_changed(app, page):
+    page.goto(f"{app['url']}/?patient={app['demo_patient']}")  # a link to a chart opens it once signed in
+    submit_sign_in(page, "admin", app["one_time"])
+    page.get_by_role("button", name="Change password").wait_for(timeout=STEP)
+    page.get_by_text("Change your password").first.wait_for()
+    # signed in, but nothing of a patient and no way around the form until the password is changed
+    signed_in_as(page, "admin").wait_for()
+    shows_nothing_private(page, app)
+    assert page.get_by_test_id("stSidebarNav").count() == 0
+    page.get_by_label("Current password", exact=True).fill(app["one_time"])
+    page.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
+    page.get_by_label("New password again", exact=True).fill(NEW_PASSWORD)
+    page.get_by_role("button", name="Change password").click()
+    page.get_by_role("heading", name="Chart overview").wait_for(timeout=LOAD)
+    page.get_by_test_id("stSidebar").get_by_text("Signed in as admin (admin)").wait_for(timeout=STEP)
+    page.get_by_test_id("stSidebarNav").wait_for()
+    page.get_by_text("MRN DEMO-1001").first.wait_for(timeout=STEP)
+    assert not app["password_file"].exists(), "the spent one-time password file is still there"
+    full_page_screenshot(page, ARTIFACTS / "signed-in-overview.png")
+    done["changed"] = True
+
+
+def test_sign_out_returns_to_the_form(app, page):
+    if "changed" not in done:
+        pytest.skip("needs the password changed by the previous test")
+    page.goto(app["url"])
+    submit_sign_in(page, "admin", NEW_PASSWORD)
+    page.get_by_role("heading", name="Chart overview").wait_for(timeout=LOAD)
+    page.get_by_test_id("stSidebar").get_by_text("Signed in as admin (admin)").wait_for(timeout=STEP)
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("button", name="Sign in").wait_for(timeout=STEP)
+    page.get_by_text("Signed out.").wait_for(timeout=STEP)
+    shows_nothing_private(page, app)
+    assert page.get_by_text("Signed in as").count() == 0
+    full_page_screenshot(page, ARTIFACTS / "signed-out.png")
+    nav_after_sign_out = page.get_by_test_id("stSidebarNav").count()
+    # the one-time password was spent with the change
+    submit_sign_in(page, "admin", app["one_time"])
+    page.get_by_test_id("stAlertContentError").get_by_text("Wrong user name or password.").wait_for(timeout=STEP)
+    done["signed_out"] = True
+    # the page list goes with the session: the form is all a signed-out browser is shown
+    assert nav_after_sign_out == 0, "the sidebar still lists the pages after signing out"
+
+
+def test_the_access_audit_holds_what_the_browser_did(app):
+    if "signed_out" not in done:
+        pytest.skip("needs the sign-in steps above")
+    app["stop"]()  # DuckDB admits one process: read once the app has let go
+    import duckdb
+
+    con = duckdb.connect(str(app["data"] / "workbench.duckdb"), read_only=True)
+    try:
+        admin_id = con.execute("SELECT id FROM users WHERE username = 'admin'").fetchone()[0]
+        rows = con.execute("SELECT event, actor, user_id FROM access_events WHERE channel = 'ui' "
+                           "ORDER BY id").fetchall()
+    finally:
+        con.close()
+    events = [event for event, actor, _ in rows if actor == "admin"]
+    # refused, the one-time password, its change, a chart view, the new password, sign-out, the spent one refused
+    for expected in ("sign_in_failed", "sign_in", "password_changed", "view_chart", "sign_out"):
+        assert expected in events, (expected, events)
+    assert events.index("sign_in_failed") < events.index("sign_in") < events.index("password_changed")
+    assert events[-2:] == ["sign_out", "sign_in_failed"], events
+    assert all(user_id == admin_id for _, actor, user_id in rows if actor == "admin"), rows
