@@ -14,7 +14,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
@@ -101,6 +100,8 @@ class VectorStore:
     def __init__(self, path: Path | str, *, read_consistency_interval: timedelta | None = timedelta(0)):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
+        import lancedb  # here, not at import: it costs ~2 s, and most CLI commands never open a table
+
         self._db = lancedb.connect(str(self.path), read_consistency_interval=read_consistency_interval)
         self._tables: dict[str, lancedb.table.Table] = {}
         self._lock = threading.Lock()
