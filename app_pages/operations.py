@@ -262,18 +262,13 @@ with tab_work:
     status_panel()
     jobs_panel()
     flow_panel()
-with tab_users:
-    st.subheader("Users")
-    if auth.can(Permission.MANAGE_USERS):
-        users_panel()
-    else:
-        st.caption(auth.refusal(me, Permission.MANAGE_USERS))
-with tab_access:
-    st.subheader("Access audit")
-    access_panel()
-with tab_categories:
-    st.subheader("Document categories")
-    if auth.can(Permission.MANAGE_CATEGORIES):
-        categories_panel()
-    else:
-        st.caption(auth.refusal(me, Permission.MANAGE_CATEGORIES))
+for tab, title, permission, panel in ((tab_users, "Users", Permission.MANAGE_USERS, users_panel),
+                                      (tab_access, "Access audit", Permission.OPERATIONS, access_panel),
+                                      (tab_categories, "Document categories", Permission.MANAGE_CATEGORIES,
+                                       categories_panel)):
+    with tab:
+        st.subheader(title)
+        if auth.can(permission):
+            panel()
+        else:
+            st.caption(auth.refusal(me, permission))

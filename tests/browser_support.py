@@ -82,6 +82,19 @@ def launch_chromium(pw, profile: Path, *, width: int = 1400, height: int = 1000)
                                                  args=CHROMIUM_ARGS, viewport={"width": width, "height": height})
 
 
+@contextmanager
+def chromium_context(profile: Path, **viewport: int) -> Iterator[Any]:
+    """A module's browser: one persistent headless chromium context, closed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = launch_chromium(pw, profile, **viewport)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
 # ----------------------------------------------------------------------------- accounts and sign-in
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import (ADMIN, CHROMIUM, NO_CHROMIUM, REVIEWER, ROOT, add_account, launch_chromium,
+from tests.browser_support import (ADMIN, CHROMIUM, NO_CHROMIUM, REVIEWER, ROOT, add_account, chromium_context,
                                    server_env, serving, sign_in)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
@@ -35,12 +35,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        context = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
         yield context
-        context.close()
 
 
 def test_worker_is_fresh_before_any_page_is_opened(server):

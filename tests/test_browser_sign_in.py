@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, ROOT, full_page_screenshot, launch_chromium,
+from tests.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, ROOT, full_page_screenshot, chromium_context,
                                    server_env, serving, settle, signed_in_as, submit_sign_in)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
@@ -62,12 +62,8 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        context = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
         yield context
-        context.close()
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import pytest
 
 from tests.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account,
-                                   full_page_screenshot, launch_chromium, open_signed_in, server_env, serving, settle,
+                                   full_page_screenshot, chromium_context, open_signed_in, server_env, serving, settle,
                                    sign_in)
 from ui import labels
 
@@ -128,13 +128,8 @@ def demo(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as pw:
-        context = launch_chromium(pw, profile, width=WIDTH, height=HEIGHT)
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile"), width=WIDTH, height=HEIGHT) as context:
         yield context
-        context.close()
 
 
 def _signed_in_tab(browser, request, demo: Demo, username: str):
