@@ -311,7 +311,8 @@ def test_a_real_browser_fetches_nothing_a_document_names(tmp_path_factory):
     import subprocess
     import sys
 
-    from tests.browser_support import CHROMIUM, NO_CHROMIUM, launch_chromium, server_env, serving
+    from tests.browser_support import CHROMIUM, NO_CHROMIUM, launch_chromium, server_env, serving, sign_in
+    from tests.conftest import TEST_PASSWORD
 
     if not Path(CHROMIUM).exists():
         pytest.skip(NO_CHROMIUM)
@@ -327,7 +328,7 @@ def test_a_real_browser_fetches_nothing_a_document_names(tmp_path_factory):
             context = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
             context.on("request", lambda r: requests.append(r.url))
             page = context.new_page()
-            page.goto(url + "/?patient=1")
+            sign_in(page, url, "dr.reviewer", TEST_PASSWORD, patient=1)
             page.get_by_text("Extracted facts").wait_for(timeout=60_000)
             page.get_by_text("Critical: Potassium ![x](http:").first.wait_for(timeout=30_000)  # shown as text
             page.wait_for_timeout(1500)
@@ -355,12 +356,14 @@ def _ingest_in(data: Path) -> None:
     """Fill a data dir before the server opens it (the database has one writer)."""
     from core.services.workbench import open_workbench
     from core.settings import reload_settings
+    from tests.conftest import seed_test_accounts
 
     old = os.environ.get("WORKBENCH_DATA_DIR")
     os.environ["WORKBENCH_DATA_DIR"] = str(data)
     try:
         wb = open_workbench(reload_settings())
         try:
+            seed_test_accounts(wb)
             patient, _ = _ingest_all(wb)
             assert patient["id"] == 1
         finally:
