@@ -13,7 +13,8 @@ Only fields with visible text get a section, so every citation quote is a substr
 an existing section's text. The raw field sits in ``Section.meta["raw"]`` so the
 extractor (``extract.hl7_facts``) can split components without re-reading the file.
 Splitting and repair live in ``extract.hl7_parse``; hl7apy checks each message's
-structure afterwards and a failure there is reported as a warning, never fatal.
+structure afterwards and a failure there is reported as a warning, never fatal. A file
+that looks cut off before its end carries ``file_repaired`` (its facts wait for review).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from collections import Counter
 from core.content import ContentWarning, NormalizedContent, Section
 from core.errors import ExtractionError
 from core.models import ExtractionResult
+from core.policy.certainty import FILE_REPAIRED
 from extract.hl7_facts import extract_facts
 from extract.hl7_parse import (
     Encoding,
     RawMessage,
     component,
+    cut_short,
     decode_bytes,
     find_header,
     looks_binary,
@@ -79,6 +82,12 @@ def normalize_hl7(data: bytes) -> NormalizedContent:
 
     recovery = recover_segments(text, file_enc)
     warnings += recovery.warnings
+    if cut := cut_short(data, text, recovery.segments, file_enc):
+        warnings.append(ContentWarning(
+            FILE_REPAIRED,
+            f"The HL7 file looks cut off before its end ({cut}); what arrived was read, but a value "
+            f"may be incomplete, so its findings wait for a person to check them.",
+        ))
     split = split_messages(recovery.segments, file_enc)
     warnings += split.warnings
     if not split.messages:

@@ -471,3 +471,41 @@ def looks_like_segments(text: str) -> bool:
     """Several lines that start like HL7 segments (``PID|``), even without an MSH."""
     hits = re.findall(r"(?m)^[A-Z][A-Z0-9]{2}\|", text)
     return len(hits) >= 1 and any(is_known_segment(h[:3]) for h in hits)
+
+
+# ---------------------------------------------------------------------------- truncation
+
+# OBX-11 (observation result status) is required in every v2 version: an OBX that ends
+# before it, at the very end of a file, was most likely cut off in transfer.
+_OBX_STATUS_FIELD = 11
+
+
+def cut_short(raw: bytes, text: str, segments: list[RawSegment], enc: Encoding) -> str | None:
+    """Why a file looks cut off before its end (a transfer or copy that stopped early),
+    or None. Only the end of the file is judged, and only by signs a complete file never
+    shows: an MLLP start byte without its end byte, a batch header without its trailer,
+    or a last line, not ended by a segment separator, that is a segment cut within its
+    name, a segment shorter than every earlier one of its kind, or an OBX that stops
+    before its result status. A cut at a segment boundary, or inside the last field of
+    a segment as long as its siblings, leaves no such sign and is not detected."""
+    if raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"\x0b") and b"\x1c" not in raw:
+        return "the MLLP frame has its start byte but not its end byte"
+    names = [s.text[:3] for s in segments if not s.unknown]
+    for header, trailer in (("BHS", "BTS"), ("FHS", "FTS")):
+        if names.count(header) > names.count(trailer):
+            return f"a batch header ({header}) has no closing {trailer} segment"
+    if not segments or text.rstrip(" \t").endswith(("\r", "\n")):
+        return None
+    last = segments[-1]
+    last_line = re.split(r"\r\n|\n\r|\r|\n", text.rstrip(" \t"))[-1].strip()
+    if re.fullmatch(r"[A-Z][A-Z0-9]{0,3}", last_line):
+        return "its last line is a segment cut off within its name"
+    if last.unknown or not _starts_segment(last_line, enc.field) or not last.text.endswith(last_line):
+        return None  # the continuation of a wrapped line, or stray text: no whole segment to judge
+    name, count = last.name, len(segment_fields(last.text, enc)) - 1
+    earlier = [len(segment_fields(s.text, enc)) - 1 for s in segments[:-1] if s.name == name and not s.unknown]
+    if earlier and count < min(earlier):
+        return f"its last segment ({name}) stops after field {count}, earlier {name} segments go on"
+    if name == "OBX" and not earlier and count < _OBX_STATUS_FIELD:
+        return f"its last segment (OBX) stops after field {count}, before the result status (OBX-11)"
+    return None

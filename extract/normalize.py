@@ -28,8 +28,11 @@ def normalize(data: bytes, *, render_dir: Path | None = None, allow_ocr: bool = 
                 raise
         from extract.images import ocr_pdf
         from extract.ocr import default_engine
+        from extract.pdf import repair_warnings
 
-        return ocr_pdf(data, render_dir=render_dir, engine=default_engine(ocr_engine))
+        content = ocr_pdf(data, render_dir=render_dir, engine=default_engine(ocr_engine))
+        content.warnings += repair_warnings(data)  # a rebuilt scan is as doubtful as a rebuilt text PDF
+        return content
     if kind in ("png", "jpeg", "webp", "tiff"):
         if not allow_ocr:
             raise ExtractionError("This image needs OCR, which was not allowed here.", code="needs_ocr")

@@ -1,8 +1,8 @@
 """Checks shared by the DOCX and XLSX backends before a library touches the bytes.
 
 Turns the ways an Office file goes wrong (empty, password-protected, an old binary
-.doc/.xls, a renamed text file, a zip cut short, a workbook uploaded as a letter) into
-``ExtractionError``s a person can act on.
+.doc/.xls, a renamed text file, a zip cut short, a workbook uploaded as a letter, XML
+parts that declare a DTD) into ``ExtractionError``s a person can act on.
 """
 
 from __future__ import annotations
@@ -69,4 +69,39 @@ def check_ooxml(data: bytes, kind: str) -> zipfile.ZipFile:
         other = next((desc for part, desc in _OTHER.items() if part in names), None)
         what = f"it is {other}" if other else "it is a zip archive without the parts of one"
         raise ExtractionError(f"The file is not a {label}: {what}.", code=wrong_code)
+    if crafted := next((n for n in sorted(names) if n.lower().endswith(_XML_PARTS) and _declares_dtd(zf, n)), None):
+        raise ExtractionError(
+            f"The {label} is damaged or crafted: its part {crafted!r} declares a document type (DTD) or "
+            f"entities, which Office files never contain; it was not read.",
+            code="corrupt_file",
+        )
     return zf
+
+
+# The package format (OPC, ECMA-376 Part 2) forbids DTDs in its XML, so a DOCTYPE can
+# only be a crafted payload (external entities reading local files, "billion laughs"
+# entity expansion); it is refused before any XML parser sees the part.
+_XML_PARTS = (".xml", ".rels", ".vml")
+_PROLOG_LIMIT = 64 * 1024  # a real part's prolog is an XML declaration of ~60 bytes
+
+
+def _declares_dtd(zf: zipfile.ZipFile, name: str) -> bool:
+    """Whether the part's prolog (what precedes its root element) holds a ``<!DOCTYPE``
+    or other declaration, or runs on past ``_PROLOG_LIMIT``. Reads only that head."""
+    with zf.open(name) as part:
+        head = part.read(_PROLOG_LIMIT)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = head.decode("utf-16", errors="ignore")
+    else:
+        text = head.decode("latin-1")  # markup characters are ASCII in UTF-8 too
+    i = 0
+    while True:
+        while i < len(text) and text[i] in "\ufeff\xef\xbb\xbf \t\r\n":
+            i += 1
+        if text.startswith("<?", i) or text.startswith("<!--", i):
+            end = text.find("?>" if text[i + 1] == "?" else "-->", i + 2)
+            if end == -1:
+                return len(head) >= _PROLOG_LIMIT  # a prolog longer than any real one
+            i = end + 2
+        else:
+            return text.startswith("<!", i)

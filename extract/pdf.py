@@ -4,19 +4,24 @@ Words keep PyMuPDF's block/line numbers but are stored in visual reading order
 (rows top to bottom, left to right; see ``core.policy.citations.reading_rows``), so
 a table row is one ``Line`` even when the PDF wrote each cell as its own block.
 A PDF without any text layer is refused with ``needs_ocr`` so the caller can route
-it to OCR; one damaged page becomes a warning, not a failed document.
+it to OCR; one damaged page becomes a warning, not a failed document. A file MuPDF
+could only open by rebuilding it (a truncated download, a broken cross-reference
+table) carries a ``file_repaired`` warning, which holds its facts for review; a file
+it cannot open at all, or whose page tree loops back on itself, is ``corrupt_file``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import pymupdf
 
 from core.content import ContentWarning, Line, NormalizedContent, PageContent, Word
 from core.errors import ExtractionError
+from core.policy.certainty import FILE_REPAIRED
 from core.policy.citations import reading_rows
 
 MAX_PAGES = 200
@@ -51,6 +56,7 @@ def normalize_pdf(
                 code="too_many_pages",
             )
         content = NormalizedContent(source_kind="pdf_text", engine=ENGINE, meta={"page_count": doc.page_count})
+        content.warnings += _repair_warnings(doc)
         for number in range(1, doc.page_count + 1):
             page, warning = _read_page(doc, number)
             content.pages.append(page)
@@ -79,18 +85,96 @@ def normalize_pdf(
 def _open(data: bytes) -> pymupdf.Document:
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
-    except pymupdf.FileDataError as exc:
+    except (pymupdf.FileDataError, *_PAGE_ERRORS) as exc:
+        # MuPDF raises a plain RuntimeError for some structural damage (a page count it
+        # cannot believe), FileDataError for the rest: both are a damaged file.
         raise ExtractionError(f"The file is not a readable PDF ({exc}).", code="corrupt_file") from None
-    if not doc.is_pdf:  # MuPDF sniffs content and would happily open a PNG as a document
+    try:
+        _check_opened(doc)
+    except BaseException:
         doc.close()
+        raise
+    return doc
+
+
+def _check_opened(doc: pymupdf.Document) -> None:
+    if not doc.is_pdf:  # MuPDF sniffs content and would happily open a PNG as a document
         raise ExtractionError("The file is not a PDF.", code="corrupt_file")
     if doc.needs_pass:
-        doc.close()
         raise ExtractionError("The PDF is password-protected; it cannot be read.", code="encrypted_pdf")
-    if doc.page_count == 0:
-        doc.close()
+    try:
+        pages = doc.page_count
+    except _PAGE_ERRORS as exc:
+        raise ExtractionError(f"The PDF's list of pages cannot be read ({exc}).", code="corrupt_file") from None
+    if pages == 0:
         raise ExtractionError("The PDF has no pages.", code="corrupt_file")
-    return doc
+    if pages <= MAX_PAGES and _page_tree_loops(doc):  # a longer file is refused for its length anyway
+        raise ExtractionError(
+            "The PDF is damaged: its list of pages loops back on itself, so its pages cannot be told apart.",
+            code="corrupt_file",
+        )
+
+
+_REF = re.compile(r"(\d+)\s+\d+\s+R")
+
+
+def _kids(doc: pymupdf.Document, xref: int) -> list[int]:
+    """Object numbers of a page-tree node's /Kids (the array may itself be a reference)."""
+    kind, value = doc.xref_get_key(xref, "Kids")
+    if kind == "xref":
+        match = _REF.match(value)
+        value = doc.xref_object(int(match.group(1))) if match else ""
+    elif kind != "array":
+        return []
+    return [int(n) for n in _REF.findall(value)]
+
+
+def _page_tree_loops(doc: pymupdf.Document) -> bool:
+    """Whether a /Kids entry points back to a node above it. MuPDF reports such a cycle
+    only as a warning and then reads the pages wrongly or not at all. Each node is
+    walked once, so the cost is linear in the size of the tree."""
+    try:
+        kind, value = doc.xref_get_key(doc.pdf_catalog(), "Pages")
+    except _PAGE_ERRORS:
+        return False  # MuPDF found the pages some other way; nothing to walk
+    root = _REF.match(value) if kind == "xref" else None
+    if root is None:
+        return False
+    done: set[int] = set()
+    path: set[int] = {int(root.group(1))}
+    stack = [(int(root.group(1)), iter(_kids(doc, int(root.group(1)))))]
+    while stack:
+        node, kids = stack[-1]
+        kid = next(kids, None)
+        if kid is None:
+            stack.pop()
+            path.discard(node)
+            done.add(node)
+        elif kid in path:
+            return True
+        elif kid not in done:
+            path.add(kid)
+            stack.append((kid, iter(_kids(doc, kid))))
+    return False
+
+
+def _repair_warnings(doc: pymupdf.Document) -> list[ContentWarning]:
+    if not doc.is_repaired:
+        return []
+    return [ContentWarning(
+        FILE_REPAIRED,
+        "The PDF is damaged (cut short or with a broken index) and was rebuilt to be read: "
+        "some text may be missing or wrong, so its findings wait for a person to check them.",
+    )]
+
+
+def repair_warnings(data: bytes) -> list[ContentWarning]:
+    """The ``file_repaired`` warning for a PDF read by another route (OCR), or none."""
+    try:
+        with pymupdf.open(stream=data, filetype="pdf") as doc:
+            return _repair_warnings(doc)
+    except (pymupdf.FileDataError, *_PAGE_ERRORS):
+        return []  # the OCR route opened it; a second opinion that fails changes nothing
 
 
 def _read_page(doc: pymupdf.Document, number: int) -> tuple[PageContent, ContentWarning | None]:

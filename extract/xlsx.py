@@ -56,6 +56,8 @@ def normalize_xlsx(data: bytes) -> NormalizedContent:
     Raises ``ExtractionError``: empty_file, encrypted_file, not_xlsx, corrupt_file.
     """
     check_ooxml(data, "xlsx")
+    from xml.etree.ElementTree import ParseError
+
     import openpyxl
     from lxml.etree import XMLSyntaxError
     from openpyxl.utils.exceptions import InvalidFileException
@@ -64,8 +66,10 @@ def normalize_xlsx(data: bytes) -> NormalizedContent:
         values_wb = openpyxl.load_workbook(io.BytesIO(data), data_only=True)
         formulas_wb = openpyxl.load_workbook(io.BytesIO(data), data_only=False)
     except (InvalidFileException, KeyError, ValueError, TypeError, IndexError, AttributeError,
-            zipfile.BadZipFile, XMLSyntaxError) as exc:
-        # openpyxl reports malformed package XML with whatever error its reader hits first.
+            zipfile.BadZipFile, XMLSyntaxError, ParseError) as exc:
+        # openpyxl reports malformed package XML with whatever error its reader hits first;
+        # ParseError comes from the standard library's expat parser, which it uses for
+        # sheets and shared strings (malformed XML, an undefined entity).
         raise ExtractionError(
             f"The Excel workbook is damaged and could not be read ({type(exc).__name__}: {exc}).",
             code="corrupt_file",

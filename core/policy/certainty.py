@@ -31,11 +31,15 @@ against "3,5-5,2") and thousands groups with decimal points ("1,200" against
 An allergy, medication or problem whose words are markup or a web address
 (``<script>``, ``![x](http://...)``, ``www.``) is no clinical name: needs_review, stored
 as written (``markup_or_link``).
+A document whose reader had to repair the file (``file_repaired``: a PDF rebuilt by
+MuPDF, an HL7 file cut off before its end) holds every fact it yields for review, the
+reason saying so first (``held_by_warnings`` / ``hold_for_review``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core.models import Certainty, ClinicalContext, FactProposal
@@ -203,3 +207,28 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
     if ocr and (doubt := _ocr_doubts(proposal)):
         return Classification(Certainty.NEEDS_REVIEW, doubt)
     return Classification(Certainty.VERIFIED)
+
+
+# ------------------------------------------------------------------ damaged files
+# A reader that had to repair a file (MuPDF rebuilding a PDF cut short, an HL7 message
+# whose last segment was cut off) may have read a value wrongly or only in part ("12"
+# of "125"): nothing such a document yields reaches the chart before a person checks it.
+FILE_REPAIRED = "file_repaired"
+_HOLDING_WARNINGS = {
+    FILE_REPAIRED: "the file was damaged and had to be repaired to be read: compare with the original",
+}
+
+
+def held_by_warnings(codes: Iterable[str]) -> str | None:
+    """Why every fact of a document waits for review, from the codes of the warnings
+    its reading raised, or None when none of them holds the document back."""
+    reasons = [_HOLDING_WARNINGS[c] for c in dict.fromkeys(codes) if c in _HOLDING_WARNINGS]
+    return "; ".join(reasons) or None
+
+
+def hold_for_review(decision: Classification, held: str | None) -> Classification:
+    """A kept fact of a held document becomes needs_review with the hold's reason first;
+    a rejected proposal stays rejected."""
+    if held is None or decision.certainty is None:
+        return decision
+    return Classification(Certainty.NEEDS_REVIEW, "; ".join(r for r in (held, decision.reason) if r))

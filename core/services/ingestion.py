@@ -8,6 +8,9 @@ never loses the upload.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +78,42 @@ def check_upload(data: bytes, filename: str, doc_type: DocType | None, max_bytes
     return kind
 
 
+def read_upload_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file given by path, refusing before anything is read what
+    can never be an upload: a symbolic link (it could lead anywhere, e.g. to a system
+    file), a directory, device or FIFO (reading one may block or never end), or a file
+    over the size limit. Opened without following a final symlink and without blocking,
+    then judged on what was actually opened, so the path cannot change in between."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise BadInput(f"File not found: {path}", code="file_not_found") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and path.is_symlink():
+            raise BadInput(f"{path} is a symbolic link; give the path of the file itself.",
+                           code="symlink_refused") from None
+        raise BadInput(f"{path} cannot be opened ({exc.strerror}).", code="file_unreadable") from None
+    try:
+        _check_opened(path, os.fstat(fd), max_bytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(max_bytes + 1)  # a file that grew since fstat is still held to the limit
+    if len(data) > max_bytes:
+        raise BadInput(f"{path.name} is over the limit of {max_bytes / 1e6:.0f} MB.", code="file_too_large")
+    return data
+
+
+def _check_opened(path: Path, info: os.stat_result, max_bytes: int) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket, not a file"
+        raise BadInput(f"{path} is {what}; give the path of a document file.", code="not_a_file")
+    if info.st_size > max_bytes:
+        raise BadInput(f"{path.name} is {info.st_size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB.",
+                       code="file_too_large")
+
+
 def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | int, doc_type: str | None = None,
                        category: str | None = None, by: str,
                        data: bytes | None = None, filename: str | None = None) -> Attached:
@@ -101,10 +140,8 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | i
 
     if data is None:
         path = Path(source)
-        if not path.is_file():
-            raise BadInput(f"File not found: {path}", code="file_not_found")
         filename = filename or path.name
-        data = path.read_bytes()
+        data = read_upload_file(path, wb.settings.upload_max_bytes)
     filename = filename or "upload"
     kind = check_upload(data, filename, job_type, wb.settings.upload_max_bytes)
     sha, stored = wb.blobs.put(data)  # original first: content-addressed, atomic

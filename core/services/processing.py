@@ -14,7 +14,7 @@ from typing import Any
 
 from core.errors import ExtractionError, ResponseRejected
 from core.models import Certainty, DocType, ExtractionResult, IdentityStatus
-from core.policy.certainty import classify
+from core.policy.certainty import classify, held_by_warnings, hold_for_review
 from core.policy.chart_rules import identity_trusted
 from core.policy.citations import verify_citations
 from core.policy.context import apply_to as apply_context
@@ -42,6 +42,9 @@ class PipelineResult:
 # stored bytes into content (loading them included); ``persist`` is classifying and
 # storing the facts between the identity gate and promotion.
 JOB_STAGES = ("normalize", "ocr", "extract", "verify", "identity", "persist", "promote")
+
+NOTHING_FOUND = "nothing_found"
+NOTHING_FOUND_MESSAGE = "The document was read without error, but not one finding was kept from it; check it by eye."
 
 
 class _Stopwatch:
@@ -108,9 +111,10 @@ def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citation
                    paged: bool, ocr: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
     """Classify each proposal (citations already verified) into a fact row to store."""
     prepared: dict[str, dict[str, Any]] = {}
+    held = held_by_warnings(w.code for w in result.warnings)  # e.g. a repaired file: all to review
     for proposal, citation in zip(result.facts, citations):
         proposal = apply_context(proposal.model_copy(update={"citation": citation}))
-        decision = classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr)
+        decision = hold_for_review(classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr), held)
         if decision.certainty is None:
             counts["rejected"] = counts.get("rejected", 0) + 1
             continue
@@ -198,6 +202,8 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     clock.lap("promote")  # the transaction's commit included
     counts["stored"] = len(stored)
     counts["identity_trusted"] = int(identity_trusted(checks[None]["identity_status"]))
+    if not stored:  # a success that kept nothing must not read as a clean one
+        out.warnings.append({"code": NOTHING_FOUND, "page": None, "message": NOTHING_FOUND_MESSAGE})
     out.counts = counts
     out.timings = clock.timings
     return out
