@@ -5,6 +5,7 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.policy.access import Permission
+from core.services import operations
 from core.services.access_audit import VIEW_DOCUMENT
 from core.services.document_view import document_choices
 from core.services.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
@@ -173,10 +174,25 @@ def status_line() -> None:
     fact_cell(c3, "Found", labels.found_summary(doc["counts"]) if doc["job_status"] == "succeeded" else "—")
     if doc.get("error_message"):
         st.error(f"{md_text(doc['error_message'])} The original file is kept.", icon=":material/error:")
+    if doc["job_status"] == "failed" and not doc["deleted_note"] and auth.can(Permission.RETRY_JOB):
+        st.button("Retry reading it", key=f"retry-doc-{doc_id}", on_click=retry, args=(doc,),
+                  help="Read this document again (the attempts start over; the retry is audited).")
+
+
+def retry(d: dict) -> None:
+    try:
+        operations.retry_job(wb, d["job_id"], by=auth.username())
+    except WorkbenchError as exc:
+        st.session_state["retry_notice"] = ("error", exc.message)
+    else:
+        uploads[d["id"]] = {"filename": d["filename"], "announced": False}  # its progress shows above
+        st.session_state["retry_notice"] = ("success", "It is back in the queue and will be read again.")
     if doc["found_nothing"]:
         st.warning("This document was read, but nothing was found in it.", icon=":material/warning:")
 
 
+if notice_ := st.session_state.pop("retry_notice", None):
+    getattr(st, notice_[0])(md_text(notice_[1]))
 status_line()
 selected_fact = str(st.query_params.get("fact", ""))
 

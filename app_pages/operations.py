@@ -94,6 +94,7 @@ def jobs_panel() -> None:
                  column_config={"created": TIME, "started": TIME, "finished": TIME,
                                 **{s: st.column_config.NumberColumn(s, help=f"{s} time (ms)", format="%.0f")
                                    for s in operations.TIMING_COLUMNS}})
+    reclaimed_panel()
     failed = [j for j in found if j["status"] == "failed"]
     if failed:
         st.markdown("**Failed jobs**")
@@ -106,6 +107,24 @@ def jobs_panel() -> None:
             deleted = j["document_deleted"]
             button.button("Retry", key=f"retry-{j['id']}", on_click=_retry, args=(j["id"],), disabled=deleted,
                           help="The document was deleted" if deleted else "Read this document again")
+
+
+RECLAIM_WORDS = {"worker_gone": "its worker's process had stopped",
+                 "heartbeat_stopped": "its worker stopped sending heartbeats",
+                 "released_at_shutdown": "handed back when its worker was shut down"}
+
+
+def reclaimed_panel() -> None:
+    """Jobs taken back from a worker that stopped (ids and reason codes only)."""
+    found = operations.reclaimed_jobs(wb)
+    if not found:
+        return
+    with st.expander(f"Reclaimed after the worker stopped ({len(found)})", icon=":material/restart_alt:"):
+        st.dataframe([{"job": r["id"], "document": r["document_id"], "type": labels.doc_type(r["doc_type"]),
+                       "status now": labels.job_status(r["status"]), "times reclaimed": r["reclaims"],
+                       "last": r["reclaimed_at"], "why": RECLAIM_WORDS.get(r["reclaim_reason"], r["reclaim_reason"])}
+                      for r in found], hide_index=True, width="stretch", column_config={"last": TIME},
+                     key="reclaimed_table")
 
 
 @st.fragment(run_every=10.0)

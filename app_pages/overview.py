@@ -12,6 +12,7 @@ from core.policy.relevance import context_of, context_tags
 from core.services.access_audit import VIEW_CHART
 from core.services.facts import chart_view, patient_facts
 from core.services.patients import add_patient, chart_documents
+from core.services.processing import NOTHING_FOUND
 from ui import auth, labels
 from ui.inert import md_text
 from ui.runtime import patient_picker, select_patient, workbench
@@ -108,7 +109,8 @@ def documents_panel() -> None:
     )
     for d in current:
         if d["found_nothing"]:
-            why = "; ".join(w["message"] for w in d["warnings"] if w.get("message"))
+            # The job's own "nothing found" warning is this sentence; the others say why.
+            why = "; ".join(w["message"] for w in d["warnings"] if w.get("message") and w.get("code") != NOTHING_FOUND)
             st.warning(f"{md_text(d['filename'])} was read but nothing was found in it" + (f" ({md_text(why)})" if why else "")
                        + ": check it on the Documents page.", icon=":material/warning:")
         elif d["job_status"] == "failed":

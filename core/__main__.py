@@ -21,11 +21,14 @@ Passwords are read from a prompt or stdin, never from an argument.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import getpass
 import json
+import os
 import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -185,21 +188,63 @@ def cmd_worker(args) -> dict[str, Any]:
 
     wb = _workbench()
     worker = Worker(wb, worker_id="intake-extractor:cli")
-    try:
-        if args.once:
+    if args.once:
+        try:
             job = worker.run_once()
             worker.beat("stopped")
             return {"ran": job is not None, "job_id": job["id"] if job else None,
                     "status": job["status"] if job else None}
-        signal.signal(signal.SIGTERM, lambda *_: worker.stop())
-        print("intake-extractor worker running; Ctrl-C to stop", file=sys.stderr)
-        try:
-            worker.run_forever()
-        except KeyboardInterrupt:
-            worker.stop()
-        return {"stopped": True, "processed": worker.processed, "failed": worker.failed}
+        finally:
+            wb.close()
+    # The loop runs in a thread so that SIGTERM or Ctrl-C is answered here at once, even in
+    # the middle of a document: the worker finishes it within a short grace or hands it
+    # back to the queue, and the process is gone within 5 s.
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    print("intake-extractor worker running; Ctrl-C to stop", file=sys.stderr)
+    thread = worker.start_thread()
+    while thread.is_alive() and not stop.wait(0.5):
+        pass
+    if worker.shutdown():
+        wb.close()
+    else:
+        # Still inside a document whose job is pending again: closing the database under
+        # that thread, or waiting for it, is worse than ending the process now.
+        atexit.register(_exit_now)
+    return {"stopped": True, "processed": worker.processed, "failed": worker.failed}
+
+
+def _exit_now() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def cmd_retry(args) -> dict[str, Any]:
+    from core.services.fact_vectors import index_pending
+    from core.services.operations import retry_job
+    from core.services.worker import Worker
+    from storage import jobs_repo
+
+    wb = _workbench()
+    try:
+        job = retry_job(wb, args.job_id, by=_actor(args))
+        if not args.queue:
+            worker = Worker(wb, worker_id="intake-extractor:cli")
+            worker.run_specific(job["id"])
+            index_pending(wb)
+            worker.beat("stopped")  # an inline run is not a live worker
+        with wb.db.cursor() as cur:
+            job = jobs_repo.by_id(cur, job["id"])
     finally:
         wb.close()
+    out = {"job_id": job["id"], "document_id": job["document_id"], "status": job["status"],
+           "attempts": job["attempts"], "error_code": job["error_code"], "error_message": job["error_message"]}
+    if job["status"] == "failed":
+        out["_exit"] = EXIT_JOB_FAILED
+        out["_error"] = f"{job['error_code']}: {job['error_message']} (job {job['id']} failed again; the original is kept)"
+    return out
 
 
 def cmd_health(args) -> dict[str, Any]:
@@ -497,6 +542,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("worker", cmd_worker, "run the intake-extractor loop headless")
     p.add_argument("--once", action="store_true")
+
+    p = add("retry", cmd_retry, "retry a failed job (attempts reset, audited) and process it now")
+    p.add_argument("job_id", type=int)
+    p.add_argument("--queue", action="store_true", help="only put it back in the queue (a running worker reads it)")
+    p.add_argument("--by", default=None, help=_BY_OPTIONAL)
 
     add("health", cmd_health, "database, worker heartbeat and queue")
     p = add("index-corpus", cmd_index_corpus, "index the guideline corpus (idempotent)")

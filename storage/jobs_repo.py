@@ -1,9 +1,10 @@
-"""Processing jobs: enqueue, exclusive claim, heartbeat, finish, stale reclaim."""
+"""Processing jobs: enqueue, exclusive claim, heartbeat, finish, reclaim (dead or silent
+worker), release at shutdown, requeue."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 
@@ -22,8 +23,11 @@ def enqueue(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int
     return one(cur)
 
 
-def claim_next(cur: duckdb.DuckDBPyConnection, worker_id: str, job_id: int | None = None) -> dict[str, Any] | None:
-    """Atomically move one pending job to running for ``worker_id``.
+def claim_next(cur: duckdb.DuckDBPyConnection, worker_id: str, job_id: int | None = None, *,
+               process: str | None = None) -> dict[str, Any] | None:
+    """Atomically move one pending job to running for ``worker_id``, recording the
+    holding ``process`` (storage.heartbeat.process_token) so a restart can tell at
+    once that the holder is gone.
 
     The ``status = 'pending'`` guard in the UPDATE plus DuckDB's optimistic
     concurrency make the claim exclusive: a second claimant either sees the row
@@ -31,14 +35,14 @@ def claim_next(cur: duckdb.DuckDBPyConnection, worker_id: str, job_id: int | Non
     """
     now = utcnow()
     pick = "SELECT id FROM processing_jobs WHERE status = 'pending' ORDER BY id LIMIT 1"
-    params: list[Any] = [worker_id, now, now]
+    params: list[Any] = [worker_id, process, now, now]
     if job_id is not None:
         pick = "SELECT ?::BIGINT"
         params.append(job_id)
     try:
         cur.execute(
             f"""UPDATE processing_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?,
-                    started_at = ?, heartbeat_at = ?, finished_at = NULL, error_code = NULL,
+                    worker_process = ?, started_at = ?, heartbeat_at = ?, finished_at = NULL, error_code = NULL,
                     error_message = NULL
                 WHERE id = ({pick}) AND status = 'pending'
                 RETURNING *""",
@@ -55,34 +59,78 @@ def heartbeat(cur: duckdb.DuckDBPyConnection, job_id: int) -> None:
 
 def finish(cur: duckdb.DuckDBPyConnection, job_id: int, *, status: str, error_code: str | None = None,
            error_message: str | None = None, timings: dict | None = None, counts: dict | None = None,
-           engine: str | None = None, warnings: list[dict] | None = None) -> None:
+           engine: str | None = None, warnings: list[dict] | None = None,
+           holder: str | None = None) -> bool:
+    """Record a job's end. With ``holder`` (a worker id) only a job still running for
+    that worker is changed: one released at shutdown or reclaimed meanwhile is left to
+    whoever has it now. Returns whether the row was written."""
     cur.execute(
         """UPDATE processing_jobs SET status = ?, finished_at = ?, heartbeat_at = ?, error_code = ?,
-               error_message = ?, timings = ?, counts = ?, engine = ?, warnings = ? WHERE id = ?""",
+               error_message = ?, timings = ?, counts = ?, engine = ?, warnings = ?
+           WHERE id = ? AND (?::VARCHAR IS NULL OR (status = 'running' AND worker_id = ?)) RETURNING id""",
         [status, utcnow(), utcnow(), error_code, error_message, to_json(timings or {}),
-         to_json(counts or {}), engine, to_json(warnings or []), job_id],
+         to_json(counts or {}), engine, to_json(warnings or []), job_id, holder, holder],
     )
+    return bool(cur.fetchall())
 
 
-def reclaim_stale(cur: duckdb.DuckDBPyConnection, *, stale_after: float, max_attempts: int) -> dict[str, int]:
-    """Return running jobs whose worker stopped beating to the queue (or fail them
-    once their attempts are used up)."""
+# Why a running job went back to the queue (processing_jobs.reclaim_reason).
+WORKER_GONE = "worker_gone"  # its worker's process is no longer running on this host
+HEARTBEAT_STOPPED = "heartbeat_stopped"  # no heartbeat within the stale window
+RELEASED_AT_SHUTDOWN = "released_at_shutdown"  # its worker was told to stop and handed it back
+
+
+def reclaim_stale(cur: duckdb.DuckDBPyConnection, *, stale_after: float, max_attempts: int,
+                  gone: Callable[[str | None], bool] | None = None) -> dict[str, Any]:
+    """Return running jobs whose worker stopped to the queue, or fail them once their
+    attempts are used up (a document that kills its worker every time must not do so
+    forever). A worker has stopped when its heartbeat is older than ``stale_after``
+    seconds, or at once when ``gone(worker_process)`` says its process is dead.
+
+    Returns ``{"requeued": n, "failed": n}`` and, when any, ``"jobs"``: ``{id: reason}``."""
     cutoff = utcnow() - timedelta(seconds=stale_after)
+    cur.execute("SELECT id, worker_process, heartbeat_at, attempts FROM processing_jobs WHERE status = 'running'")
+    reasons: dict[int, str] = {}
+    for job_id, process, beat, _attempts in cur.fetchall():
+        if gone is not None and gone(process):
+            reasons[job_id] = WORKER_GONE
+        elif beat is None or beat < cutoff:
+            reasons[job_id] = HEARTBEAT_STOPPED
+    out: dict[str, Any] = {"requeued": 0, "failed": 0}
+    if not reasons:
+        return out
+    now = utcnow()
+    for job_id, reason in reasons.items():
+        cur.execute(
+            """UPDATE processing_jobs SET
+                   status = CASE WHEN attempts >= ? THEN 'failed' ELSE 'pending' END,
+                   finished_at = CASE WHEN attempts >= ? THEN ? END,
+                   error_code = CASE WHEN attempts >= ? THEN 'attempts_exhausted' END,
+                   error_message = CASE WHEN attempts >= ? THEN
+                       'The worker stopped while processing this document ' || attempts ||
+                       ' times; it will not be retried automatically.' END,
+                   worker_id = NULL, worker_process = NULL, reclaims = coalesce(reclaims, 0) + 1,
+                   reclaimed_at = ?, reclaim_reason = ?
+               WHERE id = ? AND status = 'running' RETURNING status""",
+            [max_attempts, max_attempts, now, max_attempts, max_attempts, now, reason, job_id],
+        )
+        row = cur.fetchone()
+        if row is not None:
+            out["failed" if row[0] == "failed" else "requeued"] += 1
+    out["jobs"] = reasons
+    return out
+
+
+def release(cur: duckdb.DuckDBPyConnection, job_id: int, worker_id: str) -> bool:
+    """Hand a running job back to the queue unfinished, its attempt not counted: its
+    worker was told to stop (SIGTERM), the document did nothing wrong."""
     cur.execute(
-        """UPDATE processing_jobs SET status = 'failed', finished_at = ?, error_code = 'attempts_exhausted',
-               error_message = 'The worker stopped while processing this document ' || attempts ||
-                               ' times; it will not be retried automatically.'
-           WHERE status = 'running' AND heartbeat_at < ? AND attempts >= ? RETURNING id""",
-        [utcnow(), cutoff, max_attempts],
+        """UPDATE processing_jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), worker_id = NULL,
+               worker_process = NULL, reclaimed_at = ?, reclaim_reason = ?
+           WHERE id = ? AND status = 'running' AND worker_id = ? RETURNING id""",
+        [utcnow(), RELEASED_AT_SHUTDOWN, job_id, worker_id],
     )
-    failed = len(cur.fetchall())
-    cur.execute(
-        """UPDATE processing_jobs SET status = 'pending', worker_id = NULL
-           WHERE status = 'running' AND heartbeat_at < ? AND attempts < ? RETURNING id""",
-        [cutoff, max_attempts],
-    )
-    requeued = len(cur.fetchall())
-    return {"requeued": requeued, "failed": failed}
+    return bool(cur.fetchall())
 
 
 def by_id(cur: duckdb.DuckDBPyConnection, job_id: int) -> dict[str, Any] | None:
@@ -102,16 +150,19 @@ def queue_counts(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return counts
 
 
-def requeue(cur: duckdb.DuckDBPyConnection, job_id: int, *, only_failed: bool = False) -> dict[str, Any] | None:
+def requeue(cur: duckdb.DuckDBPyConnection, job_id: int, *, only_failed: bool = False,
+            reset_attempts: bool = False) -> dict[str, Any] | None:
     """Put a job back in the queue as the same job (reprocessing is idempotent): worker,
-    error and finish time cleared, attempts kept (they count real tries). With
-    ``only_failed`` a job that is no longer failed is left alone and None returned, so a
-    second, racing retry is a no-op."""
+    error and finish time cleared. Attempts are kept (they count real tries) unless
+    ``reset_attempts``: a person's retry gives the job its full set of attempts again.
+    With ``only_failed`` a job that is no longer failed is left alone and None returned,
+    so a second, racing retry is a no-op."""
     cur.execute(
-        """UPDATE processing_jobs SET status = 'pending', worker_id = NULL, error_code = NULL,
-               error_message = NULL, finished_at = NULL, heartbeat_at = NULL
+        """UPDATE processing_jobs SET status = 'pending', worker_id = NULL, worker_process = NULL, error_code = NULL,
+               error_message = NULL, finished_at = NULL, heartbeat_at = NULL,
+               attempts = CASE WHEN ? THEN 0 ELSE attempts END
            WHERE id = ? AND (NOT ? OR status = 'failed') RETURNING *""",
-        [job_id, only_failed],
+        [reset_attempts, job_id, only_failed],
     )
     return one(cur)
 
@@ -143,10 +194,22 @@ def recent_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 200, status: str
     cur.execute(
         """SELECT j.id, j.document_id, j.doc_type, j.status, j.attempts, j.created_at, j.started_at,
                   j.finished_at, j.heartbeat_at, j.worker_id, j.error_code, j.error_message, j.timings, j.counts,
-                  j.engine, coalesce(d.deleted, TRUE) AS document_deleted
+                  j.engine, coalesce(j.reclaims, 0) AS reclaims, j.reclaimed_at, j.reclaim_reason,
+                  coalesce(d.deleted, TRUE) AS document_deleted
            FROM processing_jobs j LEFT JOIN documents d ON d.id = j.document_id
            WHERE (? IS NULL OR j.status = ?) ORDER BY j.id DESC LIMIT ?""",
         [status, status, limit],
+    )
+    return rows(cur)
+
+
+def reclaimed_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 50) -> list[dict[str, Any]]:
+    """Jobs that were taken back from a stopped worker (or released at shutdown), latest first."""
+    cur.execute(
+        """SELECT id, document_id, doc_type, status, attempts, coalesce(reclaims, 0) AS reclaims, reclaimed_at,
+                  reclaim_reason
+           FROM processing_jobs WHERE reclaimed_at IS NOT NULL ORDER BY reclaimed_at DESC, id DESC LIMIT ?""",
+        [limit],
     )
     return rows(cur)
 

@@ -215,6 +215,16 @@ def m009_accounts_and_access_audit(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("ALTER TABLE review_decisions ADD COLUMN user_id BIGINT")
 
 
+def m010_job_owner_and_reclaims(cur: duckdb.DuckDBPyConnection) -> None:
+    # Which process holds a running job ("host:pid:start"), so a restarted worker can see at
+    # once that the holder is gone instead of waiting out the heartbeat window; and each
+    # reclaim (how often, when, why) so Operations can show jobs whose worker stopped.
+    cur.execute("ALTER TABLE processing_jobs ADD COLUMN worker_process VARCHAR")
+    cur.execute("ALTER TABLE processing_jobs ADD COLUMN reclaims INTEGER DEFAULT 0")
+    cur.execute("ALTER TABLE processing_jobs ADD COLUMN reclaimed_at TIMESTAMP")
+    cur.execute("ALTER TABLE processing_jobs ADD COLUMN reclaim_reason VARCHAR")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -225,6 +235,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (7, "one row per eval run", m007_eval_run_keys),
     (8, "reviewer corrections on facts", m008_fact_corrections),
     (9, "accounts and the access audit", m009_accounts_and_access_audit),
+    (10, "job owner process and reclaims", m010_job_owner_and_reclaims),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -241,7 +241,7 @@ def test_operations_lists_a_failed_job_and_retry_requeues_it(app_env, demo_patie
     with app_env.db.cursor() as cur:
         row = jobs_repo.by_id(cur, job["id"])
         audit = audit_repo.review_decisions(cur, "job", job["id"])
-    assert (row["status"], row["attempts"], row["error_code"], row["error_message"]) == ("pending", 1, None, None)
+    assert (row["status"], row["attempts"], row["error_code"], row["error_message"]) == ("pending", 0, None, None)
     assert [(a["decision"], a["before_state"]["status"], a["after_state"]["status"]) for a in audit] == [
         ("retry", "failed", "pending")]
     assert next(m for m in at.metric if m.label == "Waiting in the queue").value == "1"
@@ -272,7 +272,7 @@ def test_retry_job_refuses_jobs_that_are_not_failed_or_whose_document_is_deleted
 
     job = _failed_job(wb, demo_patient["id"])
     requeued = operations.retry_job(wb, job["id"], by="dr.ops")
-    assert (requeued["status"], requeued["attempts"]) == ("pending", 1)
+    assert (requeued["status"], requeued["attempts"]) == ("pending", 0)  # a retry resets the attempts
     again = operations.retry_job(wb, job["id"], by="dr.ops")  # a double click queues it once
     assert again["status"] == "pending"
     from storage import audit_repo
@@ -303,7 +303,7 @@ def test_a_retried_job_runs_again_as_the_same_job(wb, demo_patient):
     job = _failed_job(wb, demo_patient["id"])
     operations.retry_job(wb, job["id"], by="dr.ops")
     rerun = Worker(wb).run_once()
-    assert rerun["id"] == job["id"] and rerun["attempts"] == 2 and rerun["error_code"] == "corrupt_file"
+    assert rerun["id"] == job["id"] and rerun["attempts"] == 1 and rerun["error_code"] == "corrupt_file"
     with wb.db.cursor() as cur:
         assert jobs_repo.queue_counts(cur)["pending"] == 0
 

@@ -56,15 +56,18 @@ def test_stale_running_job_is_reclaimed_then_exhausted(wb, queued):
         assert jobs_repo.claim_next(cur, "dead-worker")["id"] == job_id
         # The worker died: its heartbeat is old.
         cur.execute("UPDATE processing_jobs SET heartbeat_at = heartbeat_at - INTERVAL 1 HOUR WHERE id = ?", [job_id])
-        assert jobs_repo.reclaim_stale(cur, stale_after=60, max_attempts=2) == {"requeued": 1, "failed": 0}
+        assert jobs_repo.reclaim_stale(cur, stale_after=60, max_attempts=2) == {
+            "requeued": 1, "failed": 0, "jobs": {job_id: "heartbeat_stopped"}}
         assert jobs_repo.by_id(cur, job_id)["status"] == "pending"
         assert jobs_repo.claim_next(cur, "dead-again")["attempts"] == 2
         cur.execute("UPDATE processing_jobs SET heartbeat_at = heartbeat_at - INTERVAL 1 HOUR WHERE id = ?", [job_id])
-        assert jobs_repo.reclaim_stale(cur, stale_after=60, max_attempts=2) == {"requeued": 0, "failed": 1}
+        assert jobs_repo.reclaim_stale(cur, stale_after=60, max_attempts=2) == {
+            "requeued": 0, "failed": 1, "jobs": {job_id: "heartbeat_stopped"}}
         job = jobs_repo.by_id(cur, job_id)
         cur.execute("SELECT count(*) FROM processing_jobs WHERE document_id = ?", [queued.document["id"]])
         assert cur.fetchone()[0] == 1  # reclaiming never clones the job
     assert job["status"] == "failed" and job["error_code"] == "attempts_exhausted"
+    assert (job["reclaims"], job["reclaim_reason"]) == (2, "heartbeat_stopped")
 
 
 def test_extractor_error_fails_the_job_with_its_code(wb, queued, monkeypatch):

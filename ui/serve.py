@@ -8,6 +8,10 @@ The server listens on the loopback address unless told otherwise (a
 ``--server.address`` flag, ``STREAMLIT_SERVER_ADDRESS``, or ``server.address`` in a
 Streamlit config file): patient data is never on every interface by accident. A
 clinic puts a TLS reverse proxy in front (README, "Running it for a clinic").
+
+On SIGTERM (or Ctrl-C) Streamlit stops its server and returns here; the worker then
+finishes its document within a short grace or hands the job back to the queue, so the
+process is gone within 5 s and no job is left running.
 """
 
 from __future__ import annotations
@@ -39,9 +43,29 @@ def listen_args(argv: list[str]) -> list[str]:
 def main() -> int:
     # start() opens the workbench first, which sets the owner-only umask before
     # anything is written (storage/private_files).
-    start()
+    runtime = start()
     sys.argv = ["streamlit", "run", str(HOME), *listen_args(sys.argv[1:])]
-    return streamlit_cli.main()
+    try:
+        code = streamlit_cli.main()
+    except SystemExit as exc:  # click ends every run this way
+        code = exc.code
+    except BaseException:
+        stop_worker(runtime)
+        raise
+    stop_worker(runtime)
+    # Streamlit's idle executor threads can hold the interpreter's exit for seconds after
+    # the server stopped; everything of ours is closed (or the job handed back) by now.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else int(code is not None))
+
+
+def stop_worker(runtime) -> None:
+    """Stop the worker thread and close the workbench; a worker still inside a document
+    has handed its job back, and the database is then left to the process's end (closing
+    it under that thread could crash; its writes are transactions)."""
+    if runtime.worker.shutdown():
+        runtime.wb.close()
 
 
 if __name__ == "__main__":

@@ -29,20 +29,23 @@ ANSWER_STAGES = {
 # A job's timings as the Operations page lists them (ms).
 TIMING_COLUMNS = (*JOB_STAGES, "total")
 _JOB_COLUMNS = ("id", "document_id", "doc_type", "status", "attempts", "created_at", "started_at", "finished_at",
-                "worker_id", "error_code", "error_message", "timings", "engine", "document_deleted")
+                "worker_id", "error_code", "error_message", "timings", "engine", "reclaims", "reclaimed_at",
+                "reclaim_reason", "document_deleted")
 
 
 def jobs(wb: Workbench, *, limit: int = 200, status: str | None = None) -> list[dict[str, Any]]:
-    """Newest jobs first: ids, doc type, status, attempts, times, stage timings (ms), error."""
+    """Newest jobs first: ids, doc type, status, attempts, times, stage timings (ms), error,
+    and how often (when, why) the job was taken back from a worker that stopped."""
     with wb.db.cursor() as cur:
         found = jobs_repo.recent_jobs(cur, limit=limit, status=status)
     return [{k: r[k] for k in _JOB_COLUMNS} | {"timings": r["timings"] or {}} for r in found]
 
 
 def retry_job(wb: Workbench, job_id: int, *, by: str) -> dict[str, Any]:
-    """Requeue a failed job as the same job (status pending, attempts kept, error
-    cleared) and audit it. Retrying a job that a retry already put back in the queue
-    returns it unchanged, so a double click queues it once."""
+    """Requeue a failed job as the same job (status pending, error cleared, attempts
+    reset: a person's retry gives it the full set of attempts again) and audit it, the
+    attempts used before included. Retrying a job that a retry already put back in the
+    queue returns it unchanged, so a double click queues it once."""
     by = authorize(wb, by, Permission.RETRY_JOB).name
     with wb.db.transaction() as cur:
         job = jobs_repo.by_id(cur, job_id)
@@ -57,7 +60,7 @@ def retry_job(wb: Workbench, job_id: int, *, by: str) -> dict[str, Any]:
         if job["status"] != "failed":
             raise BadInput(f"Job {job_id} is {job['status']}, not failed; only a failed job can be retried.",
                            code="job_not_failed")
-        requeued = jobs_repo.requeue(cur, job_id, only_failed=True)
+        requeued = jobs_repo.requeue(cur, job_id, only_failed=True, reset_attempts=True)
         if requeued is None:  # another retry or the worker got there first
             raise BadInput(f"Job {job_id} changed while retrying; reload to see its state.", code="job_not_failed")
         audit_repo.add_review_decision(
@@ -65,6 +68,15 @@ def retry_job(wb: Workbench, job_id: int, *, by: str) -> dict[str, Any]:
             before={"status": job["status"], "attempts": job["attempts"], "error_code": job["error_code"]},
             after={"status": requeued["status"], "attempts": requeued["attempts"], "error_code": None})
     return requeued
+
+
+def reclaimed_jobs(wb: Workbench, *, limit: int = 50) -> list[dict[str, Any]]:
+    """Jobs taken back from a worker that stopped (its process gone or its heartbeat
+    silent) or handed back at shutdown, the latest first."""
+    with wb.db.cursor() as cur:
+        found = jobs_repo.reclaimed_jobs(cur, limit=limit)
+    return [{k: r[k] for k in ("id", "document_id", "doc_type", "status", "attempts", "reclaims", "reclaimed_at",
+                               "reclaim_reason")} for r in found]
 
 
 def _last_retry(cur, job_id: int) -> bool:

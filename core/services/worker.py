@@ -1,9 +1,12 @@
 """The intake-extractor worker: the only claimant of processing jobs.
 
 The name is the one the spec requires; it extracts every doc_type, not only
-intake forms. One job at a time: claim atomically, beat while working, end
-succeeded or failed with a code. A job whose worker died (stale heartbeat) is
-reclaimed until its attempts run out. A bad document never stops the loop.
+intake forms. One job at a time: claim atomically (recording this process as the holder), beat
+while working, end succeeded or failed with a code. A job whose worker died is
+reclaimed until its attempts run out: at once when its process is gone from this host,
+else once its heartbeat is older than the stale window. A bad document never stops
+the loop. Told to stop (SIGTERM), the worker finishes its job or, when that takes
+longer than a short grace, hands it back to the queue with the attempt not counted.
 """
 
 from __future__ import annotations
@@ -16,15 +19,20 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any
 
+import duckdb
+
 from core import telemetry
 from core.errors import ExtractionError
 from core.services.fact_vectors import index_pending
 from core.services.processing import run_pipeline
 from core.services.workbench import Workbench
 from storage import audit_repo, jobs_repo
-from storage.heartbeat import write_heartbeat
+from storage.heartbeat import process_gone, process_token, write_heartbeat
 
 WORKER_NAME = "intake-extractor"
+# Seconds a stopping worker waits for its job before handing it back: the app and the
+# headless worker must be gone within 5 s of SIGTERM.
+SHUTDOWN_GRACE = 3.0
 
 
 class Worker:
@@ -37,7 +45,9 @@ class Worker:
         self.current_job_id: int | None = None
         self.index_every = 5.0  # seconds between vector batches while busy
         self._last_indexed = time.monotonic()
+        self.process = process_token()  # recorded with each claim (see jobs_repo.reclaim_stale)
         self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     # -- heartbeat ---------------------------------------------------------
     def beat(self, status: str) -> None:
@@ -56,7 +66,10 @@ class Worker:
 
     def _beat_while(self, done: threading.Event) -> None:
         while not done.wait(self.beat_every):
-            self.beat("busy")
+            try:
+                self.beat("busy")
+            except duckdb.TransactionException:
+                pass  # another write to the same row just now (a release at shutdown): beat next time
 
     # -- one job -----------------------------------------------------------
     def run_job(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -87,14 +100,21 @@ class Worker:
         timings = dict(result.timings) if result else {}
         timings["total"] = latency
         with self.wb.db.cursor() as cur:
-            jobs_repo.finish(cur, job["id"], status=status, error_code=code, error_message=message, timings=timings,
-                             counts=result.counts if result else {}, engine=result.engine if result else None,
-                             warnings=result.warnings if result else [])
-            audit_repo.add_handoff(cur, request_id=None, job_id=job["id"], source_node="supervisor",
-                                   destination_node=WORKER_NAME, decision_reason=f"{job['doc_type']} job queued",
-                                   task_type="document_extraction", outcome=status, latency_ms=latency,
-                                   error_reason=code)
+            # Only while the job is still ours: released at shutdown, it stays in the queue.
+            ours = jobs_repo.finish(cur, job["id"], status=status, error_code=code, error_message=message,
+                                    timings=timings, counts=result.counts if result else {},
+                                    engine=result.engine if result else None,
+                                    warnings=result.warnings if result else [], holder=self.worker_id)
+            if ours:
+                audit_repo.add_handoff(cur, request_id=None, job_id=job["id"], source_node="supervisor",
+                                       destination_node=WORKER_NAME, decision_reason=f"{job['doc_type']} job queued",
+                                       task_type="document_extraction", outcome=status, latency_ms=latency,
+                                       error_reason=code)
             final = jobs_repo.by_id(cur, job["id"])
+        self.current_job_id = None
+        if not ours:
+            self.beat("stopped" if self._stop.is_set() else "idle")
+            return final
         if status == "succeeded":
             self.processed += 1
         else:
@@ -103,18 +123,18 @@ class Worker:
                        document_id=job["document_id"], doc_type=job["doc_type"], worker=WORKER_NAME, status=status,
                        error_code=code, latency_ms=timings, counts=result.counts if result else {},
                        engine=result.engine if result else None, attempt=job["attempts"])
-        self.current_job_id = None
         self.beat("idle")
         return final
 
     def run_once(self) -> dict[str, Any] | None:
-        """Reclaim stale jobs, then claim and run the next pending one (if any)."""
+        """Reclaim jobs of stopped workers, then claim and run the next pending one (if any)."""
         # Under the write lock (storage.db): a deletion retracting this document's pending
         # job writes the same row, and would otherwise fail with a write conflict.
         with self.wb.db.transaction() as cur:
-            jobs_repo.reclaim_stale(cur, stale_after=self.wb.settings.worker_stale_after,
-                                    max_attempts=self.wb.settings.max_attempts)
-            job = jobs_repo.claim_next(cur, self.worker_id)
+            reclaimed = jobs_repo.reclaim_stale(cur, stale_after=self.wb.settings.worker_stale_after,
+                                                max_attempts=self.wb.settings.max_attempts, gone=process_gone)
+            job = jobs_repo.claim_next(cur, self.worker_id, process=self.process)
+        self._report_reclaimed(reclaimed)
         if job is None:
             self.index_vectors()  # embed facts of finished jobs while the queue is empty
             self.beat("idle")
@@ -128,9 +148,14 @@ class Worker:
         self._last_indexed = time.monotonic()
         return index_pending(self.wb)
 
+    def _report_reclaimed(self, reclaimed: dict[str, Any]) -> None:
+        for job_id, reason in (reclaimed.get("jobs") or {}).items():
+            # Ids and a reason code only (no PHI); the job row keeps the reclaim for Operations.
+            print(f"[{WORKER_NAME}] reclaimed job {job_id}: {reason}", file=sys.stderr)
+
     def run_specific(self, job_id: int) -> dict[str, Any] | None:
         with self.wb.db.transaction() as cur:
-            job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id)
+            job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id, process=self.process)
         return self.run_job(job) if job else None
 
     # -- loop --------------------------------------------------------------
@@ -144,6 +169,40 @@ class Worker:
         self._stop.set()
 
     def start_thread(self) -> threading.Thread:
-        thread = threading.Thread(target=self.run_forever, name=WORKER_NAME, daemon=True)
-        thread.start()
-        return thread
+        self._thread = threading.Thread(target=self.run_forever, name=WORKER_NAME, daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def shutdown(self, grace: float = SHUTDOWN_GRACE) -> bool:
+        """Stop the loop started by ``start_thread``: let the current job finish within
+        ``grace`` seconds, else hand it back to the queue (attempt not counted) and leave
+        the thread behind. Returns True when the thread ended; False means it is still
+        inside a document, and the process should exit without waiting for it (its
+        writes are transactions, and its job is pending again)."""
+        self.stop()
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return True
+        thread.join(grace)
+        if not thread.is_alive():
+            return True
+        job_id = self.current_job_id
+        if job_id is not None and self.release(job_id):
+            self.current_job_id = None  # the beats that follow no longer claim it
+        thread.join(0.2)  # it may have just finished
+        return not thread.is_alive()
+
+    def release(self, job_id: int) -> bool:
+        """Hand ``job_id`` back to the queue if this worker still runs it."""
+        for _ in range(5):  # the beat thread may write the same row at this moment
+            try:
+                with self.wb.db.cursor() as cur:
+                    released = jobs_repo.release(cur, job_id, self.worker_id)
+                break
+            except duckdb.TransactionException:  # a write conflict: try again shortly
+                time.sleep(0.05)
+        else:
+            return False
+        if released:
+            print(f"[{WORKER_NAME}] job {job_id} handed back to the queue at shutdown", file=sys.stderr)
+        return released
