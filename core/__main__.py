@@ -247,6 +247,32 @@ def cmd_retry(args) -> dict[str, Any]:
     return out
 
 
+def cmd_mllp(args) -> dict[str, Any]:
+    """Listen for HL7 v2 over MLLP until SIGTERM or Ctrl-C (DESIGN §9). This process owns
+    the database meanwhile: with `make run` holding it, set WORKBENCH_START_MLLP instead."""
+    import threading
+
+    from core.services.mllp import MllpListener
+
+    wb = _workbench()
+    try:
+        listener = MllpListener(wb, host=args.host, port=get_settings().mllp_port if args.port is None else args.port)
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        listener.start_thread()
+        host, port = listener.address
+        print(f"mllp listening on {host}:{port}; Ctrl-C to stop", file=sys.stderr, flush=True)
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        listener.stop()
+        return {"stopped": True, "received": listener.received}
+    finally:
+        wb.close()
+
+
 def cmd_health(args) -> dict[str, Any]:
     from core.services.health import health
 
@@ -547,6 +573,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("job_id", type=int)
     p.add_argument("--queue", action="store_true", help="only put it back in the queue (a running worker reads it)")
     p.add_argument("--by", default=None, help=_BY_OPTIONAL)
+
+    p = add("mllp", cmd_mllp, "receive HL7 v2 messages over MLLP; each is acknowledged once it is stored")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=None, help="default: WORKBENCH_MLLP_PORT (2575); 0 picks a free one")
 
     add("health", cmd_health, "database, worker heartbeat and queue")
     p = add("index-corpus", cmd_index_corpus, "index the guideline corpus (idempotent)")

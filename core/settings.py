@@ -26,6 +26,10 @@ class Settings(BaseSettings):
     start_worker: bool = True  # the UI process runs the worker thread
     load_demo: bool = True  # `make run` loads the demo documents into an empty data dir
     ocr_engine: str = "auto"  # auto (Tesseract when installed, else RapidOCR) | tesseract | rapidocr
+    # HL7 v2 over MLLP (docs/decisions.md): the app process listens on 127.0.0.1:mllp_port
+    # when start_mllp is on; `python -m core mllp` runs the same listener headless.
+    mllp_port: int = 2575
+    start_mllp: bool = False
 
     # Sign-in (docs/access.md). "local": accounts in the database; "oidc": Streamlit's
     # st.login against .streamlit/secrets.toml, users mapped to roles by oidc_roles, a JSON

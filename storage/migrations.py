@@ -225,6 +225,23 @@ def m010_job_owner_and_reclaims(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("ALTER TABLE processing_jobs ADD COLUMN reclaim_reason VARCHAR")
 
 
+def m011_inbound_messages(cur: duckdb.DuckDBPyConnection) -> None:
+    # HL7 v2 messages received over MLLP (issue 13), one row per distinct message: the
+    # sender (MSH-3^MSH-4), its control id (MSH-10) and the bytes' sha256 recognise a
+    # resend after a lost ACK. A message whose patient is not on a chart is kept here,
+    # held for review, instead of being refused or dropped.
+    cur.execute("CREATE SEQUENCE IF NOT EXISTS seq_inbound_messages START 1")
+    cur.execute(f"""CREATE TABLE inbound_messages ({_id('inbound_messages')},
+        channel VARCHAR NOT NULL, sender VARCHAR NOT NULL, control_id VARCHAR NOT NULL,
+        message_type VARCHAR, sha256 VARCHAR NOT NULL, size BIGINT NOT NULL, stored_path VARCHAR NOT NULL,
+        status VARCHAR NOT NULL, hold_reason VARCHAR, note VARCHAR, patient_mrn VARCHAR,
+        patient_id BIGINT, document_id BIGINT, job_id BIGINT,
+        received_at TIMESTAMP NOT NULL DEFAULT current_timestamp, resent INTEGER NOT NULL DEFAULT 0,
+        last_received_at TIMESTAMP, decided_by VARCHAR, decided_at TIMESTAMP)""")
+    cur.execute("CREATE UNIQUE INDEX idx_inbound_messages_key ON inbound_messages (sender, control_id, sha256)")
+    cur.execute("CREATE INDEX idx_inbound_messages_status ON inbound_messages (status)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -236,6 +253,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (8, "reviewer corrections on facts", m008_fact_corrections),
     (9, "accounts and the access audit", m009_accounts_and_access_audit),
     (10, "job owner process and reclaims", m010_job_owner_and_reclaims),
+    (11, "HL7 v2 messages received over MLLP", m011_inbound_messages),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.services.accounts import ensure_initial_admin
+from core.services.mllp import MllpListener
 from core.services.patients import display_name, list_patients, seed_demo_patients
 from core.services.worker import Worker
 from core.services.workbench import Workbench, open_workbench
@@ -23,6 +24,7 @@ from ui.inert import md_text
 class Runtime:
     wb: Workbench
     worker: Worker
+    mllp: MllpListener | None = None  # HL7 interfaces, when WORKBENCH_START_MLLP is on
 
 
 _STARTED: Runtime | None = None
@@ -46,7 +48,9 @@ def start() -> Runtime:
         worker = Worker(wb, worker_id="intake-extractor:ui")
         if settings.start_worker:
             worker.start_thread()
-        _STARTED = Runtime(wb, worker)
+        # HL7 interfaces store into this process's database: DuckDB has one writer.
+        mllp = MllpListener(wb, port=settings.mllp_port).start_thread() if settings.start_mllp else None
+        _STARTED = Runtime(wb, worker, mllp)
     return _STARTED
 
 

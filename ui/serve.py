@@ -64,6 +64,8 @@ def stop_worker(runtime) -> None:
     """Stop the worker thread and close the workbench; a worker still inside a document
     has handed its job back, and the database is then left to the process's end (closing
     it under that thread could crash; its writes are transactions)."""
+    if runtime.mllp is not None:
+        runtime.mllp.stop()  # lets messages under way be stored and acknowledged first
     if runtime.worker.shutdown():
         runtime.wb.close()
 

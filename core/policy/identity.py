@@ -158,6 +158,13 @@ def _norm_mrn(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower()).lstrip("0")
 
 
+def same_mrn(document_mrn: str, chart_mrn: str) -> bool:
+    """The MRN rule of ``check_identity`` on its own (case, punctuation and leading zeros
+    do not count), for routing a message that names its patient only by MRN."""
+    printed = _norm_mrn(document_mrn or "")
+    return bool(printed) and printed == _norm_mrn(str(chart_mrn))
+
+
 def check_identity(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]) -> IdentityOutcome:
     """Compare a document's identifiers with a chart patient row."""
     matched: dict[str, bool] = {}

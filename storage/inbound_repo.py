@@ -1,0 +1,56 @@
+"""HL7 v2 messages received from interfaces (``inbound_messages``, migration 11)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from storage.db import one, rows
+from storage.jobs_repo import utcnow
+
+
+def same_control_id(cur: duckdb.DuckDBPyConnection, *, sender: str, control_id: str) -> list[dict[str, Any]]:
+    """Every message stored under this sender's control id (normally none or one)."""
+    cur.execute("SELECT * FROM inbound_messages WHERE sender = ? AND control_id = ? ORDER BY id", [sender, control_id])
+    return rows(cur)
+
+
+def insert(cur: duckdb.DuckDBPyConnection, **values: Any) -> dict[str, Any]:
+    cols = list(values)
+    cur.execute(
+        f"INSERT INTO inbound_messages ({', '.join(cols)}, received_at) "
+        f"VALUES ({', '.join('?' for _ in cols)}, ?) RETURNING *",
+        [values[c] for c in cols] + [utcnow()],
+    )
+    return one(cur)
+
+
+def note_resent(cur: duckdb.DuckDBPyConnection, message_id: int) -> None:
+    cur.execute("UPDATE inbound_messages SET resent = resent + 1, last_received_at = ? WHERE id = ?",
+                [utcnow(), message_id])
+
+
+def by_id(cur: duckdb.DuckDBPyConnection, message_id: int) -> dict[str, Any] | None:
+    cur.execute("SELECT * FROM inbound_messages WHERE id = ?", [message_id])
+    return one(cur)
+
+
+def held(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    cur.execute("SELECT * FROM inbound_messages WHERE status = 'held' ORDER BY id")
+    return rows(cur)
+
+
+def mark_attached(cur: duckdb.DuckDBPyConnection, message_id: int, *, patient_id: int, document_id: int,
+                  job_id: int | None, by: str) -> dict[str, Any]:
+    cur.execute(
+        """UPDATE inbound_messages SET status = 'attached', patient_id = ?, document_id = ?, job_id = ?,
+               decided_by = ?, decided_at = ? WHERE id = ? AND status = 'held' RETURNING *""",
+        [patient_id, document_id, job_id, by, utcnow(), message_id],
+    )
+    return one(cur)
+
+
+def counts(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    cur.execute("SELECT status, count(*) FROM inbound_messages GROUP BY status")
+    return {status: int(n) for status, n in cur.fetchall()}

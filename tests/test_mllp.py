@@ -1,0 +1,308 @@
+"""HL7 v2 over MLLP: framing, acknowledgements, holding, exactly-once storage, and a burst
+of 1,000 messages across a listener killed midway (core/services/mllp.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from core.services.mllp import (
+    FrameReader,
+    MllpListener,
+    acknowledge,
+    attach_held_message,
+    frame,
+    held_messages,
+)
+from core.services.patients import DEMO_PATIENTS
+
+ROOT = Path(__file__).resolve().parent.parent
+PATIENTS = [(p["mrn"], p["last"].upper(), p["first"].upper(), p["dob"].strftime("%Y%m%d")) for p in DEMO_PATIENTS]
+
+
+def oru(control_id: str, mrn: str = "DEMO-1001", name: str = "QUINTERO-VALE^MARISOL", dob: str = "19610314",
+        value: str = "182", processing: str = "P", pid: bool = True) -> bytes:
+    segments = [
+        f"MSH|^~\\&|LAB|WESTFIELD LAB|EHR|CLINIC|20240312093000||ORU^R01^ORU_R01|{control_id}|{processing}|2.5.1",
+        f"PID|1||{mrn}^^^CLINIC^MR||{name}||{dob}|F" if pid else "",
+        "OBR|1|ORD1|FIL1|2345-7^Glucose^LN|||20240312081500",
+        f"OBX|1|NM|2345-7^Glucose^LN||{value}|mg/dL|70-99|H|||F",
+    ]
+    return "\r".join(s for s in segments if s).encode() + b"\r"
+
+
+def msa(ack: bytes) -> list[str]:
+    seg = next(s for s in ack.decode().split("\r") if s.startswith("MSA|"))
+    return seg.split("|")
+
+
+def count(wb, sql: str, *params) -> int:
+    with wb.db.cursor() as cur:
+        return cur.execute(sql, list(params)).fetchone()[0]
+
+
+# ---------------------------------------------------------------------------- framing
+
+
+def test_frames_split_across_chunks_noise_and_restarts():
+    reader = FrameReader(max_bytes=1000)
+    stream = b"noise" + frame(b"ONE") + b"\r\n" + frame(b"TWO") + b"\x0bPARTIAL" + frame(b"THREE")
+    got = []
+    for i in range(0, len(stream), 3):  # a frame's end may straddle two reads
+        got += reader.feed(stream[i:i + 3])
+    assert got == [b"ONE", b"TWO", b"THREE"]  # a frame begun again is read from its last start
+
+
+def test_an_oversized_frame_is_skipped_to_its_end_and_reported():
+    reader = FrameReader(max_bytes=100)
+    got = reader.feed(b"\x0b" + b"x" * 500)
+    got += reader.feed(b"x" * 500 + b"\x1c")
+    got += reader.feed(b"\r" + frame(b"NEXT"))
+    assert got == [None, b"NEXT"]
+    assert len(reader._buf) == 0
+
+
+# ---------------------------------------------------------------------------- acknowledgements
+
+
+def test_stored_then_acknowledged_and_a_resend_is_stored_once(wb):
+    ack, receipt = acknowledge(wb, oru("C1"))
+    fields = msa(ack)
+    assert fields[1:3] == ["AA", "C1"] and receipt.code == "queued"
+    assert ack.startswith(b"MSH|^~\\&|EHR|CLINIC|LAB|WESTFIELD LAB|") and b"|ACK^R01^ACK|" in ack
+    with wb.db.cursor() as cur:
+        doc = cur.execute("SELECT patient_id, uploaded_by, sha256 FROM documents WHERE id = ?",
+                          [receipt.document_id]).fetchone()
+        job = cur.execute("SELECT status, doc_type FROM processing_jobs WHERE id = ?", [receipt.job_id]).fetchone()
+    assert doc[1] == "system:mllp" and job == ("pending", "hl7v2_message")
+    assert wb.blobs.get(doc[2]) == oru("C1")  # the original, byte for byte
+
+    again, second = acknowledge(wb, oru("C1"))
+    assert msa(again)[1:3] == ["AA", "C1"] and second.code == "duplicate"
+    assert (second.message_id, second.document_id) == (receipt.message_id, receipt.document_id)
+    assert count(wb, "SELECT count(*) FROM documents") == 1
+    assert count(wb, "SELECT resent FROM inbound_messages WHERE id = ?", receipt.message_id) == 1
+
+
+def test_an_unknown_patient_is_stored_and_held_then_attached_by_a_reviewer(wb, demo_patient):
+    ack, receipt = acknowledge(wb, oru("U1", mrn="NOBODY-9"))
+    assert msa(ack)[1] == "AA" and "held for review" in msa(ack)[3]
+    assert receipt.code == "held" and receipt.hold_reason == "unknown_patient" and receipt.document_id is None
+    assert count(wb, "SELECT count(*) FROM documents") == 0
+    (held,) = held_messages(wb)
+    assert held["patient_mrn"] == "NOBODY-9" and wb.blobs.get(held["sha256"]) == oru("U1", mrn="NOBODY-9")
+
+    row = attach_held_message(wb, held["id"], patient_id=demo_patient["id"], by="dr.reviewer")
+    assert row["status"] == "attached" and row["decided_by"] == "dr.reviewer" and row["job_id"]
+    assert held_messages(wb) == []
+    with pytest.raises(Exception, match="not held"):
+        attach_held_message(wb, held["id"], patient_id=demo_patient["id"], by="dr.reviewer")
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    ({"pid": False}, "no_patient_id"),
+    ({"mrn": "demo1001"}, None),  # the identity policy's MRN rule: case and punctuation do not count
+])
+def test_routing_by_mrn(wb, kwargs, reason):
+    _, receipt = acknowledge(wb, oru("R1", **kwargs))
+    assert receipt.ack == "AA" and receipt.hold_reason == reason
+
+
+def test_a_control_id_reused_with_other_content_is_held_not_merged(wb):
+    acknowledge(wb, oru("SAME", value="182"))
+    ack, receipt = acknowledge(wb, oru("SAME", value="95"))
+    assert msa(ack)[1] == "AA" and receipt.hold_reason == "control_id_reused"
+    assert count(wb, "SELECT count(*) FROM inbound_messages") == 2
+    assert count(wb, "SELECT count(*) FROM documents") == 1
+
+
+@pytest.mark.parametrize("data, code, err", [
+    (b"hello, not hl7", "AR", "100"),
+    (oru(""), "AE", "101"),
+    (oru("T1", processing="T"), "AR", "202"),
+])
+def test_refusals_say_why_and_store_nothing(wb, data, code, err):
+    ack, receipt = acknowledge(wb, data)
+    assert msa(ack)[1] == code and msa(ack)[3]
+    if code != "AR" or err == "202":
+        assert msa(ack)[2] == ("T1" if err == "202" else "")  # the refused message's control id, echoed
+    err_seg = next(s for s in ack.decode().split("\r") if s.startswith("ERR|"))
+    assert err_seg.split("|")[3].startswith(err + "^")
+    assert count(wb, "SELECT count(*) FROM inbound_messages") == 0
+
+
+def test_a_store_failure_is_answered_ar_to_send_again(wb, monkeypatch):
+    def broken(data):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(wb.blobs, "put", broken)
+    ack, receipt = acknowledge(wb, oru("F1"))
+    assert msa(ack)[1:3] == ["AR", "F1"] and "send it again" in msa(ack)[3]
+    assert count(wb, "SELECT count(*) FROM inbound_messages") == 0
+
+
+def test_the_listener_answers_over_tcp(wb):
+    listener = MllpListener(wb, port=0).start_thread()
+    try:
+        with socket.create_connection(listener.address, timeout=10) as sock:
+            for i in range(3):
+                sock.sendall(frame(oru(f"T{i}")))
+                assert msa(read_ack(sock))[1:3] == ["AA", f"T{i}"]
+    finally:
+        listener.stop()
+    assert count(wb, "SELECT count(*) FROM inbound_messages") == 3
+
+
+def test_the_app_process_listens_when_the_setting_is_on(wb, monkeypatch):
+    from tests.conftest import fresh_app_runtime
+    from ui import runtime
+
+    monkeypatch.setenv("WORKBENCH_START_MLLP", "true")
+    monkeypatch.setenv("WORKBENCH_MLLP_PORT", "0")
+    fresh_app_runtime(monkeypatch)
+    started = runtime.start()
+    try:
+        with socket.create_connection(started.mllp.address, timeout=10) as sock:
+            sock.sendall(frame(oru("APP1")))
+            assert msa(read_ack(sock))[1:3] == ["AA", "APP1"]
+    finally:
+        started.mllp.stop()
+        started.wb.close()
+
+
+def test_a_port_in_use_is_a_sentence_not_a_traceback(wb):
+    from core.errors import BadInput
+
+    first = MllpListener(wb, port=0)
+    try:
+        with pytest.raises(BadInput, match="Cannot listen on 127.0.0.1"):
+            MllpListener(wb, port=first.address[1])
+    finally:
+        first.stop()
+
+
+def read_ack(sock: socket.socket) -> bytes:
+    buf = b""
+    while not buf.endswith(b"\x1c\r"):
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionError("closed before the ACK")
+        buf += chunk
+    return buf[buf.index(b"\x0b") + 1:-2]
+
+
+# ---------------------------------------------------------------------------- a burst across a kill
+
+BURST = 1000
+THREADS = 6
+
+
+def start_listener(data_dir: Path, port: int = 0) -> tuple[subprocess.Popen, int]:
+    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "core", "mllp", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if found := re.search(r"mllp listening on [\d.]+:(\d+)", line):
+            threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
+            return proc, int(found.group(1))
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError("the listener did not start")
+
+
+def burst_message(i: int) -> bytes:
+    mrn, last, first, dob = PATIENTS[i % len(PATIENTS)]
+    if i % 50 == 7:
+        mrn = f"UNKNOWN-{i}"  # some for patients on no chart: held, never dropped
+    return oru(f"B{i:05d}", mrn=mrn, name=f"{last}^{first}", dob=dob, value=str(80 + i % 40))
+
+
+def send_all(port: int, indices: list[int], acked: set[int], lock: threading.Lock) -> None:
+    """Send each message and wait for its ACK on one connection; give up quietly when
+    the listener dies (those messages stay unacknowledged)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            for i in indices:
+                sock.sendall(frame(burst_message(i)))
+                fields = msa(read_ack(sock))
+                assert fields[2] == f"B{i:05d}"
+                if fields[1] == "AA":
+                    with lock:
+                        acked.add(i)
+    except OSError:
+        return
+
+
+def run_burst(port: int, indices: list[int], acked: set[int]) -> None:
+    lock = threading.Lock()
+    threads = [threading.Thread(target=send_all, args=(port, indices[k::THREADS], acked, lock))
+               for k in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+
+
+def test_a_burst_survives_a_killed_listener_and_every_message_is_stored_once(wb, data_dir):
+    wb.close()  # the listener process owns the database from here
+    first, port = start_listener(data_dir)
+    acked: set[int] = set()
+    killer = threading.Thread(target=lambda: (wait_for(lambda: len(acked) >= BURST // 3),
+                                              first.send_signal(signal.SIGKILL)))
+    killer.start()
+    run_burst(port, list(range(BURST)), acked)
+    killer.join()
+    first.wait(timeout=30)
+    acked_before_kill = set(acked)
+    assert BURST // 3 <= len(acked_before_kill) < BURST
+
+    second, _ = start_listener(data_dir, port)
+    try:
+        # A sender resends what it has no ACK for: here everything not acknowledged, plus
+        # a few that were (their ACK "lost"), which must not be stored twice.
+        resend = sorted(set(range(BURST)) - acked_before_kill) + sorted(acked_before_kill)[:25]
+        run_burst(port, resend, acked)
+    finally:
+        second.send_signal(signal.SIGTERM)
+        stopped = second.wait(timeout=30)
+    assert stopped == 0  # SIGTERM: the messages under way are answered, then a clean exit
+    assert acked == set(range(BURST))
+
+    from core.services.workbench import open_workbench
+    from core.settings import reload_settings
+
+    bench = open_workbench(reload_settings())
+    try:
+        with bench.db.cursor() as cur:
+            per_id = dict(cur.execute("SELECT control_id, count(*) FROM inbound_messages GROUP BY 1").fetchall())
+            status = dict(cur.execute("SELECT status, count(*) FROM inbound_messages GROUP BY 1").fetchall())
+            docs = cur.execute("SELECT count(*), count(DISTINCT filename) FROM documents").fetchone()
+            jobs = cur.execute("SELECT count(*) FROM processing_jobs").fetchone()[0]
+            resent = cur.execute("SELECT sum(resent) FROM inbound_messages").fetchone()[0]
+        assert per_id == {f"B{i:05d}": 1 for i in range(BURST)}  # every message, each exactly once
+        held = sum(1 for i in range(BURST) if i % 50 == 7)
+        assert status == {"queued": BURST - held, "held": held}
+        assert docs == (BURST - held, BURST - held) and jobs == BURST - held
+        assert resent >= 25
+        for row in held_messages(bench)[:3]:
+            assert bench.blobs.get(row["sha256"])  # the held original is kept
+    finally:
+        bench.close()
+
+
+def wait_for(condition, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.005)
