@@ -157,22 +157,30 @@ def _verify_paged(citation: Citation, index: _PageIndex) -> Citation:
     return citation.model_copy(update={"verified": True, "bounding_box": best})
 
 
-def _verify_section(citation: Citation, content: NormalizedContent) -> Citation:
+def _section_texts(content: NormalizedContent) -> dict[str | None, list[str]]:
+    """Each section's whitespace-squashed text by locator, built once per source: a
+    batch has thousands of sections and citations, and a scan per citation is quadratic."""
+    texts: dict[str | None, list[str]] = {}
+    for s in content.sections:
+        texts.setdefault(s.locator, []).append(" ".join(s.text.split()))
+    return texts
+
+
+def _verify_section(citation: Citation, sections: dict[str | None, list[str]]) -> Citation:
     needle = " ".join(citation.quote_or_value.split())
-    found = any(
-        s.locator == citation.page_or_section and needle in " ".join(s.text.split())
-        for s in content.sections
-    )
+    found = any(needle in text for text in sections.get(citation.page_or_section, ()))
     return citation.model_copy(update={"verified": found})
 
 
 def verify_citations(citations: Sequence[Citation], content: NormalizedContent) -> list[Citation]:
-    """Verify many citations against one source, indexing each page once."""
+    """Verify many citations against one source, indexing each page and the sections once."""
     indexes: dict[int, _PageIndex] = {}
+    sections: dict[str | None, list[str]] | None = None
     out = []
     for c in citations:
         if c.page is None:
-            out.append(_verify_section(c, content))
+            sections = _section_texts(content) if sections is None else sections
+            out.append(_verify_section(c, sections))
         elif not 1 <= c.page <= len(content.pages):
             out.append(c.model_copy(update={"verified": False}))
         else:
