@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from extract.limits import DEFAULT_LIMITS as _LIMITS
 from storage.private_files import make_private
 
 
@@ -30,6 +31,26 @@ class Settings(BaseSettings):
     # when start_mllp is on; `python -m core mllp` runs the same listener headless.
     mllp_port: int = 2575
     start_mllp: bool = False
+
+    # Limits on reading one document (extract/limits.py; README "Settings"). A file over
+    # one fails its job with the family's code (too_many_pages, page_too_large,
+    # image_too_large, archive_too_large, sheet_too_large, document_too_long,
+    # hl7_too_large), its original kept. Generous for real clinical documents.
+    max_pages: int = _LIMITS.max_pages  # pages of a PDF with a text layer
+    max_scanned_pages: int = _LIMITS.max_scanned_pages  # pages OCR'd per document (a 60-page fax fits)
+    max_page_area_sq_in: float = _LIMITS.max_page_area_sq_in  # one page, 50 x 50 in (A0 is 1,550)
+    max_text_chars_per_page: int = _LIMITS.max_text_chars_per_page  # a dense printed page holds ~10,000
+    max_image_pixels: int = _LIMITS.max_image_pixels  # one image or TIFF frame; also Pillow's bomb guard
+    max_archive_uncompressed_bytes: int = _LIMITS.max_archive_uncompressed_bytes  # DOCX/XLSX, from the zip directory
+    max_archive_members: int = _LIMITS.max_archive_members  # parts in a DOCX/XLSX zip
+    max_sheet_rows: int = _LIMITS.max_sheet_rows  # rows with content, per XLSX sheet
+    max_sheet_cells: int = _LIMITS.max_sheet_cells  # cells with content, across a whole workbook
+    max_merged_cells: int = _LIMITS.max_merged_cells  # cells covered by merged ranges, across a whole workbook
+    max_docx_paragraphs: int = _LIMITS.max_docx_paragraphs
+    max_hl7_bytes: int = _LIMITS.max_hl7_bytes  # one HL7 file
+    max_hl7_messages: int = _LIMITS.max_hl7_messages  # messages in one HL7 file (a batch)
+    max_hl7_segments_per_message: int = _LIMITS.max_hl7_segments_per_message
+    max_hl7_field_repetitions: int = _LIMITS.max_hl7_field_repetitions  # repetitions (~) of one field
 
     # Sign-in (docs/access.md). "local": accounts in the database; "oidc": Streamlit's
     # st.login against .streamlit/secrets.toml, users mapped to roles by oidc_roles, a JSON

@@ -51,7 +51,8 @@ from extract import text_rules as tr
 from extract import values as V
 from extract.intake_labels import read_label, reads_as_label
 from extract.intake_text import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
-from extract.ooxml import check_ooxml
+from extract.limits import DEFAULT_LIMITS, DOCUMENT_TOO_LONG, Limits, exceeded
+from extract.ooxml import check_ooxml, scan_part
 from extract.section_facts import SectionFacts
 
 SOURCE_TYPE = DocType.REFERRAL_DOCX.value
@@ -60,12 +61,14 @@ ENGINE = "python-docx 1.2.0"
 # ============================================================================ normalizer
 
 
-def normalize_docx(data: bytes) -> NormalizedContent:
+def normalize_docx(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedContent:
     """Body paragraphs, table cells and rows, header/footer paragraphs as sections.
 
-    Raises ``ExtractionError``: empty_file, encrypted_file, not_docx, corrupt_file.
+    Raises ``ExtractionError``: empty_file, encrypted_file, not_docx, corrupt_file,
+    archive_too_large, document_too_long.
     """
-    check_ooxml(data, "docx")
+    zf = check_ooxml(data, "docx", limits)
+    _check_paragraph_count(zf, limits.max_docx_paragraphs)
     import docx as python_docx
     from docx.opc.exceptions import OpcError
     from lxml.etree import XMLSyntaxError
@@ -84,16 +87,48 @@ def normalize_docx(data: bytes) -> NormalizedContent:
         # reaches first; at this point the bytes, not our code, are at fault.
         raise damaged(exc) from None
     try:
-        return _normalize(document)
+        return _normalize(document, limits.max_docx_paragraphs)
     except (OpcError, KeyError, ValueError, XMLSyntaxError) as exc:  # lazily parsed parts
         raise damaged(exc) from None
 
 
-def _normalize(document) -> NormalizedContent:
+# A paragraph start tag in any namespace prefix (``<w:p>``, ``<w:p w:rsidR=..>``);
+# DrawingML's ``<a:p>`` counts too, which only errs on the safe side.
+_PARAGRAPH_TAG = re.compile(rb"<(?:[\w.-]+:)?p[\s/>]")
+
+
+def _check_paragraph_count(zf: zipfile.ZipFile, limit: int) -> None:
+    """Count the body's paragraphs in the raw XML before python-docx builds a tree of it."""
+    count = 0
+    for _ in scan_part(zf, "word/document.xml", _PARAGRAPH_TAG):
+        count += 1
+        if count > limit:
+            raise _too_long(f"more than {limit:,}", limit)
+
+
+def _too_long(count: str, limit: int) -> ExtractionError:
+    return exceeded(DOCUMENT_TOO_LONG, f"The Word document has {count} paragraphs; at most {limit:,} are read.",
+                    "max_docx_paragraphs")
+
+
+def _paragraph_styles(document):
+    """style id -> name for paragraph styles, and the default style's name, read once:
+    python-docx's ``Paragraph.style`` searches every style of the document for each
+    paragraph, which made a long letter from a large template quadratic."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    styles = document.styles
+    by_id = {s.style_id: s.name for s in styles if s.type == WD_STYLE_TYPE.PARAGRAPH}
+    default = styles.default(WD_STYLE_TYPE.PARAGRAPH)
+    return by_id, (default.name if default is not None else "")
+
+
+def _normalize(document, max_paragraphs: int = DEFAULT_LIMITS.max_docx_paragraphs) -> NormalizedContent:
     from docx.oxml.ns import qn
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    style_names, default_style = _paragraph_styles(document)
     sections: list[Section] = []
     warnings: list[ContentWarning] = []
     counters = {"paragraph": 0, "table": 0}
@@ -107,11 +142,13 @@ def _normalize(document) -> NormalizedContent:
 
     def paragraph(p_el, parent) -> None:
         counters["paragraph"] += 1
+        if counters["paragraph"] > max_paragraphs:
+            raise _too_long(f"more than {max_paragraphs:,}", max_paragraphs)
         p = Paragraph(p_el, parent)
         text = _marked_text(p)
         if not text.strip():
             return
-        style = p.style.name if p.style is not None else ""
+        style = style_names.get(p_el.style, default_style) or ""
         level = None
         m = re.match(r"Heading (\d)", style or "")
         if m:

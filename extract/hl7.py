@@ -27,6 +27,7 @@ from core.errors import ExtractionError
 from core.models import ExtractionResult
 from core.policy.certainty import FILE_REPAIRED
 from extract.hl7_facts import extract_facts
+from extract.limits import DEFAULT_LIMITS, HL7_TOO_LARGE, Limits, exceeded
 from extract.hl7_parse import (
     Encoding,
     RawMessage,
@@ -48,12 +49,15 @@ ENGINE = "hl7 tolerant splitter + hl7apy 1.3.5 structure check"
 # ============================================================================ normalizer
 
 
-def normalize_hl7(data: bytes) -> NormalizedContent:
+def normalize_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedContent:
     """Read an HL7 v2 file (one message, a batch, or several concatenated) into sections.
 
-    Raises ``ExtractionError`` with code ``empty_file``, ``not_hl7`` or
-    ``hl7_parse_error`` (the message names the reason, e.g. "MSH segment missing").
+    Raises ``ExtractionError`` with code ``empty_file``, ``not_hl7``, ``hl7_too_large``
+    or ``hl7_parse_error`` (the message names the reason, e.g. "MSH segment missing").
     """
+    if len(data) > limits.max_hl7_bytes:  # before any copy of the bytes is made
+        raise exceeded(HL7_TOO_LARGE, f"The HL7 file is {len(data) / 2**20:,.1f} MB; at most "
+                       f"{limits.max_hl7_bytes / 2**20:,.0f} MB are read in one file.", "max_hl7_bytes")
     if not data or not data.strip(b" \t\r\n\x00\x0b\x1c\xef\xbb\xbf"):
         raise ExtractionError("The HL7 file is empty.", code="empty_file")
     if looks_binary(data):
@@ -95,6 +99,7 @@ def normalize_hl7(data: bytes) -> NormalizedContent:
             "MSH segment missing: the file has a batch header but no message inside it.",
             code="hl7_parse_error",
         )
+    _check_sizes(split.messages, file_enc, limits)
 
     multi = len(split.messages) > 1
     sections: list[Section] = []
@@ -130,6 +135,30 @@ def normalize_hl7(data: bytes) -> NormalizedContent:
             "recovered": any(s.reassembled or s.split_inline for s in recovery.segments),
         },
     )
+
+
+def _check_sizes(messages: list[RawMessage], enc: Encoding, limits: Limits) -> None:
+    """Messages per file, segments per message and repetitions per field, before any
+    field is split out or handed to hl7apy (whose cost grows with each of them)."""
+    if len(messages) > limits.max_hl7_messages:
+        raise exceeded(HL7_TOO_LARGE, f"The HL7 file holds {len(messages):,} messages; at most "
+                       f"{limits.max_hl7_messages:,} are read from one file.", "max_hl7_messages")
+    for index, msg in enumerate(messages, start=1):
+        if len(msg.segments) > limits.max_hl7_segments_per_message:
+            raise exceeded(HL7_TOO_LARGE, f"Message {index} has {len(msg.segments):,} segments; at most "
+                           f"{limits.max_hl7_segments_per_message:,} are read in one message.",
+                           "max_hl7_segments_per_message")
+        if not enc.repetition:
+            continue
+        for seg in msg.segments:
+            if seg.text.count(enc.repetition) < limits.max_hl7_field_repetitions:
+                continue  # cheap test first: no field of this segment can be over
+            for n, raw in enumerate(segment_fields(seg.text, enc)):
+                if raw.count(enc.repetition) + 1 > limits.max_hl7_field_repetitions:
+                    raise exceeded(HL7_TOO_LARGE, f"Message {index}: field {seg.name}-{n} repeats "
+                                   f"{raw.count(enc.repetition) + 1:,} times; at most "
+                                   f"{limits.max_hl7_field_repetitions:,} repetitions are read.",
+                                   "max_hl7_field_repetitions")
 
 
 def _sections_for(msg: RawMessage, index: int, prefix: str, enc: Encoding) -> list[Section]:

@@ -23,11 +23,14 @@ from PIL import Image, UnidentifiedImageError
 from core.content import ContentWarning, NormalizedContent, PageContent
 from core.errors import ExtractionError
 from extract import imageprep
+from extract.limits import DEFAULT_LIMITS, IMAGE_TOO_LARGE, Limits, exceeded
 from extract.ocr import OcrEngine, TimedEngine, default_engine
+from extract.pdf import check_page_count, check_page_size
 from extract.pageocr import PageResult, ocr_page
 
-MAX_PAGES = 50
-MAX_FRAME_PIXELS = 60_000_000  # decompression-bomb guard, per frame
+# The defaults; jobs use their settings' ``limits``.
+MAX_PAGES = DEFAULT_LIMITS.max_scanned_pages
+MAX_FRAME_PIXELS = DEFAULT_LIMITS.max_image_pixels  # decompression-bomb guard, per frame
 _FORMATS = {"PNG", "JPEG", "MPO", "WEBP", "TIFF"}
 # Only TIFF frames are pages. MPO's second picture is a phone's preview/depth map and
 # animated PNG/WEBP frames are animation steps: those formats give one page.
@@ -40,6 +43,7 @@ def normalize_image(
     engine: OcrEngine | None = None,
     render_dir: Path | None = None,
     name: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> NormalizedContent:
     """OCR a PNG, JPEG, WEBP or (multi-page) TIFF.
 
@@ -50,12 +54,14 @@ def normalize_image(
         raise ExtractionError("The file is empty.", code="empty_file")
     engine = TimedEngine(engine or default_engine())
     name = name or hashlib.sha256(data).hexdigest()[:16]
+    # Pillow's own guard, at our limit: it refuses (at twice the limit) while reading
+    # the header, before any pixel is decoded; ``_load_frame`` refuses at the limit.
+    Image.MAX_IMAGE_PIXELS = limits.max_image_pixels
     try:
         img = Image.open(io.BytesIO(data))
-    except Image.DecompressionBombError as err:
-        raise ExtractionError(
-            f"The image is too large to process ({err}).", code="image_too_large"
-        ) from err
+    except Image.DecompressionBombError:
+        raise exceeded(IMAGE_TOO_LARGE, "The image has more pixels than any scanned page "
+                       f"(over {2 * limits.max_image_pixels // 1_000_000} megapixels).", "max_image_pixels") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
         # Pillow reports unreadable headers as any of these depending on the plugin.
         raise ExtractionError("The file is not a readable image.", code="corrupt_image") from err
@@ -67,7 +73,7 @@ def normalize_image(
             )
         content = NormalizedContent(source_kind="ocr", engine=engine.name, meta={"format": img.format})
         decoded = 0
-        for number, frame, problem in _frames(img):
+        for number, frame, problem in _frames(img, limits):
             if frame is None:
                 # Keep the page slot: page numbers must stay those of the document.
                 content.pages.append(PageContent(number=number, width=1.0, height=1.0))
@@ -94,6 +100,7 @@ def ocr_pdf(
     render_dir: Path | None = None,
     dpi: int = 300,
     name: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> NormalizedContent:
     """OCR a PDF page by page (for PDFs without a usable text layer).
 
@@ -113,17 +120,14 @@ def ocr_pdf(
     with doc:
         if doc.needs_pass:
             raise ExtractionError("The PDF is password protected.", code="encrypted_pdf")
-        if doc.page_count > MAX_PAGES:
-            raise ExtractionError(
-                f"The PDF has {doc.page_count} pages; at most {MAX_PAGES} are accepted.",
-                code="too_many_pages",
-            )
+        check_page_count(doc.page_count, limits.max_scanned_pages, "max_scanned_pages")
         if doc.page_count == 0:
             raise ExtractionError("The PDF has no pages.", code="empty_file")
         content = NormalizedContent(source_kind="ocr", engine=engine.name, meta={"format": "PDF"})
         for index, pdf_page in enumerate(doc):
             number = index + 1
             rect = pdf_page.rect
+            check_page_size(number, rect, limits)
             zoom = _render_zoom(pdf_page, dpi)
             try:
                 pix = pdf_page.get_pixmap(
@@ -150,34 +154,33 @@ def ocr_pdf(
 # --- helpers ------------------------------------------------------------------------
 
 
-def _frames(img: Image.Image):
+def _frames(img: Image.Image, limits: Limits):
     """Yield (page number, frame or None, problem) for each page of ``img``."""
     if img.format not in _PAGED_FORMATS:
-        yield 1, *_load_frame(img)
+        yield 1, *_load_frame(img, limits.max_image_pixels)
         return
     try:
         count = img.n_frames
     except (OSError, EOFError, ValueError, SyntaxError):
         count = 1  # a broken IFD chain: read what the first directory gives
-    if count > MAX_PAGES:
-        raise ExtractionError(
-            f"The TIFF has {count} pages; at most {MAX_PAGES} are accepted.", code="too_many_pages"
-        )
+    check_page_count(count, limits.max_scanned_pages, "max_scanned_pages")
     for index in range(count):
         try:
             img.seek(index)
         except (OSError, EOFError, ValueError, SyntaxError) as err:
             yield index + 1, None, f"frame {index + 1} could not be located: {err}"
             continue
-        yield index + 1, *_load_frame(img)
+        yield index + 1, *_load_frame(img, limits.max_image_pixels)
 
 
-def _load_frame(img: Image.Image) -> tuple[Image.Image | None, str]:
+def _load_frame(img: Image.Image, max_pixels: int) -> tuple[Image.Image | None, str]:
     width, height = img.size
-    if width * height > MAX_FRAME_PIXELS:
-        raise ExtractionError(
-            f"A page of {width}x{height} pixels exceeds the {MAX_FRAME_PIXELS // 1_000_000} MP limit.",
-            code="image_too_large",
+    if width * height > max_pixels:
+        raise exceeded(
+            IMAGE_TOO_LARGE,
+            f"A page of {width:,} x {height:,} pixels is larger than the {max_pixels / 1e6:g} megapixels "
+            f"read per page (a decompression bomb, or a scan at far too high a resolution).",
+            "max_image_pixels",
         )
     try:
         frame = img.copy()  # decodes this frame now, so a bad one fails here

@@ -2,15 +2,19 @@
 
 Turns the ways an Office file goes wrong (empty, password-protected, an old binary
 .doc/.xls, a renamed text file, a zip cut short, a workbook uploaded as a letter, XML
-parts that declare a DTD) into ``ExtractionError``s a person can act on.
+parts that declare a DTD) into ``ExtractionError``s a person can act on, and refuses
+an archive over the size limits from its zip directory, before anything is inflated.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
+from collections.abc import Iterator
 
 from core.errors import ExtractionError
+from extract.limits import ARCHIVE_TOO_LARGE, DEFAULT_LIMITS, Limits, exceeded
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
@@ -36,8 +40,9 @@ def _describe(data: bytes) -> str:
         return "it is not a zip-based Office file"
 
 
-def check_ooxml(data: bytes, kind: str) -> zipfile.ZipFile:
-    """The opened zip when ``data`` is a readable ``kind`` ("docx" | "xlsx") package."""
+def check_ooxml(data: bytes, kind: str, limits: Limits = DEFAULT_LIMITS) -> zipfile.ZipFile:
+    """The opened zip when ``data`` is a readable ``kind`` ("docx" | "xlsx") package
+    within ``limits`` (member count and uncompressed size, read from its directory)."""
     label, main_part, wrong_code, legacy = _KINDS[kind]
     if not data or not data.strip(b" \t\r\n\x00"):
         raise ExtractionError(f"The {label} file is empty.", code="empty_file")
@@ -56,6 +61,7 @@ def check_ooxml(data: bytes, kind: str) -> zipfile.ZipFile:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         names = set(zf.namelist())
+        _check_archive_size(zf, label, limits)
         damaged = zf.testzip()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
         raise ExtractionError(
@@ -76,6 +82,38 @@ def check_ooxml(data: bytes, kind: str) -> zipfile.ZipFile:
             code="corrupt_file",
         )
     return zf
+
+
+def _check_archive_size(zf: zipfile.ZipFile, label: str, limits: Limits) -> None:
+    """Refuse a zip bomb from its directory alone. The sizes it declares bound the work:
+    ``zipfile`` never inflates a member past its declared size (a member that would
+    is a checksum error)."""
+    members = zf.infolist()
+    if len(members) > limits.max_archive_members:
+        raise exceeded(ARCHIVE_TOO_LARGE, f"The {label} holds {len(members):,} parts; at most "
+                       f"{limits.max_archive_members:,} are read.", "max_archive_members")
+    total = sum(m.file_size for m in members)
+    if total > limits.max_archive_uncompressed_bytes:
+        raise exceeded(ARCHIVE_TOO_LARGE, f"The {label} unpacks to {total / 2**20:,.0f} MB; at most "
+                       f"{limits.max_archive_uncompressed_bytes / 2**20:,.0f} MB are read.",
+                       "max_archive_uncompressed_bytes")
+
+
+_CHUNK = 1 << 20
+
+
+def scan_part(zf: zipfile.ZipFile, name: str, pattern: re.Pattern[bytes]) -> Iterator[re.Match[bytes]]:
+    """Matches of ``pattern`` (one start tag) in a part, read in 1 MB chunks so that a
+    part is measured before any parser builds it. Each chunk is cut after its last ``>``,
+    so no tag is split between two chunks."""
+    rest = b""
+    with zf.open(name) as part:
+        while block := part.read(_CHUNK):
+            buf = rest + block
+            cut = buf.rfind(b">") + 1 or len(buf)
+            yield from pattern.finditer(buf, 0, cut)
+            rest = buf[cut:]
+    yield from pattern.finditer(rest)
 
 
 # The package format (OPC, ECMA-376 Part 2) forbids DTDs in its XML, so a DOCTYPE can

@@ -23,8 +23,9 @@ from core.content import ContentWarning, Line, NormalizedContent, PageContent, W
 from core.errors import ExtractionError
 from core.policy.certainty import FILE_REPAIRED
 from core.policy.citations import reading_rows
+from extract.limits import DEFAULT_LIMITS, PAGE_TOO_LARGE, TOO_MANY_PAGES, Limits, exceeded
 
-MAX_PAGES = 200
+MAX_PAGES = DEFAULT_LIMITS.max_pages  # the default; jobs use their settings' ``limits``
 ENGINE = "pymupdf"
 
 # MuPDF reports per-page damage (bad streams, broken fonts) as RuntimeError
@@ -38,27 +39,24 @@ def normalize_pdf(
     render_dir: Path | None = None,
     dpi: int = 110,
     render_name: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> NormalizedContent:
     """Read a PDF's text layer into ``NormalizedContent`` (source_kind "pdf_text").
 
     With ``render_dir`` each page is also rendered once to
     ``render_dir/<render_name>-p<N>.png`` (default name: the first 16 hex digits of
     the file's sha256) and reused on later calls. Raises ``ExtractionError`` with
-    code empty_file, corrupt_file, encrypted_pdf, too_many_pages or needs_ocr.
+    code empty_file, corrupt_file, encrypted_pdf, too_many_pages, page_too_large or needs_ocr.
     """
     if not data:
         raise ExtractionError("The file is empty (0 bytes).", code="empty_file")
-    doc = _open(data)
+    doc = _open(data, limits.max_pages)
     try:
-        if doc.page_count > MAX_PAGES:
-            raise ExtractionError(
-                f"The PDF has {doc.page_count} pages; at most {MAX_PAGES} are accepted.",
-                code="too_many_pages",
-            )
+        check_page_count(doc.page_count, limits.max_pages, "max_pages")
         content = NormalizedContent(source_kind="pdf_text", engine=ENGINE, meta={"page_count": doc.page_count})
         content.warnings += _repair_warnings(doc)
         for number in range(1, doc.page_count + 1):
-            page, warning = _read_page(doc, number)
+            page, warning = _read_page(doc, number, limits)
             content.pages.append(page)
             if warning:
                 content.warnings.append(warning)
@@ -82,7 +80,24 @@ def normalize_pdf(
     return content
 
 
-def _open(data: bytes) -> pymupdf.Document:
+def check_page_count(pages: int, limit: int, setting: str) -> None:
+    if pages > limit:
+        raise exceeded(TOO_MANY_PAGES, f"The document has {pages} pages; at most {limit} are read.", setting)
+
+
+def check_page_size(number: int, rect: pymupdf.Rect, limits: Limits) -> None:
+    """A page larger than any paper (a crafted MediaBox) would render to gigabytes."""
+    area = abs(rect.width * rect.height) / (72.0 * 72.0)
+    if area > limits.max_page_area_sq_in:
+        raise exceeded(
+            PAGE_TOO_LARGE,
+            f"Page {number} measures {rect.width / 72:.0f} x {rect.height / 72:.0f} inches; pages up to "
+            f"{limits.max_page_area_sq_in:.0f} square inches are read.",
+            "max_page_area_sq_in",
+        )
+
+
+def _open(data: bytes, max_pages: int = MAX_PAGES) -> pymupdf.Document:
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except (pymupdf.FileDataError, *_PAGE_ERRORS) as exc:
@@ -90,14 +105,14 @@ def _open(data: bytes) -> pymupdf.Document:
         # cannot believe), FileDataError for the rest: both are a damaged file.
         raise ExtractionError(f"The file is not a readable PDF ({exc}).", code="corrupt_file") from None
     try:
-        _check_opened(doc)
+        _check_opened(doc, max_pages)
     except BaseException:
         doc.close()
         raise
     return doc
 
 
-def _check_opened(doc: pymupdf.Document) -> None:
+def _check_opened(doc: pymupdf.Document, max_pages: int) -> None:
     if not doc.is_pdf:  # MuPDF sniffs content and would happily open a PNG as a document
         raise ExtractionError("The file is not a PDF.", code="corrupt_file")
     if doc.needs_pass:
@@ -108,7 +123,7 @@ def _check_opened(doc: pymupdf.Document) -> None:
         raise ExtractionError(f"The PDF's list of pages cannot be read ({exc}).", code="corrupt_file") from None
     if pages == 0:
         raise ExtractionError("The PDF has no pages.", code="corrupt_file")
-    if pages <= MAX_PAGES and _page_tree_loops(doc):  # a longer file is refused for its length anyway
+    if pages <= max_pages and _page_tree_loops(doc):  # a longer file is refused for its length anyway
         raise ExtractionError(
             "The PDF is damaged: its list of pages loops back on itself, so its pages cannot be told apart.",
             code="corrupt_file",
@@ -177,13 +192,17 @@ def repair_warnings(data: bytes) -> list[ContentWarning]:
         return []  # the OCR route opened it; a second opinion that fails changes nothing
 
 
-def _read_page(doc: pymupdf.Document, number: int) -> tuple[PageContent, ContentWarning | None]:
-    """One page's words and rows; damage is reported, never raised."""
+def _read_page(doc: pymupdf.Document, number: int,
+               limits: Limits) -> tuple[PageContent, ContentWarning | None]:
+    """One page's words and rows; damage is reported, never raised; a page over a
+    size limit fails the document (``page_too_large``)."""
     pymupdf.TOOLS.mupdf_warnings(reset=True)
     try:
         page = doc.load_page(number - 1)
         rect = page.rect
+        check_page_size(number, rect, limits)
         raw = page.get_text("words")
+        _check_text_size(number, raw, limits.max_text_chars_per_page)
         rotation = page.rotation_matrix if page.rotation else None
     except _PAGE_ERRORS as exc:
         return (
@@ -204,6 +223,18 @@ def _read_page(doc: pymupdf.Document, number: int) -> tuple[PageContent, Content
     if damage:
         warning = ContentWarning("page_unreadable", f"Page {number} is damaged: {damage[0]}", number)
     return content, warning
+
+
+def _check_text_size(number: int, raw: list, limit: int) -> None:
+    """Checked before the words are put in reading order, the step whose cost grows
+    fastest with the text on a page."""
+    chars = sum(len(w[4]) for w in raw)
+    if chars > limit:
+        raise exceeded(
+            PAGE_TOO_LARGE,
+            f"Page {number} holds {chars:,} characters of text; at most {limit:,} per page are read.",
+            "max_text_chars_per_page",
+        )
 
 
 def _words(raw: list, rotation: pymupdf.Matrix | None) -> list[Word]:

@@ -41,7 +41,8 @@ from extract import values as V
 from extract.intake_labels import read_label, reads_as_label
 from extract.phrases import parse_medication
 from extract.section_facts import SectionFacts
-from extract.ooxml import check_ooxml
+from extract.limits import DEFAULT_LIMITS, SHEET_TOO_LARGE, Limits, exceeded
+from extract.ooxml import check_ooxml, scan_part
 
 SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
 ENGINE = "openpyxl 3.1.5"
@@ -50,12 +51,13 @@ _EXCEL_ERRORS = {"#DIV/0!", "#N/A", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#NUL
 # ============================================================================ normalizer
 
 
-def normalize_xlsx(data: bytes) -> NormalizedContent:
+def normalize_xlsx(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedContent:
     """Visible cells and row spans of every visible worksheet, with displayed values.
 
-    Raises ``ExtractionError``: empty_file, encrypted_file, not_xlsx, corrupt_file.
+    Raises ``ExtractionError``: empty_file, encrypted_file, not_xlsx, corrupt_file,
+    archive_too_large, sheet_too_large.
     """
-    check_ooxml(data, "xlsx")
+    _check_sheet_sizes(check_ooxml(data, "xlsx", limits), limits)
     from xml.etree.ElementTree import ParseError
 
     import openpyxl
@@ -84,12 +86,64 @@ def normalize_xlsx(data: bytes) -> NormalizedContent:
             warnings.append(ContentWarning(
                 "xlsx_hidden_sheet", f"Sheet {ws.title!r} is hidden ({ws.sheet_state}) and was not read."))
             continue
-        sheet_sections, sheet_warnings = _sheet(ws, formulas_wb[ws.title])
+        sheet_sections, sheet_warnings = _sheet(ws, formulas_wb[ws.title], limits)
         sections += sheet_sections
         warnings += sheet_warnings
         sheets_meta.append({"title": ws.title, "max_row": ws.max_row, "max_column": ws.max_column})
     return NormalizedContent(source_kind="xlsx", sections=sections, warnings=warnings, engine=ENGINE,
                              meta={"sheets": sheets_meta})
+
+
+# Start tags in any namespace prefix: a row, a cell, a merged range with its ref.
+_SHEET_TAGS = re.compile(
+    rb"<(?:[\w.-]+:)?(?:(row)|(c)|mergeCell\s[^>]*?\bref\s*=\s*[\"']([^\"']*))[\s/>\"']")
+_NOT_SHEETS = ("xl/sharedStrings.xml", "xl/styles.xml")
+
+
+def _check_sheet_sizes(zf: zipfile.ZipFile, limits: Limits) -> None:
+    """Count rows, cells and merged cells in the raw sheet XML before openpyxl loads the
+    workbook: openpyxl builds every cell of a merged range when it loads, so a range over
+    the whole sheet must be refused unread. Every XML part under xl/ is counted (a sheet
+    can sit at any path), cells and merged cells over the whole workbook."""
+    cells = merged = 0
+    for name in zf.namelist():
+        if not name.startswith("xl/") or not name.endswith(".xml") or name in _NOT_SHEETS:
+            continue
+        rows = 0
+        for m in scan_part(zf, name, _SHEET_TAGS):
+            if m.group(1):
+                rows += 1
+                if rows > limits.max_sheet_rows:
+                    raise _too_large(f"A sheet has more than {limits.max_sheet_rows:,} rows", "max_sheet_rows")
+            elif m.group(2):
+                cells += 1
+                if cells > limits.max_sheet_cells:
+                    raise _too_large(f"The workbook has more than {limits.max_sheet_cells:,} cells",
+                                     "max_sheet_cells")
+            else:
+                merged += _range_size(m.group(3).decode("latin-1"))
+                if merged > limits.max_merged_cells:
+                    raise _too_large(f"Its merged ranges cover more than {limits.max_merged_cells:,} cells "
+                                     f"(the last one read is {m.group(3).decode('latin-1')[:40]!r})",
+                                     "max_merged_cells")
+
+
+def _range_size(ref: str) -> int:
+    """Cells in an A1-style range ("A1:XFD1048576", "A:A", "3:3"); 0 for a bad ref,
+    which openpyxl then reports as a damaged file."""
+    from openpyxl.utils.cell import range_boundaries
+
+    try:
+        min_col, min_row, max_col, max_row = range_boundaries(ref.strip())
+    except (ValueError, TypeError):
+        return 0
+    cols = (max_col or 16_384) - (min_col or 1) + 1
+    rows = (max_row or 1_048_576) - (min_row or 1) + 1
+    return max(cols, 0) * max(rows, 0)
+
+
+def _too_large(what: str, setting: str) -> ExtractionError:
+    return exceeded(SHEET_TOO_LARGE, f"{what}, more than a clinical workbook holds, so it was not read.", setting)
 
 
 def display_value(value: object, number_format: str = "General") -> tuple[str, str, str | None]:
@@ -124,7 +178,7 @@ def display_value(value: object, number_format: str = "General") -> tuple[str, s
     return str(value), "text", None
 
 
-def _sheet(ws, fws) -> tuple[list[Section], list[ContentWarning]]:
+def _sheet(ws, fws, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Section], list[ContentWarning]]:
     from openpyxl.utils import get_column_letter
 
     title = ws.title
@@ -143,6 +197,9 @@ def _sheet(ws, fws) -> tuple[list[Section], list[ContentWarning]]:
     filled |= {rc for rc, cell in fws._cells.items() if cell.value is not None}
     filled |= {rc for rc, src in merged.items() if src in filled}
     used_rows = sorted({r for r, _ in filled})
+    if len(used_rows) > limits.max_sheet_rows:  # the raw count missed them (an unusual layout)
+        raise _too_large(f"Sheet {title!r} has {len(used_rows):,} rows with content, more than "
+                         f"{limits.max_sheet_rows:,}", "max_sheet_rows")
     used_cols = sorted({c for _, c in filled})
     hidden_cols = {c for c in used_cols if ws.column_dimensions[get_column_letter(c)].hidden}
     hidden_rows: list[int] = []

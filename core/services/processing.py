@@ -23,6 +23,7 @@ from core.policy.identity import IdentityOutcome, check_identity, combine_parts
 from core.services.promotion import promote_facts
 from core.services.workbench import Workbench
 from extract.extractors import load_all
+from extract.limits import Limits
 from extract.normalize import normalize
 from extract.registry import extractor_for
 from storage import documents_repo, facts_repo, patients_repo
@@ -164,7 +165,7 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     extractor = extractor_for(doc_type)  # fails early with unsupported_doc_type
     data = wb.blobs.get(document["sha256"])
     content = normalize(data, render_dir=wb.settings.renders_dir / document["sha256"][:16], doc_type=doc_type,
-                        ocr_engine=wb.settings.ocr_preference)
+                        ocr_engine=wb.settings.ocr_preference, limits=Limits.from_settings(wb.settings))
     normalize_ms = clock.lap("normalize")
     ocr_ms = round(min(max(float(getattr(content, "ocr_ms", 0.0) or 0.0), 0.0), normalize_ms), 2)
     clock.timings["normalize"] = round(normalize_ms - ocr_ms, 2)
