@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.services.mllp import frame  # noqa: E402
+from core.services.mllp import frame, read_reply  # noqa: E402
 from core.services.patients import DEMO_PATIENTS  # noqa: E402
 
 
@@ -38,16 +38,6 @@ def message(run: str, i: int) -> bytes:
         "OBR|1|ORD1|FIL1|2345-7^Glucose^LN|||20240312081500",
         f"OBX|1|NM|2345-7^Glucose^LN||{80 + i % 40}|mg/dL|70-99||||F",
     ]).encode() + b"\r"
-
-
-def read_ack(sock: socket.socket) -> bytes:
-    buf = b""
-    while not buf.endswith(b"\x1c\r"):
-        chunk = sock.recv(4096)
-        if not chunk:
-            raise ConnectionError("the listener closed the connection")
-        buf += chunk
-    return buf
 
 
 def start_listener(data_dir: Path) -> tuple[subprocess.Popen, int]:
@@ -66,7 +56,7 @@ def send(port: int, run: str, indices: range, latencies: list[float]) -> None:
         for i in indices:
             start = time.perf_counter()
             sock.sendall(frame(message(run, i)))
-            if b"MSA|AA|" not in read_ack(sock):
+            if b"MSA|AA|" not in read_reply(sock):
                 raise SystemExit(f"message {i} was not accepted")
             latencies.append((time.perf_counter() - start) * 1000)
 

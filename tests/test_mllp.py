@@ -22,6 +22,7 @@ from core.services.mllp import (
     attach_held_message,
     frame,
     held_messages,
+    read_reply,
 )
 from core.services.patients import DEMO_PATIENTS
 
@@ -156,7 +157,7 @@ def test_the_listener_answers_over_tcp(wb):
         with socket.create_connection(listener.address, timeout=10) as sock:
             for i in range(3):
                 sock.sendall(frame(oru(f"T{i}")))
-                assert msa(read_ack(sock))[1:3] == ["AA", f"T{i}"]
+                assert msa(read_reply(sock))[1:3] == ["AA", f"T{i}"]
     finally:
         listener.stop()
     assert count(wb, "SELECT count(*) FROM inbound_messages") == 3
@@ -173,7 +174,7 @@ def test_the_app_process_listens_when_the_setting_is_on(wb, monkeypatch):
     try:
         with socket.create_connection(started.mllp.address, timeout=10) as sock:
             sock.sendall(frame(oru("APP1")))
-            assert msa(read_ack(sock))[1:3] == ["AA", "APP1"]
+            assert msa(read_reply(sock))[1:3] == ["AA", "APP1"]
     finally:
         started.mllp.stop()
         started.wb.close()
@@ -188,16 +189,6 @@ def test_a_port_in_use_is_a_sentence_not_a_traceback(wb):
             MllpListener(wb, port=first.address[1])
     finally:
         first.stop()
-
-
-def read_ack(sock: socket.socket) -> bytes:
-    buf = b""
-    while not buf.endswith(b"\x1c\r"):
-        chunk = sock.recv(4096)
-        if not chunk:
-            raise ConnectionError("closed before the ACK")
-        buf += chunk
-    return buf[buf.index(b"\x0b") + 1:-2]
 
 
 # ---------------------------------------------------------------------------- a burst across a kill
@@ -236,7 +227,7 @@ def send_all(port: int, indices: list[int], acked: set[int], lock: threading.Loc
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
             for i in indices:
                 sock.sendall(frame(burst_message(i)))
-                fields = msa(read_ack(sock))
+                fields = msa(read_reply(sock))
                 assert fields[2] == f"B{i:05d}"
                 if fields[1] == "AA":
                     with lock:

@@ -103,6 +103,17 @@ def frame(message: bytes) -> bytes:
     return START_BLOCK + message + END_BLOCK
 
 
+def read_reply(sock) -> bytes:
+    """A sender's side: the next framed reply (an ACK) on ``sock``, without its framing."""
+    buf = b""
+    while not buf.endswith(END_BLOCK):
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionError("the listener closed the connection before its reply")
+        buf += chunk
+    return buf[buf.rindex(START_BLOCK) + len(START_BLOCK):-len(END_BLOCK)]
+
+
 # ============================================================================ the message header
 
 
