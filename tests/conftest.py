@@ -122,3 +122,19 @@ def app_env(wb, monkeypatch):
     yield wb
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+# Sniffed as a PDF, unreadable as one: its job fails at extraction, or is claimed and
+# killed in the worker tests, without any real reading.
+FAKE_PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
+
+
+@pytest.fixture
+def queued(wb, demo_patient, tmp_path):
+    """One lab-report job waiting in the queue (its file is FAKE_PDF)."""
+    from core.services.ingestion import attach_and_extract
+
+    f = tmp_path / "lab.pdf"
+    f.write_bytes(FAKE_PDF)
+    return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
+

@@ -14,27 +14,14 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from bench import kill_worker
 from core.errors import ExtractionError
 from core.services.worker import Worker
 from storage import jobs_repo
 from storage.heartbeat import process_gone, process_token
+from tests.conftest import FAKE_PDF
 
 ROOT = Path(__file__).resolve().parent.parent
-PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
-
-
-@pytest.fixture
-def queued(wb, demo_patient, tmp_path):
-    from core.services.ingestion import attach_and_extract
-
-    f = tmp_path / "lab.pdf"
-    f.write_bytes(PDF)
-    return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
-
-
 def dead_process() -> str:
     """The token of a process that has ended (and been reaped)."""
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -201,7 +188,7 @@ def test_retry_from_the_cli_resets_the_attempts_and_keeps_the_audit(tmp_path):
     env = _cli_env(data_dir)
     kill_worker.queue_documents(data_dir, [])
     bad = tmp_path / "bad.pdf"
-    bad.write_bytes(PDF)
+    bad.write_bytes(FAKE_PDF)
 
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env,

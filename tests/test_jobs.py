@@ -11,17 +11,7 @@ from core.services.ingestion import attach_and_extract
 from core.services.worker import Worker
 from extract import registry
 from storage import jobs_repo
-from tests.conftest import seed_test_accounts
-
-PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
-
-
-@pytest.fixture
-def queued(wb, demo_patient, tmp_path):
-    f = tmp_path / "lab.pdf"
-    f.write_bytes(PDF)
-    return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
-
+from tests.conftest import FAKE_PDF, seed_test_accounts
 
 def test_claim_is_exclusive_under_two_threads(wb, demo_patient):
     with wb.db.cursor() as cur:
@@ -92,7 +82,7 @@ def test_a_defect_fails_the_job_but_not_the_worker(wb, queued, demo_patient, tmp
     monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, crashes)
     monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: None)
     second = tmp_path / "second.pdf"
-    second.write_bytes(PDF + b"2")
+    second.write_bytes(FAKE_PDF + b"2")
     attach_and_extract(wb, patient_id=demo_patient["id"], source=second, doc_type="lab_pdf", by="dr.reviewer")
     worker = Worker(wb)
     first, then = worker.run_once(), worker.run_once()
