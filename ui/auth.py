@@ -199,7 +199,7 @@ def _oidc_account() -> Account:
         st.button("Sign in with your organisation's account", type="primary", on_click=st.login)
         st.stop()
     claims = st.user.to_dict()
-    email = str(claims.get("email") or claims.get("preferred_username") or claims.get("sub") or "").lower()
+    email = accounts.oidc_username(claims)
     session = st.session_state.get(SESSION_KEY)
     if not isinstance(session, dict) or session.get("username") != email:
         result = accounts.oidc_account(wb, claims)

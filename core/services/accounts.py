@@ -364,6 +364,12 @@ def _add_initial(wb: Workbench, password: str) -> None:
 # --- identity provider ---------------------------------------------------------------
 
 
+def oidc_username(claims: Mapping[str, Any]) -> str:
+    """The account name of an identity-provider user: their email, else the provider's
+    user name, else its subject id (lower case)."""
+    return str(claims.get("email") or claims.get("preferred_username") or claims.get("sub") or "").strip().lower()
+
+
 def oidc_account(wb: Workbench, claims: Mapping[str, Any]) -> SignInResult:
     """The account of a user the identity provider signed in (``st.user``'s claims),
     created or brought up to date with the role ``settings.oidc_roles`` maps them to.
@@ -371,7 +377,7 @@ def oidc_account(wb: Workbench, claims: Mapping[str, Any]) -> SignInResult:
     Refused when the mapping gives no role, when the name belongs to a local account
     (an account name means one kind of thing), or when the account was disabled here."""
     now = utcnow()
-    name = str(claims.get("email") or claims.get("preferred_username") or claims.get("sub") or "").strip().lower()
+    name = oidc_username(claims)
     role = access.oidc_role(claims, wb.settings.oidc_roles)
     with wb.db.transaction() as cur:
         if not name or access.username_problem(name) or role is None:
