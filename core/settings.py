@@ -23,6 +23,13 @@ class Settings(BaseSettings):
     worker_idle_sleep: float = 1.0
     worker_stale_after: float = 120.0  # seconds without heartbeat before a job is reclaimed
     max_attempts: int = 3
+    # Ceilings per job (issue 13): reading a document (normalize + extract) runs in a child
+    # process killed past either, and the job fails with resource_limit. Sized for a 60-page
+    # OCR'd fax (~1-5 s a page) on 2 cores. job_process: forkserver (default), fork (tests:
+    # monkeypatched readers reach the child) or off (in-process, no ceilings; debugging).
+    job_timeout_seconds: float = 600.0
+    job_memory_mb: int = 2048
+    job_process: str = "forkserver"
     upload_max_bytes: int = 50 * 1024 * 1024
     start_worker: bool = True  # the UI process runs the worker thread
     load_demo: bool = True  # `make run` loads the demo documents into an empty data dir

@@ -104,20 +104,20 @@ class _ContentSpy:
         import core.services.processing as processing
 
         self._module = processing
-        self._original = processing.normalize
+        self._original = processing.read_isolated  # the worker's side: the reading runs in a child
         original = self._original
         obs = self.obs
 
-        def spying_normalize(data, *args, **kwargs):
-            content = original(data, *args, **kwargs)
+        def spying_read(*args, **kwargs):
+            content, result, extract_ms = original(*args, **kwargs)
             obs.contents[obs.processing] = content
-            return content
+            return content, result, extract_ms
 
-        processing.normalize = spying_normalize
+        processing.read_isolated = spying_read
         return self
 
     def __exit__(self, *exc):
-        self._module.normalize = self._original
+        self._module.read_isolated = self._original
 
 
 def _execute(obs: Observation, index: int, step: Step) -> None:

@@ -34,6 +34,11 @@ def shared_data() -> Path:
 def data_dir(tmp_path, monkeypatch) -> Path:
     d = tmp_path / "data"
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(d))
+    # Tests read documents in-process: a child per job (the app's forkserver default,
+    # core.services.sandbox) would add a process start to thousands of test jobs. The
+    # ceilings are tested with real children in test_job_ceiling and test_malformed_corpus,
+    # and the golden gate (make test) runs every document type through the forkserver.
+    monkeypatch.setenv("WORKBENCH_JOB_PROCESS", "off")
     return d
 
 
