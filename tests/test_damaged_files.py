@@ -10,7 +10,6 @@ import io
 import os
 import subprocess
 import sys
-import zipfile
 from datetime import date
 from pathlib import Path
 
@@ -27,6 +26,8 @@ from core.services.worker import Worker
 from extract.normalize import normalize
 from golden.fixtures import LAB_CASES, render_lab
 from golden.office_fixtures import build_prose_letter
+from tests.file_builders import (CATALOG, LAUGHS, LOOPING_PDFS, PAGE_OBJECTS, XXE, pdf_from_objects, rewrite_part,
+                                 with_doctype, workbook)
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = LAB_CASES[0]
@@ -88,38 +89,9 @@ def assert_corrupt(wb, report) -> None:
 
 # ---------------------------------------------------------------------------- PDF
 
-def pdf_from_objects(objects: list[str]) -> bytes:
-    """A PDF written by hand (object 1 the catalog) with a correct cross-reference table."""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
-
-
-_TEXT = "BT /F1 12 Tf 72 720 Td (Glucose 182 mg/dL) Tj ET"
-_PAGE_OBJECTS = [
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    f"<< /Length {len(_TEXT)} >>\nstream\n{_TEXT}\nendstream",
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-]
-CATALOG = "<< /Type /Catalog /Pages 2 0 R >>"
-LOOPING_PDFS = {
-    "kids_list_the_root_itself": [CATALOG, "<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>", *_PAGE_OBJECTS],
-    "child_points_back_to_its_parent": [CATALOG, "<< /Type /Pages /Kids [6 0 R] /Count 1 >>", *_PAGE_OBJECTS,
-                                        "<< /Type /Pages /Parent 2 0 R /Kids [2 0 R 3 0 R] /Count 1 >>"],
-    "two_nodes_only_point_at_each_other": [CATALOG, "<< /Type /Pages /Kids [6 0 R] /Count 5 >>", *_PAGE_OBJECTS,
-                                           "<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 5 >>"],
-}
-
 
 def test_a_hand_written_pdf_with_a_sound_page_tree_reads():
-    content = normalize(pdf_from_objects([CATALOG, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", *_PAGE_OBJECTS]),
+    content = normalize(pdf_from_objects([CATALOG, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", *PAGE_OBJECTS]),
                         allow_ocr=False)
     assert [w.text for w in content.pages[0].words] == ["Glucose", "182", "mg/dL"]
     assert not content.warnings
@@ -133,7 +105,7 @@ def test_a_page_tree_loop_is_corrupt_not_a_defect(name):
 
 
 def test_an_impossible_page_count_is_corrupt():
-    data = pdf_from_objects([CATALOG, "<< /Type /Pages /Kids [3 0 R] /Count 1000000 >>", *_PAGE_OBJECTS])
+    data = pdf_from_objects([CATALOG, "<< /Type /Pages /Kids [3 0 R] /Count 1000000 >>", *PAGE_OBJECTS])
     with pytest.raises(ExtractionError) as err:
         normalize(data, allow_ocr=False)
     assert err.value.code == "corrupt_file"
@@ -233,76 +205,6 @@ def test_the_whole_hl7_message_is_promoted(wb):
 
 
 # ---------------------------------------------------------------------------- DOCX / XLSX
-
-XXE = '<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
-LAUGHS = ('<!DOCTYPE lolz [<!ENTITY lol "lol">'
-          + "".join(f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10 if i > 1 else "&lol;" * 10}">' for i in range(1, 10))
-          + "]>")
-
-
-_SS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-_PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
-_WORKBOOK_PARTS = {
-    "[Content_Types].xml": (
-        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-        '<Default Extension="xml" ContentType="application/xml"/>'
-        '<Override PartName="/xl/workbook.xml" '
-        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
-        '<Override PartName="/xl/worksheets/sheet1.xml" '
-        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
-        '<Override PartName="/xl/sharedStrings.xml" '
-        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'),
-    "_rels/.rels": (
-        f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_PKG}">'
-        f'<Relationship Id="rId1" Type="{_R}/officeDocument" Target="xl/workbook.xml"/></Relationships>'),
-    "xl/workbook.xml": (
-        f'<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="{_SS}" xmlns:r="{_R}">'
-        '<sheets><sheet name="Results" sheetId="1" r:id="rId1"/></sheets></workbook>'),
-    "xl/_rels/workbook.xml.rels": (
-        f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_PKG}">'
-        f'<Relationship Id="rId1" Type="{_R}/worksheet" Target="worksheets/sheet1.xml"/>'
-        f'<Relationship Id="rId2" Type="{_R}/sharedStrings" Target="sharedStrings.xml"/></Relationships>'),
-    "xl/sharedStrings.xml": (
-        f'<?xml version="1.0" encoding="UTF-8"?><sst xmlns="{_SS}" count="4" uniqueCount="4">'
-        '<si><t>Test</t></si><si><t>Result</t></si><si><t>Glucose</t></si><si><t>mg/dL</t></si></sst>'),
-    "xl/worksheets/sheet1.xml": (
-        f'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="{_SS}"><sheetData>'
-        '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row>'
-        '<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>182</v></c><c r="C2" t="s"><v>3</v></c></row>'
-        '</sheetData></worksheet>'),
-}
-
-
-def workbook() -> bytes:
-    """A minimal workbook written part by part, with shared strings (openpyxl writes none)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, xml in _WORKBOOK_PARTS.items():
-            z.writestr(name, xml)
-    return buf.getvalue()
-
-
-def rewrite_part(data: bytes, part: str, edit) -> bytes:
-    src = zipfile.ZipFile(io.BytesIO(data))
-    assert part in src.namelist(), src.namelist()
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            body = src.read(info.filename)
-            dst.writestr(info, edit(body.decode()).encode() if info.filename == part else body)
-    return out.getvalue()
-
-
-def with_doctype(doctype: str, reference: str):
-    def edit(xml: str) -> str:
-        head_end = xml.index("?>") + 2 if xml.startswith("<?xml") else 0
-        xml = xml[:head_end] + doctype + xml[head_end:]
-        return xml.replace("<t>", f"<t>{reference}", 1).replace("<v>", f"<v>{reference}", 1)
-    return edit
-
 
 CRAFTED = [
     ("xlsx", "xl/sharedStrings.xml", with_doctype(XXE, "&xxe;")),

@@ -6,11 +6,7 @@ fails with that code and keeps its original. All inputs are generated here."""
 
 from __future__ import annotations
 
-import io
-import struct
 import tracemalloc
-import zipfile
-import zlib
 from dataclasses import fields
 
 import pymupdf
@@ -25,11 +21,7 @@ from core.settings import Settings
 from extract.limits import DEFAULT_LIMITS, LIMIT_CODES, Limits
 from extract.hl7_parse import known_segments
 from extract.normalize import normalize
-
-MSH = "MSH|^~\\&|LAB|WESTFIELD LAB|EHR|CLINIC|20240312093000-0500||ORU^R01^ORU_R01|MSG{n:04d}|P|2.5.1"
-PID = "PID|1||WB-204118^^^CLINIC^MR||QUENTARA^MARISOL^J^^^^L||19780314|F"
-OBR = "OBR|1|ORD1|FIL1|24323-8^Metabolic panel^LN|||20240312081500-0500|||||||||||||||20240312093000|||F"
-OBX = "OBX|{n}|NM|2345-7^Glucose^LN||182|mg/dL^^UCUM|70-99|H|||F|||20240312081500-0500"
+from tests.file_builders import docx, hl7, merged_sheet, pdf, png_header, with_part, xlsx
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -53,78 +45,12 @@ def refused(data: bytes, code: str, limits: Limits = DEFAULT_LIMITS, doc_type: D
     return err.value
 
 
-def pdf(pages: int = 1, text: str = "Glucose 182 mg/dL", width: float = 612, height: float = 792) -> bytes:
-    doc = pymupdf.open()
-    for _ in range(pages):
-        doc.new_page(width=width, height=height).insert_text((72, 72), text, fontsize=10)
-    return doc.tobytes()
-
-
-def png_header(width: int, height: int) -> bytes:
-    """A PNG whose header claims ``width`` x ``height`` and holds no pixels at all."""
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(b"\x00" * 16)) + chunk(b"IEND", b""))
-
 
 class _NoEngine:
     name = "none"
 
     def __getattr__(self, item):
         raise AssertionError("the image was decoded")
-
-
-def docx(paragraphs: int = 3) -> bytes:
-    import docx as python_docx
-
-    document = python_docx.Document()
-    for i in range(paragraphs):
-        document.add_paragraph(f"Line {i}")
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
-
-
-def xlsx(rows: int = 3, cols: int = 3) -> bytes:
-    import openpyxl
-
-    book = openpyxl.Workbook()
-    for r in range(rows):
-        book.active.append([f"r{r}c{c}" for c in range(cols)])
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
-
-
-def with_part(data: bytes, name: str, write) -> bytes:
-    """The zip with part ``name`` replaced by what ``write(stream)`` writes (streamed, so a
-    part of hundreds of MB never sits in memory)."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            if info.filename != name:
-                dst.writestr(info, src.read(info.filename))
-        info = zipfile.ZipInfo(name)
-        info.compress_type = zipfile.ZIP_DEFLATED
-        with dst.open(info, "w", force_zip64=True) as part:
-            write(part)
-    return out.getvalue()
-
-
-def merged_sheet(ref: str) -> bytes:
-    def write(part):
-        xml = zipfile.ZipFile(io.BytesIO(xlsx())).read("xl/worksheets/sheet1.xml")
-        part.write(xml.replace(b"</sheetData>", f'</sheetData><mergeCells count="1"><mergeCell ref="{ref}"/>'
-                                                 f"</mergeCells>".encode()))
-    return with_part(xlsx(), "xl/worksheets/sheet1.xml", write)
-
-
-def hl7(messages: int = 1, obx: int = 2, pid: str = PID) -> bytes:
-    body = []
-    for n in range(1, messages + 1):
-        body += [MSH.format(n=n), pid, OBR, *(OBX.format(n=k) for k in range(1, obx + 1))]
-    return ("\r".join(body) + "\r").encode()
 
 
 # ---------------------------------------------------------------------------- settings

@@ -170,7 +170,10 @@ def run_isolated(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, m
 
 def _wait(proc, receiver, *, timeout: float, memory_mb: int) -> tuple[str, Any]:
     deadline = time.monotonic() + timeout
-    watched = psutil.Process(proc.pid)
+    try:
+        watched: psutil.Process | None = psutil.Process(proc.pid)
+    except psutil.NoSuchProcess:  # a quick child may be done (and reaped) already
+        watched = None
     ceiling = memory_mb * _MB
     while True:
         if receiver.poll(_POLL_SECONDS):
@@ -187,6 +190,6 @@ def _wait(proc, receiver, *, timeout: float, memory_mb: int) -> tuple[str, Any]:
         if time.monotonic() > deadline:
             _kill(proc)
             return ("time", None)
-        if _resident_bytes(watched) > ceiling:
+        if watched is not None and _resident_bytes(watched) > ceiling:
             _kill(proc)
             return ("memory", None)
