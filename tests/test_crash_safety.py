@@ -257,3 +257,46 @@ def test_the_operations_page_shows_reclaimed_jobs(app_env, queued):
     table = next(d.value for d in at.dataframe if "times reclaimed" in d.value.columns)
     assert list(table["job"]) == [queued.job["id"]]
     assert table["why"].iloc[0] == "its worker's process had stopped"
+
+
+# --- the app, mid-job ----------------------------------------------------------------------------
+
+def scanned_pages(pages: int) -> bytes:
+    """A PDF of ``pages`` page images and no text layer: every page must be OCR'd, so
+    reading it takes the app's worker many seconds, in its real job child."""
+    import pymupdf
+
+    from golden.fixtures import LAB_CASES, render_lab
+
+    with pymupdf.open(stream=render_lab(LAB_CASES[0]), filetype="pdf") as typed:
+        image = typed[0].get_pixmap(dpi=150).tobytes("png")
+    out = pymupdf.open()
+    for _ in range(pages):
+        out.new_page(width=612, height=792).insert_image(pymupdf.Rect(0, 0, 612, 792), stream=image)
+    return out.tobytes()
+
+
+def test_sigterm_stops_the_app_within_5_s_mid_job_and_its_job_is_released(tmp_path):
+    import psutil
+
+    from tests.browser_support import serving, server_env
+
+    data_dir = tmp_path / "data"
+    [doc_id] = kill_worker.queue_documents(data_dir, [("DEMO-1001", "scan.pdf", "lab_pdf", scanned_pages(40))])
+    env = {**server_env(data_dir), "WORKBENCH_JOB_PROCESS": "forkserver"}  # the app's default, stated
+    with serving(env) as (_, proc):
+        beat = _wait_for_beat(data_dir, proc, job=True, timeout=120)
+        time.sleep(1.0)  # well inside the document: its child is reading (OCR)
+        readers = psutil.Process(proc.pid).children(recursive=True)
+        assert readers, "no child process is reading the document"
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        took = time.monotonic() - asked
+        err = proc.stderr.read().decode()
+    print(f"\napp exited {took:.2f} s after SIGTERM, mid-job")
+    assert took < 5, f"exited {took:.1f} s after SIGTERM"
+    assert f"job {beat['current_job_id']} handed back" in err
+    gone, alive = psutil.wait_procs(readers, timeout=5)  # the job's child ends with its worker
+    assert not alive, [p.pid for p in alive]
+    assert _job_state(data_dir, beat["current_job_id"]) == ("pending", 0, "released_at_shutdown")
