@@ -173,7 +173,8 @@ def status_line() -> None:
               labels.code_hint(doc["identity_status"]))
     fact_cell(c3, "Found", labels.found_summary(doc["counts"]) if doc["job_status"] == "succeeded" else "—")
     if doc.get("error_message"):
-        st.error(f"{md_text(doc['error_message'])} The original file is kept.", icon=":material/error:")
+        kept = "" if "kept" in doc["error_message"] else " The original file is kept."  # limits say it already
+        st.error(f"{md_text(doc['error_message'])}{kept}", icon=":material/error:")
     if doc["job_status"] == "failed" and not doc["deleted_note"] and auth.can(Permission.RETRY_JOB):
         st.button("Retry reading it", key=f"retry-doc-{doc_id}", on_click=retry, args=(doc,),
                   help="Read this document again (the attempts start over; the retry is audited).")
