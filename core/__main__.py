@@ -16,6 +16,14 @@ delete-document, patient add, user) act as the operating-system user at the shel
 (``os:<login>``), who owns the data dir anyway. Review decisions always name an account.
 Read-only commands need no ``--by`` and record their patient views as ``os:<login>``.
 Passwords are read from a prompt or stdin, never from an argument.
+
+Beside the running app (issue 13): the app holds the database, so a command whose body
+takes a workbench (``Context``) and is marked ``handover`` is sent to the app's loopback
+endpoint (core.services.app_endpoint) when the database is held and the app's endpoint
+file is live; the app runs the same body on its workbench (``serve_request``) and the
+caller prints its stdout, stderr and exit code verbatim. ``ingest`` reads and checks its
+file here and sends the bytes. The others (init, worker, mllp, demo, eval, index-corpus,
+and the user commands that read a password) fail at once with a sentence saying what to do.
 """
 
 from __future__ import annotations
@@ -24,12 +32,14 @@ import argparse
 import atexit
 import contextlib
 import getpass
+import io
 import json
 import os
 import signal
 import sys
 import threading
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,17 +50,46 @@ EXIT_BAD_INPUT = 2
 EXIT_JOB_FAILED = 3
 
 
+APP_RUNNING = ("The workbench app is running and holds the database, and this command is not one it runs for the "
+               "CLI; stop it (Ctrl-C in the terminal running `make run`) or use the app, then run this again.")
+INLINE_WORKER = "intake-extractor:cli"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a command body runs with: the workbench (this process's, or the app's when
+    the command was handed over), who is at the shell, and an upload read beforehand."""
+
+    wb: Any  # core.services.workbench.Workbench
+    os_user: str  # os:<login>: the actor when there is no --by, and the viewer of reads
+    in_app: bool = False  # run inside the app for a CLI beside it (issue 13)
+    upload: bytes | None = None  # ingest: the file's bytes, read and checked by the caller
+
+
 def _workbench():
+    """This process's workbench. When another process holds the database the error says
+    what to do (for the commands the app runs for the CLI, see ``_here_or_in_app``)."""
+    from core.errors import DatabaseBusy
     from core.services.workbench import open_workbench
 
-    return open_workbench(get_settings())
+    try:
+        return open_workbench(get_settings())
+    except DatabaseBusy as exc:
+        raise _busy_error(exc) from None
 
 
-def _actor(args) -> str:
+def _busy_error(exc):
+    """The sentence for a held database: the app is running (its endpoint file is live),
+    or some other process holds it (storage.db says so, and what to do)."""
+    from core.errors import DatabaseBusy
+    from core.services.app_endpoint import live_endpoint
+
+    return DatabaseBusy(APP_RUNNING) if live_endpoint(get_settings()) is not None else exc
+
+
+def _actor(ctx: Context, args) -> str:
     """``--by`` when given, else the shell operator (``os:<login>``)."""
-    from core.services.access_audit import shell_user
-
-    return getattr(args, "by", None) or shell_user()
+    return getattr(args, "by", None) or ctx.os_user
 
 
 def cmd_init(args) -> dict[str, Any]:
@@ -80,51 +119,56 @@ def cmd_init(args) -> dict[str, Any]:
     return out
 
 
-def cmd_patient_add(args) -> dict[str, Any]:
+def cmd_patient_add(ctx: Context, args) -> dict[str, Any]:
     from core.services.patients import add_patient
 
-    wb = _workbench()
-    try:
-        p = add_patient(wb, mrn=args.mrn, first=args.first, last=args.last, dob=args.dob, sex=args.sex,
-                        by=_actor(args))
-    finally:
-        wb.close()
+    p = add_patient(ctx.wb, mrn=args.mrn, first=args.first, last=args.last, dob=args.dob, sex=args.sex,
+                    by=_actor(ctx, args))
     return {"patient_id": p["id"], "mrn": p["mrn"], "first_name": p["first_name"], "last_name": p["last_name"],
             "dob": str(p["dob"]), "sex": p["sex"]}
 
 
-def cmd_patient_list(args) -> dict[str, Any]:
+def cmd_patient_list(ctx: Context, args) -> dict[str, Any]:
     from core.services.patients import list_patients
 
-    wb = _workbench()
-    try:
-        found = list_patients(wb)
-    finally:
-        wb.close()
+    found = list_patients(ctx.wb)
     return {"patients": [{"patient_id": p["id"], "mrn": p["mrn"], "first_name": p["first_name"],
                           "last_name": p["last_name"], "dob": str(p["dob"]), "sex": p["sex"]} for p in found]}
 
 
-def cmd_ingest(args) -> dict[str, Any]:
+def _read_ingest_file(args) -> bytes:
+    """The file of ``ingest``, read and checked here, by the caller: a command handed to
+    the app sends these bytes, so the app never opens a path someone else gave."""
+    from core.services.ingestion import read_upload_file
+
+    return read_upload_file(Path(args.file), get_settings().upload_max_bytes)
+
+
+def _run_job_now(ctx: Context, job_id: int) -> None:
     from core.services.fact_vectors import index_pending
+    from core.services.worker import Worker
+
+    worker = Worker(ctx.wb, worker_id=INLINE_WORKER, heartbeat_file=not ctx.in_app)
+    worker.run_now(job_id)  # in the app, its own loop may have claimed the job first: then it waits
+    index_pending(ctx.wb)
+    worker.beat("stopped")  # an inline run is not a live worker
+
+
+def cmd_ingest(ctx: Context, args) -> dict[str, Any]:
     from core.services.facts import document_report
     from core.services.ingestion import attach_and_extract
     from core.services.patients import get_patient
-    from core.services.worker import Worker
 
-    wb = _workbench()
-    try:
-        patient = get_patient(wb, mrn=args.patient)
-        attached = attach_and_extract(wb, patient_id=patient["id"], source=args.file, doc_type=args.doc_type,
-                                      category=args.category, by=_actor(args))
-        if attached.job is not None:
-            worker = Worker(wb, worker_id="intake-extractor:cli")
-            worker.run_specific(attached.job["id"])
-            index_pending(wb)
-            worker.beat("stopped")  # an inline run is not a live worker
-        report = document_report(wb, attached.document["id"])
-    finally:
-        wb.close()
+    if ctx.upload is None:
+        raise BadInput("ingest needs the file's content.", code="file_missing")
+    wb = ctx.wb
+    patient = get_patient(wb, mrn=args.patient)
+    attached = attach_and_extract(wb, patient_id=patient["id"], source=args.file, doc_type=args.doc_type,
+                                  category=args.category, by=_actor(ctx, args), data=ctx.upload,
+                                  filename=Path(args.file).name)
+    if attached.job is not None:
+        _run_job_now(ctx, attached.job["id"])
+    report = document_report(wb, attached.document["id"])
     job = report["job"]
     if job and job["status"] == "failed":
         report["_exit"] = EXIT_JOB_FAILED
@@ -132,55 +176,45 @@ def cmd_ingest(args) -> dict[str, Any]:
     return report
 
 
-def cmd_delete_document(args) -> dict[str, Any]:
+def cmd_delete_document(ctx: Context, args) -> dict[str, Any]:
     from core.services.retraction import delete_document
 
-    wb = _workbench()
-    try:
-        return delete_document(wb, args.document_id, by=_actor(args), reason=args.reason or "source document deleted")
-    finally:
-        wb.close()
+    return delete_document(ctx.wb, args.document_id, by=_actor(ctx, args),
+                           reason=args.reason or "source document deleted")
 
 
-def cmd_review(args) -> dict[str, Any]:
+def cmd_review(ctx: Context, args) -> dict[str, Any]:
     from core.services.review import check_for_document, review
 
-    wb = _workbench()
-    try:
-        if args.action == "correct-fact":
-            from core.services.corrections import correct_fact
+    wb = ctx.wb
+    if args.action == "correct-fact":
+        from core.services.corrections import correct_fact
 
-            if args.fact is None or args.check is not None or args.document is not None:
-                raise BadInput("correct-fact corrects a finding: use --fact ID.", code="bad_item")
-            return correct_fact(wb, args.fact, by=args.by, value=args.value, unit=args.unit,
-                                collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "")
-        if args.action == "undo-identity":
-            from core.services.identity_review import undo_identity_decision
+        if args.fact is None or args.check is not None or args.document is not None:
+            raise BadInput("correct-fact corrects a finding: use --fact ID.", code="bad_item")
+        return correct_fact(wb, args.fact, by=args.by, value=args.value, unit=args.unit,
+                            collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "")
+    if args.action == "undo-identity":
+        from core.services.identity_review import undo_identity_decision
 
-            if args.fact is not None or (args.check is None) == (args.document is None):
-                raise BadInput("undo-identity undoes an identity decision: use --check ID or --document ID.",
-                               code="bad_item")
-            check = args.check if args.check is not None else check_for_document(wb, args.document)
-            return undo_identity_decision(wb, check, by=args.by, reason=args.reason or "")
-        return review(wb, args.action, check_id=args.check, document_id=args.document, fact_id=args.fact,
-                      by=args.by, reason=args.reason)
-    finally:
-        wb.close()
+        if args.fact is not None or (args.check is None) == (args.document is None):
+            raise BadInput("undo-identity undoes an identity decision: use --check ID or --document ID.",
+                           code="bad_item")
+        check = args.check if args.check is not None else check_for_document(wb, args.document)
+        return undo_identity_decision(wb, check, by=args.by, reason=args.reason or "")
+    return review(wb, args.action, check_id=args.check, document_id=args.document, fact_id=args.fact,
+                  by=args.by, reason=args.reason)
 
 
-def cmd_chart(args) -> dict[str, Any]:
-    from core.services.access_audit import VIEW_CHART, record_view, shell_user
+def cmd_chart(ctx: Context, args) -> dict[str, Any]:
+    from core.services.access_audit import VIEW_CHART, record_view
     from core.services.facts import chart_view
     from core.services.patients import get_patient
 
-    wb = _workbench()
-    try:
-        patient_id = get_patient(wb, mrn=args.patient)["id"]
-        chart = chart_view(wb, patient_id)
-        record_view(wb, shell_user(), VIEW_CHART, patient_id=patient_id, object_type="chart", channel="cli")
-        return chart
-    finally:
-        wb.close()
+    patient_id = get_patient(ctx.wb, mrn=args.patient)["id"]
+    chart = chart_view(ctx.wb, patient_id)
+    record_view(ctx.wb, ctx.os_user, VIEW_CHART, patient_id=patient_id, object_type="chart", channel="cli")
+    return chart
 
 
 def cmd_worker(args) -> dict[str, Any]:
@@ -221,24 +255,15 @@ def _exit_now() -> None:
     os._exit(0)
 
 
-def cmd_retry(args) -> dict[str, Any]:
-    from core.services.fact_vectors import index_pending
+def cmd_retry(ctx: Context, args) -> dict[str, Any]:
     from core.services.operations import retry_job
-    from core.services.worker import Worker
     from storage import jobs_repo
 
-    wb = _workbench()
-    try:
-        job = retry_job(wb, args.job_id, by=_actor(args))
-        if not args.queue:
-            worker = Worker(wb, worker_id="intake-extractor:cli")
-            worker.run_specific(job["id"])
-            index_pending(wb)
-            worker.beat("stopped")  # an inline run is not a live worker
-        with wb.db.cursor() as cur:
-            job = jobs_repo.by_id(cur, job["id"])
-    finally:
-        wb.close()
+    job = retry_job(ctx.wb, args.job_id, by=_actor(ctx, args))
+    if not args.queue:
+        _run_job_now(ctx, job["id"])
+    with ctx.wb.db.cursor() as cur:
+        job = jobs_repo.by_id(cur, job["id"])
     out = {"job_id": job["id"], "document_id": job["document_id"], "status": job["status"],
            "attempts": job["attempts"], "error_code": job["error_code"], "error_message": job["error_message"]}
     if job["status"] == "failed":
@@ -283,44 +308,32 @@ def cmd_health(args) -> dict[str, Any]:
     return report
 
 
-def cmd_index_corpus(args) -> dict[str, Any]:
+def cmd_index_corpus(ctx: Context, args) -> dict[str, Any]:
     from core.services.corpus import index_guideline_corpus
 
-    wb = _workbench()
-    try:
-        return {"ok": True, **index_guideline_corpus(wb, force=args.force)}
-    finally:
-        wb.close()
+    return {"ok": True, **index_guideline_corpus(ctx.wb, force=args.force)}
 
 
-def cmd_search_guidelines(args) -> dict[str, Any]:
+def cmd_search_guidelines(ctx: Context, args) -> dict[str, Any]:
     from core.services.guidelines import search_guidelines
 
-    wb = _workbench()
-    try:
-        return search_guidelines(wb, args.query, k=args.k)
-    finally:
-        wb.close()
+    return search_guidelines(ctx.wb, args.query, k=args.k)
 
 
-def cmd_ask(args) -> dict[str, Any]:
+def cmd_ask(ctx: Context, args) -> dict[str, Any]:
     from core.policy.questions import parse_question
-    from core.services.access_audit import VIEW_ANSWER, record_view, shell_user
+    from core.services.access_audit import VIEW_ANSWER, record_view
     from core.services.answering import ask
     from core.services.patients import get_patient
 
-    wb = _workbench()
-    try:
-        patient = get_patient(wb, mrn=args.patient)
-        previous = None
-        for earlier in args.previous or []:  # replay the conversation so follow-ups ground
-            previous = parse_question(earlier, previous)
-        payload = ask(wb, patient["id"], args.question, previous=previous, drafter=_drafter()).payload
-        record_view(wb, shell_user(), VIEW_ANSWER, patient_id=patient["id"], object_type="answer",
-                    object_id=payload.get("request_id"), channel="cli")
-        return payload
-    finally:
-        wb.close()
+    patient = get_patient(ctx.wb, mrn=args.patient)
+    previous = None
+    for earlier in args.previous or []:  # replay the conversation so follow-ups ground
+        previous = parse_question(earlier, previous)
+    payload = ask(ctx.wb, patient["id"], args.question, previous=previous, drafter=_drafter()).payload
+    record_view(ctx.wb, ctx.os_user, VIEW_ANSWER, patient_id=patient["id"], object_type="answer",
+                object_id=payload.get("request_id"), channel="cli")
+    return payload
 
 
 def cmd_demo(args) -> dict[str, Any]:
@@ -422,14 +435,10 @@ def _account_json(account) -> dict[str, Any]:
             "created_by": account.created_by}
 
 
-def _user_command(change: Callable[..., Any]) -> Callable[[argparse.Namespace], dict[str, Any]]:
-    """A ``user`` subcommand: open the workbench, apply ``change(wb, args, by)``, answer the account."""
-    def run(args) -> dict[str, Any]:
-        wb = _workbench()
-        try:
-            return _account_json(change(wb, args, _actor(args)))
-        finally:
-            wb.close()
+def _user_command(change: Callable[..., Any]) -> Callable[[Context, argparse.Namespace], dict[str, Any]]:
+    """A ``user`` subcommand: apply ``change(wb, args, by)``, answer the account."""
+    def run(ctx: Context, args) -> dict[str, Any]:
+        return _account_json(change(ctx.wb, args, _actor(ctx, args)))
     return run
 
 
@@ -457,16 +466,12 @@ def _user_reset_password(wb, args, by):
     return reset_password(wb, args.username, password=_read_password(), by=by)
 
 
-def cmd_user_list(args) -> dict[str, Any]:
+def cmd_user_list(ctx: Context, args) -> dict[str, Any]:
     from core.policy.access import Permission
     from core.services.accounts import authorize, list_users
 
-    wb = _workbench()
-    try:
-        authorize(wb, _actor(args), Permission.MANAGE_USERS)
-        users = [_account_json(a) for a in list_users(wb)]
-    finally:
-        wb.close()
+    authorize(ctx.wb, _actor(ctx, args), Permission.MANAGE_USERS)
+    users = [_account_json(a) for a in list_users(ctx.wb)]
     out: dict[str, Any] = {"users": users}
     if not args.json:
         out["_text"] = "\n".join(
@@ -476,29 +481,21 @@ def cmd_user_list(args) -> dict[str, Any]:
     return out
 
 
-def cmd_category_list(args) -> dict[str, Any]:
+def cmd_category_list(ctx: Context, args) -> dict[str, Any]:
     from core.services.ingestion import list_categories
 
-    wb = _workbench()
-    try:
-        cats = [{"category": c["name"], "doc_type": c["doc_type"]} for c in list_categories(wb)]
-    finally:
-        wb.close()
+    cats = [{"category": c["name"], "doc_type": c["doc_type"]} for c in list_categories(ctx.wb)]
     out: dict[str, Any] = {"categories": cats}
     if not args.json:
         out["_text"] = "\n".join(f"{c['category']:<32} {c['doc_type'] or '(stored only)'}" for c in cats)
     return out
 
 
-def cmd_category_map(args) -> dict[str, Any]:
+def cmd_category_map(ctx: Context, args) -> dict[str, Any]:
     from core.services.categories import map_category
 
     doc_type = None if args.doc_type.lower() in ("none", "") else args.doc_type
-    wb = _workbench()
-    try:
-        cat = map_category(wb, args.name, doc_type, by=_actor(args))
-    finally:
-        wb.close()
+    cat = map_category(ctx.wb, args.name, doc_type, by=_actor(ctx, args))
     out: dict[str, Any] = {"category": cat["name"], "doc_type": cat["doc_type"]}
     if not args.json:
         out["_text"] = f"{cat['name']} -> {cat['doc_type'] or '(stored only)'}"
@@ -511,14 +508,15 @@ def _drafter():
     return drafter_for(get_settings())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m core", description="Clinical document review workbench")
+def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser = parser_class(prog="python -m core", description="Clinical document review workbench")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name: str, fn: Callable, help_text: str) -> argparse.ArgumentParser:
+    def add(name: str, fn: Callable, help_text: str, *, takes_wb: bool = False,
+            handover: bool = False) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-        p.set_defaults(fn=fn)
+        p.set_defaults(fn=fn, takes_wb=takes_wb or handover, handover=handover)
         return p
 
     add("init", cmd_init, "create or upgrade the data dir, schema, demo patients and corpus index")
@@ -531,24 +529,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sex", default="U", choices=["F", "M", "U"])
     p.add_argument("--by", default=None, help=_BY_OPTIONAL)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_patient_add)
+    p.set_defaults(fn=cmd_patient_add, takes_wb=True, handover=True)
     p = patient.add_parser("list", help="list chart patients")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_patient_list)
+    p.set_defaults(fn=cmd_patient_list, takes_wb=True, handover=True)
 
-    p = add("ingest", cmd_ingest, "attach a document and extract it now")
+    p = add("ingest", cmd_ingest, "attach a document and extract it now", handover=True)
     p.add_argument("file")
     p.add_argument("--patient", required=True, help="patient MRN")
     p.add_argument("--doc-type", dest="doc_type")
     p.add_argument("--category")
     p.add_argument("--by", default=None, help=_BY_OPTIONAL)
 
-    p = add("delete-document", cmd_delete_document, "delete a document and retract everything derived from it")
+    p = add("delete-document", cmd_delete_document, "delete a document and retract everything derived from it",
+            handover=True)
     p.add_argument("document_id", type=int)
     p.add_argument("--by", default=None, help=_BY_OPTIONAL)
     p.add_argument("--reason")
 
-    p = add("review", cmd_review, "record a review decision")
+    p = add("review", cmd_review, "record a review decision", handover=True)
     p.add_argument("action", choices=["approve-identity", "reject-identity", "approve-fact", "reject-fact",
                                       "correct-fact", "undo-identity"])
     p.add_argument("--check", type=int, help="identity check id (identity actions)")
@@ -563,13 +562,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--date", help="correct-fact: the collection date, YYYY-MM-DD")
     p.add_argument("--flag", help="correct-fact: normal, high, low, critical_high, critical_low, abnormal or unknown")
 
-    p = add("chart", cmd_chart, "the patient's active chart rows with their supporting documents")
+    p = add("chart", cmd_chart, "the patient's active chart rows with their supporting documents",
+            handover=True)
     p.add_argument("--patient", required=True, help="patient MRN")
 
     p = add("worker", cmd_worker, "run the intake-extractor loop headless")
     p.add_argument("--once", action="store_true")
 
-    p = add("retry", cmd_retry, "retry a failed job (attempts reset, audited) and process it now")
+    p = add("retry", cmd_retry, "retry a failed job (attempts reset, audited) and process it now",
+            handover=True)
     p.add_argument("job_id", type=int)
     p.add_argument("--queue", action="store_true", help="only put it back in the queue (a running worker reads it)")
     p.add_argument("--by", default=None, help=_BY_OPTIONAL)
@@ -579,15 +580,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None, help="default: WORKBENCH_MLLP_PORT (2575); 0 picks a free one")
 
     add("health", cmd_health, "database, worker heartbeat and queue")
-    p = add("index-corpus", cmd_index_corpus, "index the guideline corpus (idempotent)")
+    p = add("index-corpus", cmd_index_corpus, "index the guideline corpus (idempotent)", takes_wb=True)
     p.add_argument("--force", action="store_true")
 
-    p = add("ask", cmd_ask, "answer a question about a patient with cited evidence, or refuse")
+    p = add("ask", cmd_ask, "answer a question about a patient with cited evidence, or refuse",
+            handover=True)
     p.add_argument("question")
     p.add_argument("--patient", required=True, help="patient MRN")
     p.add_argument("--previous", action="append", help="an earlier question of this conversation (repeatable)")
 
-    p = add("search-guidelines", cmd_search_guidelines, "hybrid guideline retrieval")
+    p = add("search-guidelines", cmd_search_guidelines, "hybrid guideline retrieval", handover=True)
     p.add_argument("query")
     p.add_argument("--k", type=int, default=5)
 
@@ -620,19 +622,20 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("username")
         p.add_argument("--by", default=None, help="an admin account (default: the operating-system user)")
         p.add_argument("--json", action="store_true")
-        p.set_defaults(fn=fn)
+        # A password is typed at this terminal: the app cannot ask for it.
+        p.set_defaults(fn=fn, takes_wb=True, handover=name not in ("add", "reset-password"))
 
     categories = sub.add_parser("category", help="document categories and the doc type each is read as")
     categories = categories.add_subparsers(dest="category_command", required=True)
     p = categories.add_parser("list", help="categories with their doc types")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_category_list)
+    p.set_defaults(fn=cmd_category_list, takes_wb=True, handover=True)
     p = categories.add_parser("map", help="map a category (created when new) to a doc type, or none (admin)")
     p.add_argument("name")
     p.add_argument("--doc-type", dest="doc_type", required=True, help="a doc type, or none: stored without extraction")
     p.add_argument("--by", default=None, help="an admin account (default: the operating-system user)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_category_map)
+    p.set_defaults(fn=cmd_category_map, takes_wb=True, handover=True)
 
     return parser
 
@@ -660,37 +663,123 @@ def _redact(message: str, args: argparse.Namespace) -> str:
     return message
 
 
+@dataclass(frozen=True)
+class Reply:
+    """A command's answer from the app, to be printed as it is."""
+
+    stdout: str
+    stderr: str
+    exit: int
+
+
 def main(argv: list[str] | None = None) -> int:
     from storage.private_files import restrict_new_files
 
     restrict_new_files()  # everything this command writes in the data dir is the owner's only
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    if getattr(args, "takes_wb", False):
+        run = lambda: _here_or_in_app(args, argv)  # noqa: E731
+    else:
+        run = lambda: args.fn(args)  # noqa: E731
+    return execute(args, run, sys.stdout, sys.stderr, quiet_libraries=True)
+
+
+def execute(args: argparse.Namespace, run: Callable[[], Any], stdout, stderr, *, quiet_libraries: bool) -> int:
+    """Run a command body and write its answer: one JSON object (or text) on ``stdout``,
+    errors as one line on ``stderr``; returns the exit code. The direct run and a run
+    handed to the app (``serve_request``) both come through here."""
     as_json = getattr(args, "json", False)
-    real_stdout = sys.stdout
     try:
-        # Keep stdout for the single JSON object; chatter from libraries goes to stderr.
-        with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
-            result = args.fn(args)
+        # Keep stdout for the single JSON object; chatter from libraries goes to stderr. Not
+        # in the app: sys.stdout is the whole server's, shared by its threads.
+        with contextlib.redirect_stdout(stderr) if as_json and quiet_libraries else contextlib.nullcontext():
+            result = run()
     except WorkbenchError as exc:
-        print(f"error: {exc.code}: {_redact(exc.message, args)}", file=sys.stderr)
+        print(f"error: {exc.code}: {_redact(exc.message, args)}", file=stderr)
         # A refused role is bad input too: the command named the wrong account.
         return EXIT_BAD_INPUT if isinstance(exc, (BadInput, Forbidden)) or exc.code.startswith("unknown") else 1
     except Exception as exc:  # a defect: its message may quote a value, so print type and locations only
         print(f"error: internal_error: unexpected {type(exc).__name__} in `{args.command}`"
               " (code locations follow; the message is withheld because it may quote patient data)",
-              file=sys.stderr)
-        traceback.print_tb(exc.__traceback__, file=sys.stderr)
+              file=stderr)
+        traceback.print_tb(exc.__traceback__, file=stderr)
         return 1
+    if isinstance(result, Reply):  # the app ran it: its answer, verbatim
+        stdout.write(result.stdout)
+        stderr.write(result.stderr)
+        return result.exit
     exit_code = result.pop("_exit", 0) if isinstance(result, dict) else 0
     error = result.pop("_error", None) if isinstance(result, dict) else None
     if as_json:
-        real_stdout.write(json.dumps(result, default=str) + "\n")
+        stdout.write(json.dumps(result, default=str) + "\n")
     else:
-        real_stdout.write(_human(result) + "\n")
+        stdout.write(_human(result) + "\n")
     if error:
-        print(f"error: {_redact(error, args)}", file=sys.stderr)
+        print(f"error: {_redact(error, args)}", file=stderr)
     return exit_code
+
+
+def _here_or_in_app(args: argparse.Namespace, argv: list[str]) -> dict[str, Any] | Reply:
+    """Open the workbench and run the command here; when the running app holds the
+    database and runs this command for the CLI, hand it over (issue 13)."""
+    from core.errors import DatabaseBusy
+    from core.services.access_audit import shell_user
+    from core.services.app_endpoint import live_endpoint, send
+    from core.services.workbench import open_workbench
+
+    settings = get_settings()
+    upload = _read_ingest_file(args) if args.fn is cmd_ingest else None
+    try:
+        wb = open_workbench(settings)
+    except DatabaseBusy as exc:
+        endpoint = live_endpoint(settings) if args.handover else None
+        if endpoint is None:
+            raise _busy_error(exc) from None
+        # The app's answer comes once the command is done: an ingest may wait for the app's
+        # worker to finish the job it holds, then run its own, each within the job ceiling.
+        reply = send(endpoint, argv, os_user=shell_user(), upload=upload,
+                     timeout=2 * settings.job_timeout_seconds + 60)
+        return Reply(reply["stdout"], reply["stderr"], reply["exit"])
+    try:
+        return args.fn(Context(wb, shell_user(), upload=upload), args)
+    finally:
+        wb.close()
+
+
+class _AppParser(argparse.ArgumentParser):
+    """The parser as the app uses it for a handed-over command line: a mistake goes back
+    to the caller as an error instead of ending (or printing in) the server process."""
+
+    def error(self, message: str):
+        raise BadInput(f"{self.prog}: {message}", code="bad_arguments")
+
+    def exit(self, status: int = 0, message: str | None = None):
+        raise BadInput("The app runs commands only, not --help.", code="bad_arguments")
+
+    def _print_message(self, message: str, file=None) -> None:
+        pass
+
+
+def serve_request(wb, request) -> dict[str, Any]:
+    """Run one command that a CLI beside the app handed over (``request``: a
+    core.services.app_endpoint.Request) on the app's workbench ``wb``: the same command
+    body as a direct run, its stdout, stderr and exit code captured for the caller."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        args = build_parser(_AppParser).parse_args(request.argv)
+    except BadInput as exc:
+        return {"stdout": "", "stderr": f"error: {exc.code}: {exc.message}\n", "exit": EXIT_BAD_INPUT}
+    if not getattr(args, "handover", False):
+        return {"stdout": "", "stderr": f"error: not_handed_over: {APP_RUNNING}\n", "exit": EXIT_BAD_INPUT}
+    if request.upload is not None and args.fn is not cmd_ingest:
+        return {"stdout": "", "stderr": "error: bad_request: only ingest sends a file.\n", "exit": EXIT_BAD_INPUT}
+    ctx = Context(wb, request.os_user, in_app=True, upload=request.upload)
+    code = execute(args, lambda: args.fn(ctx, args), out, err, quiet_libraries=False)
+    if code not in (0, EXIT_BAD_INPUT, EXIT_JOB_FAILED):
+        # For the app's operator: which command, never its arguments (an MRN, a file name).
+        print(f"[app-endpoint] `{args.command}` for the CLI ended with exit {code}", file=sys.stderr)
+    return {"stdout": out.getvalue(), "stderr": err.getvalue(), "exit": code}
 
 
 def _human(result: Any) -> str:

@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     # when start_mllp is on; `python -m core mllp` runs the same listener headless.
     mllp_port: int = 2575
     start_mllp: bool = False
+    # The app runs CLI commands for a shell beside it (issue 13) on a loopback port the OS
+    # picks, named in <data dir>/app-endpoint.json; off, such a command fails at once.
+    start_cli_endpoint: bool = True
 
     # Limits on reading one document (extract/limits.py; README "Settings"). A file over
     # one fails its job with the family's code (too_many_pages, page_too_large,

@@ -29,7 +29,8 @@ class Database:
             if "lock" in str(exc).lower():
                 raise DatabaseBusy(
                     f"The database in data dir {self.path.parent} is in use by another process "
-                    "(is `make run` or a worker running?). Stop it or use another WORKBENCH_DATA_DIR."
+                    "(`make run`, `python -m core worker` or `mllp`); stop it (Ctrl-C in its terminal) or use "
+                    "another WORKBENCH_DATA_DIR, then run this again."
                 ) from None
             raise WorkbenchError(f"Cannot open database {self.path}: {exc}", code="database_error") from None
         self._closed = False

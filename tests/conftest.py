@@ -111,6 +111,7 @@ def fresh_app_runtime(monkeypatch) -> None:
     from core.settings import reload_settings
 
     monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
+    monkeypatch.setenv("WORKBENCH_START_CLI_ENDPOINT", "false")  # no CLI beside these apps
     reload_settings()
     st.cache_resource.clear()
     st.cache_data.clear()

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.__main__ import serve_request
 from core.services.accounts import ensure_initial_admin
+from core.services.app_endpoint import AppEndpoint
 from core.services.mllp import MllpListener
 from core.services.patients import display_name, list_patients, seed_demo_patients
 from core.services.worker import Worker
@@ -25,6 +27,7 @@ class Runtime:
     wb: Workbench
     worker: Worker
     mllp: MllpListener | None = None  # HL7 interfaces, when WORKBENCH_START_MLLP is on
+    endpoint: AppEndpoint | None = None  # runs CLI commands beside the app (issue 13)
 
 
 _STARTED: Runtime | None = None
@@ -50,7 +53,11 @@ def start() -> Runtime:
             worker.start_thread()
         # HL7 interfaces store into this process's database: DuckDB has one writer.
         mllp = MllpListener(wb, port=settings.mllp_port).start_thread() if settings.start_mllp else None
-        _STARTED = Runtime(wb, worker, mllp)
+        # A CLI command beside the app cannot open the database; it hands its command line
+        # to this loopback endpoint, which runs it on this workbench.
+        endpoint = AppEndpoint(settings, lambda request: serve_request(wb, request)).start() \
+            if settings.start_cli_endpoint else None
+        _STARTED = Runtime(wb, worker, mllp, endpoint)
     return _STARTED
 
 

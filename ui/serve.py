@@ -61,12 +61,16 @@ def main() -> int:
 
 
 def stop_worker(runtime) -> None:
-    """Stop the worker thread and close the workbench; a worker still inside a document
-    has handed its job back, and the database is then left to the process's end (closing
-    it under that thread could crash; its writes are transactions)."""
+    """Stop the worker thread and close the workbench; a worker (or a CLI command run for
+    the CLI) still inside a document has handed its job back, and the database is then
+    left to the process's end (closing it under that thread could crash; its writes are
+    transactions)."""
+    # The CLI's endpoint first: its file goes, so a command from now on gets the plain
+    # "database held" answer rather than a connection refused.
+    endpoint_idle = runtime.endpoint.stop() if runtime.endpoint is not None else True
     if runtime.mllp is not None:
         runtime.mllp.stop()  # lets messages under way be stored and acknowledged first
-    if runtime.worker.shutdown():
+    if runtime.worker.shutdown() and endpoint_idle:
         runtime.wb.close()
 
 

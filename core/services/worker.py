@@ -36,8 +36,12 @@ SHUTDOWN_GRACE = 3.0
 
 
 class Worker:
-    def __init__(self, wb: Workbench, *, worker_id: str | None = None, beat_every: float = 2.0):
+    def __init__(self, wb: Workbench, *, worker_id: str | None = None, beat_every: float = 2.0,
+                 heartbeat_file: bool = True):
         self.wb = wb
+        # The heartbeat file speaks for the process's worker loop (health): an inline run
+        # inside the app (a handed-over `ingest`) keeps only its row in the workers table.
+        self.heartbeat_file = heartbeat_file
         self.worker_id = worker_id or f"{WORKER_NAME}:{os.getpid()}:{threading.get_ident() % 10000}"
         self.beat_every = beat_every
         self.processed = 0
@@ -57,6 +61,8 @@ class Worker:
             if self.current_job_id is not None:
                 jobs_repo.heartbeat(cur, self.current_job_id)
             queue = jobs_repo.queue_counts(cur)
+        if not self.heartbeat_file:
+            return
         write_heartbeat(self.wb.settings.heartbeat_path, {
             "worker": WORKER_NAME, "worker_id": self.worker_id, "pid": os.getpid(), "status": status,
             "heartbeat_at": datetime.now(timezone.utc).isoformat(), "current_job_id": self.current_job_id,
@@ -157,6 +163,25 @@ class Worker:
         with self.wb.db.transaction() as cur:
             job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id, process=self.process)
         return self.run_job(job) if job else None
+
+    def run_now(self, job_id: int, *, poll: float = 0.2) -> dict[str, Any] | None:
+        """Run ``job_id`` here, or, when another worker of this database claimed it first
+        (the app's own loop, for an ingest handed over by the CLI), wait until that one
+        ends it. The claim is exclusive, so the job runs once either way; the answer is the
+        final job row (None for a job that is not pending or running)."""
+        finished = self.run_specific(job_id)
+        if finished is not None:
+            return finished
+        while True:
+            with self.wb.db.cursor() as cur:
+                job = jobs_repo.by_id(cur, job_id)
+            if job is None or job["status"] not in ("pending", "running"):
+                return job
+            if job["status"] == "pending":  # handed back by a stopping worker: ours to run now
+                finished = self.run_specific(job_id)
+                if finished is not None:
+                    return finished
+            time.sleep(poll)
 
     # -- loop --------------------------------------------------------------
     def run_forever(self) -> None:
