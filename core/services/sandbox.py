@@ -3,10 +3,10 @@ and a memory ceiling, so one hostile or broken document cannot hold the worker.
 
 Why a fresh child per job, from a forkserver: the worker is a thread inside the app
 process (Streamlit, DuckDB and embedder threads), and forking a multi-threaded process
-can copy a lock some other thread holds. The forkserver is a separate single-threaded
-process started once, with the extractors imported up front; each job is a cheap fork
-of it (tens of ms, no re-import), killed outright at a ceiling, and its memory is
-returned to the system when it ends. ``fork`` is offered for tests (monkeypatched
+can copy a lock some other thread holds. The forkserver is a separate process with no
+Python threads (see sandbox_preload), started once with the extractors imported up
+front; each job is a cheap fork of it (tens of ms, no re-import), killed outright at a
+ceiling, and its memory is returned to the system when it ends. ``fork`` is offered for tests (monkeypatched
 extractors reach the child) and ``off`` runs in-process for debugging.
 
 Memory is bounded twice: the parent watches the child's resident size (with its own

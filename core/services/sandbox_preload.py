@@ -1,16 +1,24 @@
 """Imported once by the jobs' forkserver (core.services.sandbox) before any job's child
 is forked from it, so that each child starts with the readers and extractors loaded
-(cold, they cost ~0.5-2 s a job). Imports only: no threads are started here (OCR
-engines load in the child that needs them), so forking the server stays safe."""
+(cold, they cost ~1-2 s a job; PyMuPDF alone ~1 s).
 
-import core.services.processing  # noqa: F401 - the child's entry point, read_document
-import extract.images  # noqa: F401
-import extract.ocr  # noqa: F401
-import extract.pdf  # noqa: F401
-import hl7apy.parser  # noqa: F401
-from extract.extractors import load_all
+Forking is safe when no other thread holds a lock at that moment. No Python thread of
+ours runs here (OCR engines load in the child that needs them). Two libraries start
+native threads on import: numpy's OpenBLAS pool, which we keep to one thread (the
+readers do no large linear algebra), and a few idle ones of PyMuPDF's, which take no
+lock while the server waits to fork."""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported, or it starts a pool
+
+import core.services.processing  # noqa: E402,F401 - the child's entry point, read_document
+import extract.images  # noqa: E402,F401
+import extract.ocr  # noqa: E402,F401
+import extract.pdf  # noqa: E402,F401
+import hl7apy.parser  # noqa: E402,F401
+from extract.extractors import load_all  # noqa: E402
+from extract.ocr import tesseract_available  # noqa: E402
 
 load_all()
-from extract.ocr import tesseract_available
-
 tesseract_available()  # probed once here (two short subprocess runs), not in every job's child
