@@ -2,7 +2,8 @@
 time with keyboard shortcuts, plus the audit of every decision.
 
 Thin over core.services.review / corrections / identity_review / audit_log. The "To
-review" tab is one fragment: a decision reruns only it, not the page around it."""
+review" tab is one fragment: a decision reruns only it, not the page around it. A
+reviewer's third tab lists the HL7 messages waiting for a chart (ui/held_messages.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from core.services.document_view import page_image
 from core.services.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
 from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
-from ui import auth, labels
+from ui import auth, held_messages, labels
 from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import drawn_box, render_citation, render_page_image
@@ -402,8 +403,19 @@ def audit() -> None:
         st.success(notice)
 
 
-tab_queue, tab_audit = st.tabs(["To review", "Audit"])
-with tab_queue:
+# Reviewers also see the interface messages waiting for a chart (any patient's). That
+# tab runs only while it is open (``on_change="rerun"``): what those messages say of
+# their patient is then shown, and written to the access audit, only when looked at.
+names = ["To review", "Audit"]
+if may_decide:
+    names.append(held_messages.tab_label(wb))
+    held_messages.keep_tab_open(names[-1], "rq_tab")
+tabs = st.tabs(names, key="rq_tab", on_change="rerun")
+with tabs[0]:
     to_review()
-with tab_audit:
+with tabs[1]:
     audit()
+if may_decide:
+    with tabs[2]:
+        if tabs[2].open:
+            held_messages.section(wb)

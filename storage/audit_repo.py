@@ -79,14 +79,16 @@ def review_decision_log(cur: duckdb.DuckDBPyConnection, *, patient_id: int | Non
                         since: Any = None) -> list[dict[str, Any]]:
     """Review decisions newest first, with the patient and document each item belongs to."""
     cur.execute(
-        """SELECT r.*, coalesce(f.patient_id, i.patient_id) AS patient_id,
-                  coalesce(f.document_id, i.document_id) AS document_id, d.filename,
-                  f.fact_type, f.fact_text, f.structured_value, f.citation, i.scope
+        """SELECT r.*, coalesce(f.patient_id, i.patient_id, m.patient_id) AS patient_id,
+                  coalesce(f.document_id, i.document_id, m.document_id) AS document_id, d.filename,
+                  f.fact_type, f.fact_text, f.structured_value, f.citation, i.scope,
+                  m.control_id AS message_control_id, m.sender AS message_sender
            FROM review_decisions r
            LEFT JOIN document_facts f ON r.item_type = 'fact' AND f.id = r.item_id
            LEFT JOIN identity_checks i ON r.item_type = 'identity_check' AND i.id = r.item_id
-           LEFT JOIN documents d ON d.id = coalesce(f.document_id, i.document_id)
-           WHERE (? IS NULL OR coalesce(f.patient_id, i.patient_id) = ?) AND (? IS NULL OR r.actor = ?)
+           LEFT JOIN inbound_messages m ON r.item_type = 'inbound_message' AND m.id = r.item_id
+           LEFT JOIN documents d ON d.id = coalesce(f.document_id, i.document_id, m.document_id)
+           WHERE (? IS NULL OR coalesce(f.patient_id, i.patient_id, m.patient_id) = ?) AND (? IS NULL OR r.actor = ?)
              AND (? IS NULL OR r.item_type = ?) AND (? IS NULL OR r.decision = ?)
              AND (CAST(? AS TIMESTAMP) IS NULL OR r.created_at >= CAST(? AS TIMESTAMP))
            ORDER BY r.id DESC""",

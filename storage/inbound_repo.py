@@ -51,6 +51,16 @@ def mark_attached(cur: duckdb.DuckDBPyConnection, message_id: int, *, patient_id
     return one(cur)
 
 
+def mark_dismissed(cur: duckdb.DuckDBPyConnection, message_id: int, *, by: str) -> dict[str, Any]:
+    """Set aside as not for this clinic; the row and the stored original stay."""
+    cur.execute(
+        """UPDATE inbound_messages SET status = 'dismissed', decided_by = ?, decided_at = ?
+           WHERE id = ? AND status = 'held' RETURNING *""",
+        [by, utcnow(), message_id],
+    )
+    return one(cur)
+
+
 def counts(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
     cur.execute("SELECT status, count(*) FROM inbound_messages GROUP BY status")
     return {status: int(n) for status, n in cur.fetchall()}

@@ -199,7 +199,7 @@ ACCESS_EVENT = {
     "idle_timeout": "signed out after inactivity", "password_changed": "changed their password",
     "user_added": "added an account", "user_disabled": "disabled an account", "user_enabled": "enabled an account",
     "password_reset": "reset a password", "view_chart": "viewed a chart", "view_document": "viewed a document",
-    "view_answer": "viewed a chat answer",
+    "view_answer": "viewed a chat answer", "view_message": "viewed a message waiting for a chart",
 }
 ROLE = {"viewer": "viewer (reads)", "reviewer": "reviewer (reads, uploads, decides)",
         "admin": "admin (also users, operations, eval gate)"}
@@ -208,3 +208,57 @@ CHANNEL = {"ui": "app", "cli": "command line", "oidc": "app (organisation sign-i
 access_event = partial(_plain, ACCESS_EVENT)
 role = partial(_plain, ROLE)
 channel = partial(_plain, CHANNEL)
+
+
+# --- HL7 messages held for review (core/services/mllp.py) -------------------------------
+HOLD_REASON = {
+    "unknown_patient": "The MRN in the message is on no chart here.",
+    "ambiguous_patient": "The message's patient numbers do not point to one single chart (several charts, "
+                         "or several patients in one message).",
+    "no_patient_id": "The message gives no patient number (MRN), so it cannot be matched to a chart.",
+    "control_id_reused": "The sender used this message number before for different content: check whether it "
+                         "is a correction or a repeat before putting it on a chart.",
+    "no_category": "No document category is set to read HL7 messages (an admin sets one on Operations), so "
+                   "it was not filed.",
+}
+MESSAGE_KIND = {
+    "ORU": "Lab results", "OUL": "Lab results", "ORF": "Lab results", "OUR": "Lab results",
+    "ADT": "Admission or registration", "ORM": "Order", "OML": "Order", "MDM": "Clinical document",
+    "VXU": "Vaccination record", "batch": "Batch of messages",
+}
+STATED_FIELD = {"name": "name", "dob": "birth date", "mrn": "MRN"}
+
+
+def hold_reason(code: str | None) -> str:
+    return HOLD_REASON.get(code or "", "Held for a person to check before it goes on a chart.")
+
+
+def message_kind(message_type: str | None) -> str:
+    """"ORU^R01" -> "Lab results" (the code itself goes in a tooltip)."""
+    return MESSAGE_KIND.get(str(message_type or "").partition("^")[0].upper(), "HL7 message")
+
+
+def message_sender(sender: str | None) -> str:
+    """MSH-3^MSH-4 ("LAB^WESTFIELD LAB") as "WESTFIELD LAB (system LAB)"."""
+    application, _, facility = str(sender or "").partition("^")
+    if facility and application:
+        return f"{facility} (system {application})"
+    return facility or application or "an unnamed sender"
+
+
+def _fields_verb(fields: list[str], verb: str) -> str:
+    words = [STATED_FIELD.get(f, f) for f in fields]
+    if not words:
+        return ""
+    joined = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return f"{joined} {verb}{'s' if len(words) == 1 else ''}"
+
+
+def agreeing(fields: list[str]) -> str:
+    """["name", "dob"] -> "name and birth date agree"; ["mrn"] -> "MRN agrees"."""
+    return _fields_verb(fields, "agree")
+
+
+def differing(fields: list[str]) -> str:
+    """["mrn"] -> "MRN differs"."""
+    return _fields_verb(fields, "differ")

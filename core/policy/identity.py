@@ -158,6 +158,11 @@ def _norm_mrn(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower()).lstrip("0")
 
 
+def mrn_key(text: str) -> str:
+    """An MRN as ``same_mrn`` compares it, for looking one up among many ('' for none)."""
+    return _norm_mrn(text or "")
+
+
 def same_mrn(document_mrn: str, chart_mrn: str) -> bool:
     """The MRN rule of ``check_identity`` on its own (case, punctuation and leading zeros
     do not count), for routing a message that names its patient only by MRN."""

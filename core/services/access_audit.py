@@ -14,7 +14,10 @@ from storage import access_repo
 from storage.jobs_repo import utcnow
 
 VIEW_CHART, VIEW_DOCUMENT, VIEW_ANSWER = "view_chart", "view_document", "view_answer"
-VIEW_EVENTS = (VIEW_CHART, VIEW_DOCUMENT, VIEW_ANSWER)
+# The patient a held interface message names (not yet on any chart): object_type
+# "inbound_message", the message id, no patient_id.
+VIEW_MESSAGE = "view_message"
+VIEW_EVENTS = (VIEW_CHART, VIEW_DOCUMENT, VIEW_ANSWER, VIEW_MESSAGE)
 
 
 def shell_user() -> str:

@@ -12,9 +12,10 @@ from typing import Any
 from core.services.workbench import Workbench
 from storage import audit_repo
 
-_ITEM_WORDS = {"fact": "finding", "identity_check": "patient match"}
+_ITEM_WORDS = {"fact": "finding", "identity_check": "patient match", "inbound_message": "interface message"}
 _DECISION_WORDS = {"approve": "approved", "reject": "rejected", "correct": "corrected",
-                   "keep": "kept as a document fact", "box": "box drawn", "undo": "decision undone"}
+                   "keep": "kept as a document fact", "box": "box drawn", "undo": "decision undone",
+                   "attach": "put on a chart", "dismiss": "set aside: not for this clinic"}
 # The audit's own short words for a patient-match state (sentences, not UI labels).
 _IDENTITY_WORDS = {
     "identity_verified": "matches", "identity_review_approved": "approved", "identity_review_rejected": "rejected",
@@ -23,7 +24,8 @@ _IDENTITY_WORDS = {
 }
 _SENTENCES = {"approve": "{who} approved {item}", "reject": "{who} rejected {item}", "correct": "{who} corrected {item}",
               "keep": "{who} kept {item} as a document fact", "box": "{who} drew the box for {item}",
-              "undo": "{who} undid the decision on {item}"}
+              "undo": "{who} undid the decision on {item}", "attach": "{who} put {item} on this chart",
+              "dismiss": "{who} set aside {item} as not for this clinic"}
 CSV_COLUMNS = ("decision_id", "when", "who", "item", "item_id", "document", "decision", "summary", "reason",
                "before", "after")
 
@@ -33,6 +35,9 @@ def _item_label(row: dict[str, Any]) -> str:
         value = row.get("structured_value") or {}
         name = next((value[k] for k in ("test_name", "substance", "name", "description") if value.get(k)), None)
         return f"finding “{name or (row.get('fact_text') or '')[:60]}”"
+    if row["item_type"] == "inbound_message":
+        facility = str(row.get("message_sender") or "").partition("^")[2] or row.get("message_sender") or "a sender"
+        return f"message {row.get('message_control_id') or row['item_id']} from {facility}"
     scope = f" ({row['scope']})" if row.get("scope") else ""
     return f"patient match{scope}"
 
