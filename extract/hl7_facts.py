@@ -129,6 +129,9 @@ class _Ctx:
     identifiers: list[IdentityCandidate] = field(default_factory=list)
     warnings: list[ExtractionWarning] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
+    # (kind, value, scope) of every identifier kept: a scan of ``identifiers`` per PID
+    # made a batch of n messages cost n^2.
+    identifier_keys: set = field(default_factory=set)
 
     def path(self, collection: str) -> str:
         k = self.counts[collection]
@@ -319,8 +322,10 @@ def _identity(ctx: _Ctx, msg: _Msg, pid: _Seg, base: _Review) -> None:
 
     def ident(kind: IdentifierKind, value: str, n: int, quote: str, path: str) -> None:
         cit = ctx.cite(pid, n, [quote, value], path)
-        if any(c.kind == kind and c.value == value and c.scope == msg.scope for c in ctx.identifiers):
+        key = (kind, value, msg.scope)
+        if key in ctx.identifier_keys:
             return
+        ctx.identifier_keys.add(key)
         ctx.identifiers.append(IdentityCandidate(kind=kind, value=value, citation=cit, scope=msg.scope))
 
     def demographic(fld: str, value: str, n: int, quote: str, extra: dict | None = None) -> None:

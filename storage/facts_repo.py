@@ -6,21 +6,38 @@ from typing import Any
 
 import duckdb
 
-from storage.db import one, rows, to_json
+from storage.db import insert_rows, one, rows, to_json
 from storage.jobs_repo import utcnow
+
+
+_CHECK_COLUMNS = ("id", "patient_id", "document_id", "job_id", "doc_type", "scope", "identity_status",
+                  "extracted_identifiers", "matched_fields", "mismatch_reason", "review_required", "checked_at")
 
 
 def insert_identity_check(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int, job_id: int | None,
                           doc_type: str, scope: str | None, status: str, identifiers: list[dict],
                           matched: dict, mismatch_reason: str | None, review_required: bool) -> dict[str, Any]:
-    cur.execute(
-        """INSERT INTO identity_checks (patient_id, document_id, job_id, doc_type, scope, identity_status,
-               extracted_identifiers, matched_fields, mismatch_reason, review_required, checked_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *""",
-        [patient_id, document_id, job_id, doc_type, scope, status, to_json(identifiers), to_json(matched),
-         mismatch_reason, review_required, utcnow()],
-    )
-    return one(cur)
+    return insert_identity_checks(cur, [dict(
+        patient_id=patient_id, document_id=document_id, job_id=job_id, doc_type=doc_type, scope=scope,
+        status=status, identifiers=identifiers, matched=matched, mismatch_reason=mismatch_reason,
+        review_required=review_required)])[0]
+
+
+def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Store many checks (keys as ``insert_identity_check``'s arguments) in one statement,
+    ids in the order given; returns the stored rows in that order."""
+    if not checks:
+        return []
+    cur.execute("SELECT nextval('seq_identity_checks') FROM range(?)", [len(checks)])
+    ids = [int(r[0]) for r in cur.fetchall()]
+    now = utcnow()
+    insert_rows(cur, "identity_checks", _CHECK_COLUMNS, [
+        [check_id, c["patient_id"], c["document_id"], c["job_id"], c["doc_type"], c["scope"], c["status"],
+         to_json(c["identifiers"]), to_json(c["matched"]), c["mismatch_reason"], c["review_required"], now]
+        for check_id, c in zip(ids, checks)])
+    cur.execute("SELECT * FROM identity_checks WHERE id IN (SELECT unnest(?))", [ids])
+    stored = {r["id"]: r for r in rows(cur)}
+    return [stored[i] for i in ids]
 
 
 def latest_identity(cur: duckdb.DuckDBPyConnection, document_id: int, scope: str | None = None) -> dict[str, Any] | None:
@@ -58,22 +75,20 @@ _FACT_COLUMNS = ("id", "patient_id", "document_id", "job_id", "identity_check_id
 
 
 def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Multi-row insert (one statement per document, not per fact); returns the rows."""
+    """One insert per document, not per fact; returns the rows."""
     if not facts:
         return []
     cur.execute("SELECT nextval('seq_document_facts') FROM range(?)", [len(facts)])
     ids = [int(r[0]) for r in cur.fetchall()]
     now = utcnow()
-    stored, params = [], []
+    stored, records = [], []
     for fact_id, f in zip(ids, facts):
         row = {**f, "id": fact_id, "created_at": now, "promotion_status": f.get("promotion_status"),
                "review_reason": f.get("review_reason"), "scope": f.get("scope"), "context": f.get("context")}
         stored.append(row)
-        params += [row[c] if c not in ("structured_value", "citation", "context") else to_json(row[c])
-                   for c in _FACT_COLUMNS]
-    one_row = "(" + ", ".join("?" for _ in _FACT_COLUMNS) + ")"
-    cur.execute(f"INSERT INTO document_facts ({', '.join(_FACT_COLUMNS)}) VALUES "
-                + ", ".join(one_row for _ in facts), params)
+        records.append([row[c] if c not in ("structured_value", "citation", "context") else to_json(row[c])
+                        for c in _FACT_COLUMNS])
+    insert_rows(cur, "document_facts", _FACT_COLUMNS, records)
     return stored
 
 

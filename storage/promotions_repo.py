@@ -8,7 +8,7 @@ import duckdb
 
 from core.policy.chart_rules import (CHART_DESTINATIONS, FACT_TYPE_OF_TABLE, SUPPORTING_OUTCOMES,
                                      TRUSTED_IDENTITY_STATES)
-from storage.db import rows, to_json
+from storage.db import insert_rows, rows, to_json
 from storage.jobs_repo import utcnow
 
 # A promotion stands behind a chart row while it is active, says the same thing as the
@@ -122,12 +122,9 @@ def insert_chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: in
                       items: list[tuple[dict[str, Any], int]]) -> None:
     """Multi-row insert of promoted chart rows; each item is (row with id, promotion id)."""
     columns = CHART_DESTINATIONS[FACT_TYPE_OF_TABLE[table]][1]
-    names = ", ".join(("id", "patient_id", "source", "promotion_id", *columns))
-    one_row = "(" + ", ".join("?" for _ in range(len(columns) + 4)) + ")"
-    params: list[Any] = []
-    for row, promotion_id in items:
-        params += [row["id"], patient_id, "promoted", promotion_id, *[row.get(c) for c in columns]]
-    cur.execute(f"INSERT INTO {table} ({names}) VALUES " + ", ".join(one_row for _ in items), params)
+    insert_rows(cur, table, ("id", "patient_id", "source", "promotion_id", *columns),
+                [[row["id"], patient_id, "promoted", promotion_id, *[row.get(c) for c in columns]]
+                 for row, promotion_id in items])
 
 
 _PROMOTION_COLUMNS = ("id", "patient_id", "document_id", "job_id", "fact_id", "fact_fingerprint",
@@ -144,15 +141,12 @@ def insert_promotions(cur: duckdb.DuckDBPyConnection, promotions: list[dict[str,
     for p, new_id in zip(missing, next_ids(cur, "promotions", len(missing))):
         p["id"] = new_id
     now = utcnow()
-    one_row = "(" + ", ".join("?" for _ in _PROMOTION_COLUMNS) + ")"
-    params: list[Any] = []
-    for p in promotions:
-        params += [p["id"], p["patient_id"], p["document_id"], p.get("job_id"), p["fact_id"], p["fact_fingerprint"],
-                   p["clinical_content_fingerprint"], p.get("promoted_table"), p.get("promoted_record_id"),
-                   p["outcome"], p.get("duplicate_key"), p.get("conflict_reason"), to_json(p.get("citation")),
-                   p.get("confidence"), p.get("review_status"), p.get("active", True), now]
-    cur.execute(f"INSERT INTO promotions ({', '.join(_PROMOTION_COLUMNS)}) VALUES "
-                + ", ".join(one_row for _ in promotions), params)
+    insert_rows(cur, "promotions", _PROMOTION_COLUMNS, [
+        [p["id"], p["patient_id"], p["document_id"], p.get("job_id"), p["fact_id"], p["fact_fingerprint"],
+         p["clinical_content_fingerprint"], p.get("promoted_table"), p.get("promoted_record_id"),
+         p["outcome"], p.get("duplicate_key"), p.get("conflict_reason"), to_json(p.get("citation")),
+         p.get("confidence"), p.get("review_status"), p.get("active", True), now]
+        for p in promotions])
 
 
 def settled_outcomes(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], outcomes: set[str]) -> dict[int, str]:

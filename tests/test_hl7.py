@@ -472,3 +472,15 @@ def test_hba1c_unit_is_checked_by_its_loinc_code_when_the_name_is_local():
     _, result = run(message("OBX|1|NM|GHB^GHB^L^4548-4^^LN||5.8|mg/dL|0.0-5.6|H|||F"))
     (a1c,) = labs(result)
     assert a1c.wants_review and "unusual" in a1c.review_reason
+
+
+def test_each_message_of_a_batch_keeps_its_own_identifiers():
+    """Repeats are dropped per message (a set keyed by scope, not a scan of every earlier
+    identifier): the same patient in every message still gives each message all three."""
+    one = "\r".join([MSH, PID, OBR, GLUCOSE])
+    data = "\r".join(one.replace("MSG0001", f"MSG{n:04d}") for n in range(1, 5)).encode()
+    _, result = run(data)
+    for n in range(1, 5):
+        scoped = [i for i in result.identifiers if i.scope == f"message {n}"]
+        assert sorted(i.kind.value for i in scoped) == ["dob", "mrn", "name"]
+        assert ids(result, f"message {n}") == {"name": "QUENTARA, MARISOL J", "dob": "1978-03-14", "mrn": "WB-204118"}

@@ -90,3 +90,31 @@ def test_second_process_gets_a_clear_error(tmp_path):
     db.close()
     assert proc.returncode == 7, proc.stderr
     assert str(tmp_path) in proc.stdout and "another process" in proc.stdout
+
+
+def test_bulk_insert_stores_what_parameters_stored(tmp_path):
+    """storage.db.insert_rows (an Arrow scan) keeps every value as a parameter insert
+    did: NULLs, JSON text, booleans, doubles, naive timestamps, strings cast to DATE; a
+    column Arrow cannot type takes the parameter path."""
+    from datetime import datetime
+
+    from storage.db import insert_rows
+
+    db = open_database(tmp_path / "w.duckdb")
+    columns = ("id", "note", "payload", "flag", "score", "seen_at", "day")
+    records = [[1, "a", '{"k": [1, 2]}', True, 0.9512, datetime(2024, 3, 1, 9, 30, 5, 123456), "2024-03-01"],
+               [2, None, None, False, None, datetime(2024, 3, 2), None]]
+    with db.cursor() as cur:
+        for table in ("by_param", "by_arrow", "mixed"):
+            cur.execute(f"CREATE TABLE {table} (id BIGINT, note VARCHAR, payload JSON, flag BOOLEAN, "
+                        "score DOUBLE, seen_at TIMESTAMP, day DATE)")
+        cur.executemany("INSERT INTO by_param VALUES (?, ?, ?, ?, ?, ?, ?)", records)
+        insert_rows(cur, "by_arrow", columns, records)
+        # "note" holds a number and a string: Arrow refuses the column, parameters take it
+        insert_rows(cur, "mixed", columns, [[3, 7, *records[0][2:]], [4, "x", *records[1][2:]]])
+        param = cur.execute("SELECT * FROM by_param ORDER BY id").fetchall()
+        arrow = cur.execute("SELECT * FROM by_arrow ORDER BY id").fetchall()
+        mixed = cur.execute("SELECT id, note FROM mixed ORDER BY id").fetchall()
+    db.close()
+    assert arrow == param and arrow[0][2] == '{"k": [1, 2]}' and arrow[1][1:5] == (None, None, False, None)
+    assert mixed == [(3, "7"), (4, "x")]

@@ -75,45 +75,53 @@ def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
         )
 
 
-def _record_check(cur, job: dict, document: dict, patient: dict, scope: str | None, candidates: list,
-                  outcome: IdentityOutcome, previous: dict | None) -> dict[str, Any]:
-    """Store an identity check unless the same one is already the latest (``previous``);
-    a human decision is never overwritten by reprocessing."""
+def _check_row(job: dict, document: dict, patient: dict, scope: str | None, candidates: list,
+               outcome: IdentityOutcome, previous: dict | None) -> dict[str, Any] | None:
+    """The identity check to store, or None when the latest one (``previous``) stands:
+    a human decision is never overwritten by reprocessing, and an unchanged check is
+    not stored twice."""
     if previous is not None and previous["review_decision"]:
-        return previous
+        return None
     identifiers = [c.model_dump(mode="json") for c in candidates]
     if (previous is not None and previous["identity_status"] == outcome.status.value
             and previous["extracted_identifiers"] == identifiers):
-        return previous
-    return facts_repo.insert_identity_check(
-        cur, patient_id=patient["id"], document_id=document["id"], job_id=job["id"], doc_type=job["doc_type"],
-        scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
-        mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required,
-    )
+        return None
+    return dict(patient_id=patient["id"], document_id=document["id"], job_id=job["id"], doc_type=job["doc_type"],
+                scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
+                mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
 
 
 def _identity_checks(cur, job: dict, document: dict, patient: dict, result: ExtractionResult) -> dict[str | None, dict]:
     """One check per part (fax pages, HL7 messages) and one for the document. When
     every identifier belongs to a part, the document's check summarises the parts.
-    The latest checks are read once and identifiers grouped once: a batch has
-    thousands of parts, and a query or a scan per part made this quadratic."""
+    The latest checks are read once, identifiers grouped once and the new checks
+    stored in one statement: a batch has thousands of parts, and a query, a scan or
+    an insert per part made this grow faster than the batch."""
     by_scope: dict[str | None, list] = {}
     for c in result.identifiers:
         by_scope.setdefault(c.scope, []).append(c)
     latest = {c["scope"]: c for c in facts_repo.identity_checks_for_document(cur, document["id"])}
     scopes = sorted(({f.scope for f in result.facts} | set(by_scope)) - {None})
-    checks: dict[str | None, dict] = {}
+    statuses: dict[str, IdentityStatus] = {}
+    pending: dict[str | None, dict[str, Any]] = {}
     for scope in scopes:
-        candidates = by_scope.get(scope, [])
-        checks[scope] = _record_check(cur, job, document, patient, scope, candidates,
-                                      check_identity(candidates, patient), latest.get(scope))
+        outcome = check_identity(by_scope.get(scope, []), patient)
+        row = _check_row(job, document, patient, scope, by_scope.get(scope, []), outcome, latest.get(scope))
+        if row is None:
+            statuses[scope] = IdentityStatus(latest[scope]["identity_status"])
+        else:
+            pending[scope] = row
+            statuses[scope] = IdentityStatus(row["status"])
     unscoped = by_scope.get(None, [])
     if unscoped or not scopes:
         outcome = check_identity(unscoped, patient)
     else:
-        outcome = combine_parts({s: IdentityStatus(c["identity_status"]) for s, c in checks.items()})
-    checks[None] = _record_check(cur, job, document, patient, None, unscoped, outcome, latest.get(None))
-    return checks
+        outcome = combine_parts(statuses)
+    row = _check_row(job, document, patient, None, unscoped, outcome, latest.get(None))
+    if row is not None:
+        pending[None] = row
+    stored = dict(zip(pending, facts_repo.insert_identity_checks(cur, list(pending.values()))))
+    return {scope: stored.get(scope) or latest[scope] for scope in [*scopes, None]}
 
 
 def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citations: list, checks: dict,
