@@ -33,7 +33,11 @@ from core.errors import ExtractionError
 
 RESOURCE_LIMIT = "resource_limit"
 METHODS = ("forkserver", "fork", "off")
-_POLL_SECONDS = 0.05
+_POLL_SECONDS = 0.05  # how soon a finished child's answer is taken
+# How often the child's memory is looked at: finding its OCR grandchildren walks all of
+# /proc, ~10% of a core at 20 looks a second. A sudden huge allocation is caught in the
+# child by its address-space limit meanwhile.
+_MEMORY_LOOK_SECONDS = 0.25
 _MB = 1024 * 1024
 # Modules the forkserver imports once so that every job's child starts warm.
 _PRELOAD = ["core.services.sandbox_preload"]
@@ -175,6 +179,7 @@ def _wait(proc, receiver, *, timeout: float, memory_mb: int) -> tuple[str, Any]:
     except psutil.NoSuchProcess:  # a quick child may be done (and reaped) already
         watched = None
     ceiling = memory_mb * _MB
+    next_look = 0.0
     while True:
         if receiver.poll(_POLL_SECONDS):
             try:
@@ -190,6 +195,8 @@ def _wait(proc, receiver, *, timeout: float, memory_mb: int) -> tuple[str, Any]:
         if time.monotonic() > deadline:
             _kill(proc)
             return ("time", None)
-        if watched is not None and _resident_bytes(watched) > ceiling:
-            _kill(proc)
-            return ("memory", None)
+        if watched is not None and time.monotonic() >= next_look:
+            next_look = time.monotonic() + _MEMORY_LOOK_SECONDS
+            if _resident_bytes(watched) > ceiling:
+                _kill(proc)
+                return ("memory", None)
