@@ -149,6 +149,22 @@ def _many_members(kind: str) -> bytes:
     return out.getvalue()
 
 
+# A DTD in an Office part: an external entity (XXE) or nested entities ("billion laughs").
+_DTDS = {
+    "referral_docx": [("xxe", "word/document.xml", XXE, "&xxe;"), ("laughs-styles", "word/styles.xml", LAUGHS, ""),
+                      ("laughs-document", "word/document.xml", LAUGHS, "&lol9;")],
+    "clinical_workbook": [("xxe-shared-strings", "xl/sharedStrings.xml", XXE, "&xxe;"),
+                          ("laughs-sheet", "xl/worksheets/sheet1.xml", LAUGHS, "&lol9;"),
+                          ("xxe-content-types", "[Content_Types].xml", XXE, "")],
+}
+
+
+def _with_dtds(kind: str, doc_type: str, base: bytes) -> list[Sample]:
+    return [Sample(kind, name, doc_type, rewrite_part(base, part, with_doctype(dtd, reference)),
+                   codes=_codes("corrupt_file"))
+            for name, part, dtd, reference in _DTDS[doc_type]]
+
+
 def _hl7_whole() -> str:
     return hl7(messages=1, obx=2).decode()
 
@@ -264,13 +280,6 @@ def families() -> dict[str, list[Sample]]:
                codes=_codes("document_too_long", "archive_too_large")),
         Sample("docx_crafted", "members-2100", "referral_docx", _many_members("docx"),
                codes=_codes("archive_too_large")),
-        Sample("docx_crafted", "xxe", "referral_docx",
-               rewrite_part(letter, "word/document.xml", with_doctype(XXE, "&xxe;")), codes=_codes("corrupt_file")),
-        Sample("docx_crafted", "laughs-styles", "referral_docx",
-               rewrite_part(letter, "word/styles.xml", with_doctype(LAUGHS, "")), codes=_codes("corrupt_file")),
-        Sample("docx_crafted", "laughs-document", "referral_docx",
-               rewrite_part(letter, "word/document.xml", with_doctype(LAUGHS, "&lol9;")),
-               codes=_codes("corrupt_file")),
         Sample("docx_crafted", "no-document-part", "referral_docx",
                _zip({"[Content_Types].xml": "<Types/>", "word/styles.xml": "<styles/>"}), codes=corrupt_office),
         Sample("docx_crafted", "document-not-xml", "referral_docx",
@@ -278,6 +287,7 @@ def families() -> dict[str, list[Sample]]:
                codes=corrupt_office),
         Sample("docx_crafted", "plain-zip", "referral_docx", _zip({"notes.txt": "Glucose 182"}),
                codes=corrupt_office)]
+    out["docx_crafted"] += _with_dtds("docx_crafted", "referral_docx", letter)
     out["docx_crafted"] += [
         Sample("docx_crafted", f"cut-{cut}", "referral_docx", letter[:-cut], codes=_codes("corrupt_file"))
         for cut in (22, 100, 1_000, len(letter) // 2)]
@@ -292,13 +302,6 @@ def families() -> dict[str, list[Sample]]:
                codes=_codes("sheet_too_large")),
         Sample("xlsx_crafted", "members-2100", "clinical_workbook", _many_members("xlsx"),
                codes=_codes("archive_too_large")),
-        Sample("xlsx_crafted", "xxe-shared-strings", "clinical_workbook",
-               rewrite_part(book, "xl/sharedStrings.xml", with_doctype(XXE, "&xxe;")), codes=_codes("corrupt_file")),
-        Sample("xlsx_crafted", "laughs-sheet", "clinical_workbook",
-               rewrite_part(book, "xl/worksheets/sheet1.xml", with_doctype(LAUGHS, "&lol9;")),
-               codes=_codes("corrupt_file")),
-        Sample("xlsx_crafted", "xxe-content-types", "clinical_workbook",
-               rewrite_part(book, "[Content_Types].xml", with_doctype(XXE, "")), codes=_codes("corrupt_file")),
         Sample("xlsx_crafted", "sheet-xml-broken", "clinical_workbook",
                rewrite_part(book, "xl/worksheets/sheet1.xml", lambda xml: xml.replace("</sheetData>", "", 1)),
                codes=_codes("corrupt_file")),
@@ -306,6 +309,7 @@ def families() -> dict[str, list[Sample]]:
                _zip({"[Content_Types].xml": "<Types/>", "xl/sharedStrings.xml": "<sst/>"}), codes=corrupt_office),
         Sample("xlsx_crafted", "plain-zip", "clinical_workbook", _zip({"data.csv": "a,b\n1,2\n"}),
                codes=corrupt_office)]
+    out["xlsx_crafted"] += _with_dtds("xlsx_crafted", "clinical_workbook", book)
     out["xlsx_crafted"] += [
         Sample("xlsx_crafted", f"cut-{cut}", "clinical_workbook", book[:-cut], codes=_codes("corrupt_file"))
         for cut in (22, 200, len(book) // 2)]
