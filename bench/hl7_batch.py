@@ -34,6 +34,8 @@ def batch(patient: dict, messages: int) -> bytes:
                     f"B{i:06d}|P|2.5.1", pid, f"OBR|1|ORD{i}|FIL{i}|80048^Panel^CPT|||202403{day:02d}0815"]
         for n, (code, name, unit, ref, base) in enumerate(RESULTS, 1):
             segments.append(f"OBX|{n}|NM|{code}^{name}^LN||{base + i % 17}|{unit}|{ref}||||F")
+        if i % 5 == 4:  # a second layout in the batch: a comment on the panel
+            segments.append(f"NTE|1||Specimen {i} received ambient; see report.")
         out.append("\r".join(segments))
     return ("\r".join(out) + "\r").encode()
 

@@ -207,24 +207,66 @@ def _message_meta(msg: RawMessage, index: int, prefix: str, enc: Encoding) -> di
     }
 
 
+# Fields whose value, not only its shape, can steer hl7apy's parse: MSH-2 (the delimiters),
+# MSH-9 (message type: the structure), MSH-12 (version), OBX-2 (the type of OBX-5).
+_VALUE_FIELDS = {"MSH": (1, 8, 11), "OBX": (2,)}
+_PASSED: dict[tuple, dict] = {}  # shape -> a passed check; lives in one job's child process
+_PASSED_MAX = 4_096
+
+
+def _shape(texts: list[str], enc: Encoding) -> tuple:
+    """What hl7apy's tolerant parse of a message can depend on: the segment ids in order,
+    the steering values above, and for every other field its layout (repetitions,
+    components, subcomponents, which are empty, which hold an escape) but not its text.
+    Messages of one batch from one sender share a few shapes; a shape that passed once
+    passes again (tests/test_hl7_structure_cache.py checks this on mutated messages)."""
+    out = []
+    for text in texts:
+        fields = text.split(enc.field)
+        keep = _VALUE_FIELDS.get(fields[0], ())
+        out.append(tuple(
+            f if i in keep or i == 0 else tuple(
+                tuple(tuple((bool(sub), enc.escape in sub) for sub in comp.split(enc.subcomponent))
+                      for comp in rep.split(enc.component))
+                for rep in f.split(enc.repetition))
+            for i, f in enumerate(fields)))
+    return tuple(out)
+
+
 def _check_structure(msg: RawMessage, enc: Encoding, version: str) -> dict:
     """Ask hl7apy to parse the message (tolerant validation, groups found).
 
     The MSH-2 handed to hl7apy is the repaired one; a v2.7 truncation character in an
     older message is dropped because hl7apy rejects it. Failures are reported, not fatal.
+    hl7apy costs ~20 ms a message, nearly all of a large batch's reading, so a pass is
+    remembered by the message's shape (``_shape``); a failure is always parsed afresh,
+    its message naming what this message holds.
     """
-    from hl7apy.consts import VALIDATION_LEVEL
-    from hl7apy.exceptions import HL7apyException
-    from hl7apy.parser import parse_message
-
     texts = [s.text for s in msg.segments if not s.unknown]
     msh = texts[0].split(enc.field)
     keep_trunc = bool(enc.truncation) and version >= "2.7"
     if len(msh) > 1:
         msh[1] = enc.msh2 if keep_trunc else enc.msh2[:4]
     texts[0] = enc.field.join(msh)
+    shape = _shape(texts, enc)
+    if shape in _PASSED:
+        return {**_PASSED[shape], "children": list(_PASSED[shape]["children"])}
+    result = _parse_structure("\r".join(texts))
+    if result["ok"]:
+        if len(_PASSED) >= _PASSED_MAX:
+            _PASSED.clear()
+        _PASSED[shape] = result
+        return {**result, "children": list(result["children"])}
+    return result
+
+
+def _parse_structure(text: str) -> dict:
+    from hl7apy.consts import VALIDATION_LEVEL
+    from hl7apy.exceptions import HL7apyException
+    from hl7apy.parser import parse_message
+
     try:
-        parsed = parse_message("\r".join(texts), validation_level=VALIDATION_LEVEL.TOLERANT, find_groups=True)
+        parsed = parse_message(text, validation_level=VALIDATION_LEVEL.TOLERANT, find_groups=True)
     except HL7apyException as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:200]}
     except (ValueError, IndexError, KeyError, TypeError, AttributeError) as exc:
