@@ -61,7 +61,9 @@ def upload_form() -> None:
                 bar.progress(1.0, text=f"{md_text(f.name)}: not stored")
                 st.error(f"{md_text(f.name)} was not stored: {md_text(exc.message)}", icon=":material/error:")
                 continue
-            uploads[attached.document["id"]] = {"filename": f.name, "announced": False}
+            # A batch read in parts is followed through its parts (the parent has no job).
+            for d in [p.document for p in attached.parts] or [attached.document]:
+                uploads[d["id"]] = {"filename": d["filename"], "announced": False}
             bar.progress(STAGE[None][0], text=f"{md_text(f.name)}: {STAGE[None][1]}")
         st.session_state["upload_round"] = round_ + 1
         st.session_state["doc_id"] = max(uploads) if uploads else st.session_state.get("doc_id")
@@ -139,8 +141,14 @@ if st.session_state.get("doc_id") not in by_id:
 def doc_label(i: int) -> str:
     d = by_id[i]
     kind = labels.doc_type(d["doc_type"]) if d.get("doc_type") else (d.get("category") or "document")
-    state = d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"])
-    return f"{d['filename']} · {kind} · {state}"
+    return f"{d['filename']} · {kind} · {doc_state(d)}"
+
+
+def doc_state(d: dict) -> str:
+    # A batch read in parts has no job of its own: its parts are listed as documents.
+    if not d["deleted_note"] and d.get("parts") and d["job_status"] is None:
+        return f"read in {d['parts']} parts, listed as documents of their own"
+    return d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"])
 
 
 # The choice lives in a plain key; the widget key changes with the labels, because a keyed
@@ -166,6 +174,8 @@ def status_line() -> None:
     c1, c2, c3 = st.columns(3)
     if doc["deleted_note"]:
         fact_cell(c1, "Status", doc["deleted_note"], labels.code_hint("deleted"))
+    elif doc.get("parts") and doc["job_status"] is None:
+        fact_cell(c1, "Status", doc_state(doc))
     else:
         fact_cell(c1, "Status", labels.document_status(doc["job_status"], doc["found_nothing"]),
                   labels.code_hint(doc["job_status"], doc.get("error_code")))

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     job_memory_mb: int = 2048
     job_process: str = "forkserver"
     upload_max_bytes: int = 50 * 1024 * 1024
+    # A clean HL7 v2 batch of more messages than this is read as parts of up to this many
+    # consecutive messages, each its own document and job (docs/decisions.md).
+    hl7_messages_per_job: int = 200
     start_worker: bool = True  # the UI process runs the worker thread
     load_demo: bool = True  # `make run` loads the demo documents into an empty data dir
     ocr_engine: str = "auto"  # auto (Tesseract when installed, else RapidOCR) | tesseract | rapidocr

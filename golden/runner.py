@@ -147,9 +147,10 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
                 upload = obs.uploads[step.reprocess]
                 attached = attach_and_extract(wb, patient_id=obs.patient_ids[upload.patient],
                                               source=upload.document_id, doc_type=upload.doc_type, by=step.by)
-            if attached.job is not None:
+            if attached.jobs:  # one job, or one per part of a batch read in parts
                 obs.processing = attached.document["id"]
-                Worker(wb, worker_id="intake-extractor:golden").run_specific(attached.job["id"])
+                for queued in attached.jobs:
+                    Worker(wb, worker_id="intake-extractor:golden").run_specific(queued["id"])
                 obs.processing = None
                 index_pending(wb)
         elif step.delete:

@@ -31,11 +31,11 @@ def category_for_doc_type(cur: duckdb.DuckDBPyConnection, doc_type: str) -> dict
 
 def insert(cur: duckdb.DuckDBPyConnection, *, patient_id: int, category_id: int | None,
            filename: str, mime: str | None, sha256: str, size: int, stored_path: str,
-           uploaded_by: str | None) -> dict[str, Any]:
+           uploaded_by: str | None, parent_document_id: int | None = None) -> dict[str, Any]:
     cur.execute(
-        "INSERT INTO documents (patient_id, category_id, filename, mime, sha256, size, stored_path, uploaded_by) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-        [patient_id, category_id, filename, mime, sha256, size, stored_path, uploaded_by],
+        "INSERT INTO documents (patient_id, category_id, filename, mime, sha256, size, stored_path, uploaded_by, "
+        "parent_document_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+        [patient_id, category_id, filename, mime, sha256, size, stored_path, uploaded_by, parent_document_id],
     )
     return one(cur)
 
@@ -52,6 +52,8 @@ def by_id(cur: duckdb.DuckDBPyConnection, document_id: int) -> dict[str, Any] | 
 def for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, include_deleted: bool = False) -> list[dict[str, Any]]:
     cur.execute(
         """SELECT d.id, d.filename, d.mime, d.size, d.sha256, d.uploaded_at, d.deleted, d.active,
+                  d.parent_document_id,
+                  (SELECT count(*) FROM documents p WHERE p.parent_document_id = d.id) AS parts,
                   c.name AS category,
                   j.id AS job_id, j.status AS job_status, j.error_code, j.error_message, j.doc_type,
                   j.attempts, j.finished_at, ci.identity_status
@@ -63,6 +65,12 @@ def for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, include_dele
            ORDER BY d.id DESC""",
         [patient_id, include_deleted],
     )
+    return rows(cur)
+
+
+def parts_of(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+    """The documents a batch was read as (its parts), in message order."""
+    cur.execute("SELECT * FROM documents WHERE parent_document_id = ? ORDER BY id", [document_id])
     return rows(cur)
 
 

@@ -242,6 +242,13 @@ def m011_inbound_messages(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("CREATE INDEX idx_inbound_messages_status ON inbound_messages (status)")
 
 
+def m012_document_parts(cur: duckdb.DuckDBPyConnection) -> None:
+    # A large HL7 v2 batch is kept as uploaded (the parent, no job of its own) and read as
+    # parts of consecutive messages, each a document of its own that names its parent
+    # (issue 13): deleting the parent deletes its parts.
+    cur.execute("ALTER TABLE documents ADD COLUMN parent_document_id BIGINT")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -254,6 +261,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (9, "accounts and the access audit", m009_accounts_and_access_audit),
     (10, "job owner process and reclaims", m010_job_owner_and_reclaims),
     (11, "HL7 v2 messages received over MLLP", m011_inbound_messages),
+    (12, "documents read in parts", m012_document_parts),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

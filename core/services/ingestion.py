@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +23,32 @@ from core.services.accounts import authorize
 from core.services.patients import found_nothing, get_patient
 from core.services.workbench import Workbench
 from extract.fax import classify_text
+from extract.hl7_split import split_batch
 from extract.sniff import ACCEPTED_KINDS, MIME_TYPES, sniff_kind
 from storage import documents_repo, jobs_repo
 
 
 @dataclass
+class Part:
+    """One part of a batch read in parts: its document, its job and the 1-based numbers
+    of its first and last message in the uploaded file."""
+
+    document: dict[str, Any]
+    job: dict[str, Any]
+    first: int
+    last: int
+
+
+@dataclass
 class Attached:
     document: dict[str, Any]
-    job: dict[str, Any] | None
+    job: dict[str, Any] | None  # None for a batch read in parts: each part has its job
+    parts: list[Part] = field(default_factory=list)
+
+    @property
+    def jobs(self) -> list[dict[str, Any]]:
+        """Every job this upload queued: its own, or its parts' in message order."""
+        return [self.job] if self.job is not None else [p.job for p in self.parts]
 
 
 def _resolve_category(cur, doc_type: str | None, category: str | None) -> tuple[dict[str, Any] | None, DocType | None]:
@@ -134,6 +152,10 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | i
                 raise NotFound(f"Document {source} is not on this patient's chart.", code="unknown_document")
             if document["deleted"]:
                 raise BadInput(f"Document {source} was deleted.", code="document_deleted")
+            parts = [d["id"] for d in documents_repo.parts_of(cur, source) if not d["deleted"]]
+            if parts:  # reading the whole upload again would duplicate every part's facts
+                raise BadInput(f"Document {source} was read in parts; read its parts again instead "
+                               f"(documents {', '.join(map(str, parts))}).", code="read_in_parts")
             job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=source, doc_type=job_type.value) \
                 if job_type else None
         return Attached(document, job)
@@ -145,17 +167,36 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | i
     filename = filename or "upload"
     kind = check_upload(data, filename, job_type, wb.settings.upload_max_bytes)
     sha, stored = wb.blobs.put(data)  # original first: content-addressed, atomic
+    cuts = split_batch(data, wb.settings.hl7_messages_per_job) if job_type == DocType.HL7V2_MESSAGE else None
+    pieces = [(cut, *wb.blobs.put(cut.data)) for cut in cuts or []]  # every part's bytes stored before any row
+    mime = MIME_TYPES.get(kind or "")
+    parts: list[Part] = []
     with wb.db.transaction() as cur:
         document = documents_repo.insert(
             cur, patient_id=patient["id"], category_id=cat["id"], filename=filename,
-            mime=MIME_TYPES.get(kind or ""), sha256=sha, size=len(data), stored_path=str(stored),
+            mime=mime, sha256=sha, size=len(data), stored_path=str(stored),
             uploaded_by=uploaded_by,
         )
         job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document["id"], doc_type=job_type.value) \
-            if job_type else None
-    telemetry.emit("document_attached", settings=wb.settings, patient_id=patient["id"], document_id=document["id"],
-                   doc_type=job_type.value if job_type else None, job_id=job["id"] if job else None)
-    return Attached(document, job)
+            if job_type and not pieces else None
+        for cut, part_sha, part_path in pieces:
+            child = documents_repo.insert(
+                cur, patient_id=patient["id"], category_id=cat["id"],
+                filename=f"{filename} · {_message_range(cut.first, cut.last)}", mime=mime, sha256=part_sha,
+                size=len(cut.data), stored_path=str(part_path), uploaded_by=uploaded_by,
+                parent_document_id=document["id"],
+            )
+            part_job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=child["id"],
+                                         doc_type=job_type.value)
+            parts.append(Part(child, part_job, cut.first, cut.last))
+    for doc, queued in [(document, job)] + [(p.document, p.job) for p in parts]:
+        telemetry.emit("document_attached", settings=wb.settings, patient_id=patient["id"], document_id=doc["id"],
+                       doc_type=job_type.value if job_type else None, job_id=queued["id"] if queued else None)
+    return Attached(document, job, parts)
+
+
+def _message_range(first: int, last: int) -> str:
+    return f"message {first}" if first == last else f"messages {first}–{last}"
 
 
 def list_categories(wb: Workbench) -> list[dict[str, Any]]:

@@ -23,34 +23,52 @@ from storage.jobs_repo import utcnow
 
 def delete_document(wb: Workbench, document_id: int, *, by: str,
                     reason: str = "source document deleted") -> dict[str, Any]:
-    """``by``: an account that may delete documents, or the shell operator (``os:<login>``)."""
+    """``by``: an account that may delete documents, or the shell operator (``os:<login>``).
+
+    A batch read in parts takes its live parts with it, each deleted and retracted as
+    deleting it alone would (its own rows in the audit); the counts are their sum."""
     by = authorize(wb, by, Permission.DELETE_DOCUMENT).name
     counts = {"facts": 0, "promotions": 0, "chart_rows": 0, "vectors": 0}
     with wb.db.transaction() as cur:
         patient_id = _live_document(cur, document_id)["patient_id"]
-        documents_repo.mark_deleted(cur, document_id, by)
-        jobs_repo.mark_retracted(cur, document_id)
-        audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, action="document_deleted",
-                                  prior_state="active", new_state="deleted", actor_id=by, reason=reason)
+        parts = [d["id"] for d in documents_repo.parts_of(cur, document_id) if not d["deleted"]]
         fact_ids: list[int] = []
-        for fact in facts_repo.facts_for_document(cur, document_id):
-            if fact["retracted_at"] is not None:
-                continue
-            prior = "active" if fact["active"] else f"inactive:{fact['certainty']}"
-            facts_repo.update_fact(cur, fact["id"], active=False, retracted_at=utcnow(), deactivated_at=utcnow(),
-                                   retraction_reason=reason)
-            audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, job_id=fact["job_id"],
-                                      fact_id=fact["id"], prior_state=prior, new_state="retracted",
-                                      action="fact_retracted", actor_id=by, reason=reason)
-            fact_ids.append(fact["id"])
-            counts["facts"] += 1
-        promo_counts = retract_promotions(cur, promotions_repo.promotions_for_document(cur, document_id),
-                                          by=by, reason=reason)
-        counts["promotions"], counts["chart_rows"] = promo_counts["promotions"], promo_counts["chart_rows"]
+        for doc_id in [document_id, *parts]:
+            fact_ids += _retract_one(cur, doc_id, patient_id, by=by, reason=reason, counts=counts)
     counts["vectors"] = remove_vectors(wb, fact_ids)
-    telemetry.emit("document_deleted", settings=wb.settings, patient_id=patient_id, document_id=document_id,
-                   counts=counts)
-    return {"document_id": document_id, "retracted": counts}
+    for doc_id in [document_id, *parts]:
+        telemetry.emit("document_deleted", settings=wb.settings, patient_id=patient_id, document_id=doc_id,
+                       counts=counts if doc_id == document_id else {})
+    result: dict[str, Any] = {"document_id": document_id, "retracted": counts}
+    if parts:
+        result["parts"] = parts
+    return result
+
+
+def _retract_one(cur, document_id: int, patient_id: int, *, by: str, reason: str, counts: dict[str, int]) -> list[int]:
+    """Delete one document and retract what it stood behind; adds to ``counts`` and
+    returns the retracted fact ids (their vectors go after the transaction)."""
+    documents_repo.mark_deleted(cur, document_id, by)
+    jobs_repo.mark_retracted(cur, document_id)
+    audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, action="document_deleted",
+                              prior_state="active", new_state="deleted", actor_id=by, reason=reason)
+    fact_ids: list[int] = []
+    for fact in facts_repo.facts_for_document(cur, document_id):
+        if fact["retracted_at"] is not None:
+            continue
+        prior = "active" if fact["active"] else f"inactive:{fact['certainty']}"
+        facts_repo.update_fact(cur, fact["id"], active=False, retracted_at=utcnow(), deactivated_at=utcnow(),
+                               retraction_reason=reason)
+        audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, job_id=fact["job_id"],
+                                  fact_id=fact["id"], prior_state=prior, new_state="retracted",
+                                  action="fact_retracted", actor_id=by, reason=reason)
+        fact_ids.append(fact["id"])
+        counts["facts"] += 1
+    promo_counts = retract_promotions(cur, promotions_repo.promotions_for_document(cur, document_id),
+                                      by=by, reason=reason)
+    counts["promotions"] += promo_counts["promotions"]
+    counts["chart_rows"] += promo_counts["chart_rows"]
+    return fact_ids
 
 
 def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> dict[str, int]:
@@ -80,18 +98,18 @@ def _rows_behind(promotions: list[dict]) -> dict[str, dict[int, int]]:
     return touched
 
 
-def _governed_rows(cur, touched: dict[str, dict[int, int | None]], *, without_document: int | None = None):
+def _governed_rows(cur, touched: dict[str, dict[int, int | None]], *, without_documents: frozenset[int] = frozenset()):
     """The chart-row lifetime rule's reading, shared by ``reconcile_chart_rows`` and the
     read-only ``deletion_impact``: (table, row, live supporting promotions) for every
     touched row the rule governs (active and promoted; rows a person entered by hand
-    are not touched). ``without_document`` counts that document's promotions as gone."""
+    are not touched). ``without_documents`` counts those documents' promotions as gone."""
     for table, record_ids in touched.items():
         ids = sorted(record_ids)
         support = promotions_repo.live_supporters(cur, table, ids)
         for row in promotions_repo.chart_row_state(cur, table, ids):
             if not row["active"] or row["source"] != "promoted":
                 continue
-            yield table, row, [b for b in support.get(row["id"], []) if b["document_id"] != without_document]
+            yield table, row, [b for b in support.get(row["id"], []) if b["document_id"] not in without_documents]
 
 
 def reconcile_chart_rows(cur, touched: dict[str, dict[int, int | None]], *, by: str, reason: str) -> int:
@@ -131,14 +149,16 @@ def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
 
     with wb.db.cursor() as cur:
         document = _live_document(cur, document_id)
-        facts = [f for f in facts_repo.facts_for_document(cur, document_id) if f["retracted_at"] is None]
-        promotions = [p for p in promotions_repo.promotions_for_document(cur, document_id) if p["active"]]
+        # A batch read in parts goes with its live parts (see delete_document).
+        gone = [document_id] + [d["id"] for d in documents_repo.parts_of(cur, document_id) if not d["deleted"]]
+        facts = [f for d in gone for f in facts_repo.facts_for_document(cur, d) if f["retracted_at"] is None]
+        promotions = [p for d in gone for p in promotions_repo.promotions_for_document(cur, d) if p["active"]]
         touched = _rows_behind(promotions)
         described = {table: {r["id"]: r for r in promotions_repo.chart_rows(cur, table, document["patient_id"])}
                      for table in touched}
         retracted_rows: list[dict[str, Any]] = []
         kept_rows: list[dict[str, Any]] = []
-        for table, row, backers in _governed_rows(cur, touched, without_document=document_id):
+        for table, row, backers in _governed_rows(cur, touched, without_documents=frozenset(gone)):
             subject = CHART_DESTINATIONS[FACT_TYPE_OF_TABLE[table]][1][0]
             others = sorted({b["document_id"] for b in backers})
             item = {"table": table, "row_id": row["id"],

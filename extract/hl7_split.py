@@ -1,0 +1,79 @@
+"""Cutting a large, clean HL7 v2 batch into parts of consecutive messages (issue 13).
+
+A part is read as a document of its own, so a 2,000-message batch becomes ten jobs
+that each fit the job ceilings and can be retried, gated and deleted alone. Only a file
+the reader would take without a single warning is cut: anything it had to repair,
+guess or count differently stays one document, read as a whole, so no repair is ever
+made twice or differently. The decision reuses the reader's own steps
+(extract/hl7.py ``normalize_hl7``), not a second splitter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from extract.hl7_parse import (
+    ENVELOPE, cut_short, decode_bytes, find_header, looks_binary, read_encoding, recover_segments, split_messages,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPart:
+    first: int  # 1-based number of its first message in the whole file
+    last: int  # 1-based number of its last message
+    data: bytes  # those messages' segments as received, joined by "\r"
+
+    @property
+    def messages(self) -> int:
+        return self.last - self.first + 1
+
+
+def split_batch(data: bytes, per_part: int) -> list[BatchPart] | None:
+    """The parts of a clean batch holding more than ``per_part`` messages, each of up to
+    ``per_part`` consecutive messages; None when the file is to be read whole (at or
+    under the threshold, or anything about it is not clean: see the module doc)."""
+    if per_part < 1 or looks_binary(data):
+        return None
+    text, warnings = decode_bytes(data)
+    header = find_header(text)
+    if warnings or header is None or text[: header.start()].strip():
+        return None
+    file_enc, enc_warnings = read_encoding(re.split(r"[\r\n]", text[header.start():], maxsplit=1)[0])
+    if enc_warnings:
+        return None
+    recovery = recover_segments(text, file_enc)
+    if recovery.warnings or cut_short(data, text, recovery.segments, file_enc):
+        return None
+    split = split_messages(recovery.segments, file_enc)
+    if split.warnings or len(split.messages) <= per_part or not _plain_envelope(recovery.segments, split):
+        return None
+    if any(read_encoding(m.segments[0].text)[1] for m in split.messages):
+        return None
+    lines = re.split(r"\r\n|\n\r|\r|\n", text)
+    verbatim: list[str] = []
+    for message in split.messages:
+        for seg in message.segments:
+            line = lines[seg.line - 1]
+            if line.rstrip() != seg.text:  # not one whole physical line: not a verbatim cut
+                return None
+        verbatim.append("\r".join(lines[seg.line - 1] for seg in message.segments))
+    return [BatchPart(start + 1, min(start + per_part, len(verbatim)),
+                      ("\r".join(verbatim[start:start + per_part]) + "\r").encode("utf-8"))
+            for start in range(0, len(verbatim), per_part)]
+
+
+def _plain_envelope(segments, split) -> bool:
+    """At most one file and one batch header and trailer, headers before the first
+    message and trailers after the last: a part then loses nothing by leaving them out."""
+    names = [s.text[:3] for s in split.envelope]
+    if any(names.count(n) > 1 for n in ENVELOPE):
+        return False
+    position = {id(s): i for i, s in enumerate(segments)}
+    first = position[id(split.messages[0].segments[0])]
+    last = position[id(split.messages[-1].segments[-1])]
+    for seg in split.envelope:
+        at = position[id(seg)]
+        if seg.text[:3] in ("FHS", "BHS") and at > first or seg.text[:3] in ("BTS", "FTS") and at < last:
+            return False
+    return True
