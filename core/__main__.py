@@ -168,27 +168,13 @@ def cmd_ingest(ctx: Context, args) -> dict[str, Any]:
                                   filename=Path(args.file).name)
     for queued in attached.jobs:  # a batch read in parts: every part, in message order
         _run_job_now(ctx, queued["id"])
-    report = document_report(wb, attached.document["id"])
+    report = document_report(wb, attached.document["id"])  # a batch read in parts: merged, with "parts"
     job = report["job"]
-    if attached.parts:
-        report["parts"] = [_part_report(wb, part) for part in attached.parts]
-        job = next((p["job"] for p in report["parts"] if p["job"]["status"] == "failed"), job)
-        where = f"a part of document {report['document_id']}"
-    else:
-        where = f"document {report['document_id']}"
     if job and job["status"] == "failed":
+        where = "a part of document" if attached.parts else "document"
         report["_exit"] = EXIT_JOB_FAILED
-        report["_error"] = f"{job['error_code']}: {job['error_message']} ({where} is stored)"
+        report["_error"] = f"{job['error_code']}: {job['error_message']} ({where} {report['document_id']} is stored)"
     return report
-
-
-def _part_report(wb, part) -> dict[str, Any]:
-    """One part of a batch read in parts, as the ingest report lists it."""
-    from core.services.facts import document_report
-
-    job = document_report(wb, part.document["id"])["job"]
-    return {"document_id": part.document["id"], "messages": [part.first, part.last],
-            "job": {k: job[k] for k in ("job_id", "status", "error_code", "error_message", "counts")}}
 
 
 def cmd_delete_document(ctx: Context, args) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from extract.hl7_parse import (
     ENVELOPE, cut_short, decode_bytes, find_header, looks_binary, read_encoding, recover_segments, split_messages,
 )
+from extract.limits import DEFAULT_LIMITS, Limits
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +30,13 @@ class BatchPart:
         return self.last - self.first + 1
 
 
-def split_batch(data: bytes, per_part: int) -> list[BatchPart] | None:
+def split_batch(data: bytes, per_part: int, limits: Limits = DEFAULT_LIMITS) -> list[BatchPart] | None:
     """The parts of a clean batch holding more than ``per_part`` messages, each of up to
     ``per_part`` consecutive messages; None when the file is to be read whole (at or
-    under the threshold, or anything about it is not clean: see the module doc)."""
-    if per_part < 1 or looks_binary(data):
+    under the threshold, or anything about it is not clean: see the module doc). A file
+    over the HL7 limits on one file (bytes, messages) is read whole too, so that its job
+    fails with hl7_too_large as it would unsplit: parts must not slip past a limit."""
+    if per_part < 1 or len(data) > limits.max_hl7_bytes or looks_binary(data):
         return None
     text, warnings = decode_bytes(data)
     header = find_header(text)
@@ -46,7 +49,8 @@ def split_batch(data: bytes, per_part: int) -> list[BatchPart] | None:
     if recovery.warnings or cut_short(data, text, recovery.segments, file_enc):
         return None
     split = split_messages(recovery.segments, file_enc)
-    if split.warnings or len(split.messages) <= per_part or not _plain_envelope(recovery.segments, split):
+    if split.warnings or not per_part < len(split.messages) <= limits.max_hl7_messages \
+            or not _plain_envelope(recovery.segments, split):
         return None
     if any(read_encoding(m.segments[0].text)[1] for m in split.messages):
         return None

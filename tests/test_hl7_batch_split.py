@@ -108,6 +108,22 @@ def test_anything_but_a_clean_large_batch_is_read_whole(why, data):
     assert split_batch(data, 200) is None, why
 
 
+def test_a_batch_over_the_file_limits_is_read_whole_and_refused_not_split(wb, demo_patient, monkeypatch):
+    from dataclasses import replace
+
+    from extract.limits import DEFAULT_LIMITS
+
+    data = batch(450)
+    assert split_batch(data, 200, replace(DEFAULT_LIMITS, max_hl7_messages=449)) is None
+    assert split_batch(data, 200, replace(DEFAULT_LIMITS, max_hl7_bytes=len(data) - 1)) is None
+    assert split_batch(data, 200, replace(DEFAULT_LIMITS, max_hl7_messages=450)) is not None
+    monkeypatch.setattr(wb.settings, "max_hl7_messages", 449)
+    attached = attach(wb, demo_patient, data, 200, monkeypatch)
+    assert attached.parts == []  # one job, which the limit then refuses
+    (job,) = run_all(wb, attached)
+    assert (job["status"], job["error_code"]) == ("failed", "hl7_too_large")
+
+
 def test_a_damaged_batch_is_attached_as_one_document_and_one_job(wb, demo_patient, monkeypatch):
     attached = attach(wb, demo_patient, batch(450)[:-40], 200, monkeypatch)
     assert attached.job is not None and attached.parts == [] and attached.jobs == [attached.job]
@@ -216,11 +232,18 @@ def test_cli_ingest_of_a_split_batch_runs_every_part_and_lists_them(tmp_path):
     proc = cli("ingest", str(f), "--patient", "DEMO-1001", "--doc-type", "hl7v2_message", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["job"] is None and out["facts"] == []
-    assert [p["messages"] for p in out["parts"]] == [[1, 2], [3, 4], [5, 5]]
+    # The ingest contract (DESIGN §9) holds for the upload as a whole: its job, identity,
+    # facts and promotions are the parts' merged; each part is listed too.
+    assert out["job"]["status"] == "succeeded" and out["job"]["counts"]["stored"] == 10
+    assert out["identity"]["status"] == "identity_verified" and len(out["identity"]["parts"]) == 3
+    assert len(out["facts"]) == 10 and out["promotions"]
+    assert {x["fact_id"] for x in out["promotions"]} <= {f["fact_id"] for f in out["facts"]}
+    assert [p["filename"] for p in out["parts"]] == ["batch.hl7 · messages 1–2", "batch.hl7 · messages 3–4",
+                                                     "batch.hl7 · message 5"]
     assert [p["job"]["status"] for p in out["parts"]] == ["succeeded"] * 3
     assert [p["job"]["counts"]["stored"] for p in out["parts"]] == [4, 4, 2]
     assert len({p["document_id"] for p in out["parts"]} | {out["document_id"]}) == 4
+    assert {f["document_id"] for f in out["facts"]} == {p["document_id"] for p in out["parts"]}
 
 
 # ---------------------------------------------------------------------------- the Documents page

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.models import Certainty, DocumentFact
+from core.models import Certainty, DocumentFact, IdentityStatus
 from core.policy.chart_rules import CHART_DESTINATIONS, CHART_TABLES, is_critical, review_group
+from core.policy.identity import combine_parts
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
 
@@ -33,7 +34,12 @@ def _identity_view(check: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
-    """Everything the ingest command reports about one document."""
+    """Everything the ingest command reports about one document. For a batch read in
+    parts, the parts' reports merged under the upload's own id (``_merged_parts``)."""
+    with wb.db.cursor() as cur:
+        parts = documents_repo.parts_of(cur, document_id)
+    if parts:
+        return _merged_parts(document_id, parts, [document_report(wb, part["id"]) for part in parts])
     with wb.db.cursor() as cur:
         jobs = jobs_repo.for_document(cur, document_id)
         job = jobs[-1] if jobs else None
@@ -60,6 +66,47 @@ def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
              "conflict_reason": p["conflict_reason"], "active": p["active"]}
             for p in promotions
         ],
+    }
+
+
+def _merged_parts(document_id: int, rows: list[dict[str, Any]], parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One report for an upload read in parts, in the ingest contract's shape (DESIGN §9):
+    its job is failed when a part failed (that part's code and message), succeeded when
+    every part did, else still running or pending, with counts and timings summed; its
+    identity is the parts' combined as for the messages of one document; facts and
+    promotions are every part's. ``parts`` lists each part (its document id, file name
+    naming its messages, whether it was deleted on its own, and its job)."""
+    jobs = [p["job"] for p in parts if p["job"] is not None]
+    statuses = [j["status"] for j in jobs]
+    failed = next((j for j in jobs if j["status"] == "failed"), None)
+    status = "failed" if failed else "succeeded" if statuses and all(s == "succeeded" for s in statuses) \
+        else "running" if "running" in statuses else "pending"
+
+    def summed(key: str) -> dict[str, Any]:
+        total: dict[str, Any] = {}
+        for job in jobs:
+            for name, value in (job[key] or {}).items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    total[name] = total.get(name, 0) + value
+        return total
+
+    checked = {f"part {i}": IdentityStatus(p["identity"]["status"])
+               for i, p in enumerate(parts, 1) if p["identity"]["status"] != "identity_unchecked"}
+    combined = combine_parts(checked) if checked else None
+    return {
+        "document_id": document_id,
+        "job": {"job_id": None, "status": status, "error_code": failed["error_code"] if failed else None,
+                "error_message": failed["error_message"] if failed else None,
+                "attempts": max((j["attempts"] for j in jobs), default=0),
+                "engine": jobs[0]["engine"] if jobs else None, "timings_ms": summed("timings_ms"),
+                "counts": summed("counts"), "warnings": [w for j in jobs for w in j["warnings"]]},
+        "identity": {"status": combined.status.value if combined else "identity_unchecked",
+                     "mismatch_reason": combined.mismatch_reason if combined else None,
+                     "parts": [p["identity"] for p in parts]},
+        "facts": [f for p in parts for f in p["facts"]],
+        "promotions": [x for p in parts for x in p["promotions"]],
+        "parts": [{"document_id": p["document_id"], "filename": row["filename"], "deleted": row["deleted"],
+                   "job": p["job"]} for row, p in zip(rows, parts)],
     }
 
 

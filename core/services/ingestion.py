@@ -24,6 +24,7 @@ from core.services.patients import found_nothing, get_patient
 from core.services.workbench import Workbench
 from extract.fax import classify_text
 from extract.hl7_split import split_batch
+from extract.limits import Limits
 from extract.sniff import ACCEPTED_KINDS, MIME_TYPES, sniff_kind
 from storage import documents_repo, jobs_repo
 
@@ -167,7 +168,8 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | i
     filename = filename or "upload"
     kind = check_upload(data, filename, job_type, wb.settings.upload_max_bytes)
     sha, stored = wb.blobs.put(data)  # original first: content-addressed, atomic
-    cuts = split_batch(data, wb.settings.hl7_messages_per_job) if job_type == DocType.HL7V2_MESSAGE else None
+    cuts = split_batch(data, wb.settings.hl7_messages_per_job, Limits.from_settings(wb.settings)) \
+        if job_type == DocType.HL7V2_MESSAGE else None
     pieces = [(cut, *wb.blobs.put(cut.data)) for cut in cuts or []]  # every part's bytes stored before any row
     mime = MIME_TYPES.get(kind or "")
     parts: list[Part] = []
