@@ -242,7 +242,10 @@ def test_actors_are_recorded_as_for_a_direct_run(runs, data_dir, labs):
     finally:
         wb.close()
     assert uploader == shell_user()
-    assert attempts == [(1, "intake-extractor:cli")]
+    # Read once: by the handed-over run, or by the app's own worker when its poll claimed
+    # the job first (the inline run then waits for that result; test_an_inline_run_waits...).
+    assert len(attempts) == 1 and attempts[0][0] == 1
+    assert attempts[0][1] in ("intake-extractor:cli", "intake-extractor:ui")
     assert viewers == {shell_user()}
 
 
