@@ -281,6 +281,25 @@ def _name_parts(rep_comps: list[str], enc: Encoding) -> tuple[str, str, str]:
     return V.normalize_ws(family), V.normalize_ws(given), V.normalize_ws(middle)
 
 
+@dataclass(frozen=True, slots=True)
+class PidName:
+    """The patient's name as PID-5 gives it, the way the identity gate compares it."""
+
+    printed: str  # "FAMILY, GIVEN MIDDLE"
+    quote: str  # the components as received, for the citation
+    placeholder: bool  # "UNKNOWN", "XXX", "LASTNAME"...: never used for identity
+
+
+def pid_name(raw: str, enc: Encoding) -> PidName | None:
+    """PID-5's legal (else first usable) name; None when no repetition names anyone."""
+    picked = _pick_name(raw, enc)
+    if picked is None:
+        return None
+    family, given, middle, quote = picked
+    return PidName(printed=f"{family}, {' '.join(p for p in (given, middle) if p)}".strip().rstrip(","),
+                   quote=quote, placeholder=any(_PLACEHOLDER.match(p) for p in (family, given) if p))
+
+
 def _pick_name(raw: str, enc: Encoding) -> tuple[str, str, str, str] | None:
     """(family, given, middle, quote) from the legal-name repetition or the first usable one."""
     best = None
@@ -299,7 +318,8 @@ def _pick_name(raw: str, enc: Encoding) -> tuple[str, str, str, str] | None:
     return best
 
 
-def _pick_identifier(raw: str, enc: Encoding) -> str | None:
+def pick_identifier(raw: str, enc: Encoding) -> str | None:
+    """The MRN-typed identifier of a CX field (PID-3 style), else its first one."""
     ids = []
     for i, _ in enumerate(repetitions(raw, enc)):
         comps = components(raw, enc, i)
@@ -339,19 +359,17 @@ def _identity(ctx: _Ctx, msg: _Msg, pid: _Seg, base: _Review) -> None:
             review_reason=review.reason, document_fact_only=True, scope=msg.scope,
         ))
 
-    name = _pick_name(pid.raw(5), enc)
+    name = pid_name(pid.raw(5), enc)
     if name:
-        family, given, middle, quote = name
-        if any(_PLACEHOLDER.match(p) for p in (family, given) if p):
+        if name.placeholder:
             ctx.warnings.append(ExtractionWarning(
                 code="hl7_placeholder_identity",
-                message=f"PID-5 holds a placeholder name ({quote!r}); it was not used for identity.",
+                message=f"PID-5 holds a placeholder name ({name.quote!r}); it was not used for identity.",
             ))
         else:
-            printed = f"{family}, {' '.join(p for p in (given, middle) if p)}".strip().rstrip(",")
-            ident(IdentifierKind.NAME, printed, 5, quote, "patient.name")
+            ident(IdentifierKind.NAME, name.printed, 5, name.quote, "patient.name")
             if adt:
-                demographic("name", printed, 5, quote)
+                demographic("name", name.printed, 5, name.quote)
 
     dob_raw = unescape(pid.raw(7), enc).strip()
     if dob_raw:
@@ -367,7 +385,7 @@ def _identity(ctx: _Ctx, msg: _Msg, pid: _Seg, base: _Review) -> None:
             ))
 
     for n in (3, 2, 4):
-        mrn = _pick_identifier(pid.raw(n), enc)
+        mrn = pick_identifier(pid.raw(n), enc)
         if mrn and not _PLACEHOLDER.match(mrn) and mrn.upper() not in ("MRN", "ID", "MR"):
             ident(IdentifierKind.MRN, mrn, n, mrn, "patient.mrn")
             break

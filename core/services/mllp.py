@@ -47,7 +47,7 @@ from core.services.patients import get_patient, list_patients
 from core.services.workbench import Workbench
 # The extractor's own PID readers: route by the MRN the gate checks, and show a reviewer
 # the name and birth date the gate will compare.
-from extract.hl7_facts import _PLACEHOLDER, _pick_identifier, _pick_name
+from extract.hl7_facts import pick_identifier, pid_name
 from extract.hl7_parse import Encoding, decode_bytes, find_header, read_encoding, segment_fields, unescape
 from extract.sniff import MIME_TYPES
 from extract.values import hl7_date
@@ -201,7 +201,7 @@ def _pids(text: str, enc: Encoding) -> Iterator[list[str]]:
 
 
 def _pid_mrn(fields: list[str], enc: Encoding) -> str:
-    picked = (_pick_identifier(fields[n], enc) for n in (3, 2, 4) if n < len(fields))
+    picked = (pick_identifier(fields[n], enc) for n in (3, 2, 4) if n < len(fields))
     return next((m for m in picked if m), "")
 
 
@@ -233,15 +233,11 @@ def stated_patients(text: str, enc: Encoding) -> list[StatedPatient]:
     out = []
     for fields in _pids(text, enc):
         raw = lambda n: fields[n] if n < len(fields) else ""  # noqa: E731
-        picked = _pick_name(raw(5), enc)
-        name = placeholder = None
-        if picked:
-            family, given, middle, _ = picked
-            name = f"{family}, {' '.join(p for p in (given, middle) if p)}".strip().rstrip(",")
-            placeholder = any(_PLACEHOLDER.match(p) for p in (family, given) if p)
+        name = pid_name(raw(5), enc)
         dob_raw = unescape(raw(7), enc).strip()
         dob = hl7_date(dob_raw) if dob_raw else None
-        out.append(StatedPatient(name=name, placeholder_name=bool(placeholder), dob=dob,
+        out.append(StatedPatient(name=name.printed if name else None,
+                                 placeholder_name=bool(name and name.placeholder), dob=dob,
                                  dob_printed=dob_raw if dob_raw and not dob else None,
                                  mrn=_pid_mrn(fields, enc) or None))
     return out
