@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from core.content import ContentWarning, NormalizedContent, Section
 from core.errors import ExtractionError
@@ -31,6 +32,8 @@ from extract.limits import DEFAULT_LIMITS, HL7_TOO_LARGE, Limits, exceeded
 from extract.hl7_parse import (
     Encoding,
     RawMessage,
+    RawSegment,
+    Split,
     component,
     cut_short,
     decode_bytes,
@@ -49,12 +52,23 @@ ENGINE = "hl7 tolerant splitter + hl7apy 1.3.5 structure check"
 # ============================================================================ normalizer
 
 
-def normalize_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedContent:
-    """Read an HL7 v2 file (one message, a batch, or several concatenated) into sections.
+@dataclass(slots=True)
+class Scan:
+    """An HL7 file cut into segments and messages, before anything is read from them."""
 
-    Raises ``ExtractionError`` with code ``empty_file``, ``not_hl7``, ``hl7_too_large``
-    or ``hl7_parse_error`` (the message names the reason, e.g. "MSH segment missing").
-    """
+    text: str  # decoded, from the first header on
+    enc: Encoding  # the file's delimiters (MSH-1/2 of its first header)
+    segments: list[RawSegment]  # every segment, envelope included, after repair
+    split: Split
+    warnings: list[ContentWarning]  # all the repairs and guesses made on the way
+    enc_warnings: list[ContentWarning]  # those about the first header's delimiters
+
+
+def scan_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Scan:
+    """Decode, find the first header, read the delimiters, recover the segments and group
+    them into messages: the reader's own steps, used by ``normalize_hl7`` and by the batch
+    splitter (extract/hl7_split.py), which cuts only a file these steps take without a
+    warning. Raises ``ExtractionError`` as ``normalize_hl7`` documents."""
     if len(data) > limits.max_hl7_bytes:  # before any copy of the bytes is made
         raise exceeded(HL7_TOO_LARGE, f"The HL7 file is {len(data) / 2**20:,.1f} MB; at most "
                        f"{limits.max_hl7_bytes / 2**20:,.0f} MB are read in one file.", "max_hl7_bytes")
@@ -99,12 +113,23 @@ def normalize_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedCon
             "MSH segment missing: the file has a batch header but no message inside it.",
             code="hl7_parse_error",
         )
+    return Scan(text, file_enc, recovery.segments, split, warnings, enc_warnings)
+
+
+def normalize_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedContent:
+    """Read an HL7 v2 file (one message, a batch, or several concatenated) into sections.
+
+    Raises ``ExtractionError`` with code ``empty_file``, ``not_hl7``, ``hl7_too_large``
+    or ``hl7_parse_error`` (the message names the reason, e.g. "MSH segment missing").
+    """
+    scan = scan_hl7(data, limits)
+    split, file_enc, warnings = scan.split, scan.enc, scan.warnings
     _check_sizes(split.messages, file_enc, limits)
 
     multi = len(split.messages) > 1
     sections: list[Section] = []
     messages_meta: list[dict] = []
-    seen_enc_warnings = {w.message for w in enc_warnings}
+    seen_enc_warnings = {w.message for w in scan.enc_warnings}
     for index, msg in enumerate(split.messages, start=1):
         enc, msg_warnings = read_encoding(msg.segments[0].text)
         for w in msg_warnings:
@@ -132,7 +157,7 @@ def normalize_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedCon
             "encoding": file_enc.as_meta(),
             "messages": messages_meta,
             "batch": bool(split.envelope),
-            "recovered": any(s.reassembled or s.split_inline for s in recovery.segments),
+            "recovered": any(s.reassembled or s.split_inline for s in scan.segments),
         },
     )
 

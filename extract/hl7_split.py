@@ -4,8 +4,8 @@ A part is read as a document of its own, so a 2,000-message batch becomes ten jo
 that each fit the job ceilings and can be retried, gated and deleted alone. Only a file
 the reader would take without a single warning is cut: anything it had to repair,
 guess or count differently stays one document, read as a whole, so no repair is ever
-made twice or differently. The decision reuses the reader's own steps
-(extract/hl7.py ``normalize_hl7``), not a second splitter.
+made twice or differently. The decision runs the reader's own steps
+(extract/hl7.py ``scan_hl7``, which ``normalize_hl7`` starts with), not a second splitter.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from extract.hl7_parse import (
-    ENVELOPE, cut_short, decode_bytes, find_header, looks_binary, read_encoding, recover_segments, split_messages,
-)
+from core.errors import ExtractionError
+from extract.hl7 import scan_hl7
+from extract.hl7_parse import ENVELOPE, read_encoding
 from extract.limits import DEFAULT_LIMITS, Limits
 
 
@@ -36,21 +36,15 @@ def split_batch(data: bytes, per_part: int, limits: Limits = DEFAULT_LIMITS) -> 
     under the threshold, or anything about it is not clean: see the module doc). A file
     over the HL7 limits on one file (bytes, messages) is read whole too, so that its job
     fails with hl7_too_large as it would unsplit: parts must not slip past a limit."""
-    if per_part < 1 or len(data) > limits.max_hl7_bytes or looks_binary(data):
+    if per_part < 1:
         return None
-    text, warnings = decode_bytes(data)
-    header = find_header(text)
-    if warnings or header is None or text[: header.start()].strip():
-        return None
-    file_enc, enc_warnings = read_encoding(re.split(r"[\r\n]", text[header.start():], maxsplit=1)[0])
-    if enc_warnings:
-        return None
-    recovery = recover_segments(text, file_enc)
-    if recovery.warnings or cut_short(data, text, recovery.segments, file_enc):
-        return None
-    split = split_messages(recovery.segments, file_enc)
-    if split.warnings or not per_part < len(split.messages) <= limits.max_hl7_messages \
-            or not _plain_envelope(recovery.segments, split):
+    try:
+        scan = scan_hl7(data, limits)  # the reader's own steps, and its byte limit
+    except ExtractionError:
+        return None  # read whole: its job fails with the reader's code and sentence
+    split, text = scan.split, scan.text
+    if scan.warnings or not per_part < len(split.messages) <= limits.max_hl7_messages \
+            or not _plain_envelope(scan.segments, split):
         return None
     if any(read_encoding(m.segments[0].text)[1] for m in split.messages):
         return None
