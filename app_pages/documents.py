@@ -217,7 +217,26 @@ def viewer() -> None:
                     selected_fact_id=int(selected_fact) if selected_fact.isdigit() else None)
 
 
-viewer()
+def open_document(document_id: int) -> None:
+    st.session_state["doc_id"] = document_id
+    for key in [k for k in st.session_state if str(k).startswith("doc_pick-")]:
+        del st.session_state[key]  # the select would keep its own choice and undo this one
+
+
+def parts_list() -> None:
+    """A batch read in parts has no findings of its own: say where they are, one click each."""
+    parts = sorted(i for i, d in by_id.items() if d.get("parent_document_id") == doc_id)
+    st.info("This file was read in parts; each part's findings are on its own page. Open one:",
+            icon=":material/call_split:")
+    for i in parts:
+        st.button(f"{by_id[i]['filename']} · {doc_state(by_id[i])}", key=f"open-part-{i}", on_click=open_document,
+                  args=(i,))
+
+
+if doc.get("parts") and doc["job_status"] is None:
+    parts_list()
+else:
+    viewer()
 
 # ----------------------------------------------------------------------------- delete
 

@@ -260,6 +260,13 @@ def test_the_documents_page_says_the_batch_was_read_in_parts_and_lists_each_part
     assert "batch.hl7 · HL7 v2 Message · read in 3 parts, listed as documents of their own" in options
     for name in ("batch.hl7 · messages 1–2", "batch.hl7 · messages 3–4", "batch.hl7 · message 5"):
         assert f"{name} · HL7 result message · read" in options
+    # The upload has no findings of its own: it says where they are, a button per part, in order.
+    opens = [b for b in at.button if (b.key or "").startswith("open-part-")]
+    assert [b.label for b in opens] == ["batch.hl7 · messages 1–2 · read", "batch.hl7 · messages 3–4 · read",
+                                        "batch.hl7 · message 5 · read"]
+    assert not [i for i in at.info if "No facts were found" in i.value]
+    opens[2].click().run()
+    assert _picker(at).value == split.parts[2].document["id"] and _metrics(at)["Status"] == "read"
     _picker(at).set_value(split.parts[1].document["id"]).run()
     assert _metrics(at)["Status"] == "read"
 
