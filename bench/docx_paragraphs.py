@@ -42,7 +42,8 @@ def build_docx(paragraphs: int) -> bytes:
 
 
 def run(paragraphs: int) -> tuple[float, float]:
-    from extract.docx import extract_referral, normalize_docx
+    from extract.docx import normalize_docx
+    from extract.referral import extract_referral
     from extract.limits import Limits
 
     data = build_docx(paragraphs)

@@ -11,7 +11,7 @@ from extract.registry import EXTRACTORS, Extractor
 
 
 def load_all() -> dict[DocType, Extractor]:
-    from extract.docx import extract_referral
+    from extract.referral import extract_referral
     from extract.fax import extract_fax
     from extract.hl7 import extract_hl7
     from extract.intake import extract_intake

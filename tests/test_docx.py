@@ -10,8 +10,10 @@ import pytest
 
 from core.errors import ExtractionError
 from core.models import DocType
-from extract.docx import extract_referral, label_field, normalize_docx
+from extract.docx import normalize_docx
 from extract.extractors import load_all
+from extract.referral import extract_referral
+from extract.referral_labels import label_field
 from golden import office_fixtures as G
 from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA

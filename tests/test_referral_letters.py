@@ -240,7 +240,7 @@ def test_an_allergy_label_heading_a_list_of_paragraphs():
 
 @pytest.mark.parametrize("label", ["Allergy testing", "Allergic to penicillin", "Drug levels", "Next of kin allergies"])
 def test_wordings_that_are_no_allergy_label(label):
-    from extract.docx import label_field
+    from extract.referral_labels import label_field
 
     assert label_field(label) != "allergies"
 
