@@ -16,7 +16,7 @@ def load_all() -> dict[DocType, Extractor]:
     from extract.hl7 import extract_hl7
     from extract.intake import extract_intake
     from extract.lab import extract_lab
-    from extract.xlsx import extract_workbook
+    from extract.workbook import extract_workbook
 
     for doc_type, fn in {
         DocType.LAB_PDF: extract_lab, DocType.INTAKE_FORM: extract_intake, DocType.REFERRAL_DOCX: extract_referral,

@@ -20,7 +20,8 @@ import pytest
 from extract.hl7 import extract_hl7, normalize_hl7
 from extract.lab import extract_lab
 from extract.pdf import normalize_pdf
-from extract.xlsx import extract_workbook, normalize_xlsx
+from extract.workbook import extract_workbook
+from extract.xlsx import normalize_xlsx
 from golden.fixtures import LAB_LAYOUTS, ExpectedLab, LabCase, Patient, render_lab
 
 

@@ -11,7 +11,8 @@ import pytest
 from core.errors import ExtractionError
 from core.models import DocType
 from extract.extractors import load_all
-from extract.xlsx import display_value, extract_workbook, normalize_xlsx
+from extract.workbook import extract_workbook
+from extract.xlsx import display_value, normalize_xlsx
 from golden import office_fixtures as G
 from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA
