@@ -1,4 +1,5 @@
 """bytes -> normalized content -> extraction result. Never touches the database.
 
-``extract.extractors.load_all()`` fills the doc_type -> extractor table.
+``extract.formats`` is the one table of formats (sniffed kind -> normaliser) and
+doc_types (-> extractor); ``extract.normalize`` reads bytes by it.
 """

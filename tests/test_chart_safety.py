@@ -245,21 +245,21 @@ def test_approving_a_finding_of_an_untrusted_document_fails_and_changes_nothing(
 def _ambiguous(wb, doc_type: str = "lab_pdf", case=CASE, data: bytes | None = None):
     """A document whose identity needs review: only the patient's name is read from it."""
     from core.models import DocType, IdentifierKind
-    from extract import registry
+    from extract import formats
 
     patient = chart_patient(wb, case.patient)
-    original = registry.EXTRACTORS[DocType(doc_type)]
+    table, original = formats.EXTRACTORS, formats.extractor_for(DocType(doc_type))
 
     def name_only(content, source_id):
         result = original(content, source_id)
         return result.model_copy(update={"identifiers": [i for i in result.identifiers
                                                          if i.kind is IdentifierKind.NAME]})
 
-    registry.EXTRACTORS[DocType(doc_type)] = name_only
+    formats.EXTRACTORS = {**table, DocType(doc_type): name_only}
     try:
         report = ingest(wb, patient, data or render_lab(case), doc_type)
     finally:
-        registry.EXTRACTORS[DocType(doc_type)] = original
+        formats.EXTRACTORS = table
     assert report["identity"]["status"] == "identity_ambiguous_needs_review"
     return patient, report
 

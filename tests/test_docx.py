@@ -11,7 +11,7 @@ import pytest
 from core.errors import ExtractionError
 from core.models import DocType
 from extract.docx import normalize_docx
-from extract.extractors import load_all
+from extract.formats import EXTRACTORS, FORMATS, extractor_for
 from extract.referral import extract_referral
 from extract.referral_labels import label_field
 from golden import office_fixtures as G
@@ -44,7 +44,10 @@ def identity(result):
 
 
 def test_registered_for_referral_docx():
-    assert load_all()[DocType.REFERRAL_DOCX] is extract_referral
+    assert extractor_for(DocType.REFERRAL_DOCX) is extract_referral
+    assert FORMATS["docx"].accepts("docx", None) and FORMATS["docx"].accepts("zip", DocType.REFERRAL_DOCX)
+    assert not FORMATS["docx"].accepts("zip", DocType.CLINICAL_WORKBOOK)
+    assert EXTRACTORS[DocType.REFERRAL_DOCX].module == "extract.referral"  # imported on first use
 
 
 def test_labels():

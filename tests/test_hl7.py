@@ -9,7 +9,7 @@ from core.errors import ExtractionError
 from core.models import DocType
 from extract.hl7 import extract_hl7, normalize_hl7
 from extract.hl7_parse import Encoding, unescape
-from extract.extractors import load_all
+from extract.formats import extractor_for
 from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA
 
@@ -58,7 +58,7 @@ GLUCOSE = "OBX|1|NM|2345-7^Glucose^LN||182|mg/dL^^UCUM|70-99|H|||F|||20240312081
 
 
 def test_registered_for_hl7_doc_type():
-    assert load_all()[DocType.HL7V2_MESSAGE] is extract_hl7
+    assert extractor_for(DocType.HL7V2_MESSAGE) is extract_hl7
 
 
 def test_a_plain_result_with_identity_and_structure_check():

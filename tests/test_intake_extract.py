@@ -10,10 +10,9 @@ import pytest
 from core.content import NormalizedContent
 from core.models import DocType, IdentifierKind
 from extract import intake_text as it
-from extract.extractors import load_all
+from extract.formats import extractor_for
 from extract.intake import extract_intake
 from extract.pdf import normalize_pdf
-from extract.registry import extractor_for
 from golden.fixtures import INTAKE_CASES, INTAKE_LAYOUTS, IntakeCase, intake_case, render_intake
 from tests.synthetic import assert_page_citations_verify, words_page
 
@@ -192,7 +191,6 @@ def test_headings_titles_and_signature_lines_are_not_facts():
 
 
 def test_registered_for_intake_form():
-    load_all()
     assert extractor_for(DocType.INTAKE_FORM) is extract_intake
 
 

@@ -13,8 +13,7 @@ import pytest
 from core.models import DocType
 from core.services.ingestion import attach_and_extract
 from core.services.worker import Worker
-from extract import registry
-from extract.extractors import load_all
+from extract import formats
 from golden.fixtures import LAB_CASES, render_lab
 
 MB = 1024 * 1024
@@ -59,14 +58,14 @@ def assert_failed_on_ceiling(wb, job, words: str) -> None:
 def test_a_job_past_its_time_fails_and_the_next_job_still_runs(wb, demo_patient, monkeypatch):
     slow, normal = attach_lab(wb, demo_patient, "slow.pdf"), attach_lab(wb, demo_patient, "normal.pdf")
     monkeypatch.setattr(wb.settings, "job_timeout_seconds", 1.5)
-    real = load_all()[DocType.LAB_PDF]
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, stalls)
+    table = formats.EXTRACTORS
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: stalls})
     worker = Worker(wb, worker_id="w")
     started = time.perf_counter()
     job = worker.run_specific(slow.job["id"])
     assert time.perf_counter() - started < 10
     assert_failed_on_ceiling(wb, job, "longer than the 1.5 s allowed")
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, real)
+    monkeypatch.setattr(formats, "EXTRACTORS", table)
     monkeypatch.setattr(wb.settings, "job_timeout_seconds", 60.0)
     then = worker.run_specific(normal.job["id"])
     assert then["status"] == "succeeded" and then["counts"]["stored"] > 0
@@ -78,7 +77,7 @@ def test_a_job_past_its_memory_fails_with_resource_limit(wb, demo_patient, monke
     attached = attach_lab(wb, demo_patient, "hog.pdf")
     monkeypatch.setattr(wb.settings, "job_memory_mb", 300)
     monkeypatch.setattr(wb.settings, "job_timeout_seconds", 30.0)
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, hog)
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: hog})
     started = time.perf_counter()
     job = Worker(wb, worker_id="w").run_specific(attached.job["id"])
     assert time.perf_counter() - started < 20
@@ -92,7 +91,7 @@ def test_an_extraction_error_in_the_child_keeps_its_code(wb, demo_patient, monke
         raise ExtractionError("This lab layout has no readable results table.", code="no_results_table")
 
     attached = attach_lab(wb, demo_patient, "odd.pdf")
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, refuses)
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: refuses})
     job = Worker(wb, worker_id="w").run_specific(attached.job["id"])
     assert (job["status"], job["error_code"]) == ("failed", "no_results_table")
 

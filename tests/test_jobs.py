@@ -9,7 +9,7 @@ from core.errors import ExtractionError
 from core.models import DocType
 from core.services.ingestion import attach_and_extract
 from core.services.worker import Worker
-from extract import registry
+from extract import formats
 from storage import jobs_repo
 from tests.conftest import FAKE_PDF, seed_test_accounts
 
@@ -64,7 +64,7 @@ def test_extractor_error_fails_the_job_with_its_code(wb, queued, monkeypatch):
     def refuses(content, source_id):
         raise ExtractionError("This lab layout has no readable results table.", code="no_results_table")
 
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, refuses)
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: refuses})
     monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: None)
     job = Worker(wb).run_once()
     assert job["status"] == "failed"
@@ -80,7 +80,7 @@ def test_a_defect_fails_the_job_but_not_the_worker(wb, queued, demo_patient, tmp
             fh.write(source_id + "\n")
         raise ZeroDivisionError("bug")
 
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, crashes)
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: crashes})
     monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: None)
     second = tmp_path / "second.pdf"
     second.write_bytes(FAKE_PDF + b"2")
@@ -96,8 +96,8 @@ def test_worker_thread_processes_queue_and_writes_heartbeat(wb, queued, monkeypa
     from core.models import ExtractionResult
     from core.content import NormalizedContent
 
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF,
-                        lambda content, source_id: ExtractionResult(doc_type=DocType.LAB_PDF))
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF:
+                                                lambda content, source_id: ExtractionResult(doc_type=DocType.LAB_PDF)})
     monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
     monkeypatch.setattr(wb.settings, "worker_idle_sleep", 0.05)
     worker = Worker(wb)
@@ -123,8 +123,8 @@ def test_an_answer_for_another_doc_type_is_rejected_whole(wb, queued, monkeypatc
     from core.content import NormalizedContent
     from core.models import ExtractionResult
 
-    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF,
-                        lambda content, source_id: ExtractionResult(doc_type=DocType.INTAKE_FORM))
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF:
+                                                lambda content, source_id: ExtractionResult(doc_type=DocType.INTAKE_FORM)})
     monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
     job = Worker(wb).run_once()
     assert job["status"] == "failed" and job["error_code"] == "doc_type_mismatch"

@@ -12,12 +12,11 @@ from core.content import NormalizedContent, PageContent, Word
 from core.models import DocType, IdentifierKind
 from core.policy.citations import verify_citations
 from extract import text_rules as tr
+from extract.formats import extractor_for
 from extract.lab import extract_lab
 from extract.lab_table import assign_columns, detect_header, read_result, split_dotted, split_ocr_leader
 from extract.layout import page_rows, segments
 from extract.pdf import normalize_pdf
-from extract.extractors import load_all
-from extract.registry import extractor_for
 from golden.fixtures import LAB_CASES, LAB_LAYOUTS, lab_case, render_lab, with_layout
 
 
@@ -144,7 +143,6 @@ def test_same_results_in_every_layout_agree():
 
 
 def test_registered_for_lab_pdf():
-    load_all()  # the registry is filled on demand; alone this test must fill it itself
     assert extractor_for(DocType.LAB_PDF) is extract_lab
 
 

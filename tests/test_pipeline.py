@@ -194,14 +194,14 @@ def test_missing_identifiers_are_ambiguous_and_held(wb):
                                                          if i.kind is IdentifierKind.NAME]})
 
     from core.models import DocType
-    from extract import registry
+    from extract import formats
 
-    original = registry.EXTRACTORS[DocType.LAB_PDF]
-    registry.EXTRACTORS[DocType.LAB_PDF] = no_dob_or_mrn
+    table = formats.EXTRACTORS
+    formats.EXTRACTORS = {**table, DocType.LAB_PDF: no_dob_or_mrn}
     try:
         report = ingest(wb, patient, render_lab(case), "lab_pdf")
     finally:
-        registry.EXTRACTORS[DocType.LAB_PDF] = original
+        formats.EXTRACTORS = table
     assert report["identity"]["status"] == "identity_ambiguous_needs_review"
     assert not any(f["active"] for f in report["facts"])
     assert len(patient_facts(wb, patient["id"])["held"]) == len(report["facts"])

@@ -10,7 +10,7 @@ import pytest
 
 from core.errors import ExtractionError
 from core.models import DocType
-from extract.extractors import load_all
+from extract.formats import EXTRACTORS, FORMATS, extractor_for
 from extract.workbook import extract_workbook
 from extract.xlsx import display_value, normalize_xlsx
 from golden import office_fixtures as G
@@ -48,7 +48,10 @@ def _book(build) -> bytes:
 
 
 def test_registered_for_clinical_workbook():
-    assert load_all()[DocType.CLINICAL_WORKBOOK] is extract_workbook
+    assert extractor_for(DocType.CLINICAL_WORKBOOK) is extract_workbook
+    assert FORMATS["xlsx"].accepts("xlsx", None) and FORMATS["xlsx"].accepts("zip", DocType.CLINICAL_WORKBOOK)
+    assert not FORMATS["xlsx"].accepts("zip", DocType.REFERRAL_DOCX)
+    assert EXTRACTORS[DocType.CLINICAL_WORKBOOK].module == "extract.workbook"  # imported on first use
 
 
 @pytest.mark.parametrize(

@@ -25,10 +25,9 @@ from core.policy.identity import IdentityOutcome, check_identity, combine_parts
 from core.services.promotion import promote_facts
 from core.services.sandbox import run_isolated
 from core.services.workbench import Workbench
-from extract.extractors import load_all
+from extract.formats import extractor_for
 from extract.limits import Limits
 from extract.normalize import normalize
-from extract.registry import extractor_for
 from storage import documents_repo, facts_repo, patients_repo
 
 
@@ -172,7 +171,6 @@ def read_document(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: 
     """The stored bytes to content and proposed facts, with the ms spent extracting. Runs
     in the job's child process (core.services.sandbox): no database here, and the return
     value goes back to the worker pickled."""
-    load_all()
     extractor = extractor_for(doc_type)
     content = normalize(data, render_dir=render_dir, doc_type=doc_type, ocr_engine=ocr_engine, limits=limits)
     started = time.perf_counter()
@@ -200,7 +198,6 @@ def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
     if document is None or document["deleted"]:
         raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
     doc_type = DocType(job["doc_type"])
-    load_all()
     extractor_for(doc_type)  # fails early with unsupported_doc_type
     data = wb.blobs.get(document["sha256"])
     content, result, extract_ms = read_isolated(wb.settings, data, doc_type, document)

@@ -17,8 +17,8 @@ import extract.images  # noqa: E402,F401
 import extract.ocr  # noqa: E402,F401
 import extract.pdf  # noqa: E402,F401
 import hl7apy.parser  # noqa: E402,F401
-from extract.extractors import load_all  # noqa: E402
+from extract.formats import preload  # noqa: E402
 from extract.ocr import tesseract_available  # noqa: E402
 
-load_all()
+preload()
 tesseract_available()  # probed once here (two short subprocess runs), not in every job's child

@@ -1,0 +1,158 @@
+"""The formats the workbench reads and the doc_types it extracts, in one table each.
+
+A format takes the bytes ``extract.sniff`` names as one of its kinds, or an ambiguous
+kind (a damaged zip, text that may hold an HL7 message) when the job's doc_type says
+so, and its normaliser turns them into ``NormalizedContent``; an extractor turns
+content into an ``ExtractionResult`` for one doc_type. Neither touches the database.
+
+Like docling's ``FormatOption``: a small frozen record per format and one mapping.
+Both tables are read-only; a test swaps an extractor by replacing ``EXTRACTORS`` with
+a changed copy (``monkeypatch.setattr``), which a job's child forked afterwards sees.
+Format modules are imported when first used, so a CLI start does not pay for PyMuPDF
+or openpyxl; the jobs' forkserver loads the extractors up front (``preload``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from core.content import NormalizedContent
+from core.errors import ExtractionError
+from core.models import DocType, ExtractionResult
+from extract.limits import Limits
+
+
+class Normaliser(Protocol):
+    def __call__(self, data: bytes, *, render_dir: Path | None, allow_ocr: bool, ocr_engine: str | None,
+                 limits: Limits) -> NormalizedContent: ...
+
+
+class Extractor(Protocol):
+    def __call__(self, content: NormalizedContent, source_id: str) -> ExtractionResult: ...
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A function named by its module, imported when first called."""
+
+    module: str
+    name: str
+
+    def load(self) -> Callable[..., Any]:
+        return getattr(import_module(self.module), self.name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.load()(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class Format:
+    """One file format: the sniffed kinds it takes, the ambiguous kind it takes only for
+    the doc_type that settles it, and its normaliser."""
+
+    kinds: frozenset[str]
+    normalise: Normaliser
+    ambiguous: str | None = None
+    settled_by: DocType | None = None
+
+    def accepts(self, kind: str | None, doc_type: DocType | None) -> bool:
+        return kind in self.kinds or (kind == self.ambiguous and doc_type is self.settled_by)
+
+
+def _read_pdf(data: bytes, *, render_dir: Path | None, allow_ocr: bool, ocr_engine: str | None,
+              limits: Limits) -> NormalizedContent:
+    """The text layer; a PDF without one is OCRed when that is allowed."""
+    from extract.pdf import normalize_pdf
+
+    try:
+        return normalize_pdf(data, render_dir=render_dir, limits=limits)
+    except ExtractionError as exc:
+        if exc.code != "needs_ocr" or not allow_ocr:
+            raise
+    from extract.images import ocr_pdf
+    from extract.ocr import default_engine
+    from extract.pdf import repair_warnings
+
+    content = ocr_pdf(data, render_dir=render_dir, engine=default_engine(ocr_engine), limits=limits)
+    content.warnings += repair_warnings(data)  # a rebuilt scan is as doubtful as a rebuilt text PDF
+    return content
+
+
+def _read_image(data: bytes, *, render_dir: Path | None, allow_ocr: bool, ocr_engine: str | None,
+                limits: Limits) -> NormalizedContent:
+    if not allow_ocr:
+        raise ExtractionError("This image needs OCR, which was not allowed here.", code="needs_ocr")
+    from extract.images import normalize_image
+    from extract.ocr import default_engine
+
+    return normalize_image(data, render_dir=render_dir, engine=default_engine(ocr_engine), limits=limits)
+
+
+def _read_docx(data: bytes, *, limits: Limits, **_: Any) -> NormalizedContent:
+    from extract.docx import normalize_docx
+
+    return normalize_docx(data, limits)
+
+
+def _read_xlsx(data: bytes, *, limits: Limits, **_: Any) -> NormalizedContent:
+    from extract.xlsx import normalize_xlsx
+
+    return normalize_xlsx(data, limits)
+
+
+def _read_hl7(data: bytes, *, limits: Limits, **_: Any) -> NormalizedContent:
+    from extract.hl7 import normalize_hl7
+
+    return normalize_hl7(data, limits)
+
+
+FORMATS: Mapping[str, Format] = MappingProxyType({
+    "pdf": Format(frozenset({"pdf"}), _read_pdf),
+    "image": Format(frozenset({"png", "jpeg", "webp", "tiff"}), _read_image),
+    "docx": Format(frozenset({"docx"}), _read_docx, ambiguous="zip", settled_by=DocType.REFERRAL_DOCX),
+    "xlsx": Format(frozenset({"xlsx"}), _read_xlsx, ambiguous="zip", settled_by=DocType.CLINICAL_WORKBOOK),
+    "hl7": Format(frozenset({"hl7"}), _read_hl7, ambiguous="text", settled_by=DocType.HL7V2_MESSAGE),
+})
+
+EXTRACTORS: Mapping[DocType, Extractor] = MappingProxyType({
+    DocType.LAB_PDF: Lazy("extract.lab", "extract_lab"),
+    DocType.INTAKE_FORM: Lazy("extract.intake", "extract_intake"),
+    DocType.REFERRAL_DOCX: Lazy("extract.referral", "extract_referral"),
+    DocType.CLINICAL_WORKBOOK: Lazy("extract.workbook", "extract_workbook"),
+    DocType.HL7V2_MESSAGE: Lazy("extract.hl7", "extract_hl7"),
+    DocType.FAX_PACKET: Lazy("extract.fax", "extract_fax"),
+})
+
+
+def format_for(kind: str | None, doc_type: DocType | None = None) -> Format:
+    """The format that takes bytes of this sniffed kind for a job of this doc_type."""
+    for fmt in FORMATS.values():
+        if fmt.accepts(kind, doc_type):
+            return fmt
+    raise ExtractionError(
+        "The file is not a format the workbench can read (PDF, image, TIFF, DOCX, XLSX or HL7 v2).",
+        code="unsupported_format",
+    )
+
+
+def extractor_for(doc_type: DocType) -> Extractor:
+    """The extractor function for a doc_type (imported now if it was not yet)."""
+    try:
+        entry = EXTRACTORS[doc_type]
+    except KeyError:
+        raise ExtractionError(
+            f"No extractor is available for {doc_type.value} documents yet.",
+            code="unsupported_doc_type",
+        ) from None
+    return entry.load() if isinstance(entry, Lazy) else entry
+
+
+def preload() -> None:
+    """Import every extractor (and with it its format's module) now."""
+    for doc_type in EXTRACTORS:
+        extractor_for(doc_type)
