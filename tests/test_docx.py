@@ -15,8 +15,8 @@ from extract.formats import EXTRACTORS, FORMATS, extractor_for
 from extract.referral import extract_referral
 from extract.referral_labels import label_field
 from golden import office_fixtures as G
-from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA
+from tests.extract_support import identity, of_type, read_and_extract
 from tests.synthetic import docx_letter
 
 SOURCE = "documents:21"
@@ -25,22 +25,12 @@ REAL_DOCX = sorted(p.name for p in OFFICE.glob("*.docx")) if OFFICE.is_dir() els
 
 
 def run(data: bytes):
-    content = normalize_docx(data)
-    result = extract_referral(content, SOURCE)
-    assert_all_citations_verifiable(content, result, SOURCE)
-    return content, result
-
-
-def of_type(result, fact_type):
-    return [f for f in result.facts if f.fact_type == fact_type]
+    """A letter read by the DOCX normaliser and the referral extractor; every citation verifies."""
+    return read_and_extract(data, normalize_docx, extract_referral, SOURCE)
 
 
 def referral_fields(result):
     return {f.structured_value["field"]: f.structured_value["value"] for f in of_type(result, "referral")}
-
-
-def identity(result):
-    return {i.kind.value: i.value for i in result.identifiers}
 
 
 def test_registered_for_referral_docx():

@@ -14,8 +14,8 @@ from extract.formats import EXTRACTORS, FORMATS, extractor_for
 from extract.workbook import extract_workbook
 from extract.xlsx import display_value, normalize_xlsx
 from golden import office_fixtures as G
-from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA
+from tests.extract_support import identity, of_type, read_and_extract
 
 SOURCE = "documents:31"
 OFFICE = SHARED_DATA / "office"
@@ -23,18 +23,8 @@ REAL_XLSX = sorted(p.name for p in OFFICE.glob("*.xlsx")) if OFFICE.is_dir() els
 
 
 def run(data: bytes):
-    content = normalize_xlsx(data)
-    result = extract_workbook(content, SOURCE)
-    assert_all_citations_verifiable(content, result, SOURCE)
-    return content, result
-
-
-def of_type(result, fact_type):
-    return [f for f in result.facts if f.fact_type == fact_type]
-
-
-def identity(result):
-    return {i.kind.value: i.value for i in result.identifiers}
+    """A workbook read by the XLSX normaliser and the workbook extractor; every citation verifies."""
+    return read_and_extract(data, normalize_xlsx, extract_workbook, SOURCE)
 
 
 def _book(build) -> bytes:
