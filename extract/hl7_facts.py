@@ -37,6 +37,8 @@ from core.models import (
 from core.policy.analytes import loinc_code_ok, usual_units_problem
 from core.policy.context import hedge_cue
 from extract import values as V
+from extract.dates import hl7_date
+from extract.flags import resolve_flag
 from extract.hl7_parse import (
     Encoding,
     component,
@@ -47,6 +49,7 @@ from extract.hl7_parse import (
     segment_fields,
     unescape,
 )
+from extract.ranges import split_range_unit
 
 SOURCE_TYPE = DocType.HL7V2_MESSAGE.value
 
@@ -373,7 +376,7 @@ def _identity(ctx: _Ctx, msg: _Msg, pid: _Seg, base: _Review) -> None:
 
     dob_raw = unescape(pid.raw(7), enc).strip()
     if dob_raw:
-        dob = V.hl7_date(dob_raw)
+        dob = hl7_date(dob_raw)
         if dob:
             ident(IdentifierKind.DOB, dob, 7, dob_raw[:8], "patient.dob")
             if adt:
@@ -492,7 +495,7 @@ def render_value(value_type: str, raw: str, enc: Encoding) -> _Value:
         texts = [t for t in texts if t]
         return _Value("; ".join(texts), texts[:1])
     if vt in ("DT", "DTM", "TS"):
-        iso = V.hl7_date(full)
+        iso = hl7_date(full)
         return _Value(iso or full, [full])
     if vt in ("ST", "TX", "FT", ""):
         texts = [unescape(r, enc).strip() for r in repetitions(raw, enc)]
@@ -600,7 +603,7 @@ def _test_name(obx: _Seg, obr: _Seg | None, enc: Encoding) -> tuple[str, str | N
 
 def _collection_date(obx: _Seg, obr: _Seg | None, enc: Encoding, shift: int) -> str | None:
     for raw in (obx.raw(14 + shift), obr.raw(7) if obr else ""):
-        d = V.hl7_date(component(raw, enc, 1))
+        d = hl7_date(component(raw, enc, 1))
         if d:
             return d
     return None
@@ -641,7 +644,7 @@ def _pending_order(ctx: _Ctx, msg: _Msg, group: _Group, message_notes: list[str]
     review = _seg_review(obr, base)
     review.add(reason, 1.0)
     lab = LabResultValue(
-        test_name=name, value="", collection_date=V.hl7_date(component(obr.raw(7), enc, 1)),
+        test_name=name, value="", collection_date=hl7_date(component(obr.raw(7), enc, 1)),
         result_status=status or None,
     ).model_dump()
     lab["pending"] = True
@@ -684,7 +687,7 @@ def _result(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, message_notes: 
 
     if value_type.upper() in ("TX", "FT") and empty and status in _FINAL:
         return  # a blank line of a narrative report, not a missing result
-    ref, unit = V.split_range_unit(_range(obx.raw(7 + shift), enc), _unit(obx.raw(6 + shift), enc))
+    ref, unit = split_range_unit(_range(obx.raw(7 + shift), enc), _unit(obx.raw(6 + shift), enc))
     printed_flags = _flags(obx.raw(8 + shift), enc)
     coll = _collection_date(obx, obr, enc, shift)
 
@@ -714,7 +717,7 @@ def _result(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, message_notes: 
     assert value is not None
     review.add(value.problem, 0.6)
     # Critical limits are labelled in OBX-7 or in the result's own notes.
-    reading = V.resolve_flag(printed_flags, value.text, ref, notes=notes)
+    reading = resolve_flag(printed_flags, value.text, ref, notes=notes)
     flag, flag_derived = reading.flag, reading.derived
     for reason, factor in reading.doubts():
         review.add(reason, factor)
@@ -805,7 +808,7 @@ def _other_observation(ctx: _Ctx, msg: _Msg, group: _Group, obx_item: _Obx, base
     structured = {
         "observation": name, "value": value.text, "unit": unit,
         "code": component(obx.raw(3), enc, 1) or None, "value_type": value_type or None,
-        "result_status": status or None, "date": V.hl7_date(component(obx.raw(14), enc, 1)),
+        "result_status": status or None, "date": hl7_date(component(obx.raw(14), enc, 1)),
         "message_type": msg.meta.get("type"),
     }
     text = f"{name}: {value.text}" + (f" {unit}" if unit else "")
@@ -909,7 +912,7 @@ def _vaccination(ctx: _Ctx, msg: _Msg, seg: _Seg, base: _Review) -> None:
         return
     system = comps[2].strip() if len(comps) > 2 else ""
     label = vaccine if idx != 1 else f"{system} {vaccine}".strip()
-    given = V.hl7_date(component(seg.raw(3), enc, 1))
+    given = hl7_date(component(seg.raw(3), enc, 1))
     review = _seg_review(seg, base)
     path = ctx.path("observations")
     cit = ctx.cite(seg, 5, [vaccine], path)

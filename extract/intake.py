@@ -30,7 +30,7 @@ from core.policy.context import assess, red_flag
 from extract import intake_labels as labels
 from extract import intake_text as it
 from extract import text_rules as tr
-from extract import values as V
+from extract.dates import DateMatch, find_date
 from extract.intake_layout import Field, Loose, read_page
 from extract.layout import page_rows, text_of
 
@@ -121,7 +121,7 @@ _DAY_FIRST = re.compile(r"\b(?:dd|jj|tt)\s*[/.-]\s*mm\b", re.I)
 _MONTH_FIRST = re.compile(r"\bmm\s*[/.-]\s*dd\b", re.I)
 
 
-def _leading_date(words: list[Word], label: str) -> tuple[V.DateMatch | None, list[Word]]:
+def _leading_date(words: list[Word], label: str) -> tuple[DateMatch | None, list[Word]]:
     """The date an answer starts with, and its words ("07/22/1958 (age 67)"). A label
     that states the order ("DOB (dd/mm/yyyy)") decides it; ``ambiguous`` stays set
     only when nothing did (03/04/1979 under a plain "Date of birth")."""
@@ -129,7 +129,7 @@ def _leading_date(words: list[Word], label: str) -> tuple[V.DateMatch | None, li
     day_first = bool(_DAY_FIRST.search(label))
     if day_first:  # read the printed day and month the other way round, by the same rule
         text = re.sub(r"^(\d{1,2})([/.-])(\d{1,2})\2", r"\3\2\1\2", text)
-    found = V.find_date(text)
+    found = find_date(text)
     if found is None or found.start != 0:
         return None, words
     n = len(text[: found.end].split())

@@ -33,12 +33,15 @@ from core.policy.analytes import known_name
 from core.policy.citations import quote_from_words
 from extract import text_rules as tr
 from extract import values as V
+from extract.dates import find_date
+from extract.flags import FlagReading, resolve_flag
 from extract.lab_table import (
     VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, detect_header, is_label_word,
     read_result, split_dotted, split_ocr_leader, value_starts,
 )
 from extract.lab_prose import ProseResult, prose_results
 from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
+from extract.ranges import parse_reference_range
 
 SOURCE_TYPE = DocType.LAB_PDF.value
 
@@ -291,8 +294,8 @@ def _unreadable_line(row: Row, words: list[Word], name: str, rest: list[Word]) -
         return None
     texts = [w.text for w in rest]
     unit_or_range = any(V.looks_like_unit(tr.repair_ocr_unit(t)) for t in texts[1:]) or any(
-        V.parse_reference_range(t) for t in texts[1:]) or any(
-        V.parse_reference_range(" ".join(texts[i:i + 2])) for i in range(1, len(texts) - 1))
+        parse_reference_range(t) for t in texts[1:]) or any(
+        parse_reference_range(" ".join(texts[i:i + 2])) for i in range(1, len(texts) - 1))
     if not unit_or_range:
         return None
     reading = Reading(value=texts[0], value_words=rest[:1])
@@ -313,7 +316,7 @@ def _table_result(row: Row, words: list[Word], layout: TableLayout) -> _Result |
     # or the range ("H mg/dL"); take it out of the cell it fell into.
     unit_text, stray_flag = _pop_flag(cells.text("units"))
     range_text, stray_range_flag = _pop_flag(cells.text("range"))
-    parsed_range = V.parse_reference_range(range_text) if range_text else None
+    parsed_range = parse_reference_range(range_text) if range_text else None
     if reading is None:
         # A row that has a test and a range or unit is clearly a result; its value
         # could not be read, so a reviewer must look rather than lose it.
@@ -370,7 +373,7 @@ def _collection_dates(fields: list[LabelledValue]) -> dict[int, str]:
     for f in fields:
         if f.key != "collected":
             continue
-        m = V.find_date(f.value_text)
+        m = find_date(f.value_text)
         if m is None:
             continue
         dates.setdefault(f.row.page.number, m.iso)
@@ -391,7 +394,7 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
                 continue
             value = " ".join(f.value_text.split())
         elif f.key == "dob":
-            iso = V.find_date(f.value_text)
+            iso = find_date(f.value_text)
             if iso is None or iso.start > 0:
                 continue
             value = iso.iso
@@ -428,13 +431,13 @@ def _record_number_words(words: list[Word]) -> list[Word]:
 # --------------------------------------------------------------------------- facts
 
 
-def _flag(r: _Result) -> V.FlagReading:
-    """The one flag rule (``values.resolve_flag``): printed flag, else the In/Out of Range
+def _flag(r: _Result) -> FlagReading:
+    """The one flag rule (``flags.resolve_flag``): printed flag, else the In/Out of Range
     column the value sits in, else the value against its range; critical limits (their
     own column, or labelled in the range) on top."""
     in_range = {"normal": True, "abnormal": False}.get(r.position_flag or "")
-    return V.resolve_flag([r.flag_text or ""], r.reading.value, r.reading.reference_range,
-                          critical_column=r.critical_text, in_range=in_range)
+    return resolve_flag([r.flag_text or ""], r.reading.value, r.reading.reference_range,
+                        critical_column=r.critical_text, in_range=in_range)
 
 
 def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:

@@ -15,6 +15,7 @@ from core.content import Word
 from extract import text_rules as tr
 from extract import values as V
 from extract.layout import OCR_TRUSTED_CONF, PhraseBook, Row, norm_token, ocr_char_width, segments
+from extract.ranges import parse_reference_range
 
 # Column roles. "other" columns (lab site, LOINC code, prior result...) still
 # matter: they stop their words from spilling into a neighbouring column.
@@ -175,7 +176,7 @@ def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | 
         t = texts[i]
         if t[:1] in "([":
             j = _bracket_end(texts, i)
-            parsed = V.parse_reference_range(" ".join(texts[i : j + 1]))
+            parsed = parse_reference_range(" ".join(texts[i : j + 1]))
             if parsed and not reading.reference_range:
                 reading.reference_range, reading.range_unit = parsed
             else:
@@ -232,7 +233,7 @@ def _range_at(texts: list[str], i: int) -> tuple[str, str, int] | None:
         chunk = texts[i : i + n]
         if len(chunk) < n:
             continue
-        parsed = V.parse_reference_range(" ".join(chunk))
+        parsed = parse_reference_range(" ".join(chunk))
         if parsed and not V.is_qualitative(parsed[0]) and not parsed[1]:
             return parsed[0], "", n
     return None

@@ -30,7 +30,7 @@ from core.content import NormalizedContent, Section
 from core.models import DocType, ExtractionResult, ExtractionWarning
 from core.policy.context import assess
 from extract import referral_prose as P
-from extract import values as V
+from extract.dates import parse_date
 from extract.docx import ENGINE
 from extract.intake_labels import read_label
 from extract.referral_facts import INFERRED, Ctx, Found, emit
@@ -189,7 +189,7 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
             out.append(Found("referring_provider", text, s, "signature", text))
             closing_seen = False
             continue
-        parsed = V.parse_date(text) if len(text) <= 40 else None
+        parsed = parse_date(text) if len(text) <= 40 else None
         if parsed and parsed.iso:
             out.append(Found("letter_date", text, s, "standalone_date", text))
             continue

@@ -13,6 +13,7 @@ from extract import phrases
 from extract import referral_prose as P
 from extract import text_rules as tr
 from extract import values as V
+from extract.dates import ParsedDate, parse_date
 from extract.intake_text import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.referral_labels import DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE
 from extract.section_facts import SectionFacts
@@ -144,12 +145,12 @@ def _identity(ctx: Ctx, item: Found) -> None:
         _add_identifier(ctx, IdentifierKind.MRN, m.group(0), item.section, m.group(0), "patient.mrn")
 
 
-def _leading_date(text: str) -> tuple[V.ParsedDate | None, str]:
+def _leading_date(text: str) -> tuple[ParsedDate | None, str]:
     """The longest run of leading words that reads as a date ("14 March 1978 (age 46)")."""
     words = text.split()
     for n in range(min(len(words), 4), 0, -1):
         candidate = " ".join(words[:n]).rstrip(",;")
-        parsed = V.parse_date(candidate)
+        parsed = parse_date(candidate)
         if parsed is not None:
             return parsed, candidate
     return None, text
@@ -169,7 +170,7 @@ def _referral(ctx: Ctx, item: Found) -> None:
     factors: list[float] = []
     reasons: list[str] = []  # each one asks for review
     if f in ("letter_date", "appointment"):
-        parsed = V.parse_date(value)
+        parsed = parse_date(value)
         if parsed and parsed.iso:
             structured.update(value=parsed.iso, as_printed=value)
             if parsed.ambiguous:

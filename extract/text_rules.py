@@ -4,8 +4,9 @@ On a page, a result arrives as loose words: a flag may be glued to its number
 ("11.8H"), OCR may put letters into a number ("1l.8") or into the "10" of a unit
 ("xlOE3/uL"), and a bare "A" or "<" beside a value must be told apart from a unit or a
 range. Those questions are answered here; what a date, number, range or flag *means*
-is answered once for every format in ``extract.values``. Person names, printed on
-lab reports and intake forms alike, are read here too.
+is answered once for every format in ``extract.values`` (and ``extract.dates``,
+``extract.ranges``, ``extract.flags`` beside it). Person names, printed on lab reports
+and intake forms alike, are read here too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from core.policy.identity import OCR_NAME_LOOKALIKES
 from extract import values as V
+from extract.flags import flag_meaning
 
 # --------------------------------------------------------------------------- names
 
@@ -158,7 +160,7 @@ def is_flag_word(text: str) -> bool:
     """A word that is a flag when it stands beside a value on a page ("H", "HH",
     "Abnormal", "CRIT", "critical high"); codes that only mean a flag in a flag field
     ("<", "S", "POS", "C") are not."""
-    return V.flag_meaning(text, in_text=True) is not None
+    return flag_meaning(text, in_text=True) is not None
 
 
 def is_value(text: str) -> bool:

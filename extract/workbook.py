@@ -30,7 +30,10 @@ from core.policy.analytes import loinc_code_ok, unitless_analyte, usual_units_pr
 from core.policy.context import hedge_cue
 from extract import text_rules as tr
 from extract import values as V
+from extract.dates import parse_date
+from extract.flags import resolve_flag
 from extract.phrases import parse_medication
+from extract.ranges import split_range_unit
 from extract.section_facts import SectionFacts
 from extract.workbook_labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
 from extract.xlsx import ENGINE
@@ -164,7 +167,7 @@ def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table]) -> str
                 parts.setdefault(kind, (value, value_cell))  # a name written in parts
                 continue
             if kind == "collected":
-                parsed = V.parse_date(value) if value_cell.meta.get("iso") is None else None
+                parsed = parse_date(value) if value_cell.meta.get("iso") is None else None
                 collected = value_cell.meta.get("iso") or (parsed.iso if parsed else None)
                 continue
             _identifier(ctx, kind, value, value_cell)
@@ -202,7 +205,7 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section) -> None:
     elif kind == "dob":
         iso = cell.meta.get("iso")
         if iso is None:
-            parsed = V.parse_date(value)
+            parsed = parse_date(value)
             iso = parsed.iso if parsed else None
             if parsed and parsed.ambiguous:
                 ctx.warnings.append(ExtractionWarning(
@@ -257,7 +260,7 @@ def _date_of(cell: dict | None) -> tuple[str | None, str | None]:
         return None, None
     if cell.get("iso"):
         return cell["iso"], None
-    parsed = V.parse_date(cell["text"])
+    parsed = parse_date(cell["text"])
     if parsed is None:
         return None, f"date {cell['text']!r} could not be read"
     if parsed.iso is None:
@@ -279,13 +282,13 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     unit = V.normalize_ws(unit_cell["text"]) if unit_cell else ""
     if not unit:
         value, unit = V.split_value_unit(value)  # "7.9 %" in one cell
-    ref, unit = V.split_range_unit(V.normalize_ws(range_cell["text"]) if range_cell else "", unit)  # "3.5-5.0 mmol/L"
+    ref, unit = split_range_unit(V.normalize_ws(range_cell["text"]) if range_cell else "", unit)  # "3.5-5.0 mmol/L"
     unit = unit or table.header_units
     factors: list[float] = []
     reasons: list[str] = []
     printed_flag = V.normalize_ws(flag_cell["text"]) if flag_cell else ""
-    reading = V.resolve_flag([printed_flag], value, ref,
-                             critical_column=critical_cell["text"] if critical_cell else "")
+    reading = resolve_flag([printed_flag], value, ref,
+                           critical_column=critical_cell["text"] if critical_cell else "")
     flag, derived_flag = reading.flag, reading.derived
     for reason, factor in reading.doubts():
         factors.append(factor)

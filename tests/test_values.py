@@ -1,5 +1,5 @@
-"""The value rules (extract.values): dates, numbers, units, ranges, flags, wording; and the
-prose-list phrases. Every extractor reads printed values through these rules, so each rule
+"""The value rules (extract.values, extract.dates, extract.ranges, extract.flags): dates,
+numbers, units, ranges, flags, wording; and the prose-list phrases. Every extractor reads printed values through these rules, so each rule
 is tested once here; tests/test_value_rules_across_formats.py checks the formats agree."""
 
 from __future__ import annotations
@@ -12,6 +12,12 @@ from core.policy.analytes import usual_units_problem
 from extract import phrases as P
 from extract import text_rules as tr
 from extract import values as V
+from extract.dates import ParsedDate, find_date, hl7_date, parse_date
+from extract.flags import FlagReading, derive_flag, flag_meaning, resolve_flag
+from extract.ranges import (
+    CriticalLimits, labelled_critical_limits, parse_critical_limits, parse_range, parse_reference_range, range_problem,
+    split_range_unit,
+)
 
 TODAY = date(2026, 11, 29)
 
@@ -22,31 +28,31 @@ TODAY = date(2026, 11, 29)
      "31 Jan 2020", "31-Jan-2020", "20200131", "2020-01-31T10:15:00", "31.01.2020", "Jan. 31st, 2020"],
 )
 def test_the_same_day_written_many_ways(text):
-    parsed = V.parse_date(text)
+    parsed = parse_date(text)
     assert parsed is not None and parsed.iso == "2020-01-31"
     assert parsed.precision == "day"
     assert not parsed.ambiguous
 
 
 def test_date_objects_and_ambiguity():
-    assert V.parse_date(datetime(2024, 3, 12, 9, 30)).iso == "2024-03-12"
-    assert V.parse_date(date(1978, 3, 14)).iso == "1978-03-14"
-    swapped = V.parse_date("03/04/2020")
+    assert parse_date(datetime(2024, 3, 12, 9, 30)).iso == "2024-03-12"
+    assert parse_date(date(1978, 3, 14)).iso == "1978-03-14"
+    swapped = parse_date("03/04/2020")
     assert swapped.iso == "2020-03-04" and swapped.ambiguous  # US reading, flagged
-    assert V.parse_date("04/04/2020").ambiguous is False  # same either way
-    assert V.parse_date("1/2/20").ambiguous  # two-digit year
+    assert parse_date("04/04/2020").ambiguous is False  # same either way
+    assert parse_date("1/2/20").ambiguous  # two-digit year
 
 
 @pytest.mark.parametrize("text,precision", [("03/2024", "month"), ("March 2024", "month"), ("2024-03", "month"),
                                             ("2024", "year")])
 def test_partial_dates_have_no_iso(text, precision):
-    parsed = V.parse_date(text)
+    parsed = parse_date(text)
     assert parsed.iso is None and parsed.precision == precision
 
 
 @pytest.mark.parametrize("text", ["02/30/2020", "13/13/2020", "Formatted YYYY-MM-DD", "", "0001-01-01", None, 42])
 def test_non_dates(text):
-    assert V.parse_date(text) is None
+    assert parse_date(text) is None
 
 
 @pytest.mark.parametrize(
@@ -56,7 +62,7 @@ def test_non_dates(text):
      ("DOB", None), ("", None)],
 )
 def test_hl7_timestamps_keep_the_printed_date(ts, expected):
-    assert V.hl7_date(ts) == expected
+    assert hl7_date(ts) == expected
 
 
 @pytest.mark.parametrize(
@@ -66,13 +72,13 @@ def test_hl7_timestamps_keep_the_printed_date(ts, expected):
      (">1.0", 1.0, None), ("\u2264 5", None, 5)],
 )
 def test_ranges(text, low, high):
-    r = V.parse_range(text)
+    r = parse_range(text)
     assert (r.low, r.high) == (low, high)
 
 
 @pytest.mark.parametrize("text", ["^^10.000000", "Negative", "", "see comment"])
 def test_unreadable_ranges(text):
-    assert V.parse_range(text) is None
+    assert parse_range(text) is None
 
 
 @pytest.mark.parametrize(
@@ -82,21 +88,21 @@ def test_unreadable_ranges(text):
      (["R"], "abnormal"), (["S"], "normal"), (["high"], "high")],
 )
 def test_flags(flags, expected):
-    assert V.resolve_flag(flags).flag == expected
+    assert resolve_flag(flags).flag == expected
 
 
 def test_derived_flags_and_disagreement():
-    assert V.derive_flag("36", "<30") == "high"
-    assert V.derive_flag("30", "<30") == "high"  # "<" excludes the limit
-    assert V.derive_flag("5.9", "3.5-5.1") == "high"
-    assert V.derive_flag("118", "120-150") == "low"
-    assert V.derive_flag("139", "135-145") == "normal"
-    assert V.derive_flag("Negative", "negative") == "normal"
-    assert V.derive_flag("<0.5", "0-5") is None  # a comparator is never compared
-    assert V.derive_flag("7.9", "") is None
-    assert V.resolve_flag(["N"], "5.9", "3.5-5.1").disagreement
-    assert V.resolve_flag(["HH"], "5.9", "3.5-5.1").disagreement is None
-    assert V.resolve_flag(["A"], "5.9", "3.5-5.1").disagreement is None
+    assert derive_flag("36", "<30") == "high"
+    assert derive_flag("30", "<30") == "high"  # "<" excludes the limit
+    assert derive_flag("5.9", "3.5-5.1") == "high"
+    assert derive_flag("118", "120-150") == "low"
+    assert derive_flag("139", "135-145") == "normal"
+    assert derive_flag("Negative", "negative") == "normal"
+    assert derive_flag("<0.5", "0-5") is None  # a comparator is never compared
+    assert derive_flag("7.9", "") is None
+    assert resolve_flag(["N"], "5.9", "3.5-5.1").disagreement
+    assert resolve_flag(["HH"], "5.9", "3.5-5.1").disagreement is None
+    assert resolve_flag(["A"], "5.9", "3.5-5.1").disagreement is None
 
 
 def test_numbers_and_units():
@@ -173,7 +179,7 @@ def test_confidence():
     ("04/10/2026 8:15 AM", "2026-04-10"),
 ])
 def test_parse_date_formats(text, iso):
-    assert V.parse_date(text, today=TODAY).iso == iso
+    assert parse_date(text, today=TODAY).iso == iso
 
 
 @pytest.mark.parametrize("text", [
@@ -187,19 +193,19 @@ def test_parse_date_formats(text, iso):
     "",
 ])
 def test_parse_date_rejects_incomplete_or_invalid(text):
-    parsed = V.parse_date(text, today=TODAY)
+    parsed = parse_date(text, today=TODAY)
     assert parsed is None or parsed.iso is None
 
 
 def test_find_date_locates_date_inside_text():
-    m = V.find_date("Specimen collected: Jul 22 2026 0815", today=TODAY)
+    m = find_date("Specimen collected: Jul 22 2026 0815", today=TODAY)
     assert m is not None and m.iso == "2026-07-22"
     assert "Specimen collected: Jul 22 2026 0815"[m.start:m.end] == "Jul 22 2026"
 
 
 def test_two_digit_year_pivots_on_today():
-    assert V.parse_date("1/5/27", today=date(2026, 1, 1)).iso == "2027-01-05"
-    assert V.parse_date("1/5/28", today=date(2026, 1, 1)).iso == "1928-01-05"
+    assert parse_date("1/5/27", today=date(2026, 1, 1)).iso == "2027-01-05"
+    assert parse_date("1/5/28", today=date(2026, 1, 1)).iso == "1928-01-05"
 
 
 
@@ -218,12 +224,12 @@ def test_two_digit_year_pivots_on_today():
     ("Negative", ("Negative", "")),
 ])
 def test_parse_reference_range(text, expected):
-    assert V.parse_reference_range(text) == expected
+    assert parse_reference_range(text) == expected
 
 
 @pytest.mark.parametrize("text", ["hello", "100 apples", "", "See note", "65-"])
 def test_parse_reference_range_rejects(text):
-    assert V.parse_reference_range(text) is None
+    assert parse_reference_range(text) is None
 
 
 @pytest.mark.parametrize("text, flag", [
@@ -235,21 +241,21 @@ def test_parse_reference_range_rejects(text):
     ("N", "normal"), ("normal", "normal"),
 ])
 def test_flag_vocabulary(text, flag):
-    assert V.flag_meaning(text) == flag
-    assert V.flag_meaning(text, in_text=True) == flag  # all of these are flags beside a value too
-    assert V.resolve_flag([text]) == V.FlagReading(flag, False)
+    assert flag_meaning(text) == flag
+    assert flag_meaning(text, in_text=True) == flag  # all of these are flags beside a value too
+    assert resolve_flag([text]) == FlagReading(flag, False)
 
 
 def test_bare_critical_takes_direction_from_value_and_range():
-    assert V.resolve_flag(["critical"], "6.8", "3.5-5.2").flag == "critical_high"
-    assert V.resolve_flag(["Critical"], "2.1", "3.5-5.2").flag == "critical_low"
+    assert resolve_flag(["critical"], "6.8", "3.5-5.2").flag == "critical_high"
+    assert resolve_flag(["Critical"], "2.1", "3.5-5.2").flag == "critical_low"
     # No direction to be had: still critical (fail closed), never "abnormal".
-    assert V.resolve_flag(["critical"]).flag == "critical_high"
+    assert resolve_flag(["critical"]).flag == "critical_high"
 
 
 @pytest.mark.parametrize("text", ["", "Final", "mg/dL", "x"])
 def test_flag_meaning_rejects_non_flags(text):
-    assert V.flag_meaning(text) is None
+    assert flag_meaning(text) is None
 
 
 @pytest.mark.parametrize("value, rng, flag", [
@@ -270,12 +276,12 @@ def test_flag_meaning_rejects_non_flags(text):
     ("Not detected", "Not detected", "normal"),
 ])
 def test_derive_flag(value, rng, flag):
-    assert V.derive_flag(value, rng) == flag
+    assert derive_flag(value, rng) == flag
 
 
 @pytest.mark.parametrize("value, rng", [("148", ""), ("Yellow", "Negative"), ("abc", "65-99"), ("7", "See note")])
 def test_derive_flag_none_when_not_comparable(value, rng):
-    assert V.derive_flag(value, rng) is None
+    assert derive_flag(value, rng) is None
 
 
 @pytest.mark.parametrize("token, is_unit", [
@@ -292,17 +298,17 @@ def test_looks_like_unit(token, is_unit):
 
 def test_one_date_rule_for_every_format():
     # Day-first only when it is the one possible reading; month-first otherwise, marked ambiguous.
-    assert V.parse_date("13/01/2026", today=TODAY) == V.ParsedDate("2026-01-13", "day", False)
-    assert V.parse_date("04/10/2026", today=TODAY) == V.ParsedDate("2026-04-10", "day", True)
+    assert parse_date("13/01/2026", today=TODAY) == ParsedDate("2026-01-13", "day", False)
+    assert parse_date("04/10/2026", today=TODAY) == ParsedDate("2026-04-10", "day", True)
     # Two-digit years pivot on today, not on a fixed year.
-    assert V.parse_date("7/22/58", today=TODAY).iso == "1958-07-22"
-    assert V.parse_date("4/10/26", today=TODAY).iso == "2026-04-10"
+    assert parse_date("7/22/58", today=TODAY).iso == "1958-07-22"
+    assert parse_date("4/10/26", today=TODAY).iso == "2026-04-10"
     # A trailing time of day is part of a date field; other words are not.
-    assert V.parse_date("2024-03-12 09:05", today=TODAY).iso == "2024-03-12"
-    assert V.parse_date("7/22/58 (age 67)", today=TODAY) is None
-    assert V.parse_date("Jan 22 2024", today=TODAY).iso == "2024-01-22"  # a year is no time of day
-    assert V.parse_date("DOB 7/22/58", today=TODAY) is None  # a label is not part of a date
-    m = V.find_date("ref (3.4-10.8) collected 31.01.2020", today=TODAY)
+    assert parse_date("2024-03-12 09:05", today=TODAY).iso == "2024-03-12"
+    assert parse_date("7/22/58 (age 67)", today=TODAY) is None
+    assert parse_date("Jan 22 2024", today=TODAY).iso == "2024-01-22"  # a year is no time of day
+    assert parse_date("DOB 7/22/58", today=TODAY) is None  # a label is not part of a date
+    m = find_date("ref (3.4-10.8) collected 31.01.2020", today=TODAY)
     assert m.iso == "2020-01-31"  # a range is never read as a date
 
 
@@ -313,7 +319,7 @@ def test_one_date_rule_for_every_format():
     ("-3", "-2 to +2", "low"), ("1,250", "150-1,000", "high"),
 ])
 def test_comparator_values_are_compared_as_intervals(value, rng, flag):
-    assert V.derive_flag(value, rng) == flag
+    assert derive_flag(value, rng) == flag
 
 
 @pytest.mark.parametrize("value,rng,flag", [
@@ -322,7 +328,7 @@ def test_comparator_values_are_compared_as_intervals(value, rng, flag):
     ("Normal", "Normal", "normal"), ("Clear", "Clear", "normal"), ("Positive", "", None), ("Trace", "Negative", None),
 ])
 def test_qualitative_results_compare_by_meaning(value, rng, flag):
-    assert V.derive_flag(value, rng) == flag
+    assert derive_flag(value, rng) == flag
 
 
 @pytest.mark.parametrize("printed,value,rng,flag,assumed", [
@@ -337,7 +343,7 @@ def test_qualitative_results_compare_by_meaning(value, rng, flag):
     (["C"], "7.0", "3.5-5.0", "critical_high", False),  # "C" in a flag field
 ])
 def test_critical_flags_are_never_downgraded(printed, value, rng, flag, assumed):
-    reading = V.resolve_flag(printed, value, rng)
+    reading = resolve_flag(printed, value, rng)
     assert (reading.flag, reading.direction_assumed, reading.derived) == (flag, assumed, False)
     assert any("without a direction" in r for r in reading.review_reasons()) is assumed
 
@@ -351,77 +357,77 @@ def test_critical_flags_are_never_downgraded(printed, value, rng, flag, assumed)
     ("PANIC", "6.1", "8.6-10.3", "critical_low"),
 ])
 def test_a_printed_flag_is_read_whole_then_word_by_word(printed, value, rng, flag):
-    reading = V.resolve_flag([printed], value, rng)
+    reading = resolve_flag([printed], value, rng)
     assert (reading.flag, reading.derived, reading.unrecognised) == (flag, False, ())
 
 
 def test_a_printed_critical_direction_is_kept_and_a_contradicting_value_sent_to_review():
-    reading = V.resolve_flag(["Crit L"], "6.9", "3.5-5.0")
+    reading = resolve_flag(["Crit L"], "6.9", "3.5-5.0")
     assert reading.flag == "critical_low" and "disagrees" in reading.disagreement
-    both = V.resolve_flag(["HH", "LL"], "2.0", "3.5-5.0")
+    both = resolve_flag(["HH", "LL"], "2.0", "3.5-5.0")
     assert both.flag == "critical_low" and "contradict" in both.disagreement  # the value decides, a person checks
 
 
 def test_a_flag_word_not_understood_is_sent_to_review_never_dropped():
-    reading = V.resolve_flag(["CRITICAL - called to ward"], "6.9", "3.5-5.0")
+    reading = resolve_flag(["CRITICAL - called to ward"], "6.9", "3.5-5.0")
     assert reading.flag == "critical_high"  # the word that is understood still counts
     assert reading.unrecognised == ("called", "to", "ward")
     assert "'called to ward' is not one the rules know" in reading.review_reasons()[0]
-    unknown = V.resolve_flag(["U"], "148", "<100")
+    unknown = resolve_flag(["U"], "148", "<100")
     assert (unknown.flag, unknown.derived) == ("high", True) and unknown.review_reasons()
 
 
 def test_critical_limits_raise_a_flag_and_are_read_in_their_usual_spellings():
-    limits = V.parse_critical_limits("<2.5 or >6.5")
+    limits = parse_critical_limits("<2.5 or >6.5")
     assert (limits.low, limits.high) == (2.5, 6.5)
-    assert V.parse_critical_limits("Critical: >30") == V.CriticalLimits(None, 30.0)
-    assert V.parse_critical_limits("2.5 - 6.5") == V.CriticalLimits(2.5, 6.5)
-    assert V.parse_critical_limits("see note") is None
+    assert parse_critical_limits("Critical: >30") == CriticalLimits(None, 30.0)
+    assert parse_critical_limits("2.5 - 6.5") == CriticalLimits(2.5, 6.5)
+    assert parse_critical_limits("see note") is None
     column = "<2.5 or >6.5"
-    assert V.resolve_flag([], "1.9", "3.5-5.0", critical_column=column) == V.FlagReading(
+    assert resolve_flag([], "1.9", "3.5-5.0", critical_column=column) == FlagReading(
         "critical_low", True, critical_range=column)
-    assert V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_column=column).flag == "critical_high"
-    assert V.resolve_flag(["L"], "3.0", "3.5-5.0", critical_column=column).flag == "low"  # not past the limit
-    assert V.resolve_flag([], "2.5", "3.5-5.0", critical_column=column).flag == "low"  # "<2.5" excludes 2.5
-    upgraded = V.resolve_flag(["N"], "7.4", "3.5-5.0", critical_column=column)
+    assert resolve_flag(["H"], "6.9", "3.5-5.0", critical_column=column).flag == "critical_high"
+    assert resolve_flag(["L"], "3.0", "3.5-5.0", critical_column=column).flag == "low"  # not past the limit
+    assert resolve_flag([], "2.5", "3.5-5.0", critical_column=column).flag == "low"  # "<2.5" excludes 2.5
+    upgraded = resolve_flag(["N"], "7.4", "3.5-5.0", critical_column=column)
     assert upgraded.flag == "critical_high" and "critical limits" in upgraded.disagreement
     # Labelled in the range or in a note when there is no column; the column wins.
-    assert V.resolve_flag([], "1.9", "3.5-5.0 (critical <2.5 or >6.5)").flag == "critical_low"
-    noted = V.resolve_flag([], "1.9", "3.5-5.0", notes=["Specimen hemolyzed", "Panic values: <2.5 or >6.5"])
+    assert resolve_flag([], "1.9", "3.5-5.0 (critical <2.5 or >6.5)").flag == "critical_low"
+    noted = resolve_flag([], "1.9", "3.5-5.0", notes=["Specimen hemolyzed", "Panic values: <2.5 or >6.5"])
     assert (noted.flag, noted.critical_range) == ("critical_low", "Panic values: <2.5 or >6.5")
-    assert V.resolve_flag([], "1.9", "3.5-5.0 (critical <1.5)", critical_column=column).flag == "critical_low"
-    printed, inline = V.labelled_critical_limits("3.5-5.0 (critical <2.5 or >6.5)")
+    assert resolve_flag([], "1.9", "3.5-5.0 (critical <1.5)", critical_column=column).flag == "critical_low"
+    printed, inline = labelled_critical_limits("3.5-5.0 (critical <2.5 or >6.5)")
     assert printed == "critical <2.5 or >6.5" and (inline.low, inline.high) == (2.5, 6.5)
-    assert V.labelled_critical_limits("Critical values are phoned to the ordering clinician.") is None
-    assert V.labelled_critical_limits("Critical value called to Dr Ames at 14:35 >2 h after draw") is None
-    assert V.labelled_critical_limits("Panic values: <40 or >400 mg/dL")[0] == "Panic values: <40 or >400"
-    assert V.parse_range("3.5-5.0 (critical <2.5 or >6.5)") == V.RangeBounds(3.5, 5.0)
+    assert labelled_critical_limits("Critical values are phoned to the ordering clinician.") is None
+    assert labelled_critical_limits("Critical value called to Dr Ames at 14:35 >2 h after draw") is None
+    assert labelled_critical_limits("Panic values: <40 or >400 mg/dL")[0] == "Panic values: <40 or >400"
+    assert parse_range("3.5-5.0 (critical <2.5 or >6.5)") == V.RangeBounds(3.5, 5.0)
 
 
 def test_critical_limits_printed_but_unreadable_go_to_review():
-    unread = V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_column="see note 3")
+    unread = resolve_flag(["H"], "6.9", "3.5-5.0", critical_column="see note 3")
     assert unread.flag == "high" and unread.critical_unread
     assert "could not be read" in unread.review_reasons()[0]
     for nothing in ("N/A", "-", ""):  # a column that states no limits
-        reading = V.resolve_flag(["H"], "6.9", "3.5-5.0", critical_column=nothing)
+        reading = resolve_flag(["H"], "6.9", "3.5-5.0", critical_column=nothing)
         assert (reading.critical_range, reading.review_reasons()) == ("", [])
 
 
 def test_resolve_flag_order_and_review_reasons():
-    assert V.resolve_flag([], "148", "<100") == V.FlagReading("high", True)
-    assert V.resolve_flag(["U"], "148", "<100") == V.FlagReading("high", True, unrecognised=("U",))
-    assert V.resolve_flag([], "4.1", "3.4-10.8", in_range=False).flag == "abnormal"  # the column says so
-    assert V.resolve_flag([], "11.8", "3.4-10.8", in_range=False) == V.FlagReading("high", True)
-    assert V.resolve_flag([], "Yellow", "", in_range=True) == V.FlagReading("normal", False)
-    assert V.resolve_flag([], "7", "") == V.FlagReading("unknown", False)
-    disagree = V.resolve_flag(["N"], "6.4", "3.5-5.1")
+    assert resolve_flag([], "148", "<100") == FlagReading("high", True)
+    assert resolve_flag(["U"], "148", "<100") == FlagReading("high", True, unrecognised=("U",))
+    assert resolve_flag([], "4.1", "3.4-10.8", in_range=False).flag == "abnormal"  # the column says so
+    assert resolve_flag([], "11.8", "3.4-10.8", in_range=False) == FlagReading("high", True)
+    assert resolve_flag([], "Yellow", "", in_range=True) == FlagReading("normal", False)
+    assert resolve_flag([], "7", "") == FlagReading("unknown", False)
+    disagree = resolve_flag(["N"], "6.4", "3.5-5.1")
     assert disagree.flag == "normal" and "disagrees" in disagree.review_reasons()[0]  # as printed, checked
-    assert V.resolve_flag(["H", "POS"], ">11.0", "<1.0").disagreement is None
+    assert resolve_flag(["H", "POS"], ">11.0", "<1.0").disagreement is None
 
 
 def test_flag_words_beside_a_value_are_a_narrower_set():
     for code in ("<", ">", "S", "R", "POS", "NEG", "C", "DET"):
-        assert V.flag_meaning(code) is not None and V.flag_meaning(code, in_text=True) is None
+        assert flag_meaning(code) is not None and flag_meaning(code, in_text=True) is None
         assert not tr.is_flag_word(code)
     for code in ("H", "HH", "AA", "CRIT", "!!", "*", "Abnormal", "critical low"):
         assert tr.is_flag_word(code)
@@ -448,7 +454,7 @@ def test_unit_plausibility_by_loinc_code():
     ("4.6", "3.5-5,2", "normal"),  # one reading only (5,2 cannot be thousands): compared, and sent to review
 ])
 def test_a_decimal_comma_is_read_where_it_cannot_be_a_thousands_separator(value, rng, flag):
-    assert V.derive_flag(value, rng) == flag
+    assert derive_flag(value, rng) == flag
 
 
 def _lab_proposal(value: str, rng: str):
@@ -457,7 +463,7 @@ def _lab_proposal(value: str, rng: str):
     return FactProposal(
         fact_type="lab_result", fact_text=f"Potassium {value} mmol/L {rng}",
         structured_value={"test_name": "Potassium", "value": value, "unit": "mmol/L", "reference_range": rng,
-                          "collection_date": "2026-09-03", "abnormal_flag": V.derive_flag(value, rng) or "unknown"},
+                          "collection_date": "2026-09-03", "abnormal_flag": derive_flag(value, rng) or "unknown"},
         citation=Citation(source_type="lab_pdf", source_id="documents:1", page_or_section="page 1",
                           field_or_chunk_id="results[0]", quote_or_value=f"Potassium {value}", page=1,
                           bounding_box=BoundingBox(x=0.1, y=0.2, width=0.3, height=0.02)),
@@ -498,7 +504,7 @@ def test_a_result_whose_decimal_separator_is_in_doubt_goes_to_review(value, rng,
     ("Negative", "", ("Negative", "")),
 ])
 def test_a_unit_printed_inside_the_range(rng, unit, expected):
-    assert V.split_range_unit(rng, unit) == expected
+    assert split_range_unit(rng, unit) == expected
 
 
 @pytest.mark.parametrize("cell,expected", [
@@ -512,11 +518,11 @@ def test_a_unit_printed_inside_the_range(rng, unit, expected):
     ("0.8-1.1 (critical >5.0)", ("0.8-1.1 (critical >5.0)", "")),
 ])
 def test_a_range_cell_with_critical_limits_still_gives_its_unit(cell, expected):
-    assert V.parse_reference_range(cell) == expected
-    rng, unit = V.split_range_unit(cell, "")
+    assert parse_reference_range(cell) == expected
+    rng, unit = split_range_unit(cell, "")
     assert (rng, unit) == expected
     # the limits stay readable from the stored range
-    assert V.labelled_critical_limits(rng) is not None
+    assert labelled_critical_limits(rng) is not None
 
 
 @pytest.mark.parametrize("cell", [
@@ -526,12 +532,12 @@ def test_a_range_cell_with_critical_limits_still_gives_its_unit(cell, expected):
     "3.5-5.0 (critical <2.5) apples",  # not a unit
 ])
 def test_a_range_cell_whose_note_cannot_be_read_is_not_parsed(cell):
-    assert V.parse_reference_range(cell) is None
+    assert parse_reference_range(cell) is None
 
 
 def test_critical_low_by_limits_printed_with_the_unit_in_the_range():
-    rng, unit = V.split_range_unit("3.5-5.0 (critical <2.5 or >6.5) mmol/L", "")
-    reading = V.resolve_flag([], "2.3", rng)
+    rng, unit = split_range_unit("3.5-5.0 (critical <2.5 or >6.5) mmol/L", "")
+    reading = resolve_flag([], "2.3", rng)
     assert (unit, reading.flag, reading.review_reasons()) == ("mmol/L", "critical_low", [])
 
 
@@ -546,7 +552,7 @@ def test_critical_low_by_limits_printed_with_the_unit_in_the_range():
     ("120", "70-99 (panic >90)", []),
 ])
 def test_a_range_that_cannot_be_right_is_never_taken_on_trust(value, rng, printed):
-    reading = V.resolve_flag(printed, value, rng)
+    reading = resolve_flag(printed, value, rng)
     reasons = reading.review_reasons()
     assert any("cannot be right" in r for r in reasons), reasons
     assert any(f < 1 for _, f in reading.doubts())
@@ -557,5 +563,5 @@ def test_a_range_that_cannot_be_right_is_never_taken_on_trust(value, rng, printe
     ("148", "<100"), ("Negative", "Negative"), ("7", ""), ("135", "135-145 (critical <120)"),
 ])
 def test_ordinary_ranges_raise_no_doubt(value, rng):
-    assert V.range_problem(rng, V.parse_critical_limits(rng) if "critical" in rng else None) is None
-    assert not [r for r in V.resolve_flag([], value, rng).review_reasons() if "cannot be right" in r]
+    assert range_problem(rng, parse_critical_limits(rng) if "critical" in rng else None) is None
+    assert not [r for r in resolve_flag([], value, rng).review_reasons() if "cannot be right" in r]

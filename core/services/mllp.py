@@ -50,7 +50,7 @@ from core.services.workbench import Workbench
 from extract.hl7_facts import pick_identifier, pid_name
 from extract.hl7_parse import Encoding, decode_bytes, find_header, read_encoding, segment_fields, unescape
 from extract.sniff import MIME_TYPES
-from extract.values import hl7_date
+from extract.dates import hl7_date
 from storage import audit_repo, documents_repo, inbound_repo, jobs_repo, patients_repo
 
 ACTOR = "system:mllp"
