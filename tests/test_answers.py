@@ -11,8 +11,9 @@ import pytest
 
 from core.models import AnswerItem, AnswerSections, Citation, EvidenceItem
 from core.policy.answer_verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
-from core.policy.questions import Intent, Unsafe, parse_question
+from core.policy.questions import Intent, parse_question
 from core.policy.supervisor import route
+from core.policy.unsafe_requests import Unsafe
 from core.services.answering import ask
 from core.services.ingestion import attach_and_extract
 from core.services.patients import add_patient

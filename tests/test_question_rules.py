@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.policy.questions import Intent, Unsafe, parse_question
+from core.policy.questions import Intent, parse_question
 from core.policy.supervisor import ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
 from core.policy.topics import find_topics
+from core.policy.unsafe_requests import Unsafe
 
 LOOKUP, OUT = ANSWER, OUT_OF_SCOPE
 D, T, DOSE, MED = Unsafe.DIAGNOSIS, Unsafe.TREATMENT, Unsafe.DOSING, Unsafe.MEDICATION_CHANGE

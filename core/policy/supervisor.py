@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.policy.questions import Intent, ParsedQuestion, Unsafe
+from core.policy.questions import Intent, ParsedQuestion
 from core.policy.relevance import THERAPY_CONTEXT
 from core.policy.topics import TOPIC_BY_NAME, analyte_label
+from core.policy.unsafe_requests import Unsafe
 
 NODE_SUPERVISOR = "supervisor"
 NODE_RETRIEVER = "evidence-retriever"
