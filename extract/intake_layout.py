@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from core.content import PageContent, Word
-from core.policy.context import opens_a_question
+from core.policy.context_scope import opens_a_question
 from extract import intake_labels as labels
 from extract import intake_text as it
 from extract.intake_labels import LabelMeaning

@@ -12,7 +12,8 @@ import pytest
 
 from core.models import Citation, FactProposal
 from core.policy import context
-from core.policy.context import LEXICON_PATH, apply_to, assess, hedge_cue, hedge_on, red_flag
+from core.policy.context import apply_to, assess, hedge_cue, hedge_on, red_flag
+from core.policy.context_lexicon import LEXICON_PATH
 
 # (sentence, target, attribute, expected) per family. Attribute is one of
 # negated / experiencer / temporality / uncertain.
