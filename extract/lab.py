@@ -12,6 +12,8 @@ General rules, no templates:
   cholesterol 107.") are cited review items, never chart values (``extract.lab_prose``);
 - panel headings, comments, page headers/footers and label rows are not results;
 - patient name / DOB / MRN and the collection date come from labelled fields.
+The row rules live in ``extract.lab_rows``; this module walks the pages, reads the
+fields and turns each result into a cited fact.
 Works on any ``NormalizedContent`` with pages (PDF text layer or OCR words).
 OCR words carry a confidence, and a row read from them is held to more: a value
 read with low confidence, a number OCR put letters in, a range it could not read
@@ -21,27 +23,23 @@ misread is ever corrected into a value (see ``_ocr_doubts``).
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
 from core.content import NormalizedContent, Word
 from core.models import (
     Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
     IdentityCandidate, LabResultValue,
 )
-from core.policy.analytes import known_name
 from core.policy.citations import quote_from_words
 from extract import text_rules as tr
 from extract import values as V
 from extract.dates import find_date
 from extract.flags import FlagReading, resolve_flag
-from extract.lab_table import (
-    VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, detect_header, is_label_word,
-    read_result, split_dotted, split_ocr_leader, value_starts,
-)
 from extract.lab_prose import ProseResult, prose_results
-from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
-from extract.ranges import parse_reference_range
+from extract.lab_rows import (
+    RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_result,
+    unreadable_dotted, without_page_number,
+)
+from extract.lab_table import TableLayout, detect_header
+from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows
 
 SOURCE_TYPE = DocType.LAB_PDF.value
 
@@ -63,36 +61,8 @@ FIELD_LABELS = PhraseBook({
                      "date", "page", "lab", "client", "location"], "other"),
 })
 
-_NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
-                         "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
-_PAGE_NUMBER = re.compile(r"^page\s*\d+\s*((of|/)\s*\d+)?$", re.I)
-_EDGE_BAND = 0.15  # share of page height treated as header/footer band for repeats
-
 # Confidence weights: what was matched, how cleanly (see _confidence).
 W_BASE, W_VALUE, W_UNIT, W_RANGE, W_DATE, W_FLAG, W_ALIGN = 0.40, 0.20, 0.10, 0.10, 0.08, 0.06, 0.06
-
-
-@dataclass(slots=True)
-class _Result:
-    row: Row
-    words: list[Word]  # the row's words cited as the quote
-    test_name: str
-    reading: Reading
-    flag_text: str | None  # printed flag (column, inline or in a dotted line)
-    position_flag: str | None  # "normal"/"abnormal" from an In/Out of Range column
-    unit_clean: bool
-    range_clean: bool
-    alignment: float
-    unreadable: bool = False
-    status: str | None = None  # printed result status ("Final", "Corrected")
-    leader: list[Word] = field(default_factory=list)  # OCR junk read in a dot leader
-    doubts: list[str] = field(default_factory=list)  # why a person must check the reading
-    range_expected: bool = False  # the table has a reference range column
-    critical_text: str = ""  # printed critical (panic) limits, from their own column
-
-    @property
-    def ocr(self) -> bool:
-        return any(w.conf is not None for w in self.words)
 
 
 def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
@@ -101,9 +71,9 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     all_rows = [r for rows in rows_by_page for r in rows]
     fields = labelled_values(all_rows, FIELD_LABELS)
     field_rows = {id(f.row) for f in fields if f.key != "other" or f.label[-1].text.endswith(":")}
-    boilerplate = _repeated_edge_rows(rows_by_page)
+    boilerplate = repeated_edge_rows(rows_by_page)
 
-    results: list[_Result] = []
+    results: list[RowResult] = []
     running_text: list[tuple[Row, list[Word]]] = []  # rows outside tables no row rule read
     layout: TableLayout | None = None
     for rows in rows_by_page:
@@ -114,21 +84,21 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                 continue
             if id(row) in boilerplate or id(row) in field_rows:
                 continue
-            words = _without_page_number(row.words)
+            words = without_page_number(row.words)
             if not words:
                 continue
             in_table = layout is not None and abs(layout.page_width - row.page.width) < 1
-            if _is_note(words):
-                if not in_table and not _is_comment(words):
+            if is_note(words):
+                if not in_table and not is_comment(words):
                     running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
-            found = _dotted_result(row, words)
+            found = dotted_result(row, words)
             if found is None and in_table:
-                found = _table_result(row, words, layout)
+                found = table_result(row, words, layout)
             elif found is None:
                 # No table here: a dotted line whose dots OCR read as junk, or a line
                 # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
-                found = _ocr_leader_result(row, words) or _line_result(row, words) or _unreadable_dotted(row, words)
+                found = ocr_leader_result(row, words) or line_result(row, words) or unreadable_dotted(row, words)
             if found is not None:
                 results.append(found)
             elif not in_table:
@@ -149,219 +119,6 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     elif not dates:
         result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
     return result
-
-
-# --------------------------------------------------------------------------- row rules
-
-
-def _without_page_number(words: list[Word]) -> list[Word]:
-    """Drop a "Page 2 of 3" segment (footers often share a row with other text)."""
-    out: list[Word] = []
-    for seg in segments(words):
-        if not _PAGE_NUMBER.match(" ".join(w.text for w in seg)):
-            out.extend(seg)
-    return out
-
-
-def _is_comment(words: list[Word]) -> bool:
-    """A comment or footnote line ("Comment: ...", "* Performed at ..."): it restates or
-    qualifies the results above, it does not report new ones."""
-    first = words[0].text.lower().strip("*:#-")
-    return first in _NOTE_WORDS or not any(c.isalnum() for c in words[0].text)
-
-
-def _is_note(words: list[Word]) -> bool:
-    """Comment/note lines and label rows ("Comment: ...", "Interpretive note: ...")."""
-    first = words[0].text.lower().strip("*:#-")
-    if first in _NOTE_WORDS or not any(c.isalnum() for c in words[0].text):
-        return True
-    return any(is_label_word(w.text) for w in words[:3])
-
-
-def _repeated_edge_rows(rows_by_page: list[list[Row]]) -> set[int]:
-    """Rows in the header/footer bands whose text (digits aside) repeats on another page."""
-    if len(rows_by_page) < 2:
-        return set()
-    seen: dict[str, list[tuple[int, Row]]] = {}
-    for p, rows in enumerate(rows_by_page):
-        for row in rows:
-            h = row.page.height
-            if _EDGE_BAND * h < row.y0 and row.y1 < (1 - _EDGE_BAND) * h:
-                continue
-            key = re.sub(r"\d+", "#", " ".join(row.text.lower().split()))
-            seen.setdefault(key, []).append((p, row))
-    return {id(row) for hits in seen.values() if len({p for p, _ in hits}) > 1 for _, row in hits}
-
-
-def _dotted_result(row: Row, words: list[Word]) -> _Result | None:
-    split = split_dotted(words)
-    if split is None:
-        return None
-    name_words, name, rest = split
-    ocr = any(w.conf is not None for w in words)
-    reading = read_result(rest, allow_garbled=ocr)
-    if reading is None:
-        return None
-    if not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
-        return None  # "Patient....... Jane Doe" or a leader to a page number
-    if reading.garbled:
-        return _Result(
-            row=row, words=words, test_name=name, reading=reading, flag_text=None, position_flag=None,
-            unit_clean=False, range_clean=bool(reading.reference_range), alignment=0.5, unreadable=True,
-            leader=words[len(name_words) : len(words) - len(rest)],
-        )
-    return _Result(
-        row=row, words=words, test_name=name, reading=reading,
-        flag_text=reading.flag or reading.inline_flag, position_flag=None,
-        unit_clean=bool(reading.unit), range_clean=bool(reading.reference_range),
-        alignment=1.0 if reading.leftovers == 0 else 0.5,
-        leader=words[len(name_words) : len(words) - len(rest)],  # an OCR'd leader word cut from the name
-    )
-
-
-def _unreadable_dotted(row: Row, words: list[Word]) -> _Result | None:
-    """A dotted line of a known test whose value no rule could read: kept for review."""
-    split = split_dotted(words)
-    return _unreadable_line(row, words, split[1], split[2]) if split else None
-
-
-def _ocr_leader_result(row: Row, words: list[Word]) -> _Result | None:
-    """A dotted line whose leader OCR read as junk words (see ``split_ocr_leader``)."""
-    split = split_ocr_leader(words, known_name=known_name)
-    if split is None:
-        return None
-    reading = read_result(split.rest, allow_garbled=True)
-    if reading is None or not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
-        return None
-    return _Result(
-        row=row, words=words, test_name=split.name, reading=reading,
-        flag_text=reading.flag or reading.inline_flag, position_flag=None,
-        unit_clean=bool(reading.unit), range_clean=bool(reading.reference_range),
-        alignment=1.0 if reading.leftovers == 0 else 0.5, unreadable=reading.garbled,
-        leader=split.leader, doubts=[split.doubt] if split.doubt else [],
-    )
-
-
-# A line result outside a table: at most this many words of test name before the value.
-_LINE_NAME_WORDS = 6
-
-
-def _line_result(row: Row, words: list[Word]) -> _Result | None:
-    """"WBC 11.8 x10E3/uL (3.4-10.8) H" outside a table, without a leader (OCR at low
-    resolution loses the dots; some reports print none).
-
-    The line must read whole: a short test name, then the value with its reference
-    range (and unit, flag) and nothing left over, so running text ("LDL 107 and HDL
-    22 mg/dL") is never taken for one; a test name the analyte vocabulary does not
-    know sends the result to review. A line whose value cannot be read is kept for
-    review when its test name is known and a unit or range follows (``_unreadable_line``).
-    """
-    if not words[0].text[:1].isalpha():
-        return None
-    ocr = any(w.conf is not None for w in words)
-    k = next((k for k in range(1, min(len(words), _LINE_NAME_WORDS + 1)) if value_starts(words[k:])), None)
-    if k is None:
-        for j in range(1, min(len(words), _LINE_NAME_WORDS + 1)):
-            if any(c.isdigit() for c in words[j].text):
-                return _unreadable_line(row, words, _name_of(words[:j]), words[j:])
-        return None
-    name = _name_of(words[:k])
-    if sum(c.isalpha() for c in name) < 2:
-        return None
-    reading = read_result(words[k:], allow_garbled=ocr)
-    if reading is None or not reading.reference_range or reading.leftovers:
-        return None
-    doubts = [] if known_name(name) else [
-        f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
-    return _Result(
-        row=row, words=words, test_name=name, reading=reading,
-        flag_text=reading.flag or reading.inline_flag, position_flag=None,
-        unit_clean=bool(reading.unit), range_clean=True, alignment=1.0, unreadable=reading.garbled,
-        doubts=doubts,
-    )
-
-
-def _name_of(words: list[Word]) -> str:
-    """A test name from its words, without a trailing colon or leader debris."""
-    return re.sub(r"[\s.:;,_\-]+$", "", " ".join(w.text for w in words))
-
-
-def _unreadable_line(row: Row, words: list[Word], name: str, rest: list[Word]) -> _Result | None:
-    """A line that names a known test and prints a unit or range after it, but whose
-    value cannot be read ("Hemoglobin 131° g/dL (111-15. 9)"): kept for review, never
-    guessed. An unknown name, or nothing result-like after it, is not a result."""
-    if not rest or not known_name(name) or not any(c.isdigit() for w in rest for c in w.text):
-        return None
-    texts = [w.text for w in rest]
-    unit_or_range = any(V.looks_like_unit(tr.repair_ocr_unit(t)) for t in texts[1:]) or any(
-        parse_reference_range(t) for t in texts[1:]) or any(
-        parse_reference_range(" ".join(texts[i:i + 2])) for i in range(1, len(texts) - 1))
-    if not unit_or_range:
-        return None
-    reading = Reading(value=texts[0], value_words=rest[:1])
-    return _Result(row=row, words=words, test_name=name, reading=reading, flag_text=None, position_flag=None,
-                   unit_clean=False, range_clean=False, alignment=0.5, unreadable=True)
-
-
-def _table_result(row: Row, words: list[Word], layout: TableLayout) -> _Result | None:
-    cells = assign_columns(words, layout)
-    test = cells.text("test").strip()
-    if sum(c.isalpha() for c in test) < 2 or test.endswith(":"):
-        return None
-    role, value_words = _value_cell(cells)
-    if not value_words:
-        return None  # a panel heading or a test without a printed value
-    reading = read_result(value_words)
-    # A flag printed in a column without a header of its own lands beside the unit
-    # or the range ("H mg/dL"); take it out of the cell it fell into.
-    unit_text, stray_flag = _pop_flag(cells.text("units"))
-    range_text, stray_range_flag = _pop_flag(cells.text("range"))
-    parsed_range = parse_reference_range(range_text) if range_text else None
-    if reading is None:
-        # A row that has a test and a range or unit is clearly a result; its value
-        # could not be read, so a reviewer must look rather than lose it.
-        if parsed_range or (unit_text and V.looks_like_unit(unit_text)):
-            reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
-            return _Result(row=row, words=words, test_name=test, reading=reading, flag_text=None,
-                           position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
-                           alignment=cells.alignment, unreadable=True)
-        return None
-    if parsed_range:
-        reading.reference_range, reading.range_unit = parsed_range
-    elif range_text:
-        reading.reference_range = range_text  # printed but not a range we understand
-    if unit_text:
-        reading.unit = unit_text
-    flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
-                 or stray_flag or stray_range_flag)
-    position_flag = {"in_range": "normal", "out_range": "abnormal"}.get(role)
-    return _Result(
-        row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,
-        position_flag=position_flag,
-        unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or V.looks_like_unit(unit_text)),
-        range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
-        alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
-        status=cells.text("status").strip() or None, range_expected=layout.has("range"),
-        critical_text=cells.text("critical").strip(),
-    )
-
-
-def _pop_flag(cell: str) -> tuple[str, str | None]:
-    """Split a trailing or leading flag word off a cell: "H mg/dL" -> ("mg/dL", "H")."""
-    tokens = cell.split()
-    for i in (0, -1):
-        if len(tokens) > 1 and tr.is_flag_word(tokens[i]) and len(tokens[i]) <= 2:
-            flag = tokens.pop(i)
-            return " ".join(tokens), flag
-    return " ".join(tokens), None
-
-
-def _value_cell(cells: Cells) -> tuple[str, list[Word]]:
-    for role in VALUE_ROLES:
-        words = cells.words(role)
-        if words:
-            return role, words
-    return "", []
 
 
 # --------------------------------------------------------------------------- fields
@@ -431,7 +188,7 @@ def _record_number_words(words: list[Word]) -> list[Word]:
 # --------------------------------------------------------------------------- facts
 
 
-def _flag(r: _Result) -> FlagReading:
+def _flag(r: RowResult) -> FlagReading:
     """The one flag rule (``flags.resolve_flag``): printed flag, else the In/Out of Range
     column the value sits in, else the value against its range; critical limits (their
     own column, or labelled in the range) on top."""
@@ -440,7 +197,7 @@ def _flag(r: _Result) -> FlagReading:
                         critical_column=r.critical_text, in_range=in_range)
 
 
-def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:
+def _confidence(r: RowResult, has_date: bool, flag: str, derived: bool) -> float:
     """Weighted evidence: value parsed, unit, range, date, flag, column alignment.
 
     A fully matched printed row scores ~1.0 (capped at 0.99); a bare "test value"
@@ -470,7 +227,7 @@ def _confidence(r: _Result, has_date: bool, flag: str, derived: bool) -> float:
 _FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low", "unknown": ""}
 
 
-def _fact(r: _Result, i: int, date: str | None, source_id: str) -> FactProposal:
+def _fact(r: RowResult, i: int, date: str | None, source_id: str) -> FactProposal:
     page = r.row.page
     quote, box = quote_from_words(page, r.words)
     citation = Citation(
@@ -546,7 +303,7 @@ def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
     )
 
 
-def _ocr_doubts(r: _Result) -> list[str]:
+def _ocr_doubts(r: RowResult) -> list[str]:
     """Why an OCR reading of a row needs a person: the value itself was doubtful, or
     part of the row that was printed could not be read (a result promoted without
     its range might be missing what qualifies it)."""
