@@ -12,12 +12,12 @@ the right of the answers, or in a Notes box) is kept as a finding of its own and
 when it touches something clinical or is worded uncertainly, asks for human review.
 Hedges and red flags are judged by the context policy; every free-text item carries
 the answer it came from as ``context_text``. A form that gives the patient two
-different names, dates of birth or record numbers identifies nobody by them.
+different names, dates of birth or record numbers identifies nobody by them. How an
+answer is cut into items and judged for review is ``extract.intake_answers``'s.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from core.content import NormalizedContent, PageContent, Word
@@ -26,11 +26,14 @@ from core.models import (
     IdentityCandidate,
 )
 from core.policy.citations import quote_from_words
-from core.policy.context import assess, red_flag
+from core.policy.context import red_flag
 from extract import intake_labels as labels
 from extract import intake_text as it
 from extract import text_rules as tr
-from extract.dates import DateMatch, find_date
+from extract.intake_answers import (
+    allergy_continues, answer_score, family_continues, has_content, item_doubt, leading_date, med_continues,
+    merge_items, review_reason, split_items,
+)
 from extract.intake_layout import Field, Loose, read_page
 from extract.layout import page_rows, text_of
 
@@ -59,83 +62,6 @@ def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResu
         result.warnings.append(ExtractionWarning(code="no_fields_found", message="No intake form labels were recognised."))
     return result
 
-
-# --------------------------------------------------------------------------- facts
-
-
-def _split_items(rows: list[list[Word]], *, commas: bool) -> list[list[Word]]:
-    """Word runs for list items: one per row, split further at ";" (and "," outside
-    parentheses when ``commas``); bullets and numbering are dropped."""
-    items: list[list[Word]] = []
-    for words in rows:
-        cur: list[Word] = []
-        depth = 0
-        for w in words:
-            if not cur and (w.text in ("-", "•", "*", "·") or (w.text[:-1].isdigit() and w.text[-1:] in ".)")):
-                continue
-            cur.append(w)
-            depth += w.text.count("(") - w.text.count(")")
-            if w.text.endswith(";") or (commas and depth <= 0 and w.text.endswith(",")):
-                items.append(cur)
-                cur = []
-        if cur:
-            items.append(cur)
-    return [i for i in items if _has_content(it.clean_item(text_of(i)))]
-
-
-def _has_content(text: str) -> bool:
-    """Words, not just a blank line, a tick box glyph or punctuation."""
-    return any(c.isalnum() for c in text)
-
-
-def _merge(items: list[list[Word]], belongs_to_previous) -> list[list[Word]]:
-    """Re-join fragments a comma or a line wrap cut off their item; ";" is final."""
-    out: list[list[Word]] = []
-    for item in items:
-        prev = text_of(out[-1]) if out else ""
-        if out and not prev.endswith(";") and belongs_to_previous(prev, text_of(item)):
-            out[-1] = out[-1] + item
-        else:
-            out.append(item)
-    return out
-
-
-def _med_continues(prev: str, item: str) -> bool:
-    """"..., as needed" or "..., at bedtime" finish the previous medication."""
-    t = it.clean_item(item)
-    return not t[:1].isalpha() or it.starts_like_frequency(t)
-
-
-def _allergy_continues(prev: str, item: str) -> bool:
-    """"Latex - itching, swelling": a bare reaction adds to the previous one."""
-    return it.is_reaction(item) and it.parse_allergy(prev)["reaction"] is not None
-
-
-def _family_continues(prev: str, item: str) -> bool:
-    """"Father - heart disease, diabetes": conditions after a leading relative."""
-    return it.leads_with_relative(prev) and not it.has_relative(item)
-
-
-# A date-of-birth label that says in which order the day and month are written.
-_DAY_FIRST = re.compile(r"\b(?:dd|jj|tt)\s*[/.-]\s*mm\b", re.I)
-_MONTH_FIRST = re.compile(r"\bmm\s*[/.-]\s*dd\b", re.I)
-
-
-def _leading_date(words: list[Word], label: str) -> tuple[DateMatch | None, list[Word]]:
-    """The date an answer starts with, and its words ("07/22/1958 (age 67)"). A label
-    that states the order ("DOB (dd/mm/yyyy)") decides it; ``ambiguous`` stays set
-    only when nothing did (03/04/1979 under a plain "Date of birth")."""
-    text = text_of(words)
-    day_first = bool(_DAY_FIRST.search(label))
-    if day_first:  # read the printed day and month the other way round, by the same rule
-        text = re.sub(r"^(\d{1,2})([/.-])(\d{1,2})\2", r"\3\2\1\2", text)
-    found = find_date(text)
-    if found is None or found.start != 0:
-        return None, words
-    n = len(text[: found.end].split())
-    if day_first or _MONTH_FIRST.search(label):
-        found = replace(found, ambiguous=False)
-    return found, words[:n]
 
 
 _LIST_KINDS = frozenset({"medications", "allergies", "family_history", "problems", "symptoms"})
@@ -218,52 +144,6 @@ class _Builder:
             context_text=context,
         ))
 
-    @staticmethod
-    def _doubt(text: str, answer: str | None = None) -> str | None:
-        """Why an item is uncertain: a hedge, a "?" or struck-through text in it, or a
-        hedge in its answer whose scope reaches it."""
-        cue = it.answer_doubt(text, answer)
-        return it.doubt_reason(cue) if cue else None
-
-    @staticmethod
-    def _contradicted(item: str, answer: str) -> str | None:
-        """Why a list item may not be what it says: it is a "none" beside other items,
-        or the answer negates it ("NKDA except penicillin", "no aspirin")."""
-        if it.is_none_answer(item) or it.is_no_known_allergies(item):
-            return f"{item!r} written beside other items"
-        ctx = assess(answer, item)
-        if ctx.negated:
-            return f"negated wording ({', '.join(ctx.triggers)!r})"
-        return None
-
-    @classmethod
-    def _review(cls, text: str, clinical: bool, where: str | None = None, answer: str | None = None) -> str | None:
-        """Why a clinically relevant item needs a person: uncertain or negated wording
-        (of an item of a list ``answer``), red flags, place."""
-        reasons = []
-        if where:
-            reasons.append(where)
-        if clinical and (doubt := cls._doubt(text, answer)):
-            reasons.append(doubt)
-        if answer is not None and (contradiction := cls._contradicted(text, answer)):
-            reasons.append(contradiction)
-        if flag := red_flag(text):
-            reasons.append(f"red-flag language ({flag!r})")
-        return "; ".join(reasons) or None
-
-    @staticmethod
-    def _score(parsed_parts: float, f: Field, uncertain: bool) -> float:
-        """0.55 base + label recognised + answer stands alone + item parsed, minus doubt.
-
-        A clean, fully parsed item under a known label scores 0.95; uncertain
-        wording costs 0.25, stray text beside the answer 0.07.
-        """
-        score = 0.55
-        score += 0.15 if f.kind != "other" else 0.05
-        score += 0.03 if f.crowded else 0.10
-        score += 0.15 * parsed_parts
-        return score - (0.25 if uncertain else 0.0)
-
     # -- fields
 
     def field(self, f: Field) -> None:
@@ -274,7 +154,7 @@ class _Builder:
         # One item per row for a list: the rows stay apart for the context policy.
         text = ("; ".join(t for t in map(it.clean_item, rows) if t) if f.kind in _LIST_KINDS
                 else it.clean_item(" ".join(rows)))
-        if f.kind == "ignore" or not _has_content(text):
+        if f.kind == "ignore" or not has_content(text):
             return
         if f.kind in it.IDENTITY_KINDS and labels.reads_as_label(text):
             return  # a blank form's next label ("Last Name: First Name") is no answer
@@ -313,7 +193,7 @@ class _Builder:
         """An answer a person must read: boxes that contradict each other, a "yes"
         with nothing listed. A document fact for review, never chart data."""
         self._add("other", f"{f.label_text}: {text}", {"field": f.kind, "label": f.label_text, "answer": text},
-                  f.page, self._with_label(f, words), "needs_review_findings[]", self._score(0.3, f, True),
+                  f.page, self._with_label(f, words), "needs_review_findings[]", answer_score(0.3, f, True),
                   document_only=True, review=problem, context=text)
 
     def finish(self) -> None:
@@ -361,13 +241,13 @@ class _Builder:
         if f.kind not in ("other", None):
             value["field"] = f.kind
         self._add("other", said, value, f.page, self._with_label(f, words), "other_document_facts[]",
-                  self._score(0.8, f, False), document_only=True)
+                  answer_score(0.8, f, False), document_only=True)
 
     def _demographic(self, f: Field, words: list[Word], text: str) -> None:
         value, parsed = text, 1.0
         cite_words = self._with_label(f, words)
         if f.kind == "dob":
-            found, printed = _leading_date(words, f.label_text)
+            found, printed = leading_date(words, f.label_text)
             if found:
                 value, cite_words = found.iso, self._with_label(f, printed)
                 if found.ambiguous:
@@ -388,7 +268,7 @@ class _Builder:
             value = first.text.strip(" #:,;")
             cite_words = self._with_label(f, words[: words.index(first) + 1])
         self._add("demographic", f"{f.label_text}: {value}", {"field": f.kind, "value": value, "printed": text},
-                  f.page, cite_words, f"demographics.{f.kind}", self._score(parsed, f, False), document_only=True)
+                  f.page, cite_words, f"demographics.{f.kind}", answer_score(parsed, f, False), document_only=True)
         if f.kind in ("name", "dob", "mrn"):
             self._printed[IdentifierKind(f.kind)].append(value)
         if f.kind in ("name", "dob", "mrn") and parsed >= 0.7 and value:
@@ -398,86 +278,86 @@ class _Builder:
             ))
 
     def _chief_concern(self, f: Field, words: list[Word], text: str) -> None:
-        review = self._review(text, clinical=True)
+        review = review_reason(text, clinical=True)
         self._add("chief_concern", f"Chief concern: {text}", {"text": text}, f.page, words, "chief_concern",
-                  self._score(1.0, f, bool(self._doubt(text))), document_only=True, review=review, context=text)
+                  answer_score(1.0, f, bool(item_doubt(text))), document_only=True, review=review, context=text)
 
     def _medications(self, f: Field, words: list[Word], text: str) -> None:
         if it.is_none_answer(text):
             self._add("other", "Reports taking no current medications", {"no_current_medications": True},
-                      f.page, words, "other_document_facts[]", self._score(1.0, f, False), document_only=True)
+                      f.page, words, "other_document_facts[]", answer_score(1.0, f, False), document_only=True)
             return
-        for item in _merge(_split_items(f.rows, commas=True), _med_continues):
+        for item in merge_items(split_items(f.rows, commas=True), med_continues):
             item_text = it.clean_item(text_of(item))
             med = it.parse_medication(item_text)
             parts = (0.4 + 0.3 * (med["dose"] is not None) + 0.3 * (med["frequency"] is not None))
-            uncertain = bool(self._doubt(item_text, text))
+            uncertain = bool(item_doubt(item_text, text))
             self._add("medication", f"Takes {item_text}", med, f.page, item, "current_medications[]",
-                      self._score(parts, f, uncertain), review=self._review(item_text, True, answer=text),
+                      answer_score(parts, f, uncertain), review=review_reason(item_text, True, answer=text),
                       context=text)
 
     def _allergies(self, f: Field, words: list[Word], text: str) -> None:
         if it.is_no_known_allergies(text):
             # An explicit statement, not silence: cited, but never a chart allergy.
             self._add("allergy", "No known allergies reported", {"substance": "", "status": "no_known_allergies"},
-                      f.page, words, "allergies[]", self._score(1.0, f, False), document_only=True, context=text)
+                      f.page, words, "allergies[]", answer_score(1.0, f, False), document_only=True, context=text)
             return
-        for item in _merge(_split_items(f.rows, commas=True), _allergy_continues):
+        for item in merge_items(split_items(f.rows, commas=True), allergy_continues):
             item_text = it.clean_item(text_of(item))
             allergy = it.parse_allergy(item_text)
             allergy["substance"] = it.substance_name(allergy["substance"])
-            uncertain = bool(self._doubt(item_text, text))
+            uncertain = bool(item_doubt(item_text, text))
             parts = 0.7 + 0.3 * (allergy["reaction"] is not None)
             text_out = f"Allergy: {allergy['substance']}" + (f" ({allergy['reaction']})" if allergy["reaction"] else "")
             self._add("allergy", text_out, allergy, f.page, item, "allergies[]",
-                      self._score(parts, f, uncertain), review=self._review(item_text, True, answer=text),
+                      answer_score(parts, f, uncertain), review=review_reason(item_text, True, answer=text),
                       context=text)
 
     def _family_history(self, f: Field, words: list[Word], text: str) -> None:
         if it.is_none_answer(text):
             return
-        for item in _merge(_split_items(f.rows, commas=True), _family_continues):
+        for item in merge_items(split_items(f.rows, commas=True), family_continues):
             item_text = it.clean_item(text_of(item))
             fh = it.parse_family_history(item_text)
             parts = 1.0 if fh["relative"] else 0.6
             self._add("family_history", f"Family history: {item_text}", fh, f.page, item, "family_history[]",
-                      self._score(parts, f, bool(self._doubt(item_text, text))), document_only=True,
-                      review=self._review(item_text, True, answer=text), context=text)
+                      answer_score(parts, f, bool(item_doubt(item_text, text))), document_only=True,
+                      review=review_reason(item_text, True, answer=text), context=text)
 
     def _problems(self, f: Field, words: list[Word], text: str, label: str = "History") -> None:
         if it.is_none_answer(text):
             return
-        for item in _split_items(f.rows, commas=True):
+        for item in split_items(f.rows, commas=True):
             item_text = it.clean_item(text_of(item))
             # Self-reported history is cited document content, not chart truth: a
             # reviewer may approve it into the problem list.
             self._add("problem", f"{label}: {item_text}", {"description": item_text, "field": f.label_text},
-                      f.page, item, "problems[]", self._score(0.8, f, bool(self._doubt(item_text, text))),
-                      document_only=True, review=self._review(item_text, True, answer=text), context=text)
+                      f.page, item, "problems[]", answer_score(0.8, f, bool(item_doubt(item_text, text))),
+                      document_only=True, review=review_reason(item_text, True, answer=text), context=text)
 
     def _symptoms(self, f: Field, words: list[Word], text: str) -> None:
         self._problems(f, words, text, label="Symptom")
 
     def _pregnancy(self, f: Field, words: list[Word], text: str) -> None:
-        review = self._review(text, clinical=True)
+        review = review_reason(text, clinical=True)
         if review is None and not (it.is_none_answer(text) or text.lower() == "not pregnant"):
             review = "pregnancy status reported; confirm before prescribing or imaging"
         self._add("other", f"Pregnancy: {text}", {"field": "pregnancy", "answer": text}, f.page,
                   self._with_label(f, words),
                   "needs_review_findings[]" if review else "other_document_facts[]",
-                  self._score(1.0, f, bool(self._doubt(text))), document_only=True, review=review, context=text)
+                  answer_score(1.0, f, bool(item_doubt(text))), document_only=True, review=review, context=text)
 
     def _preference(self, f: Field, words: list[Word], text: str) -> None:
         self._add("preference", f"{f.label_text}: {text}", {"preference": f.label_text, "value": text},
-                  f.page, self._with_label(f, words), "preferences[]", self._score(1.0, f, False), document_only=True)
+                  f.page, self._with_label(f, words), "preferences[]", answer_score(1.0, f, False), document_only=True)
 
     def _notes(self, f: Field, words: list[Word], text: str) -> None:
-        for item in _split_items(f.rows, commas=False):
+        for item in split_items(f.rows, commas=False):
             self._free_text(item, f.page, "notes", f"written in the form's {f.label_text!r} box")
 
     def _other(self, f: Field, words: list[Word], text: str) -> None:
         self._add("other", f"{f.label_text}: {text}", {"label": f.label_text, "value": text}, f.page,
-                  self._with_label(f, words), "other_document_facts[]", self._score(0.8, f, False), document_only=True)
+                  self._with_label(f, words), "other_document_facts[]", answer_score(0.8, f, False), document_only=True)
 
     # -- text outside the fields
 
@@ -500,13 +380,13 @@ class _Builder:
         """A note outside the answers: reviewed when it touches something clinical,
         by its own words or by the field it sits beside; otherwise a document fact."""
         text = it.clean_item(text_of(words)) if text is None else text
-        if not _has_content(text):
+        if not has_content(text):
             return
         topic = it.clinical_topic(text)
         by_content = topic is not None
         if topic is None and near is not None and near.kind in it.CLINICAL_KINDS:
             topic = {"allergies": "allergy", "medications": "medication"}.get(near.kind, "symptom")
-        uncertain = self._doubt(text)
+        uncertain = item_doubt(text)
         # Notes in a Notes box were meant to be written; margin notes were squeezed in.
         confidence = 0.5 + (0.1 if location == "notes" else 0.0) - (0.1 if uncertain else 0.0)
         value: dict = {"note": text, "location": location, "near_field": near.label_text if near else None}
