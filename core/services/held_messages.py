@@ -20,7 +20,7 @@ from core.services.mllp_ack import Refused, pid_fields, pid_mrn, read_header
 from core.services.patients import get_patient, list_patients
 from core.services.workbench import Workbench
 # The extractor's own PID reader: show a reviewer the name the identity gate will compare.
-from extract.hl7_facts import pid_name
+from extract.hl7_identity import pid_name
 from extract.hl7_parse import Encoding, decode_bytes, unescape
 from extract.sniff import MIME_TYPES
 from extract.values import hl7_date

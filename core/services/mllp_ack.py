@@ -15,7 +15,7 @@ from typing import Iterator
 
 from core.errors import ExtractionError
 # The extractor's own PID reader: route by the MRN the identity gate checks.
-from extract.hl7_facts import pick_identifier
+from extract.hl7_identity import pick_identifier
 from extract.hl7_parse import Encoding, find_header, read_encoding, segment_fields
 
 # ============================================================================ the message header
