@@ -15,6 +15,7 @@ _SEVERITY = {"SV": "severe", "MO": "moderate", "MI": "mild", "U": "unknown"}
 
 
 def read_allergy(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only: bool) -> None:
+    """AL1 -> an allergy: substance (AL1-3), reactions (AL1-5), severity (AL1-4)."""
     enc = msg.enc
     substance, _ = coded_text(components(seg.raw(3), enc))
     if not substance:
@@ -68,6 +69,7 @@ def _problem_fact(ctx: MessageFacts, msg: Msg, seg: Seg, field_no: int, code: st
 
 
 def read_diagnosis(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only: bool) -> None:
+    """DG1 -> a problem: code and text of DG1-3, else the description in DG1-4."""
     enc = msg.enc
     comps = components(seg.raw(3), enc)
     code = comps[0].strip() if comps else ""
@@ -85,6 +87,7 @@ def read_diagnosis(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only
 
 
 def read_problem(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only: bool) -> None:
+    """PRB -> a problem from PRB-3."""
     enc = msg.enc
     comps = components(seg.raw(3), enc)
     code = comps[0].strip() if comps else ""
@@ -96,6 +99,7 @@ def read_problem(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only: 
 
 
 def read_vaccination(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review) -> None:
+    """RXA -> the vaccine given (RXA-5) and when (RXA-3), as a document fact."""
     enc = msg.enc
     comps = components(seg.raw(5), enc)
     vaccine, idx = coded_text(comps) if comps else ("", 0)

@@ -96,6 +96,7 @@ def pick_identifier(raw: str, enc: Encoding) -> str | None:
 
 
 def read_identity(ctx: MessageFacts, msg: Msg, pid: Seg, base: Review) -> None:
+    """PID -> identity candidates (name, DOB, MRN) and, in ADT messages, demographics."""
     enc = msg.enc
     adt = msg.kind == "adt"
     review = seg_review(pid, base)

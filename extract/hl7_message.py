@@ -111,6 +111,7 @@ def message_review(msg: Msg) -> Review:
 
 
 def seg_review(seg: Seg, base: Review) -> Review:
+    """The message's review plus what repairing this segment cost."""
     r = Review(list(base.reasons), list(base.factors))
     if seg.reassembled:
         r.add("the segment was re-assembled from wrapped lines; check the source text", 0.8)

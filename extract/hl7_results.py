@@ -142,6 +142,7 @@ def _collection_date(obx: Seg, obr: Seg | None, enc: Encoding, shift: int) -> st
 
 
 def read_observations(ctx: MessageFacts, msg: Msg, base: Review) -> None:
+    """Every OBR/OBX group of a message: results, pending orders, other observations."""
     groups, message_notes = _groups(msg)
     for group in groups:
         if msg.kind == "result" and group.obr is not None and not group.obxs:

@@ -43,6 +43,7 @@ def coded_text(comps: list[str]) -> tuple[str, int]:
 
 
 def unit_text(raw: str, enc: Encoding) -> str:
+    """OBX-6: the unit's identifier (unless it is the placeholder "1"), else its text."""
     comps = components(raw, enc)
     ident = comps[0].strip() if comps else ""
     text = comps[1].strip() if len(comps) > 1 else ""
@@ -71,11 +72,14 @@ def loinc_code(raw: str, enc: Encoding) -> str | None:
 
 
 def flag_codes(raw: str, enc: Encoding) -> list[str]:
+    """OBX-8: the abnormal flag of each repetition, as printed."""
     return [component(raw, enc, 1, i) for i, _ in enumerate(repetitions(raw, enc)) if component(raw, enc, 1, i)]
 
 
 @dataclass(slots=True)
 class Value:
+    """A rendered OBX-5: its text, quotes a citation may use, and what looked wrong."""
+
     text: str
     quotes: list[str]
     problem: str | None = None
