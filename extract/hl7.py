@@ -12,9 +12,10 @@ Locators (what citations point at, one ``Section`` each):
 Only fields with visible text get a section, so every citation quote is a substring of
 an existing section's text. The raw field sits in ``Section.meta["raw"]`` so the
 extractor (``extract.hl7_facts``) can split components without re-reading the file.
-Splitting and repair live in ``extract.hl7_parse``; hl7apy checks each message's
-structure afterwards and a failure there is reported as a warning, never fatal. A file
-that looks cut off before its end carries ``file_repaired`` (its facts wait for review).
+Decoding and fields live in ``extract.hl7_parse``, splitting and repair in
+``extract.hl7_segments``; hl7apy checks each message's structure afterwards and a
+failure there is reported as a warning, never fatal. A file that looks cut off before
+its end carries ``file_repaired`` (its facts wait for review).
 """
 
 from __future__ import annotations
@@ -31,21 +32,16 @@ from extract.hl7_facts import extract_facts
 from extract.limits import DEFAULT_LIMITS, HL7_TOO_LARGE, Limits, exceeded
 from extract.hl7_parse import (
     Encoding,
-    RawMessage,
-    RawSegment,
-    Split,
     component,
-    cut_short,
     decode_bytes,
     find_header,
     looks_binary,
     looks_like_segments,
     read_encoding,
-    recover_segments,
     segment_fields,
-    split_messages,
     unescape,
 )
+from extract.hl7_segments import RawMessage, RawSegment, Split, cut_short, recover_segments, split_messages
 
 ENGINE = "hl7 tolerant splitter + hl7apy 1.3.5 structure check"
 

@@ -8,8 +8,9 @@ import pytest
 
 from core.errors import BadInput, Forbidden
 from core.services.audit_log import decisions
-from core.services.mllp import (acknowledge, attach_held_message, dismiss_held_message, held_count,
-                                held_for_review, held_messages)
+from core.services.held_messages import (attach_held_message, dismiss_held_message, held_count,
+                                         held_for_review, held_messages)
+from core.services.mllp import acknowledge
 from core.services.patients import get_patient
 from storage import access_repo, audit_repo, inbound_repo
 from tests.test_mllp import oru

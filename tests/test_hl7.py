@@ -3,6 +3,8 @@ small synthetic ones that isolate one quirk each."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 
 from core.errors import ExtractionError
@@ -10,8 +12,8 @@ from core.models import DocType
 from extract.hl7 import extract_hl7, normalize_hl7
 from extract.hl7_parse import Encoding, unescape
 from extract.formats import extractor_for
-from tests.citation_check import assert_all_citations_verifiable
 from tests.conftest import SHARED_DATA
+from tests.extract_support import identity, of_type, read_and_extract
 
 SOURCE = "documents:12"
 HL7_DIR = SHARED_DATA / "hl7"
@@ -19,10 +21,8 @@ HL7_FILES = sorted(p.name for p in HL7_DIR.glob("*.hl7")) if HL7_DIR.is_dir() el
 
 
 def run(data: bytes):
-    content = normalize_hl7(data)
-    result = extract_hl7(content, SOURCE)
-    assert_all_citations_verifiable(content, result, SOURCE)
-    return content, result
+    """Normalise and extract HL7 bytes, every citation checked (tests/extract_support.py)."""
+    return read_and_extract(data, normalize_hl7, extract_hl7, SOURCE)
 
 
 def real(shared_data, name: str):
@@ -30,11 +30,7 @@ def real(shared_data, name: str):
 
 
 def labs(result):
-    return [f for f in result.facts if f.fact_type == "lab_result"]
-
-
-def ids(result, scope=None):
-    return {i.kind.value: i.value for i in result.identifiers if i.scope == scope}
+    return of_type(result, "lab_result")
 
 
 def by_locator(result, locator):
@@ -70,7 +66,7 @@ def test_a_plain_result_with_identity_and_structure_check():
     assert fact.citation.page_or_section == "OBX[1]-5" and fact.citation.field_or_chunk_id == "results[0]"
     assert fact.citation.quote_or_value == "182" and fact.citation.source_type == "hl7v2_message"
     assert not fact.wants_review and not fact.document_fact_only and fact.confidence >= 0.9
-    assert ids(result) == {"name": "QUENTARA, MARISOL J", "dob": "1978-03-14", "mrn": "WB-204118"}
+    assert identity(result) == {"name": "QUENTARA, MARISOL J", "dob": "1978-03-14", "mrn": "WB-204118"}
     check = content.meta["messages"][0]["structure_check"]
     assert check["ok"] and check["structure"] == "ORU_R01"
     assert {s.locator for s in content.sections} >= {"MSH[1]", "MSH[1]-9", "PID[1]-5", "OBX[1]-5", "OBX[1]"}
@@ -179,7 +175,7 @@ def test_concatenated_messages_are_scoped():
     data = "\r".join([MSH, PID, OBR, GLUCOSE, MSH.replace("MSG0001", "MSG0002"), other, OBR, GLUCOSE]).encode()
     content, result = run(data)
     assert len(content.meta["messages"]) == 2
-    assert ids(result, "message 1")["mrn"] == "WB-204118" and ids(result, "message 2")["mrn"] == "QF-778201"
+    assert identity(result, "message 1")["mrn"] == "WB-204118" and identity(result, "message 2")["mrn"] == "QF-778201"
     assert [f.citation.page_or_section for f in labs(result)] == ["message 1 OBX[1]-5", "message 2 OBX[1]-5"]
     assert [f.scope for f in labs(result)] == ["message 1", "message 2"]
 
@@ -203,11 +199,11 @@ def test_a_test_name_that_looks_like_a_segment_is_not_split():
 def test_invalid_bytes_and_latin1():
     latin = message(GLUCOSE).replace(b"MARISOL", "MAR\u00cdSOL".encode("latin-1"))
     _, result = run(latin)
-    assert ids(result)["name"] == "QUENTARA, MAR\u00cdSOL J"
+    assert identity(result)["name"] == "QUENTARA, MAR\u00cdSOL J"
     assert "hl7_decoded_latin1" in {w.code for w in result.warnings}
     mixed = message(GLUCOSE).replace(b"MARISOL", "MAR\u00cdSOL".encode()) + b"\rNTE|1||bad \xff byte"
     _, result = run(mixed)
-    assert ids(result)["name"] == "QUENTARA, MAR\u00cdSOL J"
+    assert identity(result)["name"] == "QUENTARA, MAR\u00cdSOL J"
     assert "hl7_invalid_utf8" in {w.code for w in result.warnings}
 
 
@@ -249,24 +245,127 @@ def test_manifest_lists_every_sample(shared_data):
     assert listed == set(HL7_FILES)
 
 
+# What each real file must yield, derived from the reader and checked by eye against the
+# raw messages (e.g. the CBC's 28 final OBX, STARLIMS' 16 OBX with status X plus an age
+# question, the amylase order with no OBX, Mayo's PID of template words "LAST NAME",
+# "DOB", "MRN"). ``facts``: count by fact type; ``verified``: lab results that can be
+# verified (no review asked, not document-only); ``pending``: lab results without a
+# value; ``identity``: identifier kinds by identity scope; ``warnings``: the exact codes.
+# No real file is unreadable: each must read, so one that starts to fail (any
+# ExtractionError) fails here with its code. Files that must fail are in the malformed
+# corpus (tests/malformed_corpus.py).
+
+
+@dataclass(frozen=True)
+class Reads:
+    facts: dict[str, int]
+    verified: int = 0
+    pending: int = 0
+    identity: dict[str | None, str] = field(default_factory=lambda: {None: "dob mrn name"})
+    warnings: frozenset[str] = frozenset()
+
+
+def _w(*codes: str) -> frozenset[str]:
+    return frozenset(codes)
+
+
+def _each_message(n: int, kinds: str) -> dict[str | None, str]:
+    return {f"message {i}": kinds for i in range(1, n + 1)}
+
+
+ADT_FACTS = {"demographic": 4}
+REAL_FILES: dict[str, Reads] = {
+    "athena_ORU_R01_v2.5.1_LRI_amylase.hl7": Reads({"lab_result": 1}, pending=1),
+    "cdc_iis_VXU_V04_v2.5.1_broken_encoding_2msgs.hl7": Reads(
+        {"other": 8}, identity={"message 1": "dob mrn name"},  # message 2's PID is cut to "ID|"
+        warnings=_w("hl7_replacement_chars", "hl7_unknown_segment")),
+    "cdc_ti_ADT_A01_v2.3_MN_newborn.hl7": Reads({**ADT_FACTS, "other": 1}),
+    "cdc_ti_ADT_A01_v2.8_GHH.hl7": Reads(ADT_FACTS),
+    "cdc_ti_ORM_O01_v2.5.1_OBX_NM_value_NOVALUE.hl7": Reads({"other": 1}, identity={}),  # no PID; an AOE answer
+    "cdc_ti_ORU_R01_v2.3_Epic_MayoRefLab_factorV.hl7": Reads(
+        {"lab_result": 3}, verified=1, identity={}, warnings=_w("hl7_invalid_dob", "hl7_placeholder_identity")),
+    "cdc_ti_ORU_R01_v2.3_Oracle_urine_albumin_creatinine.hl7": Reads({"lab_result": 3}, verified=3),
+    "cdc_ti_ORU_R01_v2.5.1_TX_newborn_screening_large.hl7": Reads(
+        {"lab_result": 22, "other": 11}, verified=20, warnings=_w("hl7_segments_split_inline")),
+    "cdc_ti_ORU_R01_v2.5.1_micro_sign_utf8.hl7": Reads({"lab_result": 1}, verified=1, identity={None: "mrn name"}),
+    "cerner_HealthSentry_ORU_R01_v2.5.1_bordetella.hl7": Reads({"lab_result": 1}, verified=1),
+    "cerner_HealthSentry_ORU_R01_v2.5.1_lead.hl7": Reads({"lab_result": 1}, verified=1),
+    "hl7_ELR_IG_ORU_R01_v2.5.1_animal_rabies.hl7": Reads({"lab_result": 1}, warnings=_w("hl7_non_human_subject")),
+    "hl7_ELR_IG_ORU_R01_v2.5.1_campylobacter_multiOBR.hl7": Reads({"lab_result": 2}, verified=1),  # one is P
+    "hl7_ELR_IG_ORU_R01_v2.5.1_hepC_SN.hl7": Reads(
+        {"lab_result": 1, "other": 2}, warnings=_w("hl7_shifted_fields")),
+    "lfh_ADT_A01_v2.6_CRLF_literal_backslash_r.hl7": Reads(
+        {**ADT_FACTS, "allergy": 2, "problem": 1, "other": 1},
+        warnings=_w("hl7_encoding_chars_repaired", "hl7_literal_separator")),
+    "lfh_ADT_A01_v2.6_LF_literal_backslash_r.hl7": Reads(
+        {**ADT_FACTS, "allergy": 2, "problem": 1, "other": 1},
+        warnings=_w("hl7_encoding_chars_repaired", "hl7_literal_separator")),
+    "lfh_ORU_R01_v2.6_echo_report_TX_redacted.hl7": Reads({"lab_result": 3}, pending=1),
+    "mangled_ADT_A01_v2.3_space_separated_segments.hl7": Reads(
+        {**ADT_FACTS, "problem": 1}, warnings=_w("hl7_segments_split_inline")),
+    "mangled_MDM_T04_v2.3_pdf_wrapped_radiology.hl7": Reads(
+        {"other": 32}, identity={None: "mrn name"},
+        warnings=_w("hl7_segments_split_inline", "hl7_stray_line", "hl7_wrapped_lines_joined")),
+    "nist_ELR_ORU_R01_v2.5.1_case1_lead_NM.hl7": Reads({"lab_result": 1}, verified=1),
+    "nist_ELR_ORU_R01_v2.5.1_case3.hl7": Reads({"lab_result": 1}, verified=1),
+    "nist_ELR_ORU_R01_v2.5.1_case4.hl7": Reads({"lab_result": 1}, verified=1),
+    "nist_ELR_ORU_R01_v2.5.1_case6_stool_culture_ST.hl7": Reads({"lab_result": 3}, verified=3),
+    "nist_LRI_ORU_R01_v2.5.1_CBC_28obx.hl7": Reads({"lab_result": 28}, verified=28),
+    "pyhl7_ADT_A01_v2.3_HNAM_insurance.hl7": Reads({**ADT_FACTS, "problem": 1}),
+    "pyhl7_FHS_BHS_batch_ADT_A04_v2.5_VINAH.hl7": Reads(
+        {"demographic": 6}, identity=_each_message(3, "mrn"),  # name XXXXXXXXXX, DOB 10131113
+        warnings=_w("hl7_invalid_dob", "hl7_placeholder_identity")),
+    "pyhl7_ORU_R01_v2.4_GHH_glucose_SN_FN.hl7": Reads(
+        {"lab_result": 2}, verified=1, identity={None: "mrn name"}, warnings=_w("hl7_invalid_dob")),
+    "rs_BATCH_FHS_BHS_20x_ORU_R01_v2.5.1_CR.hl7": Reads(
+        {"lab_result": 20, "other": 100}, verified=17, identity=_each_message(20, "dob mrn name")),
+    "rs_ORU_R01_v2.3_Orchard_hospital_SARSCoV2_ST.hl7": Reads({"lab_result": 1}, verified=1),
+    "rs_ORU_R01_v2.5.1_CDC_STARLIMS_specimen_rejected.hl7": Reads(
+        {"lab_result": 16, "other": 1}, pending=16, warnings=_w("hl7_replacement_chars")),
+    "rs_ORU_R01_v2.5.1_Ellume_home_test_CWE.hl7": Reads(
+        {"lab_result": 1}, identity={None: "mrn"}, warnings=_w("hl7_placeholder_identity", "hl7_wrapped_lines_joined")),
+    "rs_ORU_R01_v2.5.1_MARS_OTC_selftest_BinaxNOW.hl7": Reads(
+        {"lab_result": 1, "other": 1}, verified=1, identity={None: "mrn"}),  # PID-5 and PID-7 empty
+    "rs_ORU_R01_v2.5.1_ProPhase_HbA1c_hep_HIV_escapes.hl7": Reads({"lab_result": 4}, verified=3),
+    "rs_ORU_R01_v2.5.1_SonicHealth_orthopoxvirus.hl7": Reads({"lab_result": 1}, verified=1),
+    "rs_ORU_R01_v2.5.1_blood_culture_micro_susceptibility.hl7": Reads(
+        {"lab_result": 16, "other": 9}, verified=8, pending=2),
+}
+
+
 @pytest.mark.shared_data
-@pytest.mark.parametrize("name", HL7_FILES or ["(shared data absent)"])
-def test_every_real_hl7_file_yields_facts_or_a_coded_error(shared_data, name):
-    data = (shared_data / "hl7" / name).read_bytes()
+def test_every_real_file_has_an_expected_reading(shared_data):
+    assert set(REAL_FILES) == set(HL7_FILES), "a real file was added or removed: say what it must yield"
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", sorted(REAL_FILES))
+def test_real_file_reads_as_expected(shared_data, name):
+    expected = REAL_FILES[name]
     try:
-        content = normalize_hl7(data)
-        result = extract_hl7(content, SOURCE)
+        _, result = real(shared_data, name)
     except ExtractionError as err:
-        assert err.code and str(err)  # a coded, readable failure is an acceptable outcome
-        return
-    assert result.facts, f"{name}: parsed but produced no facts"
-    checked = assert_all_citations_verifiable(content, result, SOURCE)
-    assert checked == len(result.facts) + sum(1 for i in result.identifiers if i.citation)
+        pytest.fail(f"{name} must read but failed with {err.code}: {err}")
+    facts: dict[str, int] = {}
+    for fact in result.facts:
+        facts[fact.fact_type] = facts.get(fact.fact_type, 0) + 1
+    lab_results = labs(result)
+    verified = [f for f in lab_results if not f.wants_review and not f.document_fact_only]
+    pending = [f for f in lab_results if f.structured_value.get("pending")]
+    scopes = {i.scope for i in result.identifiers}
+    kinds = {scope: " ".join(sorted(identity(result, scope))) for scope in scopes}
+    assert (facts, len(verified), len(pending)) == (expected.facts, expected.verified, expected.pending)
+    assert kinds == expected.identity
+    assert {w.code for w in result.warnings} == expected.warnings
+    assert all(i.citation is not None for i in result.identifiers)
     for fact in result.facts:
         assert 0.05 <= fact.confidence <= 0.99
         if fact.wants_review:
             assert fact.review_reason
-        if fact.fact_type == "lab_result" and fact.structured_value.get("result_status") in ("X", "I", "R", "D", "W"):
+    for fact in pending:
+        assert fact.structured_value["value"] == "" and fact.wants_review
+    for fact in lab_results:
+        if fact.structured_value.get("result_status") in ("X", "I", "R", "D", "W"):
             assert fact.structured_value["value"] == "" and fact.wants_review
 
 
@@ -284,7 +383,7 @@ def test_ghh_glucose_structured_numeric(shared_data):
     assert not sn.wants_review
     fn = by_locator(result, "OBX[2]-5")  # same number sent with value type FN
     assert fn.wants_review and "FN" in fn.review_reason
-    assert ids(result) == {"name": "EVERYWOMAN, EVE E", "mrn": "555-44-4444"}  # PID-7 196203520 is no date
+    assert identity(result) == {"name": "EVERYWOMAN, EVE E", "mrn": "555-44-4444"}  # PID-7 196203520 is no date
     assert "hl7_invalid_dob" in {w.code for w in result.warnings}
 
 
@@ -297,7 +396,7 @@ def test_nist_lead_free_text_range(shared_data):
     assert sv["reference_range"] == "<9 mcg/dL:  Acceptable background lead exposure"
     assert sv["collection_date"] == "2008-08-15"
     assert not lead.wants_review and lead.confidence >= 0.9
-    assert ids(result) == {"name": "Johnson, Philip", "dob": "2007-05-26", "mrn": "9817566735"}
+    assert identity(result) == {"name": "Johnson, Philip", "dob": "2007-05-26", "mrn": "9817566735"}
 
 
 @pytest.mark.shared_data
@@ -331,7 +430,7 @@ def test_amylase_order_without_results_is_pending(shared_data):
     assert pending.wants_review and pending.review_reason == "result pending"
     assert pending.structured_value["value"] == "" and pending.structured_value["test_name"] == "AMYLASE"
     assert pending.citation.page_or_section == "OBR[1]-4"
-    assert ids(result)["mrn"] == "V001047"  # the MR-typed one of three repeats
+    assert identity(result)["mrn"] == "V001047"  # the MR-typed one of three repeats
 
 
 @pytest.mark.shared_data
@@ -366,7 +465,7 @@ def test_batch_of_twenty(shared_data):
     assert "hl7_batch_count_mismatch" not in {w.code for w in result.warnings}
     assert len(labs(result)) == 20
     assert {f.scope for f in labs(result)} == {f"message {i}" for i in range(1, 21)}
-    assert ids(result, "message 1")["name"] == "Schaefer, Stephenie Davis"
+    assert identity(result, "message 1")["name"] == "Schaefer, Stephenie Davis"
     assert by_locator(result, "message 20 OBX[1]-5").scope == "message 20"
 
 
@@ -386,7 +485,7 @@ def test_prophase_escapes_and_wrong_unit(shared_data):
 @pytest.mark.shared_data
 def test_mangled_space_separated_adt(shared_data):
     _, result = real(shared_data, "mangled_ADT_A01_v2.3_space_separated_segments.hl7")
-    assert ids(result) == {"name": "DUCK, DONALD D", "dob": "1924-10-10", "mrn": "10006579"}
+    assert identity(result) == {"name": "DUCK, DONALD D", "dob": "1924-10-10", "mrn": "10006579"}
     problem = next(f for f in result.facts if f.fact_type == "problem")
     assert problem.structured_value["description"] == "OSTEOARTHROS NOS-L/LEG"
     assert all(f.document_fact_only for f in result.facts)
@@ -401,7 +500,7 @@ def test_mangled_pdf_wrapped_mdm(shared_data):
     assert line.structured_value["value"] == "One film was presented for interpretation and reveals a chest tube"
     assert line.wants_review and "re-assembled" in line.review_reason
     assert not any("Remote Operations" in s.text for s in content.sections if s.kind == "field")
-    assert ids(result)["mrn"] == "355281"
+    assert identity(result)["mrn"] == "355281"
 
 
 @pytest.mark.shared_data
@@ -410,8 +509,8 @@ def test_broken_vaccination_messages(shared_data):
     assert len(content.meta["messages"]) == 2
     unknown = [w.message for w in result.warnings if w.code == "hl7_unknown_segment"]
     assert any("'WHOOPS'" in m for m in unknown) and any("'ID'" in m for m in unknown)
-    assert ids(result, "message 1")["name"] == "Last, Jos\ufffd Middle"
-    assert ids(result, "message 2") == {}  # its PID was truncated to "ID": no identity guessed
+    assert identity(result, "message 1")["name"] == "Last, Jos\ufffd Middle"
+    assert identity(result, "message 2") == {}  # its PID was truncated to "ID": no identity guessed
     assert all(f.document_fact_only for f in result.facts)
 
 
@@ -435,7 +534,7 @@ def test_odd_coding_placeholders_and_animals_ask_for_review(shared_data):
     (covid,) = labs(ellume)
     assert covid.structured_value["test_name"].startswith("SARS-CoV-2 (COVID-19) Ag")
     assert covid.structured_value["value"] == "Not detected" and covid.wants_review
-    assert "name" not in ids(ellume)  # FAKE_LAST_NAME is a placeholder
+    assert "name" not in identity(ellume)  # FAKE_LAST_NAME is a placeholder
     _, rabies = real(shared_data, "hl7_ELR_IG_ORU_R01_v2.5.1_animal_rabies.hl7")
     assert labs(rabies)[0].wants_review and "not a person" in labs(rabies)[0].review_reason
     _, mayo = real(shared_data, "cdc_ti_ORU_R01_v2.3_Epic_MayoRefLab_factorV.hl7")
@@ -483,4 +582,4 @@ def test_each_message_of_a_batch_keeps_its_own_identifiers():
     for n in range(1, 5):
         scoped = [i for i in result.identifiers if i.scope == f"message {n}"]
         assert sorted(i.kind.value for i in scoped) == ["dob", "mrn", "name"]
-        assert ids(result, f"message {n}") == {"name": "QUENTARA, MARISOL J", "dob": "1978-03-14", "mrn": "WB-204118"}
+        assert identity(result, f"message {n}") == {"name": "QUENTARA, MARISOL J", "dob": "1978-03-14", "mrn": "WB-204118"}

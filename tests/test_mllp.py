@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from core.services.held_messages import attach_held_message, held_messages
 from core.services.mllp import (
     FrameReader,
     MllpListener,
     acknowledge,
-    attach_held_message,
     frame,
-    held_messages,
     read_reply,
 )
 from core.services.patients import DEMO_PATIENTS

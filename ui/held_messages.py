@@ -14,7 +14,8 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.services.access_audit import VIEW_MESSAGE
-from core.services.mllp import attach_held_message, dismiss_held_message, held_count, held_for_review
+from core.services.held_messages import (attach_held_message, dismiss_held_message, held_count,
+                                         held_for_review)
 from core.services.patients import display_name, list_patients
 from core.services.workbench import Workbench
 from ui import auth, labels

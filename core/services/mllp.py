@@ -21,37 +21,31 @@ What each message gets (docs/decisions.md, "HL7 v2 over MLLP"):
 
 The identity gate still runs in the worker as for any upload: routing by MRN only
 chooses the chart; the name and birth date decide whether the results count.
+
+Reading a message's header and writing its ACK: ``core.services.mllp_ack``; the held
+messages a reviewer decides: ``core.services.held_messages``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
 import socketserver
 import sys
 import threading
-import time
-from dataclasses import asdict, dataclass
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from core import telemetry
-from core.errors import BadInput, ExtractionError
-from core.models import DocType, IdentifierKind, IdentityCandidate
-from core.policy.access import Permission
-from core.policy.identity import check_identity, mrn_key, name_parts, same_mrn
-from core.services.accounts import authorize
+from core.errors import BadInput
+from core.models import DocType
+from core.policy.identity import same_mrn
 from core.services.ingestion import check_upload
-from core.services.patients import get_patient, list_patients
+from core.services.mllp_ack import Header, Refused, build_ack, check_header, pid_mrns, read_header
 from core.services.workbench import Workbench
-# The extractor's own PID readers: route by the MRN the gate checks, and show a reviewer
-# the name and birth date the gate will compare.
-from extract.hl7_facts import pick_identifier, pid_name
-from extract.hl7_parse import Encoding, decode_bytes, find_header, read_encoding, segment_fields, unescape
+from extract.hl7_parse import decode_bytes
 from extract.sniff import MIME_TYPES
-from extract.dates import hl7_date
-from storage import audit_repo, documents_repo, inbound_repo, jobs_repo, patients_repo
+from storage import documents_repo, inbound_repo, jobs_repo, patients_repo
 
 ACTOR = "system:mllp"
 CHANNEL = "mllp"
@@ -117,178 +111,6 @@ def read_reply(sock) -> bytes:
     return buf[buf.rindex(START_BLOCK) + len(START_BLOCK):-len(END_BLOCK)]
 
 
-# ============================================================================ the message header
-
-
-@dataclass(frozen=True)
-class Header:
-    """What acknowledging and recognising a message needs from its first header
-    (MSH, or FHS/BHS for a batch: the control id is then field 11)."""
-
-    enc: Encoding
-    segment: str
-    sending_application: str
-    sending_facility: str
-    receiving_application: str
-    receiving_facility: str
-    message_type: str
-    trigger: str
-    control_id: str
-    processing_id: str
-    version: str
-
-    @property
-    def sender(self) -> str:
-        return f"{self.sending_application}^{self.sending_facility}"
-
-
-class Refused(Exception):
-    """A message that is not accepted: ``ack`` is AE or AR, ``err`` an HL7 table 0357 code."""
-
-    def __init__(self, ack: str, err: str, text: str, code: str):
-        super().__init__(text)
-        self.ack, self.err, self.text, self.code = ack, err, text, code
-
-
-def _segments(text: str) -> list[str]:
-    return [s for s in re.split(r"[\r\n]+", text) if s.strip()]
-
-
-def read_header(text: str) -> Header:
-    found = find_header(text)
-    if found is None:
-        raise Refused("AR", "100", "Not an HL7 v2 message: no MSH segment.", "not_hl7")
-    line = _segments(text[found.start():])[0]
-    try:
-        enc, _ = read_encoding(line)
-    except ExtractionError:
-        raise Refused("AR", "102", "The MSH segment has no usable field separator.", "hl7_parse_error") from None
-    fields = segment_fields(line, enc)
-    name, is_msh = fields[0], fields[0] == "MSH"
-    id_field = 10 if is_msh else 11
-
-    def comp(n: int, index: int = 0) -> str:
-        value = fields[n] if n < len(fields) else ""
-        parts = value.split(enc.component) if enc.component else [value]
-        return parts[index].strip() if index < len(parts) else ""
-
-    header = Header(
-        enc=enc, segment=name, sending_application=comp(3), sending_facility=comp(4),
-        receiving_application=comp(5), receiving_facility=comp(6),
-        message_type=comp(9) if is_msh else "batch", trigger=comp(9, 1) if is_msh else "",
-        # Kept as received (escapes and all): MSA-2 must echo it exactly.
-        control_id=(fields[id_field] if id_field < len(fields) else "").strip(),
-        processing_id=comp(11) if is_msh else "P", version=comp(12) if is_msh else "",
-    )
-    return header
-
-
-def check_header(header: Header) -> None:
-    """Refuse a message that cannot be recognised when resent, or is not for a chart."""
-    if not header.control_id:
-        field = "MSH-10" if header.segment == "MSH" else f"{header.segment}-11"
-        raise Refused("AE", "101", f"{field} (message control id) is empty.", "hl7_no_control_id")
-    if header.processing_id not in ("", "P"):
-        raise Refused("AR", "202", f"Processing id {header.processing_id[:5]} is not accepted; "
-                      "only production (P) messages reach a chart.", "hl7_not_production")
-
-
-def _pids(text: str, enc: Encoding) -> Iterator[list[str]]:
-    """The fields of each PID segment, in order."""
-    for seg in _segments(text):
-        if seg.startswith("PID" + enc.field):
-            yield segment_fields(seg, enc)
-
-
-def _pid_mrn(fields: list[str], enc: Encoding) -> str:
-    picked = (pick_identifier(fields[n], enc) for n in (3, 2, 4) if n < len(fields))
-    return next((m for m in picked if m), "")
-
-
-def pid_mrns(text: str, enc: Encoding) -> list[str]:
-    """The MRN of each PID segment, chosen as the extractor chooses it (PID-3, else PID-2,
-    PID-4); '' for a PID without one."""
-    return [_pid_mrn(fields, enc) for fields in _pids(text, enc)]
-
-
-@dataclass(frozen=True)
-class StatedPatient:
-    """Who one PID segment says the patient is, read by the extractor's own PID readers,
-    so a reviewer sees what the identity gate will compare once the message is on a chart."""
-
-    name: str | None  # "FAMILY, GIVEN MIDDLE", as the extractor prints it for the gate
-    placeholder_name: bool  # PID-5 holds "UNKNOWN", "XXX"...: the gate ignores it
-    dob: str | None  # YYYY-MM-DD
-    dob_printed: str | None  # PID-7 as sent when it is not a date
-    mrn: str | None
-
-    def candidates(self) -> list[IdentityCandidate]:
-        found = [(IdentifierKind.NAME, None if self.placeholder_name else self.name),
-                 (IdentifierKind.DOB, self.dob), (IdentifierKind.MRN, self.mrn)]
-        return [IdentityCandidate(kind=kind, value=value) for kind, value in found if value]
-
-
-def stated_patients(text: str, enc: Encoding) -> list[StatedPatient]:
-    """One ``StatedPatient`` per PID segment (none for a message without PID)."""
-    out = []
-    for fields in _pids(text, enc):
-        raw = lambda n: fields[n] if n < len(fields) else ""  # noqa: E731
-        name = pid_name(raw(5), enc)
-        dob_raw = unescape(raw(7), enc).strip()
-        dob = hl7_date(dob_raw) if dob_raw else None
-        out.append(StatedPatient(name=name.printed if name else None,
-                                 placeholder_name=bool(name and name.placeholder), dob=dob,
-                                 dob_printed=dob_raw if dob_raw and not dob else None,
-                                 mrn=_pid_mrn(fields, enc) or None))
-    return out
-
-
-# ============================================================================ acknowledgements
-
-_ack_ids = itertools.count(1)
-
-
-def _escape(text: str, enc: Encoding) -> str:
-    """HL7 escapes for the delimiters in a free-text field (escape character first)."""
-    if not enc.escape:
-        return text
-    e = enc.escape
-    pairs = [(e, f"{e}E{e}"), (enc.field, f"{e}F{e}"), (enc.component, f"{e}S{e}"),
-             (enc.subcomponent, f"{e}T{e}"), (enc.repetition, f"{e}R{e}")]
-    for char, escaped in pairs:
-        if char:
-            text = text.replace(char, escaped)
-    return text
-
-
-_ERR_WORDS = {"100": "Segment sequence error", "101": "Required field missing", "102": "Data type error",
-              "202": "Unsupported processing id", "207": "Application internal error"}
-
-
-def build_ack(header: Header | None, code: str, text: str, err: str | None = None) -> bytes:
-    """An original-mode ACK: MSH, MSA (code, the message's control id, a short text) and,
-    for AE/AR, ERR with the HL7 table 0357 code. It answers in the sender's delimiters,
-    swapping its sending and receiving application/facility."""
-    enc = header.enc if header else Encoding()
-    fs, cs = enc.field, enc.component
-    esc = lambda s: _escape(s or "", enc)  # noqa: E731
-    h = header
-    msh = [
-        "MSH" + fs + enc.msh2,
-        esc(h.receiving_application if h and h.receiving_application else "WORKBENCH"),
-        esc(h.receiving_facility if h else ""), esc(h.sending_application if h else ""),
-        esc(h.sending_facility if h else ""), datetime.now().strftime("%Y%m%d%H%M%S"), "",
-        cs.join(["ACK", h.trigger, "ACK"]) if h and h.trigger else "ACK",
-        f"WB{time.time_ns() // 1_000_000 % 10**10}{next(_ack_ids) % 1000:03d}", "P",
-        (h.version if h else "") or "2.5.1",
-    ]
-    segments = [fs.join(msh), fs.join(["MSA", code, h.control_id if h else "", esc(text[:80])])]
-    if err:
-        segments.append(fs.join(["ERR", "", "", cs.join([err, esc(_ERR_WORDS[err]), "HL70357"]), "E",
-                                 "", "", "", esc(text)]))
-    return "\r".join(segments).encode("utf-8") + b"\r"
-
-
 # ============================================================================ receiving
 
 
@@ -328,7 +150,7 @@ def _match_patient(wb: Workbench, mrns: list[str]) -> tuple[int | None, str | No
     return (found.pop(), None) if len(found) == 1 else (None, "ambiguous_patient")
 
 
-def _safe_name(control_id: str) -> str:
+def message_filename(control_id: str) -> str:
     return "mllp-" + (re.sub(r"[^A-Za-z0-9._-]", "_", control_id)[:40] or "message") + ".hl7"
 
 
@@ -340,7 +162,7 @@ def receive_message(wb: Workbench, data: bytes) -> tuple[Receipt, Header | None]
         header = read_header(text)
         check_header(header)
         try:
-            check_upload(data, _safe_name(header.control_id), DocType.HL7V2_MESSAGE, wb.settings.upload_max_bytes)
+            check_upload(data, message_filename(header.control_id), DocType.HL7V2_MESSAGE, wb.settings.upload_max_bytes)
         except BadInput as exc:
             raise Refused("AE", "102", exc.message[:200], exc.code) from None
         return _store(wb, data, text, header), header
@@ -384,7 +206,7 @@ def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
 
 def _attach(cur, patient_id: int, category_id: int, header: Header, sha: str, stored, size: int, by: str):
     document = documents_repo.insert(
-        cur, patient_id=patient_id, category_id=category_id, filename=_safe_name(header.control_id),
+        cur, patient_id=patient_id, category_id=category_id, filename=message_filename(header.control_id),
         mime=MIME_TYPES.get("hl7"), sha256=sha, size=size, stored_path=str(stored), uploaded_by=by)
     job = jobs_repo.enqueue(cur, patient_id=patient_id, document_id=document["id"],
                             doc_type=DocType.HL7V2_MESSAGE.value)
@@ -419,148 +241,6 @@ def _header_or_none(data: bytes) -> Header | None:
         return read_header(decode_bytes(data)[0])
     except Exception:  # noqa: BLE001 - only for addressing the ACK
         return None
-
-
-# ============================================================================ held messages
-
-
-def held_messages(wb: Workbench) -> list[dict]:
-    """Messages stored but on no chart yet, oldest first, for a reviewer."""
-    with wb.db.cursor() as cur:
-        return inbound_repo.held(cur)
-
-
-def held_count(wb: Workbench) -> int:
-    with wb.db.cursor() as cur:
-        return inbound_repo.counts(cur).get("held", 0)
-
-
-def held_for_review(wb: Workbench, *, limit: int | None = None) -> list[dict]:
-    """The held messages, oldest first, as a reviewer decides them: each row with what
-    its PID segments say of the patient (``stated``: one ``StatedPatient`` as a dict per
-    PID, read from the stored original) and ``suggested``: the chart patients who agree
-    with it on at least one identifier by the identity gate's rules, most agreeing first
-    (``[{"patient_id", "agrees": ["name", "dob"], "differs": ["mrn"]}]``). ``readable``
-    is False when the stored original cannot be read back (then nothing is stated)."""
-    rows = held_messages(wb)[:limit]
-    charts = _ChartIndex(list_patients(wb)) if rows else None
-    out = []
-    for row in rows:
-        try:
-            text, _ = decode_bytes(wb.blobs.get(row["sha256"]))
-            stated = stated_patients(text, read_header(text).enc)
-            readable = True
-        except (OSError, Refused):  # a blob gone from disk, or (never expected) no header
-            stated, readable = [], False
-        out.append(row | {"readable": readable, "stated": [asdict(p) for p in stated],
-                          "suggested": charts.suggest(stated)})
-    return out
-
-
-class _ChartIndex:
-    """Chart patients by birth date, MRN (as ``same_mrn`` compares them) and family-name
-    word, so suggesting charts for a message runs the gate's full comparison only on the
-    few that can agree, not on every chart for every message."""
-
-    def __init__(self, patients: list[dict]):
-        self.by_dob: dict[str, list[dict]] = {}
-        self.by_mrn: dict[str, list[dict]] = {}
-        self.by_family: dict[str, list[dict]] = {}
-        for p in patients:
-            self.by_dob.setdefault(str(p["dob"]), []).append(p)
-            self.by_mrn.setdefault(mrn_key(p["mrn"]), []).append(p)
-            for word in set(_name_words(f"{p['last_name']}, {p['first_name']}")[1]):
-                self.by_family.setdefault(word, []).append(p)
-
-    def _maybe(self, person: "StatedPatient") -> list[dict]:
-        # A name agrees (identity.names_match) only through a family-name word, printed
-        # as the family name or, the other way round, as the given name.
-        given, family = ([], []) if person.placeholder_name else _name_words(person.name)
-        found = [p for word in set(given + family) for p in self.by_family.get(word, [])]
-        found += self.by_dob.get(person.dob or "", []) + (self.by_mrn.get(mrn_key(person.mrn)) or [] if person.mrn
-                                                          else [])
-        return list({p["id"]: p for p in found}.values())
-
-    def suggest(self, stated: list["StatedPatient"]) -> list[dict]:
-        agrees: dict[int, set[str]] = {}
-        differs: dict[int, set[str]] = {}
-        for person in stated:
-            candidates = person.candidates()
-            for patient in self._maybe(person):
-                matched = check_identity(candidates, patient).matched
-                if any(matched.values()):
-                    agrees.setdefault(patient["id"], set()).update(k for k, same in matched.items() if same)
-                    differs.setdefault(patient["id"], set()).update(k for k, same in matched.items() if not same)
-        order = ("name", "dob", "mrn")
-        ranked = sorted(agrees.items(), key=lambda item: (-len(item[1]), item[0]))
-        return [{"patient_id": pid, "agrees": [k for k in order if k in same],
-                 "differs": [k for k in order if k in differs[pid] - same]} for pid, same in ranked]
-
-
-def _name_words(name: str | None) -> tuple[list[str], list[str]]:
-    return (name_parts(name) if name else None) or ([], [])
-
-
-def _still_held(row: dict | None, message_id: int) -> dict:
-    """The row, or a refusal that says who decided it and when."""
-    if row is None:
-        raise BadInput(f"Message {message_id} is not held: there is no such message.", code="not_held")
-    if row["status"] != "held":
-        done = {"attached": "put it on a chart", "dismissed": "set it aside as not for this clinic"}.get(
-            row["status"], "decided it")
-        when = f" at {row['decided_at']:%Y-%m-%d %H:%M} UTC" if row.get("decided_at") else ""
-        raise BadInput(f"Message {message_id} is not held: {row['decided_by'] or 'someone'} already {done}{when}.",
-                       code="not_held")
-    return row
-
-
-def attach_held_message(wb: Workbench, message_id: int, *, patient_id: int, by: str) -> dict:
-    """A reviewer puts a held message on a chart: a document and a queued job, like an
-    upload (the identity gate then checks it as any other). The decision is audited."""
-    actor = authorize(wb, by, Permission.DECIDE).name
-    patient = get_patient(wb, patient_id=patient_id)
-    with wb.db.transaction() as cur:
-        row = _still_held(inbound_repo.by_id(cur, message_id), message_id)
-        cat = documents_repo.category_for_doc_type(cur, DocType.HL7V2_MESSAGE.value)
-        if cat is None:
-            raise BadInput("No active category reads HL7 v2 messages.", code="unknown_category")
-        document = documents_repo.insert(
-            cur, patient_id=patient["id"], category_id=cat["id"], filename=_safe_name(row["control_id"]),
-            mime=MIME_TYPES.get("hl7"), sha256=row["sha256"], size=row["size"], stored_path=row["stored_path"],
-            uploaded_by=actor)
-        job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document["id"],
-                                doc_type=DocType.HL7V2_MESSAGE.value)
-        done = inbound_repo.mark_attached(cur, message_id, patient_id=patient["id"], document_id=document["id"],
-                                          job_id=job["id"], by=actor)
-        audit_repo.add_review_decision(
-            cur, item_type=AUDIT_ITEM, item_id=message_id, decision="attach", actor=actor, reason=None,
-            before={"status": "held", "hold_reason": row["hold_reason"]},
-            after={"status": "attached", "patient_id": patient["id"], "document_id": document["id"],
-                   "job_id": job["id"]})
-    telemetry.emit("mllp_message_decided", settings=wb.settings, patient_id=patient["id"], channel=CHANNEL,
-                   status="attached", document_id=document["id"], job_id=job["id"], user=actor)
-    return done
-
-
-def dismiss_held_message(wb: Workbench, message_id: int, *, by: str, reason: str | None = None) -> dict:
-    """A reviewer sets a held message aside as not for this clinic. The stored original
-    and the row stay (a resend is still recognised and answered AA, stored once); only
-    its status moves from held to dismissed, with who and when, and the decision is
-    audited."""
-    actor = authorize(wb, by, Permission.DECIDE).name
-    with wb.db.transaction() as cur:
-        row = _still_held(inbound_repo.by_id(cur, message_id), message_id)
-        done = inbound_repo.mark_dismissed(cur, message_id, by=actor)
-        audit_repo.add_review_decision(
-            cur, item_type=AUDIT_ITEM, item_id=message_id, decision="dismiss", actor=actor,
-            reason=(reason or "").strip() or DISMISS_REASON,
-            before={"status": "held", "hold_reason": row["hold_reason"]}, after={"status": "dismissed"})
-    telemetry.emit("mllp_message_decided", settings=wb.settings, channel=CHANNEL, status="dismissed", user=actor)
-    return done
-
-
-AUDIT_ITEM = "inbound_message"  # review_decisions.item_type of a decision on a held message
-DISMISS_REASON = "not for this clinic"
 
 
 # ============================================================================ the listener
