@@ -1,6 +1,6 @@
 """Setup and housekeeping commands: init, worker, mllp, health, index-corpus and demo.
-Each opens this process's workbench (none is run by the app for a CLI beside it, except
-index-corpus, which takes one)."""
+None is run by the app for a CLI beside it: each opens this process's workbench (or,
+index-corpus, is given the one opened for it; health only reads)."""
 
 from __future__ import annotations
 
