@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from pydantic import BaseModel
 
@@ -34,6 +34,29 @@ SPARSE_N = 30
 DENSE_N = 30
 RERANK_N = 30
 EMBED_BATCH = 64
+
+
+class SearchableChunk(Protocol):
+    """What search reads of a chunk: a corpus.loader.GuidelineChunk, or the row
+    storage.guideline_repo reads back (GuidelineRow) for the active version."""
+
+    @property
+    def chunk_id(self) -> str: ...
+
+    @property
+    def corpus_version(self) -> str: ...
+
+    @property
+    def source_title(self) -> str: ...
+
+    @property
+    def section(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def citation(self) -> dict[str, Any]: ...
 
 
 class GuidelineIndexMissing(WorkbenchError):
@@ -137,7 +160,7 @@ class GuidelineSearcher:
         *,
         embedder: Embedder,
         reranker: Reranker | None = None,
-        chunks: Sequence[GuidelineChunk],
+        chunks: Sequence[SearchableChunk],
         threshold: float | None = None,
         store: VectorIndex | None = None,
         sparse_n: int = SPARSE_N,
