@@ -44,9 +44,8 @@ def seed(data_dir: Path, facts: int, pages: int):
     from datetime import date
 
     from bench.accounts import bench_reviewer
-    from core.services.ingestion import attach_and_extract
+    from core.services.ingestion import ingest_now
     from core.services.patients import add_patient
-    from core.services.worker import Worker
     from core.services.workbench import open_workbench
     from core.settings import reload_settings
     from storage import facts_repo
@@ -60,10 +59,8 @@ def seed(data_dir: Path, facts: int, pages: int):
         reviewer = bench_reviewer(wb)
         patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
                               by=reviewer.username)
-        attached = attach_and_extract(wb, patient_id=patient["id"], source="long-lab.pdf", data=data,
-                                      filename="long-lab.pdf", doc_type="lab_pdf",
-                                      by=reviewer.username)
-        Worker(wb, worker_id="bench").run_specific(attached.job["id"])
+        attached = ingest_now(wb, patient_id=patient["id"], source="long-lab.pdf", data=data,
+                              filename="long-lab.pdf", doc_type="lab_pdf", by=reviewer.username).attached
         doc_id = attached.document["id"]
         with wb.db.transaction() as cur:
             base = facts_repo.facts_for_document(cur, doc_id)

@@ -27,9 +27,8 @@ def seed(data_dir: Path, items: int):
     from datetime import date
 
     from bench.accounts import bench_reviewer
-    from core.services.ingestion import attach_and_extract
+    from core.services.ingestion import ingest_now
     from core.services.patients import add_patient
-    from core.services.worker import Worker
     from core.services.workbench import open_workbench
     from core.settings import reload_settings
     from golden.fixtures import LAB_CASES, render_lab
@@ -44,9 +43,8 @@ def seed(data_dir: Path, items: int):
         reviewer = bench_reviewer(wb)
         patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
                               by=reviewer.username)
-        attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
-                                      filename="lab.pdf", doc_type="lab_pdf", by=reviewer.username)
-        Worker(wb, worker_id="bench").run_specific(attached.job["id"])
+        attached = ingest_now(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
+                              filename="lab.pdf", doc_type="lab_pdf", by=reviewer.username).attached
         with wb.db.transaction() as cur:
             base = facts_repo.facts_for_document(cur, attached.document["id"])
             clones = []

@@ -125,7 +125,7 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
     from core.policy.questions import parse_question
     from core.services.answering import ask
     from core.services.fact_vectors import index_pending
-    from core.services.ingestion import attach_and_extract
+    from core.services.ingestion import attach_and_extract, reread_document
     from core.services.retraction import delete_document
     from core.services.review import check_for_document, review
     from core.services.worker import Worker
@@ -145,8 +145,8 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
                                            attached.job["doc_type"] if attached.job else step.doc_type, index)
             else:
                 upload = obs.uploads[step.reprocess]
-                attached = attach_and_extract(wb, patient_id=obs.patient_ids[upload.patient],
-                                              source=upload.document_id, doc_type=upload.doc_type, by=step.by)
+                attached = reread_document(wb, patient_id=obs.patient_ids[upload.patient],
+                                           document_id=upload.document_id, doc_type=upload.doc_type, by=step.by)
             if attached.jobs:  # one job, or one per part of a batch read in parts
                 obs.processing = attached.document["id"]
                 for queued in attached.jobs:

@@ -1,8 +1,9 @@
-"""Guideline indexing and hybrid search.
+"""Guideline index building and hybrid search.
 
-Indexing writes three stores for one corpus version: the tantivy BM25 index, the LanceDB
-``guideline_chunks`` vectors, and the DuckDB rows; the DuckDB active flag flips last, so
-the workbench never answers from a version whose indexes are incomplete.
+``build_indexes`` writes the two search stores of one corpus version: the tantivy BM25
+index and the LanceDB ``guideline_chunks`` vectors. The DuckDB rows and the active flag,
+flipped last so the workbench never answers from an incomplete version, are the indexing
+service's (core.services.corpus); retrieval reads no repository.
 
 Search: BM25 top-N and dense top-N -> reciprocal rank fusion -> rerank -> threshold ->
 top-k cited chunks, or ``not_found``. Chunk texts and vectors are held in memory once per
@@ -14,18 +15,18 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Protocol, Sequence
 
 from pydantic import BaseModel
 
 from core.errors import WorkbenchError
-from corpus.loader import GuidelineChunk, load_corpus
+from corpus.loader import GuidelineChunk
 from retrieve import lexical
 from retrieve.embedder import Embedder
 from retrieve.fusion import reciprocal_rank_fusion
 from retrieve.rerank import LocalReranker, RerankCandidate, Reranker
-from storage import guideline_repo
 from storage.keyword_index import KeywordDoc, KeywordIndex
+from storage.protocols import KeywordSearchIndex, VectorIndex
 from storage.vector_store import GuidelineVectorRow, VectorStore
 
 THRESHOLDS_FILE = Path(__file__).resolve().parent / "thresholds.json"
@@ -33,6 +34,29 @@ SPARSE_N = 30
 DENSE_N = 30
 RERANK_N = 30
 EMBED_BATCH = 64
+
+
+class SearchableChunk(Protocol):
+    """What search reads of a chunk: a corpus.loader.GuidelineChunk, or the row
+    storage.guideline_repo reads back (GuidelineRow) for the active version."""
+
+    @property
+    def chunk_id(self) -> str: ...
+
+    @property
+    def corpus_version(self) -> str: ...
+
+    @property
+    def source_title(self) -> str: ...
+
+    @property
+    def section(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def citation(self) -> dict[str, Any]: ...
 
 
 class GuidelineIndexMissing(WorkbenchError):
@@ -47,19 +71,19 @@ class ThresholdNotCalibrated(WorkbenchError):
 
 
 def build_indexes(data_dir: Path | str, corpus_version: str, chunks: Sequence[GuidelineChunk],
-                  embedder: Embedder, *, store: VectorStore | None = None,
+                  embedder: Embedder, *, store: VectorIndex | None = None,
                   force: bool = False) -> dict[str, int | bool]:
     """Build (or complete) the keyword index and vector rows for one version.
 
     Only chunks without a vector from this embedder are embedded, so a rerun after a
     crash finishes the job instead of starting over; ``force`` rebuilds and re-embeds all.
     """
-    keyword = KeywordIndex(data_dir, corpus_version)
+    keyword: KeywordSearchIndex = KeywordIndex(data_dir, corpus_version)
     keyword_count, keyword_skipped = keyword.build(
         (KeywordDoc(c.chunk_id, c.source_title, c.section, c.text) for c in chunks),
         rebuild=force or (keyword.is_complete() and keyword.doc_count() != len(chunks)),
     )
-    store = store or VectorStore.for_data_dir(data_dir)
+    store = store if store is not None else VectorStore.for_data_dir(data_dir)
     wanted = {c.chunk_id for c in chunks}
     have, _ = store.guideline_vectors(corpus_version)
     store.remove_guideline_chunks(corpus_version, [cid for cid in have if cid not in wanted])
@@ -78,44 +102,6 @@ def build_indexes(data_dir: Path | str, corpus_version: str, chunks: Sequence[Gu
         "vectors": store.count_guideline_chunks(corpus_version, embedding_model=embedder.name),
         "embedded": len(todo),
     }
-
-
-def index_corpus(cur: Any, data_dir: Path | str, embedder: Embedder,
-                 corpus: tuple[str, list[GuidelineChunk]] | None = None, *, force: bool = False) -> dict[str, Any]:
-    """Index the checked-in corpus (or ``corpus``) into all three stores; idempotent.
-
-    ``skipped`` is True when every store already held this version for this embedder
-    and it was already the active version: nothing was written. ``force`` rebuilds the
-    keyword index and re-embeds every chunk even then.
-    """
-    version, chunks = corpus or load_corpus()
-    n = len(chunks)
-    keyword = KeywordIndex(data_dir, version)
-    store = VectorStore.for_data_dir(data_dir)
-    complete = (
-        keyword.is_complete() and keyword.doc_count() == n
-        and store.count_guideline_chunks(version, embedding_model=embedder.name) == n
-        and guideline_repo.count_chunks(cur, version) == n
-        and guideline_repo.active_version(cur) == version
-    )
-    if complete and not force:
-        counts = {"chunks": n, "duckdb": n, "keyword": n, "vectors": n, "embedded": 0}
-        return {"corpus_version": version, "skipped": True, "counts": counts}
-    built = build_indexes(data_dir, version, chunks, embedder, store=store, force=force)
-    if built["keyword"] != n or built["vectors"] != n:
-        raise GuidelineIndexMissing(f"index for {version} is incomplete after build: {built}")
-    cur.execute("BEGIN TRANSACTION")
-    try:
-        guideline_repo.upsert_chunks(cur, chunks)
-        guideline_repo.prune_version(cur, version, [c.chunk_id for c in chunks])
-        guideline_repo.set_active_version(cur, version)
-        cur.execute("COMMIT")
-    except BaseException:
-        cur.execute("ROLLBACK")
-        raise
-    counts = {"chunks": n, "duckdb": guideline_repo.count_chunks(cur, version),
-              "keyword": built["keyword"], "vectors": built["vectors"], "embedded": built["embedded"]}
-    return {"corpus_version": version, "skipped": False, "counts": counts}
 
 
 # -- thresholds -------------------------------------------------------------------------
@@ -163,9 +149,9 @@ class SearchResult(BaseModel):
 class GuidelineSearcher:
     """Hybrid guideline search over one corpus version, built once and reused.
 
-    Give either ``chunks`` (preloaded, all one version) or ``cur_factory`` (returns a
-    DuckDB cursor; the active version's chunks are read once). ``threshold`` defaults to
-    the checked-in value for this reranker and embedder.
+    ``chunks``: the version's chunks, all one version (the caller reads the active ones
+    from the database). ``threshold`` defaults to the checked-in value for this reranker
+    and embedder.
     """
 
     def __init__(
@@ -174,18 +160,13 @@ class GuidelineSearcher:
         *,
         embedder: Embedder,
         reranker: Reranker | None = None,
-        chunks: Sequence[GuidelineChunk] | None = None,
-        cur_factory: Callable[[], Any] | None = None,
+        chunks: Sequence[SearchableChunk],
         threshold: float | None = None,
-        store: VectorStore | None = None,
+        store: VectorIndex | None = None,
         sparse_n: int = SPARSE_N,
         dense_n: int = DENSE_N,
         rerank_n: int = RERANK_N,
     ):
-        if (chunks is None) == (cur_factory is None):
-            raise ValueError("give exactly one of chunks or cur_factory")
-        if chunks is None:
-            _, chunks = guideline_repo.get_active_chunks(cur_factory())
         if not chunks:
             raise GuidelineIndexMissing("no active guideline corpus: run the indexer first")
         versions = {c.corpus_version for c in chunks}
@@ -196,10 +177,11 @@ class GuidelineSearcher:
         self.reranker = reranker or LocalReranker(embedder)
         self.threshold = threshold if threshold is not None else load_threshold(self.reranker.name, embedder.name)
         self._chunks = {c.chunk_id: c for c in chunks}
-        self._keyword = KeywordIndex(data_dir, self.corpus_version)
+        self._keyword: KeywordSearchIndex = KeywordIndex(data_dir, self.corpus_version)
         if not self._keyword.is_complete():
             raise GuidelineIndexMissing(f"keyword index missing for {self.corpus_version}")
-        self._store = store or VectorStore.for_data_dir(data_dir, read_consistency_interval=None)
+        self._store: VectorIndex = store if store is not None else \
+            VectorStore.for_data_dir(data_dir, read_consistency_interval=None)
         ids, matrix = self._store.guideline_vectors(self.corpus_version, embedding_model=embedder.name)
         missing = set(self._chunks) - set(ids)
         if missing:

@@ -12,6 +12,7 @@ from typing import Any
 from core.settings import Settings
 from retrieve.embedder import Embedder
 from retrieve.providers import embedder_for
+from storage.protocols import VectorIndex
 from storage.vector_store import PatientFactHit, PatientFactRow, VectorStore
 
 
@@ -21,7 +22,7 @@ def fact_embedding_text(fact: dict[str, Any]) -> str:
 
 
 class LancePatientFactIndex:
-    def __init__(self, settings: Settings, *, embedder: Embedder | None = None, store: VectorStore | None = None):
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None, store: VectorIndex | None = None):
         self._settings = settings
         self._embedder = embedder
         self._store = store
@@ -33,7 +34,7 @@ class LancePatientFactIndex:
         return self._embedder
 
     @property
-    def store(self) -> VectorStore:
+    def store(self) -> VectorIndex:
         if self._store is None:
             self._store = VectorStore.for_data_dir(self._settings.data_dir)
         return self._store

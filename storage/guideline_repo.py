@@ -1,20 +1,46 @@
 """DuckDB rows for guideline chunks (the table is created by the lead's migration).
 
 Functions take a DuckDB connection or cursor and leave transactions to the caller, so a
-caller can make "write rows + switch active version" one atomic step.
+caller can make "write rows + switch active version" one atomic step. Rows are read back
+as ``GuidelineRow``, the table's own shape: storage knows nothing of the corpus loader.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol, Sequence
 
-from corpus.loader import GuidelineChunk
+
+class ChunkFields(Protocol):
+    """What a chunk to be written must have (a corpus.loader.GuidelineChunk has it)."""
+
+    chunk_id: str
+    corpus_version: str
+    source_title: str
+    source_reference: str
+    section: str
+    text: str
+    citation: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GuidelineRow:
+    """One stored guideline chunk: the cited unit of one corpus version."""
+
+    chunk_id: str
+    corpus_version: str
+    source_title: str
+    source_reference: str
+    section: str
+    text: str
+    citation: dict[str, Any] = field(hash=False, compare=False)
+
 
 _COLUMNS = "chunk_id, corpus_version, source_title, source_reference, section, text, citation"
 
 
-def upsert_chunks(cur: Any, chunks: Iterable[GuidelineChunk]) -> int:
+def upsert_chunks(cur: Any, chunks: Iterable[ChunkFields]) -> int:
     """Insert or refresh chunks by ``(corpus_version, chunk_id)``; returns rows written.
 
     New rows start inactive: only :func:`set_active_version` decides which version the
@@ -74,13 +100,13 @@ def count_chunks(cur: Any, corpus_version: str) -> int:
     ).fetchone()[0]
 
 
-def _row_to_chunk(row: Sequence[Any]) -> GuidelineChunk:
+def _row_to_chunk(row: Sequence[Any]) -> GuidelineRow:
     chunk_id, version, title, reference, section, text, citation = row
-    return GuidelineChunk(chunk_id, version, title, reference or "", section, text,
+    return GuidelineRow(chunk_id, version, title, reference or "", section, text,
                           json.loads(citation) if isinstance(citation, str) else citation)
 
 
-def get_chunks(cur: Any, corpus_version: str, chunk_ids: Iterable[str]) -> dict[str, GuidelineChunk]:
+def get_chunks(cur: Any, corpus_version: str, chunk_ids: Iterable[str]) -> dict[str, GuidelineRow]:
     """The requested chunks of one version, by id (missing ids are simply absent)."""
     ids = list(dict.fromkeys(chunk_ids))
     if not ids:
@@ -92,7 +118,7 @@ def get_chunks(cur: Any, corpus_version: str, chunk_ids: Iterable[str]) -> dict[
     return {row[0]: _row_to_chunk(row) for row in rows}
 
 
-def get_active_chunks(cur: Any) -> tuple[str | None, list[GuidelineChunk]]:
+def get_active_chunks(cur: Any) -> tuple[str | None, list[GuidelineRow]]:
     """``(version, chunks)`` of the active corpus, ordered by chunk id."""
     version = active_version(cur)
     if version is None:

@@ -15,10 +15,9 @@ from core.policy.questions import Intent, parse_question
 from core.policy.supervisor import route
 from core.policy.unsafe_requests import Unsafe
 from core.services.answering import ask
-from core.services.ingestion import attach_and_extract
+from core.services.ingestion import ingest_now
 from core.services.patients import add_patient
 from core.services.retraction import delete_document
-from core.services.worker import Worker
 from core.services.workbench import open_workbench
 from core.settings import Settings
 from golden.fixtures import INTAKE_CASES, LAB_CASES, render_intake, render_lab
@@ -109,11 +108,12 @@ def test_drafted_sentences_need_markers_and_known_values():
 
 # ---------------------------------------------------------------- end to end
 def _ingest(wb, patient, data, doc_type, name):
-    attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data, filename=name,
-                                  doc_type=doc_type, by="dr.reviewer")
-    job = Worker(wb).run_specific(attached.job["id"])
+    """Attach and read now (vectors indexed too), as the CLI's ingest does."""
+    ingested = ingest_now(wb, patient_id=patient["id"], source=name, data=data, filename=name,
+                          doc_type=doc_type, by="dr.reviewer")
+    job = ingested.report["job"]
     assert job["status"] == "succeeded", job["error_message"]
-    return attached.document["id"]
+    return ingested.attached.document["id"]
 
 
 def _chart_patient(wb, p):
@@ -124,7 +124,6 @@ def _chart_patient(wb, p):
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     from core.services.corpus import index_guideline_corpus
-    from core.services.fact_vectors import index_pending
 
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("answers")))
     seed_test_accounts(wb)
@@ -137,7 +136,6 @@ def world(tmp_path_factory):
         "odalys_lab": _ingest(wb, odalys, render_lab(ODALYS_LAB), "lab_pdf", "odalys-lab.pdf"),
         "odalys_intake": _ingest(wb, odalys, render_intake(ODALYS_INTAKE), "intake_form", "odalys-intake.pdf"),
     }
-    index_pending(wb)
     yield {"wb": wb, "wren": wren, "odalys": odalys, "docs": docs}
     wb.close()
 
@@ -247,10 +245,7 @@ def test_deleted_document_is_never_cited(tmp_path):
     seed_test_accounts(wb)
     try:
         wren = _chart_patient(wb, WREN_LAB.patient)
-        lab = _ingest(wb, wren, render_lab(WREN_LAB), "lab_pdf", "wrong-patient-upload.pdf")
-        from core.services.fact_vectors import index_pending
-
-        index_pending(wb)
+        lab = _ingest(wb, wren, render_lab(WREN_LAB), "lab_pdf", "wrong-patient-upload.pdf")  # vectors indexed
         before = ask(wb, wren["id"], "What is her LDL?").payload
         assert f"documents:{lab}" in _cited_documents(before)
         free_text = "lipoprotein and fat values"  # no topic or test name: answered through the vectors
@@ -806,19 +801,14 @@ def test_a_low_glucose_is_not_given_diabetes_screening_guidance(world):
 
 def test_a_drafter_that_fails_falls_back_to_the_verified_answer(wb):
     from core.services.answering import ask
-    from core.services.fact_vectors import index_pending
-    from core.services.ingestion import attach_and_extract
     from core.services.patients import add_patient
-    from core.services.worker import Worker
     from golden.fixtures import LAB_CASES, render_lab
 
     case = LAB_CASES[0]
     p = case.patient
     patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=p.dob, sex=p.sex, by="dr.reviewer")
-    attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
-                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
-    Worker(wb, worker_id="test").run_specific(attached.job["id"])
-    index_pending(wb)
+    ingest_now(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case), filename="lab.pdf",
+               doc_type="lab_pdf", by="dr.reviewer")
     calls = []
 
     class Down:

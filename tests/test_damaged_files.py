@@ -18,11 +18,9 @@ import pytest
 from core.errors import BadInput, ExtractionError
 from core.models import DocType
 from core.policy.certainty import FILE_REPAIRED
-from core.services.facts import document_report
-from core.services.ingestion import attach_and_extract, read_upload_file
+from core.services.ingestion import ingest_now, read_upload_file
 from core.services.patients import add_patient
 from core.services.processing import NOTHING_FOUND
-from core.services.worker import Worker
 from extract.normalize import normalize
 from golden.fixtures import LAB_CASES, render_lab
 from golden.office_fixtures import build_prose_letter
@@ -49,12 +47,9 @@ def hl7_patient(wb) -> dict:
 
 
 def run(wb, patient, data: bytes, doc_type: str, name: str) -> dict:
-    attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data, filename=name,
-                                  doc_type=doc_type, by="dr.reviewer")
-    Worker(wb).run_specific(attached.job["id"])
-    report = document_report(wb, attached.document["id"])
-    report["sha256"] = attached.document["sha256"]
-    return report
+    ingested = ingest_now(wb, patient_id=patient["id"], source=name, data=data, filename=name,
+                          doc_type=doc_type, by="dr.reviewer")
+    return {**ingested.report, "sha256": ingested.attached.document["sha256"]}
 
 
 def codes(report) -> set[str]:

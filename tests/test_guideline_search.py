@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import duckdb
 import pytest
 
 from core.models import Citation
+from core.services.corpus import index_corpus
 from corpus.loader import load_corpus
 from retrieve.calibrate import QUESTIONS_FILE, load_questions, midpoint_threshold, score_questions
 from retrieve.embedder import MiniLmOnnxEmbedder
@@ -18,15 +18,14 @@ from retrieve.guidelines import (
     GuidelineIndexMissing,
     GuidelineSearcher,
     ThresholdNotCalibrated,
-    index_corpus,
     load_threshold,
     threshold_key,
 )
 from retrieve.rerank import LocalReranker
 from storage import guideline_repo
+from storage.db import open_database
 from storage.keyword_index import KeywordIndex
 from storage.vector_store import VectorStore
-from tests.test_guideline_repo import GUIDELINE_DDL
 
 QUESTIONS = load_questions()
 K = QUESTIONS["k"]
@@ -37,52 +36,60 @@ def embedder():
     return MiniLmOnnxEmbedder()
 
 
+def active_version(db):
+    with db.cursor() as cur:
+        return guideline_repo.active_version(cur)
+
+
+def active_chunks(db):
+    with db.cursor() as cur:
+        return guideline_repo.get_active_chunks(cur)[1]
+
+
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory, embedder):
     data_dir = tmp_path_factory.mktemp("guidelines") / "data"
-    con = duckdb.connect(":memory:")
-    con.execute(GUIDELINE_DDL)
-    first = index_corpus(con.cursor(), data_dir, embedder)
-    second = index_corpus(con.cursor(), data_dir, embedder)
-    yield data_dir, con, first, second
-    con.close()
+    db = open_database(tmp_path_factory.mktemp("guidelines-db") / "workbench.duckdb")
+    first = index_corpus(db, data_dir, embedder)
+    second = index_corpus(db, data_dir, embedder)
+    yield data_dir, db, first, second
+    db.close()
 
 
 @pytest.fixture(scope="module")
 def searcher(indexed, embedder):
-    data_dir, con, _, _ = indexed
-    return GuidelineSearcher(data_dir, embedder=embedder, cur_factory=con.cursor)
+    data_dir, db, _, _ = indexed
+    return GuidelineSearcher(data_dir, embedder=embedder, chunks=active_chunks(db))
 
 
 # -- indexing -------------------------------------------------------------------------
 
 
 def test_index_corpus_is_idempotent(indexed):
-    data_dir, con, first, second = indexed
+    data_dir, db, first, second = indexed
     version, chunks = load_corpus()
     n = len(chunks)
     assert first["corpus_version"] == version and first["skipped"] is False
     assert first["counts"] == {"chunks": n, "duckdb": n, "keyword": n, "vectors": n, "embedded": n}
     assert second["skipped"] is True and second["counts"]["embedded"] == 0
-    assert guideline_repo.active_version(con.cursor()) == version
+    assert active_version(db) == version
     assert KeywordIndex(data_dir, version).doc_count() == n
     assert VectorStore.for_data_dir(data_dir).count_guideline_chunks() == n  # no duplicate rows
 
 
 def test_new_corpus_version_coexists_and_takes_over(tmp_path, embedder):
     version, chunks = load_corpus()
-    con = duckdb.connect(":memory:")
-    con.execute(GUIDELINE_DDL)
+    db = open_database(tmp_path / "workbench.duckdb")
     small = chunks[:6]
-    index_corpus(con.cursor(), tmp_path, embedder, corpus=(version, small))
+    index_corpus(db, tmp_path, embedder, corpus=(version, small))
     v2 = [dataclasses.replace(c, corpus_version="v2") for c in small[:3]]
-    result = index_corpus(con.cursor(), tmp_path, embedder, corpus=("v2", v2))
+    result = index_corpus(db, tmp_path, embedder, corpus=("v2", v2))
     assert result["skipped"] is False and result["counts"]["vectors"] == 3
     store = VectorStore.for_data_dir(tmp_path)
     assert store.count_guideline_chunks(version) == 6 and store.count_guideline_chunks("v2") == 3
     assert (tmp_path / "tantivy" / version).is_dir() and (tmp_path / "tantivy" / "v2").is_dir()
-    assert guideline_repo.active_version(con.cursor()) == "v2"
-    live = GuidelineSearcher(tmp_path, embedder=embedder, cur_factory=con.cursor, threshold=0.0)
+    assert active_version(db) == "v2"
+    live = GuidelineSearcher(tmp_path, embedder=embedder, chunks=active_chunks(db), threshold=0.0)
     assert live.corpus_version == "v2"
     assert {h.chunk_id for h in live.search("A1C", k=10).results} <= {c.chunk_id for c in v2}
 
@@ -90,29 +97,28 @@ def test_new_corpus_version_coexists_and_takes_over(tmp_path, embedder):
 def test_index_corpus_repairs_a_partial_index(tmp_path, embedder):
     version, chunks = load_corpus()
     small = chunks[:5]
-    con = duckdb.connect(":memory:")
-    con.execute(GUIDELINE_DDL)
-    index_corpus(con.cursor(), tmp_path, embedder, corpus=(version, small))
+    db = open_database(tmp_path / "workbench.duckdb")
+    index_corpus(db, tmp_path, embedder, corpus=(version, small))
     store = VectorStore.for_data_dir(tmp_path)
     store.remove_guideline_chunks(version, [small[0].chunk_id])  # a lost vector
     (tmp_path / "tantivy" / version / "COMPLETE").unlink()  # an interrupted keyword build
-    result = index_corpus(con.cursor(), tmp_path, embedder, corpus=(version, small))
+    result = index_corpus(db, tmp_path, embedder, corpus=(version, small))
     assert result["skipped"] is False and result["counts"]["embedded"] == 1
     assert result["counts"]["keyword"] == result["counts"]["vectors"] == 5
-    forced = index_corpus(con.cursor(), tmp_path, embedder, corpus=(version, small), force=True)
+    forced = index_corpus(db, tmp_path, embedder, corpus=(version, small), force=True)
     assert forced["skipped"] is False and forced["counts"]["embedded"] == 5
     assert VectorStore.for_data_dir(tmp_path).count_guideline_chunks(version) == 5  # replaced, not added
-    fewer = index_corpus(con.cursor(), tmp_path, embedder, corpus=(version, small[1:]))
+    fewer = index_corpus(db, tmp_path, embedder, corpus=(version, small[1:]))
     assert fewer["counts"] == {"chunks": 4, "duckdb": 4, "keyword": 4, "vectors": 4, "embedded": 0}
-    assert len(guideline_repo.get_active_chunks(con.cursor())[1]) == 4  # stale rows dropped everywhere
+    assert len(active_chunks(db)) == 4  # stale rows dropped everywhere
 
 
 def test_searcher_refuses_a_missing_index(tmp_path, embedder):
     _, chunks = load_corpus()
     with pytest.raises(GuidelineIndexMissing):
         GuidelineSearcher(tmp_path, embedder=embedder, chunks=chunks)
-    with pytest.raises(ValueError):
-        GuidelineSearcher(tmp_path, embedder=embedder)
+    with pytest.raises(GuidelineIndexMissing):  # no active corpus: nothing to search
+        GuidelineSearcher(tmp_path, embedder=embedder, chunks=[])
 
 
 # -- checked-in threshold -------------------------------------------------------------

@@ -275,12 +275,13 @@ def test_cli_error_lines_name_the_option_not_the_value(patient_dir, args):
 
 def test_a_cli_defect_prints_its_type_not_its_message(monkeypatch, capsys, tmp_path):
     import core.__main__ as cli_main
+    from core.commands import operations
 
     def boom(args):
         raise RuntimeError(f"Duplicate key mrn: {MRN} ({FILENAME})")
 
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr(cli_main, "cmd_health", boom)
+    monkeypatch.setattr(operations, "cmd_health", boom)
     assert cli_main.main(["health", "--json"]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.services.ingestion import attach_and_extract
+from core.services.ingestion import attach_and_extract, reread_document
 from core.services.worker import Worker
 from extract.hl7_split import split_batch
 from storage import documents_repo, facts_repo
@@ -276,9 +276,9 @@ def test_the_upload_of_a_split_batch_is_not_read_again_whole(wb, demo_patient, m
 
     split = attach(wb, demo_patient, batch(3), 2, monkeypatch)
     with pytest.raises(BadInput) as refused:
-        attach_and_extract(wb, patient_id=demo_patient["id"], source=split.document["id"],
-                           doc_type="hl7v2_message", by="dr.reviewer")
+        reread_document(wb, patient_id=demo_patient["id"], document_id=split.document["id"],
+                        doc_type="hl7v2_message", by="dr.reviewer")
     assert refused.value.code == "read_in_parts"
-    again = attach_and_extract(wb, patient_id=demo_patient["id"], source=split.parts[0].document["id"],
-                               doc_type="hl7v2_message", by="dr.reviewer")
+    again = reread_document(wb, patient_id=demo_patient["id"], document_id=split.parts[0].document["id"],
+                            doc_type="hl7v2_message", by="dr.reviewer")
     assert again.job is not None and again.parts == []

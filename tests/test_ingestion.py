@@ -3,7 +3,7 @@
 import pytest
 
 from core.errors import BadInput, NotFound
-from core.services.ingestion import attach_and_extract
+from core.services.ingestion import attach_and_extract, reread_document
 from core.services.worker import Worker
 from storage import documents_repo
 
@@ -34,8 +34,8 @@ def test_existing_document_id_is_reprocessed_not_restored(wb, demo_patient, tmp_
     f = tmp_path / "lab.pdf"
     f.write_bytes(PDF)
     first = attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
-    again = attach_and_extract(wb, patient_id=demo_patient["id"], source=first.document["id"], doc_type="lab_pdf",
-                               by="dr.reviewer")
+    again = reread_document(wb, patient_id=demo_patient["id"], document_id=first.document["id"], doc_type="lab_pdf",
+                            by="dr.reviewer")
     assert again.document["id"] == first.document["id"]
     assert again.job["id"] != first.job["id"]
     assert _count(wb, "documents") == 1

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from core.services.facts import chart, document_report, patient_facts
-from core.services.ingestion import attach_and_extract
+from core.services.ingestion import attach_and_extract, ingest_now
 from core.services.patients import add_patient
 from core.services.retraction import delete_document
 from core.services.review import decide_fact, decide_identity
@@ -24,11 +24,11 @@ def chart_patient(wb, fixture_patient):
 
 
 def ingest(wb, patient, data: bytes, doc_type: str, name: str = "doc.pdf") -> dict:
-    attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data, filename=name,
-                                  doc_type=doc_type, by="dr.reviewer")
-    job = Worker(wb).run_specific(attached.job["id"])
+    report = ingest_now(wb, patient_id=patient["id"], source=name, data=data, filename=name,
+                        doc_type=doc_type, by="dr.reviewer").report
+    job = report["job"]
     assert job["status"] == "succeeded", (job["error_code"], job["error_message"])
-    return document_report(wb, attached.document["id"])
+    return report
 
 
 def labs(report, certainty=None):

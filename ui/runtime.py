@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.__main__ import serve_request
+from core.commands.handover import serve_request
 from core.services.accounts import ensure_initial_admin
 from core.services.app_endpoint import AppEndpoint
 from core.services.mllp import MllpListener

@@ -1,4 +1,5 @@
-"""attach_and_extract: the single entry point for a document joining a chart.
+"""attach_and_extract: the single entry point for a document joining a chart
+(``reread_document`` queues a stored one again; ``ingest_now`` also reads it at once).
 
 Order matters and is the promise of the product: check the request, store the
 original bytes, create the document row and (for a mapped category) a pending job
@@ -27,6 +28,9 @@ from extract.hl7_split import split_batch
 from extract.limits import Limits
 from extract.sniff import ACCEPTED_KINDS, MIME_TYPES, sniff_kind
 from storage import documents_repo, jobs_repo
+
+# The worker id of a job run inline, by a command rather than the worker loop.
+INLINE_WORKER = "intake-extractor:cli"
 
 
 @dataclass
@@ -133,11 +137,13 @@ def _check_opened(path: Path, info: os.stat_result, max_bytes: int) -> None:
                        code="file_too_large")
 
 
-def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | int, doc_type: str | None = None,
+def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str, doc_type: str | None = None,
                        category: str | None = None, by: str,
                        data: bytes | None = None, filename: str | None = None) -> Attached:
-    """Attach a document (a file path, uploaded bytes, or an existing document id)
-    to a patient's chart and queue its extraction when the category is mapped.
+    """Attach a new document (uploaded ``data``, or the file at path ``source`` when no
+    data is given; ``source`` also names it when ``filename`` is not given) to a
+    patient's chart and queue its extraction when the category is mapped. To read a
+    stored document again, see ``reread_document``.
 
     ``by`` (an account that may upload, the shell operator ``os:<login>`` or the system,
     e.g. ``system:demo``) is recorded as the document's uploader."""
@@ -145,22 +151,6 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | i
     patient = get_patient(wb, patient_id=patient_id)
     with wb.db.cursor() as cur:
         cat, job_type = _resolve_category(cur, doc_type, category)
-
-    if isinstance(source, int):
-        with wb.db.transaction() as cur:
-            document = documents_repo.by_id(cur, source)
-            if document is None or document["patient_id"] != patient["id"]:
-                raise NotFound(f"Document {source} is not on this patient's chart.", code="unknown_document")
-            if document["deleted"]:
-                raise BadInput(f"Document {source} was deleted.", code="document_deleted")
-            parts = [d["id"] for d in documents_repo.parts_of(cur, source) if not d["deleted"]]
-            if parts:  # reading the whole upload again would duplicate every part's facts
-                raise BadInput(f"Document {source} was read in parts; read its parts again instead "
-                               f"(documents {', '.join(map(str, parts))}).", code="read_in_parts")
-            job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=source, doc_type=job_type.value) \
-                if job_type else None
-        return Attached(document, job)
-
     if data is None:
         path = Path(source)
         filename = filename or path.name
@@ -195,6 +185,70 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str | i
         telemetry.emit("document_attached", settings=wb.settings, patient_id=patient["id"], document_id=doc["id"],
                        doc_type=job_type.value if job_type else None, job_id=queued["id"] if queued else None)
     return Attached(document, job, parts)
+
+
+def reread_document(wb: Workbench, *, patient_id: int, document_id: int, doc_type: str | None = None,
+                    category: str | None = None, by: str) -> Attached:
+    """Queue a stored document of this patient's chart to be read again (as ``doc_type``
+    or ``category``; stored only, no job, when the category is unmapped). A batch read in
+    parts is refused: its parts are read again one by one."""
+    authorize(wb, by, Permission.UPLOAD)
+    patient = get_patient(wb, patient_id=patient_id)
+    with wb.db.cursor() as cur:
+        _, job_type = _resolve_category(cur, doc_type, category)
+    with wb.db.transaction() as cur:
+        document = documents_repo.by_id(cur, document_id)
+        if document is None or document["patient_id"] != patient["id"]:
+            raise NotFound(f"Document {document_id} is not on this patient's chart.", code="unknown_document")
+        if document["deleted"]:
+            raise BadInput(f"Document {document_id} was deleted.", code="document_deleted")
+        parts = [d["id"] for d in documents_repo.parts_of(cur, document_id) if not d["deleted"]]
+        if parts:  # reading the whole upload again would duplicate every part's facts
+            raise BadInput(f"Document {document_id} was read in parts; read its parts again instead "
+                           f"(documents {', '.join(map(str, parts))}).", code="read_in_parts")
+        job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document_id, doc_type=job_type.value) \
+            if job_type else None
+    return Attached(document, job)
+
+
+@dataclass
+class Ingested:
+    """An upload read now: what was attached and the document's report (for a batch read
+    in parts, merged over its parts, with ``parts``)."""
+
+    attached: Attached
+    report: dict[str, Any]
+
+
+def run_jobs_now(wb: Workbench, jobs: list[dict[str, Any]], *, in_app: bool = False) -> None:
+    """Run each queued job here, in order, with the inline worker, index the new facts'
+    vectors, and leave the inline worker marked stopped (it is not a live worker).
+
+    ``in_app``: inside the app, for a CLI beside it, the heartbeat file is the app's own
+    worker's to write, and that worker may have claimed a job first: ``run_now`` then
+    waits for it to end the job."""
+    from core.services.fact_vectors import index_pending
+    from core.services.worker import Worker
+
+    for queued in jobs:
+        worker = Worker(wb, worker_id=INLINE_WORKER, heartbeat_file=not in_app)
+        worker.run_now(queued["id"])
+        index_pending(wb)
+        worker.beat("stopped")
+
+
+def ingest_now(wb: Workbench, *, patient_id: int, source: Path | str, doc_type: str | None = None,
+               category: str | None = None, by: str, data: bytes | None = None, filename: str | None = None,
+               in_app: bool = False) -> Ingested:
+    """Attach a new document (as ``attach_and_extract``) and read it now: every job it
+    queued (a batch read in parts has several, in message order) runs here, then the
+    vectors are indexed. What the CLI's ``ingest`` does; a failed job is in the report."""
+    from core.services.facts import document_report
+
+    attached = attach_and_extract(wb, patient_id=patient_id, source=source, doc_type=doc_type, category=category,
+                                  by=by, data=data, filename=filename)
+    run_jobs_now(wb, attached.jobs, in_app=in_app)
+    return Ingested(attached, document_report(wb, attached.document["id"]))
 
 
 def _message_range(first: int, last: int) -> str:

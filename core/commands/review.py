@@ -1,0 +1,60 @@
+"""Review and question commands: review decisions, ask and search-guidelines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.commands.base import Context
+from core.errors import BadInput
+from core.settings import get_settings
+
+
+def cmd_review(ctx: Context, args) -> dict[str, Any]:
+    from core.services.review import check_for_document, review
+
+    wb = ctx.wb
+    if args.action == "correct-fact":
+        from core.services.corrections import correct_fact
+
+        if args.fact is None or args.check is not None or args.document is not None:
+            raise BadInput("correct-fact corrects a finding: use --fact ID.", code="bad_item")
+        return correct_fact(wb, args.fact, by=args.by, value=args.value, unit=args.unit,
+                            collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "")
+    if args.action == "undo-identity":
+        from core.services.identity_review import undo_identity_decision
+
+        if args.fact is not None or (args.check is None) == (args.document is None):
+            raise BadInput("undo-identity undoes an identity decision: use --check ID or --document ID.",
+                           code="bad_item")
+        check = args.check if args.check is not None else check_for_document(wb, args.document)
+        return undo_identity_decision(wb, check, by=args.by, reason=args.reason or "")
+    return review(wb, args.action, check_id=args.check, document_id=args.document, fact_id=args.fact,
+                  by=args.by, reason=args.reason)
+
+
+def cmd_search_guidelines(ctx: Context, args) -> dict[str, Any]:
+    from core.services.guidelines import search_guidelines
+
+    return search_guidelines(ctx.wb, args.query, k=args.k)
+
+
+def cmd_ask(ctx: Context, args) -> dict[str, Any]:
+    from core.policy.questions import parse_question
+    from core.services.access_audit import VIEW_ANSWER, record_view
+    from core.services.answering import ask
+    from core.services.patients import get_patient
+
+    patient = get_patient(ctx.wb, mrn=args.patient)
+    previous = None
+    for earlier in args.previous or []:  # replay the conversation so follow-ups ground
+        previous = parse_question(earlier, previous)
+    payload = ask(ctx.wb, patient["id"], args.question, previous=previous, drafter=_drafter()).payload
+    record_view(ctx.wb, ctx.os_user, VIEW_ANSWER, patient_id=patient["id"], object_type="answer",
+                object_id=payload.get("request_id"), channel="cli")
+    return payload
+
+
+def _drafter():
+    from core.services.drafting import drafter_for
+
+    return drafter_for(get_settings())
