@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.models import ExtractionWarning
+
 
 @dataclass(slots=True)
 class Word:
@@ -81,18 +83,11 @@ class Section:
 
 
 @dataclass(slots=True)
-class ContentWarning:
-    code: str
-    message: str
-    page: int | None = None
-
-
-@dataclass(slots=True)
 class NormalizedContent:
     source_kind: str  # pdf_text | ocr | docx | xlsx | hl7
     pages: list[PageContent] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
-    warnings: list[ContentWarning] = field(default_factory=list)
+    warnings: list[ExtractionWarning] = field(default_factory=list)
     engine: str = ""  # e.g. "pymupdf", "tesseract 5.3", "rapidocr"
     meta: dict = field(default_factory=dict)
     ocr_ms: float = 0.0  # wall time spent inside OCR engines while normalizing (0 without OCR)

@@ -9,6 +9,7 @@ slowest part of ingestion); everything that crosses a trust boundary is pydantic
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
@@ -176,7 +177,13 @@ class FactProposal(BaseModel):
     context: ClinicalContext | None = None  # set by the context policy, not by extractors
 
 
-class ExtractionWarning(BaseModel):
+@dataclass(slots=True)
+class ExtractionWarning:
+    """Something a reader or an extractor could not do cleanly ("page 3 has no text
+    layer", "segment recovered"), with its code; one type from normalising to the job.
+    A plain dataclass, so a normaliser can write ``ExtractionWarning(code, message, page)``;
+    pydantic validates it inside ``ExtractionResult`` all the same."""
+
     code: str
     message: str
     page: int | None = None

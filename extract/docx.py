@@ -19,8 +19,9 @@ import io
 import re
 import zipfile
 
-from core.content import ContentWarning, NormalizedContent, Section
+from core.content import NormalizedContent, Section
 from core.errors import ExtractionError
+from core.models import ExtractionWarning
 from extract.limits import DEFAULT_LIMITS, DOCUMENT_TOO_LONG, Limits, exceeded
 from extract.ooxml import check_ooxml, scan_part
 
@@ -96,7 +97,7 @@ def _normalize(document, max_paragraphs: int = DEFAULT_LIMITS.max_docx_paragraph
 
     style_names, default_style = _paragraph_styles(document)
     sections: list[Section] = []
-    warnings: list[ContentWarning] = []
+    warnings: list[ExtractionWarning] = []
     counters = {"paragraph": 0, "table": 0}
     order = 0
 
@@ -148,7 +149,7 @@ def _normalize(document, max_paragraphs: int = DEFAULT_LIMITS.max_docx_paragraph
                 add(Section(f"table {t} row {r}", " | ".join(texts), "table_row",
                             {"table": t, "row": r, "cells": [(c, txt) for c, txt in cells]}))
         if any(cell.tables for row in tbl.rows for cell in row.cells):
-            warnings.append(ContentWarning(
+            warnings.append(ExtractionWarning(
                 "docx_nested_table", f"Table {t} contains nested tables; their text was not read separately."))
 
     def walk(container_el, parent) -> None:

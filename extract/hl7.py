@@ -24,9 +24,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from core.content import ContentWarning, NormalizedContent, Section
+from core.content import NormalizedContent, Section
 from core.errors import ExtractionError
-from core.models import ExtractionResult
+from core.models import ExtractionResult, ExtractionWarning
 from core.policy.certainty import FILE_REPAIRED
 from extract.hl7_facts import extract_facts
 from extract.limits import DEFAULT_LIMITS, HL7_TOO_LARGE, Limits, exceeded
@@ -56,8 +56,8 @@ class Scan:
     enc: Encoding  # the file's delimiters (MSH-1/2 of its first header)
     segments: list[RawSegment]  # every segment, envelope included, after repair
     split: Split
-    warnings: list[ContentWarning]  # all the repairs and guesses made on the way
-    enc_warnings: list[ContentWarning]  # those about the first header's delimiters
+    warnings: list[ExtractionWarning]  # all the repairs and guesses made on the way
+    enc_warnings: list[ExtractionWarning]  # those about the first header's delimiters
 
 
 def scan_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Scan:
@@ -87,7 +87,7 @@ def scan_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Scan:
             code="not_hl7",
         )
     if text[: header.start()].strip():
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             "hl7_leading_text", "Text before the first MSH/batch header was ignored."))
         text = text[header.start():]
     first_line = re.split(r"[\r\n]", text, maxsplit=1)[0]
@@ -97,7 +97,7 @@ def scan_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Scan:
     recovery = recover_segments(text, file_enc)
     warnings += recovery.warnings
     if cut := cut_short(data, text, recovery.segments, file_enc):
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             FILE_REPAIRED,
             f"The HL7 file looks cut off before its end ({cut}); what arrived was read, but a value "
             f"may be incomplete, so its findings wait for a person to check them.",
@@ -130,14 +130,14 @@ def normalize_hl7(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedCon
         enc, msg_warnings = read_encoding(msg.segments[0].text)
         for w in msg_warnings:
             if w.message not in seen_enc_warnings:
-                warnings.append(ContentWarning(w.code, f"Message {index}: {w.message}"))
+                warnings.append(ExtractionWarning(w.code, f"Message {index}: {w.message}"))
                 seen_enc_warnings.add(w.message)
         prefix = f"message {index} " if multi else ""
         sections += _sections_for(msg, index, prefix, enc)
         meta = _message_meta(msg, index, prefix, enc)
         meta["structure_check"] = _check_structure(msg, enc, meta["version"])
         if not meta["structure_check"]["ok"]:
-            warnings.append(ContentWarning(
+            warnings.append(ExtractionWarning(
                 "hl7apy_parse_failed",
                 f"Message {index}: hl7apy could not parse its structure "
                 f"({meta['structure_check']['error']}); fields were read by the tolerant splitter.",

@@ -4,7 +4,7 @@ fields. Cutting the text into segments and messages is ``extract.hl7_segments``.
 Real senders break the standard in predictable ways; here: a UTF-8 BOM or MLLP framing
 bytes, UTF-16, Latin-1 or invalid bytes, duplicated or extra encoding characters in
 MSH-2. This module recovers what can be recovered and says what it did through
-``ContentWarning``s; it never guesses values. hl7apy is used afterwards (see
+``ExtractionWarning``s; it never guesses values. hl7apy is used afterwards (see
 ``extract.hl7``) to check message structure, not to split text, because its strictness
 would drop real data.
 
@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.content import ContentWarning
 from core.errors import ExtractionError
+from core.models import ExtractionWarning
 
 ENVELOPE = ("FHS", "BHS", "BTS", "FTS")
 _DEFAULT_ENC = "^~\\&"
@@ -71,13 +71,13 @@ class Encoding:
         return cls(**{k: meta.get(k, getattr(cls, k)) for k in cls.__dataclass_fields__})
 
 
-def read_encoding(header: str) -> tuple[Encoding, list[ContentWarning]]:
+def read_encoding(header: str) -> tuple[Encoding, list[ExtractionWarning]]:
     """Delimiters from an MSH/FHS/BHS segment's first two fields.
 
     Duplicated characters in MSH-2 (``^~\\\\&``) are de-duplicated; a fifth character is
     the v2.7 truncation character; missing ones fall back to the standard ``^~\\&``.
     """
-    warnings: list[ContentWarning] = []
+    warnings: list[ExtractionWarning] = []
     fs = header[3:4]
     if not fs or fs.isalnum() or fs.isspace():
         raise ExtractionError(
@@ -91,7 +91,7 @@ def read_encoding(header: str) -> tuple[Encoding, list[ContentWarning]]:
             continue
         chars.append(ch)
     if len(chars) != len(declared):
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             "hl7_encoding_chars_repaired",
             f"MSH-2 declares the encoding characters {declared!r}, which repeat or clash; "
             f"read them as {''.join(chars)!r}.",
@@ -100,7 +100,7 @@ def read_encoding(header: str) -> tuple[Encoding, list[ContentWarning]]:
         for ch in _DEFAULT_ENC[len(chars):]:
             if ch not in chars and ch != fs:
                 chars.append(ch)
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             "hl7_encoding_chars_missing",
             f"MSH-2 declares only {declared!r}; the standard characters were assumed for the rest.",
         ))
@@ -115,21 +115,21 @@ def read_encoding(header: str) -> tuple[Encoding, list[ContentWarning]]:
 _VALID_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 
 
-def decode_bytes(data: bytes) -> tuple[str, list[ContentWarning]]:
+def decode_bytes(data: bytes) -> tuple[str, list[ExtractionWarning]]:
     """Text from bytes: UTF-8 (BOM stripped); UTF-16 when it carries a BOM; invalid
     UTF-8 bytes replaced when the file is otherwise UTF-8, Latin-1 when it has no UTF-8
     sequences at all. MLLP framing bytes and NULs are removed."""
-    warnings: list[ContentWarning] = []
+    warnings: list[ExtractionWarning] = []
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = data.decode("utf-16", errors="replace")
-        warnings.append(ContentWarning("hl7_decoded_utf16", "The file is UTF-16 encoded; decoded as such."))
+        warnings.append(ExtractionWarning("hl7_decoded_utf16", "The file is UTF-16 encoded; decoded as such."))
     else:
         try:
             text = data.decode("utf-8")
             if "\ufffd" in text:
-                warnings.append(ContentWarning(
+                warnings.append(ExtractionWarning(
                     "hl7_replacement_chars",
                     "The text already contains U+FFFD replacement characters: an earlier system "
                     "lost some characters (e.g. an accented letter or a micro sign).",
@@ -137,11 +137,11 @@ def decode_bytes(data: bytes) -> tuple[str, list[ContentWarning]]:
         except UnicodeDecodeError:
             if _VALID_MULTIBYTE.search(data):
                 text = data.decode("utf-8", errors="replace")
-                warnings.append(ContentWarning(
+                warnings.append(ExtractionWarning(
                     "hl7_invalid_utf8", "Some bytes are not valid UTF-8 and were replaced with U+FFFD."))
             else:
                 text = data.decode("latin-1")
-                warnings.append(ContentWarning(
+                warnings.append(ExtractionWarning(
                     "hl7_decoded_latin1", "The file is not UTF-8; it was decoded as Latin-1 (ISO 8859-1)."))
     text = text.lstrip("\ufeff").replace("\x0b", "").replace("\x1c", "").replace("\x00", "")
     return text, warnings

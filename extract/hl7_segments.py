@@ -3,7 +3,7 @@ separators, the two characters ``\\r`` typed where a carriage return was meant, 
 wrapped mid-field by a PDF or e-mail client, stray page footers, segments pasted onto one
 line separated by spaces, corrupted segment ids, batch envelopes (FHS/BHS/BTS/FTS) and
 messages simply concatenated; and whether a file was cut off before its end. What had to
-be done is said through ``ContentWarning``s; no value is guessed.
+be done is said through ``ExtractionWarning``s; no value is guessed.
 
 Pure functions; no I/O. Delimiters, escapes and fields are ``extract.hl7_parse``.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.content import ContentWarning
+from core.models import ExtractionWarning
 from extract.hl7_parse import ENVELOPE, Encoding, is_known_segment, segment_fields
 
 
@@ -35,7 +35,7 @@ class Recovery:
     """Segments found in a file plus what had to be done to find them."""
 
     segments: list[RawSegment] = field(default_factory=list)
-    warnings: list[ContentWarning] = field(default_factory=list)
+    warnings: list[ExtractionWarning] = field(default_factory=list)
 
 
 def _starts_segment(line: str, fs: str) -> bool:
@@ -69,7 +69,7 @@ def recover_segments(text: str, enc: Encoding) -> Recovery:
             literal += trimmed != piece
             lines.append((no, trimmed.rstrip()))
     if literal:
-        rec.warnings.append(ContentWarning(
+        rec.warnings.append(ExtractionWarning(
             "hl7_literal_separator",
             f"The text holds the two characters '\\r' or '\\n' where a segment separator was meant "
             f"({literal} place(s)); treated as separators.",
@@ -86,7 +86,7 @@ def recover_segments(text: str, enc: Encoding) -> Recovery:
         prev = rec.segments[-1]
         if fs not in line and prev.text.endswith(fs):
             stray += 1
-            rec.warnings.append(ContentWarning(
+            rec.warnings.append(ExtractionWarning(
                 "hl7_stray_line", f"Line {no} is not part of any segment and was ignored: {line[:60]!r}"))
             continue
         if re.match(r"[A-Z][A-Z0-9]{1,5}" + re.escape(fs), line) and not prev.text.endswith(
@@ -95,7 +95,7 @@ def recover_segments(text: str, enc: Encoding) -> Recovery:
             unknown += 1
             rec.segments.append(RawSegment(line, no, unknown=True))
             seg_id = line.split(fs, 1)[0]
-            rec.warnings.append(ContentWarning(
+            rec.warnings.append(ExtractionWarning(
                 "hl7_unknown_segment",
                 f"Line {no} starts with {seg_id!r}, which is not an HL7 segment id "
                 f"(corrupted or truncated?); its content was not used.",
@@ -106,7 +106,7 @@ def recover_segments(text: str, enc: Encoding) -> Recovery:
         prev.reassembled = True
         wrapped += 1
     if wrapped:
-        rec.warnings.append(ContentWarning(
+        rec.warnings.append(ExtractionWarning(
             "hl7_wrapped_lines_joined",
             f"{wrapped} line(s) did not start a segment and were joined to the segment before "
             f"them (the message was wrapped by another program).",
@@ -124,7 +124,7 @@ def recover_segments(text: str, enc: Encoding) -> Recovery:
         for k, part in enumerate(parts):
             out.append(RawSegment(part.rstrip(), seg.line, seg.reassembled, split_inline=True, unknown=seg.unknown and k == 0))
     if inline:
-        rec.warnings.append(ContentWarning(
+        rec.warnings.append(ExtractionWarning(
             "hl7_segments_split_inline",
             f"{inline} segment(s) were found on the same line as another, separated by spaces; "
             f"they were split apart.",
@@ -163,7 +163,7 @@ class RawMessage:
 class Split:
     messages: list[RawMessage] = field(default_factory=list)
     envelope: list[RawSegment] = field(default_factory=list)
-    warnings: list[ContentWarning] = field(default_factory=list)
+    warnings: list[ExtractionWarning] = field(default_factory=list)
 
 
 def split_messages(segments: list[RawSegment], enc: Encoding) -> Split:
@@ -185,7 +185,7 @@ def split_messages(segments: list[RawSegment], enc: Encoding) -> Split:
                 declared = seg.text.split(enc.field)[1:2]
                 count = batch_msgs.get(batch_no, len(out.messages))
                 if declared and declared[0].strip().isdigit() and int(declared[0]) != count:
-                    out.warnings.append(ContentWarning(
+                    out.warnings.append(ExtractionWarning(
                         "hl7_batch_count_mismatch",
                         f"BTS says batch {batch_no or 1} holds {declared[0].strip()} message(s) but "
                         f"{count} were found.",
@@ -193,7 +193,7 @@ def split_messages(segments: list[RawSegment], enc: Encoding) -> Split:
             elif name == "FTS":
                 declared = seg.text.split(enc.field)[1:2]
                 if declared and declared[0].strip().isdigit() and batch_no and int(declared[0]) != batch_no:
-                    out.warnings.append(ContentWarning(
+                    out.warnings.append(ExtractionWarning(
                         "hl7_batch_count_mismatch",
                         f"FTS says the file holds {declared[0].strip()} batch(es) but {batch_no} were found.",
                     ))
@@ -209,7 +209,7 @@ def split_messages(segments: list[RawSegment], enc: Encoding) -> Split:
             continue
         current.segments.append(seg)
     if junk:
-        out.warnings.append(ContentWarning(
+        out.warnings.append(ExtractionWarning(
             "hl7_segments_outside_message",
             f"{junk} segment(s) were outside any message (before an MSH) and were ignored.",
         ))

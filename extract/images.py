@@ -8,7 +8,7 @@ lands on its word. Image pages are measured in pixels; PDF pages in points, like
 text layer.
 
 Bad input raises ``ExtractionError`` with a code; a bad *page* becomes a
-``ContentWarning`` and the remaining pages still come through.
+``ExtractionWarning`` and the remaining pages still come through.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from pathlib import Path
 import pymupdf
 from PIL import Image, UnidentifiedImageError
 
-from core.content import ContentWarning, NormalizedContent, PageContent
+from core.content import NormalizedContent, PageContent
 from core.errors import ExtractionError
+from core.models import ExtractionWarning
 from extract import imageprep
 from extract.limits import DEFAULT_LIMITS, IMAGE_TOO_LARGE, Limits, exceeded
 from extract.ocr import OcrEngine, TimedEngine, default_engine
@@ -77,7 +78,7 @@ def normalize_image(
             if frame is None:
                 # Keep the page slot: page numbers must stay those of the document.
                 content.pages.append(PageContent(number=number, width=1.0, height=1.0))
-                content.warnings.append(ContentWarning("page_unreadable", problem, page=number))
+                content.warnings.append(ExtractionWarning("page_unreadable", problem, page=number))
                 continue
             decoded += 1
             gray = imageprep.to_grayscale(imageprep.trim_transparent(imageprep.upright(frame)))
@@ -136,7 +137,7 @@ def ocr_pdf(
             except pymupdf.mupdf.FzErrorBase as err:  # MuPDF could not draw this page
                 content.pages.append(PageContent(number=number, width=rect.width, height=rect.height))
                 content.warnings.append(
-                    ContentWarning("page_unreadable", f"render failed: {err}", page=number)
+                    ExtractionWarning("page_unreadable", f"render failed: {err}", page=number)
                 )
                 continue
             gray = Image.frombytes("L", (pix.width, pix.height), pix.samples)

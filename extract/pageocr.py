@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 from PIL import Image
 
-from core.content import ContentWarning, Line, PageContent, Word
+from core.content import Line, PageContent, Word
 from core.errors import ExtractionError
+from core.models import ExtractionWarning
 from extract import imageprep
 from extract.ocr import OcrEngine
 
@@ -36,7 +37,7 @@ NOISE_MAX_CONF = 0.5
 class PageResult:
     page: PageContent  # boxes in pixels of ``image``
     image: Image.Image  # the corrected page: what to store and show under the boxes
-    warnings: list[ContentWarning] = field(default_factory=list)
+    warnings: list[ExtractionWarning] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
 
 
@@ -47,7 +48,7 @@ class _Reading:
     rotation: int
     skew: float
     scale: float
-    warnings: list[ContentWarning]
+    warnings: list[ExtractionWarning]
 
 
 def ocr_page(
@@ -72,7 +73,7 @@ def ocr_page(
     warnings = list(reading.warnings)
     if not page.words and not warnings:
         warnings.append(
-            ContentWarning("no_text_on_page", "No text was recognised on this page.", page=number)
+            ExtractionWarning("no_text_on_page", "No text was recognised on this page.", page=number)
         )
     meta = {
         "page": number,
@@ -104,12 +105,12 @@ def _read(
         work = img.resize(size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BICUBIC)
     if dpi:  # tells Tesseract the resolution instead of letting it guess
         work.info["dpi"] = (dpi * scale, dpi * scale)
-    warnings: list[ContentWarning] = []
+    warnings: list[ExtractionWarning] = []
     try:
         words = engine.recognize(work)
     except ExtractionError as err:  # the engine failed on this page only
         words = []
-        warnings.append(ContentWarning(err.code, err.message, page=number))
+        warnings.append(ExtractionWarning(err.code, err.message, page=number))
     # Always clamp: detectors pad their boxes and can overshoot the page edge. A box
     # left with no area was entirely off the page: not a citable word.
     words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]

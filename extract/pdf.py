@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pymupdf
 
-from core.content import ContentWarning, Line, NormalizedContent, PageContent, Word
+from core.content import Line, NormalizedContent, PageContent, Word
 from core.errors import ExtractionError
+from core.models import ExtractionWarning
 from core.policy.certainty import FILE_REPAIRED
 from core.policy.citations import reading_rows
 from extract.limits import DEFAULT_LIMITS, PAGE_TOO_LARGE, TOO_MANY_PAGES, Limits, exceeded
@@ -75,7 +76,7 @@ def normalize_pdf(
     for page in content.pages:
         if not page.words and page.number not in warned:
             content.warnings.append(
-                ContentWarning("page_without_text", f"Page {page.number} has no text layer.", page.number)
+                ExtractionWarning("page_without_text", f"Page {page.number} has no text layer.", page.number)
             )
     return content
 
@@ -173,17 +174,17 @@ def _page_tree_loops(doc: pymupdf.Document) -> bool:
     return False
 
 
-def _repair_warnings(doc: pymupdf.Document) -> list[ContentWarning]:
+def _repair_warnings(doc: pymupdf.Document) -> list[ExtractionWarning]:
     if not doc.is_repaired:
         return []
-    return [ContentWarning(
+    return [ExtractionWarning(
         FILE_REPAIRED,
         "The PDF is damaged (cut short or with a broken index) and was rebuilt to be read: "
         "some text may be missing or wrong, so its findings wait for a person to check them.",
     )]
 
 
-def repair_warnings(data: bytes) -> list[ContentWarning]:
+def repair_warnings(data: bytes) -> list[ExtractionWarning]:
     """The ``file_repaired`` warning for a PDF read by another route (OCR), or none."""
     try:
         with pymupdf.open(stream=data, filetype="pdf") as doc:
@@ -193,7 +194,7 @@ def repair_warnings(data: bytes) -> list[ContentWarning]:
 
 
 def _read_page(doc: pymupdf.Document, number: int,
-               limits: Limits) -> tuple[PageContent, ContentWarning | None]:
+               limits: Limits) -> tuple[PageContent, ExtractionWarning | None]:
     """One page's words and rows; damage is reported, never raised; a page over a
     size limit fails the document (``page_too_large``)."""
     pymupdf.TOOLS.mupdf_warnings(reset=True)
@@ -207,7 +208,7 @@ def _read_page(doc: pymupdf.Document, number: int,
     except _PAGE_ERRORS as exc:
         return (
             PageContent(number=number, width=612.0, height=792.0),
-            ContentWarning("page_unreadable", f"Page {number} could not be read ({exc}).", number),
+            ExtractionWarning("page_unreadable", f"Page {number} could not be read ({exc}).", number),
         )
     words = _words(raw, rotation)
     rows = reading_rows(words)
@@ -221,7 +222,7 @@ def _read_page(doc: pymupdf.Document, number: int,
     damage = [m for m in pymupdf.TOOLS.mupdf_warnings(reset=True).splitlines() if "error" in m.lower()]
     warning = None
     if damage:
-        warning = ContentWarning("page_unreadable", f"Page {number} is damaged: {damage[0]}", number)
+        warning = ExtractionWarning("page_unreadable", f"Page {number} is damaged: {damage[0]}", number)
     return content, warning
 
 
@@ -261,7 +262,7 @@ def _render(doc: pymupdf.Document, number: int, render_dir: Path, name: str, dpi
     try:
         doc.load_page(number - 1).get_pixmap(dpi=dpi).save(str(tmp), output="png")
     except _PAGE_ERRORS as exc:
-        content.warnings.append(ContentWarning("page_render_failed", f"Page {number} could not be rendered ({exc}).", number))
+        content.warnings.append(ExtractionWarning("page_render_failed", f"Page {number} could not be rendered ({exc}).", number))
         return None
     os.replace(tmp, path)
     return str(path)

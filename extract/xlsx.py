@@ -16,8 +16,9 @@ import re
 import zipfile
 from datetime import date, datetime, time
 
-from core.content import ContentWarning, NormalizedContent, Section
+from core.content import NormalizedContent, Section
 from core.errors import ExtractionError
+from core.models import ExtractionWarning
 from extract.limits import DEFAULT_LIMITS, SHEET_TOO_LARGE, Limits, exceeded
 from extract.ooxml import check_ooxml, scan_part
 
@@ -51,13 +52,13 @@ def normalize_xlsx(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedCo
             code="corrupt_file",
         ) from None
     sections: list[Section] = []
-    warnings: list[ContentWarning] = []
+    warnings: list[ExtractionWarning] = []
     sheets_meta = []
     for ws in values_wb.worksheets:
         if not hasattr(ws, "iter_rows"):
             continue  # a chart sheet
         if ws.sheet_state != "visible":
-            warnings.append(ContentWarning(
+            warnings.append(ExtractionWarning(
                 "xlsx_hidden_sheet", f"Sheet {ws.title!r} is hidden ({ws.sheet_state}) and was not read."))
             continue
         sheet_sections, sheet_warnings = _sheet(ws, formulas_wb[ws.title], limits)
@@ -152,11 +153,11 @@ def display_value(value: object, number_format: str = "General") -> tuple[str, s
     return str(value), "text", None
 
 
-def _sheet(ws, fws, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Section], list[ContentWarning]]:
+def _sheet(ws, fws, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Section], list[ExtractionWarning]]:
     from openpyxl.utils import get_column_letter
 
     title = ws.title
-    warnings: list[ContentWarning] = []
+    warnings: list[ExtractionWarning] = []
     merged: dict[tuple[int, int], tuple[int, int]] = {}
     for rng in ws.merged_cells.ranges:
         for r in range(rng.min_row, rng.max_row + 1):
@@ -219,21 +220,21 @@ def _sheet(ws, fws, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Section], lis
         elif cells:
             sections[-1].meta["only_cell_in_row"] = True
     if hidden_rows:
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             "xlsx_hidden_rows",
             f"Sheet {title!r}: {len(hidden_rows)} hidden row(s) with content were skipped "
             f"(rows {', '.join(map(str, hidden_rows[:10]))}{'...' if len(hidden_rows) > 10 else ''}).",
         ))
     if hidden_cols:
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             "xlsx_hidden_columns", f"Sheet {title!r}: {len(hidden_cols)} hidden column(s) were skipped."))
     if error_cells:
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             "xlsx_cell_error",
             f"Sheet {title!r}: cells show Excel errors and were treated as empty: {', '.join(error_cells[:10])}.",
         ))
     for coord in formula_cells:
-        warnings.append(ContentWarning(
+        warnings.append(ExtractionWarning(
             "formula_without_value",
             f"{title}!{coord} holds a formula with no saved result (the file was not recalculated "
             f"in Excel); it was treated as empty.",
