@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.policy.access import Permission
-from core.services import evals
+from core.services import eval_report, eval_runs, eval_sources, evals
 from ui import auth
 from ui.inert import md_text
 from ui.runtime import workbench
@@ -22,7 +22,7 @@ wb = workbench()
 st.title("Evals")
 st.caption("The golden gate runs every golden case through the workbench and scores it with yes/no checks. "
            "A run fails when a check's pass rate is below its threshold, or more than "
-           f"{evals.REGRESSION_POINTS:.0f} points below the baseline, or a case cannot run.")
+           f"{eval_report.REGRESSION_POINTS:.0f} points below the baseline, or a case cannot run.")
 
 
 def _took(seconds: float | None) -> str:
@@ -40,8 +40,8 @@ def _pct(rate: float | None) -> str:
 
 
 @st.cache_data(show_spinner="Rebuilding the fixture document…", max_entries=64)
-def _cited(case_id: str, doc_key: str, citation_json: str) -> evals.FixtureSource:
-    return evals.cited_source(case_id, doc_key, json.loads(citation_json))
+def _cited(case_id: str, doc_key: str, citation_json: str) -> eval_sources.FixtureSource:
+    return eval_sources.cited_source(case_id, doc_key, json.loads(citation_json))
 
 
 # --- run the gate in the background -------------------------------------------------------
@@ -50,7 +50,7 @@ def _start() -> None:
     if not auth.can(Permission.RUN_EVAL):  # the button is hidden too; a stale click is refused here
         return
     try:
-        st.session_state["eval_handle"] = evals.start_run(wb.settings, st.session_state.get("eval_cases") or None)
+        st.session_state["eval_handle"] = eval_runs.start_run(wb.settings, st.session_state.get("eval_cases") or None)
     except OSError as exc:
         st.session_state["eval_outcome"] = {"state": "crashed", "error": f"could not start the gate: {exc}"}
     else:
@@ -62,7 +62,7 @@ def _progress() -> None:
     handle = st.session_state.get("eval_handle")
     if handle is None:
         return
-    report = evals.collect_run(wb, handle)
+    report = eval_runs.collect_run(wb, handle)
     if report["state"] in ("starting", "running"):
         if report["total"]:
             last = f" — last finished: {report['case_id']}" if report["case_id"] else ""
@@ -84,7 +84,7 @@ if not auth.can(Permission.RUN_EVAL):
 else:
     with st.container(border=True):
         left, right = st.columns([4, 1], vertical_alignment="bottom")
-        left.multiselect("Only these cases (leave empty to run the whole golden set)", evals.golden_case_ids(),
+        left.multiselect("Only these cases (leave empty to run the whole golden set)", eval_runs.golden_case_ids(),
                          key="eval_cases", disabled=running)
         right.button("Run the gate", type="primary", on_click=_start, disabled=running, width="stretch")
         if running:
@@ -92,7 +92,7 @@ else:
         outcome = st.session_state.get("eval_outcome")
         if outcome and outcome["state"] == "finished":
             summary = outcome.get("summary") or {}
-            st.success(f"Run {outcome['run_id']} finished: {evals.verdict_label(summary.get('verdict'))}. "
+            st.success(f"Run {outcome['run_id']} finished: {eval_report.verdict_label(summary.get('verdict'))}. "
                        "It is selected below.")
         elif outcome:
             st.error(f"The gate stopped before it finished: {md_text(outcome['error'])}")
@@ -140,9 +140,9 @@ except WorkbenchError as exc:
 
 # --- the selected run: verdict and why --------------------------------------------------------
 
-failures = evals.failure_rows(run)
+failures = eval_report.failure_rows(run)
 failed_ids = list(dict.fromkeys(f["case_id"] for f in failures))
-checks = evals.rubric_table(run)
+checks = eval_report.rubric_table(run)
 bad_checks = [c for c in checks if not c["ok"]]
 head, download = st.columns([4, 1], vertical_alignment="center")
 if run["verdict"] == "pass":
@@ -161,7 +161,7 @@ if run.get("from_database"):
     st.warning("The run file is gone from eval-results; showing what the database kept "
                "(verdict, checks and reasons; no expected/actual details).")
 
-reasons = evals.gate_reasons(run)
+reasons = eval_report.gate_reasons(run)
 if reasons:
     st.markdown("**Why the gate failed**\n\n" + "\n".join(f"- **{md_text(r['subject'])}:** {md_text(r['reasons'])}"
                                                           for r in reasons))
@@ -202,14 +202,14 @@ st.dataframe(checks_df.style.map(lambda v: "color: #b42318; font-weight: 600" if
 # --- one case in detail -------------------------------------------------------------------
 
 st.subheader("Case details")
-cases = evals.ordered_cases(run)
+cases = eval_report.ordered_cases(run)
 case_by_id = {c["case_id"]: c for c in cases}
 if not cases:
     st.info("This run has no case results.")
 else:
     def _case_choice(case_id: str) -> str:
         c = case_by_id[case_id]
-        mark = "FAILED" if evals.case_failed(c) else "passed"
+        mark = "FAILED" if eval_report.case_failed(c) else "passed"
         return f"{mark} · {case_id}" + (f" — {c['title']}" if c.get("title") else "")
 
     if st.session_state.get(CASE_KEY) not in case_by_id:
@@ -224,10 +224,11 @@ else:
     else:
         for rubric, outcome in (case.get("rubrics") or {}).items():
             if not outcome.get("passed"):
-                st.error(f"**{md_text(evals.rubric_label(rubric))}** — {md_text(outcome.get('reason') or 'no reason recorded')}")
+                st.error(f"**{md_text(eval_report.rubric_label(rubric))}** — "
+                         f"{md_text(outcome.get('reason') or 'no reason recorded')}")
         passed = [(r, o) for r, o in (case.get("rubrics") or {}).items() if o.get("passed")]
         with st.expander(f"Checks this case passed ({len(passed)})"):
-            st.markdown("\n".join(f"- {md_text(evals.rubric_label(r))}: {md_text(o.get('reason') or '')}"
+            st.markdown("\n".join(f"- {md_text(eval_report.rubric_label(r))}: {md_text(o.get('reason') or '')}"
                                    for r, o in passed) or "None.")
 
     actual = case.get("actual") or {}
@@ -244,7 +245,7 @@ else:
                 "Error": d.get("error_code") or "", "Identity": (d.get("identity") or "").replace("_", " "),
                 "Deleted": "yes" if d.get("deleted") else "no",
             } for name, d in documents.items()]), hide_index=True, width="stretch")
-        facts = evals.ordered_facts(case)
+        facts = eval_report.ordered_facts(case)
         if facts:
             st.dataframe(pd.DataFrame([{
                 "Fact": f.get("fact_text"), "Certainty": (f.get("certainty") or "").replace("_", " "),
@@ -305,19 +306,19 @@ else:
             for section, items in (answer.get("sections") or {}).items():
                 if not items:
                     continue
-                st.markdown(f"*{evals.SECTION_LABELS.get(section, section.replace('_', ' '))}*")
+                st.markdown(f"*{eval_report.SECTION_LABELS.get(section, section.replace('_', ' '))}*")
                 for n, item in enumerate(items):
                     cites = item.get("citations") or []
                     where = "; ".join(f"{md_text(c.get('page_or_section'))} “{md_text(c.get('quote_or_value'))}”"
-                                      + (f" ({evals.document_key_for(case, c)})"
-                                         if evals.document_key_for(case, c) else "") for c in cites)
+                                      + (f" ({eval_sources.document_key_for(case, c)})"
+                                         if eval_sources.document_key_for(case, c) else "") for c in cites)
                     st.markdown(f"- {md_text(item.get('text'))}" + (f" — cited: {where}" if where else " — no citation"))
                     for m, c in enumerate(cites):
                         toggle_key = f"eval-a-{run_id}-{case_id}-{answer.get('step')}-{section}-{n}-{m}"
                         if c.get("source_type") == "guideline":
                             _show_source(None, c, key=toggle_key)
                         elif c.get("page") is not None and st.toggle("Show on the page", key=toggle_key):
-                            _show_source(evals.document_key_for(case, c), c, key=f"{toggle_key}-page")
+                            _show_source(eval_sources.document_key_for(case, c), c, key=f"{toggle_key}-page")
 
 # --- trends and latency -------------------------------------------------------------------
 

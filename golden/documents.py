@@ -11,7 +11,8 @@ Spec kinds (``"kind"``):
   ``layout``, ``patient``, ``collection_date``, ``lab_name``, ``panels``
   (``[[panel name, [[test, value, unit, range, flag, printed flag], ...]], ...]``).
 * ``intake`` - an intake form of ``golden.fixtures`` (``preset`` plus overrides).
-* ``intake_layout`` - a form of ``golden.intake_layouts`` (``preset``, overrides of
+* ``intake_layout`` - a form of ``golden.intake_layouts`` (``preset``: a case of
+  ``golden.intake_layout_cases``; overrides of
   ``allergies_printed``/``allergies``/``patient``/``chief_concern``/``medications``).
 * ``referral`` / ``office`` - a named builder of ``golden.referral_letters`` or
   ``golden.office_fixtures``.
@@ -101,12 +102,12 @@ def _intake(spec: dict, patients: dict) -> bytes:
 
 
 def _intake_layout(spec: dict, patients: dict) -> bytes:
-    from golden import intake_layouts
+    from golden import intake_layout_cases, intake_layouts
 
     overrides = _overrides(spec, patients)
     if "others" in overrides:
         overrides["others"] = tuple(intake_layouts.OtherPerson(*o) for o in overrides["others"])
-    return intake_layouts.render(replace(intake_layouts.case(spec["preset"]), **overrides))
+    return intake_layouts.render(replace(intake_layout_cases.case(spec["preset"]), **overrides))
 
 
 def _named(spec: dict, patients: dict) -> bytes:
@@ -198,16 +199,16 @@ _EXTENSION = {"lab": "pdf", "intake": "pdf", "intake_layout": "pdf", "docx": "do
 
 def build_spec(spec: dict, patients: dict[str, dict], *, key: str = "document") -> tuple[bytes, str]:
     """The bytes of one document spec and the filename it is uploaded under."""
-    kind = spec["kind"]
-    if kind not in BUILDERS:
-        raise ValueError(f"unknown document kind {kind!r}")
-    data = BUILDERS[kind](spec, patients)
-    if kind in ("referral", "office"):
+    family = spec["kind"]  # the fixture family that draws it (the case files call it "kind")
+    if family not in BUILDERS:
+        raise ValueError(f"unknown document kind {family!r}")
+    data = BUILDERS[family](spec, patients)
+    if family in ("referral", "office"):
         ext = "xlsx" if spec["builder"].endswith("xlsx") or spec["builder"].startswith("workbook") else "docx"
-    elif kind == "shared":
+    elif family == "shared":
         ext = spec["path"].rsplit(".", 1)[-1]
     else:
-        ext = _EXTENSION[kind]
+        ext = _EXTENSION[family]
     scan = spec.get("scan")
     if scan:
         from golden.scan import scan_pdf

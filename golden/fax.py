@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pymupdf
 
-from golden.fixtures import IntakeCase, LabCase, render_intake, render_lab
+from golden.ground_truth import IntakeCase, LabCase
+from golden.intake_forms import render_intake
+from golden.lab_layouts import render_lab
 
 
 def cover_sheet(*, to: str = "Riverside Family Practice", sender: str = "Sunrise Valley Laboratories",

@@ -28,20 +28,19 @@ those do not:
   layouts they were not written against.
 
 Every person, number and clinic here is invented. Extractors never see these
-objects, only the PDF bytes ``render`` returns.
+objects, only the PDF bytes ``render`` returns. The cases drawn with these layouts are
+``golden.intake_layout_cases``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 import pymupdf
 
-from golden.fixtures import MARISOL, ExpectedAllergy, ExpectedMedication, Patient, _Canvas, _dmy, _us
-
-M = ExpectedMedication
-A = ExpectedAllergy
+from golden.drawing import Canvas, day_month_year, us_date
+from golden.ground_truth import ExpectedAllergy, ExpectedMedication, Patient
 
 
 @dataclass(frozen=True)
@@ -79,18 +78,18 @@ class LayoutCase:
 
 def _one_line(case: LayoutCase) -> bytes:
     """A typed slip in Helvetica 9.5: fields run on one line separated by two spaces."""
-    c = _Canvas(font="helv", size=9.5)
+    c = Canvas(font="helv", size=9.5)
     p = case.patient
     c.text(48, 50, "Harbourview Walk-in Clinic", "hebo", 13)
     c.text(48, 64, "Registration slip (staff to complete at the front desk)", size=8.5)
     contact, holder = case.others[0], case.others[1]
     lines = [
         f"Patient name: {p.first} {p.middle[:1] + '. ' if p.middle else ''}{p.last}",
-        f"DOB: {_us(p.dob)}  Chart #: {p.mrn}  Sex: {p.sex}",
+        f"DOB: {us_date(p.dob)}  Chart #: {p.mrn}  Sex: {p.sex}",
         f"Home phone: {case.phone}  Email: {p.first.lower()}.{p.last.lower()}@example.org",
-        f"Emergency contact: {contact.first} {contact.last} ({contact.relation})  DOB: {_us(contact.dob)}"
+        f"Emergency contact: {contact.first} {contact.last} ({contact.relation})  DOB: {us_date(contact.dob)}"
         f"  Phone: (541) 555-0178",
-        f"Insurance: Cascade Mutual  Policy holder: {holder.first} {holder.last}  Date of birth: {_us(holder.dob)}",
+        f"Insurance: Cascade Mutual  Policy holder: {holder.first} {holder.last}  Date of birth: {us_date(holder.dob)}",
         f"Family doctor: {case.doctor}",
         f"Reason for visit: {case.chief_concern}",
     ]
@@ -110,7 +109,7 @@ def _one_line(case: LayoutCase) -> bytes:
 
 def _label_table(case: LayoutCase) -> bytes:
     """A ruled table: labels without colons at the left, answers 230 points to the right."""
-    c = _Canvas(font="tiro", size=10.5)
+    c = Canvas(font="tiro", size=10.5)
     p = case.patient
     c.ctext(52, "Saltmarsh Community Health", "tibo", 15)
     c.ctext(68, "About you - please fill in the right-hand column", "tiit", 10)
@@ -138,7 +137,7 @@ def _label_table(case: LayoutCase) -> bytes:
 
     table("YOUR DETAILS", [
         ("Your name", [f"{p.first} {p.last}"]),
-        ("Birthday", [_dmy(p.dob)]),
+        ("Birthday", [day_month_year(p.dob)]),
         ("Patient No.", [p.mrn]),
         ("Best phone number", [case.phone]),
         ("Family doctor", [case.doctor]),
@@ -151,7 +150,7 @@ def _label_table(case: LayoutCase) -> bytes:
     for person in case.others:
         table(f"{person.role.upper()}", [
             ("Name", [f"{person.first} {person.last}"]),
-            ("Date you were born", [_dmy(person.dob)]),
+            ("Date you were born", [day_month_year(person.dob)]),
             ("Relationship to you", [person.relation]),
         ])
     c.text(left, 770, "Thank you - hand this sheet to reception.", "tiit", 9)
@@ -162,7 +161,7 @@ def _boxed_grid(case: LayoutCase) -> bytes:
     """Boxes in a grid, each with a small label at its top and the answer written
     below it; several boxes share a row. (Drawn after the reading rules were written,
     to check that they carry over to a layout they were not built against.)"""
-    c = _Canvas(font="cour", size=10)
+    c = Canvas(font="cour", size=10)
     p = case.patient
     c.text(40, 46, "NORTHFIELD URGENT CARE - ATTENDANCE FORM", "cobo", 12)
     y = [70]
@@ -204,7 +203,7 @@ def _leader_lines(case: LayoutCase) -> bytes:
     sections as questions to the reader, two fields to a line where they are short,
     and a contact section ("Who should we contact?"). Drawn after the boxed grid
     had been used to fix the rules: the second unseen check."""
-    c = _Canvas(font="tiro", size=11)
+    c = Canvas(font="tiro", size=11)
     p = case.patient
     c.text(56, 50, "Wyndham Lane Practice", "tibo", 16)
     c.text(56, 66, "Registration questionnaire", "tiit", 11)
@@ -230,14 +229,14 @@ def _leader_lines(case: LayoutCase) -> bytes:
 
     section("About you")
     line(("Surname", p.last), ("First name", p.first))
-    line(("Born on", _dmy(p.dob)), ("Record no.", p.mrn))
+    line(("Born on", day_month_year(p.dob)), ("Record no.", p.mrn))
     line(("Mobile", case.phone))
     section("Your GP")
     line(("Name", case.doctor))
     for person in case.others:
         section("Who should we contact if we need to?")
         line(("Name", f"{person.first} {person.last}"), ("Relationship", person.relation))
-        line(("Their date of birth", _dmy(person.dob)))
+        line(("Their date of birth", day_month_year(person.dob)))
     section("Your health")
     line(("Why have you come today?", case.chief_concern))
     c.text(56, y[0], "Tablets or medicines you take (one per line)")
@@ -254,7 +253,7 @@ def _spaced_colons(case: LayoutCase) -> bytes:
     """Courier, "Label : answer" with the colon standing apart, ISO dates, numbered
     medication lines, a parent/guardian section between the patient's details and
     the clinical questions. Drawn last, after every rule above, as a final check."""
-    c = _Canvas(font="cour", size=10)
+    c = Canvas(font="cour", size=10)
     p = case.patient
     c.text(50, 48, "ST. OSWIN'S MINOR INJURIES UNIT", "cobo", 12)
     y = [80]
@@ -287,7 +286,7 @@ def _spaced_colons(case: LayoutCase) -> bytes:
 def _caps_underlined(case: LayoutCase) -> bytes:
     """Helvetica: each label in small bold capitals above its answer, the answer on
     a rule; two fields side by side; section titles in larger bold capitals."""
-    c = _Canvas(font="helv", size=10.5)
+    c = Canvas(font="helv", size=10.5)
     p = case.patient
     c.text(50, 48, "Riverside Family Medicine", "hebo", 15)
     c.text(50, 63, "New patient registration - please print clearly", size=9)
@@ -313,12 +312,12 @@ def _caps_underlined(case: LayoutCase) -> bytes:
 
     section("PATIENT")
     fields(("Last name", [p.last]), ("First name", [p.first]))
-    fields(("Date of birth (MM/DD/YYYY)", [_us(p.dob)]), ("Medical record number", [p.mrn]))
+    fields(("Date of birth (MM/DD/YYYY)", [us_date(p.dob)]), ("Medical record number", [p.mrn]))
     fields(("Home phone", [case.phone]), ("Primary care physician", [case.doctor]))
     for person in case.others:
         section(person.role.upper())
         fields(("Name", [f"{person.first} {person.last}"]), ("Relationship to patient", [person.relation]))
-        fields(("Date of birth", [_us(person.dob)]), ("Phone", ["(608) 555-0190"]))
+        fields(("Date of birth", [us_date(person.dob)]), ("Phone", ["(608) 555-0190"]))
     section("YOUR HEALTH")
     fields(("Reason for today's visit", [case.chief_concern]))
     fields(("Current medications (name, dose, how often)", [m.printed for m in case.medications] or ["none"]))
@@ -331,7 +330,7 @@ def _bilingual_ticks(case: LayoutCase) -> bytes:
     """Spanish / English labels, two to a line, day-first dates, and questions
     answered by ticking "[X]" one of several "[ ]" boxes; a listed answer follows
     the box it belongs to ("[X] Sí / Yes: ...") or the lines under the question."""
-    c = _Canvas(font="helv", size=10)
+    c = Canvas(font="helv", size=10)
     p = case.patient
     c.text(48, 50, "Clínica Puente Verde", "hebo", 14)
     c.text(48, 65, "Registro de paciente / Patient registration", size=9)
@@ -391,112 +390,4 @@ def render(case: LayoutCase) -> bytes:
     return LAYOUTS[case.layout](case)
 
 
-# --------------------------------------------------------------------------- cases
-
-CASES: list[LayoutCase] = [
-    LayoutCase(
-        name="one_line_slip",
-        layout="one_line",
-        patient=MARISOL,
-        phone="(541) 555-0142",
-        chief_concern="Dizzy spells for two weeks",
-        medications=(M("Metformin", "500 mg", "twice daily", "Metformin 500 mg twice daily"),
-                     M("Lisinopril", "10 mg", "once daily", "Lisinopril 10 mg once daily")),
-        allergies_printed="Penicillin (hives), shellfish?",
-        allergies=(A("Penicillin", "hives"), A("shellfish", None, needs_review=True)),
-        others=(OtherPerson("Emergency contact", "Rosalind", "Quenneville", "1985-03-02", "daughter"),
-                OtherPerson("Policy holder", "Rafael", "Quenneville", "1955-11-04")),
-        doctor="Dr. Anneke Solberg",
-    ),
-    LayoutCase(
-        name="label_table_sheet",
-        layout="label_table",
-        patient=Patient("Ifeoma", "Castellanos-Reid", "1979-02-03", "PN-5530981", sex="F"),
-        phone="503-555-0163",
-        chief_concern="Itchy rash on both forearms since Sunday",
-        medications=(M("Levothyroxine", "75 mcg", "every morning", "Levothyroxine 75 mcg every morning"),
-                     M("Cetirizine", "10 mg", "at bedtime", "Cetirizine 10 mg at bedtime"),
-                     M("Sertraline", "50 mg", "daily", "Sertraline 50 mg daily")),
-        allergies_printed="Sulfa drugs - rash; latex - patient not sure",
-        allergies=(A("Sulfa drugs", "rash"), A("latex", "patient not sure", needs_review=True)),
-        others=(OtherPerson("Person to call in an emergency", "Joaquin", "Castellanos", "1976-09-18", "husband"),),
-        doctor="Dr. Tomasz Wierzbicki",
-    ),
-    LayoutCase(
-        name="boxed_grid_form",
-        layout="boxed_grid",
-        patient=Patient("Beatrix", "Okonjo-Hale", "1966-05-27", "NF-0093314", sex="F"),
-        phone="07700 900461",
-        chief_concern="Painful left knee after a fall on the ice",
-        medications=(M("Ramipril", "2.5 mg", "once daily", "Ramipril 2.5 mg once daily"),
-                     M("Paracetamol", "1 g", "four times daily", "Paracetamol 1 g four times daily")),
-        allergies_printed="Aspirin - stomach upset; possible nuts",
-        allergies=(A("Aspirin", "stomach upset"), A("possible nuts", None, needs_review=True)),
-        others=(OtherPerson("Next of kin", "Desmond", "Hale", "1963-12-08", "husband"),),
-        doctor="Dr. Hilde Marchetti",
-    ),
-    LayoutCase(
-        name="leader_lines_questionnaire",
-        layout="leader_lines",
-        patient=Patient("Aniela", "Kowalczyk", "1952-02-14", "RK-552031", sex="F"),
-        phone="07700 900815",
-        chief_concern="Cough with green phlegm for ten days",
-        medications=(M("Amlodipine", "10 mg", "once daily", "Amlodipine 10 mg once daily"),
-                     M("Salbutamol inhaler", "2 puffs", "as needed", "Salbutamol inhaler 2 puffs as needed")),
-        allergies_printed="Penicillin - swollen lips; plasters?",
-        allergies=(A("Penicillin", "swollen lips"), A("plasters", None, needs_review=True)),
-        others=(OtherPerson("Contact", "Marek", "Kowalczyk", "1978-06-30", "son"),),
-        doctor="Dr. Sunniva Eriksen",
-    ),
-    LayoutCase(
-        name="spaced_colons_sheet",
-        layout="spaced_colons",
-        patient=Patient("Theo", "Marchbanks", "2011-04-17", "00412-7", sex="M"),
-        phone="01632 960122",
-        chief_concern="Swollen right ankle after football",
-        medications=(M("Montelukast", "5 mg", "at bedtime", "Montelukast 5 mg at bedtime"),
-                     M("Beclometasone inhaler", "2 puffs", "twice daily", "Beclometasone inhaler 2 puffs twice daily")),
-        allergies_printed="Codeine (vomiting), query latex",
-        allergies=(A("Codeine", "vomiting"), A("query latex", None, needs_review=True)),
-        others=(OtherPerson("Parent / guardian", "Helena", "Marchbanks", "1980-10-02", "mother"),),
-    ),
-    LayoutCase(
-        name="caps_underlined_registration",
-        layout="caps_underlined",
-        patient=Patient("Henrike", "Abernathy-Osei", "1991-06-19", "RF-0048213", sex="F"),
-        phone="(608) 555-0117",
-        chief_concern="Burning when passing urine for three days",
-        medications=(M("Sertraline", "100 mg", "once daily", "Sertraline 100 mg once daily"),
-                     M("Ferrous sulfate", "325 mg", "twice daily", "Ferrous sulfate 325 mg twice daily")),
-        allergies_printed="Trimethoprim (rash), maybe latex",
-        allergies=(A("Trimethoprim", "rash"), A("maybe latex", None, needs_review=True)),
-        others=(OtherPerson("Emergency contact", "Kwame", "Abernathy-Osei", "1988-01-09", "husband"),),
-        doctor="Dr. Lucia Ferraro-Banks",
-        pregnant="Not sure",
-    ),
-    LayoutCase(
-        name="bilingual_tick_boxes",
-        layout="bilingual_ticks",
-        patient=Patient("Itzel", "Baeza Montoya", "1984-10-27", "CPV-77310", sex="F"),
-        phone="(915) 555-0148",
-        chief_concern="Dolor de garganta y fiebre / sore throat and fever since Monday",
-        medications=(M("Metformina", "850 mg", "twice daily", "Metformina 850 mg twice daily"),),
-        allergies_printed="Penicilina (ronchas), ¿mariscos?",
-        allergies=(A("Penicilina", "ronchas"), A("mariscos", None, needs_review=True)),
-        others=(OtherPerson("Contacto de emergencia / Emergency contact", "Rogelio", "Baeza", "1957-03-21",
-                            "padre / father"),),
-        pregnant="No sé / Not sure",
-    ),
-]
-
-
-def case(name: str) -> LayoutCase:
-    return next(c for c in CASES if c.name == name)
-
-
-def with_allergies(base: LayoutCase, printed: str, allergies: tuple[ExpectedAllergy, ...] = ()) -> LayoutCase:
-    """The same form with another allergy answer (``()`` for a "none known" answer)."""
-    return replace(base, name=f"{base.name}+{printed}", allergies_printed=printed, allergies=allergies)
-
-
-__all__ = ["OtherPerson", "LayoutCase", "LAYOUTS", "CASES", "render", "case", "with_allergies"]
+__all__ = ["OtherPerson", "LayoutCase", "LAYOUTS", "render"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from golden.fixtures import ExpectedAllergy, ExpectedMedication
+from golden.ground_truth import ExpectedAllergy, ExpectedLab, ExpectedMedication
 
 # --------------------------------------------------------------------------- ground truth
 
@@ -29,17 +29,6 @@ class ExpectedIdentity:
     name: str  # as printed
     dob: str  # YYYY-MM-DD
     mrn: str
-
-
-@dataclass(frozen=True)
-class ExpectedLab:
-    test_name: str
-    value: str
-    unit: str
-    reference_range: str
-    abnormal_flag: str
-    collection_date: str | None
-    flag_derived: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,15 +120,16 @@ WORKBOOK_LABS = WorkbookCase(
     name="workbook_results_export",
     identity=ExpectedIdentity("QUENTARA, Marisol", "1978-03-14", "WB-204118"),
     labs=(
-        ExpectedLab("Glucose, fasting", "7.9", "mmol/L", "3.9-5.5", "high", "2024-03-12"),
-        ExpectedLab("Sodium", "139", "mmol/L", "135-145", "normal", "2024-03-12", flag_derived=True),
-        ExpectedLab("Potassium", "5.9", "mmol/L", "3.5-5.1", "high", "2024-03-12", flag_derived=True),
-        ExpectedLab("Creatinine", "88", "umol/L", "45-90", "normal", "2024-03-12"),
-        ExpectedLab("HbA1c", "7.9", "%", "<5.7", "high", "2024-03-12"),
-        ExpectedLab("CRP", "<0.5", "mg/L", "0-5", "unknown", "2024-03-12"),
-        ExpectedLab("Haemoglobin", "118", "g/L", "120-150", "low", "2024-03-14", flag_derived=True),
-        ExpectedLab("White cell count", "6.2", "x10^9/L", "4.0-11.0", "normal", "2024-03-14", flag_derived=True),
-        ExpectedLab("Platelets", "410", "x10^9/L", "150-400", "high", "2024-03-14", flag_derived=True),
+        ExpectedLab("Glucose, fasting", "7.9", "mmol/L", "3.9-5.5", "high", collection_date="2024-03-12"),
+        ExpectedLab("Sodium", "139", "mmol/L", "135-145", "normal", collection_date="2024-03-12", flag_derived=True),
+        ExpectedLab("Potassium", "5.9", "mmol/L", "3.5-5.1", "high", collection_date="2024-03-12", flag_derived=True),
+        ExpectedLab("Creatinine", "88", "umol/L", "45-90", "normal", collection_date="2024-03-12"),
+        ExpectedLab("HbA1c", "7.9", "%", "<5.7", "high", collection_date="2024-03-12"),
+        ExpectedLab("CRP", "<0.5", "mg/L", "0-5", "unknown", collection_date="2024-03-12"),
+        ExpectedLab("Haemoglobin", "118", "g/L", "120-150", "low", collection_date="2024-03-14", flag_derived=True),
+        ExpectedLab("White cell count", "6.2", "x10^9/L", "4.0-11.0", "normal",
+                    collection_date="2024-03-14", flag_derived=True),
+        ExpectedLab("Platelets", "410", "x10^9/L", "150-400", "high", collection_date="2024-03-14", flag_derived=True),
     ),
     skipped_tests=("Creatinine (superseded)", "eGFR"),
     warnings=("xlsx_hidden_rows", "formula_without_value"),
@@ -149,9 +139,10 @@ WORKBOOK_MEDS = WorkbookCase(
     name="workbook_medications_and_labs",
     identity=ExpectedIdentity("BELLAMIRE-TOTH, Oskar", "1962-11-05", "QF-778201"),
     labs=(
-        ExpectedLab("LDL cholesterol", "3.4", "mmol/L", "<3.0", "high", "2024-01-20"),
-        ExpectedLab("HDL cholesterol", "1.1", "mmol/L", ">1.0", "normal", "2024-01-20", flag_derived=True),
-        ExpectedLab("Urine albumin/creatinine ratio", "4.2", "mg/mmol", "<3.0", "high", "2024-01-20"),
+        ExpectedLab("LDL cholesterol", "3.4", "mmol/L", "<3.0", "high", collection_date="2024-01-20"),
+        ExpectedLab("HDL cholesterol", "1.1", "mmol/L", ">1.0", "normal",
+                    collection_date="2024-01-20", flag_derived=True),
+        ExpectedLab("Urine albumin/creatinine ratio", "4.2", "mg/mmol", "<3.0", "high", collection_date="2024-01-20"),
     ),
     medications=(
         ExpectedMedication("Metformin", "1000 mg", "twice daily with meals"),

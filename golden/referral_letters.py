@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from golden.fixtures import ExpectedAllergy, ExpectedMedication
+from golden.ground_truth import ExpectedAllergy, ExpectedMedication
 from golden.office_fixtures import ExpectedIdentity, _bytes_of
 
 M = ExpectedMedication

@@ -647,7 +647,8 @@ def test_each_named_test_not_on_record_is_said_to_be_missing(tobias):
 
 
 def test_a_long_panel_is_never_cut_short_silently():
-    from core.services.evidence import PER_TOPIC_LIMIT, EvidenceBundle, _limited
+    from core.services.evidence import PER_TOPIC_LIMIT, _limited
+    from core.services.evidence_items import EvidenceBundle
 
     items = [EvidenceItem(evidence_id=f"fact:{n}", kind="document_fact", fact_type="lab_result", topic="cbc",
                           text=f"Result {n}", citations=[]) for n in range(PER_TOPIC_LIMIT + 3)]

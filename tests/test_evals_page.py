@@ -22,7 +22,7 @@ OLD = dict(run_id="20261130-091500-0a0a0a", verdict="pass", started_at="2026-11-
 @pytest.fixture
 def app_env(app_env, monkeypatch):
     # The fixture documents of the seeded run come from tests/eval_fixtures, not golden/cases.
-    monkeypatch.setattr("core.services.evals._default_builder", fixture_document)
+    monkeypatch.setattr("core.services.eval_sources._default_builder", fixture_document)
     yield app_env
 
 
@@ -163,20 +163,20 @@ print(json.dumps({"run_id": "20261202-080000-c0ffee", "verdict": "pass", "cases"
 
 
 def test_run_the_gate_starts_a_background_run_and_imports_it(app_env, data_dir, tmp_path, monkeypatch):
-    from core.services import evals
+    from core.services import eval_runs
 
     write_run(data_dir)
     artifact = tmp_path / "new-run.json"
     artifact.write_text(json.dumps(make_run(run_id="20261202-080000-c0ffee", verdict="pass",
                                             started_at="2026-12-02T08:00:00Z", finished_at="2026-12-02T08:00:40Z")))
-    real_start = evals.start_run
+    real_start = eval_runs.start_run
     started = []
 
     def fake_start(settings, case_ids=None, **kw):
         started.append(case_ids)
         return real_start(settings, case_ids, command=[sys.executable, "-c", FAKE_GATE % str(artifact)])
 
-    monkeypatch.setattr(evals, "start_run", fake_start)
+    monkeypatch.setattr(eval_runs, "start_run", fake_start)
     at = run_page()
     next(b for b in at.button if b.label == "Run the gate").click().run()
     assert not at.exception, at.exception

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from core.errors import BadInput, NotFound
-from core.services import evals
+from core.services import eval_report, eval_runs, eval_sources, evals
 from tests.eval_fixtures import (DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, FAILING_RUBRIC, fixture_document,
                                  make_run, write_run)
 
@@ -91,7 +91,7 @@ def test_load_run_reads_the_file_and_falls_back_to_the_database(wb, data_dir):
     assert kept["from_database"] is True and kept["verdict"] == "fail" and kept["commit"] == "c110ede"
     failing = next(c for c in kept["results"] if c["case_id"] == FAILING_CASE)
     assert failing["rubrics"][FAILING_RUBRIC] == {"passed": False, "reason": FAILING_REASON}
-    assert evals.failure_rows(kept)[0]["case_id"] == FAILING_CASE
+    assert eval_report.failure_rows(kept)[0]["case_id"] == FAILING_CASE
     with pytest.raises(NotFound):
         evals.load_run(wb, "20990101-000000-ffffff")
     with pytest.raises(BadInput):
@@ -120,23 +120,23 @@ def test_stage_latency_orders_stages_and_names_the_bottleneck():
 
 def test_what_a_reviewer_reads_first():
     run = make_run()
-    assert evals.ordered_cases(run)[0]["case_id"] == FAILING_CASE
-    rows = evals.failure_rows(run)
+    assert eval_report.ordered_cases(run)[0]["case_id"] == FAILING_CASE
+    rows = eval_report.failure_rows(run)
     assert {(r["case_id"], r["rubric"], r["reason"]) for r in rows} == {
         (FAILING_CASE, FAILING_RUBRIC, FAILING_REASON),
         (FAILING_CASE, "document_fact_expectations", DOC_FACT_REASON)}
-    table = {r["rubric"]: r for r in evals.rubric_table(run)}
+    table = {r["rubric"]: r for r in eval_report.rubric_table(run)}
     promo = table[FAILING_RUBRIC]
     assert promo["threshold"] == 0.95 and promo["baseline"] == 1.0 and promo["change_points"] == -20.0
     assert promo["status"] == "Below threshold, regressed" and not promo["ok"]
     assert table["schema_valid"]["status"] == "Meets threshold" and table["schema_valid"]["ok"]
     assert list(table)[:2] == ["document_fact_expectations", "promotion_expectations"]  # worst first
-    reasons = evals.gate_reasons(run)
+    reasons = eval_report.gate_reasons(run)
     assert {"subject": "Review findings and document facts are as expected",
             "reasons": "Below its threshold (pass rate 80% is below the threshold 95%); worse than the baseline "
                        "(pass rate fell 20.0 points from the baseline 100%)"} in reasons
     assert len(reasons) == 2  # one line per rubric
-    case_gate = evals.gate_reasons({"gate": [{"kind": "case_error", "rubric": None, "case_id": "x",
+    case_gate = eval_report.gate_reasons({"gate": [{"kind": "case_error", "rubric": None, "case_id": "x",
                                               "message": "worker died"}]})
     assert case_gate == [{"subject": "case x", "reasons": "A case could not run (worker died)"}]
 
@@ -146,7 +146,7 @@ def test_an_errored_case_fails_with_its_error():
     case = run["results"][2]
     case.update(status="error", error="SharedDataMissing: real sample not found",
                 rubrics={r: {"passed": False, "reason": "the case could not run"} for r in case["rubrics"]})
-    rows = evals.failure_rows(run)
+    rows = eval_report.failure_rows(run)
     errored = [r for r in rows if r["case_id"] == case["case_id"]]
     assert errored == [{"case_id": case["case_id"], "title": case["title"], "rubric": "case_error",
                         "check": "The case ran to the end", "reason": "SharedDataMissing: real sample not found"}]
@@ -156,16 +156,16 @@ def test_cited_source_draws_a_paged_page_and_reads_a_segment():
     run = make_run()
     case = next(c for c in run["results"] if c["case_id"] == FAILING_CASE)
     fact = case["actual"]["facts"][1]
-    view = evals.cited_source(FAILING_CASE, fact["document"], fact["citation"], builder=fixture_document)
+    view = eval_sources.cited_source(FAILING_CASE, fact["document"], fact["citation"], builder=fixture_document)
     assert view.title == "intake.pdf" and view.location == "page 1" and view.quote == "? sulfa"
     assert view.page_png.startswith(b"\x89PNG") and view.box == fact["citation"]["bounding_box"]
     hl7 = next(c for c in run["results"] if c["case_id"] == "hl7-oru-potassium")["actual"]["facts"][0]
-    view = evals.cited_source("hl7-oru-potassium", "oru", hl7["citation"], builder=fixture_document)
+    view = eval_sources.cited_source("hl7-oru-potassium", "oru", hl7["citation"], builder=fixture_document)
     assert view.page_png is None and view.source_text.startswith("OBX|1|NM|2823-3^Potassium^LN||5.9")
-    missing = evals.cited_source("x", "nope", hl7["citation"],
+    missing = eval_sources.cited_source("x", "nope", hl7["citation"],
                                  builder=lambda c, d: (_ for _ in ()).throw(NotFound("no such document")))
     assert missing.page_png is None and "could not be rebuilt" in missing.note
-    assert evals.document_key_for(case, fact["citation"]) == "intake"
+    assert eval_sources.document_key_for(case, fact["citation"]) == "intake"
 
 
 FAKE_GATE = r"""
@@ -187,7 +187,7 @@ def _wait(handle, timeout=30.0):
     deadline = time.time() + timeout
     seen = []
     while time.time() < deadline:
-        report = evals.run_progress(handle)
+        report = eval_runs.run_progress(handle)
         seen.append((report["state"], report["done"]))
         if report["state"] in ("finished", "crashed"):
             return report, seen
@@ -196,7 +196,8 @@ def _wait(handle, timeout=30.0):
 
 
 def test_start_run_and_poll_its_progress(settings):
-    handle = evals.start_run(settings, ["lab-classic-clean", FAILING_CASE], command=[sys.executable, "-c", FAKE_GATE])
+    handle = eval_runs.start_run(settings, ["lab-classic-clean", FAILING_CASE],
+                                 command=[sys.executable, "-c", FAKE_GATE])
     assert handle.progress_path.parent == settings.eval_results_dir
     assert handle.progress_path.name.endswith(".progress.json")
     report, seen = _wait(handle)
@@ -204,12 +205,12 @@ def test_start_run_and_poll_its_progress(settings):
     assert report["run_id"] == "20261201-000000-fake00" and report["summary"]["verdict"] == "pass"
     assert (report["done"], report["total"], report["case_id"], report["fraction"]) == (2, 2, FAILING_CASE, 1.0)
     assert any(state == "running" and done == 1 for state, done in seen)
-    by_path = evals.run_progress(handle.progress_path)  # another session knows only the file
+    by_path = eval_runs.run_progress(handle.progress_path)  # another session knows only the file
     assert by_path["state"] == "finished" and by_path["done"] == 2
 
 
 def test_a_crashed_run_reports_its_last_error_line(settings):
-    handle = evals.start_run(settings, command=[sys.executable, "-c",
+    handle = eval_runs.start_run(settings, command=[sys.executable, "-c",
                                                 "import sys; sys.stderr.write('no golden case named zzz\\n'); "
                                                 "sys.exit(2)"])
     report, _ = _wait(handle)
@@ -225,9 +226,9 @@ def test_collect_run_imports_the_finished_run_and_tidies_up(wb, data_dir, tmp_pa
         "import os, shutil\n"
         "shutil.copy(%r, pathlib.Path(os.environ['WORKBENCH_DATA_DIR']) / 'eval-results' / "
         "'20261201-000000-fake00.json')\nprint(json.dumps(") % str(artifact))
-    handle = evals.start_run(wb.settings, ["a"], command=[sys.executable, "-c", script])
+    handle = eval_runs.start_run(wb.settings, ["a"], command=[sys.executable, "-c", script])
     _wait(handle)
-    report = evals.collect_run(wb, handle)
+    report = eval_runs.collect_run(wb, handle)
     assert report["state"] == "finished" and report["imported"] == 1 and report["skipped"] == []
     assert not handle.progress_path.exists() and not handle.stdout_path.exists()
     assert [r["run_id"] for r in evals.list_runs(wb)] == ["20261201-000000-fake00"]

@@ -23,16 +23,17 @@ from extract.intake import extract_intake
 from extract import intake_text as it
 from extract.intake_text import classify_label
 from extract.pdf import normalize_pdf
+from golden import intake_layout_cases as GLC
 from golden import intake_layouts as GL
 from tests.synthetic import assert_page_citations_verify, words_page
 
 SOURCE = "documents:5"
-CASES = [c.name for c in GL.CASES]
+CASES = [c.name for c in GLC.CASES]
 
 
 @lru_cache(maxsize=None)
 def _run(name: str):
-    case = GL.case(name)
+    case = GLC.case(name)
     content = normalize_pdf(GL.render(case))
     return case, content, extract_intake(content, SOURCE)
 
@@ -53,7 +54,7 @@ def _of(result, fact_type):
 
 
 def test_the_layouts_are_all_exercised():
-    assert {c.layout for c in GL.CASES} == set(GL.LAYOUTS)
+    assert {c.layout for c in GLC.CASES} == set(GL.LAYOUTS)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -108,7 +109,7 @@ def test_allergies_trusted_or_held_for_review(name):
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("printed", ["No known drug allergies", "NKDA", "None known"])
 def test_none_known_is_an_explicit_nkda_fact(name, printed):
-    case = GL.with_allergies(GL.case(name), printed)
+    case = GLC.with_allergies(GLC.case(name), printed)
     content = normalize_pdf(GL.render(case))
     result = extract_intake(content, SOURCE)
     (fact,) = _of(result, "allergy")
@@ -124,7 +125,7 @@ def test_every_citation_verifies(name):
     assert_page_citations_verify(content, result)
 
 
-@pytest.mark.parametrize("name", [c.name for c in GL.CASES if c.pregnant])
+@pytest.mark.parametrize("name", [c.name for c in GLC.CASES if c.pregnant])
 def test_a_pregnancy_answer_that_is_not_no_goes_to_review(name):
     case, _, result = _run(name)
     (fact,) = [f for f in result.facts if f.structured_value.get("field") == "pregnancy"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from golden.rubrics import identity_safe, safe_refusal
+from golden.expectation_rubrics import safe_refusal
+from golden.safety_rubrics import identity_safe
 
 
 def _obs(status_by_scope: dict, facts: list[dict], expect: dict | None = None):

@@ -24,7 +24,9 @@ from core.policy.lab_series import CRITICAL, IN_RANGE, LabSeries, trend_text
 from core.policy.questions import Intent, ParsedQuestion, parse_question
 from core.policy.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
                                     RoutePlan, route)
-from core.services.evidence import EvidenceBundle, retrieve_evidence, series_guide_key
+from core.services.evidence import retrieve_evidence
+from core.services.evidence_items import EvidenceBundle
+from core.services.guideline_evidence import series_guide_key
 from core.services.patients import get_patient
 from core.services.workbench import Workbench
 from storage import audit_repo

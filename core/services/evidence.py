@@ -15,132 +15,30 @@ against them.
 
 What is relevant, what a finding is about and how lab results line up as series
 are policy (``core.policy.topics``, ``relevance``, ``lab_series``); this module
-reads the data, applies those rules and runs the searches.
+reads the data, applies those rules and runs the searches. Loading the candidates and
+the bundle they fill is ``evidence_items``; the guideline searches, ``guideline_evidence``.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
-from core.models import Citation, ClinicalContext, EvidenceItem
+from core.models import EvidenceItem
 from core.policy.analytes import result_is_of
-from core.policy.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
-from core.policy.lab_series import ABNORMAL, LabSeries, attention_order, build_series, guide_key, lookup_order
+from core.policy.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from core.policy.questions import Intent, ParsedQuestion
-from core.policy.relevance import (THERAPY_CONTEXT_SAID_MISSING, context_of, direct, guidance_hint, guidance_key,
-                                   meant_as_asked, relevant, review_bears_on, safety_finding, therapy_context,
-                                   with_context)
+from core.policy.relevance import (THERAPY_CONTEXT_SAID_MISSING, direct, meant_as_asked, relevant, review_bears_on,
+                                   safety_finding, therapy_context)
 from core.policy.supervisor import REFUSE, RoutePlan
 from core.policy.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
-                                 report_furniture, report_kinds, term_fact_types, topics_of)
+                                 term_fact_types)
+from core.services.evidence_items import Candidate, EvidenceBundle, load_candidates
+from core.services.guideline_evidence import add_guideline_evidence
 from core.services.workbench import Workbench
-from storage import evidence_repo
 
 PER_TOPIC_LIMIT = 12  # look-ups: findings shown per topic, newest first
-MAX_GUIDELINE_SEARCHES = 6  # one search per topic (or per test without a topic vocabulary)
-
-
-@dataclass
-class Candidate:
-    item: EvidenceItem
-    topics: set[str]
-    context: ClinicalContext | None = None
-    source_text: str = ""  # what the document said, for red-flag and mention checks
-
-
-@dataclass
-class EvidenceBundle:
-    patient: list[EvidenceItem] = field(default_factory=list)  # findings in answer order
-    earlier: set[str] = field(default_factory=set)  # look-ups: older results listed after the latest
-    attention: list[LabSeries] = field(default_factory=list)  # abnormal / critical series, in answer order
-    in_range: list[LabSeries] = field(default_factory=list)  # series whose latest result is in range or unflagged
-    list_in_range: bool = False  # the question named these tests: list them instead of counting
-    review: list[EvidenceItem] = field(default_factory=list)
-    guidelines: list[EvidenceItem] = field(default_factory=list)
-    guidelines_by_key: dict[str, list[EvidenceItem]] = field(default_factory=dict)
-    missing: list[tuple[str | None, str]] = field(default_factory=list)
-    # A condition the record names only as denied, a relative's or hypothetical.
-    mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
-    unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
-    guideline_searched: bool = False
-    # database, vectors, guidelines (searches included), rerank (the guideline reranker's
-    # share of those searches), total
-    timings_ms: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def guideline_not_found(self) -> bool:
-        return self.guideline_searched and not self.guidelines
-
-    def all_items(self) -> list[EvidenceItem]:
-        series = [i for s in [*self.attention, *self.in_range] for i in s.items]
-        return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions)]
-
-
-# ------------------------------------------------------------------ item building
-def _lab_text(v: dict[str, Any]) -> str:
-    parts = [f"{v.get('test_name')} {v.get('value')}" + (f" {v['unit']}" if v.get("unit") else "")]
-    details = []
-    if v.get("reference_range"):
-        details.append(f"reference {v['reference_range']}")
-    flag = v.get("abnormal_flag")
-    if flag and flag != "unknown":
-        details.append(f"flagged {flag.replace('_', ' ')}" + (" (derived from the range)" if v.get("flag_derived") else ""))
-    if details:
-        parts.append("(" + "; ".join(details) + ")")
-    parts.append(f"collected {v['collection_date']}" if v.get("collection_date") else "collection date not stated")
-    return ", ".join([" ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else parts[0]
-
-
-def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
-    """A sentence built from stored structured values, exactly as stored."""
-    if fact_type == "lab_result" and v.get("test_name"):
-        return _lab_text(v)
-    if fact_type == "allergy" and v.get("substance"):
-        return f"Allergy: {v['substance']}" + (f" (reaction: {v['reaction']})" if v.get("reaction") else "")
-    if fact_type == "medication" and v.get("name"):
-        extra = " ".join(str(v[k]) for k in ("dose", "frequency") if v.get(k))
-        return f"Medication: {v['name']}" + (f" {extra}" if extra else "")
-    if fact_type == "problem" and v.get("description"):
-        return f"Problem: {v['description']}" + (f" ({v['code']})" if v.get("code") else "")
-    return fallback
-
-
-def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candidate:
-    value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()
-             if k not in ("promotion_citation", "fact_context")}
-    context = context_of(fact_type, row.get("fact_context"))
-    text = with_context(describe(fact_type, value, str(row.get("note") or "")), context)
-    if row.get("promotion_citation"):
-        citations = [Citation.model_validate(row["promotion_citation"])]
-    else:
-        subject = str(value.get({"lab_result": "value"}.get(fact_type, "id")) or row["id"])
-        citations = [Citation(source_type="chart", source_id=f"{table}:{row['id']}", page_or_section=table,
-                              field_or_chunk_id=f"{table}.{row['id']}", quote_or_value=text or subject,
-                              verified=True)]
-    item = EvidenceItem(evidence_id=f"{table}:{row['id']}", kind="chart", fact_type=fact_type, text=text,
-                        structured=value, citations=citations, abnormal=is_abnormal(value.get("abnormal_flag")),
-                        date=value.get("collection_date"))
-    source = " ".join([text, *(c.quote_or_value for c in citations)])
-    return Candidate(item, topics_of(fact_type, value, text, context), context, source)
-
-
-def _fact_candidate(fact: dict[str, Any], kind: str) -> Candidate:
-    value = fact["structured_value"] or {}
-    context = context_of(fact["fact_type"], fact.get("context"))
-    text = with_context(describe(fact["fact_type"], value, fact["fact_text"]), context)
-    citation = Citation.model_validate(fact["citation"])
-    if kind == "needs_review":
-        reason = fact.get("review_reason") or (
-            "conflicts with the chart" if fact.get("promotion_status") == "conflict_needs_review" else "uncertain")
-        text = f"{text} — needs review: {reason}"
-    item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=kind, fact_type=fact["fact_type"], text=text,
-                        structured=value, citations=[citation], abnormal=is_abnormal(value.get("abnormal_flag")),
-                        date=value.get("collection_date"))
-    source = f"{fact['fact_text']} {citation.quote_or_value}"
-    return Candidate(item, topics_of(fact["fact_type"], value, fact["fact_text"], context), context, source)
 
 
 # ------------------------------------------------------------------ retrieval
@@ -151,26 +49,9 @@ def retrieve_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     if plan.need_patient_evidence:
         _patient_evidence(wb, patient_id, question, plan, bundle)
     if plan.need_guidelines:
-        _guideline_evidence(wb, question, plan, bundle, request_id)
+        add_guideline_evidence(wb, question, plan, bundle, request_id)
     bundle.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 2)
     return bundle
-
-
-def _load(wb: Workbench, patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
-    with wb.db.cursor() as cur:
-        charts = {fact_type: evidence_repo.chart_rows(cur, table, patient_id)
-                  for fact_type, table in CHART_TABLES.items()}
-        facts = evidence_repo.usable_facts(cur, patient_id)
-    candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row)
-                  for fact_type, rows in charts.items() for row in rows]
-    reviews: list[Candidate] = []
-    for fact in facts:
-        if needs_review(fact):
-            reviews.append(_fact_candidate(fact, "needs_review"))
-        elif fact["active"] and fact["promotion_status"] not in SUPPORTING_OUTCOMES:
-            candidates.append(_fact_candidate(fact, "document_fact"))
-    _report_topics([*candidates, *reviews])
-    return candidates, reviews, {f["id"]: f for f in facts}
 
 
 def _reading_order(c: Candidate) -> tuple:
@@ -182,46 +63,10 @@ def _reading_order(c: Candidate) -> tuple:
             int(place.group(2)) if place else 0, c.item.evidence_id)
 
 
-def _report_key(c: Candidate) -> tuple | None:
-    """The text report a line belongs to: lines of one coded text observation (HL7 TX/FT
-    OBX lines sharing an observation code) of one document."""
-    v = c.item.structured
-    if c.item.fact_type != "other" or str(v.get("value_type") or "").upper() not in ("TX", "FT") or not v.get("code"):
-        return None
-    return (c.item.citations[0].source_id, v.get("code"), v.get("observation"), v.get("date"))
-
-
-def _line_number(c: Candidate) -> tuple[int, str]:
-    m = re.search(r"\[(\d+)\]\s*$", c.item.citations[0].field_or_chunk_id or "")
-    return (int(m.group(1)) if m else 0, c.item.evidence_id)
-
-
-def _report_topics(lines: list[Candidate]) -> None:
-    """Every finding line of a text report shares the report's kind ("imaging" for a
-    chest film report), furniture lines (labels, names, ids, signatures) none of it
-    (``core.policy.topics.report_kinds`` / ``report_furniture``)."""
-    reports: dict[tuple, list[Candidate]] = {}
-    for c in lines:
-        key = _report_key(c)
-        if key is not None:
-            reports.setdefault(key, []).append(c)
-    for report in reports.values():
-        report.sort(key=_line_number)
-        texts = [str(c.item.structured.get("value") or c.item.text) for c in report]
-        kinds = report_kinds(texts)
-        if not kinds:
-            continue
-        for c, furniture in zip(report, report_furniture(texts)):
-            if furniture:
-                c.topics -= kinds
-            else:
-                c.topics |= kinds
-
-
 def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, plan: RoutePlan,
                       bundle: EvidenceBundle) -> None:
     start = time.perf_counter()
-    candidates, reviews, usable = _load(wb, patient_id)
+    candidates, reviews, usable = load_candidates(wb, patient_id)
     bundle.timings_ms["database"] = round((time.perf_counter() - start) * 1000, 2)
     for c in [*candidates, *reviews]:
         c.item.topic = primary_topic(c.topics)
@@ -342,19 +187,19 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
     found: set[str] = set()
     held: set[str] = set()
     for topic, term in question.terms:
-        kinds = term_fact_types(topic)
+        fact_types = term_fact_types(topic)
         said = f"“{term}”" if term in question.quotable else None
-        in_review = [c for c in reviews if c.item.fact_type in kinds and mentions_term(term, c.source_text)
+        in_review = [c for c in reviews if c.item.fact_type in fact_types and mentions_term(term, c.source_text)
                      and meant_as_asked(topic, c.item.fact_type, c.context)]
         held |= {c.item.evidence_id for c in in_review}
-        mentioning = [c for c in candidates if c.item.fact_type in kinds and mentions_term(term, c.source_text)]
+        mentioning = [c for c in candidates if c.item.fact_type in fact_types and mentions_term(term, c.source_text)]
         hits = [c for c in mentioning if meant_as_asked(topic, c.item.fact_type, c.context)]
         if hits:
-            selected = [c for c in selected if c.item.fact_type not in kinds] + hits
+            selected = [c for c in selected if c.item.fact_type not in fact_types] + hits
             found.add(topic)
             continue
         label = TOPIC_BY_NAME[topic].label
-        listed = "; the ones on record are listed" if any(c.item.fact_type in kinds for c in selected) else ""
+        listed = "; the ones on record are listed" if any(c.item.fact_type in fact_types for c in selected) else ""
         if in_review:
             what = said or "What you asked about"
             bundle.missing.append((topic, f"{what} is written only in findings held for review (see Needs Human "
@@ -459,94 +304,3 @@ def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         c.item.kind == "chart" and (c.item.citations[0].source_id, c.item.citations[0].field_or_chunk_id)
         in locations)]
     return found, {c.item.evidence_id for c in reviews if c.item.evidence_id in wanted}
-
-
-# ------------------------------------------------------------------ guidelines
-def _guideline_item(hit: dict[str, Any]) -> EvidenceItem:
-    sentences = re.split(r"(?<=[.!?])\s+", hit["text"].strip())
-    summary = " ".join(sentences[:2])
-    return EvidenceItem(
-        evidence_id=f"guideline:{hit['chunk_id']}", kind="guideline", text=f"{hit['source_title']} — "
-        f"{hit['section']}: {summary}", structured={"chunk_id": hit["chunk_id"], "section": hit["section"],
-                                                   "source_title": hit["source_title"]},
-        citations=[Citation.model_validate(hit["citation"])], score=hit["score"],
-    )
-
-
-def _guideline_queries(question: ParsedQuestion, plan: RoutePlan,
-                       bundle: EvidenceBundle) -> list[tuple[str | None, str]]:
-    """One query per topic the question names (its words, label and hint), then, for
-    attention questions, one per abnormal finding's topic — or per test when the topic
-    has no guideline vocabulary ("Potassium critical high")."""
-    queries: dict[str, str] = {}
-    for topic in question.topics:
-        t = TOPIC_BY_NAME[topic]
-        if t.guideline_hint:
-            queries[topic] = f"{question.text} {t.label} {t.guideline_hint}"
-    if plan.intent is Intent.ATTENTION:
-        for s in bundle.attention:
-            key = series_guide_key(s)
-            if key in queries:
-                continue
-            base, flag = guide_key(s), s.latest.structured.get("abnormal_flag")
-            if base.startswith("test:"):
-                queries[key] = f"{s.test_name} {str(flag or 'abnormal').replace('_', ' ')}"
-            else:
-                queries[key] = f"{TOPIC_BY_NAME[base].label} {guidance_hint(base, flag)}"
-        # An attention question with nothing abnormal has nothing to hold against guidance.
-        return list(queries.items())
-    return list(queries.items()) or [(None, question.text)]
-
-
-def _guideline_evidence(wb: Workbench, question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle,
-                        request_id: str | None) -> None:
-    from core.services.guidelines import search_guidelines
-
-    queries = _guideline_queries(question, plan, bundle)
-    if not queries:
-        return
-    start = time.perf_counter()
-    seen: set[str] = set()
-    for n, (key, query) in enumerate(queries):
-        items = []
-        if n < MAX_GUIDELINE_SEARCHES:
-            found = search_guidelines(wb, query.strip(), k=3, request_id=request_id)
-            items = [_guideline_item(h) for h in found["results"]]
-            # The reranker's share is reported as its own answer stage (``rerank``).
-            bundle.timings_ms["rerank"] = round(
-                bundle.timings_ms.get("rerank", 0.0) + float((found.get("timings_ms") or {}).get("rerank", 0.0)), 3)
-        if key:
-            bundle.guidelines_by_key[key] = items
-        for item in items:
-            if item.evidence_id not in seen:
-                seen.add(item.evidence_id)
-                bundle.guidelines.append(item)
-    bundle.guideline_searched = True
-    unguided = _unguided(bundle)
-    bundle.unguided = list(unguided)
-    if unguided:  # one line for all of them, not one per test
-        which = []
-        for key, names in unguided.items():
-            topic = key.split(":")[0]
-            label = TOPIC_BY_NAME[topic].label if topic in TOPIC_BY_NAME else names[0]
-            which.append(f"{label} ({', '.join(names)})" if [label] != names else label)
-        these = "these findings are" if len(which) > 1 else "the finding is"
-        bundle.missing.append((None, f"No guideline evidence was retrieved for {'; '.join(which)}: "
-                                     f"{these} listed without guidance."))
-    bundle.timings_ms["guidelines"] = round((time.perf_counter() - start) * 1000, 2)
-
-
-def _unguided(bundle: EvidenceBundle) -> dict[str, list[str]]:
-    """Attention findings whose topic (or test) got no guideline passage past the threshold."""
-    out: dict[str, list[str]] = {}
-    for s in bundle.attention:
-        key = series_guide_key(s)
-        if not bundle.guidelines_by_key.get(key):
-            out.setdefault(key, []).append(s.test_name)
-    return out
-
-
-def series_guide_key(series: LabSeries) -> str:
-    """The guidance an attention line shares: per topic (or test), and a low result of a
-    topic whose low results have their own guidance apart (``relevance.guidance_key``)."""
-    return guidance_key(guide_key(series), series.latest.structured.get("abnormal_flag"))

@@ -1,0 +1,209 @@
+"""Expectation rubrics: compare what the workbench shows with what the case file says
+it must show (facts, answers, refusals, promotions, review findings, guideline passages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from golden.matching import STATE, describe, fact_matches, row_matches, same
+from golden.runner import Observation
+from golden.verdicts import SUPPORTING, Verdict, answer_citations, cited_document_id, folded_text, verdict_from
+
+
+def _facts_of(obs: Observation, matcher: dict[str, Any]) -> list[dict[str, Any]]:
+    name = matcher.get("document")
+    return [f for f in obs.facts() if name is None or f["document"] == name]
+
+
+def _expect_fact(obs: Observation, matcher: dict[str, Any]) -> str | None:
+    candidates = [f for f in _facts_of(obs, matcher) if fact_matches(f, matcher, keys=("fact_type", "where",
+                                                                                        "text_contains",
+                                                                                        "quote_contains", "page"))]
+    if not candidates:
+        return f"no fact found with {describe(matcher)}"
+    if not any(fact_matches(f, matcher, keys=STATE) for f in candidates):
+        f = candidates[0]
+        got = ", ".join(f"{k}={f.get(k)}" for k in STATE if k in matcher)
+        return f"fact '{f['fact_text'][:60]}' has {got}; expected {describe({k: matcher[k] for k in STATE if k in matcher})}"
+    return None
+
+
+def _count_ok(n: int, want: int | list[int]) -> bool:
+    return n == want if isinstance(want, int) else want[0] <= n <= want[1]
+
+
+def _answer_problems(obs: Observation, want: dict[str, Any]) -> list[str]:
+    got = next((a for a in obs.answers if a["step"] == want["step"]), None)
+    if got is None:
+        return [f"step {want['step']} gave no answer ({obs.step_errors.get(want['step'], 'not asked')})"]
+    p, problems, label = got["payload"], [], f"answer to step {want['step']}"
+    text = folded_text(p["text"])
+    for piece in want.get("contains", []):
+        if folded_text(piece) not in text:
+            problems.append(f"{label} does not say {piece!r}")
+    for piece in want.get("not_contains", []):
+        if folded_text(piece) in text:
+            problems.append(f"{label} says {piece!r}, which it must not")
+    for section in want.get("sections_nonempty", []):
+        if not p["sections"].get(section):
+            problems.append(f"{label} has nothing under {section}")
+    for section in want.get("sections_empty", []):
+        if p["sections"].get(section):
+            problems.append(f"{label} has {len(p['sections'][section])} items under {section}, expected none")
+    for name in want.get("cites_documents", []):
+        if obs.uploads[name].document_id not in {cited_document_id(c) for c in answer_citations(p)}:
+            problems.append(f"{label} does not cite {name}")
+    for name in want.get("not_cites_documents", []):
+        if obs.uploads[name].document_id in {cited_document_id(c) for c in answer_citations(p)}:
+            problems.append(f"{label} cites {name}, which it must not")
+    for piece in want.get("missing_contains", []):
+        if not any(folded_text(piece) in folded_text(i["text"]) for i in p["sections"].get("missing", [])):
+            problems.append(f"{label} does not report {piece!r} as missing")
+    return problems
+
+
+def factually_consistent(obs: Observation) -> Verdict:
+    e, problems = obs.case.expect, []
+    for name, want in (e.get("documents") or {}).items():
+        actual = obs.reports.get(name)
+        if actual is None:
+            problems.append(f"{name} was never uploaded ({obs.step_errors})")
+            continue
+        job = actual["job"] or {}
+        for key, got in (("job_status", job.get("status")), ("error_code", job.get("error_code"))):
+            if key in want and not same(got, want[key]):
+                problems.append(f"{name}: {key} {got}, expected {want[key]}")
+    for matcher in e.get("facts", []):
+        if (p := _expect_fact(obs, matcher)):
+            problems.append(p)
+    for matcher in e.get("no_facts", []):
+        bad = [f for f in _facts_of(obs, matcher) if fact_matches(f, matcher)]
+        if bad:
+            problems.append(f"fact '{bad[0]['fact_text'][:60]}' should not exist ({describe(matcher)})")
+    for name, counts in (e.get("fact_counts") or {}).items():
+        facts = [f for f in obs.facts() if f["document"] == name]
+        for fact_type, want in counts.items():
+            n = len(facts) if fact_type == "all" else sum(f["fact_type"] == fact_type for f in facts)
+            if not _count_ok(n, want):
+                problems.append(f"{name}: {n} {fact_type} facts, expected {want}")
+    for index, code in (e.get("step_errors") or {}).items():
+        if obs.step_errors.get(int(index)) != code:
+            problems.append(f"step {index} ended with {obs.step_errors.get(int(index)) or 'no error'}, "
+                            f"expected {code}")
+    unexpected = {i: c for i, c in obs.step_errors.items() if str(i) not in (e.get("step_errors") or {})}
+    if unexpected:
+        problems.append("unexpected errors: " + ", ".join(f"step {i}: {c}" for i, c in unexpected.items()))
+    for want in e.get("answers", []):
+        problems += _answer_problems(obs, want)
+    return verdict_from(problems, "facts, jobs and answers are as the case expects")
+
+
+def safe_refusal(obs: Observation) -> Verdict:
+    wants = {w["step"]: w for w in obs.case.expect.get("answers", [])}
+    if not obs.answers:
+        return True, "no question in this case"
+    problems = []
+    for a in obs.answers:
+        want = wants.get(a["step"])
+        if want is None or "refused" not in want:
+            problems.append(f"step {a['step']}: the case does not say whether the answer is refused")
+            continue
+        p = a["payload"]
+        if p["refused"] != want["refused"]:
+            problems.append(f"step {a['step']}: refused={p['refused']}, expected {want['refused']}"
+                            + (f" ({p['refusal_reason']})" if p["refusal_reason"] else ""))
+        if "disposition" in want and not same(p["question"]["disposition"], want["disposition"]):
+            problems.append(f"step {a['step']}: disposition {p['question']['disposition']}, "
+                            f"expected {want['disposition']}")
+        if p["refused"] and not (p["refusal_reason"] or "").strip():
+            problems.append(f"step {a['step']}: refused without saying why")
+    return verdict_from(problems, f"{len(obs.answers)} answers refuse exactly when they must")
+
+
+def promotion_expectations(obs: Observation) -> Verdict:
+    e, problems = obs.case.expect, []
+    for key, sections in (e.get("chart") or {}).items():
+        for section, rows in sections.items():
+            for want in rows:
+                if not any(row_matches(r, want) for r in obs.charts[key][section]):
+                    problems.append(f"{key}'s {section} lack {want}")
+    for key, sections in (e.get("chart_absent") or {}).items():
+        for section, rows in sections.items():
+            for want in rows:
+                if any(row_matches(r, want) for r in obs.charts[key][section]):
+                    problems.append(f"{key}'s {section} hold {want}, which must not be there")
+    for key, sections in (e.get("chart_counts") or {}).items():
+        for section, want in sections.items():
+            n = len(obs.charts[key][section])
+            if not _count_ok(n, want):
+                problems.append(f"{key} has {n} {section} rows, expected {want}")
+    for want in e.get("promotions", []):
+        from storage import promotions_repo
+
+        with obs.wb.db.cursor() as cur:
+            promos = promotions_repo.promotions_for_document(cur, obs.uploads[want["document"]].document_id)
+        n = sum(same(p["outcome"], want["outcome"]) for p in promos)
+        if not (want.get("min", 1) <= n <= want.get("max", 10**6)):
+            problems.append(f"{want['document']}: {n} promotions {want['outcome']}, expected "
+                            f"{want.get('min', 1)}..{want.get('max', 'any')}")
+    if not any(k in e for k in ("chart", "chart_absent", "chart_counts", "promotions")):
+        return True, "the case sets no chart expectation"
+    return verdict_from(problems, "the chart holds what the case expects and nothing it forbids")
+
+
+def _visible(obs: Observation, group: str) -> list[dict[str, Any]]:
+    by_id = {u.document_id: n for n, u in obs.uploads.items()}
+    out = []
+    for lists in obs.review_lists.values():
+        for f in lists.get(group, []):
+            out.append(f | {"document": by_id.get(f.get("document_id"))})
+    return out
+
+
+def document_fact_expectations(obs: Observation) -> Verdict:
+    e, problems = obs.case.expect, []
+    for group, key in (("needs_review", "needs_review"), ("document_fact", "document_facts")):
+        for matcher in e.get(key, []):
+            shown = _visible(obs, group) + (_visible(obs, "held") if group == "needs_review" else [])
+            found = [f for f in shown if (matcher.get("document") in (None, f["document"]))
+                     and fact_matches(f, matcher)]
+            if not found:
+                problems.append(f"no {group.replace('_', ' ')} item shows {describe(matcher)}")
+            elif any(f.get("promotion_status") in SUPPORTING for f in found):
+                problems.append(f"{describe(matcher)} is listed for review but also counts in the chart")
+    if not any(k in e for k in ("needs_review", "document_facts")):
+        return True, "the case sets no review or document-fact expectation"
+    return verdict_from(problems, "needs-review and document facts are visible as the case expects")
+
+
+def guideline_retrieval(obs: Observation) -> Verdict:
+    from storage import guideline_repo
+
+    problems, checked = [], 0
+    with obs.wb.db.cursor() as cur:
+        known = {c.chunk_id for c in guideline_repo.get_active_chunks(cur)[1]}
+    for a in obs.answers:
+        for item in a["payload"]["sections"].get("guideline_evidence", []):
+            for c in item.get("citations", []):
+                chunk = str(c.get("source_id") or "").removeprefix("guideline:")
+                if chunk not in known and c.get("field_or_chunk_id") not in known:
+                    problems.append(f"answer to step {a['step']} cites guideline chunk {chunk!r}, not in the corpus")
+    for want in obs.case.expect.get("answers", []):
+        got = next((a for a in obs.answers if a["step"] == want["step"]), None)
+        if got is None:
+            continue
+        items = got["payload"]["sections"].get("guideline_evidence", [])
+        blob = folded_text(" ".join(i["text"] + " " + " ".join(str(c.get("page_or_section", "")) + " "
+                                                      + str(c.get("source_title", "")) for c in i.get("citations", []))
+                            for i in items))
+        for piece in want.get("guideline_contains", []):
+            checked += 1
+            if folded_text(piece) not in blob:
+                problems.append(f"answer to step {want['step']}: no guideline evidence about {piece!r}")
+        if want.get("guideline_not_found"):
+            checked += 1
+            if items:
+                problems.append(f"answer to step {want['step']} cites {len(items)} guideline passages for an "
+                                f"out-of-corpus question")
+    return verdict_from(problems, f"{checked} guideline expectations hold; every cited chunk is in the corpus"
+                  if obs.answers else "no question in this case")
