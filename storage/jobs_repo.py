@@ -3,16 +3,13 @@ worker), release at shutdown, requeue."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any, Callable
 
 import duckdb
 
+from core.clock import utcnow
 from storage.db import one, rows, to_json
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 def enqueue(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int, doc_type: str) -> dict[str, Any]:

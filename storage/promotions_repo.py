@@ -6,10 +6,10 @@ from typing import Any
 
 import duckdb
 
+from core.clock import utcnow
 from core.policy.chart_rules import (CHART_DESTINATIONS, FACT_TYPE_OF_TABLE, SUPPORTING_OUTCOMES,
                                      TRUSTED_IDENTITY_STATES)
 from storage.db import insert_rows, rows, to_json
-from storage.jobs_repo import utcnow
 
 # A promotion stands behind a chart row while it is active, says the same thing as the
 # row, and its fact is live: unretracted, active, from an undeleted document whose
@@ -93,7 +93,10 @@ def deactivate_chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: 
     return bool(cur.fetchall())
 
 
-def chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int, *, active_only: bool = True) -> list[dict[str, Any]]:
+def patient_chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int, *,
+                       active_only: bool = True) -> list[dict[str, Any]]:
+    """A patient's rows of one chart table as stored (the evidence view's rows, with
+    their citations, are evidence_repo.chart_rows_with_citations)."""
     cur.execute(f"SELECT * FROM {table} WHERE patient_id = ? AND (active OR NOT ?) ORDER BY id", [patient_id, active_only])
     return rows(cur)
 

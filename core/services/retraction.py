@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import telemetry
+from core.clock import utcnow
 from core.errors import BadInput, NotFound
 from core.policy.access import Permission
 from core.policy.chart_rules import SUPPORTING_OUTCOMES
@@ -18,7 +19,6 @@ from core.services.accounts import authorize
 from core.services.fact_vectors import remove_vectors
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
-from storage.jobs_repo import utcnow
 
 
 def delete_document(wb: Workbench, document_id: int, *, by: str,
@@ -154,7 +154,7 @@ def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
         facts = [f for d in gone for f in facts_repo.facts_for_document(cur, d) if f["retracted_at"] is None]
         promotions = [p for d in gone for p in promotions_repo.promotions_for_document(cur, d) if p["active"]]
         touched = _rows_behind(promotions)
-        described = {table: {r["id"]: r for r in promotions_repo.chart_rows(cur, table, document["patient_id"])}
+        described = {table: {r["id"]: r for r in promotions_repo.patient_chart_rows(cur, table, document["patient_id"])}
                      for table in touched}
         retracted_rows: list[dict[str, Any]] = []
         kept_rows: list[dict[str, Any]] = []

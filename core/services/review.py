@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import telemetry
+from core.clock import utcnow
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
 from core.policy.access import Permission
@@ -25,7 +26,6 @@ from core.services.promotion import promote_fact, promote_facts
 from core.services.retraction import retract_promotions
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, promotions_repo
-from storage.jobs_repo import utcnow
 
 ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
 
