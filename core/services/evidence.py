@@ -158,7 +158,7 @@ def retrieve_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
 
 def _load(wb: Workbench, patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
     with wb.db.cursor() as cur:
-        charts = {fact_type: evidence_repo.chart_rows(cur, table, patient_id)
+        charts = {fact_type: evidence_repo.chart_rows_with_citations(cur, table, patient_id)
                   for fact_type, table in CHART_TABLES.items()}
         facts = evidence_repo.usable_facts(cur, patient_id)
     candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row)
