@@ -21,6 +21,7 @@ from core.policy.chart_rules import review_group
 from core.services.facts import fact_view
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo
+from storage.rows import JobRow
 
 DEFAULT_DPI = 110  # the dpi the pipeline renders text-layer PDFs at (extract.pdf), so its PNGs are reused
 BOX_CLASSES = ("verified", "document_fact", "needs_review", "held")
@@ -204,14 +205,14 @@ def _fit_width(png: bytes, *, max_width: int) -> bytes:
 # ----------------------------------------------------------------------------- page words
 
 
-def _latest_job(wb: Workbench, document_id: int) -> dict[str, Any]:
+def _latest_job(wb: Workbench, document_id: int) -> JobRow | None:
     with wb.db.cursor() as cur:
-        return jobs_repo.latest_for_documents(cur, [document_id]).get(document_id) or {}
+        return jobs_repo.latest_for_documents(cur, [document_id]).get(document_id)
 
 
-def _read_as(job: dict[str, Any]) -> DocType | None:
+def _read_as(job: JobRow | None) -> DocType | None:
     """The doc type the pipeline read the document as (its latest job's), or None."""
-    return DocType(job["doc_type"]) if job.get("doc_type") else None
+    return DocType(job.doc_type) if job and job.doc_type else None
 
 
 def reread_content(wb: Workbench, document: dict, *, allow_ocr: bool):
@@ -336,7 +337,7 @@ def document_view(wb: Workbench, document_id: int, facts: list[dict[str, Any]] |
     pages = [PageView(n) for n in range(1, count + 1)]
     job = _latest_job(wb, document_id)
     loose: list[str] = []
-    for w in job.get("warnings") or []:
+    for w in (job.warnings if job else None) or []:
         text = w.get("message") or str(w.get("code") or "")
         number = w.get("page")
         if isinstance(number, int) and 1 <= number <= count:

@@ -54,9 +54,9 @@ def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
     return {
         "document_id": document_id,
         "job": None if job is None else {
-            "job_id": job["id"], "status": job["status"], "error_code": job["error_code"],
-            "error_message": job["error_message"], "attempts": job["attempts"], "engine": job["engine"],
-            "timings_ms": job["timings"], "counts": job["counts"], "warnings": job["warnings"] or [],
+            "job_id": job.id, "status": job.status, "error_code": job.error_code,
+            "error_message": job.error_message, "attempts": job.attempts, "engine": job.engine,
+            "timings_ms": job.timings, "counts": job.counts, "warnings": job.warnings or [],
         },
         "identity": identity,
         "facts": [fact_view(f) for f in facts],

@@ -372,7 +372,7 @@ def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
             stored_path=str(stored), status="held" if hold else "queued", hold_reason=hold,
             note=_HOLD_TEXT.get(hold or ""), patient_mrn=next((m for m in mrns if m), None),
             patient_id=patient_id if document else None,
-            document_id=document["id"] if document else None, job_id=job["id"] if job else None,
+            document_id=document["id"] if document else None, job_id=job.id if job else None,
         )
     receipt = Receipt("AA", _HOLD_TEXT[hold] if hold else "Stored; queued for reading.",
                       "held" if hold else "queued", row["id"], row["document_id"], row["job_id"], hold)
@@ -531,14 +531,14 @@ def attach_held_message(wb: Workbench, message_id: int, *, patient_id: int, by: 
         job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document["id"],
                                 doc_type=DocType.HL7V2_MESSAGE.value)
         done = inbound_repo.mark_attached(cur, message_id, patient_id=patient["id"], document_id=document["id"],
-                                          job_id=job["id"], by=actor)
+                                          job_id=job.id, by=actor)
         audit_repo.add_review_decision(
             cur, item_type=AUDIT_ITEM, item_id=message_id, decision="attach", actor=actor, reason=None,
             before={"status": "held", "hold_reason": row["hold_reason"]},
             after={"status": "attached", "patient_id": patient["id"], "document_id": document["id"],
-                   "job_id": job["id"]})
+                   "job_id": job.id})
     telemetry.emit("mllp_message_decided", settings=wb.settings, patient_id=patient["id"], channel=CHANNEL,
-                   status="attached", document_id=document["id"], job_id=job["id"], user=actor)
+                   status="attached", document_id=document["id"], job_id=job.id, user=actor)
     return done
 
 

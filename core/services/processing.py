@@ -30,6 +30,7 @@ from extract.limits import Limits
 from extract.normalize import normalize
 from extract.registry import extractor_for
 from storage import documents_repo, facts_repo, patients_repo
+from storage.rows import JobRow
 
 
 @dataclass
@@ -75,7 +76,7 @@ def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
         )
 
 
-def _check_row(job: dict, document: dict, patient: dict, scope: str | None, candidates: list,
+def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, candidates: list,
                outcome: IdentityOutcome, previous: dict | None) -> dict[str, Any] | None:
     """The identity check to store, or None when the latest one (``previous``) stands:
     a human decision is never overwritten by reprocessing, and an unchanged check is
@@ -86,12 +87,12 @@ def _check_row(job: dict, document: dict, patient: dict, scope: str | None, cand
     if (previous is not None and previous["identity_status"] == outcome.status.value
             and previous["extracted_identifiers"] == identifiers):
         return None
-    return dict(patient_id=patient["id"], document_id=document["id"], job_id=job["id"], doc_type=job["doc_type"],
+    return dict(patient_id=patient["id"], document_id=document["id"], job_id=job.id, doc_type=job.doc_type,
                 scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
                 mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
 
 
-def _identity_checks(cur, job: dict, document: dict, patient: dict, result: ExtractionResult) -> dict[str | None, dict]:
+def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: ExtractionResult) -> dict[str | None, dict]:
     """One check per part (fax pages, HL7 messages) and one for the document. When
     every identifier belongs to a part, the document's check summarises the parts.
     The latest checks are read once, identifiers grouped once and the new checks
@@ -124,7 +125,7 @@ def _identity_checks(cur, job: dict, document: dict, patient: dict, result: Extr
     return {scope: stored.get(scope) or latest[scope] for scope in [*scopes, None]}
 
 
-def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citations: list, checks: dict,
+def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citations: list, checks: dict,
                    paged: bool, ocr: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
     """Classify each proposal (citations already verified) into a fact row to store."""
     prepared: dict[str, dict[str, Any]] = {}
@@ -137,12 +138,12 @@ def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citation
             continue
         check = checks.get(proposal.scope) or checks[None]
         structured = proposal.structured_value
-        fp = fact_fingerprint(document["id"], job["doc_type"], proposal.fact_type, citation.field_or_chunk_id,
+        fp = fact_fingerprint(document["id"], job.doc_type, proposal.fact_type, citation.field_or_chunk_id,
                               structured)
         trusted = identity_trusted(check["identity_status"])
         prepared.setdefault(fp, dict(
-            patient_id=document["patient_id"], document_id=document["id"], job_id=job["id"],
-            identity_check_id=check["id"], doc_type=job["doc_type"], fact_type=proposal.fact_type,
+            patient_id=document["patient_id"], document_id=document["id"], job_id=job.id,
+            identity_check_id=check["id"], doc_type=job.doc_type, fact_type=proposal.fact_type,
             certainty=decision.certainty.value, fact_fingerprint=fp,
             clinical_content_fingerprint=clinical_content_fingerprint(
                 document["patient_id"], proposal.fact_type, structured, proposal.fact_text),
@@ -190,16 +191,16 @@ def read_isolated(settings, data: bytes, doc_type: DocType,
                         memory_mb=settings.job_memory_mb, method=settings.job_process)
 
 
-def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
+def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
     """Process one claimed job. Raises ExtractionError for bad documents."""
     clock = _Stopwatch()
     out = PipelineResult()
     with wb.db.cursor() as cur:
-        document = documents_repo.by_id(cur, job["document_id"])
-        patient = patients_repo.by_id(cur, job["patient_id"])
+        document = documents_repo.by_id(cur, job.document_id)
+        patient = patients_repo.by_id(cur, job.patient_id)
     if document is None or document["deleted"]:
         raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
-    doc_type = DocType(job["doc_type"])
+    doc_type = DocType(job.doc_type)
     load_all()
     extractor_for(doc_type)  # fails early with unsupported_doc_type
     data = wb.blobs.get(document["sha256"])
