@@ -132,6 +132,28 @@ def test_an_answer_for_another_doc_type_is_rejected_whole(wb, queued, monkeypatc
         assert cur.execute("SELECT count(*) FROM document_facts").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("fact_type, value", [
+    ("allergy", {"substance": ["Penicillin"], "reaction": "rash"}),
+    ("medication", {"name": "Metformin", "dose": 500}),
+    ("problem", {"description": {"text": "Asthma"}}),
+    ("lab_result", {"test_name": "Potassium"}),
+])
+def test_a_malformed_clinical_value_rejects_the_answer_whole(wb, queued, monkeypatch, fact_type, value):
+    from core.content import NormalizedContent
+    from core.models import Citation, ExtractionResult, FactProposal
+
+    cite = Citation(source_type="document", source_id="documents:1", page_or_section="page 1",
+                    field_or_chunk_id="x", quote_or_value="x")
+    answer = ExtractionResult(doc_type=DocType.LAB_PDF, facts=[FactProposal(
+        fact_type=fact_type, fact_text="x", structured_value=value, citation=cite, confidence=0.9)])
+    monkeypatch.setitem(registry.EXTRACTORS, DocType.LAB_PDF, lambda content, source_id: answer)
+    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
+    job = Worker(wb).run_once()
+    assert job["status"] == "failed" and job["error_code"] == "malformed_value"
+    with wb.db.cursor() as cur:
+        assert cur.execute("SELECT count(*) FROM document_facts").fetchone()[0] == 0
+
+
 # --- one writer at a time: a person's decision and the worker at the same moment -------------
 
 def _in_thread(fn):

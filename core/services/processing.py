@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from core.content import NormalizedContent
 from core.errors import ExtractionError, ResponseRejected
-from core.models import Certainty, DocType, ExtractionResult, IdentityStatus
+from core.models import VALUE_MODELS, Certainty, DocType, ExtractionResult, IdentityStatus
 from core.policy.certainty import classify, held_by_warnings, hold_for_review
 from core.policy.chart_rules import identity_trusted
 from core.policy.citations import verify_citations
@@ -67,13 +69,26 @@ class _Stopwatch:
 
 def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
     """Whole-response rejection (DESIGN §5): an answer for another doc_type cannot be
-    trusted as a whole. Missing citations, blank quotes, bad enums and out-of-page
-    boxes are already refused by the pydantic models the extractor must build."""
+    trusted as a whole, nor one whose clinical values do not fit their fact type's value
+    model (core.models.VALUE_MODELS): checked here, once, so a malformed value is caught
+    the same way whichever format it came from. Missing citations, blank quotes, bad
+    enums and out-of-page boxes are already refused by the pydantic models the extractor
+    must build."""
     if result.doc_type != doc_type:
         raise ResponseRejected(
             f"The extractor answered for {result.doc_type.value}, but the job is {doc_type.value}.",
             code="doc_type_mismatch",
         )
+    for proposal in result.facts:
+        model = VALUE_MODELS.get(proposal.fact_type)
+        if model is None:
+            continue
+        try:
+            model.model_validate(proposal.structured_value)  # checked, not rewritten: the value is stored as given
+        except ValidationError as exc:
+            fields = ", ".join(sorted({".".join(map(str, e["loc"])) for e in exc.errors()}))
+            raise ResponseRejected(f"The extractor gave a malformed {proposal.fact_type} value ({fields}).",
+                                   code="malformed_value") from None
 
 
 def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, candidates: list,
