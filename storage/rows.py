@@ -71,3 +71,29 @@ class JobRow(Row):
     reclaimed_at: datetime | None = None
     reclaim_reason: str | None = None
     document_deleted: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromotionRow(Row):
+    """A promotions row: one decision about one fact and the chart row it concerns."""
+
+    id: int
+    patient_id: int | None = None
+    document_id: int | None = None
+    job_id: int | None = None
+    fact_id: int | None = None
+    fact_fingerprint: str | None = None
+    clinical_content_fingerprint: str | None = None
+    promoted_table: str | None = None
+    promoted_record_id: int | None = None
+    outcome: str | None = None
+    duplicate_key: str | None = None
+    conflict_reason: str | None = None
+    citation: dict[str, Any] | None = None
+    confidence: float | None = None
+    review_status: str | None = None
+    active: bool | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    retracted_at: datetime | None = None
+    retraction_reason: str | None = None

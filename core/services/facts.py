@@ -61,9 +61,9 @@ def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
         "identity": identity,
         "facts": [fact_view(f) for f in facts],
         "promotions": [
-            {"promotion_id": p["id"], "fact_id": p["fact_id"], "outcome": p["outcome"],
-             "promoted_table": p["promoted_table"], "promoted_record_id": p["promoted_record_id"],
-             "conflict_reason": p["conflict_reason"], "active": p["active"]}
+            {"promotion_id": p.id, "fact_id": p.fact_id, "outcome": p.outcome,
+             "promoted_table": p.promoted_table, "promoted_record_id": p.promoted_record_id,
+             "conflict_reason": p.conflict_reason, "active": p.active}
             for p in promotions
         ],
     }

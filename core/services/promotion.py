@@ -174,12 +174,12 @@ def _supersede(cur: duckdb.DuckDBPyConnection, table: str, rival: dict[str, Any]
         promoted_table=table, promoted_record_id=rival["id"], prior_state="active", new_state="superseded",
         action="chart_row_superseded", actor_type="reviewer", reason="conflict resolved by review")
     for promo in promotions_repo.live_supporters(cur, table, [rival["id"]]).get(rival["id"], []):
-        promotions_repo.retract_promotion(cur, promo["id"], note)
-        facts_repo.update_fact(cur, promo["fact_id"], active=False, promotion_status="superseded")
+        promotions_repo.retract_promotion(cur, promo.id, note)
+        facts_repo.update_fact(cur, promo.fact_id, active=False, promotion_status="superseded")
         audit_repo.add_retraction(
-            cur, patient_id=promo["patient_id"], document_id=promo["document_id"], fact_id=promo["fact_id"],
-            promotion_id=promo["id"], promoted_table=table, promoted_record_id=rival["id"],
-            prior_state=promo["outcome"], new_state="superseded", action="promotion_superseded",
+            cur, patient_id=promo.patient_id, document_id=promo.document_id, fact_id=promo.fact_id,
+            promotion_id=promo.id, promoted_table=table, promoted_record_id=rival["id"],
+            prior_state=promo.outcome, new_state="superseded", action="promotion_superseded",
             actor_type="reviewer", reason=note)
 
 
