@@ -127,6 +127,52 @@ class LabResultValue(BaseModel):
     result_status: str | None = None  # HL7 OBX-11 and similar
 
 
+class _ChartItemValue(BaseModel):
+    """The structured value of a fact that may become a chart row. Every field is
+    optional because not every such fact names a subject (a "no known allergies"
+    statement, a margin note beside the medications box): promotion finds it not
+    promotable. What is checked is the shape: each field the chart or a reader takes is
+    text (or absent), never a number, list or object. Keys an extractor adds for the
+    reader (a margin note's ``note``, HL7's ``allergen_type``) are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: str | None = None  # "no_known_allergies", a workbook's "active" / "stopped"
+
+
+class AllergyValue(_ChartItemValue):
+    substance: str | None = None  # the chart row's subject
+    reaction: str | None = None
+    severity: str | None = None
+    allergen_type: str | None = None  # HL7 AL1-2
+    code: str | None = None
+    no_known_allergies: bool | None = None
+
+
+class MedicationValue(_ChartItemValue):
+    name: str | None = None  # the chart row's subject
+    dose: str | None = None
+    frequency: str | None = None
+    route: str | None = None
+    start_date: str | None = None  # YYYY-MM-DD
+
+
+class ProblemValue(_ChartItemValue):
+    description: str | None = None  # the chart row's subject
+    code: str | None = None
+    coding_system: str | None = None  # "ICD-10", "SNOMED CT", ...
+
+
+# fact_type -> the model its structured_value must fit; other fact types carry free
+# key/value pairs for the reader and are not checked.
+VALUE_MODELS: dict[str, type[BaseModel]] = {
+    "lab_result": LabResultValue,
+    "allergy": AllergyValue,
+    "medication": MedicationValue,
+    "problem": ProblemValue,
+}
+
+
 class ClinicalContext(BaseModel):
     """How a mention in free text is meant (ConText-style attributes): "denies chest
     pain" is negated, "mother had breast cancer" is about a family member, "history

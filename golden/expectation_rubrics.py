@@ -142,7 +142,7 @@ def promotion_expectations(obs: Observation) -> Verdict:
 
         with obs.wb.db.cursor() as cur:
             promos = promotions_repo.promotions_for_document(cur, obs.uploads[want["document"]].document_id)
-        n = sum(same(p["outcome"], want["outcome"]) for p in promos)
+        n = sum(same(p.outcome, want["outcome"]) for p in promos)
         if not (want.get("min", 1) <= n <= want.get("max", 10**6)):
             problems.append(f"{want['document']}: {n} promotions {want['outcome']}, expected "
                             f"{want.get('min', 1)}..{want.get('max', 'any')}")

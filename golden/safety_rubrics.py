@@ -70,7 +70,7 @@ def retraction_complete(obs: Observation) -> Verdict:
             problems.append(f"{name}: {len(live)} facts still active after deletion")
         with obs.wb.db.cursor() as cur:
             promos = promotions_repo.promotions_for_document(cur, doc_id)
-        if any(p["active"] and p["outcome"] in SUPPORTING for p in promos):
+        if any(p.active and p.outcome in SUPPORTING for p in promos):
             problems.append(f"{name}: a promotion still counts after deletion")
         for key, chart in obs.charts.items():
             for section, rows in chart.items():
@@ -133,8 +133,8 @@ def no_duplicate_promotion(obs: Observation) -> Verdict:
             promos = promotions_repo.promotions_for_document(cur, upload.document_id)
         per_fact: dict[int, int] = {}
         for p in promos:
-            if p["active"] and p["outcome"] in SUPPORTING:
-                per_fact[p["fact_id"]] = per_fact.get(p["fact_id"], 0) + 1
+            if p.active and p.outcome in SUPPORTING:
+                per_fact[p.fact_id] = per_fact.get(p.fact_id, 0) + 1
         doubled = [f for f, n in per_fact.items() if n > 1]
         if doubled:
             problems.append(f"{name}: fact {doubled[0]} has {per_fact[doubled[0]]} live promotions")

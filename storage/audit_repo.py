@@ -6,8 +6,8 @@ from typing import Any
 
 import duckdb
 
+from core.clock import utcnow
 from storage.db import rows, to_json
-from storage.jobs_repo import utcnow
 
 
 def add_retraction(cur: duckdb.DuckDBPyConnection, **r: Any) -> None:

@@ -11,8 +11,8 @@ from core.policy.chart_rules import CLOSED_PROMOTION_STATES, TRUSTED_IDENTITY_ST
 from storage.db import rows
 
 
-def chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int) -> list[dict[str, Any]]:
-    """Active chart rows with the citation of the promotion that backs them (if any), and
+def chart_rows_with_citations(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int) -> list[dict[str, Any]]:
+    """The evidence view of a chart table: active chart rows with the citation of the promotion that backs them (if any), and
     the clinical context of the fact it was promoted from (NULL for most)."""
     cur.execute(
         f"""SELECT c.*, p.citation AS promotion_citation, p.document_id AS source_document_id,

@@ -6,8 +6,8 @@ from typing import Any
 
 import duckdb
 
+from core.clock import utcnow
 from storage.db import insert_rows, one, rows, to_json
-from storage.jobs_repo import utcnow
 
 
 _CHECK_COLUMNS = ("id", "patient_id", "document_id", "job_id", "doc_type", "scope", "identity_status",

@@ -6,8 +6,8 @@ from typing import Any
 
 import duckdb
 
+from core.clock import utcnow
 from storage.db import one, rows
-from storage.jobs_repo import utcnow
 
 
 def same_control_id(cur: duckdb.DuckDBPyConnection, *, sender: str, control_id: str) -> list[dict[str, Any]]:

@@ -3,28 +3,26 @@ worker), release at shutdown, requeue."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any, Callable
 
 import duckdb
 
-from storage.db import one, rows, to_json
+from core.clock import utcnow
+from storage.db import rows, to_json
+from storage.rows import JobRow, fetch_all, fetch_one
 
 
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-def enqueue(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int, doc_type: str) -> dict[str, Any]:
+def enqueue(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int, doc_type: str) -> JobRow:
     cur.execute(
         "INSERT INTO processing_jobs (patient_id, document_id, doc_type, created_at) VALUES (?, ?, ?, ?) RETURNING *",
         [patient_id, document_id, doc_type, utcnow()],
     )
-    return one(cur)
+    return fetch_one(cur, JobRow)
 
 
 def claim_next(cur: duckdb.DuckDBPyConnection, worker_id: str, job_id: int | None = None, *,
-               process: str | None = None) -> dict[str, Any] | None:
+               process: str | None = None) -> JobRow | None:
     """Atomically move one pending job to running for ``worker_id``, recording the
     holding ``process`` (storage.heartbeat.process_token) so a restart can tell at
     once that the holder is gone.
@@ -48,7 +46,7 @@ def claim_next(cur: duckdb.DuckDBPyConnection, worker_id: str, job_id: int | Non
                 RETURNING *""",
             params,
         )
-        return one(cur)
+        return fetch_one(cur, JobRow)
     except duckdb.TransactionException:
         return None
 
@@ -133,14 +131,14 @@ def release(cur: duckdb.DuckDBPyConnection, job_id: int, worker_id: str) -> bool
     return bool(cur.fetchall())
 
 
-def by_id(cur: duckdb.DuckDBPyConnection, job_id: int) -> dict[str, Any] | None:
+def by_id(cur: duckdb.DuckDBPyConnection, job_id: int) -> JobRow | None:
     cur.execute("SELECT * FROM processing_jobs WHERE id = ?", [job_id])
-    return one(cur)
+    return fetch_one(cur, JobRow)
 
 
-def for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+def for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[JobRow]:
     cur.execute("SELECT * FROM processing_jobs WHERE document_id = ? ORDER BY id", [document_id])
-    return rows(cur)
+    return fetch_all(cur, JobRow)
 
 
 def queue_counts(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
@@ -151,7 +149,7 @@ def queue_counts(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
 
 
 def requeue(cur: duckdb.DuckDBPyConnection, job_id: int, *, only_failed: bool = False,
-            reset_attempts: bool = False) -> dict[str, Any] | None:
+            reset_attempts: bool = False) -> JobRow | None:
     """Put a job back in the queue as the same job (reprocessing is idempotent): worker,
     error and finish time cleared. Attempts are kept (they count real tries) unless
     ``reset_attempts``: a person's retry gives the job its full set of attempts again.
@@ -164,7 +162,7 @@ def requeue(cur: duckdb.DuckDBPyConnection, job_id: int, *, only_failed: bool = 
            WHERE id = ? AND (NOT ? OR status = 'failed') RETURNING *""",
         [reset_attempts, job_id, only_failed],
     )
-    return one(cur)
+    return fetch_one(cur, JobRow)
 
 
 def mark_retracted(cur: duckdb.DuckDBPyConnection, document_id: int) -> int:
@@ -188,7 +186,7 @@ def upsert_worker(cur: duckdb.DuckDBPyConnection, worker_id: str, *, status: str
 
 # --- read side for the Operations page and document lists ------------------------------
 
-def recent_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 200, status: str | None = None) -> list[dict[str, Any]]:
+def recent_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 200, status: str | None = None) -> list[JobRow]:
     """Newest jobs first, with whether their document is deleted (no file names: the
     Operations page is PHI-free)."""
     cur.execute(
@@ -200,10 +198,10 @@ def recent_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 200, status: str
            WHERE (? IS NULL OR j.status = ?) ORDER BY j.id DESC LIMIT ?""",
         [status, status, limit],
     )
-    return rows(cur)
+    return fetch_all(cur, JobRow)
 
 
-def reclaimed_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 50) -> list[dict[str, Any]]:
+def reclaimed_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 50) -> list[JobRow]:
     """Jobs that were taken back from a stopped worker (or released at shutdown), latest first."""
     cur.execute(
         """SELECT id, document_id, doc_type, status, attempts, coalesce(reclaims, 0) AS reclaims, reclaimed_at,
@@ -211,7 +209,7 @@ def reclaimed_jobs(cur: duckdb.DuckDBPyConnection, *, limit: int = 50) -> list[d
            FROM processing_jobs WHERE reclaimed_at IS NOT NULL ORDER BY reclaimed_at DESC, id DESC LIMIT ?""",
         [limit],
     )
-    return rows(cur)
+    return fetch_all(cur, JobRow)
 
 
 def finished_timings(cur: duckdb.DuckDBPyConnection, *, limit: int = 1000) -> list[dict[str, Any]]:
@@ -224,7 +222,7 @@ def finished_timings(cur: duckdb.DuckDBPyConnection, *, limit: int = 1000) -> li
     return [r["timings"] or {} for r in rows(cur)]
 
 
-def latest_for_documents(cur: duckdb.DuckDBPyConnection, document_ids: list[int]) -> dict[int, dict[str, Any]]:
+def latest_for_documents(cur: duckdb.DuckDBPyConnection, document_ids: list[int]) -> dict[int, JobRow]:
     """The newest job of each document, keyed by document id."""
     if not document_ids:
         return {}
@@ -233,7 +231,7 @@ def latest_for_documents(cur: duckdb.DuckDBPyConnection, document_ids: list[int]
                SELECT max(id) FROM processing_jobs WHERE document_id IN (SELECT unnest(?)) GROUP BY document_id)""",
         [list(document_ids)],
     )
-    return {r["document_id"]: r for r in rows(cur)}
+    return {r.document_id: r for r in fetch_all(cur, JobRow)}
 
 
 def workers(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -6,10 +6,11 @@ from typing import Any
 
 import duckdb
 
+from core.clock import utcnow
 from core.policy.chart_rules import (CHART_DESTINATIONS, FACT_TYPE_OF_TABLE, SUPPORTING_OUTCOMES,
                                      TRUSTED_IDENTITY_STATES)
 from storage.db import insert_rows, rows, to_json
-from storage.jobs_repo import utcnow
+from storage.rows import PromotionRow, fetch_all
 
 # A promotion stands behind a chart row while it is active, says the same thing as the
 # row, and its fact is live: unretracted, active, from an undeleted document whose
@@ -24,17 +25,17 @@ _LIVE_SUPPORT = """
       AND NOT d.deleted AND d.active AND list_contains(?, ci.identity_status)"""
 
 
-def promotions_for_fact(cur: duckdb.DuckDBPyConnection, fact_id: int) -> list[dict[str, Any]]:
+def promotions_for_fact(cur: duckdb.DuckDBPyConnection, fact_id: int) -> list[PromotionRow]:
     cur.execute("SELECT * FROM promotions WHERE fact_id = ? ORDER BY id", [fact_id])
-    return rows(cur)
+    return fetch_all(cur, PromotionRow)
 
 
-def promotions_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+def promotions_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[PromotionRow]:
     cur.execute("SELECT * FROM promotions WHERE document_id = ? ORDER BY id", [document_id])
-    return rows(cur)
+    return fetch_all(cur, PromotionRow)
 
 
-def live_supporters(cur: duckdb.DuckDBPyConnection, table: str, record_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+def live_supporters(cur: duckdb.DuckDBPyConnection, table: str, record_ids: list[int]) -> dict[int, list[PromotionRow]]:
     """record_id -> the live promotions that stand behind it (oldest first)."""
     if not record_ids:
         return {}
@@ -43,9 +44,9 @@ def live_supporters(cur: duckdb.DuckDBPyConnection, table: str, record_ids: list
         "ORDER BY p.id",
         [list(SUPPORTING_OUTCOMES), list(TRUSTED_IDENTITY_STATES), table, record_ids],
     )
-    found: dict[int, list[dict[str, Any]]] = {}
-    for promo in rows(cur):
-        found.setdefault(int(promo["promoted_record_id"]), []).append(promo)
+    found: dict[int, list[PromotionRow]] = {}
+    for promo in fetch_all(cur, PromotionRow):
+        found.setdefault(int(promo.promoted_record_id), []).append(promo)
     return found
 
 
@@ -93,7 +94,10 @@ def deactivate_chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: 
     return bool(cur.fetchall())
 
 
-def chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int, *, active_only: bool = True) -> list[dict[str, Any]]:
+def patient_chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int, *,
+                       active_only: bool = True) -> list[dict[str, Any]]:
+    """A patient's rows of one chart table as stored (the evidence view's rows, with
+    their citations, are evidence_repo.chart_rows_with_citations)."""
     cur.execute(f"SELECT * FROM {table} WHERE patient_id = ? AND (active OR NOT ?) ORDER BY id", [patient_id, active_only])
     return rows(cur)
 

@@ -73,7 +73,7 @@ def hashed_test_password() -> str:
 def seed_test_accounts(bench) -> None:
     """Insert TEST_ACCOUNTS straight into ``users`` (no per-account hashing or audit rows)."""
     from storage import users_repo
-    from storage.jobs_repo import utcnow
+    from core.clock import utcnow
 
     now = utcnow()
     with bench.db.transaction() as cur:

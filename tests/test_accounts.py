@@ -9,12 +9,12 @@ from datetime import timedelta
 
 import pytest
 
+from core.clock import utcnow
 from core.errors import BadInput, Forbidden
 from core.services import accounts
 from core.services.access_audit import events
 from core.services.workbench import open_workbench
 from storage import users_repo
-from storage.jobs_repo import utcnow
 from tests.conftest import TEST_ACCOUNTS, TEST_PASSWORD
 
 NEW_PASSWORD = "a-new-long-password-42"

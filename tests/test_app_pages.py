@@ -241,7 +241,7 @@ def test_operations_lists_a_failed_job_and_retry_requeues_it(app_env, demo_patie
     with app_env.db.cursor() as cur:
         row = jobs_repo.by_id(cur, job["id"])
         audit = audit_repo.review_decisions(cur, "job", job["id"])
-    assert (row["status"], row["attempts"], row["error_code"], row["error_message"]) == ("pending", 0, None, None)
+    assert (row.status, row.attempts, row.error_code, row.error_message) == ("pending", 0, None, None)
     assert [(a["decision"], a["before_state"]["status"], a["after_state"]["status"]) for a in audit] == [
         ("retry", "failed", "pending")]
     assert next(m for m in at.metric if m.label == "Waiting in the queue").value == "1"
@@ -315,10 +315,10 @@ def test_stage_latency_gives_p50_and_p95_per_job_stage_and_answer_stage(wb, demo
     with wb.db.cursor() as cur:
         for i, ms in enumerate((10.0, 20.0, 30.0, 40.0, 100.0), start=1):
             job = jobs_repo.enqueue(cur, patient_id=demo_patient["id"], document_id=i, doc_type="lab_pdf")
-            jobs_repo.finish(cur, job["id"], status="succeeded", timings={"normalize": ms, "extract": ms / 10,
+            jobs_repo.finish(cur, job.id, status="succeeded", timings={"normalize": ms, "extract": ms / 10,
                                                                          "ocr": 0.0, "total": ms * 2})
         failed = jobs_repo.enqueue(cur, patient_id=demo_patient["id"], document_id=9, doc_type="lab_pdf")
-        jobs_repo.finish(cur, failed["id"], status="failed", timings={"normalize": 5000.0})
+        jobs_repo.finish(cur, failed.id, status="failed", timings={"normalize": 5000.0})
         for ms in (5.0, 7.0):
             audit_repo.add_handoff(cur, request_id="r1", job_id=None, source_node="evidence-retriever",
                                    destination_node="supervisor", decision_reason="patient=1", task_type="x",

@@ -405,7 +405,7 @@ def test_an_inline_run_waits_for_a_job_another_worker_claimed(wb, queued):
     job_id = queued.job["id"]
     with wb.db.transaction() as cur:
         claimed = jobs_repo.claim_next(cur, "intake-extractor:ui", job_id=job_id)
-    assert claimed["status"] == "running"
+    assert claimed.status == "running"
     inline = Worker(wb, worker_id="intake-extractor:cli", heartbeat_file=False)
     result: dict = {}
     waiter = threading.Thread(target=lambda: result.update(job=inline.run_now(job_id, poll=0.01)))

@@ -40,8 +40,8 @@ def test_a_job_whose_worker_process_is_gone_is_reclaimed_at_once(wb, queued):
         out = jobs_repo.reclaim_stale(cur, stale_after=120, max_attempts=3, gone=process_gone)
         job = jobs_repo.by_id(cur, job_id)
     assert out == {"requeued": 1, "failed": 0, "jobs": {job_id: "worker_gone"}}
-    assert (job["status"], job["attempts"], job["reclaims"], job["reclaim_reason"]) == ("pending", 1, 1, "worker_gone")
-    assert job["worker_process"] is None and job["reclaimed_at"] is not None
+    assert (job.status, job.attempts, job.reclaims, job.reclaim_reason) == ("pending", 1, 1, "worker_gone")
+    assert job.worker_process is None and job.reclaimed_at is not None
 
 
 def test_a_job_of_a_live_worker_is_left_alone(wb, queued):
@@ -49,7 +49,7 @@ def test_a_job_of_a_live_worker_is_left_alone(wb, queued):
         jobs_repo.claim_next(cur, "intake-extractor:ui", process=process_token())
         assert jobs_repo.reclaim_stale(cur, stale_after=120, max_attempts=3, gone=process_gone) == {
             "requeued": 0, "failed": 0}
-        assert jobs_repo.by_id(cur, queued.job["id"])["status"] == "running"
+        assert jobs_repo.by_id(cur, queued.job["id"]).status == "running"
     assert not process_gone(None) and not process_gone("another-host:1:1")  # only the heartbeat can tell
 
 
@@ -57,11 +57,11 @@ def test_a_document_that_kills_its_worker_every_time_fails_after_max_attempts(wb
     job_id = queued.job["id"]
     with wb.db.cursor() as cur:
         for _ in range(3):
-            assert jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process())["id"] == job_id
+            assert jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process()).id == job_id
             jobs_repo.reclaim_stale(cur, stale_after=120, max_attempts=3, gone=process_gone)
         job = jobs_repo.by_id(cur, job_id)
-    assert (job["status"], job["error_code"], job["reclaims"]) == ("failed", "attempts_exhausted", 3)
-    assert "3 times" in job["error_message"]
+    assert (job.status, job.error_code, job.reclaims) == ("failed", "attempts_exhausted", 3)
+    assert "3 times" in job.error_message
 
 
 def test_operations_lists_reclaimed_jobs(wb, queued):
@@ -96,11 +96,11 @@ def test_shutdown_hands_back_a_job_that_outlasts_the_grace(wb, queued, monkeypat
     assert time.monotonic() - asked < 2
     with wb.db.cursor() as cur:
         job = jobs_repo.by_id(cur, queued.job["id"])
-    assert (job["status"], job["attempts"], job["reclaim_reason"]) == ("pending", 0, "released_at_shutdown")
+    assert (job.status, job.attempts, job.reclaim_reason) == ("pending", 0, "released_at_shutdown")
     release.set()  # the document ends after all: its result must not overwrite the released job
     worker._thread.join(5)
     with wb.db.cursor() as cur:
-        assert jobs_repo.by_id(cur, queued.job["id"])["status"] == "pending"
+        assert jobs_repo.by_id(cur, queued.job["id"]).status == "pending"
 
 
 def _cli_env(data_dir: Path) -> dict[str, str]:
@@ -242,7 +242,7 @@ def test_the_documents_page_retries_a_failed_document(app_env, demo_patient):
     assert any("back in the queue" in s.value for s in at.success)
     with app_env.db.cursor() as cur:
         row = jobs_repo.by_id(cur, job["id"])
-    assert (row["status"], row["attempts"]) == ("pending", 0)
+    assert (row.status, row.attempts) == ("pending", 0)
     viewer = documents_page(demo_patient["id"], user="dr.viewer")  # a viewer may not retry
     assert not [b for b in viewer.button if b.key == f"retry-doc-{job['document_id']}"]
 

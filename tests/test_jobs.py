@@ -29,7 +29,7 @@ def test_claim_is_exclusive_under_two_threads(wb, demo_patient):
                     if jobs_repo.queue_counts(cur)["pending"] == 0:
                         return
                     continue
-            claimed[name].append(job["id"])
+            claimed[name].append(job.id)
 
     threads = [threading.Thread(target=claimant, args=(n,)) for n in claimed]
     for t in threads:
@@ -43,21 +43,21 @@ def test_claim_is_exclusive_under_two_threads(wb, demo_patient):
 def test_stale_running_job_is_reclaimed_then_exhausted(wb, queued):
     job_id = queued.job["id"]
     with wb.db.cursor() as cur:
-        assert jobs_repo.claim_next(cur, "dead-worker")["id"] == job_id
+        assert jobs_repo.claim_next(cur, "dead-worker").id == job_id
         # The worker died: its heartbeat is old.
         cur.execute("UPDATE processing_jobs SET heartbeat_at = heartbeat_at - INTERVAL 1 HOUR WHERE id = ?", [job_id])
         assert jobs_repo.reclaim_stale(cur, stale_after=60, max_attempts=2) == {
             "requeued": 1, "failed": 0, "jobs": {job_id: "heartbeat_stopped"}}
-        assert jobs_repo.by_id(cur, job_id)["status"] == "pending"
-        assert jobs_repo.claim_next(cur, "dead-again")["attempts"] == 2
+        assert jobs_repo.by_id(cur, job_id).status == "pending"
+        assert jobs_repo.claim_next(cur, "dead-again").attempts == 2
         cur.execute("UPDATE processing_jobs SET heartbeat_at = heartbeat_at - INTERVAL 1 HOUR WHERE id = ?", [job_id])
         assert jobs_repo.reclaim_stale(cur, stale_after=60, max_attempts=2) == {
             "requeued": 0, "failed": 1, "jobs": {job_id: "heartbeat_stopped"}}
         job = jobs_repo.by_id(cur, job_id)
         cur.execute("SELECT count(*) FROM processing_jobs WHERE document_id = ?", [queued.document["id"]])
         assert cur.fetchone()[0] == 1  # reclaiming never clones the job
-    assert job["status"] == "failed" and job["error_code"] == "attempts_exhausted"
-    assert (job["reclaims"], job["reclaim_reason"]) == (2, "heartbeat_stopped")
+    assert job.status == "failed" and job.error_code == "attempts_exhausted"
+    assert (job.reclaims, job.reclaim_reason) == (2, "heartbeat_stopped")
 
 
 def test_extractor_error_fails_the_job_with_its_code(wb, queued, monkeypatch):
@@ -105,14 +105,14 @@ def test_worker_thread_processes_queue_and_writes_heartbeat(wb, queued, monkeypa
     deadline = time.time() + 20
     while time.time() < deadline:
         with wb.db.cursor() as cur:
-            if jobs_repo.by_id(cur, queued.job["id"])["status"] == "succeeded":
+            if jobs_repo.by_id(cur, queued.job["id"]).status == "succeeded":
                 break
         time.sleep(0.05)
     worker.stop()
     thread.join(5)
     with wb.db.cursor() as cur:
         job = jobs_repo.by_id(cur, queued.job["id"])
-    assert job["status"] == "succeeded" and job["timings"]["total"] >= 0
+    assert job.status == "succeeded" and job.timings["total"] >= 0
     from storage.heartbeat import read_heartbeat
 
     beat = read_heartbeat(wb.settings.heartbeat_path)
@@ -128,6 +128,28 @@ def test_an_answer_for_another_doc_type_is_rejected_whole(wb, queued, monkeypatc
     monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
     job = Worker(wb).run_once()
     assert job["status"] == "failed" and job["error_code"] == "doc_type_mismatch"
+    with wb.db.cursor() as cur:
+        assert cur.execute("SELECT count(*) FROM document_facts").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("fact_type, value", [
+    ("allergy", {"substance": ["Penicillin"], "reaction": "rash"}),
+    ("medication", {"name": "Metformin", "dose": 500}),
+    ("problem", {"description": {"text": "Asthma"}}),
+    ("lab_result", {"test_name": "Potassium"}),
+])
+def test_a_malformed_clinical_value_rejects_the_answer_whole(wb, queued, monkeypatch, fact_type, value):
+    from core.content import NormalizedContent
+    from core.models import Citation, ExtractionResult, FactProposal
+
+    cite = Citation(source_type="document", source_id="documents:1", page_or_section="page 1",
+                    field_or_chunk_id="x", quote_or_value="x")
+    answer = ExtractionResult(doc_type=DocType.LAB_PDF, facts=[FactProposal(
+        fact_type=fact_type, fact_text="x", structured_value=value, citation=cite, confidence=0.9)])
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: lambda content, source_id: answer})
+    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
+    job = Worker(wb).run_once()
+    assert job["status"] == "failed" and job["error_code"] == "malformed_value"
     with wb.db.cursor() as cur:
         assert cur.execute("SELECT count(*) FROM document_facts").fetchone()[0] == 0
 
@@ -170,7 +192,7 @@ def test_deleting_a_document_while_the_worker_claims_its_job(wb, queued, monkeyp
     worker_pass["thread"].join(20)
     assert "error" not in worker_pass and worker_pass["result"] is None  # nothing left to claim
     with wb.db.cursor() as cur:
-        assert jobs_repo.by_id(cur, queued.job["id"])["status"] == "retracted"
+        assert jobs_repo.by_id(cur, queued.job["id"]).status == "retracted"
 
 
 class _RecordingIndex:

@@ -111,7 +111,7 @@ def test_stale_job_reclaimed_and_rerun_without_duplicates(wb):
     run_pipeline(wb, job)
     facts_before = count(wb, "SELECT count(*) FROM document_facts")
     with wb.db.cursor() as cur:
-        cur.execute("UPDATE processing_jobs SET heartbeat_at = heartbeat_at - INTERVAL 1 HOUR WHERE id = ?", [job["id"]])
+        cur.execute("UPDATE processing_jobs SET heartbeat_at = heartbeat_at - INTERVAL 1 HOUR WHERE id = ?", [job.id])
     finished = worker.run_once()  # reclaims, then runs it again
     assert finished["id"] == attached.job["id"] and finished["status"] == "succeeded" and finished["attempts"] == 2
     assert count(wb, "SELECT count(*) FROM document_facts") == facts_before
@@ -239,7 +239,7 @@ def test_delete_retracts_everything_and_keeps_the_audit(wb):
         job = jobs_repo.by_id(cur, report["job"]["job_id"])
     assert actions.count("fact_retracted") == len(case.results)
     assert actions.count("chart_row_deactivated") == len(case.results) and "document_deleted" in actions
-    assert job["status"] == "retracted"
+    assert job.status == "retracted"
     # facts stay reviewable in the audit
     assert count(wb, "SELECT count(*) FROM document_facts WHERE retracted_at IS NOT NULL") == len(case.results)
 

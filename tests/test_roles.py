@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
+from core.clock import utcnow
 from core.errors import BadInput, Forbidden
 from core.services.corrections import correct_fact, set_fact_box
 from core.services.identity_review import undo_identity_decision
@@ -23,7 +24,6 @@ from core.services.review import approve_facts, decide_fact, decide_identity, ke
 from core.services.worker import Worker
 from golden.fixtures import LAB_CASES, render_lab
 from storage import users_repo
-from storage.jobs_repo import utcnow
 from tests.test_pipeline import chart_patient, ingest
 
 CASE = LAB_CASES[0]

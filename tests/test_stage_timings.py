@@ -22,6 +22,7 @@ from core.services.patients import add_patient
 from core.services.worker import Worker
 from golden.fixtures import LAB_CASES, render_lab
 from storage import jobs_repo
+from storage.rows import JobRow
 
 JOB_STAGES = ("normalize", "ocr", "extract", "verify", "identity", "promote", "total")
 ANSWER_STAGES = ("retrieve", "rerank", "compose", "verify", "draft", "total")
@@ -34,7 +35,7 @@ def _events(wb, event: str) -> list[dict]:
     return [r for r in lines if r["event"] == event]
 
 
-def _ingest(wb, patient, data: bytes, name: str) -> dict:
+def _ingest(wb, patient, data: bytes, name: str) -> JobRow:
     attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data, filename=name,
                                   doc_type="lab_pdf", by="dr.reviewer")
     job = Worker(wb).run_specific(attached.job["id"])
@@ -59,11 +60,11 @@ def _patient(wb):
 def test_typed_lab_job_has_stage_timings_without_ocr(wb):
     patient = _patient(wb)
     job = _ingest(wb, patient, render_lab(LAB_CASES[0]), "lab.pdf")
-    timings = job["timings"]
+    timings = job.timings
     _assert_stages(timings, JOB_STAGES)
     assert timings["ocr"] == 0
     assert not {"load", "validate_persist"} & set(timings)  # the old coarse names are gone
-    logged = [r for r in _events(wb, "job_finished") if r["job_id"] == job["id"]]
+    logged = [r for r in _events(wb, "job_finished") if r["job_id"] == job.id]
     assert len(logged) == 1
     _assert_stages(logged[0]["latency_ms"], JOB_STAGES)
     assert logged[0]["latency_ms"]["ocr"] == 0
@@ -78,9 +79,9 @@ def test_scanned_lab_job_reports_ocr_time(wb):
     patient = _patient(wb)
     scan = scan_pdf(render_lab(LAB_CASES[0]), dpi=300, rotate_deg=1.0, noise=0.01, seed=3)
     job = _ingest(wb, patient, scan, "lab-scan.pdf")
-    _assert_stages(job["timings"], JOB_STAGES)
-    assert job["timings"]["ocr"] > 0
-    logged = [r for r in _events(wb, "job_finished") if r["job_id"] == job["id"]]
+    _assert_stages(job.timings, JOB_STAGES)
+    assert job.timings["ocr"] > 0
+    logged = [r for r in _events(wb, "job_finished") if r["job_id"] == job.id]
     assert logged and logged[0]["latency_ms"]["ocr"] > 0
 
 

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from core.services import document_view as dv
+from core.services import native_views
 from core.services.facts import chart_view, document_report, patient_facts
 from core.services.ingestion import list_categories, suggest_category
 from core.services.retraction import delete_document, deletion_impact
@@ -93,7 +94,7 @@ def test_non_paged_sources_flag_the_cited_place(wb):
     hl7 = dv.document_view(wb, docs["demo-critical-potassium.hl7"])
     assert not hl7.paged and hl7.boxes() == [] and len(hl7.unboxed) == len(hl7.facts)
     potassium = next(f for f in hl7.facts if f["structured_value"]["test_name"] == "Potassium")
-    segs = dv.hl7_segments(wb, potassium["citation"])
+    segs = native_views.hl7_segments(wb, potassium["citation"])
     cited = [r for r in segs.rows if r["cited"]]
     assert [(r["segment"], r["index"], r["field"], r["value"]) for r in cited] == [("OBX", 1, 5, "6.8")]
     assert (segs.test_name, segs.unit, segs.reference_range, segs.flag) == ("Potassium", "mmol/L", "3.5-5.1", "HH")
@@ -101,7 +102,7 @@ def test_non_paged_sources_flag_the_cited_place(wb):
 
     book = dv.document_view(wb, docs["demo-workbook.xlsx"])
     later = next(f for f in book.facts if f["citation"]["quote_or_value"] == "7.9")
-    grid = dv.sheet_grid(wb, later["citation"])
+    grid = native_views.sheet_grid(wb, later["citation"])
     assert grid.sheet == "Lab trend" and grid.columns == ["A", "B", "C", "D", "E"]
     assert grid.cited == {(3, c) for c in range(1, 6)}
     row3 = dict(grid.rows)[3]
@@ -109,7 +110,7 @@ def test_non_paged_sources_flag_the_cited_place(wb):
 
     letter = dv.document_view(wb, docs["demo-referral.docx"])
     allergy = next(f for f in letter.facts if f["fact_type"] == "allergy")
-    ctx = dv.docx_context(wb, allergy["citation"])
+    ctx = native_views.docx_context(wb, allergy["citation"])
     hit = next(i for i in ctx.items if i["cited"])
     assert hit["locator"] == allergy["citation"]["page_or_section"]
     a, b = hit["span"]
@@ -178,15 +179,15 @@ def _cited_in_view(wb, view, fact) -> bool:
         return fact["fact_id"] not in view.unboxed and not quote_missing_from_box(
             cit["quote_or_value"], dv.page_words(wb, view.document_id, cit["page"]), cit["bounding_box"])
     if view.kind == "hl7":
-        values = [r["value"] for r in dv.hl7_segments(wb, cit, document_id=view.document_id).rows if r["cited"]]
+        values = [r["value"] for r in native_views.hl7_segments(wb, cit, document_id=view.document_id).rows if r["cited"]]
         quote = cit["quote_or_value"].strip().lower()
         return bool(values) and (quote in " ".join(values).lower() or any(v.strip().lower() in quote for v in values))
     if view.kind == "xlsx":
-        grid = dv.sheet_grid(wb, cit, document_id=view.document_id)
+        grid = native_views.sheet_grid(wb, cit, document_id=view.document_id)
         return any((n, grid.first_col + i) in grid.cited and text == cit["quote_or_value"]
                    for n, cells in grid.rows for i, text in enumerate(cells))
     if view.kind == "docx":
-        return any(i["cited"] and i["span"] for i in dv.docx_context(wb, cit, document_id=view.document_id).items)
+        return any(i["cited"] and i["span"] for i in native_views.docx_context(wb, cit, document_id=view.document_id).items)
     return False
 
 
@@ -209,7 +210,7 @@ def test_a_wide_sheet_keeps_the_quoted_cell_in_view(wb, demo_patient):
     doc = _attach(wb, demo_patient, "wide.xlsx", buf.getvalue(), "clinical_workbook")
     view = dv.document_view(wb, doc)
     potassium = next(f for f in view.facts if f["citation"]["quote_or_value"] == "5.9")
-    grid = dv.sheet_grid(wb, potassium["citation"], document_id=doc)
+    grid = native_views.sheet_grid(wb, potassium["citation"], document_id=doc)
     assert len(grid.columns) == 20 and "Y" in grid.columns and "AA" in grid.columns
     assert _cited_in_view(wb, view, potassium)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.clock import utcnow
 from core.errors import WorkbenchError
 from core.policy import access
 from core.policy.access import Permission
@@ -30,11 +31,6 @@ APP_TITLE = "Clinical Document Review Workbench"
 
 
 # --- the session ---------------------------------------------------------------------
-
-
-def utcnow() -> datetime:
-    """Naive UTC, as the database stores times (storage.jobs_repo.utcnow; pages stay off storage)."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.services import document_view as dv
+from core.services import native_views
 from core.services.access_audit import VIEW_DOCUMENT
 from core.services.workbench import Workbench
 from ui import auth, labels
@@ -333,11 +334,11 @@ def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int, ki
     (``kind`` as ``document_view`` names the document's)."""
     try:
         if kind == "hl7":
-            _hl7(dv.hl7_segments(wb, citation, document_id=document_id), citation, fact)
+            _hl7(native_views.hl7_segments(wb, citation, document_id=document_id), citation, fact)
         elif kind == "xlsx":
-            _sheet(dv.sheet_grid(wb, citation, document_id=document_id), citation, fact)
+            _sheet(native_views.sheet_grid(wb, citation, document_id=document_id), citation, fact)
         elif kind == "docx":
-            _docx(dv.docx_context(wb, citation, document_id=document_id), citation, fact)
+            _docx(native_views.docx_context(wb, citation, document_id=document_id), citation, fact)
         else:
             st.caption(f"{md_text(labels.location(citation, fact))}: “{md_text(citation.get('quote_or_value'))}”")
     except WorkbenchError as exc:
@@ -345,7 +346,7 @@ def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int, ki
         st.caption(f"Quote: “{md_text(citation.get('quote_or_value'))}”")
 
 
-def _hl7(view: dv.Hl7View, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
+def _hl7(view: native_views.Hl7View, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
     st.markdown(f"**{md_text(labels.location(citation, fact))}** · value “{md_text(citation.get('quote_or_value'))}”")
     if view.test_name:
         st.caption(f"Test: {md_text(view.test_name)} · unit: {md_text(view.unit or 'not stated')} · reference range: "
@@ -371,7 +372,7 @@ def _hl7_table(rows: list[dict[str, Any]]) -> None:
     st.dataframe(styled, hide_index=True, width="stretch", height=min(520, 38 + 35 * max(1, len(frame))))
 
 
-def _sheet(grid: dv.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
+def _sheet(grid: native_views.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
     st.markdown(f"**{md_text(labels.location(citation, fact))}** · value “{md_text(citation.get('quote_or_value'))}”")
     frame = pd.DataFrame([cells for _, cells in grid.rows], columns=grid.columns,
                          index=[str(n) for n, _ in grid.rows])
@@ -386,7 +387,7 @@ def _sheet(grid: dv.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | 
     st.dataframe(frame.style.apply(mark, axis=1), width="stretch")
 
 
-def _docx(context: dv.DocxContext, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
+def _docx(context: native_views.DocxContext, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
     st.markdown(f"**{md_text(labels.location(citation, fact))}**")
     with st.container(border=True):
         for item in context.items:

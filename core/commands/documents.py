@@ -73,7 +73,7 @@ def cmd_retry(ctx: Context, args) -> dict[str, Any]:
     if not args.queue:
         run_jobs_now(ctx.wb, [job], in_app=ctx.in_app)
     with ctx.wb.db.cursor() as cur:
-        job = jobs_repo.by_id(cur, job["id"])
+        job = jobs_repo.by_id(cur, job["id"]).to_dict()
     out = {"job_id": job["id"], "document_id": job["document_id"], "status": job["status"],
            "attempts": job["attempts"], "error_code": job["error_code"], "error_message": job["error_message"]}
     if job["status"] == "failed":

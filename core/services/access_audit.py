@@ -8,10 +8,10 @@ import getpass
 import io
 from typing import Any
 
+from core.clock import utcnow
 from core.policy.access import shell_actor
 from core.services.workbench import Workbench
 from storage import access_repo
-from storage.jobs_repo import utcnow
 
 VIEW_CHART, VIEW_DOCUMENT, VIEW_ANSWER = "view_chart", "view_document", "view_answer"
 # The patient a held interface message names (not yet on any chart): object_type

@@ -21,12 +21,12 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from core import telemetry
+from core.clock import utcnow
 from core.errors import BadInput, Forbidden
 from core.policy import access
 from core.policy.access import Permission, Role
 from core.services.workbench import Workbench
 from storage import access_repo, users_repo
-from storage.jobs_repo import utcnow
 
 _HASHER = PasswordHasher()  # argon2id
 # Verified against when the user name is unknown, so a wrong name costs the same time

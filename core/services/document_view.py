@@ -1,6 +1,7 @@
 """What the document viewer shows, without Streamlit: page images (rendered once and
 cached), the words on a page, every cited box of a document with its colour class, and
-the native views of non-paged sources (HL7 segment table, XLSX grid, DOCX paragraphs).
+the document re-read as the pipeline read it (the native views of non-paged sources,
+built from it, are core.services.native_views).
 
 Boxes are returned as data, never painted into the PNG: highlighting another fact must
 not re-render a page.
@@ -9,7 +10,6 @@ not re-render a page.
 from __future__ import annotations
 
 import io
-import re
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ from core.policy.chart_rules import review_group
 from core.services.facts import fact_view
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo
+from storage.rows import JobRow
 
 DEFAULT_DPI = 110  # the dpi the pipeline renders text-layer PDFs at (extract.pdf), so its PNGs are reused
 BOX_CLASSES = ("verified", "document_fact", "needs_review", "held")
@@ -68,7 +69,7 @@ def clear_caches() -> None:
 # ----------------------------------------------------------------------------- documents
 
 
-def _document(wb: Workbench, document_id: int) -> dict[str, Any]:
+def document_row(wb: Workbench, document_id: int) -> dict[str, Any]:
     with wb.db.cursor() as cur:
         document = documents_repo.by_id(cur, document_id)
     if document is None:
@@ -112,7 +113,7 @@ def _pipeline_render(wb: Workbench, document: dict, page: int):
 
 def page_count(wb: Workbench, document_id: int) -> int:
     """How many pages a PDF or image upload has (0 for non-paged sources)."""
-    document = _document(wb, document_id)
+    document = document_row(wb, document_id)
     if not is_paged(document):
         return 0
     return _contents.get_or_make(("pages", document["sha256"]), lambda: _count_pages(wb, document))
@@ -140,7 +141,7 @@ def _count_pages(wb: Workbench, document: dict) -> int:
 def page_image(wb: Workbench, document_id: int, page: int, *, dpi: int = DEFAULT_DPI) -> bytes:
     """The page as PNG bytes, rendered once per (sha256, page, dpi) and kept in memory
     and under the renders dir. Raises NotFound when the page cannot be shown."""
-    document = _document(wb, document_id)
+    document = document_row(wb, document_id)
     if not is_paged(document):
         raise NotFound(f"Document {document_id} has no pages ({document['filename']}).", code="not_paged")
     return _pages.get_or_make((document["sha256"], int(page), int(dpi)),
@@ -204,17 +205,17 @@ def _fit_width(png: bytes, *, max_width: int) -> bytes:
 # ----------------------------------------------------------------------------- page words
 
 
-def _latest_job(wb: Workbench, document_id: int) -> dict[str, Any]:
+def _latest_job(wb: Workbench, document_id: int) -> JobRow | None:
     with wb.db.cursor() as cur:
-        return jobs_repo.latest_for_documents(cur, [document_id]).get(document_id) or {}
+        return jobs_repo.latest_for_documents(cur, [document_id]).get(document_id)
 
 
-def _read_as(job: dict[str, Any]) -> DocType | None:
+def _read_as(job: JobRow | None) -> DocType | None:
     """The doc type the pipeline read the document as (its latest job's), or None."""
-    return DocType(job["doc_type"]) if job.get("doc_type") else None
+    return DocType(job.doc_type) if job and job.doc_type else None
 
 
-def _content(wb: Workbench, document: dict, *, allow_ocr: bool):
+def reread_content(wb: Workbench, document: dict, *, allow_ocr: bool):
     """The document re-read as the pipeline read it (cached per content): with the job's
     doc type, which settles text that holds an HL7 message behind a banner and a damaged
     zip, as it did for the pipeline."""
@@ -232,11 +233,11 @@ def _content(wb: Workbench, document: dict, *, allow_ocr: bool):
 def page_words(wb: Workbench, document_id: int, page: int) -> list[dict[str, Any]]:
     """The words the pipeline saw on ``page``, each ``{text, x, y, width, height}`` in
     0..1 page space (the space citation boxes use)."""
-    document = _document(wb, document_id)
+    document = document_row(wb, document_id)
     if not is_paged(document):
         return []
     try:
-        content = _content(wb, document, allow_ocr=True)
+        content = reread_content(wb, document, allow_ocr=True)
     except ExtractionError:
         return []
     if not 1 <= page <= len(content.pages):
@@ -326,7 +327,7 @@ def document_view(wb: Workbench, document_id: int, facts: list[dict[str, Any]] |
     warnings per page; and the facts that have no box. ``facts`` (fact views, e.g. one
     review item) replaces the document's own facts; facts of a deleted document are
     drawn only with ``include_deleted``."""
-    document = _document(wb, document_id)
+    document = document_row(wb, document_id)
     if facts is None:
         facts = _document_facts(wb, document, include_deleted=include_deleted)
     else:
@@ -336,7 +337,7 @@ def document_view(wb: Workbench, document_id: int, facts: list[dict[str, Any]] |
     pages = [PageView(n) for n in range(1, count + 1)]
     job = _latest_job(wb, document_id)
     loose: list[str] = []
-    for w in job.get("warnings") or []:
+    for w in (job.warnings if job else None) or []:
         text = w.get("message") or str(w.get("code") or "")
         number = w.get("page")
         if isinstance(number, int) and 1 <= number <= count:
@@ -367,172 +368,6 @@ def _with_identity(wb: Workbench, document: dict, facts: list[dict[str, Any]]) -
     with wb.db.cursor() as cur:
         checks = {c["scope"]: c["identity_status"] for c in facts_repo.identity_checks_for_document(cur, document["id"])}
     return [f if "identity_status" in f else f | {"identity_status": checks.get(f.get("scope"))} for f in facts]
-
-
-# ----------------------------------------------------------------------------- non-paged sources
-
-
-def source_sections(wb: Workbench, document: dict):
-    """The sections (paragraphs, cells, segments) of a non-paged source, re-read as the
-    pipeline read it and cached; NotFound when it cannot be re-read."""
-    try:
-        return _content(wb, document, allow_ocr=False).sections
-    except ExtractionError as exc:
-        raise NotFound(f"{document['filename']} could not be re-read ({exc.code}).", code="source_unreadable") from None
-
-
-def _cited_document(wb: Workbench, document_id: int | None, citation: dict[str, Any]) -> dict[str, Any]:
-    if document_id is None:
-        source = str(citation.get("source_id") or "")
-        if not source.startswith("documents:"):
-            raise NotFound(f"The citation does not point at a stored document ({source}).", code="not_a_document")
-        document_id = int(source.split(":", 1)[1])
-    return _document(wb, document_id)
-
-
-@dataclass
-class Hl7View:
-    rows: list[dict[str, Any]]  # segment, index, field, component, value, cited_segment, cited
-    test_name: str = ""
-    unit: str = ""
-    reference_range: str = ""
-    flag: str = ""
-    message: int = 1
-
-
-_HL7_LOC = re.compile(r"^(?P<prefix>message (?P<msg>\d+) )?(?P<seg>[A-Z][A-Z0-9]{2})\[(?P<occ>\d+)\](?:-(?P<field>\d+))?")
-
-
-def hl7_segments(wb: Workbench, citation: dict[str, Any], *, document_id: int | None = None) -> Hl7View:
-    """The cited message as a segment table (one row per field component) with the
-    cited OBX segment and field flagged, and the cited result's test, unit and range."""
-    from extract.hl7_parse import components, read_encoding
-
-    document = _cited_document(wb, document_id, citation)
-    where = _HL7_LOC.match(str(citation.get("page_or_section") or ""))
-    msg = int(where["msg"]) if where and where["msg"] else 1
-    sections = [s for s in source_sections(wb, document) if s.meta.get("message", 1) == msg]
-    segments = [s for s in sections if s.kind == "segment"]
-    header = next((s for s in segments if s.meta.get("segment") in ("MSH", "FHS", "BHS")), None)
-    enc = read_encoding(header.text)[0] if header else read_encoding("MSH|^~\\&")[0]
-    cited_seg = (where["seg"], int(where["occ"])) if where else None
-    cited_field = int(where["field"]) if where and where["field"] else None
-    rows: list[dict[str, Any]] = []
-    by_field: dict[int, str] = {}
-    for s in sections:
-        if s.kind != "field":
-            continue
-        seg, occ, n = s.meta["segment"], s.meta["occurrence"], s.meta["field"]
-        in_cited = cited_seg == (seg, occ)
-        if in_cited:
-            by_field[n] = s.meta.get("raw", s.text)
-        raw = s.meta.get("raw", s.text)
-        parts = [s.text] if (seg in ("MSH", "FHS", "BHS") and n <= 2) else components(raw, enc)
-        for c, value in enumerate(parts, start=1):
-            if not value.strip():
-                continue
-            rows.append({"segment": seg, "index": occ, "field": n, "component": c if len(parts) > 1 else None,
-                         "value": value, "cited_segment": in_cited, "cited": in_cited and n == cited_field})
-    view = Hl7View(rows=rows, message=msg)
-    if cited_seg and cited_seg[0] == "OBX":
-        test = components(by_field.get(3, ""), enc)
-        view.test_name = (test[1] if len(test) > 1 and test[1].strip() else (test[0] if test else "")).strip()
-        view.unit = (components(by_field.get(6, ""), enc) or [""])[0].strip()
-        view.reference_range = (components(by_field.get(7, ""), enc) or [""])[0].strip()
-        view.flag = (components(by_field.get(8, ""), enc) or [""])[0].strip()
-    return view
-
-
-@dataclass
-class SheetGrid:
-    sheet: str
-    columns: list[str]  # column letters shown, left to right
-    rows: list[tuple[int, list[str]]]  # (row number, cell texts)
-    cited: set[tuple[int, int]]  # (row number, column index 1-based) of the cited cells
-    first_col: int = 1
-
-
-_RANGE = re.compile(r"^(?P<c1>[A-Z]+)(?P<r1>\d+)(?::(?P<c2>[A-Z]+)(?P<r2>\d+))?$")
-
-
-def _col_number(letters: str) -> int:
-    n = 0
-    for ch in letters:
-        n = n * 26 + ord(ch) - 64
-    return n
-
-
-def _col_letters(n: int) -> str:
-    out = ""
-    while n:
-        n, r = divmod(n - 1, 26)
-        out = chr(65 + r) + out
-    return out
-
-
-def sheet_grid(wb: Workbench, citation: dict[str, Any], *, document_id: int | None = None,
-               around: int = 3, max_cols: int = 20) -> SheetGrid:
-    """The cited sheet from ``around`` rows above to ``around`` rows below the cited
-    range, with the cited cells flagged."""
-    document = _cited_document(wb, document_id, citation)
-    where = str(citation.get("page_or_section") or "")
-    sheet, _, ref = where.rpartition("!")
-    m = _RANGE.match(ref)
-    if not sheet or not m:
-        raise NotFound(f"“{where}” is not a cell range of a sheet.", code="not_a_cell_range")
-    c1, r1 = _col_number(m["c1"]), int(m["r1"])
-    c2, r2 = (_col_number(m["c2"]), int(m["r2"])) if m["c2"] else (c1, r1)
-    cells = {(s.meta["row"], s.meta["col"]): s.text for s in source_sections(wb, document)
-             if s.kind == "cell" and s.meta.get("sheet") == sheet}
-    if not cells:
-        raise NotFound(f"Sheet “{sheet}” was not found in {document['filename']}.", code="sheet_not_found")
-    top, bottom = max(1, r1 - around), r2 + around
-    used_cols = [c for (r, c) in cells if top <= r <= bottom] + [c1, c2]
-    left, right = min(used_cols), max(used_cols)
-    if right - left + 1 > max_cols:
-        # Too wide to show whole: keep the cell holding the quote (the value) in view.
-        quote = str(citation.get("quote_or_value") or "").strip()
-        anchor = next((c for c in range(c1, c2 + 1) for r in range(r1, r2 + 1)
-                       if quote and cells.get((r, c), "").strip() == quote), c1)
-        left = max(left, min(anchor - max_cols // 2, right - max_cols + 1))
-        right = left + max_cols - 1
-    rows = [(r, [cells.get((r, c), "") for c in range(left, right + 1)])
-            for r in range(top, bottom + 1) if any((r, c) in cells for c in range(left, right + 1)) or r1 <= r <= r2]
-    cited = {(r, c) for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)}
-    return SheetGrid(sheet=sheet, columns=[_col_letters(c) for c in range(left, right + 1)], rows=rows,
-                     cited=cited, first_col=left)
-
-
-@dataclass
-class DocxContext:
-    items: list[dict[str, Any]]  # locator, kind, text, cited, span (start, end) of the quote or None
-
-
-_TABLE_LOC = re.compile(r"^(table \d+ row \d+)(?: col \d+)?$")
-
-
-def docx_context(wb: Workbench, citation: dict[str, Any], *, document_id: int | None = None,
-                 around: int = 2) -> DocxContext:
-    """The paragraphs (or table rows) around the cited one, with the quote's span in
-    the cited item."""
-    document = _cited_document(wb, document_id, citation)
-    where = str(citation.get("page_or_section") or "")
-    table = _TABLE_LOC.match(where)
-    target = table[1] if table else where
-    body = [s for s in source_sections(wb, document) if s.kind in ("paragraph", "table_row") or s.locator == target]
-    index = next((i for i, s in enumerate(body) if s.locator == target), None)
-    if index is None:
-        raise NotFound(f"“{where}” was not found in {document['filename']}.", code="location_not_found")
-    quote = str(citation.get("quote_or_value") or "")
-    items = []
-    for i in range(max(0, index - around), min(len(body), index + around + 1)):
-        s = body[i]
-        span = None
-        if i == index and quote:
-            at = s.text.lower().find(quote.lower())
-            span = (at, at + len(quote)) if at >= 0 else None
-        items.append({"locator": s.locator, "kind": s.kind, "text": s.text, "cited": i == index, "span": span})
-    return DocxContext(items=items)
 
 
 # ----------------------------------------------------------------------------- the Documents page list

@@ -126,7 +126,7 @@ def load_candidates(wb: Workbench,
     """The patient's chart rows and usable document facts as candidates: (findings,
     findings held for review, usable facts by id for re-checking vector hits)."""
     with wb.db.cursor() as cur:
-        charts = {fact_type: evidence_repo.chart_rows(cur, table, patient_id)
+        charts = {fact_type: evidence_repo.chart_rows_with_citations(cur, table, patient_id)
                   for fact_type, table in CHART_TABLES.items()}
         facts = evidence_repo.usable_facts(cur, patient_id)
     candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row)

@@ -54,16 +54,16 @@ def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
     return {
         "document_id": document_id,
         "job": None if job is None else {
-            "job_id": job["id"], "status": job["status"], "error_code": job["error_code"],
-            "error_message": job["error_message"], "attempts": job["attempts"], "engine": job["engine"],
-            "timings_ms": job["timings"], "counts": job["counts"], "warnings": job["warnings"] or [],
+            "job_id": job.id, "status": job.status, "error_code": job.error_code,
+            "error_message": job.error_message, "attempts": job.attempts, "engine": job.engine,
+            "timings_ms": job.timings, "counts": job.counts, "warnings": job.warnings or [],
         },
         "identity": identity,
         "facts": [fact_view(f) for f in facts],
         "promotions": [
-            {"promotion_id": p["id"], "fact_id": p["fact_id"], "outcome": p["outcome"],
-             "promoted_table": p["promoted_table"], "promoted_record_id": p["promoted_record_id"],
-             "conflict_reason": p["conflict_reason"], "active": p["active"]}
+            {"promotion_id": p.id, "fact_id": p.fact_id, "outcome": p.outcome,
+             "promoted_table": p.promoted_table, "promoted_record_id": p.promoted_record_id,
+             "conflict_reason": p.conflict_reason, "active": p.active}
             for p in promotions
         ],
     }
@@ -133,7 +133,7 @@ def patient_documents(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
 
 def chart(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
     with wb.db.cursor() as cur:
-        return {table: promotions_repo.chart_rows(cur, table, patient_id) for table in CHART_TABLES.values()}
+        return {table: promotions_repo.patient_chart_rows(cur, table, patient_id) for table in CHART_TABLES.values()}
 
 
 _CHART_SECTIONS = {"lab_result": "labs", "allergy": "allergies", "medication": "medications", "problem": "problems"}
@@ -147,7 +147,7 @@ def chart_view(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]
         for fact_type, (table, columns) in CHART_DESTINATIONS.items():
             support = promotions_repo.supported_rows(cur, table, patient_id)
             section = out.setdefault(_CHART_SECTIONS[fact_type], [])
-            for row in promotions_repo.chart_rows(cur, table, patient_id):
+            for row in promotions_repo.patient_chart_rows(cur, table, patient_id):
                 item = {"id": row["id"], **{c: (str(row[c]) if c == "collection_date" and row[c] is not None
                                                 else row[c]) for c in columns},
                         "source": row["source"], "document_ids": support.get(row["id"], [])}

@@ -171,14 +171,14 @@ def attach_held_message(wb: Workbench, message_id: int, *, patient_id: int, by: 
         job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document["id"],
                                 doc_type=DocType.HL7V2_MESSAGE.value)
         done = inbound_repo.mark_attached(cur, message_id, patient_id=patient["id"], document_id=document["id"],
-                                          job_id=job["id"], by=actor)
+                                          job_id=job.id, by=actor)
         audit_repo.add_review_decision(
             cur, item_type=AUDIT_ITEM, item_id=message_id, decision="attach", actor=actor, reason=None,
             before={"status": "held", "hold_reason": row["hold_reason"]},
             after={"status": "attached", "patient_id": patient["id"], "document_id": document["id"],
-                   "job_id": job["id"]})
+                   "job_id": job.id})
     telemetry.emit("mllp_message_decided", settings=wb.settings, patient_id=patient["id"], channel=CHANNEL,
-                   status="attached", document_id=document["id"], job_id=job["id"], user=actor)
+                   status="attached", document_id=document["id"], job_id=job.id, user=actor)
     return done
 
 

@@ -14,6 +14,7 @@ from datetime import date
 from typing import Any
 
 from core import telemetry
+from core.clock import utcnow
 from core.errors import BadInput, NotFound
 from core.models import IdentifierKind, IdentityCandidate
 from core.policy.chart_rules import APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES, identity_trusted
@@ -25,7 +26,6 @@ from core.services.review import (activate_trusted_facts, authorize_decision, cu
                                   refresh_document_summary, sums_up_parts)
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, patients_repo, promotions_repo
-from storage.jobs_repo import utcnow
 
 _KINDS = (IdentifierKind.NAME, IdentifierKind.DOB, IdentifierKind.MRN)
 

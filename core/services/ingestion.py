@@ -169,7 +169,7 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str, do
             mime=mime, sha256=sha, size=len(data), stored_path=str(stored),
             uploaded_by=uploaded_by,
         )
-        job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document["id"], doc_type=job_type.value) \
+        job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document["id"], doc_type=job_type.value).to_dict() \
             if job_type and not pieces else None
         for cut, part_sha, part_path in pieces:
             child = documents_repo.insert(
@@ -179,7 +179,7 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str, do
                 parent_document_id=document["id"],
             )
             part_job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=child["id"],
-                                         doc_type=job_type.value)
+                                         doc_type=job_type.value).to_dict()
             parts.append(Part(child, part_job, cut.first, cut.last))
     for doc, queued in [(document, job)] + [(p.document, p.job) for p in parts]:
         telemetry.emit("document_attached", settings=wb.settings, patient_id=patient["id"], document_id=doc["id"],
@@ -206,8 +206,8 @@ def reread_document(wb: Workbench, *, patient_id: int, document_id: int, doc_typ
         if parts:  # reading the whole upload again would duplicate every part's facts
             raise BadInput(f"Document {document_id} was read in parts; read its parts again instead "
                            f"(documents {', '.join(map(str, parts))}).", code="read_in_parts")
-        job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document_id, doc_type=job_type.value) \
-            if job_type else None
+        job = jobs_repo.enqueue(cur, patient_id=patient["id"], document_id=document_id,
+                                doc_type=job_type.value).to_dict() if job_type else None
     return Attached(document, job)
 
 
@@ -333,8 +333,8 @@ def job_progress(wb: Workbench, document_ids: list[int]) -> dict[int, dict[str, 
         latest = jobs_repo.latest_for_documents(cur, list(document_ids))
     out = {}
     for d in document_ids:
-        job = latest.get(d) or {}
+        job = latest[d].to_dict() if d in latest else {}
         counts = job.get("counts") or {}
         out[d] = {"status": job.get("status"), "counts": counts, "error_code": job.get("error_code"),
-                  "error_message": job.get("error_message"), "found_nothing": found_nothing(job)}
+                  "error_message": job.get("error_message"), "found_nothing": found_nothing(latest.get(d))}
     return out

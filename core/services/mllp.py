@@ -194,7 +194,7 @@ def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
             stored_path=str(stored), status="held" if hold else "queued", hold_reason=hold,
             note=_HOLD_TEXT.get(hold or ""), patient_mrn=next((m for m in mrns if m), None),
             patient_id=patient_id if document else None,
-            document_id=document["id"] if document else None, job_id=job["id"] if job else None,
+            document_id=document["id"] if document else None, job_id=job.id if job else None,
         )
     receipt = Receipt("AA", _HOLD_TEXT[hold] if hold else "Stored; queued for reading.",
                       "held" if hold else "queued", row["id"], row["document_id"], row["job_id"], hold)

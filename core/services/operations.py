@@ -38,7 +38,7 @@ def jobs(wb: Workbench, *, limit: int = 200, status: str | None = None) -> list[
     and how often (when, why) the job was taken back from a worker that stopped."""
     with wb.db.cursor() as cur:
         found = jobs_repo.recent_jobs(cur, limit=limit, status=status)
-    return [{k: r[k] for k in _JOB_COLUMNS} | {"timings": r["timings"] or {}} for r in found]
+    return [{k: getattr(r, k) for k in _JOB_COLUMNS} | {"timings": r.timings or {}} for r in found]
 
 
 def retry_job(wb: Workbench, job_id: int, *, by: str) -> dict[str, Any]:
@@ -51,23 +51,23 @@ def retry_job(wb: Workbench, job_id: int, *, by: str) -> dict[str, Any]:
         job = jobs_repo.by_id(cur, job_id)
         if job is None:
             raise NotFound(f"No job {job_id}.", code="unknown_job")
-        document = documents_repo.by_id(cur, job["document_id"])
+        document = documents_repo.by_id(cur, job.document_id)
         if document is None or document["deleted"]:
             raise BadInput(f"Job {job_id} belongs to a deleted document; it cannot be retried.",
                            code="document_deleted")
-        if job["status"] == "pending" and _last_retry(cur, job_id):
-            return job
-        if job["status"] != "failed":
-            raise BadInput(f"Job {job_id} is {job['status']}, not failed; only a failed job can be retried.",
+        if job.status == "pending" and _last_retry(cur, job_id):
+            return job.to_dict()
+        if job.status != "failed":
+            raise BadInput(f"Job {job_id} is {job.status}, not failed; only a failed job can be retried.",
                            code="job_not_failed")
         requeued = jobs_repo.requeue(cur, job_id, only_failed=True, reset_attempts=True)
         if requeued is None:  # another retry or the worker got there first
             raise BadInput(f"Job {job_id} changed while retrying; reload to see its state.", code="job_not_failed")
         audit_repo.add_review_decision(
             cur, item_type="job", item_id=job_id, decision="retry", actor=by, reason=None,
-            before={"status": job["status"], "attempts": job["attempts"], "error_code": job["error_code"]},
-            after={"status": requeued["status"], "attempts": requeued["attempts"], "error_code": None})
-    return requeued
+            before={"status": job.status, "attempts": job.attempts, "error_code": job.error_code},
+            after={"status": requeued.status, "attempts": requeued.attempts, "error_code": None})
+    return requeued.to_dict()
 
 
 def reclaimed_jobs(wb: Workbench, *, limit: int = 50) -> list[dict[str, Any]]:
@@ -75,8 +75,8 @@ def reclaimed_jobs(wb: Workbench, *, limit: int = 50) -> list[dict[str, Any]]:
     silent) or handed back at shutdown, the latest first."""
     with wb.db.cursor() as cur:
         found = jobs_repo.reclaimed_jobs(cur, limit=limit)
-    return [{k: r[k] for k in ("id", "document_id", "doc_type", "status", "attempts", "reclaims", "reclaimed_at",
-                               "reclaim_reason")} for r in found]
+    return [{k: getattr(r, k) for k in ("id", "document_id", "doc_type", "status", "attempts", "reclaims",
+                                        "reclaimed_at", "reclaim_reason")} for r in found]
 
 
 def _last_retry(cur, job_id: int) -> bool:

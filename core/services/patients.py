@@ -10,6 +10,7 @@ from core.policy.access import Permission
 from core.services.accounts import authorize
 from core.services.workbench import Workbench
 from storage import documents_repo, jobs_repo, patients_repo
+from storage.rows import JobRow
 
 # Invented people: any likeness to a real person is accidental.
 DEMO_PATIENTS = (
@@ -86,14 +87,16 @@ def chart_documents(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
         latest = jobs_repo.latest_for_documents(cur, [d["id"] for d in docs])
     out = []
     for d in docs:
-        job = latest.get(d["id"]) or {}
-        out.append(d | {"counts": job.get("counts") or {}, "warnings": job.get("warnings") or [],
-                        "found_nothing": found_nothing(job)})
+        job = latest.get(d["id"])
+        out.append(d | {"counts": (job.counts if job else None) or {},
+                        "warnings": (job.warnings if job else None) or [], "found_nothing": found_nothing(job)})
     return out
 
 
-def found_nothing(job: dict[str, Any]) -> bool:
+def found_nothing(job: JobRow | None) -> bool:
     """A job read its document without error but kept not one fact: a reviewer must see
     that as a warning rather than a success."""
-    counts = job.get("counts") or {}
-    return job.get("status") == "succeeded" and not (counts.get("stored") or counts.get("unchanged"))
+    if job is None:
+        return False
+    counts = job.counts or {}
+    return job.status == "succeeded" and not (counts.get("stored") or counts.get("unchanged"))

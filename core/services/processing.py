@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from core.content import NormalizedContent
 from core.errors import ExtractionError, ResponseRejected
-from core.models import Certainty, DocType, ExtractionResult, IdentityStatus
+from core.models import VALUE_MODELS, Certainty, DocType, ExtractionResult, IdentityStatus
 from core.policy.certainty import classify, held_by_warnings, hold_for_review
 from core.policy.chart_rules import identity_trusted
 from core.policy.citations import verify_citations
@@ -29,6 +31,7 @@ from extract.formats import extractor_for
 from extract.limits import Limits
 from extract.normalize import normalize
 from storage import documents_repo, facts_repo, patients_repo
+from storage.rows import JobRow
 
 
 @dataclass
@@ -65,16 +68,29 @@ class _Stopwatch:
 
 def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
     """Whole-response rejection (DESIGN §5): an answer for another doc_type cannot be
-    trusted as a whole. Missing citations, blank quotes, bad enums and out-of-page
-    boxes are already refused by the pydantic models the extractor must build."""
+    trusted as a whole, nor one whose clinical values do not fit their fact type's value
+    model (core.models.VALUE_MODELS): checked here, once, so a malformed value is caught
+    the same way whichever format it came from. Missing citations, blank quotes, bad
+    enums and out-of-page boxes are already refused by the pydantic models the extractor
+    must build."""
     if result.doc_type != doc_type:
         raise ResponseRejected(
             f"The extractor answered for {result.doc_type.value}, but the job is {doc_type.value}.",
             code="doc_type_mismatch",
         )
+    for proposal in result.facts:
+        model = VALUE_MODELS.get(proposal.fact_type)
+        if model is None:
+            continue
+        try:
+            model.model_validate(proposal.structured_value)  # checked, not rewritten: the value is stored as given
+        except ValidationError as exc:
+            fields = ", ".join(sorted({".".join(map(str, e["loc"])) for e in exc.errors()}))
+            raise ResponseRejected(f"The extractor gave a malformed {proposal.fact_type} value ({fields}).",
+                                   code="malformed_value") from None
 
 
-def _check_row(job: dict, document: dict, patient: dict, scope: str | None, candidates: list,
+def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, candidates: list,
                outcome: IdentityOutcome, previous: dict | None) -> dict[str, Any] | None:
     """The identity check to store, or None when the latest one (``previous``) stands:
     a human decision is never overwritten by reprocessing, and an unchanged check is
@@ -85,12 +101,12 @@ def _check_row(job: dict, document: dict, patient: dict, scope: str | None, cand
     if (previous is not None and previous["identity_status"] == outcome.status.value
             and previous["extracted_identifiers"] == identifiers):
         return None
-    return dict(patient_id=patient["id"], document_id=document["id"], job_id=job["id"], doc_type=job["doc_type"],
+    return dict(patient_id=patient["id"], document_id=document["id"], job_id=job.id, doc_type=job.doc_type,
                 scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
                 mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
 
 
-def _identity_checks(cur, job: dict, document: dict, patient: dict, result: ExtractionResult) -> dict[str | None, dict]:
+def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: ExtractionResult) -> dict[str | None, dict]:
     """One check per part (fax pages, HL7 messages) and one for the document. When
     every identifier belongs to a part, the document's check summarises the parts.
     The latest checks are read once, identifiers grouped once and the new checks
@@ -123,7 +139,7 @@ def _identity_checks(cur, job: dict, document: dict, patient: dict, result: Extr
     return {scope: stored.get(scope) or latest[scope] for scope in [*scopes, None]}
 
 
-def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citations: list, checks: dict,
+def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citations: list, checks: dict,
                    paged: bool, ocr: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
     """Classify each proposal (citations already verified) into a fact row to store."""
     prepared: dict[str, dict[str, Any]] = {}
@@ -136,12 +152,12 @@ def _prepare_facts(job: dict, document: dict, result: ExtractionResult, citation
             continue
         check = checks.get(proposal.scope) or checks[None]
         structured = proposal.structured_value
-        fp = fact_fingerprint(document["id"], job["doc_type"], proposal.fact_type, citation.field_or_chunk_id,
+        fp = fact_fingerprint(document["id"], job.doc_type, proposal.fact_type, citation.field_or_chunk_id,
                               structured)
         trusted = identity_trusted(check["identity_status"])
         prepared.setdefault(fp, dict(
-            patient_id=document["patient_id"], document_id=document["id"], job_id=job["id"],
-            identity_check_id=check["id"], doc_type=job["doc_type"], fact_type=proposal.fact_type,
+            patient_id=document["patient_id"], document_id=document["id"], job_id=job.id,
+            identity_check_id=check["id"], doc_type=job.doc_type, fact_type=proposal.fact_type,
             certainty=decision.certainty.value, fact_fingerprint=fp,
             clinical_content_fingerprint=clinical_content_fingerprint(
                 document["patient_id"], proposal.fact_type, structured, proposal.fact_text),
@@ -188,16 +204,16 @@ def read_isolated(settings, data: bytes, doc_type: DocType,
                         memory_mb=settings.job_memory_mb, method=settings.job_process)
 
 
-def run_pipeline(wb: Workbench, job: dict[str, Any]) -> PipelineResult:
+def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
     """Process one claimed job. Raises ExtractionError for bad documents."""
     clock = _Stopwatch()
     out = PipelineResult()
     with wb.db.cursor() as cur:
-        document = documents_repo.by_id(cur, job["document_id"])
-        patient = patients_repo.by_id(cur, job["patient_id"])
+        document = documents_repo.by_id(cur, job.document_id)
+        patient = patients_repo.by_id(cur, job.patient_id)
     if document is None or document["deleted"]:
         raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
-    doc_type = DocType(job["doc_type"])
+    doc_type = DocType(job.doc_type)
     extractor_for(doc_type)  # fails early with unsupported_doc_type
     data = wb.blobs.get(document["sha256"])
     content, result, extract_ms = read_isolated(wb.settings, data, doc_type, document)

@@ -49,14 +49,28 @@ class _ChartIndex:
         self.by_key.setdefault(clinical_key(patient_id, fact_type, value, ""), row)
 
 
-class _Plan:
+@dataclass
+class PromotionPlan:
+    """What promoting one document's facts will do, decided before anything is written:
+    each fact's outcome, the promotion rows (ids not yet reserved), the new chart rows
+    (ids reserved while planning; each with the index of its promotion) and the chart
+    rows a reviewer's approval supersedes (table, the rival row, the approved fact)."""
+
+    document: dict[str, Any]
+    outcomes: dict[int, str] = field(default_factory=dict)
+    promotions: list[dict[str, Any]] = field(default_factory=list)
+    new_chart_rows: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
+    supersessions: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+
+
+class _Planner:
+    """Decides a PromotionPlan. It reads the chart (once per table) and reserves chart
+    row ids, but writes nothing."""
+
     def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any], *, reviewed: bool = False):
         self.cur = cur
-        self.document = document
         self.reviewed = reviewed
-        self.promotions: list[dict[str, Any]] = []
-        self.chart_rows: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-        self.outcomes: dict[int, str] = {}
+        self.plan = PromotionPlan(document)
         self._charts: dict[str, _ChartIndex] = {}
         self._id_pool: dict[str, Iterator[int]] = {}
 
@@ -81,8 +95,8 @@ class _Plan:
         return self._charts[table]
 
     def record(self, fact: dict[str, Any], outcome: PromotionOutcome, **extra: Any) -> None:
-        self.outcomes[fact["id"]] = outcome.value
-        self.promotions.append(dict(
+        self.plan.outcomes[fact["id"]] = outcome.value
+        self.plan.promotions.append(dict(
             patient_id=fact["patient_id"], document_id=fact["document_id"], job_id=fact.get("job_id"),
             fact_id=fact["id"], fact_fingerprint=fact["fact_fingerprint"],
             clinical_content_fingerprint=fact["clinical_content_fingerprint"], outcome=outcome.value,
@@ -106,18 +120,19 @@ class _Plan:
             # The chart row would have no subject (no test name, substance, drug, problem).
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE, conflict_reason=f"no {columns[0]} for {table}")
         patient_id = fact["patient_id"]
+        sha256 = self.plan.document["sha256"]
         chart = self.chart(patient_id, fact_type)
         content_fp = fact["clinical_content_fingerprint"]
         same = chart.by_content.get(content_fp)
         if same is not None:
-            duplicate = same.get("origin_sha256") == self.document["sha256"]
+            duplicate = same.get("origin_sha256") == sha256
             outcome = PromotionOutcome.DUPLICATE_SKIPPED if duplicate else PromotionOutcome.ALREADY_EXISTS
             return self.record(fact, outcome, promoted_table=table, promoted_record_id=same["id"],
                                duplicate_key=content_fp)
         key = clinical_key(patient_id, fact_type, value, fact["fact_text"])
         rival = chart.by_key.get(key)
         if rival is not None and self.reviewed:
-            self._supersede(table, rival, fact)
+            self.plan.supersessions.append((table, rival, fact))
             del chart.by_key[key]
             rival = None
         if rival is not None:
@@ -126,42 +141,63 @@ class _Plan:
             return self.record(fact, PromotionOutcome.CONFLICT_NEEDS_REVIEW, promoted_table=table,
                                promoted_record_id=rival["id"], conflict_reason=reason, review_status="pending")
         record_id = next(self._id_pool[table])  # in order, O(1) (pop(0) is O(n))
-        new_row = {"id": record_id, **value, "origin_sha256": self.document["sha256"]}
+        new_row = {"id": record_id, **value, "origin_sha256": sha256}
         chart.add(patient_id, fact_type, new_row)  # a repeat later in this document is a duplicate
-        self.chart_rows.setdefault(table, []).append((len(self.promotions), new_row))
+        self.plan.new_chart_rows.setdefault(table, []).append((len(self.plan.promotions), new_row))
         self.record(fact, PromotionOutcome.PROMOTED, promoted_table=table, promoted_record_id=record_id)
 
-    def _supersede(self, table: str, rival: dict[str, Any], fact: dict[str, Any]) -> None:
-        """A reviewer approved this value over the one in the chart. The old row goes
-        inactive with a note, and the facts behind it stop supporting it (their
-        promotions are retracted and they are marked superseded), so that no later
-        deletion can bring the value the reviewer turned down back into the chart."""
-        note = f"superseded by reviewer-approved fact {fact['id']} of document {fact['document_id']}"
-        promotions_repo.deactivate_chart_row(self.cur, table, rival["id"], f"[{note}]")
-        audit_repo.add_retraction(
-            self.cur, patient_id=fact["patient_id"], document_id=fact["document_id"], fact_id=fact["id"],
-            promoted_table=table, promoted_record_id=rival["id"], prior_state="active", new_state="superseded",
-            action="chart_row_superseded", actor_type="reviewer", reason="conflict resolved by review")
-        for promo in promotions_repo.live_supporters(self.cur, table, [rival["id"]]).get(rival["id"], []):
-            promotions_repo.retract_promotion(self.cur, promo["id"], note)
-            facts_repo.update_fact(self.cur, promo["fact_id"], active=False, promotion_status="superseded")
-            audit_repo.add_retraction(
-                self.cur, patient_id=promo["patient_id"], document_id=promo["document_id"], fact_id=promo["fact_id"],
-                promotion_id=promo["id"], promoted_table=table, promoted_record_id=rival["id"],
-                prior_state=promo["outcome"], new_state="superseded", action="promotion_superseded",
-                actor_type="reviewer", reason=note)
 
-    def apply(self) -> None:
-        if not self.promotions:
-            return
-        ids = promotions_repo.next_ids(self.cur, "promotions", len(self.promotions))
-        for promo, pid in zip(self.promotions, ids):
-            promo["id"] = pid
-        for table, rows in self.chart_rows.items():
-            promotions_repo.insert_chart_rows(
-                self.cur, table, self.document["patient_id"],
-                [(row, self.promotions[index]["id"]) for index, row in rows])
-        promotions_repo.insert_promotions(self.cur, self.promotions)
+def plan_promotions(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any],
+                    *, reviewed: bool = False) -> PromotionPlan:
+    """Decide the outcome of each fact of one document (a fact with a settled outcome
+    keeps it). Reads the chart and reserves chart row ids; writes nothing."""
+    settled = promotions_repo.settled_outcomes(cur, [f["id"] for f in facts], _SETTLED)
+    planner = _Planner(cur, document, reviewed=reviewed)
+    planner.reserve_ids([f for f in facts if f["id"] not in settled])
+    for fact in facts:
+        if fact["id"] in settled:
+            planner.plan.outcomes[fact["id"]] = settled[fact["id"]]
+        else:
+            planner.decide(fact)
+    return planner.plan
+
+
+def _supersede(cur: duckdb.DuckDBPyConnection, table: str, rival: dict[str, Any], fact: dict[str, Any]) -> None:
+    """A reviewer approved this value over the one in the chart. The old row goes
+    inactive with a note, and the facts behind it stop supporting it (their
+    promotions are retracted and they are marked superseded), so that no later
+    deletion can bring the value the reviewer turned down back into the chart."""
+    note = f"superseded by reviewer-approved fact {fact['id']} of document {fact['document_id']}"
+    promotions_repo.deactivate_chart_row(cur, table, rival["id"], f"[{note}]")
+    audit_repo.add_retraction(
+        cur, patient_id=fact["patient_id"], document_id=fact["document_id"], fact_id=fact["id"],
+        promoted_table=table, promoted_record_id=rival["id"], prior_state="active", new_state="superseded",
+        action="chart_row_superseded", actor_type="reviewer", reason="conflict resolved by review")
+    for promo in promotions_repo.live_supporters(cur, table, [rival["id"]]).get(rival["id"], []):
+        promotions_repo.retract_promotion(cur, promo.id, note)
+        facts_repo.update_fact(cur, promo.fact_id, active=False, promotion_status="superseded")
+        audit_repo.add_retraction(
+            cur, patient_id=promo.patient_id, document_id=promo.document_id, fact_id=promo.fact_id,
+            promotion_id=promo.id, promoted_table=table, promoted_record_id=rival["id"],
+            prior_state=promo.outcome, new_state="superseded", action="promotion_superseded",
+            actor_type="reviewer", reason=note)
+
+
+def write_plan(cur: duckdb.DuckDBPyConnection, plan: PromotionPlan) -> None:
+    """Carry out a plan in the caller's transaction: the superseded chart rows first,
+    then the promotion ids, the new chart rows and the promotion rows."""
+    for table, rival, fact in plan.supersessions:
+        _supersede(cur, table, rival, fact)
+    if not plan.promotions:
+        return
+    ids = promotions_repo.next_ids(cur, "promotions", len(plan.promotions))
+    for promo, pid in zip(plan.promotions, ids):
+        promo["id"] = pid
+    for table, rows in plan.new_chart_rows.items():
+        promotions_repo.insert_chart_rows(
+            cur, table, plan.document["patient_id"],
+            [(row, plan.promotions[index]["id"]) for index, row in rows])
+    promotions_repo.insert_promotions(cur, plan.promotions)
 
 
 def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any],
@@ -170,15 +206,8 @@ def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], d
     a fact with a settled outcome keeps it). Returns fact_id -> outcome.
     ``reviewed``: a reviewer decided on these very facts, so hedged wording no longer
     holds them back and a conflicting chart value gives way."""
-    settled = promotions_repo.settled_outcomes(cur, [f["id"] for f in facts], _SETTLED)
-    plan = _Plan(cur, document, reviewed=reviewed)
-    plan.reserve_ids([f for f in facts if f["id"] not in settled])
-    for fact in facts:
-        if fact["id"] in settled:
-            plan.outcomes[fact["id"]] = settled[fact["id"]]
-        else:
-            plan.decide(fact)
-    plan.apply()
+    plan = plan_promotions(cur, facts, document, reviewed=reviewed)
+    write_plan(cur, plan)
     return plan.outcomes
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import telemetry
+from core.clock import utcnow
 from core.errors import BadInput, NotFound
 from core.policy.access import Permission
 from core.policy.chart_rules import SUPPORTING_OUTCOMES
@@ -18,7 +19,7 @@ from core.services.accounts import authorize
 from core.services.fact_vectors import remove_vectors
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
-from storage.jobs_repo import utcnow
+from storage.rows import PromotionRow
 
 
 def delete_document(wb: Workbench, document_id: int, *, by: str,
@@ -71,30 +72,30 @@ def _retract_one(cur, document_id: int, patient_id: int, *, by: str, reason: str
     return fact_ids
 
 
-def retract_promotions(cur, promotions: list[dict], *, by: str, reason: str) -> dict[str, int]:
+def retract_promotions(cur, promotions: list[PromotionRow], *, by: str, reason: str) -> dict[str, int]:
     """Retract active promotions, then apply the chart-row lifetime rule to every row
     they stood behind (whatever their outcome: a ``duplicate_skipped`` promotion
     supports its row as much as the one that created it)."""
     counts = {"promotions": 0, "chart_rows": 0}
-    promotions = [p for p in promotions if p["active"]]
+    promotions = [p for p in promotions if p.active]
     for promo in promotions:
-        promotions_repo.retract_promotion(cur, promo["id"], reason)
+        promotions_repo.retract_promotion(cur, promo.id, reason)
         counts["promotions"] += 1
-        audit_repo.add_retraction(cur, patient_id=promo["patient_id"], document_id=promo["document_id"],
-                                  job_id=promo["job_id"], fact_id=promo["fact_id"], promotion_id=promo["id"],
-                                  promoted_table=promo["promoted_table"], promoted_record_id=promo["promoted_record_id"],
-                                  prior_state=promo["outcome"], new_state="retracted", action="promotion_retracted",
+        audit_repo.add_retraction(cur, patient_id=promo.patient_id, document_id=promo.document_id,
+                                  job_id=promo.job_id, fact_id=promo.fact_id, promotion_id=promo.id,
+                                  promoted_table=promo.promoted_table, promoted_record_id=promo.promoted_record_id,
+                                  prior_state=promo.outcome, new_state="retracted", action="promotion_retracted",
                                   actor_id=by, reason=reason)
     counts["chart_rows"] = reconcile_chart_rows(cur, _rows_behind(promotions), by=by, reason=reason)
     return counts
 
 
-def _rows_behind(promotions: list[dict]) -> dict[str, dict[int, int]]:
+def _rows_behind(promotions: list[PromotionRow]) -> dict[str, dict[int, int]]:
     """table -> chart row id -> the document of a promotion that stands behind it."""
     touched: dict[str, dict[int, int]] = {}
     for promo in promotions:
-        if promo["outcome"] in SUPPORTING_OUTCOMES and promo["promoted_table"]:
-            touched.setdefault(promo["promoted_table"], {})[int(promo["promoted_record_id"])] = promo["document_id"]
+        if promo.outcome in SUPPORTING_OUTCOMES and promo.promoted_table:
+            touched.setdefault(promo.promoted_table, {})[int(promo.promoted_record_id)] = promo.document_id
     return touched
 
 
@@ -109,7 +110,7 @@ def _governed_rows(cur, touched: dict[str, dict[int, int | None]], *, without_do
         for row in promotions_repo.chart_row_state(cur, table, ids):
             if not row["active"] or row["source"] != "promoted":
                 continue
-            yield table, row, [b for b in support.get(row["id"], []) if b["document_id"] not in without_documents]
+            yield table, row, [b for b in support.get(row["id"], []) if b.document_id not in without_documents]
 
 
 def reconcile_chart_rows(cur, touched: dict[str, dict[int, int | None]], *, by: str, reason: str) -> int:
@@ -128,12 +129,12 @@ def reconcile_chart_rows(cur, touched: dict[str, dict[int, int | None]], *, by: 
                                       promoted_record_id=row["id"], prior_state="active", new_state="inactive",
                                       action="chart_row_deactivated", actor_id=by, reason=reason)
             deactivated += 1
-        elif row["promotion_id"] not in {b["id"] for b in backers}:
+        elif row["promotion_id"] not in {b.id for b in backers}:
             keeper = backers[0]
-            promotions_repo.link_chart_row(cur, table, row["id"], keeper["id"],
-                                           note=f"now supported by document {keeper['document_id']}")
-            audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=keeper["document_id"],
-                                      promotion_id=keeper["id"], promoted_table=table,
+            promotions_repo.link_chart_row(cur, table, row["id"], keeper.id,
+                                           note=f"now supported by document {keeper.document_id}")
+            audit_repo.add_retraction(cur, patient_id=row["patient_id"], document_id=keeper.document_id,
+                                      promotion_id=keeper.id, promoted_table=table,
                                       promoted_record_id=row["id"], prior_state="active",
                                       new_state="active:relinked", action="chart_row_relinked", actor_id=by,
                                       reason=reason)
@@ -152,15 +153,15 @@ def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
         # A batch read in parts goes with its live parts (see delete_document).
         gone = [document_id] + [d["id"] for d in documents_repo.parts_of(cur, document_id) if not d["deleted"]]
         facts = [f for d in gone for f in facts_repo.facts_for_document(cur, d) if f["retracted_at"] is None]
-        promotions = [p for d in gone for p in promotions_repo.promotions_for_document(cur, d) if p["active"]]
+        promotions = [p for d in gone for p in promotions_repo.promotions_for_document(cur, d) if p.active]
         touched = _rows_behind(promotions)
-        described = {table: {r["id"]: r for r in promotions_repo.chart_rows(cur, table, document["patient_id"])}
+        described = {table: {r["id"]: r for r in promotions_repo.patient_chart_rows(cur, table, document["patient_id"])}
                      for table in touched}
         retracted_rows: list[dict[str, Any]] = []
         kept_rows: list[dict[str, Any]] = []
         for table, row, backers in _governed_rows(cur, touched, without_documents=frozenset(gone)):
             subject = CHART_DESTINATIONS[FACT_TYPE_OF_TABLE[table]][1][0]
-            others = sorted({b["document_id"] for b in backers})
+            others = sorted({b.document_id for b in backers})
             item = {"table": table, "row_id": row["id"],
                     "label": str((described[table].get(row["id"]) or {}).get(subject) or f"row {row['id']}"),
                     "kept_by_documents": others}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import telemetry
+from core.clock import utcnow
 from core.errors import BadInput, NotFound
 from core.models import Certainty, IdentityStatus
 from core.policy.access import Permission
@@ -25,7 +26,6 @@ from core.services.promotion import promote_fact, promote_facts
 from core.services.retraction import retract_promotions
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, promotions_repo
-from storage.jobs_repo import utcnow
 
 ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
 
@@ -411,16 +411,16 @@ def conflict_detail(wb: Workbench, fact_id: int) -> dict[str, Any] | None:
     row. None otherwise."""
     with wb.db.cursor() as cur:
         promo = next((p for p in reversed(promotions_repo.promotions_for_fact(cur, fact_id))
-                      if p["outcome"] == CONFLICT and p["promoted_table"]), None)
+                      if p.outcome == CONFLICT and p.promoted_table), None)
         if promo is None:
             return None
-        row = facts_repo.chart_row_for_comparison(cur, promo["promoted_table"], int(promo["promoted_record_id"]))
+        row = facts_repo.chart_row_for_comparison(cur, promo.promoted_table, int(promo.promoted_record_id))
         if row is None:
             return None
         value = facts_repo.fact_by_id(cur, fact_id)["structured_value"] or {}
-        support = promotions_repo.live_supporters(cur, promo["promoted_table"], [row["id"]]).get(row["id"], [])
-        sources = [documents_repo.by_id(cur, d) for d in dict.fromkeys(p["document_id"] for p in support)]
-    return {"table": promo["promoted_table"], "conflict_reason": promo["conflict_reason"],
+        support = promotions_repo.live_supporters(cur, promo.promoted_table, [row["id"]]).get(row["id"], [])
+        sources = [documents_repo.by_id(cur, d) for d in dict.fromkeys(p.document_id for p in support)]
+    return {"table": promo.promoted_table, "conflict_reason": promo.conflict_reason,
             "fields": [{"field": k, "document": value.get(k), "chart": row.get(k)} for k in _COMPARED if k in row],
             "sources": [{"document_id": d["id"], "filename": d["filename"]} for d in sources if d],
             "manual": row.get("source") != "promoted"}

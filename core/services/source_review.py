@@ -92,7 +92,7 @@ def _section_view(wb: Workbench, document: dict, view: SourceView) -> SourceView
     """Non-paged sources (DOCX, XLSX, HL7) are re-read as the pipeline read them (the
     viewer's cached copy) to show the cited location."""
     from core.errors import NotFound
-    from core.services.document_view import source_sections
+    from core.services.native_views import source_sections
 
     try:
         sections = source_sections(wb, document)

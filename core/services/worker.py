@@ -28,6 +28,7 @@ from core.services.processing import run_pipeline
 from core.services.workbench import Workbench
 from storage import audit_repo, jobs_repo
 from storage.heartbeat import process_gone, process_token, write_heartbeat
+from storage.rows import JobRow
 
 WORKER_NAME = "intake-extractor"
 # Seconds a stopping worker waits for its job before handing it back: the app and the
@@ -78,9 +79,10 @@ class Worker:
                 pass  # another write to the same row just now (a release at shutdown): beat next time
 
     # -- one job -----------------------------------------------------------
-    def run_job(self, job: dict[str, Any]) -> dict[str, Any]:
-        """Run a claimed job to a final state and return the job row."""
-        self.current_job_id = job["id"]
+    def run_job(self, job: JobRow) -> dict[str, Any]:
+        """Run a claimed job to a final state and return the job row (as a dict: the CLI
+        and the pages read it)."""
+        self.current_job_id = job.id
         self.beat("busy")
         done = threading.Event()
         beater = threading.Thread(target=self._beat_while, args=(done,), daemon=True)
@@ -96,7 +98,7 @@ class Worker:
             message = f"Unexpected {type(exc).__name__} while processing; the original is kept and the job can be retried."
             # The traceback names code locations only; document text never goes to logs.
             # Ids only: a file name or an MRN never reaches a log line.
-            print(f"[{WORKER_NAME}] job {job['id']} (document {job['document_id']}) defect: {type(exc).__name__}",
+            print(f"[{WORKER_NAME}] job {job.id} (document {job.document_id}) defect: {type(exc).__name__}",
                   file=sys.stderr)
             traceback.print_tb(exc.__traceback__, file=sys.stderr)
         finally:
@@ -107,30 +109,30 @@ class Worker:
         timings["total"] = latency
         with self.wb.db.cursor() as cur:
             # Only while the job is still ours: released at shutdown, it stays in the queue.
-            ours = jobs_repo.finish(cur, job["id"], status=status, error_code=code, error_message=message,
+            ours = jobs_repo.finish(cur, job.id, status=status, error_code=code, error_message=message,
                                     timings=timings, counts=result.counts if result else {},
                                     engine=result.engine if result else None,
                                     warnings=result.warnings if result else [], holder=self.worker_id)
             if ours:
-                audit_repo.add_handoff(cur, request_id=None, job_id=job["id"], source_node="supervisor",
-                                       destination_node=WORKER_NAME, decision_reason=f"{job['doc_type']} job queued",
+                audit_repo.add_handoff(cur, request_id=None, job_id=job.id, source_node="supervisor",
+                                       destination_node=WORKER_NAME, decision_reason=f"{job.doc_type} job queued",
                                        task_type="document_extraction", outcome=status, latency_ms=latency,
                                        error_reason=code)
-            final = jobs_repo.by_id(cur, job["id"])
+            final = jobs_repo.by_id(cur, job.id)
         self.current_job_id = None
         if not ours:
             self.beat("stopped" if self._stop.is_set() else "idle")
-            return final
+            return final.to_dict()
         if status == "succeeded":
             self.processed += 1
         else:
             self.failed += 1
-        telemetry.emit("job_finished", settings=self.wb.settings, patient_id=job["patient_id"], job_id=job["id"],
-                       document_id=job["document_id"], doc_type=job["doc_type"], worker=WORKER_NAME, status=status,
+        telemetry.emit("job_finished", settings=self.wb.settings, patient_id=job.patient_id, job_id=job.id,
+                       document_id=job.document_id, doc_type=job.doc_type, worker=WORKER_NAME, status=status,
                        error_code=code, latency_ms=timings, counts=result.counts if result else {},
-                       engine=result.engine if result else None, attempt=job["attempts"])
+                       engine=result.engine if result else None, attempt=job.attempts)
         self.beat("idle")
-        return final
+        return final.to_dict()
 
     def run_once(self) -> dict[str, Any] | None:
         """Reclaim jobs of stopped workers, then claim and run the next pending one (if any)."""
@@ -175,9 +177,11 @@ class Worker:
         while True:
             with self.wb.db.cursor() as cur:
                 job = jobs_repo.by_id(cur, job_id)
-            if job is None or job["status"] not in ("pending", "running"):
-                return job
-            if job["status"] == "pending":  # handed back by a stopping worker: ours to run now
+            if job is None:
+                return None
+            if job.status not in ("pending", "running"):
+                return job.to_dict()
+            if job.status == "pending":  # handed back by a stopping worker: ours to run now
                 finished = self.run_specific(job_id)
                 if finished is not None:
                     return finished
