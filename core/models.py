@@ -243,8 +243,9 @@ class ExtractionResult(BaseModel):
     engine: str = "deterministic"  # which extractor / OCR engine produced it
 
 
-class DocumentFact(BaseModel):
-    """A fact as stored and shown: the FACT shape of the CLI contract."""
+class StoredFact(BaseModel):
+    """A fact as stored and shown, of any certainty (verified, document_fact or
+    needs_review): the FACT shape of the CLI contract."""
 
     fact_id: int
     fact_type: str

@@ -13,13 +13,13 @@ from golden.verdicts import Verdict, cited_document_id, folded_text, is_counted,
 
 
 def schema_valid(obs: Observation) -> Verdict:
-    from core.models import AnswerSections, DocumentFact, LabResultValue
+    from core.models import AnswerSections, LabResultValue, StoredFact
 
     problems = []
     facts = obs.facts()
     for f in facts:
         try:
-            DocumentFact.model_validate({k: v for k, v in f.items() if k != "document"})
+            StoredFact.model_validate({k: v for k, v in f.items() if k != "document"})
             if f["fact_type"] == "lab_result":
                 LabResultValue.model_validate(f["structured_value"])
                 date = f["structured_value"].get("collection_date")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.models import Certainty, DocumentFact, IdentityStatus
+from core.models import Certainty, IdentityStatus, StoredFact
 from core.policy.chart_rules import CHART_DESTINATIONS, CHART_TABLES, is_critical, review_group
 from core.policy.identity import combine_parts
 from core.services.workbench import Workbench
@@ -13,7 +13,7 @@ from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
 
 def fact_view(row: dict[str, Any]) -> dict[str, Any]:
     """The FACT shape of the CLI contract (DESIGN §9)."""
-    return DocumentFact(
+    return StoredFact(
         fact_id=row["id"], fact_type=row["fact_type"], certainty=Certainty(row["certainty"]),
         structured_value=row["structured_value"] or {}, fact_text=row["fact_text"], citation=row["citation"],
         confidence=row["confidence"], promotion_status=row["promotion_status"], active=row["active"],
