@@ -61,7 +61,7 @@ class PageContent:
     words: list[Word] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     image_path: str | None = None
-    kind: str | None = None  # fax packets: lab | intake | cover | other
+    page_class: str | None = None  # fax packets: lab | intake | cover | other
 
     def normalize(self, x0: float, y0: float, x1: float, y1: float) -> tuple[float, float, float, float]:
         """Clamp a box to the page and return (x, y, width, height) in 0..1."""
@@ -78,7 +78,7 @@ class Section:
 
     locator: str  # "paragraph 12", "Sheet1!B4:F4", "OBX[3]-5"
     text: str
-    kind: str = ""  # paragraph | table_cell | row | segment ...
+    section_type: str = ""  # paragraph | table_cell | table_row | cell | row | segment | field ...
     meta: dict = field(default_factory=dict)
 
 

@@ -1,8 +1,8 @@
-"""Fax packets (doc_type ``fax_packet``): classify pages, extract each part by its kind.
+"""Fax packets (doc_type ``fax_packet``): classify pages, extract each part by its class.
 
 A packet mixes a cover sheet, lab reports, intake forms and anything else, often
 for more than one patient. Pages are classified by vocabulary; consecutive pages
-of the same kind form one part, and a page that prints its own patient
+of the same class form one part, and a page that prints its own patient
 identifiers starts a new part (so a continuation page without a header stays
 with its report). Every fact and identifier of a part carries the part's scope
 ("page 3" or "pages 3-4"): the identity gate checks each part on its own, so a
@@ -39,19 +39,19 @@ def classify_page(page: PageContent) -> str:
 
 def classify_text(text: str) -> str:
     """lab | intake | cover | other for one page's text (see ``classify_page``)."""
-    scores = {kind: len(pattern.findall(text)) for kind, pattern in _VOCAB.items()}
-    kind, best = max(scores.items(), key=lambda kv: kv[1])
+    scores = {page_class: len(pattern.findall(text)) for page_class, pattern in _VOCAB.items()}
+    page_class, best = max(scores.items(), key=lambda kv: kv[1])
     if best < MIN_SCORE:
         return "other"
     # A cover sheet mentions "pages" and "fax" but a report page outweighs it.
-    if kind == "cover" and max(scores["lab"], scores["intake"]) >= best:
-        kind = "lab" if scores["lab"] >= scores["intake"] else "intake"
-    return kind
+    if page_class == "cover" and max(scores["lab"], scores["intake"]) >= best:
+        page_class = "lab" if scores["lab"] >= scores["intake"] else "intake"
+    return page_class
 
 
 @dataclass
 class _Part:
-    kind: str
+    page_class: str
     pages: list[PageContent]
 
     @property
@@ -63,14 +63,14 @@ class _Part:
 def split_parts(content: NormalizedContent) -> list[_Part]:
     parts: list[_Part] = []
     for page in content.pages:
-        kind = classify_page(page)
-        page.kind = kind
+        page_class = classify_page(page)
+        page.page_class = page_class
         has_ids = bool(_IDENTIFIER.search(" ".join(w.text for w in page.words[:200])))
         previous = parts[-1] if parts else None
-        if previous and previous.kind == kind and kind in ("lab", "intake") and not has_ids:
+        if previous and previous.page_class == page_class and page_class in ("lab", "intake") and not has_ids:
             previous.pages.append(page)
         else:
-            parts.append(_Part(kind, [page]))
+            parts.append(_Part(page_class, [page]))
     return parts
 
 
@@ -93,16 +93,16 @@ def extract_fax(content: NormalizedContent, source_id: str) -> ExtractionResult:
                                         for w in content.warnings])
     for part in split_parts(content):
         sub = NormalizedContent(source_kind=content.source_kind, pages=part.pages, engine=content.engine)
-        if part.kind == "lab":
+        if part.page_class == "lab":
             found = extract_lab(sub, source_id)
-        elif part.kind == "intake":
+        elif part.page_class == "intake":
             found = extract_intake(sub, source_id)
         else:
-            if part.kind == "cover" and (fact := _cover_fact(part.pages[0], source_id, None)):
+            if part.page_class == "cover" and (fact := _cover_fact(part.pages[0], source_id, None)):
                 result.facts.append(fact)
             for page in part.pages:
-                result.warnings.append(ExtractionWarning(code=f"page_{part.kind}", page=page.number,
-                                                         message=f"page {page.number} classified as {part.kind}"))
+                result.warnings.append(ExtractionWarning(code=f"page_{part.page_class}", page=page.number,
+                                                         message=f"page {page.number} classified as {part.page_class}"))
             continue
         for fact in found.facts:
             cit = fact.citation.model_copy(update={"source_type": DocType.FAX_PACKET.value})

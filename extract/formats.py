@@ -1,8 +1,8 @@
 """The formats the workbench reads and the doc_types it extracts, in one table each.
 
-A format takes the bytes ``extract.sniff`` names as one of its kinds, or an ambiguous
-kind (a damaged zip, text that may hold an HL7 message) when the job's doc_type says
-so, and its normaliser turns them into ``NormalizedContent``; an extractor turns
+A format takes the bytes ``extract.sniff.sniff_format`` names as one of its own, or an
+ambiguous sniffed format (a damaged zip, text that may hold an HL7 message) when the
+job's doc_type says so, and its normaliser turns them into ``NormalizedContent``; an extractor turns
 content into an ``ExtractionResult`` for one doc_type. Neither touches the database.
 
 Like docling's ``FormatOption``: a small frozen record per format and one mapping.
@@ -52,16 +52,17 @@ class Lazy:
 
 @dataclass(frozen=True)
 class Format:
-    """One file format: the sniffed kinds it takes, the ambiguous kind it takes only for
-    the doc_type that settles it, and its normaliser."""
+    """One file format: what ``sniff_format`` calls the bytes it takes, the ambiguous
+    sniffed format (a damaged zip, plain text) it takes only for the doc_type that
+    settles it, and its normaliser."""
 
-    kinds: frozenset[str]
+    sniffed: frozenset[str]
     normalise: Normaliser
     ambiguous: str | None = None
     settled_by: DocType | None = None
 
-    def accepts(self, kind: str | None, doc_type: DocType | None) -> bool:
-        return kind in self.kinds or (kind == self.ambiguous and doc_type is self.settled_by)
+    def accepts(self, sniffed: str | None, doc_type: DocType | None) -> bool:
+        return sniffed in self.sniffed or (sniffed == self.ambiguous and doc_type is self.settled_by)
 
 
 def _read_pdf(data: bytes, *, render_dir: Path | None, allow_ocr: bool, ocr_engine: str | None,
@@ -129,10 +130,10 @@ EXTRACTORS: Mapping[DocType, Extractor] = MappingProxyType({
 })
 
 
-def format_for(kind: str | None, doc_type: DocType | None = None) -> Format:
-    """The format that takes bytes of this sniffed kind for a job of this doc_type."""
+def format_for(sniffed: str | None, doc_type: DocType | None = None) -> Format:
+    """The format that takes bytes sniffed as ``sniffed`` for a job of this doc_type."""
     for fmt in FORMATS.values():
-        if fmt.accepts(kind, doc_type):
+        if fmt.accepts(sniffed, doc_type):
             return fmt
     raise ExtractionError(
         "The file is not a format the workbench can read (PDF, image, TIFF, DOCX, XLSX or HL7 v2).",

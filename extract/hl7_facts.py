@@ -38,7 +38,7 @@ def extract_facts(content: NormalizedContent, source_id: str, engine: str) -> Ex
     ctx.sections = {s.locator: s for s in content.sections}
     by_message: dict[int, list[Section]] = defaultdict(list)
     for s in content.sections:
-        if s.kind == "segment":
+        if s.section_type == "segment":
             by_message[s.meta["message"]].append(s)
     multi = len(content.meta.get("messages", [])) > 1
     for meta in content.meta.get("messages", []):
@@ -74,11 +74,11 @@ def _extract_message(ctx: MessageFacts, msg: Msg) -> None:
                 message=f"PID-35 names a species ({species}): this report is about an animal.",
             ))
         read_identity(ctx, msg, pid, base)
-    elif msg.kind in ("result", "adt"):
+    elif msg.message_class in ("result", "adt"):
         ctx.warnings.append(ExtractionWarning(
             code="hl7_no_pid", message=f"Message {msg.meta['index']} has no PID segment: no patient identifiers."))
 
-    doc_only = msg.kind != "result"
+    doc_only = msg.message_class != "result"
     for seg in msg.segs:
         if seg.name == "AL1":
             read_allergy(ctx, msg, seg, base, doc_only)

@@ -99,7 +99,7 @@ def pick_identifier(raw: str, enc: Encoding) -> str | None:
 def read_identity(ctx: MessageFacts, msg: Msg, pid: Seg, base: Review) -> None:
     """PID -> identity candidates (name, DOB, MRN) and, in ADT messages, demographics."""
     enc = msg.enc
-    adt = msg.kind == "adt"
+    adt = msg.message_class == "adt"
     review = seg_review(pid, base)
 
     def ident(kind: IdentifierKind, value: str, n: int, quote: str, path: str) -> None:

@@ -45,7 +45,7 @@ class Msg:
     scope: str | None
 
     @property
-    def kind(self) -> str:
+    def message_class(self) -> str:
         t = self.meta.get("type", "").upper()
         if t in _RESULT_TYPES:
             return "result"

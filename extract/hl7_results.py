@@ -148,10 +148,10 @@ def read_observations(ctx: MessageFacts, msg: Msg, base: Review) -> None:
     """Every OBR/OBX group of a message: results, pending orders, other observations."""
     groups, message_notes = _groups(msg)
     for group in groups:
-        if msg.kind == "result" and group.obr is not None and not group.obxs:
+        if msg.message_class == "result" and group.obr is not None and not group.obxs:
             _pending_order(ctx, msg, group, message_notes, base)
         for obx in group.obxs:
-            if msg.kind == "result":
+            if msg.message_class == "result":
                 _result(ctx, msg, group, obx, message_notes, base)
             else:
                 _other_observation(ctx, msg, group, obx, base)
@@ -329,11 +329,11 @@ def _other_observation(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Ob
     if not value.text:
         return
     review = seg_review(obx, base)
-    if msg.kind == "document":
+    if msg.message_class == "document":
         name = "Report text"
     else:
         name, problem = _test_name(obx, group.obr, enc)
-        review.add(problem if msg.kind == "result" else None, 0.85)
+        review.add(problem if msg.message_class == "result" else None, 0.85)
     review.add(value.problem, 0.6)
     unit = unit_text(obx.raw(6), enc)
     path = ctx.path("observations")

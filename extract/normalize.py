@@ -9,7 +9,7 @@ from core.errors import ExtractionError
 from core.models import DocType
 from extract.formats import format_for
 from extract.limits import DEFAULT_LIMITS, Limits
-from extract.sniff import sniff_kind
+from extract.sniff import sniff_format
 
 
 def normalize(data: bytes, *, render_dir: Path | None = None, allow_ocr: bool = True,
@@ -21,5 +21,5 @@ def normalize(data: bytes, *, render_dir: Path | None = None, allow_ocr: bool = 
     ``limits`` bound the work (a file over one fails with its family's code)."""
     if not data:
         raise ExtractionError("The file is empty (0 bytes).", code="empty_file")
-    fmt = format_for(sniff_kind(data), doc_type)
+    fmt = format_for(sniff_format(data), doc_type)
     return fmt.normalise(data, render_dir=render_dir, allow_ocr=allow_ocr, ocr_engine=ocr_engine, limits=limits)

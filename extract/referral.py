@@ -116,12 +116,12 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
     closing_seen = False
     person: str | None = None  # the block's subject when it is not the patient
     for s in content.sections:
-        if s.kind in ("table_cell", "table_row", "footer"):
-            if s.kind != "footer":
+        if s.section_type in ("table_cell", "table_row", "footer"):
+            if s.section_type != "footer":
                 pending = None
             continue
         text = s.text.strip()
-        is_body = s.kind == "paragraph"
+        is_body = s.section_type == "paragraph"
         index = s.meta.get("index", 0)
         heading = s.meta.get("heading_level") is not None
         if is_body and _is_title(text, heading):
@@ -247,7 +247,7 @@ def _hypothetical(sentence: str, phrase: str) -> bool:
 def _rows_by_table(content: NormalizedContent) -> dict[int, list[Section]]:
     rows: dict[int, list[Section]] = {}
     for s in content.sections:
-        if s.kind == "table_row":
+        if s.section_type == "table_row":
             rows.setdefault(s.meta["table"], []).append(s)
     return rows
 
@@ -274,16 +274,16 @@ def _titles_before_tables(content: NormalizedContent) -> dict[int, str]:
     titles: dict[int, str] = {}
     last: str | None = None
     for s in content.sections:
-        if s.kind == "paragraph":
+        if s.section_type == "paragraph":
             heading = s.meta.get("heading_level") is not None
             last = s.text.strip() if _is_title(s.text.strip(), heading) else None
-        elif s.kind == "table_row" and s.meta.get("row") == 1 and last is not None:
+        elif s.section_type == "table_row" and s.meta.get("row") == 1 and last is not None:
             titles[s.meta["table"]] = last
     return titles
 
 
 def _from_tables(content: NormalizedContent) -> list[Found]:
-    cells_by_loc = {s.locator: s for s in content.sections if s.kind == "table_cell"}
+    cells_by_loc = {s.locator: s for s in content.sections if s.section_type == "table_cell"}
     titles = _titles_before_tables(content)
     out: list[Found] = []
     for t, rows in _rows_by_table(content).items():

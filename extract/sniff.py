@@ -11,7 +11,7 @@ from core.models import DocType
 # Which real formats each doc_type accepts. A broken zip may still be the DOCX/XLSX it
 # claims to be, and text may be an HL7 message behind framing bytes or a banner: those
 # reach the format's reader, which fails the job with a precise code if it must.
-ACCEPTED_KINDS: dict[DocType, frozenset[str]] = {
+ACCEPTED_FORMATS: dict[DocType, frozenset[str]] = {
     DocType.LAB_PDF: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
     DocType.INTAKE_FORM: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
     DocType.FAX_PACKET: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
@@ -38,19 +38,19 @@ _MAGIC = (
 )
 
 
-def sniff_kind(data: bytes) -> str | None:
+def sniff_format(data: bytes) -> str | None:
     """pdf | png | jpeg | webp | tiff | docx | xlsx | zip | hl7 | text, or None (binary)."""
     if not data:
         return None
-    for magic, kind in _MAGIC:
+    for magic, file_format in _MAGIC:
         if data.startswith(magic):
-            return kind
+            return file_format
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "webp"
     if b"%PDF-" in data[:1024]:  # the format lets junk precede the header
         return "pdf"
     if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        return _zip_kind(data)
+        return _zip_format(data)
     text = _as_text(data)
     if text is None:
         return None
@@ -60,11 +60,11 @@ def sniff_kind(data: bytes) -> str | None:
 
 
 def mime_of(data: bytes) -> str | None:
-    kind = sniff_kind(data)
-    return MIME_TYPES.get(kind) if kind else None
+    file_format = sniff_format(data)
+    return MIME_TYPES.get(file_format) if file_format else None
 
 
-def _zip_kind(data: bytes) -> str:
+def _zip_format(data: bytes) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             names = zf.namelist()

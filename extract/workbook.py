@@ -73,12 +73,12 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
 
 
 def _row_cells(section: Section) -> list[dict]:
-    return section.meta["cells"] if section.kind == "row" else [section.meta | {"text": section.text}]
+    return section.meta["cells"] if section.section_type == "row" else [section.meta | {"text": section.text}]
 
 
 def _rows_of(secs: list[Section]) -> list[Section]:
     """One section per non-empty row: the row span, or the lone cell."""
-    return [s for s in secs if s.kind == "row" or s.meta.get("only_cell_in_row")]
+    return [s for s in secs if s.section_type == "row" or s.meta.get("only_cell_in_row")]
 
 
 def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
@@ -140,7 +140,7 @@ def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table]) -> str
     first_table = min((t.header_row for t in tables), default=None)
     cells_by_row: dict[int, list[Section]] = {}
     for s in secs:
-        if s.kind == "cell" and (first_table is None or s.meta["row"] < first_table):
+        if s.section_type == "cell" and (first_table is None or s.meta["row"] < first_table):
             cells_by_row.setdefault(s.meta["row"], []).append(s)
     collected = None
     parts: dict[str, tuple[str, Section]] = {}

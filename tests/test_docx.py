@@ -161,7 +161,7 @@ def test_list_label_does_not_swallow_later_prose():
 @pytest.mark.parametrize("name", REAL_DOCX or ["(shared data absent)"])
 def test_real_word_files_are_not_referrals(shared_data, name):
     content, result = run((shared_data / "office" / name).read_bytes())
-    assert len([s for s in content.sections if s.kind == "paragraph"]) > 20
+    assert len([s for s in content.sections if s.section_type == "paragraph"]) > 20
     clinical = [f for f in result.facts if f.fact_type in ("lab_result", "medication", "allergy", "problem")]
     assert clinical == [] and result.identifiers == []
     assert len(result.facts) <= 2

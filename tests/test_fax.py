@@ -23,7 +23,7 @@ def test_pages_are_classified_and_grouped():
     kinds = [classify_page(p) for p in content.pages]
     assert kinds[0] == "cover" and kinds[1] == "lab" and kinds[2] == "intake" and kinds[-1] == "lab"
     parts = split_parts(content)
-    assert [p.kind for p in parts] == ["cover", "lab", "intake", "lab"]
+    assert [p.page_class for p in parts] == ["cover", "lab", "intake", "lab"]
 
 
 def test_continuation_page_stays_with_its_report():
@@ -32,7 +32,7 @@ def test_continuation_page_stays_with_its_report():
         pages = doc.page_count
     parts = split_parts(normalize_pdf(packet([two_page], with_cover=False)))
     assert pages == 2 and len(parts) in (1, 2)
-    assert all(p.kind == "lab" for p in parts)
+    assert all(p.page_class == "lab" for p in parts)
 
 
 def test_mixed_patient_packet_quarantines_only_the_foreign_page(wb):

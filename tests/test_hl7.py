@@ -499,7 +499,7 @@ def test_mangled_pdf_wrapped_mdm(shared_data):
     line = by_locator(result, "OBX[20]-5")
     assert line.structured_value["value"] == "One film was presented for interpretation and reveals a chest tube"
     assert line.wants_review and "re-assembled" in line.review_reason
-    assert not any("Remote Operations" in s.text for s in content.sections if s.kind == "field")
+    assert not any("Remote Operations" in s.text for s in content.sections if s.section_type == "field")
     assert identity(result)["mrn"] == "355281"
 
 

@@ -174,7 +174,7 @@ def test_real_workbook_hidden_sheets_and_merged_cells(shared_data):
     hidden = [w.message for w in result.warnings if w.code == "xlsx_hidden_sheet"]
     assert len(hidden) == 4 and any("'Data Dictionary Background'" in m for m in hidden)
     assert not any(s.meta["sheet"] == "Data Dictionary Background" for s in content.sections)
-    merged = [s for s in content.sections if s.kind == "cell" and s.meta.get("merged_from")]
+    merged = [s for s in content.sections if s.section_type == "cell" and s.meta.get("merged_from")]
     assert merged, "merged ranges should repeat their value into every covered cell"
 
 

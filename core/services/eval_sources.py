@@ -63,9 +63,9 @@ def _default_builder(case_id: str, name: str) -> tuple[bytes, str]:
 
 
 def _render_page(data: bytes, page: int) -> bytes | None:
-    from extract.sniff import sniff_kind
+    from extract.sniff import sniff_format
 
-    file_format = sniff_kind(data)
+    file_format = sniff_format(data)
     if file_format == "pdf":
         import pymupdf
 

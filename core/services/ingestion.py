@@ -26,7 +26,7 @@ from core.services.workbench import Workbench
 from extract.fax import classify_text
 from extract.hl7_split import split_batch
 from extract.limits import Limits
-from extract.sniff import ACCEPTED_KINDS, MIME_TYPES, sniff_kind
+from extract.sniff import ACCEPTED_FORMATS, MIME_TYPES, sniff_format
 from storage import documents_repo, jobs_repo
 
 # The worker id of a job run inline, by a command rather than the worker loop.
@@ -90,15 +90,15 @@ def check_upload(data: bytes, filename: str, doc_type: DocType | None, max_bytes
         raise BadInput(
             f"{filename} is {len(data) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB.", code="file_too_large"
         )
-    kind = sniff_kind(data)
-    if doc_type is not None and kind not in ACCEPTED_KINDS[doc_type]:
-        accepted = ", ".join(sorted(ACCEPTED_KINDS[doc_type]))
+    sniffed = sniff_format(data)
+    if doc_type is not None and sniffed not in ACCEPTED_FORMATS[doc_type]:
+        accepted = ", ".join(sorted(ACCEPTED_FORMATS[doc_type]))
         raise BadInput(
             f"{filename} does not look like a {doc_type.value} file: its bytes are "
-            f"{kind or 'unrecognised'}, expected {accepted}.",
+            f"{sniffed or 'unrecognised'}, expected {accepted}.",
             code="type_mismatch",
         )
-    return kind
+    return sniffed
 
 
 def read_upload_file(path: Path, max_bytes: int) -> bytes:
@@ -156,12 +156,12 @@ def attach_and_extract(wb: Workbench, *, patient_id: int, source: Path | str, do
         filename = filename or path.name
         data = read_upload_file(path, wb.settings.upload_max_bytes)
     filename = filename or "upload"
-    kind = check_upload(data, filename, job_type, wb.settings.upload_max_bytes)
+    sniffed = check_upload(data, filename, job_type, wb.settings.upload_max_bytes)
     sha, stored = wb.blobs.put(data)  # original first: content-addressed, atomic
     cuts = split_batch(data, wb.settings.hl7_messages_per_job, Limits.from_settings(wb.settings)) \
         if job_type == DocType.HL7V2_MESSAGE else None
     pieces = [(cut, *wb.blobs.put(cut.data)) for cut in cuts or []]  # every part's bytes stored before any row
-    mime = MIME_TYPES.get(kind or "")
+    mime = MIME_TYPES.get(sniffed or "")
     parts: list[Part] = []
     with wb.db.transaction() as cur:
         document = documents_repo.insert(
@@ -262,7 +262,7 @@ def list_categories(wb: Workbench) -> list[dict[str, Any]]:
 
 
 # What the fax reader calls a page, as the doc type a PDF made of such pages is read as.
-_PAGE_KINDS = {"cover": DocType.FAX_PACKET, "intake": DocType.INTAKE_FORM, "lab": DocType.LAB_PDF}
+_PAGE_CLASSES = {"cover": DocType.FAX_PACKET, "intake": DocType.INTAKE_FORM, "lab": DocType.LAB_PDF}
 _NAME_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
     (DocType.FAX_PACKET, ("fax",)),
     (DocType.INTAKE_FORM, ("intake", "questionnaire")),
@@ -284,33 +284,33 @@ def _pdf_page_texts(data: bytes, pages: int = 2) -> list[str]:
 
 
 def _pdf_doc_type(data: bytes) -> DocType | None:
-    """A typed PDF's kind from its first pages, judged by the fax reader's own page
-    vocabulary: a cover sheet or pages of different kinds make a fax packet."""
-    kinds = {k for k in map(classify_text, _pdf_page_texts(data)) if k != "other"}
-    if not kinds:
+    """A typed PDF's doc type from its first pages, judged by the fax reader's own page
+    vocabulary: a cover sheet or pages of different classes make a fax packet."""
+    classes = {c for c in map(classify_text, _pdf_page_texts(data)) if c != "other"}
+    if not classes:
         return None
-    if "cover" in kinds or len(kinds) > 1:
+    if "cover" in classes or len(classes) > 1:
         return DocType.FAX_PACKET
-    return _PAGE_KINDS[kinds.pop()]
+    return _PAGE_CLASSES[classes.pop()]
 
 
 def suggest_doc_type(filename: str, data: bytes) -> DocType | None:
     """A guess at what a file is, for the upload form: by its bytes (HL7, XLSX, DOCX),
     then the words on a PDF's first pages, then its name. The user can change it."""
-    kind = sniff_kind(data)
+    sniffed = sniff_format(data)
     fixed = {"hl7": DocType.HL7V2_MESSAGE, "xlsx": DocType.CLINICAL_WORKBOOK, "docx": DocType.REFERRAL_DOCX}
-    if kind in fixed:
-        return fixed[kind]
+    if sniffed in fixed:
+        return fixed[sniffed]
     name = (filename or "").lower()
-    allowed = {t for t, kinds in ACCEPTED_KINDS.items() if kind in kinds}
-    if kind == "pdf" and (judged := _pdf_doc_type(data)) is not None:
+    allowed = {t for t, formats in ACCEPTED_FORMATS.items() if sniffed in formats}
+    if sniffed == "pdf" and (judged := _pdf_doc_type(data)) is not None:
         return judged
     for doc_type, words in _NAME_HINTS:
         if doc_type in allowed and any(w in name for w in words):
             return doc_type
-    if kind == "tiff":
+    if sniffed == "tiff":
         return DocType.FAX_PACKET  # multi-page TIFF is how faxes arrive
-    if kind in ("pdf", "png", "jpeg", "webp"):
+    if sniffed in ("pdf", "png", "jpeg", "webp"):
         return DocType.LAB_PDF
     return None
 

@@ -55,7 +55,7 @@ def hl7_segments(wb: Workbench, citation: dict[str, Any], *, document_id: int | 
     where = _HL7_LOC.match(str(citation.get("page_or_section") or ""))
     msg = int(where["msg"]) if where and where["msg"] else 1
     sections = [s for s in source_sections(wb, document) if s.meta.get("message", 1) == msg]
-    segments = [s for s in sections if s.kind == "segment"]
+    segments = [s for s in sections if s.section_type == "segment"]
     header = next((s for s in segments if s.meta.get("segment") in ("MSH", "FHS", "BHS")), None)
     enc = read_encoding(header.text)[0] if header else read_encoding("MSH|^~\\&")[0]
     cited_seg = (where["seg"], int(where["occ"])) if where else None
@@ -63,7 +63,7 @@ def hl7_segments(wb: Workbench, citation: dict[str, Any], *, document_id: int | 
     rows: list[dict[str, Any]] = []
     by_field: dict[int, str] = {}
     for s in sections:
-        if s.kind != "field":
+        if s.section_type != "field":
             continue
         seg, occ, n = s.meta["segment"], s.meta["occurrence"], s.meta["field"]
         in_cited = cited_seg == (seg, occ)
@@ -126,7 +126,7 @@ def sheet_grid(wb: Workbench, citation: dict[str, Any], *, document_id: int | No
     c1, r1 = _col_number(m["c1"]), int(m["r1"])
     c2, r2 = (_col_number(m["c2"]), int(m["r2"])) if m["c2"] else (c1, r1)
     cells = {(s.meta["row"], s.meta["col"]): s.text for s in source_sections(wb, document)
-             if s.kind == "cell" and s.meta.get("sheet") == sheet}
+             if s.section_type == "cell" and s.meta.get("sheet") == sheet}
     if not cells:
         raise NotFound(f"Sheet “{sheet}” was not found in {document['filename']}.", code="sheet_not_found")
     top, bottom = max(1, r1 - around), r2 + around
@@ -162,7 +162,7 @@ def docx_context(wb: Workbench, citation: dict[str, Any], *, document_id: int | 
     where = str(citation.get("page_or_section") or "")
     table = _TABLE_LOC.match(where)
     target = table[1] if table else where
-    body = [s for s in source_sections(wb, document) if s.kind in ("paragraph", "table_row") or s.locator == target]
+    body = [s for s in source_sections(wb, document) if s.section_type in ("paragraph", "table_row") or s.locator == target]
     index = next((i for i, s in enumerate(body) if s.locator == target), None)
     if index is None:
         raise NotFound(f"“{where}” was not found in {document['filename']}.", code="location_not_found")
@@ -174,5 +174,5 @@ def docx_context(wb: Workbench, citation: dict[str, Any], *, document_id: int | 
         if i == index and quote:
             at = s.text.lower().find(quote.lower())
             span = (at, at + len(quote)) if at >= 0 else None
-        items.append({"locator": s.locator, "kind": s.kind, "text": s.text, "cited": i == index, "span": span})
+        items.append({"locator": s.locator, "kind": s.section_type, "text": s.text, "cited": i == index, "span": span})
     return DocxContext(items=items)
