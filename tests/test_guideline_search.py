@@ -203,11 +203,11 @@ def test_preloaded_chunks_give_the_same_answer(indexed, embedder, searcher):
     assert [h.chunk_id for h in preloaded.search(q).results] == [h.chunk_id for h in searcher.search(q).results]
 
 
-def test_warm_up_then_search_is_fast(searcher):
+def test_warm_up_then_search_finds_the_chunk(searcher):
+    # Its latency is measured by bench/guideline_warm_search.py, not asserted here.
     searcher.warm_up()
     result = searcher.search("How often should TSH be checked on levothyroxine?")
     assert result.results[0].chunk_id == "aace-ata-2012-hypothyroidism#monitoring-tsh-on-levothyroxine"
-    assert result.timings_ms["total"] < 1000  # generous: shared 2-core machines; the bench measures p95
 
 
 def test_questions_file_is_the_calibration_default():
