@@ -179,12 +179,18 @@ def queued(wb, demo_patient, tmp_path):
 # `-m "not slow and not ocr and not browser"`.
 
 # Modules whose tests run the real OCR engine (Tesseract, else RapidOCR) on rendered
-# page images: seconds per page on two cores.
+# page images: seconds per page on two cores. OCR_TESTS: single tests elsewhere that do.
 OCR_MODULES: frozenset[str] = frozenset({
     "test_ocr", "test_scanned", "test_fax", "test_images",
 })
+OCR_TESTS: frozenset[str] = frozenset({
+    "test_stage_timings.py::test_scanned_lab_job_reports_ocr_time",
+    "test_viewer.py::test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer",
+    "test_demo.py::test_the_demo_covers_every_review_and_loads_once",
+})
 
-# Modules slow for another reason than OCR, and that reason.
+# Modules slow for another reason than OCR, and that reason (seconds a test, measured
+# under xdist on two shared cores).
 SLOW_MODULES: dict[str, str] = {
     "test_demo": "reads every demo document end to end through the pipeline",
     "test_malformed_corpus": "a real child process per malformed file, killed at its ceiling",
@@ -192,13 +198,20 @@ SLOW_MODULES: dict[str, str] = {
     "test_job_ceiling": "real forkserver children run to their time and memory ceilings",
     "test_crash_safety": "kills real worker processes and waits for reclaim",
     "test_guideline_search": "embeds the whole guideline corpus with the real MiniLM model",
+    "test_cli": "runs the CLI as real subprocesses",
+    "test_cli_beside_app": "runs the CLI as real subprocesses beside a running app",
+    "test_cli_users": "runs the account commands of the CLI, each on its own workbench",
+    "test_hardening": "starts real server and worker subprocesses",
+    "test_inert_rendering": "renders every page in AppTest per document format, plus chromium",
+    "test_sign_in_pages": "starts the sign-in pages in Streamlit's AppTest",
+    "test_roles": "every changing service run for every role, each on its own workbench",
 }
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = item.path.stem
-        if module in OCR_MODULES:
+        if module in OCR_MODULES or f"{item.path.name}::{item.originalname}" in OCR_TESTS:
             item.add_marker(pytest.mark.ocr)
         if module in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
