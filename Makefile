@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements.txt | cut -c1-12)
 
-.PHONY: run test install init worker bench eval clean-data
+.PHONY: run test test-fast install init worker bench eval clean-data
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,20 @@ run: init
 worker: init
 	$(PY) -m core worker
 
-# The test suite, then the golden eval gate (it exits non-zero when a rubric regresses).
+# Test workers (pytest-xdist): two, the cores of the CI machine; each file's tests stay
+# on one worker (pytest.ini), and each worker has its own tmp dirs and session fixtures.
+TEST_WORKERS ?= 2
+
+# The whole suite, every marker, then the golden eval gate (it exits non-zero when a
+# rubric regresses).
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS)
 	$(PY) -m core eval
+
+# The developer loop: everything but the slow, OCR and browser groups (tests/conftest.py
+# says which modules those are and why). Not a substitute for `make test`.
+test-fast: install
+	$(PY) -m pytest -n $(TEST_WORKERS) -m "not slow and not ocr and not browser"
 
 eval: install
 	$(PY) -m core eval

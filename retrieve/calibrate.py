@@ -25,6 +25,9 @@ from retrieve.guidelines import THRESHOLDS_FILE, GuidelineSearcher, build_indexe
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS_FILE = REPO_ROOT / "golden" / "guideline_questions.json"
+# Questions kept out of calibration so tests can check the threshold on text it never
+# saw (tests/test_guideline_search.py); calibrating on them would make that check moot.
+HOLDOUT_FILE = REPO_ROOT / "golden" / "guideline_questions_holdout.json"
 
 
 class CalibrationFailed(ValueError):
@@ -73,6 +76,8 @@ def midpoint_threshold(min_in: float, max_out: float) -> float:
 
 
 def load_questions(path: Path = QUESTIONS_FILE) -> dict[str, Any]:
+    if Path(path).resolve() == HOLDOUT_FILE.resolve():
+        raise CalibrationFailed(f"{HOLDOUT_FILE.name} is the held-out set: the threshold must never see it")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -1,8 +1,10 @@
-"""Shared fixtures: a throwaway data dir per test, and the real sample data dir."""
+"""Shared fixtures: a throwaway data dir per test, and the real sample data dir; and
+the markers that let a developer leave out the slow groups (pytest.ini names them)."""
 
 from __future__ import annotations
 
 import functools
+import shutil
 import sys
 from pathlib import Path
 
@@ -83,14 +85,39 @@ def seed_test_accounts(bench) -> None:
                                created_by="system:tests", now=now)
 
 
-@pytest.fixture
-def wb(settings):
+def _seeded_workbench(settings):
     from core.services.patients import seed_demo_patients
     from core.services.workbench import open_workbench
 
     bench = open_workbench(settings)
     seed_demo_patients(bench)
     seed_test_accounts(bench)
+    return bench
+
+
+@pytest.fixture(scope="session")
+def workbench_template(tmp_path_factory) -> Path:
+    """One data dir per session (per xdist worker) opened and seeded as ``wb`` opens
+    one, then closed: a real, migrated DuckDB file holding the demo patients and the
+    test accounts. ``wb`` copies it rather than running every migration again for each
+    of about a thousand tests. Read-only: nothing opens it after this."""
+    from core.settings import reload_settings
+
+    template = tmp_path_factory.mktemp("workbench-template") / "data"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORKBENCH_DATA_DIR", str(template))
+        mp.setenv("WORKBENCH_JOB_PROCESS", "off")
+        _seeded_workbench(reload_settings()).close()
+    reload_settings()
+    return template
+
+
+@pytest.fixture
+def wb(settings, workbench_template):
+    # A fresh copy of the session's template; opening and seeding it again is then a
+    # check that finds everything in place, so ``wb`` still holds what it always held.
+    shutil.copytree(workbench_template, settings.data_dir, dirs_exist_ok=True)
+    bench = _seeded_workbench(settings)
     yield bench
     bench.close()
 
@@ -144,3 +171,49 @@ def queued(wb, demo_patient, tmp_path):
     f.write_bytes(FAKE_PDF)
     return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
 
+
+
+# -- markers ------------------------------------------------------------------------
+# Applied here by module, so test files carry no bookkeeping and one table says why
+# each group costs what it does. `make test` runs every marker; `make test-fast` runs
+# `-m "not slow and not ocr and not browser"`.
+
+# Modules whose tests run the real OCR engine (Tesseract, else RapidOCR) on rendered
+# page images: seconds per page on two cores. OCR_TESTS: single tests elsewhere that do.
+OCR_MODULES: frozenset[str] = frozenset({
+    "test_ocr", "test_scanned", "test_fax", "test_images",
+})
+OCR_TESTS: frozenset[str] = frozenset({
+    "test_stage_timings.py::test_scanned_lab_job_reports_ocr_time",
+    "test_viewer.py::test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer",
+    "test_demo.py::test_the_demo_covers_every_review_and_loads_once",
+})
+
+# Modules slow for another reason than OCR, and that reason (seconds a test, measured
+# under xdist on two shared cores).
+SLOW_MODULES: dict[str, str] = {
+    "test_demo": "reads every demo document end to end through the pipeline",
+    "test_malformed_corpus": "a real child process per malformed file, killed at its ceiling",
+    "test_eval_gate": "runs golden eval cases through the real pipeline",
+    "test_job_ceiling": "real forkserver children run to their time and memory ceilings",
+    "test_crash_safety": "kills real worker processes and waits for reclaim",
+    "test_guideline_search": "embeds the whole guideline corpus with the real MiniLM model",
+    "test_cli": "runs the CLI as real subprocesses",
+    "test_cli_beside_app": "runs the CLI as real subprocesses beside a running app",
+    "test_cli_users": "runs the account commands of the CLI, each on its own workbench",
+    "test_hardening": "starts real server and worker subprocesses",
+    "test_inert_rendering": "renders every page in AppTest per document format, plus chromium",
+    "test_sign_in_pages": "starts the sign-in pages in Streamlit's AppTest",
+    "test_roles": "every changing service run for every role, each on its own workbench",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.stem
+        if module in OCR_MODULES or f"{item.path.name}::{item.originalname}" in OCR_TESTS:
+            item.add_marker(pytest.mark.ocr)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        if module.startswith("test_browser"):  # headless chromium against a served app
+            item.add_marker(pytest.mark.browser)

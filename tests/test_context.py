@@ -6,7 +6,6 @@ hedge and the processing hook."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -451,13 +450,3 @@ def test_apply_to_leaves_table_values_and_identifiers_alone():
     lab = _proposal("lab_result", "LDL 148", "LDL ? 148", {"test_name": "LDL", "value": "148"})
     assert apply_to(lab).context is None
     assert apply_to(_proposal("demographic", "Name: Ann Lee?", "Ann Lee?")).context is None
-
-
-def test_fast_enough_for_every_page():
-    sentences = [f"Patient {i} denies chest pain, reports cough for {i} days; mother had diabetes in 20{i % 90 + 10}."
-                 for i in range(600)]
-    start = time.perf_counter()
-    for s in sentences:
-        assess(s, "cough")
-    per_call = (time.perf_counter() - start) / len(sentences)
-    assert per_call < 0.005, f"{per_call * 1000:.2f} ms per sentence"

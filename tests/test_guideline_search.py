@@ -1,5 +1,6 @@
 """Hybrid guideline search on the real corpus with the real offline embedder:
-indexing, the checked-in threshold against the question set, citations, not_found."""
+indexing, the checked-in threshold against the calibration questions and against
+held-out questions calibration never sees, citations, not_found."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pytest
 from core.models import Citation
 from core.services.corpus import index_corpus
 from corpus.loader import load_corpus
-from retrieve.calibrate import QUESTIONS_FILE, load_questions, midpoint_threshold, score_questions
+from retrieve import calibrate
+from retrieve.calibrate import (
+    HOLDOUT_FILE,
+    QUESTIONS_FILE,
+    CalibrationFailed,
+    load_questions,
+    midpoint_threshold,
+    score_questions,
+)
 from retrieve.embedder import MiniLmOnnxEmbedder
 from retrieve.guidelines import (
     THRESHOLDS_FILE,
@@ -29,6 +38,22 @@ from storage.vector_store import VectorStore
 
 QUESTIONS = load_questions()
 K = QUESTIONS["k"]
+HOLDOUT = json.loads(HOLDOUT_FILE.read_text(encoding="utf-8"))  # read here only, never by calibrate
+
+# Held-out questions the checked-in threshold (0.4556) gets wrong: real findings, kept
+# visible as strict xfails rather than reworded until they pass. Scores as measured.
+HOLDOUT_MISSES = {
+    "hin-14": "expected when-to-stop chunk ranks 2nd at 0.4458, under the threshold; "
+              "only who-should-be-screened (0.5205) is returned",
+    "hout-02": "INR/warfarin question scores 0.4570 on how-often-to-check-a1c, just over the threshold",
+    "hout-08": "hepatitis C screening question scores 0.4566 on hypertension screening-intervals, "
+               "just over the threshold",
+}
+
+
+def _holdout(items: list[dict]) -> list:
+    return [pytest.param(i, id=i["id"], marks=pytest.mark.xfail(strict=True, reason=HOLDOUT_MISSES[i["id"]]))
+            if i["id"] in HOLDOUT_MISSES else pytest.param(i, id=i["id"]) for i in items]
 
 
 @pytest.fixture(scope="module")
@@ -209,12 +234,53 @@ def test_preloaded_chunks_give_the_same_answer(indexed, embedder, searcher):
     assert [h.chunk_id for h in preloaded.search(q).results] == [h.chunk_id for h in searcher.search(q).results]
 
 
-def test_warm_up_then_search_is_fast(searcher):
+def test_warm_up_then_search_finds_the_chunk(searcher):
+    # Its latency is measured by bench/guideline_warm_search.py, not asserted here.
     searcher.warm_up()
     result = searcher.search("How often should TSH be checked on levothyroxine?")
     assert result.results[0].chunk_id == "aace-ata-2012-hypothyroidism#monitoring-tsh-on-levothyroxine"
-    assert result.timings_ms["total"] < 1000  # generous: shared 2-core machines; the bench measures p95
 
 
-def test_questions_file_is_the_calibration_default():
-    assert QUESTIONS_FILE.name == "guideline_questions.json" and QUESTIONS_FILE.parent.name == "golden"
+# -- held-out questions ----------------------------------------------------------------
+
+
+def test_holdout_set_is_apart_from_the_calibration_set():
+    ids = {c.chunk_id for c in load_corpus()[1]}
+    assert len(HOLDOUT["in_corpus"]) >= 20 and len(HOLDOUT["out_of_corpus"]) >= 10 and HOLDOUT["k"] == K
+    for item in HOLDOUT["in_corpus"]:
+        assert item["expected_chunk_ids"] and set(item["expected_chunk_ids"]) <= ids, item["id"]
+    seen = QUESTIONS["in_corpus"] + QUESTIONS["out_of_corpus"]
+    held = HOLDOUT["in_corpus"] + HOLDOUT["out_of_corpus"]
+    assert not {q["id"] for q in seen} & {q["id"] for q in held}
+    assert not {q["question"].casefold() for q in seen} & {q["question"].casefold() for q in held}
+
+
+def test_calibration_reads_the_calibration_set_and_refuses_the_holdout(monkeypatch):
+    read = []
+
+    def record(path=QUESTIONS_FILE):
+        read.append(path)
+        raise CalibrationFailed("stop before indexing")
+
+    monkeypatch.setattr("retrieve.embedder.MiniLmOnnxEmbedder", lambda: None)  # no model load to reach the read
+    monkeypatch.setattr(calibrate, "load_questions", record)
+    with pytest.raises(CalibrationFailed):
+        calibrate.main([])
+    assert [p.resolve() for p in read] == [QUESTIONS_FILE.resolve()] != [HOLDOUT_FILE.resolve()]
+    monkeypatch.undo()
+    with pytest.raises(CalibrationFailed, match="held-out"):
+        load_questions(HOLDOUT_FILE)
+
+
+@pytest.mark.parametrize("item", _holdout(HOLDOUT["in_corpus"]))
+def test_holdout_supported_question_clears_threshold_with_expected_chunk(searcher, item):
+    result = searcher.search(item["question"], k=K)
+    got = [h.chunk_id for h in result.results]
+    assert not result.not_found, f"best score {result.best_score} < threshold {result.threshold}"
+    assert set(item["expected_chunk_ids"]) & set(got), f"expected {item['expected_chunk_ids']}, got {got}"
+
+
+@pytest.mark.parametrize("item", _holdout(HOLDOUT["out_of_corpus"]))
+def test_holdout_out_of_corpus_question_is_not_found(searcher, item):
+    result = searcher.search(item["question"], k=K)
+    assert result.not_found and result.results == [], f"best score {result.best_score} >= {result.threshold}"

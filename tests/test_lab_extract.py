@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-import time
 from functools import lru_cache
 
 import pytest
@@ -144,17 +142,6 @@ def test_same_results_in_every_layout_agree():
 
 def test_registered_for_lab_pdf():
     assert extractor_for(DocType.LAB_PDF) is extract_lab
-
-
-def test_speed_per_page_including_render(tmp_path):
-    data = render_lab(lab_case("two_page_panels"))
-    times = []
-    for i in range(3):
-        start = time.perf_counter()
-        content = normalize_pdf(data, render_dir=tmp_path / str(i), dpi=110)
-        extract_lab(content, "documents:1")
-        times.append((time.perf_counter() - start) / len(content.pages))
-    assert statistics.median(times) < 0.150
 
 
 # --------------------------------------------------------------------------- rules on synthetic pages
