@@ -68,8 +68,8 @@ def seed(data_dir: Path, facts: int, pages: int):
             for i in range(max(0, facts - len(base))):
                 f = base[i % len(base)]
                 certainty, promotion, active = SHADES[i % len(SHADES)]
-                citation = dict(f["citation"]) | {"page": 1 + i % pages, "page_or_section": f"page {1 + i % pages}"}
-                clones.append({k: f[k] for k in ("patient_id", "document_id", "job_id", "identity_check_id",
+                citation = dict(f.citation) | {"page": 1 + i % pages, "page_or_section": f"page {1 + i % pages}"}
+                clones.append({k: getattr(f, k) for k in ("patient_id", "document_id", "job_id", "identity_check_id",
                                                  "doc_type", "fact_type", "fact_text", "structured_value",
                                                  "confidence", "scope", "context")}
                               | {"citation": citation, "certainty": certainty, "active": active,

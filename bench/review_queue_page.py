@@ -50,7 +50,7 @@ def seed(data_dir: Path, items: int):
             clones = []
             for i in range(items):
                 f = base[i % len(base)]
-                clones.append({k: f[k] for k in ("patient_id", "document_id", "job_id", "identity_check_id",
+                clones.append({k: getattr(f, k) for k in ("patient_id", "document_id", "job_id", "identity_check_id",
                                                  "doc_type", "fact_type", "fact_text", "structured_value",
                                                  "citation", "confidence", "scope", "context")}
                               | {"certainty": "needs_review", "active": False, "promotion_status": "needs_review",

@@ -187,7 +187,7 @@ def _check_id(obs: Observation, upload: Upload, scope: str) -> int:
         check = facts_repo.latest_identity(cur, upload.document_id, scope)
     if check is None:
         raise LookupError(f"document {upload.name!r} has no identity check for part {scope!r}")
-    return check["id"]
+    return check.id
 
 
 def _pick_fact(obs: Observation, upload: Upload, matcher: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +195,7 @@ def _pick_fact(obs: Observation, upload: Upload, matcher: dict[str, Any]) -> dic
     from storage import facts_repo
 
     with obs.wb.db.cursor() as cur:
-        rows = facts_repo.facts_for_document(cur, upload.document_id)
+        rows = [r.to_dict() for r in facts_repo.facts_for_document(cur, upload.document_id)]
     found = [r for r in rows if fact_matches(r, matcher)]
     if not found:
         raise LookupError(f"no fact of {upload.name!r} matches {matcher}")
@@ -210,8 +210,8 @@ def _observe(obs: Observation) -> None:
     for name, upload in obs.uploads.items():
         obs.reports[name] = document_report(wb, upload.document_id)
         with wb.db.cursor() as cur:
-            obs.raw_facts[name] = facts_repo.facts_for_document(cur, upload.document_id)
-            obs.checks[name] = facts_repo.identity_checks_for_document(cur, upload.document_id)
+            obs.raw_facts[name] = [f.to_dict() for f in facts_repo.facts_for_document(cur, upload.document_id)]
+            obs.checks[name] = [c.to_dict() for c in facts_repo.identity_checks_for_document(cur, upload.document_id)]
             doc = documents_repo.by_id(cur, upload.document_id)
         obs.reports[name]["deleted"] = bool(doc["deleted"])
         obs.document_owner[upload.document_id] = doc["patient_id"]

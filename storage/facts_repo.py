@@ -1,4 +1,6 @@
-"""Document facts and identity checks."""
+"""Document facts and identity checks, handed out as ``FactRow`` and ``IdentityCheckRow``
+(storage.rows). The chart row a finding is compared with stays a dict: four chart
+tables, four shapes."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from typing import Any
 import duckdb
 
 from core.clock import utcnow
-from storage.db import insert_rows, one, rows, to_json
+from storage.db import insert_rows, one, to_json
+from storage.rows import FactRow, IdentityCheckRow, fetch_all, fetch_one
 
 
 _CHECK_COLUMNS = ("id", "patient_id", "document_id", "job_id", "doc_type", "scope", "identity_status",
@@ -16,14 +19,14 @@ _CHECK_COLUMNS = ("id", "patient_id", "document_id", "job_id", "doc_type", "scop
 
 def insert_identity_check(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int, job_id: int | None,
                           doc_type: str, scope: str | None, status: str, identifiers: list[dict],
-                          matched: dict, mismatch_reason: str | None, review_required: bool) -> dict[str, Any]:
+                          matched: dict, mismatch_reason: str | None, review_required: bool) -> IdentityCheckRow:
     return insert_identity_checks(cur, [dict(
         patient_id=patient_id, document_id=document_id, job_id=job_id, doc_type=doc_type, scope=scope,
         status=status, identifiers=identifiers, matched=matched, mismatch_reason=mismatch_reason,
         review_required=review_required)])[0]
 
 
-def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str, Any]]) -> list[IdentityCheckRow]:
     """Store many checks (keys as ``insert_identity_check``'s arguments) in one statement,
     ids in the order given; returns the stored rows in that order."""
     if not checks:
@@ -36,29 +39,30 @@ def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str
          to_json(c["identifiers"]), to_json(c["matched"]), c["mismatch_reason"], c["review_required"], now]
         for check_id, c in zip(ids, checks)])
     cur.execute("SELECT * FROM identity_checks WHERE id IN (SELECT unnest(?))", [ids])
-    stored = {r["id"]: r for r in rows(cur)}
+    stored = {r.id: r for r in fetch_all(cur, IdentityCheckRow)}
     return [stored[i] for i in ids]
 
 
-def latest_identity(cur: duckdb.DuckDBPyConnection, document_id: int, scope: str | None = None) -> dict[str, Any] | None:
+def latest_identity(cur: duckdb.DuckDBPyConnection, document_id: int,
+                    scope: str | None = None) -> IdentityCheckRow | None:
     cur.execute(
         "SELECT * FROM current_identity_checks WHERE document_id = ? AND scope IS NOT DISTINCT FROM ?",
         [document_id, scope],
     )
-    return one(cur)
+    return fetch_one(cur, IdentityCheckRow)
 
 
-def identity_checks_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+def identity_checks_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[IdentityCheckRow]:
     cur.execute(
         "SELECT * FROM current_identity_checks WHERE document_id = ? ORDER BY scope NULLS FIRST",
         [document_id],
     )
-    return rows(cur)
+    return fetch_all(cur, IdentityCheckRow)
 
 
-def identity_by_id(cur: duckdb.DuckDBPyConnection, check_id: int) -> dict[str, Any] | None:
+def identity_by_id(cur: duckdb.DuckDBPyConnection, check_id: int) -> IdentityCheckRow | None:
     cur.execute("SELECT * FROM identity_checks WHERE id = ?", [check_id])
-    return one(cur)
+    return fetch_one(cur, IdentityCheckRow)
 
 
 def set_identity_review(cur: duckdb.DuckDBPyConnection, check_id: int, *, status: str, decision: str, by: str) -> None:
@@ -74,32 +78,34 @@ _FACT_COLUMNS = ("id", "patient_id", "document_id", "job_id", "identity_check_id
                  "citation", "confidence", "promotion_status", "review_reason", "scope", "active", "context", "created_at")
 
 
-def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One insert per document, not per fact; returns the rows."""
+def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) -> list[FactRow]:
+    """One insert per document, not per fact; returns the rows (as given, with their id,
+    created_at and the optional columns filled in: not read back)."""
     if not facts:
         return []
     cur.execute("SELECT nextval('seq_document_facts') FROM range(?)", [len(facts)])
     ids = [int(r[0]) for r in cur.fetchall()]
     now = utcnow()
-    stored, records = [], []
+    stored: list[FactRow] = []
+    records = []
     for fact_id, f in zip(ids, facts):
         row = {**f, "id": fact_id, "created_at": now, "promotion_status": f.get("promotion_status"),
                "review_reason": f.get("review_reason"), "scope": f.get("scope"), "context": f.get("context")}
-        stored.append(row)
+        stored.append(FactRow.from_mapping(row))
         records.append([row[c] if c not in ("structured_value", "citation", "context") else to_json(row[c])
                         for c in _FACT_COLUMNS])
     insert_rows(cur, "document_facts", _FACT_COLUMNS, records)
     return stored
 
 
-def facts_by_fingerprints(cur: duckdb.DuckDBPyConnection, fingerprints: list[str]) -> dict[str, dict[str, Any]]:
+def facts_by_fingerprints(cur: duckdb.DuckDBPyConnection, fingerprints: list[str]) -> dict[str, FactRow]:
     if not fingerprints:
         return {}
     cur.execute("SELECT * FROM document_facts WHERE fact_fingerprint IN (SELECT unnest(?)) ORDER BY id",
                 [fingerprints])
-    found: dict[str, dict[str, Any]] = {}
-    for row in rows(cur):
-        found.setdefault(row["fact_fingerprint"], row)
+    found: dict[str, FactRow] = {}
+    for row in fetch_all(cur, FactRow):
+        found.setdefault(row.fact_fingerprint, row)
     return found
 
 
@@ -119,17 +125,18 @@ def update_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, **changes: Any) ->
     cur.execute(f"UPDATE document_facts SET {cols} WHERE id = ?", [*changes.values(), fact_id])
 
 
-def fact_by_id(cur: duckdb.DuckDBPyConnection, fact_id: int) -> dict[str, Any] | None:
+def fact_by_id(cur: duckdb.DuckDBPyConnection, fact_id: int) -> FactRow | None:
     cur.execute("SELECT * FROM document_facts WHERE id = ?", [fact_id])
-    return one(cur)
+    return fetch_one(cur, FactRow)
 
 
-def facts_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
+def facts_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[FactRow]:
     cur.execute("SELECT * FROM document_facts WHERE document_id = ? ORDER BY id", [document_id])
-    return rows(cur)
+    return fetch_all(cur, FactRow)
 
 
-def facts_for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, include_retracted: bool = False) -> list[dict[str, Any]]:
+def facts_for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *,
+                      include_retracted: bool = False) -> list[FactRow]:
     cur.execute(
         """SELECT f.*, d.filename, d.deleted AS document_deleted, ci.identity_status
            FROM document_facts f JOIN documents d ON d.id = f.document_id
@@ -139,10 +146,10 @@ def facts_for_patient(cur: duckdb.DuckDBPyConnection, patient_id: int, *, includ
            ORDER BY f.document_id DESC, f.id""",
         [patient_id, include_retracted],
     )
-    return rows(cur)
+    return fetch_all(cur, FactRow)
 
 
-def pending_identity_reviews(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+def pending_identity_reviews(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[IdentityCheckRow]:
     """Latest identity check per (document, scope) that still waits for a human."""
     cur.execute(
         """SELECT i.*, d.filename FROM current_identity_checks i JOIN documents d ON d.id = i.document_id
@@ -150,10 +157,10 @@ def pending_identity_reviews(cur: duckdb.DuckDBPyConnection, patient_id: int) ->
            ORDER BY i.id""",
         [patient_id],
     )
-    return rows(cur)
+    return fetch_all(cur, IdentityCheckRow)
 
 
-def facts_awaiting_vectors(cur: duckdb.DuckDBPyConnection, limit: int) -> list[dict[str, Any]]:
+def facts_awaiting_vectors(cur: duckdb.DuckDBPyConnection, limit: int) -> list[FactRow]:
     """Active, unretracted facts of live documents that have no vector yet."""
     cur.execute(
         """SELECT f.* FROM document_facts f JOIN documents d ON d.id = f.document_id
@@ -161,7 +168,7 @@ def facts_awaiting_vectors(cur: duckdb.DuckDBPyConnection, limit: int) -> list[d
            ORDER BY f.id LIMIT ?""",
         [limit],
     )
-    return rows(cur)
+    return fetch_all(cur, FactRow)
 
 
 def mark_vectors(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], indexed: bool) -> None:
@@ -192,11 +199,11 @@ def set_citation(cur: duckdb.DuckDBPyConnection, fact_id: int, citation: dict[st
     cur.execute("UPDATE document_facts SET citation = ? WHERE id = ?", [to_json(citation), fact_id])
 
 
-def facts_by_ids(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> dict[int, dict[str, Any]]:
+def facts_by_ids(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> dict[int, FactRow]:
     if not fact_ids:
         return {}
     cur.execute("SELECT * FROM document_facts WHERE id IN (SELECT unnest(?))", [fact_ids])
-    return {int(r["id"]): r for r in rows(cur)}
+    return {int(r.id): r for r in fetch_all(cur, FactRow)}
 
 
 _CHART_TABLES = ("chart_lab_results", "chart_allergies", "chart_medications", "chart_problems")
@@ -210,11 +217,11 @@ def chart_row_for_comparison(cur: duckdb.DuckDBPyConnection, table: str, record_
     return one(cur)
 
 
-def decided_identity_checks(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+def decided_identity_checks(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[IdentityCheckRow]:
     """Identity checks in force that a person decided, on live documents (undo candidates)."""
     cur.execute(
         """SELECT i.*, d.filename FROM current_identity_checks i JOIN documents d ON d.id = i.document_id
            WHERE i.patient_id = ? AND NOT d.deleted AND i.review_decision IS NOT NULL ORDER BY i.reviewed_at DESC""",
         [patient_id],
     )
-    return rows(cur)
+    return fetch_all(cur, IdentityCheckRow)

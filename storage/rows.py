@@ -97,3 +97,63 @@ class PromotionRow(Row):
     updated_at: datetime | None = None
     retracted_at: datetime | None = None
     retraction_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FactRow(Row):
+    """A document_facts row (facts_for_patient adds ``filename``, ``document_deleted`` and
+    the part's ``identity_status``)."""
+
+    id: int
+    patient_id: int | None = None
+    document_id: int | None = None
+    job_id: int | None = None
+    identity_check_id: int | None = None
+    doc_type: str | None = None
+    fact_type: str | None = None
+    certainty: str | None = None
+    fact_fingerprint: str | None = None
+    clinical_content_fingerprint: str | None = None
+    fact_text: str | None = None
+    structured_value: dict[str, Any] | None = None
+    citation: dict[str, Any] | None = None
+    confidence: float | None = None
+    promotion_status: str | None = None
+    review_reason: str | None = None
+    scope: str | None = None
+    active: bool | None = None
+    created_at: datetime | None = None
+    deactivated_at: datetime | None = None
+    retracted_at: datetime | None = None
+    retraction_reason: str | None = None
+    vector_indexed_at: datetime | None = None
+    context: dict[str, Any] | None = None
+    corrected_by: str | None = None
+    corrected_at: datetime | None = None
+    correction: dict[str, Any] | None = None
+    filename: str | None = None
+    document_deleted: bool | None = None
+    identity_status: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdentityCheckRow(Row):
+    """An identity_checks row: whether a document (or one part: a fax page, an HL7
+    message) names the patient it was filed under (the review lists add ``filename``)."""
+
+    id: int
+    patient_id: int | None = None
+    document_id: int | None = None
+    job_id: int | None = None
+    doc_type: str | None = None
+    scope: str | None = None
+    identity_status: str | None = None
+    extracted_identifiers: list[dict[str, Any]] | None = None
+    matched_fields: dict[str, Any] | None = None
+    mismatch_reason: str | None = None
+    review_required: bool | None = None
+    review_decision: str | None = None
+    reviewed_by: str | None = None
+    reviewed_at: datetime | None = None
+    checked_at: datetime | None = None
+    filename: str | None = None

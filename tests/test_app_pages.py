@@ -404,7 +404,7 @@ def test_location_words_real_hl7_batches_and_a_workbook_with_odd_sheet_names(wb,
         Worker(wb, worker_id="w").run_specific(attached.job["id"])
         with wb.db.cursor() as cur:
             for fact in facts_repo.facts_for_document(cur, attached.document["id"]):
-                said[fact["citation"]["page_or_section"]] = labels.location(fact["citation"], fact)
+                said[fact.citation["page_or_section"]] = labels.location(fact.citation, fact.to_dict())
     assert len(said) > 100
     raw = {where: words for where, words in said.items() if re.search(r"[A-Z][A-Z0-9]{2}\[\d+\]|![A-Z]+\d", words) or words == where}
     assert raw == {}

@@ -18,6 +18,7 @@ from core.services.ingestion import attach_and_extract, reread_document
 from core.services.worker import Worker
 from extract.hl7_split import split_batch
 from storage import documents_repo, facts_repo
+from storage.rows import FactRow
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = (("2345-7", "Glucose", "mg/dL", "70-99", 80), ("2160-0", "Creatinine", "mg/dL", "0.6-1.3", 1))
@@ -52,19 +53,19 @@ def run_all(wb, attached) -> list[dict]:
     return [worker.run_specific(job["id"]) for job in attached.jobs]
 
 
-def live_facts(wb, document_id: int) -> list[dict]:
+def live_facts(wb, document_id: int) -> list[FactRow]:
     with wb.db.cursor() as cur:
-        return [f for f in facts_repo.facts_for_document(cur, document_id) if f["retracted_at"] is None]
+        return [f for f in facts_repo.facts_for_document(cur, document_id) if f.retracted_at is None]
 
 
-def comparable(fact: dict, offset: int) -> tuple:
+def comparable(fact: FactRow, offset: int) -> tuple:
     """A fact as reading the whole file would cite it: a part's "message k" is message
     offset + k of the file (scopes are local to the part: see docs/decisions.md)."""
     def renumber(text: str) -> str:
         return re.sub(r"\bmessage (\d+)", lambda m: f"message {int(m.group(1)) + offset}", text)
 
-    citation = fact["citation"] or {}
-    return (fact["fact_type"], fact["certainty"], json.dumps(fact["structured_value"], sort_keys=True),
+    citation = fact.citation or {}
+    return (fact.fact_type, fact.certainty, json.dumps(fact.structured_value, sort_keys=True),
             renumber(str(citation.get("page_or_section"))), citation.get("quote"))
 
 

@@ -222,7 +222,7 @@ def _lab_fact(wb):
 
     with wb.db.cursor() as cur:
         return next(f for f in facts_repo.facts_for_document(cur, attached.document["id"])
-                    if f["active"] and f["fact_type"] == "lab_result")
+                    if f.active and f.fact_type == "lab_result")
 
 
 @pytest.fixture
@@ -236,7 +236,7 @@ def indexed(settings):
     seed_test_accounts(wb)
     fact = _lab_fact(wb)
     with wb.db.cursor() as cur:
-        facts_repo.mark_vectors(cur, [fact["id"]], False)
+        facts_repo.mark_vectors(cur, [fact.id], False)
     index.texts.clear()
     yield wb, index, fact
     wb.close()
@@ -261,7 +261,7 @@ def test_a_decision_and_the_workers_vector_pass_write_the_same_row_one_after_the
 
     def add_during_the_decision(facts):  # the worker's pass; the decision's own pass embeds as usual
         monkeypatch.setattr(index, "add_facts", real_add)
-        decision.update(_in_thread(lambda: correct_fact(wb, fact["id"], by="dr.a", value="99.9", reason="misread")))
+        decision.update(_in_thread(lambda: correct_fact(wb, fact.id, by="dr.a", value="99.9", reason="misread")))
         assert held.wait(20)
         return real_add(facts)
 
@@ -284,7 +284,7 @@ def test_a_finding_corrected_while_the_worker_embeds_it_gets_its_new_words_index
 
     def add_after_the_correction(facts):
         monkeypatch.setattr(index, "add_facts", real_add)
-        correct_fact(wb, fact["id"], by="dr.a", value="99.9", reason="misread")
+        correct_fact(wb, fact.id, by="dr.a", value="99.9", reason="misread")
         return real_add(facts)  # the old words, embedded before the correction
 
     monkeypatch.setattr(index, "add_facts", add_after_the_correction)
@@ -292,9 +292,9 @@ def test_a_finding_corrected_while_the_worker_embeds_it_gets_its_new_words_index
     worker.index_vectors()
     worker.index_vectors()  # the next pass
     with wb.db.cursor() as cur:
-        now = facts_repo.facts_by_ids(cur, [fact["id"]])[fact["id"]]
-    assert "99.9" in now["fact_text"] and now["vector_indexed_at"] is not None
-    assert index.texts[fact["id"]] == now["fact_text"]
+        now = facts_repo.facts_by_ids(cur, [fact.id])[fact.id]
+    assert "99.9" in now.fact_text and now.vector_indexed_at is not None
+    assert index.texts[fact.id] == now.fact_text
 
 
 def test_a_document_deleted_while_it_is_read_adds_nothing_to_the_chart(wb, demo_patient, monkeypatch):

@@ -37,8 +37,8 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
     requested = {"value": value, "unit": unit, "collection_date": collection_date, "abnormal_flag": abnormal_flag}
     with wb.db.transaction() as cur:
         fact, document, status = decidable_fact(cur, fact_id, approving=True)
-        old = dict(fact["structured_value"] or {})
-        changes, problems = correction_changes(fact["fact_type"], old, requested)
+        old = dict(fact.structured_value or {})
+        changes, problems = correction_changes(fact.fact_type, old, requested)
         if problems:
             raise BadInput("The correction cannot be saved: " + "; ".join(problems) + ".", code="bad_correction")
         if not changes:
@@ -47,27 +47,27 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
         new = {**old, **changes}
         if "abnormal_flag" in changes:
             new["flag_derived"] = False  # a person stated it
-        text = lab_text(new) if fact["fact_type"] == "lab_result" else _replace_subject(fact["fact_text"], old, changes)
-        before = {"structured_value": {k: old.get(k) for k in changes}, "fact_text": fact["fact_text"],
+        text = lab_text(new) if fact.fact_type == "lab_result" else _replace_subject(fact.fact_text, old, changes)
+        before = {"structured_value": {k: old.get(k) for k in changes}, "fact_text": fact.fact_text,
                   **fact_state(fact)}
         # The misread value leaves the chart (and its open review) before the corrected one is promoted.
         withdraw_from_chart(cur, fact_id, closed_as="corrected", by=by, reason=f"value corrected by {by}: {reason}")
         facts_repo.apply_correction(
             cur, fact_id, structured_value=new, fact_text=text,
-            clinical_content_fingerprint=clinical_content_fingerprint(fact["patient_id"], fact["fact_type"], new, text),
+            clinical_content_fingerprint=clinical_content_fingerprint(fact.patient_id, fact.fact_type, new, text),
             by=by, correction={"before": before["structured_value"], "after": changes, "reason": reason})
         fact = verify_and_promote(cur, fact_id, document, status)
-        after = {"structured_value": changes, "fact_text": fact["fact_text"], **fact_state(fact)}
+        after = {"structured_value": changes, "fact_text": fact.fact_text, **fact_state(fact)}
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="correct", actor=by,
                                        reason=reason, before=before, after=after)
     # The fact's words changed: its vector is rebuilt from the corrected text.
     remove_vectors(wb, [fact_id])
-    if fact["active"]:
+    if fact.active:
         index_pending(wb)
-    return {"fact_id": fact_id, "structured_value": fact["structured_value"], "fact_text": fact["fact_text"],
-            "citation": fact["citation"], "certainty": fact["certainty"], "active": fact["active"],
-            "promotion_status": fact["promotion_status"], "corrected_by": fact["corrected_by"],
-            "corrected_at": str(fact["corrected_at"]), "before": before["structured_value"]}
+    return {"fact_id": fact_id, "structured_value": fact.structured_value, "fact_text": fact.fact_text,
+            "citation": fact.citation, "certainty": fact.certainty, "active": fact.active,
+            "promotion_status": fact.promotion_status, "corrected_by": fact.corrected_by,
+            "corrected_at": str(fact.corrected_at), "before": before["structured_value"]}
 
 
 def _replace_subject(fact_text: str, old: dict[str, Any], changes: dict[str, Any]) -> str:
@@ -102,7 +102,7 @@ def set_fact_box(wb: Workbench, fact_id: int, *, box: dict[str, Any], by: str, c
         if not is_paged(document):
             raise BadInput("This source has no pages to draw on; its citation names a paragraph, cell or segment.",
                            code="not_paged")
-        citation = dict(fact["citation"])
+        citation = dict(fact.citation)
         page = page or page_of(citation)
         if not page:
             raise BadInput("Say which page the box is on.", code="page_required")

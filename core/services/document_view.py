@@ -311,13 +311,13 @@ def _document_facts(wb: Workbench, document: dict, *, include_deleted: bool) -> 
     with wb.db.cursor() as cur:
         rows = facts_repo.facts_for_document(cur, document["id"])
         checks = facts_repo.identity_checks_for_document(cur, document["id"])
-    status_by_scope = {c["scope"]: c["identity_status"] for c in checks}
+    status_by_scope = {c.scope: c.identity_status for c in checks}
     out = []
     for row in rows:
-        if row["retracted_at"] is not None and not (include_deleted and document["deleted"]):
+        if row.retracted_at is not None and not (include_deleted and document["deleted"]):
             continue
         # A fact follows its own part's check (fax page, HL7 message), as in patient_facts.
-        out.append(fact_view(row) | {"identity_status": status_by_scope.get(row["scope"]), "scope": row["scope"]})
+        out.append(fact_view(row) | {"identity_status": status_by_scope.get(row.scope), "scope": row.scope})
     return out
 
 
@@ -366,7 +366,7 @@ def _with_identity(wb: Workbench, document: dict, facts: list[dict[str, Any]]) -
     if all("identity_status" in f for f in facts):
         return facts
     with wb.db.cursor() as cur:
-        checks = {c["scope"]: c["identity_status"] for c in facts_repo.identity_checks_for_document(cur, document["id"])}
+        checks = {c.scope: c.identity_status for c in facts_repo.identity_checks_for_document(cur, document["id"])}
     return [f if "identity_status" in f else f | {"identity_status": checks.get(f.get("scope"))} for f in facts]
 
 

@@ -9,27 +9,28 @@ from core.policy.chart_rules import CHART_DESTINATIONS, CHART_TABLES, is_critica
 from core.policy.identity import combine_parts
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
+from storage.rows import FactRow, IdentityCheckRow
 
 
-def fact_view(row: dict[str, Any]) -> dict[str, Any]:
+def fact_view(row: FactRow) -> dict[str, Any]:
     """The FACT shape of the CLI contract (DESIGN §9)."""
     return StoredFact(
-        fact_id=row["id"], fact_type=row["fact_type"], certainty=Certainty(row["certainty"]),
-        structured_value=row["structured_value"] or {}, fact_text=row["fact_text"], citation=row["citation"],
-        confidence=row["confidence"], promotion_status=row["promotion_status"], active=row["active"],
-        document_id=row["document_id"], review_reason=row.get("review_reason"), context=row.get("context"),
-        corrected_by=row.get("corrected_by"),
-        corrected_at=str(row["corrected_at"]) if row.get("corrected_at") is not None else None,
+        fact_id=row.id, fact_type=row.fact_type, certainty=Certainty(row.certainty),
+        structured_value=row.structured_value or {}, fact_text=row.fact_text, citation=row.citation,
+        confidence=row.confidence, promotion_status=row.promotion_status, active=row.active,
+        document_id=row.document_id, review_reason=row.review_reason, context=row.context,
+        corrected_by=row.corrected_by,
+        corrected_at=str(row.corrected_at) if row.corrected_at is not None else None,
     ).model_dump(mode="json")
 
 
-def _identity_view(check: dict[str, Any] | None) -> dict[str, Any]:
+def _identity_view(check: IdentityCheckRow | None) -> dict[str, Any]:
     if check is None:
         return {"status": "identity_unchecked"}
     return {
-        "status": check["identity_status"], "identity_check_id": check["id"], "scope": check["scope"],
-        "matched_fields": check["matched_fields"], "mismatch_reason": check["mismatch_reason"],
-        "review_required": check["review_required"], "reviewed_by": check["reviewed_by"],
+        "status": check.identity_status, "identity_check_id": check.id, "scope": check.scope,
+        "matched_fields": check.matched_fields, "mismatch_reason": check.mismatch_reason,
+        "review_required": check.review_required, "reviewed_by": check.reviewed_by,
     }
 
 
@@ -46,9 +47,9 @@ def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
         checks = facts_repo.identity_checks_for_document(cur, document_id)
         facts = facts_repo.facts_for_document(cur, document_id)
         promotions = promotions_repo.promotions_for_document(cur, document_id)
-    doc_check = next((c for c in checks if c["scope"] is None), None)
+    doc_check = next((c for c in checks if c.scope is None), None)
     identity = _identity_view(doc_check)
-    scoped = [_identity_view(c) for c in checks if c["scope"] is not None]
+    scoped = [_identity_view(c) for c in checks if c.scope is not None]
     if scoped:
         identity["scopes"] = scoped
     return {
@@ -117,12 +118,11 @@ def patient_facts(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, An
     with wb.db.cursor() as cur:
         rows = facts_repo.facts_for_patient(cur, patient_id)
     for row in rows:
-        if row["document_deleted"]:
+        if row.document_deleted:
             continue
-        group = review_group(row)
+        group = review_group(row.to_dict())
         if group is not None:
-            groups[group].append(fact_view(row) | {"filename": row["filename"],
-                                                   "identity_status": row["identity_status"]})
+            groups[group].append(fact_view(row) | {"filename": row.filename, "identity_status": row.identity_status})
     return groups
 
 

@@ -31,7 +31,7 @@ from extract.formats import extractor_for
 from extract.limits import Limits
 from extract.normalize import normalize
 from storage import documents_repo, facts_repo, patients_repo
-from storage.rows import JobRow
+from storage.rows import FactRow, IdentityCheckRow, JobRow
 
 
 @dataclass
@@ -91,22 +91,23 @@ def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
 
 
 def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, candidates: list,
-               outcome: IdentityOutcome, previous: dict | None) -> dict[str, Any] | None:
+               outcome: IdentityOutcome, previous: IdentityCheckRow | None) -> dict[str, Any] | None:
     """The identity check to store, or None when the latest one (``previous``) stands:
     a human decision is never overwritten by reprocessing, and an unchanged check is
     not stored twice."""
-    if previous is not None and previous["review_decision"]:
+    if previous is not None and previous.review_decision:
         return None
     identifiers = [c.model_dump(mode="json") for c in candidates]
-    if (previous is not None and previous["identity_status"] == outcome.status.value
-            and previous["extracted_identifiers"] == identifiers):
+    if (previous is not None and previous.identity_status == outcome.status.value
+            and previous.extracted_identifiers == identifiers):
         return None
     return dict(patient_id=patient["id"], document_id=document["id"], job_id=job.id, doc_type=job.doc_type,
                 scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
                 mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
 
 
-def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: ExtractionResult) -> dict[str | None, dict]:
+def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
+                     result: ExtractionResult) -> dict[str | None, IdentityCheckRow]:
     """One check per part (fax pages, HL7 messages) and one for the document. When
     every identifier belongs to a part, the document's check summarises the parts.
     The latest checks are read once, identifiers grouped once and the new checks
@@ -115,7 +116,7 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: Ex
     by_scope: dict[str | None, list] = {}
     for c in result.identifiers:
         by_scope.setdefault(c.scope, []).append(c)
-    latest = {c["scope"]: c for c in facts_repo.identity_checks_for_document(cur, document["id"])}
+    latest = {c.scope: c for c in facts_repo.identity_checks_for_document(cur, document["id"])}
     scopes = sorted(({f.scope for f in result.facts} | set(by_scope)) - {None})
     statuses: dict[str, IdentityStatus] = {}
     pending: dict[str | None, dict[str, Any]] = {}
@@ -123,7 +124,7 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: Ex
         outcome = check_identity(by_scope.get(scope, []), patient)
         row = _check_row(job, document, patient, scope, by_scope.get(scope, []), outcome, latest.get(scope))
         if row is None:
-            statuses[scope] = IdentityStatus(latest[scope]["identity_status"])
+            statuses[scope] = IdentityStatus(latest[scope].identity_status)
         else:
             pending[scope] = row
             statuses[scope] = IdentityStatus(row["status"])
@@ -139,7 +140,8 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: Ex
     return {scope: stored.get(scope) or latest[scope] for scope in [*scopes, None]}
 
 
-def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citations: list, checks: dict,
+def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citations: list,
+                   checks: dict[str | None, IdentityCheckRow],
                    paged: bool, ocr: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
     """Classify each proposal (citations already verified) into a fact row to store."""
     prepared: dict[str, dict[str, Any]] = {}
@@ -154,10 +156,10 @@ def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citati
         structured = proposal.structured_value
         fp = fact_fingerprint(document["id"], job.doc_type, proposal.fact_type, citation.field_or_chunk_id,
                               structured)
-        trusted = identity_trusted(check["identity_status"])
+        trusted = identity_trusted(check.identity_status)
         prepared.setdefault(fp, dict(
             patient_id=document["patient_id"], document_id=document["id"], job_id=job.id,
-            identity_check_id=check["id"], doc_type=job.doc_type, fact_type=proposal.fact_type,
+            identity_check_id=check.id, doc_type=job.doc_type, fact_type=proposal.fact_type,
             certainty=decision.certainty.value, fact_fingerprint=fp,
             clinical_content_fingerprint=clinical_content_fingerprint(
                 document["patient_id"], proposal.fact_type, structured, proposal.fact_text),
@@ -171,14 +173,14 @@ def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citati
     return list(prepared.values())
 
 
-def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int]) -> list[dict[str, Any]]:
+def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int]) -> list[FactRow]:
     """Insert what is new; a fact stored by an earlier run of this job is reused as is."""
     existing = facts_repo.facts_by_fingerprints(cur, [f["fact_fingerprint"] for f in prepared])
     new = [f for f in prepared if f["fact_fingerprint"] not in existing]
     for fact in new:
         counts[fact["certainty"]] = counts.get(fact["certainty"], 0) + 1
     counts["unchanged"] = len(prepared) - len(new)
-    inserted = {f["fact_fingerprint"]: f for f in facts_repo.insert_facts(cur, new)}
+    inserted = {f.fact_fingerprint: f for f in facts_repo.insert_facts(cur, new)}
     return [existing.get(f["fact_fingerprint"]) or inserted[f["fact_fingerprint"]] for f in prepared]
 
 
@@ -243,16 +245,16 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
                                   content.source_kind == "ocr", counts)
         stored = _store_facts(cur, prepared, counts)
         clock.lap("persist")
-        trusted = {scope for scope, c in checks.items() if identity_trusted(c["identity_status"])}
-        promotable = [f for f in stored if (f["scope"] if f["scope"] in checks else None) in trusted]
+        trusted = {scope for scope, c in checks.items() if identity_trusted(c.identity_status)}
+        promotable = [f for f in stored if (f.scope if f.scope in checks else None) in trusted]
         outcomes = promote_facts(cur, promotable, document)
         facts_repo.set_promotion_status(cur, outcomes)
         for outcome in outcomes.values():
             counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
-        out.activated_fact_ids = [f["id"] for f in promotable if f["active"]]
+        out.activated_fact_ids = [f.id for f in promotable if f.active]
     clock.lap("promote")  # the transaction's commit included
     counts["stored"] = len(stored)
-    counts["identity_trusted"] = int(identity_trusted(checks[None]["identity_status"]))
+    counts["identity_trusted"] = int(identity_trusted(checks[None].identity_status))
     if not stored:  # a success that kept nothing must not read as a clean one
         out.warnings.append({"code": NOTHING_FOUND, "page": None, "message": NOTHING_FOUND_MESSAGE})
     out.counts = counts

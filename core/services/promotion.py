@@ -22,6 +22,7 @@ from core.models import Certainty, PromotionOutcome
 from core.policy.chart_rules import CHART_DESTINATIONS, held_for_item_review
 from core.policy.fingerprints import clinical_content_fingerprint, clinical_key
 from storage import audit_repo, facts_repo, promotions_repo
+from storage.rows import FactRow
 
 _SETTLED = {o.value for o in (PromotionOutcome.PROMOTED, PromotionOutcome.ALREADY_EXISTS,
                               PromotionOutcome.DUPLICATE_SKIPPED, PromotionOutcome.CONFLICT_NEEDS_REVIEW,
@@ -60,7 +61,7 @@ class PromotionPlan:
     outcomes: dict[int, str] = field(default_factory=dict)
     promotions: list[dict[str, Any]] = field(default_factory=list)
     new_chart_rows: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
-    supersessions: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    supersessions: list[tuple[str, dict[str, Any], FactRow]] = field(default_factory=list)
 
 
 class _Planner:
@@ -74,13 +75,13 @@ class _Planner:
         self._charts: dict[str, _ChartIndex] = {}
         self._id_pool: dict[str, Iterator[int]] = {}
 
-    def reserve_ids(self, facts: list[dict[str, Any]]) -> None:
+    def reserve_ids(self, facts: list[FactRow]) -> None:
         """One sequence call per chart table for every fact that might be promoted
         (unused ids leave harmless gaps)."""
         wanted: dict[str, int] = {}
         for fact in facts:
-            if fact["certainty"] == Certainty.VERIFIED.value and fact["fact_type"] in CHART_DESTINATIONS:
-                table = CHART_DESTINATIONS[fact["fact_type"]][0]
+            if fact.certainty == Certainty.VERIFIED.value and fact.fact_type in CHART_DESTINATIONS:
+                table = CHART_DESTINATIONS[fact.fact_type][0]
                 wanted[table] = wanted.get(table, 0) + 1
         for table, n in wanted.items():
             self._id_pool[table] = iter(promotions_repo.next_ids(self.cur, table, n))
@@ -94,42 +95,42 @@ class _Planner:
             self._charts[table] = index
         return self._charts[table]
 
-    def record(self, fact: dict[str, Any], outcome: PromotionOutcome, **extra: Any) -> None:
-        self.plan.outcomes[fact["id"]] = outcome.value
+    def record(self, fact: FactRow, outcome: PromotionOutcome, **extra: Any) -> None:
+        self.plan.outcomes[fact.id] = outcome.value
         self.plan.promotions.append(dict(
-            patient_id=fact["patient_id"], document_id=fact["document_id"], job_id=fact.get("job_id"),
-            fact_id=fact["id"], fact_fingerprint=fact["fact_fingerprint"],
-            clinical_content_fingerprint=fact["clinical_content_fingerprint"], outcome=outcome.value,
-            citation=fact["citation"], confidence=fact["confidence"], **extra,
+            patient_id=fact.patient_id, document_id=fact.document_id, job_id=fact.job_id,
+            fact_id=fact.id, fact_fingerprint=fact.fact_fingerprint,
+            clinical_content_fingerprint=fact.clinical_content_fingerprint, outcome=outcome.value,
+            citation=fact.citation, confidence=fact.confidence, **extra,
         ))
 
-    def decide(self, fact: dict[str, Any]) -> None:
-        fact_type = fact["fact_type"]
-        certainty = Certainty(fact["certainty"])
+    def decide(self, fact: FactRow) -> None:
+        fact_type = fact.fact_type
+        certainty = Certainty(fact.certainty)
         if certainty is Certainty.NEEDS_REVIEW:
             return self.record(fact, PromotionOutcome.NEEDS_REVIEW, review_status="pending")
         if certainty is Certainty.DOCUMENT_FACT or fact_type not in CHART_DESTINATIONS:
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE)
-        if not self.reviewed and (held := held_for_item_review(fact)):
+        if not self.reviewed and (held := held_for_item_review(fact.to_dict())):
             # Hedged, negated, family or hypothetical wording: only a person deciding on
             # this very item may put it in the chart, never a document-level decision.
             return self.record(fact, PromotionOutcome.NEEDS_REVIEW, review_status="pending", conflict_reason=held)
         table, columns = CHART_DESTINATIONS[fact_type]
-        value = fact["structured_value"] or {}
+        value = fact.structured_value or {}
         if not str(value.get(columns[0]) or "").strip():
             # The chart row would have no subject (no test name, substance, drug, problem).
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE, conflict_reason=f"no {columns[0]} for {table}")
-        patient_id = fact["patient_id"]
+        patient_id = fact.patient_id
         sha256 = self.plan.document["sha256"]
         chart = self.chart(patient_id, fact_type)
-        content_fp = fact["clinical_content_fingerprint"]
+        content_fp = fact.clinical_content_fingerprint
         same = chart.by_content.get(content_fp)
         if same is not None:
             duplicate = same.get("origin_sha256") == sha256
             outcome = PromotionOutcome.DUPLICATE_SKIPPED if duplicate else PromotionOutcome.ALREADY_EXISTS
             return self.record(fact, outcome, promoted_table=table, promoted_record_id=same["id"],
                                duplicate_key=content_fp)
-        key = clinical_key(patient_id, fact_type, value, fact["fact_text"])
+        key = clinical_key(patient_id, fact_type, value, fact.fact_text)
         rival = chart.by_key.get(key)
         if rival is not None and self.reviewed:
             self.plan.supersessions.append((table, rival, fact))
@@ -147,30 +148,30 @@ class _Planner:
         self.record(fact, PromotionOutcome.PROMOTED, promoted_table=table, promoted_record_id=record_id)
 
 
-def plan_promotions(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any],
+def plan_promotions(cur: duckdb.DuckDBPyConnection, facts: list[FactRow], document: dict[str, Any],
                     *, reviewed: bool = False) -> PromotionPlan:
     """Decide the outcome of each fact of one document (a fact with a settled outcome
     keeps it). Reads the chart and reserves chart row ids; writes nothing."""
-    settled = promotions_repo.settled_outcomes(cur, [f["id"] for f in facts], _SETTLED)
+    settled = promotions_repo.settled_outcomes(cur, [f.id for f in facts], _SETTLED)
     planner = _Planner(cur, document, reviewed=reviewed)
-    planner.reserve_ids([f for f in facts if f["id"] not in settled])
+    planner.reserve_ids([f for f in facts if f.id not in settled])
     for fact in facts:
-        if fact["id"] in settled:
-            planner.plan.outcomes[fact["id"]] = settled[fact["id"]]
+        if fact.id in settled:
+            planner.plan.outcomes[fact.id] = settled[fact.id]
         else:
             planner.decide(fact)
     return planner.plan
 
 
-def _supersede(cur: duckdb.DuckDBPyConnection, table: str, rival: dict[str, Any], fact: dict[str, Any]) -> None:
+def _supersede(cur: duckdb.DuckDBPyConnection, table: str, rival: dict[str, Any], fact: FactRow) -> None:
     """A reviewer approved this value over the one in the chart. The old row goes
     inactive with a note, and the facts behind it stop supporting it (their
     promotions are retracted and they are marked superseded), so that no later
     deletion can bring the value the reviewer turned down back into the chart."""
-    note = f"superseded by reviewer-approved fact {fact['id']} of document {fact['document_id']}"
+    note = f"superseded by reviewer-approved fact {fact.id} of document {fact.document_id}"
     promotions_repo.deactivate_chart_row(cur, table, rival["id"], f"[{note}]")
     audit_repo.add_retraction(
-        cur, patient_id=fact["patient_id"], document_id=fact["document_id"], fact_id=fact["id"],
+        cur, patient_id=fact.patient_id, document_id=fact.document_id, fact_id=fact.id,
         promoted_table=table, promoted_record_id=rival["id"], prior_state="active", new_state="superseded",
         action="chart_row_superseded", actor_type="reviewer", reason="conflict resolved by review")
     for promo in promotions_repo.live_supporters(cur, table, [rival["id"]]).get(rival["id"], []):
@@ -200,7 +201,7 @@ def write_plan(cur: duckdb.DuckDBPyConnection, plan: PromotionPlan) -> None:
     promotions_repo.insert_promotions(cur, plan.promotions)
 
 
-def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], document: dict[str, Any],
+def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[FactRow], document: dict[str, Any],
                   *, reviewed: bool = False) -> dict[int, str]:
     """Decide and record promotion outcomes for facts of one document (idempotent:
     a fact with a settled outcome keeps it). Returns fact_id -> outcome.
@@ -211,6 +212,6 @@ def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]], d
     return plan.outcomes
 
 
-def promote_fact(cur: duckdb.DuckDBPyConnection, fact: dict[str, Any], document: dict[str, Any],
+def promote_fact(cur: duckdb.DuckDBPyConnection, fact: FactRow, document: dict[str, Any],
                  *, reviewed: bool = False) -> str:
-    return promote_facts(cur, [fact], document, reviewed=reviewed)[fact["id"]]
+    return promote_facts(cur, [fact], document, reviewed=reviewed)[fact.id]

@@ -55,15 +55,15 @@ def _retract_one(cur, document_id: int, patient_id: int, *, by: str, reason: str
                               prior_state="active", new_state="deleted", actor_id=by, reason=reason)
     fact_ids: list[int] = []
     for fact in facts_repo.facts_for_document(cur, document_id):
-        if fact["retracted_at"] is not None:
+        if fact.retracted_at is not None:
             continue
-        prior = "active" if fact["active"] else f"inactive:{fact['certainty']}"
-        facts_repo.update_fact(cur, fact["id"], active=False, retracted_at=utcnow(), deactivated_at=utcnow(),
+        prior = "active" if fact.active else f"inactive:{fact.certainty}"
+        facts_repo.update_fact(cur, fact.id, active=False, retracted_at=utcnow(), deactivated_at=utcnow(),
                                retraction_reason=reason)
-        audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, job_id=fact["job_id"],
-                                  fact_id=fact["id"], prior_state=prior, new_state="retracted",
+        audit_repo.add_retraction(cur, patient_id=patient_id, document_id=document_id, job_id=fact.job_id,
+                                  fact_id=fact.id, prior_state=prior, new_state="retracted",
                                   action="fact_retracted", actor_id=by, reason=reason)
-        fact_ids.append(fact["id"])
+        fact_ids.append(fact.id)
         counts["facts"] += 1
     promo_counts = retract_promotions(cur, promotions_repo.promotions_for_document(cur, document_id),
                                       by=by, reason=reason)
@@ -152,7 +152,7 @@ def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
         document = _live_document(cur, document_id)
         # A batch read in parts goes with its live parts (see delete_document).
         gone = [document_id] + [d["id"] for d in documents_repo.parts_of(cur, document_id) if not d["deleted"]]
-        facts = [f for d in gone for f in facts_repo.facts_for_document(cur, d) if f["retracted_at"] is None]
+        facts = [f for d in gone for f in facts_repo.facts_for_document(cur, d) if f.retracted_at is None]
         promotions = [p for d in gone for p in promotions_repo.promotions_for_document(cur, d) if p.active]
         touched = _rows_behind(promotions)
         described = {table: {r["id"]: r for r in promotions_repo.patient_chart_rows(cur, table, document["patient_id"])}

@@ -26,6 +26,7 @@ from core.services.promotion import promote_fact, promote_facts
 from core.services.retraction import retract_promotions
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, promotions_repo
+from storage.rows import FactRow, IdentityCheckRow
 
 ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
 
@@ -40,28 +41,28 @@ def ensure_open(cur, item_type: str, item_id: int) -> None:
         raise BadInput(f"{what} was {already_decided_message(closing)}.", code="already_decided")
 
 
-def live_fact(cur, fact_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def live_fact(cur, fact_id: int) -> tuple[FactRow, dict[str, Any]]:
     """The fact and its document, or why a person can no longer act on it: unknown,
     retracted, or its document deleted."""
     fact = facts_repo.fact_by_id(cur, fact_id)
     if fact is None:
         raise NotFound(f"No fact with id {fact_id}.", code="unknown_fact")
-    if fact["retracted_at"] is not None:
+    if fact.retracted_at is not None:
         raise BadInput("This fact was retracted with its document.", code="fact_retracted")
-    document = documents_repo.by_id(cur, fact["document_id"])
+    document = documents_repo.by_id(cur, fact.document_id)
     if document["deleted"]:
         raise BadInput("The document was deleted; its findings can no longer be reviewed.", code="document_deleted")
     return fact, document
 
 
-def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[dict[str, Any], dict[str, Any], IdentityStatus]:
+def decidable_fact(cur, fact_id: int, *, approving: bool) -> tuple[FactRow, dict[str, Any], IdentityStatus]:
     """The fact, its document and its identity status, or the reason no decision may be
     taken on it: unknown, retracted, deleted document, already decided, or (when the
     decision would put it in the chart) a rejected or quarantined identity."""
     fact, document = live_fact(cur, fact_id)
     ensure_open(cur, "fact", fact_id)
-    check = facts_repo.latest_identity(cur, fact["document_id"], fact["scope"])
-    status = IdentityStatus(check["identity_status"]) if check is not None else IdentityStatus.UNCHECKED
+    check = facts_repo.latest_identity(cur, fact.document_id, fact.scope)
+    status = IdentityStatus(check.identity_status) if check is not None else IdentityStatus.UNCHECKED
     if approving and status in (IdentityStatus.REJECTED, IdentityStatus.MISMATCH):
         raise BadInput(
             f"Finding {fact_id} comes from a document whose identity is "
@@ -78,9 +79,9 @@ def authorize_decision(wb: Workbench, by: str | None) -> str:
     return authorize(wb, by, Permission.DECIDE).name
 
 
-def fact_state(fact: dict[str, Any]) -> dict[str, Any]:
+def fact_state(fact: FactRow) -> dict[str, Any]:
     """What a decision on a finding changes, for the audit's before/after."""
-    return {"certainty": fact["certainty"], "active": fact["active"], "promotion_status": fact["promotion_status"]}
+    return {"certainty": fact.certainty, "active": fact.active, "promotion_status": fact.promotion_status}
 
 
 def withdraw_from_chart(cur, fact_id: int, *, closed_as: str, by: str, reason: str) -> None:
@@ -91,7 +92,7 @@ def withdraw_from_chart(cur, fact_id: int, *, closed_as: str, by: str, reason: s
     retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by, reason=reason)
 
 
-def verify_and_promote(cur, fact_id: int, document: dict[str, Any], status: IdentityStatus) -> dict[str, Any]:
+def verify_and_promote(cur, fact_id: int, document: dict[str, Any], status: IdentityStatus) -> FactRow:
     """A reviewer vouches for the finding (approved, or corrected): it becomes verified
     evidence and, once its identity is trusted, is promoted as reviewed like any
     verified fact; until then it waits for the identity decision. Returns the fact."""
@@ -103,13 +104,13 @@ def verify_and_promote(cur, fact_id: int, document: dict[str, Any], status: Iden
     return facts_repo.fact_by_id(cur, fact_id)
 
 
-def current_check(cur, check_id: int) -> dict[str, Any]:
+def current_check(cur, check_id: int) -> IdentityCheckRow:
     check = facts_repo.identity_by_id(cur, check_id)
     if check is None:
         raise NotFound(f"No identity check with id {check_id}.", code="unknown_identity_check")
-    current = facts_repo.latest_identity(cur, check["document_id"], check["scope"])
-    if current is not None and current["id"] != check["id"]:
-        raise BadInput(f"Identity check {check_id} was replaced by check {current['id']} when the document was "
+    current = facts_repo.latest_identity(cur, check.document_id, check.scope)
+    if current is not None and current.id != check.id:
+        raise BadInput(f"Identity check {check_id} was replaced by check {current.id} when the document was "
                        "processed again; decide on the current check.", code="stale_identity_check")
     return check
 
@@ -125,23 +126,23 @@ def check_for_document(wb: Workbench, document_id: int) -> int:
         raise BadInput(f"Document {document_id} has no identity check yet (is it still processing?).",
                        code="no_identity_check")
     if len(checks) > 1:
-        listing = "; ".join(f"check {c['id']} ({c['scope'] or 'whole document'}: "
-                            f"{c['identity_status']})" for c in checks)
+        listing = "; ".join(f"check {c.id} ({c.scope or 'whole document'}: "
+                            f"{c.identity_status})" for c in checks)
         raise BadInput(f"Document {document_id} has {len(checks)} identity checks: {listing}. "
                        "Name the one you mean with --check.", code="ambiguous_identity_check")
-    return int(checks[0]["id"])
+    return int(checks[0].id)
 
 
-def sums_up_parts(check: dict[str, Any]) -> bool:
+def sums_up_parts(check: IdentityCheckRow) -> bool:
     """A whole-document check without identifiers of its own only summarises the checks
     of the document's parts (fax pages, HL7 messages)."""
-    return check["scope"] is None and not check["extracted_identifiers"]
+    return check.scope is None and not check.extracted_identifiers
 
 
 def parts_outcome(cur, document_id: int) -> IdentityOutcome | None:
     """The identity gate's summary of a document's part checks in force (None: no parts)."""
-    parts = {c["scope"]: IdentityStatus(c["identity_status"])
-             for c in facts_repo.identity_checks_for_document(cur, document_id) if c["scope"] is not None}
+    parts = {c.scope: IdentityStatus(c.identity_status)
+             for c in facts_repo.identity_checks_for_document(cur, document_id) if c.scope is not None}
     return combine_parts(parts) if parts else None
 
 
@@ -149,31 +150,31 @@ def refresh_document_summary(cur, document_id: int) -> None:
     """Once a person decides a part, the document's summary check is recomputed, so a
     packet whose every part is now trusted no longer waits in the queue as a whole."""
     summary = facts_repo.latest_identity(cur, document_id, None)
-    if summary is None or summary["review_decision"] or not sums_up_parts(summary):
+    if summary is None or summary.review_decision or not sums_up_parts(summary):
         return  # a person decided the whole, or it stands on identifiers of its own
     outcome = parts_outcome(cur, document_id)
-    if outcome is None or outcome.status.value == summary["identity_status"]:
+    if outcome is None or outcome.status.value == summary.identity_status:
         return
     facts_repo.insert_identity_check(
-        cur, patient_id=summary["patient_id"], document_id=document_id, job_id=summary["job_id"],
-        doc_type=summary["doc_type"], scope=None, status=outcome.status.value, identifiers=[],
+        cur, patient_id=summary.patient_id, document_id=document_id, job_id=summary.job_id,
+        doc_type=summary.doc_type, scope=None, status=outcome.status.value, identifiers=[],
         matched=outcome.matched, mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
 
 
-def activate_trusted_facts(cur, facts: list[dict[str, Any]], document: dict[str, Any]) -> list[int]:
+def activate_trusted_facts(cur, facts: list[FactRow], document: dict[str, Any]) -> list[int]:
     """A document part's identity is now trusted: its live facts become active and are
     promoted. Returns the ids made active."""
-    live = [f for f in facts if activated_by_identity_approval(f)]
+    live = [f for f in facts if activated_by_identity_approval(f.to_dict())]
     for fact in live:
-        facts_repo.update_fact(cur, fact["id"], active=True)
+        facts_repo.update_fact(cur, fact.id, active=True)
     # Findings a person already approved one by one keep that decision; the rest
     # are promoted on the document's strength (hedged wording stays held).
-    item_approved = [f for f in live if f["promotion_status"] == APPROVED_AWAITING_IDENTITY]
-    on_document = [f for f in facts if f["promotion_status"] not in CLOSED_PROMOTION_STATES
-                   and f["promotion_status"] != APPROVED_AWAITING_IDENTITY]  # review items recorded as such
+    item_approved = [f for f in live if f.promotion_status == APPROVED_AWAITING_IDENTITY]
+    on_document = [f for f in facts if f.promotion_status not in CLOSED_PROMOTION_STATES
+                   and f.promotion_status != APPROVED_AWAITING_IDENTITY]  # review items recorded as such
     facts_repo.set_promotion_status(cur, promote_facts(cur, item_approved, document, reviewed=True)
                                     | promote_facts(cur, on_document, document))
-    return [f["id"] for f in live]
+    return [f.id for f in live]
 
 
 def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
@@ -182,54 +183,54 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
     activated: list[int] = []
     with wb.db.transaction() as cur:
         check = current_check(cur, check_id)
-        status = IdentityStatus(check["identity_status"])
-        ensure_open(cur, "identity_check", check["id"])
+        status = IdentityStatus(check.identity_status)
+        ensure_open(cur, "identity_check", check.id)
         if identity_trusted(status) and approve:
             raise BadInput("This document's identity is already trusted.", code="already_decided")
         if approve and approval_needs_reason(status.value) and not reason_long_enough(reason):
             raise BadInput("This document names another patient. Approving it into this chart needs a written "
                            f"reason of at least {MIN_OVERRIDE_REASON} characters, kept in the audit.",
                            code="reason_required")
-        document = documents_repo.by_id(cur, check["document_id"])
+        document = documents_repo.by_id(cur, check.document_id)
         if document["deleted"]:
             raise BadInput("The document was deleted; its identity can no longer be reviewed.", code="document_deleted")
         new = IdentityStatus.APPROVED if approve else IdentityStatus.REJECTED
-        facts = [f for f in facts_repo.facts_for_document(cur, check["document_id"])
-                 if f["scope"] == check["scope"] and f["retracted_at"] is None]
+        facts = [f for f in facts_repo.facts_for_document(cur, check.document_id)
+                 if f.scope == check.scope and f.retracted_at is None]
         # What each fact was before, so an undo can put it back.
-        prior = {str(f["id"]): {"active": f["active"], "promotion_status": f["promotion_status"]} for f in facts}
-        facts_repo.set_identity_review(cur, check["id"], status=new.value, decision="approved" if approve else "rejected",
+        prior = {str(f.id): {"active": f.active, "promotion_status": f.promotion_status} for f in facts}
+        facts_repo.set_identity_review(cur, check.id, status=new.value, decision="approved" if approve else "rejected",
                                        by=by)
-        audit_repo.add_review_decision(cur, item_type="identity_check", item_id=check["id"],
+        audit_repo.add_review_decision(cur, item_type="identity_check", item_id=check.id,
                                        decision="approve" if approve else "reject", actor=by, reason=reason,
-                                       before={"identity_status": status.value, "document_id": check["document_id"],
-                                               "scope": check["scope"], "facts": prior},
+                                       before={"identity_status": status.value, "document_id": check.document_id,
+                                               "scope": check.scope, "facts": prior},
                                        after={"identity_status": new.value})
-        if check["scope"] is not None:
-            refresh_document_summary(cur, check["document_id"])
+        if check.scope is not None:
+            refresh_document_summary(cur, check.document_id)
         if approve:
             activated = activate_trusted_facts(cur, facts, document)
         else:
             for fact in facts:
-                facts_repo.update_fact(cur, fact["id"], active=False, promotion_status="rejected",
+                facts_repo.update_fact(cur, fact.id, active=False, promotion_status="rejected",
                                        deactivated_at=utcnow())
             # A document once trusted may already back chart rows: they lose that support.
-            retract_promotions(cur, [p for f in facts for p in promotions_repo.promotions_for_fact(cur, f["id"])],
+            retract_promotions(cur, [p for f in facts for p in promotions_repo.promotions_for_fact(cur, f.id)],
                                by=by, reason=f"identity rejected by {by}" + (f": {reason}" if reason else ""))
             promotions_repo.insert_promotions(cur, [
-                dict(patient_id=f["patient_id"], document_id=f["document_id"], job_id=f["job_id"], fact_id=f["id"],
-                     fact_fingerprint=f["fact_fingerprint"], clinical_content_fingerprint=f["clinical_content_fingerprint"],
-                     outcome="rejected", citation=f["citation"], confidence=f["confidence"], review_status="rejected",
+                dict(patient_id=f.patient_id, document_id=f.document_id, job_id=f.job_id, fact_id=f.id,
+                     fact_fingerprint=f.fact_fingerprint, clinical_content_fingerprint=f.clinical_content_fingerprint,
+                     outcome="rejected", citation=f.citation, confidence=f.confidence, review_status="rejected",
                      active=False) for f in facts])
-        updated = facts_repo.identity_by_id(cur, check["id"])
+        updated = facts_repo.identity_by_id(cur, check.id)
     if approve:
         index_pending(wb)
     else:
-        remove_vectors(wb, [f["id"] for f in facts])
-    telemetry.emit("identity_reviewed", settings=wb.settings, patient_id=check["patient_id"],
-                   document_id=check["document_id"], identity_status=new.value, counts={"activated": len(activated)})
-    return {"identity_check_id": updated["id"], "document_id": updated["document_id"], "scope": updated["scope"],
-            "status": updated["identity_status"], "reviewed_by": updated["reviewed_by"],
+        remove_vectors(wb, [f.id for f in facts])
+    telemetry.emit("identity_reviewed", settings=wb.settings, patient_id=check.patient_id,
+                   document_id=check.document_id, identity_status=new.value, counts={"activated": len(activated)})
+    return {"identity_check_id": updated.id, "document_id": updated.document_id, "scope": updated.scope,
+            "status": updated.identity_status, "reviewed_by": updated.reviewed_by,
             "activated_facts": len(activated)}
 
 
@@ -253,7 +254,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
         after = fact_state(fact)
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject",
                                        actor=by, reason=reason, before=before, after=after)
-    if approve and fact["active"]:
+    if approve and fact.active:
         index_pending(wb)
     elif not approve:
         remove_vectors(wb, [fact_id])
@@ -274,7 +275,7 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
         after = fact_state(fact)
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="keep", actor=by,
                                        reason=reason, before=before, after=after)
-    if fact["active"]:
+    if fact.active:
         index_pending(wb)
     return {"fact_id": fact_id, **after}
 
@@ -290,7 +291,7 @@ def approve_facts(wb: Workbench, fact_ids: list[int], *, by: str) -> list[dict[s
     with wb.db.cursor() as cur:
         facts = facts_repo.facts_by_ids(cur, ids)
         decided = audit_repo.decisions_for_items(cur, "fact", list(facts))
-    reasons = {queue_reason(f["promotion_status"], f["review_reason"]) for fid, f in facts.items()
+    reasons = {queue_reason(f.promotion_status, f.review_reason) for fid, f in facts.items()
                if closing_decision(decided.get(fid, [])) is None}
     if len(reasons) > 1:
         raise BadInput("Bulk approval takes findings that wait for one reason; these wait for: "
@@ -337,14 +338,14 @@ def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any
         identities = facts_repo.pending_identity_reviews(cur, patient_id)
     # A whole-document check that only sums up its parts is decided through those parts:
     # while one of them waits in the queue, the summary is not a second decision to take.
-    parts_pending = {c["document_id"] for c in identities if c["scope"] is not None}
-    identities = [c for c in identities if not (sums_up_parts(c) and c["document_id"] in parts_pending)]
+    parts_pending = {c.document_id for c in identities if c.scope is not None}
+    identities = [c for c in identities if not (sums_up_parts(c) and c.document_id in parts_pending)]
     groups = patient_facts(wb, patient_id)
     # Critical results first, then conflicts with the chart, then the rest, newest first.
     facts = sorted(groups["needs_review"], key=lambda f: (
         not critical_result(f["fact_type"], f["structured_value"]),
         f["promotion_status"] != CONFLICT, -f["fact_id"]))
-    return {"identity": identities, "facts": facts, "held": groups["held"]}
+    return {"identity": [c.to_dict() for c in identities], "facts": facts, "held": groups["held"]}
 
 
 def queue_items(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
@@ -417,7 +418,7 @@ def conflict_detail(wb: Workbench, fact_id: int) -> dict[str, Any] | None:
         row = facts_repo.chart_row_for_comparison(cur, promo.promoted_table, int(promo.promoted_record_id))
         if row is None:
             return None
-        value = facts_repo.fact_by_id(cur, fact_id)["structured_value"] or {}
+        value = facts_repo.fact_by_id(cur, fact_id).structured_value or {}
         support = promotions_repo.live_supporters(cur, promo.promoted_table, [row["id"]]).get(row["id"], [])
         sources = [documents_repo.by_id(cur, d) for d in dict.fromkeys(p.document_id for p in support)]
     return {"table": promo.promoted_table, "conflict_reason": promo.conflict_reason,
