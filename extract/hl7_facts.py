@@ -64,8 +64,16 @@ def extract_facts(content: NormalizedContent, source_id: str, engine: str) -> Ex
 
 def _extract_message(ctx: MessageFacts, msg: Msg) -> None:
     base = message_review(msg)
-    pid = next((s for s in msg.segs if s.name == "PID"), None)
-    if pid is not None:
+    pids = [s for s in msg.segs if s.name == "PID"]
+    if len(pids) > 1:
+        # Which patient a result belongs to is then a guess: every PID's identifiers go
+        # to the gate (differing ones make it a mismatch) and every fact to review.
+        base.add(f"the message names {len(pids)} patients (PID segments); check whose results these are", 0.5)
+        ctx.warnings.append(ExtractionWarning(
+            code="hl7_several_patients",
+            message=f"Message {msg.meta['index']} has {len(pids)} PID segments: it names more than one patient.",
+        ))
+    for pid in pids:
         species = non_human_species(pid, msg.enc, msg.meta.get("version", ""))
         if species:
             base.add(f"the subject of this message is not a person (species: {species})", 0.5)
@@ -73,8 +81,9 @@ def _extract_message(ctx: MessageFacts, msg: Msg) -> None:
                 code="hl7_non_human_subject",
                 message=f"PID-35 names a species ({species}): this report is about an animal.",
             ))
+    for pid in pids:
         read_identity(ctx, msg, pid, base)
-    elif msg.message_class in ("result", "adt"):
+    if not pids and msg.message_class in ("result", "adt"):
         ctx.warnings.append(ExtractionWarning(
             code="hl7_no_pid", message=f"Message {msg.meta['index']} has no PID segment: no patient identifiers."))
 

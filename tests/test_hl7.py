@@ -57,6 +57,21 @@ def test_registered_for_hl7_doc_type():
     assert extractor_for(DocType.HL7V2_MESSAGE) is extract_hl7
 
 
+def test_a_message_naming_two_patients_goes_to_review_and_fails_the_identity_gate():
+    from core.models import IdentityStatus
+    from core.policy.identity import check_identity
+
+    second = "PID|2||WB-999001^^^CLINIC^MR||ROE^JANE||19800202|F"
+    other_order = OBR.replace("OBR|1|ORD1|FIL1|", "OBR|2|ORD2|FIL2|")
+    _, result = run(message(MSH, PID, OBR, GLUCOSE, second, other_order, GLUCOSE.replace("|182|", "|95|")))
+    assert "hl7_several_patients" in {w.code for w in result.warnings}
+    assert {i.value for i in result.identifiers if i.kind.value == "mrn"} == {"WB-204118", "WB-999001"}
+    results = [f for f in labs(result) if f.structured_value.get("value")]
+    assert len(results) == 2 and all(f.wants_review and "2 patients" in f.review_reason for f in results)
+    chart = {"first_name": "Marisol", "last_name": "Quentara", "dob": "1978-03-14", "mrn": "WB-204118"}
+    assert check_identity(result.identifiers, chart).status is IdentityStatus.MISMATCH
+
+
 def test_a_plain_result_with_identity_and_structure_check():
     content, result = run(message(GLUCOSE))
     (fact,) = labs(result)
