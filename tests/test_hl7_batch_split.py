@@ -283,3 +283,25 @@ def test_the_upload_of_a_split_batch_is_not_read_again_whole(wb, demo_patient, m
     again = reread_document(wb, patient_id=demo_patient["id"], document_id=split.parts[0].document["id"],
                             doc_type="hl7v2_message", by="dr.reviewer")
     assert again.job is not None and again.parts == []
+
+
+def test_the_upload_report_counts_only_live_parts_and_is_verified_only_when_every_part_is(wb, demo_patient, monkeypatch):
+    from core.services.facts import document_report
+    from core.services.retraction import delete_document
+
+    split = attach(wb, demo_patient, batch(6), 2, monkeypatch)
+    first, second, third = [p.job["id"] for p in split.parts]
+    worker = Worker(wb, worker_id="test")
+    worker.run_now(first)
+    worker.run_now(second)
+    pending = document_report(wb, split.document["id"])  # two parts read, one not yet
+    assert pending["job"]["status"] == "pending" and pending["identity"]["status"] == "identity_unchecked"
+
+    worker.run_now(third)
+    done = document_report(wb, split.document["id"])
+    assert done["job"]["status"] == "succeeded" and done["identity"]["status"] == "identity_verified"
+
+    delete_document(wb, split.parts[0].document["id"], by="dr.reviewer")  # one part deleted on its own
+    rest = document_report(wb, split.document["id"])
+    assert rest["job"]["status"] == "succeeded" and rest["identity"]["status"] == "identity_verified"
+    assert len(rest["parts"]) == 3 and rest["parts"][0]["deleted"]

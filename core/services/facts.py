@@ -77,11 +77,13 @@ def _merged_parts(document_id: int, rows: list[dict[str, Any]], parts: list[dict
     identity is the parts' combined as for the messages of one document; facts and
     promotions are every part's. ``parts`` lists each part (its document id, file name
     naming its messages, whether it was deleted on its own, and its job)."""
-    jobs = [p["job"] for p in parts if p["job"] is not None]
+    # A part deleted on its own (its job retracted) no longer counts towards the upload.
+    live = [p for row, p in zip(rows, parts) if not row["deleted"]]
+    jobs = [p["job"] for p in live if p["job"] is not None and p["job"]["status"] != "retracted"]
     statuses = [j["status"] for j in jobs]
     failed = next((j for j in jobs if j["status"] == "failed"), None)
     status = "failed" if failed else "succeeded" if statuses and all(s == "succeeded" for s in statuses) \
-        else "running" if "running" in statuses else "pending"
+        else "running" if "running" in statuses else "pending" if statuses else "retracted"
 
     def summed(key: str) -> dict[str, Any]:
         total: dict[str, Any] = {}
@@ -91,9 +93,12 @@ def _merged_parts(document_id: int, rows: list[dict[str, Any]], parts: list[dict
                     total[name] = total.get(name, 0) + value
         return total
 
-    checked = {f"part {i}": IdentityStatus(p["identity"]["status"])
-               for i, p in enumerate(parts, 1) if p["identity"]["status"] != "identity_unchecked"}
-    combined = combine_parts(checked) if checked else None
+    # Every live part counts: one not checked yet is not trusted, so the upload is never
+    # shown verified before all its parts are; while parts are unread and none names
+    # another patient, the upload is unchecked.
+    states = {f"part {i}": IdentityStatus(p["identity"]["status"]) for i, p in enumerate(live, 1)}
+    unread = IdentityStatus.UNCHECKED in states.values() and IdentityStatus.MISMATCH not in states.values()
+    combined = combine_parts(states) if states and not unread else None
     return {
         "document_id": document_id,
         "job": {"job_id": None, "status": status, "error_code": failed["error_code"] if failed else None,
