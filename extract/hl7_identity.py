@@ -1,12 +1,13 @@
 """HL7 v2 PID -> who the message is about: identity candidates (name as "FAMILY, GIVEN
 MIDDLE", DOB as YYYY-MM-DD, the MR identifier or else the first CX id), placeholder names
 and invalid birth dates as warnings, a non-human subject (PID-35), and in ADT messages
-demographic document facts. ``pid_name`` and ``pick_identifier`` are also how the MLLP
+demographic document facts. ``pid_name`` and ``pid_mrn`` are also how the MLLP
 listener routes a message and shows a reviewer whom it names."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.models import ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate
@@ -96,6 +97,17 @@ def pick_identifier(raw: str, enc: Encoding) -> str | None:
     return ids[0][0] if ids else None
 
 
+def pid_mrn(raw_field: Callable[[int], str], enc: Encoding) -> tuple[str, int] | None:
+    """A PID's MRN and the field it came from: PID-3, else PID-2, else PID-4, skipping
+    placeholders ("UNKNOWN", "MRN", "ID"). ``raw_field(n)`` gives field n as received.
+    The extractor's identity and the MLLP router's chart choice both read it here."""
+    for n in (3, 2, 4):
+        mrn = pick_identifier(raw_field(n), enc)
+        if mrn and not _PLACEHOLDER.match(mrn) and mrn.upper() not in ("MRN", "ID", "MR"):
+            return mrn, n
+    return None
+
+
 def read_identity(ctx: MessageFacts, msg: Msg, pid: Seg, base: Review) -> None:
     """PID -> identity candidates (name, DOB, MRN) and, in ADT messages, demographics."""
     enc = msg.enc
@@ -146,11 +158,10 @@ def read_identity(ctx: MessageFacts, msg: Msg, pid: Seg, base: Review) -> None:
                 message=f"PID-7 {dob_raw!r} is not a valid date of birth; it was not used for identity.",
             ))
 
-    for n in (3, 2, 4):
-        mrn = pick_identifier(pid.raw(n), enc)
-        if mrn and not _PLACEHOLDER.match(mrn) and mrn.upper() not in ("MRN", "ID", "MR"):
-            ident(IdentifierKind.MRN, mrn, n, mrn, "patient.mrn")
-            break
+    picked = pid_mrn(pid.raw, enc)
+    if picked:
+        mrn, n = picked
+        ident(IdentifierKind.MRN, mrn, n, mrn, "patient.mrn")
 
     if adt:
         sex = component(pid.raw(8), enc, 1)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from core.services.held_messages import attach_held_message, held_messages
+from core.services.mllp_ack import pid_mrns
 from core.services.mllp import (
     FrameReader,
     MllpListener,
@@ -115,6 +116,19 @@ def test_an_unknown_patient_is_stored_and_held_then_attached_by_a_reviewer(wb, d
 def test_routing_by_mrn(wb, kwargs, reason):
     _, receipt = acknowledge(wb, oru("R1", **kwargs))
     assert receipt.ack == "AA" and receipt.hold_reason == reason
+
+
+def test_routing_picks_the_mrn_the_identity_gate_will_check():
+    from extract.hl7 import extract_hl7, normalize_hl7
+    from extract.hl7_parse import read_encoding
+
+    # PID-3 holds a placeholder; the extractor skips it for PID-2, and so must routing,
+    # or a message is routed by one number and checked by another.
+    data = oru("R2").replace(b"PID|1||DEMO-1001^^^CLINIC^MR", b"PID|1|DEMO-1001|UNKNOWN^^^CLINIC^MR")
+    text = data.decode()
+    enc, _ = read_encoding(text.split("\r")[0])
+    stated = {i.value for i in extract_hl7(normalize_hl7(data), "documents:1").identifiers if i.kind.value == "mrn"}
+    assert pid_mrns(text, enc) == ["DEMO-1001"] and stated == {"DEMO-1001"}
 
 
 def test_a_control_id_reused_with_other_content_is_held_not_merged(wb):

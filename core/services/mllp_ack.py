@@ -15,7 +15,7 @@ from typing import Iterator
 
 from core.errors import ExtractionError
 # The extractor's own PID reader: route by the MRN the identity gate checks.
-from extract.hl7_identity import pick_identifier
+from extract.hl7_identity import pid_mrn as identity_mrn
 from extract.hl7_parse import Encoding, find_header, read_encoding, segment_fields
 
 # ============================================================================ the message header
@@ -102,8 +102,8 @@ def pid_fields(text: str, enc: Encoding) -> Iterator[list[str]]:
 
 
 def pid_mrn(fields: list[str], enc: Encoding) -> str:
-    picked = (pick_identifier(fields[n], enc) for n in (3, 2, 4) if n < len(fields))
-    return next((m for m in picked if m), "")
+    picked = identity_mrn(lambda n: fields[n] if n < len(fields) else "", enc)
+    return picked[0] if picked else ""
 
 
 def pid_mrns(text: str, enc: Encoding) -> list[str]:
