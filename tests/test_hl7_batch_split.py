@@ -305,3 +305,14 @@ def test_the_upload_report_counts_only_live_parts_and_is_verified_only_when_ever
     rest = document_report(wb, split.document["id"])
     assert rest["job"]["status"] == "succeeded" and rest["identity"]["status"] == "identity_verified"
     assert len(rest["parts"]) == 3 and rest["parts"][0]["deleted"]
+
+
+def test_reading_now_indexes_every_new_fact_not_only_the_first_batch_of_vectors(wb, demo_patient):
+    from core.services.ingestion import ingest_now
+
+    data = batch(150)  # one job of 300 facts: more than one embedding pass takes (256)
+    done = ingest_now(wb, patient_id=demo_patient["id"], source="big.hl7", data=data, filename="big.hl7",
+                      doc_type="hl7v2_message", by="dr.reviewer")
+    assert len(done.report["facts"]) > 256
+    with wb.db.cursor() as cur:
+        assert facts_repo.facts_awaiting_vectors(cur, 1000) == []

@@ -230,10 +230,13 @@ def run_jobs_now(wb: Workbench, jobs: list[dict[str, Any]], *, in_app: bool = Fa
     from core.services.fact_vectors import index_pending
     from core.services.worker import Worker
 
-    for queued in jobs:
-        worker = Worker(wb, worker_id=INLINE_WORKER, heartbeat_file=not in_app)
-        worker.run_now(queued["id"])
-        index_pending(wb)
+    worker = Worker(wb, worker_id=INLINE_WORKER, heartbeat_file=not in_app)
+    try:
+        for queued in jobs:
+            worker.run_now(queued["id"])
+        while index_pending(wb) > 0:  # a pass embeds at most a batch; a workbook or batch has more
+            pass
+    finally:
         worker.beat("stopped")
 
 
