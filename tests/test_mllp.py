@@ -131,6 +131,13 @@ def test_routing_picks_the_mrn_the_identity_gate_will_check():
     assert pid_mrns(text, enc) == ["DEMO-1001"] and stated == {"DEMO-1001"}
 
 
+def test_an_escaped_sender_is_echoed_in_the_ack_as_sent(wb):
+    data = oru("E1").replace(b"|LAB|WESTFIELD LAB|", b"|LAB\\T\\CO|WESTFIELD LAB|")
+    ack, receipt = acknowledge(wb, data)
+    msh = next(s for s in ack.decode().split("\r") if s.startswith("MSH|")).split("|")
+    assert receipt.ack == "AA" and msh[4] == "LAB\\T\\CO"  # MSH-5 of the ACK: escaped once, not twice
+
+
 def test_a_control_id_reused_with_other_content_is_held_not_merged(wb):
     acknowledge(wb, oru("SAME", value="182"))
     ack, receipt = acknowledge(wb, oru("SAME", value="95"))

@@ -16,7 +16,7 @@ from typing import Iterator
 from core.errors import ExtractionError
 # The extractor's own PID reader: route by the MRN the identity gate checks.
 from extract.hl7_identity import pid_mrn as identity_mrn
-from extract.hl7_parse import Encoding, find_header, read_encoding, segment_fields
+from extract.hl7_parse import Encoding, component, find_header, read_encoding, segment_fields
 
 # ============================================================================ the message header
 
@@ -68,10 +68,8 @@ def read_header(text: str) -> Header:
     name, is_msh = fields[0], fields[0] == "MSH"
     id_field = 10 if is_msh else 11
 
-    def comp(n: int, index: int = 0) -> str:
-        value = fields[n] if n < len(fields) else ""
-        parts = value.split(enc.component) if enc.component else [value]
-        return parts[index].strip() if index < len(parts) else ""
+    def comp(n: int, index: int = 0) -> str:  # unescaped, as build_ack escapes what it echoes
+        return component(fields[n], enc, index + 1) if n < len(fields) else ""
 
     header = Header(
         enc=enc, segment=name, sending_application=comp(3), sending_facility=comp(4),
