@@ -9,7 +9,7 @@ from core.policy.context import hedge_cue
 from extract import values as V
 from extract.dates import hl7_date
 from extract.hl7_message import MessageFacts, Msg, Review, Seg, seg_review
-from extract.hl7_parse import component, components, repetitions, unescape
+from extract.hl7_parse import Encoding, component, components, repetitions, unescape
 from extract.hl7_values import coded_text
 
 _SEVERITY = {"SV": "severe", "MO": "moderate", "MI": "mild", "U": "unknown"}
@@ -69,13 +69,15 @@ def _problem_fact(ctx: MessageFacts, msg: Msg, seg: Seg, field_no: int, code: st
     ))
 
 
+def _coded(raw_field: str, enc: Encoding) -> tuple[str, str, str]:
+    """A CE/CWE field's identifier, text and coding system (components 1-3)."""
+    return component(raw_field, enc, 1), component(raw_field, enc, 2), component(raw_field, enc, 3)
+
+
 def read_diagnosis(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only: bool) -> None:
     """DG1 -> a problem: code and text of DG1-3, else the description in DG1-4."""
     enc = msg.enc
-    comps = components(seg.raw(3), enc)
-    code = comps[0].strip() if comps else ""
-    description = comps[1].strip() if len(comps) > 1 else ""
-    system = comps[2].strip() if len(comps) > 2 else ""
+    code, description, system = _coded(seg.raw(3), enc)
     field_no = 3
     if not description:
         description = unescape(seg.raw(4), enc).strip().strip('"').strip()
@@ -90,10 +92,7 @@ def read_diagnosis(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only
 def read_problem(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only: bool) -> None:
     """PRB -> a problem from PRB-3."""
     enc = msg.enc
-    comps = components(seg.raw(3), enc)
-    code = comps[0].strip() if comps else ""
-    description = comps[1].strip() if len(comps) > 1 else ""
-    system = comps[2].strip() if len(comps) > 2 else ""
+    code, description, system = _coded(seg.raw(3), enc)
     if code and not description and not system:
         code, description = "", code  # PRB-3 holding plain text
     _problem_fact(ctx, msg, seg, 3, code, description, system, base, doc_only, {"source_segment": "PRB"})
