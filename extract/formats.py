@@ -46,9 +46,6 @@ class Lazy:
     def load(self) -> Callable[..., Any]:
         return getattr(import_module(self.module), self.name)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.load()(*args, **kwargs)
-
 
 @dataclass(frozen=True)
 class Format:
@@ -120,7 +117,7 @@ FORMATS: Mapping[str, Format] = MappingProxyType({
     "hl7": Format(frozenset({"hl7"}), _read_hl7, ambiguous="text", settled_by=DocType.HL7V2_MESSAGE),
 })
 
-EXTRACTORS: Mapping[DocType, Extractor] = MappingProxyType({
+EXTRACTORS: Mapping[DocType, Lazy | Extractor] = MappingProxyType({
     DocType.LAB_PDF: Lazy("extract.lab", "extract_lab"),
     DocType.INTAKE_FORM: Lazy("extract.intake", "extract_intake"),
     DocType.REFERRAL_DOCX: Lazy("extract.referral", "extract_referral"),
@@ -141,15 +138,20 @@ def format_for(sniffed: str | None, doc_type: DocType | None = None) -> Format:
     )
 
 
-def extractor_for(doc_type: DocType) -> Extractor:
-    """The extractor function for a doc_type (imported now if it was not yet)."""
-    try:
-        entry = EXTRACTORS[doc_type]
-    except KeyError:
+def require_extractor(doc_type: DocType) -> None:
+    """Fail with ``unsupported_doc_type`` unless the table has an extractor for the
+    doc_type, without importing it (the worker checks before handing a job to a child)."""
+    if doc_type not in EXTRACTORS:
         raise ExtractionError(
             f"No extractor is available for {doc_type.value} documents yet.",
             code="unsupported_doc_type",
-        ) from None
+        )
+
+
+def extractor_for(doc_type: DocType) -> Extractor:
+    """The extractor function for a doc_type (imported now if it was not yet)."""
+    require_extractor(doc_type)
+    entry = EXTRACTORS[doc_type]
     return entry.load() if isinstance(entry, Lazy) else entry
 
 

@@ -13,10 +13,14 @@ from tests.citation_check import assert_all_citations_verifiable
 def read_and_extract(data: bytes, normalise: Callable[[bytes], NormalizedContent],
                      extract: Callable[[NormalizedContent, str], ExtractionResult],
                      source: str) -> tuple[NormalizedContent, ExtractionResult]:
-    """Normalise, extract, and fail unless every citation re-finds its quote."""
+    """Normalise, extract, and fail unless every citation re-finds its quote and the
+    worker would take the answer (its doc_type, every clinical value's shape)."""
+    from core.services.processing import validate_response
+
     content = normalise(data)
     result = extract(content, source)
     assert_all_citations_verifiable(content, result, source)
+    validate_response(result, result.doc_type)
     return content, result
 
 

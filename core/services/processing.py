@@ -27,7 +27,7 @@ from core.policy.identity import IdentityOutcome, check_identity, combine_parts
 from core.services.promotion import promote_facts
 from core.services.sandbox import run_isolated
 from core.services.workbench import Workbench
-from extract.formats import extractor_for
+from extract.formats import extractor_for, require_extractor
 from extract.limits import Limits
 from extract.normalize import normalize
 from storage import documents_repo, facts_repo, patients_repo
@@ -216,7 +216,7 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
     if document is None or document["deleted"]:
         raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
     doc_type = DocType(job.doc_type)
-    extractor_for(doc_type)  # fails early with unsupported_doc_type
+    require_extractor(doc_type)  # fails early with unsupported_doc_type, importing nothing here
     data = wb.blobs.get(document["sha256"])
     content, result, extract_ms = read_isolated(wb.settings, data, doc_type, document)
     # The child's start and the hand-back count as normalizing (turning the stored bytes into content).
