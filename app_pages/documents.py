@@ -144,9 +144,13 @@ def doc_label(i: int) -> str:
     return f"{d['filename']} · {kind} · {doc_state(d)}"
 
 
+def read_in_parts(d: dict) -> bool:
+    """A batch read in parts has no job of its own: its parts are listed as documents."""
+    return bool(d.get("parts")) and d["job_status"] is None
+
+
 def doc_state(d: dict) -> str:
-    # A batch read in parts has no job of its own: its parts are listed as documents.
-    if not d["deleted_note"] and d.get("parts") and d["job_status"] is None:
+    if not d["deleted_note"] and read_in_parts(d):
         return f"read in {d['parts']} parts, listed as documents of their own"
     return d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"])
 
@@ -174,7 +178,7 @@ def status_line() -> None:
     c1, c2, c3 = st.columns(3)
     if doc["deleted_note"]:
         fact_cell(c1, "Status", doc["deleted_note"], labels.code_hint("deleted"))
-    elif doc.get("parts") and doc["job_status"] is None:
+    elif read_in_parts(doc):
         fact_cell(c1, "Status", doc_state(doc))
     else:
         fact_cell(c1, "Status", labels.document_status(doc["job_status"], doc["found_nothing"]),
@@ -233,7 +237,7 @@ def parts_list() -> None:
                   args=(i,))
 
 
-if doc.get("parts") and doc["job_status"] is None:
+if read_in_parts(doc):
     parts_list()
 else:
     viewer()
