@@ -159,7 +159,8 @@ def doc_state(d: dict) -> str:
 # select keeps showing an option's old words ("waiting to be read") after its job is done.
 choices = list(by_id)
 doc_id = st.selectbox("Document", choices, format_func=doc_label, index=choices.index(st.session_state["doc_id"]),
-                      key=f"doc_pick-{hash(tuple(doc_label(i) for i in choices))}")
+                      key=f"doc_pick-{st.session_state.get('doc_pick_round', 0)}-"
+                          f"{hash(tuple(doc_label(i) for i in choices))}")
 st.session_state["doc_id"] = doc_id
 if st.query_params.get("document") != str(doc_id):
     st.query_params["document"] = str(doc_id)
@@ -223,8 +224,11 @@ def viewer() -> None:
 
 def open_document(document_id: int) -> None:
     st.session_state["doc_id"] = document_id
+    # A new select, not the old one re-indexed: the browser would keep showing (and
+    # send back) its own choice, undoing this one.
+    st.session_state["doc_pick_round"] = st.session_state.get("doc_pick_round", 0) + 1
     for key in [k for k in st.session_state if str(k).startswith("doc_pick-")]:
-        del st.session_state[key]  # the select would keep its own choice and undo this one
+        del st.session_state[key]
 
 
 def parts_list() -> None:
