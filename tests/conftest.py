@@ -196,6 +196,7 @@ SLOW_MODULES: dict[str, str] = {
     "test_malformed_corpus": "a real child process per malformed file, killed at its ceiling",
     "test_eval_gate": "runs golden eval cases through the real pipeline",
     "test_job_ceiling": "real forkserver children run to their time and memory ceilings",
+    "test_job_child_main": "starts the jobs' real forkserver and reads a lab in its child",
     "test_crash_safety": "kills real worker processes and waits for reclaim",
     "test_guideline_search": "embeds the whole guideline corpus with the real MiniLM model",
     "test_cli": "runs the CLI as real subprocesses",

@@ -9,6 +9,13 @@ front; each job is a cheap fork of it (tens of ms, no re-import), killed outrigh
 ceiling, and its memory is returned to the system when it ends. ``fork`` is offered for tests (monkeypatched
 extractors reach the child) and ``off`` runs in-process for debugging.
 
+The child never re-creates the parent's ``__main__``. multiprocessing normally tells a
+spawned or forkserver child to run the parent's main script again (as ``__mp_main__``)
+so that functions defined there unpickle; under Streamlit, ``__main__`` is whatever page
+script ran last (Home.py), and re-running it in a job's child opened the database the
+app holds and killed every job after the first page view. Our job functions live in
+importable modules, so the child is launched without that step (``_PopenWithoutMain``).
+
 Memory is bounded twice: the parent watches the child's resident size (with its own
 children, e.g. an OCR engine) and kills it past the ceiling; in the child an address
 space limit of the baseline plus the ceiling turns a sudden huge allocation into a
@@ -17,6 +24,7 @@ MemoryError before the parent's next look.
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import pickle
@@ -25,6 +33,8 @@ import sys
 import threading
 import time
 import traceback
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
+from multiprocessing.context import ForkServerProcess, set_spawning_popen
 from typing import Any, Callable
 
 import psutil
@@ -49,6 +59,48 @@ class _ChildDefect(Exception):
     """A defect in the child whose exception could not be sent back as it was."""
 
 
+# What multiprocessing's preparation data uses to re-create the parent's __main__ in a
+# child; a job's child must never run a page script (see the module docstring).
+_MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
+
+
+def preparation_data(name: str) -> dict:
+    """What a job's child is prepared with: the parent's sys.path, cwd, logging and
+    authkey, and nothing that names ``__main__``."""
+    data = spawn.get_preparation_data(name)
+    for key in _MAIN_KEYS:
+        data.pop(key, None)
+    return data
+
+
+class _PopenWithoutMain(popen_forkserver.Popen):
+    """The standard library's forkserver launch (Python 3.11), with the preparation data
+    from ``preparation_data`` instead of ``spawn.get_preparation_data``. Kept line for
+    line with the original otherwise, so the child side (spawn._main) is unchanged."""
+
+    def _launch(self, process_obj):
+        prep_data = preparation_data(process_obj._name)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        _parent_w = os.dup(w)  # the parent's sentinel for the child, as in the original
+        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _JobProcess(ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        return _PopenWithoutMain(process_obj)
+
+
 def _context(method: str):
     with _context_lock:
         if method not in _contexts:
@@ -57,6 +109,11 @@ def _context(method: str):
                 ctx.set_forkserver_preload(_PRELOAD)
             _contexts[method] = ctx
         return _contexts[method]
+
+
+def _process_class(method: str, ctx):
+    # fork copies the parent's memory and prepares nothing; forkserver would prepare main.
+    return _JobProcess if method == "forkserver" else ctx.Process
 
 
 def time_limit_message(seconds: float) -> str:
@@ -145,7 +202,7 @@ def run_isolated(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, m
         raise ValueError(f"unknown job process method {method!r}; use one of {', '.join(METHODS)}")
     ctx = _context(method)
     receiver, sender = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(sender, fn, args, memory_mb, os.getpid()), daemon=True)
+    proc = _process_class(method, ctx)(target=_child, args=(sender, fn, args, memory_mb, os.getpid()), daemon=True)
     proc.start()
     sender.close()
     try:

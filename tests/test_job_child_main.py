@@ -1,0 +1,60 @@
+"""A job's child process never runs a page script (issue 21).
+
+Streamlit points ``sys.modules['__main__']`` at the page script it ran last (Home.py).
+multiprocessing would tell every forkserver child to run that script again, which opened
+the database the app holds and failed every job after the first page view. These tests
+put a page-like script in ``__main__`` the way Streamlit does and run real children."""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from pathlib import Path
+
+
+from core.services.ingestion import attach_and_extract
+from core.services.sandbox import preparation_data, run_isolated
+from core.services.worker import Worker
+from golden.fixtures import LAB_CASES, render_lab
+
+HOME = Path(__file__).resolve().parent.parent / "Home.py"
+
+
+def _as_streamlit_main(monkeypatch, script: Path) -> None:
+    """``__main__`` as Streamlit's script runner leaves it: a module named __main__ whose
+    __file__ is the page script, with no import spec."""
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    page.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", page)
+
+
+def test_preparation_data_never_names_main(monkeypatch, tmp_path):
+    _as_streamlit_main(monkeypatch, HOME)
+    data = preparation_data("job")
+    assert "init_main_from_path" not in data and "init_main_from_name" not in data
+    assert data["sys_path"] == sys.path  # the rest of the preparation is kept
+
+
+def test_a_forkserver_child_does_not_run_the_page_script_in_main(monkeypatch, tmp_path):
+    marker = tmp_path / "page-ran"
+    page = tmp_path / "page.py"
+    # Like Home.py beside a running app: it would open the held database and die.
+    page.write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(1)\n")
+    _as_streamlit_main(monkeypatch, page)
+    pid = run_isolated(os.getpid, (), timeout=60, memory_mb=512, method="forkserver")
+    assert pid != os.getpid()
+    assert not marker.exists(), "the child ran the page script named by __main__"
+
+
+def test_a_real_job_succeeds_with_home_py_as_main_while_the_app_holds_the_database(wb, demo_patient, monkeypatch):
+    """The served app's situation end to end: the workbench holds the DuckDB file, Home.py
+    is __main__, and a lab job runs in the production default (a forkserver child)."""
+    monkeypatch.setattr(wb.settings, "job_process", "forkserver")
+    _as_streamlit_main(monkeypatch, HOME)
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
+    job = Worker(wb, worker_id="test:main").run_specific(attached.job["id"])
+    assert (job["status"], job["error_code"]) == ("succeeded", None), job["error_message"]
+    assert job["counts"]["stored"] > 0
