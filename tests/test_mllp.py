@@ -18,6 +18,8 @@ import pytest
 from core.services.held_messages import attach_held_message, held_messages
 from core.services.mllp_ack import pid_mrns
 from core.services.mllp import (
+    END_BLOCK,
+    START_BLOCK,
     FrameReader,
     MllpListener,
     acknowledge,
@@ -54,13 +56,15 @@ def count(wb, sql: str, *params) -> int:
 # ---------------------------------------------------------------------------- framing
 
 
-def test_frames_split_across_chunks_noise_and_restarts():
-    reader = FrameReader(max_bytes=1000)
-    stream = b"noise" + frame(b"ONE") + b"\r\n" + frame(b"TWO") + b"\x0bPARTIAL" + frame(b"THREE")
-    got = []
-    for i in range(0, len(stream), 3):  # a frame's end may straddle two reads
-        got += reader.feed(stream[i:i + 3])
-    assert got == [b"ONE", b"TWO", b"THREE"]  # a frame begun again is read from its last start
+def test_frames_split_across_chunks_line_ends_and_restarts():
+    stream = (frame(b"ONE") + b"\r\n" + frame(b"TWO") + b"\x0bPARTIAL" + frame(b"THREE") + b"\n"
+              + frame(b"A\x1cB") + b"\r\r\n")
+    for step in range(1, 8):  # a frame's end may straddle two reads, at every offset
+        reader = FrameReader(max_bytes=1000)
+        got = [f for i in range(0, len(stream), step) for f in reader.feed(stream[i:i + step])]
+        # CR/LF after a frame's end (a common sender quirk) is allowed; a frame begun
+        # again is read from its last start; an FS without its CR is content.
+        assert got == [b"ONE", b"TWO", b"THREE", b"A\x1cB"] and reader.error is None, step
 
 
 def test_an_oversized_frame_is_skipped_to_its_end_and_reported():
@@ -70,6 +74,53 @@ def test_an_oversized_frame_is_skipped_to_its_end_and_reported():
     got += reader.feed(b"\r" + frame(b"NEXT"))
     assert got == [None, b"NEXT"]
     assert len(reader._buf) == 0
+
+
+def test_a_frame_of_exactly_the_limit_is_read_whatever_the_reads():
+    stream = frame(b"y" * 10) + frame(b"y" * 11) + frame(b"z")
+    for step in range(1, 14):
+        reader = FrameReader(max_bytes=10)
+        assert [f for i in range(0, len(stream), step) for f in reader.feed(stream[i:i + step])] == [
+            b"y" * 10, None, b"z"], step
+
+
+@pytest.mark.parametrize("stream, frames, error", [
+    # A web page on this host: its HTTP request comes first, the frame in its body.
+    (b"POST / HTTP/1.1\r\nHost: 127.0.0.1:2575\r\n\r\n" + frame(b"MSH|X"), [], "no_start_block"),
+    (b"\r\n" + frame(b"ONE"), [], "no_start_block"),  # the first byte is the start block, nothing else
+    (frame(b"ONE") + b"noise" + frame(b"TWO"), [b"ONE"], "noise_between_frames"),
+    (frame(b"ONE") + b"\r\n \r\n" + frame(b"TWO"), [b"ONE"], "noise_between_frames"),
+])
+def test_anything_but_a_frame_ends_the_stream(stream, frames, error):
+    for step in (1, 5, len(stream)):
+        reader = FrameReader(max_bytes=1000)
+        got = [f for i in range(0, len(stream), step) for f in reader.feed(stream[i:i + step])]
+        assert got == frames and reader.error == error
+        assert reader.feed(frame(b"MORE")) == []  # nothing more is read from it
+
+
+def scan_work(size: int) -> tuple[int, int]:
+    """Bytes a reader searched to read one frame of ``size`` bytes arriving in 64 KiB reads."""
+    reader, piece, sent, frames = FrameReader(max_bytes=size), b"x" * 65536, 0, []
+    frames += reader.feed(START_BLOCK)
+    while sent < size:
+        n = min(len(piece), size - sent)
+        frames += reader.feed(piece[:n] if n < len(piece) else piece)
+        sent += n
+    frames += reader.feed(END_BLOCK)
+    assert len(frames) == 1 and len(frames[0]) == size
+    return reader.bytes_scanned, reader.frames_started
+
+
+def test_finding_a_frames_end_is_linear_in_its_size():
+    # Issue 21: each read searched the whole buffer again, so a 50 MB frame in 64 KiB
+    # reads meant ~800 searches of up to 50 MB (20 GB scanned, 40 s). Only the new bytes
+    # (plus one byte of overlap) are searched now: scan work grows with the size.
+    small, _ = scan_work(10 * 1024 * 1024)
+    large, started = scan_work(50 * 1024 * 1024)
+    assert started == 1
+    assert large <= 2 * 50 * 1024 * 1024 + 100  # each byte searched at most twice (end block, a restart)
+    assert 4.9 < large / small < 5.1  # five times the size, five times the work (quadratic: 25)
 
 
 # ---------------------------------------------------------------------------- acknowledgements
@@ -209,6 +260,39 @@ def test_a_port_in_use_is_a_sentence_not_a_traceback(wb):
             MllpListener(wb, port=first.address[1])
     finally:
         first.stop()
+
+
+# ---------------------------------------------------------------------------- not MLLP (issue 21, item 7)
+
+
+def connect(listener, source: str = "127.0.0.1", timeout: float = 10) -> socket.socket:
+    return socket.create_connection(listener.address, timeout=timeout, source_address=(source, 0))
+
+
+def closed_by_listener(sock: socket.socket) -> bool:
+    """True when the listener closes this connection without a word (within its timeout)."""
+    try:
+        return sock.recv(4096) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_a_web_page_request_is_closed_unanswered_and_nothing_is_stored(wb):
+    # A page on this host can POST to 127.0.0.1:2575; its HTTP headers come before any frame.
+    listener = MllpListener(wb, port=0).start_thread()
+    try:
+        with connect(listener) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n\r\n"
+                         + frame(oru("WEB1")))
+            assert closed_by_listener(sock)
+        with connect(listener) as sock:  # the listener still serves real senders
+            sock.sendall(frame(oru("OK1")))
+            assert msa(read_reply(sock))[1:3] == ["AA", "OK1"]
+    finally:
+        listener.stop()
+    assert count(wb, "SELECT count(*) FROM inbound_messages WHERE control_id = 'WEB1'") == 0
 
 
 # ---------------------------------------------------------------------------- a burst across a kill

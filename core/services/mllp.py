@@ -2,8 +2,10 @@
 
 Framing (HL7 v2 MLLP, release 2 without the commit acknowledgement): each message is
 sent as ``<VT> message <FS><CR>``, the answer (an HL7 ACK) framed the same way on the
-same connection. Bytes outside a frame are skipped; a frame begun again before its end
-(a sender that gave up and restarted) is read from its last start.
+same connection. A connection must begin with <VT>, and only CR/LF may come between
+frames; anything else closes it (an HTTP request from a web page on this host is not
+read as noise before a frame). A frame begun again before its end (a sender that gave
+up and restarted) is read from its last start.
 
 What each message gets (docs/decisions.md, "HL7 v2 over MLLP"):
 
@@ -55,45 +57,121 @@ MAX_CONNECTIONS = 32
 
 # ============================================================================ framing
 
+_LINE_ENDS = re.compile(rb"[\r\n]*")  # allowed between frames: a sender's CR/LF after <FS><CR>
+
 
 class FrameReader:
-    """Splits a byte stream into MLLP frames. ``feed`` returns each complete frame's
-    payload, or ``None`` for a frame that grew past ``max_bytes`` (its bytes are skipped
-    up to its end, so one oversized message costs no more memory than the limit)."""
+    """Splits a byte stream into MLLP frames, strictly. ``feed`` returns each complete
+    frame's payload, or ``None`` for a frame that grew past ``max_bytes`` (its bytes are
+    skipped up to its end, so one oversized message costs no more memory than the limit).
+
+    The stream must begin with the start block; between frames only CR and LF may come
+    (senders that end a frame with <FS><CR><LF>). Anything else sets ``error`` (and the
+    reader takes nothing more): the connection is closed, since it is not an MLLP sender
+    (an HTTP request from a web page on this host, say) or has lost its framing. Inside a
+    frame, a start block again means the sender gave up and restarted: the frame is read
+    from its last start.
+
+    Each byte received is searched a bounded number of times (the new bytes only, plus one
+    byte of overlap for an end block split across two reads), so a frame costs time in
+    proportion to its size; ``bytes_scanned`` counts that work."""
+
+    _START, _BETWEEN, _FRAME, _SKIP, _BROKEN = range(5)
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
-        self._buf = bytearray()
-        self._skipping = False
+        self._buf = bytearray()  # the payload so far of the frame being read
+        self._size = 0  # bytes since the frame's first start block, restarts included
+        self._state = self._START
+        self._fs_pending = False  # the last byte seen while skipping was <FS>
+        self.error: str | None = None  # no_start_block | noise_between_frames
+        self.frames_started = 0  # start blocks that began a frame (not a restart inside one)
+        self.bytes_scanned = 0
+
+    @property
+    def in_frame(self) -> bool:
+        return self._state in (self._FRAME, self._SKIP)
 
     def feed(self, chunk: bytes) -> list[bytes | None]:
-        self._buf += chunk
         out: list[bytes | None] = []
-        while True:
-            if self._skipping:
-                end = self._buf.find(END_BLOCK)
-                if end < 0:
-                    del self._buf[:-1]  # keep a last FS: its CR may be in the next chunk
-                    return out
-                del self._buf[:end + len(END_BLOCK)]
-                self._skipping = False
+        pos, n = 0, len(chunk)
+        while pos < n and self._state != self._BROKEN:
+            if self._state in (self._START, self._BETWEEN):
+                if self._state == self._BETWEEN:
+                    skipped = _LINE_ENDS.match(chunk, pos).end()
+                    self.bytes_scanned += skipped - pos
+                    pos = skipped
+                    if pos == n:
+                        break
+                if chunk[pos] != START_BLOCK[0]:
+                    self.error = "no_start_block" if self._state == self._START else "noise_between_frames"
+                    self._state = self._BROKEN
+                    self._buf.clear()
+                    break
+                self.frames_started += 1
+                self._state = self._FRAME
+                self._buf.clear()
+                self._size = 0
+                pos += 1
+            elif self._state == self._FRAME:
+                pos = self._read_frame(chunk, pos, out)
+            else:
+                pos = self._skip_frame(chunk, pos, out)
+        return out
+
+    def _find_end(self, chunk: bytes, pos: int) -> tuple[int, int]:
+        """(where this frame's payload ends in ``chunk``, where the next input begins),
+        or (-1, len) when its end is not in this chunk. A <FS> that ended the previous
+        read and a <CR> that begins this one are an end block too (the byte of overlap)."""
+        pending = self._fs_pending if self._state == self._SKIP else self._buf[-1:] == END_BLOCK[:1]
+        if pending and chunk[pos] == END_BLOCK[1]:
+            self.bytes_scanned += 1
+            return pos, pos + 1
+        end = chunk.find(END_BLOCK, pos)
+        self.bytes_scanned += (end + len(END_BLOCK) if end >= 0 else len(chunk)) - pos
+        return (end, end + len(END_BLOCK)) if end >= 0 else (-1, len(chunk))
+
+    def _read_frame(self, chunk: bytes, pos: int, out: list[bytes | None]) -> int:
+        end, after = self._find_end(chunk, pos)
+        if end >= 0 and after == end + 1:  # an end block split across two reads: drop its <FS>
+            del self._buf[-1:]
+            self._size -= 1
+        else:
+            stop = end if end >= 0 else len(chunk)
+            restart = chunk.rfind(START_BLOCK, pos, stop)  # in the new bytes only: the others were searched
+            self.bytes_scanned += stop - pos
+            self._size += stop - pos
+            if restart >= 0:
+                self._buf.clear()
+                pos = restart + 1
+            self._buf += memoryview(chunk)[pos:stop]
+        # The size counts every byte since the frame's first start block (a restarted part too,
+        # so the verdict does not depend on how the stream was split into reads); unfinished,
+        # its last byte may be the <FS> of an end block split across two reads.
+        if self._size > self.max_bytes + (end < 0):
+            self._buf.clear()
+            if end >= 0:
                 out.append(None)
-                continue
-            start = self._buf.find(START_BLOCK)
-            if start < 0:
-                self._buf.clear()  # noise between frames
-                return out
-            del self._buf[:start]
-            end = self._buf.find(END_BLOCK)
-            if end < 0:
-                if len(self._buf) > self.max_bytes + 1:
-                    self._skipping = True
-                    continue
-                return out
-            payload = self._buf[1:end]
-            restart = payload.rfind(START_BLOCK)
-            out.append(bytes(payload[restart + 1:] if restart >= 0 else payload))
-            del self._buf[:end + len(END_BLOCK)]
+                self._state = self._BETWEEN
+            else:
+                self._state = self._SKIP
+                self._fs_pending = chunk[-1:] == END_BLOCK[:1]
+            return after
+        if end >= 0:
+            out.append(bytes(self._buf))
+            self._buf.clear()
+            self._state = self._BETWEEN
+        return after
+
+    def _skip_frame(self, chunk: bytes, pos: int, out: list[bytes | None]) -> int:
+        end, after = self._find_end(chunk, pos)
+        if end < 0:
+            self._fs_pending = chunk[-1:] == END_BLOCK[:1]
+            return after
+        self._fs_pending = False
+        self._state = self._BETWEEN
+        out.append(None)
+        return after
 
 
 def frame(message: bytes) -> bytes:
@@ -273,6 +351,8 @@ class _Handler(socketserver.BaseRequestHandler):
 def _payloads(recv: Callable[[int], bytes], reader: FrameReader) -> Iterator[bytes | None]:
     while chunk := recv(65536):
         yield from reader.feed(chunk)
+        if reader.error:
+            return  # not an MLLP sender, or its framing is lost: the connection is closed
 
 
 class _Server(socketserver.ThreadingTCPServer):
