@@ -41,6 +41,14 @@ class Settings(BaseSettings):
     # when start_mllp is on; `python -m core mllp` runs the same listener headless.
     mllp_port: int = 2575
     start_mllp: bool = False
+    # --- MLLP access and limits (issue 21, items 7 and 8; README "Configuration") ---
+    # MLLP has no authentication: allow-lists of senders (MSH-3^MSH-4, "APP^FACILITY,..."
+    # or a JSON array; '*' for one of the two) and of peers (addresses or CIDRs). Empty:
+    # no restriction, allowed only when listening on loopback; `core mllp --host` on any
+    # other address refuses to start without both (core/policy/mllp_access.py).
+    mllp_allowed_senders: str = ""
+    mllp_allowed_peers: str = ""
+    # --- end of MLLP access and limits ---
     # The app runs CLI commands for a shell beside it (issue 13) on a loopback port the OS
     # picks, named in <data dir>/app-endpoint.json; off, such a command fails at once.
     start_cli_endpoint: bool = True

@@ -3,6 +3,7 @@ of 1,000 messages across a listener killed midway (core/services/mllp.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from core.policy.mllp_access import AllowedPeers, AllowedSenders, is_loopback, listener_access
 from core.services.held_messages import attach_held_message, held_messages
 from core.services.mllp_ack import pid_mrns
 from core.services.mllp import (
@@ -27,6 +29,7 @@ from core.services.mllp import (
     read_reply,
 )
 from core.services.patients import DEMO_PATIENTS
+from core.settings import reload_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PATIENTS = [(p["mrn"], p["last"].upper(), p["first"].upper(), p["dob"].strftime("%Y%m%d")) for p in DEMO_PATIENTS]
@@ -262,7 +265,12 @@ def test_a_port_in_use_is_a_sentence_not_a_traceback(wb):
         first.stop()
 
 
-# ---------------------------------------------------------------------------- not MLLP (issue 21, item 7)
+# ---------------------------------------------------------------------------- who may send (issue 21, item 7)
+
+
+def configure(wb, **values) -> None:
+    """Settings for this workbench's listener and messages (as WORKBENCH_MLLP_* would)."""
+    wb.settings = wb.settings.model_copy(update=values)
 
 
 def connect(listener, source: str = "127.0.0.1", timeout: float = 10) -> socket.socket:
@@ -293,6 +301,96 @@ def test_a_web_page_request_is_closed_unanswered_and_nothing_is_stored(wb):
     finally:
         listener.stop()
     assert count(wb, "SELECT count(*) FROM inbound_messages WHERE control_id = 'WEB1'") == 0
+
+
+def test_a_sender_not_on_the_list_is_refused_ar_and_nothing_is_stored(wb, demo_patient):
+    configure(wb, mllp_allowed_senders="LAB^WESTFIELD LAB, RAD^*")
+    other = oru("S1").replace(b"|LAB|WESTFIELD LAB|", b"|LAB|ELSEWHERE|")
+    ack, receipt = acknowledge(wb, other)
+    assert msa(ack)[1:3] == ["AR", "S1"] and "not on this receiver's list" in msa(ack)[3]
+    err = next(s for s in ack.decode().split("\r") if s.startswith("ERR|")).split("|")
+    assert err[3].startswith("103^Table value not found^HL70357")
+    assert receipt.code == "sender_not_allowed"
+    assert count(wb, "SELECT count(*) FROM inbound_messages") == 0 and count(wb, "SELECT count(*) FROM documents") == 0
+    assert not wb.blobs.path_for(hashlib.sha256(other).hexdigest()).exists()  # the bytes are kept nowhere
+
+    assert acknowledge(wb, oru("S2"))[1].code == "queued"  # LAB^WESTFIELD LAB
+    assert acknowledge(wb, oru("S3").replace(b"|LAB|WESTFIELD LAB|", b"|RAD|ANYWHERE|"))[1].code == "queued"
+
+
+def test_a_peer_not_on_the_list_is_disconnected_before_a_byte_is_read(wb):
+    configure(wb, mllp_allowed_peers="127.0.0.2/32")
+    listener = MllpListener(wb, port=0).start_thread()
+    try:
+        with connect(listener, "127.0.0.1", timeout=5) as sock:
+            assert closed_by_listener(sock)  # without sending anything
+        with connect(listener, "127.0.0.2") as sock:
+            sock.sendall(frame(oru("P1")))
+            assert msa(read_reply(sock))[1:3] == ["AA", "P1"]
+    finally:
+        listener.stop()
+
+
+def test_off_loopback_the_listener_will_not_start_without_both_lists(data_dir, monkeypatch, capsys):
+    import core.services.mllp as mllp
+    from core.__main__ import main
+
+    def must_not_listen(*args, **kwargs):
+        raise AssertionError("a listener was started")
+
+    monkeypatch.setattr(mllp, "MllpListener", must_not_listen)
+    try:
+        with monkeypatch.context() as env:
+            env.setenv("WORKBENCH_MLLP_ALLOWED_SENDERS", "LAB^WESTFIELD LAB")
+            reload_settings()
+            assert main(["mllp", "--host", "0.0.0.0", "--port", "0"]) == 2
+            err = capsys.readouterr().err.strip()
+            assert len(err.splitlines()) == 1 and "VPN or TLS tunnel" in err
+            assert "WORKBENCH_MLLP_ALLOWED_PEERS" in err and "WORKBENCH_MLLP_ALLOWED_SENDERS" not in err
+            assert not (data_dir / "workbench.duckdb").exists()  # refused before the database is opened
+
+            env.setenv("WORKBENCH_MLLP_ALLOWED_PEERS", "10.1.2.0/24")
+            access = mllp.listener_access_for(reload_settings(), "0.0.0.0")  # both given: allowed (not bound)
+            assert access.peers.allows("10.1.2.7") and not access.peers.allows("10.1.3.7")
+    finally:
+        reload_settings()
+
+
+@pytest.mark.parametrize("text", ["LAB^WESTFIELD LAB,RAD^*", '["LAB^WESTFIELD LAB", "RAD^*"]'])
+def test_allowed_senders_are_read_from_a_list_or_json(text):
+    senders = AllowedSenders.parse(text)
+    assert senders.allows("LAB", "WESTFIELD LAB") and senders.allows("RAD", "X")
+    assert not senders.allows("LAB", "westfield lab") and not senders.allows("LAB", "")
+    assert AllowedSenders.parse("").allows("ANY", "ONE")  # empty: no restriction (loopback only)
+
+
+@pytest.mark.parametrize("text", ["LAB", "LAB^", "^FAC", "*^*", "A^B^C", "[1]", "[oops"])
+def test_a_sender_list_that_cannot_be_read_is_refused(text):
+    with pytest.raises(ValueError, match="WORKBENCH_MLLP_ALLOWED_SENDERS"):
+        AllowedSenders.parse(text)
+
+
+def test_allowed_peers_are_addresses_and_networks():
+    peers = AllowedPeers.parse("10.0.0.5, 192.168.1.0/24, ::1")
+    assert peers.allows("10.0.0.5") and peers.allows("192.168.1.77") and peers.allows("::1")
+    assert peers.allows("::ffff:10.0.0.5")  # an IPv4 peer seen on a dual-stack socket
+    assert not peers.allows("10.0.0.6") and not peers.allows("not an address")
+    with pytest.raises(ValueError, match="WORKBENCH_MLLP_ALLOWED_PEERS"):
+        AllowedPeers.parse("10.0.0.300")
+
+
+@pytest.mark.parametrize("bound, loopback", [
+    (["127.0.0.1"], True), (["127.0.0.2"], True), (["::1"], True),
+    (["0.0.0.0"], False), (["::"], False), (["10.0.0.5"], False), (["127.0.0.1", "10.0.0.5"], False),
+    (["clinic-host"], False), ([], False),
+])
+def test_only_loopback_addresses_may_listen_without_the_lists(bound, loopback):
+    assert is_loopback(bound) is loopback
+    if loopback:
+        assert not listener_access("h", bound, "", "").peers
+    else:
+        with pytest.raises(ValueError, match="WORKBENCH_MLLP_ALLOWED_PEERS and WORKBENCH_MLLP_ALLOWED_SENDERS"):
+            listener_access("h", bound, "", "")
 
 
 # ---------------------------------------------------------------------------- a burst across a kill

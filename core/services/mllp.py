@@ -19,7 +19,8 @@ What each message gets (docs/decisions.md, "HL7 v2 over MLLP"):
   lost ACK) is answered AA again and stored once.
 * **AE** for a message whose content cannot be accepted (no control id, too large, not
   text), **AR** when it fails basic validation (no MSH, a processing id other than
-  production) or could not be stored just now (the sender should send it again later).
+  production, a sender not on the allow-list: stored nowhere) or could not be stored
+  just now (the sender should send it again later).
 
 The identity gate still runs in the worker as for any upload: routing by MRN only
 chooses the chart; the name and birth date decide whether the results count.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import socketserver
 import sys
 import threading
@@ -42,9 +44,11 @@ from core import telemetry
 from core.errors import BadInput
 from core.models import DocType
 from core.policy.identity import same_mrn
+from core.policy.mllp_access import AllowedSenders, ListenerAccess, listener_access
 from core.services.ingestion import check_upload
 from core.services.mllp_ack import Header, Refused, build_ack, check_header, pid_mrns, read_header
 from core.services.workbench import Workbench
+from core.settings import Settings
 from extract.hl7_parse import decode_bytes
 from extract.sniff import MIME_TYPES
 from storage import documents_repo, inbound_repo, jobs_repo, patients_repo
@@ -232,12 +236,14 @@ def message_filename(control_id: str) -> str:
     return "mllp-" + (re.sub(r"[^A-Za-z0-9._-]", "_", control_id)[:40] or "message") + ".hl7"
 
 
-def receive_message(wb: Workbench, data: bytes) -> tuple[Receipt, Header | None]:
-    """Store one message (or recognise it as stored) and say how to acknowledge it."""
+def receive_message(wb: Workbench, data: bytes, senders: AllowedSenders | None = None) -> tuple[Receipt, Header | None]:
+    """Store one message (or recognise it as stored) and say how to acknowledge it.
+    ``senders``: the allow-list of MSH-3^MSH-4 (default: the settings')."""
     header = None
     try:
         text, _ = decode_bytes(data)
         header = read_header(text)
+        check_sender(header, senders if senders is not None else allowed_senders(wb.settings))
         check_header(header)
         try:
             check_upload(data, message_filename(header.control_id), DocType.HL7V2_MESSAGE, wb.settings.upload_max_bytes)
@@ -246,6 +252,24 @@ def receive_message(wb: Workbench, data: bytes) -> tuple[Receipt, Header | None]
         return _store(wb, data, text, header), header
     except Refused as refused:
         return Receipt(refused.ack, refused.text, refused.code), header
+
+
+def allowed_senders(settings: Settings) -> AllowedSenders:
+    try:
+        return AllowedSenders.parse(settings.mllp_allowed_senders)
+    except ValueError as exc:
+        raise BadInput(str(exc), code="bad_setting") from None
+
+
+def check_sender(header: Header, senders: AllowedSenders) -> None:
+    """A sender not on the allow-list is refused before anything is stored: AR (the
+    header fails the receiver's basic validation, as an unsupported processing id does;
+    nothing about the content would change that) with ERR 103, table value not found
+    (MSH-3 and MSH-4 are looked up in the receiver's tables of applications and
+    facilities, HL7 tables 0361/0362, and are not there)."""
+    if not senders.allows(header.sending_application, header.sending_facility):
+        raise Refused("AR", "103", "Sender (MSH-3^MSH-4) not on this receiver's list of senders; nothing stored.",
+                      "sender_not_allowed")
 
 
 def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
@@ -291,11 +315,11 @@ def _attach(cur, patient_id: int, category_id: int, header: Header, sha: str, st
     return document, job
 
 
-def acknowledge(wb: Workbench, data: bytes) -> tuple[bytes, Receipt]:
+def acknowledge(wb: Workbench, data: bytes, senders: AllowedSenders | None = None) -> tuple[bytes, Receipt]:
     """The ACK for one framed message. A failure to store is answered AR (send it again
     later), never a dropped connection: the sender must know the message is not ours."""
     try:
-        receipt, header = receive_message(wb, data)
+        receipt, header = receive_message(wb, data, senders)
     except Exception as exc:  # noqa: BLE001 - storage trouble must become an answer, not silence
         receipt, header = Receipt("AR", "Could not store the message now; send it again later.",
                                   "store_failed"), _header_or_none(data)
@@ -311,7 +335,7 @@ def acknowledge(wb: Workbench, data: bytes) -> tuple[bytes, Receipt]:
 
 # A refusal's code -> its HL7 table 0357 error code (anything else about the content: 102).
 _ERR = {"not_hl7": "100", "hl7_parse_error": "102", "hl7_no_control_id": "101", "hl7_not_production": "202",
-        "store_failed": "207"}
+        "store_failed": "207", "sender_not_allowed": "103"}
 
 
 def _header_or_none(data: bytes) -> Header | None:
@@ -322,6 +346,28 @@ def _header_or_none(data: bytes) -> Header | None:
 
 
 # ============================================================================ the listener
+
+
+def bound_addresses(host: str) -> list[str]:
+    """The IPv4 addresses a listener on ``host`` binds (the server is IPv4, as the first
+    getaddrinfo answer is what it binds); a name that does not resolve stays as given."""
+    if host in ("", "0.0.0.0"):
+        return ["0.0.0.0"]
+    try:
+        return sorted({info[4][0] for info in socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)})
+    except (OSError, UnicodeError):
+        return [host]
+
+
+def listener_access_for(settings: Settings, host: str) -> ListenerAccess:
+    """The allow-lists for a listener on ``host``, or BadInput (one line) when a list
+    cannot be read or is missing off loopback. `core mllp` asks before it opens the
+    database; a listener given no ``access`` asks when it starts."""
+    try:
+        return listener_access(host, bound_addresses(host), settings.mllp_allowed_senders,
+                               settings.mllp_allowed_peers)
+    except ValueError as exc:
+        raise BadInput(str(exc), code="mllp_not_allowed_here") from None
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -340,7 +386,7 @@ class _Handler(socketserver.BaseRequestHandler):
                     with self.server.working() as open_:
                         if not open_:
                             return  # stopping: unanswered, so the sender sends it again
-                        ack, _ = acknowledge(self.server.wb, payload)
+                        ack, _ = acknowledge(self.server.wb, payload, self.server.access.senders)
                 self.request.sendall(frame(ack))
         except OSError:  # socket.timeout is one
             return  # the peer went away or fell silent; nothing acknowledged is lost
@@ -359,14 +405,18 @@ class _Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
 
-    def __init__(self, address, wb: Workbench):
-        self.wb = wb
+    def __init__(self, address, wb: Workbench, access: ListenerAccess):
+        self.wb, self.access = wb, access
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.received = 0
         self._busy = 0
         self._closing = False
         self._state = threading.Condition()
         super().__init__(address, _Handler)
+
+    def verify_request(self, request, client_address) -> bool:
+        """Before a byte is read: a peer not on the allow-list is closed at once."""
+        return self.access.peers.allows(str(client_address[0]))
 
     @contextlib.contextmanager
     def working(self) -> Iterator[bool]:
@@ -393,11 +443,14 @@ class _Server(socketserver.ThreadingTCPServer):
 
 
 class MllpListener:
-    """An MLLP server on ``host:port`` (port 0: any free port) storing into ``wb``."""
+    """An MLLP server on ``host:port`` (port 0: any free port) storing into ``wb``, with
+    the settings' allow-lists unless given (BadInput when they are missing off loopback)."""
 
-    def __init__(self, wb: Workbench, host: str = "127.0.0.1", port: int = 2575):
+    def __init__(self, wb: Workbench, host: str = "127.0.0.1", port: int = 2575, *,
+                 access: ListenerAccess | None = None):
+        access = access or listener_access_for(wb.settings, host)
         try:
-            self._server = _Server((host, port), wb)
+            self._server = _Server((host, port), wb, access)
         except OSError as exc:
             raise BadInput(f"Cannot listen on {host}:{port} ({exc.strerror or exc}); is another listener "
                            "running there? Choose another --port or WORKBENCH_MLLP_PORT.",
