@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     # other address refuses to start without both (core/policy/mllp_access.py).
     mllp_allowed_senders: str = ""
     mllp_allowed_peers: str = ""
+    mllp_max_connections: int = Field(default=32, ge=1)  # at once, from everyone
+    mllp_max_connections_per_peer: int = Field(default=8, ge=1)  # at once, from one address
+    mllp_frame_timeout_seconds: float = Field(default=120.0, gt=0)  # a whole frame, from its start byte
+    mllp_idle_timeout_seconds: float = Field(default=300.0, gt=0)  # silence allowed between frames
     # --- end of MLLP access and limits ---
     # The app runs CLI commands for a shell beside it (issue 13) on a loopback port the OS
     # picks, named in <data dir>/app-endpoint.json; off, such a command fails at once.

@@ -301,6 +301,7 @@ def test_a_web_page_request_is_closed_unanswered_and_nothing_is_stored(wb):
     finally:
         listener.stop()
     assert count(wb, "SELECT count(*) FROM inbound_messages WHERE control_id = 'WEB1'") == 0
+    assert listener.closed_connections == {"no_start_block": 1}
 
 
 def test_a_sender_not_on_the_list_is_refused_ar_and_nothing_is_stored(wb, demo_patient):
@@ -329,6 +330,7 @@ def test_a_peer_not_on_the_list_is_disconnected_before_a_byte_is_read(wb):
             assert msa(read_reply(sock))[1:3] == ["AA", "P1"]
     finally:
         listener.stop()
+    assert listener.closed_connections == {"peer_not_allowed": 1}
 
 
 def test_off_loopback_the_listener_will_not_start_without_both_lists(data_dir, monkeypatch, capsys):
@@ -391,6 +393,85 @@ def test_only_loopback_addresses_may_listen_without_the_lists(bound, loopback):
     else:
         with pytest.raises(ValueError, match="WORKBENCH_MLLP_ALLOWED_PEERS and WORKBENCH_MLLP_ALLOWED_SENDERS"):
             listener_access("h", bound, "", "")
+
+
+# ---------------------------------------------------------------------------- stalls (issue 21, item 8)
+
+
+def test_a_trickling_client_is_cut_at_the_frame_deadline_while_another_gets_acks(wb):
+    configure(wb, mllp_frame_timeout_seconds=1.0, mllp_idle_timeout_seconds=60.0)
+    listener = MllpListener(wb, port=0).start_thread()
+    cut = threading.Event()
+
+    def trickle():  # a start block, then a byte every 0.1 s: 20 s for the 200 bytes, if let
+        with connect(listener) as sock:
+            sock.sendall(START_BLOCK)
+            sock.settimeout(0.1)
+            for i in range(200):
+                if closed_by_listener(sock):
+                    cut.set()
+                    return
+                try:
+                    sock.sendall(START_BLOCK if i % 7 == 0 else b"x")  # a restart does not renew the deadline
+                except OSError:
+                    cut.set()
+                    return
+
+    trickler = threading.Thread(target=trickle)
+    trickler.start()
+    try:
+        with connect(listener) as sock:
+            for i in range(5):
+                sock.sendall(frame(oru(f"K{i}")))
+                assert msa(read_reply(sock))[1:3] == ["AA", f"K{i}"]
+        trickler.join(timeout=30)
+        assert cut.is_set(), "the trickling connection was never closed"
+    finally:
+        listener.stop()
+        trickler.join(timeout=30)
+    assert listener.closed_connections == {"frame_timeout": 1}
+
+
+def test_a_connection_silent_between_frames_is_closed(wb):
+    configure(wb, mllp_idle_timeout_seconds=0.5)
+    listener = MllpListener(wb, port=0).start_thread()
+    try:
+        with connect(listener) as sock:
+            sock.sendall(frame(oru("I1")) + b"\r\n")
+            assert msa(read_reply(sock))[1:3] == ["AA", "I1"]
+            for _ in range(3):  # line ends after the frame do not keep a connection open
+                sock.sendall(b"\r\n")
+            assert closed_by_listener(sock)
+    finally:
+        listener.stop()
+    assert listener.closed_connections == {"idle_timeout": 1}
+
+
+def test_one_peer_cannot_take_every_slot(wb):
+    configure(wb, mllp_max_connections=10, mllp_max_connections_per_peer=3)
+    listener = MllpListener(wb, port=0).start_thread()
+    held = []
+    try:
+        for i in range(3):
+            held.append(connect(listener))
+            held[-1].sendall(frame(oru(f"Q{i}")))
+            assert msa(read_reply(held[-1]))[1] == "AA"  # admitted: each holds a slot
+        for _ in range(5):  # the same address again: closed at once, unread
+            with connect(listener, timeout=5) as extra:
+                assert closed_by_listener(extra)
+        with connect(listener, "127.0.0.2") as other:  # another peer still gets in
+            other.sendall(frame(oru("Q9")))
+            assert msa(read_reply(other))[1:3] == ["AA", "Q9"]
+        held.pop().close()  # a slot freed is a slot for that peer again
+        wait_for(lambda: listener.open_connections.get("127.0.0.1") == 2, timeout=10)
+        with connect(listener) as again:
+            again.sendall(frame(oru("Q10")))
+            assert msa(read_reply(again))[1:3] == ["AA", "Q10"]
+    finally:
+        for sock in held:
+            sock.close()
+        listener.stop()
+    assert listener.closed_connections == {"too_many_from_peer": 5}
 
 
 # ---------------------------------------------------------------------------- a burst across a kill

@@ -7,6 +7,12 @@ frames; anything else closes it (an HTTP request from a web page on this host is
 read as noise before a frame). A frame begun again before its end (a sender that gave
 up and restarted) is read from its last start.
 
+Who may send and how long a connection may take (issue 21): peers and senders
+(MSH-3^MSH-4) on allow-lists (``core.policy.mllp_access``; required off loopback), a
+deadline for each frame and for the silence between frames, and connection slots per
+peer address. MLLP authenticates nobody: off this host it belongs behind a VPN or TLS
+tunnel (README).
+
 What each message gets (docs/decisions.md, "HL7 v2 over MLLP"):
 
 * **AA** once it is durably stored: the original bytes (content-addressed, fsynced) and
@@ -37,8 +43,10 @@ import socket
 import socketserver
 import sys
 import threading
+import time
+from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Iterator
 
 from core import telemetry
 from core.errors import BadInput
@@ -56,8 +64,6 @@ from storage import documents_repo, inbound_repo, jobs_repo, patients_repo
 ACTOR = "system:mllp"
 CHANNEL = "mllp"
 START_BLOCK, END_BLOCK = b"\x0b", b"\x1c\x0d"
-IDLE_TIMEOUT = 300.0  # seconds a connection may stay silent before it is closed
-MAX_CONNECTIONS = 32
 
 # ============================================================================ framing
 
@@ -74,7 +80,7 @@ class FrameReader:
     reader takes nothing more): the connection is closed, since it is not an MLLP sender
     (an HTTP request from a web page on this host, say) or has lost its framing. Inside a
     frame, a start block again means the sender gave up and restarted: the frame is read
-    from its last start.
+    from its last start (the frame's deadline still runs from its first).
 
     Each byte received is searched a bounded number of times (the new bytes only, plus one
     byte of overlap for an end block split across two reads), so a frame costs time in
@@ -348,6 +354,23 @@ def _header_or_none(data: bytes) -> Header | None:
 # ============================================================================ the listener
 
 
+@dataclass(frozen=True)
+class ListenerLimits:
+    """What one listener allows (README "Configuration"; docs/decisions.md, issue 21)."""
+
+    max_connections: int = 32  # at once, from everyone
+    max_connections_per_peer: int = 8  # at once, from one address: no peer takes every slot
+    frame_timeout: float = 120.0  # seconds for a whole frame, from its start block
+    idle_timeout: float = 300.0  # seconds of silence allowed before a frame (between frames)
+    max_frame_bytes: int = 50 * 1024 * 1024  # a larger frame is skipped to its end and answered AE
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "ListenerLimits":
+        return cls(settings.mllp_max_connections, settings.mllp_max_connections_per_peer,
+                   settings.mllp_frame_timeout_seconds, settings.mllp_idle_timeout_seconds,
+                   settings.upload_max_bytes)
+
+
 def bound_addresses(host: str) -> list[str]:
     """The IPv4 addresses a listener on ``host`` binds (the server is IPv4, as the first
     getaddrinfo answer is what it binds); a name that does not resolve stays as given."""
@@ -370,44 +393,104 @@ def listener_access_for(settings: Settings, host: str) -> ListenerAccess:
         raise BadInput(str(exc), code="mllp_not_allowed_here") from None
 
 
+class _ConnectionEvents:
+    """Connections refused or closed by the listener, counted by reason. Telemetry (and
+    stderr) get the first of each reason, then at most one line a minute with the count
+    since: a flood of connections must not become a flood of log lines."""
+
+    EVERY = 60.0
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.counts: Counter[str] = Counter()
+        self._unreported: Counter[str] = Counter()
+        self._reported_at: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def note(self, reason: str) -> None:
+        with self._lock:
+            self.counts[reason] += 1
+            self._unreported[reason] += 1
+            now = time.monotonic()
+            if now - self._reported_at.get(reason, -self.EVERY) < self.EVERY:
+                return
+            self._reported_at[reason] = now
+            n = self._unreported.pop(reason)
+        telemetry.emit("mllp_connection", settings=self.settings, channel=CHANNEL, outcome="closed",
+                       error_code=reason, counts={"connections": n})
+        print(f"mllp: closed {n} connection(s): {_CLOSED_WHY.get(reason, reason)}", file=sys.stderr, flush=True)
+
+
+_CLOSED_WHY = {
+    "peer_not_allowed": "address not in WORKBENCH_MLLP_ALLOWED_PEERS",
+    "too_many_connections": "WORKBENCH_MLLP_MAX_CONNECTIONS reached",
+    "too_many_from_peer": "one address at WORKBENCH_MLLP_MAX_CONNECTIONS_PER_PEER",
+    "no_start_block": "the first byte was not the MLLP start block (not an MLLP sender)",
+    "noise_between_frames": "bytes other than CR/LF between frames (lost framing)",
+    "frame_timeout": "a frame did not arrive whole within WORKBENCH_MLLP_FRAME_TIMEOUT_SECONDS",
+    "idle_timeout": "silent for WORKBENCH_MLLP_IDLE_TIMEOUT_SECONDS",
+}
+
+
 class _Handler(socketserver.BaseRequestHandler):
     server: "_Server"
 
     def handle(self) -> None:
-        if not self.server.slots.acquire(blocking=False):
-            return  # too many connections: closed at once, the sender retries
+        server, sock, limits = self.server, self.request, self.server.limits
+        reader = FrameReader(limits.max_frame_bytes)
+        started = 0
+        idle_deadline = time.monotonic() + limits.idle_timeout
+        frame_deadline = 0.0
         try:
-            self.request.settimeout(IDLE_TIMEOUT)
-            reader = FrameReader(self.server.wb.settings.upload_max_bytes)
-            for payload in _payloads(self.request.recv, reader):
-                if payload is None:
-                    ack = build_ack(None, "AE", "The message is larger than the upload limit.", "102")
-                else:
-                    with self.server.working() as open_:
-                        if not open_:
-                            return  # stopping: unanswered, so the sender sends it again
-                        ack, _ = acknowledge(self.server.wb, payload, self.server.access.senders)
-                self.request.sendall(frame(ack))
+            while True:
+                in_frame = reader.in_frame
+                remaining = (frame_deadline if in_frame else idle_deadline) - time.monotonic()
+                if remaining <= 0:
+                    server.events.note("frame_timeout" if in_frame else "idle_timeout")
+                    return
+                sock.settimeout(remaining)
+                try:
+                    chunk = sock.recv(65536)
+                except TimeoutError:
+                    continue  # the deadline above closes it
+                if not chunk:
+                    return
+                frames = reader.feed(chunk)
+                for payload in frames:
+                    if payload is None:
+                        ack = build_ack(None, "AE", "The message is larger than the upload limit.", "102")
+                    else:
+                        with server.working() as open_:
+                            if not open_:
+                                return  # stopping: unanswered, so the sender sends it again
+                            ack, _ = acknowledge(server.wb, payload, server.access.senders)
+                    sock.settimeout(limits.frame_timeout)  # a sender that never reads its ACKs
+                    sock.sendall(frame(ack))
+                # Deadlines run from when the bytes were read and answered, not from the
+                # time spent storing an earlier frame of the same read.
+                now = time.monotonic()
+                if frames:
+                    idle_deadline = now + limits.idle_timeout
+                if reader.frames_started != started:  # a frame began (a restart inside one does not count)
+                    started = reader.frames_started
+                    frame_deadline = now + limits.frame_timeout
+                if reader.error:
+                    server.events.note(reader.error)
+                    return
         except OSError:  # socket.timeout is one
-            return  # the peer went away or fell silent; nothing acknowledged is lost
-        finally:
-            self.server.slots.release()
-
-
-def _payloads(recv: Callable[[int], bytes], reader: FrameReader) -> Iterator[bytes | None]:
-    while chunk := recv(65536):
-        yield from reader.feed(chunk)
-        if reader.error:
-            return  # not an MLLP sender, or its framing is lost: the connection is closed
+            return  # the peer went away or stopped reading; nothing acknowledged is lost
 
 
 class _Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
 
-    def __init__(self, address, wb: Workbench, access: ListenerAccess):
-        self.wb, self.access = wb, access
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+    def __init__(self, address, wb: Workbench, limits: ListenerLimits, access: ListenerAccess):
+        self.wb, self.limits, self.access = wb, limits, access
+        self.events = _ConnectionEvents(wb.settings)
+        self._admitted: dict[object, str] = {}  # open connection -> its peer address
+        self._per_peer: Counter[str] = Counter()
+        self._slots = threading.Lock()
         self.received = 0
         self._busy = 0
         self._closing = False
@@ -415,8 +498,38 @@ class _Server(socketserver.ThreadingTCPServer):
         super().__init__(address, _Handler)
 
     def verify_request(self, request, client_address) -> bool:
-        """Before a byte is read: a peer not on the allow-list is closed at once."""
-        return self.access.peers.allows(str(client_address[0]))
+        """Before a byte is read: a peer not on the allow-list, or one more connection
+        than allowed in all or from this address, is closed at once (the sender retries)."""
+        peer = str(client_address[0])
+        if not self.access.peers.allows(peer):
+            self.events.note("peer_not_allowed")
+            return False
+        with self._slots:
+            if len(self._admitted) >= self.limits.max_connections:
+                refused = "too_many_connections"
+            elif self._per_peer[peer] >= self.limits.max_connections_per_peer:
+                refused = "too_many_from_peer"
+            else:
+                self._admitted[request] = peer
+                self._per_peer[peer] += 1
+                return True
+        self.events.note(refused)
+        return False
+
+    def shutdown_request(self, request) -> None:
+        """Called once for every accepted connection, admitted or not, when it ends."""
+        with self._slots:
+            peer = self._admitted.pop(request, None)
+            if peer is not None:
+                self._per_peer[peer] -= 1
+                if not self._per_peer[peer]:
+                    del self._per_peer[peer]
+        super().shutdown_request(request)
+
+    @property
+    def open_connections(self) -> dict[str, int]:
+        with self._slots:
+            return dict(self._per_peer)
 
     @contextlib.contextmanager
     def working(self) -> Iterator[bool]:
@@ -444,13 +557,14 @@ class _Server(socketserver.ThreadingTCPServer):
 
 class MllpListener:
     """An MLLP server on ``host:port`` (port 0: any free port) storing into ``wb``, with
-    the settings' allow-lists unless given (BadInput when they are missing off loopback)."""
+    the settings' allow-lists and limits unless given (BadInput when the allow-lists are
+    missing off loopback)."""
 
     def __init__(self, wb: Workbench, host: str = "127.0.0.1", port: int = 2575, *,
-                 access: ListenerAccess | None = None):
+                 limits: ListenerLimits | None = None, access: ListenerAccess | None = None):
         access = access or listener_access_for(wb.settings, host)
         try:
-            self._server = _Server((host, port), wb, access)
+            self._server = _Server((host, port), wb, limits or ListenerLimits.from_settings(wb.settings), access)
         except OSError as exc:
             raise BadInput(f"Cannot listen on {host}:{port} ({exc.strerror or exc}); is another listener "
                            "running there? Choose another --port or WORKBENCH_MLLP_PORT.",
@@ -465,6 +579,16 @@ class MllpListener:
     @property
     def received(self) -> int:
         return self._server.received
+
+    @property
+    def closed_connections(self) -> dict[str, int]:
+        """Connections refused or closed by the listener so far, by reason."""
+        return dict(self._server.events.counts)
+
+    @property
+    def open_connections(self) -> dict[str, int]:
+        """Connections open now, by peer address."""
+        return self._server.open_connections
 
     def start_thread(self) -> "MllpListener":
         self._thread = threading.Thread(target=self._server.serve_forever, name="mllp-listener", daemon=True)
