@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     mllp_max_connections_per_peer: int = Field(default=8, ge=1)  # at once, from one address
     mllp_frame_timeout_seconds: float = Field(default=120.0, gt=0)  # a whole frame, from its start byte
     mllp_idle_timeout_seconds: float = Field(default=300.0, gt=0)  # silence allowed between frames
+    mllp_max_held_messages: int = Field(default=1000, ge=0)  # waiting for a chart; more are refused (AE)
     # --- end of MLLP access and limits ---
     # The app runs CLI commands for a shell beside it (issue 13) on a loopback port the OS
     # picks, named in <data dir>/app-endpoint.json; off, such a command fails at once.

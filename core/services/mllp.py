@@ -9,9 +9,10 @@ up and restarted) is read from its last start.
 
 Who may send and how long a connection may take (issue 21): peers and senders
 (MSH-3^MSH-4) on allow-lists (``core.policy.mllp_access``; required off loopback), a
-deadline for each frame and for the silence between frames, and connection slots per
-peer address. MLLP authenticates nobody: off this host it belongs behind a VPN or TLS
-tunnel (README).
+deadline for each frame and for the silence between frames, connection slots per peer
+address, and a cap on the messages held for review (a message that would be held past
+it is refused AE, no held one is dropped). MLLP authenticates nobody: off this host it
+belongs behind a VPN or TLS tunnel (README).
 
 What each message gets (docs/decisions.md, "HL7 v2 over MLLP"):
 
@@ -24,9 +25,10 @@ What each message gets (docs/decisions.md, "HL7 v2 over MLLP"):
 * The same message again (same sender, MSH-10 control id and bytes: a resend after a
   lost ACK) is answered AA again and stored once.
 * **AE** for a message whose content cannot be accepted (no control id, too large, not
-  text), **AR** when it fails basic validation (no MSH, a processing id other than
-  production, a sender not on the allow-list: stored nowhere) or could not be stored
-  just now (the sender should send it again later).
+  text) or that would be held while the holding area is full, **AR** when it fails
+  basic validation (no MSH, a processing id other than production, a sender not on the
+  allow-list: stored nowhere) or could not be stored just now (the sender should send it
+  again later).
 
 The identity gate still runs in the worker as for any upload: routing by MRN only
 chooses the chart; the name and birth date decide whether the results count.
@@ -38,6 +40,7 @@ messages a reviewer decides: ``core.services.held_messages``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import socket
 import socketserver
@@ -278,21 +281,51 @@ def check_sender(header: Header, senders: AllowedSenders) -> None:
                       "sender_not_allowed")
 
 
+class _HoldingAreaFull(Refused):
+    def __init__(self, cap: int):
+        super().__init__("AE", "207", f"Not stored: the holding area for messages waiting for a chart is full "
+                         f"({cap}); send it again once a reviewer has decided the waiting ones.",
+                         "holding_area_full")
+
+
+def _hold_decision(cur, header: Header, sha: str, hold: str | None) -> tuple[dict | None, str | None, dict | None]:
+    """(the same message already stored, or None; why the message is held, or None; the
+    HL7 category). The same rule before the original is written and inside the
+    transaction that writes its row."""
+    earlier = inbound_repo.same_control_id(cur, sender=header.sender, control_id=header.control_id)
+    if same := next((row for row in earlier if row["sha256"] == sha), None):
+        return same, None, None
+    if hold is None and earlier:
+        hold = "control_id_reused"
+    cat = documents_repo.category_for_doc_type(cur, DocType.HL7V2_MESSAGE.value)
+    if hold is None and cat is None:
+        hold = "no_category"
+    return None, hold, cat
+
+
+def _check_room(cur, wb: Workbench, hold: str | None) -> None:
+    """A message to be held when as many are held as allowed is refused (AE), so the
+    sender keeps it; no held message is ever dropped to make room."""
+    cap = wb.settings.mllp_max_held_messages
+    if hold is not None and inbound_repo.counts(cur).get("held", 0) >= cap:
+        raise _HoldingAreaFull(cap)
+
+
 def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
     mrns = pid_mrns(text, header.enc)
     patient_id, hold = _match_patient(wb, mrns)
+    with wb.db.cursor() as cur:  # refused before the original is written, when it is bound to be
+        same, will_hold, _ = _hold_decision(cur, header, hashlib.sha256(data).hexdigest(), hold)
+        if same is None:
+            _check_room(cur, wb, will_hold)
     sha, stored = wb.blobs.put(data)  # the original first (fsynced; a resend finds it there) ...
     with wb.db.transaction() as cur:  # ... then its row, document and job together
-        earlier = inbound_repo.same_control_id(cur, sender=header.sender, control_id=header.control_id)
-        if same := next((row for row in earlier if row["sha256"] == sha), None):
+        same, hold, cat = _hold_decision(cur, header, sha, hold)
+        if same:
             inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
             return Receipt("AA", "Already received; stored once.", "duplicate", same["id"], same["document_id"],
                            same["job_id"], same["hold_reason"])
-        if hold is None and earlier:
-            hold = "control_id_reused"
-        cat = documents_repo.category_for_doc_type(cur, DocType.HL7V2_MESSAGE.value)
-        if hold is None and cat is None:
-            hold = "no_category"
+        _check_room(cur, wb, hold)  # again, under the write lock: another connection may have filled it
         document = job = None
         if hold is None:
             document, job = _attach(cur, patient_id, cat["id"], header, sha, stored, len(data), ACTOR)
@@ -341,7 +374,7 @@ def acknowledge(wb: Workbench, data: bytes, senders: AllowedSenders | None = Non
 
 # A refusal's code -> its HL7 table 0357 error code (anything else about the content: 102).
 _ERR = {"not_hl7": "100", "hl7_parse_error": "102", "hl7_no_control_id": "101", "hl7_not_production": "202",
-        "store_failed": "207", "sender_not_allowed": "103"}
+        "store_failed": "207", "sender_not_allowed": "103", "holding_area_full": "207"}
 
 
 def _header_or_none(data: bytes) -> Header | None:
