@@ -41,6 +41,19 @@ class Settings(BaseSettings):
     # when start_mllp is on; `python -m core mllp` runs the same listener headless.
     mllp_port: int = 2575
     start_mllp: bool = False
+    # --- MLLP access and limits (issue 21, items 7 and 8; README "Configuration") ---
+    # MLLP has no authentication: allow-lists of senders (MSH-3^MSH-4, "APP^FACILITY,..."
+    # or a JSON array; '*' for one of the two) and of peers (addresses or CIDRs). Empty:
+    # no restriction, allowed only when listening on loopback; `core mllp --host` on any
+    # other address refuses to start without both (core/policy/mllp_access.py).
+    mllp_allowed_senders: str = ""
+    mllp_allowed_peers: str = ""
+    mllp_max_connections: int = Field(default=32, ge=1)  # at once, from everyone
+    mllp_max_connections_per_peer: int = Field(default=8, ge=1)  # at once, from one address
+    mllp_frame_timeout_seconds: float = Field(default=120.0, gt=0)  # a whole frame, from its start byte
+    mllp_idle_timeout_seconds: float = Field(default=300.0, gt=0)  # silence allowed between frames
+    mllp_max_held_messages: int = Field(default=1000, ge=0)  # waiting for a chart; more are refused (AE)
+    # --- end of MLLP access and limits ---
     # The app runs CLI commands for a shell beside it (issue 13) on a loopback port the OS
     # picks, named in <data dir>/app-endpoint.json; off, such a command fails at once.
     start_cli_endpoint: bool = True

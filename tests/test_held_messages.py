@@ -4,6 +4,8 @@ held one, the original kept, audited), and the Review queue's tab for them (AppT
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from core.errors import BadInput, Forbidden
@@ -50,6 +52,25 @@ def test_a_held_message_shows_the_patient_it_names_and_the_charts_that_agree(wb,
     assert h3["stated"][0]["placeholder_name"] and h3["stated"][0]["dob"] is None
     assert h3["stated"][0]["dob_printed"] == "1961" and h3["suggested"] == []
     assert held_count(wb) == 3 and [m["control_id"] for m in held_for_review(wb, limit=2)] == ["H1", "H2"]
+
+
+def test_the_holding_area_refuses_with_ae_when_full_and_keeps_every_held_message(wb, demo_patient):
+    # Issue 21: held messages had no quota, so a sender could fill the disk and the tab.
+    wb.settings = wb.settings.model_copy(update={"mllp_max_held_messages": 2})
+    first, second = hold(wb, "F1"), hold(wb, "F2")
+    full = oru("F3", mrn="LAB-78")
+    ack, receipt = acknowledge(wb, full)
+    msa = next(s for s in ack.decode().split("\r") if s.startswith("MSA|")).split("|")
+    assert msa[1:3] == ["AE", "F3"] and "holding area" in msa[3] and "full" in msa[3]
+    assert receipt.code == "holding_area_full" and receipt.message_id is None
+    assert [m["id"] for m in held_messages(wb)] == [first, second]  # none dropped to make room
+    assert all(wb.blobs.get(m["sha256"]) for m in held_messages(wb))
+    assert not wb.blobs.path_for(hashlib.sha256(full).hexdigest()).exists()  # the refused one is not kept
+
+    assert acknowledge(wb, oru("F4"))[1].code == "queued"  # a known patient's result still goes through
+    assert acknowledge(wb, oru("F1", mrn="LAB-77"))[1].code == "duplicate"  # a resend of a held one: AA
+    dismiss_held_message(wb, first, by="dr.reviewer")
+    assert acknowledge(wb, full)[1].code == "held"  # room again once a reviewer decided one
 
 
 def test_a_name_printed_the_other_way_round_still_suggests_its_chart(wb, demo_patient):

@@ -3,6 +3,7 @@ of 1,000 messages across a listener killed midway (core/services/mllp.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -15,9 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from core.policy.mllp_access import AllowedPeers, AllowedSenders, is_loopback, listener_access
 from core.services.held_messages import attach_held_message, held_messages
 from core.services.mllp_ack import pid_mrns
 from core.services.mllp import (
+    END_BLOCK,
+    START_BLOCK,
     FrameReader,
     MllpListener,
     acknowledge,
@@ -25,6 +29,7 @@ from core.services.mllp import (
     read_reply,
 )
 from core.services.patients import DEMO_PATIENTS
+from core.settings import reload_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PATIENTS = [(p["mrn"], p["last"].upper(), p["first"].upper(), p["dob"].strftime("%Y%m%d")) for p in DEMO_PATIENTS]
@@ -54,13 +59,15 @@ def count(wb, sql: str, *params) -> int:
 # ---------------------------------------------------------------------------- framing
 
 
-def test_frames_split_across_chunks_noise_and_restarts():
-    reader = FrameReader(max_bytes=1000)
-    stream = b"noise" + frame(b"ONE") + b"\r\n" + frame(b"TWO") + b"\x0bPARTIAL" + frame(b"THREE")
-    got = []
-    for i in range(0, len(stream), 3):  # a frame's end may straddle two reads
-        got += reader.feed(stream[i:i + 3])
-    assert got == [b"ONE", b"TWO", b"THREE"]  # a frame begun again is read from its last start
+def test_frames_split_across_chunks_line_ends_and_restarts():
+    stream = (frame(b"ONE") + b"\r\n" + frame(b"TWO") + b"\x0bPARTIAL" + frame(b"THREE") + b"\n"
+              + frame(b"A\x1cB") + b"\r\r\n")
+    for step in range(1, 8):  # a frame's end may straddle two reads, at every offset
+        reader = FrameReader(max_bytes=1000)
+        got = [f for i in range(0, len(stream), step) for f in reader.feed(stream[i:i + step])]
+        # CR/LF after a frame's end (a common sender quirk) is allowed; a frame begun
+        # again is read from its last start; an FS without its CR is content.
+        assert got == [b"ONE", b"TWO", b"THREE", b"A\x1cB"] and reader.error is None, step
 
 
 def test_an_oversized_frame_is_skipped_to_its_end_and_reported():
@@ -70,6 +77,53 @@ def test_an_oversized_frame_is_skipped_to_its_end_and_reported():
     got += reader.feed(b"\r" + frame(b"NEXT"))
     assert got == [None, b"NEXT"]
     assert len(reader._buf) == 0
+
+
+def test_a_frame_of_exactly_the_limit_is_read_whatever_the_reads():
+    stream = frame(b"y" * 10) + frame(b"y" * 11) + frame(b"z")
+    for step in range(1, 14):
+        reader = FrameReader(max_bytes=10)
+        assert [f for i in range(0, len(stream), step) for f in reader.feed(stream[i:i + step])] == [
+            b"y" * 10, None, b"z"], step
+
+
+@pytest.mark.parametrize("stream, frames, error", [
+    # A web page on this host: its HTTP request comes first, the frame in its body.
+    (b"POST / HTTP/1.1\r\nHost: 127.0.0.1:2575\r\n\r\n" + frame(b"MSH|X"), [], "no_start_block"),
+    (b"\r\n" + frame(b"ONE"), [], "no_start_block"),  # the first byte is the start block, nothing else
+    (frame(b"ONE") + b"noise" + frame(b"TWO"), [b"ONE"], "noise_between_frames"),
+    (frame(b"ONE") + b"\r\n \r\n" + frame(b"TWO"), [b"ONE"], "noise_between_frames"),
+])
+def test_anything_but_a_frame_ends_the_stream(stream, frames, error):
+    for step in (1, 5, len(stream)):
+        reader = FrameReader(max_bytes=1000)
+        got = [f for i in range(0, len(stream), step) for f in reader.feed(stream[i:i + step])]
+        assert got == frames and reader.error == error
+        assert reader.feed(frame(b"MORE")) == []  # nothing more is read from it
+
+
+def scan_work(size: int) -> tuple[int, int]:
+    """Bytes a reader searched to read one frame of ``size`` bytes arriving in 64 KiB reads."""
+    reader, piece, sent, frames = FrameReader(max_bytes=size), b"x" * 65536, 0, []
+    frames += reader.feed(START_BLOCK)
+    while sent < size:
+        n = min(len(piece), size - sent)
+        frames += reader.feed(piece[:n] if n < len(piece) else piece)
+        sent += n
+    frames += reader.feed(END_BLOCK)
+    assert len(frames) == 1 and len(frames[0]) == size
+    return reader.bytes_scanned, reader.frames_started
+
+
+def test_finding_a_frames_end_is_linear_in_its_size():
+    # Issue 21: each read searched the whole buffer again, so a 50 MB frame in 64 KiB
+    # reads meant ~800 searches of up to 50 MB (20 GB scanned, 40 s). Only the new bytes
+    # (plus one byte of overlap) are searched now: scan work grows with the size.
+    small, _ = scan_work(10 * 1024 * 1024)
+    large, started = scan_work(50 * 1024 * 1024)
+    assert started == 1
+    assert large <= 2 * 50 * 1024 * 1024 + 100  # each byte searched at most twice (end block, a restart)
+    assert 4.9 < large / small < 5.1  # five times the size, five times the work (quadratic: 25)
 
 
 # ---------------------------------------------------------------------------- acknowledgements
@@ -209,6 +263,215 @@ def test_a_port_in_use_is_a_sentence_not_a_traceback(wb):
             MllpListener(wb, port=first.address[1])
     finally:
         first.stop()
+
+
+# ---------------------------------------------------------------------------- who may send (issue 21, item 7)
+
+
+def configure(wb, **values) -> None:
+    """Settings for this workbench's listener and messages (as WORKBENCH_MLLP_* would)."""
+    wb.settings = wb.settings.model_copy(update=values)
+
+
+def connect(listener, source: str = "127.0.0.1", timeout: float = 10) -> socket.socket:
+    return socket.create_connection(listener.address, timeout=timeout, source_address=(source, 0))
+
+
+def closed_by_listener(sock: socket.socket) -> bool:
+    """True when the listener closes this connection without a word (within its timeout)."""
+    try:
+        return sock.recv(4096) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_a_web_page_request_is_closed_unanswered_and_nothing_is_stored(wb):
+    # A page on this host can POST to 127.0.0.1:2575; its HTTP headers come before any frame.
+    listener = MllpListener(wb, port=0).start_thread()
+    try:
+        with connect(listener) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n\r\n"
+                         + frame(oru("WEB1")))
+            assert closed_by_listener(sock)
+        with connect(listener) as sock:  # the listener still serves real senders
+            sock.sendall(frame(oru("OK1")))
+            assert msa(read_reply(sock))[1:3] == ["AA", "OK1"]
+    finally:
+        listener.stop()
+    assert count(wb, "SELECT count(*) FROM inbound_messages WHERE control_id = 'WEB1'") == 0
+    assert listener.closed_connections == {"no_start_block": 1}
+
+
+def test_a_sender_not_on_the_list_is_refused_ar_and_nothing_is_stored(wb, demo_patient):
+    configure(wb, mllp_allowed_senders="LAB^WESTFIELD LAB, RAD^*")
+    other = oru("S1").replace(b"|LAB|WESTFIELD LAB|", b"|LAB|ELSEWHERE|")
+    ack, receipt = acknowledge(wb, other)
+    assert msa(ack)[1:3] == ["AR", "S1"] and "not on this receiver's list" in msa(ack)[3]
+    err = next(s for s in ack.decode().split("\r") if s.startswith("ERR|")).split("|")
+    assert err[3].startswith("103^Table value not found^HL70357")
+    assert receipt.code == "sender_not_allowed"
+    assert count(wb, "SELECT count(*) FROM inbound_messages") == 0 and count(wb, "SELECT count(*) FROM documents") == 0
+    assert not wb.blobs.path_for(hashlib.sha256(other).hexdigest()).exists()  # the bytes are kept nowhere
+
+    assert acknowledge(wb, oru("S2"))[1].code == "queued"  # LAB^WESTFIELD LAB
+    assert acknowledge(wb, oru("S3").replace(b"|LAB|WESTFIELD LAB|", b"|RAD|ANYWHERE|"))[1].code == "queued"
+
+
+def test_a_peer_not_on_the_list_is_disconnected_before_a_byte_is_read(wb):
+    configure(wb, mllp_allowed_peers="127.0.0.2/32")
+    listener = MllpListener(wb, port=0).start_thread()
+    try:
+        with connect(listener, "127.0.0.1", timeout=5) as sock:
+            assert closed_by_listener(sock)  # without sending anything
+        with connect(listener, "127.0.0.2") as sock:
+            sock.sendall(frame(oru("P1")))
+            assert msa(read_reply(sock))[1:3] == ["AA", "P1"]
+    finally:
+        listener.stop()
+    assert listener.closed_connections == {"peer_not_allowed": 1}
+
+
+def test_off_loopback_the_listener_will_not_start_without_both_lists(data_dir, monkeypatch, capsys):
+    import core.services.mllp as mllp
+    from core.__main__ import main
+
+    def must_not_listen(*args, **kwargs):
+        raise AssertionError("a listener was started")
+
+    monkeypatch.setattr(mllp, "MllpListener", must_not_listen)
+    try:
+        with monkeypatch.context() as env:
+            env.setenv("WORKBENCH_MLLP_ALLOWED_SENDERS", "LAB^WESTFIELD LAB")
+            reload_settings()
+            assert main(["mllp", "--host", "0.0.0.0", "--port", "0"]) == 2
+            err = capsys.readouterr().err.strip()
+            assert len(err.splitlines()) == 1 and "VPN or TLS tunnel" in err
+            assert "WORKBENCH_MLLP_ALLOWED_PEERS" in err and "WORKBENCH_MLLP_ALLOWED_SENDERS" not in err
+            assert not (data_dir / "workbench.duckdb").exists()  # refused before the database is opened
+
+            env.setenv("WORKBENCH_MLLP_ALLOWED_PEERS", "10.1.2.0/24")
+            access = mllp.listener_access_for(reload_settings(), "0.0.0.0")  # both given: allowed (not bound)
+            assert access.peers.allows("10.1.2.7") and not access.peers.allows("10.1.3.7")
+    finally:
+        reload_settings()
+
+
+@pytest.mark.parametrize("text", ["LAB^WESTFIELD LAB,RAD^*", '["LAB^WESTFIELD LAB", "RAD^*"]'])
+def test_allowed_senders_are_read_from_a_list_or_json(text):
+    senders = AllowedSenders.parse(text)
+    assert senders.allows("LAB", "WESTFIELD LAB") and senders.allows("RAD", "X")
+    assert not senders.allows("LAB", "westfield lab") and not senders.allows("LAB", "")
+    assert AllowedSenders.parse("").allows("ANY", "ONE")  # empty: no restriction (loopback only)
+
+
+@pytest.mark.parametrize("text", ["LAB", "LAB^", "^FAC", "*^*", "A^B^C", "[1]", "[oops"])
+def test_a_sender_list_that_cannot_be_read_is_refused(text):
+    with pytest.raises(ValueError, match="WORKBENCH_MLLP_ALLOWED_SENDERS"):
+        AllowedSenders.parse(text)
+
+
+def test_allowed_peers_are_addresses_and_networks():
+    peers = AllowedPeers.parse("10.0.0.5, 192.168.1.0/24, ::1")
+    assert peers.allows("10.0.0.5") and peers.allows("192.168.1.77") and peers.allows("::1")
+    assert peers.allows("::ffff:10.0.0.5")  # an IPv4 peer seen on a dual-stack socket
+    assert not peers.allows("10.0.0.6") and not peers.allows("not an address")
+    with pytest.raises(ValueError, match="WORKBENCH_MLLP_ALLOWED_PEERS"):
+        AllowedPeers.parse("10.0.0.300")
+
+
+@pytest.mark.parametrize("bound, loopback", [
+    (["127.0.0.1"], True), (["127.0.0.2"], True), (["::1"], True),
+    (["0.0.0.0"], False), (["::"], False), (["10.0.0.5"], False), (["127.0.0.1", "10.0.0.5"], False),
+    (["clinic-host"], False), ([], False),
+])
+def test_only_loopback_addresses_may_listen_without_the_lists(bound, loopback):
+    assert is_loopback(bound) is loopback
+    if loopback:
+        assert not listener_access("h", bound, "", "").peers
+    else:
+        with pytest.raises(ValueError, match="WORKBENCH_MLLP_ALLOWED_PEERS and WORKBENCH_MLLP_ALLOWED_SENDERS"):
+            listener_access("h", bound, "", "")
+
+
+# ---------------------------------------------------------------------------- stalls (issue 21, item 8)
+
+
+def test_a_trickling_client_is_cut_at_the_frame_deadline_while_another_gets_acks(wb):
+    configure(wb, mllp_frame_timeout_seconds=1.0, mllp_idle_timeout_seconds=60.0)
+    listener = MllpListener(wb, port=0).start_thread()
+    cut = threading.Event()
+
+    def trickle():  # a start block, then a byte every 0.1 s: 20 s for the 200 bytes, if let
+        with connect(listener) as sock:
+            sock.sendall(START_BLOCK)
+            sock.settimeout(0.1)
+            for i in range(200):
+                if closed_by_listener(sock):
+                    cut.set()
+                    return
+                try:
+                    sock.sendall(START_BLOCK if i % 7 == 0 else b"x")  # a restart does not renew the deadline
+                except OSError:
+                    cut.set()
+                    return
+
+    trickler = threading.Thread(target=trickle)
+    trickler.start()
+    try:
+        with connect(listener) as sock:
+            for i in range(5):
+                sock.sendall(frame(oru(f"K{i}")))
+                assert msa(read_reply(sock))[1:3] == ["AA", f"K{i}"]
+        trickler.join(timeout=30)
+        assert cut.is_set(), "the trickling connection was never closed"
+    finally:
+        listener.stop()
+        trickler.join(timeout=30)
+    assert listener.closed_connections == {"frame_timeout": 1}
+
+
+def test_a_connection_silent_between_frames_is_closed(wb):
+    configure(wb, mllp_idle_timeout_seconds=0.5)
+    listener = MllpListener(wb, port=0).start_thread()
+    try:
+        with connect(listener) as sock:
+            sock.sendall(frame(oru("I1")) + b"\r\n")
+            assert msa(read_reply(sock))[1:3] == ["AA", "I1"]
+            for _ in range(3):  # line ends after the frame do not keep a connection open
+                sock.sendall(b"\r\n")
+            assert closed_by_listener(sock)
+    finally:
+        listener.stop()
+    assert listener.closed_connections == {"idle_timeout": 1}
+
+
+def test_one_peer_cannot_take_every_slot(wb):
+    configure(wb, mllp_max_connections=10, mllp_max_connections_per_peer=3)
+    listener = MllpListener(wb, port=0).start_thread()
+    held = []
+    try:
+        for i in range(3):
+            held.append(connect(listener))
+            held[-1].sendall(frame(oru(f"Q{i}")))
+            assert msa(read_reply(held[-1]))[1] == "AA"  # admitted: each holds a slot
+        for _ in range(5):  # the same address again: closed at once, unread
+            with connect(listener, timeout=5) as extra:
+                assert closed_by_listener(extra)
+        with connect(listener, "127.0.0.2") as other:  # another peer still gets in
+            other.sendall(frame(oru("Q9")))
+            assert msa(read_reply(other))[1:3] == ["AA", "Q9"]
+        held.pop().close()  # a slot freed is a slot for that peer again
+        wait_for(lambda: listener.open_connections.get("127.0.0.1") == 2, timeout=10)
+        with connect(listener) as again:
+            again.sendall(frame(oru("Q10")))
+            assert msa(read_reply(again))[1:3] == ["AA", "Q10"]
+    finally:
+        for sock in held:
+            sock.close()
+        listener.stop()
+    assert listener.closed_connections == {"too_many_from_peer": 5}
 
 
 # ---------------------------------------------------------------------------- a burst across a kill

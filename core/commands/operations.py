@@ -85,11 +85,14 @@ def cmd_mllp(args) -> dict[str, Any]:
     the database meanwhile: with `make run` holding it, set WORKBENCH_START_MLLP instead."""
     import threading
 
-    from core.services.mllp import MllpListener
+    from core.services.mllp import MllpListener, listener_access_for
 
+    # Off loopback the allow-lists are required: refused here, before the database is opened.
+    access = listener_access_for(get_settings(), args.host)
     wb = open_here()
     try:
-        listener = MllpListener(wb, host=args.host, port=get_settings().mllp_port if args.port is None else args.port)
+        listener = MllpListener(wb, host=args.host, port=get_settings().mllp_port if args.port is None else args.port,
+                                access=access)
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         listener.start_thread()

@@ -76,7 +76,9 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p.add_argument("--by", default=None, help=_BY_OPTIONAL)
 
     p = add("mllp", operations.cmd_mllp, "receive HL7 v2 messages over MLLP; each is acknowledged once it is stored")
-    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: loopback only)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (default: loopback only); any other needs "
+                        "WORKBENCH_MLLP_ALLOWED_PEERS and WORKBENCH_MLLP_ALLOWED_SENDERS")
     p.add_argument("--port", type=int, default=None, help="default: WORKBENCH_MLLP_PORT (2575); 0 picks a free one")
 
     add("health", operations.cmd_health, "database, worker heartbeat and queue")

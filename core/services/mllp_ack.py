@@ -129,7 +129,7 @@ def _escape(text: str, enc: Encoding) -> str:
 
 
 _ERR_WORDS = {"100": "Segment sequence error", "101": "Required field missing", "102": "Data type error",
-              "202": "Unsupported processing id", "207": "Application internal error"}
+              "103": "Table value not found", "202": "Unsupported processing id", "207": "Application internal error"}
 
 
 def build_ack(header: Header | None, code: str, text: str, err: str | None = None) -> bytes:
