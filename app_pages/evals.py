@@ -12,6 +12,7 @@ from core.errors import WorkbenchError
 from core.policy.access import Permission
 from core.services import eval_report, eval_runs, eval_sources, evals
 from ui import auth
+from ui.media import download_button
 from ui.inert import md_text
 from ui.runtime import workbench
 from ui.viewer import render_page_image
@@ -150,8 +151,10 @@ if run["verdict"] == "pass":
 else:
     head.error(f"**Failed** — {len(failed_ids)} of {_n(run['cases'], 'case')} failed; "
                f"{len(bad_checks)} of {_n(len(checks), 'check')} below threshold or regressed.")
-download.download_button("Download run (JSON)", data=json.dumps(run, indent=2, default=str),
-                         file_name=f"eval-run-{run_id}.json", mime="application/json", width="stretch")
+with download:  # built when clicked, never left at a /media address (ui/media.py)
+    download_button("Download run (JSON)", lambda: json.dumps(run, indent=2, default=str),
+                    file_name=f"eval-run-{run_id}.json", mime="application/json", key=f"eval_json_{run_id}",
+                    width="stretch")
 selection = run.get("selection")
 st.caption(f"Run {run_id} · started {by_id[run_id]['started_at']:%Y-%m-%d %H:%M} UTC · "
            f"took {_took(run.get('seconds'))} · "

@@ -18,6 +18,7 @@ from core.services.health import health
 from core.services.ingestion import list_categories
 from core.services.patients import list_patients
 from ui import auth, labels
+from ui.media import download_button
 from ui.inert import md_text
 from ui.runtime import workbench
 
@@ -243,8 +244,9 @@ def access_panel() -> None:
                    "object": f"{r['object_type']} {r['object_id']}" if r.get("object_type") else "",
                    "where": labels.channel(r["channel"]), "detail": r["detail"] or ""} for r in rows],
                  hide_index=True, width="stretch", key="access_table", column_config={"when": TIME})
-    st.download_button("Download access audit (CSV)", access_audit.events_csv(rows), file_name="access-audit.csv",
-                       mime="text/csv", key="access_csv")
+    # MRNs: built when clicked, never left at a /media address (ui/media.py).
+    download_button("Download access audit (CSV)", lambda: access_audit.events_csv(rows),
+                    file_name="access-audit.csv", mime="text/csv", key="access_csv")
 
 
 # ----------------------------------------------------------------------------- categories

@@ -25,6 +25,7 @@ from core.services.identity_review import identity_comparison, undo_identity_dec
 from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
 from ui import auth, held_messages, labels
+from ui.media import download_button
 from ui.inert import md_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import drawn_box, render_citation, render_page_image
@@ -375,8 +376,9 @@ def audit() -> None:
     st.dataframe([{"When": r["when"], "Who": r["who"], **({"User id": r.get("user_id")} if with_ids else {}),
                    "Document": r["filename"], "What happened": r["summary"], "Reason": r["reason"] or ""}
                   for r in rows], hide_index=True, key="au_table")
-    st.download_button("Download CSV", decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",
-                        mime="text/csv", key="au_csv")
+    # Built when clicked, never left at a /media address (ui/media.py).
+    download_button("Download CSV", lambda: decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",
+                    mime="text/csv", key="au_csv")
     with st.expander("Before and after (internal detail)"):
         st.json([{"decision_id": r["decision_id"], "before": r["before"], "after": r["after"]} for r in rows[:50]],
                 expanded=False)

@@ -5,7 +5,6 @@ citations and the Evals drill-down."""
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from core.services.access_audit import VIEW_DOCUMENT
 from core.services.workbench import Workbench
 from ui import auth, labels
 from ui.inert import md_text
+from ui.media import data_url
 
 BOX_COLOURS = {"verified": "#1a7f37", "document_fact": "#1f6feb", "needs_review": "#d97706", "held": "#6b7280",
                "cited": "#d1242f"}
@@ -76,7 +76,7 @@ def _overlay_component():
     try:
         return st.components.v2.component("cdw_page_overlay", html=_OVERLAY_HTML, css=_OVERLAY_CSS,
                                           js=_OVERLAY_JS)
-    except Exception:  # noqa: BLE001 - an older runtime: fall back to st.image + the list
+    except Exception:  # noqa: BLE001 - an older runtime: fall back to st.image (a data: URL) + the list
         return None
 
 
@@ -84,6 +84,10 @@ _OVERLAY = _overlay_component()
 
 
 # ----------------------------------------------------------------------------- cached page data
+
+
+# Every page image reaches the browser inline, as a data: URL, never as bytes given to
+# st.image: those would be kept at a /media URL anyone could fetch (ui/media.py).
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -97,8 +101,18 @@ def _page_src(_wb: Workbench, sha256: str, document_id: int, page: int) -> str:
         with Image.open(io.BytesIO(png)) as img:
             buf = io.BytesIO()
             img.convert("L").save(buf, format="JPEG", quality=82)
-        return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()
-    return "data:image/png;base64," + base64.b64encode(png).decode()
+        return data_url(buf.getvalue(), "image/jpeg")
+    return data_url(png, "image/png")
+
+
+THUMB_WIDTH = 90
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _thumb_src(_wb: Workbench, sha256: str, document_id: int, page: int) -> str:
+    """A page thumbnail as a data: URL, scaled down here (st.image scaled the bytes it
+    was given; it sends a data: URL as it is)."""
+    return data_url(dv.page_image(_wb, document_id, page), "image/png", width=THUMB_WIDTH)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -278,7 +292,7 @@ def _draw_page(wb: Workbench, view: dv.DocumentView, page: int, boxes: list[dict
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _bytes_src(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode()
+    return data_url(png, "image/png")
 
 
 def render_page_image(png: bytes, boxes: list[dict[str, Any]], *, key: str, emphasised: Any = -1) -> None:
@@ -303,7 +317,7 @@ def _overlay(src: str, boxes: list[dict[str, Any]], chosen: Any, key: str, *, zo
 
         _OVERLAY(key=overlay_key, data=data, on_box_change=clicked)
     else:
-        st.image(base64.b64decode(src.split(",", 1)[1]), width="stretch")
+        st.image(src, width="stretch")
 
 
 def _thumbnails(wb: Workbench, view: dv.DocumentView, key: str) -> None:
@@ -311,7 +325,7 @@ def _thumbnails(wb: Workbench, view: dv.DocumentView, key: str) -> None:
     for p in view.pages:
         with cols[(p.number - 1) % len(cols)]:
             try:
-                st.image(dv.page_image(wb, view.document_id, p.number), width=90)
+                st.image(_thumb_src(wb, view.sha256, view.document_id, p.number), width=THUMB_WIDTH)
             except WorkbenchError:
                 st.caption("no image")
             if st.button(f"Page {p.number}", key=f"{key}:thumb:{p.number}"):
