@@ -8,7 +8,7 @@ from core.services.access_audit import VIEW_ANSWER
 from core.services.answering import SECTION_TITLES, ask
 from core.services.drafting import drafter_for
 from ui import auth, labels
-from ui.inert import md_text
+from ui.inert import md_text, plain
 from ui.runtime import patient_picker, workbench
 from ui.widgets import question_summary, show_citation
 
@@ -48,7 +48,7 @@ def render_answer(payload: dict, turn: int) -> None:
                    f"statement{'' if removed == 1 else 's'}",
                    help=labels.code_hint(f"request {payload['request_id']}", f"topics {question['topics']}",
                                          f"intent {question['intent']}", f"rules {question.get('rules')}"))
-        st.dataframe(payload["handoffs"], hide_index=True, width="stretch")
+        st.dataframe(plain(payload["handoffs"]), hide_index=True, width="stretch")
 
 
 for n, (question, payload) in enumerate(turns):
@@ -63,7 +63,7 @@ if prompt:
     try:
         result = ask(wb, patient["id"], prompt, previous=previous, drafter=drafter_for(wb.settings))
     except WorkbenchError as exc:
-        st.error(exc.message)
+        st.error(md_text(exc.message))
     else:
         st.session_state.setdefault("chat_parsed", {})[patient["id"]] = result.parsed
         turns.append((prompt, result.payload))

@@ -11,7 +11,7 @@ from core.services.document_view import document_choices
 from core.services.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
 from core.services.retraction import deletion_impact, delete_document
 from ui import auth, labels
-from ui.inert import md_text
+from ui.inert import md_text, plain_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import render_document
 
@@ -49,7 +49,7 @@ def upload_form() -> None:
         c1, c2 = st.columns([3, 2], vertical_alignment="center")
         c1.markdown(f"**{md_text(f.name)}** · {len(data) / 1024:.0f} kB")
         chosen[i] = c2.selectbox("Category", names, index=names.index(guess) if guess in names else 0,
-                                 key=f"upload-cat-{round_}-{i}", label_visibility="collapsed",
+                                 key=f"upload-cat-{round_}-{i}", label_visibility="collapsed", format_func=plain_text,
                                  help="Suggested from the file; change it if it is wrong.")
     if st.button(f"Upload {len(files)} file{'s' if len(files) > 1 else ''}", type="primary"):
         for i, f in enumerate(files):
@@ -139,9 +139,10 @@ if st.session_state.get("doc_id") not in by_id:
 
 
 def doc_label(i: int) -> str:
+    """A select's option (plain text, not Markdown): the file name as stored, read in order."""
     d = by_id[i]
     kind = labels.doc_type(d["doc_type"]) if d.get("doc_type") else (d.get("category") or "document")
-    return f"{d['filename']} · {kind} · {doc_state(d)}"
+    return plain_text(f"{d['filename']} · {kind} · {doc_state(d)}")
 
 
 def read_in_parts(d: dict) -> bool:
@@ -178,9 +179,9 @@ def fact_cell(column, label: str, value: str, help_text: str | None = None) -> N
 def status_line() -> None:
     c1, c2, c3 = st.columns(3)
     if doc["deleted_note"]:
-        fact_cell(c1, "Status", doc["deleted_note"], labels.code_hint("deleted"))
+        fact_cell(c1, "Status", md_text(doc["deleted_note"]), labels.code_hint("deleted"))
     elif read_in_parts(doc):
-        fact_cell(c1, "Status", doc_state(doc))
+        fact_cell(c1, "Status", md_text(doc_state(doc)))
     else:
         fact_cell(c1, "Status", labels.document_status(doc["job_status"], doc["found_nothing"]),
                   labels.code_hint(doc["job_status"], doc.get("error_code")))
@@ -237,8 +238,9 @@ def parts_list() -> None:
     st.info("This file was read in parts; each part's findings are on its own page. Open one:",
             icon=":material/call_split:")
     for i in parts:
-        st.button(f"{by_id[i]['filename']} · {doc_state(by_id[i])}", key=f"open-part-{i}", on_click=open_document,
-                  args=(i,))
+        # A button's label is Markdown: the part's file name is shown as the text it is.
+        st.button(md_text(f"{by_id[i]['filename']} · {doc_state(by_id[i])}"), key=f"open-part-{i}",
+                  on_click=open_document, args=(i,))
 
 
 if read_in_parts(doc):
@@ -277,7 +279,7 @@ if not doc["deleted_note"] and auth.can(Permission.DELETE_DOCUMENT):
         try:
             impact = deletion_impact(wb, doc_id)
         except WorkbenchError as exc:
-            st.error(exc.message)
+            st.error(md_text(exc.message))
         else:
             with st.container(border=True):
                 st.warning(impact_sentence(impact), icon=":material/warning:")
@@ -286,7 +288,7 @@ if not doc["deleted_note"] and auth.can(Permission.DELETE_DOCUMENT):
                     try:
                         result = delete_document(wb, doc_id, by=auth.username())
                     except WorkbenchError as exc:
-                        st.error(exc.message)
+                        st.error(md_text(exc.message))
                     else:
                         st.session_state.pop("confirm_delete", None)
                         st.session_state["deleted_message"] = (doc_id, done_sentence(doc["filename"], result))

@@ -12,7 +12,8 @@ from core.errors import WorkbenchError
 from core.policy.access import Permission
 from core.services import eval_report, eval_runs, eval_sources, evals
 from ui import auth
-from ui.inert import md_text
+from ui.media import download_button
+from ui.inert import md_text, plain, plain_text
 from ui.runtime import workbench
 from ui.viewer import render_page_image
 from ui.widgets import show_citation
@@ -135,7 +136,7 @@ run_id = st.selectbox("Show run", list(by_id), format_func=_run_choice, key="eva
 try:
     run = evals.load_run(wb, run_id)
 except WorkbenchError as exc:
-    st.error(exc.message)
+    st.error(md_text(exc.message))
     st.stop()
 
 # --- the selected run: verdict and why --------------------------------------------------------
@@ -150,8 +151,10 @@ if run["verdict"] == "pass":
 else:
     head.error(f"**Failed** — {len(failed_ids)} of {_n(run['cases'], 'case')} failed; "
                f"{len(bad_checks)} of {_n(len(checks), 'check')} below threshold or regressed.")
-download.download_button("Download run (JSON)", data=json.dumps(run, indent=2, default=str),
-                         file_name=f"eval-run-{run_id}.json", mime="application/json", width="stretch")
+with download:  # built when clicked, never left at a /media address (ui/media.py)
+    download_button("Download run (JSON)", lambda: json.dumps(run, indent=2, default=str),
+                    file_name=f"eval-run-{run_id}.json", mime="application/json", key=f"eval_json_{run_id}",
+                    width="stretch")
 selection = run.get("selection")
 st.caption(f"Run {run_id} · started {by_id[run_id]['started_at']:%Y-%m-%d %H:%M} UTC · "
            f"took {_took(run.get('seconds'))} · "
@@ -210,7 +213,7 @@ else:
     def _case_choice(case_id: str) -> str:
         c = case_by_id[case_id]
         mark = "FAILED" if eval_report.case_failed(c) else "passed"
-        return f"{mark} · {case_id}" + (f" — {c['title']}" if c.get("title") else "")
+        return plain_text(f"{mark} · {case_id}" + (f" — {c['title']}" if c.get("title") else ""))
 
     if st.session_state.get(CASE_KEY) not in case_by_id:
         st.session_state[CASE_KEY] = next(iter(case_by_id))
@@ -235,29 +238,29 @@ else:
     expected_col, actual_col = st.columns(2)
     with expected_col:
         st.markdown("**Expected** (the case file's `expect` block)")
-        st.json(case.get("expected") or {}, expanded=True)
+        st.json(plain(case.get("expected") or {}), expanded=True)
     with actual_col:
         st.markdown("**Actual**")
         documents = actual.get("documents") or {}
         if documents:
-            st.dataframe(pd.DataFrame([{
+            st.dataframe(plain(pd.DataFrame([{
                 "Document": name, "Type": d.get("doc_type"), "Job": d.get("job_status"),
                 "Error": d.get("error_code") or "", "Identity": (d.get("identity") or "").replace("_", " "),
                 "Deleted": "yes" if d.get("deleted") else "no",
-            } for name, d in documents.items()]), hide_index=True, width="stretch")
+            } for name, d in documents.items()])), hide_index=True, width="stretch")
         facts = eval_report.ordered_facts(case)
         if facts:
-            st.dataframe(pd.DataFrame([{
+            st.dataframe(plain(pd.DataFrame([{
                 "Fact": f.get("fact_text"), "Certainty": (f.get("certainty") or "").replace("_", " "),
                 "Promotion": (f.get("promotion_status") or "—").replace("_", " "), "Document": f.get("document"),
                 "Where": (f.get("citation") or {}).get("page_or_section"),
-            } for f in facts]), hide_index=True, width="stretch")
+            } for f in facts])), hide_index=True, width="stretch")
         elif case.get("actual") is not None:
             st.caption("No facts.")
         chart = actual.get("chart") or {}
         if any(any(rows for rows in sections.values()) for sections in chart.values()):
             with st.expander("Chart after the case"):
-                st.json(chart, expanded=True)
+                st.json(plain(chart), expanded=True)
 
     def _show_source(doc_key: str | None, citation: dict, key: str) -> None:
         if citation.get("source_type") == "guideline":
@@ -283,8 +286,9 @@ else:
     if facts:
         st.markdown("**Cited source of a fact**")
         pick_col, source_col = st.columns([2, 3])
-        labels = [f"{f.get('fact_text')} — {(f.get('certainty') or '').replace('_', ' ')}, "
-                  f"{(f.get('citation') or {}).get('page_or_section')} of {f.get('document')}" for f in facts]
+        labels = [plain_text(f"{f.get('fact_text')} — {(f.get('certainty') or '').replace('_', ' ')}, "
+                             f"{(f.get('citation') or {}).get('page_or_section')} of {f.get('document')}")
+                  for f in facts]
         with pick_col:
             pick = st.selectbox("Fact (those a failing reason quotes first)", range(len(facts)),
                                 format_func=labels.__getitem__, key=f"eval_fact_{run_id}_{case_id}")
@@ -310,7 +314,7 @@ else:
                 for n, item in enumerate(items):
                     cites = item.get("citations") or []
                     where = "; ".join(f"{md_text(c.get('page_or_section'))} “{md_text(c.get('quote_or_value'))}”"
-                                      + (f" ({eval_sources.document_key_for(case, c)})"
+                                      + (f" ({md_text(eval_sources.document_key_for(case, c))})"
                                          if eval_sources.document_key_for(case, c) else "") for c in cites)
                     st.markdown(f"- {md_text(item.get('text'))}" + (f" — cited: {where}" if where else " — no citation"))
                     for m, c in enumerate(cites):

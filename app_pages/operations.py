@@ -18,7 +18,8 @@ from core.services.health import health
 from core.services.ingestion import list_categories
 from core.services.patients import list_patients
 from ui import auth, labels
-from ui.inert import md_text
+from ui.media import download_button
+from ui.inert import md_text, plain, plain_text
 from ui.runtime import workbench
 
 me = auth.require(Permission.OPERATIONS)
@@ -75,7 +76,7 @@ def status_panel() -> None:
 def jobs_panel() -> None:
     notice = st.session_state.pop("ops_notice", None)
     if notice:
-        getattr(st, notice[0])(notice[1])
+        getattr(st, notice[0])(md_text(notice[1]))
     st.subheader("Jobs")
     only = st.segmented_control("Show", ["all", "failed", "pending", "running", "succeeded"], default="all",
                                 key="ops_status", format_func=lambda s: "all" if s == "all" else labels.job_status(s))
@@ -90,7 +91,7 @@ def jobs_panel() -> None:
         **{stage: j["timings"].get(stage) for stage in operations.TIMING_COLUMNS},
         "error": labels.error_code(j["error_code"]) if j["error_code"] else "", "message": j["error_message"] or "",
     } for j in found])
-    st.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(plain(table), hide_index=True, width="stretch",
                  column_config={"created": TIME, "started": TIME, "finished": TIME,
                                 **{s: st.column_config.NumberColumn(s, help=f"{s} time (ms)", format="%.0f")
                                    for s in operations.TIMING_COLUMNS}})
@@ -145,10 +146,11 @@ def flow_panel() -> None:
     if not handoffs:
         st.caption("None yet.")
         return
-    st.dataframe([{"at": h["at"], "from": h["source"], "to": h["destination"], "task": h["task"].replace("_", " "),
-                   "reason": h["reason"], "outcome": (h["outcome"] or "").replace("_", " "),
-                   "latency ms": h["latency_ms"], "error": labels.error_code(h["error"]) if h["error"] else "",
-                   "job": h["job_id"]} for h in handoffs],
+    st.dataframe(plain([{"at": h["at"], "from": h["source"], "to": h["destination"],
+                         "task": h["task"].replace("_", " "), "reason": h["reason"],
+                         "outcome": (h["outcome"] or "").replace("_", " "), "latency ms": h["latency_ms"],
+                         "error": labels.error_code(h["error"]) if h["error"] else "", "job": h["job_id"]}
+                        for h in handoffs]),
                  hide_index=True, width="stretch", column_config={"at": TIME})
 
 
@@ -170,10 +172,11 @@ def users_panel() -> None:
         getattr(st, notice[0])(md_text(notice[1]))
     now = auth.utcnow()
     people = accounts.list_users(wb)
-    st.dataframe([{"user": a.username, "role": a.role.value, "active": a.active,
-                   "locked": access.is_locked(a.locked_until, now), "must change password": a.must_change_password,
-                   "sign-in": "organisation" if a.auth_source == "oidc" else "password",
-                   "last sign-in": a.last_sign_in_at, "added by": a.created_by or ""} for a in people],
+    st.dataframe(plain([{"user": a.username, "role": a.role.value, "active": a.active,
+                         "locked": access.is_locked(a.locked_until, now),
+                         "must change password": a.must_change_password,
+                         "sign-in": "organisation" if a.auth_source == "oidc" else "password",
+                         "last sign-in": a.last_sign_in_at, "added by": a.created_by or ""} for a in people]),
                  hide_index=True, width="stretch", key="users_table", column_config={"last sign-in": TIME})
 
     with st.expander("Add an account"), st.form("add_user", clear_on_submit=True):
@@ -197,7 +200,7 @@ def users_panel() -> None:
     by_name = {a.username: a for a in people}
     st.markdown("**Change an account**")
     pick, act = st.columns([2, 3], vertical_alignment="bottom")
-    chosen = by_name[pick.selectbox("Account", list(by_name), key="users_pick")]
+    chosen = by_name[pick.selectbox("Account", list(by_name), key="users_pick", format_func=plain_text)]
     with act:
         if not chosen.active:
             st.button("Enable account", key="users_enable", on_click=_account_action,
@@ -212,7 +215,7 @@ def users_panel() -> None:
                       args=(accounts.disable_user, chosen.username, f"{chosen.username} can no longer sign in."))
     if chosen.auth_source == "local":
         with st.form("reset_password", clear_on_submit=True):
-            new = st.text_input(f"New temporary password for {chosen.username}", type="password")
+            new = st.text_input(f"New temporary password for {md_text(chosen.username)}", type="password")
             if st.form_submit_button("Reset password"):
                 _account_action(accounts.reset_password, chosen.username,
                                 f"{chosen.username}'s password was reset; they choose a new one at the next sign-in.",
@@ -229,22 +232,24 @@ def access_panel() -> None:
                "document or answer, newest first. Rows are never changed or removed.")
     patients = {p["id"]: p for p in list_patients(wb)}
     f1, f2 = st.columns(2)
-    who = f1.selectbox("User", [ALL, *access_audit.actors(wb)], key="access_who")
+    who = f1.selectbox("User", [ALL, *access_audit.actors(wb)], key="access_who", format_func=plain_text)
     patient_id = f2.selectbox("Patient", [ALL, *patients], key="access_patient",
-                              format_func=lambda i: i if i == ALL else f"MRN {patients[i]['mrn']} (patient {i})")
+                              format_func=lambda i: i if i == ALL
+                              else plain_text(f"MRN {patients[i]['mrn']} (patient {i})"))
     rows = access_audit.events(wb, actor=None if who == ALL else who,
                                patient_id=None if patient_id == ALL else patient_id)
     if not rows:
         st.info("No access events match.")
         return
-    st.dataframe([{"when": r["occurred_at"], "who": r["actor"], "user id": r["user_id"],
-                   "what": labels.access_event(r["event"]),
-                   "patient": f"MRN {r['patient_mrn']}" if r.get("patient_mrn") else "",
-                   "object": f"{r['object_type']} {r['object_id']}" if r.get("object_type") else "",
-                   "where": labels.channel(r["channel"]), "detail": r["detail"] or ""} for r in rows],
+    st.dataframe(plain([{"when": r["occurred_at"], "who": r["actor"], "user id": r["user_id"],
+                         "what": labels.access_event(r["event"]),
+                         "patient": f"MRN {r['patient_mrn']}" if r.get("patient_mrn") else "",
+                         "object": f"{r['object_type']} {r['object_id']}" if r.get("object_type") else "",
+                         "where": labels.channel(r["channel"]), "detail": r["detail"] or ""} for r in rows]),
                  hide_index=True, width="stretch", key="access_table", column_config={"when": TIME})
-    st.download_button("Download access audit (CSV)", access_audit.events_csv(rows), file_name="access-audit.csv",
-                       mime="text/csv", key="access_csv")
+    # MRNs: built when clicked, never left at a /media address (ui/media.py).
+    download_button("Download access audit (CSV)", lambda: access_audit.events_csv(rows),
+                    file_name="access-audit.csv", mime="text/csv", key="access_csv")
 
 
 # ----------------------------------------------------------------------------- categories
@@ -257,8 +262,8 @@ def categories_panel() -> None:
     if notice := st.session_state.pop("categories_notice", None):
         getattr(st, notice[0])(md_text(notice[1]))
     cats = list_categories(wb)
-    st.dataframe([{"category": c["name"], "read as": labels.doc_type(c["doc_type"]) if c["doc_type"]
-                   else "not read (stored only)"} for c in cats], hide_index=True, width="stretch",
+    st.dataframe(plain([{"category": c["name"], "read as": labels.doc_type(c["doc_type"]) if c["doc_type"]
+                         else "not read (stored only)"} for c in cats]), hide_index=True, width="stretch",
                  key="categories_table")
     with st.form("map_category", clear_on_submit=True):
         name = st.text_input("Category", help="An existing category's name, or a new one.")

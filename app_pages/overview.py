@@ -14,7 +14,7 @@ from core.services.facts import chart_view, patient_facts
 from core.services.patients import add_patient, chart_documents
 from core.services.processing import NOTHING_FOUND
 from ui import auth, labels
-from ui.inert import md_text
+from ui.inert import md_text, plain
 from ui.runtime import patient_picker, select_patient, workbench
 
 DOCUMENTS_PAGE = "app_pages/documents.py"
@@ -59,7 +59,7 @@ def add_patient_form(*, expanded: bool) -> None:
             try:
                 added = add_patient(wb, mrn=mrn, first=first, last=last, dob=dob, sex=sex, by=auth.username())
             except WorkbenchError as exc:
-                st.error(f"Patient not added: {exc.message}")
+                st.error(f"Patient not added: {md_text(exc.message)}")
             else:
                 select_patient(added["id"])
                 st.session_state["patient_added"] = added["id"]
@@ -99,11 +99,12 @@ def documents_panel() -> None:
         st.info("No documents on this chart yet.")
         return
     st.dataframe(
-        [{"id": d["id"], "file": d["filename"], "type": labels.doc_type(d["doc_type"]) if d["doc_type"] else "—",
-          "status": labels.document_status(d["job_status"], d["found_nothing"]),
-          "patient match": labels.identity_status(d["identity_status"]) if d["job_status"] else "—",
-          "found": labels.found_summary(d["counts"]) if d["job_status"] == "succeeded" else "",
-          "problem": d["error_message"] or "", "uploaded": str(d["uploaded_at"])[:16]} for d in current],
+        plain([{"id": d["id"], "file": d["filename"],
+                "type": labels.doc_type(d["doc_type"]) if d["doc_type"] else "—",
+                "status": labels.document_status(d["job_status"], d["found_nothing"]),
+                "patient match": labels.identity_status(d["identity_status"]) if d["job_status"] else "—",
+                "found": labels.found_summary(d["counts"]) if d["job_status"] == "succeeded" else "",
+                "problem": d["error_message"] or "", "uploaded": str(d["uploaded_at"])[:16]} for d in current]),
         hide_index=True, width="stretch",
         column_config={"id": st.column_config.NumberColumn("id", help="document id", format="%d")},
     )
@@ -193,5 +194,5 @@ with st.expander("Active chart rows"):
     for section, rows in charted.items():
         st.markdown(f"**{labels.chart_section(section)}** ({len(rows)})")
         if rows:
-            st.dataframe([{CHART_COLUMNS.get(k, k.replace("_", " ")): _chart_value(k, v) for k, v in r.items()
-                           if k != "id"} for r in rows], hide_index=True, width="stretch")
+            st.dataframe(plain([{CHART_COLUMNS.get(k, k.replace("_", " ")): _chart_value(k, v) for k, v in r.items()
+                                 if k != "id"} for r in rows]), hide_index=True, width="stretch")

@@ -25,7 +25,8 @@ from core.services.identity_review import identity_comparison, undo_identity_dec
 from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
 from ui import auth, held_messages, labels
-from ui.inert import md_text
+from ui.media import download_button
+from ui.inert import md_text, plain, plain_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import drawn_box, render_citation, render_page_image
 
@@ -69,7 +70,7 @@ def run_decision(action, *args, success: str | Callable[[dict], str], **kwargs) 
     try:
         result = action(wb, *args, **kwargs)
     except WorkbenchError as exc:
-        (st.warning if exc.code == "already_decided" else st.error)(exc.message)
+        (st.warning if exc.code == "already_decided" else st.error)(md_text(exc.message))
         return False
     st.session_state["rq_notice"] = success(result) if callable(success) else success
     return True
@@ -265,11 +266,13 @@ def to_review() -> None:
     names = {i["document_id"]: i["filename"] for i in items}
     f1, f2, f3, f4, f5 = st.columns([3, 2, 3, 2, 2])
     document = f1.selectbox("Document", [ALL, *sorted(names, reverse=True)], key="rq_f_doc",
-                            format_func=lambda d: d if d == ALL else f"{names[d]} ({counts['document_id'][d]})")
+                            format_func=lambda d: d if d == ALL
+                            else plain_text(f"{names[d]} ({counts['document_id'][d]})"))
     doc_type = f2.selectbox("Document type", [ALL, *sorted(counts["doc_type"])], key="rq_f_type",
                             format_func=lambda t: t if t == ALL else f"{labels.doc_type(t)} ({counts['doc_type'][t]})")
     reason = f3.selectbox("Reason", [ALL, *sorted(counts["reason"])], key="rq_f_reason",
-                          format_func=lambda r: r if r == ALL else f"{labels.review_reason(r)} ({counts['reason'][r]})")
+                          format_func=lambda r: r if r == ALL
+                          else plain_text(f"{labels.review_reason(r)} ({counts['reason'][r]})"))
     certainty = f4.selectbox("Certainty", [ALL, *sorted(counts["certainty"])], key="rq_f_certainty",
                              format_func=lambda c: c if c == ALL else f"{labels.certainty(c)} ({counts['certainty'][c]})")
     critical_first = f5.toggle("Critical first", value=True, key="rq_f_critical")
@@ -323,8 +326,9 @@ def to_review() -> None:
 
 def queue_list(shown: list[dict], current: str) -> None:
     """The items grouped by document; rows with the same reason can be approved together."""
-    rows = [{"Document": i["filename"], "Item": item_title(i)[:90], "Why": labels.review_reason(i["reason"]),
-             "Critical": "yes" if i["critical"] else "", "Open": "▶" if i["key"] == current else ""} for i in shown]
+    rows = plain([{"Document": i["filename"], "Item": item_title(i)[:90], "Why": labels.review_reason(i["reason"]),
+                   "Critical": "yes" if i["critical"] else "", "Open": "▶" if i["key"] == current else ""}
+                  for i in shown])
     if not may_decide:
         st.dataframe(rows, key="rq_table", hide_index=True, height=min(38 + 35 * len(rows), 300))
         return
@@ -344,7 +348,7 @@ def queue_list(shown: list[dict], current: str) -> None:
         try:
             results = approve_facts(wb, [i["item_id"] for i in facts], by=reviewer)
         except WorkbenchError as exc:
-            st.error(exc.message)
+            st.error(md_text(exc.message))
             return
         done = sum(r["ok"] for r in results)
         st.session_state["rq_notice"] = f"{done} of {len(results)} findings approved."
@@ -363,7 +367,7 @@ def audit() -> None:
         st.info("No review decisions on this chart yet.")
         return
     a1, a2, a3 = st.columns(3)
-    who = a1.selectbox("Reviewer", [ALL, *sorted({r["who"] for r in everything})], key="au_who")
+    who = a1.selectbox("Reviewer", [ALL, *sorted({r["who"] for r in everything})], key="au_who", format_func=plain_text)
     kind = a2.selectbox("Item", [ALL, "fact", "identity_check"], key="au_item",
                         format_func=lambda k: {"fact": "findings", "identity_check": "patient matches"}.get(k, k))
     what = a3.selectbox("Decision", [ALL, *sorted({r["decision"] for r in everything})], key="au_decision")
@@ -372,14 +376,15 @@ def audit() -> None:
         decision=None if what == ALL else what)
     # The account id next to the name (decisions from before sign-in existed have none).
     with_ids = any(r.get("user_id") is not None for r in rows)
-    st.dataframe([{"When": r["when"], "Who": r["who"], **({"User id": r.get("user_id")} if with_ids else {}),
-                   "Document": r["filename"], "What happened": r["summary"], "Reason": r["reason"] or ""}
-                  for r in rows], hide_index=True, key="au_table")
-    st.download_button("Download CSV", decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",
-                        mime="text/csv", key="au_csv")
+    st.dataframe(plain([{"When": r["when"], "Who": r["who"], **({"User id": r.get("user_id")} if with_ids else {}),
+                         "Document": r["filename"], "What happened": r["summary"], "Reason": r["reason"] or ""}
+                        for r in rows]), hide_index=True, key="au_table")
+    # Built when clicked, never left at a /media address (ui/media.py).
+    download_button("Download CSV", lambda: decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",
+                    mime="text/csv", key="au_csv")
     with st.expander("Before and after (internal detail)"):
-        st.json([{"decision_id": r["decision_id"], "before": r["before"], "after": r["after"]} for r in rows[:50]],
-                expanded=False)
+        st.json(plain([{"decision_id": r["decision_id"], "before": r["before"], "after": r["after"]}
+                       for r in rows[:50]]), expanded=False)
 
     undoable = undoable_decisions(wb, PID) if may_decide else []
     if undoable:
@@ -387,14 +392,15 @@ def audit() -> None:
         options = {u["identity_check_id"]: u for u in undoable}
         chosen = st.selectbox(
             "Decision", list(options), key="au_undo_pick",
-            format_func=lambda c: f"{options[c]['filename']}{' · ' + options[c]['scope'] if options[c]['scope'] else ''}"
-                                  f" — {options[c]['decision']} by {options[c]['reviewed_by']}")
+            format_func=lambda c: plain_text(
+                f"{options[c]['filename']}{' · ' + options[c]['scope'] if options[c]['scope'] else ''}"
+                f" — {options[c]['decision']} by {options[c]['reviewed_by']}"))
         why = st.text_input("Why undo it", key="au_undo_why")
         if st.button("Undo decision", key="au_undo"):
             try:
                 result = undo_identity_decision(wb, chosen, by=reviewer, reason=why)
             except WorkbenchError as exc:
-                st.error(exc.message)
+                st.error(md_text(exc.message))
             else:
                 st.session_state["au_notice"] = ("Decision undone; the patient match is now: "
                                                  + labels.identity_status(result["status"]) + ".")

@@ -3,10 +3,14 @@ quotes, filenames, review reasons, answer items) is shown as inert text on every
 while the database keeps it exactly as it was read.
 
 Each format (lab PDF, intake PDF, DOCX referral, XLSX workbook, HL7 OBX, a filename)
-carries image, link, HTML, script, LaTeX and colour-directive payloads. The pages are
-rendered in AppTest and every Markdown-bearing string (markdown, captions, alerts,
-labels, help, progress text, st.table cells) is checked; one headless-chromium test
-checks that the real page makes no request to the payloads' address.
+carries image, link, HTML, script, LaTeX and colour-directive payloads, and some file
+names a right-to-left override. The pages are rendered in AppTest and every
+Markdown-bearing string (markdown, captions, alerts, labels, help, progress text,
+st.table cells) is checked, and no string anywhere on the page (select options,
+dataframe cells, JSON, the viewer's box labels too) carries a bidirectional control;
+one headless-chromium test checks that the real page makes no request to the payloads'
+address. An HL7 batch uploaded under such a name and read in parts names its parts, on
+the buttons that open them, as the text it is (issue 21, item 5).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
 
 from tests.app_support import app
-from ui.inert import md_text
+from ui.inert import BIDI_CONTROLS, md_text, plain, plain_text
 
 ROOT = Path(__file__).resolve().parent.parent
 IMG = "![x](http://127.0.0.1:9/beacon.png)"
@@ -36,15 +40,18 @@ PAYLOADS = (IMG, LINK, HTML, SCRIPT, TEX, RED)
 UNSAFE = (re.compile(r"http://127\.0\.0\.1:9"), re.compile(r"(?<!\\)!(?<!\\)\["),
           re.compile(r"(?<!\\)\]\("), re.compile(r"(?<!\\)<(?:img|script)", re.I),
           re.compile(r"(?<!\\)\$x\^2"), re.compile(r"(?<!\\):red(?<!\\)\["))
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "x\u202efdp.hl7" reads as "x7lh.pdf"
+BIDI = ("\u202a", "\u202b", "\u202c", "\u202d", RLO, "\u2066", "\u2067", "\u2068", "\u2069", "\u200e",
+        "\u200f", "\u061c")
 MARISOL = {"first": "Marisol", "last": "Quintero-Vale", "dob": "1961-03-14", "mrn": "DEMO-1001", "sex": "F"}
 
 FILES = {
     "docx": f"referral {IMG}.docx",
     "lab": f"lab {LINK}.pdf",
     "intake": f"intake {TEX} {RED}.pdf",
-    "xlsx": f"{SCRIPT}.xlsx",
+    "xlsx": f"{SCRIPT} {RLO}fdp.xlsx",
     "hl7": "critical.hl7",
-    "wrong": f"wrong patient {HTML}.pdf",
+    "wrong": f"wrong patient {HTML}{RLO}xslx.pdf",
 }
 
 
@@ -80,6 +87,27 @@ def test_md_text_keeps_ordinary_clinical_text_readable():
     assert md_text(None) == "" and md_text(7.9) == "7.9"
     assert md_text("line one\nline two\r\n  three") == "line one line two three"
     assert md_text("ref <5.7") == "ref \\<5.7"
+
+
+@pytest.mark.parametrize("control", BIDI)
+def test_bidi_controls_are_shown_as_a_mark_and_text_keeps_its_stored_order(control):
+    name = f"**bold**[x](http://e){control}fdp.hl7"
+    for shown in (md_text(name), plain_text(name)):
+        assert not BIDI_CONTROLS.search(shown) and control not in shown
+        # read back, the text is in the order it is stored, with the control as U+FFFD
+        assert re.sub(r"\\(.)", r"\1", shown).replace("\u2060", "") == "**bold**[x](http://e)\ufffdfdp.hl7"
+    assert md_text(name).startswith("\\*\\*bold\\*\\*\\[x\\]")
+
+
+def test_plain_neutralises_rows_frames_and_json_without_touching_other_values():
+    import pandas as pd
+
+    rows = [{f"file{RLO}": f"a{RLO}b.pdf", "n": 3, "when": None, "nested": {"k": [f"q{RLO}"]}}]
+    assert plain(rows) == [{"file\ufffd": "a\ufffdb.pdf", "n": 3, "when": None, "nested": {"k": ["q\ufffd"]}}]
+    frame = plain(pd.DataFrame({f"value{RLO}": [f"x{RLO}y", 1.5]}, index=[f"r{RLO}", "s"]))
+    assert list(frame.columns) == ["value\ufffd"] and list(frame.index) == ["r\ufffd", "s"]
+    assert frame.iloc[0, 0] == "x\ufffdy" and frame.iloc[1, 0] == 1.5
+    assert plain_text("Quintero-Vale 7.9 %") == "Quintero-Vale 7.9 %" and plain_text(None) == ""
 
 
 def test_the_viewer_sets_box_labels_as_inert_text():
@@ -193,6 +221,39 @@ def shown_markdown(at: AppTest) -> list[str]:
     return out
 
 
+def _every_string(message, out: list[str]) -> None:
+    for _field, value in message.ListFields():
+        for item in [value] if isinstance(value, (str, bytes, int, float, Message)) else list(value):
+            if isinstance(item, Message):
+                _every_string(item, out)
+            elif isinstance(item, str):
+                out.append(item)
+
+
+def every_string(at: AppTest) -> list[str]:
+    """Every string the rendered page sends, Markdown or not: labels, select options,
+    JSON, the viewer's data, and every cell, column and index of each dataframe and table."""
+    out: list[str] = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            _every_string(proto, out)
+        for child in (getattr(node, "children", None) or {}).values():
+            walk(child)
+
+    walk(at._tree)
+    for frame in [d.value for d in at.dataframe] + [t.value for t in at.table]:
+        frame = getattr(frame, "data", frame)  # a Styler's frame
+        out.extend(str(v) for v in frame.to_numpy().ravel().tolist() + list(frame.columns) + list(frame.index))
+    return out
+
+
+def assert_no_bidi(at: AppTest) -> None:
+    live = [s for s in every_string(at) if BIDI_CONTROLS.search(s)]
+    assert not live, f"bidirectional controls reach the page: {[s[:160] for s in live]}"
+
+
 def assert_inert(strings: list[str]) -> None:
     for s in strings:
         for pattern in UNSAFE:
@@ -234,6 +295,7 @@ def test_overview_shows_payloads_as_text(chart):
     at = _open(patient["id"])
     strings = shown_markdown(at)
     assert_inert(strings)
+    assert_no_bidi(at)
     assert_shown(strings, *PAYLOADS, FILES["docx"], FILES["lab"], FILES["intake"])
     # The critical potassium line names the test as the message printed it, escaped.
     assert any(e.value.startswith("Critical: Potassium " + md_text(IMG)) for e in at.error)
@@ -252,6 +314,7 @@ def test_documents_page_and_viewer_show_payloads_as_text(chart, key):
     at = _open(patient["id"], "app_pages/documents.py", document=str(ids[key]), fact=str(carrying["fact_id"]))
     strings = shown_markdown(at)
     assert_inert(strings)
+    assert_no_bidi(at)
     chosen = next(c.value for c in at.caption if c.value.startswith("Chosen: "))
     assert md_text(carrying["fact_text"]) in chosen
     if key in ("docx", "xlsx", "hl7"):  # the native view quotes the cited value
@@ -261,6 +324,7 @@ def test_documents_page_and_viewer_show_payloads_as_text(chart, key):
     preview = next(w.value for w in at.warning if w.value.startswith("Deleting **"))
     assert f"**{md_text(FILES[key])}**" in preview
     assert_inert(shown_markdown(at))
+    assert_no_bidi(at)
     assert document_report(wb, ids[key])["facts"]  # still there
 
 
@@ -271,6 +335,7 @@ def test_review_queue_shows_payloads_as_text(chart):
     for _ in range(30):  # every item of the queue, one after another
         strings = shown_markdown(at)
         assert_inert(strings)
+        assert_no_bidi(at)
         seen += strings
         nxt = next(b for b in at.button if b.label == "Next")
         if nxt.disabled:
@@ -292,6 +357,7 @@ def test_chat_answers_citing_payloads_show_them_as_text(chart):
     assert not at.exception, at.exception
     strings = shown_markdown(at)
     assert_inert(strings)
+    assert_no_bidi(at)
     assert_shown(strings, SCRIPT, IMG)
     cited = [t for t in at.toggle if t.label.startswith("Source: ")]
     assert any(md_text(FILES["docx"]) in t.label for t in cited)
@@ -300,6 +366,72 @@ def test_chat_answers_citing_payloads_show_them_as_text(chart):
     at.run()
     assert not at.exception, at.exception
     assert_inert(shown_markdown(at))
+    assert_no_bidi(at)
+
+
+def test_the_review_audit_shows_names_and_reasons_as_text(chart):
+    from core.services.facts import document_report
+    from core.services.review import decide_identity
+
+    wb, patient, ids = chart
+    check = document_report(wb, ids["wrong"])["identity"]["identity_check_id"]
+    decide_identity(wb, check, approve=False, by="dr.alice", reason=f"not ours {LINK} {RLO}fdp.exe")
+    at = _open(patient["id"], "app_pages/review_queue.py")
+    assert_inert(shown_markdown(at))
+    assert_no_bidi(at)  # the audit table, its JSON and the undo select's options
+    audit = next(d.value for d in at.dataframe if "What happened" in d.value.columns)
+    assert plain_text(FILES["wrong"]) in set(audit["Document"])
+    assert f"not ours {LINK} \ufffdfdp.exe" in set(audit["Reason"])
+    undo = at.selectbox(key="au_undo_pick")
+    assert undo.options[0].startswith(plain_text(FILES["wrong"]))  # AppTest gives the options as shown
+
+
+# An HL7 batch uploaded under a name that is Markdown and carries a right-to-left
+# override before a fake extension: shown as "…‮fdp.hl7", it reads "…7lh.pdf".
+BATCH_NAME = f"**bold**[x](http://e){RLO}fdp.hl7"
+
+
+def test_a_batch_read_in_parts_names_itself_and_its_parts_as_text(app_env, demo_patient, monkeypatch):
+    from core.services.document_view import document_choices
+    from core.services.worker import Worker
+    from core.settings import reload_settings
+    from tests.test_hl7_batch_split import batch
+
+    monkeypatch.setenv("WORKBENCH_HL7_MESSAGES_PER_JOB", "2")  # 5 messages: read in 3 parts
+    reload_settings()
+    at = _open(demo_patient["id"], "app_pages/documents.py")
+    at.file_uploader[0].set_value([(BATCH_NAME, batch(5), "text/plain")]).run()
+    assert not at.exception, at.exception
+    assert_inert(shown_markdown(at))
+    assert_no_bidi(at)
+    assert any(m.value.startswith(f"**{md_text(BATCH_NAME)}** · ") for m in at.markdown)  # the upload list
+    next(b for b in at.button if b.label == "Upload 1 file").click().run()
+    assert not at.exception, at.exception
+    docs = {d["filename"]: d for d in document_choices(app_env, demo_patient["id"])}
+    parent = docs[BATCH_NAME]
+    parts = sorted((d for d in docs.values() if d.get("parent_document_id") == parent["id"]), key=lambda d: d["id"])
+    assert [d["filename"] for d in parts] == [f"{BATCH_NAME} · messages 1–2", f"{BATCH_NAME} · messages 3–4",
+                                              f"{BATCH_NAME} · message 5"]
+    for d in parts:
+        assert Worker(app_env).run_specific(d["job_id"])["status"] == "succeeded"
+    at.run()  # the notices say each part was read
+    assert not at.exception, at.exception
+    assert_inert(shown_markdown(at))
+    assert_no_bidi(at)
+
+    next(s for s in at.selectbox if s.label == "Document").set_value(parent["id"]).run()
+    assert not at.exception, at.exception
+    assert_inert(shown_markdown(at))
+    assert_no_bidi(at)
+    buttons = [b for b in at.button if str(b.key).startswith("open-part-")]
+    assert [b.label for b in buttons] == [md_text(f"{d['filename']} · read") for d in parts]
+    # No bold, no link; the extension reads ".hl7 · messages 1–2" in the order it is stored,
+    # the override shown as a visible mark.
+    shown = re.sub(r"\\(.)", r"\1", buttons[0].label).replace("\u2060", "")
+    assert shown == "**bold**[x](http://e)\ufffdfdp.hl7 · messages 1–2 · read"
+    # The select names the upload the same way (its options are plain text, not Markdown).
+    picker = next(s for s in at.selectbox if s.label == "Document")
+    assert picker.options[picker.index].startswith("**bold**[x](http://e)\ufffdfdp.hl7 · ")
 
 
 # ----------------------------------------------------------------------------- a real browser

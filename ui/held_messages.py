@@ -19,7 +19,7 @@ from core.services.held_messages import (attach_held_message, dismiss_held_messa
 from core.services.patients import display_name, list_patients
 from core.services.workbench import Workbench
 from ui import auth, labels
-from ui.inert import md_text
+from ui.inert import md_text, plain_text
 
 TAB = "Messages waiting for a chart"
 SHOWN = 20  # oldest first; each is decided one at a time, so a longer page helps nobody
@@ -114,8 +114,8 @@ def _message(wb: Workbench, message: dict, patients: dict[int, dict]) -> None:
     suggested = {s["patient_id"]: s for s in message["suggested"] if s["patient_id"] in patients}
     options = [*suggested, *(pid for pid in patients if pid not in suggested)]
 
-    def option(pid: int) -> str:
-        text = display_name(patients[pid])
+    def option(pid: int) -> str:  # a select's option: plain text, not Markdown
+        text = plain_text(display_name(patients[pid]))
         if pid in suggested:
             s = suggested[pid]
             text += " — " + labels.agreeing(s["agrees"])

@@ -19,7 +19,7 @@ from core.services.worker import Worker
 from core.services.workbench import Workbench, open_workbench
 from core.settings import get_settings
 from ui import labels
-from ui.inert import md_text
+from ui.inert import md_text, plain_text
 
 
 @dataclass
@@ -109,8 +109,8 @@ def patient_picker() -> dict | None:
     def remember() -> None:
         st.session_state["patient_id"] = st.session_state[key]
 
-    st.sidebar.selectbox("Patient", ids, index=ids.index(chosen_id), format_func=lambda i: display_name(by_id[i]),
-                         key=key, on_change=remember)
+    st.sidebar.selectbox("Patient", ids, index=ids.index(chosen_id),
+                         format_func=lambda i: plain_text(display_name(by_id[i])), key=key, on_change=remember)
     chosen = by_id[st.session_state["patient_id"]]
     if st.query_params.get("patient") != str(chosen["id"]):
         st.query_params["patient"] = str(chosen["id"])

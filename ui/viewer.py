@@ -5,7 +5,6 @@ citations and the Evals drill-down."""
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 from collections.abc import Mapping
@@ -20,7 +19,8 @@ from core.services import native_views
 from core.services.access_audit import VIEW_DOCUMENT
 from core.services.workbench import Workbench
 from ui import auth, labels
-from ui.inert import md_text
+from ui.inert import md_text, plain, plain_text
+from ui.media import data_url
 
 BOX_COLOURS = {"verified": "#1a7f37", "document_fact": "#1f6feb", "needs_review": "#d97706", "held": "#6b7280",
                "cited": "#d1242f"}
@@ -76,7 +76,7 @@ def _overlay_component():
     try:
         return st.components.v2.component("cdw_page_overlay", html=_OVERLAY_HTML, css=_OVERLAY_CSS,
                                           js=_OVERLAY_JS)
-    except Exception:  # noqa: BLE001 - an older runtime: fall back to st.image + the list
+    except Exception:  # noqa: BLE001 - an older runtime: fall back to st.image (a data: URL) + the list
         return None
 
 
@@ -84,6 +84,10 @@ _OVERLAY = _overlay_component()
 
 
 # ----------------------------------------------------------------------------- cached page data
+
+
+# Every page image reaches the browser inline, as a data: URL, never as bytes given to
+# st.image: those would be kept at a /media URL anyone could fetch (ui/media.py).
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -97,8 +101,18 @@ def _page_src(_wb: Workbench, sha256: str, document_id: int, page: int) -> str:
         with Image.open(io.BytesIO(png)) as img:
             buf = io.BytesIO()
             img.convert("L").save(buf, format="JPEG", quality=82)
-        return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()
-    return "data:image/png;base64," + base64.b64encode(png).decode()
+        return data_url(buf.getvalue(), "image/jpeg")
+    return data_url(png, "image/png")
+
+
+THUMB_WIDTH = 90
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _thumb_src(_wb: Workbench, sha256: str, document_id: int, page: int) -> str:
+    """A page thumbnail as a data: URL, scaled down here (st.image scaled the bytes it
+    was given; it sends a data: URL as it is)."""
+    return data_url(dv.page_image(_wb, document_id, page), "image/png", width=THUMB_WIDTH)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -161,7 +175,7 @@ def render_document(wb: Workbench, document_id: int, *, facts: list[dict[str, An
     try:
         view = dv.document_view(wb, document_id, facts, include_deleted=include_deleted)
     except WorkbenchError as exc:
-        st.error(exc.message)
+        st.error(md_text(exc.message))
         return None
     if selected_fact_id is not None and _state(key, "outside") != selected_fact_id:
         _set(key, "outside", selected_fact_id)  # a new outside choice wins once, then clicks do
@@ -173,7 +187,7 @@ def render_document(wb: Workbench, document_id: int, *, facts: list[dict[str, An
     if chosen not in by_id:
         chosen = None
     if view.deleted:
-        st.warning(f"This document was {view.deleted}.", icon=":material/delete:")
+        st.warning(f"This document was {md_text(view.deleted)}.", icon=":material/delete:")
     for text in view.warnings:
         st.warning(md_text(text), icon=":material/warning:")
     if view.paged:
@@ -213,7 +227,7 @@ def _fact_list(view: dv.DocumentView, chosen: int | None, key: str) -> int | Non
             if page:
                 _set(key, "page", page)
 
-    st.dataframe(_fact_rows(view.facts), hide_index=True, width="stretch", on_select=picked,
+    st.dataframe(plain(_fact_rows(view.facts)), hide_index=True, width="stretch", on_select=picked,
                  selection_mode="single-row", key=table_key, selection_default=default, height=min(420, 38 + 35 * len(view.facts)))
     chosen = _state(key, "fact")
     if chosen in ids:
@@ -271,14 +285,14 @@ def _draw_page(wb: Workbench, view: dv.DocumentView, page: int, boxes: list[dict
     try:
         src = _page_src(wb, view.sha256, view.document_id, page)
     except WorkbenchError as exc:
-        st.warning(exc.message)
+        st.warning(md_text(exc.message))
         return
     _overlay(src, boxes, chosen, key, zoom=zoom)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _bytes_src(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode()
+    return data_url(png, "image/png")
 
 
 def render_page_image(png: bytes, boxes: list[dict[str, Any]], *, key: str, emphasised: Any = -1) -> None:
@@ -291,7 +305,8 @@ def render_page_image(png: bytes, boxes: list[dict[str, Any]], *, key: str, emph
 def _overlay(src: str, boxes: list[dict[str, Any]], chosen: Any, key: str, *, zoom: int = 100) -> None:
     data = {"src": src, "zoom": zoom, "boxes": [
         {"id": b["fact_id"], "x": b["box"]["x"], "y": b["box"]["y"], "w": b["box"]["width"], "h": b["box"]["height"],
-         "cls": b["box_class"], "colour": BOX_COLOURS.get(b["box_class"], "#d1242f"), "label": b["label"],
+         "cls": b["box_class"], "colour": BOX_COLOURS.get(b["box_class"], "#d1242f"),
+         "label": plain_text(b["label"]),  # a title attribute: no Markdown, but bidi applies
          "selected": b["fact_id"] == chosen} for b in boxes]}
     if _OVERLAY is not None:
         overlay_key = f"{key}:overlay"
@@ -303,7 +318,7 @@ def _overlay(src: str, boxes: list[dict[str, Any]], chosen: Any, key: str, *, zo
 
         _OVERLAY(key=overlay_key, data=data, on_box_change=clicked)
     else:
-        st.image(base64.b64decode(src.split(",", 1)[1]), width="stretch")
+        st.image(src, width="stretch")
 
 
 def _thumbnails(wb: Workbench, view: dv.DocumentView, key: str) -> None:
@@ -311,7 +326,7 @@ def _thumbnails(wb: Workbench, view: dv.DocumentView, key: str) -> None:
     for p in view.pages:
         with cols[(p.number - 1) % len(cols)]:
             try:
-                st.image(dv.page_image(wb, view.document_id, p.number), width=90)
+                st.image(_thumb_src(wb, view.sha256, view.document_id, p.number), width=THUMB_WIDTH)
             except WorkbenchError:
                 st.caption("no image")
             if st.button(f"Page {p.number}", key=f"{key}:thumb:{p.number}"):
@@ -364,9 +379,9 @@ def _hl7(view: native_views.Hl7View, citation: dict[str, Any], fact: dict[str, A
 
 
 def _hl7_table(rows: list[dict[str, Any]]) -> None:
-    frame = pd.DataFrame([{"segment": f"{r['segment']} {r['index']}", "field": r["field"],
-                           "component": str(r["component"] or ""), "value": r["value"]} for r in rows],
-                         columns=["segment", "field", "component", "value"])
+    frame = plain(pd.DataFrame([{"segment": f"{r['segment']} {r['index']}", "field": r["field"],
+                                 "component": str(r["component"] or ""), "value": r["value"]} for r in rows],
+                               columns=["segment", "field", "component", "value"]))
     marks = [(_HIGHLIGHT if r["cited"] else _NEAR if r["cited_segment"] else "") for r in rows]
     styled = frame.style.apply(lambda _col: marks, axis=0) if len(frame) else frame
     st.dataframe(styled, hide_index=True, width="stretch", height=min(520, 38 + 35 * max(1, len(frame))))
@@ -374,8 +389,8 @@ def _hl7_table(rows: list[dict[str, Any]]) -> None:
 
 def _sheet(grid: native_views.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
     st.markdown(f"**{md_text(labels.location(citation, fact))}** · value “{md_text(citation.get('quote_or_value'))}”")
-    frame = pd.DataFrame([cells for _, cells in grid.rows], columns=grid.columns,
-                         index=[str(n) for n, _ in grid.rows])
+    frame = plain(pd.DataFrame([cells for _, cells in grid.rows], columns=grid.columns,
+                               index=[str(n) for n, _ in grid.rows]))
     cited_rows = {r for r, _ in grid.cited}
 
     def mark(row: pd.Series) -> list[str]:
@@ -416,21 +431,21 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
         view = source_view(wb, cit)
         if view.source_text:
             st.markdown(f"**{md_text(view.title or view.location)}** · {md_text(view.location)}")
-            st.code(view.source_text, language=None, wrap_lines=True)
+            st.code(plain_text(view.source_text), language=None, wrap_lines=True)
         st.caption(f"Quote: “{md_text(cit.get('quote_or_value'))}”" + (f" · {md_text(view.note)}" if view.note else ""))
         return
     document_id = int(source.split(":", 1)[1])
     try:
         doc = dv.document_view(wb, document_id, include_deleted=True)
     except WorkbenchError as exc:
-        st.warning(exc.message)
+        st.warning(md_text(exc.message))
         return
     # Pages cite only the chosen patient's documents (chat, review queue), so the view is
     # that patient's.
     auth.log_view(VIEW_DOCUMENT, st.session_state.get("patient_id"), "document", document_id, slot=key)
     st.caption(f"{md_text(doc.filename)} · {md_text(labels.location(cit, fact))} · “{md_text(cit.get('quote_or_value'))}”")
     if doc.deleted:
-        st.warning(f"This source was {doc.deleted}.", icon=":material/delete:")
+        st.warning(f"This source was {md_text(doc.deleted)}.", icon=":material/delete:")
     if not doc.paged:
         show_source(wb, cit, document_id=document_id, kind=doc.kind, fact=fact)
         return
