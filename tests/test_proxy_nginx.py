@@ -24,7 +24,8 @@ from typing import Iterator
 
 import pytest
 
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, LOAD, NO_CHROMIUM, ROOT, free_port, serving
+from tests.browser_support import (CHROMIUM, CHROMIUM_ARGS, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account,
+                                   free_port, serving, sign_in)
 
 NGINX = Path("/usr/sbin/nginx")
 TEMPLATE = ROOT / "deploy" / "nginx" / "workbench.conf"
@@ -153,6 +154,7 @@ def app(tmp_path_factory):
     env.update({"WORKBENCH_DATA_DIR": str(data), "STREAMLIT_SERVER_PORT": str(port)})
     subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
                    capture_output=True, timeout=300)
+    add_account(env, REVIEWER, "reviewer")  # for the browser to sign in and upload
     with serving(env) as (url, _proc):
         yield {"url": url, "port": port}
 
@@ -233,7 +235,8 @@ def test_errors_and_assets_carry_them_too(proxy):
 
 
 def test_only_streamlit_components_may_be_framed_and_only_by_the_app(proxy):
-    response, _ = request(proxy, "GET", "/component/streamlit_drawable_canvas.st_canvas/index.html")
+    # A v1 custom component's page, as the app would frame it.
+    response, _ = request(proxy, "GET", "/component/some_package.some_component/index.html")
     assert_security_headers(response, frame="'self'", frame_options="SAMEORIGIN")
 
 
@@ -393,6 +396,25 @@ def test_the_app_runs_in_a_browser_through_the_proxy(proxy, chromium):
             with page.expect_response(lambda r: r.url.endswith("?as-link")) as seen:
                 page.click("#link")
         assert seen.value.status == 403
+    finally:
+        context.close()
+
+
+def test_a_signed_in_clinician_uploads_through_the_proxy(proxy, chromium, tmp_path):
+    """The gate lets the app's own upload through: a real file chooser, Streamlit's PUT
+    with its XSRF token, from the page's origin."""
+    context = chromium.new_context(ignore_https_errors=True)
+    try:
+        page = context.new_page()
+        sign_in(page, f"https://{SERVER_NAME}:{proxy['https_port']}", REVIEWER)
+        page.get_by_role("link", name="Documents", exact=True).click()
+        page.get_by_text("No documents on this chart yet").wait_for(timeout=LOAD)
+        upload = tmp_path / "through-the-proxy.pdf"
+        upload.write_bytes(b"%PDF-1.4\n% stored only\n")
+        with page.expect_response(lambda r: "/_stcore/upload_file/" in r.url and r.request.method == "PUT") as put:
+            page.locator("input[type='file']").set_input_files(str(upload))
+        assert put.value.status in (200, 204), put.value.status
+        page.get_by_text("through-the-proxy.pdf").first.wait_for(timeout=LOAD)
     finally:
         context.close()
 
