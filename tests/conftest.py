@@ -203,6 +203,7 @@ SLOW_MODULES: dict[str, str] = {
     "test_cli_beside_app": "runs the CLI as real subprocesses beside a running app",
     "test_cli_users": "runs the account commands of the CLI, each on its own workbench",
     "test_hardening": "starts real server and worker subprocesses",
+    "test_proxy_nginx": "starts the app and Debian's nginx in front of it, and chromium through it",
     "test_inert_rendering": "renders every page in AppTest per document format, plus chromium",
     "test_sign_in_pages": "starts the sign-in pages in Streamlit's AppTest",
     "test_roles": "every changing service run for every role, each on its own workbench",

@@ -4,6 +4,7 @@ from the CLI. The full 50-kill run is bench/kill_worker.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -13,6 +14,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from bench import kill_worker
 from core.errors import ExtractionError
@@ -300,3 +303,49 @@ def test_sigterm_stops_the_app_within_5_s_mid_job_and_its_job_is_released(tmp_pa
     gone, alive = psutil.wait_procs(readers, timeout=5)  # the job's child ends with its worker
     assert not alive, [p.pid for p in alive]
     assert _job_state(data_dir, beat["current_job_id"]) == ("pending", 0, "released_at_shutdown")
+
+
+# --- health sees a killed worker at once ----------------------------------------------------------
+
+def _health(env: dict[str, str]) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "core", "health", "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("runs_the_worker", ["core worker", "ui.serve"])
+def test_health_reports_a_killed_worker_at_once(tmp_path, runs_the_worker):
+    """`kill -9` of the process running the worker (the headless CLI worker, or the app
+    with its worker thread, same pid) is seen by the next `health`, not 30 s later."""
+    from tests.browser_support import serving, server_env
+
+    data_dir = tmp_path / "data"
+    kill_worker.queue_documents(data_dir, [])  # a migrated data dir with the demo patients
+    if runs_the_worker == "ui.serve":
+        env = server_env(data_dir)
+        running = serving(env)
+    else:
+        env = _cli_env(data_dir)
+        running = contextlib.nullcontext((None, subprocess.Popen(
+            [sys.executable, "-m", "core", "worker"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)))
+    with running as (_, proc):
+        try:
+            _wait_for_beat(data_dir, proc, job=False)
+            alive = _health(env)
+            assert alive["components"]["worker"]["status"] == "fresh", alive
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+            killed = time.monotonic()
+            report = _health(env)
+            took = time.monotonic() - killed
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+    worker = report["components"]["worker"]
+    print(f"\n{runs_the_worker}: health answered {took:.1f} s after kill -9: {worker['status']}")
+    assert worker["status"] == "dead", report
+    assert worker["detail"] == f"the worker process (pid {proc.pid}) has stopped"
+    assert report["checks"]["worker_fresh"] is False and report["status"] == "degraded"
+    assert worker["age_seconds"] < 30  # its last beat was still young: the dead process told

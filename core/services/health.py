@@ -1,7 +1,9 @@
 """Health of the workbench: database, worker heartbeat, queue.
 
 Answers whether or not another process (the UI) holds the database: the worker
-writes its heartbeat and queue counts to a small file that needs no database.
+writes its heartbeat, its process and queue counts to a small file that needs no
+database. A worker whose process is gone is reported at once, whatever the age of
+its last heartbeat.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from core.errors import DatabaseBusy
 from core.settings import Settings
 from storage import jobs_repo
 from storage.db import Database
-from storage.heartbeat import read_heartbeat
+from storage.heartbeat import process_gone, read_heartbeat
 from storage.migrations import LATEST_VERSION, current_version
 
 
@@ -30,12 +32,25 @@ def _worker_component(settings: Settings) -> dict[str, Any]:
     at = datetime.fromisoformat(beat["heartbeat_at"])
     age = (datetime.now(timezone.utc) - at).total_seconds()
     fresh_within = worker_fresh_within(settings, beat.get("idle_sleep"))
-    fresh = age <= fresh_within and beat.get("status") != "stopped"
-    return {
-        "status": "fresh" if fresh else "stale", "age_seconds": round(age, 1), "worker_id": beat.get("worker_id"),
-        "state": beat.get("status"), "processed": beat.get("processed"), "failed": beat.get("failed"),
-        "current_job_id": beat.get("current_job_id"), "queue": beat.get("queue"),
+    stopped = beat.get("status") == "stopped"
+    # A heartbeat is only as good as the process behind it: one killed (SIGKILL, a crash,
+    # the OOM killer) leaves its last beat behind, fresh for up to fresh_within seconds.
+    # Its pid and start time (storage.heartbeat.process_token) tell at once that it has
+    # gone, and a process given the same pid since is not taken for it.
+    dead = not stopped and process_gone(beat.get("process"))
+    status = "dead" if dead else ("fresh" if age <= fresh_within and not stopped else "stale")
+    out = {
+        "status": status, "age_seconds": round(age, 1), "worker_id": beat.get("worker_id"),
+        "pid": beat.get("pid"), "state": beat.get("status"), "processed": beat.get("processed"),
+        "failed": beat.get("failed"), "current_job_id": beat.get("current_job_id"), "queue": beat.get("queue"),
     }
+    if dead:
+        out["detail"] = f"the worker process (pid {beat.get('pid')}) has stopped"
+    elif stopped:
+        out["detail"] = f"the last worker (pid {beat.get('pid')}) said it stopped"
+    elif status == "stale":
+        out["detail"] = f"no worker heartbeat for {age:.0f} s (more than {fresh_within:.0f} s)"
+    return out
 
 
 def health(settings: Settings, db: Database | None = None) -> dict[str, Any]:

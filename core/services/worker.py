@@ -65,7 +65,10 @@ class Worker:
         if not self.heartbeat_file:
             return
         write_heartbeat(self.wb.settings.heartbeat_path, {
-            "worker": WORKER_NAME, "worker_id": self.worker_id, "pid": os.getpid(), "status": status,
+            # pid and start time ("process"): health tells a killed worker from a live one at
+            # once, and from another process that was since given the same pid.
+            "worker": WORKER_NAME, "worker_id": self.worker_id, "pid": os.getpid(), "process": self.process,
+            "status": status,
             "heartbeat_at": datetime.now(timezone.utc).isoformat(), "current_job_id": self.current_job_id,
             "processed": self.processed, "failed": self.failed, "queue": queue,
             "idle_sleep": self.wb.settings.worker_idle_sleep,
