@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import server_env
+from tests.browser_support import make_run_env, server_env
 from tests.conftest import seed_test_accounts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +35,7 @@ def keep_umask():
 
 
 def cli(data_dir, *args, check=True, cwd=ROOT):
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    env = {**make_run_env(data_dir), "PYTHONPATH": str(ROOT)}  # the CLI as a user runs it
     # umask 022 as a login shell has it: the modes below must come from the workbench.
     proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300, umask=0o022)
