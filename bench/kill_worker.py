@@ -83,9 +83,11 @@ MAX_ATTEMPTS = os.environ.get("WORKBENCH_MAX_ATTEMPTS", "3")
 
 
 def worker_env(data_dir: Path) -> dict[str, str]:
-    # The stale window stays at its default (120 s): reclaiming must not wait for it.
-    return {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir), "WORKBENCH_WORKER_IDLE_SLEEP": "0.2",
-            "WORKBENCH_MAX_ATTEMPTS": MAX_ATTEMPTS, "PYTHONUNBUFFERED": "1"}
+    # The worker as it runs for a clinic: its idle sleep, job process and stale window (120 s:
+    # reclaiming must not wait for it) at their defaults; only the attempts can be raised.
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    return {**kept, "WORKBENCH_DATA_DIR": str(data_dir), "WORKBENCH_MAX_ATTEMPTS": MAX_ATTEMPTS,
+            "PYTHONUNBUFFERED": "1"}
 
 
 def start_worker(data_dir: Path, log: Path) -> subprocess.Popen:

@@ -46,17 +46,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def make_run_env(data: Path) -> dict[str, str]:
+    """The environment `make run` gives the app and the CLI beside it, on ``data``: every
+    WORKBENCH_* and STREAMLIT_* variable is left out, also one the test process inherited
+    or a fixture set (the ``data_dir`` fixture sets WORKBENCH_JOB_PROCESS=off), so what
+    runs has the production defaults: jobs read in the forkserver child, the worker
+    thread, the CLI's endpoint, the worker's idle sleep. A test that needs another
+    setting adds it and says why (tests/conftest.py lists which tests do)."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_", "STREAMLIT_"))}
+    return {**kept, "WORKBENCH_DATA_DIR": str(data)}
+
+
 def server_env(data: Path, port: int | None = None) -> dict[str, str]:
-    """The environment of a workbench on ``data`` served on ``port`` (loopback only)."""
-    return {**os.environ, "WORKBENCH_DATA_DIR": str(data), "STREAMLIT_SERVER_PORT": str(port or free_port()),
-            "STREAMLIT_SERVER_ADDRESS": "127.0.0.1", "WORKBENCH_WORKER_IDLE_SLEEP": "0.3"}
+    """``make_run_env`` for a workbench served on ``port``: the data dir and the port are
+    all that differ from `make run` (ui.serve listens on the loopback address by itself)."""
+    return {**make_run_env(data), "STREAMLIT_SERVER_PORT": str(port or free_port())}
 
 
 @contextmanager
-def serving(env: dict[str, str], *, wait_s: float = 90) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`python -m ui.serve` as `make run` starts it; yields its URL once healthy."""
+def serving(env: dict[str, str], *, wait_s: float = 90,
+            log: Path | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`python -m ui.serve` as `make run` starts it; yields its URL once healthy. With
+    ``log``, the server's stderr goes to that file (read it when a test fails; a pipe
+    nobody reads can fill up and stall the server during a long test)."""
+    err = open(log, "wb") if log is not None else subprocess.PIPE
     proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=err)
     url = f"http://127.0.0.1:{env['STREAMLIT_SERVER_PORT']}"
     try:
         deadline = time.time() + wait_s
@@ -68,12 +83,15 @@ def serving(env: dict[str, str], *, wait_s: float = 90) -> Iterator[tuple[str, s
                 time.sleep(0.3)
         else:
             proc.kill()
-            pytest.fail("Streamlit did not come up: " + proc.stderr.read().decode()[-2000:])
+            said = log.read_bytes() if log is not None else proc.stderr.read()
+            pytest.fail("Streamlit did not come up: " + said.decode(errors="replace")[-2000:])
         yield url, proc
     finally:
         if proc.poll() is None:
             proc.terminate()
             proc.wait(20)
+        if log is not None:
+            err.close()
 
 
 def launch_chromium(pw, profile: Path, *, width: int = 1400, height: int = 1000):

@@ -32,14 +32,36 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+# Which tests may leave the production defaults, and why (issue 21: every job failed in
+# the app once a page was opened, and the suite stayed green because no test read a
+# document the way the app does). `make run` sets none of these: jobs are read in a
+# forkserver child (WORKBENCH_JOB_PROCESS=forkserver), the app runs its worker thread
+# (START_WORKER), the CLI's endpoint (START_CLI_ENDPOINT) and loads the demo (LOAD_DEMO),
+# and its worker sleeps 1 s when idle (WORKER_IDLE_SLEEP).
+#
+#   tests                                | set here                      | why
+#   -------------------------------------+-------------------------------+-------------------------------------------
+#   unit tests (data_dir, settings, wb,  | JOB_PROCESS=off               | in-process speed: a child per job would add
+#   queued, the session template)        |                               | a process start to thousands of test jobs
+#   AppTest page tests (app_env,         | JOB_PROCESS=off,              | the page runs in the test's process; a
+#   fresh_app_runtime)                   | START_WORKER=false,           | worker thread or endpoint there would race
+#                                        | START_CLI_ENDPOINT=false      | the test's own calls on the workbench
+#   test_job_ceiling (some tests)        | job_process=fork              | its monkeypatched readers reach the child
+#
+# No end-to-end test sets any of them: a served app (browser_support.server_env) and a CLI
+# run beside it or alone (browser_support.make_run_env) get make run's environment, with
+# nothing inherited from a fixture here; such a test adds only the setting it is about
+# (test_browser_held_messages: START_MLLP; test_hl7_batch_split's CLI: HL7_MESSAGES_PER_JOB;
+# test_damaged_files' CLI: UPLOAD_MAX_BYTES). The real forkserver and the ceilings are
+# covered by test_job_ceiling, test_job_child_main (a page script as __main__, as under
+# Streamlit), test_malformed_corpus, the golden gate (`make test` runs `core eval`), and
+# test_browser_real_config: the app as `make run` starts it, every page opened, then five
+# formats uploaded and one handed over from the CLI.
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch) -> Path:
     d = tmp_path / "data"
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(d))
-    # Tests read documents in-process: a child per job (the app's forkserver default,
-    # core.services.sandbox) would add a process start to thousands of test jobs. The
-    # ceilings are tested with real children in test_job_ceiling and test_malformed_corpus,
-    # and the golden gate (make test) runs every document type through the forkserver.
+    # In-process, for speed (the table above says which tests may and what covers the rest).
     monkeypatch.setenv("WORKBENCH_JOB_PROCESS", "off")
     return d
 
@@ -130,8 +152,9 @@ def demo_patient(wb):
 
 
 def fresh_app_runtime(monkeypatch) -> None:
-    """A Streamlit runtime (AppTest) opened on this test's data dir: no worker thread,
-    settings re-read, and nothing cached from another test's data dir."""
+    """A Streamlit runtime (AppTest) opened on this test's data dir: no worker thread and
+    no CLI endpoint (the table above ``data_dir`` says why), settings re-read, and nothing
+    cached from another test's data dir."""
     import streamlit as st
 
     from core.services import document_view

@@ -2,16 +2,19 @@
 WORKBENCH_START_MLLP on) and headless Debian chromium: a lab interface sends two results
 over MLLP for a patient under the lab's own MRN; a reviewer opens the Review queue's tab
 (the count in its name), sees who each message names, puts one on the chart the
-workbench suggests and sets the other aside. The server is then stopped and the database
-read: a job queued for the chart (no worker runs here), the other message set aside, the
-views audited."""
+workbench suggests and sets the other aside; the app's worker reads the message put on the
+chart, in its forkserver child as in production. The server is then stopped and the
+database read: that job succeeded for the chart, the other message set aside, the views
+audited."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -39,10 +42,8 @@ def send(port: int, *messages: bytes) -> None:
 def test_a_reviewer_puts_one_message_on_a_chart_and_sets_another_aside(tmp_path):
     data = tmp_path / "data"
     mllp_port = free_port()
-    # No worker: the job a decision queues stays queued, to be read here as it was left (and
-    # no jobs' forkserver, which can outlive a stopped server for a moment, still holding the database file).
-    env = server_env(data) | {"WORKBENCH_START_MLLP": "true", "WORKBENCH_MLLP_PORT": str(mllp_port),
-                              "WORKBENCH_START_WORKER": "false"}
+    # make run's environment plus the HL7 listener (off by default), the feature under test.
+    env = server_env(data) | {"WORKBENCH_START_MLLP": "true", "WORKBENCH_MLLP_PORT": str(mllp_port)}
     subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
                    capture_output=True)
     add_account(env, REVIEWER, "reviewer")
@@ -85,6 +86,14 @@ def test_a_reviewer_puts_one_message_on_a_chart_and_sets_another_aside(tmp_path)
         settle(page)
         full_page_screenshot(page, ARTIFACTS / "held-messages-done.png")
         page.close()
+        # The decision queued a job; the app's worker reads it (the CLI's health reads its heartbeat).
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            queue = json.loads(subprocess.run([sys.executable, "-m", "core", "health", "--json"], cwd=ROOT, env=env,
+                                              capture_output=True, text=True, check=True).stdout)["components"]["queue"]
+            if queue["succeeded"] + queue["failed"] >= 1 and not queue["pending"] and not queue["running"]:
+                break
+            time.sleep(1)
         proc.terminate()
         proc.wait(20)
 
@@ -98,5 +107,5 @@ def test_a_reviewer_puts_one_message_on_a_chart_and_sets_another_aside(tmp_path)
     finally:
         con.close()
     assert [r[:3] for r in rows] == [("LAB-0001", "attached", REVIEWER), ("LAB-0002", "dismissed", REVIEWER)]
-    assert job == ("pending", "DEMO-1001")
+    assert job == ("succeeded", "DEMO-1001")
     assert seen == [(REVIEWER, "1"), (REVIEWER, "2")]  # each message's patient, written once

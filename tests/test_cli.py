@@ -1,7 +1,6 @@
 """The CLI contract of DESIGN §9, run as a user runs it: a subprocess per command."""
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -9,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_support import make_run_env
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(data_dir, *args, check=True, stdin=""):
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir)}
+    env = make_run_env(data_dir)  # the production defaults: ingest reads in the forkserver child
     proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300, input=stdin)
     if check:
@@ -91,8 +92,7 @@ def test_delete_document_shape(initialised, tmp_path):
 
 
 def test_health_answers_while_another_process_holds_the_database(initialised):
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(initialised), "WORKBENCH_WORKER_IDLE_SLEEP": "0.2"}
-    holder = subprocess.Popen([sys.executable, "-m", "core", "worker"], cwd=ROOT, env=env,
+    holder = subprocess.Popen([sys.executable, "-m", "core", "worker"], cwd=ROOT, env=make_run_env(initialised),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         beat = Path(initialised) / "worker-heartbeat.json"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 
 from core.services.access_audit import shell_user
 from core.services.app_endpoint import ENDPOINT_FILE, Endpoint, EndpointError, live_endpoint, parse_request, send
+from tests.browser_support import make_run_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,8 +39,9 @@ print("stopped", flush=True)
 
 
 def env_for(data_dir: Path) -> dict[str, str]:
-    return {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir), "WORKBENCH_JOB_PROCESS": "off",
-            "WORKBENCH_WORKER_IDLE_SLEEP": "0.2"}
+    # make run's environment: the app-like holder reads a handed-over file in its forkserver
+    # child, with its worker thread polling at the default pace, as the app does.
+    return make_run_env(data_dir)
 
 
 def cli(data_dir, *args, stdin=""):
@@ -95,8 +96,11 @@ def same_shape(direct, handed, ignore=()):
     return a, b
 
 
+# Not named data_dir: that name is conftest's fixture, which the unit test at the end of
+# this module needs (through wb) to get a throwaway WORKBENCH_DATA_DIR; shadowed, its
+# workbench went to ./data, make run's default data dir.
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
+def app_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("beside") / "data"
     assert ok(cli(d, "init", "--json"))["ok"] is True
     ok(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
@@ -105,7 +109,7 @@ def data_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def labs(data_dir, tmp_path_factory):
+def labs(app_dir, tmp_path_factory):
     """Two lab reports, each for its own new patient: one ingested directly, one handed over."""
     from golden.fixtures import LAB_CASES, render_lab
 
@@ -113,7 +117,7 @@ def labs(data_dir, tmp_path_factory):
     folder = tmp_path_factory.mktemp("labs")
     for case in LAB_CASES[:2]:
         p = case.patient
-        ok(cli(data_dir, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob,
+        ok(cli(app_dir, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob,
                "--json"))
         pdf = folder / f"{p.mrn}.pdf"
         pdf.write_bytes(render_lab(case))
@@ -172,8 +176,8 @@ def _settings(data_dir):
 
 
 @pytest.fixture(scope="module")
-def runs(data_dir, labs):
-    return direct_and_handed(data_dir, labs)
+def runs(app_dir, labs):
+    return direct_and_handed(app_dir, labs)
 
 
 def test_ingest_handed_over_answers_as_a_direct_run(runs):
@@ -223,14 +227,14 @@ def test_commands_not_handed_over_fail_at_once_saying_what_to_do(runs):
     assert "NOBODY-1" not in holder_log and ".pdf" not in holder_log
 
 
-def test_actors_are_recorded_as_for_a_direct_run(runs, data_dir, labs):
+def test_actors_are_recorded_as_for_a_direct_run(runs, app_dir, labs):
     """The handed-over ingest is uploaded by the caller's os:<login>; the chart view and
     the answer it read are recorded for the same login."""
     from core.services.workbench import open_workbench
 
     _, handed, _, _ = runs
     document_id = ok(handed["ingest"])["document_id"]
-    wb = open_workbench(_settings(data_dir))
+    wb = open_workbench(_settings(app_dir))
     try:
         with wb.db.cursor() as cur:
             uploader = cur.execute("SELECT uploaded_by FROM documents WHERE id = ?", [document_id]).fetchone()[0]
@@ -249,31 +253,31 @@ def test_actors_are_recorded_as_for_a_direct_run(runs, data_dir, labs):
     assert viewers == {shell_user()}
 
 
-def test_the_endpoint_file_is_gone_after_shutdown(runs, data_dir):
+def test_the_endpoint_file_is_gone_after_shutdown(runs, app_dir):
     _, _, endpoint, _ = runs
     assert endpoint is not None and endpoint.port > 0
-    assert not (data_dir / ENDPOINT_FILE).exists()
+    assert not (app_dir / ENDPOINT_FILE).exists()
 
 
 # ---------------------------------------------------------------------------- the endpoint itself
 
 
 @pytest.fixture(scope="module")
-def holder(data_dir, runs):
-    h = Holder(data_dir)
+def holder(app_dir, runs):
+    h = Holder(app_dir)
     yield h
     h.stop()
 
 
-def test_endpoint_file_is_owner_only(holder, data_dir):
-    path = data_dir / ENDPOINT_FILE
+def test_endpoint_file_is_owner_only(holder, app_dir):
+    path = app_dir / ENDPOINT_FILE
     assert path.stat().st_mode & 0o777 == 0o600
     raw = json.loads(path.read_text())
     assert raw["pid"] == holder.proc.pid and len(raw["token"]) >= 32
 
 
-def test_a_wrong_or_missing_token_is_refused(holder, data_dir):
-    endpoint = live_endpoint(_settings(data_dir))
+def test_a_wrong_or_missing_token_is_refused(holder, app_dir):
+    endpoint = live_endpoint(_settings(app_dir))
     wrong = Endpoint(port=endpoint.port, token="not-" + endpoint.token, process=endpoint.process)
     with pytest.raises(EndpointError) as refused:
         send(wrong, ["patient", "list", "--json"], os_user=shell_user(), upload=None, timeout=30)
@@ -285,8 +289,8 @@ def test_a_wrong_or_missing_token_is_refused(holder, data_dir):
     assert reply["exit"] == 0 and "patients" in json.loads(reply["stdout"])
 
 
-def test_oversized_or_malformed_requests_are_refused(holder, data_dir):
-    endpoint = live_endpoint(_settings(data_dir))
+def test_oversized_or_malformed_requests_are_refused(holder, app_dir):
+    endpoint = live_endpoint(_settings(app_dir))
     auth = {"Authorization": f"Bearer {endpoint.token}"}
     # Judged on Content-Length before any body is read.
     status, body = raw_post(endpoint.port, b"", {**auth, "Content-Length": str(10**12)}, send_body=False)
@@ -302,8 +306,8 @@ def test_oversized_or_malformed_requests_are_refused(holder, data_dir):
     assert reply["exit"] == 2 and "bad_arguments" in reply["stderr"]
 
 
-def test_the_endpoint_listens_on_loopback_only(holder, data_dir):
-    endpoint = live_endpoint(_settings(data_dir))
+def test_the_endpoint_listens_on_loopback_only(holder, app_dir):
+    endpoint = live_endpoint(_settings(app_dir))
     out = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout if _has_ss() else ""
     if out:
         lines = [line for line in out.splitlines() if f":{endpoint.port} " in line]

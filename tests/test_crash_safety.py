@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import signal
 import subprocess
@@ -107,7 +106,9 @@ def test_shutdown_hands_back_a_job_that_outlasts_the_grace(wb, queued, monkeypat
 
 
 def _cli_env(data_dir: Path) -> dict[str, str]:
-    return {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir), "WORKBENCH_WORKER_IDLE_SLEEP": "0.2"}
+    from tests.browser_support import make_run_env
+
+    return make_run_env(data_dir)  # the production defaults, the worker's idle sleep too
 
 
 # The worker CLI with a document that takes a minute to read (the test's stand-in for a slow one).
@@ -286,8 +287,7 @@ def test_sigterm_stops_the_app_within_5_s_mid_job_and_its_job_is_released(tmp_pa
 
     data_dir = tmp_path / "data"
     [doc_id] = kill_worker.queue_documents(data_dir, [("DEMO-1001", "scan.pdf", "lab_pdf", scanned_pages(40))])
-    env = {**server_env(data_dir), "WORKBENCH_JOB_PROCESS": "forkserver"}  # the app's default, stated
-    with serving(env) as (_, proc):
+    with serving(server_env(data_dir)) as (_, proc):  # make run's environment: jobs in the forkserver child
         beat = _wait_for_beat(data_dir, proc, job=True, timeout=120)
         time.sleep(1.0)  # well inside the document: its child is reading (OCR)
         readers = psutil.Process(proc.pid).children(recursive=True)

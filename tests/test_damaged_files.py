@@ -313,7 +313,9 @@ def cli_data(tmp_path_factory):
 
 
 def cli(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    environ = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir), **env}
+    from tests.browser_support import make_run_env
+
+    environ = {**make_run_env(data_dir), **env}  # the CLI as a user runs it, plus the setting a case is about
     return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=environ, capture_output=True,
                           text=True, timeout=120)
 

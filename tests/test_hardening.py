@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_support import make_run_env, server_env
 from tests.conftest import seed_test_accounts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +35,7 @@ def keep_umask():
 
 
 def cli(data_dir, *args, check=True, cwd=ROOT):
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    env = {**make_run_env(data_dir), "PYTHONPATH": str(ROOT)}  # the CLI as a user runs it
     # umask 022 as a login shell has it: the modes below must come from the workbench.
     proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300, umask=0o022)
@@ -75,10 +76,10 @@ LOOPBACK_V4 = "0100007F"  # 127.0.0.1, little-endian hex as /proc/net/tcp writes
 @pytest.mark.parametrize("where", ["repo root (config.toml)", "elsewhere (ui.serve's flag)"])
 def test_server_listens_on_loopback_only(tmp_path, where):
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "STREAMLIT_SERVER_ADDRESS"}
-    env.update({"WORKBENCH_DATA_DIR": str(tmp_path / "data"), "STREAMLIT_SERVER_PORT": str(port),
-                "STREAMLIT_SERVER_HEADLESS": "true", "WORKBENCH_START_WORKER": "false",
-                "PYTHONPATH": str(ROOT)})
+    # make run's environment (worker thread, CLI endpoint and job process at their defaults).
+    # Headless is Streamlit's, not the workbench's: the repo's .streamlit/config.toml sets
+    # it, and started elsewhere no config file is found, so it is given here instead.
+    env = {**server_env(tmp_path / "data", port), "STREAMLIT_SERVER_HEADLESS": "true", "PYTHONPATH": str(ROOT)}
     cwd = ROOT if where.startswith("repo") else tmp_path  # elsewhere: Streamlit finds no config.toml
     proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -5,7 +5,6 @@ reading the parts finds what reading the whole file finds."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -220,8 +219,11 @@ def test_deleting_the_parent_retracts_every_part_and_a_part_alone_leaves_the_par
 
 
 def test_cli_ingest_of_a_split_batch_runs_every_part_and_lists_them(tmp_path):
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(tmp_path / "data"), "WORKBENCH_HL7_MESSAGES_PER_JOB": "2",
-           "WORKBENCH_JOB_PROCESS": "off"}
+    from tests.browser_support import make_run_env
+
+    # Production defaults (each part read in the forkserver child) but for the setting under
+    # test: a split threshold of 2 messages, so five make three parts.
+    env = {**make_run_env(tmp_path / "data"), "WORKBENCH_HL7_MESSAGES_PER_JOB": "2"}
 
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True,

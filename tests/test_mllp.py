@@ -4,7 +4,6 @@ of 1,000 messages across a listener killed midway (core/services/mllp.py)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import signal
 import socket
@@ -481,7 +480,9 @@ THREADS = 6
 
 
 def start_listener(data_dir: Path, port: int = 0) -> tuple[subprocess.Popen, int]:
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data_dir)}
+    from tests.browser_support import make_run_env
+
+    env = make_run_env(data_dir)  # `core mllp` as an operator runs it: not the data_dir fixture's JOB_PROCESS=off
     proc = subprocess.Popen([sys.executable, "-m", "core", "mllp", "--port", str(port)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from datetime import datetime
@@ -425,7 +424,9 @@ def test_review_correct_fact_through_the_cli(wb):
     wb.close()  # the CLI opens the database itself
 
     def cli(*args):
-        env = {**os.environ, "WORKBENCH_DATA_DIR": str(wb.settings.data_dir)}
+        from tests.browser_support import make_run_env
+
+        env = make_run_env(wb.settings.data_dir)  # the CLI as a user runs it, not with wb's JOB_PROCESS=off
         return subprocess.run([sys.executable, "-m", "core", "review", *args, "--json"], env=env, text=True,
                               capture_output=True, timeout=300)
 
