@@ -73,8 +73,8 @@ def upload_form() -> None:
 def notice(filename: str, state: dict) -> None:
     filename = md_text(filename)
     if state["status"] == "failed":
-        st.error(f"{filename} could not be read: {md_text(state['error_message'] or labels.error_code(state['error_code']))}. "
-                 "The original file is kept.", icon=":material/error:")
+        st.error(f"{filename} could not be read: {md_text(labels.failure_sentence(state['error_message'], state['error_code']))}",
+                 icon=":material/error:")
     elif state["found_nothing"]:
         st.warning(f"{filename} was read, but nothing was found in it. Check it in the viewer below.",
                    icon=":material/warning:")
@@ -189,8 +189,7 @@ def status_line() -> None:
               labels.code_hint(doc["identity_status"]))
     fact_cell(c3, "Found", labels.found_summary(doc["counts"]) if doc["job_status"] == "succeeded" else "—")
     if doc.get("error_message"):
-        kept = "" if "kept" in doc["error_message"] else " The original file is kept."  # limits say it already
-        st.error(f"{md_text(doc['error_message'])}{kept}", icon=":material/error:")
+        st.error(md_text(labels.failure_sentence(doc["error_message"], doc.get("error_code"))), icon=":material/error:")
     if doc["job_status"] == "failed" and not doc["deleted_note"] and auth.can(Permission.RETRY_JOB):
         st.button("Retry reading it", key=f"retry-doc-{doc_id}", on_click=retry, args=(doc,),
                   help="Read this document again (the attempts start over; the retry is audited).")

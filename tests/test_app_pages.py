@@ -428,3 +428,14 @@ def test_an_admin_maps_a_document_category_on_operations(app_env, demo_patient):
     assert any("Outside labs: lab report." in s.value for s in at.success), [s.value for s in at.success]
     rows = next(d.value for d in at.dataframe if "read as" in d.value.columns)
     assert "Outside labs" in set(rows["category"])
+
+
+def test_a_failure_sentence_says_once_that_the_original_is_kept():
+    from ui import labels
+
+    limit = ("The process reading this document ended abruptly; the original is kept. "
+             "The file may be damaged or built to exhaust the reader.")
+    assert labels.failure_sentence(limit, "resource_limit") == limit  # no second "kept", no ".."
+    assert labels.failure_sentence("The PDF is encrypted", "encrypted_pdf") == \
+        "The PDF is encrypted. The original file is kept."
+    assert labels.failure_sentence(None, "corrupt_file") == "Corrupt file. The original file is kept."

@@ -12,6 +12,8 @@ import sys
 import types
 from pathlib import Path
 
+import pytest
+
 
 from core.services.ingestion import attach_and_extract
 from core.services.sandbox import preparation_data, run_isolated
@@ -58,3 +60,24 @@ def test_a_real_job_succeeds_with_home_py_as_main_while_the_app_holds_the_databa
     job = Worker(wb, worker_id="test:main").run_specific(attached.job["id"])
     assert (job["status"], job["error_code"]) == ("succeeded", None), job["error_message"]
     assert job["counts"]["stored"] > 0
+
+
+def exits_with_status_one():
+    os._exit(1)  # as a child that fails in its start-up, before it can answer
+
+
+def test_a_child_that_exits_with_a_status_is_a_workbench_fault_not_a_damaged_file():
+    from core.errors import ExtractionError
+
+    with pytest.raises(ExtractionError) as caught:
+        run_isolated(exits_with_status_one, (), timeout=60, memory_mb=512, method="forkserver")
+    assert caught.value.code == "internal_error"
+    assert "fault in the workbench, not in the file" in caught.value.message
+    assert "damaged" not in caught.value.message
+
+
+def test_a_child_killed_by_a_signal_is_still_reported_as_the_reader_ending_abruptly():
+    from core.services.sandbox import died_error
+
+    error = died_error(-11)
+    assert error.code == "resource_limit" and "signal 11" in error.message and "damaged" in error.message

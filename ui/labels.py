@@ -71,6 +71,17 @@ intent = partial(_plain, INTENT)
 error_code = partial(_plain, {})
 
 
+def failure_sentence(message: str | None, code: str | None) -> str:
+    """Why a document could not be read, ending with the fact that its original is kept,
+    said once: most messages (limits, damaged files) say it themselves. Plain text: the
+    caller makes it inert."""
+    text = (message or (error_code(code) if code else "") or "the reader gave no reason").strip()
+    text = text[:1].upper() + text[1:]
+    if not text.endswith((".", "!", "?")):
+        text += "."
+    return text if "original is kept" in text or "original file is kept" in text else f"{text} The original file is kept."
+
+
 def review_reason(reason: str | None) -> str:
     """Why an item waits in the review queue: a patient-match status or a promotion
     outcome in words; an extractor's reason is already a sentence."""

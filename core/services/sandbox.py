@@ -42,6 +42,7 @@ import psutil
 from core.errors import ExtractionError
 
 RESOURCE_LIMIT = "resource_limit"
+INTERNAL_ERROR = "internal_error"
 METHODS = ("forkserver", "fork", "off")
 _POLL_SECONDS = 0.05  # how soon a finished child's answer is taken
 # How often the child's memory is looked at: finding its OCR grandchildren walks all of
@@ -223,10 +224,23 @@ def run_isolated(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, m
     if kind == "time":
         raise ExtractionError(time_limit_message(timeout), code=RESOURCE_LIMIT)
     if kind == "died":
-        raise ExtractionError(
-            f"The process reading this document ended abruptly (exit {payload}); the original is kept. "
-            "The file may be damaged or built to exhaust the reader.", code=RESOURCE_LIMIT)
+        raise died_error(payload)
     raise payload  # a defect
+
+
+def died_error(exitcode: int | None) -> ExtractionError:
+    """Why a child that sent no answer ended, by how it ended."""
+    if isinstance(exitcode, int) and exitcode > 0:
+        # An exit status, not a signal: the child stopped in Python before it could answer
+        # (in its start-up, say) - a fault of the workbench, not of the file.
+        return ExtractionError(
+            f"The process reading this document stopped before it could read it (exit {exitcode}). This is a "
+            "fault in the workbench, not in the file; the original is kept. Tell an administrator, who can "
+            "retry it once the fault is fixed.", code=INTERNAL_ERROR)
+    how = f" (signal {-exitcode})" if isinstance(exitcode, int) and exitcode < 0 else ""
+    return ExtractionError(
+        f"The process reading this document ended abruptly{how}; the original is kept. "
+        "The file may be damaged or built to exhaust the reader.", code=RESOURCE_LIMIT)
 
 
 def _wait(proc, receiver, *, timeout: float, memory_mb: int) -> tuple[str, Any]:
