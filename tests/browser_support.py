@@ -37,7 +37,7 @@ NO_CHROMIUM = "Debian chromium is not installed (apt-get install chromium)"
 LOAD = 60_000  # ms: first render of a page (server warm-up, page images)
 # The accounts the browser tests act as, made with `core user add` on their throwaway data dir.
 REVIEWER, ADMIN = "dr.browser", "dr.browser-admin"
-PASSWORD = "browser-password-123"
+PASSWORD = "copper-harbor-violet-72"  # passes the password rules, as any password set here must
 
 
 def free_port() -> int:

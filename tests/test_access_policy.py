@@ -2,6 +2,7 @@
 passwords, lockout, idle timeout and the identity-provider role mapping. Pure functions,
 so every rule is checked directly, including the fail-closed edges."""
 
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -65,6 +66,40 @@ def test_password_rules():
     assert access.password_problem("x" * (access.MAX_PASSWORD_LENGTH + 1), username="dr.a")
     assert access.password_problem("correct horse battery", username="dr.a") is None
     assert access.password_problem("correct horse", username="dr.a", min_length=16)
+
+
+@pytest.mark.parametrize("password", [
+    "123456789012",  # issue 21's: twelve characters, the first thing anyone tries
+    "password1234", "qwertyuiopas", "1q2w3e4r5t6y", "abcdefghijkl", "Password1234!", "P@ssw0rd2024",
+    "x1y2x1y2x1y2", "iloveyou1234",
+    "admin-password", "test-password-123", "Password-2024!",  # words joined by separators
+    "workbench123", "clinic12345678",  # this app's words
+])
+def test_long_enough_but_guessable_passwords_are_refused_with_the_estimators_advice(password):
+    problem = access.password_problem(password, username="dr.a")
+    assert problem and problem.startswith("This password is too easy to guess. ")
+    assert len(problem) > len("This password is too easy to guess. ") + 10  # what to do about it
+
+
+def test_the_user_name_and_context_words_count_as_guessable():
+    assert access.password_problem("kowalczyk2024!", username="m.kowalczyk")
+    assert access.password_problem("kowalczyk2024!", username="dr.a") is None
+    assert access.password_problem("dralice12345", username="dr.alice")  # the name with its dot left out
+    assert access.password_problem("Mediscan-20245", username="dr.a") is None
+    assert access.password_problem("Mediscan-20245", username="dr.a", context=["mediscan"])
+
+
+@pytest.mark.parametrize("password", ["marble kettle orbit", "a-password-of-my-own-42", "x9#Lm!q2@Zr$",
+                                      "Tr0ub4dor&3-staple-horse"])
+def test_strong_passwords_pass(password):
+    assert access.password_problem(password, username="dr.a") is None
+
+
+def test_a_very_long_password_is_judged_quickly():
+    start = time.perf_counter()
+    assert access.password_problem("a" * access.MAX_PASSWORD_LENGTH, username="dr.a")
+    assert access.password_problem("correct horse battery " * 46, username="dr.a") is None
+    assert time.perf_counter() - start < 2  # the estimator alone took most of a minute on 1,024 "a"s
 
 
 def test_the_fifth_failure_in_a_row_locks_the_account():

@@ -163,9 +163,9 @@ def test_a_disabled_account_is_signed_out_at_its_next_click(app_env):
 
 
 def test_the_first_sign_in_with_a_temporary_password_asks_for_a_new_one(app_env):
-    accounts.add_user(app_env, username="nurse.kim", role="reviewer", password="temporary-pass-1", by="dr.admin",
+    accounts.add_user(app_env, username="nurse.kim", role="reviewer", password="temporary-walnut-sky-1", by="dr.admin",
                       must_change_password=True)
-    at = sign_in(app(user=None).run(), "nurse.kim", "temporary-pass-1")
+    at = sign_in(app(user=None).run(), "nurse.kim", "temporary-walnut-sky-1")
     assert not at.exception, at.exception
     assert at.title[0].value == "Change your password"
     assert [t.label for t in at.text_input] == ["Current password", "New password", "New password again"]
@@ -177,16 +177,16 @@ def test_the_first_sign_in_with_a_temporary_password_asks_for_a_new_one(app_env)
         next(b for b in at.button if b.label == "Change password").click()
         at.run()
 
-    change("temporary-pass-1", "a-new-password-42", "a-new-password-43")
+    change("temporary-walnut-sky-1", "my-own-cedar-ribbon-42", "my-own-cedar-ribbon-43")
     assert any("not the same" in e.value for e in at.error)
-    change("temporary-pass-1", "short", "short")
+    change("temporary-walnut-sky-1", "short", "short")
     assert any("at least 12 characters" in e.value for e in at.error)
-    change("temporary-pass-1", "a-new-password-42", "a-new-password-42")
+    change("temporary-walnut-sky-1", "my-own-cedar-ribbon-42", "my-own-cedar-ribbon-42")
     assert not at.exception, at.exception
     assert at.title[0].value == "Chart overview"
     assert any(s.value == "Password changed." for s in at.sidebar.success)
     assert not accounts.get_account(app_env, "nurse.kim").must_change_password
-    assert accounts.sign_in(app_env, "nurse.kim", "a-new-password-42").ok
+    assert accounts.sign_in(app_env, "nurse.kim", "my-own-cedar-ribbon-42").ok
     assert events_of(app_env, accounts.PASSWORD_CHANGED, "nurse.kim")
 
 
@@ -285,7 +285,7 @@ def test_an_admin_manages_users_and_reads_the_access_audit(app_env, demo_patient
     by_label = {t.label: t for t in at.text_input}
     by_label["User name"].input("nurse.lee")
     next(s for s in at.selectbox if s.label == "Role").set_value("viewer")
-    by_label["Temporary password"].input("temporary-pass-9")
+    by_label["Temporary password"].input("temporary-fig-lantern-9")
     next(b for b in at.button if b.label == "Add account").click().run()
     assert not at.exception, at.exception
     added = accounts.get_account(app_env, "nurse.lee")

@@ -1,5 +1,5 @@
-"""Who may do what: roles, permissions, the account rules (names, passwords, lockout,
-idle timeout) and the mapping of an identity provider's user to a role.
+"""Who may do what: roles, permissions, the account rules (names, password strength,
+lockout, idle timeout) and the mapping of an identity provider's user to a role.
 
 Pure rules, no storage: the accounts service applies them, the pages ask them what to
 show. One home, so the UI's hidden buttons and the services' refusals cannot drift.
@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
+
+from zxcvbn import zxcvbn
 
 
 class Role(StrEnum):
@@ -99,14 +101,28 @@ def is_account_name(actor: str) -> bool:
     return bool(actor) and not actor.startswith((SHELL_PREFIX, SYSTEM_PREFIX))
 
 
-# --- passwords, lockout, idle --------------------------------------------------------
+# --- passwords ------------------------------------------------------------------------
 
 MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 1024  # hashing cost grows with length; nobody types more
-MAX_FAILED_SIGN_INS = 5
+# The strength estimator (zxcvbn, Dropbox's, ported to Python) scores 0-4 by the guesses
+# an attacker with lists of common passwords, words, names, keyboard patterns, dates and
+# this context would need; 3 is "safely unguessable" (about 10^8 guesses and up).
+MIN_PASSWORD_SCORE = 3
+# zxcvbn's own ceiling: its matching grows steeply with length (a 1,024-character
+# password takes it most of a minute), so it judges the first 72 characters.
+STRENGTH_CHARS = 72
+# Words anyone guessing here would try first, besides the user's own name.
+PASSWORD_CONTEXT_WORDS = ("clinical", "document", "review", "workbench", "clinic", "reviewer", "admin", "viewer",
+                          "patient", "chart")
 
 
-def password_problem(password: str, *, username: str, min_length: int = MIN_PASSWORD_LENGTH) -> str | None:
+def password_problem(password: str, *, username: str, min_length: int = MIN_PASSWORD_LENGTH,
+                     context: Iterable[str] = ()) -> str | None:
+    """Why ``password`` may not be set for ``username``, in plain words; None when it may.
+
+    Length first (at least ``min_length``), then the strength estimator: a password it
+    scores below MIN_PASSWORD_SCORE is refused with its warning and suggestions."""
     if len(password) < min_length:
         return f"A password needs at least {min_length} characters."
     if len(password) > MAX_PASSWORD_LENGTH:
@@ -115,7 +131,39 @@ def password_problem(password: str, *, username: str, min_length: int = MIN_PASS
         return "A password must not be the user name."
     if len(set(password)) < 4:
         return "A password needs more than three different characters."
-    return None
+    words = _guess_words(username, context)
+    # zxcvbn's Python port counts a separator between words as random characters, so
+    # "admin-password" scored 3 and "test-password-123" 4; a guesser's rules join words
+    # with "-", ".", "_" or a space as a matter of course. So the password is judged with
+    # those separators taken out as well, and the lower score counts.
+    typed = password[:STRENGTH_CHARS]
+    joined = _SEPARATORS.sub("", typed)
+    estimate = min((zxcvbn(p, user_inputs=words) for p in dict.fromkeys([typed, joined]) if p),
+                   key=lambda e: e["score"])
+    if estimate["score"] >= MIN_PASSWORD_SCORE:
+        return None
+    feedback = estimate.get("feedback") or {}
+    hints = [feedback.get("warning") or "", *(feedback.get("suggestions") or [])]
+    advice = " ".join(h.strip() for h in hints if h and h.strip())
+    return "This password is too easy to guess. " + (advice or "Use a few unrelated words together.")
+
+
+_SEPARATORS = re.compile(r"(?<=[^\W_])[-._ ]+(?=[^\W_])")  # between letters or digits
+
+
+def _guess_words(username: str, context: Iterable[str]) -> list[str]:
+    """The user name, joined and in parts ("dr.alice": "dralice", "dr", "alice"), and the
+    context words."""
+    name = (username or "").strip().lower()
+    parts = [p for p in re.split(r"[._@-]+", name) if len(p) >= 2]
+    joined = re.sub(r"[._@-]+", "", name)
+    return [w for w in dict.fromkeys([name, joined, *parts, *PASSWORD_CONTEXT_WORDS, *(c.lower() for c in context)])
+            if w]
+
+
+# --- lockout, idle --------------------------------------------------------------------
+
+MAX_FAILED_SIGN_INS = 5
 
 
 def lock_after_failure(failed_attempts: int, now: datetime, lock_minutes: float) -> datetime | None:

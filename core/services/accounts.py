@@ -2,7 +2,7 @@
 
 Local accounts keep an argon2id hash (argon2-cffi's defaults: 64 MiB, 3 passes); a
 clinic with an identity provider signs in through Streamlit's ``st.login`` and its users
-are mapped to the same roles (``oidc_account``). The rules (roles, password length,
+are mapped to the same roles (``oidc_account``). The rules (roles, password strength,
 lockout, idle time) live in ``core.policy.access``; this module applies them and writes
 the access audit.
 """
@@ -141,9 +141,13 @@ def list_users(wb: Workbench) -> list[Account]:
         return [Account.from_row(r) for r in users_repo.all_users(cur)]
 
 
+def _min_password_length(wb: Workbench) -> int:
+    return max(access.MIN_PASSWORD_LENGTH, wb.settings.password_min_length)
+
+
 def _check_new_password(wb: Workbench, password: str, username: str) -> None:
-    problem = access.password_problem(password or "", username=username,
-                                      min_length=max(access.MIN_PASSWORD_LENGTH, wb.settings.password_min_length))
+    """Every password set anywhere (add, reset, change, the first admin's) passes here."""
+    problem = access.password_problem(password or "", username=username, min_length=_min_password_length(wb))
     if problem:
         raise BadInput(problem, code="weak_password")
 
@@ -338,7 +342,7 @@ def ensure_initial_admin(wb: Workbench) -> Path | None:
     if existing:
         admin = get_account(wb, INITIAL_ADMIN)
         return path if path.exists() and admin is not None and admin.must_change_password else None
-    password = secrets.token_urlsafe(18)
+    password = _one_time_password(wb)
     _add_initial(wb, password)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -349,8 +353,19 @@ def ensure_initial_admin(wb: Workbench) -> Path | None:
     return path
 
 
+def _one_time_password(wb: Workbench) -> str:
+    """A random password (at least 24 characters, and the minimum length) that passes the
+    same rules as any other; random ones this long always do, the check makes it certain."""
+    for _ in range(10):
+        password = secrets.token_urlsafe(max(18, _min_password_length(wb)))
+        if access.password_problem(password, username=INITIAL_ADMIN, min_length=_min_password_length(wb)) is None:
+            return password
+    raise RuntimeError("could not make a one-time password that passes the password rules")
+
+
 def _add_initial(wb: Workbench, password: str) -> None:
     # Bootstrapping: no account exists yet to authorise the first one.
+    _check_new_password(wb, password, INITIAL_ADMIN)
     now = utcnow()
     with wb.db.transaction() as cur:
         if users_repo.count(cur):
