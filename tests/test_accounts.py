@@ -35,7 +35,8 @@ def test_the_test_accounts_are_seeded_with_their_roles(wb):
 def test_an_admin_adds_lists_disables_enables_and_resets(wb):
     added = accounts.add_user(wb, username="Dr.New", role="reviewer", password=NEW_PASSWORD, by="dr.admin")
     assert added.username == "dr.new" and added.role == "reviewer" and added.active
-    assert added.created_by == "dr.admin" and not added.must_change_password
+    # Whoever added it knows the password: the person chooses their own at the first sign-in.
+    assert added.created_by == "dr.admin" and added.must_change_password
     assert "dr.new" in [a.username for a in accounts.list_users(wb)]
 
     assert accounts.disable_user(wb, "dr.new", by="dr.admin").active is False
@@ -60,6 +61,20 @@ def test_only_admins_manage_users(wb, by):
     with pytest.raises(Forbidden):
         accounts.reset_password(wb, "dr.alice", password=NEW_PASSWORD, by=by)
     assert accounts.get_account(wb, "dr.new") is None and accounts.get_account(wb, "dr.alice").active
+
+
+def test_every_account_user_add_makes_must_change_its_password_at_the_first_sign_in(wb):
+    # Issue 21: only the first admin had to; `user add` made accounts whose temporary
+    # password, known to whoever set it, stayed theirs for good.
+    for by in ("dr.admin", "os:tester"):
+        made = accounts.add_user(wb, username=f"dr.new-{by[:2]}", role="viewer", password=NEW_PASSWORD, by=by)
+        assert made.must_change_password
+        signed = accounts.sign_in(wb, made.username, NEW_PASSWORD)
+        assert signed.ok and signed.account.must_change_password
+    with pytest.raises(ValueError):  # no caller can make one that skips the change
+        accounts.add_user(wb, username="dr.skip", role="viewer", password=NEW_PASSWORD, by="dr.admin",
+                          must_change_password=False)
+    assert accounts.get_account(wb, "dr.skip") is None
 
 
 def test_the_shell_operator_manages_users_but_the_system_does_not(wb):

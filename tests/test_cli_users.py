@@ -48,6 +48,8 @@ def test_init_points_to_the_one_time_password_until_it_is_changed(data):
 def test_user_add_list_disable_enable(data):
     added = as_json(cli(data, "user", "add", "--username", "dr.temp", "--role", "viewer", "--json", stdin=PASSWORD))
     assert added["username"] == "dr.temp" and added["role"] == "viewer" and added["created_by"] == shell_user()
+    # Issue 21: the operator who typed it knows the password; the person chooses their own.
+    assert added["must_change_password"] is True
     assert "password" not in json.dumps(added).replace("must_change_password", "")
     users = {u["username"]: u for u in as_json(cli(data, "user", "list", "--json"))["users"]}
     assert {"admin", "dr.rev", "dr.view", "dr.boss", "dr.temp"} <= set(users)
@@ -73,6 +75,12 @@ def test_user_add_refusals(data, args, stdin, code):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().count("\n") == 0 and f"error: {code}:" in proc.stderr
     assert PASSWORD.strip() not in proc.stderr and "123456789012" not in proc.stderr
+
+
+def test_every_account_user_add_makes_must_change_its_password(data):
+    rows = dict(query(data, "SELECT username, must_change_password FROM users WHERE username IN "
+                            "('dr.rev', 'dr.view', 'dr.boss')"))
+    assert rows == {"dr.rev": True, "dr.view": True, "dr.boss": True}
 
 
 def test_a_guessable_password_is_refused_in_plain_words(data):

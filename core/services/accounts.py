@@ -153,7 +153,13 @@ def _check_new_password(wb: Workbench, password: str, username: str) -> None:
 
 
 def add_user(wb: Workbench, *, username: str, role: str, password: str | None, by: str,
-             must_change_password: bool = False, auth_source: str = "local") -> Account:
+             must_change_password: bool = True, auth_source: str = "local") -> Account:
+    """A new account. A local account's password is a temporary one: whoever set it knows
+    it, so the person must choose their own at the first sign-in, whichever way the account
+    was made (``user add``, Operations → Users, a script). ``must_change_password`` stays
+    a keyword for callers that say so; it cannot be turned off for a local account."""
+    if auth_source == "local" and not must_change_password:
+        raise ValueError("a local account always changes its temporary password at the first sign-in")
     actor = authorize(wb, by, Permission.MANAGE_USERS)
     username = (username or "").strip().lower()
     problem = access.username_problem(username)
@@ -169,7 +175,7 @@ def add_user(wb: Workbench, *, username: str, role: str, password: str | None, b
         if users_repo.by_username(cur, username):
             raise BadInput(f"An account named {username!r} already exists.", code="duplicate_user")
         row = users_repo.add(cur, username=username, role=str(role), password_hash=password_hash,
-                             auth_source=auth_source, must_change_password=must_change_password,
+                             auth_source=auth_source, must_change_password=auth_source == "local",
                              created_by=actor.name, now=now)
         _event(cur, actor, USER_ADDED, now, object_type="user", object_id=username, detail=str(role))
     return Account.from_row(row)
