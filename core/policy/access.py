@@ -1,5 +1,6 @@
 """Who may do what: roles, permissions, the account rules (names, password strength,
-lockout, idle timeout) and the mapping of an identity provider's user to a role.
+sign-in throttling per client, account lockout, idle timeout) and the mapping of an
+identity provider's user to a role.
 
 Pure rules, no storage: the accounts service applies them, the pages ask them what to
 show. One home, so the UI's hidden buttons and the services' refusals cannot drift.
@@ -7,6 +8,7 @@ show. One home, so the UI's hidden buttons and the services' refusals cannot dri
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -161,20 +163,70 @@ def _guess_words(username: str, context: Iterable[str]) -> list[str]:
             if w]
 
 
-# --- lockout, idle --------------------------------------------------------------------
+# --- sign-in throttling and account lockout ---------------------------------------------
+#
+# Two counters, both over the last FAILURE_WINDOW_MINUTES (a sliding window):
+#
+# * per client (the browser's address): CLIENT_MAX_FAILURES failed sign-ins, whatever
+#   account they named, and that client is refused until its failures age out of the
+#   window. Every attempt it makes while refused counts as a failure too, so a guesser
+#   who keeps going stays out; someone who waits gets back in.
+# * per account: ACCOUNT_MAX_FAILURES wrong passwords lock it for ``lockout_minutes``
+#   (an admin can unlock it). A refused client never reaches the password check, so one
+#   client adds at most CLIENT_MAX_FAILURES to an account's window: locking an account
+#   takes failures from several clients at once (a spread-out attack), never one guesser
+#   alone. The legitimate user at another address signs in while a guesser is refused.
 
-MAX_FAILED_SIGN_INS = 5
+FAILURE_WINDOW_MINUTES = 15
+CLIENT_MAX_FAILURES = 10
+ACCOUNT_MAX_FAILURES = 25  # > 2 x CLIENT_MAX_FAILURES: at least three clients at once
+NO_ADDRESS = "(no address)"  # every connection whose address is unknown shares one budget
 
 
-def lock_after_failure(failed_attempts: int, now: datetime, lock_minutes: float) -> datetime | None:
-    """After the fifth failed attempt in a row the account is locked for ``lock_minutes``."""
-    if failed_attempts >= MAX_FAILED_SIGN_INS:
+def client_key(address: str | None) -> str:
+    """Whose failure budget an address spends: an IPv4 address itself; an IPv6 address
+    its /64 network (one household or host usually holds a whole /64, so stepping
+    through it would otherwise buy fresh budgets); none (a local connection, or a proxy
+    that does not pass the address on) one shared key."""
+    text = (address or "").strip()
+    if not text:
+        return NO_ADDRESS
+    try:
+        ip = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return text[:100]
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return str(ip)
+
+
+def recent_failures(failures: Iterable[datetime], now: datetime,
+                    window_minutes: float = FAILURE_WINDOW_MINUTES) -> list[datetime]:
+    """The failures inside the window that ends at ``now``."""
+    since = now - timedelta(minutes=window_minutes)
+    return [t for t in failures if since < t <= now]
+
+
+def client_throttled(failures: Iterable[datetime], now: datetime) -> bool:
+    """A client with CLIENT_MAX_FAILURES failures in the window is refused."""
+    return len(recent_failures(failures, now)) >= CLIENT_MAX_FAILURES
+
+
+def lock_after_failure(failures: Iterable[datetime], now: datetime, lock_minutes: float) -> datetime | None:
+    """When an account is locked until, given its failures in the window (this one
+    included): ACCOUNT_MAX_FAILURES of them lock it for ``lock_minutes``."""
+    if len(recent_failures(failures, now)) >= ACCOUNT_MAX_FAILURES:
         return now + timedelta(minutes=lock_minutes)
     return None
 
 
 def is_locked(locked_until: datetime | None, now: datetime) -> bool:
     return locked_until is not None and now < locked_until
+
+
+# --- idle timeout ------------------------------------------------------------------------
 
 
 def idle_expired(last_seen: datetime | None, now: datetime, timeout_minutes: float) -> bool:
