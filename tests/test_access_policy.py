@@ -2,6 +2,7 @@
 passwords, lockout, idle timeout and the identity-provider role mapping. Pure functions,
 so every rule is checked directly, including the fail-closed edges."""
 
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -67,13 +68,80 @@ def test_password_rules():
     assert access.password_problem("correct horse", username="dr.a", min_length=16)
 
 
-def test_the_fifth_failure_in_a_row_locks_the_account():
-    assert access.lock_after_failure(4, NOW, 15) is None
-    until = access.lock_after_failure(5, NOW, 15)
+@pytest.mark.parametrize("password", [
+    "123456789012",  # issue 21's: twelve characters, the first thing anyone tries
+    "password1234", "qwertyuiopas", "1q2w3e4r5t6y", "abcdefghijkl", "Password1234!", "P@ssw0rd2024",
+    "x1y2x1y2x1y2", "iloveyou1234",
+    "admin-password", "test-password-123", "Password-2024!",  # words joined by separators
+    "workbench123", "clinic12345678",  # this app's words
+])
+def test_long_enough_but_guessable_passwords_are_refused_with_the_estimators_advice(password):
+    problem = access.password_problem(password, username="dr.a")
+    assert problem and problem.startswith("This password is too easy to guess. ")
+    assert len(problem) > len("This password is too easy to guess. ") + 10  # what to do about it
+
+
+def test_the_user_name_and_context_words_count_as_guessable():
+    assert access.password_problem("kowalczyk2024!", username="m.kowalczyk")
+    assert access.password_problem("kowalczyk2024!", username="dr.a") is None
+    assert access.password_problem("dralice12345", username="dr.alice")  # the name with its dot left out
+    assert access.password_problem("Mediscan-20245", username="dr.a") is None
+    assert access.password_problem("Mediscan-20245", username="dr.a", context=["mediscan"])
+
+
+@pytest.mark.parametrize("password", ["marble kettle orbit", "a-password-of-my-own-42", "x9#Lm!q2@Zr$",
+                                      "Tr0ub4dor&3-staple-horse"])
+def test_strong_passwords_pass(password):
+    assert access.password_problem(password, username="dr.a") is None
+
+
+def test_a_very_long_password_is_judged_quickly():
+    start = time.perf_counter()
+    assert access.password_problem("a" * access.MAX_PASSWORD_LENGTH, username="dr.a")
+    assert access.password_problem("correct horse battery " * 46, username="dr.a") is None
+    assert time.perf_counter() - start < 2  # the estimator alone took most of a minute on 1,024 "a"s
+
+
+# --- throttling and lockout ----------------------------------------------------------
+
+
+def _every(minutes: float, count: int) -> list[datetime]:
+    return [NOW - timedelta(minutes=minutes * i) for i in range(count)]
+
+
+def test_a_client_is_refused_at_its_budget_within_the_window():
+    assert not access.client_throttled(_every(1, access.CLIENT_MAX_FAILURES - 1), NOW)
+    assert access.client_throttled(_every(1, access.CLIENT_MAX_FAILURES), NOW)
+    # Spread wider than the window: the old ones no longer count.
+    spread = access.FAILURE_WINDOW_MINUTES / (access.CLIENT_MAX_FAILURES - 1)
+    assert not access.client_throttled(_every(spread, access.CLIENT_MAX_FAILURES), NOW)
+    assert not access.client_throttled([], NOW)
+
+
+def test_an_account_locks_at_its_limit_within_the_window():
+    assert access.lock_after_failure(_every(0.5, access.ACCOUNT_MAX_FAILURES - 1), NOW, 15) is None
+    until = access.lock_after_failure(_every(0.5, access.ACCOUNT_MAX_FAILURES), NOW, 15)
     assert until == NOW + timedelta(minutes=15)
     assert access.is_locked(until, NOW + timedelta(minutes=14, seconds=59))
     assert not access.is_locked(until, NOW + timedelta(minutes=15))
     assert not access.is_locked(None, NOW)
+    old = [NOW - timedelta(minutes=access.FAILURE_WINDOW_MINUTES)] * access.ACCOUNT_MAX_FAILURES
+    assert access.lock_after_failure(old, NOW, 15) is None
+
+
+def test_one_client_within_its_budget_can_never_lock_an_account():
+    # A refused client never reaches the password check, so in any window one client adds
+    # at most CLIENT_MAX_FAILURES to an account; locking one takes three clients at least.
+    assert access.ACCOUNT_MAX_FAILURES > 2 * access.CLIENT_MAX_FAILURES
+
+
+@pytest.mark.parametrize("address, key", [
+    ("203.0.113.9", "203.0.113.9"), (None, access.NO_ADDRESS), ("", access.NO_ADDRESS),
+    ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"), ("2001:db8:1:2::9", "2001:db8:1:2::/64"),
+    ("::ffff:203.0.113.9", "203.0.113.9"), ("fe80::1%eth0", "fe80::/64"),
+])
+def test_the_client_key_groups_what_one_client_holds(address, key):
+    assert access.client_key(address) == key
 
 
 def test_idle_timeout_and_a_session_never_seen_fails_closed():

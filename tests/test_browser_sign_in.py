@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from core.services.accounts import SIGN_IN_REFUSED
 from tests.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, ROOT, full_page_screenshot, chromium_context,
                                    server_env, serving, settle, signed_in_as, submit_sign_in)
 
@@ -99,7 +100,7 @@ def test_the_app_opens_on_the_sign_in_form_and_nothing_else(app, page):
 def test_a_wrong_password_is_refused(app, page):
     page.goto(app["url"])
     submit_sign_in(page, "admin", "not-the-password-at-all")
-    page.get_by_test_id("stAlertContentError").get_by_text("Wrong user name or password.").wait_for(timeout=STEP)
+    page.get_by_test_id("stAlertContentError").get_by_text(SIGN_IN_REFUSED).wait_for(timeout=STEP)
     page.get_by_role("button", name="Sign in").wait_for()
     shows_nothing_private(page, app)
     assert page.get_by_text("Signed in as").count() == 0
@@ -143,7 +144,7 @@ def test_sign_out_returns_to_the_form(app, page):
     nav_after_sign_out = page.get_by_test_id("stSidebarNav").count()
     # the one-time password was spent with the change
     submit_sign_in(page, "admin", app["one_time"])
-    page.get_by_test_id("stAlertContentError").get_by_text("Wrong user name or password.").wait_for(timeout=STEP)
+    page.get_by_test_id("stAlertContentError").get_by_text(SIGN_IN_REFUSED).wait_for(timeout=STEP)
     done["signed_out"] = True
     # the page list goes with the session: the form is all a signed-out browser is shown
     assert nav_after_sign_out == 0, "the sidebar still lists the pages after signing out"

@@ -35,7 +35,7 @@ def initialised(tmp_path_factory):
     assert out["ok"] is True and out["demo_patients_added"] == 4
     # Review decisions name an account (issue 12); the operator at the shell adds it.
     as_json(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
-                stdin="cli-reviewer-password\n"))
+                stdin="cli-reviewer-spruce-otter\n"))
     return d
 
 

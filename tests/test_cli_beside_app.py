@@ -104,7 +104,7 @@ def app_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("beside") / "data"
     assert ok(cli(d, "init", "--json"))["ok"] is True
     ok(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
-           stdin="cli-reviewer-password\n"))
+           stdin="cli-reviewer-spruce-otter\n"))
     return d
 
 
@@ -156,7 +156,7 @@ def direct_and_handed(data_dir, labs):
                                "--json")
         handed["text"] = cli(data_dir, "patient", "list")
         handed["user_add"] = cli(data_dir, "user", "add", "--username", "dr.new", "--role", "viewer",
-                                 stdin="a-new-password-1\n")
+                                 stdin="a-new-pebble-comet-1\n")
         handed["index"] = cli(data_dir, "index-corpus", "--json")
         endpoint = live_endpoint(_settings(data_dir))
     finally:

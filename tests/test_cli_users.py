@@ -15,7 +15,7 @@ import pytest
 from core.services.access_audit import shell_user
 from tests.test_cli import as_json, cli
 
-PASSWORD = "cli-users-password-1\n"
+PASSWORD = "cli-users-amber-kite-1\n"
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +48,8 @@ def test_init_points_to_the_one_time_password_until_it_is_changed(data):
 def test_user_add_list_disable_enable(data):
     added = as_json(cli(data, "user", "add", "--username", "dr.temp", "--role", "viewer", "--json", stdin=PASSWORD))
     assert added["username"] == "dr.temp" and added["role"] == "viewer" and added["created_by"] == shell_user()
+    # Issue 21: the operator who typed it knows the password; the person chooses their own.
+    assert added["must_change_password"] is True
     assert "password" not in json.dumps(added).replace("must_change_password", "")
     users = {u["username"]: u for u in as_json(cli(data, "user", "list", "--json"))["users"]}
     assert {"admin", "dr.rev", "dr.view", "dr.boss", "dr.temp"} <= set(users)
@@ -56,13 +58,14 @@ def test_user_add_list_disable_enable(data):
     assert "dr.temp" in text and "viewer" in text and "{" not in text
     assert as_json(cli(data, "user", "disable", "dr.temp", "--by", "dr.boss", "--json"))["active"] is False
     assert as_json(cli(data, "user", "enable", "dr.temp", "--json"))["active"] is True
-    reset = as_json(cli(data, "user", "reset-password", "dr.temp", "--json", stdin="another-password-22\n"))
+    reset = as_json(cli(data, "user", "reset-password", "dr.temp", "--json", stdin="another-granite-owl-22\n"))
     assert reset["must_change_password"] is True
 
 
 @pytest.mark.parametrize("args, stdin, code", [
     (["--username", "dr.weak", "--role", "viewer"], "short\n", "weak_password"),
     (["--username", "dr.weak", "--role", "viewer"], "", "weak_password"),  # nothing on stdin
+    (["--username", "dr.weak", "--role", "viewer"], "123456789012\n", "weak_password"),  # long, but guessable
     (["--username", "dr.weak", "--role", "viewer", "--by", "dr.rev"], PASSWORD, "forbidden"),
     (["--username", "dr.weak", "--role", "viewer", "--by", "dr.nobody"], PASSWORD, "unknown_user"),
     (["--username", "dr.rev", "--role", "viewer"], PASSWORD, "duplicate_user"),
@@ -71,7 +74,22 @@ def test_user_add_refusals(data, args, stdin, code):
     proc = cli(data, "user", "add", *args, "--json", stdin=stdin, check=False)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().count("\n") == 0 and f"error: {code}:" in proc.stderr
-    assert "cli-users-password" not in proc.stderr
+    assert PASSWORD.strip() not in proc.stderr and "123456789012" not in proc.stderr
+
+
+def test_every_account_user_add_makes_must_change_its_password(data):
+    rows = dict(query(data, "SELECT username, must_change_password FROM users WHERE username IN "
+                            "('dr.rev', 'dr.view', 'dr.boss')"))
+    assert rows == {"dr.rev": True, "dr.view": True, "dr.boss": True}
+
+
+def test_a_guessable_password_is_refused_in_plain_words(data):
+    for args in (["add", "--username", "dr.guess", "--role", "viewer"], ["reset-password", "dr.view"]):
+        proc = cli(data, "user", *args, "--json", stdin="123456789012\n", check=False)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert "error: weak_password: This password is too easy to guess." in proc.stderr
+        assert "commonly used password" in proc.stderr and proc.stderr.strip().count("\n") == 0
+    assert query(data, "SELECT count(*) FROM users WHERE username = 'dr.guess'")[0][0] == 0
 
 
 def test_a_password_is_never_an_argument(data):

@@ -2,18 +2,20 @@
 
 Local accounts keep an argon2id hash (argon2-cffi's defaults: 64 MiB, 3 passes); a
 clinic with an identity provider signs in through Streamlit's ``st.login`` and its users
-are mapped to the same roles (``oidc_account``). The rules (roles, password length,
-lockout, idle time) live in ``core.policy.access``; this module applies them and writes
-the access audit.
+are mapped to the same roles (``oidc_account``). The rules (roles, password strength,
+sign-in throttling, lockout, idle time) live in ``core.policy.access``; this module
+applies them, keeps the recent failures they read (``SignInFailures``) and writes the
+access audit.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import secrets
+import threading
+from collections import OrderedDict, deque
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -37,6 +39,7 @@ INITIAL_PASSWORD_FILE = "initial-admin-password.txt"
 
 # What an access event is called in the audit.
 SIGN_IN, SIGN_IN_FAILED, SIGN_IN_LOCKED, ACCOUNT_LOCKED = "sign_in", "sign_in_failed", "sign_in_locked", "account_locked"
+SIGN_IN_THROTTLED = "sign_in_throttled"  # refused before any check: too many failures from that client
 SIGN_OUT, IDLE_TIMEOUT, PASSWORD_CHANGED = "sign_out", "idle_timeout", "password_changed"
 USER_ADDED, USER_DISABLED, USER_ENABLED, PASSWORD_RESET = "user_added", "user_disabled", "user_enabled", "password_reset"
 
@@ -81,9 +84,8 @@ class Actor:
 @dataclass(frozen=True)
 class SignInResult:
     ok: bool
-    message: str  # plain words for the person at the form
+    message: str  # plain words for the person at the form; one text for every refusal
     account: Account | None = None
-    locked: bool = False
 
 
 # --- the role check ------------------------------------------------------------------
@@ -141,15 +143,25 @@ def list_users(wb: Workbench) -> list[Account]:
         return [Account.from_row(r) for r in users_repo.all_users(cur)]
 
 
+def _min_password_length(wb: Workbench) -> int:
+    return max(access.MIN_PASSWORD_LENGTH, wb.settings.password_min_length)
+
+
 def _check_new_password(wb: Workbench, password: str, username: str) -> None:
-    problem = access.password_problem(password or "", username=username,
-                                      min_length=max(access.MIN_PASSWORD_LENGTH, wb.settings.password_min_length))
+    """Every password set anywhere (add, reset, change, the first admin's) passes here."""
+    problem = access.password_problem(password or "", username=username, min_length=_min_password_length(wb))
     if problem:
         raise BadInput(problem, code="weak_password")
 
 
 def add_user(wb: Workbench, *, username: str, role: str, password: str | None, by: str,
-             must_change_password: bool = False, auth_source: str = "local") -> Account:
+             must_change_password: bool = True, auth_source: str = "local") -> Account:
+    """A new account. A local account's password is a temporary one: whoever set it knows
+    it, so the person must choose their own at the first sign-in, whichever way the account
+    was made (``user add``, Operations → Users, a script). ``must_change_password`` stays
+    a keyword for callers that say so; it cannot be turned off for a local account."""
+    if auth_source == "local" and not must_change_password:
+        raise ValueError("a local account always changes its temporary password at the first sign-in")
     actor = authorize(wb, by, Permission.MANAGE_USERS)
     username = (username or "").strip().lower()
     problem = access.username_problem(username)
@@ -165,7 +177,7 @@ def add_user(wb: Workbench, *, username: str, role: str, password: str | None, b
         if users_repo.by_username(cur, username):
             raise BadInput(f"An account named {username!r} already exists.", code="duplicate_user")
         row = users_repo.add(cur, username=username, role=str(role), password_hash=password_hash,
-                             auth_source=auth_source, must_change_password=must_change_password,
+                             auth_source=auth_source, must_change_password=auth_source == "local",
                              created_by=actor.name, now=now)
         _event(cur, actor, USER_ADDED, now, object_type="user", object_id=username, detail=str(role))
     return Account.from_row(row)
@@ -189,6 +201,8 @@ def _set_active(wb: Workbench, username: str, *, active: bool, by: str) -> Accou
                                 **({"failed_attempts": 0, "locked_until": None} if active else {}))
         _event(cur, actor, USER_ENABLED if active else USER_DISABLED, now, object_type="user",
                object_id=row["username"])
+    if active:
+        _failures(wb).forget_account(row["username"])  # unlocked: its failures so far count no more
     return Account.from_row(row)
 
 
@@ -215,6 +229,7 @@ def reset_password(wb: Workbench, username: str, *, password: str, by: str) -> A
         row = users_repo.update(cur, row["id"], password_hash=_HASHER.hash(password), must_change_password=True,
                                 password_changed_at=now, failed_attempts=0, locked_until=None)
         _event(cur, actor, PASSWORD_RESET, now, object_type="user", object_id=username)
+    _failures(wb).forget_account(username)
     return Account.from_row(row)
 
 
@@ -225,67 +240,148 @@ def _active_admins(cur) -> int:
 
 # --- sign-in -------------------------------------------------------------------------
 
-_WRONG = "Wrong user name or password."
+# Every refused sign-in gets these words, whatever the reason (unknown name, wrong
+# password, locked, disabled, not a local account, too many failures from this client):
+# the form tells nobody which names exist or what state an account is in. The reason is
+# in the access audit, which only admins read.
+SIGN_IN_REFUSED = ("Wrong user name or password, or this account cannot sign in now. "
+                   "Try again in a few minutes, or ask an administrator.")
 
 
-def sign_in(wb: Workbench, username: str, password: str, *, channel: str = "ui") -> SignInResult:
-    """Check a local account's password, counting failures and locking after the fifth.
+class SignInFailures:
+    """Recent failed sign-ins per client and per account, kept in this process's memory
+    (docs/access.md says why not in the database). The rules that read them are
+    ``core.policy.access``'s. Locked: Streamlit runs each browser session in a thread.
 
-    Every attempt is written to the access audit: sign_in, sign_in_failed, sign_in_locked
-    (tried while locked) and account_locked (the failure that locked it)."""
+    Only the newest CLIENT_MAX_FAILURES times of a client and ACCOUNT_MAX_FAILURES of an
+    account are kept (all the rules look at), and a client unseen for a window is
+    dropped, so memory follows the clients active in the last minutes; past MAX_CLIENTS
+    the longest-quiet go first."""
+
+    MAX_CLIENTS = 20_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._clients: OrderedDict[str, deque[datetime]] = OrderedDict()  # least recently active first
+        self._accounts: dict[str, deque[datetime]] = {}
+
+    def admit(self, client: str, now: datetime) -> bool:
+        """Whether ``client`` is refused (over its budget), and this attempt counted as one
+        of its failures: it stays one unless ``succeeded`` takes it back. Counting before
+        the check, in one step, keeps simultaneous attempts from slipping past the budget."""
+        with self._lock:
+            times = self._clients.pop(client, None) or deque(maxlen=access.CLIENT_MAX_FAILURES)
+            throttled = access.client_throttled(times, now)
+            times.append(now)
+            self._clients[client] = times
+            self._drop_quiet(now)
+            return throttled
+
+    def succeeded(self, client: str, at: datetime) -> None:
+        """The attempt ``admit`` counted at ``at`` signed in: it is no failure. The client's
+        earlier failures stay (signing in to one's own account buys no new guesses)."""
+        with self._lock:
+            times = self._clients.get(client)
+            if times is not None and at in times:
+                times.remove(at)
+
+    def account_failed(self, username: str, now: datetime) -> list[datetime]:
+        """Count a wrong password on ``username``; its recent failures, this one included."""
+        with self._lock:
+            times = self._accounts.setdefault(username, deque(maxlen=access.ACCOUNT_MAX_FAILURES))
+            times.append(now)
+            return list(times)
+
+    def forget_account(self, username: str) -> None:
+        with self._lock:
+            self._accounts.pop(username, None)
+
+    def _drop_quiet(self, now: datetime) -> None:
+        quiet = now - timedelta(minutes=access.FAILURE_WINDOW_MINUTES)
+        while self._clients:
+            oldest = next(iter(self._clients.values()))
+            if len(self._clients) <= self.MAX_CLIENTS and oldest and oldest[-1] > quiet:
+                break
+            self._clients.popitem(last=False)
+
+
+def _failures(wb: Workbench) -> SignInFailures:
+    """The workbench's failure counters: one per open database, so one per app process."""
+    return wb.extras.setdefault("sign_in_failures", SignInFailures())
+
+
+def sign_in(wb: Workbench, username: str, password: str, *, channel: str = "ui",
+            client: str | None = None) -> SignInResult:
+    """Check a local account's password. ``client`` is the address the attempt came from
+    (the app passes ``st.context.ip_address``; None where it is unknown).
+
+    A client over its failure budget is refused whatever it sends; wrong passwords lock
+    an account only when they come from more clients than one (``core.policy.access``).
+    Every refusal gives the same SignInResult and costs one argon2 verification, like a
+    success, so neither the answer nor its time tells an unknown name, a wrong password,
+    a locked, disabled or identity-provider account, or a refused client apart. The
+    access audit tells them apart: sign_in, sign_in_failed (detail: unknown user, not a
+    local account, disabled, attempt N), sign_in_locked (tried while locked),
+    account_locked (the failure that locked it) and sign_in_throttled; each row names the
+    client when known."""
     name = (username or "").strip().lower()
     now = utcnow()
     lock_minutes = wb.settings.lockout_minutes
+    failures = _failures(wb)
+    who = access.client_key(client)
+    throttled = failures.admit(who, now)
+    where = {"object_type": "client", "object_id": str(client)[:100]} if client else {}
     with wb.db.transaction() as cur:
         row = users_repo.by_username(cur, name) if name else None
-        if row is None or row["auth_source"] != "local" or not row["password_hash"]:
-            _verify(_DUMMY_HASH, password)
-            _event(cur, Actor(name=name or "(blank)", kind="unknown"), SIGN_IN_FAILED, now, channel=channel,
+        local = row is not None and row["auth_source"] == "local" and bool(row["password_hash"])
+        # One verification on every path, before any branch: the same time for every answer.
+        ok, rehash = _verify(row["password_hash"] if local else _DUMMY_HASH, password)
+        if row is None:
+            actor = Actor(name=name or "(blank)", kind="unknown")
+        else:
+            actor = Actor(name=row["username"], kind="account", user_id=row["id"], role=Role(row["role"]))
+        if throttled:
+            _event(cur, actor, SIGN_IN_THROTTLED, now, channel=channel, **where,
+                   detail=f"{access.CLIENT_MAX_FAILURES} failed sign-ins from this client within "
+                          f"{access.FAILURE_WINDOW_MINUTES} minutes")
+            return SignInResult(False, SIGN_IN_REFUSED)
+        if not local:
+            _event(cur, actor, SIGN_IN_FAILED, now, channel=channel, **where,
                    detail="unknown user" if row is None else "not a local account")
-            return SignInResult(False, _WRONG)
-        actor = Actor(name=row["username"], kind="account", user_id=row["id"], role=Role(row["role"]))
+            return SignInResult(False, SIGN_IN_REFUSED)
         if access.is_locked(row["locked_until"], now):
-            _event(cur, actor, SIGN_IN_LOCKED, now, channel=channel)
-            return SignInResult(False, _locked_words(row["locked_until"], now), locked=True)
-        ok, rehash = _verify(row["password_hash"], password)
+            _event(cur, actor, SIGN_IN_LOCKED, now, channel=channel, **where)
+            return SignInResult(False, SIGN_IN_REFUSED)
+        if not row["active"]:
+            _event(cur, actor, SIGN_IN_FAILED, now, channel=channel, **where, detail="disabled")
+            return SignInResult(False, SIGN_IN_REFUSED)
         if not ok:
             failed = int(row["failed_attempts"]) + 1
-            until = access.lock_after_failure(failed, now, lock_minutes)
+            until = access.lock_after_failure(failures.account_failed(row["username"], now), now, lock_minutes)
             users_repo.update(cur, row["id"], failed_attempts=failed, locked_until=until)
-            _event(cur, actor, SIGN_IN_FAILED, now, channel=channel, detail=f"attempt {failed}")
+            _event(cur, actor, SIGN_IN_FAILED, now, channel=channel, **where, detail=f"attempt {failed}")
             if until is not None:
-                _event(cur, actor, ACCOUNT_LOCKED, now, channel=channel, detail=f"{lock_minutes:g} minutes")
-                return SignInResult(False, _locked_words(until, now), locked=True)
-            left = access.MAX_FAILED_SIGN_INS - failed
-            return SignInResult(False, _WRONG + (f" {left} attempt{'s' if left != 1 else ''} left before the "
-                                                 "account is locked." if left <= 2 else ""))
-        if not row["active"]:
-            _event(cur, actor, SIGN_IN_FAILED, now, channel=channel, detail="disabled")
-            return SignInResult(False, "This account is disabled; ask an administrator.")
+                _event(cur, actor, ACCOUNT_LOCKED, now, channel=channel, **where, detail=f"{lock_minutes:g} minutes")
+            return SignInResult(False, SIGN_IN_REFUSED)
         updates: dict[str, Any] = {"failed_attempts": 0, "locked_until": None, "last_sign_in_at": now}
         if rehash:
             updates["password_hash"] = _HASHER.hash(password)
         row = users_repo.update(cur, row["id"], **updates)
-        _event(cur, actor, SIGN_IN, now, channel=channel)
+        _event(cur, actor, SIGN_IN, now, channel=channel, **where)
+    failures.succeeded(who, now)
     telemetry.emit("sign_in", settings=wb.settings, user=row["username"], role=row["role"], channel=channel)
     return SignInResult(True, "Signed in.", account=Account.from_row(row))
 
 
 def _verify(password_hash: str, password: str) -> tuple[bool, bool]:
     """(matches, needs rehash with the current parameters)."""
-    if len(password or "") > access.MAX_PASSWORD_LENGTH:
-        return False, False
+    too_long = len(password or "") > access.MAX_PASSWORD_LENGTH
     try:
-        _HASHER.verify(password_hash, password or "")
+        # A password too long to be one is refused, after one verification like any other.
+        _HASHER.verify(password_hash, "" if too_long else password or "")
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False, False
-    return True, _HASHER.check_needs_rehash(password_hash)
-
-
-def _locked_words(until: datetime, now: datetime) -> str:
-    minutes = max(1, math.ceil((until - now).total_seconds() / 60))
-    return (f"This account is locked after {access.MAX_FAILED_SIGN_INS} failed sign-ins. Try again in "
-            f"{minutes} minute{'s' if minutes != 1 else ''}, or ask an administrator to unlock it.")
+    return not too_long, _HASHER.check_needs_rehash(password_hash)
 
 
 def sign_out(wb: Workbench, username: str, *, idle: bool = False, channel: str = "ui") -> None:
@@ -338,7 +434,7 @@ def ensure_initial_admin(wb: Workbench) -> Path | None:
     if existing:
         admin = get_account(wb, INITIAL_ADMIN)
         return path if path.exists() and admin is not None and admin.must_change_password else None
-    password = secrets.token_urlsafe(18)
+    password = _one_time_password(wb)
     _add_initial(wb, password)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -349,8 +445,19 @@ def ensure_initial_admin(wb: Workbench) -> Path | None:
     return path
 
 
+def _one_time_password(wb: Workbench) -> str:
+    """A random password (at least 24 characters, and the minimum length) that passes the
+    same rules as any other; random ones this long always do, the check makes it certain."""
+    for _ in range(10):
+        password = secrets.token_urlsafe(max(18, _min_password_length(wb)))
+        if access.password_problem(password, username=INITIAL_ADMIN, min_length=_min_password_length(wb)) is None:
+            return password
+    raise RuntimeError("could not make a one-time password that passes the password rules")
+
+
 def _add_initial(wb: Workbench, password: str) -> None:
     # Bootstrapping: no account exists yet to authorise the first one.
+    _check_new_password(wb, password, INITIAL_ADMIN)
     now = utcnow()
     with wb.db.transaction() as cur:
         if users_repo.count(cur):
