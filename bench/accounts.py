@@ -4,7 +4,6 @@ would), with a random password nobody is shown, and signed in to an AppTest sess
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
 
 BENCH_REVIEWER = "bench.reviewer"
 
@@ -18,6 +17,9 @@ def bench_reviewer(wb):
 
 
 def sign_in(at, account) -> None:
-    """Put the account in the session the way the sign-in gate does."""
-    at.session_state["auth"] = {"username": account.username, "role": account.role.value, "user_id": account.id,
-                                "last_seen": datetime.now(timezone.utc).isoformat()}
+    """Put the account in the session the way the sign-in gate does, with its sign-in's
+    cookie in the AppTest's simulated browser (the tests' helper: a signed-in session
+    belongs to a browser's cookie, and AppTest has no browser)."""
+    from tests.app_support import sign_in_session
+
+    sign_in_session(at, account.username)

@@ -1,4 +1,5 @@
-"""`make run`: start the workbench and its worker, then hand over to `streamlit run`.
+"""`make run`: start the workbench and its worker, then hand over to `streamlit run app.py`
+(Home.py with the sign-in cookie's route and session guard, ui/session_cookie.py).
 
 Running Streamlit's own CLI in this process keeps every Streamlit setting
 (STREAMLIT_* variables, .streamlit/config.toml, extra flags) working as usual,
@@ -25,7 +26,7 @@ from streamlit.web import cli as streamlit_cli
 
 from ui.runtime import start
 
-HOME = Path(__file__).resolve().parent.parent / "Home.py"
+APP = Path(__file__).resolve().parent.parent / "app.py"
 LOOPBACK = "127.0.0.1"
 
 
@@ -44,7 +45,7 @@ def main() -> int:
     # start() opens the workbench first, which sets the owner-only umask before
     # anything is written (storage/private_files).
     runtime = start()
-    sys.argv = ["streamlit", "run", str(HOME), *listen_args(sys.argv[1:])]
+    sys.argv = ["streamlit", "run", str(APP), *listen_args(sys.argv[1:])]
     try:
         code = streamlit_cli.main()
     except SystemExit as exc:  # click ends every run this way

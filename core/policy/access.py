@@ -134,6 +134,15 @@ def idle_expired(last_seen: datetime | None, now: datetime, timeout_minutes: flo
     return last_seen is None or now - last_seen >= timedelta(minutes=timeout_minutes)
 
 
+# A sign-in in the browser (docs/access.md): the password check hands the browser a
+# one-time ticket, which it trades within this many seconds for its session cookie.
+SIGN_IN_TICKET_SECONDS = 60
+
+
+def ticket_expired(issued_at: datetime, now: datetime) -> bool:
+    return now - issued_at >= timedelta(seconds=SIGN_IN_TICKET_SECONDS)
+
+
 # --- identity provider (OIDC) --------------------------------------------------------
 
 
