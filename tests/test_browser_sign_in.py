@@ -6,7 +6,9 @@ refused; the initial admin's one-time password (the file `init` wrote) signs in 
 be changed first; then the overview shows who is signed in, a new tab of the browser is
 signed in by its cookie, and signing out returns to the form. A client that knows only a
 signed-in tab's session id (it is in every upload URL) gets the sign-in form and cannot
-upload into it, while that tab goes on. The last test stops the server and reads the access audit the browser wrote. The tests
+upload into it, while that tab goes on; a disabled account's page is blanked without a
+click, and so is a page left past the idle limit (a server of its own with a short one).
+The last test stops the server and reads the access audit the browser wrote. The tests
 run in file order and build on one another.
 """
 
@@ -17,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -34,6 +37,7 @@ ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-arti
 STEP = 30_000
 NEW_PASSWORD = "a-password-of-my-own-42"
 PAGES = ("", "documents", "review_queue", "chat", "evals", "operations")
+LEAVING = "dr.leaving"  # an account disabled while its page is open
 done: dict[str, Any] = {}
 
 
@@ -54,6 +58,7 @@ def app(tmp_path_factory):
     one_time = re.search(r"^password: (\S+)$", password_file.read_text(), re.M).group(1)
     _cli(env, "demo")
     add_account(env, REVIEWER, "reviewer")
+    add_account(env, LEAVING, "reviewer")
     patients = _cli(env, "patient", "list")["patients"]
     private = [v for p in patients for v in (p["mrn"], p["first_name"], p["last_name"])]  # not before sign-in
     demo_patient = next(p["patient_id"] for p in patients if p["mrn"] == "DEMO-1001")  # the demo documents' patient
@@ -195,6 +200,24 @@ def test_a_session_id_alone_does_not_open_a_signed_in_session(app, browser):
         page.close()
 
 
+def test_a_disabled_accounts_page_is_blanked_without_a_click(app, browser):
+    """Issue 21, item 6: `core user disable U` while U's chart is open blanks it on
+    time, not at U's next click."""
+    page = browser.new_page()
+    try:
+        sign_in(page, app["url"], LEAVING, PASSWORD, patient=app["demo_patient"])
+        page.get_by_text("MRN DEMO-1001").first.wait_for(timeout=LOAD)
+        settle(page)
+        _cli(app["env"], "user", "disable", LEAVING, "--by", "admin")  # handed to the running app
+        # no click, no reload: the page checks every 10 s at most (15-minute idle limit)
+        page.get_by_text("Your account is no longer active; ask an administrator.").wait_for(timeout=STEP)
+        page.get_by_role("button", name="Sign in").wait_for(timeout=STEP)
+        shows_nothing_private(page, app)
+        assert page.get_by_text("Signed in as").count() == 0
+    finally:
+        page.close()
+
+
 def test_the_access_audit_holds_what_the_browser_did(app):
     if "signed_out" not in done:
         pytest.skip("needs the sign-in steps above")
@@ -208,7 +231,8 @@ def test_the_access_audit_holds_what_the_browser_did(app):
                            "ORDER BY id").fetchall()
     finally:
         con.close()
-    events = [event for event, actor, _ in rows if actor == "admin"]
+    # (admin's disabling of LEAVING, from the command line, is not one of their sign-in steps)
+    events = [event for event, actor, _ in rows if actor == "admin" and event != "user_disabled"]
     # refused, the one-time password, its change, a chart view, sign-out, the spent one refused
     for expected in ("sign_in_failed", "sign_in", "password_changed", "view_chart", "sign_out"):
         assert expected in events, (expected, events)
@@ -219,3 +243,41 @@ def test_the_access_audit_holds_what_the_browser_did(app):
     if "hijack" in done:  # the stranger's attempt on the reviewer's session, by whom it targeted
         assert ("session_refused", REVIEWER) in {(event, actor) for event, actor, _ in rows}, rows
 
+
+# ----------------------------------------------------------------------------- the idle limit, on time
+
+IDLE_MINUTES = 0.1  # 6 s; the page then checks every second
+
+
+@pytest.fixture(scope="module")
+def quick_idle_app(tmp_path_factory):
+    data = tmp_path_factory.mktemp("idle") / "data"
+    env = {**server_env(data), "WORKBENCH_IDLE_TIMEOUT_MINUTES": str(IDLE_MINUTES), "WORKBENCH_LOAD_DEMO": "false"}
+    _cli(env, "init")
+    add_account(env, REVIEWER, "reviewer")
+    with serving(env) as (url, _proc):
+        yield url
+
+
+def test_a_page_left_past_the_idle_limit_is_blanked_without_a_click(quick_idle_app, browser):
+    """Issue 21, item 6: the chart does not stay on screen until the next click; the
+    page's own checks (a fragment's timer) never count as activity, or it would never
+    end."""
+    page = browser.new_page()
+    try:
+        sign_in(page, quick_idle_app, REVIEWER, patient=1)
+        page.get_by_text("MRN DEMO-1001").first.wait_for(timeout=LOAD)
+        shown = time.monotonic()
+        notice = page.get_by_text(f"Signed out after {IDLE_MINUTES:g} minutes without activity.")
+        notice.wait_for(timeout=STEP)  # nothing is clicked while we wait
+        assert time.monotonic() - shown >= IDLE_MINUTES * 60 - 2  # not before the limit
+        page.get_by_role("button", name="Sign in").wait_for()
+        settle(page)
+        text, html = page.locator("body").inner_text(), page.content()
+        assert "DEMO-1001" not in text and "DEMO-1001" not in html
+        assert page.get_by_text("Signed in as").count() == 0
+        page.reload()  # the cookie's sign-in is over too
+        page.get_by_role("button", name="Sign in").wait_for(timeout=LOAD)
+        assert page.get_by_text("Signed in as").count() == 0
+    finally:
+        page.close()

@@ -74,6 +74,12 @@ def test_a_check_never_counts_as_activity_and_the_idle_end_is_audited_once(wb, r
     assert len(access_audit.events(wb, event=accounts.IDLE_TIMEOUT, actor="dr.reviewer")) == 1
 
 
+def test_an_open_page_checks_its_sign_in_every_tenth_of_the_idle_limit_within_1_to_10_seconds():
+    from core.policy.access import session_check_seconds
+
+    assert [session_check_seconds(m) for m in (15, 1, 0.1, 0.01)] == [10.0, 6.0, 1.0, 1.0]
+
+
 def test_sign_out_ends_the_sign_in_for_every_tab(wb, reviewer):
     token = sign_in_sessions.open_sign_in(wb, reviewer)
     other = sign_in_sessions.open_sign_in(wb, reviewer)  # another browser of the same person

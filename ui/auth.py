@@ -15,6 +15,10 @@ sign-in. A client that knows only the session id (it is in upload URLs) gets the
 The cookie is the sign-in: a reload or a new tab of that browser stays signed in.
 With the identity provider (``WORKBENCH_AUTH=oidc``) Streamlit's own signed cookie binds
 the session to the user, and the session keeps ``"last_seen"`` (ISO-8601 UTC) itself.
+
+A signed-in page checks every few seconds, without a click, that its sign-in still
+holds (``_watch_session``): after the idle limit, a sign-out in another tab or the
+account disabled, only the sign-in form is left on screen.
 """
 
 from __future__ import annotations
@@ -339,6 +343,21 @@ def _sidebar(account: Account) -> None:
         st.rerun()
     if notice := st.session_state.pop(NOTICE_KEY, None):
         st.sidebar.success(notice)
+    _watch_session()
+
+
+def _watch_session() -> None:
+    """Every few seconds, without a click, a run of only this fragment checks that the
+    sign-in still holds (``current_user``, which never counts as activity); when it does
+    not, a whole-page run ends the session and leaves only the sign-in form on screen."""
+
+    def session_watch() -> None:
+        if current_user() is None:
+            st.rerun(scope="app")
+
+    every = access.session_check_seconds(workbench().settings.idle_timeout_minutes)
+    with st.sidebar:
+        st.fragment(session_watch, run_every=every)()
 
 
 # --- page and control guards ---------------------------------------------------------

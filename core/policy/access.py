@@ -143,6 +143,13 @@ def ticket_expired(issued_at: datetime, now: datetime) -> bool:
     return now - issued_at >= timedelta(seconds=SIGN_IN_TICKET_SECONDS)
 
 
+def session_check_seconds(timeout_minutes: float) -> float:
+    """How often an open page checks, without a click, that its sign-in still holds (the
+    idle limit, a disabled account, a sign-out elsewhere): a tenth of the idle limit,
+    between 1 and 10 seconds, so the page is blanked at most that long after it ends."""
+    return min(10.0, max(1.0, timeout_minutes * 60 / 10))
+
+
 # --- identity provider (OIDC) --------------------------------------------------------
 
 
