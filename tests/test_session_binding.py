@@ -137,6 +137,7 @@ def test_the_route_sets_nothing_for_a_spent_ticket_another_site_or_a_foreign_nex
         answer = client.post("/_workbench/sign-in", data={"ticket": ticket(), "next": foreign})
         assert answer.headers["location"] == "/", foreign
     assert client.get("/_workbench/sign-in").status_code == 405  # a ticket never travels in an address
+    assert client.post("/_workbench/sign-in", content=b"ticket=" + b"x" * 5000).status_code == 413
 
 
 # --- the guard --------------------------------------------------------------------------------

@@ -208,6 +208,9 @@ def test_the_cookie_signs_in_a_new_session_until_sign_out(app_env):
     tab = set_cookies(app(user=None), cookie_for(token)).run()
     assert_sign_in_form(tab)
     assert any(i.value == "Signed out." for i in tab.info)
+    tab.run()  # said once, not at every try of the form
+    assert_sign_in_form(tab)
+    assert not tab.info
     assert len(events_of(app_env, accounts.SIGN_OUT, "dr.reviewer")) == 1
 
 

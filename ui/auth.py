@@ -43,6 +43,7 @@ from ui.runtime import workbench
 
 SESSION_KEY = "auth"
 NOTICE_KEY = "auth_notice"
+TOLD_KEY = "auth_ended_told"  # the ended sign-in (token hash) whose reason was shown: once is enough
 VIEWS_KEY = "auth_views"  # slot -> the view last written to the access audit from it
 APP_TITLE = "Clinical Document Review Workbench"
 
@@ -102,13 +103,15 @@ def _start_session(account: Account, **held: Any) -> None:
                                      "user_id": account.id, **held}
 
 
-def _end_session(notice: str | None = None) -> None:
+def _end_session(notice: str | None = None, *, told: str | None = None) -> None:
     # Everything goes: chat answers, the open review item and the viewer state are PHI.
     st.session_state.clear()
     if (session_id := _session_id()) is not None:
         session_cookie.unbind(session_id)
     if notice:
         st.session_state[NOTICE_KEY] = notice
+    if told:  # the sign-in (token hash) whose end this notice announces
+        st.session_state[TOLD_KEY] = told
 
 
 def _ended_notice(why: str | None) -> str | None:
@@ -202,11 +205,13 @@ def _local_account() -> Account:
         # signed out in another tab, the account disabled). Nothing of it is kept.
         if check.sign_in is None and check.ended is None and held.get("sign_in"):
             sign_in_sessions.record_refused(wb, held["username"], detail="a run without this sign-in's cookie")
-        _end_session(_ended_notice(check.ended))
+        _end_session(_ended_notice(check.ended), told=sign_in_sessions.digest(token) if token else None)
         held = None
     if check.sign_in is None or check.account is None:
-        if (notice := _ended_notice(check.ended)) and NOTICE_KEY not in st.session_state:
-            st.session_state[NOTICE_KEY] = notice  # e.g. a reload after the idle limit says why
+        told = sign_in_sessions.digest(token) if token else None
+        if check.ended and told != st.session_state.get(TOLD_KEY):  # e.g. a reload after the idle limit: say why, once
+            st.session_state[TOLD_KEY] = told
+            st.session_state.setdefault(NOTICE_KEY, _ended_notice(check.ended))
         _sign_in_form()
     if held is None:  # the cookie is the sign-in: the browser just signed in, reloaded, or opened a tab
         _start_session(check.account, sign_in=check.sign_in.digest)
@@ -337,7 +342,7 @@ def _sidebar(account: Account) -> None:
             sign_in_sessions.sign_out(workbench(), held["sign_in"])  # every tab of this browser, audited
         else:
             accounts.sign_out(workbench(), account.username)
-        _end_session("Signed out.")
+        _end_session("Signed out.", told=held.get("sign_in"))
         if account.auth_source == "oidc":
             st.logout()
         st.rerun()

@@ -42,7 +42,10 @@ SIGN_IN_ROUTE = "_workbench/sign-in"
 _STREAM = "/_stcore/stream"
 _UPLOAD = re.compile(r"/_stcore/upload_file/([^/]+)(?:/|$)")
 _MAX_FORM_BYTES = 4096
-_BINDING_TTL = 24 * 3600  # s: a binding no run has renewed for a day is dropped
+# s: a binding no run has renewed for a day is dropped. A signed-in session renews it on
+# every whole-page run, or ends (idle) within minutes; a disconnected one is dropped by
+# Streamlit after server.disconnectedSessionTTL (120 s by default).
+_BINDING_TTL = 24 * 3600
 _LOG = logging.getLogger(__name__)
 
 _installed = False
@@ -155,13 +158,12 @@ async def _sign_in(request):
 
     if not _same_origin(request):
         return PlainTextResponse("A sign-in must come from the workbench's own page.", status_code=403)
-    try:
-        length = int(request.headers.get("content-length") or 0)
-    except ValueError:
-        length = _MAX_FORM_BYTES + 1
-    if length > _MAX_FORM_BYTES:
-        return PlainTextResponse("Too large.", status_code=413)
-    form = parse_qs((await request.body())[:_MAX_FORM_BYTES].decode("utf-8", "replace"), max_num_fields=4)
+    body = b""
+    async for chunk in request.stream():  # a ticket and a path: a few hundred bytes
+        body += chunk
+        if len(body) > _MAX_FORM_BYTES:
+            return PlainTextResponse("Too large.", status_code=413)
+    form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=4)
     ticket = (form.get("ticket") or [""])[0]
     response = RedirectResponse(safe_next((form.get("next") or [""])[0]), status_code=303)
     response.headers["Cache-Control"] = "no-store"
@@ -223,9 +225,10 @@ class SessionGuard:
         offered = _header(scope, b"sec-websocket-protocol")
         entries = [e.strip() for e in offered.split(",")] if offered else []
         session_id = entries[2] if len(entries) >= 3 and entries[2] else None
-        if session_id is None or may_use(session_id, token):
+        held = bound(session_id) if session_id else None
+        if held is None or may_use(session_id, token):
             return scope
-        username = bound(session_id)[1]
+        username = held[1]
         _LOG.warning("A connection without the sign-in cookie of %s named that signed-in session; it gets a new "
                      "session instead.", username)
         started = runtime.started()
