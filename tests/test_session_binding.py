@@ -7,6 +7,8 @@ browser and a client that knows only a session id, is in test_browser_sign_in.py
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -18,7 +20,7 @@ import pytest
 
 from core.services import access_audit, accounts, sign_in_sessions
 from core.services.sign_in_sessions import IDLE, INACTIVE, SESSION_REFUSED, SIGNED_OUT, digest
-from tests.browser_support import free_port
+from tests.browser_support import ROOT, free_port
 
 
 @pytest.fixture
@@ -272,3 +274,35 @@ def test_st_context_follows_the_connection_that_resumed_a_session(tmp_path):
     finally:
         server.terminate()
         server.wait(20)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_make_runs_server_still_stops_its_worker_and_endpoint_on_a_signal(tmp_path, stop):
+    """`make run` now serves app.py, which uvicorn runs, and uvicorn ends the process on
+    the signal it raises again after its shutdown: ui.serve must still get to stop the
+    worker and remove the CLI's endpoint file, and exit 0."""
+    port = free_port()
+    env = {**os.environ, "WORKBENCH_DATA_DIR": str(tmp_path / "data"), "STREAMLIT_SERVER_PORT": str(port),
+           "STREAMLIT_SERVER_ADDRESS": "127.0.0.1"}
+    server = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    endpoint = tmp_path / "data" / "app-endpoint.json"
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline and not endpoint.exists():
+            time.sleep(0.3)
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.3)
+        assert endpoint.exists(), server.stderr.read().decode()[-2000:] if server.poll() is not None else ""
+        server.send_signal(stop)
+        assert server.wait(20) == 0, server.stderr.read().decode()[-2000:]
+        assert not endpoint.exists(), "ui.serve did not get to stop_worker"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(20)
