@@ -135,10 +135,20 @@ def _same_origin(request) -> bool:
     origin = request.headers.get("origin")
     if origin is None:  # browsers send Origin with every POST; a client without one acts for itself
         return True
-    netloc = urlparse(origin).netloc
-    hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")}
+    parsed = urlparse(origin)
+    if not parsed.netloc:
+        return False
     allowed = streamlit_config.get_option("server.corsAllowedOrigins") or []
-    return bool(netloc) and (netloc in hosts or origin in allowed)
+    for host in (request.headers.get("host"), request.headers.get("x-forwarded-host")):
+        if not host:
+            continue
+        if host == parsed.netloc:
+            return True
+        named = urlparse(f"//{host}")
+        # nginx's `proxy_set_header Host $host` drops the port the browser used
+        if named.port is None and named.hostname and named.hostname == parsed.hostname:
+            return True
+    return origin in allowed
 
 
 def safe_next(value: str | None) -> str:
