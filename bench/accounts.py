@@ -6,7 +6,6 @@ to an AppTest session. Nobody is shown either password."""
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
 
 BENCH_REVIEWER = "bench.reviewer"
 
@@ -21,6 +20,9 @@ def bench_reviewer(wb):
 
 
 def sign_in(at, account) -> None:
-    """Put the account in the session the way the sign-in gate does."""
-    at.session_state["auth"] = {"username": account.username, "role": account.role.value, "user_id": account.id,
-                                "last_seen": datetime.now(timezone.utc).isoformat()}
+    """Put the account in the session the way the sign-in gate does, with its sign-in's
+    cookie in the AppTest's simulated browser (the tests' helper: a signed-in session
+    belongs to a browser's cookie, and AppTest has no browser)."""
+    from tests.app_support import sign_in_session
+
+    sign_in_session(at, account.username)

@@ -1,21 +1,26 @@
 """Starting the real app and a headless Debian chromium for the browser tests, and
 signing in to it the way a person does.
 
-Signing in: Streamlit keeps the signed-in user in its session, one per websocket, and
-every full page load (``page.goto``, a reload) opens a new session that starts at the
-sign-in form. A tab signs in through the real form (``sign_in``) and then either moves
-within its session by the sidebar links, or opens a page as a link does
-(``open_signed_in``): a new session that signs in again as the same account. The tests
-want the second for a page with ``?document=``-style parameters: within one session a
-select keeps its earlier choice and overrides the link. Should the app open its default
-page after sign-in rather than the one the address named, ``open_signed_in`` then moves
-there within the new session (``go``: what the browser's back and forward buttons do).
+Signing in: the password check ends with the browser holding an HttpOnly session cookie
+(docs/access.md), and that cookie is the sign-in: every full page load (``page.goto``, a
+reload, a new tab of the same browser context) opens a new Streamlit session that the
+cookie signs in at once, without the form. One browser context holds one cookie, so one
+account at a time, as one real browser does. A tab signs in through the real form
+(``sign_in``: the context's cookie is dropped first, so the form shows) and then either
+moves within its session by the sidebar links, or opens a page as a link does
+(``open_signed_in``): a new session, signed in by the cookie when it is the tab's
+account's, else through the form again. The tests want the second for a page with
+``?document=``-style parameters: within one session a select keeps its earlier choice
+and overrides the link. Should the app open its default page after sign-in rather than
+the one the address named, ``open_signed_in`` then moves there within the new session
+(``go``: what the browser's back and forward buttons do).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -165,7 +170,9 @@ def submit_sign_in(page, username: str, password: str) -> None:
 
 
 def signed_in_as(page, username: str):
-    return page.get_by_test_id("stSidebar").get_by_text(f"Signed in as {username}")
+    # "Signed in as dr.browser (reviewer)": the name up to its role, so that
+    # "dr.browser" is not found in "dr.browser-admin".
+    return page.get_by_test_id("stSidebar").get_by_text(re.compile(rf"^Signed in as {re.escape(username)} \("))
 
 
 _ACCOUNT: dict[Any, tuple[str, str]] = {}  # page -> the account it signed in as, for open_signed_in
@@ -178,27 +185,46 @@ def _address(url: str, path: str, params: dict[str, Any]) -> str:
 def _signs_in(page, username: str, password: str) -> None:
     submit_sign_in(page, username, password)
     signed, refused = signed_in_as(page, username), page.get_by_test_id("stAlertContentError")
-    signed.or_(refused).first.wait_for(timeout=LOAD)
+    signed.or_(refused).first.wait_for(timeout=LOAD)  # across the ticket's round trip to the cookie route
     if not signed.count():
         pytest.fail(f"signing in as {username} was refused: {refused.first.inner_text()}")
     settle(page)
     _ACCOUNT[page] = (username, password)
 
 
+SESSION_COOKIE = "workbench_session"  # ui/session_cookie.py's COOKIE_NAME
+
+
+def sign_out_browser(page) -> None:
+    """Forget the context's sign-in cookie (as closing a private window does): the next
+    page load shows the sign-in form. Tabs already open keep their connection."""
+    page.context.clear_cookies(name=SESSION_COOKIE)
+
+
 def sign_in(page, url: str, username: str, password: str = PASSWORD, **params: Any) -> None:
     """Open the app in ``page`` and sign in through the real form; fails with the form's
     error when the app refuses. ``params`` go in the address opened, as in a link
     (``patient=<id>`` opens that patient's chart once signed in)."""
+    sign_out_browser(page)
     page.goto(_address(url, "", params))
     _signs_in(page, username, password)
 
 
 def open_signed_in(page, url: str, path: str = "", **params: Any) -> None:
-    """``/<path>?<params>`` in a new session, signed in again as the account ``page``
-    signed in as with ``sign_in``; the caller waits for what the page should show."""
+    """``/<path>?<params>`` in a new session, signed in as the account ``page`` signed in
+    as with ``sign_in``: by the context's cookie when it is that account's (another tab
+    may have signed in as someone else since), else through the form; the caller waits
+    for what the page should show."""
     username, password = _ACCOUNT[page]
     page.goto(_address(url, path, params))
-    _signs_in(page, username, password)
+    form, anyone = page.get_by_role("button", name="Sign in"), page.get_by_text("Signed in as")
+    form.or_(anyone).first.wait_for(timeout=LOAD)
+    if not signed_in_as(page, username).count():
+        if anyone.count():  # the cookie is another account's
+            sign_out_browser(page)
+            page.goto(_address(url, path, params))
+        _signs_in(page, username, password)
+    settle(page)
     if urlparse(page.url).path.strip("/") != path.strip("/"):  # the app opened its default page instead
         go(page, path, **params)
 

@@ -65,7 +65,7 @@ RULES = [
     (("ui/*.py",), ("storage", "extract", "retrieve", "corpus") + ("app_pages",) + CLI_BUT_HANDOVER
      + DATABASES + TOOLS,
      "the UI helpers call services; only the app's endpoint handler comes from the commands"),
-    (("app_pages/*.py", "Home.py"), ("storage", "extract", "retrieve", "corpus", "core.settings", "core.telemetry")
+    (("app_pages/*.py", "Home.py", "app.py"), ("storage", "extract", "retrieve", "corpus", "core.settings", "core.telemetry")
      + CLI + DATABASES + TOOLS,
      "pages call services and ui/; no SQL, extractors, retrieval or CLI in a page"),
     (("golden/*.py", "bench/*.py"), ("ui", "app_pages") + CLI, "the eval gate and benchmarks use the product's "

@@ -11,10 +11,11 @@ from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
 
 from core.policy import access
-from core.services import access_audit, accounts
+from core.services import access_audit, accounts, sign_in_sessions
 from core.services.patients import DEMO_PATIENTS
 from golden.demo import DOCUMENTS
-from tests.app_support import app, session_for
+from tests.app_support import (app, app_workbench, browser_token, cookie_for, follow_sign_in, open_sign_in,
+                               set_cookies, sign_in_session)
 from tests.conftest import TEST_PASSWORD
 
 PAGES = ("app_pages/overview.py", "app_pages/documents.py", "app_pages/review_queue.py", "app_pages/chat.py",
@@ -67,7 +68,7 @@ def sign_in(at: AppTest, username: str, password: str) -> AppTest:
     at.text_input[0].input(username)
     at.text_input[1].input(password)
     next(b for b in at.button if b.label == "Sign in").click()
-    return at.run()
+    return follow_sign_in(at.run())  # what the browser does with the ticket a right password gets
 
 
 def events_of(wb, event: str, actor: str | None = None) -> list[dict]:
@@ -142,19 +143,89 @@ def test_too_many_failures_from_one_browser_refuse_it_in_the_same_words_without_
 
 
 def test_an_idle_session_is_signed_out_with_a_message(app_env, demo_patient):
-    at = app(user=None)
-    at.session_state["auth"] = session_for("dr.reviewer", idle_minutes=20, wb=app_env)
+    at = sign_in_session(app(user=None), "dr.reviewer", idle_minutes=20, wb=app_env)
     at.run()
     assert any(i.value == "Signed out after 15 minutes without activity." for i in at.info)
     assert_sign_in_form(at)
     assert "auth" not in at.session_state
     assert len(events_of(app_env, accounts.IDLE_TIMEOUT, "dr.reviewer")) == 1
-    # A session seen a minute ago stays, and its last_seen moves on.
-    at = app(user=None)
-    at.session_state["auth"] = session_for("dr.reviewer", idle_minutes=1, wb=app_env)
-    before = at.session_state["auth"]["last_seen"]
+    at.run()  # the browser still sends the ended sign-in's cookie: it stays ended, audited once
+    assert_sign_in_form(at)
+    assert len(events_of(app_env, accounts.IDLE_TIMEOUT, "dr.reviewer")) == 1
+    # A session seen a minute ago stays, and its last activity moves on.
+    at = sign_in_session(app(user=None), "dr.reviewer", idle_minutes=1, wb=app_env)
+    held = sign_in_sessions.check(app_workbench(), browser_token(at)).sign_in
+    before = held.last_seen
     at.run()
-    assert at.title[0].value == "Chart overview" and at.session_state["auth"]["last_seen"] > before
+    assert at.title[0].value == "Chart overview" and held.last_seen > before
+
+
+# --- the session belongs to the browser's cookie (issue 21) --------------------------------
+
+
+def test_a_signed_in_session_without_its_browsers_cookie_shows_only_the_form(app_env, demo_patient):
+    """What a client that names a signed-in session's id (it is in every upload URL) but
+    lacks that browser's cookie gets: the form, and the session ends, nothing kept."""
+    at = app(user="dr.reviewer")
+    at.session_state["patient_id"] = demo_patient["id"]
+    at.run()
+    assert at.title[0].value == "Chart overview"
+    at.session_state["chat_turns"] = {1: [("question", {"answer": "patient data"})]}
+    set_cookies(at, {})  # the same session, now reached by a client with no cookie
+    at.run()
+    assert_sign_in_form(at)
+    assert "auth" not in at.session_state and "chat_turns" not in at.session_state
+    (refused,) = events_of(app_env, sign_in_sessions.SESSION_REFUSED, "dr.reviewer")
+    assert refused["user_id"] == accounts.get_account(app_env, "dr.reviewer").id
+    # A cookie the server never issued is no better.
+    at = app(user="dr.reviewer")
+    at.run()
+    set_cookies(at, cookie_for("a-token-nobody-was-given"))
+    at.run()
+    assert_sign_in_form(at)
+
+
+def test_another_sign_ins_cookie_does_not_open_the_session_it_names(app_env, demo_patient):
+    """A signed-in viewer naming a reviewer's session id: they are themselves, in a
+    session holding nothing of the reviewer's."""
+    at = app(user="dr.reviewer")
+    at.session_state["patient_id"] = demo_patient["id"]
+    at.run()
+    at.session_state["chat_turns"] = {1: [("question", {"answer": "patient data"})]}
+    set_cookies(at, cookie_for(open_sign_in("dr.viewer", wb=app_env)))
+    at.run()
+    assert at.sidebar.markdown[0].value == "Signed in as **dr.viewer** (viewer)"
+    assert "chat_turns" not in at.session_state and at.session_state["auth"]["username"] == "dr.viewer"
+
+
+def test_the_cookie_signs_in_a_new_session_until_sign_out(app_env):
+    """A reload or a new tab of the browser (a new Streamlit session) is signed in by the
+    cookie; after signing out the same cookie opens nothing."""
+    token = open_sign_in("dr.reviewer", wb=app_env)
+    at = set_cookies(app(user=None), cookie_for(token)).run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Chart overview"
+    assert at.sidebar.markdown[0].value == "Signed in as **dr.reviewer** (reviewer)"
+    assert not events_of(app_env, accounts.SIGN_IN, "dr.reviewer")  # no password, no new sign-in
+    next(b for b in at.sidebar.button if b.label == "Sign out").click().run()
+    assert_sign_in_form(at)
+    tab = set_cookies(app(user=None), cookie_for(token)).run()
+    assert_sign_in_form(tab)
+    assert any(i.value == "Signed out." for i in tab.info)
+    tab.run()  # said once, not at every try of the form
+    assert_sign_in_form(tab)
+    assert not tab.info
+    assert len(events_of(app_env, accounts.SIGN_OUT, "dr.reviewer")) == 1
+
+
+def test_a_server_without_the_sign_in_route_says_how_to_start_it(app_env, monkeypatch):
+    """A bare `streamlit run Home.py` cannot set the cookie: it says so, and offers no form
+    that could never sign anyone in."""
+    at = app(user=None)
+    monkeypatch.setattr("ui.session_cookie._installed", False)
+    at.run()
+    assert any("make run" in e.value and "streamlit run app.py" in e.value for e in at.error)
+    assert not at.text_input and not at.button
 
 
 def test_a_disabled_account_is_signed_out_at_its_next_click(app_env):

@@ -3,34 +3,84 @@
 Home.py calls ``require_sign_in`` before it builds the navigation; every page calls
 ``require`` at its top, so a page run on its own (AppTest, a stale URL) shows nothing of
 a patient either. The rules (roles, idle time, lockout) are core.policy.access's; the
-accounts service checks passwords and writes the access audit; this module only keeps
-the browser session: ``st.session_state["auth"] = {"username", "role", "user_id",
-"last_seen"}`` (last_seen ISO-8601 UTC).
+accounts service checks passwords and writes the access audit; this module keeps the
+browser session: ``st.session_state["auth"] = {"username", "role", "user_id", ...}``.
+
+A local account's sign-in is held by the browser, not by the session: the password
+check ends with a one-time ticket the browser trades for an HttpOnly cookie
+(ui.session_cookie), whose sign-in lives server-side (core.services.sign_in_sessions)
+with its idle time; the session records which sign-in it belongs to (``"sign_in"``, the
+token's hash), and every run checks that the connection's cookie names that very
+sign-in. A client that knows only the session id (it is in upload URLs) gets the form.
+The cookie is the sign-in: a reload or a new tab of that browser stays signed in.
+With the identity provider (``WORKBENCH_AUTH=oidc``) Streamlit's own signed cookie binds
+the session to the user, and the session keeps ``"last_seen"`` (ISO-8601 UTC) itself.
+
+A signed-in page checks every few seconds, without a click, that its sign-in still
+holds (``_watch_session``): after the idle limit, a sign-out in another tab or the
+account disabled, only the sign-in form is left on screen.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Mapping
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.clock import utcnow
 from core.errors import WorkbenchError
 from core.policy import access
 from core.policy.access import Permission
-from core.services import access_audit, accounts
+from core.services import access_audit, accounts, sign_in_sessions
 from core.services.accounts import Account
+from core.services.sign_in_sessions import SessionCheck, same_digest
+from ui import session_cookie
 from ui.inert import md_text
 from ui.runtime import workbench
 
 SESSION_KEY = "auth"
 NOTICE_KEY = "auth_notice"
+TOLD_KEY = "auth_ended_told"  # the ended sign-in (token hash) whose reason was shown: once is enough
 VIEWS_KEY = "auth_views"  # slot -> the view last written to the access audit from it
 APP_TITLE = "Clinical Document Review Workbench"
 
 
 # --- the session ---------------------------------------------------------------------
+
+
+def connection_cookies() -> Mapping[str, str] | None:
+    """The cookies of the request that opened the WebSocket this run answers; None when
+    no browser is connected to the session (a run going on after its tab went away).
+
+    The one place the sign-in reads the browser's cookie. ``st.context`` follows the
+    connection of the moment: a client that reconnects to a session id brings its own
+    request's cookies (tests/test_session_binding.py checks that in Streamlit itself).
+    AppTest runs a script with no connection at all, so there every run would look
+    disconnected: the AppTest helpers (tests/app_support.py) replace this function with
+    one that returns the cookie their simulated browser holds."""
+    if not st.context.headers:  # every real connection has headers (Host at least)
+        return None
+    return st.context.cookies
+
+
+_NOT_CONNECTED = object()
+
+
+def _browser_token() -> Any:
+    """The session token the connection's cookie carries (None without one), or
+    _NOT_CONNECTED."""
+    cookies = connection_cookies()
+    if cookies is None:
+        return _NOT_CONNECTED
+    return cookies.get(session_cookie.COOKIE_NAME) or None
+
+
+def _session_id() -> str | None:
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -46,25 +96,47 @@ def _iso(when: datetime) -> str:
     return when.replace(tzinfo=timezone.utc).isoformat()
 
 
-def _start_session(account: Account) -> None:
+def _start_session(account: Account, **held: Any) -> None:
     # A new person at this browser starts from nothing the previous one left behind.
     st.session_state.clear()
     st.session_state[SESSION_KEY] = {"username": account.username, "role": account.role.value,
-                                     "user_id": account.id, "last_seen": _iso(utcnow())}
+                                     "user_id": account.id, **held}
 
 
-def _end_session(notice: str | None = None) -> None:
+def _end_session(notice: str | None = None, *, told: str | None = None) -> None:
     # Everything goes: chat answers, the open review item and the viewer state are PHI.
     st.session_state.clear()
+    if (session_id := _session_id()) is not None:
+        session_cookie.unbind(session_id)
     if notice:
         st.session_state[NOTICE_KEY] = notice
+    if told:  # the sign-in (token hash) whose end this notice announces
+        st.session_state[TOLD_KEY] = told
+
+
+def _ended_notice(why: str | None) -> str | None:
+    minutes = workbench().settings.idle_timeout_minutes
+    return {sign_in_sessions.IDLE: f"Signed out after {minutes:g} minutes without activity.",
+            sign_in_sessions.INACTIVE: "Your account is no longer active; ask an administrator.",
+            sign_in_sessions.SIGNED_OUT: "Signed out."}.get(why or "")
+
+
+def _held() -> dict | None:
+    held = st.session_state.get(SESSION_KEY)
+    return held if isinstance(held, dict) and held.get("username") else None
+
+
+def _belongs(held: dict | None, check: SessionCheck) -> bool:
+    """Whether the session's sign-in is the live one the connection's cookie names."""
+    return held is not None and check.sign_in is not None and same_digest(held.get("sign_in"), check.sign_in.digest)
 
 
 def _session_account() -> tuple[Account | None, str | None]:
-    """The signed-in account, re-read from the database (a disabled account or a changed
-    role counts at once), and why there is none when a session was there."""
-    session = st.session_state.get(SESSION_KEY)
-    if not isinstance(session, dict) or not session.get("username"):
+    """The identity-provider session's account, re-read from the database (a disabled
+    account or a changed role counts at once), and why there is none when a session was
+    there."""
+    session = _held()
+    if session is None:
         return None, None
     account = accounts.get_account(workbench(), session["username"])
     if account is None or not account.active:
@@ -73,14 +145,23 @@ def _session_account() -> tuple[Account | None, str | None]:
 
 
 def current_user() -> Account | None:
-    """The signed-in, active account whose session has not gone idle; else None."""
-    account, _ = _session_account()
-    if account is None:
+    """The signed-in, active account whose sign-in still holds (not idle, not signed
+    out, and for a local account named by this connection's cookie); else None. A
+    session that holds no sign-in yet is the cookie's (the gate adopts it in this run:
+    Home.py asks before the gate, to show the page list). Never counts as activity."""
+    wb = workbench()
+    if wb.settings.auth == "oidc":
+        account, _ = _session_account()
+        if account is None:
+            return None
+        last_seen = _parse_time(st.session_state[SESSION_KEY].get("last_seen"))
+        return None if access.idle_expired(last_seen, utcnow(), wb.settings.idle_timeout_minutes) else account
+    token = _browser_token()
+    if token is _NOT_CONNECTED:
         return None
-    last_seen = _parse_time(st.session_state[SESSION_KEY].get("last_seen"))
-    if access.idle_expired(last_seen, utcnow(), workbench().settings.idle_timeout_minutes):
-        return None
-    return account
+    check = sign_in_sessions.check(wb, token)
+    held = _held()
+    return check.account if (held is None and check.sign_in is not None) or _belongs(held, check) else None
 
 
 def can(permission: Permission) -> bool:
@@ -99,7 +180,7 @@ def username() -> str | None:
 
 def require_sign_in() -> Account:
     """Return the signed-in account, or show only the sign-in (or change-password) form
-    and stop the run. Each run checks the idle time and moves last_seen on."""
+    and stop the run. Each run checks the sign-in and counts as activity."""
     wb = workbench()
     if wb.settings.auth == "oidc":
         account = _oidc_account()
@@ -113,20 +194,32 @@ def require_sign_in() -> Account:
 
 def _local_account() -> Account:
     wb = workbench()
-    account, why = _session_account()
-    if why:
-        _end_session(why)
-    if account is None:
+    token = _browser_token()
+    if token is _NOT_CONNECTED:
+        st.stop()  # no browser on this session: nothing to show it, nothing to decide
+    check = sign_in_sessions.check(wb, token)  # ends an idle sign-in or a disabled account's
+    held = _held()
+    if held is not None and not _belongs(held, check):
+        # This session was signed in, but the connection does not hold that sign-in's
+        # cookie: another client naming the session id, or the sign-in is over (idle,
+        # signed out in another tab, the account disabled). Nothing of it is kept.
+        if check.sign_in is None and check.ended is None and held.get("sign_in"):
+            sign_in_sessions.record_refused(wb, held["username"], detail="a run without this sign-in's cookie")
+        _end_session(_ended_notice(check.ended), told=sign_in_sessions.digest(token) if token else None)
+        held = None
+    if check.sign_in is None or check.account is None:
+        told = sign_in_sessions.digest(token) if token else None
+        if check.ended and told != st.session_state.get(TOLD_KEY):  # e.g. a reload after the idle limit: say why, once
+            st.session_state[TOLD_KEY] = told
+            st.session_state.setdefault(NOTICE_KEY, _ended_notice(check.ended))
         _sign_in_form()
-    now = utcnow()
-    session = st.session_state[SESSION_KEY]
-    minutes = wb.settings.idle_timeout_minutes
-    if access.idle_expired(_parse_time(session.get("last_seen")), now, minutes):
-        accounts.sign_out(wb, account.username, idle=True)
-        _end_session(f"Signed out after {minutes:g} minutes without activity.")
-        _sign_in_form()
-    session.update(role=account.role.value, user_id=account.id, last_seen=_iso(now))
-    return account
+    if held is None:  # the cookie is the sign-in: the browser just signed in, reloaded, or opened a tab
+        _start_session(check.account, sign_in=check.sign_in.digest)
+    sign_in_sessions.touch(wb, check.sign_in.digest)
+    if (session_id := _session_id()) is not None:
+        session_cookie.bind(session_id, check.sign_in.digest, check.account.username)
+    st.session_state[SESSION_KEY].update(role=check.account.role.value, user_id=check.account.id)
+    return check.account
 
 
 def _first_admin_hint() -> None:
@@ -143,18 +236,41 @@ def _sign_in_form() -> None:
     st.title(APP_TITLE)
     if notice := st.session_state.pop(NOTICE_KEY, None):
         st.info(notice)
+    if not session_cookie.installed():
+        st.error("This server cannot keep a sign-in: start the workbench with `make run` (`python -m ui.serve`) "
+                 "or `streamlit run app.py`, not `streamlit run Home.py`.")
+        st.stop()
     with st.form("sign_in"):
         st.subheader("Sign in")
         name = st.text_input("User name", autocomplete="username")
         password = st.text_input("Password", type="password", autocomplete="current-password")
         submitted = st.form_submit_button("Sign in", type="primary")
     if submitted:
-        result = accounts.sign_in(wb, name, password)
+        # Failed sign-ins are budgeted per client address too (docs/access.md); behind the
+        # proxy, Streamlit's server takes it from X-Forwarded-For.
+        result = accounts.sign_in(wb, name, password, client=st.context.ip_address)
         if result.ok and result.account is not None:
-            _start_session(result.account)
-            st.rerun()
+            _hand_over(sign_in_sessions.issue_ticket(wb, result.account))
         st.error(result.message)
     _first_admin_hint()
+    st.stop()
+
+
+def _hand_over(ticket: str) -> None:
+    """The password was right: the browser posts the one-time ticket, top-level, to the
+    sign-in route (a POST keeps it out of addresses and access logs), which sets the
+    session cookie and sends it back to this page with its query; the new page load is
+    signed in by the cookie. One click for the person: Sign in."""
+    st.caption("Signing in…")
+    st.html("<script>(() => {"
+            "const form = document.createElement('form');"
+            f"form.method = 'post'; form.action = {json.dumps(session_cookie.sign_in_path())};"
+            f"for (const [name, value] of [['ticket', {json.dumps(ticket)}],"
+            " ['next', window.location.pathname + window.location.search]]) {"
+            "const field = document.createElement('input');"
+            "field.type = 'hidden'; field.name = name; field.value = value; form.appendChild(field); }"
+            "document.body.appendChild(form); form.submit(); })();</script>",
+            unsafe_allow_javascript=True)
     st.stop()
 
 
@@ -166,7 +282,8 @@ def _change_password_form(account: Account) -> None:
     with st.form("change_password"):
         current = st.text_input("Current password", type="password", autocomplete="current-password")
         new = st.text_input("New password", type="password", autocomplete="new-password",
-                            help=f"At least {minimum} characters.")
+                            help=f"At least {minimum} characters, and not easy to guess: a few unrelated "
+                                 "words work well.")
         again = st.text_input("New password again", type="password", autocomplete="new-password")
         submitted = st.form_submit_button("Change password", type="primary")
     if submitted:
@@ -204,7 +321,7 @@ def _oidc_account() -> Account:
             st.error(result.message)
             st.button("Sign out", on_click=st.logout)
             st.stop()
-        _start_session(result.account)
+        _start_session(result.account, last_seen=_iso(utcnow()))
     account, why = _session_account()
     now = utcnow()
     minutes = wb.settings.idle_timeout_minutes
@@ -222,13 +339,32 @@ def _oidc_account() -> Account:
 def _sidebar(account: Account) -> None:
     st.sidebar.markdown(f"Signed in as **{md_text(account.username)}** ({account.role.value})")
     if st.sidebar.button("Sign out", key="auth_sign_out"):
-        accounts.sign_out(workbench(), account.username)
-        _end_session("Signed out.")
+        held = _held() or {}
+        if held.get("sign_in"):
+            sign_in_sessions.sign_out(workbench(), held["sign_in"])  # every tab of this browser, audited
+        else:
+            accounts.sign_out(workbench(), account.username)
+        _end_session("Signed out.", told=held.get("sign_in"))
         if account.auth_source == "oidc":
             st.logout()
         st.rerun()
     if notice := st.session_state.pop(NOTICE_KEY, None):
         st.sidebar.success(notice)
+    _watch_session()
+
+
+def _watch_session() -> None:
+    """Every few seconds, without a click, a run of only this fragment checks that the
+    sign-in still holds (``current_user``, which never counts as activity); when it does
+    not, a whole-page run ends the session and leaves only the sign-in form on screen."""
+
+    def session_watch() -> None:
+        if current_user() is None:
+            st.rerun(scope="app")
+
+    every = access.session_check_seconds(workbench().settings.idle_timeout_minutes)
+    with st.sidebar:
+        st.fragment(session_watch, run_every=every)()
 
 
 # --- page and control guards ---------------------------------------------------------

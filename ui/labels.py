@@ -206,8 +206,10 @@ def patient_line(patient: dict[str, Any]) -> str:
 # --- accounts and the access audit ---------------------------------------------------------
 ACCESS_EVENT = {
     "sign_in": "signed in", "sign_in_failed": "failed sign-in", "sign_in_locked": "tried to sign in while locked",
+    "sign_in_throttled": "refused: too many failed sign-ins from that address",
     "account_locked": "account locked (too many failed sign-ins)", "sign_out": "signed out",
     "idle_timeout": "signed out after inactivity", "password_changed": "changed their password",
+    "session_refused": "their open session was refused to a client without their sign-in cookie",
     "user_added": "added an account", "user_disabled": "disabled an account", "user_enabled": "enabled an account",
     "password_reset": "reset a password", "view_chart": "viewed a chart", "view_document": "viewed a document",
     "view_answer": "viewed a chat answer", "view_message": "viewed a message waiting for a chart",

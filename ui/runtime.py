@@ -66,6 +66,12 @@ def _lazy_runtime() -> Runtime:
     return start()
 
 
+def started() -> Runtime | None:
+    """The runtime if this process has started it; the sign-in route and the session
+    guard (ui.session_cookie) run outside any script and never start it themselves."""
+    return _STARTED
+
+
 def runtime() -> Runtime:
     # Started by ui.serve, or lazily when Home.py is run by plain `streamlit run` / AppTest.
     return _STARTED or _lazy_runtime()

@@ -1,4 +1,5 @@
-"""`make run`: start the workbench and its worker, then hand over to `streamlit run`.
+"""`make run`: start the workbench and its worker, then hand over to `streamlit run app.py`
+(Home.py with the sign-in cookie's route and session guard, ui/session_cookie.py).
 
 Running Streamlit's own CLI in this process keeps every Streamlit setting
 (STREAMLIT_* variables, .streamlit/config.toml, extra flags) working as usual,
@@ -9,14 +10,17 @@ The server listens on the loopback address unless told otherwise (a
 Streamlit config file): patient data is never on every interface by accident. A
 clinic puts a TLS reverse proxy in front (README, "Running it for a clinic").
 
-On SIGTERM (or Ctrl-C) Streamlit stops its server and returns here; the worker then
-finishes its document within a short grace or hands the job back to the queue, so the
-process is gone within 5 s and no job is left running.
+On SIGTERM (or Ctrl-C) uvicorn, which serves app.py, shuts the server down and then
+raises the signal again once its own handlers are gone; ``_stop_on_signal`` turns that
+into a return here (uvicorn's default would end the process on the spot). The worker
+then finishes its document within a short grace or hands the job back to the queue, so
+the process is gone within 5 s and no job is left running.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -25,7 +29,7 @@ from streamlit.web import cli as streamlit_cli
 
 from ui.runtime import start
 
-HOME = Path(__file__).resolve().parent.parent / "Home.py"
+APP = Path(__file__).resolve().parent.parent / "app.py"
 LOOPBACK = "127.0.0.1"
 
 
@@ -44,7 +48,9 @@ def main() -> int:
     # start() opens the workbench first, which sets the owner-only umask before
     # anything is written (storage/private_files).
     runtime = start()
-    sys.argv = ["streamlit", "run", str(HOME), *listen_args(sys.argv[1:])]
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _stop_on_signal)
+    sys.argv = ["streamlit", "run", str(APP), *listen_args(sys.argv[1:])]
     try:
         code = streamlit_cli.main()
     except SystemExit as exc:  # click ends every run this way
@@ -58,6 +64,12 @@ def main() -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code if isinstance(code, int) else int(code is not None))
+
+
+def _stop_on_signal(signum, frame) -> None:
+    # Outside uvicorn's own handling: before the server is up, or the signal uvicorn raises
+    # again after its graceful shutdown. Either way main() goes on to stop the worker.
+    raise SystemExit(0)
 
 
 def stop_worker(runtime) -> None:

@@ -234,6 +234,22 @@ def idle_expired(last_seen: datetime | None, now: datetime, timeout_minutes: flo
     return last_seen is None or now - last_seen >= timedelta(minutes=timeout_minutes)
 
 
+# A sign-in in the browser (docs/access.md): the password check hands the browser a
+# one-time ticket, which it trades within this many seconds for its session cookie.
+SIGN_IN_TICKET_SECONDS = 60
+
+
+def ticket_expired(issued_at: datetime, now: datetime) -> bool:
+    return now - issued_at >= timedelta(seconds=SIGN_IN_TICKET_SECONDS)
+
+
+def session_check_seconds(timeout_minutes: float) -> float:
+    """How often an open page checks, without a click, that its sign-in still holds (the
+    idle limit, a disabled account, a sign-out elsewhere): a tenth of the idle limit,
+    between 1 and 10 seconds, so the page is blanked at most that long after it ends."""
+    return min(10.0, max(1.0, timeout_minutes * 60 / 10))
+
+
 # --- identity provider (OIDC) --------------------------------------------------------
 
 
