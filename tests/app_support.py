@@ -47,6 +47,7 @@ def install_browser() -> None:
     import ui.session_cookie
 
     ui.auth.connection_cookies = _browser_cookies
+    ui.auth.connection_address = lambda: None  # AppTest's browser is on loopback: one shared budget
     ui.session_cookie._installed = True  # the sign-in route: follow_sign_in stands for it
 
 

@@ -201,6 +201,20 @@ def cited_band_rows(grid) -> set[int]:
     return {(y - 35) // 35 for y in painted if y >= 35}
 
 
+def settled_grid_rows(page, grid, tries: int = 3) -> list[dict[str, str]]:
+    """``grid_rows`` once the grid holds still: right after a document is chosen the page
+    reruns, and a grid read during that redraw reports one table's size and another's
+    cells. Read again, a moment later, up to ``tries`` times."""
+    for attempt in range(tries):
+        try:
+            return grid_rows(grid)
+        except AssertionError:
+            if attempt == tries - 1:
+                raise
+            page.wait_for_timeout(1500)
+    raise AssertionError("unreachable")
+
+
 def upload_rows(page) -> dict[str, str]:
     """The upload form's files and the category suggested for each (file name -> category)."""
     rows = page.locator("[data-testid='stExpander'] [data-testid='stHorizontalBlock']")
@@ -297,7 +311,7 @@ def test_five_formats_uploaded_on_the_documents_page_are_read_and_drawn(app, tab
             quoted.wait_for(timeout=STEP)
             value = re.search(r"value “([^”]+)”", quoted.inner_text()).group(1)
             grid = page.locator("[data-testid='stDataFrame']").nth(1)  # the first is the fact list
-            rows = grid_rows(grid)
+            rows = settled_grid_rows(page, grid)
             page.wait_for_timeout(500)  # the grid redraws after being read
             painted = cited_band_rows(grid)
             assert painted, f"{name}: no cited row is highlighted"

@@ -81,3 +81,44 @@ def test_a_child_killed_by_a_signal_is_still_reported_as_the_reader_ending_abrup
 
     error = died_error(-11)
     assert error.code == "resource_limit" and "signal 11" in error.message and "damaged" in error.message
+
+
+def test_a_jobs_child_is_out_of_reach_of_signals_sent_to_the_apps_process_group():
+    """Ctrl-C in the terminal running `make run` signals the whole foreground group; the
+    reading child must not die of it while the app shuts down in order."""
+    child_group = run_isolated(os.getpgid, (0,), timeout=60, memory_mb=512, method="forkserver")
+    assert child_group != os.getpgrp()
+
+
+def test_a_reading_broken_off_while_the_worker_stops_goes_back_to_the_queue(wb, demo_patient, monkeypatch):
+    from core.errors import ExtractionError
+    from core.services import processing
+
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
+    worker = Worker(wb, worker_id="test:stopping")
+
+    def broken_off(*args, **kwargs):
+        worker.stop()  # the app is shutting down while the document is read...
+        raise ExtractionError("The process reading this document stopped before it could read it (exit 1).",
+                              code="internal_error")  # ...and the reading child went with it
+
+    monkeypatch.setattr(processing, "read_isolated", broken_off)
+    job = worker.run_specific(attached.job["id"])
+    assert job["status"] == "pending" and job["error_code"] is None  # read again at the next start
+
+
+def test_the_same_fault_while_the_worker_runs_on_fails_the_job(wb, demo_patient, monkeypatch):
+    from core.errors import ExtractionError
+    from core.services import processing
+
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
+
+    def fault(*args, **kwargs):
+        raise ExtractionError("The process reading this document stopped before it could read it (exit 1).",
+                              code="internal_error")
+
+    monkeypatch.setattr(processing, "read_isolated", fault)
+    job = Worker(wb, worker_id="test:running").run_specific(attached.job["id"])
+    assert (job["status"], job["error_code"]) == ("failed", "internal_error")

@@ -66,6 +66,14 @@ def connection_cookies() -> Mapping[str, str] | None:
     return st.context.cookies
 
 
+def connection_address() -> str | None:
+    """The address the connection of this run came from (None on loopback, where
+    Streamlit names none); behind the proxy, the browser's, from X-Forwarded-For. The one
+    place the sign-in reads it; the AppTest helpers replace it as they do the cookies."""
+    address = st.context.ip_address
+    return address if isinstance(address, str) else None
+
+
 _NOT_CONNECTED = object()
 
 
@@ -248,7 +256,7 @@ def _sign_in_form() -> None:
     if submitted:
         # Failed sign-ins are budgeted per client address too (docs/access.md); behind the
         # proxy, Streamlit's server takes it from X-Forwarded-For.
-        result = accounts.sign_in(wb, name, password, client=st.context.ip_address)
+        result = accounts.sign_in(wb, name, password, client=connection_address())
         if result.ok and result.account is not None:
             _hand_over(sign_in_sessions.issue_ticket(wb, result.account))
         st.error(result.message)

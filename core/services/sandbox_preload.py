@@ -12,6 +12,16 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported, or it starts a pool
 
+# A process group of its own (and so of every job's child forked from it): Ctrl-C in the
+# terminal running `make run`, or a signal sent to the app's group, would otherwise end a
+# reading midway while the app shuts down in order. The forkserver still ends with the app
+# (multiprocessing closes its "alive" pipe), and a child ends itself within half a second
+# of its worker's end (sandbox._orphan_watch).
+try:
+    os.setpgid(0, 0)
+except OSError:  # already a group or session leader
+    pass
+
 import core.services.processing  # noqa: E402,F401 - the child's entry point, read_document
 import extract.images  # noqa: E402,F401
 import extract.ocr  # noqa: E402,F401

@@ -107,6 +107,14 @@ class Worker:
         finally:
             done.set()
             beater.join()
+        if status == "failed" and code == "internal_error" and self._stop.is_set() and self.release(job.id):
+            # The app is stopping (Ctrl-C, a service stop) and the reading broke off with it,
+            # e.g. its child or the forkserver got the same signal: that says nothing about
+            # the document, so the job goes back to the queue instead of ending failed.
+            self.current_job_id = None
+            self.beat("stopped")
+            with self.wb.db.cursor() as cur:
+                return jobs_repo.by_id(cur, job.id).to_dict()
         latency = round((time.perf_counter() - started) * 1000, 2)
         timings = dict(result.timings) if result else {}
         timings["total"] = latency
