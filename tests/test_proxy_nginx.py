@@ -200,7 +200,7 @@ def assert_security_headers(response, *, frame: str = "'none'", frame_options: s
     assert f"frame-ancestors {frame}" in response.getheader("Content-Security-Policy")
     assert response.getheader("X-Frame-Options") == frame_options
     assert response.getheader("X-Content-Type-Options") == "nosniff"
-    assert response.getheader("Referrer-Policy") == "no-referrer"
+    assert response.getheader("Referrer-Policy") == "same-origin"
     policy = response.getheader("Permissions-Policy")
     for feature in ("camera", "microphone", "geolocation", "payment", "usb"):
         assert f"{feature}=()" in policy, policy

@@ -129,6 +129,15 @@ def test_the_route_trades_a_ticket_for_an_http_only_cookie_and_goes_back(route, 
                          headers={"Origin": "https://workbench.test:8443", "Host": "workbench.test",
                                   "X-Forwarded-Proto": "https"})
     assert answer.status_code == 303 and "set-cookie" in answer.headers
+    # a page under `Referrer-Policy: no-referrer` posts `Origin: null`; the browser's
+    # Sec-Fetch-Site still says the post came from this origin (seen through nginx)
+    answer = client.post("/_workbench/sign-in", data={"ticket": ticket(), "next": "/"},
+                         headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"})
+    assert answer.status_code == 303 and "set-cookie" in answer.headers
+    for site in ("cross-site", "same-site", "none"):
+        answer = client.post("/_workbench/sign-in", data={"ticket": ticket(), "next": "/"},
+                             headers={"Origin": "null", "Sec-Fetch-Site": site})
+        assert answer.status_code == 403, site
 
 
 def test_the_route_sets_nothing_for_a_spent_ticket_another_site_or_a_foreign_next(route):

@@ -135,6 +135,10 @@ def _same_origin(request) -> bool:
     origin = request.headers.get("origin")
     if origin is None:  # browsers send Origin with every POST; a client without one acts for itself
         return True
+    if origin == "null" and fetch_site == "same-origin":
+        # A page under `Referrer-Policy: no-referrer` (a proxy may set it) posts with an
+        # opaque Origin; Sec-Fetch-Site, which no page can set, still says it is ours.
+        return True
     parsed = urlparse(origin)
     if not parsed.netloc:
         return False
