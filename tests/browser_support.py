@@ -68,6 +68,18 @@ def server_env(data: Path, port: int | None = None) -> dict[str, str]:
     return {**make_run_env(data), "STREAMLIT_SERVER_PORT": str(port or free_port())}
 
 
+def wait_healthy(url: str, wait_s: float = 90) -> bool:
+    """Whether the Streamlit server at ``url`` answered its health check within ``wait_s``."""
+    deadline = time.time() + wait_s
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
 @contextmanager
 def serving(env: dict[str, str], *, wait_s: float = 90,
             log: Path | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
@@ -79,14 +91,7 @@ def serving(env: dict[str, str], *, wait_s: float = 90,
                             stderr=err)
     url = f"http://127.0.0.1:{env['STREAMLIT_SERVER_PORT']}"
     try:
-        deadline = time.time() + wait_s
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.3)
-        else:
+        if not wait_healthy(url, wait_s):
             proc.kill()
             said = log.read_bytes() if log is not None else proc.stderr.read()
             pytest.fail("Streamlit did not come up: " + said.decode(errors="replace")[-2000:])

@@ -134,6 +134,19 @@ def _status(url: str) -> int:
         return exc.code
 
 
+def downloaded_only_on_click(page, seen: MediaSeen, button: str) -> list[dict[str, str]]:
+    """The CSV behind ``button``: no /media/ address exists for it before the click, and
+    the click downloads it. Its rows."""
+    download = page.get_by_role("button", name=button)
+    download.wait_for(timeout=LOAD)
+    settle(page)
+    page.wait_for_timeout(1000)
+    assert seen.all() == [], f"/media/ addresses handed to the page before any click: {seen.all()}"
+    with page.expect_download(timeout=LOAD) as fetched:
+        download.click()
+    return list(csv.DictReader(io.StringIO(Path(fetched.value.path()).read_text())))
+
+
 def test_no_page_image_or_audit_file_waits_at_a_media_address(served, browser):
     url, ids = served
     page = browser.new_page()
@@ -157,15 +170,7 @@ def test_no_page_image_or_audit_file_waits_at_a_media_address(served, browser):
     open_signed_in(page, url, "review_queue", patient=ids["patient"])
     page.get_by_text("items to review").first.wait_for(timeout=LOAD)
     page.get_by_role("tab", name="Audit").click()
-    download = page.get_by_role("button", name="Download CSV")
-    download.wait_for(timeout=LOAD)
-    settle(page)
-    page.wait_for_timeout(1000)
-    assert seen.all() == [], f"/media/ addresses handed to the page before any click: {seen.all()}"
-
-    with page.expect_download(timeout=LOAD) as fetched:
-        download.click()
-    rows = list(csv.DictReader(io.StringIO(Path(fetched.value.path()).read_text())))
+    rows = downloaded_only_on_click(page, seen, "Download CSV")
     assert any("rejected patient match" in r["summary"] for r in rows), rows
     (address,) = seen.all()  # the click made the one address, for this file
     assert address.endswith(".csv")
@@ -185,14 +190,7 @@ def test_the_access_audit_with_mrns_is_built_only_when_clicked(served, browser):
     page.get_by_text(f"MRN {MRN}").first.wait_for(timeout=LOAD)  # a chart view: an MRN in the audit
     open_signed_in(page, url, "operations")
     page.get_by_role("tab", name="Access audit").click()
-    download = page.get_by_role("button", name="Download access audit (CSV)")
-    download.wait_for(timeout=LOAD)
-    settle(page)
-    page.wait_for_timeout(1000)
-    assert seen.all() == [], f"/media/ addresses handed to the page before any click: {seen.all()}"
-    with page.expect_download(timeout=LOAD) as fetched:
-        download.click()
-    rows = list(csv.DictReader(io.StringIO(Path(fetched.value.path()).read_text())))
+    rows = downloaded_only_on_click(page, seen, "Download access audit (CSV)")
     assert any(r["event"] == "view_chart" and r["patient_mrn"] == MRN for r in rows), rows
     page.close()
 

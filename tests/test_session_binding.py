@@ -20,7 +20,7 @@ import pytest
 
 from core.services import access_audit, accounts, sign_in_sessions
 from core.services.sign_in_sessions import IDLE, INACTIVE, SESSION_REFUSED, SIGNED_OUT, digest
-from tests.browser_support import ROOT, free_port
+from tests.browser_support import ROOT, free_port, wait_healthy
 
 
 @pytest.fixture
@@ -276,13 +276,7 @@ def test_st_context_follows_the_connection_that_resumed_a_session(tmp_path):
                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.3)
+        assert wait_healthy(url), "the probe app never answered"
         first = run_page(url, cookie="probe=first")
         assert "cookie=first runs=1" in first.text
         second = run_page(url, session_id=first.session_id, cookie="probe=second")
