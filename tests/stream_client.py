@@ -15,6 +15,9 @@ from typing import Any
 from google.protobuf.message import Message
 
 RERUN_FINISHED = 2  # ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN: another run follows
+# FINISHED_FRAGMENT_RUN_SUCCESSFULLY: a part of the page (e.g. the sign-in's own check on
+# a timer) ran, not the page this client asked for; a resumed session may send one first.
+FRAGMENT_FINISHED = 3
 
 
 @dataclass
@@ -65,7 +68,8 @@ def run_page(url: str, *, session_id: str | None = None, cookie: str | None = No
                 _strings(element, drawn.strings)
                 if element.WhichOneof("type") == "button":
                     drawn.buttons.append(element.button.label)
-            elif kind == "script_finished" and message.script_finished != RERUN_FINISHED:
+            elif kind == "script_finished" and message.script_finished not in (RERUN_FINISHED, FRAGMENT_FINISHED) \
+                    and drawn.session_id is not None:
                 return drawn
 
 

@@ -376,10 +376,16 @@ def test_every_job_succeeded_in_the_apps_forkserver_child(app, tab):
                     .split("Failed jobs", 1)[1][:3000])
     no_exception(page, "Operations")
 
-    # The same from the CLI beside the app (it reads the worker's heartbeat).
-    health = _core_json(app["env"], "health", "--json")
-    queue = health["components"]["queue"]
+    # The same from the CLI beside the app. It reads the counts the worker last wrote with
+    # its heartbeat, which follow a job run for the CLI at the worker's next beat.
     expected = app["demo_documents"] + len(done.get("uploads") or {}) + ("cli" in done)
+    deadline = time.monotonic() + 30
+    while True:
+        health = _core_json(app["env"], "health", "--json")
+        queue = health["components"]["queue"]
+        if (queue["pending"], queue["running"], queue["succeeded"]) == (0, 0, expected) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     assert health["status"] == "ok" and health["checks"]["worker_fresh"], health
     assert (queue["failed"], queue["pending"], queue["running"], queue["succeeded"]) == (0, 0, 0, expected), queue
 

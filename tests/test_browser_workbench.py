@@ -541,10 +541,19 @@ def test_every_page_is_saved_as_a_screenshot(demo, tab, admin_tab):
     settle(page)
     # The filter reruns the panel; on a busy machine the first click can still fetch the
     # unfiltered file, so fetch until the download reflects the filter (or give up).
+    # The file is built on the click (ui/media.py): a click that lands while the panel
+    # reruns asks for a file that run no longer offers and gets none, so click again.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    rows: list[dict[str, str]] = []
     for _ in range(15):
-        with page.expect_download(timeout=STEP) as fetched:
-            download.click()
-        rows = list(csv.DictReader(io.StringIO(Path(fetched.value.path()).read_text())))
+        try:
+            with page.expect_download(timeout=10_000) as fetched:
+                download.click()
+            rows = list(csv.DictReader(io.StringIO(Path(fetched.value.path()).read_text())))
+        except PlaywrightTimeout:
+            settle(page)
+            continue
         if {r["actor"] for r in rows} == {REVIEWER}:
             break
         page.wait_for_timeout(1000)
