@@ -51,6 +51,10 @@ def status_panel() -> None:
     c2.metric("Waiting in the queue", depth["pending"])
     c3.metric("Being read now", depth["running"])
     c4.metric("Failed", depth["failed"], help="Failed jobs can be retried from the table below.")
+    beat = report["components"].get("worker") or {}
+    if beat.get("status") == "dead":  # its process is gone, however recent its last heartbeat
+        st.error(f"The worker is not running: {beat.get('detail')}. Uploads wait in the queue until a worker runs "
+                 "again (restart `make run`, or `python -m core worker`).", icon=":material/heart_broken:")
     if live is None:
         st.warning("No worker has written a heartbeat yet: uploads wait in the queue until one runs "
                    "(`python -m core worker`).")

@@ -263,6 +263,18 @@ def test_operations_shows_queue_depth_worker_heartbeat_latency_and_handoffs(app_
     assert any("normalize 1" in c.value for c in at.caption)
 
 
+def test_operations_says_in_plain_words_when_the_workers_process_is_gone(app_env, demo_patient):
+    from core.services.worker import Worker
+    from tests.test_health import beat_from, ended_process
+
+    Worker(app_env, worker_id="intake-extractor:ops").beat("idle")
+    pid, token = ended_process()
+    beat_from(app_env, pid=pid, process=token)  # fresh by its age, but its process is gone
+    at = operations_page()
+    (error,) = [e.value for e in at.error if "worker is not running" in e.value]
+    assert f"the worker process (pid {pid}) has stopped" in error and "make run" in error
+
+
 # --- the operations service -------------------------------------------------------------------
 
 def test_retry_job_refuses_jobs_that_are_not_failed_or_whose_document_is_deleted(wb, demo_patient):
