@@ -301,3 +301,21 @@ def test_what_a_message_says_is_shown_as_inert_text(app_env, demo_patient):
     strings = shown_markdown(at)
     assert_inert(strings)
     assert_shown(strings, IMG, RED, LINK, HTML)
+
+
+def test_the_tab_says_when_the_holding_area_is_full(app_env, demo_patient, monkeypatch):
+    from core.settings import reload_settings
+
+    hold(app_env, "P1")
+    hold(app_env, "P2", name="SOMEONE^ELSE")
+    monkeypatch.setenv("WORKBENCH_MLLP_MAX_HELD_MESSAGES", "2")
+    reload_settings()  # the app's runtime opens its workbench with these settings
+    at = open_held(demo_patient["id"])
+    (full,) = [w.value for w in at.warning if "holding area is full" in w.value]
+    assert "(2 messages)" in full and "refused" in full and "the senders keep" in full
+
+
+def test_the_tab_says_nothing_of_room_while_there_is_some(app_env, demo_patient):
+    hold(app_env, "P1")
+    at = open_held(demo_patient["id"])
+    assert not [w.value for w in at.warning if "holding area" in w.value]

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.services.access_audit import VIEW_MESSAGE
-from core.services.held_messages import (attach_held_message, dismiss_held_message, held_count,
+from core.services.held_messages import (attach_held_message, dismiss_held_message, held_count, holding_full,
                                          held_for_review)
 from core.services.patients import display_name, list_patients
 from core.services.workbench import Workbench
@@ -53,6 +53,10 @@ def section(wb: Workbench) -> None:
     if not total:
         st.info("No message from an interface is waiting for a chart.")
         return
+    if holding_full(wb, total):
+        st.warning(f"The holding area is full ({total} messages). Interfaces that send another message for a patient "
+                   "who matches no single chart are refused until some below are put on a chart or set aside; "
+                   "the senders keep those messages and can send them again.", icon=":material/inbox:")
     st.caption("These arrived from a lab or hospital interface for a patient the workbench could not match to "
                "one chart. Nothing in them is on a chart yet. Oldest first"
                + (f"; the {SHOWN} oldest of {total} are shown." if total > SHOWN else "."))

@@ -75,6 +75,13 @@ def held_count(wb: Workbench) -> int:
         return inbound_repo.counts(cur).get("held", 0)
 
 
+def holding_full(wb: Workbench, held: int | None = None) -> bool:
+    """Whether the MLLP listener now refuses (AE) messages that would wait here: as many
+    wait as WORKBENCH_MLLP_MAX_HELD_MESSAGES allows (the listener's own check is
+    mllp._check_room, inside its write)."""
+    return (held_count(wb) if held is None else held) >= wb.settings.mllp_max_held_messages
+
+
 def held_for_review(wb: Workbench, *, limit: int | None = None) -> list[dict]:
     """The held messages, oldest first, as a reviewer decides them: each row with what
     its PID segments say of the patient (``stated``: one ``StatedPatient`` as a dict per
