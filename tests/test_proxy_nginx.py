@@ -180,6 +180,14 @@ def request(proxy, method: str, path: str, *, headers: dict[str, str] | None = N
         conn.close()
 
 
+SIGNED_IN = "workbench_session=probe"  # nginx looks only for the cookie; the app judges its token
+
+
+def signed_in_cookies(proxy) -> str:
+    """What a signed-in page of the app sends: Streamlit's XSRF cookie and the sign-in cookie."""
+    return f"{xsrf_cookie(proxy)}; {SIGNED_IN}"
+
+
 def xsrf_cookie(proxy) -> str:
     """The cookie a browser gets when it opens the app (from /_stcore/health)."""
     response, _ = request(proxy, "GET", "/_stcore/health")
@@ -260,7 +268,7 @@ def test_plain_http_is_sent_to_https(proxy):
 
 @pytest.mark.parametrize("site", ["cross-site", "same-site", "none", None])
 def test_media_is_refused_to_requests_not_from_the_apps_pages(proxy, site):
-    headers = {"Cookie": xsrf_cookie(proxy)}
+    headers = {"Cookie": signed_in_cookies(proxy)}
     if site:
         headers["Sec-Fetch-Site"] = site
     for method, path in [("GET", "/media/0123abcd.png"), ("HEAD", "/media/0123abcd.png"),
@@ -275,15 +283,19 @@ def test_media_from_the_apps_pages_reaches_the_app(proxy):
     same_origin = {"Sec-Fetch-Site": "same-origin"}
     without_cookie, _ = request(proxy, "GET", "/media/0123abcd.png", headers=same_origin)
     assert without_cookie.status == 403
+    # A page that is not signed in has Streamlit's cookie but not the sign-in's.
+    not_signed_in, _ = request(proxy, "GET", "/media/0123abcd.png",
+                               headers={**same_origin, "Cookie": xsrf_cookie(proxy)})
+    assert not_signed_in.status == 403
     response, body = request(proxy, "GET", "/media/0123abcd.png",
-                             headers={**same_origin, "Cookie": xsrf_cookie(proxy)})
+                             headers={**same_origin, "Cookie": signed_in_cookies(proxy)})
     assert (response.status, body) == (404, b"File not found")  # Streamlit's answer: passed through
     assert response.getheader("Cache-Control") == "no-store"
     assert_security_headers(response)
 
 
 def test_an_oversized_upload_is_refused_with_413(proxy):
-    headers = {"Sec-Fetch-Site": "same-origin", "Cookie": xsrf_cookie(proxy),
+    headers = {"Sec-Fetch-Site": "same-origin", "Cookie": signed_in_cookies(proxy),
                "Content-Type": "multipart/form-data; boundary=x"}
     # Refused on its Content-Length, before a byte of the body is read.
     big = request_head_only(proxy, "PUT", "/_stcore/upload_file/session/file",
@@ -380,10 +392,10 @@ def test_the_app_runs_in_a_browser_through_the_proxy(proxy, chromium):
         page.get_by_role("textbox", name="User name").wait_for(timeout=LOAD)
         assert refused == [], refused  # a whole page load stays within the rate limit
         assert not [m for m in console if "Content Security Policy" in m or "Permissions-Policy" in m], console
-        # A request of the app's own page is sent as same-origin with the cookie: it reaches
-        # the app (no such file: Streamlit's 404, not the proxy's 403).
+        # The app's own page, not signed in yet, is refused by the proxy (the signed-in
+        # page is let through: test_a_signed_in_clinician_uploads_through_the_proxy).
         status = page.evaluate("fetch('/media/0123abcd.png').then(r => r.status)")
-        assert status == 404
+        assert status == 403
         # The same file asked for by another site's page is refused, as an image and as a
         # link followed. That page is on http://localhost:<port>, another site on this
         # machine (so chromium's local-network checks let it ask).
@@ -407,6 +419,8 @@ def test_a_signed_in_clinician_uploads_through_the_proxy(proxy, chromium, tmp_pa
     try:
         page = context.new_page()
         sign_in(page, f"https://{SERVER_NAME}:{proxy['https_port']}", REVIEWER)
+        # Signed in, the page's own request reaches the app (no such file: Streamlit's 404).
+        assert page.evaluate("fetch('/media/0123abcd.png').then(r => r.status)") == 404
         page.get_by_role("link", name="Documents", exact=True).click()
         page.get_by_text("No documents on this chart yet").wait_for(timeout=LOAD)
         upload = tmp_path / "through-the-proxy.pdf"
