@@ -581,3 +581,24 @@ def wait_for(condition, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.005)
+
+
+@pytest.mark.shared_data
+def test_every_real_sample_over_one_connection_is_answered_and_the_framing_holds(wb, shared_data):
+    """The strict framing tried on what others wrote: all the real HL7 files, one after
+    another on one connection, each framed as an interface engine frames it (with the
+    <CR><LF> some send after <FS>). Each gets an acknowledgement (AA, or AE/AR with its
+    reason, e.g. a test or debug processing id); none closes the connection."""
+    files = sorted((shared_data / "hl7").glob("*.hl7"))
+    assert len(files) >= 30
+    listener = MllpListener(wb, port=0).start_thread()
+    answers = {}
+    try:
+        with socket.create_connection(listener.address, timeout=30) as sock:
+            for f in files:
+                sock.sendall(frame(f.read_bytes()) + b"\r\n")
+                answers[f.name] = msa(read_reply(sock))[1]
+    finally:
+        listener.stop()
+    assert set(answers.values()) <= {"AA", "AE", "AR"}, answers
+    assert sum(a == "AA" for a in answers.values()) >= 20, answers
