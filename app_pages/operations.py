@@ -52,7 +52,8 @@ def status_panel() -> None:
     c3.metric("Being read now", depth["running"])
     c4.metric("Failed", depth["failed"], help="Failed jobs can be retried from the table below.")
     beat = report["components"].get("worker") or {}
-    if beat.get("status") == "dead":  # its process is gone, however recent its last heartbeat
+    dead = beat.get("status") == "dead"  # its process is gone, however recent its last heartbeat
+    if dead:
         st.error(f"The worker is not running: {beat.get('detail')}. Uploads wait in the queue until a worker runs "
                  "again (restart `make run`, or `python -m core worker`).", icon=":material/heart_broken:")
     if live is None:
@@ -61,7 +62,9 @@ def status_panel() -> None:
     else:
         text = (f"Worker {live['worker_id']}: {labels.worker_state(live['state'])}, {labels.seen_ago(live['age_seconds'])}"
                 f" · {live['processed']} read, {live['failed']} failed")
-        if live["fresh"]:
+        if dead and live["worker_id"] == beat.get("worker_id"):
+            st.caption(text)  # its last word, not a green "fresh": the error above says it is gone
+        elif live["fresh"]:
             st.success(text, icon=":material/favorite:")
         else:
             st.warning(f"{text}. Stale: no heartbeat within {live['stale_after_seconds']:.0f} s.",

@@ -267,12 +267,13 @@ def test_operations_says_in_plain_words_when_the_workers_process_is_gone(app_env
     from core.services.worker import Worker
     from tests.test_health import beat_from, ended_process
 
-    Worker(app_env, worker_id="intake-extractor:ops").beat("idle")
     pid, token = ended_process()
-    beat_from(app_env, pid=pid, process=token)  # fresh by its age, but its process is gone
+    Worker(app_env, worker_id=f"intake-extractor:{pid}:1").beat("idle")  # its row: seen just now
+    beat_from(app_env, pid=pid, process=token)  # its heartbeat file: fresh by its age, but its process is gone
     at = operations_page()
     (error,) = [e.value for e in at.error if "worker is not running" in e.value]
     assert f"the worker process (pid {pid}) has stopped" in error and "make run" in error
+    assert not [b.value for b in at.success if "Worker" in b.value], "a gone worker is never shown as fresh"
 
 
 # --- the operations service -------------------------------------------------------------------
