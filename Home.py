@@ -3,7 +3,7 @@ app_pages/ and stay thin; each one also checks the role itself (ui.auth.require)
 
 import streamlit as st
 
-from core.policy.access import Permission
+from domain.policy.access.permissions import Permission
 from ui.auth import current_user, require_sign_in
 
 st.set_page_config(page_title="Clinical Document Review Workbench", layout="wide")

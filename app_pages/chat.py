@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.policy.access import Permission
-from core.services.access_audit import VIEW_ANSWER
-from core.services.answering import SECTION_TITLES, ask
-from core.services.drafting import drafter_for
+from domain.errors import WorkbenchError
+from domain.policy.access.permissions import Permission
+from core.services.admin.access_audit import VIEW_ANSWER
+from core.services.answer.answering import SECTION_TITLES, ask
+from core.services.answer.drafting import drafter_for
 from ui import auth, labels
 from ui.inert import md_text, plain
 from ui.runtime import patient_picker, workbench

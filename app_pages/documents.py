@@ -3,13 +3,13 @@ every cited box in the viewer, and delete it with a preview of what is retracted
 
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.policy.access import Permission
-from core.services import operations
-from core.services.access_audit import VIEW_DOCUMENT
-from core.services.document_view import document_choices
-from core.services.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
-from core.services.retraction import deletion_impact, delete_document
+from domain.errors import WorkbenchError
+from domain.policy.access.permissions import Permission
+from core.services.ingest import operations
+from core.services.admin.access_audit import VIEW_DOCUMENT
+from core.services.review.document_view import document_choices
+from core.services.ingest.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
+from core.services.review.retraction import deletion_impact, delete_document
 from ui import auth, labels
 from ui.inert import md_text, plain_text
 from ui.runtime import patient_picker, workbench

@@ -8,9 +8,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.policy.access import Permission
-from core.services import eval_report, eval_runs, eval_sources, evals
+from domain.errors import WorkbenchError
+from domain.policy.access.permissions import Permission
+from core.services.evals import report as eval_report
+from core.services.evals import runs as eval_runs
+from core.services.evals import sources as eval_sources
+from core.services.evals import records as evals
 from ui import auth
 from ui.media import download_button
 from ui.inert import md_text, plain, plain_text

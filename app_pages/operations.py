@@ -8,15 +8,17 @@ is what it is for."""
 import pandas as pd
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.policy import access
-from core.policy.access import Permission, Role
-from core.services import access_audit, accounts, operations
-from core.models import DocType
-from core.services.categories import map_category
-from core.services.health import health
-from core.services.ingestion import list_categories
-from core.services.patients import list_patients
+from domain.errors import WorkbenchError
+from domain.policy.access import permissions as access
+from domain.policy.access.permissions import Permission, Role
+from core.services.admin import access_audit
+from core.services.admin import accounts
+from core.services.ingest import operations
+from domain.models import DocType
+from core.services.ingest.categories import map_category
+from core.services.admin.health import health
+from core.services.ingest.ingestion import list_categories
+from core.services.admin.patients import list_patients
 from ui import auth, labels
 from ui.media import download_button
 from ui.inert import md_text, plain, plain_text

@@ -5,14 +5,14 @@ from datetime import date
 
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.policy.access import Permission
-from core.policy.chart_rules import critical_result
-from core.policy.relevance import context_of, context_tags
-from core.services.access_audit import VIEW_CHART
-from core.services.facts import chart_view, patient_facts
-from core.services.patients import add_patient, chart_documents
-from core.services.processing import NOTHING_FOUND
+from domain.errors import WorkbenchError
+from domain.policy.access.permissions import Permission
+from domain.policy.facts.chart_rules import critical_result
+from domain.policy.answers.relevance import context_of, context_tags
+from core.services.admin.access_audit import VIEW_CHART
+from core.services.review.facts import chart_view, patient_facts
+from core.services.admin.patients import add_patient, chart_documents
+from core.services.ingest.processing import NOTHING_FOUND
 from ui import auth, labels
 from ui.inert import md_text, plain
 from ui.runtime import patient_picker, select_patient, workbench

@@ -1,7 +1,7 @@
 """Review queue: identity decisions and findings that need a human, one item at a
 time with keyboard shortcuts, plus the audit of every decision.
 
-Thin over core.services.review / corrections / identity_review / audit_log. The "To
+Thin over core.services.review.decisions / corrections / identity_review / audit_log. The "To
 review" tab is one fragment: a decision reruns only it, not the page around it. A
 reviewer's third tab lists the HL7 messages waiting for a chart (ui/held_messages.py)."""
 
@@ -13,16 +13,16 @@ from typing import Callable
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from core.errors import WorkbenchError
-from core.policy.access import Permission
-from core.policy.review_rules import (ABNORMAL_FLAG_VALUES, CORRECTABLE_FIELDS, MIN_OVERRIDE_REASON,
+from domain.errors import WorkbenchError
+from domain.policy.access.permissions import Permission
+from domain.policy.facts.review_rules import (ABNORMAL_FLAG_VALUES, CORRECTABLE_FIELDS, MIN_OVERRIDE_REASON,
                                       approval_needs_reason)
-from core.services.access_audit import VIEW_DOCUMENT
-from core.services.audit_log import changes_words, decisions, decisions_csv
-from core.services.corrections import correct_fact, page_of, set_fact_box
-from core.services.document_view import page_image
-from core.services.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
-from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
+from core.services.admin.access_audit import VIEW_DOCUMENT
+from core.services.review.audit_log import changes_words, decisions, decisions_csv
+from core.services.review.corrections import correct_fact, page_of, set_fact_box
+from core.services.review.document_view import page_image
+from core.services.review.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
+from core.services.review.decisions import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
 from ui import auth, held_messages, labels
 from ui.media import download_button

@@ -11,8 +11,8 @@ BENCH_REVIEWER = "bench.reviewer"
 
 
 def bench_reviewer(wb):
-    from core.services.access_audit import shell_user
-    from core.services.accounts import add_user, change_password
+    from core.services.admin.access_audit import shell_user
+    from core.services.admin.accounts import add_user, change_password
 
     temporary = secrets.token_urlsafe(18)
     add_user(wb, username=BENCH_REVIEWER, role="reviewer", password=temporary, by=shell_user())

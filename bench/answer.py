@@ -44,16 +44,16 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=500)
     args = parser.parse_args()
 
-    from core.policy.questions import parse_question
-    from core.services.answering import ask
-    from core.services.corpus import index_guideline_corpus
-    from core.services.fact_vectors import index_pending
-    from core.services.access_audit import shell_user
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import add_patient
-    from core.services.worker import Worker
+    from domain.policy.questions.intent import parse_question
+    from core.services.answer.answering import ask
+    from core.services.answer.corpus import index_guideline_corpus
+    from core.services.review.fact_vectors import index_pending
+    from core.services.admin.access_audit import shell_user
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import add_patient
+    from core.services.ingest.worker import Worker
     from core.services.workbench import open_workbench
-    from core.settings import Settings
+    from domain.settings import Settings
     from golden.fixtures import INTAKE_CASES, LAB_CASES, LAB_LAYOUTS, render_intake, render_lab, with_layout
 
     with tempfile.TemporaryDirectory() as tmp:

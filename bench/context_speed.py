@@ -38,7 +38,7 @@ def per_sentence_ms(fn, texts: list[str], repeat: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.policy.context import assess
+    from domain.policy.context.mentions import assess
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=600)

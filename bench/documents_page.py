@@ -44,10 +44,10 @@ def seed(data_dir: Path, facts: int, pages: int):
     from datetime import date
 
     from bench.accounts import bench_reviewer
-    from core.services.ingestion import ingest_now
-    from core.services.patients import add_patient
+    from core.services.ingest.ingestion import ingest_now
+    from core.services.admin.patients import add_patient
     from core.services.workbench import open_workbench
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
     from storage import facts_repo
 
     os.environ["WORKBENCH_DATA_DIR"] = str(data_dir)
@@ -88,9 +88,9 @@ def _ms(samples: list[float]) -> str:
 
 
 def services(rounds: int, doc_id: int, pages: int) -> None:
-    from core.services import document_view as dv
+    from core.services.review import document_view as dv
     from core.services.workbench import open_workbench
-    from core.settings import get_settings
+    from domain.settings import get_settings
 
     wb = open_workbench(get_settings())
     try:

@@ -42,9 +42,9 @@ def build_docx(paragraphs: int) -> bytes:
 
 
 def run(paragraphs: int) -> tuple[float, float]:
-    from extract.docx import normalize_docx
-    from extract.referral import extract_referral
-    from extract.limits import Limits
+    from extract.formats.office.docx import normalize_docx
+    from extract.referral.extractor import extract_referral
+    from domain.limits import Limits
 
     data = build_docx(paragraphs)
     t0 = time.perf_counter()

@@ -41,12 +41,12 @@ def batch(patient: dict, messages: int) -> bytes:
 
 
 def run_batch(messages: int) -> tuple[float, dict]:
-    from core.services.access_audit import shell_user
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import DEMO_PATIENTS, add_patient
+    from core.services.admin.access_audit import shell_user
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import DEMO_PATIENTS, add_patient
     from core.services.workbench import open_workbench
-    from core.services.worker import Worker
-    from core.settings import reload_settings
+    from core.services.ingest.worker import Worker
+    from domain.settings import reload_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["WORKBENCH_DATA_DIR"] = tmp

@@ -43,12 +43,12 @@ def floor_ms_per_page(pdfs: list[bytes], dpi: int = 110) -> list[float]:
 
 def end_to_end_ms_per_page(pdfs: list[tuple[bytes, object, int]]) -> tuple[list[float], list[float]]:
     """(job ms per page, vector-indexing ms per page) for each document."""
-    from core.services.access_audit import shell_user
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import add_patient
-    from core.services.worker import Worker
+    from core.services.admin.access_audit import shell_user
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import add_patient
+    from core.services.ingest.worker import Worker
     from core.services.workbench import open_workbench
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     samples, vector_samples = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,7 +75,7 @@ def end_to_end_ms_per_page(pdfs: list[tuple[bytes, object, int]]) -> tuple[list[
 
 
 def ocr_seconds_per_page(pdfs: list[bytes]) -> tuple[list[float], str]:
-    from extract.images import ocr_pdf
+    from extract.formats.images import ocr_pdf
     from golden.scan import scan_pdf
 
     samples, engine = [], ""

@@ -58,10 +58,10 @@ def corpus(n: int, *, scans: bool = True) -> list[tuple[str, str, str, bytes]]:
 
 def queue_documents(data_dir: Path, documents: list[tuple[str, str, str, bytes]]) -> list[int]:
     """Store and queue the documents (nothing is read yet); returns the document ids."""
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import get_patient, seed_demo_patients
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import get_patient, seed_demo_patients
     from core.services.workbench import open_workbench
-    from core.settings import Settings
+    from domain.settings import Settings
 
     wb = open_workbench(Settings(data_dir=data_dir))
     try:

@@ -31,8 +31,8 @@ def render_only(data: bytes, out: Path, dpi: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from extract.lab import extract_lab
-    from extract.pdf import normalize_pdf
+    from extract.lab.extractor import extract_lab
+    from extract.formats.pdf import normalize_pdf
     from golden.fixtures import lab_case, render_lab
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.services.mllp import frame, read_reply  # noqa: E402
-from core.services.patients import DEMO_PATIENTS  # noqa: E402
+from core.services.interfaces.mllp import frame, read_reply  # noqa: E402
+from core.services.admin.patients import DEMO_PATIENTS  # noqa: E402
 
 
 def message(run: str, i: int) -> bytes:
@@ -85,7 +85,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-mllp-") as tmp:
         data_dir = Path(tmp) / "data"
         os.environ["WORKBENCH_DATA_DIR"] = str(data_dir)
-        from core.services.patients import seed_demo_patients
+        from core.services.admin.patients import seed_demo_patients
         from core.services.workbench import open_workbench
 
         wb = open_workbench()

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.services.mllp import END_BLOCK, START_BLOCK, FrameReader, frame, read_reply  # noqa: E402
+from core.services.interfaces.mllp import END_BLOCK, START_BLOCK, FrameReader, frame, read_reply  # noqa: E402
 
 MB = 1024 * 1024
 READ = 65536
@@ -47,9 +47,9 @@ def oversized_over_tcp(size: int) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-mllp-frames-") as tmp:
         os.environ["WORKBENCH_DATA_DIR"] = str(Path(tmp) / "data")
         os.environ["WORKBENCH_UPLOAD_MAX_BYTES"] = str(size - MB)
-        from core.services.mllp import MllpListener
+        from core.services.interfaces.mllp import MllpListener
         from core.services.workbench import open_workbench
-        from core.settings import reload_settings
+        from domain.settings import reload_settings
 
         wb = open_workbench(reload_settings())
         listener = MllpListener(wb, port=0).start_thread()

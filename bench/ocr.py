@@ -2,7 +2,7 @@
 
 Types a one-page lab report, scans it with golden/scan.py at several resolutions,
 skews and noise levels, reads each scan with every available engine through the
-full page pipeline (extract.images.normalize_image) and prints, per engine, the
+full page pipeline (extract.formats.images.normalize_image) and prints, per engine, the
 median seconds per page and the median character error rate against the typed text.
 Offline; nothing is written outside a temporary directory.
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from extract.images import normalize_image
-from extract.ocr import default_engine, tesseract_available
-from extract.ocr_tesseract import TesseractEngine
+from extract.formats.images import normalize_image
+from extract.formats.ocr.engines import default_engine, tesseract_available
+from extract.formats.ocr.tesseract import TesseractEngine
 from golden.scan import char_error_rate, scan_pdf, typed_pdf
 
 REPORT = [

@@ -27,10 +27,10 @@ def seed(data_dir: Path, items: int):
     from datetime import date
 
     from bench.accounts import bench_reviewer
-    from core.services.ingestion import ingest_now
-    from core.services.patients import add_patient
+    from core.services.ingest.ingestion import ingest_now
+    from core.services.admin.patients import add_patient
     from core.services.workbench import open_workbench
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
     from golden.fixtures import LAB_CASES, render_lab
     from storage import facts_repo
 

@@ -20,7 +20,7 @@ Passwords are read from a prompt or stdin, never from an argument.
 
 Beside the running app (issue 13): the app holds the database, so a command whose body
 takes a workbench (``Context``) and is marked ``handover`` is sent to the app's loopback
-endpoint (core.services.app_endpoint) when the database is held and the app's endpoint
+endpoint (core.services.interfaces.app_endpoint) when the database is held and the app's endpoint
 file is live; the app runs the same body on its workbench (``serve_request``) and the
 caller prints its stdout, stderr and exit code verbatim. ``ingest`` reads and checks its
 file here and sends the bytes. The others (init, worker, mllp, demo, eval, index-corpus,
@@ -38,7 +38,7 @@ from core.commands import documents
 from core.commands.base import Context, Reply, busy_error
 from core.commands.output import execute
 from core.commands.parser import build_parser
-from core.settings import get_settings
+from domain.settings import get_settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
 def _here_or_in_app(args: argparse.Namespace, argv: list[str]) -> dict[str, Any] | Reply:
     """Open the workbench and run the command here; when the running app holds the
     database and runs this command for the CLI, hand it over (issue 13)."""
-    from core.errors import DatabaseBusy
-    from core.services.access_audit import shell_user
-    from core.services.app_endpoint import live_endpoint, send
+    from domain.errors import DatabaseBusy
+    from core.services.admin.access_audit import shell_user
+    from core.services.interfaces.app_endpoint import live_endpoint, send
     from core.services.workbench import open_workbench
 
     settings = get_settings()
@@ -84,7 +84,7 @@ def _here_or_in_app(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]
 def _read_ingest_file(args) -> bytes:
     """The file of ``ingest``, read and checked here, by the caller: a command handed to
     the app sends these bytes, so the app never opens a path someone else gave."""
-    from core.services.ingestion import read_upload_file
+    from core.services.ingest.ingestion import read_upload_file
 
     return read_upload_file(Path(args.file), get_settings().upload_max_bytes)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.models import Citation
+from domain.models import Citation
 
 CORPUS_DIR = Path(__file__).resolve().parent
 SOURCES_DIR = CORPUS_DIR / "sources"

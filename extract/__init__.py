@@ -1,5 +1,5 @@
 """bytes -> normalized content -> extraction result. Never touches the database.
 
-``extract.formats`` is the one table of formats (sniffed kind -> normaliser) and
+``extract.registry`` is the one table of formats (sniffed kind -> normaliser) and
 doc_types (-> extractor); ``extract.normalize`` reads bytes by it.
 """

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Iterable, Sequence
 
-from core.content import PageContent, Word
-from core.policy.citations import reading_rows
+from domain.content import PageContent, Word
+from domain.policy.facts.citations import reading_rows
 
 __all__ = ["reading_rows", "Row", "page_rows", "segments", "ocr_char_width", "norm_token", "PhraseBook",
            "PhraseHit", "LabelledValue", "labelled_values", "text_of"]

@@ -1,14 +1,14 @@
-"""Stored bytes -> ``NormalizedContent``, by the format table (``extract.formats``)."""
+"""Stored bytes -> ``NormalizedContent``, by the format table (``extract.registry``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from core.content import NormalizedContent
-from core.errors import ExtractionError
-from core.models import DocType
-from extract.formats import format_for
-from extract.limits import DEFAULT_LIMITS, Limits
+from domain.content import NormalizedContent
+from domain.errors import ExtractionError
+from domain.models import DocType
+from extract.registry import format_for
+from domain.limits import DEFAULT_LIMITS, Limits
 from extract.sniff import sniff_format
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.content import NormalizedContent, Section
-from core.errors import ExtractionError
-from core.models import Citation, ExtractionWarning, FactProposal, IdentityCandidate
-from extract import values as V
+from domain.content import NormalizedContent, Section
+from domain.errors import ExtractionError
+from domain.models import Citation, ExtractionWarning, FactProposal, IdentityCandidate
+from extract.values import numbers as V
 
 
 @dataclass(slots=True)

@@ -6,7 +6,7 @@ import io
 import zipfile
 from codecs import getincrementaldecoder
 
-from core.models import DocType
+from domain.models import DocType
 
 # Which real formats each doc_type accepts. A broken zip may still be the DOCX/XLSX it
 # claims to be, and text may be an HL7 message behind framing bytes or a banner: those

@@ -13,7 +13,7 @@ from golden.verdicts import Verdict, cited_document_id, folded_text, is_counted,
 
 
 def schema_valid(obs: Observation) -> Verdict:
-    from core.models import AnswerSections, LabResultValue, StoredFact
+    from domain.models import AnswerSections, LabResultValue, StoredFact
 
     problems = []
     facts = obs.facts()

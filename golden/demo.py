@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from golden.documents import build_spec
 
-# Printed identities of the demo patients (core.services.patients.DEMO_PATIENTS).
+# Printed identities of the demo patients (core.services.admin.patients.DEMO_PATIENTS).
 MARISOL = {"first": "Marisol", "last": "Quintero-Vale", "dob": "1961-03-14", "mrn": "DEMO-1001", "sex": "F"}
 THEODORE = {"first": "Theodore", "last": "Brannigan", "dob": "1948-11-02", "mrn": "DEMO-1002", "sex": "M"}
 

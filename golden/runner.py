@@ -70,11 +70,11 @@ def build_template(root: Path) -> Path:
     account, copied per case so no case pays for indexing (or password hashing)."""
     import secrets
 
-    from core.services.accounts import add_user
-    from core.services.access_audit import shell_user
-    from core.services.corpus import index_guideline_corpus
+    from core.services.admin.accounts import add_user
+    from core.services.admin.access_audit import shell_user
+    from core.services.answer.corpus import index_guideline_corpus
     from core.services.workbench import open_workbench
-    from core.settings import Settings
+    from domain.settings import Settings
 
     template = root / "template"
     settings = Settings(data_dir=template, app_secret="golden-eval-secret")
@@ -101,7 +101,7 @@ class _ContentSpy:
         self.obs = obs
 
     def __enter__(self):
-        import core.services.processing as processing
+        import core.services.ingest.processing as processing
 
         self._module = processing
         self._original = processing.read_isolated  # the worker's side: the reading runs in a child
@@ -121,14 +121,14 @@ class _ContentSpy:
 
 
 def _execute(obs: Observation, index: int, step: Step) -> None:
-    from core.errors import WorkbenchError
-    from core.policy.questions import parse_question
-    from core.services.answering import ask
-    from core.services.fact_vectors import index_pending
-    from core.services.ingestion import attach_and_extract, reread_document
-    from core.services.retraction import delete_document
-    from core.services.review import check_for_document, review
-    from core.services.worker import Worker
+    from domain.errors import WorkbenchError
+    from domain.policy.questions.intent import parse_question
+    from core.services.answer.answering import ask
+    from core.services.review.fact_vectors import index_pending
+    from core.services.ingest.ingestion import attach_and_extract, reread_document
+    from core.services.review.retraction import delete_document
+    from core.services.review.decisions import check_for_document, review
+    from core.services.ingest.worker import Worker
     from golden.documents import build_spec
 
     wb, case = obs.wb, obs.case
@@ -203,7 +203,7 @@ def _pick_fact(obs: Observation, upload: Upload, matcher: dict[str, Any]) -> dic
 
 
 def _observe(obs: Observation) -> None:
-    from core.services.facts import chart_view, document_report, patient_facts
+    from core.services.review.facts import chart_view, document_report, patient_facts
     from storage import documents_repo, facts_repo
 
     wb = obs.wb
@@ -223,9 +223,9 @@ def _observe(obs: Observation) -> None:
 def observe_case(case: Case, data_dir: Path) -> Observation:
     """Run a case's steps in ``data_dir`` (already holding the template) and read back
     the result. The process's settings point at ``data_dir`` while it runs."""
-    from core.services.patients import add_patient
+    from core.services.admin.patients import add_patient
     from core.services.workbench import open_workbench
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     os.environ["WORKBENCH_DATA_DIR"] = str(data_dir)
     os.environ["WORKBENCH_APP_SECRET"] = "golden-eval-secret"

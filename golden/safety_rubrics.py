@@ -107,7 +107,7 @@ def deleted_document_not_retrieved(obs: Observation) -> Verdict:
 
 
 def _clinical_key(section: str, row: dict[str, Any]) -> tuple:
-    from core.policy.analytes import canonical_analyte
+    from domain.policy.facts.analytes import canonical_analyte
 
     if section == "labs":
         name = row.get("test_name") or ""

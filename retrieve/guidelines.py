@@ -3,7 +3,7 @@
 ``build_indexes`` writes the two search stores of one corpus version: the tantivy BM25
 index and the LanceDB ``guideline_chunks`` vectors. The DuckDB rows and the active flag,
 flipped last so the workbench never answers from an incomplete version, are the indexing
-service's (core.services.corpus); retrieval reads no repository.
+service's (core.services.answer.corpus); retrieval reads no repository.
 
 Search: BM25 top-N and dense top-N -> reciprocal rank fusion -> rerank -> threshold ->
 top-k cited chunks, or ``not_found``. Chunk texts and vectors are held in memory once per
@@ -19,7 +19,7 @@ from typing import Any, Protocol, Sequence
 
 from pydantic import BaseModel
 
-from core.errors import WorkbenchError
+from domain.errors import WorkbenchError
 from corpus.loader import GuidelineChunk
 from retrieve import lexical
 from retrieve.embedder import Embedder

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.settings import Settings
+from domain.settings import Settings
 from retrieve.embedder import Embedder
 from retrieve.providers import embedder_for
 from storage.protocols import VectorIndex

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from core.errors import WorkbenchError
-from core.settings import Settings
+from domain.errors import WorkbenchError
+from domain.settings import Settings
 from retrieve.embedder import Embedder, MiniLmOnnxEmbedder
 
 

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import duckdb
 import pyarrow as pa
 
-from core.errors import DatabaseBusy, WorkbenchError
+from domain.errors import DatabaseBusy, WorkbenchError
 from storage.migrations import migrate
 
 

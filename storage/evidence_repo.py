@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from core.policy.chart_rules import CLOSED_PROMOTION_STATES, TRUSTED_IDENTITY_STATES
+from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, TRUSTED_IDENTITY_STATES
 from storage.db import rows
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from core.clock import utcnow
+from domain.clock import utcnow
 from storage.db import insert_rows, one, to_json
 from storage.rows import FactRow, IdentityCheckRow, fetch_all, fetch_one
 

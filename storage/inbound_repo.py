@@ -6,7 +6,7 @@ from typing import Any
 
 import duckdb
 
-from core.clock import utcnow
+from domain.clock import utcnow
 from storage.db import one, rows
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import duckdb
 
-from core.clock import utcnow
+from domain.clock import utcnow
 from storage.db import rows, to_json
 from storage.rows import JobRow, fetch_all, fetch_one
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import duckdb
 
-from core.clock import utcnow
-from core.policy.chart_rules import (CHART_DESTINATIONS, FACT_TYPE_OF_TABLE, SUPPORTING_OUTCOMES,
+from domain.clock import utcnow
+from domain.policy.facts.chart_rules import (CHART_DESTINATIONS, FACT_TYPE_OF_TABLE, SUPPORTING_OUTCOMES,
                                      TRUSTED_IDENTITY_STATES)
 from storage.db import insert_rows, rows, to_json
 from storage.rows import PromotionRow, fetch_all
@@ -15,7 +15,7 @@ from storage.rows import PromotionRow, fetch_all
 # A promotion stands behind a chart row while it is active, says the same thing as the
 # row, and its fact is live: unretracted, active, from an undeleted document whose
 # identity (for the fact's part) is trusted. The chart-row lifetime rule is written
-# once, here, in SQL over the constants of core.policy.chart_rules.
+# once, here, in SQL over the constants of domain.policy.facts.chart_rules.
 _LIVE_SUPPORT = """
     FROM promotions p
     JOIN document_facts f ON f.id = p.fact_id

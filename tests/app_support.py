@@ -81,7 +81,7 @@ def follow_sign_in(at: AppTest) -> AppTest:
     """After a right password the page hands the browser a one-time ticket to post to
     the sign-in route: trade it for the cookie as the route does, and run again (the
     page the browser comes back to). Not run when no ticket was handed over."""
-    from core.services.sign_in_sessions import redeem_ticket
+    from core.services.admin.sign_in_sessions import redeem_ticket
 
     scripts = [h.proto.body for h in at.get("html") if "ticket" in h.proto.body]
     if not scripts:
@@ -101,7 +101,7 @@ def app_workbench():
 
 
 def _account(wb, username: str):
-    from core.services.accounts import get_account
+    from core.services.admin.accounts import get_account
 
     account = get_account(wb, username)
     if account is None:  # a data dir the `wb` fixture did not seed (e.g. an empty one)
@@ -116,7 +116,7 @@ def _account(wb, username: str):
 def open_sign_in(username: str = "dr.reviewer", *, idle_minutes: float = 0.0, wb=None) -> str:
     """A sign-in for ``username`` as the sign-in route opens one, last active
     ``idle_minutes`` ago; returns its token (the cookie's value)."""
-    from core.services import sign_in_sessions
+    from core.services.admin import sign_in_sessions
 
     # Held by the app's own runtime (start(), which the AppTest run then uses too; a test
     # fixture has reset it): the sign-ins live in its memory, whichever ``wb`` a test has.
@@ -131,7 +131,7 @@ def open_sign_in(username: str = "dr.reviewer", *, idle_minutes: float = 0.0, wb
 def session_for(username: str = "dr.reviewer", *, idle_minutes: float = 0.0, wb=None) -> dict:
     """``st.session_state["auth"]`` for ``username`` signed in ``idle_minutes`` ago, as the
     gate leaves it; its AppTest's browser holds the sign-in's cookie."""
-    from core.services.sign_in_sessions import digest
+    from core.services.admin.sign_in_sessions import digest
 
     install_browser()
     token = open_sign_in(username, idle_minutes=idle_minutes, wb=wb)

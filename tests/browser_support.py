@@ -130,7 +130,7 @@ def chromium_context(profile: Path, **viewport: int) -> Iterator[Any]:
 # change-password form calls (test_browser_sign_in goes through that form in the browser).
 _FIRST_CHANGE = """
 import sys
-from core.services.accounts import change_password
+from core.services.admin.accounts import change_password
 from core.services.workbench import open_workbench
 username, temporary, password = sys.stdin.read().splitlines()
 wb = open_workbench()

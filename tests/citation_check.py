@@ -7,8 +7,8 @@ here (not imported from the policy module) so these tests pin the contract itsel
 
 from __future__ import annotations
 
-from core.content import NormalizedContent
-from core.models import Citation, ExtractionResult
+from domain.content import NormalizedContent
+from domain.models import Citation, ExtractionResult
 
 
 def _ws(text: str) -> str:

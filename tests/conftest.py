@@ -68,7 +68,7 @@ def data_dir(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def settings(data_dir):
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     s = reload_settings()
     yield s
@@ -97,7 +97,7 @@ def hashed_test_password() -> str:
 def seed_test_accounts(bench) -> None:
     """Insert TEST_ACCOUNTS straight into ``users`` (no per-account hashing or audit rows)."""
     from storage import users_repo
-    from core.clock import utcnow
+    from domain.clock import utcnow
 
     now = utcnow()
     with bench.db.transaction() as cur:
@@ -108,7 +108,7 @@ def seed_test_accounts(bench) -> None:
 
 
 def _seeded_workbench(settings):
-    from core.services.patients import seed_demo_patients
+    from core.services.admin.patients import seed_demo_patients
     from core.services.workbench import open_workbench
 
     bench = open_workbench(settings)
@@ -123,7 +123,7 @@ def workbench_template(tmp_path_factory) -> Path:
     one, then closed: a real, migrated DuckDB file holding the demo patients and the
     test accounts. ``wb`` copies it rather than running every migration again for each
     of about a thousand tests. Read-only: nothing opens it after this."""
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     template = tmp_path_factory.mktemp("workbench-template") / "data"
     with pytest.MonkeyPatch.context() as mp:
@@ -146,7 +146,7 @@ def wb(settings, workbench_template):
 
 @pytest.fixture
 def demo_patient(wb):
-    from core.services.patients import get_patient
+    from core.services.admin.patients import get_patient
 
     return get_patient(wb, mrn="DEMO-1001")
 
@@ -157,8 +157,8 @@ def fresh_app_runtime(monkeypatch) -> None:
     cached from another test's data dir."""
     import streamlit as st
 
-    from core.services import document_view
-    from core.settings import reload_settings
+    from core.services.review import document_view
+    from domain.settings import reload_settings
 
     monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
     monkeypatch.setenv("WORKBENCH_START_CLI_ENDPOINT", "false")  # no CLI beside these apps
@@ -193,7 +193,7 @@ FAKE_PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
 @pytest.fixture
 def queued(wb, demo_patient, tmp_path):
     """One lab-report job waiting in the queue (its file is FAKE_PDF)."""
-    from core.services.ingestion import attach_and_extract
+    from core.services.ingest.ingestion import attach_and_extract
 
     f = tmp_path / "lab.pdf"
     f.write_bytes(FAKE_PDF)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from core.content import NormalizedContent
-from core.models import ExtractionResult, FactProposal
+from domain.content import NormalizedContent
+from domain.models import ExtractionResult, FactProposal
 from tests.citation_check import assert_all_citations_verifiable
 
 
@@ -15,7 +15,7 @@ def read_and_extract(data: bytes, normalise: Callable[[bytes], NormalizedContent
                      source: str) -> tuple[NormalizedContent, ExtractionResult]:
     """Normalise, extract, and fail unless every citation re-finds its quote and the
     worker would take the answer (its doc_type, every clinical value's shape)."""
-    from core.services.processing import validate_response
+    from core.services.ingest.processing import validate_response
 
     content = normalise(data)
     result = extract(content, source)

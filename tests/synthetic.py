@@ -8,9 +8,9 @@ citation of a page-based result (PDF, OCR) against the content it came from.
 from __future__ import annotations
 
 
-from core.content import NormalizedContent, PageContent, Word
-from core.models import ExtractionResult
-from core.policy.citations import verify_citations
+from domain.content import NormalizedContent, PageContent, Word
+from domain.models import ExtractionResult
+from domain.policy.facts.citations import verify_citations
 
 
 def words_page(rows: list[list[tuple[str, float]]], pitch: float = 14) -> NormalizedContent:

@@ -1,4 +1,4 @@
-"""The access rules (core/policy/access.py): which role may do what, account names,
+"""The access rules (domain/policy/access/permissions.py): which role may do what, account names,
 passwords, lockout, idle timeout and the identity-provider role mapping. Pure functions,
 so every rule is checked directly, including the fail-closed edges."""
 
@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from core.policy import access
-from core.policy.access import Permission, Role
+from domain.policy.access import permissions as access
+from domain.policy.access.permissions import Permission, Role
 
 NOW = datetime(2026, 12, 1, 12, 0, 0)
 

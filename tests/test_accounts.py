@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from core.clock import utcnow
-from core.errors import BadInput, Forbidden
-from core.policy import access
-from core.services import accounts
-from core.services.access_audit import events
+from domain.clock import utcnow
+from domain.errors import BadInput, Forbidden
+from domain.policy.access import permissions as access
+from core.services.admin import accounts
+from core.services.admin.access_audit import events
 from core.services.workbench import open_workbench
 from storage import users_repo
 from tests.conftest import TEST_ACCOUNTS, TEST_PASSWORD

@@ -1,4 +1,4 @@
-"""The analyte vocabulary (core.policy.analytes) and what it is for: results are compared
+"""The analyte vocabulary (domain.policy.facts.analytes) and what it is for: results are compared
 by canonical analyte and collection date, so "HbA1c" and "Hemoglobin A1c" on the same day
 are one test, in the chart and in the promotion of every format."""
 
@@ -8,10 +8,10 @@ import io
 
 import pytest
 
-from core.policy import analytes as A
-from core.policy.fingerprints import clinical_content_fingerprint, clinical_key
-from core.policy.lab_vocabulary import known_analyte, known_unit
-from core.services.facts import chart
+from domain.policy.facts import analytes as A
+from domain.policy.facts.fingerprints import clinical_content_fingerprint, clinical_key
+from domain.policy.facts.lab_vocabulary import known_analyte, known_unit
+from core.services.review.facts import chart
 from golden.fixtures import LAB_CASES, ExpectedLab, LabCase, render_lab
 from tests.test_pipeline import chart_patient, ingest
 

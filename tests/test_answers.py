@@ -9,17 +9,17 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from core.models import AnswerItem, AnswerSections, Citation, EvidenceItem
-from core.policy.answer_verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
-from core.policy.questions import Intent, parse_question
-from core.policy.supervisor import route
-from core.policy.unsafe_requests import Unsafe
-from core.services.answering import ask
-from core.services.ingestion import ingest_now
-from core.services.patients import add_patient
-from core.services.retraction import delete_document
+from domain.models import AnswerItem, AnswerSections, Citation, EvidenceItem
+from domain.policy.answers.verifier import RetrievedEvidence, check_drafted_sentence, verify_answer
+from domain.policy.questions.intent import Intent, parse_question
+from domain.policy.answers.supervisor import route
+from domain.policy.questions.unsafe_requests import Unsafe
+from core.services.answer.answering import ask
+from core.services.ingest.ingestion import ingest_now
+from core.services.admin.patients import add_patient
+from core.services.review.retraction import delete_document
 from core.services.workbench import open_workbench
-from core.settings import Settings
+from domain.settings import Settings
 from golden.fixtures import INTAKE_CASES, LAB_CASES, render_intake, render_lab
 from tests.conftest import seed_test_accounts
 
@@ -123,7 +123,7 @@ def _chart_patient(wb, p):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from core.services.corpus import index_guideline_corpus
+    from core.services.answer.corpus import index_guideline_corpus
 
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("answers")))
     seed_test_accounts(wb)
@@ -298,7 +298,7 @@ def stand_in():
     ("Her A1c is fine.", False),  # no marker
 ])
 def test_drafter_stand_in(world, stand_in, reply, accepted):
-    from core.services.drafting import OpenAICompatibleDrafter
+    from core.services.answer.drafting import OpenAICompatibleDrafter
 
     settings = Settings(data_dir=world["wb"].settings.data_dir, openai_api_key="test-key", openai_base_url=stand_in,
                         openai_model="stand-in-model", drafter="openai")
@@ -318,7 +318,7 @@ def test_drafter_stand_in(world, stand_in, reply, accepted):
                                               ("Hemoglobin A1c", "a1c"), ("Cholesterol, Total", "cholesterol"),
                                               ("WBC", "cbc"), ("Ferritin", "labs")])
 def test_a_lab_belongs_to_its_most_specific_topic(test_name, topic):
-    from core.policy.topics import primary_topic, topics_of
+    from domain.policy.questions.topics import primary_topic, topics_of
 
     assert primary_topic(topics_of("lab_result", {"test_name": test_name}, test_name)) == topic
 
@@ -357,7 +357,7 @@ def ines(tmp_path_factory):
     """Two lab reports six months apart (a trend, a critical WBC, normal results to
     count), plus chart rows entered by hand: a coded diabetes problem, metformin and
     a penicillin allergy."""
-    from core.services.corpus import index_guideline_corpus
+    from core.services.answer.corpus import index_guideline_corpus
 
     wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("ines")))
     seed_test_accounts(wb)
@@ -647,8 +647,8 @@ def test_each_named_test_not_on_record_is_said_to_be_missing(tobias):
 
 
 def test_a_long_panel_is_never_cut_short_silently():
-    from core.services.evidence import PER_TOPIC_LIMIT, _limited
-    from core.services.evidence_items import EvidenceBundle
+    from core.services.answer.evidence import PER_TOPIC_LIMIT, _limited
+    from core.services.answer.evidence_items import EvidenceBundle
 
     items = [EvidenceItem(evidence_id=f"fact:{n}", kind="document_fact", fact_type="lab_result", topic="cbc",
                           text=f"Result {n}", citations=[]) for n in range(PER_TOPIC_LIMIT + 3)]
@@ -801,8 +801,8 @@ def test_a_low_glucose_is_not_given_diabetes_screening_guidance(world):
 
 
 def test_a_drafter_that_fails_falls_back_to_the_verified_answer(wb):
-    from core.services.answering import ask
-    from core.services.patients import add_patient
+    from core.services.answer.answering import ask
+    from core.services.admin.patients import add_patient
     from golden.fixtures import LAB_CASES, render_lab
 
     case = LAB_CASES[0]

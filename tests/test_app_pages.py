@@ -53,7 +53,7 @@ def shown(at: AppTest) -> str:
 
 
 def patients_in_db(wb) -> list[dict]:
-    from core.services.patients import list_patients
+    from core.services.admin.patients import list_patients
 
     return list_patients(wb)
 
@@ -71,7 +71,7 @@ def fill_patient_form(at: AppTest, *, mrn: str, first: str, last: str, dob: date
 
 
 def _load(wb, *filenames: str) -> None:
-    from core.services.demo import load_demo
+    from core.services.ingest.demo import load_demo
     from golden.demo import DOCUMENTS
 
     load_demo(wb, [d for d in DOCUMENTS if d.filename in filenames])
@@ -131,8 +131,8 @@ def test_missing_names_and_date_are_refused_with_clear_errors(app_env):
 
 
 def test_add_patient_service_validates_dates(wb):
-    from core.errors import BadInput
-    from core.services.patients import add_patient
+    from domain.errors import BadInput
+    from core.services.admin.patients import add_patient
 
     for dob, words in (("1990-13-01", "YYYY-MM-DD"), (date.today() + timedelta(days=1), "in the future"),
                        ("1850-01-01", "before 1900")):
@@ -151,7 +151,7 @@ def test_the_sidebar_shows_name_mrn_dob_and_sex(app_env, demo_patient):
 
 
 def test_the_sidebar_card_shows_a_typed_name_as_inert_text(app_env):
-    from core.services.patients import add_patient
+    from core.services.admin.patients import add_patient
     from ui.inert import md_text
 
     first, last = "![x](http://127.0.0.1:9/p.png)", ":red[Vale]"
@@ -191,8 +191,8 @@ def test_the_overview_speaks_plain_words_and_links_to_the_documents_page(app_env
 def test_a_job_that_found_nothing_reads_as_a_warning(app_env, demo_patient):
     import pymupdf
 
-    from core.services.ingestion import attach_and_extract
-    from core.services.worker import Worker
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.ingest.worker import Worker
 
     doc = pymupdf.open()
     doc.new_page().insert_text((72, 72), "Clinic newsletter: flu shots are available on Tuesdays.")
@@ -209,8 +209,8 @@ def test_a_job_that_found_nothing_reads_as_a_warning(app_env, demo_patient):
 # --- Operations ---------------------------------------------------------------------------------
 
 def _failed_job(wb, patient_id: int) -> dict:
-    from core.services.ingestion import attach_and_extract
-    from core.services.worker import Worker
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.ingest.worker import Worker
 
     attached = attach_and_extract(wb, patient_id=patient_id, source="bad.pdf", data=b"%PDF-1.4 not parsed",
                                   filename="bad.pdf", doc_type="lab_pdf", by="dr.alice")
@@ -248,7 +248,7 @@ def test_operations_lists_a_failed_job_and_retry_requeues_it(app_env, demo_patie
 
 
 def test_operations_shows_queue_depth_worker_heartbeat_latency_and_handoffs(app_env, demo_patient):
-    from core.services.worker import Worker
+    from core.services.ingest.worker import Worker
 
     _load(app_env, "demo-lab-typed.pdf")
     Worker(app_env, worker_id="intake-extractor:ops").beat("idle")
@@ -264,7 +264,7 @@ def test_operations_shows_queue_depth_worker_heartbeat_latency_and_handoffs(app_
 
 
 def test_operations_says_in_plain_words_when_the_workers_process_is_gone(app_env, demo_patient):
-    from core.services.worker import Worker
+    from core.services.ingest.worker import Worker
     from tests.test_health import beat_from, ended_process
 
     pid, token = ended_process()
@@ -279,9 +279,9 @@ def test_operations_says_in_plain_words_when_the_workers_process_is_gone(app_env
 # --- the operations service -------------------------------------------------------------------
 
 def test_retry_job_refuses_jobs_that_are_not_failed_or_whose_document_is_deleted(wb, demo_patient):
-    from core.errors import BadInput, NotFound
-    from core.services import operations
-    from core.services.retraction import delete_document
+    from domain.errors import BadInput, NotFound
+    from core.services.ingest import operations
+    from core.services.review.retraction import delete_document
 
     job = _failed_job(wb, demo_patient["id"])
     requeued = operations.retry_job(wb, job["id"], by="dr.ops")
@@ -293,7 +293,7 @@ def test_retry_job_refuses_jobs_that_are_not_failed_or_whose_document_is_deleted
     with wb.db.cursor() as cur:
         assert len(audit_repo.review_decisions(cur, "job", job["id"])) == 1
     _load(wb, "demo-lab-typed.pdf")
-    from core.services.facts import patient_documents
+    from core.services.review.facts import patient_documents
 
     done = next(d for d in patient_documents(wb, demo_patient["id"]) if d["filename"] == "demo-lab-typed.pdf")
     with pytest.raises(BadInput) as err:
@@ -309,8 +309,8 @@ def test_retry_job_refuses_jobs_that_are_not_failed_or_whose_document_is_deleted
 
 
 def test_a_retried_job_runs_again_as_the_same_job(wb, demo_patient):
-    from core.services import operations
-    from core.services.worker import Worker
+    from core.services.ingest import operations
+    from core.services.ingest.worker import Worker
     from storage import jobs_repo
 
     job = _failed_job(wb, demo_patient["id"])
@@ -322,7 +322,7 @@ def test_a_retried_job_runs_again_as_the_same_job(wb, demo_patient):
 
 
 def test_stage_latency_gives_p50_and_p95_per_job_stage_and_answer_stage(wb, demo_patient):
-    from core.services import operations
+    from core.services.ingest import operations
     from storage import audit_repo, jobs_repo
 
     with wb.db.cursor() as cur:
@@ -345,8 +345,8 @@ def test_stage_latency_gives_p50_and_p95_per_job_stage_and_answer_stage(wb, demo
 
 
 def test_workers_are_fresh_or_stale_by_the_health_threshold(wb):
-    from core.services import operations
-    from core.services.worker import Worker
+    from core.services.ingest import operations
+    from core.services.ingest.worker import Worker
 
     Worker(wb, worker_id="w-fresh").beat("idle")
     Worker(wb, worker_id="w-stopped").beat("stopped")
@@ -374,7 +374,7 @@ def test_workers_are_fresh_or_stale_by_the_health_threshold(wb):
     ("Labs!2024!A7:F9", None, "sheet Labs!2024, rows 7–9"),
     ("'Sheet 1'!B3", None, "sheet Sheet 1, row 3"),
     ("'Dr O''Hara'!C2", None, "sheet Dr O'Hara, row 2"),
-    # DOCX locators (extract/docx.py) are already words
+    # DOCX locators (extract/formats/office/docx.py) are already words
     ("table 2 row 3 col 1", {"structured_value": {"substance": "Penicillin"}}, "table 2 row 3 col 1"),
     ("paragraph 7", None, "paragraph 7"),
     ("page 2", {"structured_value": {"test_name": "WBC"}}, "page 2, row ‘WBC’"),
@@ -393,8 +393,8 @@ def test_location_words_real_hl7_batches_and_a_workbook_with_odd_sheet_names(wb,
 
     import openpyxl
 
-    from core.services.ingestion import attach_and_extract
-    from core.services.worker import Worker
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.ingest.worker import Worker
     from storage import facts_repo
     from ui import labels
 
@@ -428,7 +428,7 @@ def test_location_words_real_hl7_batches_and_a_workbook_with_odd_sheet_names(wb,
 
 
 def test_an_admin_maps_a_document_category_on_operations(app_env, demo_patient):
-    from core.services.ingestion import list_categories
+    from core.services.ingest.ingestion import list_categories
 
     at = operations_page()
     name = next(t for t in at.text_input if t.label == "Category")

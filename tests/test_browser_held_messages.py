@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from core.services.mllp import frame, read_reply
+from core.services.interfaces.mllp import frame, read_reply
 from tests.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, chromium_context,
                                    free_port, full_page_screenshot, server_env, serving, settle, sign_in)
 from tests.test_mllp import msa, oru

@@ -40,12 +40,12 @@ def _fill(data: Path) -> dict[str, int]:
     """Documents and a review decision, made before the server opens the data dir (one
     writer): a three-page report, another patient's report rejected by a reviewer, and
     the batch read in parts of two messages."""
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import get_patient
-    from core.services.review import decide_identity
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import get_patient
+    from core.services.review.decisions import decide_identity
     from core.services.workbench import open_workbench
-    from core.services.worker import Worker
-    from core.settings import reload_settings
+    from core.services.ingest.worker import Worker
+    from domain.settings import reload_settings
     from golden.fixtures import LAB_CASES, render_lab
     from tests.conftest import seed_test_accounts
     from tests.file_builders import pdf
@@ -70,7 +70,7 @@ def _fill(data: Path) -> dict[str, int]:
 
             ids["pages"] = read(pdf(pages=3), "lab_pdf", "three-pages.pdf").document["id"]
             wrong = read(render_lab(LAB_CASES[0]), "lab_pdf", "someone-elses-lab.pdf")
-            from core.services.facts import document_report
+            from core.services.review.facts import document_report
 
             check = document_report(wb, wrong.document["id"])["identity"]["identity_check_id"]
             decide_identity(wb, check, approve=False, by="dr.reviewer", reason="another patient's report")

@@ -11,7 +11,7 @@ document's facts drawn in the viewer.
 
 Why this test exists: every job failed with resource_limit once any page had been opened,
 because the job's forkserver child re-ran Home.py (Streamlit's ``__main__``) and opened
-the database the app holds (fixed in core/services/sandbox.py). The suite stayed green
+the database the app holds (fixed in core/services/ingest/sandbox.py). The suite stayed green
 because its tests read documents in-process (WORKBENCH_JOB_PROCESS=off); tests/conftest.py
 says which tests may still do so.
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from core.services.accounts import SIGN_IN_REFUSED
+from core.services.admin.accounts import SIGN_IN_REFUSED
 from tests.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, PASSWORD, REVIEWER, ROOT, SESSION_COOKIE,
                                    add_account, full_page_screenshot, chromium_context, server_env, serving, settle,
                                    sign_in, signed_in_as, submit_sign_in)

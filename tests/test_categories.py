@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import BadInput, Forbidden
-from core.services.categories import map_category
-from core.services.ingestion import attach_and_extract, list_categories
+from domain.errors import BadInput, Forbidden
+from core.services.ingest.categories import map_category
+from core.services.ingest.ingestion import attach_and_extract, list_categories
 from storage import audit_repo
 
 

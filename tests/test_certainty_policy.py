@@ -2,9 +2,9 @@
 
 import pytest
 
-from core.models import BoundingBox, Certainty, Citation, FactProposal
-from core.policy.certainty import classify
-from core.policy.fingerprints import clinical_content_fingerprint, clinical_key, fact_fingerprint
+from domain.models import BoundingBox, Certainty, Citation, FactProposal
+from domain.policy.facts.certainty import classify
+from domain.policy.facts.fingerprints import clinical_content_fingerprint, clinical_key, fact_fingerprint
 
 BOX = BoundingBox(x=0.1, y=0.2, width=0.3, height=0.02)
 
@@ -90,8 +90,8 @@ def test_fingerprints_separate_source_content_and_key():
 
 # --------------------------------------------------------------------------- clinical context
 
-from core.models import ClinicalContext  # noqa: E402
-from core.policy.context import apply_to  # noqa: E402
+from domain.models import ClinicalContext  # noqa: E402
+from domain.policy.context.mentions import apply_to  # noqa: E402
 
 
 def free_text(fact_type, value, quote, confidence=0.99, **kw):

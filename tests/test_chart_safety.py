@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 
-from core.errors import BadInput
-from core.services.facts import chart_view, document_report
-from core.services.patients import add_patient
-from core.services.retraction import delete_document
-from core.services.review import decide_fact, decide_identity, review
+from domain.errors import BadInput
+from core.services.review.facts import chart_view, document_report
+from core.services.admin.patients import add_patient
+from core.services.review.retraction import delete_document
+from core.services.review.decisions import decide_fact, decide_identity, review
 from golden.fixtures import INTAKE_CASES, LAB_CASES, render_intake, render_lab, with_layout
 from storage import audit_repo
 from tests.test_pipeline import chart_patient, count, ingest
@@ -244,8 +244,8 @@ def test_approving_a_finding_of_an_untrusted_document_fails_and_changes_nothing(
 # ------------------------------------------------------------------ item decisions survive the identity decision
 def _ambiguous(wb, doc_type: str = "lab_pdf", case=CASE, data: bytes | None = None):
     """A document whose identity needs review: only the patient's name is read from it."""
-    from core.models import DocType, IdentifierKind
-    from extract import formats
+    from domain.models import DocType, IdentifierKind
+    from extract import registry as formats
 
     patient = chart_patient(wb, case.patient)
     table, original = formats.EXTRACTORS, formats.extractor_for(DocType(doc_type))
@@ -305,12 +305,12 @@ def test_an_item_approved_while_identity_is_open_keeps_that_decision(wb):
 
 
 def test_a_packet_summary_is_not_a_second_decision_while_its_parts_wait(wb):
-    from core.services.review import review_queue
+    from core.services.review.decisions import review_queue
     from golden.fax import packet
     from golden.fixtures import lab_case
-    from core.services.patients import add_patient
-    from core.services.ingestion import attach_and_extract
-    from core.services.worker import Worker
+    from core.services.admin.patients import add_patient
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.ingest.worker import Worker
 
     own, other = lab_case("classic_cbc_lipids"), lab_case("dotted_cbc_urine")
     p = own.patient
@@ -335,13 +335,13 @@ def test_a_packet_summary_is_not_a_second_decision_while_its_parts_wait(wb):
     ({"identity_status": "identity_verified", "certainty": "verified", "promotion_status": "promoted"}, "verified"),
 ])
 def test_review_group_holds_untrusted_documents_first_and_drops_closed_facts(fact, group):
-    from core.policy.chart_rules import review_group
+    from domain.policy.facts.chart_rules import review_group
 
     assert review_group(fact) == group
 
 
 def test_only_a_lab_result_flagged_critical_is_a_critical_result():
-    from core.policy.chart_rules import critical_result
+    from domain.policy.facts.chart_rules import critical_result
 
     assert critical_result("lab_result", {"abnormal_flag": "critical_high"})
     assert critical_result("lab_result", {"abnormal_flag": "critical_low"})

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.content import Line, NormalizedContent, PageContent, Section, Word
-from core.models import BoundingBox, Citation
-from core.policy.citations import quote_from_words, reading_rows, verify_citation, verify_citations
+from domain.content import Line, NormalizedContent, PageContent, Section, Word
+from domain.models import BoundingBox, Citation
+from domain.policy.facts.citations import quote_from_words, reading_rows, verify_citation, verify_citations
 
 
 def _page(rows: list[list[tuple[str, float]]], number: int = 1, width: float = 600, height: float = 800,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from core.services.access_audit import shell_user
-from core.services.app_endpoint import ENDPOINT_FILE, Endpoint, EndpointError, live_endpoint, parse_request, send
+from core.services.admin.access_audit import shell_user
+from core.services.interfaces.app_endpoint import ENDPOINT_FILE, Endpoint, EndpointError, live_endpoint, parse_request, send
 from tests.browser_support import make_run_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,7 +170,7 @@ def direct_and_handed(data_dir, labs):
 
 
 def _settings(data_dir):
-    from core.settings import Settings
+    from domain.settings import Settings
 
     return Settings(data_dir=data_dir)
 
@@ -361,7 +361,7 @@ def test_stale_endpoint_file_is_ignored_and_replaced(tmp_path):
     """A file left by a crashed app (its process gone) is not an app: with the database
     held by another process, the CLI gives the plain answer at once; an app starting on
     the data dir writes its own file over it."""
-    from core.settings import Settings
+    from domain.settings import Settings
     from storage.heartbeat import process_token
 
     data_dir = tmp_path / "data"
@@ -403,7 +403,7 @@ def test_an_inline_run_waits_for_a_job_another_worker_claimed(wb, queued):
     """In the app, the handed-over ingest and the app's worker loop race for the new job:
     the claim is exclusive, so the loser waits for the winner's result and the job runs
     once (attempts 1)."""
-    from core.services.worker import Worker
+    from core.services.ingest.worker import Worker
     from storage import jobs_repo
 
     job_id = queued.job["id"]

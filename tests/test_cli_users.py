@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from core.services.access_audit import shell_user
+from core.services.admin.access_audit import shell_user
 from tests.test_cli import as_json, cli
 
 PASSWORD = "cli-users-amber-kite-1\n"

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from core.models import Citation, FactProposal
-from core.policy import context
-from core.policy.context import apply_to, assess, hedge_cue, hedge_on, red_flag
-from core.policy.context_lexicon import LEXICON_PATH
+from domain.models import Citation, FactProposal
+from domain.policy.context import mentions as context
+from domain.policy.context.mentions import apply_to, assess, hedge_cue, hedge_on, red_flag
+from domain.policy.context.lexicon import LEXICON_PATH
 
 # (sentence, target, attribute, expected) per family. Attribute is one of
 # negated / experiencer / temporality / uncertain.

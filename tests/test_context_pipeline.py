@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date
 
-from core.policy.context import red_flag
-from core.services.facts import chart, document_report
-from core.services.ingestion import attach_and_extract
-from core.services.patients import add_patient
-from core.services.review import decide_identity
-from core.services.worker import Worker
+from domain.policy.context.mentions import red_flag
+from core.services.review.facts import chart, document_report
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.admin.patients import add_patient
+from core.services.review.decisions import decide_identity
+from core.services.ingest.worker import Worker
 from golden.fixtures import ExpectedAllergy, intake_case, render_intake
 
 CASE = replace(

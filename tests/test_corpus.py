@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.models import Citation
+from domain.models import Citation
 from corpus import manifest as manifest_module
 from corpus.loader import (
     SOURCES_DIR,

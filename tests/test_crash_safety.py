@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from bench import kill_worker
-from core.errors import ExtractionError
-from core.services.worker import Worker
+from domain.errors import ExtractionError
+from core.services.ingest.worker import Worker
 from storage import jobs_repo
 from storage.heartbeat import process_gone, process_token
 from tests.conftest import FAKE_PDF
@@ -68,7 +68,7 @@ def test_a_document_that_kills_its_worker_every_time_fails_after_max_attempts(wb
 
 
 def test_operations_lists_reclaimed_jobs(wb, queued):
-    from core.services import operations
+    from core.services.ingest import operations
 
     with wb.db.cursor() as cur:
         jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process())
@@ -88,7 +88,7 @@ def test_shutdown_hands_back_a_job_that_outlasts_the_grace(wb, queued, monkeypat
         release.wait(30)
         raise ExtractionError("The document ended after its job was handed back.", code="corrupt_file")
 
-    monkeypatch.setattr("core.services.worker.run_pipeline", slow)
+    monkeypatch.setattr("core.services.ingest.worker.run_pipeline", slow)
     worker = Worker(wb, worker_id="intake-extractor:slow", beat_every=0.1)
     worker.start_thread()
     deadline = time.monotonic() + 10
@@ -115,7 +115,7 @@ def _cli_env(data_dir: Path) -> dict[str, str]:
 # The worker CLI with a document that takes a minute to read (the test's stand-in for a slow one).
 SLOW_WORKER = """
 import sys, time
-import core.services.worker as w
+import core.services.ingest.worker as w
 w.run_pipeline = lambda wb, job: time.sleep(60)
 from core.__main__ import main
 sys.exit(main(["worker", "--json"]))

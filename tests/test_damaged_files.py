@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import BadInput, ExtractionError
-from core.models import DocType
-from core.policy.certainty import FILE_REPAIRED
-from core.services.ingestion import ingest_now, read_upload_file
-from core.services.patients import add_patient
-from core.services.processing import NOTHING_FOUND
+from domain.errors import BadInput, ExtractionError
+from domain.models import DocType
+from domain.policy.facts.certainty import FILE_REPAIRED
+from core.services.ingest.ingestion import ingest_now, read_upload_file
+from core.services.admin.patients import add_patient
+from core.services.ingest.processing import NOTHING_FOUND
 from extract.normalize import normalize
 from golden.fixtures import LAB_CASES, render_lab
 from golden.office_fixtures import build_prose_letter

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.services.demo import has_documents, load_demo
-from core.services.facts import chart_view, document_report
-from core.services.patients import get_patient
+from core.services.ingest.demo import has_documents, load_demo
+from core.services.review.facts import chart_view, document_report
+from core.services.admin.patients import get_patient
 from golden.demo import DOCUMENTS
 
 pytestmark = pytest.mark.slow

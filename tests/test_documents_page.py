@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load(wb, *filenames: str) -> dict[str, int]:
-    from core.services.demo import load_demo
+    from core.services.ingest.demo import load_demo
 
     return {d["filename"]: d["document_id"]
             for d in load_demo(wb, [d for d in DOCUMENTS if d.filename in filenames])}
@@ -61,7 +61,7 @@ def test_a_read_document_shows_its_plain_status_and_its_facts(app_env, demo_pati
 
 
 def test_a_multi_file_upload_stores_each_file_and_queues_its_job(app_env, demo_patient):
-    from core.services.patients import chart_documents
+    from core.services.admin.patients import chart_documents
 
     by_name = {d.filename: d for d in DOCUMENTS}
     at = documents_page(demo_patient["id"])
@@ -83,7 +83,7 @@ def test_a_multi_file_upload_stores_each_file_and_queues_its_job(app_env, demo_p
     bars = [p.proto.text if hasattr(p, "proto") else "" for p in at.get("progress")]
     assert sorted(bars) == ["potassium.hl7: stored, waiting to be read", "trend.xlsx: stored, waiting to be read"]
 
-    from core.services.worker import Worker
+    from core.services.ingest.worker import Worker
 
     for d in stored.values():
         Worker(app_env).run_specific(d["job_id"])
@@ -129,7 +129,7 @@ def _overlay(at) -> dict:
 
 
 def test_the_viewer_draws_every_box_and_follows_a_fact_link(app_env, demo_patient):
-    from core.services.facts import document_report
+    from core.services.review.facts import document_report
 
     fax = _load(app_env, "demo-fax-packet.pdf")["demo-fax-packet.pdf"]
     facts = document_report(app_env, fax)["facts"]
@@ -153,7 +153,7 @@ def test_the_viewer_draws_every_box_and_follows_a_fact_link(app_env, demo_patien
 
 
 def test_a_chat_citation_opens_the_viewer_at_the_cited_place(app_env, demo_patient):
-    from core.services.facts import document_report
+    from core.services.review.facts import document_report
 
     docs = _load(app_env, "demo-lab-typed.pdf", "demo-critical-potassium.hl7")
     lab_cite = document_report(app_env, docs["demo-lab-typed.pdf"])["facts"][2]["citation"]
@@ -183,7 +183,7 @@ def test_a_chat_citation_opens_the_viewer_at_the_cited_place(app_env, demo_patie
     assert "OBX 1" in set(segment["segment"]) and "6.8" in set(segment["value"])
     assert any(c.value.startswith("Test: Potassium · unit: mmol/L") for c in at.caption)
     # Each opened source is one view in the access audit, for the signed-in user and the patient.
-    from core.services.access_audit import VIEW_DOCUMENT, events
+    from core.services.admin.access_audit import VIEW_DOCUMENT, events
 
     def views() -> set:
         return {(e["actor"], e["patient_id"], e["object_id"]) for e in events(app_env, event=VIEW_DOCUMENT)}

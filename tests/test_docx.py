@@ -8,12 +8,12 @@ import zipfile
 
 import pytest
 
-from core.errors import ExtractionError
-from core.models import DocType
-from extract.docx import normalize_docx
-from extract.formats import EXTRACTORS, FORMATS, extractor_for
-from extract.referral import extract_referral
-from extract.referral_labels import label_field
+from domain.errors import ExtractionError
+from domain.models import DocType
+from extract.formats.office.docx import normalize_docx
+from extract.registry import EXTRACTORS, FORMATS, extractor_for
+from extract.referral.extractor import extract_referral
+from extract.referral.labels import label_field
 from golden import office_fixtures as G
 from tests.conftest import SHARED_DATA
 from tests.extract_support import identity, of_type, read_and_extract
@@ -37,7 +37,7 @@ def test_registered_for_referral_docx():
     assert extractor_for(DocType.REFERRAL_DOCX) is extract_referral
     assert FORMATS["docx"].accepts("docx", None) and FORMATS["docx"].accepts("zip", DocType.REFERRAL_DOCX)
     assert not FORMATS["docx"].accepts("zip", DocType.CLINICAL_WORKBOOK)
-    assert EXTRACTORS[DocType.REFERRAL_DOCX].module == "extract.referral"  # imported on first use
+    assert EXTRACTORS[DocType.REFERRAL_DOCX].module == "extract.referral.extractor"  # imported on first use
 
 
 def test_labels():
@@ -128,9 +128,9 @@ SCRIPT, IMG, URL = "<script>alert(1)</script>", "![x](http://127.0.0.1:9/a.png)"
 
 
 def test_markup_or_a_link_as_an_allergy_medication_or_problem_is_held_for_review_verbatim():
-    from core.models import Certainty
-    from core.policy.certainty import classify
-    from core.policy.context import apply_to
+    from domain.models import Certainty
+    from domain.policy.facts.certainty import classify
+    from domain.policy.context.mentions import apply_to
 
     _, result = run(docx_letter(
         "Patient: Tamsin ORVELLE", "DOB: 2 September 1990", f"Allergies: {SCRIPT} - hives", "Allergies: latex - rash",

@@ -28,7 +28,7 @@ DOC_TYPES = {"lab_pdf", "intake_form", "referral_docx", "clinical_workbook", "fa
 @pytest.fixture
 def in_process(monkeypatch, tmp_path):
     """Cases run in this process change the settings' data dir; put it back after."""
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "unused"))
     monkeypatch.setenv("WORKBENCH_APP_SECRET", "test")
@@ -124,10 +124,10 @@ def test_the_cli_prints_one_object_and_fails_on_an_unknown_case(tmp_path):
 def test_letting_an_uncertain_allergy_through_fails_the_gate_and_names_the_case(in_process, monkeypatch):
     """Break the certainty rule on purpose: a hedged allergy is treated as verified and
     promoted. The gate must fail and say which case and which rubric caught it."""
-    import core.services.processing as processing
-    import core.services.promotion as promotion
-    from core.models import Certainty
-    from core.policy.certainty import Classification
+    import core.services.ingest.processing as processing
+    import core.services.review.promotion as promotion
+    from domain.models import Certainty
+    from domain.policy.facts.certainty import Classification
 
     original = processing.classify
 

@@ -22,7 +22,7 @@ OLD = dict(run_id="20261130-091500-0a0a0a", verdict="pass", started_at="2026-11-
 @pytest.fixture
 def app_env(app_env, monkeypatch):
     # The fixture documents of the seeded run come from tests/eval_fixtures, not golden/cases.
-    monkeypatch.setattr("core.services.eval_sources._default_builder", fixture_document)
+    monkeypatch.setattr("core.services.evals.sources._default_builder", fixture_document)
     yield app_env
 
 
@@ -140,7 +140,7 @@ def test_an_hl7_fact_shows_its_segment(app_env, data_dir):
 
 
 def test_a_run_whose_file_is_gone_still_shows_its_reasons(app_env, data_dir):
-    from core.services.evals import sync_runs
+    from core.services.evals.records import sync_runs
 
     path = write_run(data_dir)
     sync_runs(app_env)
@@ -163,7 +163,7 @@ print(json.dumps({"run_id": "20261202-080000-c0ffee", "verdict": "pass", "cases"
 
 
 def test_run_the_gate_starts_a_background_run_and_imports_it(app_env, data_dir, tmp_path, monkeypatch):
-    from core.services import eval_runs
+    from core.services.evals import runs as eval_runs
 
     write_run(data_dir)
     artifact = tmp_path / "new-run.json"

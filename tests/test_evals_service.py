@@ -8,8 +8,11 @@ import time
 
 import pytest
 
-from core.errors import BadInput, NotFound
-from core.services import eval_report, eval_runs, eval_sources, evals
+from domain.errors import BadInput, NotFound
+from core.services.evals import report as eval_report
+from core.services.evals import runs as eval_runs
+from core.services.evals import sources as eval_sources
+from core.services.evals import records as evals
 from tests.eval_fixtures import (DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, FAILING_RUBRIC, fixture_document,
                                  make_run, write_run)
 

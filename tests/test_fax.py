@@ -6,12 +6,12 @@ from datetime import date
 
 import pymupdf
 
-from core.services.facts import document_report
-from core.services.ingestion import attach_and_extract
-from core.services.patients import add_patient
-from core.services.worker import Worker
-from extract.fax import classify_page, split_parts
-from extract.pdf import normalize_pdf
+from core.services.review.facts import document_report
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.admin.patients import add_patient
+from core.services.ingest.worker import Worker
+from extract.fax.extractor import classify_page, split_parts
+from extract.formats.pdf import normalize_pdf
 from golden.fax import packet
 from golden.fixtures import INTAKE_CASES, LAB_CASES
 

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from core.models import Citation
-from core.services.corpus import index_corpus
+from domain.models import Citation
+from core.services.answer.corpus import index_corpus
 from corpus.loader import load_corpus
 from retrieve import calibrate
 from retrieve.calibrate import (

@@ -155,9 +155,9 @@ def test_every_file_the_workbench_writes_is_owner_only(built):
     data = built["data"]
     # A page render too, from a process that never set its umask itself.
     os.umask(0o022)
-    from core.services.document_view import clear_caches, page_image
+    from core.services.review.document_view import clear_caches, page_image
     from core.services.workbench import open_workbench
-    from core.settings import Settings
+    from domain.settings import Settings
 
     wb = open_workbench(Settings(data_dir=data))
     try:
@@ -211,10 +211,10 @@ def test_a_failed_ingest_names_ids_not_the_file_or_the_patient(patient_dir, tmp_
 
 
 def test_the_worker_logs_ids_not_the_file_or_the_patient(patient_dir, tmp_path):
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import get_patient
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import get_patient
     from core.services.workbench import open_workbench
-    from core.settings import Settings
+    from domain.settings import Settings
 
     wb = open_workbench(Settings(data_dir=patient_dir))
     seed_test_accounts(wb)
@@ -233,11 +233,11 @@ def test_the_worker_logs_ids_not_the_file_or_the_patient(patient_dir, tmp_path):
 
 
 def test_a_worker_defect_prints_ids_and_code_locations_only(patient_dir, monkeypatch, capsys):
-    from core.services import worker as worker_module
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import get_patient
+    from core.services.ingest import worker as worker_module
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import get_patient
     from core.services.workbench import open_workbench
-    from core.settings import Settings
+    from domain.settings import Settings
 
     def defect(wb, job):
         raise RuntimeError(f"cannot read {FILENAME} for MRN {MRN}")  # a message that quotes values

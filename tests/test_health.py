@@ -9,8 +9,8 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-from core.services.health import health, worker_fresh_within
-from core.services.worker import Worker
+from core.services.admin.health import health, worker_fresh_within
+from core.services.ingest.worker import Worker
 from storage.heartbeat import process_token, read_heartbeat, write_heartbeat
 
 

@@ -8,12 +8,12 @@ import hashlib
 
 import pytest
 
-from core.errors import BadInput, Forbidden
-from core.services.audit_log import decisions
-from core.services.held_messages import (attach_held_message, dismiss_held_message, held_count,
+from domain.errors import BadInput, Forbidden
+from core.services.review.audit_log import decisions
+from core.services.interfaces.held_messages import (attach_held_message, dismiss_held_message, held_count,
                                          held_for_review, held_messages)
-from core.services.mllp import acknowledge
-from core.services.patients import get_patient
+from core.services.interfaces.mllp import acknowledge
+from core.services.admin.patients import get_patient
 from storage import access_repo, audit_repo, inbound_repo
 from tests.test_mllp import oru
 from tests.test_ui_apptest import run_home
@@ -304,7 +304,7 @@ def test_what_a_message_says_is_shown_as_inert_text(app_env, demo_patient):
 
 
 def test_the_tab_says_when_the_holding_area_is_full(app_env, demo_patient, monkeypatch):
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     hold(app_env, "P1")
     hold(app_env, "P2", name="SOMEONE^ELSE")

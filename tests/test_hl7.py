@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from core.errors import ExtractionError
-from core.models import DocType
-from extract.hl7 import extract_hl7, normalize_hl7
-from extract.hl7_parse import Encoding, unescape
-from extract.formats import extractor_for
+from domain.errors import ExtractionError
+from domain.models import DocType
+from extract.formats.hl7.normalize import normalize_hl7
+from extract.hl7.facts import extract_hl7
+from extract.formats.hl7.parse import Encoding, unescape
+from extract.registry import extractor_for
 from tests.conftest import SHARED_DATA
 from tests.extract_support import identity, of_type, read_and_extract
 
@@ -58,8 +59,8 @@ def test_registered_for_hl7_doc_type():
 
 
 def test_a_message_naming_two_patients_goes_to_review_and_fails_the_identity_gate():
-    from core.models import IdentityStatus
-    from core.policy.identity import check_identity
+    from domain.models import IdentityStatus
+    from domain.policy.identity.gate import check_identity
 
     second = "PID|2||WB-999001^^^CLINIC^MR||ROE^JANE||19800202|F"
     other_order = OBR.replace("OBR|1|ORD1|FIL1|", "OBR|2|ORD2|FIL2|")

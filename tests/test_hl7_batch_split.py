@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from core.services.ingestion import attach_and_extract, reread_document
-from core.services.worker import Worker
-from extract.hl7_split import split_batch
+from core.services.ingest.ingestion import attach_and_extract, reread_document
+from core.services.ingest.worker import Worker
+from extract.formats.hl7.split import split_batch
 from storage import documents_repo, facts_repo
 from storage.rows import FactRow
 
@@ -111,7 +111,7 @@ def test_anything_but_a_clean_large_batch_is_read_whole(why, data):
 def test_a_batch_over_the_file_limits_is_read_whole_and_refused_not_split(wb, demo_patient, monkeypatch):
     from dataclasses import replace
 
-    from extract.limits import DEFAULT_LIMITS
+    from domain.limits import DEFAULT_LIMITS
 
     data = batch(450)
     assert split_batch(data, 200, replace(DEFAULT_LIMITS, max_hl7_messages=449)) is None
@@ -140,7 +140,7 @@ def test_a_split_batch_finds_what_reading_it_whole_finds(wb, demo_patient, monke
     assert whole.parts == []
     assert [j["status"] for j in run_all(wb, whole)] == ["succeeded"]
     whole_facts = Counter(comparable(f, 0) for f in live_facts(wb, whole.document["id"]))
-    from core.services.retraction import delete_document
+    from core.services.review.retraction import delete_document
 
     delete_document(wb, whole.document["id"], by="dr.reviewer")  # the chart starts over for the parts
 
@@ -167,7 +167,7 @@ def test_a_split_batch_finds_what_reading_it_whole_finds(wb, demo_patient, monke
 
 
 def test_one_message_of_another_patient_holds_back_that_message_only(wb, demo_patient, monkeypatch):
-    from core.services.facts import document_report
+    from core.services.review.facts import document_report
 
     split = attach(wb, demo_patient, batch(9, other_at=5), 4, monkeypatch)
     assert [(p.first, p.last) for p in split.parts] == [(1, 4), (5, 8), (9, 9)]
@@ -186,8 +186,8 @@ def test_one_message_of_another_patient_holds_back_that_message_only(wb, demo_pa
 
 
 def test_deleting_the_parent_retracts_every_part_and_a_part_alone_leaves_the_parent(wb, demo_patient, monkeypatch):
-    from core.services.facts import chart_view
-    from core.services.retraction import deletion_impact, delete_document
+    from core.services.review.facts import chart_view
+    from core.services.review.retraction import deletion_impact, delete_document
     from storage import audit_repo
 
     split = attach(wb, demo_patient, batch(6), 2, monkeypatch)
@@ -275,7 +275,7 @@ def test_the_documents_page_says_the_batch_was_read_in_parts_and_lists_each_part
 
 
 def test_the_upload_of_a_split_batch_is_not_read_again_whole(wb, demo_patient, monkeypatch):
-    from core.errors import BadInput
+    from domain.errors import BadInput
 
     split = attach(wb, demo_patient, batch(3), 2, monkeypatch)
     with pytest.raises(BadInput) as refused:
@@ -288,8 +288,8 @@ def test_the_upload_of_a_split_batch_is_not_read_again_whole(wb, demo_patient, m
 
 
 def test_the_upload_report_counts_only_live_parts_and_is_verified_only_when_every_part_is(wb, demo_patient, monkeypatch):
-    from core.services.facts import document_report
-    from core.services.retraction import delete_document
+    from core.services.review.facts import document_report
+    from core.services.review.retraction import delete_document
 
     split = attach(wb, demo_patient, batch(6), 2, monkeypatch)
     first, second, third = [p.job["id"] for p in split.parts]
@@ -310,7 +310,7 @@ def test_the_upload_report_counts_only_live_parts_and_is_verified_only_when_ever
 
 
 def test_reading_now_indexes_every_new_fact_not_only_the_first_batch_of_vectors(wb, demo_patient):
-    from core.services.ingestion import ingest_now
+    from core.services.ingest.ingestion import ingest_now
 
     data = batch(150)  # one job of 300 facts: more than one embedding pass takes (256)
     done = ingest_now(wb, patient_id=demo_patient["id"], source="big.hl7", data=data, filename="big.hl7",

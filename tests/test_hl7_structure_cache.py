@@ -1,4 +1,4 @@
-"""hl7apy's structure check is remembered by a message's shape (extract/hl7.py ``_shape``),
+"""hl7apy's structure check is remembered by a message's shape (extract/formats/hl7/normalize.py ``_shape``),
 which makes a large batch ~100 times cheaper to read. That is only right if a shape that
 passed passes again whatever text its fields hold: checked here differentially, by
 parsing value-mutated copies of real and generated messages afresh with hl7apy."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import extract.hl7 as hl7
+import extract.formats.hl7.normalize as hl7
 from tests.file_builders import hl7 as hl7_message
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "hl7"

@@ -4,9 +4,9 @@ from datetime import date
 
 import pytest
 
-from core.models import IdentifierKind, IdentityCandidate, IdentityStatus
-from core.policy.chart_rules import identity_trusted
-from core.policy.identity import check_identity, names_match, parse_dob
+from domain.models import IdentifierKind, IdentityCandidate, IdentityStatus
+from domain.policy.facts.chart_rules import identity_trusted
+from domain.policy.identity.gate import check_identity, names_match, parse_dob
 
 PATIENT = {"first_name": "Marisol", "last_name": "Quintero-Vale", "dob": date(1961, 3, 14), "mrn": "DEMO-1001"}
 

@@ -1,5 +1,5 @@
 """Scanned PDFs, images and TIFF fax packets -> OCR'd NormalizedContent
-(extract/images.py, extract/pageocr.py, extract/imageprep.py, golden/scan.py).
+(extract/formats/images.py, extract/formats/ocr/page.py, extract/formats/ocr/imageprep.py, golden/scan.py).
 
 Exact checks use generated content: a typed PDF (its text layer is the ground truth)
 is "scanned" by golden/scan.py - rendered, turned 1.5 degrees, blurred, speckled - and
@@ -20,16 +20,16 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from core.content import NormalizedContent, PageContent, Word
-from core.errors import ExtractionError
-from core.models import BoundingBox
-from extract import imageprep
-from extract.images import MAX_PAGES, normalize_image, ocr_pdf
+from domain.content import NormalizedContent, PageContent, Word
+from domain.errors import ExtractionError
+from domain.models import BoundingBox
+from extract.formats.ocr import imageprep
+from extract.formats.images import MAX_PAGES, normalize_image, ocr_pdf
 from extract.sniff import MIME_TYPES, mime_of
 
 MIME_DOCX, MIME_XLSX = MIME_TYPES["docx"], MIME_TYPES["xlsx"]
-from extract.ocr import default_engine, tesseract_available
-from extract.pageocr import group_lines, level_lines
+from extract.formats.ocr.engines import default_engine, tesseract_available
+from extract.formats.ocr.page import group_lines, level_lines
 from golden.scan import char_error_rate, scan_pdf, typed_pdf
 
 # Exact-text checks are calibrated on Tesseract, the engine CI installs; without it the

@@ -154,9 +154,9 @@ def _documents() -> dict[str, tuple[bytes, str]]:
 
 
 def _ingest_all(wb) -> tuple[dict, dict[str, int]]:
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import get_patient
-    from core.services.worker import Worker
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import get_patient
+    from core.services.ingest.worker import Worker
 
     patient = get_patient(wb, mrn=MARISOL["mrn"])
     ids = {}
@@ -270,7 +270,7 @@ def assert_shown(strings: list[str], *payloads: str) -> None:
 
 
 def test_the_database_keeps_every_payload_verbatim(chart):
-    from core.services.facts import document_report
+    from core.services.review.facts import document_report
     from storage import documents_repo
 
     wb, patient, ids = chart
@@ -285,7 +285,7 @@ def test_the_database_keeps_every_payload_verbatim(chart):
     assert IMG in quotes["lab"]
     assert IMG in quotes["intake"] and LINK in quotes["intake"] and SCRIPT in quotes["intake"] and TEX in quotes["intake"]
     # The chart row promoted from the HL7 message keeps the test name as read too.
-    from core.services.facts import chart_view
+    from core.services.review.facts import chart_view
 
     assert any(IMG in r["test_name"] for r in chart_view(wb, patient["id"])["labs"])
 
@@ -305,7 +305,7 @@ def test_overview_shows_payloads_as_text(chart):
 
 @pytest.mark.parametrize("key", ["docx", "xlsx", "hl7", "lab", "intake", "wrong"])
 def test_documents_page_and_viewer_show_payloads_as_text(chart, key):
-    from core.services.facts import document_report
+    from core.services.review.facts import document_report
 
     wb, patient, ids = chart
     facts = document_report(wb, ids[key])["facts"]
@@ -370,8 +370,8 @@ def test_chat_answers_citing_payloads_show_them_as_text(chart):
 
 
 def test_the_review_audit_shows_names_and_reasons_as_text(chart):
-    from core.services.facts import document_report
-    from core.services.review import decide_identity
+    from core.services.review.facts import document_report
+    from core.services.review.decisions import decide_identity
 
     wb, patient, ids = chart
     check = document_report(wb, ids["wrong"])["identity"]["identity_check_id"]
@@ -392,9 +392,9 @@ BATCH_NAME = f"**bold**[x](http://e){RLO}fdp.hl7"
 
 
 def test_a_batch_read_in_parts_names_itself_and_its_parts_as_text(app_env, demo_patient, monkeypatch):
-    from core.services.document_view import document_choices
-    from core.services.worker import Worker
-    from core.settings import reload_settings
+    from core.services.review.document_view import document_choices
+    from core.services.ingest.worker import Worker
+    from domain.settings import reload_settings
     from tests.test_hl7_batch_split import batch
 
     monkeypatch.setenv("WORKBENCH_HL7_MESSAGES_PER_JOB", "2")  # 5 messages: read in 3 parts
@@ -487,7 +487,7 @@ def _assert_nothing_live(page, requests: list[str]) -> None:
 def _ingest_in(data: Path) -> None:
     """Fill a data dir before the server opens it (the database has one writer)."""
     from core.services.workbench import open_workbench
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
     from tests.conftest import seed_test_accounts
 
     old = os.environ.get("WORKBENCH_DATA_DIR")

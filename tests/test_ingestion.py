@@ -2,9 +2,9 @@
 
 import pytest
 
-from core.errors import BadInput, NotFound
-from core.services.ingestion import attach_and_extract, reread_document
-from core.services.worker import Worker
+from domain.errors import BadInput, NotFound
+from core.services.ingest.ingestion import attach_and_extract, reread_document
+from core.services.ingest.worker import Worker
 from storage import documents_repo
 
 PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\n% truncated"

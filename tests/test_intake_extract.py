@@ -7,12 +7,12 @@ from functools import lru_cache
 
 import pytest
 
-from core.content import NormalizedContent
-from core.models import DocType, IdentifierKind
-from extract import intake_text as it
-from extract.formats import extractor_for
-from extract.intake import extract_intake
-from extract.pdf import normalize_pdf
+from domain.content import NormalizedContent
+from domain.models import DocType, IdentifierKind
+from extract.values import written_answers as it
+from extract.registry import extractor_for
+from extract.intake.extractor import extract_intake
+from extract.formats.pdf import normalize_pdf
 from golden.fixtures import INTAKE_CASES, INTAKE_LAYOUTS, IntakeCase, intake_case, render_intake
 from tests.synthetic import assert_page_citations_verify, words_page
 
@@ -145,9 +145,9 @@ def test_uncertain_allergy_wording_needs_review():
 
 
 def test_markup_or_a_link_on_an_intake_form_is_held_for_review_verbatim():
-    from core.models import Certainty
-    from core.policy.certainty import classify
-    from core.policy.context import apply_to
+    from domain.models import Certainty
+    from domain.policy.facts.certainty import classify
+    from domain.policy.context.mentions import apply_to
     from golden.fixtures import ExpectedMedication
 
     script, url = "<script>alert(1)</script>", "http://127.0.0.1:9/x"

@@ -15,14 +15,14 @@ from functools import lru_cache
 import pymupdf
 import pytest
 
-from core.content import NormalizedContent
-from core.models import IdentifierKind, IdentityStatus
-from core.policy.identity import check_identity, names_match
-from extract.fax import extract_fax
-from extract.intake import extract_intake
-from extract import intake_text as it
-from extract.intake_text import classify_label
-from extract.pdf import normalize_pdf
+from domain.content import NormalizedContent
+from domain.models import IdentifierKind, IdentityStatus
+from domain.policy.identity.gate import check_identity, names_match
+from extract.fax.extractor import extract_fax
+from extract.intake.extractor import extract_intake
+from extract.values import written_answers as it
+from extract.values.written_answers import classify_label
+from extract.formats.pdf import normalize_pdf
 from golden import intake_layout_cases as GLC
 from golden import intake_layouts as GL
 from tests.synthetic import assert_page_citations_verify, words_page

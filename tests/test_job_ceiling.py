@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from core.models import DocType
-from core.services.ingestion import attach_and_extract
-from core.services.worker import Worker
-from extract import formats
+from domain.models import DocType
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.ingest.worker import Worker
+from extract import registry as formats
 from golden.fixtures import LAB_CASES, render_lab
 
 MB = 1024 * 1024
@@ -85,7 +85,7 @@ def test_a_job_past_its_memory_fails_with_resource_limit(wb, demo_patient, monke
 
 
 def test_an_extraction_error_in_the_child_keeps_its_code(wb, demo_patient, monkeypatch):
-    from core.errors import ExtractionError
+    from domain.errors import ExtractionError
 
     def refuses(content, source_id):
         raise ExtractionError("This lab layout has no readable results table.", code="no_results_table")
@@ -98,7 +98,7 @@ def test_an_extraction_error_in_the_child_keeps_its_code(wb, demo_patient, monke
 
 def test_normal_jobs_in_the_default_forkserver_are_unaffected(wb, demo_patient, monkeypatch):
     from bench.hl7_batch import batch
-    from core.services.patients import DEMO_PATIENTS
+    from core.services.admin.patients import DEMO_PATIENTS
 
     monkeypatch.setattr(wb.settings, "job_process", "forkserver")
     lab = attach_lab(wb, demo_patient, "lab.pdf")

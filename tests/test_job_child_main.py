@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 
-from core.services.ingestion import attach_and_extract
-from core.services.sandbox import preparation_data, run_isolated
-from core.services.worker import Worker
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.ingest.sandbox import preparation_data, run_isolated
+from core.services.ingest.worker import Worker
 from golden.fixtures import LAB_CASES, render_lab
 
 HOME = Path(__file__).resolve().parent.parent / "Home.py"
@@ -67,7 +67,7 @@ def exits_with_status_one():
 
 
 def test_a_child_that_exits_with_a_status_is_a_workbench_fault_not_a_damaged_file():
-    from core.errors import ExtractionError
+    from domain.errors import ExtractionError
 
     with pytest.raises(ExtractionError) as caught:
         run_isolated(exits_with_status_one, (), timeout=60, memory_mb=512, method="forkserver")
@@ -77,7 +77,7 @@ def test_a_child_that_exits_with_a_status_is_a_workbench_fault_not_a_damaged_fil
 
 
 def test_a_child_killed_by_a_signal_is_still_reported_as_the_reader_ending_abruptly():
-    from core.services.sandbox import died_error
+    from core.services.ingest.sandbox import died_error
 
     error = died_error(-11)
     assert error.code == "resource_limit" and "signal 11" in error.message and "damaged" in error.message
@@ -91,8 +91,8 @@ def test_a_jobs_child_is_out_of_reach_of_signals_sent_to_the_apps_process_group(
 
 
 def test_a_reading_broken_off_while_the_worker_stops_goes_back_to_the_queue(wb, demo_patient, monkeypatch):
-    from core.errors import ExtractionError
-    from core.services import processing
+    from domain.errors import ExtractionError
+    from core.services.ingest import processing
 
     attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
                                   filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
@@ -109,8 +109,8 @@ def test_a_reading_broken_off_while_the_worker_stops_goes_back_to_the_queue(wb, 
 
 
 def test_the_same_fault_while_the_worker_runs_on_fails_the_job(wb, demo_patient, monkeypatch):
-    from core.errors import ExtractionError
-    from core.services import processing
+    from domain.errors import ExtractionError
+    from core.services.ingest import processing
 
     attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
                                   filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")

@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from core.errors import ExtractionError
-from core.models import DocType
-from core.services.ingestion import attach_and_extract
-from core.services.worker import Worker
-from extract import formats
+from domain.errors import ExtractionError
+from domain.models import DocType
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.ingest.worker import Worker
+from extract import registry as formats
 from storage import jobs_repo
 from tests.conftest import FAKE_PDF, seed_test_accounts
 
@@ -65,7 +65,7 @@ def test_extractor_error_fails_the_job_with_its_code(wb, queued, monkeypatch):
         raise ExtractionError("This lab layout has no readable results table.", code="no_results_table")
 
     monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: refuses})
-    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: None)
+    monkeypatch.setattr("core.services.ingest.processing.normalize", lambda data, **kw: None)
     job = Worker(wb).run_once()
     assert job["status"] == "failed"
     assert job["error_code"] == "no_results_table"
@@ -81,7 +81,7 @@ def test_a_defect_fails_the_job_but_not_the_worker(wb, queued, demo_patient, tmp
         raise ZeroDivisionError("bug")
 
     monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: crashes})
-    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: None)
+    monkeypatch.setattr("core.services.ingest.processing.normalize", lambda data, **kw: None)
     second = tmp_path / "second.pdf"
     second.write_bytes(FAKE_PDF + b"2")
     attach_and_extract(wb, patient_id=demo_patient["id"], source=second, doc_type="lab_pdf", by="dr.reviewer")
@@ -93,12 +93,12 @@ def test_a_defect_fails_the_job_but_not_the_worker(wb, queued, demo_patient, tmp
 
 
 def test_worker_thread_processes_queue_and_writes_heartbeat(wb, queued, monkeypatch):
-    from core.models import ExtractionResult
-    from core.content import NormalizedContent
+    from domain.models import ExtractionResult
+    from domain.content import NormalizedContent
 
     monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF:
                                                 lambda content, source_id: ExtractionResult(doc_type=DocType.LAB_PDF)})
-    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
+    monkeypatch.setattr("core.services.ingest.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
     monkeypatch.setattr(wb.settings, "worker_idle_sleep", 0.05)
     worker = Worker(wb)
     thread = worker.start_thread()
@@ -120,12 +120,12 @@ def test_worker_thread_processes_queue_and_writes_heartbeat(wb, queued, monkeypa
 
 
 def test_an_answer_for_another_doc_type_is_rejected_whole(wb, queued, monkeypatch):
-    from core.content import NormalizedContent
-    from core.models import ExtractionResult
+    from domain.content import NormalizedContent
+    from domain.models import ExtractionResult
 
     monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF:
                                                 lambda content, source_id: ExtractionResult(doc_type=DocType.INTAKE_FORM)})
-    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
+    monkeypatch.setattr("core.services.ingest.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
     job = Worker(wb).run_once()
     assert job["status"] == "failed" and job["error_code"] == "doc_type_mismatch"
     with wb.db.cursor() as cur:
@@ -139,15 +139,15 @@ def test_an_answer_for_another_doc_type_is_rejected_whole(wb, queued, monkeypatc
     ("lab_result", {"test_name": "Potassium"}),
 ])
 def test_a_malformed_clinical_value_rejects_the_answer_whole(wb, queued, monkeypatch, fact_type, value):
-    from core.content import NormalizedContent
-    from core.models import Citation, ExtractionResult, FactProposal
+    from domain.content import NormalizedContent
+    from domain.models import Citation, ExtractionResult, FactProposal
 
     cite = Citation(source_type="document", source_id="documents:1", page_or_section="page 1",
                     field_or_chunk_id="x", quote_or_value="x")
     answer = ExtractionResult(doc_type=DocType.LAB_PDF, facts=[FactProposal(
         fact_type=fact_type, fact_text="x", structured_value=value, citation=cite, confidence=0.9)])
     monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: lambda content, source_id: answer})
-    monkeypatch.setattr("core.services.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
+    monkeypatch.setattr("core.services.ingest.processing.normalize", lambda data, **kw: NormalizedContent("pdf_text"))
     job = Worker(wb).run_once()
     assert job["status"] == "failed" and job["error_code"] == "malformed_value"
     with wb.db.cursor() as cur:
@@ -175,7 +175,7 @@ def test_deleting_a_document_while_the_worker_claims_its_job(wb, queued, monkeyp
     """The deletion retracts the pending job in its transaction; a worker pass that
     starts meanwhile waits for it instead of claiming the row (which made the deletion
     fail with a write conflict)."""
-    from core.services.retraction import delete_document
+    from core.services.review.retraction import delete_document
     from storage import documents_repo
 
     worker, started = Worker(wb, worker_id="w"), {}
@@ -210,7 +210,7 @@ class _RecordingIndex:
 
 
 def _lab_fact(wb):
-    from core.services.patients import add_patient
+    from core.services.admin.patients import add_patient
     from golden.fixtures import LAB_CASES, render_lab
 
     p = LAB_CASES[0].patient
@@ -246,7 +246,7 @@ def test_a_decision_and_the_workers_vector_pass_write_the_same_row_one_after_the
     """A correction embeds its finding again and marks the row; while that transaction
     is open the worker marks the same row from its own pass: the worker waits for it
     (storage.db's write lock) instead of failing with 'Conflict on update'."""
-    from core.services.corrections import correct_fact
+    from core.services.review.corrections import correct_fact
     from storage import facts_repo
 
     wb, index, fact = indexed
@@ -276,7 +276,7 @@ def test_a_decision_and_the_workers_vector_pass_write_the_same_row_one_after_the
 def test_a_finding_corrected_while_the_worker_embeds_it_gets_its_new_words_indexed(indexed, monkeypatch):
     """The worker read the misread words, the correction (and its own re-embedding)
     finished meanwhile: the worker's late vector of the old words does not stay."""
-    from core.services.corrections import correct_fact
+    from core.services.review.corrections import correct_fact
     from storage import facts_repo
 
     wb, index, fact = indexed
@@ -298,9 +298,9 @@ def test_a_finding_corrected_while_the_worker_embeds_it_gets_its_new_words_index
 
 
 def test_a_document_deleted_while_it_is_read_adds_nothing_to_the_chart(wb, demo_patient, monkeypatch):
-    from core.services import processing
-    from core.services.facts import chart_view
-    from core.services.retraction import delete_document
+    from core.services.ingest import processing
+    from core.services.review.facts import chart_view
+    from core.services.review.retraction import delete_document
     from golden.fixtures import LAB_CASES, render_lab
 
     attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),

@@ -6,15 +6,15 @@ from functools import lru_cache
 
 import pytest
 
-from core.content import NormalizedContent, PageContent, Word
-from core.models import DocType, IdentifierKind
-from core.policy.citations import verify_citations
-from extract import text_rules as tr
-from extract.formats import extractor_for
-from extract.lab import extract_lab
-from extract.lab_table import assign_columns, detect_header, read_result, split_dotted, split_ocr_leader
+from domain.content import NormalizedContent, PageContent, Word
+from domain.models import DocType, IdentifierKind
+from domain.policy.facts.citations import verify_citations
+from extract.values import text_rules as tr
+from extract.registry import extractor_for
+from extract.lab.extractor import extract_lab
+from extract.lab.table import assign_columns, detect_header, read_result, split_dotted, split_ocr_leader
 from extract.layout import page_rows, segments
-from extract.pdf import normalize_pdf
+from extract.formats.pdf import normalize_pdf
 from golden.fixtures import LAB_CASES, LAB_LAYOUTS, lab_case, render_lab, with_layout
 
 

@@ -1,4 +1,4 @@
-"""Resource limits on reading one document (extract/limits.py): every family refuses
+"""Resource limits on reading one document (domain/limits.py): every family refuses
 its oversized input with its own code and a plain sentence naming the setting,
 before the expensive step (zip directory, streamed XML counts, page and header
 sizes), in bounded memory; inputs at a limit still read; a job over a limit
@@ -12,14 +12,14 @@ from dataclasses import fields
 import pymupdf
 import pytest
 
-from core.errors import ExtractionError
-from core.models import DocType
-from core.services.facts import document_report
-from core.services.ingestion import attach_and_extract
-from core.services.worker import Worker
-from core.settings import Settings
-from extract.limits import DEFAULT_LIMITS, LIMIT_CODES, Limits
-from extract.hl7_parse import known_segments
+from domain.errors import ExtractionError
+from domain.models import DocType
+from core.services.review.facts import document_report
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.ingest.worker import Worker
+from domain.settings import Settings
+from domain.limits import DEFAULT_LIMITS, LIMIT_CODES, Limits
+from extract.formats.hl7.parse import known_segments
 from extract.normalize import normalize
 from tests.file_builders import docx, hl7, merged_sheet, pdf, png_header, with_part, xlsx
 
@@ -95,7 +95,7 @@ def test_too_much_text_on_one_page_is_refused():
 
 @pytest.mark.parametrize("size", [(9_000, 9_000), (100_000, 100_000)], ids=["our_limit", "pillow_guard"])
 def test_a_decompression_bomb_header_is_refused_before_decoding(size):
-    from extract.images import normalize_image
+    from extract.formats.images import normalize_image
 
     data = png_header(*size)
     with pytest.raises(ExtractionError) as err:

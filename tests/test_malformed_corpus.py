@@ -17,12 +17,12 @@ from datetime import date
 
 import pytest
 
-from core.errors import BadInput
-from core.policy.certainty import FILE_REPAIRED
-from core.services.facts import document_report
-from core.services.ingestion import attach_and_extract
-from core.services.patients import add_patient
-from core.services.worker import Worker
+from domain.errors import BadInput
+from domain.policy.facts.certainty import FILE_REPAIRED
+from core.services.review.facts import document_report
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.admin.patients import add_patient
+from core.services.ingest.worker import Worker
 from golden.fixtures import render_lab
 from tests import malformed_corpus
 from tests.file_builders import hl7

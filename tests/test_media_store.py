@@ -103,7 +103,7 @@ def test_the_viewer_without_its_overlay_component_still_sends_the_page_inline(ap
 
 
 def test_the_review_audit_csv_is_built_only_when_clicked(app_env, demo_patient, media, monkeypatch):
-    from core.services.review import decide_identity
+    from core.services.review.decisions import decide_identity
     from golden.fixtures import LAB_CASES, render_lab
     from ui import media as ui_media
 
@@ -142,7 +142,7 @@ def test_an_eval_run_download_is_built_only_when_clicked(app_env, data_dir, medi
 
     from tests.eval_fixtures import fixture_document, write_run
 
-    monkeypatch.setattr("core.services.eval_sources._default_builder", fixture_document)
+    monkeypatch.setattr("core.services.evals.sources._default_builder", fixture_document)
     write_run(data_dir)
     at = app("app_pages/evals.py", user="dr.ops", timeout=90).run()
     assert not at.exception, at.exception

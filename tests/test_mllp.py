@@ -1,5 +1,5 @@
 """HL7 v2 over MLLP: framing, acknowledgements, holding, exactly-once storage, and a burst
-of 1,000 messages across a listener killed midway (core/services/mllp.py)."""
+of 1,000 messages across a listener killed midway (core/services/interfaces/mllp.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from core.policy.mllp_access import AllowedPeers, AllowedSenders, is_loopback, listener_access
-from core.services.held_messages import attach_held_message, held_messages
-from core.services.mllp_ack import pid_mrns
-from core.services.mllp import (
+from domain.policy.access.mllp_peers import AllowedPeers, AllowedSenders, is_loopback, listener_access
+from core.services.interfaces.held_messages import attach_held_message, held_messages
+from core.services.interfaces.mllp_ack import pid_mrns
+from core.services.interfaces.mllp import (
     END_BLOCK,
     START_BLOCK,
     FrameReader,
@@ -27,8 +27,8 @@ from core.services.mllp import (
     frame,
     read_reply,
 )
-from core.services.patients import DEMO_PATIENTS
-from core.settings import reload_settings
+from core.services.admin.patients import DEMO_PATIENTS
+from domain.settings import reload_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PATIENTS = [(p["mrn"], p["last"].upper(), p["first"].upper(), p["dob"].strftime("%Y%m%d")) for p in DEMO_PATIENTS]
@@ -172,8 +172,9 @@ def test_routing_by_mrn(wb, kwargs, reason):
 
 
 def test_routing_picks_the_mrn_the_identity_gate_will_check():
-    from extract.hl7 import extract_hl7, normalize_hl7
-    from extract.hl7_parse import read_encoding
+    from extract.formats.hl7.normalize import normalize_hl7
+    from extract.hl7.facts import extract_hl7
+    from extract.formats.hl7.parse import read_encoding
 
     # PID-3 holds a placeholder; the extractor skips it for PID-2, and so must routing,
     # or a message is routed by one number and checked by another.
@@ -254,7 +255,7 @@ def test_the_app_process_listens_when_the_setting_is_on(wb, monkeypatch):
 
 
 def test_a_port_in_use_is_a_sentence_not_a_traceback(wb):
-    from core.errors import BadInput
+    from domain.errors import BadInput
 
     first = MllpListener(wb, port=0)
     try:
@@ -333,7 +334,7 @@ def test_a_peer_not_on_the_list_is_disconnected_before_a_byte_is_read(wb):
 
 
 def test_off_loopback_the_listener_will_not_start_without_both_lists(data_dir, monkeypatch, capsys):
-    import core.services.mllp as mllp
+    import core.services.interfaces.mllp as mllp
     from core.__main__ import main
 
     def must_not_listen(*args, **kwargs):
@@ -556,7 +557,7 @@ def test_a_burst_survives_a_killed_listener_and_every_message_is_stored_once(wb,
     assert acked == set(range(BURST))
 
     from core.services.workbench import open_workbench
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     bench = open_workbench(reload_settings())
     try:

@@ -12,12 +12,12 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from core.content import Word
-from core.errors import ExtractionError
-from extract import ocr
-from extract.ocr import OcrEngine, RapidOcrEngine, TesseractEngine, default_engine, tesseract_available
-from extract.ocr_rapid import line_words
-from extract.ocr_tesseract import _reread, words_from_tsv
+from domain.content import Word
+from domain.errors import ExtractionError
+from extract.formats.ocr import engines as ocr
+from extract.formats.ocr.engines import OcrEngine, RapidOcrEngine, TesseractEngine, default_engine, tesseract_available
+from extract.formats.ocr.rapid import line_words
+from extract.formats.ocr.tesseract import _reread, words_from_tsv
 from golden.scan import char_error_rate, typed_pdf
 
 needs_tesseract = pytest.mark.skipif(not tesseract_available(), reason="tesseract binary not installed")

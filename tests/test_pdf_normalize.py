@@ -5,9 +5,9 @@ from __future__ import annotations
 import pymupdf
 import pytest
 
-from core.errors import ExtractionError
-from extract import pdf as pdf_mod
-from extract.pdf import MAX_PAGES, normalize_pdf
+from domain.errors import ExtractionError
+from extract.formats import pdf as pdf_mod
+from extract.formats.pdf import MAX_PAGES, normalize_pdf
 from golden.fixtures import lab_case, render_lab
 
 

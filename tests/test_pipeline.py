@@ -8,12 +8,12 @@ from datetime import date
 
 import pytest
 
-from core.services.facts import chart, document_report, patient_facts
-from core.services.ingestion import attach_and_extract, ingest_now
-from core.services.patients import add_patient
-from core.services.retraction import delete_document
-from core.services.review import decide_fact, decide_identity
-from core.services.worker import Worker
+from core.services.review.facts import chart, document_report, patient_facts
+from core.services.ingest.ingestion import attach_and_extract, ingest_now
+from core.services.admin.patients import add_patient
+from core.services.review.retraction import delete_document
+from core.services.review.decisions import decide_fact, decide_identity
+from core.services.ingest.worker import Worker
 from golden.fixtures import INTAKE_CASES, LAB_CASES, LAB_LAYOUTS, render_intake, render_lab, with_layout
 from storage import audit_repo, jobs_repo
 
@@ -106,7 +106,7 @@ def test_stale_job_reclaimed_and_rerun_without_duplicates(wb):
     # First attempt completes its work but "dies" before marking the job done.
     with wb.db.cursor() as cur:
         job = jobs_repo.claim_next(cur, "doomed")
-    from core.services.processing import run_pipeline
+    from core.services.ingest.processing import run_pipeline
 
     run_pipeline(wb, job)
     facts_before = count(wb, "SELECT count(*) FROM document_facts")
@@ -186,15 +186,15 @@ def test_missing_identifiers_are_ambiguous_and_held(wb):
     # A report that prints only the patient's name: not enough to confirm who it is.
     patient = add_patient(wb, mrn=case.patient.mrn, first=case.patient.first, last=case.patient.last,
                           dob=case.patient.dob, by="dr.reviewer")
-    from core.models import IdentifierKind
+    from domain.models import IdentifierKind
 
-    def no_dob_or_mrn(content, source_id, _real=__import__("extract.lab", fromlist=["x"]).extract_lab):
+    def no_dob_or_mrn(content, source_id, _real=__import__("extract.lab.extractor", fromlist=["x"]).extract_lab):
         result = _real(content, source_id)
         return result.model_copy(update={"identifiers": [i for i in result.identifiers
                                                          if i.kind is IdentifierKind.NAME]})
 
-    from core.models import DocType
-    from extract import formats
+    from domain.models import DocType
+    from extract import registry as formats
 
     table = formats.EXTRACTORS
     formats.EXTRACTORS = {**table, DocType.LAB_PDF: no_dob_or_mrn}

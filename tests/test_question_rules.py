@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.policy.questions import Intent, parse_question
-from core.policy.supervisor import ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
-from core.policy.topics import find_topics
-from core.policy.unsafe_requests import Unsafe
+from domain.policy.questions.intent import Intent, parse_question
+from domain.policy.answers.supervisor import ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
+from domain.policy.questions.topics import find_topics
+from domain.policy.questions.unsafe_requests import Unsafe
 
 LOOKUP, OUT = ANSWER, OUT_OF_SCOPE
 D, T, DOSE, MED = Unsafe.DIAGNOSIS, Unsafe.TREATMENT, Unsafe.DOSING, Unsafe.MEDICATION_CHANGE
@@ -238,7 +238,7 @@ def test_a_condition_look_up_says_the_workbench_does_not_diagnose(question):
 
 
 def test_a_condition_brings_its_labs_and_a_broad_topic_gives_way():
-    from core.policy.topics import expand
+    from domain.policy.questions.topics import expand
 
     assert {"a1c", "glucose", "diabetes"} <= expand(find_topics("does she have diabetes"))
     assert find_topics("is CKD on his problem list") == ("ckd",)

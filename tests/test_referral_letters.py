@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.models import IdentityStatus
-from core.policy.identity import check_identity
-from extract import referral_prose as P
+from domain.models import IdentityStatus
+from domain.policy.identity.gate import check_identity
+from extract.referral import prose as P
 from golden import referral_letters as GL
 from tests.synthetic import docx_letter as _letter
 from tests.test_docx import of_type, run
@@ -240,7 +240,7 @@ def test_an_allergy_label_heading_a_list_of_paragraphs():
 
 @pytest.mark.parametrize("label", ["Allergy testing", "Allergic to penicillin", "Drug levels", "Next of kin allergies"])
 def test_wordings_that_are_no_allergy_label(label):
-    from extract.referral_labels import label_field
+    from extract.referral.labels import label_field
 
     assert label_field(label) != "allergies"
 

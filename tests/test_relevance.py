@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.models import Citation, ClinicalContext, EvidenceItem
-from core.policy.lab_series import attention_order, build_series, lookup_order, trend_text
-from core.policy.relevance import context_of, raises_red_flag, relevant, safety_finding, with_context
-from core.policy.topics import primary_topic, topics_of
+from domain.models import Citation, ClinicalContext, EvidenceItem
+from domain.policy.answers.lab_series import attention_order, build_series, lookup_order, trend_text
+from domain.policy.answers.relevance import context_of, raises_red_flag, relevant, safety_finding, with_context
+from domain.policy.questions.topics import primary_topic, topics_of
 
 DENIED = ClinicalContext(negated=True, triggers=("denies",))
 FAMILY = ClinicalContext(experiencer="family", triggers=("mother",))
@@ -127,7 +127,7 @@ def test_a_report_line_that_names_the_study_is_about_imaging():
 
 
 def test_a_text_report_is_one_report_and_its_furniture_is_not_a_finding():
-    from core.policy.topics import report_furniture, report_kinds
+    from domain.policy.questions.topics import report_furniture, report_kinds
 
     lines = ["PATIENT NAME:", "DOE, JANE", "DATE:", "3/4/26", "EXAM:", "ULTRASOUND ABDOMEN", "FINDINGS:",
              "The gallbladder contains several small stones", "without wall thickening.", "IMPRESSION:",
@@ -141,8 +141,8 @@ def test_a_text_report_is_one_report_and_its_furniture_is_not_a_finding():
 
 
 def test_allergies_medications_and_pregnancy_bear_on_a_therapy_request():
-    from core.policy.questions import parse_question
-    from core.policy.relevance import review_bears_on, therapy_context
+    from domain.policy.questions.intent import parse_question
+    from domain.policy.answers.relevance import review_bears_on, therapy_context
 
     note = EvidenceItem(evidence_id="fact:3", kind="needs_review", fact_type="other",
                         text="Thinks she might be pregnant", citations=[])
@@ -159,7 +159,7 @@ def test_allergies_medications_and_pregnancy_bear_on_a_therapy_request():
     ("high", "diabetes screening", "glucose"), ("critical_high", "diabetes screening", "glucose"),
 ])
 def test_a_low_glucose_is_searched_as_hypoglycemia_not_diabetes_screening(flag, hint, key):
-    from core.policy.relevance import guidance_hint, guidance_key
+    from domain.policy.answers.relevance import guidance_hint, guidance_key
 
     assert hint in guidance_hint("glucose", flag) and guidance_key("glucose", flag) == key
     assert guidance_key("ldl", "low") == "ldl"  # a topic without low-direction guidance keeps one key

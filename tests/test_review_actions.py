@@ -12,15 +12,15 @@ from datetime import datetime
 
 import pytest
 
-from core.errors import BadInput, Forbidden
-from core.policy import review_rules
-from core.services.audit_log import decisions, decisions_csv
-from core.services.corrections import correct_fact, set_fact_box
-from core.services.facts import chart_view, document_report
-from core.services.identity_review import identity_comparison, undo_identity_decision
-from core.services.patients import add_patient
-from core.services.retraction import delete_document
-from core.services.review import (approve_facts, conflict_detail, decide_fact, decide_identity, keep_as_document_fact,
+from domain.errors import BadInput, Forbidden
+from domain.policy.facts import review_rules
+from core.services.review.audit_log import decisions, decisions_csv
+from core.services.review.corrections import correct_fact, set_fact_box
+from core.services.review.facts import chart_view, document_report
+from core.services.review.identity_review import identity_comparison, undo_identity_decision
+from core.services.admin.patients import add_patient
+from core.services.review.retraction import delete_document
+from core.services.review.decisions import (approve_facts, conflict_detail, decide_fact, decide_identity, keep_as_document_fact,
                                   queue_items, review_queue)
 from golden.fixtures import LAB_CASES, ExpectedLab, render_intake, render_lab
 from storage import audit_repo

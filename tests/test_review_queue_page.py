@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.services.facts import chart_view, document_report
+from core.services.review.facts import chart_view, document_report
 from golden.fixtures import LAB_CASES, render_intake, render_lab
 from storage import audit_repo
 from tests.test_chart_safety import _hedged_intake
@@ -178,7 +178,7 @@ def test_drawing_a_box_without_a_canvas_uses_numbers_and_checks_the_quote(app_en
 
 def test_the_audit_tab_lists_decisions_offers_csv_and_undoes_an_identity_decision(seeded):
     wb, patient, _, wrong = seeded
-    from core.services.review import decide_identity
+    from core.services.review.decisions import decide_identity
 
     decide_identity(wb, wrong["identity"]["identity_check_id"], approve=False, by="dr.alice",
                     reason="another patient's report")
@@ -200,7 +200,7 @@ def test_the_audit_tab_lists_decisions_offers_csv_and_undoes_an_identity_decisio
 
 def test_a_click_on_an_item_someone_else_decided_says_who_decided_it(seeded):
     wb, patient, intake, _ = seeded
-    from core.services.review import decide_fact
+    from core.services.review.decisions import decide_fact
 
     at = open_queue(patient["id"])
     select(at, "Document type").set_value("intake_form").run()

@@ -12,16 +12,16 @@ from typing import Any, Callable
 
 import pytest
 
-from core.clock import utcnow
-from core.errors import BadInput, Forbidden
-from core.services.corrections import correct_fact, set_fact_box
-from core.services.identity_review import undo_identity_decision
-from core.services.ingestion import attach_and_extract
-from core.services.operations import retry_job
-from core.services.patients import add_patient
-from core.services.retraction import delete_document
-from core.services.review import approve_facts, decide_fact, decide_identity, keep_as_document_fact, review
-from core.services.worker import Worker
+from domain.clock import utcnow
+from domain.errors import BadInput, Forbidden
+from core.services.review.corrections import correct_fact, set_fact_box
+from core.services.review.identity_review import undo_identity_decision
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.ingest.operations import retry_job
+from core.services.admin.patients import add_patient
+from core.services.review.retraction import delete_document
+from core.services.review.decisions import approve_facts, decide_fact, decide_identity, keep_as_document_fact, review
+from core.services.ingest.worker import Worker
 from golden.fixtures import LAB_CASES, render_lab
 from storage import users_repo
 from tests.test_pipeline import chart_patient, ingest

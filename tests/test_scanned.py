@@ -3,7 +3,7 @@
 Scans. Each typed fixture (every lab layout drawn with ``LAB_CASES[0]``'s results, and
 both intake layouts) goes through ``golden.scan.scan_pdf`` with ``SCAN``: 300 dpi,
 turned 1.0 degree, 1 % salt-and-pepper speckle, seed 3, into an image-only PDF, which
-``extract.images.ocr_pdf`` reads back with the default OCR engine; the pipeline tests
+``extract.formats.images.ocr_pdf`` reads back with the default OCR engine; the pipeline tests
 send a scanned PDF and a Group 4 TIFF fax packet through the real worker. Every scan
 is scanned and OCR'd once per module, in parallel worker processes.
 
@@ -32,21 +32,21 @@ from datetime import date
 
 import pytest
 
-from core.content import NormalizedContent
-from core.models import IdentifierKind
-from core.policy.certainty import classify
-from core.policy.citations import verify_citations
-from core.policy.identity import names_match
-from core.policy.lab_vocabulary import normalize_unit
-from core.services.facts import chart, document_report
-from core.services.ingestion import attach_and_extract
-from core.services.patients import add_patient
-from core.services.worker import Worker
-from extract import text_rules as tr
-from extract.images import ocr_pdf
-from extract.intake import extract_intake
-from extract.lab import extract_lab
-from extract.ocr import default_engine, tesseract_available
+from domain.content import NormalizedContent
+from domain.models import IdentifierKind
+from domain.policy.facts.certainty import classify
+from domain.policy.facts.citations import verify_citations
+from domain.policy.identity.gate import names_match
+from domain.policy.facts.lab_vocabulary import normalize_unit
+from core.services.review.facts import chart, document_report
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.admin.patients import add_patient
+from core.services.ingest.worker import Worker
+from extract.values import text_rules as tr
+from extract.formats.images import ocr_pdf
+from extract.intake.extractor import extract_intake
+from extract.lab.extractor import extract_lab
+from extract.formats.ocr.engines import default_engine, tesseract_available
 from golden.fax import packet
 from golden.fixtures import (
     INTAKE_CASES, LAB_CASES, LAB_LAYOUTS, IntakeCase, LabCase, Patient, render_intake, render_lab, with_layout,
@@ -119,7 +119,7 @@ def _prepare(key: tuple[str, str]):
     if kind == "intake":
         return ocr_pdf(scan_pdf(render_intake(next(c for c in INTAKE_CASES if c.layout == name)), **SCAN))
     if kind == "png":
-        from extract.images import normalize_image
+        from extract.formats.images import normalize_image
 
         png = scan_pdf(render_lab(_lab_case("dotted")), **(SCAN | {"dpi": int(name)}), as_format="png")
         return normalize_image(png, engine=default_engine())

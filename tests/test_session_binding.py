@@ -1,5 +1,5 @@
 """A signed-in session is bound to the browser's sign-in cookie (issue 21, items 1 and 6):
-the sign-ins kept server-side (core.services.sign_in_sessions), the route that trades a
+the sign-ins kept server-side (core.services.admin.sign_in_sessions), the route that trades a
 ticket for the cookie and the guard in front of Streamlit (ui.session_cookie), and the
 Streamlit behaviour the per-run check rests on. The served app end to end, with a real
 browser and a client that knows only a session id, is in test_browser_sign_in.py."""
@@ -18,8 +18,10 @@ from datetime import timedelta
 
 import pytest
 
-from core.services import access_audit, accounts, sign_in_sessions
-from core.services.sign_in_sessions import IDLE, INACTIVE, SESSION_REFUSED, SIGNED_OUT, digest
+from core.services.admin import access_audit
+from core.services.admin import accounts
+from core.services.admin import sign_in_sessions
+from core.services.admin.sign_in_sessions import IDLE, INACTIVE, SESSION_REFUSED, SIGNED_OUT, digest
 from tests.browser_support import ROOT, free_port, wait_healthy
 
 
@@ -77,7 +79,7 @@ def test_a_check_never_counts_as_activity_and_the_idle_end_is_audited_once(wb, r
 
 
 def test_an_open_page_checks_its_sign_in_every_tenth_of_the_idle_limit_within_1_to_10_seconds():
-    from core.policy.access import session_check_seconds
+    from domain.policy.access.permissions import session_check_seconds
 
     assert [session_check_seconds(m) for m in (15, 1, 0.1, 0.01)] == [10.0, 6.0, 1.0, 1.0]
 

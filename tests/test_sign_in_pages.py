@@ -10,9 +10,11 @@ import pytest
 from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
 
-from core.policy import access
-from core.services import access_audit, accounts, sign_in_sessions
-from core.services.patients import DEMO_PATIENTS
+from domain.policy.access import permissions as access
+from core.services.admin import access_audit
+from core.services.admin import accounts
+from core.services.admin import sign_in_sessions
+from core.services.admin.patients import DEMO_PATIENTS
 from golden.demo import DOCUMENTS
 from tests.app_support import (app, app_workbench, browser_token, cookie_for, follow_sign_in, open_sign_in,
                                set_cookies, sign_in_session)
@@ -76,7 +78,7 @@ def events_of(wb, event: str, actor: str | None = None) -> list[dict]:
 
 
 def _load(wb, *filenames: str) -> dict[str, int]:
-    from core.services.demo import load_demo
+    from core.services.ingest.demo import load_demo
 
     return {d["filename"]: d["document_id"] for d in load_demo(wb, [d for d in DOCUMENTS if d.filename in filenames])}
 
@@ -395,7 +397,7 @@ def test_an_admin_manages_users_and_reads_the_access_audit(app_env, demo_patient
 
 
 def test_a_chart_view_is_written_once_per_patient_shown(app_env, demo_patient):
-    from core.services.patients import get_patient
+    from core.services.admin.patients import get_patient
 
     at = app(user="dr.reviewer")
     at.session_state["patient_id"] = demo_patient["id"]
@@ -438,7 +440,7 @@ def test_opening_a_document_and_a_chat_answer_are_views(app_env, demo_patient):
 def oidc(app_env, monkeypatch):
     import json
 
-    from core.settings import reload_settings
+    from domain.settings import reload_settings
 
     monkeypatch.setenv("WORKBENCH_AUTH", "oidc")
     monkeypatch.setenv("WORKBENCH_OIDC_ROLES", json.dumps(

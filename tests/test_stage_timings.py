@@ -16,10 +16,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.services.answering import ask
-from core.services.ingestion import attach_and_extract
-from core.services.patients import add_patient
-from core.services.worker import Worker
+from core.services.answer.answering import ask
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.admin.patients import add_patient
+from core.services.ingest.worker import Worker
 from golden.fixtures import LAB_CASES, render_lab
 from storage import jobs_repo
 from storage.rows import JobRow
@@ -71,7 +71,7 @@ def test_typed_lab_job_has_stage_timings_without_ocr(wb):
 
 
 def test_scanned_lab_job_reports_ocr_time(wb):
-    from extract.ocr import tesseract_available
+    from extract.formats.ocr.engines import tesseract_available
     from golden.scan import scan_pdf
 
     if not tesseract_available():
@@ -86,8 +86,8 @@ def test_scanned_lab_job_reports_ocr_time(wb):
 
 
 def test_embedding_and_answer_stages_are_logged(wb):
-    from core.services.corpus import index_guideline_corpus
-    from core.services.fact_vectors import index_pending
+    from core.services.answer.corpus import index_guideline_corpus
+    from core.services.review.fact_vectors import index_pending
 
     index_guideline_corpus(wb)
     patient = _patient(wb)
@@ -122,7 +122,7 @@ class _Completions:
 
 
 def test_drafter_token_usage_goes_to_the_answer_line(wb):
-    from core.services.drafting import OpenAICompatibleDrafter
+    from core.services.answer.drafting import OpenAICompatibleDrafter
 
     patient = _patient(wb)
     _ingest(wb, patient, render_lab(LAB_CASES[0]), "lab.pdf")

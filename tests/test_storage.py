@@ -82,7 +82,7 @@ def test_second_process_gets_a_clear_error(tmp_path):
     path = tmp_path / "w.duckdb"
     db = open_database(path)
     code = (
-        "import sys; from storage.db import Database; from core.errors import DatabaseBusy\n"
+        "import sys; from storage.db import Database; from domain.errors import DatabaseBusy\n"
         f"try:\n    Database(r'{path}')\nexcept DatabaseBusy as e:\n    print(e); sys.exit(7)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

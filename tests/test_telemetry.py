@@ -3,7 +3,7 @@
 import json
 
 from core import telemetry
-from core.policy.telemetry import patient_ref, scrub
+from domain.policy.access.log_keys import patient_ref, scrub
 
 
 def test_scrub_drops_keys_not_on_the_allowlist():
@@ -31,5 +31,5 @@ def test_log_file_never_holds_a_planted_name(settings):
     text = "".join(p.read_text() for p in settings.logs_dir.glob("*.jsonl"))
     assert planted not in text and "Zebulon" not in text
     record = json.loads(text.splitlines()[-1])
-    assert record["patient_ref"] == patient_ref(42, settings.secret())
+    assert record["patient_ref"] == patient_ref(42, telemetry.app_secret(settings))
     assert "patient_id" not in record and record["job_id"] == 1

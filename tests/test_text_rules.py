@@ -1,10 +1,10 @@
-"""One test per parsing rule in extract.text_rules."""
+"""One test per parsing rule in extract.values.text_rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from extract import text_rules as tr
+from extract.values import text_rules as tr
 
 
 @pytest.mark.parametrize("text, first, middle, last", [

@@ -30,7 +30,7 @@ def test_home_shows_patient_picker_upload_and_documents(app_env, demo_patient):
 
 
 def test_home_lists_a_stored_document_with_its_job(app_env, demo_patient, tmp_path):
-    from core.services.ingestion import attach_and_extract
+    from core.services.ingest.ingestion import attach_and_extract
 
     f = tmp_path / "lab.pdf"
     f.write_bytes(b"%PDF-1.4 not parsed in this test")
@@ -45,15 +45,15 @@ def test_home_lists_a_stored_document_with_its_job(app_env, demo_patient, tmp_pa
 def _ingest_lab(wb):
     from datetime import date
 
-    from core.services.patients import add_patient
-    from core.services.worker import Worker
+    from core.services.admin.patients import add_patient
+    from core.services.ingest.worker import Worker
     from golden.fixtures import LAB_CASES, render_lab
 
     case = LAB_CASES[0]
     p = case.patient
     patient = add_patient(wb, mrn=p.mrn, first=p.first, last=p.last, dob=date.fromisoformat(p.dob), sex=p.sex,
                           by="dr.alice")
-    from core.services.ingestion import attach_and_extract
+    from core.services.ingest.ingestion import attach_and_extract
 
     attached = attach_and_extract(wb, patient_id=patient["id"], source="lab.pdf", data=render_lab(case),
                                   filename="lab.pdf", doc_type="lab_pdf", by="dr.alice")
@@ -89,7 +89,7 @@ def test_chat_page_answers_with_citations_and_refuses(app_env):
     at.chat_input[0].set_value("Should I double her metformin dose?").run()
     assert any("can't recommend or change a dose" in w.value for w in at.warning)
     # An old answer still links a document deleted since: it says so, and when and by whom.
-    from core.services.retraction import delete_document
+    from core.services.review.retraction import delete_document
     from storage import documents_repo
 
     with app_env.db.cursor() as cur:
@@ -113,9 +113,9 @@ def test_facts_are_grouped_by_certainty_on_the_overview(app_env):
 
 
 def test_review_queue_approves_a_quarantined_document(app_env):
-    from core.services.ingestion import attach_and_extract
-    from core.services.patients import get_patient
-    from core.services.worker import Worker
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.admin.patients import get_patient
+    from core.services.ingest.worker import Worker
     from golden.fixtures import LAB_CASES, render_lab
 
     someone = get_patient(app_env, mrn="DEMO-1002")
@@ -127,7 +127,7 @@ def test_review_queue_approves_a_quarantined_document(app_env):
     assert not at.exception, at.exception
     assert any("names another patient: held back" in m.value for m in at.markdown)
     assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)  # plain words only
-    from core.services.facts import document_report
+    from core.services.review.facts import document_report
 
     # A mismatch is approved only with a written reason and a ticked confirmation.
     next(b for b in at.button if b.label == "Approve identity").click().run()
@@ -141,7 +141,7 @@ def test_review_queue_approves_a_quarantined_document(app_env):
 
 
 def test_the_url_keeps_the_chosen_patient(app_env):
-    from core.services.patients import get_patient
+    from core.services.admin.patients import get_patient
 
     second = get_patient(app_env, mrn="DEMO-1003")
     at = app(patient=second["id"]).run()

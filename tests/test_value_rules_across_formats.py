@@ -17,11 +17,13 @@ from functools import lru_cache
 import pymupdf
 import pytest
 
-from extract.hl7 import extract_hl7, normalize_hl7
-from extract.lab import extract_lab
-from extract.pdf import normalize_pdf
-from extract.workbook import extract_workbook
-from extract.xlsx import normalize_xlsx
+from extract.formats.hl7.normalize import normalize_hl7
+
+from extract.hl7.facts import extract_hl7
+from extract.lab.extractor import extract_lab
+from extract.formats.pdf import normalize_pdf
+from extract.workbook.extractor import extract_workbook
+from extract.formats.office.xlsx import normalize_xlsx
 from golden.fixtures import LAB_LAYOUTS, ExpectedLab, LabCase, Patient, render_lab
 
 

@@ -1,4 +1,4 @@
-"""The value rules (extract.values, extract.dates, extract.ranges, extract.flags): dates,
+"""The value rules (extract.values.numbers, extract.values.dates, extract.values.ranges, extract.values.flags): dates,
 numbers, units, ranges, flags, wording; and the prose-list phrases. Every extractor reads printed values through these rules, so each rule
 is tested once here; tests/test_value_rules_across_formats.py checks the formats agree."""
 
@@ -8,13 +8,13 @@ from datetime import date, datetime
 
 import pytest
 
-from core.policy.analytes import usual_units_problem
-from extract import phrases as P
-from extract import text_rules as tr
-from extract import values as V
-from extract.dates import ParsedDate, find_date, hl7_date, parse_date
-from extract.flags import FlagReading, derive_flag, flag_meaning, resolve_flag
-from extract.ranges import (
+from domain.policy.facts.analytes import usual_units_problem
+from extract.values import lists as P
+from extract.values import text_rules as tr
+from extract.values import numbers as V
+from extract.values.dates import ParsedDate, find_date, hl7_date, parse_date
+from extract.values.flags import FlagReading, derive_flag, flag_meaning, resolve_flag
+from extract.values.ranges import (
     CriticalLimits, labelled_critical_limits, parse_critical_limits, parse_range, parse_reference_range, range_problem,
     split_range_unit,
 )
@@ -458,7 +458,7 @@ def test_a_decimal_comma_is_read_where_it_cannot_be_a_thousands_separator(value,
 
 
 def _lab_proposal(value: str, rng: str):
-    from core.models import BoundingBox, Citation, FactProposal
+    from domain.models import BoundingBox, Citation, FactProposal
 
     return FactProposal(
         fact_type="lab_result", fact_text=f"Potassium {value} mmol/L {rng}",
@@ -483,8 +483,8 @@ def _lab_proposal(value: str, rng: str):
     ("4.6", "3.5-5.2 (critical <2.5 or >6.5)", None),
 ])
 def test_a_result_whose_decimal_separator_is_in_doubt_goes_to_review(value, rng, doubt):
-    from core.models import Certainty
-    from core.policy.certainty import classify, decimal_separator_doubt
+    from domain.models import Certainty
+    from domain.policy.facts.certainty import classify, decimal_separator_doubt
 
     found = decimal_separator_doubt(value, rng)
     out = classify(_lab_proposal(value, rng), citation_verified=True, paged=True, ocr=True)

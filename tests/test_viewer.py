@@ -8,16 +8,16 @@ import shutil
 
 import pytest
 
-from core.services import document_view as dv
-from core.services import native_views
-from core.services.facts import chart_view, document_report, patient_facts
-from core.services.ingestion import list_categories, suggest_category
-from core.services.retraction import delete_document, deletion_impact
+from core.services.review import document_view as dv
+from core.services.review import native_views
+from core.services.review.facts import chart_view, document_report, patient_facts
+from core.services.ingest.ingestion import list_categories, suggest_category
+from core.services.review.retraction import delete_document, deletion_impact
 from golden.demo import DOCUMENTS
 
 
 def _load(wb, *filenames: str) -> dict[str, int]:
-    from core.services.demo import load_demo
+    from core.services.ingest.demo import load_demo
 
     loaded = load_demo(wb, [d for d in DOCUMENTS if d.filename in filenames])
     assert all(d["job"]["status"] == "succeeded" for d in loaded), loaded
@@ -139,7 +139,7 @@ def test_deletion_impact_is_what_delete_then_does(wb, demo_patient):
     assert view.deleted.startswith("deleted on ") and view.deleted.endswith("by dr.alice")
     assert view.boxes() == [] and view.page_count == 1  # retracted facts are not drawn, the page still shows
     assert len(dv.document_view(wb, lab, include_deleted=True).boxes()) == 10
-    from core.services.source_review import source_view
+    from core.services.review.source_review import source_view
 
     old = source_view(wb, document_report(wb, lab)["facts"][0]["citation"])  # an old answer's citation
     assert old.image_png and "deleted on" in old.note and "dr.alice" in old.note
@@ -158,8 +158,8 @@ def test_the_upload_form_suggests_a_category_from_the_file(wb):
 
 
 def _attach(wb, patient, filename: str, data: bytes, doc_type: str) -> int:
-    from core.services.ingestion import attach_and_extract
-    from core.services.worker import Worker
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.ingest.worker import Worker
 
     attached = attach_and_extract(wb, patient_id=patient["id"], source=filename, data=data, filename=filename,
                                   doc_type=doc_type, by="dr.reviewer")
@@ -172,7 +172,7 @@ def _cited_in_view(wb, view, fact) -> bool:
     """Whether the viewer marks the fact's cited place: a box holding the quote on a
     page, the cited field in the HL7 table, the quoted cell in the grid shown, the quote
     in the DOCX item."""
-    from core.policy.review_rules import quote_missing_from_box
+    from domain.policy.facts.review_rules import quote_missing_from_box
 
     cit = fact["citation"]
     if view.paged:
@@ -217,7 +217,7 @@ def test_a_wide_sheet_keeps_the_quoted_cell_in_view(wb, demo_patient):
 
 def test_an_hl7_message_behind_a_banner_is_shown_as_hl7(wb, demo_patient):
     # Sniffed as text; the pipeline read it as HL7 because of its doc type, so must the viewer.
-    from core.services.source_review import source_view
+    from core.services.review.source_review import source_view
 
     data = ("Printed by LIS gateway 2026-10-20\r\n"
             "MSH|^~\\&|LAB|HARBOUR LAB|EHR|CLINIC|20261020101500||ORU^R01^ORU_R01|G1|P|2.5.1\r"
@@ -255,8 +255,8 @@ def test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer(wb, demo_p
 
 
 def test_job_progress_says_found_nothing_as_the_document_list_does(wb, demo_patient):
-    from core.services.ingestion import job_progress
-    from core.services.patients import chart_documents
+    from core.services.ingest.ingestion import job_progress
+    from core.services.admin.patients import chart_documents
 
     from golden.documents import build_spec
 

@@ -8,11 +8,11 @@ from datetime import datetime
 
 import pytest
 
-from core.errors import ExtractionError
-from core.models import DocType
-from extract.formats import EXTRACTORS, FORMATS, extractor_for
-from extract.workbook import extract_workbook
-from extract.xlsx import display_value, normalize_xlsx
+from domain.errors import ExtractionError
+from domain.models import DocType
+from extract.registry import EXTRACTORS, FORMATS, extractor_for
+from extract.workbook.extractor import extract_workbook
+from extract.formats.office.xlsx import display_value, normalize_xlsx
 from golden import office_fixtures as G
 from tests.conftest import SHARED_DATA
 from tests.extract_support import identity, of_type, read_and_extract
@@ -41,7 +41,7 @@ def test_registered_for_clinical_workbook():
     assert extractor_for(DocType.CLINICAL_WORKBOOK) is extract_workbook
     assert FORMATS["xlsx"].accepts("xlsx", None) and FORMATS["xlsx"].accepts("zip", DocType.CLINICAL_WORKBOOK)
     assert not FORMATS["xlsx"].accepts("zip", DocType.REFERRAL_DOCX)
-    assert EXTRACTORS[DocType.CLINICAL_WORKBOOK].module == "extract.workbook"  # imported on first use
+    assert EXTRACTORS[DocType.CLINICAL_WORKBOOK].module == "extract.workbook.extractor"  # imported on first use
 
 
 @pytest.mark.parametrize(
@@ -217,8 +217,8 @@ CHART = {"first_name": "Ottoline", "last_name": "Brackenridge-Sowah", "dob": "19
 
 
 def _verified(result):
-    from core.models import IdentityStatus
-    from core.policy.identity import check_identity
+    from domain.models import IdentityStatus
+    from domain.policy.identity.gate import check_identity
 
     return check_identity(result.identifiers, CHART).status is IdentityStatus.VERIFIED
 
@@ -290,8 +290,8 @@ def test_range_column_wordings(header):
     ("Cholesterol/HDL ratio", 4.2, False), ("Potassium", 4.4, True), ("Ferritin", 40, True),
 ])
 def test_only_analytes_with_a_dimension_need_a_unit(test, value, unit_needed):
-    from core.policy.certainty import classify
-    from core.policy.context import apply_to
+    from domain.policy.facts.certainty import classify
+    from domain.policy.context.mentions import apply_to
 
     def sheet(ws):
         ws.append(["MRN:", "HN-440921"])

@@ -2,13 +2,13 @@
 
 Home.py calls ``require_sign_in`` before it builds the navigation; every page calls
 ``require`` at its top, so a page run on its own (AppTest, a stale URL) shows nothing of
-a patient either. The rules (roles, idle time, lockout) are core.policy.access's; the
+a patient either. The rules (roles, idle time, lockout) are domain.policy.access.permissions's; the
 accounts service checks passwords and writes the access audit; this module keeps the
 browser session: ``st.session_state["auth"] = {"username", "role", "user_id", ...}``.
 
 A local account's sign-in is held by the browser, not by the session: the password
 check ends with a one-time ticket the browser trades for an HttpOnly cookie
-(ui.session_cookie), whose sign-in lives server-side (core.services.sign_in_sessions)
+(ui.session_cookie), whose sign-in lives server-side (core.services.admin.sign_in_sessions)
 with its idle time; the session records which sign-in it belongs to (``"sign_in"``, the
 token's hash), and every run checks that the connection's cookie names that very
 sign-in. A client that knows only the session id (it is in upload URLs) gets the form.
@@ -30,13 +30,15 @@ from typing import Any, Mapping
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core.clock import utcnow
-from core.errors import WorkbenchError
-from core.policy import access
-from core.policy.access import Permission
-from core.services import access_audit, accounts, sign_in_sessions
-from core.services.accounts import Account
-from core.services.sign_in_sessions import SessionCheck, same_digest
+from domain.clock import utcnow
+from domain.errors import WorkbenchError
+from domain.policy.access import permissions as access
+from domain.policy.access.permissions import Permission
+from core.services.admin import access_audit
+from core.services.admin import accounts
+from core.services.admin import sign_in_sessions
+from core.services.admin.accounts import Account
+from core.services.admin.sign_in_sessions import SessionCheck, same_digest
 from ui import session_cookie
 from ui.inert import md_text
 from ui.runtime import workbench

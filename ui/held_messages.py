@@ -1,5 +1,5 @@
 """The Review queue's section for HL7 messages an interface sent for a patient on no
-chart (core/services/mllp.py): what each says of its patient, a chart to put it on
+chart (core/services/interfaces/mllp.py): what each says of its patient, a chart to put it on
 (the charts that agree with it first), or set aside as not for this clinic.
 
 Reviewers and admins only (DECIDE): the page does not draw it for a viewer. The
@@ -12,11 +12,11 @@ from datetime import date
 
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.services.access_audit import VIEW_MESSAGE
-from core.services.held_messages import (attach_held_message, dismiss_held_message, held_count, holding_full,
+from domain.errors import WorkbenchError
+from core.services.admin.access_audit import VIEW_MESSAGE
+from core.services.interfaces.held_messages import (attach_held_message, dismiss_held_message, held_count, holding_full,
                                          held_for_review)
-from core.services.patients import display_name, list_patients
+from core.services.admin.patients import display_name, list_patients
 from core.services.workbench import Workbench
 from ui import auth, labels
 from ui.inert import md_text, plain_text

@@ -223,7 +223,7 @@ role = partial(_plain, ROLE)
 channel = partial(_plain, CHANNEL)
 
 
-# --- HL7 messages held for review (core/services/mllp.py) -------------------------------
+# --- HL7 messages held for review (core/services/interfaces/mllp.py) -------------------------------
 HOLD_REASON = {
     "unknown_patient": "The MRN in the message is on no chart here.",
     "ambiguous_patient": "The message's patient numbers do not point to one single chart (several charts, "

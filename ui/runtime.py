@@ -11,13 +11,13 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.commands.handover import serve_request
-from core.services.accounts import ensure_initial_admin
-from core.services.app_endpoint import AppEndpoint
-from core.services.mllp import MllpListener
-from core.services.patients import display_name, list_patients, seed_demo_patients
-from core.services.worker import Worker
+from core.services.admin.accounts import ensure_initial_admin
+from core.services.interfaces.app_endpoint import AppEndpoint
+from core.services.interfaces.mllp import MllpListener
+from core.services.admin.patients import display_name, list_patients, seed_demo_patients
+from core.services.ingest.worker import Worker
 from core.services.workbench import Workbench, open_workbench
-from core.settings import get_settings
+from domain.settings import get_settings
 from ui import labels
 from ui.inert import md_text, plain_text
 

@@ -8,7 +8,7 @@ Streamlit resumes any session whose id a WebSocket names (the third entry of its
 
 - after the password check the page posts a one-time ticket to ``SIGN_IN_ROUTE``
   (``routes``), which sets the cookie (a random token; the server keeps its hash,
-  ``core.services.sign_in_sessions``) and sends the browser back to the page it was on;
+  ``core.services.admin.sign_in_sessions``) and sends the browser back to the page it was on;
 - ``ui.auth`` checks on every run that the connection's cookie names the sign-in the
   session belongs to, and ``bind``s the session id to that sign-in here;
 - ``SessionGuard`` (``middleware``) refuses a WebSocket that names a bound session id
@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlparse
 from streamlit import config as streamlit_config
 from streamlit.url_util import make_url_path
 
-from core.services import sign_in_sessions
+from core.services.admin import sign_in_sessions
 from ui import runtime
 
 COOKIE_NAME = "workbench_session"

@@ -13,10 +13,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.services import document_view as dv
-from core.services import native_views
-from core.services.access_audit import VIEW_DOCUMENT
+from domain.errors import WorkbenchError
+from core.services.review import document_view as dv
+from core.services.review import native_views
+from core.services.admin.access_audit import VIEW_DOCUMENT
 from core.services.workbench import Workbench
 from ui import auth, labels
 from ui.inert import md_text, plain, plain_text
@@ -423,7 +423,7 @@ def _docx(context: native_views.DocxContext, citation: dict[str, Any], fact: dic
 def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: dict[str, Any] | None = None) -> None:
     """One cited place: the page with its box emphasised (the document's other boxes
     drawn too), the native view of a non-paged source, or a guideline section."""
-    from core.services.source_review import source_view
+    from core.services.review.source_review import source_view
 
     cit = dict(citation)
     source = str(cit.get("source_id") or "")

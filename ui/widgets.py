@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.policy.chart_rules import critical_result
-from core.policy.relevance import context_of, context_tags
-from core.services.source_review import source_name
+from domain.policy.facts.chart_rules import critical_result
+from domain.policy.answers.relevance import context_of, context_tags
+from core.services.review.source_review import source_name
 from core.services.workbench import Workbench
 from ui import auth, labels
 from ui.inert import md_text
@@ -75,7 +75,7 @@ def show_citation(wb: Workbench, cit: dict, *, key: str, label: str | None = Non
 # How the chat understood a question, in words (the internal intent stays in the tooltip).
 def question_summary(question: dict) -> str:
     """"About: LDL cholesterol, A1c · looking up what the record says"."""
-    from core.policy.topics import TOPIC_BY_NAME
+    from domain.policy.questions.topics import TOPIC_BY_NAME
 
     topics = [TOPIC_BY_NAME[t].label if t in TOPIC_BY_NAME else str(t).replace("_", " ")
               for t in question.get("topics") or []]

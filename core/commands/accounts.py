@@ -9,7 +9,7 @@ import sys
 from typing import Any, Callable
 
 from core.commands.base import Context, actor
-from core.errors import BadInput
+from domain.errors import BadInput
 
 
 def _read_password(confirm: bool = True) -> str:
@@ -39,32 +39,32 @@ def user_command(change: Callable[..., Any]) -> Callable[[Context, argparse.Name
 
 
 def user_add(wb, args, by):
-    from core.services.accounts import add_user
+    from core.services.admin.accounts import add_user
 
     return add_user(wb, username=args.username, role=args.role, password=_read_password(), by=by)
 
 
 def user_disable(wb, args, by):
-    from core.services.accounts import disable_user
+    from core.services.admin.accounts import disable_user
 
     return disable_user(wb, args.username, by=by)
 
 
 def user_enable(wb, args, by):
-    from core.services.accounts import enable_user
+    from core.services.admin.accounts import enable_user
 
     return enable_user(wb, args.username, by=by)
 
 
 def user_reset_password(wb, args, by):
-    from core.services.accounts import reset_password
+    from core.services.admin.accounts import reset_password
 
     return reset_password(wb, args.username, password=_read_password(), by=by)
 
 
 def cmd_user_list(ctx: Context, args) -> dict[str, Any]:
-    from core.policy.access import Permission
-    from core.services.accounts import authorize, list_users
+    from domain.policy.access.permissions import Permission
+    from core.services.admin.accounts import authorize, list_users
 
     authorize(ctx.wb, actor(ctx, args), Permission.MANAGE_USERS)
     users = [_account_json(a) for a in list_users(ctx.wb)]
@@ -78,7 +78,7 @@ def cmd_user_list(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_category_list(ctx: Context, args) -> dict[str, Any]:
-    from core.services.ingestion import list_categories
+    from core.services.ingest.ingestion import list_categories
 
     cats = [{"category": c["name"], "doc_type": c["doc_type"]} for c in list_categories(ctx.wb)]
     out: dict[str, Any] = {"categories": cats}
@@ -88,7 +88,7 @@ def cmd_category_list(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_category_map(ctx: Context, args) -> dict[str, Any]:
-    from core.services.categories import map_category
+    from core.services.ingest.categories import map_category
 
     doc_type = None if args.doc_type.lower() in ("none", "") else args.doc_type
     cat = map_category(ctx.wb, args.name, doc_type, by=actor(ctx, args))

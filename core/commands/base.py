@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.settings import get_settings
+from domain.settings import get_settings
 
 EXIT_BAD_INPUT = 2
 EXIT_JOB_FAILED = 3
@@ -38,7 +38,7 @@ class Reply:
 def open_here():
     """This process's workbench. When another process holds the database the error says
     what to do (for the commands the app runs for the CLI, see ``core.__main__``)."""
-    from core.errors import DatabaseBusy
+    from domain.errors import DatabaseBusy
     from core.services.workbench import open_workbench
 
     try:
@@ -50,8 +50,8 @@ def open_here():
 def busy_error(exc):
     """The sentence for a held database: the app is running (its endpoint file is live),
     or some other process holds it (storage.db says so, and what to do)."""
-    from core.errors import DatabaseBusy
-    from core.services.app_endpoint import live_endpoint
+    from domain.errors import DatabaseBusy
+    from core.services.interfaces.app_endpoint import live_endpoint
 
     return DatabaseBusy(APP_RUNNING) if live_endpoint(get_settings()) is not None else exc
 

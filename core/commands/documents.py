@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from core.commands.base import EXIT_JOB_FAILED, Context, actor
-from core.errors import BadInput
+from domain.errors import BadInput
 
 
 def cmd_patient_add(ctx: Context, args) -> dict[str, Any]:
-    from core.services.patients import add_patient
+    from core.services.admin.patients import add_patient
 
     p = add_patient(ctx.wb, mrn=args.mrn, first=args.first, last=args.last, dob=args.dob, sex=args.sex,
                     by=actor(ctx, args))
@@ -19,7 +19,7 @@ def cmd_patient_add(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_patient_list(ctx: Context, args) -> dict[str, Any]:
-    from core.services.patients import list_patients
+    from core.services.admin.patients import list_patients
 
     found = list_patients(ctx.wb)
     return {"patients": [{"patient_id": p["id"], "mrn": p["mrn"], "first_name": p["first_name"],
@@ -27,8 +27,8 @@ def cmd_patient_list(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_ingest(ctx: Context, args) -> dict[str, Any]:
-    from core.services.ingestion import ingest_now
-    from core.services.patients import get_patient
+    from core.services.ingest.ingestion import ingest_now
+    from core.services.admin.patients import get_patient
 
     if ctx.upload is None:
         raise BadInput("ingest needs the file's content.", code="file_missing")
@@ -47,16 +47,16 @@ def cmd_ingest(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_delete_document(ctx: Context, args) -> dict[str, Any]:
-    from core.services.retraction import delete_document
+    from core.services.review.retraction import delete_document
 
     return delete_document(ctx.wb, args.document_id, by=actor(ctx, args),
                            reason=args.reason or "source document deleted")
 
 
 def cmd_chart(ctx: Context, args) -> dict[str, Any]:
-    from core.services.access_audit import VIEW_CHART, record_view
-    from core.services.facts import chart_view
-    from core.services.patients import get_patient
+    from core.services.admin.access_audit import VIEW_CHART, record_view
+    from core.services.review.facts import chart_view
+    from core.services.admin.patients import get_patient
 
     patient_id = get_patient(ctx.wb, mrn=args.patient)["id"]
     chart = chart_view(ctx.wb, patient_id)
@@ -65,8 +65,8 @@ def cmd_chart(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_retry(ctx: Context, args) -> dict[str, Any]:
-    from core.services.ingestion import run_jobs_now
-    from core.services.operations import retry_job
+    from core.services.ingest.ingestion import run_jobs_now
+    from core.services.ingest.operations import retry_job
     from storage import jobs_repo
 
     job = retry_job(ctx.wb, args.job_id, by=actor(ctx, args))

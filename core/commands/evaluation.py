@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from core.commands.base import open_here
-from core.errors import BadInput, WorkbenchError
-from core.settings import get_settings
+from domain.errors import BadInput, WorkbenchError
+from domain.settings import get_settings
 
 
 def cmd_eval(args) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def cmd_eval(args) -> dict[str, Any]:
 def _record_eval(run: dict[str, Any]) -> None:
     """Store the run in the database too; when the UI owns the database the JSON file is
     enough (the Evals page imports it)."""
-    from core.services.evals import record_run
+    from core.services.evals.records import record_run
 
     try:
         wb = open_here()

@@ -1,6 +1,6 @@
 """Commands handed over by a CLI beside the running app (issue 13): the app runs the same
 command body on its own workbench and captures its stdout, stderr and exit code for the
-caller. The app's endpoint (core.services.app_endpoint) is given ``serve_request`` as its
+caller. The app's endpoint (core.services.interfaces.app_endpoint) is given ``serve_request`` as its
 handler by the app (ui.runtime), so neither the endpoint nor the UI imports the CLI."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from core.commands import documents
 from core.commands.base import APP_RUNNING, EXIT_BAD_INPUT, EXIT_JOB_FAILED, Context
 from core.commands.output import execute
 from core.commands.parser import build_parser
-from core.errors import BadInput
+from domain.errors import BadInput
 
 
 class _AppParser(argparse.ArgumentParser):
@@ -33,7 +33,7 @@ class _AppParser(argparse.ArgumentParser):
 
 def serve_request(wb, request) -> dict[str, Any]:
     """Run one command that a CLI beside the app handed over (``request``: a
-    core.services.app_endpoint.Request) on the app's workbench ``wb``: the same command
+    core.services.interfaces.app_endpoint.Request) on the app's workbench ``wb``: the same command
     body as a direct run, its stdout, stderr and exit code captured for the caller."""
     out, err = io.StringIO(), io.StringIO()
     try:

@@ -12,13 +12,13 @@ import threading
 from typing import Any
 
 from core.commands.base import Context, open_here
-from core.settings import get_settings
+from domain.settings import get_settings
 
 
 def cmd_init(args) -> dict[str, Any]:
-    from core.services.accounts import INITIAL_ADMIN, ensure_initial_admin
-    from core.services.corpus import index_guideline_corpus
-    from core.services.patients import seed_demo_patients
+    from core.services.admin.accounts import INITIAL_ADMIN, ensure_initial_admin
+    from core.services.answer.corpus import index_guideline_corpus
+    from core.services.admin.patients import seed_demo_patients
     from storage.migrations import LATEST_VERSION
 
     wb = open_here()
@@ -43,7 +43,7 @@ def cmd_init(args) -> dict[str, Any]:
 
 
 def cmd_worker(args) -> dict[str, Any]:
-    from core.services.worker import Worker
+    from core.services.ingest.worker import Worker
 
     wb = open_here()
     worker = Worker(wb, worker_id="intake-extractor:cli")
@@ -85,7 +85,7 @@ def cmd_mllp(args) -> dict[str, Any]:
     the database meanwhile: with `make run` holding it, set WORKBENCH_START_MLLP instead."""
     import threading
 
-    from core.services.mllp import MllpListener, listener_access_for
+    from core.services.interfaces.mllp import MllpListener, listener_access_for
 
     # Off loopback the allow-lists are required: refused here, before the database is opened.
     access = listener_access_for(get_settings(), args.host)
@@ -110,7 +110,7 @@ def cmd_mllp(args) -> dict[str, Any]:
 
 
 def cmd_health(args) -> dict[str, Any]:
-    from core.services.health import health
+    from core.services.admin.health import health
 
     report = health(get_settings())
     if report["status"] == "error":
@@ -120,14 +120,14 @@ def cmd_health(args) -> dict[str, Any]:
 
 
 def cmd_index_corpus(ctx: Context, args) -> dict[str, Any]:
-    from core.services.corpus import index_guideline_corpus
+    from core.services.answer.corpus import index_guideline_corpus
 
     return {"ok": True, **index_guideline_corpus(ctx.wb, force=args.force)}
 
 
 def cmd_demo(args) -> dict[str, Any]:
-    from core.services.demo import has_documents, load_demo
-    from core.services.patients import seed_demo_patients
+    from core.services.ingest.demo import has_documents, load_demo
+    from core.services.admin.patients import seed_demo_patients
     from golden.demo import DOCUMENTS
 
     settings = get_settings()

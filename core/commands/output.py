@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.commands.base import EXIT_BAD_INPUT, Reply
-from core.errors import BadInput, Forbidden, WorkbenchError
+from domain.errors import BadInput, Forbidden, WorkbenchError
 
 # Arguments that carry patient identifiers or a file name; see core.__main__.
 _PRIVATE_ARGS = {"patient": "--patient", "mrn": "--mrn", "first": "--first", "last": "--last", "dob": "--dob",

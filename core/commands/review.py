@@ -5,23 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands.base import Context
-from core.errors import BadInput
-from core.settings import get_settings
+from domain.errors import BadInput
+from domain.settings import get_settings
 
 
 def cmd_review(ctx: Context, args) -> dict[str, Any]:
-    from core.services.review import check_for_document, review
+    from core.services.review.decisions import check_for_document, review
 
     wb = ctx.wb
     if args.action == "correct-fact":
-        from core.services.corrections import correct_fact
+        from core.services.review.corrections import correct_fact
 
         if args.fact is None or args.check is not None or args.document is not None:
             raise BadInput("correct-fact corrects a finding: use --fact ID.", code="bad_item")
         return correct_fact(wb, args.fact, by=args.by, value=args.value, unit=args.unit,
                             collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "")
     if args.action == "undo-identity":
-        from core.services.identity_review import undo_identity_decision
+        from core.services.review.identity_review import undo_identity_decision
 
         if args.fact is not None or (args.check is None) == (args.document is None):
             raise BadInput("undo-identity undoes an identity decision: use --check ID or --document ID.",
@@ -33,16 +33,16 @@ def cmd_review(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_search_guidelines(ctx: Context, args) -> dict[str, Any]:
-    from core.services.guidelines import search_guidelines
+    from core.services.answer.guidelines import search_guidelines
 
     return search_guidelines(ctx.wb, args.query, k=args.k)
 
 
 def cmd_ask(ctx: Context, args) -> dict[str, Any]:
-    from core.policy.questions import parse_question
-    from core.services.access_audit import VIEW_ANSWER, record_view
-    from core.services.answering import ask
-    from core.services.patients import get_patient
+    from domain.policy.questions.intent import parse_question
+    from core.services.admin.access_audit import VIEW_ANSWER, record_view
+    from core.services.answer.answering import ask
+    from core.services.admin.patients import get_patient
 
     patient = get_patient(ctx.wb, mrn=args.patient)
     previous = None
@@ -55,6 +55,6 @@ def cmd_ask(ctx: Context, args) -> dict[str, Any]:
 
 
 def _drafter():
-    from core.services.drafting import drafter_for
+    from core.services.answer.drafting import drafter_for
 
     return drafter_for(get_settings())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.settings import Settings, get_settings
+from domain.settings import Settings, get_settings
 from storage.blobs import BlobStore
 from storage.db import Database, open_database
 from storage.private_files import make_private, restrict_new_files

@@ -1,0 +1,177 @@
+"""The evidence an answer may cite, as loaded: candidates built from chart rows and
+document facts, and the bundle the retriever fills.
+
+A chart row is cited to the document promotion behind it (or to the chart row itself
+when it was entered by hand); a document fact to its own citation. Lines of one coded
+text report share the report's kind of finding. Selecting what a question needs is
+``core.services.answer.evidence``; guideline passages, ``guideline_evidence``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.models import Citation, ClinicalContext, EvidenceItem
+from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
+from domain.policy.answers.lab_series import LabSeries
+from domain.policy.answers.relevance import context_of, with_context
+from domain.policy.questions.topics import report_furniture, report_kinds, topics_of
+from core.services.workbench import Workbench
+from storage import evidence_repo
+
+@dataclass
+class Candidate:
+    item: EvidenceItem
+    topics: set[str]
+    context: ClinicalContext | None = None
+    source_text: str = ""  # what the document said, for red-flag and mention checks
+
+
+@dataclass
+class EvidenceBundle:
+    patient: list[EvidenceItem] = field(default_factory=list)  # findings in answer order
+    earlier: set[str] = field(default_factory=set)  # look-ups: older results listed after the latest
+    attention: list[LabSeries] = field(default_factory=list)  # abnormal / critical series, in answer order
+    in_range: list[LabSeries] = field(default_factory=list)  # series whose latest result is in range or unflagged
+    list_in_range: bool = False  # the question named these tests: list them instead of counting
+    review: list[EvidenceItem] = field(default_factory=list)
+    guidelines: list[EvidenceItem] = field(default_factory=list)
+    guidelines_by_key: dict[str, list[EvidenceItem]] = field(default_factory=dict)
+    missing: list[tuple[str | None, str]] = field(default_factory=list)
+    # A condition the record names only as denied, a relative's or hypothetical.
+    mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
+    unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
+    guideline_searched: bool = False
+    # database, vectors, guidelines (searches included), rerank (the guideline reranker's
+    # share of those searches), total
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def guideline_not_found(self) -> bool:
+        return self.guideline_searched and not self.guidelines
+
+    def all_items(self) -> list[EvidenceItem]:
+        series = [i for s in [*self.attention, *self.in_range] for i in s.items]
+        return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions)]
+
+
+# ------------------------------------------------------------------ item building
+def _lab_text(v: dict[str, Any]) -> str:
+    parts = [f"{v.get('test_name')} {v.get('value')}" + (f" {v['unit']}" if v.get("unit") else "")]
+    details = []
+    if v.get("reference_range"):
+        details.append(f"reference {v['reference_range']}")
+    flag = v.get("abnormal_flag")
+    if flag and flag != "unknown":
+        details.append(f"flagged {flag.replace('_', ' ')}" + (" (derived from the range)" if v.get("flag_derived") else ""))
+    if details:
+        parts.append("(" + "; ".join(details) + ")")
+    parts.append(f"collected {v['collection_date']}" if v.get("collection_date") else "collection date not stated")
+    return ", ".join([" ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else parts[0]
+
+
+def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
+    """A sentence built from stored structured values, exactly as stored."""
+    if fact_type == "lab_result" and v.get("test_name"):
+        return _lab_text(v)
+    if fact_type == "allergy" and v.get("substance"):
+        return f"Allergy: {v['substance']}" + (f" (reaction: {v['reaction']})" if v.get("reaction") else "")
+    if fact_type == "medication" and v.get("name"):
+        extra = " ".join(str(v[k]) for k in ("dose", "frequency") if v.get(k))
+        return f"Medication: {v['name']}" + (f" {extra}" if extra else "")
+    if fact_type == "problem" and v.get("description"):
+        return f"Problem: {v['description']}" + (f" ({v['code']})" if v.get("code") else "")
+    return fallback
+
+
+def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candidate:
+    value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()
+             if k not in ("promotion_citation", "fact_context")}
+    context = context_of(fact_type, row.get("fact_context"))
+    text = with_context(describe(fact_type, value, str(row.get("note") or "")), context)
+    if row.get("promotion_citation"):
+        citations = [Citation.model_validate(row["promotion_citation"])]
+    else:
+        subject = str(value.get({"lab_result": "value"}.get(fact_type, "id")) or row["id"])
+        citations = [Citation(source_type="chart", source_id=f"{table}:{row['id']}", page_or_section=table,
+                              field_or_chunk_id=f"{table}.{row['id']}", quote_or_value=text or subject,
+                              verified=True)]
+    item = EvidenceItem(evidence_id=f"{table}:{row['id']}", kind="chart", fact_type=fact_type, text=text,
+                        structured=value, citations=citations, abnormal=is_abnormal(value.get("abnormal_flag")),
+                        date=value.get("collection_date"))
+    source = " ".join([text, *(c.quote_or_value for c in citations)])
+    return Candidate(item, topics_of(fact_type, value, text, context), context, source)
+
+
+def _fact_candidate(fact: dict[str, Any], evidence_source: str) -> Candidate:
+    value = fact["structured_value"] or {}
+    context = context_of(fact["fact_type"], fact.get("context"))
+    text = with_context(describe(fact["fact_type"], value, fact["fact_text"]), context)
+    citation = Citation.model_validate(fact["citation"])
+    if evidence_source == "needs_review":
+        reason = fact.get("review_reason") or (
+            "conflicts with the chart" if fact.get("promotion_status") == "conflict_needs_review" else "uncertain")
+        text = f"{text} — needs review: {reason}"
+    item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=evidence_source, fact_type=fact["fact_type"], text=text,
+                        structured=value, citations=[citation], abnormal=is_abnormal(value.get("abnormal_flag")),
+                        date=value.get("collection_date"))
+    source = f"{fact['fact_text']} {citation.quote_or_value}"
+    return Candidate(item, topics_of(fact["fact_type"], value, fact["fact_text"], context), context, source)
+
+
+def load_candidates(wb: Workbench,
+                    patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
+    """The patient's chart rows and usable document facts as candidates: (findings,
+    findings held for review, usable facts by id for re-checking vector hits)."""
+    with wb.db.cursor() as cur:
+        charts = {fact_type: evidence_repo.chart_rows_with_citations(cur, table, patient_id)
+                  for fact_type, table in CHART_TABLES.items()}
+        facts = evidence_repo.usable_facts(cur, patient_id)
+    candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row)
+                  for fact_type, rows in charts.items() for row in rows]
+    reviews: list[Candidate] = []
+    for fact in facts:
+        if needs_review(fact):
+            reviews.append(_fact_candidate(fact, "needs_review"))
+        elif fact["active"] and fact["promotion_status"] not in SUPPORTING_OUTCOMES:
+            candidates.append(_fact_candidate(fact, "document_fact"))
+    _report_topics([*candidates, *reviews])
+    return candidates, reviews, {f["id"]: f for f in facts}
+
+
+def _report_key(c: Candidate) -> tuple | None:
+    """The text report a line belongs to: lines of one coded text observation (HL7 TX/FT
+    OBX lines sharing an observation code) of one document."""
+    v = c.item.structured
+    if c.item.fact_type != "other" or str(v.get("value_type") or "").upper() not in ("TX", "FT") or not v.get("code"):
+        return None
+    return (c.item.citations[0].source_id, v.get("code"), v.get("observation"), v.get("date"))
+
+
+def _line_number(c: Candidate) -> tuple[int, str]:
+    m = re.search(r"\[(\d+)\]\s*$", c.item.citations[0].field_or_chunk_id or "")
+    return (int(m.group(1)) if m else 0, c.item.evidence_id)
+
+
+def _report_topics(lines: list[Candidate]) -> None:
+    """Every finding line of a text report shares the report's kind ("imaging" for a
+    chest film report), furniture lines (labels, names, ids, signatures) none of it
+    (``domain.policy.questions.topics.report_kinds`` / ``report_furniture``)."""
+    reports: dict[tuple, list[Candidate]] = {}
+    for c in lines:
+        key = _report_key(c)
+        if key is not None:
+            reports.setdefault(key, []).append(c)
+    for report in reports.values():
+        report.sort(key=_line_number)
+        texts = [str(c.item.structured.get("value") or c.item.text) for c in report]
+        report_types = report_kinds(texts)
+        if not report_types:
+            continue
+        for c, furniture in zip(report, report_furniture(texts)):
+            if furniture:
+                c.topics -= report_types
+            else:
+                c.topics |= report_types

@@ -1,0 +1,262 @@
+"""The extraction pipeline one job runs: normalize -> extract -> validate ->
+verify citations -> classify -> identity gate -> persist -> promote -> embed.
+
+Reprocessing is idempotent: facts are keyed by a source-scoped fingerprint, a
+human identity decision is never overwritten, and promotion outcomes are
+recorded once per fact.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from domain.content import NormalizedContent
+from domain.errors import ExtractionError, ResponseRejected
+from domain.models import VALUE_MODELS, Certainty, DocType, ExtractionResult, IdentityStatus
+from domain.policy.facts.certainty import classify, held_by_warnings, hold_for_review
+from domain.policy.facts.chart_rules import identity_trusted
+from domain.policy.facts.citations import verify_citations
+from domain.policy.context.mentions import apply_to as apply_context
+from domain.policy.facts.fingerprints import clinical_content_fingerprint, fact_fingerprint
+from domain.policy.identity.gate import IdentityOutcome, check_identity, combine_parts
+from core.services.review.promotion import promote_facts
+from core.services.ingest.sandbox import run_isolated
+from core.services.workbench import Workbench
+from extract.registry import extractor_for, require_extractor
+from domain.limits import Limits
+from extract.normalize import normalize
+from storage import documents_repo, facts_repo, patients_repo
+from storage.rows import FactRow, IdentityCheckRow, JobRow
+
+
+@dataclass
+class PipelineResult:
+    counts: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    engine: str | None = None
+    warnings: list[dict] = field(default_factory=list)
+    activated_fact_ids: list[int] = field(default_factory=list)
+
+
+# Job stage names (ms), shared with the eval runner's latency report; the worker adds
+# ``total``. ``ocr`` is time inside OCR engines, ``normalize`` the rest of turning the
+# stored bytes into content (loading them included); ``persist`` is classifying and
+# storing the facts between the identity gate and promotion.
+JOB_STAGES = ("normalize", "ocr", "extract", "verify", "identity", "persist", "promote")
+
+NOTHING_FOUND = "nothing_found"
+NOTHING_FOUND_MESSAGE = "The document was read without error, but not one finding was kept from it; check it by eye."
+
+
+class _Stopwatch:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, stage: str) -> float:
+        now = time.perf_counter()
+        ms = round((now - self._t) * 1000, 2)
+        self.timings[stage] = ms
+        self._t = now
+        return ms
+
+
+def validate_response(result: ExtractionResult, doc_type: DocType) -> None:
+    """Whole-response rejection (DESIGN §5): an answer for another doc_type cannot be
+    trusted as a whole, nor one whose clinical values do not fit their fact type's value
+    model (domain.models.VALUE_MODELS): checked here, once, so a malformed value is caught
+    the same way whichever format it came from. Missing citations, blank quotes, bad
+    enums and out-of-page boxes are already refused by the pydantic models the extractor
+    must build."""
+    if result.doc_type != doc_type:
+        raise ResponseRejected(
+            f"The extractor answered for {result.doc_type.value}, but the job is {doc_type.value}.",
+            code="doc_type_mismatch",
+        )
+    for proposal in result.facts:
+        model = VALUE_MODELS.get(proposal.fact_type)
+        if model is None:
+            continue
+        try:
+            model.model_validate(proposal.structured_value)  # checked, not rewritten: the value is stored as given
+        except ValidationError as exc:
+            fields = ", ".join(sorted({".".join(map(str, e["loc"])) for e in exc.errors()}))
+            raise ResponseRejected(f"The extractor gave a malformed {proposal.fact_type} value ({fields}).",
+                                   code="malformed_value") from None
+
+
+def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, candidates: list,
+               outcome: IdentityOutcome, previous: IdentityCheckRow | None) -> dict[str, Any] | None:
+    """The identity check to store, or None when the latest one (``previous``) stands:
+    a human decision is never overwritten by reprocessing, and an unchanged check is
+    not stored twice."""
+    if previous is not None and previous.review_decision:
+        return None
+    identifiers = [c.model_dump(mode="json") for c in candidates]
+    if (previous is not None and previous.identity_status == outcome.status.value
+            and previous.extracted_identifiers == identifiers):
+        return None
+    return dict(patient_id=patient["id"], document_id=document["id"], job_id=job.id, doc_type=job.doc_type,
+                scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
+                mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
+
+
+def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
+                     result: ExtractionResult) -> dict[str | None, IdentityCheckRow]:
+    """One check per part (fax pages, HL7 messages) and one for the document. When
+    every identifier belongs to a part, the document's check summarises the parts.
+    The latest checks are read once, identifiers grouped once and the new checks
+    stored in one statement: a batch has thousands of parts, and a query, a scan or
+    an insert per part made this grow faster than the batch."""
+    by_scope: dict[str | None, list] = {}
+    for c in result.identifiers:
+        by_scope.setdefault(c.scope, []).append(c)
+    latest = {c.scope: c for c in facts_repo.identity_checks_for_document(cur, document["id"])}
+    scopes = sorted(({f.scope for f in result.facts} | set(by_scope)) - {None})
+    statuses: dict[str, IdentityStatus] = {}
+    pending: dict[str | None, dict[str, Any]] = {}
+    for scope in scopes:
+        outcome = check_identity(by_scope.get(scope, []), patient)
+        row = _check_row(job, document, patient, scope, by_scope.get(scope, []), outcome, latest.get(scope))
+        if row is None:
+            statuses[scope] = IdentityStatus(latest[scope].identity_status)
+        else:
+            pending[scope] = row
+            statuses[scope] = IdentityStatus(row["status"])
+    unscoped = by_scope.get(None, [])
+    if unscoped or not scopes:
+        outcome = check_identity(unscoped, patient)
+    else:
+        outcome = combine_parts(statuses)
+    row = _check_row(job, document, patient, None, unscoped, outcome, latest.get(None))
+    if row is not None:
+        pending[None] = row
+    stored = dict(zip(pending, facts_repo.insert_identity_checks(cur, list(pending.values()))))
+    return {scope: stored.get(scope) or latest[scope] for scope in [*scopes, None]}
+
+
+def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citations: list,
+                   checks: dict[str | None, IdentityCheckRow],
+                   paged: bool, ocr: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
+    """Classify each proposal (citations already verified) into a fact row to store."""
+    prepared: dict[str, dict[str, Any]] = {}
+    held = held_by_warnings(w.code for w in result.warnings)  # e.g. a repaired file: all to review
+    for proposal, citation in zip(result.facts, citations):
+        proposal = apply_context(proposal.model_copy(update={"citation": citation}))
+        decision = hold_for_review(classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr), held)
+        if decision.certainty is None:
+            counts["rejected"] = counts.get("rejected", 0) + 1
+            continue
+        check = checks.get(proposal.scope) or checks[None]
+        structured = proposal.structured_value
+        fp = fact_fingerprint(document["id"], job.doc_type, proposal.fact_type, citation.field_or_chunk_id,
+                              structured)
+        trusted = identity_trusted(check.identity_status)
+        prepared.setdefault(fp, dict(
+            patient_id=document["patient_id"], document_id=document["id"], job_id=job.id,
+            identity_check_id=check.id, doc_type=job.doc_type, fact_type=proposal.fact_type,
+            certainty=decision.certainty.value, fact_fingerprint=fp,
+            clinical_content_fingerprint=clinical_content_fingerprint(
+                document["patient_id"], proposal.fact_type, structured, proposal.fact_text),
+            fact_text=proposal.fact_text, structured_value=structured, citation=citation.model_dump(mode="json"),
+            confidence=round(proposal.confidence, 4),
+            promotion_status=None if trusted else "awaiting_identity",
+            review_reason=decision.reason if decision.certainty is Certainty.NEEDS_REVIEW else None,
+            scope=proposal.scope, active=trusted and decision.certainty is not Certainty.NEEDS_REVIEW,
+            context=proposal.context.model_dump(mode="json") if proposal.context else None,
+        ))
+    return list(prepared.values())
+
+
+def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int]) -> list[FactRow]:
+    """Insert what is new; a fact stored by an earlier run of this job is reused as is."""
+    existing = facts_repo.facts_by_fingerprints(cur, [f["fact_fingerprint"] for f in prepared])
+    new = [f for f in prepared if f["fact_fingerprint"] not in existing]
+    for fact in new:
+        counts[fact["certainty"]] = counts.get(fact["certainty"], 0) + 1
+    counts["unchanged"] = len(prepared) - len(new)
+    inserted = {f.fact_fingerprint: f for f in facts_repo.insert_facts(cur, new)}
+    return [existing.get(f["fact_fingerprint"]) or inserted[f["fact_fingerprint"]] for f in prepared]
+
+
+def read_document(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: str | None,
+                  source_id: str, limits: Limits) -> tuple[NormalizedContent, ExtractionResult, float]:
+    """The stored bytes to content and proposed facts, with the ms spent extracting. Runs
+    in the job's child process (core.services.ingest.sandbox): no database here, and the return
+    value goes back to the worker pickled."""
+    extractor = extractor_for(doc_type)
+    content = normalize(data, render_dir=render_dir, doc_type=doc_type, ocr_engine=ocr_engine, limits=limits)
+    started = time.perf_counter()
+    result = extractor(content, source_id)
+    validate_response(result, doc_type)
+    return content, result, round((time.perf_counter() - started) * 1000, 2)
+
+
+def read_isolated(settings, data: bytes, doc_type: DocType,
+                  document: dict) -> tuple[NormalizedContent, ExtractionResult, float]:
+    """``read_document`` in a child process under the job's time and memory ceilings."""
+    args = (data, doc_type, settings.renders_dir / document["sha256"][:16], settings.ocr_preference,
+            f"documents:{document['id']}", Limits.from_settings(settings))
+    return run_isolated(read_document, args, timeout=settings.job_timeout_seconds,
+                        memory_mb=settings.job_memory_mb, method=settings.job_process)
+
+
+def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
+    """Process one claimed job. Raises ExtractionError for bad documents."""
+    clock = _Stopwatch()
+    out = PipelineResult()
+    with wb.db.cursor() as cur:
+        document = documents_repo.by_id(cur, job.document_id)
+        patient = patients_repo.by_id(cur, job.patient_id)
+    if document is None or document["deleted"]:
+        raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
+    doc_type = DocType(job.doc_type)
+    require_extractor(doc_type)  # fails early with unsupported_doc_type, importing nothing here
+    data = wb.blobs.get(document["sha256"])
+    content, result, extract_ms = read_isolated(wb.settings, data, doc_type, document)
+    # The child's start and the hand-back count as normalizing (turning the stored bytes into content).
+    normalize_ms = round(clock.lap("normalize") - extract_ms, 2)
+    ocr_ms = round(min(max(float(getattr(content, "ocr_ms", 0.0) or 0.0), 0.0), normalize_ms), 2)
+    clock.timings["normalize"] = round(normalize_ms - ocr_ms, 2)
+    clock.timings["ocr"] = ocr_ms
+    clock.timings["extract"] = extract_ms
+    out.engine = content.engine or result.engine
+    # Every extractor carries the content's warnings into its result, plus its own.
+    out.warnings = [{"code": w.code, "page": w.page, "message": w.message} for w in result.warnings]
+
+    counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
+    citations = verify_citations([p.citation for p in result.facts], content)
+    clock.lap("verify")
+    with wb.db.transaction() as cur:
+        # Reading took a while: a document deleted meanwhile must add nothing. Deletion
+        # takes the same write lock, so this check and the writes below are one step.
+        current = documents_repo.by_id(cur, document["id"])
+        if current is None or current["deleted"]:
+            raise ExtractionError("The document was deleted while it was being read; nothing was kept.",
+                                  code="document_deleted")
+        checks = _identity_checks(cur, job, document, patient, result)
+        clock.lap("identity")
+        prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages),
+                                  content.source_kind == "ocr", counts)
+        stored = _store_facts(cur, prepared, counts)
+        clock.lap("persist")
+        trusted = {scope for scope, c in checks.items() if identity_trusted(c.identity_status)}
+        promotable = [f for f in stored if (f.scope if f.scope in checks else None) in trusted]
+        outcomes = promote_facts(cur, promotable, document)
+        facts_repo.set_promotion_status(cur, outcomes)
+        for outcome in outcomes.values():
+            counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
+        out.activated_fact_ids = [f.id for f in promotable if f.active]
+    clock.lap("promote")  # the transaction's commit included
+    counts["stored"] = len(stored)
+    counts["identity_trusted"] = int(identity_trusted(checks[None].identity_status))
+    if not stored:  # a success that kept nothing must not read as a clean one
+        out.warnings.append({"code": NOTHING_FOUND, "page": None, "message": NOTHING_FOUND_MESSAGE})
+    out.counts = counts
+    out.timings = clock.timings
+    return out

@@ -1,0 +1,66 @@
+"""Keeping the patient-fact vector table in step with active facts.
+
+Facts are embedded after their job has succeeded, in batches, by the worker (or
+right away for an inline CLI ingest or a review decision): extraction results are
+visible without waiting for the embedder, and one batch embeds faster than many
+small calls. Removal on retraction is immediate (``core.services.review.retraction``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from core import telemetry
+from core.services.workbench import Workbench
+from storage import facts_repo
+
+
+def index_pending(wb: Workbench, *, limit: int = 256) -> int:
+    """Embed active facts that have no vector yet; returns how many were added."""
+    if wb.fact_index is None:
+        return 0
+    with wb.db.cursor() as cur:
+        pending = facts_repo.facts_awaiting_vectors(cur, limit)
+    if not pending:
+        return 0
+    start = time.perf_counter()
+    added = wb.fact_index.add_facts([f.to_dict() for f in pending])  # the index (retrieve/) reads plain rows
+    embed_ms = round((time.perf_counter() - start) * 1000, 2)
+    ids = [f.id for f in pending]
+    # In a transaction so it waits for a decision writing the same rows (storage.db).
+    with wb.db.transaction() as cur:
+        facts_repo.mark_vectors(cur, ids, True)
+        # A fact deleted or corrected while we embedded: take its vector straight back
+        # out (a corrected one is embedded again, from its new words, by the next pass).
+        now = facts_repo.facts_by_ids(cur, ids)
+        changed = {f.id for f in pending if f.id not in now or now[f.id].fact_text != f.fact_text}
+        gone = sorted(changed.union(facts_repo.inactive_among(cur, ids)))
+    if gone:
+        wb.fact_index.remove_facts(gone)
+        with wb.db.transaction() as cur:
+            facts_repo.mark_vectors(cur, gone, False)
+    _emit_embedded(wb, embed_ms, added, len(gone))
+    return added - len(gone)
+
+
+def _emit_embedded(wb: Workbench, embed_ms: float, added: int, removed: int) -> None:
+    """One ``facts_embedded`` event per batch: the ``embed`` stage latency (embedding the
+    texts and writing the vectors) and how many facts; no patient, document or text."""
+    try:
+        model = getattr(getattr(wb.fact_index, "embedder", None), "name", None)
+    except Exception:  # noqa: BLE001 - naming the model must never fail the batch
+        model = None
+    counts = {"facts": added}
+    if removed:
+        counts["removed_deleted"] = removed
+    telemetry.emit("facts_embedded", settings=wb.settings, latency_ms={"embed": embed_ms}, counts=counts,
+                   embedding_model=model)
+
+
+def remove_vectors(wb: Workbench, fact_ids: list[int]) -> int:
+    if wb.fact_index is None or not fact_ids:
+        return 0
+    removed = wb.fact_index.remove_facts(fact_ids)
+    with wb.db.transaction() as cur:
+        facts_repo.mark_vectors(cur, fact_ids, False)
+    return removed

@@ -1,0 +1,127 @@
+"""Lab results as series, for answers that read a trend (pure).
+
+A series is every result of one test for the patient, newest first. Attention
+answers look at the latest result of each series: critical before abnormal, and
+within a severity the most recent first, grouped by topic so a clinician reads the
+lipid results together; the previous result of the same test gives the trend.
+Look-ups show the latest value first, then its history.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from domain.policy.facts.analytes import canonical_analyte
+from domain.models import EvidenceItem
+from domain.policy.facts.chart_rules import is_abnormal, is_critical
+from domain.policy.questions.topics import TOPIC_BY_NAME, group_of, topic_order
+
+CRITICAL, ABNORMAL, IN_RANGE, NOT_FLAGGED = 0, 1, 2, 3
+
+
+def severity(flag: str | None) -> int:
+    """0 critical, 1 abnormal, 2 within range, 3 not flagged (lower is more severe)."""
+    if is_critical(flag):
+        return CRITICAL
+    if is_abnormal(flag):
+        return ABNORMAL
+    return IN_RANGE if flag == "normal" else NOT_FLAGGED
+
+
+def test_key(test_name: str | None, unit: str | None = None, loinc: str | None = None) -> str:
+    """One series per test: its canonical analyte ("HbA1c" and "Hemoglobin A1c" are one
+    trend), else its name however the report spaced or punctuated it."""
+    analyte = canonical_analyte(str(test_name or ""), loinc=loinc, unit=unit)
+    return f"analyte:{analyte}" if analyte else re.sub(r"[^a-z0-9]+", " ", str(test_name or "").lower()).strip()
+
+
+@dataclass
+class LabSeries:
+    key: str
+    topic: str | None
+    items: list[EvidenceItem] = field(default_factory=list)  # newest first
+
+    @property
+    def latest(self) -> EvidenceItem:
+        return self.items[0]
+
+    @property
+    def history(self) -> list[EvidenceItem]:
+        return self.items[1:]
+
+    @property
+    def severity(self) -> int:
+        return severity(self.latest.structured.get("abnormal_flag"))
+
+    @property
+    def previous(self) -> EvidenceItem | None:
+        """The result before the latest one, from an earlier collection date."""
+        latest_date = self.latest.date
+        for item in self.history:
+            if item.date != latest_date or latest_date is None:
+                return item
+        return None
+
+    @property
+    def test_name(self) -> str:
+        return str(self.latest.structured.get("test_name") or self.key)
+
+
+def guide_key(series: LabSeries) -> str:
+    """Guidance is looked up per topic, or per test when its topic has no guideline vocabulary."""
+    topic = TOPIC_BY_NAME.get(series.topic or "")
+    return series.topic if topic and topic.guideline_hint else f"test:{series.key}"
+
+
+def _newest_first(item: EvidenceItem) -> tuple:
+    # Dated results before undated ones; among equal dates the later-stored first.
+    return (item.date is not None, item.date or "", item.evidence_id)
+
+
+def build_series(items: list[EvidenceItem]) -> list[LabSeries]:
+    """Group lab items by test (other items are ignored), newest first in each."""
+    by_key: dict[str, LabSeries] = {}
+    for item in items:
+        if item.fact_type != "lab_result":
+            continue
+        key = test_key(item.structured.get("test_name"), item.structured.get("unit") or None,
+                       item.structured.get("loinc") or None)
+        by_key.setdefault(key, LabSeries(key=key, topic=item.topic)).items.append(item)
+    for series in by_key.values():
+        series.items.sort(key=_newest_first, reverse=True)
+    return list(by_key.values())
+
+
+def attention_order(series: list[LabSeries]) -> list[LabSeries]:
+    """Most severe first (critical, then abnormal), most recent first within a
+    severity, then gathered by topic group (lipids together) in the order the groups
+    first appear: a group holding a critical result comes first."""
+    ranked = sorted(series, key=lambda s: (s.severity, _neg_date(s.latest.date), topic_order(s.topic), s.key))
+    group_rank: dict[str | None, int] = {}
+    for s in ranked:
+        group_rank.setdefault(group_of(s.topic), len(group_rank))
+    return sorted(ranked, key=lambda s: group_rank[group_of(s.topic)])  # stable: severity order inside a group
+
+
+def lookup_order(series: list[LabSeries]) -> list[LabSeries]:
+    """Look-ups: the most recently measured test first."""
+    return sorted(series, key=lambda s: (_neg_date(s.latest.date), s.severity, s.key))
+
+
+def _neg_date(date: str | None) -> tuple:
+    # Sort helper: newer dates first, undated last.
+    return (date is None, tuple(-ord(ch) for ch in (date or "")))
+
+
+def trend_text(series: LabSeries) -> str:
+    """"previous 5.1 mmol/L on 2025-10-01 (high)" — empty when there is no earlier result."""
+    prev = series.previous
+    if prev is None:
+        return ""
+    v = prev.structured
+    value = f"{v.get('value')}" + (f" {v['unit']}" if v.get("unit") else "")
+    when = f" on {prev.date}" if prev.date else " (undated)"
+    flag = v.get("abnormal_flag")
+    mark = f" ({str(flag).replace('_', ' ')})" if flag and flag != "unknown" else ""
+    return f"previous {value}{when}{mark}"

@@ -1,0 +1,71 @@
+"""Stable fingerprints that stop duplicates.
+
+fact fingerprint      source-scoped: the same fact from the same document, however
+                      often the job runs, hashes the same;
+clinical content      patient-scoped: the same clinical content from any document
+                      (a re-upload under a new id) hashes the same;
+clinical key          patient-scoped content minus the value: same test on the same
+                      date with a different value is a conflict, not a new fact.
+
+A lab result's test is its canonical analyte (``domain.policy.facts.analytes``: "HbA1c" and
+"Hemoglobin A1c" are one test), falling back to the printed name when the vocabulary
+does not know it. The key is computed from fields a chart row also holds (test name,
+unit, LOINC code, date), because promotion recomputes it from the chart rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from domain.policy.facts.analytes import canonical_analyte
+
+_KEY_FIELDS = {
+    "lab_result": ("test_name", "collection_date"),
+    "allergy": ("substance",),
+    "medication": ("name",),
+    "problem": ("description",),
+}
+_VALUE_FIELDS = {
+    "lab_result": ("value", "unit"),
+    "allergy": ("reaction",),
+    "medication": ("dose", "frequency"),
+    "problem": ("code",),
+}
+
+
+def _norm(value: Any) -> str:
+    return re.sub(r"[^0-9a-z.<>=%/+-]+", " ", str(value or "").lower()).strip()
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def fact_fingerprint(document_id: int, doc_type: str, fact_type: str, field_path: str, structured: dict) -> str:
+    return _digest("fact", document_id, doc_type, fact_type, field_path, structured)
+
+
+def _key_part(fact_type: str, name: str, structured: dict) -> str:
+    if fact_type == "lab_result" and name == "test_name":
+        unit = structured.get("unit")
+        analyte = canonical_analyte(str(structured.get("test_name") or ""), loinc=structured.get("loinc") or None,
+                                    unit=None if unit is None else str(unit))
+        if analyte:
+            return f"analyte:{analyte}"
+    return _norm(structured.get(name))
+
+
+def clinical_key(patient_id: int, fact_type: str, structured: dict, fallback_text: str) -> str:
+    fields = _KEY_FIELDS.get(fact_type)
+    if not fields:
+        return _digest("key", patient_id, fact_type, _norm(fallback_text))
+    return _digest("key", patient_id, fact_type, *(_key_part(fact_type, f, structured) for f in fields))
+
+
+def clinical_content_fingerprint(patient_id: int, fact_type: str, structured: dict, fallback_text: str) -> str:
+    key = clinical_key(patient_id, fact_type, structured, fallback_text)
+    values = _VALUE_FIELDS.get(fact_type, ())
+    return _digest("content", key, *(_norm(structured.get(f)) for f in values))

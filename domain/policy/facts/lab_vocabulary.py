@@ -1,0 +1,58 @@
+"""Known lab units and analyte names, for judging OCR reads (pure).
+
+A text layer says exactly what was printed; OCR can turn "A1c" into "Aic",
+"x10E3/uL" into "x lOE3/uL" or "7.9" into "79". A lab result read by OCR is
+therefore promoted only when its test name and unit are ones we know and its
+value is of a plausible size for its reference range; anything else stays
+visible in review with the reason. Names and spellings come from the one analyte
+vocabulary (``domain.policy.facts.analytes``): a unit is known when an analyte there lists it
+or it is one of the general units below.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from domain.policy.facts.analytes import all_analytes, known_name, normalize_unit
+
+# Units beyond those the vocabulary lists for its analytes (other tests, other spellings).
+_UNITS = """
+% mg/dl g/dl g/l mg/l ug/dl mcg/dl ug/l mcg/l ng/ml ng/dl pg/ml pg fl mmol/l umol/l nmol/l pmol/l meq/l
+u/l iu/l mu/l miu/l uiu/ml miu/ml mciu/ml units/l x10e3/ul x10e6/ul x10e9/l x10e12/l 10*3/ul 10*6/ul 10^3/ul
+10^6/ul k/ul m/ul thou/ul mill/ul /ul cells/ul /hpf /lpf ml/min/1.73m2 ml/min mg/g mg/mmol mg/24h g/24h
+mm/hr sec seconds ratio index mosm/kg mmhg bpm kg cm copies/ml au/ml titer ug/ml mcg/ml
+"""
+KNOWN_UNITS = frozenset(_UNITS.split())
+
+_NUMBER = re.compile(r"^[<>]?=?\s*(\d+(?:\.\d+)?)$")
+_BOUNDS = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+@lru_cache(maxsize=1)
+def _all_known_units() -> frozenset[str]:
+    listed = {normalize_unit(u) for a in all_analytes() for u in a.units}
+    return KNOWN_UNITS | (listed - {""})
+
+
+def known_unit(unit: str) -> bool:
+    return normalize_unit(unit) in _all_known_units()
+
+
+def known_analyte(name: str) -> bool:
+    """A test name the analyte vocabulary (``domain.policy.facts.analytes``) knows."""
+    return known_name(name)
+
+
+def implausible_magnitude(value: str, reference_range: str) -> bool:
+    """True when a numeric value is more than ten times beyond its reference range:
+    the signature of a decimal point lost in reading ("79" for "7.9")."""
+    m = _NUMBER.match(value.strip())
+    bounds = [float(b) for b in _BOUNDS.findall(reference_range or "")]
+    if not m or not bounds:
+        return False
+    number, top = float(m.group(1)), max(bounds)
+    low = min(bounds) if len(bounds) > 1 else None
+    if top > 0 and number > 10 * top:
+        return True
+    return low is not None and low > 0 and number < low / 10

@@ -1,0 +1,200 @@
+"""One page image -> corrected page image + words + lines.
+
+Shared by every raster source (PNG/JPEG/WEBP/TIFF frames, rendered PDF pages). The
+order of work is: despeckle, flatten a photo's lighting, deskew, scale to a readable
+glyph size, OCR; then, only if the result does not read like upright text, ask the
+engine which way the page is turned and try that quarter turn, keeping whichever
+reading is better. Checking the OCR result first costs nothing on the usual upright
+page (Tesseract's OSD alone takes ~0.5 s a page) and guards against OSD's confident
+mistakes on sparse forms. Finally the words are shaped like a text layer's: noise
+tokens dropped, each line's words given the line's height, one line per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PIL import Image
+
+from domain.content import Line, PageContent, Word
+from domain.errors import ExtractionError
+from domain.models import ExtractionWarning
+from extract.formats.ocr import imageprep
+from extract.formats.ocr.engines import OcrEngine
+
+# A page reads as upright when its words are mostly horizontal and confidently read.
+# Upside-down pages read at mean conf 0.27 (Tesseract) and 0.61 (RapidOCR, classifier
+# off); upright typed pages at 0.85-0.97.
+UPRIGHT_MIN_CONF = 0.7
+# A quarter-turned reading must beat the unturned one by this factor to be kept.
+TURN_MIN_GAIN = 1.2
+# Tokens without a letter or digit read below this confidence are form rules, box
+# edges and speckle ("—_", "|"), not text: dropped.
+NOISE_MAX_CONF = 0.5
+
+
+@dataclass
+class PageResult:
+    page: PageContent  # boxes in pixels of ``image``
+    image: Image.Image  # the corrected page: what to store and show under the boxes
+    warnings: list[ExtractionWarning] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Reading:
+    image: Image.Image
+    words: list[Word]
+    rotation: int
+    skew: float
+    scale: float
+    warnings: list[ExtractionWarning]
+
+
+def ocr_page(
+    gray: Image.Image, engine: OcrEngine, *, number: int, dpi: int | None = None
+) -> PageResult:
+    """Correct and OCR one 8-bit grayscale page image."""
+    clean, despeckled = imageprep.despeckle(gray)
+    clean, flattened = imageprep.flatten_background(clean)
+    reading = _read(clean, engine, 0, number, dpi)
+    tried_turn = False
+    if not reads_upright(reading.words):
+        turn = engine.detect_rotation(clean)
+        if turn:
+            tried_turn = True
+            turned = _read(clean, engine, turn, number, dpi)
+            if text_score(turned.words) > TURN_MIN_GAIN * text_score(reading.words):
+                reading = turned
+    img = reading.image
+    words = level_lines([w for w in reading.words if not _is_noise(w)])
+    page = PageContent(number=number, width=float(img.width), height=float(img.height))
+    page.lines, page.words = group_lines(words)
+    warnings = list(reading.warnings)
+    if not page.words and not warnings:
+        warnings.append(
+            ExtractionWarning("no_text_on_page", "No text was recognised on this page.", page=number)
+        )
+    meta = {
+        "page": number,
+        "despeckled": despeckled,
+        "flattened": flattened,
+        "rotation": reading.rotation,
+        "turn_tried": tried_turn,
+        "deskew_deg": reading.skew,
+        "ocr_scale": round(reading.scale, 3),
+        "noise_words_dropped": len(reading.words) - len(words),
+        "size": [img.width, img.height],
+    }
+    return PageResult(page=page, image=img, warnings=warnings, meta=meta)
+
+
+def _read(
+    clean: Image.Image, engine: OcrEngine, rotation: int, number: int, dpi: int | None
+) -> _Reading:
+    img = imageprep.rotate_quarter(clean, rotation)
+    skew = imageprep.estimate_skew(img)
+    if abs(skew) < imageprep.MIN_SKEW_DEG:
+        skew = 0.0
+    img = imageprep.deskew(img, skew)
+    scale = imageprep.ocr_scale(img)
+    if abs(scale - 1.0) < 0.05:
+        scale, work = 1.0, img
+    else:
+        size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
+        work = img.resize(size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BICUBIC)
+    if dpi:  # tells Tesseract the resolution instead of letting it guess
+        work.info["dpi"] = (dpi * scale, dpi * scale)
+    warnings: list[ExtractionWarning] = []
+    try:
+        words = engine.recognize(work)
+    except ExtractionError as err:  # the engine failed on this page only
+        words = []
+        warnings.append(ExtractionWarning(err.code, err.message, page=number))
+    # Always clamp: detectors pad their boxes and can overshoot the page edge. A box
+    # left with no area was entirely off the page: not a citable word.
+    words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]
+    words = [w for w in words if w.x1 > w.x0 and w.y1 > w.y0]
+    return _Reading(img, words, rotation, skew, scale, warnings)
+
+
+def level_lines(words: list[Word]) -> list[Word]:
+    """Give the words of each engine line the line's full height.
+
+    OCR boxes hug the ink, so "Sunrise" and "Valley" on one line differ in height and
+    centre by a descender, and a lone "-" is a sliver. A PDF text layer gives every
+    word of a line the same top and bottom (the font's), and the row grouping and
+    gap rules downstream (domain.policy.facts.citations.reading_rows, extract/layout.py) are
+    built on that. So each word keeps its tight left and right edges and takes the
+    top and bottom of all the ink on its line.
+    """
+    extent: dict[int, tuple[float, float]] = {}
+    for w in words:
+        top, bottom = extent.get(w.line, (w.y0, w.y1))
+        extent[w.line] = (min(top, w.y0), max(bottom, w.y1))
+    for w in words:
+        w.y0, w.y1 = extent[w.line]
+    return words
+
+
+def _is_noise(w: Word) -> bool:
+    return (w.conf or 0.0) < NOISE_MAX_CONF and not any(ch.isalnum() for ch in w.text)
+
+
+def reads_upright(words: list[Word]) -> bool:
+    """Confident, horizontal words: the page needs no quarter turn."""
+    long_words = [w for w in words if len(w.text) >= 3]
+    if not long_words:
+        return False
+    vertical = sum(1 for w in long_words if (w.y1 - w.y0) > (w.x1 - w.x0))
+    mean_conf = sum(w.conf or 0.0 for w in words) / len(words)
+    return vertical <= len(long_words) / 2 and mean_conf >= UPRIGHT_MIN_CONF
+
+
+def text_score(words: list[Word]) -> float:
+    """Confidence-weighted characters of horizontal, alphanumeric words."""
+    score = 0.0
+    for w in words:
+        horizontal = len(w.text) < 3 or (w.x1 - w.x0) >= (w.y1 - w.y0)
+        if horizontal and any(ch.isalnum() for ch in w.text):
+            score += (w.conf or 0.0) * len(w.text)
+    return score
+
+
+def group_lines(words: list[Word]) -> tuple[list[Line], list[Word]]:
+    """Lines in reading order and the page's words in the same order.
+
+    A line is a row of the page, as in the text layer of a typed PDF (extract/formats/pdf.py):
+    engine lines whose middles fall inside the same band (table cells the engine read
+    as separate lines, a label and its value, a header it read as "Component ...
+    Units" plus "Your Value Standard Range" in between) become one line, its words
+    left to right; rows are read top to bottom. ``Word.line`` becomes the index into
+    the returned lines, ``Word.index`` the index into the returned words.
+    """
+    by_line: dict[int, list[Word]] = {}
+    for w in words:
+        by_line.setdefault(w.line, []).append(w)
+    lines = sorted((Line(ws) for ws in by_line.values()), key=lambda ln: (ln.y0 + ln.y1) / 2)
+    rows: list[list[Line]] = []
+    for ln in lines:
+        if rows and rows[-1][0].y0 <= (ln.y0 + ln.y1) / 2 <= rows[-1][0].y1:
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
+    ordered = [Line(sorted((w for ln in row for w in ln.words), key=lambda w: w.x0)) for row in rows]
+    flat: list[Word] = []
+    for line_no, ln in enumerate(ordered):
+        for w in ln.words:
+            w.line = line_no
+            w.index = len(flat)
+            flat.append(w)
+    return ordered, flat
+
+
+def _rescale(w: Word, factor: float, width: float, height: float) -> Word:
+    """Map a box from the OCR working image back onto the stored page, inside it."""
+    w.x0 = min(max(w.x0 * factor, 0.0), width)
+    w.x1 = min(max(w.x1 * factor, w.x0), width)
+    w.y0 = min(max(w.y0 * factor, 0.0), height)
+    w.y1 = min(max(w.y1 * factor, w.y0), height)
+    return w

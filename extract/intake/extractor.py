@@ -1,0 +1,411 @@
+"""Intake form extractor (doc_type ``intake_form``): labelled answers -> cited facts.
+
+``extract.intake.layout`` finds the fields of each page (labels read by meaning,
+answers that stop at the next label, blocks about other people); this module turns
+them into facts: demographics and identity candidates (only from the patient's own
+fields - a name or date of an emergency contact, next of kin, guardian, insured or
+clinician is a document fact about that person), chief concern, medications,
+allergies (an explicit "none known" is a cited NKDA fact), family history,
+preferences. An answer given by tick boxes is what its ticked box says; boxes
+that contradict each other ask for review. Text that belongs to no field (far to
+the right of the answers, or in a Notes box) is kept as a finding of its own and,
+when it touches something clinical or is worded uncertainly, asks for human review.
+Hedges and red flags are judged by the context policy; every free-text item carries
+the answer it came from as ``context_text``. A form that gives the patient two
+different names, dates of birth or record numbers identifies nobody by them. How an
+answer is cut into items and judged for review is ``extract.intake.answers``'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from domain.content import NormalizedContent, PageContent, Word
+from domain.models import (
+    Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
+    IdentityCandidate,
+)
+from domain.policy.facts.citations import quote_from_words
+from domain.policy.context.mentions import red_flag
+from extract.values import labels
+from extract.values import written_answers as it
+from extract.values import text_rules as tr
+from extract.intake.answers import (
+    allergy_continues, answer_score, family_continues, has_content, item_doubt, leading_date, med_continues,
+    merge_items, review_reason, split_items,
+)
+from extract.intake.layout import Field, Loose, read_page
+from extract.layout import page_rows, text_of
+
+SOURCE_TYPE = DocType.INTAKE_FORM.value
+
+
+def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResult:
+    """Demographics, chief concern, medications, allergies, family history,
+    preferences and review findings from a typed (or OCR'd) intake form."""
+    fields: list[Field] = []
+    margins: list[Loose] = []
+    for page in content.pages:
+        if page.words:
+            read_page(page_rows(page), fields, margins)
+    builder = _Builder(source_id)
+    for f in fields:
+        builder.field(f)
+    for m in margins:
+        builder.margin(m)
+    builder.finish()
+    result = ExtractionResult(doc_type=DocType.INTAKE_FORM, facts=builder.facts, identifiers=builder.identifiers,
+                              engine=f"intake-rules+{content.engine or content.source_kind}")
+    result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
+    result.warnings += builder.warnings
+    if not fields:
+        result.warnings.append(ExtractionWarning(code="no_fields_found", message="No intake form labels were recognised."))
+    return result
+
+
+
+_LIST_KINDS = frozenset({"medications", "allergies", "family_history", "problems", "symptoms"})
+_IDENTITY_OF = {IdentifierKind.NAME: ("name", "first_name", "middle_name", "last_name"),
+                IdentifierKind.DOB: ("dob",), IdentifierKind.MRN: ("mrn",)}
+
+
+def _same_person_value(kind: IdentifierKind, value: str) -> str:
+    """An identifier value compared across fields: a name by its first and last name."""
+    if kind is IdentifierKind.NAME and (name := tr.parse_person_name(value)):
+        return f"{name.first} {name.last}".lower()
+    return value.lower()
+
+
+# A name written in parts is cited by one run of the page's words that covers both
+# parts, and only when that run is short (boxes side by side: "Surname | Given
+# name(s)" over "OKONJO-HALE | Beatrix" reads as one run of six words).
+MAX_NAME_SPAN_WORDS = 12
+
+
+class _Builder:
+    """Turns fields and margin notes into cited facts and identity candidates."""
+
+    def __init__(self, source_id: str):
+        self.source_id = source_id
+        self.facts: list[FactProposal] = []
+        self.identifiers: list[IdentityCandidate] = []
+        self.warnings: list[ExtractionWarning] = []
+        self._counts: dict[str, int] = {}
+        self._name_parts: dict[str, tuple[Field, list[Word], str]] = {}
+        # Every value the form prints for the patient's identity, read or not.
+        self._printed: dict[IdentifierKind, list[str]] = {kind: [] for kind in _IDENTITY_OF}
+        self._order: dict[int, tuple[list[Word], dict[int, int]]] = {}  # page -> words in reading order
+
+    # -- plumbing
+
+    def _reading(self, page: PageContent) -> tuple[list[Word], dict[int, int]]:
+        """The page's words in reading order, and each word's place in it."""
+        if id(page) not in self._order:
+            order = [w for row in page_rows(page) for w in row.words]
+            self._order[id(page)] = order, {id(w): i for i, w in enumerate(order)}
+        return self._order[id(page)]
+
+    def _with_label(self, f: Field, words: list[Word]) -> list[Word]:
+        """The label and its answer as one quote when they read on from each other;
+        the answer alone when other words come between (a box heading in a row of
+        headings, its answer on the row below)."""
+        _, pos = self._reading(f.page)
+        idx = [pos.get(id(w), -1) for w in f.label + words]
+        return f.label + words if idx == list(range(idx[0], idx[0] + len(idx))) else words
+
+    def _span(self, page: PageContent, words: list[Word]) -> list[Word] | None:
+        """The page's words from the first of ``words`` to the last, in reading
+        order, if that run is short enough to cite as one quote."""
+        order, pos = self._reading(page)
+        idx = sorted(pos[id(w)] for w in words if id(w) in pos)
+        if len(idx) != len(words) or idx[-1] - idx[0] + 1 > MAX_NAME_SPAN_WORDS:
+            return None
+        return order[idx[0]: idx[-1] + 1]
+
+    def _citation(self, page: PageContent, words: list[Word], section: str) -> Citation:
+        if section.endswith("[]"):
+            n = self._counts.get(section, 0)
+            self._counts[section] = n + 1
+            section = f"{section[:-2]}[{n}]"
+        quote, box = quote_from_words(page, words)
+        return Citation(source_type=SOURCE_TYPE, source_id=self.source_id, page_or_section=f"page {page.number}",
+                        field_or_chunk_id=section, quote_or_value=quote, page=page.number, bounding_box=box)
+
+    def _add(self, fact_type: str, text: str, value: dict, page: PageContent, words: list[Word], section: str,
+             confidence: float, *, document_only: bool = False, review: str | None = None,
+             context: str | None = None) -> None:
+        confs = [w.conf for w in words if w.conf is not None]
+        if confs:
+            confidence *= 0.5 + 0.5 * sum(confs) / len(confs)
+        self.facts.append(FactProposal(
+            fact_type=fact_type, fact_text=text, structured_value=value,
+            citation=self._citation(page, words, section), confidence=round(max(0.05, min(confidence, 0.99)), 3),
+            wants_review=review is not None, review_reason=review, document_fact_only=document_only,
+            context_text=context,
+        ))
+
+    # -- fields
+
+    def field(self, f: Field) -> None:
+        f, words = self._ticked(f)
+        if f is None:
+            return
+        rows = [" ".join(it.strip_box(w.text) for w in r) for r in f.rows]
+        # One item per row for a list: the rows stay apart for the context policy.
+        text = ("; ".join(t for t in map(it.clean_item, rows) if t) if f.kind in _LIST_KINDS
+                else it.clean_item(" ".join(rows)))
+        if f.kind == "ignore" or not has_content(text):
+            return
+        if f.kind in it.IDENTITY_KINDS and labels.reads_as_label(text):
+            return  # a blank form's next label ("Last Name: First Name") is no answer
+        if f.kind in ("name", "first_name", "last_name", "middle_name") and f.owner is None \
+                and it.names_a_clinician(text):
+            f.owner = "clinician"  # "Name: Dr. Alan Brooks" on a cover sheet is not the patient
+        handler = getattr(self, f"_{f.kind}", None)
+        if f.owner is not None:
+            self._about_someone_else(f, words, text)
+        elif f.kind in _LIST_KINDS and it.is_yes_answer(text):
+            self._unclear(f, words, text, "answered yes but listed nothing")
+        elif f.kind in it.DEMOGRAPHIC_KINDS:
+            self._demographic(f, words, text)
+        elif handler is not None:
+            handler(f, words, text)
+        else:
+            self._other(f, words, text)
+
+    def _ticked(self, f: Field) -> tuple[Field | None, list[Word]]:
+        """The field as answered: by its ticked boxes when it has any (the answer's
+        rows keep only what was ticked or written; the words to cite add the ticked
+        boxes), as written otherwise. ``None`` when a contradiction went to review."""
+        flat = [w for r in f.rows for w in r]
+        ticks = it.read_ticks([w.text for w in flat], [n for n, r in enumerate(f.rows) for _ in r])
+        if ticks is None or (ticks.problem and f.kind in ("other", "ignore")):
+            return f, flat
+        if ticks.problem:
+            self._unclear(f, flat, it.clean_item(text_of(flat)), ticks.problem)
+            return None, flat
+        pos = {id(w): k for k, w in enumerate(flat)}
+        rows = [kept for r in f.rows if (kept := [w for w in r if pos[id(w)] in ticks.answer])]
+        cite = [w for k, w in enumerate(flat) if k in ticks.answer or k in ticks.boxes]
+        return replace(f, rows=rows), cite
+
+    def _unclear(self, f: Field, words: list[Word], text: str, problem: str) -> None:
+        """An answer a person must read: boxes that contradict each other, a "yes"
+        with nothing listed. A document fact for review, never chart data."""
+        self._add("other", f"{f.label_text}: {text}", {"field": f.kind, "label": f.label_text, "answer": text},
+                  f.page, self._with_label(f, words), "needs_review_findings[]", answer_score(0.3, f, True),
+                  document_only=True, review=problem, context=text)
+
+    def finish(self) -> None:
+        """Identity from a name written in parts; no identifier of a kind where the
+        form disagrees with itself about the patient - two different names, or a
+        name that reads and one that does not (another page's applicant, OCR noise)."""
+        self._name_from_parts()
+        for kind, fields in _IDENTITY_OF.items():
+            printed = self._printed[kind]
+            distinct = {_same_person_value(kind, v) for v in printed}
+            if len(distinct) < 2:
+                continue
+            self.identifiers = [i for i in self.identifiers if i.kind is not kind]
+            reason = (f"the form gives the patient {len(distinct)} different {kind.value} values "
+                      f"({', '.join(sorted(set(printed)))})")
+            self.warnings.append(ExtractionWarning(code="intake_conflicting_identifiers",
+                                                   message=f"{reason}; none of them identifies the patient."))
+            self.facts = [fact.model_copy(update={"wants_review": True, "review_reason": reason})
+                          if fact.fact_type == "demographic" and fact.structured_value.get("field") in fields
+                          else fact for fact in self.facts]
+
+    def _name_from_parts(self) -> None:
+        """Identity from a name written in parts ("First name" / "Last name")."""
+        parts = self._name_parts
+        if "first_name" not in parts or "last_name" not in parts:
+            return
+        (f1, w1, first), (f2, w2, last) = parts["first_name"], parts["last_name"]
+        middle = parts["middle_name"][2] if "middle_name" in parts else ""
+        name = f"{last}, {first}" + (f" {middle}" if middle else "")
+        self._printed[IdentifierKind.NAME].append(name)
+        if tr.parse_person_name(name) is None or f1.page is not f2.page:
+            return
+        cite = self._span(f1.page, f1.label + w1 + f2.label + w2)
+        if cite is None:
+            return
+        self.identifiers.append(IdentityCandidate(kind=IdentifierKind.NAME, value=name,
+                                                  citation=self._citation(f1.page, cite, "patient.name")))
+
+    def _about_someone_else(self, f: Field, words: list[Word], text: str) -> None:
+        """A field about an emergency contact, next of kin, guardian, the insured, a
+        clinician: a document fact, never a patient identifier."""
+        label = f.label_text
+        said = f"{label}: {text}" if f.owner.split()[0] in label.lower() else f"{label}: {text} ({f.owner})"
+        value = {"label": label, "value": text, "person": f.owner}
+        if f.kind not in ("other", None):
+            value["field"] = f.kind
+        self._add("other", said, value, f.page, self._with_label(f, words), "other_document_facts[]",
+                  answer_score(0.8, f, False), document_only=True)
+
+    def _demographic(self, f: Field, words: list[Word], text: str) -> None:
+        value, parsed = text, 1.0
+        cite_words = self._with_label(f, words)
+        if f.kind == "dob":
+            found, printed = leading_date(words, f.label_text)
+            if found:
+                value, cite_words = found.iso, self._with_label(f, printed)
+                if found.ambiguous:
+                    parsed = 0.7
+                    self.warnings.append(ExtractionWarning(
+                        code="intake_ambiguous_date", page=f.page.number,
+                        message=f"Date of birth {text_of(printed)!r} could be read day-first or month-first; "
+                                f"read as {found.iso}."))
+            else:
+                parsed = 0.3
+        elif f.kind == "name":
+            parsed = 1.0 if tr.parse_person_name(text) else 0.3
+        elif f.kind in ("first_name", "last_name", "middle_name"):
+            # A part alone cannot be judged: the name it makes is (``_name_from_parts``).
+            self._name_parts.setdefault(f.kind, (f, words, text))
+        elif f.kind == "mrn":
+            first = next((w for w in words if w.text.strip("#:,;")), words[0])
+            value = first.text.strip(" #:,;")
+            cite_words = self._with_label(f, words[: words.index(first) + 1])
+        self._add("demographic", f"{f.label_text}: {value}", {"field": f.kind, "value": value, "printed": text},
+                  f.page, cite_words, f"demographics.{f.kind}", answer_score(parsed, f, False), document_only=True)
+        if f.kind in ("name", "dob", "mrn"):
+            self._printed[IdentifierKind(f.kind)].append(value)
+        if f.kind in ("name", "dob", "mrn") and parsed >= 0.7 and value:
+            self.identifiers.append(IdentityCandidate(
+                kind=IdentifierKind(f.kind), value=value,
+                citation=self._citation(f.page, cite_words, f"patient.{f.kind}"),
+            ))
+
+    def _chief_concern(self, f: Field, words: list[Word], text: str) -> None:
+        review = review_reason(text, clinical=True)
+        self._add("chief_concern", f"Chief concern: {text}", {"text": text}, f.page, words, "chief_concern",
+                  answer_score(1.0, f, bool(item_doubt(text))), document_only=True, review=review, context=text)
+
+    def _medications(self, f: Field, words: list[Word], text: str) -> None:
+        if it.is_none_answer(text):
+            self._add("other", "Reports taking no current medications", {"no_current_medications": True},
+                      f.page, words, "other_document_facts[]", answer_score(1.0, f, False), document_only=True)
+            return
+        for item in merge_items(split_items(f.rows, commas=True), med_continues):
+            item_text = it.clean_item(text_of(item))
+            med = it.parse_medication(item_text)
+            parts = (0.4 + 0.3 * (med["dose"] is not None) + 0.3 * (med["frequency"] is not None))
+            uncertain = bool(item_doubt(item_text, text))
+            self._add("medication", f"Takes {item_text}", med, f.page, item, "current_medications[]",
+                      answer_score(parts, f, uncertain), review=review_reason(item_text, True, answer=text),
+                      context=text)
+
+    def _allergies(self, f: Field, words: list[Word], text: str) -> None:
+        if it.is_no_known_allergies(text):
+            # An explicit statement, not silence: cited, but never a chart allergy.
+            self._add("allergy", "No known allergies reported", {"substance": "", "status": "no_known_allergies"},
+                      f.page, words, "allergies[]", answer_score(1.0, f, False), document_only=True, context=text)
+            return
+        for item in merge_items(split_items(f.rows, commas=True), allergy_continues):
+            item_text = it.clean_item(text_of(item))
+            allergy = it.parse_allergy(item_text)
+            allergy["substance"] = it.substance_name(allergy["substance"])
+            uncertain = bool(item_doubt(item_text, text))
+            parts = 0.7 + 0.3 * (allergy["reaction"] is not None)
+            text_out = f"Allergy: {allergy['substance']}" + (f" ({allergy['reaction']})" if allergy["reaction"] else "")
+            self._add("allergy", text_out, allergy, f.page, item, "allergies[]",
+                      answer_score(parts, f, uncertain), review=review_reason(item_text, True, answer=text),
+                      context=text)
+
+    def _family_history(self, f: Field, words: list[Word], text: str) -> None:
+        if it.is_none_answer(text):
+            return
+        for item in merge_items(split_items(f.rows, commas=True), family_continues):
+            item_text = it.clean_item(text_of(item))
+            fh = it.parse_family_history(item_text)
+            parts = 1.0 if fh["relative"] else 0.6
+            self._add("family_history", f"Family history: {item_text}", fh, f.page, item, "family_history[]",
+                      answer_score(parts, f, bool(item_doubt(item_text, text))), document_only=True,
+                      review=review_reason(item_text, True, answer=text), context=text)
+
+    def _problems(self, f: Field, words: list[Word], text: str, label: str = "History") -> None:
+        if it.is_none_answer(text):
+            return
+        for item in split_items(f.rows, commas=True):
+            item_text = it.clean_item(text_of(item))
+            # Self-reported history is cited document content, not chart truth: a
+            # reviewer may approve it into the problem list.
+            self._add("problem", f"{label}: {item_text}", {"description": item_text, "field": f.label_text},
+                      f.page, item, "problems[]", answer_score(0.8, f, bool(item_doubt(item_text, text))),
+                      document_only=True, review=review_reason(item_text, True, answer=text), context=text)
+
+    def _symptoms(self, f: Field, words: list[Word], text: str) -> None:
+        self._problems(f, words, text, label="Symptom")
+
+    def _pregnancy(self, f: Field, words: list[Word], text: str) -> None:
+        review = review_reason(text, clinical=True)
+        if review is None and not (it.is_none_answer(text) or text.lower() == "not pregnant"):
+            review = "pregnancy status reported; confirm before prescribing or imaging"
+        self._add("other", f"Pregnancy: {text}", {"field": "pregnancy", "answer": text}, f.page,
+                  self._with_label(f, words),
+                  "needs_review_findings[]" if review else "other_document_facts[]",
+                  answer_score(1.0, f, bool(item_doubt(text))), document_only=True, review=review, context=text)
+
+    def _preference(self, f: Field, words: list[Word], text: str) -> None:
+        self._add("preference", f"{f.label_text}: {text}", {"preference": f.label_text, "value": text},
+                  f.page, self._with_label(f, words), "preferences[]", answer_score(1.0, f, False), document_only=True)
+
+    def _notes(self, f: Field, words: list[Word], text: str) -> None:
+        for item in split_items(f.rows, commas=False):
+            self._free_text(item, f.page, "notes", f"written in the form's {f.label_text!r} box")
+
+    def _other(self, f: Field, words: list[Word], text: str) -> None:
+        self._add("other", f"{f.label_text}: {text}", {"label": f.label_text, "value": text}, f.page,
+                  self._with_label(f, words), "other_document_facts[]", answer_score(0.8, f, False), document_only=True)
+
+    # -- text outside the fields
+
+    def margin(self, m: Loose) -> None:
+        words, said = m.words, m.words
+        ticks = it.read_ticks([w.text for w in words], [0] * len(words))
+        if ticks is not None and not ticks.problem:  # options of a question, wrapped beside its answer
+            if not ticks.answer:
+                return  # boxes nobody ticked say nothing
+            said = [w for k, w in enumerate(m.words) if k in ticks.answer]
+            words = [w for k, w in enumerate(m.words) if k in ticks.answer or k in ticks.boxes]
+        where = "written outside the form's fields"
+        if m.near is not None:
+            where += f" (beside {m.near.label_text!r})"
+        self._free_text(words, m.page, "margin", where, near=m.near,
+                        text=it.clean_item(" ".join(it.strip_box(w.text) for w in said)))
+
+    def _free_text(self, words: list[Word], page: PageContent, location: str, where: str,
+                   near: Field | None = None, text: str | None = None) -> None:
+        """A note outside the answers: reviewed when it touches something clinical,
+        by its own words or by the field it sits beside; otherwise a document fact."""
+        text = it.clean_item(text_of(words)) if text is None else text
+        if not has_content(text):
+            return
+        topic = it.clinical_topic(text)
+        by_content = topic is not None
+        if topic is None and near is not None and near.kind in it.CLINICAL_KINDS:
+            topic = {"allergies": "allergy", "medications": "medication"}.get(near.kind, "symptom")
+        uncertain = item_doubt(text)
+        # Notes in a Notes box were meant to be written; margin notes were squeezed in.
+        confidence = 0.5 + (0.1 if location == "notes" else 0.0) - (0.1 if uncertain else 0.0)
+        value: dict = {"note": text, "location": location, "near_field": near.label_text if near else None}
+        if topic is None:
+            self._add("other", f"Note: {text}", value, page, words, "other_document_facts[]", confidence,
+                      document_only=True, context=text)
+            return
+        fact_type = {"allergy": "allergy", "medication": "medication", "symptom": "problem"}.get(topic, "other")
+        if fact_type == "allergy":
+            value["substance"] = it.substance_name(text)
+            value["reaction"] = None
+        reasons = [where, f"mentions {topic}" if by_content else f"beside a {near.kind.replace('_', ' ')} answer"]
+        if uncertain:
+            reasons.append(uncertain)
+        if flag := red_flag(text):
+            reasons.append(f"red-flag language ({flag!r})")
+        label = {"allergy": "Possible allergy", "medication": "Possible medication",
+                 "pregnancy": "Possible pregnancy", "symptom": "Reported symptom"}[topic]
+        place = "in the margin" if location == "margin" else "in the notes"
+        self._add(fact_type, f"{label} written {place}: {text!r}", value, page, words, "needs_review_findings[]",
+                  confidence - (0.0 if by_content else 0.1),
+                  document_only=fact_type == "other", review="; ".join(reasons), context=text)

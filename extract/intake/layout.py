@@ -1,0 +1,323 @@
+"""Intake form pages -> fields: which words are labels and which answers are theirs.
+
+Works on ``Word`` boxes only (text layer or OCR), never on a known form. Labels
+are recognised by what they say (the vocabulary is data in
+``extract.values.labels``), not by one form's words or layout:
+
+* a *label* is a run of label words ending in ":" / "?" / "#" or followed by dot
+  leaders at the start of a row segment, or - written without a colon - a whole
+  segment made only of label vocabulary ("Meds you take", "Birthday") that sits in
+  the form's label column, has its answer beside it, or has it right under it (one
+  label alone on its row, or a row of box headings);
+* a field's answer stops at the next label, also inside one line ("DOB: 07/22/1958
+  Chart #: QX-20417" is two fields), and otherwise runs on to the next segment of
+  the row and the rows below it (in its own column) until the next label, a heading
+  or a wide gap; answers under a row of box headings go to the heading above them;
+* fields about someone else - under an "Emergency contact" / "Next of kin" /
+  "Policy holder" heading or label, or after such a label on the same line - are
+  marked with that person (``Field.owner``) and never identify the patient.
+
+Text that belongs to no field (far to the right of the answers) is returned as a
+loose note with the field it sits beside. Where the labels are in a row is
+``extract.intake.row_labels``'s; this module gives each label its answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from domain.content import PageContent, Word
+from extract.values import labels
+from extract.values import written_answers as it
+from extract.values.labels import LabelMeaning
+from extract.intake.row_labels import Piece, accept_labels, answer_follows, cut_segment, label_row, label_text
+from extract.layout import Row, segments
+
+__all__ = ["Field", "Loose", "read_page"]
+
+# An answer continues onto the next row only if the vertical gap is at most this
+# share of the text height (answers are single-spaced; fields are set apart).
+CONTINUATION_GAP = 1.0
+# A segment starting this share of the page width right of the answer column is
+# outside the field: a margin note.
+MARGIN_SHIFT = 0.3
+# A block about another person opened by a label with its answer ("Next of kin: Ana
+# Ruiz", then her phone) ends at a vertical gap of more than this many text heights:
+# the form has moved on. One opened by a heading ends only at the next heading or a
+# label about the patient.
+BLOCK_GAP = 3.0
+
+
+_SEPARATORS = frozenset({":", "-", "\u2013", "\u2014", "=", "#", "#:"})
+
+
+@dataclass(slots=True)
+class Field:
+    kind: str  # a key of intake_text field kinds, or "other"
+    label: list[Word]
+    page: PageContent
+    rows: list[list[Word]] = field(default_factory=list)  # answer words per row
+    last_y1: float = 0.0
+    label_x0: float = 0.0
+    crowded: bool = False  # stray text sat beside the answer (it was set aside as a margin note)
+    owner: str | None = None  # the person the field is about when not the patient
+    text_height: float = 0.0  # print size of the answer's last row
+
+    @property
+    def label_text(self) -> str:
+        return label_text(self.label).rstrip(":? ")
+
+    @property
+    def value_x0(self) -> float | None:
+        """Where the answer starts (its first row's first word)."""
+        return self.rows[0][0].x0 if self.rows else None
+
+    def add(self, words: list[Word], row: Row) -> None:
+        if not self.rows:
+            # A colon or dash set apart from the label, in front of the answer
+            # ("Name     : Theo Marchbanks"), belongs to the label.
+            while words and words[0].text in _SEPARATORS and row.page is self.page:
+                self.label = self.label + [words[0]]
+                words = words[1:]
+            if not words:
+                return
+        self.rows.append(words)
+        self.last_y1 = row.y1
+        self.text_height = row.height
+
+
+@dataclass(slots=True)
+class Loose:
+    """Text outside every field: a margin note, with the field it sits beside."""
+
+    words: list[Word]
+    page: PageContent
+    near: Field | None
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _is_heading(row: Row, gap: float) -> bool:
+    """A section heading ("MEDICAL INFORMATION") set apart from the answer above: words
+    in capitals, more letters than digits (not "06/19/1991 RF-0048213")."""
+    letters = [c for c in row.text if c.isalpha()]
+    digits = sum(c.isdigit() for c in row.text)
+    return len(row.words) >= 2 and len(letters) > digits and all(c.isupper() for c in letters) \
+        and gap > 0.6 * row.height
+
+
+def _is_title(row: Row, current: Field) -> bool:
+    """A short line in larger print than the answer above it ("Your health"): the next
+    section's title, not more of the answer."""
+    text = row.text
+    return (current.text_height > 0 and row.height > 1.12 * current.text_height and len(row.words) <= 5
+            and not any(c.isdigit() for c in text) and text[:1].isupper() and text[-1:] not in ",.;:")
+
+
+def _names_someone_else(row: Row) -> str | None:
+    """The person a title row ("Emergency Contact", "NEXT OF KIN") is about."""
+    text = row.text.rstrip(":")
+    if len(segments(row.words)) != 1 or not labels.is_bare_label(text):
+        return None
+    meaning = labels.read_label(text)
+    return meaning.owner if meaning.kind is None else None
+
+
+@dataclass(slots=True)
+class _Owner:
+    """Whose fields the rows are about while a block of another person is open."""
+
+    person: str | None = None  # None: the patient
+    strong: bool = False  # opened by a heading or a label without its own answer
+
+    def claim(self, kind: str, meaning: LabelMeaning, row_owner: str | None) -> str | None:
+        """Who a new field is about, updating the open block."""
+        if kind in it.PATIENT_ONLY_KINDS or meaning.kind in it.PATIENT_ONLY_KINDS:
+            self.person = None
+            return None
+        if meaning.kind == "relationship":  # "Relationship to patient": of whoever the block is about
+            return row_owner or self.person or meaning.owner
+        if meaning.owner is not None:
+            return meaning.owner
+        if meaning.names_patient or (meaning.speaks_to_reader and not self.strong):
+            self.person = None
+            return None
+        if row_owner is not None:
+            return row_owner
+        if self.person is not None and (self.strong or kind in _CONTACT_KINDS):
+            return self.person
+        self.person = None
+        return None
+
+    def open(self, person: str, strong: bool) -> None:
+        self.person, self.strong = person, strong
+
+
+# Fields that may follow a "Next of kin: Ana Ruiz" answer and still be about her.
+_CONTACT_KINDS = frozenset({"phone", "email", "address"})
+
+
+def read_page(rows: list[Row], fields: list[Field], margins: list[Loose]) -> None:
+    """The fields of one page's rows, appended to ``fields``; text outside every
+    field to ``margins``."""
+    _PageReader(rows, fields, margins).read()
+
+
+class _PageReader:
+    """One pass over a page's rows, holding what the rows above left open: the field
+    being answered, a row of box headings, a block about another person."""
+
+    def __init__(self, rows: list[Row], fields: list[Field], margins: list[Loose]):
+        self.rows, self.fields, self.margins = rows, fields, margins
+        self.cut_rows = [[p for si, seg in enumerate(segments(row.words)) for p in cut_segment(seg, si)] for row in rows]
+        self.label_x0s = self._label_column()
+        self.owner = _Owner()
+        self.current: Field | None = None
+        self.columns: list[Field] = []  # a row of labels whose answers are written under them
+
+    def _below_ok(self, i: int, x0: float) -> bool:
+        """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
+        if i + 1 >= len(self.rows):
+            return False
+        row, below = self.rows[i], self.rows[i + 1]
+        if below.page is not row.page or below.y0 - row.y1 > CONTINUATION_GAP * below.height:
+            return False
+        if any(p.label and not p.bare for p in self.cut_rows[i + 1]) or label_row(self.cut_rows[i + 1]):
+            return False
+        return x0 - 0.5 * row.height <= below.x0 <= x0 + 4 * row.height
+
+    def _label_column(self) -> list[float]:
+        """Where the recognised labels start. Unknown labels ("Mother: ...") and labels
+        written without a colon only count when they line up with these (or sit right
+        before or above their answer), so an answer never becomes a label."""
+        x0s = []
+        for i, pieces in enumerate(self.cut_rows):
+            heads = label_row(pieces) and self._below_ok(i, pieces[0].x0)
+            for k, p in enumerate(pieces):
+                if p.label and p.kind not in ("other", "ignore") and p.label[0] is p.words[0] and (
+                        not p.bare or answer_follows(pieces, k) or heads) and (k == 0 or p.seg != pieces[k - 1].seg):
+                    x0s.append(p.x0)
+        return x0s
+
+    def _aligned(self, x0: float, h: float) -> bool:  # same label column, give or take OCR jitter
+        return any(abs(x0 - x) <= 0.35 * h for x in self.label_x0s)
+
+    def _far_right(self, x0: float, row: Row) -> bool:
+        """Far to the right of the form's label column: a margin note."""
+        return bool(self.label_x0s) and x0 - min(self.label_x0s) > 0.5 * row.page.width
+
+    def set_aside(self, words: list[Word], row: Row, near: Field | None) -> None:
+        self.margins.append(Loose(words, row.page, near))
+        if near is not None:
+            near.crowded = True
+
+    def read(self) -> None:
+        previous: Row | None = None
+        for i, (row, pieces) in enumerate(zip(self.rows, self.cut_rows)):
+            if previous is not None and not self.owner.strong \
+                    and row.y0 - previous.y1 > BLOCK_GAP * max(row.height, previous.height):
+                self.owner.person = None  # a block opened by an answer ends where the form moves on
+            previous = row
+            gap = row.y0 - self.current.last_y1 if self.current else float("inf")
+            in_notes = self.current is not None and self.current.kind == "notes" \
+                and gap <= CONTINUATION_GAP * row.height and _under(self.current, row.words, row)
+            pieces = accept_labels(pieces, lambda x0: self._aligned(x0, row.height), lambda x0: self._below_ok(i, x0),
+                                    in_notes=in_notes)
+            if any(p.label for p in pieces):
+                self._labelled_row(row, pieces, gap)
+            else:
+                self._plain_row(row, gap, noted=any(p.query for p in pieces))
+
+    def _plain_row(self, row: Row, gap: float, noted: bool = False) -> None:
+        """A row without labels: answers under box headings, more of the answer above,
+        a title (perhaps of a block about someone else), or a margin note."""
+        current = self.current
+        if self.columns:
+            top = max(f.last_y1 for f in self.columns)
+            if row.y0 - top <= CONTINUATION_GAP * row.height and not _is_heading(row, row.y0 - top):
+                _distribute(self.columns, segments(row.words), row, self.set_aside)
+                return
+            self.columns = []
+        segs = segments(row.words)
+        person = _names_someone_else(row)
+        if current is not None and gap <= CONTINUATION_GAP * row.height and not _is_heading(row, gap) \
+                and not _is_title(row, current) and person is None and _under(current, segs[0], row):
+            _continue(current, segs, row, self.set_aside)
+            return
+        # Outside any field: titles and instructions on the left are not findings,
+        # but text far to the right of the form's label column is a margin note.
+        near = current if current is not None and row.page is current.page else None
+        self.current = None
+        if person is not None:
+            self.owner.open(person, strong=True)
+        elif _is_heading(row, gap) or len(row.words) <= 6:
+            self.owner.person = None  # a new section ("Patient Information")
+        if self._far_right(row.x0, row) or noted:
+            self.set_aside(row.words, row, near)  # a margin note, or a doubt written outside the fields
+
+    def _labelled_row(self, row: Row, pieces: list[Piece], gap: float) -> None:
+        """A row with labels: a field per label, its answer the words after it (or the
+        next piece, or the rows below); other words continue the field above or are
+        set aside."""
+        self.columns = []
+        created: list[Field] = []
+        awaiting = False
+        row_owner: str | None = None
+        for k, p in enumerate(pieces):
+            current = self.current
+            if p.label:
+                meaning = p.meaning or labels.read_label(label_text(p.label))
+                person = self.owner.claim(p.kind or "other", meaning, row_owner)
+                if meaning.owner is not None and p.kind not in it.PATIENT_ONLY_KINDS and person == meaning.owner:
+                    self.owner.open(meaning.owner, strong=not p.value)
+                    row_owner = meaning.owner
+                self.current = Field(p.kind or "other", p.label, row.page, last_y1=row.y1, label_x0=p.x0,
+                                     owner=person)
+                self.fields.append(self.current)
+                created.append(self.current)
+                if p.value:
+                    self.current.add(p.value, row)
+                awaiting = not p.value
+            elif awaiting and current is not None:
+                current.add(p.value, row)
+                awaiting = False
+            elif k == 0 and current is not None and gap <= CONTINUATION_GAP * row.height \
+                    and _under(current, p.value, row):
+                _continue(current, [p.value], row, self.set_aside)
+            elif k > 0 or p.query or self._far_right(p.x0, row):
+                self.set_aside(p.value, row, current)
+        if len(created) >= 2 and not any(f.rows for f in created):
+            self.columns = created  # box headings: their answers come in the rows below
+
+
+def _under(current: Field, seg: list[Word], row: Row) -> bool:
+    """Whether a segment on a later row can continue ``current``: not left of its label."""
+    return seg[0].x0 >= current.label_x0 - 0.5 * row.height
+
+
+def _distribute(columns: list[Field], segs: list[list[Word]], row: Row, set_aside) -> None:
+    """Answers under a row of box headings: each segment to the heading it sits under."""
+    for seg in segs:
+        home = None
+        for f in columns:  # left to right
+            if seg[0].x0 >= f.label_x0 - 0.5 * row.height:
+                home = f
+        if home is None:
+            set_aside(seg, row, columns[0])
+        else:
+            home.add(seg, row)
+
+
+def _continue(current: Field, segs: list[list[Word]], row: Row, set_aside) -> None:
+    """A row below an answer: the answer goes on if it starts in the answer's column."""
+    start = current.value_x0 if current.value_x0 is not None else current.label_x0
+    first = segs[0]
+    if first[0].x0 - start > MARGIN_SHIFT * row.page.width:
+        set_aside([w for s in segs for w in s], row, current)
+        return
+    current.add(first, row)
+    for seg in segs[1:]:
+        set_aside(seg, row, current)
+
+

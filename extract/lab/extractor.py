@@ -1,0 +1,318 @@
+"""Lab report extractor (doc_type ``lab_pdf``): rows of words -> cited lab results.
+
+General rules, no templates:
+- a results table starts at a header row recognised by its column labels; its
+  layout stays in force (also across pages) until another header replaces it;
+- a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere (the
+  leader may be dashes, underscores or other debris); outside a table, so is one whose
+  leader OCR read as junk words ("WBC eos wae 11.8 ...") or lost altogether ("WBC 11.8
+  x10E3/uL (3.4-10.8) H", read whole, an unknown test name sent to review), and a line
+  of a known test whose value OCR garbled is kept, unread, for review;
+- outside a table, results stated in running text ("... HDL cholesterol 22, LDL
+  cholesterol 107.") are cited review items, never chart values (``extract.lab.prose``);
+- panel headings, comments, page headers/footers and label rows are not results;
+- patient name / DOB / MRN and the collection date come from labelled fields.
+The row rules live in ``extract.lab.rows``; this module walks the pages, reads the
+fields and turns each result into a cited fact.
+Works on any ``NormalizedContent`` with pages (PDF text layer or OCR words).
+OCR words carry a confidence, and a row read from them is held to more: a value
+read with low confidence, a number OCR put letters in, a range it could not read
+or words it could not place send the result to review with the reason; nothing
+misread is ever corrected into a value (see ``_ocr_doubts``).
+"""
+
+from __future__ import annotations
+
+from domain.content import NormalizedContent, Word
+from domain.models import (
+    Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
+    IdentityCandidate, LabResultValue,
+)
+from domain.policy.facts.citations import quote_from_words
+from extract.values import text_rules as tr
+from extract.values import numbers as V
+from extract.values.dates import find_date
+from extract.values.flags import FlagReading, resolve_flag
+from extract.lab.prose import ProseResult, prose_results
+from extract.lab.rows import (
+    RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_result,
+    unreadable_dotted, without_page_number,
+)
+from extract.lab.table import TableLayout, detect_header
+from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows
+
+SOURCE_TYPE = DocType.LAB_PDF.value
+
+FIELD_LABELS = PhraseBook({
+    **dict.fromkeys(["patient", "patient name", "name", "pt name", "patient's name", "client name"], "name"),
+    **dict.fromkeys(["dob", "d.o.b", "date of birth", "birth date", "birthdate"], "dob"),
+    **dict.fromkeys(["mrn", "account", "account #", "account number", "acct", "acct #", "patient id",
+                     "chart", "chart #", "chart number", "medical record", "medical record #",
+                     "medical record number", "med rec #", "mr #"], "mrn"),
+    **dict.fromkeys(["collected", "collection date", "date collected", "specimen collected",
+                     "date of service", "collection", "collected on", "date/time collected",
+                     "collection date/time", "collection time", "drawn", "date drawn", "dos",
+                     "specimen date", "service date"], "collected"),
+    # Labels that are *not* identity or collection fields, listed so that their
+    # values are never mistaken for one ("Ordering Physician: Dr. ...").
+    **dict.fromkeys(["received", "reported", "date reported", "report date", "date received",
+                     "ordering physician", "physician", "provider", "ordered by", "sex", "gender",
+                     "age", "phone", "address", "specimen", "accession", "status", "fasting",
+                     "date", "page", "lab", "client", "location"], "other"),
+})
+
+# Confidence weights: what was matched, how cleanly (see _confidence).
+W_BASE, W_VALUE, W_UNIT, W_RANGE, W_DATE, W_FLAG, W_ALIGN = 0.40, 0.20, 0.10, 0.10, 0.08, 0.06, 0.06
+
+
+def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
+    """Every lab result on every page, with identifiers and a collection date."""
+    rows_by_page = [page_rows(p) for p in content.pages if p.words]
+    all_rows = [r for rows in rows_by_page for r in rows]
+    fields = labelled_values(all_rows, FIELD_LABELS)
+    field_rows = {id(f.row) for f in fields if f.key != "other" or f.label[-1].text.endswith(":")}
+    boilerplate = repeated_edge_rows(rows_by_page)
+
+    results: list[RowResult] = []
+    running_text: list[tuple[Row, list[Word]]] = []  # rows outside tables no row rule read
+    layout: TableLayout | None = None
+    for rows in rows_by_page:
+        for row in rows:
+            header = detect_header(row)
+            if header is not None:  # checked first: a repeated table header is still a header
+                layout = header
+                continue
+            if id(row) in boilerplate or id(row) in field_rows:
+                continue
+            words = without_page_number(row.words)
+            if not words:
+                continue
+            in_table = layout is not None and abs(layout.page_width - row.page.width) < 1
+            if is_note(words):
+                if not in_table and not is_comment(words):
+                    running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
+                continue
+            found = dotted_result(row, words)
+            if found is None and in_table:
+                found = table_result(row, words, layout)
+            elif found is None:
+                # No table here: a dotted line whose dots OCR read as junk, or a line
+                # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
+                found = ocr_leader_result(row, words) or line_result(row, words) or unreadable_dotted(row, words)
+            if found is not None:
+                results.append(found)
+            elif not in_table:
+                running_text.append((row, words))
+
+    dates = _collection_dates(fields)
+    result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
+    result.identifiers = _identifiers(fields, source_id)
+    for i, r in enumerate(results):
+        page = r.row.page.number
+        date = dates.get(page, dates.get(0))
+        result.facts.append(_fact(r, i, date, source_id))
+    for i, mention in enumerate(prose_results(running_text)):
+        result.facts.append(_prose_fact(mention, i, source_id))
+    result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
+    if not result.facts:
+        result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
+    elif not dates:
+        result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
+    return result
+
+
+# --------------------------------------------------------------------------- fields
+
+
+def _collection_dates(fields: list[LabelledValue]) -> dict[int, str]:
+    """Collection date per page number; key 0 holds the document's first one."""
+    dates: dict[int, str] = {}
+    for f in fields:
+        if f.key != "collected":
+            continue
+        m = find_date(f.value_text)
+        if m is None:
+            continue
+        dates.setdefault(f.row.page.number, m.iso)
+        dates.setdefault(0, m.iso)
+    return dates
+
+
+def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCandidate]:
+    out: list[IdentityCandidate] = []
+    seen: set[tuple[str, str]] = set()
+    for f in fields:
+        if f.key not in ("name", "dob", "mrn") or not f.value:
+            continue
+        value_words = f.value
+        ocr = any(w.conf is not None for w in f.value)
+        if f.key == "name":
+            if tr.parse_person_name(f.value_text, ocr=ocr) is None:
+                continue
+            value = " ".join(f.value_text.split())
+        elif f.key == "dob":
+            iso = find_date(f.value_text)
+            if iso is None or iso.start > 0:
+                continue
+            value = iso.iso
+        else:
+            value_words = _record_number_words(f.value)
+            value = "".join(w.text for w in value_words).strip(" ,;")
+            if not any(c.isalnum() for c in value):
+                continue
+        kind = IdentifierKind(f.key)
+        if (kind.value, value) in seen:
+            continue
+        seen.add((kind.value, value))
+        quote, box = quote_from_words(f.row.page, f.label + value_words)
+        out.append(IdentityCandidate(kind=kind, value=value, citation=Citation(
+            source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {f.row.page.number}",
+            field_or_chunk_id=f"patient.{kind.value}", quote_or_value=quote, page=f.row.page.number,
+            bounding_box=box,
+        )))
+    return out
+
+
+def _record_number_words(words: list[Word]) -> list[Word]:
+    """The words of a printed record number: the first, and the next one too when the
+    first ends in a separator ("CR:" "760144": OCR read "CR-760144" as "CR:760144" or
+    split it at the hyphen). Separators do not count when MRNs are compared, so the
+    two words are one identifier, not a prefix that contradicts the chart."""
+    out = words[:1]
+    if len(words) > 1 and out[0].text[-1:] in ":-/." and any(c.isalnum() for c in out[0].text) \
+            and words[1].text[:1].isalnum():
+        out = words[:2]
+    return out
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def _flag(r: RowResult) -> FlagReading:
+    """The one flag rule (``flags.resolve_flag``): printed flag, else the In/Out of Range
+    column the value sits in, else the value against its range; critical limits (their
+    own column, or labelled in the range) on top."""
+    in_range = {"normal": True, "abnormal": False}.get(r.position_flag or "")
+    return resolve_flag([r.flag_text or ""], r.reading.value, r.reading.reference_range,
+                        critical_column=r.critical_text, in_range=in_range)
+
+
+def _confidence(r: RowResult, has_date: bool, flag: str, derived: bool) -> float:
+    """Weighted evidence: value parsed, unit, range, date, flag, column alignment.
+
+    A fully matched printed row scores ~1.0 (capped at 0.99); a bare "test value"
+    row without unit, range or date lands near 0.66, below the promotion bar; a row
+    whose value could not be read stays under 0.5.
+    OCR word confidence, when present, scales the whole score.
+    """
+    reading = r.reading
+    qualitative = V.is_qualitative(reading.value)
+    score = W_BASE
+    if r.unreadable:  # nothing to promote: whatever else matched, keep it well below the bar
+        score = W_BASE / 2
+    else:
+        score += W_VALUE if reading.leftovers == 0 else W_VALUE * 0.4
+    score += W_UNIT if (r.unit_clean or (qualitative and not reading.unit)) else 0.0
+    score += W_RANGE if r.range_clean else (W_RANGE * 0.4 if reading.reference_range else 0.0)
+    score += W_DATE if has_date else 0.0
+    score += W_FLAG if (flag != "unknown" and not derived) else (W_FLAG * 0.6 if derived else 0.0)
+    score += W_ALIGN * r.alignment
+    leader = {id(w) for w in r.leader}  # junk read in the dots says nothing about the result
+    confs = [w.conf for w in r.words if w.conf is not None and id(w) not in leader]
+    if confs:
+        score *= 0.5 + 0.5 * (sum(confs) / len(confs))
+    return round(min(score, 0.99), 3)
+
+
+_FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low", "unknown": ""}
+
+
+def _fact(r: RowResult, i: int, date: str | None, source_id: str) -> FactProposal:
+    page = r.row.page
+    quote, box = quote_from_words(page, r.words)
+    citation = Citation(
+        source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {page.number}",
+        field_or_chunk_id=f"results[{i}]", quote_or_value=quote, page=page.number, bounding_box=box,
+    )
+    reading = r.reading
+    unit = reading.unit or reading.range_unit
+    unit_doubt = tr.ocr_unit_doubt(unit) if r.ocr else None
+    if r.ocr:
+        unit = tr.repair_ocr_unit(unit)
+    if r.unreadable:
+        value = LabResultValue(test_name=r.test_name, value=reading.value, unit=unit,
+                               reference_range=reading.reference_range, collection_date=date)
+        reason = "the row looks like a lab result but its value could not be read"
+        if tr.garbled_number(reading.value):
+            reason = f"the value {reading.value!r} reads as a number with letters in it (an OCR misread?): not guessed"
+        return FactProposal(
+            fact_type="lab_result", fact_text=f"{r.test_name}: result value unreadable ({reading.value!r})",
+            structured_value=value.model_dump(), citation=citation,
+            confidence=_confidence(r, date is not None, "unknown", False),
+            wants_review=True, review_reason="; ".join([reason, *r.doubts]),
+        )
+    reading_flag = _flag(r)
+    flag, derived = reading_flag.flag, reading_flag.derived
+    value = LabResultValue(
+        test_name=r.test_name, value=reading.value, unit=unit, reference_range=reading.reference_range,
+        collection_date=date, abnormal_flag=flag, flag_derived=derived,  # type: ignore[arg-type]
+        result_status=r.status,
+    ).model_dump()
+    if reading_flag.critical_range:
+        value["critical_range"] = reading_flag.critical_range
+    text = f"{r.test_name} {reading.value}" + (f" {unit}" if unit else "")
+    if reading.reference_range:
+        text += f" (ref {reading.reference_range})"
+    flag_word = _FLAG_WORDS.get(flag, flag)
+    if flag_word:
+        text += f" {flag_word}"
+    if date:
+        text += f", collected {date}"
+    doubts = r.doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
+    if unit_doubt:
+        doubts.append(unit_doubt)
+    if r.reading.leftovers:
+        # Typed or scanned: an unread word beside a value may be a flag the rules do not know.
+        doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")
+    return FactProposal(
+        fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
+        confidence=_confidence(r, date is not None, flag, derived),
+        wants_review=bool(doubts), review_reason="; ".join(doubts) or None,
+    )
+
+
+# A result stated in a sentence is a lead for a person, never a chart value.
+PROSE_CONFIDENCE = 0.5
+PROSE_REASON = ("stated in running text, not in a results table: no reference range or collection date "
+                "goes with it; check the test, value and unit in the source before it enters the chart")
+
+
+def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
+    quote, box = quote_from_words(m.page, m.words)
+    citation = Citation(
+        source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {m.page.number}",
+        field_or_chunk_id=f"text_results[{i}]", quote_or_value=quote, page=m.page.number, bounding_box=box,
+    )
+    value = LabResultValue(test_name=m.test_name, value=m.value, unit=m.unit).model_dump()
+    text = f"{m.test_name} {m.value}" + (f" {m.unit}" if m.unit else "") + " (stated in running text)"
+    confs = [w.conf for w in m.words if w.conf is not None]
+    confidence = PROSE_CONFIDENCE * ((0.5 + 0.5 * sum(confs) / len(confs)) if confs else 1.0)
+    return FactProposal(
+        fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
+        confidence=round(confidence, 3), wants_review=True, review_reason=PROSE_REASON,
+    )
+
+
+def _ocr_doubts(r: RowResult) -> list[str]:
+    """Why an OCR reading of a row needs a person: the value itself was doubtful, or
+    part of the row that was printed could not be read (a result promoted without
+    its range might be missing what qualifies it)."""
+    doubts = []
+    confs = [w.conf for w in r.reading.value_words if w.conf is not None]
+    if confs and min(confs) < OCR_TRUSTED_CONF:
+        doubts.append(f"value read by OCR with low confidence ({min(confs):.2f})")
+    if r.reading.reference_range and not r.range_clean:
+        doubts.append(f"reference range {r.reading.reference_range!r} could not be read")
+    elif r.range_expected and not r.reading.reference_range:
+        doubts.append("no reference range was read in the range column")
+    return doubts

@@ -1,0 +1,191 @@
+"""Lab results stated in running text of a lab report, not in a results table.
+
+A discharge summary uploaded as a lab report says "fasting blood lipids, which showed
+cholesterol of 165, triglycerides 180, HDL cholesterol 22, LDL cholesterol 107". Such
+a sentence carries results, but no reference range, no collection date it vouches for
+and often no unit, and prose can state a target ("goal LDL less than 70"), a dose
+("docusate sodium 100 mg") or a past value as easily as a result. So a mention found
+here is only ever a visible, cited review item (``extract.lab.extractor`` marks it so); it never
+reaches the chart without a person.
+
+The rule, for any text: a test name the analyte vocabulary knows (longest phrase
+first, across line breaks), then at most two linking words ("of", "is", "was",
+"currently is", ":"), then a plain number, then optionally the unit. It is not a
+result when a target word stands before the name ("goal", "target", "below"), when
+the number starts a range ("100 to 129") or carries a comparator, when the word after
+the number is a unit the analyte is never measured in (a dose: "sodium 100 mg"), or
+when the name follows a number directly (a unit: "20 mg"). The same analyte with the
+same value and unit is reported once per document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from domain.content import PageContent, Word
+from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit
+from extract.values import numbers as V
+from extract.layout import Row
+
+# Words that may stand between a test name and its value in a sentence.
+_LINK_WORDS = frozenset({"of", "is", "was", "were", "at", "currently", "now", "level", "levels", "value",
+                         "result", "measured", "=", ":", "today"})
+_MAX_LINKS = 2
+_MAX_NAME_WORDS = 5
+# A word before the name that makes the number a target or a threshold, not a result.
+_NOT_A_RESULT_BEFORE = frozenset({"goal", "target", "targets", "desired", "ideal", "optimal", "keep", "maintain",
+                                  "below", "above", "under", "over", "than", "if", "threshold", "<", ">"})
+# After the number: a range or a threshold, not a result.
+_RANGE_AFTER = frozenset({"to", "-", "\u2013", "or", "and/or"})
+_NUMBER = re.compile(rf"(?:{V.NUMBER})")
+_SENTENCE_END = ",.;)"
+
+
+@dataclass(slots=True)
+class ProseResult:
+    """One lab result stated in running text."""
+
+    page: PageContent
+    words: list[Word]  # cited: the name through the value (and unit)
+    test_name: str
+    value: str
+    unit: str
+    analyte: str | None
+
+
+def _bare(text: str) -> str:
+    return text.strip().strip("\"'()[]").rstrip(_SENTENCE_END + ":").lower()
+
+
+def _number(text: str) -> tuple[str, bool] | None:
+    """(the number, whether punctuation ended the clause after it) for a word that is
+    a plain number, perhaps followed by sentence punctuation ("107.", "22,")."""
+    t = text.strip()
+    stripped = t.rstrip(_SENTENCE_END)
+    if stripped and _NUMBER.fullmatch(stripped) and stripped[-1].isdigit():
+        return stripped, stripped != t
+    return None
+
+
+def _name_at(words: list[Word], i: int) -> int:
+    """How many words starting at ``i`` make a known test name (longest first), or 0."""
+    for n in range(min(_MAX_NAME_WORDS, len(words) - i), 0, -1):
+        span = words[i:i + n]
+        if any(w.text.rstrip()[-1:] in _SENTENCE_END + ":" for w in span[:-1]):
+            continue  # a name does not run across a comma or a full stop
+        last = span[-1].text.rstrip()
+        if last[-1:] in _SENTENCE_END and last[-1:] != ":":
+            continue  # "... HDL cholesterol, LDL": the value does not follow the name
+        printed = " ".join(w.text for w in span).rstrip(":=")
+        letters = [c for c in printed if c.isalpha()]
+        if len(letters) <= 3 and not any(c.isupper() for c in letters):
+            continue  # "pt", "na", "ca" in lower case are words, not test names
+        if known_name(printed):
+            return n
+    return 0
+
+
+def _mention(words: list[Word], i: int, n: int) -> tuple[int, str, str] | None:
+    """(index past the cited words, value, unit) when the name at ``i`` (``n`` words)
+    is followed by a result, else None."""
+    j = i + n
+    links = 0
+    while j < len(words) and links < _MAX_LINKS and _bare(words[j].text) in _LINK_WORDS:
+        if words[j].text.rstrip()[-1:] in ",.;":
+            return None
+        j += 1
+        links += 1
+    if j >= len(words):
+        return None
+    read = _number(words[j].text)
+    if read is None:
+        return None
+    value, clause_ended = read
+    end = j + 1
+    unit = ""
+    if not clause_ended and end < len(words):
+        after = words[end].text.strip()
+        if _bare(after) in _RANGE_AFTER or after[:1] in "-\u2013/":
+            return None  # "100 to 129", "4-5/5"
+        candidate = after.rstrip(_SENTENCE_END)
+        if V.looks_like_unit(candidate):
+            unit = candidate
+            end += 1
+    return end, value, unit
+
+
+def _unit_fits(analyte_id: str | None, unit: str) -> bool:
+    """A unit printed after the value is one the analyte is measured in; an unknown
+    analyte or no unit says nothing against it."""
+    if not unit or analyte_id is None:
+        return True
+    entry = analyte(analyte_id)
+    units = {normalize_unit(u) for u in entry.units} if entry else set()
+    return normalize_unit(unit) in units
+
+
+def prose_results(rows: list[tuple[Row, list[Word]]]) -> list[ProseResult]:
+    """Results stated in running text on ``rows`` (rows outside tables that no row rule
+    read, with their words), in reading order; consecutive rows of a page are read as
+    one text so a name at the end of a line finds its value on the next."""
+    found: list[ProseResult] = []
+    seen: set[tuple[str, str, str]] = set()
+    for page, words in _runs(rows):
+        i = 0
+        while i < len(words):
+            n = _name_at(words, i)
+            if n == 0:
+                i += 1
+                continue
+            before = _bare(words[i - 1].text) if i > 0 else ""
+            previous = _number(words[i - 1].text) if i > 0 else None
+            after_number = previous is not None and not previous[1]  # "20 mg", not "165, triglycerides"
+            mention = None if before in _NOT_A_RESULT_BEFORE or after_number else _mention(words, i, n)
+            if mention is None:
+                i += n
+                continue
+            end, value, unit = mention
+            name = " ".join(w.text for w in words[i:i + n]).rstrip(":=").strip()
+            analyte_id = canonical_analyte(name, unit=unit or None)
+            if not _unit_fits(analyte_id, unit):
+                i = end  # a dose or another measure ("docusate sodium 100 mg")
+                continue
+            specimen = _other_specimen(words, i)
+            if specimen:  # "urinalysis ... red blood cells 34": not the blood count
+                name, analyte_id = f"{name} ({specimen})", None
+            key = (analyte_id or name.lower(), value, normalize_unit(unit))
+            if key not in seen:
+                seen.add(key)
+                found.append(ProseResult(page, words[i:end], name, value, unit, analyte_id))
+            i = end
+    return found
+
+
+# A specimen other than blood named earlier in the sentence: the result is of that specimen.
+_OTHER_SPECIMENS = frozenset({"urine", "urinalysis", "ua", "csf", "stool", "sputum", "pleural", "ascitic",
+                              "peritoneal", "synovial", "fluid", "semen"})
+
+
+def _other_specimen(words: list[Word], i: int) -> str | None:
+    """The specimen word (as printed) that the sentence holding ``words[i]`` names
+    before it, when it is not blood; None otherwise."""
+    k = i - 1
+    while k >= 0 and not words[k].text.rstrip().endswith((".", ";")):
+        if _bare(words[k].text) in _OTHER_SPECIMENS:
+            return words[k].text.strip(_SENTENCE_END + ":(")
+        k -= 1
+    return None
+
+
+def _runs(rows: list[tuple[Row, list[Word]]]) -> list[tuple[PageContent, list[Word]]]:
+    """Consecutive rows of one page joined into one run of words."""
+    runs: list[tuple[PageContent, list[Word]]] = []
+    last: Row | None = None
+    for row, words in rows:
+        if last is not None and row.page is last.page and row.index == last.index + 1:
+            runs[-1][1].extend(words)
+        else:
+            runs.append((row.page, list(words)))
+        last = row
+    return runs

@@ -1,0 +1,269 @@
+"""Which rows of a lab report are results, and how each is read (the row rules of
+``extract.lab.extractor``).
+
+A dotted line is a result anywhere; inside a results table a row is read by its
+columns; outside one, a dotted line whose leader OCR read as junk, or a whole line
+"WBC 11.8 x10E3/uL (3.4-10.8) H", is one too, and a line of a known test whose value
+cannot be read is kept, unread, for review. Comments, notes, label rows, page numbers
+and header/footer rows repeated on every page are not results. How a cell's words read
+as a value, unit, range and flag is ``extract.lab.table``'s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from domain.content import Word
+from domain.policy.facts.analytes import known_name
+from extract.values import text_rules as tr
+from extract.values import numbers as V
+from extract.lab.table import (
+    VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, is_label_word, read_result, split_dotted,
+    split_ocr_leader, value_starts,
+)
+from extract.layout import Row, segments
+from extract.values.ranges import parse_reference_range
+
+_NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
+                         "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
+_PAGE_NUMBER = re.compile(r"^page\s*\d+\s*((of|/)\s*\d+)?$", re.I)
+_EDGE_BAND = 0.15  # share of page height treated as header/footer band for repeats
+
+
+@dataclass(slots=True)
+class RowResult:
+    """One row read as a lab result, with what the facts need to judge it."""
+
+    row: Row
+    words: list[Word]  # the row's words cited as the quote
+    test_name: str
+    reading: Reading
+    flag_text: str | None  # printed flag (column, inline or in a dotted line)
+    position_flag: str | None  # "normal"/"abnormal" from an In/Out of Range column
+    unit_clean: bool
+    range_clean: bool
+    alignment: float
+    unreadable: bool = False
+    status: str | None = None  # printed result status ("Final", "Corrected")
+    leader: list[Word] = field(default_factory=list)  # OCR junk read in a dot leader
+    doubts: list[str] = field(default_factory=list)  # why a person must check the reading
+    range_expected: bool = False  # the table has a reference range column
+    critical_text: str = ""  # printed critical (panic) limits, from their own column
+
+    @property
+    def ocr(self) -> bool:
+        return any(w.conf is not None for w in self.words)
+
+
+# --------------------------------------------------------------------------- row rules
+
+
+def without_page_number(words: list[Word]) -> list[Word]:
+    """Drop a "Page 2 of 3" segment (footers often share a row with other text)."""
+    out: list[Word] = []
+    for seg in segments(words):
+        if not _PAGE_NUMBER.match(" ".join(w.text for w in seg)):
+            out.extend(seg)
+    return out
+
+
+def is_comment(words: list[Word]) -> bool:
+    """A comment or footnote line ("Comment: ...", "* Performed at ..."): it restates or
+    qualifies the results above, it does not report new ones."""
+    first = words[0].text.lower().strip("*:#-")
+    return first in _NOTE_WORDS or not any(c.isalnum() for c in words[0].text)
+
+
+def is_note(words: list[Word]) -> bool:
+    """Comment/note lines and label rows ("Comment: ...", "Interpretive note: ...")."""
+    first = words[0].text.lower().strip("*:#-")
+    if first in _NOTE_WORDS or not any(c.isalnum() for c in words[0].text):
+        return True
+    return any(is_label_word(w.text) for w in words[:3])
+
+
+def repeated_edge_rows(rows_by_page: list[list[Row]]) -> set[int]:
+    """Rows in the header/footer bands whose text (digits aside) repeats on another page."""
+    if len(rows_by_page) < 2:
+        return set()
+    seen: dict[str, list[tuple[int, Row]]] = {}
+    for p, rows in enumerate(rows_by_page):
+        for row in rows:
+            h = row.page.height
+            if _EDGE_BAND * h < row.y0 and row.y1 < (1 - _EDGE_BAND) * h:
+                continue
+            key = re.sub(r"\d+", "#", " ".join(row.text.lower().split()))
+            seen.setdefault(key, []).append((p, row))
+    return {id(row) for hits in seen.values() if len({p for p, _ in hits}) > 1 for _, row in hits}
+
+
+def dotted_result(row: Row, words: list[Word]) -> RowResult | None:
+    split = split_dotted(words)
+    if split is None:
+        return None
+    name_words, name, rest = split
+    ocr = any(w.conf is not None for w in words)
+    reading = read_result(rest, allow_garbled=ocr)
+    if reading is None:
+        return None
+    if not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
+        return None  # "Patient....... Jane Doe" or a leader to a page number
+    if reading.garbled:
+        return RowResult(
+            row=row, words=words, test_name=name, reading=reading, flag_text=None, position_flag=None,
+            unit_clean=False, range_clean=bool(reading.reference_range), alignment=0.5, unreadable=True,
+            leader=words[len(name_words) : len(words) - len(rest)],
+        )
+    return RowResult(
+        row=row, words=words, test_name=name, reading=reading,
+        flag_text=reading.flag or reading.inline_flag, position_flag=None,
+        unit_clean=bool(reading.unit), range_clean=bool(reading.reference_range),
+        alignment=1.0 if reading.leftovers == 0 else 0.5,
+        leader=words[len(name_words) : len(words) - len(rest)],  # an OCR'd leader word cut from the name
+    )
+
+
+def unreadable_dotted(row: Row, words: list[Word]) -> RowResult | None:
+    """A dotted line of a known test whose value no rule could read: kept for review."""
+    split = split_dotted(words)
+    return _unreadable_line(row, words, split[1], split[2]) if split else None
+
+
+def ocr_leader_result(row: Row, words: list[Word]) -> RowResult | None:
+    """A dotted line whose leader OCR read as junk words (see ``split_ocr_leader``)."""
+    split = split_ocr_leader(words, known_name=known_name)
+    if split is None:
+        return None
+    reading = read_result(split.rest, allow_garbled=True)
+    if reading is None or not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
+        return None
+    return RowResult(
+        row=row, words=words, test_name=split.name, reading=reading,
+        flag_text=reading.flag or reading.inline_flag, position_flag=None,
+        unit_clean=bool(reading.unit), range_clean=bool(reading.reference_range),
+        alignment=1.0 if reading.leftovers == 0 else 0.5, unreadable=reading.garbled,
+        leader=split.leader, doubts=[split.doubt] if split.doubt else [],
+    )
+
+
+# A line result outside a table: at most this many words of test name before the value.
+_LINE_NAME_WORDS = 6
+
+
+def line_result(row: Row, words: list[Word]) -> RowResult | None:
+    """"WBC 11.8 x10E3/uL (3.4-10.8) H" outside a table, without a leader (OCR at low
+    resolution loses the dots; some reports print none).
+
+    The line must read whole: a short test name, then the value with its reference
+    range (and unit, flag) and nothing left over, so running text ("LDL 107 and HDL
+    22 mg/dL") is never taken for one; a test name the analyte vocabulary does not
+    know sends the result to review. A line whose value cannot be read is kept for
+    review when its test name is known and a unit or range follows (``_unreadable_line``).
+    """
+    if not words[0].text[:1].isalpha():
+        return None
+    ocr = any(w.conf is not None for w in words)
+    k = next((k for k in range(1, min(len(words), _LINE_NAME_WORDS + 1)) if value_starts(words[k:])), None)
+    if k is None:
+        for j in range(1, min(len(words), _LINE_NAME_WORDS + 1)):
+            if any(c.isdigit() for c in words[j].text):
+                return _unreadable_line(row, words, _name_of(words[:j]), words[j:])
+        return None
+    name = _name_of(words[:k])
+    if sum(c.isalpha() for c in name) < 2:
+        return None
+    reading = read_result(words[k:], allow_garbled=ocr)
+    if reading is None or not reading.reference_range or reading.leftovers:
+        return None
+    doubts = [] if known_name(name) else [
+        f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
+    return RowResult(
+        row=row, words=words, test_name=name, reading=reading,
+        flag_text=reading.flag or reading.inline_flag, position_flag=None,
+        unit_clean=bool(reading.unit), range_clean=True, alignment=1.0, unreadable=reading.garbled,
+        doubts=doubts,
+    )
+
+
+def _name_of(words: list[Word]) -> str:
+    """A test name from its words, without a trailing colon or leader debris."""
+    return re.sub(r"[\s.:;,_\-]+$", "", " ".join(w.text for w in words))
+
+
+def _unreadable_line(row: Row, words: list[Word], name: str, rest: list[Word]) -> RowResult | None:
+    """A line that names a known test and prints a unit or range after it, but whose
+    value cannot be read ("Hemoglobin 131° g/dL (111-15. 9)"): kept for review, never
+    guessed. An unknown name, or nothing result-like after it, is not a result."""
+    if not rest or not known_name(name) or not any(c.isdigit() for w in rest for c in w.text):
+        return None
+    texts = [w.text for w in rest]
+    unit_or_range = any(V.looks_like_unit(tr.repair_ocr_unit(t)) for t in texts[1:]) or any(
+        parse_reference_range(t) for t in texts[1:]) or any(
+        parse_reference_range(" ".join(texts[i:i + 2])) for i in range(1, len(texts) - 1))
+    if not unit_or_range:
+        return None
+    reading = Reading(value=texts[0], value_words=rest[:1])
+    return RowResult(row=row, words=words, test_name=name, reading=reading, flag_text=None, position_flag=None,
+                   unit_clean=False, range_clean=False, alignment=0.5, unreadable=True)
+
+
+def table_result(row: Row, words: list[Word], layout: TableLayout) -> RowResult | None:
+    cells = assign_columns(words, layout)
+    test = cells.text("test").strip()
+    if sum(c.isalpha() for c in test) < 2 or test.endswith(":"):
+        return None
+    role, value_words = _value_cell(cells)
+    if not value_words:
+        return None  # a panel heading or a test without a printed value
+    reading = read_result(value_words)
+    # A flag printed in a column without a header of its own lands beside the unit
+    # or the range ("H mg/dL"); take it out of the cell it fell into.
+    unit_text, stray_flag = _pop_flag(cells.text("units"))
+    range_text, stray_range_flag = _pop_flag(cells.text("range"))
+    parsed_range = parse_reference_range(range_text) if range_text else None
+    if reading is None:
+        # A row that has a test and a range or unit is clearly a result; its value
+        # could not be read, so a reviewer must look rather than lose it.
+        if parsed_range or (unit_text and V.looks_like_unit(unit_text)):
+            reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
+            return RowResult(row=row, words=words, test_name=test, reading=reading, flag_text=None,
+                           position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
+                           alignment=cells.alignment, unreadable=True)
+        return None
+    if parsed_range:
+        reading.reference_range, reading.range_unit = parsed_range
+    elif range_text:
+        reading.reference_range = range_text  # printed but not a range we understand
+    if unit_text:
+        reading.unit = unit_text
+    flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
+                 or stray_flag or stray_range_flag)
+    position_flag = {"in_range": "normal", "out_range": "abnormal"}.get(role)
+    return RowResult(
+        row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,
+        position_flag=position_flag,
+        unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or V.looks_like_unit(unit_text)),
+        range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
+        alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
+        status=cells.text("status").strip() or None, range_expected=layout.has("range"),
+        critical_text=cells.text("critical").strip(),
+    )
+
+
+def _pop_flag(cell: str) -> tuple[str, str | None]:
+    """Split a trailing or leading flag word off a cell: "H mg/dL" -> ("mg/dL", "H")."""
+    tokens = cell.split()
+    for i in (0, -1):
+        if len(tokens) > 1 and tr.is_flag_word(tokens[i]) and len(tokens[i]) <= 2:
+            flag = tokens.pop(i)
+            return " ".join(tokens), flag
+    return " ".join(tokens), None
+
+
+def _value_cell(cells: Cells) -> tuple[str, list[Word]]:
+    for role in VALUE_ROLES:
+        words = cells.words(role)
+        if words:
+            return role, words
+    return "", []

@@ -1,0 +1,331 @@
+"""Referral letter extractor (doc_type ``referral_docx``): ``extract.formats.office.docx`` sections ->
+cited referral details, problems, medications, allergies and identity.
+
+The extractor reads labelled paragraphs ("Reason for referral: ...", "Re: ...", "DOB: ..."),
+labels followed by lists (a "Current medications:" paragraph or heading, then one item per
+paragraph), salutation and signature, two-column label/value tables and tables with a
+header row (Medication | Dose | Frequency; Allergen | Reaction; Diagnosis | Code), and a
+referral written as prose ("I would be grateful if you could see Mr X for ..."; see
+``extract.referral.prose``): reason, service asked for and urgency, each quoted as printed,
+used only where no label gave that field.
+
+Only the patient's own fields identify the patient: a name or date under a heading or
+table title about someone else ("Referring physician", "Next of kin") is that person's
+(the referring/receiving clinician, or a document fact about the other person), a
+"Dear Dr ..." line is never taken as the answer to an empty "Re:", and a value that names
+a clinician ("Dr ...", "..., MD") or a topic ("Referral for ...") is not a patient name.
+It never invents a value: dates that do not parse stay text, hedged wording ("? sulfa",
+"possible") and struck-through text (written ``~~like this~~`` by the normaliser) ask for
+review, judged by the context policy.
+
+Label spellings are in ``extract.referral.labels``; turning what is found into facts
+and identifiers is ``extract.referral.facts``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from domain.content import NormalizedContent, Section
+from domain.models import DocType, ExtractionResult, ExtractionWarning
+from domain.policy.context.mentions import assess
+from extract.referral import prose as P
+from extract.values.dates import parse_date
+from extract.formats.office.docx import ENGINE
+from extract.values.labels import read_label
+from extract.referral.facts import INFERRED, Ctx, Found, emit
+from extract.referral.labels import (
+    CLOSING, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, NOBODY, NOT_SIGNER, SALUTATION, label_field,
+    norm_label,
+)
+
+SOURCE_TYPE = DocType.REFERRAL_DOCX.value
+
+
+def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionResult:
+    """Referral facts, problems, medications, allergies and identity from ``normalize_docx`` output."""
+    ctx = Ctx.for_content(content, "docx", SOURCE_TYPE, source_id)
+    found = _from_paragraphs(content) + _from_tables(content)
+    for item in [i for i in found if i.how not in INFERRED] + [i for i in found if i.how in INFERRED]:
+        emit(ctx, item)
+    if not ctx.facts and not ctx.identifiers:
+        ctx.warnings.append(ExtractionWarning(
+            code="docx_not_a_referral",
+            message="No referral details, patient identifiers, problems, medications or allergies were found; "
+                    "this document does not look like a referral letter.",
+        ))
+    return ExtractionResult(doc_type=DocType.REFERRAL_DOCX, facts=ctx.facts, identifiers=ctx.identifiers,
+                            warnings=ctx.warnings, engine=ENGINE)
+
+
+# ---------------------------------------------------------------------------- whose details
+
+
+def person_of(title: str) -> str | None:
+    """Whom a heading or label is about when it is not the patient: "referring" or
+    "receiving" for the clinicians of the referral, else who ("next of kin",
+    "emergency contact", "insured", "clinician"...)."""
+    meaning = read_label(title)
+    if meaning.owner is None:
+        return None
+    if meaning.owner in ("clinician", "fax sender or recipient"):
+        t = title.lower()
+        if re.search(r"\breferr(?:ing|er|ed by)\b|\bfrom\b|\bsender\b|\bgp\b|general practitioner", t):
+            return "referring"
+        if re.search(r"\bto\b|\breceiving\b|\brecipient\b|\bconsultant\b|\bspecialist\b|\batt(?:entio)?n\b", t):
+            return "receiving"
+    return meaning.owner
+
+
+def _for_person(item: Found, person: str | None) -> Found:
+    """A patient-identity field read inside a block about someone else becomes that
+    person's detail: the referring or receiving clinician's name, or another person's."""
+    if person is None or item.field not in IDENTITY_FIELDS:
+        return item
+    if person in ("referring", "receiving") and item.field == "patient_name":
+        item.field = f"{person}_provider"
+        return item
+    item.person = {"referring": "referring clinician", "receiving": "receiving clinician"}.get(person, person)
+    return item
+
+
+def _is_title(text: str, heading: bool) -> bool:
+    """A heading, or a short line standing alone as one ("NEXT OF KIN", "Referrer details:")."""
+    if heading:
+        return True
+    words = text.rstrip(":\uff1a").split()
+    return 0 < len(words) <= 6 and (text.endswith((":", "\uff1a")) or (text.isupper() and text[:1].isalpha()))
+
+
+# ---------------------------------------------------------------------------- paragraphs
+
+
+def _from_paragraphs(content: NormalizedContent) -> list[Found]:
+    """Labelled values, label-then-list blocks, salutation, signature, a standalone date,
+    and referral requests written as prose.
+
+    A label without a value ("Current medications:" or a heading) claims the paragraphs
+    that follow it: one for a single-valued field, a run of short items for a list. The
+    run ends at the next label or heading, at a table (the table is then the list), or
+    after more than one empty paragraph. A heading about someone else ("Referring
+    clinician", "Next of kin") makes the name and date lines under it that person's.
+    """
+    out: list[Found] = []
+    pending: str | None = None
+    last_index = -10  # index of the last paragraph that a pending label consumed
+    closing_seen = False
+    person: str | None = None  # the block's subject when it is not the patient
+    for s in content.sections:
+        if s.section_type in ("table_cell", "table_row", "footer"):
+            if s.section_type != "footer":
+                pending = None
+            continue
+        text = s.text.strip()
+        is_body = s.section_type == "paragraph"
+        index = s.meta.get("index", 0)
+        heading = s.meta.get("heading_level") is not None
+        if is_body and _is_title(text, heading):
+            person = person_of(text.rstrip(":\uff1a"))
+
+        whole = label_field(text) if len(text) <= 50 else None
+        if whole and (text.endswith((":", "\uff1a")) or heading or whole in LIST_FIELDS):
+            pending, last_index = whole, index
+            if whole in ("referring_provider", "receiving_provider"):
+                person = whole.split("_")[0]
+            continue
+
+        m = INLINE.match(text)
+        f = label_field(m.group(1)) if m else None
+        if m and f:
+            value = m.group(2).strip()
+            if f in IDENTITY_FIELDS and read_label(m.group(1)).names_patient:
+                person = None  # "Patient name:" is the patient's whatever came before
+            elif f not in IDENTITY_FIELDS and f not in ("referring_clinic", "receiving_clinic"):
+                person = None
+            if value:
+                out.append(_for_person(Found(f, value, s, "inline", value), person))
+                pending = None
+            else:
+                pending, last_index = f, index
+                if f in ("referring_provider", "receiving_provider"):
+                    person = f.split("_")[0]
+            continue
+
+        letter_line = SALUTATION.match(text) or CLOSING.match(text.splitlines()[0].strip() if text else "")
+        if pending and is_body and not heading and index - last_index <= 2 and not letter_line:
+            if pending in LIST_FIELDS and len(text) <= 240:
+                out.append(Found(pending, text, s, "following", text))
+                last_index = index
+                continue
+            if pending not in LIST_FIELDS:
+                out.append(_for_person(Found(pending, text, s, "following", text),
+                                       None if pending not in IDENTITY_FIELDS else person))
+                pending = None
+                continue
+        pending = None
+        if not is_body:
+            continue
+        if len(text) > 80:
+            person = None  # prose: any block about someone else is over
+
+        sal = SALUTATION.match(text)
+        if sal:
+            who = sal.group(1).strip()
+            if not NOBODY.match(who):
+                out.append(Found("receiving_provider", who, s, "salutation", who))
+            continue
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if CLOSING.match(lines[0]):
+            signer = next((ln for ln in lines[1:] if not NOT_SIGNER.match(ln)), None)
+            if signer and len(signer) <= 80:
+                out.append(Found("referring_provider", signer, s, "signature", signer))
+                closing_seen = False
+            else:
+                closing_seen = True
+            continue
+        if closing_seen and len(text) <= 80:
+            if NOT_SIGNER.match(text):
+                continue
+            out.append(Found("referring_provider", text, s, "signature", text))
+            closing_seen = False
+            continue
+        parsed = parse_date(text) if len(text) <= 40 else None
+        if parsed and parsed.iso:
+            out.append(Found("letter_date", text, s, "standalone_date", text))
+            continue
+        out += _from_prose(s)
+    return out
+
+
+# Sentences that may state urgency or the service asked for without a request verb.
+# "We would like him seen within two weeks" asks too; "he was seen in clinic" tells.
+_ABOUT_REFERRAL = re.compile(r"\brefer(?:ral|red|ring)?\b|\bappointment\b|\bbe seen\b|\bsee (?:him|her|them)\b|"
+                             r"\b(?<!was )(?<!were )(?<!been )(?<!being )seen\b|"
+                             r"\bopinion\b|\breview\b|\bassess", re.IGNORECASE)
+
+
+def _from_prose(s: Section) -> list[Found]:
+    """Reason, service and urgency from a letter's sentences ("I would be grateful if
+    you could see Mr X urgently for ..."), and labelled values that open a sentence
+    inside a paragraph ("... seen today. Reason for request: persistent cough ...");
+    each quoted exactly as printed. A label inside prose never gives the patient's
+    name, date of birth or number: the paragraph may be about someone else."""
+    out: list[Found] = []
+    for sentence in P.sentences(s.text):
+        m = INLINE.match(sentence.text)
+        f = label_field(m.group(1)) if m else None
+        if f and f not in IDENTITY_FIELDS and (value := m.group(2).strip().rstrip(".")):
+            out.append(Found(f, value, s, "inline", value, context=sentence.text))
+            continue
+        requested = P.request_in(sentence.text) is not None
+        if not requested and not _ABOUT_REFERRAL.search(sentence.text):
+            continue
+        if requested and (reason := P.reason_in(sentence.text)):
+            out.append(Found("reason", reason.text, s, "prose", reason.text, context=sentence.text))
+        if service := P.service_in(sentence.text):
+            out.append(Found("requested_service", service.text, s, "prose", service.text, context=sentence.text))
+        urgency = P.urgency_in(sentence.text)
+        if urgency and not _hypothetical(sentence.text, urgency.text):
+            out.append(Found("urgency", urgency.value, s, "prose", urgency.text, context=sentence.text))
+    return out
+
+
+# "I would be grateful if she could be seen urgently" asks politely; it is no condition.
+_POLITE_IF = re.compile(r"\b(?:grateful|appreciate(?: it)?|thankful|helpful|happy|glad|pleased)\s+if\b",
+                        re.IGNORECASE)
+
+
+def _hypothetical(sentence: str, phrase: str) -> bool:
+    """"If she deteriorates, please see her urgently": a plan, not this referral's urgency."""
+    ctx = assess(_POLITE_IF.sub(lambda m: m.group(0)[: -len("if")] + "that", sentence), phrase)
+    return ctx.temporality == "hypothetical" or ctx.negated
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+def _rows_by_table(content: NormalizedContent) -> dict[int, list[Section]]:
+    rows: dict[int, list[Section]] = {}
+    for s in content.sections:
+        if s.section_type == "table_row":
+            rows.setdefault(s.meta["table"], []).append(s)
+    return rows
+
+
+def _header_kind(cells: list[str]) -> tuple[str, dict[str, int]] | None:
+    """(list kind, column name -> index) when a row names the columns of a list table."""
+    labels = [norm_label(c) for c in cells]
+    best = None
+    for kind, columns in HEADER_COLUMNS.items():
+        mapping = {}
+        for i, label in enumerate(labels):
+            for col, names in columns.items():
+                if label in names and col not in mapping:
+                    mapping[col] = i
+                    break
+        primary = next(iter(columns))
+        if primary in mapping and len(mapping) >= 2 and (best is None or len(mapping) > len(best[1])):
+            best = (kind, mapping)
+    return best
+
+
+def _titles_before_tables(content: NormalizedContent) -> dict[int, str]:
+    """The title paragraph right before each table ("Next of kin" above a details table)."""
+    titles: dict[int, str] = {}
+    last: str | None = None
+    for s in content.sections:
+        if s.section_type == "paragraph":
+            heading = s.meta.get("heading_level") is not None
+            last = s.text.strip() if _is_title(s.text.strip(), heading) else None
+        elif s.section_type == "table_row" and s.meta.get("row") == 1 and last is not None:
+            titles[s.meta["table"]] = last
+    return titles
+
+
+def _from_tables(content: NormalizedContent) -> list[Found]:
+    cells_by_loc = {s.locator: s for s in content.sections if s.section_type == "table_cell"}
+    titles = _titles_before_tables(content)
+    out: list[Found] = []
+    for t, rows in _rows_by_table(content).items():
+        header: tuple[str, dict[str, int]] | None = None
+        person = person_of(titles[t].rstrip(":\uff1a")) if t in titles else None
+        for row in rows:
+            cells = [(c, txt.strip()) for c, txt in row.meta["cells"]]
+            texts = [txt for _, txt in cells]
+            non_empty = [(c, txt) for c, txt in cells if txt]
+            if len(non_empty) <= 1:
+                # A title row such as "PATIENT DETAILS" or "NEXT OF KIN" merged across
+                # the table: it says whose details the rows below are.
+                person = person_of(non_empty[0][1]) if non_empty else person
+                continue
+            kind = _header_kind(texts)
+            if kind:
+                header = kind
+                continue
+            if header:
+                out += _list_row(header, cells, row, cells_by_loc, t)
+                continue
+            # Label -> value pairs, possibly two pairs per row (Name | X | DOB | Y).
+            k = 0
+            while k < len(cells) - 1:
+                label_c, label = cells[k]
+                f = label_field(label) if label else None
+                if f:
+                    value_c, value = cells[k + 1]
+                    section = cells_by_loc.get(f"table {t} row {row.meta['row']} col {value_c}")
+                    if value and section is not None:
+                        out.append(_for_person(Found(f, value, section, "table", value), person))
+                    k += 2
+                else:
+                    k += 1
+    return out
+
+
+def _list_row(header: tuple[str, dict[str, int]], cells: list[tuple[int, str]], row: Section,
+              cells_by_loc: dict[str, Section], t: int) -> list[Found]:
+    kind, mapping = header
+    values = {col: (cells[i][1] if i < len(cells) else "") for col, i in mapping.items()}
+    primary = next(iter(HEADER_COLUMNS[kind]))
+    if not values.get(primary):
+        return []
+    return [Found(kind, values[primary], row, "header_table", values[primary], columns=values)]

@@ -1,0 +1,321 @@
+"""What the referral reader found (``Found``) and how each finding becomes a fact or an
+identifier: referral details, problems, medications, allergies, the patient's name,
+date of birth and number, and other people's details as document facts only."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from domain.content import Section
+from domain.models import ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate
+from extract.values import lists as phrases
+from extract.referral import prose as P
+from extract.values import text_rules as tr
+from extract.values import numbers as V
+from extract.values.dates import ParsedDate, parse_date
+from extract.values.written_answers import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
+from extract.referral.labels import DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE
+from extract.section_facts import SectionFacts
+
+
+@dataclass(slots=True)
+class Found:
+    """One value the reader found in a letter, before it becomes a fact or an identifier."""
+
+    field: str
+    value: str
+    section: Section
+    how: str  # inline | following | table | header_table | salutation | signature | standalone_date | prose
+    quote: str | None = None
+    columns: dict[str, str] | None = None  # a row of a table with a header row
+    person: str | None = None  # an identity field of someone else: whose ("next of kin"...)
+    context: str | None = None  # the sentence or answer a free-text value was read from
+
+
+@dataclass(slots=True)
+class Ctx(SectionFacts):
+    """One letter's facts; ``scalars``: the referral fields already given."""
+
+    scalars: set[str] = field(default_factory=set)
+
+
+_BASE = {"table": 0.9, "header_table": 0.88, "inline": 0.86, "following": 0.8, "salutation": 0.62,
+         "signature": 0.62, "standalone_date": 0.7, "prose": 0.68}
+# Values read without a label of their own: an explicit label for the same field wins.
+INFERRED = ("salutation", "signature", "standalone_date", "prose")
+
+
+def emit(ctx: Ctx, item: Found) -> None:
+    """A finding as list items, another person's detail, an identifier or a referral fact."""
+    if item.field in LIST_FIELDS:
+        if item.columns is not None:
+            _list_item(ctx, item.field, item.columns, item, item.value)
+            return
+        if item.field == "allergies":
+            for text in phrases.allergy_items(item.value):
+                told = P.allergy_in(text) if len(text.split()) >= MIN_PROSE_WORDS else None
+                _list_item(ctx, item.field, None, item, text, told=told)
+            return
+        for text in phrases.split_items(item.value, commas=item.field != "medications"):
+            _list_item(ctx, item.field, None, item, text)
+        return
+    if item.person is not None:
+        _other_person(ctx, item)
+        return
+    if item.field in IDENTITY_FIELDS:
+        _identity(ctx, item)
+        return
+    _referral(ctx, item)
+
+
+def _other_person(ctx: Ctx, item: Found) -> None:
+    """A name, date of birth or number of someone other than the patient (next of
+    kin, a clinician in a details block): a document fact, never an identifier."""
+    what = {"patient_name": "name", "dob": "date of birth", "mrn": "number"}[item.field]
+    value = V.normalize_ws(item.value)
+    ctx.facts.append(FactProposal(
+        fact_type="other", fact_text=f"{item.person.capitalize()} {what}: {value}",
+        structured_value={"person": item.person, "field": what, "value": value},
+        citation=ctx.cite(item.section, item.quote or value, ctx.path("other_people")),
+        confidence=V.confidence(_BASE[item.how], []), document_fact_only=True,
+    ))
+
+
+# Words that show a "Re:" line names a matter, not a person ("Re: Referral for ...").
+_NOT_A_NAME = frozenset({"referral", "refer", "request", "letter", "assessment", "review", "clinic", "urgent",
+                         "routine", "re", "regarding", "for", "of", "the", "and", "to", "with", "dear", "patient",
+                         "appointment", "results", "summary", "discharge", "consultation", "follow-up"})
+_NAME_PARTICLES = frozenset({"de", "da", "del", "della", "di", "van", "von", "der", "den", "la", "le", "bin",
+                             "binti", "al", "el", "ter", "ten", "st", "mc", "mac", "y"})
+
+
+def _patient_name_problem(name: str) -> str | None:
+    """Why a value under a name label is not the patient's name, or None: a clinician,
+    not a name by ``text_rules.parse_person_name``, a topic ("Referral for ..."), or
+    words that are not capitalised as names are."""
+    if names_a_clinician(name):
+        return "it names a clinician"
+    words = [w.strip(",.") for w in name.split() if w.strip(",.")]
+    if tr.parse_person_name(name) is None or any(w.lower() in _NOT_A_NAME for w in words) \
+            or not all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words):
+        return "it does not read as a person's name"
+    return None
+
+
+def _identity(ctx: Ctx, item: Found) -> None:
+    value = item.value
+    if item.field == "patient_name":
+        dob = DOB_INLINE.search(value)
+        mrn = MRN_INLINE.search(value)
+        cut = min([m.start() for m in (dob, mrn) if m] or [len(value)])
+        name = re.sub(r"[\s,;(\-\u2013]+$", "", value[:cut]).strip()
+        if dob:
+            _identity(ctx, Found("dob", dob.group(1).strip(" ,.)"), item.section, item.how))
+        if mrn:
+            _identity(ctx, Found("mrn", mrn.group(1), item.section, item.how))
+        if name and re.search(r"[A-Za-z]", name) and len(name) <= 80:
+            problem = _patient_name_problem(name)
+            if problem is None:
+                _add_identifier(ctx, IdentifierKind.NAME, V.normalize_ws(name), item.section, name, "patient.name")
+            else:
+                ctx.warnings.append(ExtractionWarning(
+                    code="docx_name_not_patient",
+                    message=f"{item.section.locator}: {name!r} was not used as the patient's name ({problem})."))
+        return
+    if item.field == "dob":
+        parsed, printed = _leading_date(value)
+        mrn = MRN_INLINE.search(value)
+        if mrn:  # "DOB: 03/14/1978  MRN: WB-204118" on one line
+            _identity(ctx, Found("mrn", mrn.group(1), item.section, item.how))
+        if parsed and parsed.iso:
+            value = printed
+            if parsed.ambiguous:
+                ctx.warnings.append(ExtractionWarning(
+                    code="docx_ambiguous_date",
+                    message=f"Date of birth {value!r} could be read day-first or month-first; read as {parsed.iso}.",
+                ))
+            _add_identifier(ctx, IdentifierKind.DOB, parsed.iso, item.section, value, "patient.dob")
+        else:
+            ctx.warnings.append(ExtractionWarning(
+                code="docx_invalid_dob", message=f"Date of birth {value!r} is not a complete date; not used."))
+        return
+    m = MRN_VALUE.search(value)
+    if m:
+        _add_identifier(ctx, IdentifierKind.MRN, m.group(0), item.section, m.group(0), "patient.mrn")
+
+
+def _leading_date(text: str) -> tuple[ParsedDate | None, str]:
+    """The longest run of leading words that reads as a date ("14 March 1978 (age 46)")."""
+    words = text.split()
+    for n in range(min(len(words), 4), 0, -1):
+        candidate = " ".join(words[:n]).rstrip(",;")
+        parsed = parse_date(candidate)
+        if parsed is not None:
+            return parsed, candidate
+    return None, text
+
+
+def _add_identifier(ctx: Ctx, kind: IdentifierKind, value: str, section: Section, quote: str, path: str) -> None:
+    if any(c.kind == kind and c.value == value for c in ctx.identifiers):
+        return
+    ctx.identifiers.append(IdentityCandidate(kind=kind, value=value, citation=ctx.cite(section, quote, path)))
+
+
+def _referral(ctx: Ctx, item: Found) -> None:
+    f, value = item.field, V.normalize_ws(item.value)
+    if f in ctx.scalars and item.how in INFERRED:
+        return  # an explicit label (or an earlier sentence) already gave this field
+    structured: dict = {"field": f, "value": value}
+    factors: list[float] = []
+    reasons: list[str] = []  # each one asks for review
+    if f in ("letter_date", "appointment"):
+        parsed = parse_date(value)
+        if parsed and parsed.iso:
+            structured.update(value=parsed.iso, as_printed=value)
+            if parsed.ambiguous:
+                factors.append(0.85)
+                reasons.append(f"date {value!r} could be read day-first or month-first")
+        elif f == "letter_date":
+            ctx.warnings.append(ExtractionWarning(
+                code="docx_unparsed_date", message=f"{item.section.locator}: {value!r} is not a date; ignored."))
+            return
+        else:
+            structured.update(value=None, as_printed=value)
+    # The printed words are judged (the urgency "urgent" was printed "urgently"); only a
+    # reason is judged in its sentence - "could be seen" in a polite request is no doubt
+    # about how soon.
+    cue = answer_doubt(item.quote or value, item.context if f == "reason" else None)
+    if cue:
+        factors.append(0.7)
+        reasons.append(doubt_reason(cue))
+    if item.how in ("salutation", "signature", "prose"):
+        structured["inferred_from"] = item.how  # no label: lower confidence, still a plain document fact
+    if f == "urgency":
+        read = P.urgency_in(value)
+        structured["level"] = read.value if read else None  # urgent, soon, routine or 2-week wait
+        if item.how == "prose":
+            structured["as_printed"] = item.quote
+    ctx.scalars.add(f)
+    path = f"referral.{f}"
+    label = f.replace("_", " ")
+    ctx.facts.append(FactProposal(
+        fact_type="referral", fact_text=f"Referral {label}: {structured['value'] or value}",
+        structured_value=structured, citation=ctx.cite(item.section, item.quote or value, path),
+        confidence=V.confidence(_BASE[item.how], factors), wants_review=bool(reasons),
+        review_reason="; ".join(reasons) or None, document_fact_only=True,
+        context_text=item.context or (value if f == "reason" else None),
+    ))
+
+
+# An allergy item of this many words or more may be a sentence telling of one ("He
+# wonders whether the chlorhexidine wash gave him a rash"); shorter ones are listed.
+MIN_PROSE_WORDS = 5
+# A listed allergen is a name of a few words; longer "substances" are sentences the
+# list reader could not take apart.
+MAX_SUBSTANCE_WORDS = 4
+
+
+# A listed medication's name or problem's description is at most this many words;
+# more is a sentence the list reader did not take apart.
+MAX_NAME_WORDS = 4
+MAX_DESCRIPTION_WORDS = 8
+_NAME_LIKE = re.compile(r"^[A-Za-z][\w'\u2019/().,+-]*(?:\s+[\w'\u2019/().,+-]+)*$")
+
+
+def _reads_cleanly(kind: str, parsed: dict) -> bool:
+    """Whether a list item parsed into the parts its kind needs, and nothing but
+    them: a medication's name (a few words) with its dose, a problem's short
+    description, one allergen. Items under a list heading that do are as sure as a
+    labelled line; the rest keep the lower confidence of a guessed list."""
+    if kind == "medications":
+        name = parsed.get("name") or ""
+        return bool(parsed.get("dose")) and 0 < len(name.split()) <= MAX_NAME_WORDS and bool(_NAME_LIKE.match(name))
+    if kind == "allergies":
+        substance = parsed.get("substance") or ""
+        return 0 < len(substance.split()) <= MAX_SUBSTANCE_WORDS and bool(_NAME_LIKE.match(substance))
+    description = parsed.get("description") or ""
+    return 0 < len(description.split()) <= MAX_DESCRIPTION_WORDS and bool(_NAME_LIKE.match(description)) \
+        and not description.rstrip().endswith((".", "?", "!"))
+
+
+def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str,
+               told: P.AllergyMention | None = None) -> None:
+    """One problem, medication or allergy. ``told``: an allergy read out of a sentence
+    (its substance and reaction), cited by the whole sentence and held for review:
+    a sentence is read less surely than a list."""
+    text = text.strip()
+    if not text:
+        return
+    factors: list[float] = []
+    reasons: list[str] = []
+    doc_only = False
+    if kind == "medications":
+        parsed = phrases.parse_medication(text)
+        if columns:
+            parsed = {"name": columns.get("name") or parsed["name"], "dose": columns.get("dose") or None,
+                      "frequency": columns.get("frequency") or None, "route": columns.get("route") or None}
+        structured = parsed
+        if not parsed["dose"]:
+            factors.append(0.8)
+            reasons.append("dose not stated")
+        if not parsed["frequency"]:
+            factors.append(0.9)
+        fact_type, collection = "medication", "medications"
+        summary = " ".join(v for v in (parsed["name"], parsed["dose"], parsed["route"], parsed["frequency"]) if v)
+        fact_text = f"Medication: {summary}"
+    elif kind == "allergies":
+        parsed = phrases.parse_allergy(text)
+        if columns:
+            parsed.update(substance=columns.get("substance") or parsed["substance"],
+                          reaction=columns.get("reaction") or None, severity=(columns.get("severity") or "").lower() or None)
+        structured = parsed
+        fact_type, collection = "allergy", "allergies"
+        if told is not None:
+            parsed.update(substance=told.substance.text, reaction=told.reaction.text if told.reaction else None,
+                          severity=None)
+            factors.append(0.85)
+            reasons.append("allergy read from a sentence, not a list")
+        elif not columns and not parsed.get("no_known_allergies") \
+                and len((parsed["substance"] or "").split()) > MAX_SUBSTANCE_WORDS:
+            factors.append(0.8)
+            reasons.append(f"{parsed['substance']!r} does not read as one allergen")
+        if parsed["substance"] and "~~" in parsed["substance"]:
+            parsed["substance"] = parsed["substance"].replace("~~", "").strip()
+        if parsed.get("no_known_allergies"):
+            doc_only = True  # an explicit statement, cited, but never a chart allergy
+            parsed.update(substance="", status="no_known_allergies")
+            fact_text = "Allergies: no known allergies"
+            if not is_no_known_allergies(text):  # "NKDA except penicillin": not only a none
+                factors.append(0.5)
+                reasons.append(f"'no known allergies' with more written after it ({text!r})")
+        else:
+            fact_text = f"Allergy: {parsed['substance']}" + (f" - reaction: {parsed['reaction']}" if parsed["reaction"] else "")
+    else:
+        parsed = phrases.parse_problem(text)
+        if columns:
+            code = columns.get("code") or parsed["code"]
+            parsed.update(description=phrases.parse_problem(columns.get("description", text))["description"], code=code or None,
+                          coding_system=parsed["coding_system"] or ("ICD-10" if code and re.match(r"[A-TV-Z]\d", code) else None))
+            if columns.get("status"):
+                parsed["status"] = columns["status"]
+        structured = parsed
+        fact_type, collection = "problem", "problems"
+        fact_text = f"Problem: {parsed['description']}" + (f" ({parsed['code']})" if parsed.get("code") else "")
+    full = " ".join(v for v in (columns or {}).values() if v) if columns else text
+    answer = full if columns else V.normalize_ws(item.section.text if item.how == "table" else item.value)
+    cue = answer_doubt(full, answer)
+    if cue:
+        factors.append(0.6)
+        reasons.append(doubt_reason(cue))
+    path = ctx.path(collection)
+    quote = text if not columns else (columns.get(next(iter(HEADER_COLUMNS[kind]))) or text)
+    base = _BASE[item.how]
+    if item.how == "following" and told is None and _reads_cleanly(kind, structured):
+        base = max(base, _BASE["inline"])  # a clean item of a list under its heading is as good as a labelled line
+    ctx.facts.append(FactProposal(
+        fact_type=fact_type, fact_text=fact_text, structured_value=structured,
+        citation=ctx.cite(item.section, quote, path), confidence=V.confidence(base, factors),
+        wants_review=bool(reasons),
+        review_reason="; ".join(reasons) or None, document_fact_only=doc_only, context_text=answer,
+    ))

@@ -1,0 +1,110 @@
+"""The words a referral letter is read by: label spellings for each field, the header
+columns of list tables, the lines of a letter (salutation, closing, signature) and
+identifiers printed inline ("DOB: ...", "MRN: ...")."""
+
+from __future__ import annotations
+
+import re
+
+from extract.values import numbers as V
+from extract.values.labels import read_label, reads_as_label
+
+# Canonical field -> label spellings (lower case, no trailing colon).
+_LABELS: dict[str, tuple[str, ...]] = {
+    "patient_name": ("patient", "patient name", "name", "patient's name", "client", "client name", "re",
+                     "regarding", "name of patient", "full name"),
+    "dob": ("dob", "d.o.b", "d.o.b.", "date of birth", "birth date", "birthdate", "born"),
+    "mrn": ("mrn", "mrn #", "mrn no", "medical record number", "medical record no", "medical record #",
+            "mr number", "mr #", "record number", "hospital number", "hospital no", "chart number",
+            "patient id", "patient number", "nhs number", "nhs no", "unit number", "unit no", "clinic id",
+            "hospital id", "chart #", "chart no"),
+    "referring_provider": ("referring provider", "referring physician", "referring doctor", "referring clinician",
+                           "referred by", "from", "referrer", "referring gp", "sender", "requested by"),
+    "referring_clinic": ("referring practice", "referring clinic", "referring facility", "practice"),
+    "receiving_provider": ("to", "referred to", "receiving provider", "consultant", "recipient", "specialist",
+                           "attention", "attn", "receiving physician", "refer to"),
+    "receiving_clinic": ("clinic", "receiving clinic", "department", "receiving facility", "receiving service",
+                         "refer to clinic", "destination"),
+    "reason": ("reason for referral", "referral reason", "reason for consultation", "reason for consult",
+               "reason", "presenting complaint", "indication", "clinical question", "reason for request"),
+    "requested_service": ("requested service", "service requested", "request", "requested", "specialty",
+                          "speciality", "service", "requested investigation", "requested procedure",
+                          "referral type", "type of referral", "services requested"),
+    "letter_date": ("date", "letter date", "date of letter", "date of referral", "referral date"),
+    "appointment": ("appointment", "appointment date", "requested appointment", "appointment requested",
+                    "next appointment", "requested date", "preferred appointment"),
+    "urgency": ("urgency", "priority"),
+    "problems": ("diagnosis", "diagnoses", "problem list", "problems", "active problems", "past medical history",
+                 "pmh", "medical history", "working diagnosis", "conditions", "active diagnoses",
+                 "relevant diagnoses", "relevant medical history"),
+    "medications": ("medications", "current medications", "medication list", "medication", "meds",
+                    "current meds", "regular medications", "current medication", "medicines"),
+    "allergies": ("allergies", "allergy", "drug allergies", "allergies and reactions", "known allergies",
+                  "allergies/adverse reactions", "adverse reactions", "allergies / intolerances"),
+}
+_LABEL_OF = {label: fieldname for fieldname, labels in _LABELS.items() for label in labels}
+LIST_FIELDS = ("problems", "medications", "allergies")
+# Fields that identify the patient; under a heading about someone else they are that person's.
+IDENTITY_FIELDS = ("patient_name", "dob", "mrn")
+INLINE = re.compile(r"^\s*([A-Za-z][A-Za-z .'/()&#-]{0,45}?)\s*[:\uff1a]\s*(.*)$", re.DOTALL)
+CLOSING = re.compile(r"^(?:yours (?:sincerely|faithfully|truly)|yours|sincerely|kind regards|best regards|regards"
+                      r"|warm regards|with (?:kind |best |warm )?(?:regards|wishes)|best wishes|many thanks"
+                      r"|thank you|respectfully)[,.!]?$", re.IGNORECASE)
+SALUTATION = re.compile(r"^dear\s+(.+?)[,:]?$", re.IGNORECASE)
+# "Dear Colleague" names nobody.
+NOBODY = re.compile(r"^(?:colleagues?|sir(?:\s*(?:/|or)\s*madam)?|madam|doctor|team|all|friend|"
+                     r"(?:the )?(?:clinic|department|team)(?: team)?)$", re.IGNORECASE)
+# Lines of a signature block that are not the signer.
+NOT_SIGNER = re.compile(r"^(?:dictated|electronically signed|signed electronically|typed by|pp\.?\s|cc\b|enc)",
+                         re.IGNORECASE)
+DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#]?\s*([0-9A-Za-z][0-9A-Za-z ,./-]{4,20}?\d{2,4})",
+                         re.IGNORECASE)
+MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record number|hospital (?:number|no\.?)"
+                         r"|\bNHS (?:number|no\.?)|patient (?:id|number|no\.?)|chart (?:number|no\.?|#)"
+                         r"|\bunit (?:number|no\.?)|(?:clinic|hospital) id\b)"
+                         r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
+# A printed identifier value: letters/digits with at least one digit ("WB-204118",
+# "943 476 5919").
+MRN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: \d{3,4}){0,2}\b")
+HEADER_COLUMNS = {
+    "medications": {
+        "name": ("medication", "medications", "drug", "medicine", "name", "medication name", "drug name"),
+        "dose": ("dose", "strength", "dosage", "amount"),
+        "frequency": ("frequency", "directions", "sig", "how often", "schedule", "instructions"),
+        "route": ("route",),
+    },
+    "allergies": {
+        "substance": ("allergen", "allergy", "allergies", "substance", "agent", "drug", "trigger"),
+        "reaction": ("reaction", "reactions", "response", "effect", "manifestation"),
+        "severity": ("severity",),
+    },
+    "problems": {
+        "description": ("diagnosis", "diagnoses", "problem", "problems", "condition", "conditions", "description"),
+        "code": ("code", "icd", "icd-10", "icd10", "icd code", "icd-10 code"),
+        "status": ("status",),
+    },
+}
+
+
+def norm_label(text: str) -> str:
+    t = V.normalize_ws(text).lower().rstrip(":\uff1a. ").strip()
+    return re.sub(r"\s*/\s*", "/", t)
+
+
+def label_field(text: str) -> str | None:
+    """The canonical field a label names ("Reason for Referral:" -> "reason"). An
+    allergy label is also read by meaning, in any of its wordings ("Drug
+    sensitivities", "Intolerances", "Allergies/ADRs", "Adverse drug reactions"): a
+    short label made only of label words that names allergies (the intake label
+    vocabulary, ``extract.values.labels``). Missing one would read as "no allergies"."""
+    exact = _LABEL_OF.get(norm_label(text))
+    if exact is not None:
+        return exact
+    if len(text.split()) <= MAX_ALLERGY_LABEL_WORDS and reads_as_label(text):
+        meaning = read_label(text)
+        if meaning.kind == "allergies" and meaning.owner is None:
+            return "allergies"
+    return None
+
+
+MAX_ALLERGY_LABEL_WORDS = 5

@@ -1,0 +1,283 @@
+"""The flag rule: what abnormal flag a printed result is stored with (pure).
+
+The central lab rule is :func:`resolve_flag`: printed flags first (the vocabulary below,
+HL7 table 0078 plus what reports and spreadsheets print), then an in/out-of-range column,
+then the value compared with its reference range (:func:`derive_flag`). A critical
+result is never downgraded: a printed critical flag, or a value past printed critical
+limits, always ends as ``critical_high`` or ``critical_low``. A flag word or critical
+limits the rules cannot read are never dropped in silence: ``FlagReading.doubts`` names
+them, and every extractor sends such a result to review. Ranges and limits are read by
+``extract.values.ranges``; numbers and words by ``extract.values.numbers``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from domain.policy.facts.certainty import decimal_separator_doubt
+from domain.policy.facts.chart_rules import CRITICAL_FLAGS
+from extract.values.ranges import (
+    CriticalLimits, critical_direction, labelled_critical_limits, parse_critical_limits, parse_range, range_problem,
+)
+from extract.values.numbers import normalize_ws, value_bounds
+
+# A qualitative result and a qualitative range compare by meaning: "Not detected"
+# against "Negative" is normal, "Positive" against it abnormal.
+_NEGATIVE_LIKE = frozenset({"negative", "neg", "non-reactive", "nonreactive", "non reactive", "not detected",
+                            "not-detected", "none detected", "not isolated", "none", "absent", "no growth",
+                            "normal", "within normal limits", "nl", "wnl"})
+_POSITIVE_LIKE = frozenset({"positive", "pos", "reactive", "detected", "present", "isolated", "abnormal",
+                            "presumptive positive"})
+
+
+
+def _polarity(text: str) -> str | None:
+    t = normalize_ws(text or "").lower().strip("()[]")
+    if t in _NEGATIVE_LIKE:
+        return "negative"
+    if t in _POSITIVE_LIKE:
+        return "positive"
+    return None
+
+
+# Printed flag -> meaning. "critical" is a critical flag without a direction (resolved in
+# ``resolve_flag``). Keys are upper case with single spaces.
+_FLAGS: dict[str, str] = {
+    **dict.fromkeys(["N", "NL", "NORMAL", "WNL", "WITHIN NORMAL LIMITS", "IN RANGE", "WITHIN RANGE"], "normal"),
+    **dict.fromkeys(["H", "HI", "HIGH", "^", "\u2191"], "high"),
+    **dict.fromkeys(["L", "LO", "LOW", "V", "\u2193"], "low"),
+    **dict.fromkeys(["HH", "H*", "*H", "CH", "H!", "!H", "\u2191\u2191", "CRITICAL HIGH", "CRIT HIGH", "PANIC HIGH",
+                     "HIGH CRITICAL", "CRITICALLY HIGH", "CRITICAL H"], "critical_high"),
+    **dict.fromkeys(["LL", "L*", "*L", "CL", "L!", "!L", "\u2193\u2193", "CRITICAL LOW", "CRIT LOW", "PANIC LOW",
+                     "LOW CRITICAL", "CRITICALLY LOW", "CRITICAL L"], "critical_low"),
+    **dict.fromkeys(["AA", "CRIT", "CRITICAL", "PANIC", "!!", "CRITICAL VALUE", "PANIC VALUE"], "critical"),
+    **dict.fromkeys(["A", "AB", "ABN", "ABNORMAL", "*", "!", "OUT OF RANGE", "OUTSIDE RANGE"], "abnormal"),
+}
+# Codes that mean a flag only where a flag is expected (an HL7 OBX-8, a flag column): in
+# running text beside a value "<", "S", "R", "POS" or "C" (Celsius) mean something else.
+_FIELD_ONLY_FLAGS: dict[str, str] = {
+    **dict.fromkeys(["NEG", "NEGATIVE", "NR", "ND", "NOT DETECTED", "S"], "normal"),
+    **dict.fromkeys(["HU", ">"], "high"),
+    **dict.fromkeys(["LU", "<"], "low"),
+    "C": "critical",
+    **dict.fromkeys(["POS", "POSITIVE", "DET", "DETECTED", "RR", "R", "I", "MS", "W", "TOX"], "abnormal"),
+}
+_FLAG_RANK = {"normal": 1, "abnormal": 2, "high": 3, "low": 3}
+
+
+def _flag_key(raw: str) -> str:
+    return normalize_ws(raw or "").upper().strip("()[]").rstrip(".:")
+
+
+def flag_meaning(raw: str, *, in_text: bool = False) -> str | None:
+    """What one printed flag says: an AbnormalFlag value, "critical" (no direction), or
+    None when it is not a flag. ``in_text``: the token stands beside a value in running
+    text, where only unmistakable flags count."""
+    key = _flag_key(raw)
+    if not key:
+        return None
+    return _FLAGS.get(key) or (None if in_text else _FIELD_ONLY_FLAGS.get(key))
+
+
+def derive_flag(value: str | None, reference_range: str | None) -> str | None:
+    """Compare a printed result with its printed range: "high", "low", "normal",
+    "abnormal" or None when the two cannot be compared.
+
+    Numbers are compared as intervals: "<0.1" against "<0.4" is normal, ">90" against
+    ">60" normal, "<5" against "15-150" low, but "<10" against "5-20" could lie on
+    either side of 5 and gives None. Words compare by meaning: "Positive" against a
+    "Negative" range is abnormal, "Not detected" against "Negative" normal, a result
+    printed as "Abnormal" is abnormal; other words only match themselves ("Yellow"/"Yellow").
+    A decimal comma ("7,9" against "12,0-16,0") is read as such; a text that could hold
+    both a decimal comma and a thousands separator is not compared.
+    """
+    v_text, r_text = normalize_ws(value or ""), normalize_ws(reference_range or "")
+    if not v_text:
+        return None
+    if (doubt := decimal_separator_doubt(v_text, r_text)) and doubt.ambiguous:
+        return None  # "1,250" against "0,5-1,5": a thousands separator or a decimal comma? not guessed
+    v = value_bounds(v_text)
+    if v is None:
+        if v_text.lower() in ("abnormal", "abn"):
+            return "abnormal"
+        pv, pr = _polarity(v_text), _polarity(r_text)
+        if pv is not None and pr is not None:
+            return "normal" if pv == pr else "abnormal"
+        if r_text and v_text.lower() == r_text.lower().strip("()[]") and not re.search(r"\d", v_text):
+            return "normal"
+        return None
+    r = parse_range(r_text)
+    if r is None:
+        return None
+    if r.low is not None and v.high is not None and (
+            v.high < r.low or (v.high == r.low and not (v.high_inclusive and r.low_inclusive))):
+        return "low"
+    if r.high is not None and v.low is not None and (
+            v.low > r.high or (v.low == r.high and not (v.low_inclusive and r.high_inclusive))):
+        return "high"
+    above_low = r.low is None or (v.low is not None and (
+        v.low > r.low or (v.low == r.low and (r.low_inclusive or not v.low_inclusive))))
+    below_high = r.high is None or (v.high is not None and (
+        v.high < r.high or (v.high == r.high and (r.high_inclusive or not v.high_inclusive))))
+    return "normal" if above_low and below_high else None
+
+
+@dataclass(frozen=True, slots=True)
+class FlagReading:
+    """The abnormal flag a result is stored with, how it was reached, and what in the
+    printed flag or limits a person must check before it enters a chart."""
+
+    flag: str  # AbnormalFlag
+    derived: bool  # computed from the value (and range or critical limits), not printed
+    unrecognised: tuple[str, ...] = ()  # printed flags the vocabulary does not know
+    direction_assumed: bool = False  # a critical flag with no direction, stored as critical_high
+    disagreement: str | None = None  # the printed flag contradicts the value and range
+    critical_range: str = ""  # printed critical (panic) limits, as printed
+    critical_unread: bool = False  # critical limits were printed but could not be read
+    impossible: str | None = None  # the printed range or limits cannot be right (``range_problem``)
+
+    def doubts(self) -> list[tuple[str, float]]:
+        """(reason, confidence factor) for each thing a person must check."""
+        out = []
+        if self.unrecognised:
+            out.append((f"printed flag {' '.join(self.unrecognised)!r} is not one the rules know: "
+                        f"the flag was not taken from it", 0.9))
+        if self.direction_assumed:
+            out.append(("critical flag printed without a direction (the value and range do not tell "
+                        "high from low): stored as critical_high", 0.9))
+        if self.disagreement:
+            out.append((self.disagreement, 0.8))
+        if self.critical_unread:
+            out.append((f"critical limits {self.critical_range!r} could not be read: "
+                        f"the value was not checked against them", 0.8))
+        if self.impossible:
+            out.append((self.impossible, 0.6))
+        return out
+
+    def review_reasons(self) -> list[str]:
+        return [reason for reason, _ in self.doubts()]
+
+
+def _critical_from(meanings: list[str], direction: str | None, past_limits: str | None) -> tuple[str, bool]:
+    """(critical flag, direction assumed) for printed flags that include a critical one.
+
+    A printed direction wins (a directed critical flag, or H/L printed beside an
+    undirected one: "CRIT L"; the caller checks it against the value); then printed
+    critical limits; then the value against the reference range. With none of these the
+    flag is still kept critical (fail closed: never downgraded to high or abnormal) and
+    stored as critical_high, the reading that prompts the most urgent look, with
+    ``direction_assumed`` so the extractor sends it to review."""
+    directed = {m for m in meanings if m in CRITICAL_FLAGS}
+    if len(directed) == 1:
+        return directed.pop(), False
+    plain = {m for m in meanings if m in ("high", "low")}
+    if not directed and len(plain) == 1:
+        return f"critical_{plain.pop()}", False
+    if past_limits:
+        return past_limits, False
+    if direction in ("high", "low"):
+        return f"critical_{direction}", False
+    return "critical_high", True
+
+
+_FLAG_SEPARATORS = re.compile(r"[\s,/~;]+")
+
+
+def _read_printed_flags(printed: Iterable[str]) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """(flags as printed, their meanings, the parts not understood).
+
+    A printed flag is read whole first ("critical high", "out of range"), else word by
+    word ("Crit H", "H, POS"): each word the vocabulary knows counts, and a word it does
+    not know is reported, never dropped in silence."""
+    shown = [p for p in (normalize_ws(x or "") for x in printed) if p]
+    meanings: list[str] = []
+    unknown: list[str] = []
+    for flag in shown:
+        if meaning := flag_meaning(flag):
+            meanings.append(meaning)
+            continue
+        for word in _FLAG_SEPARATORS.split(flag):
+            if not word.strip("-\u2013\u2014"):
+                continue
+            if meaning := flag_meaning(word):
+                meanings.append(meaning)
+            else:
+                unknown.append(word)
+    return shown, meanings, tuple(unknown)
+
+
+def _critical_limits(column: str, texts: Iterable[str]) -> tuple[str, CriticalLimits | None]:
+    """Printed critical limits: a column (or cell) of their own, where the label is the
+    header; else limits labelled inside the range or a note ("critical <2.5 or >6.5").
+    A column without a digit ("N/A", "-") states no limits."""
+    column = normalize_ws(column or "")
+    if any(c.isdigit() for c in column):
+        return column, parse_critical_limits(column)
+    for text in texts:
+        if found := labelled_critical_limits(text or ""):
+            return found
+    return "", None
+
+
+def resolve_flag(
+    printed: Iterable[str] = (),
+    value: str = "",
+    reference_range: str = "",
+    *,
+    critical_column: str = "",
+    notes: Iterable[str] = (),
+    in_range: bool | None = None,
+) -> FlagReading:
+    """The one flag rule for every format.
+
+    ``printed``: the flags the document prints for the result (an OBX-8 with its
+    repeats, a flag column, a flag beside the value). ``critical_column``: printed
+    critical limits from a column of their own; without one, limits labelled in the
+    reference range or in ``notes`` count. ``in_range``: a layout that says it by
+    column ("In Range" / "Out of Range").
+
+    Order: printed flags (the most severe wins; H with L makes "abnormal"; a critical
+    one is resolved by ``_critical_from``), else the column, else the value against
+    the range; critical limits then raise any non-critical flag to critical when the
+    value lies past them. What could not be read (a flag word, the limits), and a range
+    or limits that cannot be right (low above high: a misread), are in
+    ``FlagReading.doubts``: every extractor sends such a result to review.
+    """
+    shown, known, unrecognised = _read_printed_flags(printed)
+    critical_printed, limits = _critical_limits(critical_column, (reference_range, *notes))
+    derived = derive_flag(value, reference_range)
+    direction = derived if derived in ("high", "low") else None
+    past_limits = critical_direction(value, limits)
+    assumed = False
+    if any(m in CRITICAL_FLAGS or m == "critical" for m in known):
+        flag, assumed = _critical_from(known, direction, past_limits)
+        from_print = True
+    elif known:
+        plain = set(known)
+        flag = "abnormal" if {"high", "low"} <= plain else max(plain, key=_FLAG_RANK.__getitem__)
+        from_print = True
+    elif in_range is not None:
+        flag = "normal" if in_range else (direction or "abnormal")
+        from_print = in_range or direction is None
+    else:
+        flag, from_print = derived or "unknown", False
+    disagreement = None
+    if CRITICAL_FLAGS <= set(known):
+        disagreement = f"printed flags {'~'.join(shown)!r} contradict each other"
+    elif known:
+        as_direction = {"critical_high": "high", "critical_low": "low"}.get(flag, flag)
+        if (as_direction in ("high", "low", "normal") and derived in ("high", "low", "normal")
+                and as_direction != derived) or (as_direction == "normal" and derived == "abnormal"):
+            disagreement = (f"printed flag {'~'.join(shown)!r} disagrees with value {value} "
+                            f"and range {reference_range!r}")
+    if past_limits and flag not in CRITICAL_FLAGS:
+        if known:
+            disagreement = (f"printed flag {'~'.join(shown)!r} but value {value} is past the "
+                            f"printed critical limits")
+        flag, from_print = past_limits, False
+    return FlagReading(flag, derived=not from_print and flag != "unknown", unrecognised=unrecognised,
+                       direction_assumed=assumed, disagreement=disagreement, critical_range=critical_printed,
+                       critical_unread=bool(critical_printed) and limits is None,
+                       impossible=range_problem(reference_range, limits))

@@ -1,0 +1,325 @@
+"""Reading what patients write on intake forms: labels, list items, uncertainty.
+
+Pure string rules used by ``extract.intake.extractor``: which field a label names (the
+vocabulary is data in ``extract.values.labels``, so "Medicines you take now",
+"Meds you take" and "Current medications" agree), which tick box of an answer is
+ticked, how a medication or allergy item splits into parts, and whether an answer
+is "none". Hedges and red flags are the context policy's (``domain.policy.context.mentions``);
+``answer_doubt`` only asks it about an item inside its answer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from domain.policy.context.mentions import assess, hedge_cue, red_flag
+from extract.values.labels import read_label
+
+IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
+DEMOGRAPHIC_KINDS = IDENTITY_KINDS | {"sex", "phone", "email", "address"}
+CLINICAL_KINDS = frozenset({"allergies", "medications", "symptoms", "problems", "pregnancy", "chief_concern",
+                            "family_history"})
+# Kinds whose label always speaks about the patient, whoever else the form asked about.
+PATIENT_ONLY_KINDS = CLINICAL_KINDS | {"preference", "notes", "ignore"}
+
+
+def classify_label(label: str) -> str | None:
+    """The field a label names, or ``None`` if it names none we know. A label about
+    someone else ("Emergency contact name", "Insured's date of birth") is "other":
+    it never names a field of the patient's."""
+    meaning = read_label(label)
+    kind = meaning.kind
+    if kind in PATIENT_ONLY_KINDS:
+        return kind
+    if meaning.owner is not None or kind in ("relationship", "misc"):
+        return "other"
+    return kind
+
+
+# --------------------------------------------------------------------------- wording
+
+# Allergy-like wording in free text: the word itself, reactions, and the usual
+# culprits (drug classes, foods, stings, contact allergens) in a few spellings.
+_ALLERGY_WORDS = re.compile(
+    r"allerg|\bsulf|\bsulph|penicillin|amoxicillin|cephal|\bcef|latex|codeine|hives|urticaria|anaphyla|\brash\b|"
+    r"swelling|\bnkda\b|reaction|\breact(?:s|ed)?\b|intoleran|sensitiv|epi-?pen|\btingl|\bitch|\bwheal|"
+    r"shellfish|seafood|\bprawns?\b|shrimps?|\bcrabs?\b|lobster|mussels?|oysters?|\bclams?\b|scallops?|"
+    r"peanut|tree ?nuts?|\bnuts\b|walnut|cashew|almond|hazelnut|pistachio|sesame|"
+    r"bee stings?|wasp|hornet|insect stings?|\bstings?\b|contrast (?:dye|media)|iodine|nickel|plasters?\b|"
+    r"adhesive|chlorhexidine|\bnsaids?\b|"
+    # the same in Spanish (forms are often bilingual), matched without accents
+    r"alerg|reacci|ronchas|sarpullido|hinchazon|marisco|camarone?s?|gambas?|cacahuete|\bmani\b|nueces|"
+    r"picadura", re.I)
+_MEDICATION_WORDS = re.compile(r"\d+\s?(?:mg|mcg|units?)\b|medicat|medicine|\bpills?\b|tablet|inhaler|insulin|"
+                               r"\bdose\b|statin|aspirin|ibuprofen|metformin|warfarin", re.I)
+_PREGNANCY_WORDS = re.compile(r"pregnan|\blmp\b|last (?:menstrual )?period|missed (?:a )?period", re.I)
+_SYMPTOM_WORDS = re.compile(r"\bpain\b|fever|cough|bleed|dizz|nausea|vomit|headache|numb|swollen|"
+                            r"breath|palpitation", re.I)
+
+
+def answer_doubt(item: str, answer: str | None = None) -> str | None:
+    """The hedge that makes ``item`` uncertain, as printed: one inside the item
+    ("shellfish?", "sulfa - patient not sure", "~~latex~~"), or one in the answer it
+    was read from whose scope reaches it (the context policy decides the scope)."""
+    cue = hedge_cue(item)
+    if cue is None and answer and clean_item(answer) != clean_item(item):
+        ctx = assess(answer, clean_item(item))
+        if ctx.uncertain:
+            cue = ctx.triggers[0]
+    return cue
+
+
+def doubt_reason(cue: str) -> str:
+    """The review reason for a hedge found by ``answer_doubt``."""
+    if cue.startswith("~~") or cue.lower().startswith(("<s>", "<del>", "<strike>")):
+        return f"struck-through text ({cue!r})"
+    return f"uncertain wording ({cue!r})"
+
+
+_CLINICIAN_NAME = re.compile(
+    r"^(?:dr\.?|doctor|prof\.?|professor)\s+\S"
+    r"|,\s*(?:md|m\.d\.|do|d\.o\.|np|pa-c|pa|rn|dnp|aprn|mbbs|mbchb|frcp|mrcgp)\.?$"
+    r"|\s(?:md|m\.d\.|mbbs|mbchb|frcp|mrcgp)\.?$",
+    re.I,
+)
+
+
+def names_a_clinician(text: str) -> bool:
+    """"Dr. Alan Brooks", "Alan Brooks, MD": a clinician's name, never the patient's."""
+    return bool(_CLINICIAN_NAME.search(" ".join(text.split())))
+
+
+_TOPICS = (("allergy", _ALLERGY_WORDS), ("pregnancy", _PREGNANCY_WORDS), ("medication", _MEDICATION_WORDS),
+           ("symptom", _SYMPTOM_WORDS))
+
+
+def _unaccented(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+
+
+def clinical_topic(text: str) -> str | None:
+    """What clinically relevant subject free text touches: allergy, medication,
+    pregnancy or symptom (``None`` for e.g. scheduling remarks); accents do not
+    matter ("látex" is "latex")."""
+    plain = _unaccented(text)
+    topic = next((name for name, words in _TOPICS if words.search(plain)), None)
+    return topic or ("symptom" if red_flag(text) else None)
+
+
+# --------------------------------------------------------------------------- list items
+
+_NONE_ANSWERS = frozenset({"none", "no", "n/a", "na", "nil", "none known", "nothing", "no medications",
+                           "no meds", "-", "not applicable"})
+_NO_ALLERGY = re.compile(r"^(?:nkda|nka|nkma|none|no|n/a|nil|none known|nil known|no known(?: drug| medication| medicine)? "
+                         r"allerg(?:y|ies)|no allergies|no drug allergies|none that i know of|not that i know of)$", re.I)
+
+
+def clean_item(text: str) -> str:
+    """Drop list punctuation around an item: "Penicillin (hives);" -> "Penicillin (hives)"."""
+    return " ".join(text.split()).strip(" ,;.-•*")
+
+
+def substance_name(text: str) -> str:
+    """A substance as named, without the marks of doubt around it ("shellfish?",
+    "¿mariscos?", "~~latex~~"): the doubt is kept as the review reason instead."""
+    return clean_item(re.sub(r"[?¿]|~~", " ", text)) or text
+
+
+def _alternatives(text: str) -> list[str]:
+    """A bilingual answer's parts ("Ninguna / None"), or the answer itself."""
+    return [clean_item(t) for t in re.split(r"\s+/\s+", clean_item(text))]
+
+
+def is_none_answer(text: str) -> bool:
+    return any(t.lower() in _NONE_ANSWERS for t in _alternatives(text))
+
+
+def is_no_known_allergies(text: str) -> bool:
+    """NKDA, "None", "No known allergies" and the like (in one language of a bilingual answer)."""
+    return any(_NO_ALLERGY.match(t) for t in _alternatives(text))
+
+
+_YES = frozenset({"yes", "y", "sí", "si", "oui", "ja"})
+
+
+def is_yes_answer(text: str) -> bool:
+    """"Yes", "Sí / Yes - list:": an answer that says yes and lists nothing."""
+    words = re.findall(r"[^\W_]+", text.lower())
+    return bool(words) and all(w in _YES or w in ("list", "lista", "below", "please", "specify") for w in words)
+
+
+# --------------------------------------------------------------------------- tick boxes
+
+# A box as printed ("[ ]", "[X]", "☐", "☒") or as a symbol font maps it (Wingdings
+# "\uf0a8" empty, "\uf0fe" ticked); a glyph may be glued to its option ("\uf072Home").
+_EMPTY = frozenset({"[]", "☐", "□", "❏", "❑", "\uf06f", "\uf0a8", "\uf072", "\uf071"})
+_TICKED = frozenset({"[x]", "[✓]", "[✔]", "☒", "☑", "■", "✓", "✔", "\uf0fe", "\uf078", "\uf0fd"})
+_TICK_MARKS = frozenset({"x", "✓", "✔"})
+
+
+def strip_box(text: str) -> str:
+    """A word without a box glyph glued to its front ("\uf0feYes" -> "Yes")."""
+    box = _box([text], 0)
+    return box[2] if box is not None and box[2] else text
+
+
+def _box(words: list[str], i: int) -> tuple[bool, int, str] | None:
+    """(ticked, words the box takes, text glued after it) for a box at ``words[i]``."""
+    t = words[i]
+    if t == "[" and i + 1 < len(words):  # "[ ]" and "[ X ]" come out as separate words
+        if words[i + 1] == "]":
+            return False, 2, ""
+        if words[i + 1].lower() in _TICK_MARKS and i + 2 < len(words) and words[i + 2] == "]":
+            return True, 3, ""
+    for glyphs, ticked in ((_TICKED, True), (_EMPTY, False)):
+        for g in glyphs:
+            if t.lower().startswith(g):
+                return ticked, 1, t[len(g):]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Ticks:
+    """An answer given by tick boxes: the words that say it, the ticked boxes, and
+    why a person must look (two answers that exclude each other, a written answer
+    without its box ticked)."""
+
+    answer: frozenset[int]  # positions of the words that are the answer
+    boxes: frozenset[int]  # positions of the ticked boxes
+    problem: str | None = None
+
+
+def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
+    """Which option of a tick-box answer is ticked, or ``None`` when the answer has no
+    boxes. ``words`` are the answer's words in reading order, ``rows`` the row of each.
+
+    An option is the words from its box to the next box; what it says is what was
+    written after its colon or on the rows under it ("[X] Yes: penicillin", "[X] Yes
+    - list:" over a list), else its printed words ("[X] F", "[X] None known"). Words
+    before the first box stay the answer. Unticked options say nothing - unless
+    something was written in them, which like a "none" ticked beside another option
+    is a contradiction for a person to settle.
+    """
+    options: list[tuple[bool, int, int, list[int]]] = []  # ticked, box start, box end, option words
+    prefix: list[int] = []
+    i = 0
+    while i < len(words):
+        box = _box(words, i)
+        if box is None:
+            (options[-1][3] if options else prefix).append(i)
+            i += 1
+            continue
+        ticked, size, glued = box
+        options.append((ticked, i, i + size, [i] if glued else []))
+        i += size
+    if not options:
+        return None
+    answer: list[int] = list(prefix)
+    boxes: list[int] = []
+    ticked_texts: list[str] = []
+    filled_unticked = False
+    for ticked, start, end, said in options:
+        written = _written(words, rows, rows[start], said)
+        filled = any(any(c.isalnum() for c in words[k]) for k in written)
+        if ticked:
+            boxes += range(start, end)
+            answer += written if filled else said
+            ticked_texts.append(" ".join(strip_box(words[k]) for k in said))
+        elif filled:
+            filled_unticked = True
+    problem = None
+    negative = any(is_none_answer(t) or is_no_known_allergies(t) for t in ticked_texts)
+    if negative and (len(ticked_texts) > 1 or filled_unticked):
+        problem = "tick boxes contradict each other"
+    elif filled_unticked and not ticked_texts:
+        problem = "an answer was written but no box was ticked"
+    return Ticks(frozenset(answer), frozenset(boxes), problem)
+
+
+def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -> list[int]:
+    """The words of an option written by the patient: after its colon, or on rows below its box."""
+    colon = next((n for n, k in enumerate(said) if rows[k] == box_row and words[k].endswith(":")), None)
+    after = [k for n, k in enumerate(said) if rows[k] == box_row and colon is not None and n > colon]
+    below = [k for k in said if rows[k] != box_row]
+    return after + below
+
+
+_DOSE = (r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*(?:mg/ml|mg|mcg|µg|ug|gm|g|ml|units?|iu|%|meq|"
+         r"puffs?|tabs?|tablets?|caps?|capsules?|drops?|sprays?|patch(?:es)?)\b")
+_MED_WITH_DOSE = re.compile(rf"^(?P<name>.+?)\s+(?P<dose>{_DOSE})(?:\s+(?P<freq>.+))?$", re.I)
+_FREQUENCY = re.compile(r"\b(?:daily|once|twice|three times|four times|bid|tid|qid|qd|qhs|prn|as needed|"
+                        r"at bedtime|bedtime|nightly|weekly|monthly|every|each|morning|evening|q\d+h)\b", re.I)
+
+
+_FREQUENCY_START = re.compile(r"^(?:as needed|as directed|at |for |with |before |after |when |by mouth|"
+                              r"with meals|daily|once|twice|three times|every|each|prn|bid|tid|qid|qd|qhs|nightly|"
+                              r"weekly|morning|evening)", re.I)
+
+
+def starts_like_frequency(text: str) -> bool:
+    """Whether a fragment continues a dose ("as needed", "at bedtime", "twice daily")."""
+    return bool(_FREQUENCY_START.match(clean_item(text)))
+
+
+def parse_medication(text: str) -> dict[str, str | None]:
+    """"Metformin 500 mg twice daily" -> name / dose / frequency (missing parts None)."""
+    t = clean_item(text)
+    m = _MED_WITH_DOSE.match(t)
+    if m:
+        return {"name": m.group("name").strip(" ,-"), "dose": m.group("dose"),
+                "frequency": (m.group("freq") or "").strip(" ,-") or None}
+    f = _FREQUENCY.search(t)
+    if f and f.start() > 0:
+        return {"name": t[: f.start()].strip(" ,-"), "dose": None, "frequency": t[f.start():].strip(" ,-")}
+    return {"name": t, "dose": None, "frequency": None}
+
+
+_REACTION_WORDS = frozenset({"rash", "hives", "itching", "itch", "swelling", "nausea", "vomiting", "anaphylaxis",
+                             "wheezing", "diarrhea", "headache", "dizziness", "throat swelling", "shortness of breath"})
+_ALLERGY_PAREN = re.compile(r"^(?P<s>[^()]+?)\s*\((?P<r>[^)]*)\)$")
+_ALLERGY_SPLIT = re.compile(r"^(?P<s>.+?)\s*(?:\s[-–—]\s|:|->|→|\bcauses\b|\bgives me\b|\bmakes me\b)\s*(?P<r>.+)$", re.I)
+
+
+def is_reaction(text: str) -> bool:
+    return clean_item(text).lower() in _REACTION_WORDS
+
+
+def parse_allergy(text: str) -> dict[str, str | None]:
+    """"Penicillin (hives)" / "Codeine - nausea" -> substance / reaction."""
+    t = clean_item(text)
+    m = _ALLERGY_PAREN.match(t) or _ALLERGY_SPLIT.match(t)
+    if m:
+        return {"substance": m.group("s").strip(" ,-"), "reaction": m.group("r").strip(" ,-") or None}
+    return {"substance": t, "reaction": None}
+
+
+_RELATIVE = re.compile(
+    r"\b((?:maternal |paternal )?(?:mother|father|mom|dad|sister|brother|grandmother|grandfather|grandma|grandpa|"
+    r"aunt|uncle|son|daughter|parents?|siblings?|cousin))\b", re.I)
+
+
+def has_relative(text: str) -> bool:
+    return bool(_RELATIVE.search(text))
+
+
+def leads_with_relative(text: str) -> bool:
+    """"Father - heart disease" (not "heart disease (father)")."""
+    m = _RELATIVE.search(clean_item(text))
+    return m is not None and m.start() == 0
+
+
+def parse_family_history(text: str) -> dict[str, str | None]:
+    """"Mother - type 2 diabetes" / "heart disease (father)" -> relative / condition."""
+    t = clean_item(text)
+    m = _RELATIVE.search(t)
+    if not m:
+        return {"relative": None, "condition": t}
+    before, after = t[: m.start()], t[m.end():]
+    if before.rstrip().endswith("(") and after.lstrip().startswith(")"):  # "heart disease (father)"
+        before, after = before.rstrip()[:-1], after.lstrip()[1:]
+    rest = f"{before} {after}".strip()
+    rest = re.sub(r"^[\s:\-–—,]+|[\s:\-–—,]+$", "", rest)
+    rest = re.sub(r"^(?:had|has|with)\s+", "", rest, flags=re.I)
+    return {"relative": m.group(1), "condition": rest or None}

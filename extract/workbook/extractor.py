@@ -1,0 +1,381 @@
+"""Clinical workbook extractor (doc_type ``clinical_workbook``): ``extract.formats.office.xlsx`` cells
+and row spans -> cited lab results, medications and identity.
+
+The extractor finds table header rows anywhere on a sheet by their labels (test/analyte,
+result/value, units, range, flag, date; medication/drug, dose, frequency, route), reads
+patient identifiers from a label/value block above the table ("Patient:", "MRN:", "DOB:"),
+and turns rows into ``lab_result`` and ``medication`` facts cited by their row span.
+Tables whose headers say they are test plans ("Test Case #", "PASS/FAIL") or that carry
+no result columns (data dictionaries) yield nothing.
+
+Column and identity labels are in ``extract.workbook.labels``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from domain.content import NormalizedContent, Section
+from domain.models import (
+    DocType,
+    ExtractionResult,
+    ExtractionWarning,
+    FactProposal,
+    IdentifierKind,
+    IdentityCandidate,
+    LabResultValue,
+)
+from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_units_problem
+from domain.policy.context.mentions import hedge_cue
+from extract.values import text_rules as tr
+from extract.values import numbers as V
+from extract.values.dates import parse_date
+from extract.values.flags import resolve_flag
+from extract.values.lists import parse_medication
+from extract.values.ranges import split_range_unit
+from extract.section_facts import SectionFacts
+from extract.workbook.labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
+from extract.formats.office.xlsx import ENGINE
+
+SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
+
+
+@dataclass(slots=True)
+class _Table:
+    kind: str  # lab | medication
+    header_row: int
+    columns: dict[str, int]  # role -> column number
+    header_units: str = ""  # "Result (mmol/L)"
+
+
+_Ctx = SectionFacts
+
+
+def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionResult:
+    """Lab results, medications and identity from ``normalize_xlsx`` output."""
+    ctx = _Ctx.for_content(content, "xlsx", SOURCE_TYPE, source_id)
+    by_sheet: dict[str, list[Section]] = {}
+    for s in content.sections:
+        by_sheet.setdefault(s.meta["sheet"], []).append(s)
+    plans = {sheet: _find_tables(ctx, sheet, secs) for sheet, secs in by_sheet.items()}
+    sheet_dates: dict[str, str | None] = {}
+    for sheet, secs in by_sheet.items():
+        sheet_dates[sheet] = _identity_block(ctx, secs, plans[sheet])
+    has_identity = bool(ctx.identifiers)
+    for sheet, secs in by_sheet.items():
+        _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity)
+    return ExtractionResult(doc_type=DocType.CLINICAL_WORKBOOK, facts=ctx.facts, identifiers=ctx.identifiers,
+                            warnings=ctx.warnings, engine=ENGINE)
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+def _row_cells(section: Section) -> list[dict]:
+    return section.meta["cells"] if section.section_type == "row" else [section.meta | {"text": section.text}]
+
+
+def _rows_of(secs: list[Section]) -> list[Section]:
+    """One section per non-empty row: the row span, or the lone cell."""
+    return [s for s in secs if s.section_type == "row" or s.meta.get("only_cell_in_row")]
+
+
+def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
+    tables: list[_Table] = []
+    for s in _rows_of(secs):
+        cells = _row_cells(s)
+        if len(cells) < 2:
+            continue
+        texts = [c["text"] for c in cells]
+        lab = {}
+        med = {}
+        for c in cells:
+            if c["kind"] != "text":
+                continue
+            r = column_role(c["text"], LAB_ROLES)
+            if r and r not in lab:
+                lab[r] = c["col"]
+            m = column_role(c["text"], MED_ROLES)
+            if m and m not in med:
+                med[m] = c["col"]
+        is_lab = "test" in lab and "value" in lab and len(lab) >= 3
+        is_med = "name" in med and ("dose" in med or "frequency" in med)
+        if not (is_lab or is_med):
+            continue
+        if any(TEST_PLAN.search(t) for t in texts):
+            ctx.warnings.append(ExtractionWarning(
+                code="xlsx_not_patient_results",
+                message=f"{s.locator}: the table's headers describe a test plan (test cases, pass/fail), "
+                        f"not a patient's results; its rows were not read as results.",
+            ))
+            continue
+        if is_lab and (not is_med or len(lab) >= len(med)):
+            value_header = next(c["text"] for c in cells if c["col"] == lab["value"])
+            unit = re.search(r"\((.+?)\)", value_header)
+            tables.append(_Table("lab", s.meta["row"], lab, unit.group(1) if unit else ""))
+        else:
+            tables.append(_Table("medication", s.meta["row"], med))
+    return tables
+
+
+def _table_for(row: int, tables: list[_Table]) -> _Table | None:
+    current = None
+    for t in tables:
+        if t.header_row < row:
+            current = t
+    return current
+
+
+# ---------------------------------------------------------------------------- identity
+
+
+def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table]) -> str | None:
+    """Label/value cells above the first table (or anywhere on a sheet without one).
+
+    Only short rows count (at most two label/value pairs), so a data dictionary whose first
+    column says "Patient" is not mistaken for a patient header block. Returns a sheet-level
+    collection date when one is given ("Collected: 2024-03-12").
+    """
+    first_table = min((t.header_row for t in tables), default=None)
+    cells_by_row: dict[int, list[Section]] = {}
+    for s in secs:
+        if s.section_type == "cell" and (first_table is None or s.meta["row"] < first_table):
+            cells_by_row.setdefault(s.meta["row"], []).append(s)
+    collected = None
+    parts: dict[str, tuple[str, Section]] = {}
+    for row, cells in sorted(cells_by_row.items()):
+        cells.sort(key=lambda s: s.meta["col"])
+        kinds = [id_kind(c.text) if c.meta["kind"] == "text" else None for c in cells]
+        labels = [k is not None for k in kinds]
+        # A label/value block: "Label:" cells, a bare two-cell row, or label|value|label|value.
+        pairs_ok = len(cells) == 2 or (len(cells) == 4 and labels[0] and labels[2])
+        for i, cell in enumerate(cells):
+            text = cell.text.strip()
+            inline = re.match(r"^([A-Za-z .'#]{2,30}?)\s*:\s*(\S.*)$", text)
+            if inline and id_kind(inline.group(1)):
+                kind, value_cell, value = id_kind(inline.group(1)), cell, inline.group(2).strip()
+            elif (labels[i] and i + 1 < len(cells) and cell.meta["kind"] == "text"
+                  and (text.endswith(":") or pairs_ok) and i % 2 == 0):
+                kind, value_cell = kinds[i], cells[i + 1]
+                value = value_cell.text.strip()
+            else:
+                continue
+            if NULL_VALUE.match(value):
+                continue
+            if kind in ("first_name", "middle_name", "last_name"):
+                parts.setdefault(kind, (value, value_cell))  # a name written in parts
+                continue
+            if kind == "collected":
+                parsed = parse_date(value) if value_cell.meta.get("iso") is None else None
+                collected = value_cell.meta.get("iso") or (parsed.iso if parsed else None)
+                continue
+            _identifier(ctx, kind, value, value_cell)
+    if "first_name" in parts and "last_name" in parts:
+        (last, last_cell), (first, _) = parts["last_name"], parts["first_name"]
+        middle = parts["middle_name"][0] if "middle_name" in parts else ""
+        name = f"{last}, {first}" + (f" {middle}" if middle else "")
+        if _reads_as_name(name):
+            # Cited by the surname's cell (a citation holds one cell); the name is both parts.
+            _identifier(ctx, "name", name, last_cell)
+    return collected
+
+
+_NAME_PARTICLES = frozenset({"de", "da", "del", "della", "di", "du", "van", "von", "der", "den", "la", "le", "bin",
+                             "binti", "al", "el", "ter", "ten", "y", "st"})
+MAX_NAME_PART_WORDS = 3
+
+
+def _reads_as_name(name: str) -> bool:
+    """A name put together from its parts reads as a person's name: each part a few
+    capitalised words ("FITZWILLIAM-OSEI, Ngozi"), not a data dictionary's description
+    ("Family name of the patient, Given name")."""
+    last, _, given = name.partition(",")
+    words = name.replace(",", " ").split()
+    return tr.parse_person_name(name) is not None \
+        and len(last.split()) <= MAX_NAME_PART_WORDS and len(given.split()) <= MAX_NAME_PART_WORDS + 1 \
+        and all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words)
+
+
+def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section) -> None:
+    if kind == "name":
+        if not re.search(r"[A-Za-z]", value) or len(value) > 80 or "_" in value:
+            return
+        ident_kind, ident_value, quote = IdentifierKind.NAME, V.normalize_ws(value), value
+    elif kind == "dob":
+        iso = cell.meta.get("iso")
+        if iso is None:
+            parsed = parse_date(value)
+            iso = parsed.iso if parsed else None
+            if parsed and parsed.ambiguous:
+                ctx.warnings.append(ExtractionWarning(
+                    code="xlsx_ambiguous_date",
+                    message=f"{cell.locator}: date of birth {value!r} could be read day- or month-first; read as {iso}."))
+        if not iso:
+            ctx.warnings.append(ExtractionWarning(
+                code="xlsx_invalid_dob", message=f"{cell.locator}: {value!r} is not a complete date of birth."))
+            return
+        ident_kind, ident_value, quote = IdentifierKind.DOB, iso, value
+    else:
+        m = re.search(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*", value)
+        if not m:
+            return
+        ident_kind, ident_value, quote = IdentifierKind.MRN, m.group(0), m.group(0)
+    if any(c.kind == ident_kind and c.value == ident_value for c in ctx.identifiers):
+        return
+    ctx.identifiers.append(IdentityCandidate(
+        kind=ident_kind, value=ident_value, citation=ctx.cite(cell, quote, f"patient.{ident_kind.value}")))
+
+
+# ---------------------------------------------------------------------------- rows
+
+
+def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], sheet_date: str | None,
+          has_identity: bool) -> None:
+    header_rows = {t.header_row for t in tables}
+    for s in _rows_of(secs):
+        row = s.meta["row"]
+        if row in header_rows:
+            continue
+        table = _table_for(row, tables)
+        if table is None:
+            continue
+        by_col = {c["col"]: c for c in _row_cells(s)}
+        if len(by_col) < 2:
+            continue  # a title or a note inside the table area
+        if table.kind == "lab":
+            _lab_row(ctx, s, table, by_col, sheet_date, has_identity)
+        else:
+            _med_row(ctx, s, table, by_col, has_identity)
+
+
+def _cell(by_col: dict[int, dict], table: _Table, role: str) -> dict | None:
+    col = table.columns.get(role)
+    return by_col.get(col) if col is not None else None
+
+
+def _date_of(cell: dict | None) -> tuple[str | None, str | None]:
+    """(ISO date, problem) from a date cell: real dates, or text in common formats."""
+    if cell is None:
+        return None, None
+    if cell.get("iso"):
+        return cell["iso"], None
+    parsed = parse_date(cell["text"])
+    if parsed is None:
+        return None, f"date {cell['text']!r} could not be read"
+    if parsed.iso is None:
+        return None, f"incomplete date {cell['text']!r}"
+    if parsed.ambiguous:
+        return parsed.iso, f"ambiguous date {cell['text']!r} (read month-first as {parsed.iso})"
+    return parsed.iso, None
+
+
+def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], sheet_date: str | None,
+             has_identity: bool) -> None:
+    test, value_cell = _cell(by_col, table, "test"), _cell(by_col, table, "value")
+    if test is None or value_cell is None or test["kind"] != "text":
+        return
+    name = V.normalize_ws(test["text"])
+    value = V.normalize_ws(value_cell["text"])
+    unit_cell, range_cell, flag_cell, critical_cell, loinc_cell = (
+        _cell(by_col, table, r) for r in ("unit", "range", "flag", "critical", "loinc"))
+    unit = V.normalize_ws(unit_cell["text"]) if unit_cell else ""
+    if not unit:
+        value, unit = V.split_value_unit(value)  # "7.9 %" in one cell
+    ref, unit = split_range_unit(V.normalize_ws(range_cell["text"]) if range_cell else "", unit)  # "3.5-5.0 mmol/L"
+    unit = unit or table.header_units
+    factors: list[float] = []
+    reasons: list[str] = []
+    printed_flag = V.normalize_ws(flag_cell["text"]) if flag_cell else ""
+    reading = resolve_flag([printed_flag], value, ref,
+                           critical_column=critical_cell["text"] if critical_cell else "")
+    flag, derived_flag = reading.flag, reading.derived
+    for reason, factor in reading.doubts():
+        factors.append(factor)
+        reasons.append(reason)
+    coll, date_problem = _date_of(_cell(by_col, table, "date"))
+    if coll is None and date_problem is None:
+        coll = sheet_date
+    if date_problem:
+        if date_problem.startswith("ambiguous"):
+            factors.append(0.9)
+        else:
+            factors.append(0.8)
+            reasons.append(date_problem)
+    if not V.is_numeric_result(value):
+        factors.append(0.95)
+    elif not unit and not unitless_analyte(name, loinc_cell["text"] if loinc_cell else None):
+        factors.append(0.9)  # INR, pH, specific gravity and ratios have no unit to miss
+    loinc = V.normalize_ws(loinc_cell["text"]) if loinc_cell else ""
+    loinc = loinc if loinc_code_ok(loinc) else ""
+    implausible = usual_units_problem(name, unit, loinc or None)
+    if implausible:
+        factors.append(0.7)
+        reasons.append(implausible)
+    cue = hedge_cue(f"{name} {value}")
+    if cue:
+        factors.append(0.7)
+        reasons.append(f"uncertain wording ({cue!r})")
+    if not has_identity:
+        factors.append(0.7)
+        reasons.append("the workbook does not identify the patient")
+    if coll is None:
+        factors.append(0.95)
+    lab = LabResultValue(test_name=name, value=value, unit=unit, reference_range=ref, collection_date=coll,
+                         abnormal_flag=flag, flag_derived=derived_flag).model_dump()
+    if printed_flag:
+        lab["flags_as_printed"] = [printed_flag]
+    if reading.critical_range:
+        lab["critical_range"] = reading.critical_range
+    if loinc:
+        lab["loinc"] = loinc
+    path = ctx.path("results")
+    text = f"{name}: {value}" + (f" {unit}" if unit else "") + (f" (ref {ref})" if ref else "") + (
+        f" [{flag.replace('_', ' ')}]" if flag not in ("unknown", "normal") else "") + (
+        f" collected {coll}" if coll else "")
+    ctx.facts.append(FactProposal(
+        fact_type="lab_result", fact_text=text, structured_value=lab,
+        citation=ctx.cite(s, value_cell["text"], path), confidence=V.confidence(0.92, factors),
+        wants_review=bool(reasons), review_reason="; ".join(reasons) or None,
+    ))
+
+
+def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_identity: bool) -> None:
+    name_cell = _cell(by_col, table, "name")
+    if name_cell is None or name_cell["kind"] != "text":
+        return
+    parts = {role: V.normalize_ws(c["text"]) for role in ("dose", "frequency", "route", "status")
+             if (c := _cell(by_col, table, role)) is not None}
+    parsed = parse_medication(name_cell["text"])
+    name = parsed["name"]
+    dose = parts.get("dose") or parsed["dose"]
+    frequency = parts.get("frequency") or parsed["frequency"]
+    if not dose and frequency:
+        dose = parse_medication(frequency)["dose"]
+    start, date_problem = _date_of(_cell(by_col, table, "start"))
+    structured = {"name": name, "dose": dose or None, "frequency": frequency or None,
+                  "route": parts.get("route") or parsed["route"], "start_date": start,
+                  "status": parts.get("status") or None}
+    factors: list[float] = []
+    reasons: list[str] = []
+    if not dose:
+        factors.append(0.8)
+        reasons.append("dose not stated")
+    if not frequency:
+        factors.append(0.9)
+    cue = hedge_cue(" ".join(c["text"] for c in by_col.values()))
+    if cue:
+        factors.append(0.6)
+        reasons.append(f"uncertain wording ({cue!r})")
+    if date_problem and not date_problem.startswith("ambiguous"):
+        factors.append(0.9)
+    if not has_identity:
+        factors.append(0.7)
+        reasons.append("the workbook does not identify the patient")
+    path = ctx.path("medications")
+    summary = " ".join(v for v in (name, dose, structured["route"], frequency) if v)
+    ctx.facts.append(FactProposal(
+        fact_type="medication", fact_text=f"Medication: {summary}", structured_value=structured,
+        citation=ctx.cite(s, name_cell["text"], path), confidence=V.confidence(0.9, factors),
+        wants_review=bool(reasons), review_reason="; ".join(reasons) or None,
+    ))

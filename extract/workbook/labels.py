@@ -1,0 +1,83 @@
+"""The words a clinical workbook is read by: the header labels of lab and medication
+tables (the role of each column), identity labels of the block above a table, and
+what marks a test plan or an empty value."""
+
+from __future__ import annotations
+
+import re
+
+from extract.values import numbers as V
+from extract.values.labels import read_label, reads_as_label
+
+
+LAB_ROLES: dict[str, tuple[str, ...]] = {
+    "test": ("test", "test name", "analyte", "component", "investigation", "lab test", "parameter",
+             "observation", "assay", "determination", "examination", "lab"),
+    "value": ("result", "value", "result value", "observed value", "reading", "level", "results"),
+    "unit": ("units", "unit", "uom", "unit of measure"),
+    "range": ("reference range", "ref range", "range", "normal range", "reference", "reference interval",
+              "ref. range", "normal values", "ref", "reference values", "normal", "target range", "target",
+              "therapeutic range", "target interval", "therapeutic interval", "reference ranges", "normal ranges",
+              "ref interval", "ref. interval", "biological reference interval", "expected range", "goal range",
+              "desired range"),
+    "flag": ("flag", "flags", "abnormal flag", "h/l", "abn", "abnormal", "interpretation"),
+    "date": ("date", "collected", "collection date", "date collected", "specimen date", "result date",
+             "sample date", "date of test", "test date", "drawn", "collection"),
+    "critical": ("critical range", "critical limits", "critical values", "critical value", "panic values",
+                 "panic range", "panic limits", "critical"),
+    "loinc": ("loinc", "loinc code"),
+}
+MED_ROLES: dict[str, tuple[str, ...]] = {
+    "name": ("medication", "drug", "medicine", "medication name", "drug name", "medications", "drugs"),
+    "dose": ("dose", "strength", "dosage", "amount"),
+    "frequency": ("frequency", "directions", "sig", "how often", "instructions", "schedule"),
+    "route": ("route",),
+    "start": ("start date", "started", "start", "date started"),
+    "status": ("status",),
+}
+TEST_PLAN = re.compile(r"test case|pass\s*/\s*fail|expected result|expected value", re.IGNORECASE)
+_ID_LABELS = {
+    "name": ("patient", "patient name", "name", "client", "client name", "patient's name", "full name"),
+    "dob": ("dob", "d.o.b", "date of birth", "birth date", "birthdate"),
+    "mrn": ("mrn", "medical record number", "medical record no", "hospital no", "hospital number",
+            "record number", "patient id", "chart number", "mrn #", "mr number"),
+    "collected": ("collected", "collection date", "date collected", "specimen date", "sample date"),
+}
+_ID_OF = {label: kind for kind, labels in _ID_LABELS.items() for label in labels}
+# Label wordings read by meaning (the intake label vocabulary): "Surname", "Forename",
+# "Given name", "Clinic ID", "Hospital number", "NHS number", "Chart #", "Unit no."...
+_ID_KINDS = {"name": "name", "first_name": "first_name", "middle_name": "middle_name", "last_name": "last_name",
+             "dob": "dob", "mrn": "mrn"}
+MAX_ID_LABEL_WORDS = 5
+
+
+def id_kind(text: str) -> str | None:
+    """The identity field a label cell names ("name", "first_name", "last_name",
+    "middle_name", "dob", "mrn", "collected"), or None. A label about someone else
+    ("Next of kin name", "GP name") names none of the patient's."""
+    t = _norm(text)
+    if t in _ID_OF:
+        return _ID_OF[t]
+    raw = V.normalize_ws(text).rstrip(": ")  # "Unit no." keeps its dot: "no" alone is an answer
+    if not t or len(t.split()) > MAX_ID_LABEL_WORDS or not reads_as_label(raw):
+        return None
+    meaning = read_label(raw)
+    return _ID_KINDS.get(meaning.kind or "") if meaning.owner is None else None
+
+
+NULL_VALUE = re.compile(r"^\s*(?:n/?a|none|null|unknown|tbd|tbc|-+|\?+|redacted|see .*)\s*$", re.IGNORECASE)
+
+
+def _norm(text: str) -> str:
+    t = V.normalize_ws(text).lower()
+    t = re.sub(r"[:#*.]+$", "", t).strip()
+    return t
+
+
+def column_role(text: str, roles: dict[str, tuple[str, ...]]) -> str | None:
+    t = _norm(text)
+    bare = re.sub(r"\s*\(.*?\)\s*", " ", t).strip()
+    for role, names in roles.items():
+        if t in names or bare in names:
+            return role
+    return None
