@@ -23,6 +23,6 @@ def sign_in(at, account) -> None:
     """Put the account in the session the way the sign-in gate does, with its sign-in's
     cookie in the AppTest's simulated browser (the tests' helper: a signed-in session
     belongs to a browser's cookie, and AppTest has no browser)."""
-    from tests.app_support import sign_in_session
+    from tests.support.app_support import sign_in_session
 
     sign_in_session(at, account.username)

@@ -1,5 +1,5 @@
 """Cost of the clinical context policy per sentence (was a < 5 ms assertion in
-tests/test_context.py; speed is measured here, never asserted in unit tests).
+tests/domain/test_context.py; speed is measured here, never asserted in unit tests).
 
 Times ``assess(sentence, target)`` over N generated history sentences, and, as a
 baseline measured in the same run on the same machine, a plain case-insensitive

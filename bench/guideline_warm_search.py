@@ -1,5 +1,5 @@
 """Latency of one guideline search on the real corpus after ``warm_up()`` (was a
-< 1 s assertion in tests/test_guideline_search.py; speed is measured here, never
+< 1 s assertion in tests/retrieve/test_guideline_search.py; speed is measured here, never
 asserted in unit tests). bench/retrieval.py covers synthetic 1k/10k corpora.
 
 Indexes the checked-in corpus in a temp dir with the real offline embedder, warms

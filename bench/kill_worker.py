@@ -13,7 +13,7 @@ job of a dead worker at once instead of after the 120 s heartbeat window).
 
 Usage: python bench/kill_worker.py [--kills 50] [--documents 30] [--seed 13] [--max-attempts 100]
        [--no-reference]
-tests/test_crash_safety.py runs the same harness with a few kills.
+tests/core/ingest/test_crash_safety.py runs the same harness with a few kills.
 """
 
 from __future__ import annotations

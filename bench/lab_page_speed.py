@@ -1,5 +1,5 @@
 """Lab report cost per page, rendering included (was a < 150 ms assertion in
-tests/test_lab_extract.py; speed is measured here, never asserted in unit tests).
+tests/extract/lab/test_lab_extract.py; speed is measured here, never asserted in unit tests).
 
 For the generated two-page panel report it times, per page: opening the PDF and
 rendering every page at the app's DPI with PyMuPDF alone (the baseline, measured in

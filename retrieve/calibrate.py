@@ -26,7 +26,7 @@ from retrieve.guidelines import THRESHOLDS_FILE, GuidelineSearcher, build_indexe
 REPO_ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS_FILE = REPO_ROOT / "golden" / "guideline_questions.json"
 # Questions kept out of calibration so tests can check the threshold on text it never
-# saw (tests/test_guideline_search.py); calibrating on them would make that check moot.
+# saw (tests/retrieve/test_guideline_search.py); calibrating on them would make that check moot.
 HOLDOUT_FILE = REPO_ROOT / "golden" / "guideline_questions_holdout.json"
 
 

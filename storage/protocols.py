@@ -2,7 +2,7 @@
 store (LanceDB, storage.vector_store) and the keyword index (tantivy,
 storage.keyword_index). Retrieval and the services type against these, so another
 implementation (an in-memory one for tests, a hosted one) can stand in; the shared
-contract tests (tests/test_store_contracts.py) run every implementation through the
+contract tests (tests/storage/test_store_contracts.py) run every implementation through the
 behaviour callers rely on. The embedder's and the reranker's Protocols live in
 retrieve/, beside them, for the same reason: each contract sits in the layer of the
 things it describes, below every caller."""

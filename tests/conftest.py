@@ -168,8 +168,8 @@ def fresh_app_runtime(monkeypatch) -> None:
     document_view.clear_caches()
     monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
     # AppTest has no browser: each AppTest gets a simulated one holding the sign-in cookie
-    # (tests/app_support.py), also when a test builds its AppTest by hand.
-    from tests.app_support import install_browser
+    # (tests/support/app_support.py), also when a test builds its AppTest by hand.
+    from tests.support.app_support import install_browser
 
     install_browser()
 

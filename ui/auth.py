@@ -59,9 +59,9 @@ def connection_cookies() -> Mapping[str, str] | None:
 
     The one place the sign-in reads the browser's cookie. ``st.context`` follows the
     connection of the moment: a client that reconnects to a session id brings its own
-    request's cookies (tests/test_session_binding.py checks that in Streamlit itself).
+    request's cookies (tests/ui/test_session_binding.py checks that in Streamlit itself).
     AppTest runs a script with no connection at all, so there every run would look
-    disconnected: the AppTest helpers (tests/app_support.py) replace this function with
+    disconnected: the AppTest helpers (tests/support/app_support.py) replace this function with
     one that returns the cookie their simulated browser holds."""
     if not st.context.headers:  # every real connection has headers (Host at least)
         return None

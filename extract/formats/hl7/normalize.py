@@ -239,7 +239,7 @@ def _shape(texts: list[str], enc: Encoding) -> tuple:
     the steering values above, and for every other field its layout (repetitions,
     components, subcomponents, which are empty, which hold an escape) but not its text.
     Messages of one batch from one sender share a few shapes; a shape that passed once
-    passes again (tests/test_hl7_structure_cache.py checks this on mutated messages)."""
+    passes again (tests/extract/formats/test_hl7_structure_cache.py checks this on mutated messages)."""
     out = []
     for text in texts:
         fields = text.split(enc.field)

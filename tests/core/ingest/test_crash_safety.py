@@ -1,0 +1,352 @@
+"""A worker killed at any moment loses and duplicates nothing, and its job is taken back at
+once; SIGTERM ends the worker within 5 s without losing its job; a failed job can be retried
+from the CLI. The full 50-kill run is bench/kill_worker.py."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import kill_worker
+from domain.errors import ExtractionError
+from core.services.ingest.worker import Worker
+from storage import jobs_repo
+from storage.heartbeat import process_gone, process_token
+from tests.conftest import FAKE_PDF
+
+ROOT = Path(__file__).resolve().parents[3]
+def dead_process() -> str:
+    """The token of a process that has ended (and been reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    token = process_token(proc.pid)
+    proc.wait()
+    return token
+
+
+# --- reclaim ------------------------------------------------------------------------------------
+
+def test_a_job_whose_worker_process_is_gone_is_reclaimed_at_once(wb, queued):
+    job_id = queued.job["id"]
+    with wb.db.cursor() as cur:
+        jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process())
+        # Its heartbeat is fresh, so only the dead process tells that the worker stopped.
+        out = jobs_repo.reclaim_stale(cur, stale_after=120, max_attempts=3, gone=process_gone)
+        job = jobs_repo.by_id(cur, job_id)
+    assert out == {"requeued": 1, "failed": 0, "jobs": {job_id: "worker_gone"}}
+    assert (job.status, job.attempts, job.reclaims, job.reclaim_reason) == ("pending", 1, 1, "worker_gone")
+    assert job.worker_process is None and job.reclaimed_at is not None
+
+
+def test_a_job_of_a_live_worker_is_left_alone(wb, queued):
+    with wb.db.cursor() as cur:
+        jobs_repo.claim_next(cur, "intake-extractor:ui", process=process_token())
+        assert jobs_repo.reclaim_stale(cur, stale_after=120, max_attempts=3, gone=process_gone) == {
+            "requeued": 0, "failed": 0}
+        assert jobs_repo.by_id(cur, queued.job["id"]).status == "running"
+    assert not process_gone(None) and not process_gone("another-host:1:1")  # only the heartbeat can tell
+
+
+def test_a_document_that_kills_its_worker_every_time_fails_after_max_attempts(wb, queued):
+    job_id = queued.job["id"]
+    with wb.db.cursor() as cur:
+        for _ in range(3):
+            assert jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process()).id == job_id
+            jobs_repo.reclaim_stale(cur, stale_after=120, max_attempts=3, gone=process_gone)
+        job = jobs_repo.by_id(cur, job_id)
+    assert (job.status, job.error_code, job.reclaims) == ("failed", "attempts_exhausted", 3)
+    assert "3 times" in job.error_message
+
+
+def test_operations_lists_reclaimed_jobs(wb, queued):
+    from core.services.ingest import operations
+
+    with wb.db.cursor() as cur:
+        jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process())
+    Worker(wb, worker_id="intake-extractor:test").run_once()  # reclaims it, then reads it (and fails it)
+    [row] = operations.reclaimed_jobs(wb)
+    assert (row["id"], row["reclaims"], row["reclaim_reason"]) == (queued.job["id"], 1, "worker_gone")
+    listed = next(j for j in operations.jobs(wb) if j["id"] == queued.job["id"])
+    assert listed["reclaims"] == 1 and listed["status"] == "failed" and listed["attempts"] == 2
+
+
+# --- SIGTERM -------------------------------------------------------------------------------------
+
+def test_shutdown_hands_back_a_job_that_outlasts_the_grace(wb, queued, monkeypatch):
+    release = threading.Event()
+
+    def slow(wb, job):
+        release.wait(30)
+        raise ExtractionError("The document ended after its job was handed back.", code="corrupt_file")
+
+    monkeypatch.setattr("core.services.ingest.worker.run_pipeline", slow)
+    worker = Worker(wb, worker_id="intake-extractor:slow", beat_every=0.1)
+    worker.start_thread()
+    deadline = time.monotonic() + 10
+    while worker.current_job_id is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    asked = time.monotonic()
+    assert worker.shutdown(grace=0.5) is False  # still inside the document
+    assert time.monotonic() - asked < 2
+    with wb.db.cursor() as cur:
+        job = jobs_repo.by_id(cur, queued.job["id"])
+    assert (job.status, job.attempts, job.reclaim_reason) == ("pending", 0, "released_at_shutdown")
+    release.set()  # the document ends after all: its result must not overwrite the released job
+    worker._thread.join(5)
+    with wb.db.cursor() as cur:
+        assert jobs_repo.by_id(cur, queued.job["id"]).status == "pending"
+
+
+def _cli_env(data_dir: Path) -> dict[str, str]:
+    from tests.support.browser_support import make_run_env
+
+    return make_run_env(data_dir)  # the production defaults, the worker's idle sleep too
+
+
+# The worker CLI with a document that takes a minute to read (the test's stand-in for a slow one).
+SLOW_WORKER = """
+import sys, time
+import core.services.ingest.worker as w
+w.run_pipeline = lambda wb, job: time.sleep(60)
+from core.__main__ import main
+sys.exit(main(["worker", "--json"]))
+"""
+
+
+def _wait_for_beat(data_dir: Path, proc: subprocess.Popen, *, job: bool, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        beat = kill_worker.read_beat(data_dir)
+        if beat.get("pid") == proc.pid and (beat.get("current_job_id") is not None) == job:
+            return beat
+        time.sleep(0.05)
+    raise AssertionError("the worker never reached the expected state")
+
+
+def test_sigterm_ends_the_worker_within_5_s_and_its_job_is_released_not_lost(tmp_path):
+    data_dir = tmp_path / "data"
+    [doc_id] = kill_worker.queue_documents(data_dir, kill_worker.corpus(1))
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_WORKER], cwd=ROOT, env=_cli_env(data_dir),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        beat = _wait_for_beat(data_dir, proc, job=True)
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        took = time.monotonic() - asked
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert took < 5, f"exited {took:.1f} s after SIGTERM"
+    assert json.loads(out)["stopped"] is True
+    assert f"job {beat['current_job_id']} handed back" in err
+    state = _job_state(data_dir, beat["current_job_id"])
+    assert state == ("pending", 0, "released_at_shutdown")  # not lost, attempt not counted
+
+
+def _job_state(data_dir: Path, job_id: int) -> tuple:
+    import duckdb
+
+    con = duckdb.connect(str(data_dir / "workbench.duckdb"), read_only=True)
+    try:
+        return con.execute("SELECT status, attempts, reclaim_reason FROM processing_jobs WHERE id = ?",
+                           [job_id]).fetchone()
+    finally:
+        con.close()
+
+
+# --- SIGKILL at random moments ------------------------------------------------------------------
+
+def test_killing_the_worker_at_random_moments_loses_and_duplicates_nothing(tmp_path):
+    """Four SIGKILLs across eight documents of six kinds (no scans: OCR would make it slow)."""
+    data_dir = tmp_path / "data"
+    documents = kill_worker.corpus(8, scans=False)
+    ids = kill_worker.queue_documents(data_dir, documents)
+    run = kill_worker.run_with_kills(data_dir, kills=4, rng=random.Random(7), timeout=150)
+    state = kill_worker.database_state(data_dir, ids)
+    assert kill_worker.problems(state) == [], state
+    # The last worker, idle once the queue is drained, ends within 5 s of SIGTERM too.
+    assert run.kills == 4 and run.kills_mid_job >= 2 and run.sigterm_exit_code == 0 and run.sigterm_exit_seconds < 5
+    assert kill_worker.read_beat(data_dir)["status"] == "stopped"
+    assert state["outcomes"].get("succeeded", 0) + state["outcomes"].get("failed", 0) == len(ids)
+    assert state["active_facts"] > 0 and state["vectors"] == state["vector_marked_facts"]
+    if run.kills_mid_job:
+        # The restarted worker took the job back at once: not after the 120 s heartbeat window.
+        assert state["reclaim_reasons"].get("worker_gone", 0) >= 1
+        assert all(stall < 30 for stall in run.stalls), run.stalls
+
+
+# --- retry from the CLI ---------------------------------------------------------------------------
+
+def test_retry_from_the_cli_resets_the_attempts_and_keeps_the_audit(tmp_path):
+    data_dir = tmp_path / "data"
+    env = _cli_env(data_dir)
+    kill_worker.queue_documents(data_dir, [])
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(FAKE_PDF)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    ingested = cli("ingest", str(bad), "--patient", "DEMO-1001", "--doc-type", "lab_pdf")
+    assert ingested.returncode == 3 and json.loads(ingested.stdout)["job"]["error_code"] == "corrupt_file"
+    job_id = _only_job(data_dir)
+    queued = cli("retry", str(job_id), "--queue")
+    assert queued.returncode == 0, queued.stderr
+    assert {k: json.loads(queued.stdout)[k] for k in ("job_id", "status", "attempts")} == {
+        "job_id": job_id, "status": "pending", "attempts": 0}
+    again = cli("retry", str(job_id))  # already queued by the retry above: it is read now, and fails again
+    assert again.returncode == 3 and "failed again" in again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["attempts"], out["error_code"]) == ("failed", 1, "corrupt_file")
+    missing = cli("retry", "987654")
+    assert missing.returncode == 2 and "No job 987654" in missing.stderr
+    import duckdb
+
+    con = duckdb.connect(str(data_dir / "workbench.duckdb"), read_only=True)
+    try:
+        audit = con.execute("SELECT decision, actor, before_state FROM review_decisions WHERE item_type = 'job' "
+                            "AND item_id = ?", [job_id]).fetchall()
+    finally:
+        con.close()
+    assert len(audit) == 1 and audit[0][0] == "retry" and audit[0][1].startswith("os:")
+    assert json.loads(audit[0][2])["attempts"] == 1  # the attempts used before the reset are kept
+
+
+def _only_job(data_dir: Path) -> int:
+    import duckdb
+
+    con = duckdb.connect(str(data_dir / "workbench.duckdb"), read_only=True)
+    try:
+        return con.execute("SELECT max(id) FROM processing_jobs").fetchone()[0]
+    finally:
+        con.close()
+
+
+# --- the pages ------------------------------------------------------------------------------------
+
+def test_the_documents_page_retries_a_failed_document(app_env, demo_patient):
+    from tests.ui.test_app_pages import _failed_job
+    from tests.ui.test_documents_page import documents_page
+
+    job = _failed_job(app_env, demo_patient["id"])
+    at = documents_page(demo_patient["id"])
+    next(b for b in at.button if b.key == f"retry-doc-{job['document_id']}").click().run()
+    assert not at.exception, at.exception
+    assert any("back in the queue" in s.value for s in at.success)
+    with app_env.db.cursor() as cur:
+        row = jobs_repo.by_id(cur, job["id"])
+    assert (row.status, row.attempts) == ("pending", 0)
+    viewer = documents_page(demo_patient["id"], user="dr.viewer")  # a viewer may not retry
+    assert not [b for b in viewer.button if b.key == f"retry-doc-{job['document_id']}"]
+
+
+def test_the_operations_page_shows_reclaimed_jobs(app_env, queued):
+    from tests.ui.test_app_pages import operations_page
+
+    with app_env.db.cursor() as cur:
+        jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process())
+        jobs_repo.reclaim_stale(cur, stale_after=120, max_attempts=3, gone=process_gone)
+    at = operations_page()
+    table = next(d.value for d in at.dataframe if "times reclaimed" in d.value.columns)
+    assert list(table["job"]) == [queued.job["id"]]
+    assert table["why"].iloc[0] == "its worker's process had stopped"
+
+
+# --- the app, mid-job ----------------------------------------------------------------------------
+
+def scanned_pages(pages: int) -> bytes:
+    """A PDF of ``pages`` page images and no text layer: every page must be OCR'd, so
+    reading it takes the app's worker many seconds, in its real job child."""
+    import pymupdf
+
+    from golden.fixtures import LAB_CASES, render_lab
+
+    with pymupdf.open(stream=render_lab(LAB_CASES[0]), filetype="pdf") as typed:
+        image = typed[0].get_pixmap(dpi=150).tobytes("png")
+    out = pymupdf.open()
+    for _ in range(pages):
+        out.new_page(width=612, height=792).insert_image(pymupdf.Rect(0, 0, 612, 792), stream=image)
+    return out.tobytes()
+
+
+def test_sigterm_stops_the_app_within_5_s_mid_job_and_its_job_is_released(tmp_path):
+    import psutil
+
+    from tests.support.browser_support import serving, server_env
+
+    data_dir = tmp_path / "data"
+    [doc_id] = kill_worker.queue_documents(data_dir, [("DEMO-1001", "scan.pdf", "lab_pdf", scanned_pages(40))])
+    with serving(server_env(data_dir)) as (_, proc):  # make run's environment: jobs in the forkserver child
+        beat = _wait_for_beat(data_dir, proc, job=True, timeout=120)
+        time.sleep(1.0)  # well inside the document: its child is reading (OCR)
+        readers = psutil.Process(proc.pid).children(recursive=True)
+        assert readers, "no child process is reading the document"
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        took = time.monotonic() - asked
+        err = proc.stderr.read().decode()
+    print(f"\napp exited {took:.2f} s after SIGTERM, mid-job")
+    assert took < 5, f"exited {took:.1f} s after SIGTERM"
+    assert f"job {beat['current_job_id']} handed back" in err
+    gone, alive = psutil.wait_procs(readers, timeout=5)  # the job's child ends with its worker
+    assert not alive, [p.pid for p in alive]
+    assert _job_state(data_dir, beat["current_job_id"]) == ("pending", 0, "released_at_shutdown")
+
+
+# --- health sees a killed worker at once ----------------------------------------------------------
+
+def _health(env: dict[str, str]) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "core", "health", "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("runs_the_worker", ["core worker", "ui.serve"])
+def test_health_reports_a_killed_worker_at_once(tmp_path, runs_the_worker):
+    """`kill -9` of the process running the worker (the headless CLI worker, or the app
+    with its worker thread, same pid) is seen by the next `health`, not 30 s later."""
+    from tests.support.browser_support import serving, server_env
+
+    data_dir = tmp_path / "data"
+    kill_worker.queue_documents(data_dir, [])  # a migrated data dir with the demo patients
+    if runs_the_worker == "ui.serve":
+        env = server_env(data_dir)
+        running = serving(env)
+    else:
+        env = _cli_env(data_dir)
+        running = contextlib.nullcontext((None, subprocess.Popen(
+            [sys.executable, "-m", "core", "worker"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)))
+    with running as (_, proc):
+        try:
+            _wait_for_beat(data_dir, proc, job=False)
+            alive = _health(env)
+            assert alive["components"]["worker"]["status"] == "fresh", alive
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+            killed = time.monotonic()
+            report = _health(env)
+            took = time.monotonic() - killed
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+    worker = report["components"]["worker"]
+    print(f"\n{runs_the_worker}: health answered {took:.1f} s after kill -9: {worker['status']}")
+    assert worker["status"] == "dead", report
+    assert worker["detail"] == f"the worker process (pid {proc.pid}) has stopped"
+    assert report["checks"]["worker_fresh"] is False and report["status"] == "degraded"
+    assert worker["age_seconds"] < 30  # its last beat was still young: the dead process told

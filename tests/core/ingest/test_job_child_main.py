@@ -1,0 +1,124 @@
+"""A job's child process never runs a page script (issue 21).
+
+Streamlit points ``sys.modules['__main__']`` at the page script it ran last (Home.py).
+multiprocessing would tell every forkserver child to run that script again, which opened
+the database the app holds and failed every job after the first page view. These tests
+put a page-like script in ``__main__`` the way Streamlit does and run real children."""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+
+from core.services.ingest.ingestion import attach_and_extract
+from core.services.ingest.sandbox import preparation_data, run_isolated
+from core.services.ingest.worker import Worker
+from golden.fixtures import LAB_CASES, render_lab
+
+HOME = Path(__file__).resolve().parents[3] / "Home.py"
+
+
+def _as_streamlit_main(monkeypatch, script: Path) -> None:
+    """``__main__`` as Streamlit's script runner leaves it: a module named __main__ whose
+    __file__ is the page script, with no import spec."""
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    page.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", page)
+
+
+def test_preparation_data_never_names_main(monkeypatch, tmp_path):
+    _as_streamlit_main(monkeypatch, HOME)
+    data = preparation_data("job")
+    assert "init_main_from_path" not in data and "init_main_from_name" not in data
+    assert data["sys_path"] == sys.path  # the rest of the preparation is kept
+
+
+def test_a_forkserver_child_does_not_run_the_page_script_in_main(monkeypatch, tmp_path):
+    marker = tmp_path / "page-ran"
+    page = tmp_path / "page.py"
+    # Like Home.py beside a running app: it would open the held database and die.
+    page.write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(1)\n")
+    _as_streamlit_main(monkeypatch, page)
+    pid = run_isolated(os.getpid, (), timeout=60, memory_mb=512, method="forkserver")
+    assert pid != os.getpid()
+    assert not marker.exists(), "the child ran the page script named by __main__"
+
+
+def test_a_real_job_succeeds_with_home_py_as_main_while_the_app_holds_the_database(wb, demo_patient, monkeypatch):
+    """The served app's situation end to end: the workbench holds the DuckDB file, Home.py
+    is __main__, and a lab job runs in the production default (a forkserver child)."""
+    monkeypatch.setattr(wb.settings, "job_process", "forkserver")
+    _as_streamlit_main(monkeypatch, HOME)
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
+    job = Worker(wb, worker_id="test:main").run_specific(attached.job["id"])
+    assert (job["status"], job["error_code"]) == ("succeeded", None), job["error_message"]
+    assert job["counts"]["stored"] > 0
+
+
+def exits_with_status_one():
+    os._exit(1)  # as a child that fails in its start-up, before it can answer
+
+
+def test_a_child_that_exits_with_a_status_is_a_workbench_fault_not_a_damaged_file():
+    from domain.errors import ExtractionError
+
+    with pytest.raises(ExtractionError) as caught:
+        run_isolated(exits_with_status_one, (), timeout=60, memory_mb=512, method="forkserver")
+    assert caught.value.code == "internal_error"
+    assert "fault in the workbench, not in the file" in caught.value.message
+    assert "damaged" not in caught.value.message
+
+
+def test_a_child_killed_by_a_signal_is_still_reported_as_the_reader_ending_abruptly():
+    from core.services.ingest.sandbox import died_error
+
+    error = died_error(-11)
+    assert error.code == "resource_limit" and "signal 11" in error.message and "damaged" in error.message
+
+
+def test_a_jobs_child_is_out_of_reach_of_signals_sent_to_the_apps_process_group():
+    """Ctrl-C in the terminal running `make run` signals the whole foreground group; the
+    reading child must not die of it while the app shuts down in order."""
+    child_group = run_isolated(os.getpgid, (0,), timeout=60, memory_mb=512, method="forkserver")
+    assert child_group != os.getpgrp()
+
+
+def test_a_reading_broken_off_while_the_worker_stops_goes_back_to_the_queue(wb, demo_patient, monkeypatch):
+    from domain.errors import ExtractionError
+    from core.services.ingest import processing
+
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
+    worker = Worker(wb, worker_id="test:stopping")
+
+    def broken_off(*args, **kwargs):
+        worker.stop()  # the app is shutting down while the document is read...
+        raise ExtractionError("The process reading this document stopped before it could read it (exit 1).",
+                              code="internal_error")  # ...and the reading child went with it
+
+    monkeypatch.setattr(processing, "read_isolated", broken_off)
+    job = worker.run_specific(attached.job["id"])
+    assert job["status"] == "pending" and job["error_code"] is None  # read again at the next start
+
+
+def test_the_same_fault_while_the_worker_runs_on_fails_the_job(wb, demo_patient, monkeypatch):
+    from domain.errors import ExtractionError
+    from core.services.ingest import processing
+
+    attached = attach_and_extract(wb, patient_id=demo_patient["id"], source="lab.pdf", data=render_lab(LAB_CASES[0]),
+                                  filename="lab.pdf", doc_type="lab_pdf", by="dr.reviewer")
+
+    def fault(*args, **kwargs):
+        raise ExtractionError("The process reading this document stopped before it could read it (exit 1).",
+                              code="internal_error")
+
+    monkeypatch.setattr(processing, "read_isolated", fault)
+    job = Worker(wb, worker_id="test:running").run_specific(attached.job["id"])
+    assert (job["status"], job["error_code"]) == ("failed", "internal_error")

@@ -1,0 +1,415 @@
+"""Intake form extraction on both generated layouts, plus the wording rules."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+import pytest
+
+from domain.content import NormalizedContent
+from domain.models import DocType, IdentifierKind
+from extract.values import written_answers as it
+from extract.registry import extractor_for
+from extract.intake.extractor import extract_intake
+from extract.formats.pdf import normalize_pdf
+from golden.fixtures import INTAKE_CASES, INTAKE_LAYOUTS, IntakeCase, intake_case, render_intake
+from tests.support.synthetic import assert_page_citations_verify, words_page
+
+
+def _extract_case(case: IntakeCase):
+    content = normalize_pdf(render_intake(case))
+    return content, extract_intake(content, "documents:3")
+
+
+@lru_cache(maxsize=None)
+def _run(name: str):
+    case = intake_case(name)
+    return (case, *_extract_case(case))
+
+
+CASES = [c.name for c in INTAKE_CASES]
+
+
+def _of(result, fact_type):
+    return [f for f in result.facts if f.fact_type == fact_type]
+
+
+def test_every_intake_layout_has_a_case():
+    assert {c.layout for c in INTAKE_CASES} == set(INTAKE_LAYOUTS) and len(INTAKE_LAYOUTS) >= 2
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_demographics_are_document_facts_and_identity_candidates(name):
+    case, _, result = _run(name)
+    demo = {f.structured_value["field"]: f for f in _of(result, "demographic")}
+    assert demo["dob"].structured_value["value"] == case.patient.dob
+    assert demo["mrn"].structured_value["value"] == case.patient.mrn
+    assert demo["phone"].structured_value["value"] == case.phone
+    assert demo["sex"].structured_value["value"] == {"F": "Female", "M": "Male"}[case.patient.sex]
+    assert all(f.document_fact_only and not f.wants_review for f in demo.values())
+    ids = {i.kind: i.value for i in result.identifiers}
+    assert ids[IdentifierKind.DOB] == case.patient.dob
+    assert ids[IdentifierKind.MRN] == case.patient.mrn
+    assert case.patient.first in ids[IdentifierKind.NAME] and case.patient.last in ids[IdentifierKind.NAME]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_medications_split_into_name_dose_frequency(name):
+    case, _, result = _run(name)
+    meds = _of(result, "medication")
+    assert [m.structured_value for m in meds] == [
+        {"name": m.name, "dose": m.dose, "frequency": m.frequency} for m in case.medications]
+    assert [m.citation.quote_or_value for m in meds] == [m.printed for m in case.medications]
+    assert [m.citation.field_or_chunk_id for m in meds] == [f"current_medications[{i}]" for i in range(len(meds))]
+    assert all(not m.wants_review and m.confidence >= 0.85 for m in meds)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_allergies_with_reactions_or_nkda(name):
+    case, _, result = _run(name)
+    trusted = [f for f in _of(result, "allergy") if not f.wants_review and "status" not in f.structured_value]
+    assert [f.structured_value for f in trusted] == [
+        {"substance": a.substance, "reaction": a.reaction} for a in case.allergies]
+    nkda = [f for f in result.facts if f.structured_value.get("status") == "no_known_allergies"]
+    assert len(nkda) == (0 if case.allergies else 1)
+    assert all(f.document_fact_only and f.fact_type == "allergy" and not f.wants_review for f in nkda)
+    assert all(f.structured_value == {"substance": "", "status": "no_known_allergies"} for f in nkda)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_chief_concern_family_history_and_preferences_are_document_facts(name):
+    case, _, result = _run(name)
+    (cc,) = _of(result, "chief_concern")
+    assert cc.structured_value["text"] == case.chief_concern and cc.document_fact_only
+    fh = _of(result, "family_history")
+    expected_items = [part.strip() for line in case.family_history for part in line.split(";")]
+    assert [f.citation.quote_or_value.rstrip(";") for f in fh] == expected_items
+    assert all(f.document_fact_only and f.structured_value["relative"] for f in fh)
+    prefs = _of(result, "preference")
+    assert [p.structured_value["value"] for p in prefs] == [a for _, a in case.preferences]
+    assert all(p.document_fact_only and not p.wants_review for p in prefs)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_review_terms_are_flagged_for_review_and_never_trusted(name):
+    case, _, result = _run(name)
+    for term in case.review_terms:
+        hits = [f for f in result.facts if term.lower() in f.citation.quote_or_value.lower()]
+        assert hits, term
+        assert all(f.wants_review and f.review_reason for f in hits), term
+    reviewed = [f for f in result.facts if f.wants_review]
+    assert len(reviewed) == len(case.review_terms)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_citation_verifies(name):
+    _, content, result = _run(name)
+    citations = [f.citation for f in result.facts] + [i.citation for i in result.identifiers]
+    for original, checked in zip(citations, assert_page_citations_verify(content, result)):
+        assert checked.bounding_box == original.bounding_box
+        assert original.source_type == "intake_form" and original.page_or_section == "page 1"
+
+
+def test_margin_note_beside_nkda_is_a_cited_review_finding():
+    _, _, result = _run("questions_margin_sulfa")
+    (note,) = [f for f in result.facts if "sulfa" in f.citation.quote_or_value]
+    assert note.citation.quote_or_value == "? sulfa"
+    assert note.fact_type == "allergy" and note.structured_value["substance"] == "sulfa"
+    assert "outside the form" in note.review_reason and "uncertain" in note.review_reason
+    assert note.citation.field_or_chunk_id == "needs_review_findings[0]"
+    assert note.citation.bounding_box.x > 0.6  # it really is in the right margin
+    assert note.confidence < 0.5
+
+
+def test_red_flag_chief_concern_needs_review():
+    _, _, result = _run("questions_margin_sulfa")
+    (cc,) = _of(result, "chief_concern")
+    assert cc.wants_review and "chest pain" in cc.review_reason
+
+
+def test_notes_box_with_uncertain_pregnancy_needs_review():
+    _, _, result = _run("two_column_pregnancy_note")
+    (note,) = [f for f in result.facts if "pregnant" in f.citation.quote_or_value]
+    assert note.wants_review and "pregnancy" in note.review_reason and "uncertain wording" in note.review_reason
+
+
+def test_uncertain_allergy_wording_needs_review():
+    case = replace(intake_case("two_column_pregnancy_note"), allergies_printed="Penicillin (hives); maybe latex?")
+    _, result = _extract_case(case)
+    allergies = _of(result, "allergy")
+    assert [a.structured_value["substance"] for a in allergies] == ["Penicillin", "maybe latex"]
+    assert [a.wants_review for a in allergies] == [False, True]
+    assert "uncertain" in allergies[1].review_reason
+    assert allergies[1].confidence < allergies[0].confidence
+
+
+def test_markup_or_a_link_on_an_intake_form_is_held_for_review_verbatim():
+    from domain.models import Certainty
+    from domain.policy.facts.certainty import classify
+    from domain.policy.context.mentions import apply_to
+    from golden.fixtures import ExpectedMedication
+
+    script, url = "<script>alert(1)</script>", "http://127.0.0.1:9/x"
+    case = replace(INTAKE_CASES[0], allergies_printed=f"Penicillin (hives); {script}; {url}",
+                   medications=(ExpectedMedication("www.example.com/drug", "10 mg", "daily",
+                                                   printed="www.example.com/drug 10 mg daily"),
+                                ExpectedMedication("Lisinopril", "10 mg", "once daily",
+                                                   printed="Lisinopril 10 mg once daily")))
+    content, result = _extract_case(case)
+    checked = dict(zip([id(f) for f in result.facts], assert_page_citations_verify(content, result)))
+    decided = {}
+    for f in _of(result, "allergy") + _of(result, "medication"):
+        decided[f.structured_value.get("substance") or f.structured_value.get("name")] = classify(
+            apply_to(f.model_copy(update={"citation": checked[id(f)]})), citation_verified=True, paged=True)
+    # "http://…" is split at its colon like "Penicillin: hives": its reaction "//127.0.0.1:9/x" gives it away.
+    for payload in (script, "http", "www.example.com/drug"):  # stored as written, never verified
+        assert decided[payload].certainty is Certainty.NEEDS_REVIEW and "markup" in decided[payload].reason
+    assert decided["Penicillin"].certainty is decided["Lisinopril"].certainty is Certainty.VERIFIED
+
+
+def test_no_medications_answer_gives_no_medication_facts():
+    case = replace(intake_case("questions_margin_sulfa"), medications=())
+    _, result = _extract_case(case)
+    assert _of(result, "medication") == []
+    assert any(f.structured_value.get("no_current_medications") for f in result.facts)
+
+
+def test_answers_spanning_rows_stay_in_their_field():
+    _, _, result = _run("two_column_pregnancy_note")
+    (address,) = [f for f in _of(result, "demographic") if f.structured_value["field"] == "address"]
+    assert address.structured_value["value"] == "77 Larkspur Lane Bend, OR 97702"
+    problems = [f.structured_value["description"] for f in _of(result, "problem")]
+    assert problems == ["Type 2 diabetes", "hypertension"]
+
+
+def test_headings_titles_and_signature_lines_are_not_facts():
+    _, _, result = _run("two_column_pregnancy_note")
+    quotes = " ".join(f.citation.quote_or_value for f in result.facts)
+    for noise in ("PATIENT INFORMATION", "MEDICAL INFORMATION", "Riverbend", "signature", "____"):
+        assert noise not in quotes
+
+
+def test_registered_for_intake_form():
+    assert extractor_for(DocType.INTAKE_FORM) is extract_intake
+
+
+# --------------------------------------------------------------------------- synthetic pages
+
+
+def _content(rows: list[list[tuple[str, float]]], pitch: float = 14) -> NormalizedContent:
+    return words_page(rows, pitch)
+
+
+def test_margin_note_on_its_own_row_far_right_of_the_answers():
+    result = extract_intake(_content([
+        [("Medicines", 50), ("you", 100), ("take", 120), ("now:", 145)],
+        [("Lisinopril", 60), ("10", 115), ("mg", 130), ("daily", 145)],
+        [("maybe", 420), ("warfarin?", 452)],
+    ]), "documents:1")
+    med, note = result.facts
+    assert med.structured_value == {"name": "Lisinopril", "dose": "10 mg", "frequency": "daily"}
+    assert not med.wants_review
+    assert note.fact_type == "medication" and note.wants_review
+    assert note.citation.quote_or_value == "maybe warfarin?"
+
+
+def test_unknown_label_inside_an_answer_does_not_split_the_field():
+    result = extract_intake(_content([
+        [("Family", 50), ("history:", 85)],
+        [("Mother:", 60), ("diabetes", 100)],
+        [("Father:", 60), ("stroke", 100)],
+    ]), "documents:1")
+    assert [f.structured_value for f in result.facts] == [
+        {"relative": "Mother", "condition": "diabetes"}, {"relative": "Father", "condition": "stroke"}]
+
+
+def test_non_clinical_margin_note_is_a_plain_document_fact():
+    result = extract_intake(_content([
+        [("Preferred", 50), ("contact", 100), ("method:", 140), ("Email", 200), ("call", 420), ("after", 445),
+         ("lunch", 475)],
+    ]), "documents:1")
+    pref, note = result.facts
+    assert pref.fact_type == "preference" and pref.structured_value["value"] == "Email"
+    assert note.fact_type == "other" and note.document_fact_only and not note.wants_review
+
+
+# --------------------------------------------------------------------------- wording rules
+
+
+@pytest.mark.parametrize("label, kind", [
+    ("Chief concern:", "chief_concern"), ("Reason for visit:", "chief_concern"),
+    ("What brings you in today?", "chief_concern"),
+    ("Current medications:", "medications"), ("Medicines you take now (name, dose, how often):", "medications"),
+    ("Allergies:", "allergies"), ("Drug allergies and reactions:", "allergies"),
+    ("Family history:", "family_history"),
+    ("Does anyone in your family have heart disease, diabetes or cancer?", "family_history"),
+    ("Date of Birth:", "dob"), ("DOB:", "dob"), ("Full name:", "name"), ("What is your full name?", "name"),
+    ("Medical record number (if known):", "mrn"), ("Sex:", "sex"), ("Gender:", "sex"),
+    ("Phone number where we can reach you:", "phone"), ("Address:", "address"),
+    ("When is the best time to reach you?", "preference"), ("Preferred contact method:", "preference"),
+    ("Are you pregnant?", "pregnancy"), ("Past medical history:", "problems"),
+    ("Notes:", "notes"), ("Comments:", "notes"), ("Patient signature:", "ignore"),
+    ("Emergency contact name:", "other"), ("Favourite colour:", None),
+])
+def test_classify_label(label, kind):
+    assert it.classify_label(label) == kind
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Metformin 500 mg twice daily", ("Metformin", "500 mg", "twice daily")),
+    ("Lisinopril 10mg", ("Lisinopril", "10mg", None)),
+    ("Vitamin D 1000 IU daily", ("Vitamin D", "1000 IU", "daily")),
+    ("Albuterol inhaler 2 puffs as needed", ("Albuterol inhaler", "2 puffs", "as needed")),
+    ("Tylenol as needed", ("Tylenol", None, "as needed")),
+    ("Fish oil", ("Fish oil", None, None)),
+])
+def test_parse_medication(text, expected):
+    m = it.parse_medication(text)
+    assert (m["name"], m["dose"], m["frequency"]) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Penicillin (hives);", ("Penicillin", "hives")),
+    ("Codeine - nausea", ("Codeine", "nausea")),
+    ("Sulfa: rash", ("Sulfa", "rash")),
+    ("Latex causes itching", ("Latex", "itching")),
+    ("Peanuts", ("Peanuts", None)),
+])
+def test_parse_allergy(text, expected):
+    a = it.parse_allergy(text)
+    assert (a["substance"], a["reaction"]) == expected
+
+
+@pytest.mark.parametrize("text", ["NKDA", "nkda.", "None", "No known allergies", "No known drug allergies", "NKA"])
+def test_no_known_allergies(text):
+    assert it.is_no_known_allergies(text)
+
+
+@pytest.mark.parametrize("text", ["Penicillin", "No reaction to latex", "NKDA but sulfa?"])
+def test_real_allergy_answers_are_not_nkda(text):
+    assert not it.is_no_known_allergies(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Mother - type 2 diabetes", ("Mother", "type 2 diabetes")),
+    ("heart disease (father)", ("father", "heart disease")),
+    ("Maternal grandmother: breast cancer", ("Maternal grandmother", "breast cancer")),
+    ("diabetes", (None, "diabetes")),
+])
+def test_parse_family_history(text, expected):
+    f = it.parse_family_history(text)
+    assert (f["relative"], f["condition"]) == expected
+
+
+def test_one_line_lists_split_on_commas_and_semicolons():
+    result = extract_intake(_content([
+        [("Medications:", 50), ("Metformin", 120), ("500", 170), ("mg", 190), ("BID,", 205), ("Lisinopril", 230),
+         ("10", 285), ("mg", 300), ("daily;", 315), ("ibuprofen", 350), ("as", 400), ("needed", 415)],
+        [("Allergies:", 50), ("Sulfa", 120), ("-", 150), ("rash,", 160), ("Latex", 190), ("-", 220),
+         ("itching,", 230), ("swelling", 275)],
+        [("Family", 50), ("history:", 85), ("heart", 130), ("disease", 160), ("(father),", 200), ("diabetes", 250)],
+    ]), "documents:1")
+    assert [f.structured_value for f in _of(result, "medication")] == [
+        {"name": "Metformin", "dose": "500 mg", "frequency": "BID"},
+        {"name": "Lisinopril", "dose": "10 mg", "frequency": "daily"},
+        {"name": "ibuprofen", "dose": None, "frequency": "as needed"},
+    ]
+    assert [f.structured_value for f in _of(result, "allergy")] == [
+        {"substance": "Sulfa", "reaction": "rash"}, {"substance": "Latex", "reaction": "itching, swelling"}]
+    assert [f.structured_value for f in _of(result, "family_history")] == [
+        {"relative": "father", "condition": "heart disease"}, {"relative": None, "condition": "diabetes"}]
+
+
+def test_short_answers_are_cited_with_their_question():
+    result = extract_intake(_content([[("Are", 50), ("you", 70), ("pregnant?", 90), ("No", 150)]]), "documents:1")
+    (fact,) = result.facts
+    assert fact.citation.quote_or_value == "Are you pregnant? No"
+    assert not fact.wants_review
+
+
+@pytest.mark.parametrize("answer", ["Yes", "Not sure", "Now 12 weeks", "No idea", "Unknown"])
+def test_pregnancy_answered_other_than_no_needs_review(answer):
+    words, x = [("Are", 50), ("you", 70), ("pregnant?", 90)], 150
+    for w in answer.split():
+        words.append((w, x))
+        x += 5 * len(w) + 5
+    (fact,) = extract_intake(_content([words]), "documents:1").facts
+    assert fact.wants_review, answer
+
+
+# --------------------------------------------------------------------------- a "?" that is a doubt, not a question
+
+
+def _words(text: str, x: float = 50) -> list[tuple[str, float]]:
+    out = []
+    for w in text.split():
+        out.append((w, x))
+        x += 5 * len(w) + 5
+    return out
+
+
+def _held(result) -> list:
+    return [f for f in result.facts if f.wants_review]
+
+
+@pytest.mark.parametrize("note", [
+    "Throat itched after the sushi platter - seafood?",
+    "Allergic to peanuts?",
+    "walnuts?",
+    "Arm swelled up after a wasp sting in June - allergic?",
+    "Posible alergia a los mariscos?",
+])
+def test_a_note_line_ending_in_a_question_mark_is_a_cited_review_finding(note):
+    content = _content([_words("Notes:", 50), _words(note, 56)])
+    result = extract_intake(content, "documents:1")
+    (fact,) = result.facts
+    assert fact.fact_type == "allergy" and fact.wants_review and not fact.document_fact_only
+    assert fact.citation.quote_or_value == note
+    assert "Notes" in fact.review_reason and "uncertain wording" in fact.review_reason
+    assert_page_citations_verify(content, result)
+
+
+def test_the_line_under_a_doubted_note_is_no_answer_to_it():
+    result = extract_intake(_content([_words("Comments:"), _words("Allergic to sesame?", 56),
+                                       _words("Mum says I reacted as a toddler", 56)]), "documents:1")
+    notes = [f.citation.quote_or_value for f in result.facts]
+    assert notes == ["Allergic to sesame?", "Mum says I reacted as a toddler"]
+    assert result.facts[0].fact_type == "allergy" and result.facts[0].wants_review
+
+
+def test_a_question_written_in_a_notes_box_is_the_patients_note():
+    (fact,) = extract_intake(_content([_words("Notes:"), _words("Is parking free on Sundays?", 56)]),
+                             "documents:1").facts
+    assert fact.fact_type == "other" and fact.citation.quote_or_value == "Is parking free on Sundays?"
+
+
+def test_a_doubted_line_outside_every_field_is_kept_as_a_finding():
+    # left-aligned with the labels, after a gap: no field continues into it
+    result = extract_intake(_content([_words("Allergies:") + _words("Penicillin (hives)", 150), [], [], [],
+                                      _words("Shrimp made my lips tingle - shellfish?")]), "documents:1")
+    penicillin, note = result.facts
+    assert penicillin.structured_value["substance"] == "Penicillin" and not penicillin.wants_review
+    assert note.fact_type == "allergy" and note.wants_review
+    assert note.citation.quote_or_value == "Shrimp made my lips tingle - shellfish?"
+
+
+@pytest.mark.parametrize("rows, kind", [
+    # form questions still ask: a question word, label words only, or a short label answered on its row
+    ([_words("Are you pregnant?"), _words("Not sure", 60)], "pregnancy"),
+    ([_words("Any allergies?") + _words("Latex (rash)", 150)], "allergies"),
+    ([_words("Pregnant?") + _words("No", 150)], "pregnancy"),
+    ([_words("Anything you're allergic to?"), _words("Codeine - vomiting", 60)], "allergies"),
+])
+def test_form_questions_still_take_their_answers(rows, kind):
+    result = extract_intake(_content(rows), "documents:1")
+    assert result.facts, rows
+    fact = result.facts[0]
+    assert fact.citation.field_or_chunk_id.startswith({"pregnancy": "needs_review_findings",
+                                                       "allergies": "allergies"}[kind]) \
+        or fact.structured_value.get("field") == kind
+
+
+def test_a_short_label_with_its_answer_on_the_row_is_still_a_question():
+    (fact,) = extract_intake(_content([_words("Latex allergy? Yes - hives")]), "documents:1").facts
+    assert fact.fact_type == "allergy" and "Yes - hives" in fact.citation.quote_or_value

@@ -1,0 +1,121 @@
+"""Schema migrations, blob store and database ownership."""
+
+import hashlib
+import os
+from pathlib import Path
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from storage.blobs import BlobStore
+from storage.db import open_database
+from storage.migrations import LATEST_VERSION, MIGRATIONS, current_version, migrate
+
+
+def test_migrations_are_idempotent(tmp_path):
+    db = open_database(tmp_path / "w.duckdb")
+    with db.cursor() as cur:
+        assert current_version(cur) == LATEST_VERSION
+        assert migrate(cur) == []  # nothing new to apply
+        cur.execute("SELECT count(*) FROM document_type_mappings")
+        assert cur.fetchone()[0] == 6  # seeds did not run twice
+        cur.execute("SELECT count(*) FROM schema_version")
+        assert cur.fetchone()[0] == len(MIGRATIONS)
+    db.close()
+
+
+def test_older_database_is_upgraded(tmp_path):
+    path = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(path))
+    assert migrate(con, target=1) == [1]
+    assert con.execute("SELECT count(*) FROM document_categories").fetchone()[0] == 0
+    con.close()
+    db = open_database(path)
+    with db.cursor() as cur:
+        assert current_version(cur) == LATEST_VERSION
+        names = {r[0] for r in cur.execute("SELECT name FROM document_categories").fetchall()}
+    assert {"Lab Report", "Intake Form", "Referral Document", "Clinical Workbook", "Fax Packet",
+            "HL7 v2 Message"} <= names
+    db.close()
+
+
+def test_every_design_table_exists(tmp_path):
+    db = open_database(tmp_path / "w.duckdb")
+    with db.cursor() as cur:
+        tables = {r[0] for r in cur.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    db.close()
+    expected = {
+        "patients", "chart_lab_results", "chart_allergies", "chart_medications", "chart_problems",
+        "document_categories", "document_type_mappings", "documents", "processing_jobs", "worker_heartbeats",
+        "identity_checks", "document_facts", "promotions", "retractions", "review_decisions",
+        "supervisor_handoffs", "guideline_chunks", "eval_runs", "eval_case_results",
+    }
+    assert expected <= tables
+
+
+def test_blob_store_dedupes_by_sha256(tmp_path):
+    store = BlobStore(tmp_path / "documents")
+    sha1, path1 = store.put(b"same bytes")
+    sha2, path2 = store.put(b"same bytes")
+    assert sha1 == sha2 == hashlib.sha256(b"same bytes").hexdigest()
+    assert path1 == path2 == tmp_path / "documents" / sha1[:2] / sha1
+    assert store.get(sha1) == b"same bytes"
+    files = [p for p in (tmp_path / "documents").rglob("*") if p.is_file()]
+    assert files == [path1]
+
+
+def test_blob_write_is_atomic(tmp_path, monkeypatch):
+    store = BlobStore(tmp_path / "documents")
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        store.put(b"half written?")
+    leftovers = [p for p in (tmp_path / "documents").rglob("*") if p.is_file()]
+    assert leftovers == []  # neither a partial target nor a temp file remains
+
+
+def test_second_process_gets_a_clear_error(tmp_path):
+    path = tmp_path / "w.duckdb"
+    db = open_database(path)
+    code = (
+        "import sys; from storage.db import Database; from domain.errors import DatabaseBusy\n"
+        f"try:\n    Database(r'{path}')\nexcept DatabaseBusy as e:\n    print(e); sys.exit(7)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=str(Path(__file__).resolve().parents[2]))
+    db.close()
+    assert proc.returncode == 7, proc.stderr
+    assert str(tmp_path) in proc.stdout and "another process" in proc.stdout
+
+
+def test_bulk_insert_stores_what_parameters_stored(tmp_path):
+    """storage.db.insert_rows (an Arrow scan) keeps every value as a parameter insert
+    did: NULLs, JSON text, booleans, doubles, naive timestamps, strings cast to DATE; a
+    column Arrow cannot type takes the parameter path."""
+    from datetime import datetime
+
+    from storage.db import insert_rows
+
+    db = open_database(tmp_path / "w.duckdb")
+    columns = ("id", "note", "payload", "flag", "score", "seen_at", "day")
+    records = [[1, "a", '{"k": [1, 2]}', True, 0.9512, datetime(2024, 3, 1, 9, 30, 5, 123456), "2024-03-01"],
+               [2, None, None, False, None, datetime(2024, 3, 2), None]]
+    with db.cursor() as cur:
+        for table in ("by_param", "by_arrow", "mixed"):
+            cur.execute(f"CREATE TABLE {table} (id BIGINT, note VARCHAR, payload JSON, flag BOOLEAN, "
+                        "score DOUBLE, seen_at TIMESTAMP, day DATE)")
+        cur.executemany("INSERT INTO by_param VALUES (?, ?, ?, ?, ?, ?, ?)", records)
+        insert_rows(cur, "by_arrow", columns, records)
+        # "note" holds a number and a string: Arrow refuses the column, parameters take it
+        insert_rows(cur, "mixed", columns, [[3, 7, *records[0][2:]], [4, "x", *records[1][2:]]])
+        param = cur.execute("SELECT * FROM by_param ORDER BY id").fetchall()
+        arrow = cur.execute("SELECT * FROM by_arrow ORDER BY id").fetchall()
+        mixed = cur.execute("SELECT id, note FROM mixed ORDER BY id").fetchall()
+    db.close()
+    assert arrow == param and arrow[0][2] == '{"k": [1, 2]}' and arrow[1][1:5] == (None, None, False, None)
+    assert mixed == [(3, "7"), (4, "x")]

@@ -1,0 +1,260 @@
+"""Starting the real app and a headless Debian chromium for the browser tests, and
+signing in to it the way a person does.
+
+Signing in: the password check ends with the browser holding an HttpOnly session cookie
+(docs/access.md), and that cookie is the sign-in: every full page load (``page.goto``, a
+reload, a new tab of the same browser context) opens a new Streamlit session that the
+cookie signs in at once, without the form. One browser context holds one cookie, so one
+account at a time, as one real browser does. A tab signs in through the real form
+(``sign_in``: the context's cookie is dropped first, so the form shows) and then either
+moves within its session by the sidebar links, or opens a page as a link does
+(``open_signed_in``): a new session, signed in by the cookie when it is the tab's
+account's, else through the form again. The tests want the second for a page with
+``?document=``-style parameters: within one session a select keeps its earlier choice
+and overrides the link. Should the app open its default page after sign-in rather than
+the one the address named, ``open_signed_in`` then moves there within the new session
+(``go``: what the browser's back and forward buttons do).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlencode, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+NO_CHROMIUM = "Debian chromium is not installed (apt-get install chromium)"
+LOAD = 60_000  # ms: first render of a page (server warm-up, page images)
+# The accounts the browser tests act as, made with `core user add` on their throwaway data dir.
+REVIEWER, ADMIN = "dr.browser", "dr.browser-admin"
+PASSWORD = "copper-harbor-violet-72"  # passes the password rules, as any password set here must
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_run_env(data: Path) -> dict[str, str]:
+    """The environment `make run` gives the app and the CLI beside it, on ``data``: every
+    WORKBENCH_* and STREAMLIT_* variable is left out, also one the test process inherited
+    or a fixture set (the ``data_dir`` fixture sets WORKBENCH_JOB_PROCESS=off), so what
+    runs has the production defaults: jobs read in the forkserver child, the worker
+    thread, the CLI's endpoint, the worker's idle sleep. A test that needs another
+    setting adds it and says why (tests/conftest.py lists which tests do)."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_", "STREAMLIT_"))}
+    return {**kept, "WORKBENCH_DATA_DIR": str(data)}
+
+
+def server_env(data: Path, port: int | None = None) -> dict[str, str]:
+    """``make_run_env`` for a workbench served on ``port``: the data dir and the port are
+    all that differ from `make run` (ui.serve listens on the loopback address by itself)."""
+    return {**make_run_env(data), "STREAMLIT_SERVER_PORT": str(port or free_port())}
+
+
+def wait_healthy(url: str, wait_s: float = 90) -> bool:
+    """Whether the Streamlit server at ``url`` answered its health check within ``wait_s``."""
+    deadline = time.time() + wait_s
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+@contextmanager
+def serving(env: dict[str, str], *, wait_s: float = 90,
+            log: Path | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`python -m ui.serve` as `make run` starts it; yields its URL once healthy. With
+    ``log``, the server's stderr goes to that file (read it when a test fails; a pipe
+    nobody reads can fill up and stall the server during a long test)."""
+    err = open(log, "wb") if log is not None else subprocess.PIPE
+    proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=err)
+    url = f"http://127.0.0.1:{env['STREAMLIT_SERVER_PORT']}"
+    try:
+        if not wait_healthy(url, wait_s):
+            proc.kill()
+            said = log.read_bytes() if log is not None else proc.stderr.read()
+            pytest.fail("Streamlit did not come up: " + said.decode(errors="replace")[-2000:])
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(20)
+        if log is not None:
+            err.close()
+
+
+def launch_chromium(pw, profile: Path, *, width: int = 1400, height: int = 1000):
+    """A persistent headless chromium context with the flags this machine needs."""
+    return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, headless=True,
+                                                 args=CHROMIUM_ARGS, viewport={"width": width, "height": height})
+
+
+@contextmanager
+def chromium_context(profile: Path, **viewport: int) -> Iterator[Any]:
+    """A module's browser: one persistent headless chromium context, closed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = launch_chromium(pw, profile, **viewport)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+# ----------------------------------------------------------------------------- accounts and sign-in
+
+
+# The person's own first change of the temporary password, made through the service the
+# change-password form calls (test_browser_sign_in goes through that form in the browser).
+_FIRST_CHANGE = """
+import sys
+from core.services.admin.accounts import change_password
+from core.services.workbench import open_workbench
+username, temporary, password = sys.stdin.read().splitlines()
+wb = open_workbench()
+try:
+    change_password(wb, username, current=temporary, new=password)
+finally:
+    wb.close()
+"""
+
+
+def add_account(env: dict[str, str], username: str, role: str, password: str = PASSWORD) -> dict[str, Any]:
+    """An account made as an operator makes one: `core user add` with a temporary
+    password on stdin; then its person's first change of it to ``password``, so a test
+    signs in to the pages and not to the change-password form every new account gets.
+    Run it before the server starts: DuckDB admits one process. Passwords go on stdin,
+    never in arguments."""
+    temporary = f"first-{password}-temporary"
+    proc = subprocess.run([sys.executable, "-m", "core", "user", "add", "--username", username, "--role", role,
+                           "--json"], cwd=ROOT, env=env, input=temporary + "\n", capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, f"core user add {username} failed: {proc.stderr[-2000:]}"
+    changed = subprocess.run([sys.executable, "-c", _FIRST_CHANGE], cwd=ROOT, env=env, capture_output=True, text=True,
+                             input=f"{username}\n{temporary}\n{password}\n", timeout=120)
+    assert changed.returncode == 0, f"changing {username}'s first password failed: {changed.stderr[-2000:]}"
+    return json.loads(proc.stdout) | {"must_change_password": False}
+
+
+def settle(page, timeout: float = LOAD) -> None:
+    """Wait until no script run is going or requested: a click that lands while a
+    fragment is rerunning can be dropped, and an open select closes when it redraws."""
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(state="attached",
+                                                                                       timeout=timeout)
+
+
+def submit_sign_in(page, username: str, password: str) -> None:
+    """Type into the sign-in form and press its button (the form must be showing)."""
+    page.get_by_role("button", name="Sign in").wait_for(timeout=LOAD)
+    settle(page)
+    page.get_by_role("textbox", name="User name").fill(username)
+    page.get_by_label("Password", exact=True).fill(password)  # type=password: not a "textbox" role
+    page.get_by_role("button", name="Sign in").click()
+
+
+def signed_in_as(page, username: str):
+    # "Signed in as dr.browser (reviewer)": the name up to its role, so that
+    # "dr.browser" is not found in "dr.browser-admin".
+    return page.get_by_test_id("stSidebar").get_by_text(re.compile(rf"^Signed in as {re.escape(username)} \("))
+
+
+_ACCOUNT: dict[Any, tuple[str, str]] = {}  # page -> the account it signed in as, for open_signed_in
+
+
+def _address(url: str, path: str, params: dict[str, Any]) -> str:
+    return f"{url}/{path.strip('/')}" + ("?" + urlencode(params) if params else "")
+
+
+def _signs_in(page, username: str, password: str) -> None:
+    submit_sign_in(page, username, password)
+    signed, refused = signed_in_as(page, username), page.get_by_test_id("stAlertContentError")
+    signed.or_(refused).first.wait_for(timeout=LOAD)  # across the ticket's round trip to the cookie route
+    if not signed.count():
+        pytest.fail(f"signing in as {username} was refused: {refused.first.inner_text()}")
+    settle(page)
+    _ACCOUNT[page] = (username, password)
+
+
+SESSION_COOKIE = "workbench_session"  # ui/session_cookie.py's COOKIE_NAME
+
+
+def sign_out_browser(page) -> None:
+    """Forget the context's sign-in cookie (as closing a private window does): the next
+    page load shows the sign-in form. Tabs already open keep their connection."""
+    page.context.clear_cookies(name=SESSION_COOKIE)
+
+
+def sign_in(page, url: str, username: str, password: str = PASSWORD, **params: Any) -> None:
+    """Open the app in ``page`` and sign in through the real form; fails with the form's
+    error when the app refuses. ``params`` go in the address opened, as in a link
+    (``patient=<id>`` opens that patient's chart once signed in)."""
+    sign_out_browser(page)
+    page.goto(_address(url, "", params))
+    _signs_in(page, username, password)
+
+
+def open_signed_in(page, url: str, path: str = "", **params: Any) -> None:
+    """``/<path>?<params>`` in a new session, signed in as the account ``page`` signed in
+    as with ``sign_in``: by the context's cookie when it is that account's (another tab
+    may have signed in as someone else since), else through the form; the caller waits
+    for what the page should show."""
+    username, password = _ACCOUNT[page]
+    page.goto(_address(url, path, params))
+    form, anyone = page.get_by_role("button", name="Sign in"), page.get_by_text("Signed in as")
+    form.or_(anyone).first.wait_for(timeout=LOAD)
+    if not signed_in_as(page, username).count():
+        if anyone.count():  # the cookie is another account's
+            sign_out_browser(page)
+            page.goto(_address(url, path, params))
+        _signs_in(page, username, password)
+    settle(page)
+    if urlparse(page.url).path.strip("/") != path.strip("/"):  # the app opened its default page instead
+        go(page, path, **params)
+
+
+def go(page, path: str = "", **params: Any) -> None:
+    """Move a signed-in tab to ``/<path>?<params>`` within its session (see the module
+    docstring). Streamlit clears the old page's elements as the new run starts, so what a
+    caller then waits for is the new page's."""
+    target = "/" + path.strip("/") + ("?" + urlencode(params) if params else "")
+    page.evaluate("t => { history.pushState(null, '', t); window.dispatchEvent(new PopStateEvent('popstate')); }",
+                  target)
+
+
+def full_page_screenshot(page, path: Path, *, width: int = 1400, height: int = 1000) -> Path:
+    """The whole page in one picture. Streamlit scrolls inside its own container, so the
+    window is made as tall as the content first, and put back after."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settle(page)  # a page caught mid-rerun is drawn faded
+    tall = page.evaluate("""() => Math.max(0, ...Array.from(document.querySelectorAll('*'))
+        .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowY))
+        .map(e => e.scrollHeight + e.getBoundingClientRect().top))""")
+    page.set_viewport_size({"width": width, "height": max(height, int(tall) + 2)})
+    page.evaluate("""() => document.querySelectorAll('*').forEach(e => {
+        if (['auto', 'scroll'].includes(getComputedStyle(e).overflowY)) e.scrollTo(0, 0); })""")
+    page.wait_for_timeout(400)  # let the grids and the page images lay out at the new size
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": height})
+    return path

@@ -1,0 +1,217 @@
+"""The Review queue page (AppTest, seeded data dir): filters and counts, a decision
+that changes the database and opens the next item, a correction that changes the
+chart, a mismatch approval that needs a reason and a confirmation, the audit tab."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.services.review.facts import chart_view, document_report
+from golden.fixtures import LAB_CASES, render_intake, render_lab
+from storage import audit_repo
+from tests.core.review.test_chart_safety import _hedged_intake
+from tests.core.ingest.test_pipeline import chart_patient, ingest
+from tests.core.review.test_review_actions import repeat_with_changed_value
+from tests.ui.test_ui_apptest import run_home
+
+CASE = LAB_CASES[0]
+
+
+def open_queue(patient_id: int):
+    at = run_home(patient_id=patient_id)
+    at.switch_page("app_pages/review_queue.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def button(at, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def select(at, label: str):
+    return next(s for s in at.selectbox if s.label == label)
+
+
+def shown_count(at) -> str:
+    return next(m.value for m in at.markdown if "items to review" in m.value)
+
+
+def current_title(at) -> str:
+    # The open item's first bold line (a finding's text or the document of a patient match).
+    return next(m.value for m in at.markdown if m.value.startswith("**") and "items to review" not in m.value)
+
+
+@pytest.fixture
+def seeded(app_env):
+    """A patient with an intake holding uncertain findings (shellfish?, …) and a lab
+    report of another patient filed to the chart by mistake."""
+    case = _hedged_intake()
+    patient = chart_patient(app_env, case.patient)
+    intake = ingest(app_env, patient, render_intake(case), "intake_form", "intake.pdf")
+    wrong = ingest(app_env, patient, render_lab(CASE), "lab_pdf", "someone-elses-lab.pdf")
+    assert wrong["identity"]["status"] == "identity_mismatch_quarantined"
+    review_items = [f for f in intake["facts"] if f["certainty"] == "needs_review"]
+    assert len(review_items) >= 2
+    return app_env, patient, intake, wrong
+
+
+def test_filters_change_what_is_listed_and_counted(seeded):
+    wb, patient, intake, wrong = seeded
+    at = open_queue(patient["id"])
+    total = shown_count(at)
+    doc_types = select(at, "Document type")
+    labels = set(doc_types.options)
+    assert "lab report (1)" in labels and any(l.startswith("intake form (") for l in labels)
+    assert not any("lab_pdf" in l for l in labels)  # plain words only
+    doc_types.set_value("lab_pdf").run()
+    assert shown_count(at).startswith("**1 of ")
+    assert "someone-elses-lab.pdf" in current_title(at)
+    doc_types.set_value("intake_form").run()
+    intake_items = int(shown_count(at).split()[0].strip("*"))
+    assert intake_items >= 2 and shown_count(at) != total
+    reason = select(at, "Reason")
+    assert any("names another patient" in o for o in reason.options)
+
+
+def test_approving_a_finding_changes_the_database_and_opens_the_next_item(seeded):
+    wb, patient, intake, wrong = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+    before = shown_count(at)
+    first = current_title(at)
+    n = int(before.split()[0].strip("*"))
+    button(at, "Approve as verified").click().run()
+    assert not at.exception, at.exception
+    assert any("approved as verified" in s.value for s in at.success)
+    assert shown_count(at).startswith(f"**{n - 1} of ")
+    assert current_title(at) != first  # the next item is open
+    facts = {f["fact_text"]: f for f in document_report(wb, intake["document_id"])["facts"]}
+    approved = facts[first.strip("*").removeprefix("CRITICAL · ")]
+    assert approved["certainty"] == "verified"
+    with wb.db.cursor() as cur:
+        assert audit_repo.review_decisions(cur, "fact", approved["fact_id"])[-1]["decision"] == "approve"
+
+
+def test_rejecting_needs_a_reason(seeded):
+    wb, patient, intake, _ = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+    first = current_title(at)
+    button(at, "Reject").click().run()
+    assert any("Say why" in e.value for e in at.error)
+    assert current_title(at) == first
+    next(t for t in at.text_input if t.label == "Reason (needed to reject)").input("not the patient's words").run()
+    button(at, "Reject").click().run()
+    assert current_title(at) != first
+    rejected = next(f for f in document_report(wb, intake["document_id"])["facts"]
+                    if f["fact_text"] == first.strip("*"))
+    assert rejected["promotion_status"] == "rejected" and rejected["active"] is False
+
+
+def test_approving_a_mismatch_needs_a_reason_and_a_confirmation(seeded):
+    wb, patient, _, wrong = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("lab_pdf").run()
+    assert any("✗ differs" in str(t.value) for t in at.table)  # field-by-field comparison
+    status = lambda: document_report(wb, wrong["document_id"])["identity"]["status"]  # noqa: E731
+
+    button(at, "Approve identity").click().run()
+    assert any("confirmation" in e.value or "written reason" in e.value for e in at.error)
+    assert status() == "identity_mismatch_quarantined"
+    next(t for t in at.text_input if t.label.startswith("Reason for approving")).input("scanned under the mother's chart").run()
+    button(at, "Approve identity").click().run()
+    assert any("confirmation ticked" in e.value for e in at.error)
+    assert status() == "identity_mismatch_quarantined"
+    next(c for c in at.checkbox if c.label.startswith("I have checked")).check().run()
+    button(at, "Approve identity").click().run()
+    assert not at.exception, at.exception
+    assert status() == "identity_review_approved"
+    assert len(chart_view(wb, patient["id"])["labs"]) == len(CASE.results)
+
+
+def test_a_too_short_reason_is_refused_by_the_service_and_shown(seeded):
+    wb, patient, _, wrong = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("lab_pdf").run()
+    next(t for t in at.text_input if t.label.startswith("Reason for approving")).input("ok").run()
+    next(c for c in at.checkbox if c.label.startswith("I have checked")).check().run()
+    button(at, "Approve identity").click().run()
+    assert any("written reason" in e.value for e in at.error)
+    assert document_report(wb, wrong["document_id"])["identity"]["status"] == "identity_mismatch_quarantined"
+
+
+def test_correcting_a_conflicting_value_changes_the_chart_row(app_env):  # noqa: F811
+    wb = app_env
+    patient, row, _ = repeat_with_changed_value(wb)
+    at = open_queue(patient["id"])
+    assert any("The chart" in m.value for m in at.markdown)  # chart value side by side
+    document_side, chart_side = (t.value for t in at.table[:2])
+    assert "12.9" in document_side.to_string() and row.value in chart_side.to_string()
+    button(at, "Correct").click().run()
+    value = next(t for t in at.text_input if t.label == "Value")
+    assert value.value == "12.9"
+    value.input("12.8")
+    next(t for t in at.text_input if t.label == "What was misread").input("the 8 was read as a 9")
+    button(at, "Save correction").click().run()
+    assert not at.exception, at.exception
+    assert any("Corrected: value 12.9 → 12.8" in s.value for s in at.success), [s.value for s in at.success]
+    live = [r for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == row.test_name]
+    assert [r["value"] for r in live] == ["12.8"]
+
+
+def test_drawing_a_box_without_a_canvas_uses_numbers_and_checks_the_quote(app_env):  # noqa: F811
+    wb = app_env
+    patient, _, report = repeat_with_changed_value(wb)
+    at = open_queue(patient["id"])
+    next(t for t in at.toggle if t.label == "Redraw the box").set_value(True).run()
+    for name, v in (("Left", 90.0), ("Top", 95.0), ("Width", 5.0), ("Height", 3.0)):
+        next(n for n in at.number_input if n.label.startswith(name)).set_value(v)
+    button(at, "Save box").click().run()
+    assert any("not inside the box" in e.value for e in at.error)
+    next(c for c in at.checkbox if c.label.startswith("Save it even if")).check()
+    button(at, "Save box").click().run()
+    assert any("Box saved" in s.value for s in at.success)
+    conflict = next(f for f in document_report(wb, report["document_id"])["facts"]
+                    if f["promotion_status"] == "conflict_needs_review")
+    assert conflict["citation"]["bounding_box"]["x"] == pytest.approx(0.9)
+
+
+def test_the_audit_tab_lists_decisions_offers_csv_and_undoes_an_identity_decision(seeded):
+    wb, patient, _, wrong = seeded
+    from core.services.review.decisions import decide_identity
+
+    decide_identity(wb, wrong["identity"]["identity_check_id"], approve=False, by="dr.alice",
+                    reason="another patient's report")
+    at = open_queue(patient["id"])
+    table = next(d for d in at.dataframe if "What happened" in d.value.columns)
+    assert any("dr.alice rejected patient match" in s for s in table.value["What happened"])
+    csv_button = at.get("download_button")
+    assert csv_button and "Download CSV" in str(csv_button[0].proto.label)
+
+    next(t for t in at.text_input if t.label == "Why undo it").input("rejected by mistake").run()
+    button(at, "Undo decision").click().run()
+    assert not at.exception, at.exception
+    assert any("Decision undone" in s.value for s in at.success)
+    assert document_report(wb, wrong["document_id"])["identity"]["status"] == "identity_mismatch_quarantined"
+    with wb.db.cursor() as cur:
+        trail = audit_repo.review_decisions(cur, "identity_check", wrong["identity"]["identity_check_id"])
+    assert [d["decision"] for d in trail] == ["reject", "undo"]
+
+
+def test_a_click_on_an_item_someone_else_decided_says_who_decided_it(seeded):
+    wb, patient, intake, _ = seeded
+    from core.services.review.decisions import decide_fact
+
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+    first = current_title(at).strip("*")
+    fact = next(f for f in intake["facts"] if f["fact_text"] == first)
+    decide_fact(wb, fact["fact_id"], approve=True, by="dr.alice")  # another reviewer, meanwhile
+    button(at, "Approve as verified").click().run()
+    assert not at.exception, at.exception
+    assert any("already approved by dr.alice at" in w.value for w in at.warning)
+    assert any("left the queue" in i.value for i in at.info)
+    button(at, "Open the next item").click().run()
+    assert current_title(at).strip("*") != first
+    with wb.db.cursor() as cur:
+        assert [d["actor"] for d in audit_repo.review_decisions(cur, "fact", fact["fact_id"])] == ["dr.alice"]
