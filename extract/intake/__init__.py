@@ -1,0 +1,1 @@
+"""Intake forms (doc_type ``intake_form``): labelled answers on a page -> cited facts."""

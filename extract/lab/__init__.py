@@ -1,0 +1,1 @@
+"""Lab reports (doc_type ``lab_pdf``): result rows and prose -> cited lab results."""

@@ -1,0 +1,1 @@
+"""Referral letters (doc_type ``referral_docx``): DOCX sections -> cited facts."""

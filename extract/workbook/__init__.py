@@ -1,0 +1,1 @@
+"""Clinical workbooks (doc_type ``clinical_workbook``): XLSX cells -> cited facts."""

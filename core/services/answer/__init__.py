@@ -1,0 +1,1 @@
+"""Answering a question: evidence from the chart and the guideline corpus, drafting, verification."""

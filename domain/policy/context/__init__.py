@@ -1,0 +1,1 @@
+"""The clinical context of a mention (ConText): triggers, their scope, and red-flag language."""

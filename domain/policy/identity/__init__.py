@@ -1,0 +1,1 @@
+"""The identity gate: does a document belong to the chart's patient?"""
