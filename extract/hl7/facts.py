@@ -1,6 +1,6 @@
 """HL7 v2 facts: walks the segments ``extract.formats.hl7.normalize.normalize_hl7`` stored and builds facts,
-handing each segment to the module that reads it (``hl7_identity``: PID; ``hl7_results``:
-OBR/OBX/NTE; ``hl7_clinical``: AL1, DG1, PRB, RXA).
+handing each segment to the module that reads it (``identity``: PID; ``results``:
+OBR/OBX/NTE; ``clinical``: AL1, DG1, PRB, RXA).
 
 * PID -> identity candidates (name as "FAMILY, GIVEN MIDDLE", DOB as YYYY-MM-DD, the MR
   identifier or else the first CX id); in ADT messages also demographic document facts.

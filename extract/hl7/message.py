@@ -1,5 +1,5 @@
-"""One HL7 v2 message as the fact readers (``extract.hl7.identity``, ``hl7_results``,
-``hl7_clinical``) walk it: its segments split into fields, what they collect into (the
+"""One HL7 v2 message as the fact readers (``extract.hl7.identity``, ``results``,
+``clinical``) walk it: its segments split into fields, what they collect into (the
 shared ``SectionFacts``, citing a segment field's section), and the review reasons and
 confidence factors a fact gathers on its way."""
 

@@ -14,7 +14,7 @@ the queries in ``storage.evidence_repo`` enforce it, and vector hits are re-chec
 against them.
 
 What is relevant, what a finding is about and how lab results line up as series
-are policy (``domain.policy.questions.topics``, ``relevance``, ``lab_series``); this module
+are policy (``domain.policy.questions.topics``, ``domain.policy.answers.relevance``, ``lab_series``); this module
 reads the data, applies those rules and runs the searches. Loading the candidates and
 the bundle they fill is ``evidence_items``; the guideline searches, ``guideline_evidence``.
 """
