@@ -223,7 +223,7 @@ def _telemetry(data_dir: Path) -> list[dict[str, Any]]:
 
 def _stage_samples(events: list[dict[str, Any]]) -> dict[str, list[float]]:
     """Per-stage milliseconds."""
-    from golden.latency import stages_of_event
+    from domain.latency import stages_of_event
 
     samples: dict[str, list[float]] = {}
     for event in events:
