@@ -99,7 +99,8 @@ def run_gate(*, case_ids: list[str] | None = None, results_dir: Path, update_bas
     if progress_path is not None:
         _write_atomic(progress_path, {"run_id": run_id, "done": 0, "total": len(cases), "case_id": None,
                                       "finished": False})
-    results = run_cases([c.id for c in cases], jobs=jobs, on_result=progress)
+    # The documents each case uploads are kept beside the run for the Evals page (docs/evals.md).
+    results = run_cases([c.id for c in cases], jobs=jobs, on_result=progress, keep_dir=Path(results_dir).resolve())
 
     samples: dict[str, list[float]] = {}
     usage: dict[str, float] = {}

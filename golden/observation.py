@@ -41,6 +41,10 @@ class Observation:
     charts: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     review_lists: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     document_owner: dict[int, int] = field(default_factory=dict)  # document id -> patient id
+    # Where the uploaded bytes are kept for the Evals page (eval-results/), or None; and
+    # what was kept: upload name -> {"sha256", "filename"} (docs/evals.md, kept_documents).
+    keep_dir: Path | None = None
+    kept_documents: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def facts(self) -> list[dict[str, Any]]:
         return [f | {"document": name} for name, r in self.reports.items() for f in r["facts"]]

@@ -1,7 +1,7 @@
 """What a reviewer reads of an eval run: plain labels, failures first, the gate's reasons.
 
 Pure functions over a run artifact (docs/evals.md); storing and reading runs is
-``core.services.evals.records``, starting them ``eval_runs``, rebuilding a cited source
+``core.services.evals.records``, starting them ``eval_runs``, reading a cited source
 ``eval_sources``.
 """
 
