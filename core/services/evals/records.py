@@ -1,8 +1,8 @@
 """Eval runs for reviewers: store, import and read runs of the golden gate.
 
-The gate (`python -m core eval`) writes each run to ``<data dir>/eval-results/<run_id>.json``
-(format: docs/evals.md). The CLI stores the run in DuckDB itself through
-:func:`record_run`; a run started from the Evals page (``eval_runs``) runs as a
+The gate (``python -m golden``, run by ``python -m core eval``) writes each run to
+``<data dir>/eval-results/<run_id>.json`` (format: docs/evals.md). The CLI reads it back
+(:func:`read_run_file`) and stores it in DuckDB through :func:`record_run`; a run started from the Evals page (``eval_runs``) runs as a
 subprocess with ``--no-record`` (the UI process owns the database), and the page imports
 finished run files with :func:`sync_runs`. The run file is the full record; the database
 keeps the summary and one row per (case, rubric) for listing and trends. What a reviewer
