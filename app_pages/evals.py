@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -43,9 +44,12 @@ def _pct(rate: float | None) -> str:
     return "—" if rate is None else f"{rate:.0%}"
 
 
-@st.cache_data(show_spinner="Rebuilding the fixture document…", max_entries=64)
-def _cited(case_id: str, doc_key: str, citation_json: str) -> eval_sources.FixtureSource:
-    return eval_sources.cited_source(case_id, doc_key, json.loads(citation_json))
+@st.cache_data(show_spinner="Reading the fixture document…", max_entries=64)
+def _cited(results_dir: str, case_id: str, kept_json: str, doc_key: str,
+           citation_json: str) -> eval_sources.FixtureSource:
+    """The cited place in a document the run kept (``kept_json``: the case's ``kept_documents``)."""
+    reader = eval_sources.kept_documents(Path(results_dir), {"kept_documents": json.loads(kept_json)})
+    return eval_sources.cited_source(case_id, doc_key, json.loads(citation_json), builder=reader)
 
 
 # --- run the gate in the background -------------------------------------------------------
@@ -273,7 +277,8 @@ else:
             st.caption(f"{md_text(citation.get('source_id'))} · {md_text(citation.get('page_or_section'))}: "
                        f"“{md_text(citation.get('quote_or_value'))}”")
             return
-        view = _cited(case_id, doc_key, json.dumps(citation, sort_keys=True))
+        kept = json.dumps(case.get("kept_documents"), sort_keys=True)
+        view = _cited(str(wb.settings.eval_results_dir), case_id, kept, doc_key, json.dumps(citation, sort_keys=True))
         if view.page_png:
             # The same viewer as the Documents page: the fixture page with the cited box.
             st.caption(f"{md_text(view.title)} · {md_text(view.location)}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from golden.runner import Observation
+from golden.observation import Observation
 from golden.verdicts import Verdict, cited_document_id, folded_text, is_counted, verdict_from, words_of
 
 

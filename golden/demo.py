@@ -6,11 +6,21 @@ walks through every review: a typed and a scanned lab, a repeat lab with a chang
 (a conflict), an intake form with an uncertain allergy, a referral letter, a workbook, a
 fax packet with a page of another patient, an HL7 result with a critical value, and a
 report of another patient filed to this chart.
+
+``python -m core demo`` loads them without importing this package: it runs
+``python -m golden.demo --write DIR``, which writes every document into DIR with a
+``manifest.json`` (``{"documents": [{"patient_mrn", "filename", "doc_type", "file",
+"sha256"}]}``), and uploads those files (``core.services.ingest.demo``).
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from golden.documents import build_spec
 
@@ -86,3 +96,40 @@ DOCUMENTS: tuple[DemoDocument, ...] = (
     DemoDocument("DEMO-1001", "demo-wrong-patient-lab.pdf", "lab_pdf",
                  {"kind": "lab", "preset": "dotted_cbc_urine", "patient": "theodore"}),
 )
+
+
+MANIFEST = "manifest.json"
+
+
+def write(directory: Path, documents: tuple[DemoDocument, ...] = DOCUMENTS) -> Path:
+    """Build every demo document into ``directory`` (file name = its upload name) and
+    write the manifest that lists them; returns the manifest's path."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for doc in documents:
+        data = doc.build()
+        (directory / doc.filename).write_bytes(data)
+        entries.append({"patient_mrn": doc.patient_mrn, "filename": doc.filename, "doc_type": doc.doc_type,
+                        "file": doc.filename, "sha256": hashlib.sha256(data).hexdigest()})
+    manifest = directory / MANIFEST
+    tmp = directory / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps({"documents": entries}, indent=1), encoding="utf-8")
+    tmp.replace(manifest)  # the manifest appears last, once every file is there
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    from storage.private_files import restrict_new_files
+
+    restrict_new_files()  # documents printed with (invented) patient identities: the owner's only
+    parser = argparse.ArgumentParser(prog="python -m golden.demo", description="build the demo documents")
+    parser.add_argument("--write", required=True, metavar="DIR", help="write the documents and manifest.json here")
+    args = parser.parse_args(argv)
+    manifest = write(Path(args.write))
+    print(json.dumps({"manifest": str(manifest), "documents": len(DOCUMENTS)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

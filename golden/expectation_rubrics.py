@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from golden.matching import STATE, describe, fact_matches, row_matches, same
-from golden.runner import Observation
+from golden.observation import Observation
 from golden.verdicts import SUPPORTING, Verdict, answer_citations, cited_document_id, folded_text, verdict_from
 
 

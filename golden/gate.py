@@ -2,7 +2,8 @@
 
 A run fails when a rubric's pass rate is below its threshold, when it falls more than
 ``REGRESSION_POINTS`` below the baseline, when a case cannot run, or when a planted
-identifier leaks into a log or into the run's own artifact. Only ``update_baseline=True``
+identifier leaks into a log or into the run's own artifact. (The Evals page states the
+regression rule too, so its number lives in the product: ``core.services.evals.report``.) Only ``update_baseline=True``
 writes ``golden/baseline.json``.
 """
 
@@ -17,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from core.services.evals.report import REGRESSION_POINTS
 from golden.cases import load_cases
 from golden.latency import summarize
 from golden.redact import find, redact
@@ -26,7 +28,6 @@ from golden.runner import run_cases
 GOLDEN_DIR = Path(__file__).resolve().parent
 BASELINE_PATH = GOLDEN_DIR / "baseline.json"
 THRESHOLDS_PATH = GOLDEN_DIR / "thresholds.json"
-REGRESSION_POINTS = 5.0
 MIN_CASES = 60
 
 
@@ -98,7 +99,8 @@ def run_gate(*, case_ids: list[str] | None = None, results_dir: Path, update_bas
     if progress_path is not None:
         _write_atomic(progress_path, {"run_id": run_id, "done": 0, "total": len(cases), "case_id": None,
                                       "finished": False})
-    results = run_cases([c.id for c in cases], jobs=jobs, on_result=progress)
+    # The documents each case uploads are kept beside the run for the Evals page (docs/evals.md).
+    results = run_cases([c.id for c in cases], jobs=jobs, on_result=progress, keep_dir=Path(results_dir).resolve())
 
     samples: dict[str, list[float]] = {}
     usage: dict[str, float] = {}

@@ -16,7 +16,7 @@ from golden.citation_rubrics import (bounding_box_present, box_on_words, citatio
                                      schema_valid)
 from golden.expectation_rubrics import (document_fact_expectations, factually_consistent, guideline_retrieval,
                                         promotion_expectations, safe_refusal)
-from golden.runner import Observation
+from golden.observation import Observation
 from golden.safety_rubrics import (deleted_document_not_retrieved, identity_safe, no_duplicate_promotion,
                                    no_phi_in_logs, no_wrong_patient, retraction_complete)
 from golden.verdicts import Verdict

@@ -17,49 +17,14 @@ import tempfile
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from golden.cases import GOLDEN_REVIEWER, Case, Step, load_case
+from golden.observation import Observation, Upload
 
 # Files of a data dir the gate reads for leaked identifiers (the DB and blobs hold PHI by design).
 LOG_GLOBS = ("logs/**/*", "worker-heartbeat.json", "*.log", "eval-results/**/*")
-
-
-@dataclass
-class Upload:
-    name: str
-    doc_key: str
-    patient: str
-    document_id: int
-    doc_type: str | None
-    step: int
-
-
-@dataclass
-class Observation:
-    """Everything a case did and what the workbench shows afterwards."""
-
-    case: Case
-    wb: Any
-    data_dir: Path
-    patient_ids: dict[str, int] = field(default_factory=dict)
-    uploads: dict[str, Upload] = field(default_factory=dict)
-    deleted: dict[str, int] = field(default_factory=dict)  # upload name -> step index of the deletion
-    step_errors: dict[int, str] = field(default_factory=dict)
-    answers: list[dict[str, Any]] = field(default_factory=list)
-    contents: dict[int, Any] = field(default_factory=dict)  # document id -> NormalizedContent the pipeline saw
-    processing: int | None = None  # the document whose job is running now
-    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
-    raw_facts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    charts: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
-    review_lists: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
-    document_owner: dict[int, int] = field(default_factory=dict)  # document id -> patient id
-
-    def facts(self) -> list[dict[str, Any]]:
-        return [f | {"document": name} for name, r in self.reports.items() for f in r["facts"]]
 
 
 # --------------------------------------------------------------------------- template
@@ -128,6 +93,7 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
     from core.services.ingest.ingestion import attach_and_extract, reread_document
     from core.services.review.retraction import delete_document
     from core.services.review.decisions import check_for_document, review
+    from core.services.evals.sources import keep_document
     from core.services.ingest.worker import Worker
     from golden.documents import build_spec
 
@@ -138,6 +104,8 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
                 name = step.name or step.upload
                 patient_key = step.patient or case.default_patient
                 data, filename = build_spec(case.documents[step.upload], case.patients, key=step.upload)
+                if obs.keep_dir is not None:  # the very bytes uploaded, for the Evals page's cited source
+                    obs.kept_documents[name] = keep_document(obs.keep_dir, data, filename)
                 attached = attach_and_extract(wb, patient_id=obs.patient_ids[patient_key], source=filename,
                                               data=data, filename=filename, doc_type=step.doc_type,
                                               category=step.category, by=step.by)
@@ -220,9 +188,10 @@ def _observe(obs: Observation) -> None:
         obs.review_lists[key] = patient_facts(wb, pid)
 
 
-def observe_case(case: Case, data_dir: Path) -> Observation:
+def observe_case(case: Case, data_dir: Path, keep_dir: Path | None = None) -> Observation:
     """Run a case's steps in ``data_dir`` (already holding the template) and read back
-    the result. The process's settings point at ``data_dir`` while it runs."""
+    the result. The process's settings point at ``data_dir`` while it runs. With
+    ``keep_dir`` (an eval-results dir) every uploaded document is kept there too."""
     from core.services.admin.patients import add_patient
     from core.services.workbench import open_workbench
     from domain.settings import reload_settings
@@ -231,7 +200,7 @@ def observe_case(case: Case, data_dir: Path) -> Observation:
     os.environ["WORKBENCH_APP_SECRET"] = "golden-eval-secret"
     settings = reload_settings()
     wb = open_workbench(settings)
-    obs = Observation(case=case, wb=wb, data_dir=data_dir)
+    obs = Observation(case=case, wb=wb, data_dir=data_dir, keep_dir=keep_dir)
     for key, p in case.patients.items():
         obs.patient_ids[key] = add_patient(wb, mrn=p["mrn"], first=p["first"], last=p["last"], dob=p["dob"],
                                            sex=p.get("sex", "U"), by=GOLDEN_REVIEWER)["id"]
@@ -258,7 +227,7 @@ def _telemetry(data_dir: Path) -> list[dict[str, Any]]:
 
 def _stage_samples(events: list[dict[str, Any]]) -> dict[str, list[float]]:
     """Per-stage milliseconds."""
-    from golden.latency import stages_of_event
+    from domain.latency import stages_of_event
 
     samples: dict[str, list[float]] = {}
     for event in events:
@@ -278,8 +247,9 @@ def _usage(events: list[dict[str, Any]]) -> dict[str, float]:
     return totals
 
 
-def run_case(case_id: str, template: str, work_root: str) -> dict[str, Any]:
-    """Run one case in a fresh copy of the template; never raises."""
+def run_case(case_id: str, template: str, work_root: str, keep_dir: str | None = None) -> dict[str, Any]:
+    """Run one case in a fresh copy of the template; never raises. With ``keep_dir`` the
+    documents it uploads are kept there (``kept_documents`` of the result)."""
     from golden.redact import leaks_in_files
     from golden.rubrics import RUBRICS, score
 
@@ -291,7 +261,9 @@ def run_case(case_id: str, template: str, work_root: str) -> dict[str, Any]:
         case = load_case(case_id)
         result.update(title=case.title, doc_types=case.doc_types, scenarios=case.scenarios, expected=case.expect)
         shutil.copytree(template, data_dir)
-        obs = observe_case(case, data_dir)
+        obs = observe_case(case, data_dir, Path(keep_dir) if keep_dir else None)
+        if keep_dir:
+            result["kept_documents"] = obs.kept_documents
         leaks = leaks_in_files(data_dir, LOG_GLOBS, case.phi_strings())
         result["rubrics"] = score(obs, leaks)
         result["actual"] = actual_summary(obs)
@@ -347,8 +319,11 @@ def default_jobs() -> int:
 
 
 def run_cases(case_ids: list[str], *, jobs: int | None = None,
-              on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Run the cases (in parallel worker processes when jobs > 1), results in case order."""
+              on_result: Callable[[dict[str, Any]], None] | None = None,
+              keep_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Run the cases (in parallel worker processes when jobs > 1), results in case order.
+    With ``keep_dir`` the uploaded documents are kept there (``run_case``)."""
+    keep = str(keep_dir) if keep_dir is not None else None
     jobs = jobs or default_jobs()
     root = Path(tempfile.mkdtemp(prefix="golden-"))
     results: dict[str, dict[str, Any]] = {}
@@ -356,13 +331,13 @@ def run_cases(case_ids: list[str], *, jobs: int | None = None,
         template = build_template(root)
         if jobs <= 1:
             for cid in case_ids:
-                results[cid] = run_case(cid, str(template), str(root))
+                results[cid] = run_case(cid, str(template), str(root), keep)
                 if on_result:
                     on_result(results[cid])
         else:
             # spawn: a clean interpreter per worker; the parent has model threads running.
             with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = {pool.submit(run_case, cid, str(template), str(root)): cid for cid in case_ids}
+                futures = {pool.submit(run_case, cid, str(template), str(root), keep): cid for cid in case_ids}
                 for future in as_completed(futures):
                     cid = futures[future]
                     try:

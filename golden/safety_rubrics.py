@@ -8,7 +8,7 @@ from typing import Any
 
 from golden.matching import same
 from golden.redact import find
-from golden.runner import Observation
+from golden.observation import Observation
 from golden.verdicts import SUPPORTING, TRUSTED, Verdict, answer_citations, cited_document_id, folded_text, verdict_from
 
 

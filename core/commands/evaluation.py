@@ -1,4 +1,6 @@
-"""The eval command: run the golden gate, record the run, and its text summary."""
+"""The eval command: run the golden gate (its own program, ``python -m golden``), record
+the run it wrote, and its text summary. The JSON answer is the gate's, passed on as it
+printed it, and so is its exit status (1 when the verdict is ``fail``)."""
 
 from __future__ import annotations
 
@@ -7,32 +9,24 @@ from pathlib import Path
 from typing import Any
 
 from core.commands.base import open_here
-from domain.errors import BadInput, WorkbenchError
+from core.services.evals.runs import run_gate
+from domain.errors import WorkbenchError
 from domain.settings import get_settings
 
 
 def cmd_eval(args) -> dict[str, Any]:
-    from golden.gate import run_gate, summary
-
-    settings = get_settings()
-    progress = Path(args.progress) if args.progress else None
-    if args.case:
-        from golden.cases import load_cases
-
-        try:
-            load_cases(only=args.case)
-        except KeyError as exc:
-            raise BadInput(str(exc.args[0]), code="unknown_case") from None
-    run = run_gate(case_ids=args.case or None, results_dir=settings.eval_results_dir,
-                   update_baseline=args.update_baseline, jobs=args.jobs, progress_path=progress)
+    # An unknown --case is the gate's to say: BadInput (unknown_case, exit 2) from run_gate.
+    gate = run_gate(get_settings(), args.case or None, update_baseline=args.update_baseline, jobs=args.jobs,
+                    progress_path=Path(args.progress) if args.progress else None)
+    run = gate.run
     if not args.no_record:
         _record_eval(run)
-    out = summary(run)
+    out = dict(gate.summary)
     if not args.json:
         out["_text"] = _eval_text(run)
-    if run["verdict"] != "pass":
-        out["_exit"] = 1
-        out["_error"] = "the eval gate failed: " + "; ".join(g["message"] for g in run["gate"][:5])
+    if gate.exit_code != 0 or run["verdict"] != "pass":
+        out["_exit"] = gate.exit_code or 1
+        out["_error"] = "the eval gate failed: " + "; ".join(g["message"] for g in (run.get("gate") or [])[:5])
     return out
 
 
@@ -53,22 +47,28 @@ def _record_eval(run: dict[str, Any]) -> None:
 
 
 def _eval_text(run: dict[str, Any]) -> str:
-    lines = [f"eval {run['run_id']}: {run['verdict'].upper()} - {run['cases']} cases in {run['seconds']:.1f} s"]
-    width = max(len(n) for n in run["rubrics"]) if run["rubrics"] else 0
-    for name, rate in run["rubrics"].items():
-        limit = run["thresholds"].get(name)
-        base = run["baseline"].get(name)
+    """The human summary, built from the run artifact the gate wrote."""
+    rubrics, thresholds, baseline = run.get("rubrics") or {}, run.get("thresholds") or {}, run.get("baseline") or {}
+    lines = [f"eval {run['run_id']}: {run['verdict'].upper()} - {run.get('cases', 0)} cases in "
+             f"{run.get('seconds') or 0:.1f} s"]
+    width = max(len(n) for n in rubrics) if rubrics else 0
+    for name, rate in rubrics.items():
+        limit = thresholds.get(name)
+        base = baseline.get(name)
         lines.append(f"  {name:<{width}}  {rate:6.1%}  threshold {limit if limit is None else f'{limit:.0%}'}"
                      f"  baseline {base if base is None else f'{base:.0%}'}")
-    stages = run["latency"]["stages"]
+    latency = run.get("latency") or {}
+    stages = latency.get("stages") or {}
     if stages:
         lines.append("  latency (ms, p50/p95): " + ", ".join(f"{s} {v['p50']:.0f}/{v['p95']:.0f}"
                                                            for s, v in stages.items()))
-        lines.append(f"  bottleneck: {run['latency']['bottleneck']}")
-    for r in run["results"]:
-        if r["case_id"] in run["failed_cases"]:
-            why = r["error"] or "; ".join(f"{k}: {v['reason']}" for k, v in r["rubrics"].items() if not v["passed"])
+        lines.append(f"  bottleneck: {latency.get('bottleneck')}")
+    failed = run.get("failed_cases") or []
+    for r in run.get("results") or []:
+        if r["case_id"] in failed:
+            why = r.get("error") or "; ".join(f"{k}: {v['reason']}" for k, v in (r.get("rubrics") or {}).items()
+                                              if not v["passed"])
             lines.append(f"  FAILED {r['case_id']}: {why}")
-    for g in run["gate"]:
+    for g in run.get("gate") or []:
         lines.append(f"  gate: {g['message']}")
     return "\n".join(lines)

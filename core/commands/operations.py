@@ -126,9 +126,14 @@ def cmd_index_corpus(ctx: Context, args) -> dict[str, Any]:
 
 
 def cmd_demo(args) -> dict[str, Any]:
-    from core.services.ingest.demo import has_documents, load_demo
+    """Load the demo documents: built by the demo generator (``python -m golden.demo``, a
+    child process) into a private temporary directory, then uploaded from there. With
+    ``--auto`` the skip is decided first, before anything is built."""
+    import tempfile
+    from pathlib import Path
+
+    from core.services.ingest.demo import build_demo_documents, has_documents, load_demo, read_demo_dir
     from core.services.admin.patients import seed_demo_patients
-    from golden.demo import DOCUMENTS
 
     settings = get_settings()
     wb = open_here()
@@ -137,6 +142,8 @@ def cmd_demo(args) -> dict[str, Any]:
             why = "WORKBENCH_LOAD_DEMO is off" if not settings.load_demo else "the data dir already holds documents"
             return {"documents": [], "skipped": why}
         seed_demo_patients(wb)
-        return {"documents": load_demo(wb, DOCUMENTS, process=not args.queue)}
+        with tempfile.TemporaryDirectory(prefix="workbench-demo-") as tmp:
+            documents = read_demo_dir(build_demo_documents(Path(tmp)))
+            return {"documents": load_demo(wb, documents, process=not args.queue)}
     finally:
         wb.close()

@@ -4,6 +4,7 @@ moves the baseline."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from golden.cases import load_cases
+from golden.documents import build
 from golden.gate import BASELINE_PATH, MIN_CASES, THRESHOLDS_PATH, judge, pass_rates, run_gate
 from golden.redact import find, leaks_in_files, redact
 from golden.rubrics import RUBRICS
@@ -102,6 +104,12 @@ def test_a_run_writes_its_artifact_without_canaries_and_leaves_the_baseline(in_p
     assert "[redacted]" in text  # the report's own patient name was there to redact
     assert json.loads((results / "p.progress.json").read_text())["finished"] is True
     assert {"normalize", "extract", "promote", "embed", "retrieve"} <= set(stored["latency"]["stages"])
+    # the document the case uploaded is kept, content-addressed, for the Evals page's cited source
+    kept = stored["results"][0]["kept_documents"]
+    assert set(kept) == set(stored["results"][0]["actual"]["documents"]) == {"report"}
+    data = (results / "documents" / kept["report"]["sha256"]).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == kept["report"]["sha256"] and data.startswith(b"%PDF")
+    assert data == build("lab-classic-clean", "report")[0] and kept["report"]["filename"] == "report.pdf"
     assert (BASELINE_PATH.read_bytes() if BASELINE_PATH.exists() else None) == baseline_before
 
 
@@ -114,10 +122,20 @@ def test_the_cli_prints_one_object_and_fails_on_an_unknown_case(tmp_path):
     payload = json.loads(out.stdout)
     assert {"run_id", "verdict", "cases", "rubrics", "failed_cases", "seconds"} <= set(payload)
     assert payload["verdict"] == "pass" and payload["cases"] == 1
-    assert list((tmp_path / "data" / "eval-results").glob(f"{payload['run_id']}.json"))
+    (artifact,) = (tmp_path / "data" / "eval-results").glob(f"{payload['run_id']}.json")
+    kept = json.loads(artifact.read_text())["results"][0]["kept_documents"]
+    assert (tmp_path / "data" / "eval-results" / "documents" / kept["report"]["sha256"]).is_file()
     bad = subprocess.run([sys.executable, "-m", "core", "eval", "--case", "no-such-case", "--json"], cwd=REPO,
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "no-such-case" in bad.stderr
+
+
+def test_the_gate_program_refuses_an_unknown_case_like_core_eval(tmp_path):
+    env = {"WORKBENCH_DATA_DIR": str(tmp_path / "data"), "PATH": "/usr/bin:/bin"}
+    bad = subprocess.run([sys.executable, "-m", "golden", "--case", "no-such-case", "--json"], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip() == "error: unknown_case: no golden case named no-such-case"
 
 
 @pytest.mark.slow

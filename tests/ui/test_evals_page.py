@@ -7,23 +7,16 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.core.evals.kept_runs import write_kept_run as write_run
 from tests.support.app_support import app
-from tests.support.eval_fixtures import (DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, fixture_document, make_run,
-                                 write_run)
+from tests.support.eval_fixtures import DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, make_run
+from tests.support.eval_fixtures import write_run as write_run_without_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = dict(run_id="20261130-091500-0a0a0a", verdict="pass", started_at="2026-11-30T09:15:00Z",
            finished_at="2026-11-30T09:15:39Z", commit="bb944d4")
-
-
-@pytest.fixture
-def app_env(app_env, monkeypatch):
-    # The fixture documents of the seeded run come from tests/eval_fixtures, not golden/cases.
-    monkeypatch.setattr("core.services.evals.sources._default_builder", fixture_document)
-    yield app_env
 
 
 def run_page(user: str = "dr.ops") -> AppTest:
@@ -128,6 +121,16 @@ def test_show_details_opens_a_failed_case(app_env, data_dir):
     assert not at.exception, at.exception
     assert at.selectbox(key=key).value == FAILING_CASE
     assert any(FAILING_REASON in e.value for e in at.error)
+
+
+def test_a_run_that_kept_no_documents_says_so_where_the_page_would_be(app_env, data_dir):
+    write_run_without_documents(data_dir)  # e.g. a run from before the gate kept its documents
+    at = run_page()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="eval_case_20261201-143500-ab12cd").value == FAILING_CASE
+    assert not at.get("bidi_component")  # no page to draw
+    assert any(c.value.startswith("Quote: “? sulfa” · this run did not keep its documents") for c in at.caption)
+    assert FAILING_REASON in _text(at)  # the rest of the case reads as before
 
 
 def test_an_hl7_fact_shows_its_segment(app_env, data_dir):

@@ -137,13 +137,12 @@ def test_the_access_audit_csv_with_mrns_is_built_only_when_clicked(app_env, demo
     assert b",view_chart," in built and b",DEMO-1001," in built
 
 
-def test_an_eval_run_download_is_built_only_when_clicked(app_env, data_dir, media, monkeypatch):
+def test_an_eval_run_download_is_built_only_when_clicked(app_env, data_dir, media):
     import json
 
-    from tests.support.eval_fixtures import fixture_document, write_run
+    from tests.core.evals.kept_runs import write_kept_run
 
-    monkeypatch.setattr("core.services.evals.sources._default_builder", fixture_document)
-    write_run(data_dir)
+    write_kept_run(data_dir)  # with its fixture documents, so the page draws the cited page as it would
     at = app("app_pages/evals.py", user="dr.ops", timeout=90).run()
     assert not at.exception, at.exception
     assert [b.proto.label for b in at.get("download_button")] == ["Download run (JSON)"]

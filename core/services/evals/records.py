@@ -1,8 +1,8 @@
 """Eval runs for reviewers: store, import and read runs of the golden gate.
 
-The gate (`python -m core eval`) writes each run to ``<data dir>/eval-results/<run_id>.json``
-(format: docs/evals.md). The CLI stores the run in DuckDB itself through
-:func:`record_run`; a run started from the Evals page (``eval_runs``) runs as a
+The gate (``python -m golden``, run by ``python -m core eval``) writes each run to
+``<data dir>/eval-results/<run_id>.json`` (format: docs/evals.md). The CLI reads it back
+(:func:`read_run_file`) and stores it in DuckDB through :func:`record_run`; a run started from the Evals page (``eval_runs``) runs as a
 subprocess with ``--no-record`` (the UI process owns the database), and the page imports
 finished run files with :func:`sync_runs`. The run file is the full record; the database
 keeps the summary and one row per (case, rubric) for listing and trends. What a reviewer
@@ -181,14 +181,9 @@ def load_run(wb: Workbench, run_id: str) -> dict[str, Any]:
         case_rows = eval_repo.case_results(cur, run_id) if row else []
     names = [((row or {}).get("details") or {}).get("artifact"), f"{run_id}.json"]
     for name in filter(None, names):
-        path = wb.settings.eval_results_dir / Path(name).name
-        if path.is_file():
-            try:
-                run = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-                continue
-            if isinstance(run, dict) and run.get("run_id") == run_id:
-                return run
+        run = _read_run_file(wb.settings.eval_results_dir / Path(name).name, run_id)
+        if run is not None:
+            return run
     if row is None:
         raise NotFound(f"No eval run {run_id} in the database or in {wb.settings.eval_results_dir}.")
     details = row.get("details") or {}
@@ -208,6 +203,28 @@ def load_run(wb: Workbench, run_id: str) -> dict[str, Any]:
         "baseline": row.get("baseline") or {}, "results": sorted(results.values(), key=lambda r: r["case_id"]),
         **{k: v for k, v in details.items() if k != "artifact"}, "from_database": True,
     }
+
+
+def _read_run_file(path: Path, run_id: str) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return run if isinstance(run, dict) and run.get("run_id") == run_id else None
+
+
+def read_run_file(results_dir: Path, run_id: str) -> dict[str, Any]:
+    """The run artifact ``<results_dir>/<run_id>.json`` as the gate wrote it, checked
+    (:func:`check_run`); :class:`NotFound` when there is no such readable file."""
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+        raise BadInput(f"not a run id: {run_id!r}")
+    run = _read_run_file(Path(results_dir) / f"{run_id}.json", run_id)
+    if run is None:
+        raise NotFound(f"the gate wrote no readable run {run_id} in {results_dir}")
+    check_run(run)
+    return run
 
 
 def rubric_trend(wb: Workbench) -> list[dict[str, Any]]:

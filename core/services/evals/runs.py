@@ -1,8 +1,15 @@
-"""Starting a gate run from the Evals page and following it to the end.
+"""Running the golden gate: in the foreground for ``python -m core eval``, or started from
+the Evals page and followed to the end.
 
-The run is ``python -m core eval --json --no-record --progress FILE`` in a subprocess
-(the UI process owns the database); its progress file and printed result say where it
-is, and a finished run is imported with :func:`core.services.evals.records.sync_runs`.
+The gate is a client of the product, never imported by it: it runs as its own program,
+``python -m golden`` (:data:`GATE_COMMAND`), from the repository root, and writes its run
+to ``<eval-results>/<run_id>.json`` (docs/evals.md). :func:`run_gate` runs it and reads
+that artifact back; the CLI records it with :func:`core.services.evals.records.record_run`.
+
+From the Evals page the run is ``python -m core eval --json --no-record --progress FILE``
+in a subprocess (the UI process owns the database); its progress file and printed result
+say where it is, and a finished run is imported with
+:func:`core.services.evals.records.sync_runs`.
 """
 
 from __future__ import annotations
@@ -10,25 +17,123 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import re
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.services.evals.records import PROGRESS_SUFFIX, sync_runs
+from core.services.evals.records import PROGRESS_SUFFIX, read_run_file, sync_runs
 from core.services.workbench import Workbench
+from domain.errors import BadInput, WorkbenchError
 from domain.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+# The case files of the gate that start_run launches (from REPO_ROOT). The gate is a client
+# of the product and is never imported: a case's id is its file name (docs/evals.md).
+GOLDEN_CASES_DIR = REPO_ROOT / "golden" / "cases"
 
 
-def golden_case_ids() -> list[str]:
-    """The ids of the golden cases a run can be limited to."""
-    from golden.cases import case_files
+def golden_case_ids(cases_dir: Path = GOLDEN_CASES_DIR) -> list[str]:
+    """The ids of the golden cases a run can be limited to: the names of the case files
+    the launched gate reads (none when this checkout has no golden/)."""
+    return sorted(p.stem for p in cases_dir.glob("*.json")) if cases_dir.is_dir() else []
 
-    return [p.stem for p in case_files()]
+
+# The gate as a program (golden/__main__.py): one JSON summary on stdout with --json, errors
+# as "error: CODE: message" on stderr, exit 0 (pass), 1 (fail) or 2 (bad input).
+GATE_COMMAND = (sys.executable, "-m", "golden")
+_ERROR_LINE = re.compile(r"^error: (?:([a-z][a-z0-9_]*): )?(.*)$")
+
+
+@dataclass
+class GateRun:
+    """A finished run of the gate program: its exit code, the summary it printed and the
+    run artifact it wrote (docs/evals.md)."""
+
+    exit_code: int
+    summary: dict[str, Any]
+    run: dict[str, Any]
+
+
+def gate_argv(results_dir: Path, case_ids: list[str] | None = None, *, update_baseline: bool = False,
+              jobs: int | None = None, progress_path: Path | None = None,
+              command: tuple[str, ...] | list[str] | None = None) -> list[str]:
+    argv = [*(command or GATE_COMMAND), "--json", "--results-dir", str(Path(results_dir).resolve())]
+    for case_id in case_ids or []:
+        argv += ["--case", case_id]
+    if update_baseline:
+        argv.append("--update-baseline")
+    if jobs is not None:
+        argv += ["--jobs", str(int(jobs))]
+    if progress_path is not None:
+        argv += ["--progress", str(Path(progress_path).resolve())]
+    return argv
+
+
+def run_gate(settings: Settings, case_ids: list[str] | None = None, *, update_baseline: bool = False,
+             jobs: int | None = None, progress_path: Path | None = None,
+             command: tuple[str, ...] | list[str] | None = None) -> GateRun:
+    """Run the gate program to the end (cwd = repository root, this data dir) and read the
+    run it wrote. What it prints on stderr is passed on as it comes, but for its error
+    lines: a bad input (exit 2, e.g. ``unknown_case``) is raised as :class:`BadInput` with
+    the gate's code and words; a gate that stops without a run raises
+    :class:`WorkbenchError` (``eval_gate_crashed``). A failed verdict is not an error
+    here: the caller reads ``exit_code`` and the run. ``command`` replaces the program (tests)."""
+    results_dir = settings.eval_results_dir
+    argv = gate_argv(results_dir, case_ids, update_baseline=update_baseline, jobs=jobs, progress_path=progress_path,
+                     command=command)
+    env = {**os.environ, "WORKBENCH_DATA_DIR": str(settings.data_dir.resolve())}
+    errors: list[str] = []
+    process = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
+    relay = threading.Thread(target=_relay_stderr, args=(process.stderr, errors), daemon=True)
+    relay.start()
+    stdout = process.stdout.read()
+    exit_code = process.wait()
+    relay.join()
+    code, message = _last_error(errors)
+    if exit_code == 2:
+        raise BadInput(message or f"the eval gate refused its arguments (exit code {exit_code})",
+                       code=code or "bad_input")
+    summary = _summary_of(stdout)
+    if summary is None:
+        raise WorkbenchError(message or f"the eval gate stopped (exit code {exit_code}) without printing a result",
+                             code="eval_gate_crashed")
+    run = read_run_file(results_dir, summary["run_id"])
+    return GateRun(exit_code=exit_code, summary=summary, run=run)
+
+
+def _relay_stderr(stream, errors: list[str]) -> None:
+    """Pass the gate's stderr on line by line, keeping back its ``error:`` lines (the
+    caller says what went wrong, once)."""
+    for line in stream:
+        if line.startswith("error: "):
+            errors.append(line.rstrip("\n"))
+        else:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+
+def _last_error(errors: list[str]) -> tuple[str | None, str | None]:
+    if not errors:
+        return None, None
+    match = _ERROR_LINE.match(errors[-1])
+    return (match.group(1), match.group(2)) if match else (None, errors[-1])
+
+
+def _summary_of(stdout: str) -> dict[str, Any] | None:
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    try:
+        summary = json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return None
+    return summary if isinstance(summary, dict) and isinstance(summary.get("run_id"), str) else None
 
 
 @dataclass

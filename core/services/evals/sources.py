@@ -1,16 +1,74 @@
-"""Showing an eval case's cited source: rebuild the fixture document and find the cited place.
+"""Showing an eval case's cited source: the fixture document the run kept, and the cited place in it.
+
+The gate keeps every fixture document a case uploaded, content-addressed, under
+``<eval-results>/documents/<sha256>`` (:func:`keep_document`), and names them in the case
+result's ``kept_documents`` (docs/evals.md). The page reads those bytes back
+(:func:`kept_documents`); nothing is rebuilt, and the gate is never imported. A run that
+kept no documents (an older run, or one read back from the database) says so in a note.
 
 A paged citation is drawn as a page image (the page draws the box); any other citation
-shows the paragraph, cell range or segment text the rebuilt document holds there.
+shows the paragraph, cell range or segment text the document holds there.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
+import re
+import secrets
 from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable
 
 from domain.errors import ExtractionError, NotFound
+
+KEPT_DIR = "documents"  # under eval-results/
+NOT_KEPT = "documents_not_kept"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+# Reads a case's fixture document: (case id, document name) -> (bytes, file name); NotFound when it cannot.
+Builder = Callable[[str, str], tuple[bytes, str]]
+
+
+def keep_document(results_dir: Path, data: bytes, filename: str) -> dict[str, str]:
+    """Store ``data`` under ``<results_dir>/documents/<sha256>`` (written once: the same
+    bytes kept by another case or run are already there) and return the reference a case
+    result keeps: ``{"sha256", "filename"}``. Safe for several processes at once."""
+    digest = hashlib.sha256(data).hexdigest()
+    folder = Path(results_dir) / KEPT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / digest
+    if not path.is_file():
+        tmp = folder / f".{digest}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    return {"sha256": digest, "filename": filename}
+
+
+def kept_document(results_dir: Path, result: dict[str, Any], name: str) -> tuple[bytes, str]:
+    """The bytes and file name of the document a case uploaded as ``name``, as the run
+    kept them. :class:`NotFound` (code ``documents_not_kept`` when the run kept none)."""
+    kept = result.get("kept_documents")
+    if not isinstance(kept, dict):
+        raise NotFound("this run did not keep its documents", code=NOT_KEPT)
+    ref = kept.get(name)
+    digest = str(ref.get("sha256") or "") if isinstance(ref, dict) else ""
+    if not _SHA256.match(digest):
+        raise NotFound(f"the run kept no document {name}")
+    filename = str(ref.get("filename") or name)
+    try:
+        data = (Path(results_dir) / KEPT_DIR / digest).read_bytes()
+    except OSError:
+        raise NotFound(f"the kept document {filename} is gone from eval-results/{KEPT_DIR}") from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise NotFound(f"the kept document {filename} does not match its checksum")
+    return data, filename
+
+
+def kept_documents(results_dir: Path, result: dict[str, Any]) -> Builder:
+    """A :data:`Builder` over the documents one case result kept."""
+    return lambda case_id, name: kept_document(results_dir, result, name)
 
 
 def document_key_for(result: dict, citation: dict) -> str | None:
@@ -42,26 +100,6 @@ class FixtureSource:
     note: str | None = None
 
 
-Builder = Callable[[str, str], tuple[bytes, str]]
-
-
-def _default_builder(case_id: str, name: str) -> tuple[bytes, str]:
-    """Rebuild the document a case uploaded as ``name`` (a document key, or the
-    ``"as"`` name of an upload step, e.g. a second upload of the same file)."""
-    from golden.cases import load_case
-    from golden.documents import SharedDataMissing, build
-
-    try:
-        case = load_case(case_id)
-        key = name if name in case.documents else next(
-            (s.upload for s in case.steps if s.upload and s.name == name), name)
-        return build(case_id, key)
-    except KeyError as exc:  # no such case file, or no such document in it
-        raise NotFound(f"case {case_id} has no document {name} here ({exc})") from None
-    except SharedDataMissing as exc:
-        raise NotFound(str(exc)) from None
-
-
 def _render_page(data: bytes, page: int) -> bytes | None:
     from extract.sniff import sniff_format
 
@@ -87,14 +125,15 @@ def _render_page(data: bytes, page: int) -> bytes | None:
     return None
 
 
-def cited_source(case_id: str, doc_key: str, citation: dict, *, builder: Builder | None = None) -> FixtureSource:
-    """Rebuild the case's fixture document and find the cited place in it."""
+def cited_source(case_id: str, doc_key: str, citation: dict, *, builder: Builder) -> FixtureSource:
+    """Find the cited place in the case's fixture document, read with ``builder``
+    (for a stored run, :func:`kept_documents`)."""
     source = FixtureSource(title=doc_key, location=str(citation.get("page_or_section") or ""),
                            quote=str(citation.get("quote_or_value") or ""))
     try:
-        data, filename = (builder or _default_builder)(case_id, doc_key)
+        data, filename = builder(case_id, doc_key)
     except NotFound as exc:
-        source.note = f"the fixture document could not be rebuilt: {exc.message}"
+        source.note = exc.message if exc.code == NOT_KEPT else f"the fixture document could not be read: {exc.message}"
         return source
     source.title = filename
     page = citation.get("page")
@@ -117,5 +156,5 @@ def cited_source(case_id: str, doc_key: str, citation: dict, *, builder: Builder
         if section.locator == source.location:
             source.source_text = section.text
             return source
-    source.note = "the cited location was not found in the rebuilt document"
+    source.note = "the cited location was not found in the document"
     return source

@@ -1,23 +1,36 @@
 """Load demo documents through the normal upload path, once.
 
-The documents themselves are built by the caller (the CLI uses ``golden.demo``); this
-service only attaches them like any upload and, unless asked to leave the work to the
-running worker, processes each job. A document already on the patient's chart under the
-same file name is not loaded again, so running the demo twice changes nothing.
+The documents themselves are built outside the product: the demo generator
+(``python -m golden.demo --write DIR``, :func:`build_demo_documents`) writes them into a
+directory with a ``manifest.json``, and :func:`read_demo_dir` reads that directory back.
+This service only attaches them like any upload and, unless asked to leave the work to
+the running worker, processes each job. A document already on the patient's chart under
+the same file name is not loaded again, so running the demo twice changes nothing.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 from core.services.review.facts import document_report
 from core.services.ingest.ingestion import attach_and_extract
 from core.services.admin.patients import get_patient
 from core.services.workbench import Workbench
+from domain.errors import BadInput, WorkbenchError
 from storage import documents_repo
 
 # The demo is loaded by the system, not a person: a system actor may only upload.
 DEMO_UPLOADER = "system:demo"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+# The demo generator, a program of the eval package (never imported by the product).
+DEMO_COMMAND = (sys.executable, "-m", "golden.demo")
+MANIFEST = "manifest.json"
 
 
 class DemoDocument(Protocol):
@@ -26,6 +39,60 @@ class DemoDocument(Protocol):
     doc_type: str
 
     def build(self) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class DemoFile:
+    """A demo document written to a directory, named by its manifest entry."""
+
+    patient_mrn: str
+    filename: str
+    doc_type: str
+    path: Path
+
+    def build(self) -> bytes:
+        return self.path.read_bytes()
+
+
+def build_demo_documents(directory: Path, *, command: tuple[str, ...] | list[str] | None = None) -> Path:
+    """Run the demo generator (cwd = repository root) to write the demo documents and
+    their manifest into ``directory``; returns the directory. ``command`` replaces the
+    program (tests); ``--write DIRECTORY`` is appended to it."""
+    argv = [*(command or DEMO_COMMAND), "--write", str(Path(directory).resolve())]
+    done = subprocess.run(argv, cwd=REPO_ROOT, env=dict(os.environ), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, encoding="utf-8", errors="replace", timeout=600)
+    if done.returncode != 0:
+        last = next((ln.strip() for ln in reversed(done.stderr.splitlines()) if ln.strip()), "")
+        raise WorkbenchError(f"the demo documents could not be built (exit code {done.returncode})"
+                             + (f": {last[:300]}" if last else ""), code="demo_build_failed")
+    return Path(directory)
+
+
+def read_demo_dir(directory: Path) -> list[DemoFile]:
+    """The documents listed by ``directory``'s ``manifest.json`` (``{"documents":
+    [{"patient_mrn", "filename", "doc_type", "file"}]}``), in manifest order. A manifest
+    that is missing, malformed or names a file outside ``directory`` is :class:`BadInput`."""
+    directory = Path(directory)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"no readable {MANIFEST} in the demo directory ({type(exc).__name__})",
+                       code="bad_demo_manifest") from None
+    entries = manifest.get("documents") if isinstance(manifest, dict) else None
+    if not isinstance(entries, list):
+        raise BadInput(f"{MANIFEST} lists no documents", code="bad_demo_manifest")
+    out = []
+    for n, entry in enumerate(entries):
+        fields = {k: entry.get(k) for k in ("patient_mrn", "filename", "doc_type", "file")} \
+            if isinstance(entry, dict) else {}
+        if not fields or not all(isinstance(v, str) and v for v in fields.values()):
+            raise BadInput(f"{MANIFEST} entry {n} needs patient_mrn, filename, doc_type and file",
+                           code="bad_demo_manifest")
+        path = directory / fields["file"]
+        if Path(fields["file"]).name != fields["file"] or not path.is_file():
+            raise BadInput(f"{MANIFEST} entry {n} names no file of the demo directory", code="bad_demo_manifest")
+        out.append(DemoFile(fields["patient_mrn"], fields["filename"], fields["doc_type"], path))
+    return out
 
 
 def has_documents(wb: Workbench) -> bool:

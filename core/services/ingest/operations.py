@@ -10,12 +10,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from domain.errors import BadInput, NotFound
+from domain.latency import percentile, stages_of_event
 from domain.policy.access.permissions import Permission
 from core.services.admin.accounts import authorize
 from core.services.admin.health import worker_fresh_within
 from core.services.ingest.processing import JOB_STAGES
 from core.services.workbench import Workbench
-from golden.latency import percentile, stages_of_event
 from storage import audit_repo, documents_repo, jobs_repo
 
 # A chat request's handoffs, named as stages (source node, destination node) -> stage.

@@ -13,6 +13,7 @@ from core.services.evals import report as eval_report
 from core.services.evals import runs as eval_runs
 from core.services.evals import sources as eval_sources
 from core.services.evals import records as evals
+from tests.core.evals.kept_runs import keep_fixture_documents
 from tests.support.eval_fixtures import (DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, FAILING_RUBRIC, fixture_document,
                                  make_run, write_run)
 
@@ -167,8 +168,60 @@ def test_cited_source_draws_a_paged_page_and_reads_a_segment():
     assert view.page_png is None and view.source_text.startswith("OBX|1|NM|2823-3^Potassium^LN||5.9")
     missing = eval_sources.cited_source("x", "nope", hl7["citation"],
                                  builder=lambda c, d: (_ for _ in ()).throw(NotFound("no such document")))
-    assert missing.page_png is None and "could not be rebuilt" in missing.note
+    assert missing.page_png is None and "could not be read" in missing.note
     assert eval_sources.document_key_for(case, fact["citation"]) == "intake"
+
+
+def test_the_cited_source_is_read_from_the_documents_the_run_kept(data_dir):
+    results_dir = data_dir / "eval-results"
+    run = keep_fixture_documents(data_dir, make_run())
+    case = next(c for c in run["results"] if c["case_id"] == FAILING_CASE)
+    ref = case["kept_documents"]["intake"]
+    data, _ = fixture_document(FAILING_CASE, "intake")
+    assert ref["filename"] == "intake.pdf" and (results_dir / "documents" / ref["sha256"]).read_bytes() == data
+    # kept once: the same bytes kept again (another case, another run) write nothing new
+    assert eval_sources.keep_document(results_dir, data, "again.pdf")["sha256"] == ref["sha256"]
+    assert len(list((results_dir / "documents").iterdir())) == 3  # intake, lab, oru
+    fact = next(f for f in case["actual"]["facts"] if f["fact_text"] == "Allergy: sulfa")
+    view = eval_sources.cited_source(FAILING_CASE, "intake", fact["citation"],
+                                     builder=eval_sources.kept_documents(results_dir, case))
+    assert view.title == "intake.pdf" and view.page_png.startswith(b"\x89PNG") and view.note is None
+    hl7_case = next(c for c in run["results"] if c["case_id"] == "hl7-oru-potassium")
+    view = eval_sources.cited_source("hl7-oru-potassium", "oru", hl7_case["actual"]["facts"][0]["citation"],
+                                     builder=eval_sources.kept_documents(results_dir, hl7_case))
+    assert view.source_text.startswith("OBX|1|NM|2823-3^Potassium^LN||5.9")
+
+
+def test_a_run_without_kept_documents_says_so_instead_of_failing(data_dir):
+    results_dir = data_dir / "eval-results"
+    case = next(c for c in make_run()["results"] if c["case_id"] == FAILING_CASE)  # no kept_documents
+    citation = case["actual"]["facts"][1]["citation"]
+    view = eval_sources.cited_source(FAILING_CASE, "intake", citation,
+                                     builder=eval_sources.kept_documents(results_dir, case))
+    assert view.page_png is None and view.note == "this run did not keep its documents"
+    # kept, but the file is gone or was changed: said in words, never drawn from other bytes
+    kept = keep_fixture_documents(data_dir, make_run())
+    case = next(c for c in kept["results"] if c["case_id"] == FAILING_CASE)
+    stored = results_dir / "documents" / case["kept_documents"]["intake"]["sha256"]
+    stored.write_bytes(b"%PDF-1.4 something else")
+    view = eval_sources.cited_source(FAILING_CASE, "intake", citation,
+                                     builder=eval_sources.kept_documents(results_dir, case))
+    assert view.page_png is None and "does not match its checksum" in view.note
+    stored.unlink()
+    view = eval_sources.cited_source(FAILING_CASE, "intake", citation,
+                                     builder=eval_sources.kept_documents(results_dir, case))
+    assert "is gone" in view.note
+    case["kept_documents"]["intake"]["sha256"] = "../../etc/passwd"
+    view = eval_sources.cited_source(FAILING_CASE, "intake", citation,
+                                     builder=eval_sources.kept_documents(results_dir, case))
+    assert "kept no document intake" in view.note
+
+
+def test_the_case_ids_offered_are_the_gates_case_files(tmp_path):
+    from golden.cases import load_cases  # a test may read the gate; the product reads its files only
+
+    assert eval_runs.golden_case_ids() == sorted(c.id for c in load_cases())
+    assert eval_runs.golden_case_ids(tmp_path / "none") == []
 
 
 FAKE_GATE = r"""
