@@ -16,7 +16,7 @@ Streamlit offers no public call to drop one file from the store, so:
   store's ordinary sweep (``remove_orphaned_files``), which deletes it; a file a
   session still shows is left alone by that sweep.
 
-If Streamlit renames any of these: without ``runtime.get_instance`` or
+What breaks if Streamlit renames any of these: without ``runtime.get_instance`` or
 ``media_file_mgr`` every page with a download fails to render; without
 ``_calculate_file_id`` the click fails (the built file is never handed over); without
 ``_file_metadata`` the timer that drops the file fails in its thread, the download still

@@ -14,11 +14,11 @@ Checked against python-docx 1.2.0 (requirements.txt). Why the public API is not 
   documentation does not promise that; the element is what the cell is. Comparing
   texts would wrongly drop a neighbour that holds the same text.)
 
-If python-docx renames either, every DOCX (``body``) or every DOCX with a table
-(``distinct_cells``) fails with an AttributeError, which the job reports as an internal
-error; tests/extract/referral/test_docx.py reads letters with merged cells and content
-controls (test_merged_cells_header_tables_and_content_controls), so an upgrade that
-breaks either fails there first.
+What breaks if python-docx renames either: every DOCX (``body``) or every DOCX with a
+table (``distinct_cells``) fails with an AttributeError, which the job reports as an
+internal error; tests/extract/referral/test_docx.py reads letters with merged cells and
+content controls (test_merged_cells_header_tables_and_content_controls), so an upgrade
+that breaks either fails there first.
 """
 
 from __future__ import annotations

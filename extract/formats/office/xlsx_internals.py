@@ -8,9 +8,10 @@ empty cell it passes (``Worksheet.cell``), so a sheet formatted down to row 1,04
 would be walked, and filled with empty cells, a million rows deep. Only the store knows
 which few coordinates hold something.
 
-If openpyxl renames or reshapes the store, every workbook fails with an AttributeError
-(reported as an internal error) or reads no cells; tests/extract/workbook/test_xlsx.py
-reads workbooks through ``filled_coordinates`` and fails first.
+What breaks if openpyxl renames or reshapes the store: every workbook fails with an
+AttributeError (reported as an internal error) or reads no cells;
+tests/extract/workbook/test_xlsx.py reads workbooks through ``filled_coordinates`` and
+fails first.
 """
 
 from __future__ import annotations
