@@ -208,7 +208,7 @@ def database_state(data_dir: Path, document_ids: list[int]) -> dict[str, Any]:
     """Job outcomes, reclaims, and every duplicate found (all zero when crash safe)."""
     import duckdb
 
-    from storage.vector_store import PATIENT_TABLE, VectorStore
+    from storage.vector_store import VectorStore
 
     con = duckdb.connect(str(data_dir / "workbench.duckdb"), read_only=True)
     try:
@@ -253,8 +253,7 @@ def database_state(data_dir: Path, document_ids: list[int]) -> dict[str, Any]:
         }
     finally:
         con.close()
-    table = VectorStore.for_data_dir(data_dir)._table(PATIENT_TABLE)  # noqa: SLF001 - a check reads it whole
-    fact_ids = table.to_arrow().column("fact_id").to_pylist() if table is not None else []
+    fact_ids = VectorStore.for_data_dir(data_dir).patient_fact_ids()
     state["vectors"] = len(fact_ids)
     state["duplicate_vectors"] = len(fact_ids) - len(set(fact_ids))
     return state

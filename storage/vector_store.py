@@ -274,6 +274,14 @@ class VectorStore:
         return [PatientFactHit(r["fact_id"], r["patient_id"], r["document_id"], r["text"], 1.0 - float(r["_distance"]))
                 for r in result]
 
+    def patient_fact_ids(self) -> list[int]:
+        """The fact id of every row of the patient table, one per stored vector (so a
+        fact stored twice shows twice); [] when the table does not exist yet."""
+        table = self._table(PATIENT_TABLE)
+        if table is None:
+            return []
+        return table.to_arrow().column("fact_id").to_pylist()
+
     def count_patient_facts(self, patient_id: int | None = None, *, document_id: int | None = None,
                             active_only: bool = False) -> int:
         table = self._table(PATIENT_TABLE)

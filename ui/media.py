@@ -25,6 +25,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ui.streamlit_internals import drop_download, media_file_id, media_store
+
 KEEP_SECONDS = 10.0  # how long a built download stays fetchable: the browser fetches it at once
 
 
@@ -56,7 +58,7 @@ def download_button(label: str, build: Callable[[], str | bytes], *, file_name: 
     and taken out of Streamlit's media store ``KEEP_SECONDS`` after it was built.
     ``build`` runs outside the script run (Streamlit calls it from its server thread), so
     it must not call ``st.*``: give it what it needs, e.g. the rows already shown."""
-    store = _media_store()
+    store = media_store()
 
     def built() -> bytes:
         data = build()
@@ -68,27 +70,10 @@ def download_button(label: str, build: Callable[[], str | bytes], *, file_name: 
     st.download_button(label, built, file_name=file_name, mime=mime, key=key, on_click="ignore", **kwargs)
 
 
-def _media_store():
-    """This server's media file manager, taken in the script run (where it is known)."""
-    from streamlit import runtime
-
-    return runtime.get_instance().media_file_mgr if runtime.exists() else None
-
-
 def _forget_later(store, data: bytes, mime: str, file_name: str) -> None:
-    from streamlit.runtime.memory_media_file_storage import _calculate_file_id
-
-    file_id = _calculate_file_id(data, mime, file_name)  # the id Streamlit stores the built file under
-    timer = threading.Timer(KEEP_SECONDS, forget, args=(store, file_id))
+    """Drop the built file from the media store ``KEEP_SECONDS`` from now (it is marked
+    as Streamlit marks a download no session shows, then swept: ui/streamlit_internals.py)."""
+    file_id = media_file_id(data, mime, file_name)  # the id Streamlit stores the built file under
+    timer = threading.Timer(KEEP_SECONDS, drop_download, args=(store, file_id))
     timer.daemon = True
     timer.start()
-
-
-def forget(store, file_id: str) -> None:
-    """Drop a built download from the media store now. It is marked as Streamlit marks a
-    download no session shows, then one ordinary sweep (what the end of any script run
-    does) removes it; a file a session still shows is left alone by that sweep."""
-    metadata = store._file_metadata.get(file_id)
-    if metadata is not None:
-        metadata.mark_for_delete()
-        store.remove_orphaned_files()

@@ -97,6 +97,7 @@ def test_counts(store):
     assert store.count_patient_facts(patient_id=200) == 2
     assert store.count_patient_facts(patient_id=200, active_only=True) == 1
     assert store.count_patient_facts(document_id=11) == 1
+    assert sorted(store.patient_fact_ids()) == [1, 2, 3, 4, 5]
 
 
 def test_ids_must_be_integers(store):
@@ -145,6 +146,7 @@ def test_empty_store_and_wrong_dimension(tmp_path):
     s = VectorStore(tmp_path / "lance")
     assert s.search_patient_facts(vec(1), patient_id=1, k=5) == []
     assert s.count_patient_facts() == 0 and s.remove_document(1) == 0
+    assert s.patient_fact_ids() == []
     s.add_patient_facts([fact(1, 1, 1)])
     wrong = PatientFactRow(2, 1, 1, True, "x", np.ones(DIM + 1, dtype=np.float32), MODEL)
     with pytest.raises(VectorDimensionMismatch):

@@ -14,7 +14,8 @@ spawned or forkserver child to run the parent's main script again (as ``__mp_mai
 so that functions defined there unpickle; under Streamlit, ``__main__`` is whatever page
 script ran last (Home.py), and re-running it in a job's child opened the database the
 app holds and killed every job after the first page view. Our job functions live in
-importable modules, so the child is launched without that step (``_PopenWithoutMain``).
+importable modules, so the child is launched without that step (``JobProcess``, in
+forkserver_internals: the one place this reaches into multiprocessing's private names).
 
 Memory is bounded twice: the parent watches the child's resident size (with its own
 children, e.g. an OCR engine) and kills it past the ceiling; in the child an address
@@ -24,7 +25,6 @@ MemoryError before the parent's next look.
 
 from __future__ import annotations
 
-import io
 import multiprocessing
 import os
 import pickle
@@ -33,12 +33,11 @@ import sys
 import threading
 import time
 import traceback
-from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
-from multiprocessing.context import ForkServerProcess, set_spawning_popen
 from typing import Any, Callable
 
 import psutil
 
+from core.services.ingest.forkserver_internals import JobProcess
 from domain.errors import ExtractionError
 
 RESOURCE_LIMIT = "resource_limit"
@@ -60,48 +59,6 @@ class _ChildDefect(Exception):
     """A defect in the child whose exception could not be sent back as it was."""
 
 
-# What multiprocessing's preparation data uses to re-create the parent's __main__ in a
-# child; a job's child must never run a page script (see the module docstring).
-_MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
-
-
-def preparation_data(name: str) -> dict:
-    """What a job's child is prepared with: the parent's sys.path, cwd, logging and
-    authkey, and nothing that names ``__main__``."""
-    data = spawn.get_preparation_data(name)
-    for key in _MAIN_KEYS:
-        data.pop(key, None)
-    return data
-
-
-class _PopenWithoutMain(popen_forkserver.Popen):
-    """The standard library's forkserver launch (Python 3.11), with the preparation data
-    from ``preparation_data`` instead of ``spawn.get_preparation_data``. Kept line for
-    line with the original otherwise, so the child side (spawn._main) is unchanged."""
-
-    def _launch(self, process_obj):
-        prep_data = preparation_data(process_obj._name)
-        buf = io.BytesIO()
-        set_spawning_popen(self)
-        try:
-            reduction.dump(prep_data, buf)
-            reduction.dump(process_obj, buf)
-        finally:
-            set_spawning_popen(None)
-        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
-        _parent_w = os.dup(w)  # the parent's sentinel for the child, as in the original
-        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
-        with open(w, "wb", closefd=True) as f:
-            f.write(buf.getbuffer())
-        self.pid = forkserver.read_signed(self.sentinel)
-
-
-class _JobProcess(ForkServerProcess):
-    @staticmethod
-    def _Popen(process_obj):
-        return _PopenWithoutMain(process_obj)
-
-
 def _context(method: str):
     with _context_lock:
         if method not in _contexts:
@@ -114,7 +71,7 @@ def _context(method: str):
 
 def _process_class(method: str, ctx):
     # fork copies the parent's memory and prepares nothing; forkserver would prepare main.
-    return _JobProcess if method == "forkserver" else ctx.Process
+    return JobProcess if method == "forkserver" else ctx.Process
 
 
 def time_limit_message(seconds: float) -> str:

@@ -47,7 +47,7 @@ class TesseractEngine:
 
     def recognize(self, image: Image.Image) -> list[Word]:
         dpi = _dpi_of(image)
-        words = self._data(image, f"--psm {self.psm}" + (f" --dpi {dpi}" if dpi else ""))
+        words = self.read_words(image, f"--psm {self.psm}" + (f" --dpi {dpi}" if dpi else ""))
         return _reread(image, words, self) if self.reread else words
 
     def detect_rotation(self, image: Image.Image) -> int:
@@ -72,7 +72,9 @@ class TesseractEngine:
         # upright; turning the image that far counter-clockwise undoes it.
         return int(osd.get("orientation", 0)) % 360
 
-    def _data(self, image: Image.Image, config: str) -> list[Word]:
+    def read_words(self, image: Image.Image, config: str) -> list[Word]:
+        """The words Tesseract reads on ``image`` with ``config`` (its command-line
+        options, e.g. ``--psm 6``); ExtractionError when it fails or times out."""
         try:
             data = pytesseract.image_to_data(
                 _as_tiff(image),
@@ -184,7 +186,7 @@ def _read_sheet(
         size = (round(sheet.width * scale), round(sheet.height * scale))
         sheet = sheet.resize(size, Image.Resampling.BICUBIC)
     try:
-        found = engine._data(sheet, "--psm 6")  # one uniform block: a text line per row
+        found = engine.read_words(sheet, "--psm 6")  # one uniform block: a text line per row
     except ExtractionError:
         return [[] for _ in rows]
     parts: list[list[Word]] = [[] for _ in rows]

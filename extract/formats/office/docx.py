@@ -23,6 +23,7 @@ from domain.content import NormalizedContent, Section
 from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
 from domain.limits import DEFAULT_LIMITS, DOCUMENT_TOO_LONG, Limits, exceeded
+from extract.formats.office.docx_internals import body, distinct_cells
 from extract.formats.office.ooxml import check_ooxml, scan_part
 
 ENGINE = "python-docx 1.2.0"
@@ -132,13 +133,8 @@ def _normalize(document, max_paragraphs: int = DEFAULT_LIMITS.max_docx_paragraph
         t = counters["table"]
         tbl = Table(tbl_el, parent)
         for r, row in enumerate(tbl.rows, start=1):
-            seen: set[int] = set()
             cells: list[tuple[int, str]] = []
-            for c, cell in enumerate(row.cells, start=1):
-                key = id(cell._tc)
-                if key in seen:
-                    continue
-                seen.add(key)
+            for c, cell in distinct_cells(row.cells):
                 text = "\n".join(_marked_text(p) for p in cell.paragraphs)
                 cells.append((c, text))
                 if text.strip():
@@ -163,7 +159,7 @@ def _normalize(document, max_paragraphs: int = DEFAULT_LIMITS.max_docx_paragraph
                 if content is not None:
                     walk(content, parent)
 
-    walk(document.element.body, document._body)
+    walk(document.element.body, body(document))
 
     for part_name in ("header", "footer"):
         n = 0
@@ -208,9 +204,5 @@ def _hf_paragraphs(hf) -> list[str]:
     out = [p.text for p in hf.paragraphs]
     for tbl in hf.tables:
         for row in tbl.rows:
-            seen: set[int] = set()
-            for cell in row.cells:
-                if id(cell._tc) not in seen:
-                    seen.add(id(cell._tc))
-                    out.append(cell.text)
+            out += [cell.text for _, cell in distinct_cells(row.cells)]
     return out

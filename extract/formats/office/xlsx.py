@@ -21,6 +21,7 @@ from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
 from domain.limits import DEFAULT_LIMITS, SHEET_TOO_LARGE, Limits, exceeded
 from extract.formats.office.ooxml import check_ooxml, scan_part
+from extract.formats.office.xlsx_internals import filled_coordinates
 
 ENGINE = "openpyxl 3.1.5"
 _EXCEL_ERRORS = {"#DIV/0!", "#N/A", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#NULL!", "#SPILL!", "#CALC!"}
@@ -165,11 +166,8 @@ def _sheet(ws, fws, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Section], lis
                 if (r, c) != (rng.min_row, rng.min_col):
                     merged[(r, c)] = (rng.min_row, rng.min_col)
     # Only coordinates that hold something (a value, a formula, or a merged value): a sheet
-    # formatted down to row 1,048,576 must not be walked cell by cell. ``_cells`` is
-    # openpyxl's own cell store (stable in the pinned 3.1.5); iter_rows would create every
-    # empty cell up to max_row.
-    filled = {rc for rc, cell in ws._cells.items() if cell.value is not None}
-    filled |= {rc for rc, cell in fws._cells.items() if cell.value is not None}
+    # formatted down to row 1,048,576 must not be walked cell by cell (xlsx_internals).
+    filled = filled_coordinates(ws) | filled_coordinates(fws)
     filled |= {rc for rc, src in merged.items() if src in filled}
     used_rows = sorted({r for r, _ in filled})
     if len(used_rows) > limits.max_sheet_rows:  # the raw count missed them (an unusual layout)

@@ -16,7 +16,8 @@ import pytest
 
 
 from core.services.ingest.ingestion import attach_and_extract
-from core.services.ingest.sandbox import preparation_data, run_isolated
+from core.services.ingest.forkserver_internals import preparation_data
+from core.services.ingest.sandbox import run_isolated
 from core.services.ingest.worker import Worker
 from golden.fixtures import LAB_CASES, render_lab
 

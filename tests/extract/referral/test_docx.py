@@ -111,6 +111,38 @@ def test_table_form_locators():
     assert codeine.citation.page_or_section == "table 3 row 2" and codeine.structured_value["severity"] == "moderate"
 
 
+def test_merged_cells_header_tables_and_content_controls():
+    """A merged cell is read once, a neighbour with the same text is kept, header tables
+    and paragraphs inside a content control are read (extract/formats/office/docx_internals.py)."""
+    import docx
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    doc = docx.Document()
+    doc.add_paragraph("Before the control")
+    body = doc.element.body  # its last child is the section properties
+    body.insert(len(body) - 1, parse_xml(
+        f"<w:sdt {nsdecls('w')}><w:sdtContent><w:p><w:r><w:t>Inside the control</w:t></w:r></w:p>"
+        "</w:sdtContent></w:sdt>"))
+    table = doc.add_table(rows=2, cols=3)
+    table.cell(0, 0).merge(table.cell(0, 1)).text = "Merged"
+    table.cell(0, 2).text = "Merged"
+    table.cell(1, 0).text, table.cell(1, 1).text, table.cell(1, 2).text = "a", "a", "b"
+    header_table = doc.sections[0].header.add_table(rows=1, cols=3, width=doc.sections[0].page_width)
+    header_table.cell(0, 0).merge(header_table.cell(0, 1)).text = "Clinic"
+    header_table.cell(0, 2).text = "Clinic"
+    buf = io.BytesIO()
+    doc.save(buf)
+
+    content = normalize_docx(buf.getvalue())
+    by = {s.locator: s.text for s in content.sections}
+    assert by["paragraph 1"] == "Before the control" and by["paragraph 2"] == "Inside the control"
+    assert by["table 1 row 1"] == "Merged | Merged" and "table 1 row 1 col 2" not in by
+    assert by["table 1 row 1 col 3"] == "Merged"
+    assert by["table 1 row 2"] == "a | a | b"
+    assert [t for loc, t in by.items() if loc.startswith("header")] == ["Clinic", "Clinic"]
+
+
 def test_hedged_reason_and_no_known_allergies():
     _, result = run(docx_letter("Patient: Tamsin ORVELLE", "DOB: 2 September 1990",
                             "Reason for referral: possible coeliac disease, ? iron deficiency",

@@ -99,6 +99,21 @@ def test_results_workbook_locators_merges_hidden_rows_and_formulas():
     assert dob.citation.page_or_section == "Chemistry!B3"
 
 
+def test_a_sheet_formatted_far_down_is_read_by_its_filled_cells():
+    """A formatted but empty cell a million rows down is not walked to
+    (extract/formats/office/xlsx_internals.py); a formula and a value are found."""
+    from openpyxl.styles import Font
+
+    def build(ws):
+        ws["A1"], ws["B1"], ws["C2"] = "Test", "Value", "=1+1"
+        ws.cell(row=1_000_000, column=3).font = Font(bold=True)
+
+    content = normalize_xlsx(_book(build))
+    cells = {s.locator for s in content.sections if s.section_type == "cell"}
+    assert cells >= {"Sheet!A1", "Sheet!B1"} and not any(loc.endswith("1000000") for loc in cells)
+    assert {s.locator for s in content.sections if s.section_type != "cell"} >= {"Sheet!A1:B1"}
+
+
 def test_rows_without_a_patient_ask_for_review():
     def sheet(ws):
         ws.append(["Analyte", "Result", "Units", "Range"])

@@ -1,0 +1,73 @@
+"""The one place the jobs' sandbox reaches into multiprocessing's private names: a
+forkserver process whose child is prepared without the parent's ``__main__``.
+
+Why the public API is not enough: multiprocessing prepares every forkserver child by
+running the parent's main script again (as ``__mp_main__``), so that functions defined
+there unpickle. Under Streamlit, ``__main__`` is whatever page script ran last (Home.py),
+and running it in a job's child opened the database the app holds: every job after the
+first page view died (docs/decisions.md, issue 21). No public option turns that step
+off, so ``JobProcess`` launches its child with the standard launch, line for line,
+except that the preparation data (``preparation_data``) leaves out the two keys that
+name ``__main__``. That means overriding two private hooks the standard library calls,
+``ForkServerProcess._Popen`` and ``popen_forkserver.Popen._launch``, and reading what
+the original reads there: the launcher's ``self._fds`` and the process's ``_name``.
+
+Checked against CPython 3.11 (3.11.7; README: Python 3.11 is required), whose
+``multiprocessing/popen_forkserver.py`` ``Popen._launch`` this copies. What breaks if
+the standard library changes: a renamed hook is silently not called, and the child is
+prepared with ``__main__`` again (jobs die after the first page view); a changed launch
+protocol (what the forkserver expects on its pipe) makes every job's child fail to
+start. tests/core/ingest/test_job_child_main.py puts a page script in ``__main__`` as
+Streamlit does and runs real children, so either shows there.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
+from multiprocessing.context import ForkServerProcess, set_spawning_popen
+
+# What multiprocessing's preparation data uses to re-create the parent's __main__ in a
+# child; a job's child must never run a page script.
+_MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
+
+
+def preparation_data(name: str) -> dict:
+    """What a job's child is prepared with: the parent's sys.path, cwd, logging and
+    authkey, and nothing that names ``__main__``."""
+    data = spawn.get_preparation_data(name)
+    for key in _MAIN_KEYS:
+        data.pop(key, None)
+    return data
+
+
+class _PopenWithoutMain(popen_forkserver.Popen):
+    """The standard library's forkserver launch (Python 3.11), with the preparation data
+    from ``preparation_data`` instead of ``spawn.get_preparation_data``. Kept line for
+    line with the original otherwise, so the child side (spawn._main) is unchanged."""
+
+    def _launch(self, process_obj):
+        prep_data = preparation_data(process_obj._name)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        _parent_w = os.dup(w)  # the parent's sentinel for the child, as in the original
+        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class JobProcess(ForkServerProcess):
+    """A forkserver ``Process`` whose child never runs the parent's ``__main__``; start
+    it from a forkserver context (``multiprocessing.get_context("forkserver")``)."""
+
+    @staticmethod
+    def _Popen(process_obj):
+        return _PopenWithoutMain(process_obj)
