@@ -160,7 +160,7 @@ WORKBOOKS = (WORKBOOK_LABS, WORKBOOK_MEDS)
 # --------------------------------------------------------------------------- DOCX builders
 
 
-def _bytes_of(doc) -> bytes:
+def document_bytes(doc) -> bytes:
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()
@@ -203,7 +203,7 @@ def build_prose_letter() -> bytes:
     doc.add_paragraph("Yours sincerely,")
     doc.add_paragraph("Dr. Tobias Wrenfield")
     doc.add_paragraph("General Practitioner, Quillfeather Family Practice")
-    return _bytes_of(doc)
+    return document_bytes(doc)
 
 
 def build_table_form() -> bytes:
@@ -275,7 +275,7 @@ def build_table_form() -> bytes:
         for cell, text in zip(cells, row):
             cell.text = text
     doc.add_paragraph("Signed electronically by the referring provider.")
-    return _bytes_of(doc)
+    return document_bytes(doc)
 
 
 # --------------------------------------------------------------------------- XLSX builders

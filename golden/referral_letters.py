@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from golden.ground_truth import ExpectedAllergy, ExpectedMedication
-from golden.office_fixtures import ExpectedIdentity, _bytes_of
+from golden.office_fixtures import ExpectedIdentity, document_bytes
 
 M = ExpectedMedication
 A = ExpectedAllergy
@@ -79,7 +79,7 @@ def _grateful_letter() -> bytes:
     doc.add_paragraph("Yours sincerely,")
     doc.add_paragraph("Dr Amara Okafor")
     doc.add_paragraph("General Practitioner")
-    return _bytes_of(doc)
+    return document_bytes(doc)
 
 
 def _refer_to_service_letter() -> bytes:
@@ -110,7 +110,7 @@ def _refer_to_service_letter() -> bytes:
     struck = allergy.add_run("amoxicillin")
     struck.font.strike = True
     doc.add_paragraph("Kind regards,\nDr Nadia Bellweather\nGP Partner")
-    return _bytes_of(doc)
+    return document_bytes(doc)
 
 
 def _thank_you_letter() -> bytes:
@@ -135,7 +135,7 @@ def _thank_you_letter() -> bytes:
     doc.add_paragraph("Telephone: 0161 555 0190")
     doc.add_paragraph("With best wishes,")
     doc.add_paragraph("Ruairi Castellane")
-    return _bytes_of(doc)
+    return document_bytes(doc)
 
 
 def _e_referral() -> bytes:
@@ -158,7 +158,7 @@ def _e_referral() -> bytes:
     doc.add_paragraph("Current medication: Tiotropium 18 mcg once daily; Salbutamol 100 mcg inhaler as required")
     doc.add_paragraph("Allergies: Doxycycline - photosensitivity; possible penicillin")
     doc.add_paragraph("Referrer contact: 0161 555 0144 (bypass line)")
-    return _bytes_of(doc)
+    return document_bytes(doc)
 
 
 BUILDERS: dict[str, Callable[[], bytes]] = {

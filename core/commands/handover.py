@@ -27,7 +27,11 @@ class _AppParser(argparse.ArgumentParser):
     def exit(self, status: int = 0, message: str | None = None):
         raise BadInput("The app runs commands only, not --help.", code="bad_arguments")
 
-    def _print_message(self, message: str, file=None) -> None:
+    # --help and a usage line would print in the server process; the caller gets the error.
+    def print_help(self, file=None) -> None:
+        pass
+
+    def print_usage(self, file=None) -> None:
         pass
 
 
