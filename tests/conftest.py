@@ -3,15 +3,16 @@ the markers that let a developer leave out the slow groups (pytest.ini names the
 
 from __future__ import annotations
 
-import functools
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+from tests.support.accounts import seed_test_accounts
+from tests.support.app_support import fresh_app_runtime
+from tests.support.file_builders import FAKE_PDF
+from tests.support.paths import SHARED_DATA
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +48,9 @@ def shared_data() -> Path:
 #   fresh_app_runtime)                   | START_WORKER=false,           | worker thread or endpoint there would race
 #                                        | START_CLI_ENDPOINT=false      | the test's own calls on the workbench
 #   test_job_ceiling (some tests)        | job_process=fork              | its monkeypatched readers reach the child
+#   the browser tests' shared app, while | JOB_PROCESS=off               | in-process speed; the server then starts
+#   its data dir is filled before the    |                               | with make run's environment
+#   server starts (support/served_app.py)|                               |
 #
 # No end-to-end test sets any of them: a served app (browser_support.server_env) and a CLI
 # run beside it or alone (browser_support.make_run_env) get make run's environment, with
@@ -73,38 +77,6 @@ def settings(data_dir):
     s = reload_settings()
     yield s
     reload_settings()
-
-
-# Every test workbench holds these accounts, all with one password (issue 12: changing
-# services act for a named account). The argon2 hash is computed once per session: at
-# 64 MiB per hash, one per account per test would cost seconds.
-TEST_PASSWORD = "quartz-meadow-lantern-31"  # strong: it passes the password rules like any other
-TEST_ACCOUNTS: dict[str, str] = {
-    "dr.alice": "reviewer", "dr.reviewer": "reviewer", "dr.bob": "reviewer", "dr.a": "reviewer",
-    "dr.carol": "reviewer", "clinician": "reviewer",
-    "dr.ops": "admin", "dr.admin": "admin",
-    "dr.viewer": "viewer",
-}
-
-
-@functools.cache
-def hashed_test_password() -> str:
-    from argon2 import PasswordHasher
-
-    return PasswordHasher().hash(TEST_PASSWORD)
-
-
-def seed_test_accounts(bench) -> None:
-    """Insert TEST_ACCOUNTS straight into ``users`` (no per-account hashing or audit rows)."""
-    from storage import users_repo
-    from domain.clock import utcnow
-
-    now = utcnow()
-    with bench.db.transaction() as cur:
-        for username, role in TEST_ACCOUNTS.items():
-            if users_repo.by_username(cur, username) is None:
-                users_repo.add(cur, username=username, role=role, password_hash=hashed_test_password(),
-                               created_by="system:tests", now=now)
 
 
 def _seeded_workbench(settings):
@@ -151,29 +123,6 @@ def demo_patient(wb):
     return get_patient(wb, mrn="DEMO-1001")
 
 
-def fresh_app_runtime(monkeypatch) -> None:
-    """A Streamlit runtime (AppTest) opened on this test's data dir: no worker thread and
-    no CLI endpoint (the table above ``data_dir`` says why), settings re-read, and nothing
-    cached from another test's data dir."""
-    import streamlit as st
-
-    from core.services.review import document_view
-    from domain.settings import reload_settings
-
-    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
-    monkeypatch.setenv("WORKBENCH_START_CLI_ENDPOINT", "false")  # no CLI beside these apps
-    reload_settings()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    document_view.clear_caches()
-    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
-    # AppTest has no browser: each AppTest gets a simulated one holding the sign-in cookie
-    # (tests/support/app_support.py), also when a test builds its AppTest by hand.
-    from tests.support.app_support import install_browser
-
-    install_browser()
-
-
 @pytest.fixture
 def app_env(wb, monkeypatch):
     """The test's workbench, with the app's pages opened on it through AppTest."""
@@ -185,11 +134,6 @@ def app_env(wb, monkeypatch):
     st.cache_data.clear()
 
 
-# Sniffed as a PDF, unreadable as one: its job fails at extraction, or is claimed and
-# killed in the worker tests, without any real reading.
-FAKE_PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
-
-
 @pytest.fixture
 def queued(wb, demo_patient, tmp_path):
     """One lab-report job waiting in the queue (its file is FAKE_PDF)."""
@@ -198,7 +142,6 @@ def queued(wb, demo_patient, tmp_path):
     f = tmp_path / "lab.pdf"
     f.write_bytes(FAKE_PDF)
     return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
-
 
 
 # -- markers ------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from streamlit.runtime.media_file_storage import MediaFileStorageError
 
 from tests.support.app_support import app
 from tests.support.file_builders import pdf
-from tests.core.ingest.test_pipeline import ingest
+from tests.support.pipeline import ingest
 
 
 @pytest.fixture
