@@ -12,6 +12,7 @@ import pytest
 from tests.support.accounts import seed_test_accounts
 from tests.support.app_support import fresh_app_runtime
 from tests.support.file_builders import FAKE_PDF
+from tests.support.markers import markers_for
 from tests.support.paths import SHARED_DATA
 
 
@@ -145,48 +146,13 @@ def queued(wb, demo_patient, tmp_path):
 
 
 # -- markers ------------------------------------------------------------------------
-# Applied here by module, so test files carry no bookkeeping and one table says why
-# each group costs what it does. `make test` runs every marker; `make test-fast` runs
-# `-m "not slow and not ocr and not browser"`.
-
-# Modules whose tests run the real OCR engine (Tesseract, else RapidOCR) on rendered
-# page images: seconds per page on two cores. OCR_TESTS: single tests elsewhere that do.
-OCR_MODULES: frozenset[str] = frozenset({
-    "test_ocr", "test_scanned", "test_fax", "test_images",
-})
-OCR_TESTS: frozenset[str] = frozenset({
-    "test_stage_timings.py::test_scanned_lab_job_reports_ocr_time",
-    "test_viewer.py::test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer",
-    "test_demo.py::test_the_demo_covers_every_review_and_loads_once",
-})
-
-# Modules slow for another reason than OCR, and that reason (seconds a test, measured
-# under xdist on two shared cores).
-SLOW_MODULES: dict[str, str] = {
-    "test_demo": "reads every demo document end to end through the pipeline",
-    "test_malformed_corpus": "a real child process per malformed file, killed at its ceiling",
-    "test_eval_gate": "runs golden eval cases through the real pipeline",
-    "test_job_ceiling": "real forkserver children run to their time and memory ceilings",
-    "test_job_child_main": "starts the jobs' real forkserver and reads a lab in its child",
-    "test_crash_safety": "kills real worker processes and waits for reclaim",
-    "test_guideline_search": "embeds the whole guideline corpus with the real MiniLM model",
-    "test_cli": "runs the CLI as real subprocesses",
-    "test_cli_beside_app": "runs the CLI as real subprocesses beside a running app",
-    "test_cli_users": "runs the account commands of the CLI, each on its own workbench",
-    "test_hardening": "starts real server and worker subprocesses",
-    "test_proxy_nginx": "starts the app and Debian's nginx in front of it, and chromium through it",
-    "test_inert_rendering": "renders every page in AppTest per document format, plus chromium",
-    "test_sign_in_pages": "starts the sign-in pages in Streamlit's AppTest",
-    "test_roles": "every changing service run for every role, each on its own workbench",
-}
+# By folder where every test of a folder belongs to a group, by module or single test
+# only where a folder mixes: tests/support/markers.py holds the tables and says why.
+# `make test` runs every marker; `make test-fast` runs `-m "not slow and not ocr and not
+# browser"`.
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        module = item.path.stem
-        if module in OCR_MODULES or f"{item.path.name}::{item.originalname}" in OCR_TESTS:
-            item.add_marker(pytest.mark.ocr)
-        if module in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
-        if module.startswith("test_browser"):  # headless chromium against a served app
-            item.add_marker(pytest.mark.browser)
+        for mark in sorted(markers_for(item.path, getattr(item, "originalname", item.name))):
+            item.add_marker(getattr(pytest.mark, mark))

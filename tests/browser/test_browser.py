@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.browser_support import CHROMIUM, NO_CHROMIUM, REVIEWER, sign_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 
 
 def test_worker_is_fresh_before_any_page_is_opened(served):

@@ -34,7 +34,7 @@ from tests.support.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, R
                                            selectbox, server_env, serving, settle, sign_in)
 from ui import labels
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
 STEP = 30_000  # one rerun after a click
 WIDTH, HEIGHT = 1400, 1000
