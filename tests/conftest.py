@@ -145,6 +145,35 @@ def queued(wb, demo_patient, tmp_path):
     return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
 
 
+# -- OCR kept by image hash, for the readers' unit tests ------------------------------
+@pytest.fixture(scope="session")
+def _ocr_store() -> dict:
+    return {"readings": {}, "engines": {}}
+
+
+@pytest.fixture
+def cached_ocr(_ocr_store, monkeypatch):
+    """For this test, ``default_engine()`` hands out its engine wrapped so that an image
+    read before in this run (same pixels, same engine and settings) is not read again:
+    tests/support/ocr_cache.py says what is kept and who may use it. Opted into by the
+    readers' unit tests (test_images, test_scanned, the viewer's real samples); never by
+    an end-to-end test, by test_ocr (each engine, uncached), or by a test timing OCR."""
+    from extract.formats.ocr import engines
+
+    from tests.support.ocr_cache import CachedEngine
+
+    real = engines._engine
+
+    def cached(name: str):
+        wrapped = _ocr_store["engines"]
+        if name not in wrapped:
+            wrapped[name] = CachedEngine(real(name), _ocr_store["readings"])
+        return wrapped[name]
+
+    monkeypatch.setattr(engines, "_engine", cached)
+    return _ocr_store
+
+
 # -- markers ------------------------------------------------------------------------
 # By folder where every test of a folder belongs to a group, by module or single test
 # only where a folder mixes: tests/support/markers.py holds the tables and says why.
