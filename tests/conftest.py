@@ -181,7 +181,21 @@ def cached_ocr(_ocr_store, monkeypatch):
 # browser"`.
 
 
+#
+# Then the files are put in the order they are handed to the test workers: xdist's
+# loadfile gives each worker one file at a time, in collection order, so the files that
+# take minutes (browser, then slow or OCR) go first and the quick ones, last, fill in
+# until both workers are done; in alphabetical order a long file picked up near the end
+# kept one worker busy while the other sat idle. Tests keep their order within a file.
+_RANK = {"browser": 0, "slow": 1, "ocr": 1}  # any other file: 2
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank: dict[Path, int] = {}
     for item in items:
         for mark in sorted(markers_for(item.path, getattr(item, "originalname", item.name))):
             item.add_marker(getattr(pytest.mark, mark))
+        ranks = [_RANK[m.name] for m in item.iter_markers() if m.name in _RANK]  # the table's and the file's own
+        rank[item.path] = min([rank.get(item.path, 2), *ranks])
+    collected = {path: n for n, path in enumerate(dict.fromkeys(item.path for item in items))}
+    items.sort(key=lambda item: (rank[item.path], collected[item.path]))
