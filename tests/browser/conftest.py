@@ -3,9 +3,10 @@ chromium per module.
 
 ``served`` (session): the app as `make run` serves it, started once per test worker
 (tests/support/served_app.py says what its data dir holds and whose each part is).
-Shared by test_browser, test_browser_evals, test_browser_media and test_browser_inert:
-each has its own chart (and test_browser_evals the eval runs) in it, so none depends on
-what another did or on their order.
+Shared by test_browser, test_browser_evals, test_browser_media, test_browser_inert and
+test_proxy_nginx (Debian's nginx in front of it, per the deploy/nginx recipe): each has
+its own chart (and test_browser_evals the eval runs) in it, so none depends on what
+another did or on their order.
 
 Modules that start a server of their own, and why:
   test_browser_sign_in      a fresh `core init`: the first admin's one-time password signs in
@@ -17,7 +18,6 @@ Modules that start a server of their own, and why:
                             a fresh data dir, its first admin, and the queue it leaves
   test_browser_held_messages the HL7 listener switched on (WORKBENCH_START_MLLP, off by
                             default), and the database read after the server stops
-  test_proxy_nginx          Debian's nginx in front of the app (deploy/nginx recipe)
 """
 
 from __future__ import annotations
