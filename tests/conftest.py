@@ -12,7 +12,7 @@ import pytest
 from tests.support.accounts import seed_test_accounts
 from tests.support.app_support import fresh_app_runtime
 from tests.support.file_builders import FAKE_PDF
-from tests.support.markers import markers_for
+from tests.support.markers import LEAD_FILES, TESTS_DIR, markers_for
 from tests.support.paths import SHARED_DATA
 
 
@@ -156,8 +156,9 @@ def cached_ocr(_ocr_store, monkeypatch):
     """For this test, ``default_engine()`` hands out its engine wrapped so that an image
     read before in this run (same pixels, same engine and settings) is not read again:
     tests/support/ocr_cache.py says what is kept and who may use it. Opted into by the
-    readers' unit tests (test_images, test_scanned, the viewer's real samples); never by
-    an end-to-end test, by test_ocr (each engine, uncached), or by a test timing OCR."""
+    readers' unit tests that read an image again (test_images, the viewer's real samples);
+    never by an end-to-end test, by test_ocr (each engine, uncached), or by a test timing
+    OCR. (test_scanned reads each of its scans once, in processes of its own.)"""
     from extract.formats.ocr import engines
 
     from tests.support.ocr_cache import CachedEngine
@@ -174,28 +175,37 @@ def cached_ocr(_ocr_store, monkeypatch):
     return _ocr_store
 
 
-# -- markers ------------------------------------------------------------------------
-# By folder where every test of a folder belongs to a group, by module or single test
-# only where a folder mixes: tests/support/markers.py holds the tables and says why.
+# -- markers and the order of the files -----------------------------------------------
+# Markers by folder where every test of a folder belongs to a group, by module or single
+# test only where a folder mixes: tests/support/markers.py holds the tables and says why.
 # `make test` runs every marker; `make test-fast` runs `-m "not slow and not ocr and not
 # browser"`.
-
-
 #
 # Then the files are put in the order they are handed to the test workers: xdist's
 # loadfile gives each worker one file at a time, in collection order, so the files that
 # take minutes (browser, then slow or OCR) go first and the quick ones, last, fill in
 # until both workers are done; in alphabetical order a long file picked up near the end
 # kept one worker busy while the other sat idle. Tests keep their order within a file.
+# Among the browser files, the longest (LEAD_FILES) goes first, then those on the shared
+# app: while one worker is on the first, the other takes the shared app's files one after
+# another, so that only it starts the app (tests/browser/conftest.py).
 _RANK = {"browser": 0, "slow": 1, "ocr": 1}  # any other file: 2
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank: dict[Path, int] = {}
+    shared_app: set[Path] = set()
     for item in items:
         for mark in sorted(markers_for(item.path, getattr(item, "originalname", item.name))):
             item.add_marker(getattr(pytest.mark, mark))
         ranks = [_RANK[m.name] for m in item.iter_markers() if m.name in _RANK]  # the table's and the file's own
         rank[item.path] = min([rank.get(item.path, 2), *ranks])
+        if "served" in getattr(item, "fixturenames", ()):
+            shared_app.add(item.path)
     collected = {path: n for n, path in enumerate(dict.fromkeys(item.path for item in items))}
-    items.sort(key=lambda item: (rank[item.path], collected[item.path]))
+    lead = {TESTS_DIR / name for name in LEAD_FILES}
+
+    def place(path: Path) -> tuple[int, int, int]:
+        return rank[path], 0 if path in lead else 1 if path in shared_app else 2, collected[path]
+
+    items.sort(key=lambda item: place(item.path))

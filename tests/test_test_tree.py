@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.markers import FOLDER_MARKERS, MODULE_MARKERS, TEST_MARKERS, markers_for
+from tests.support.markers import FOLDER_MARKERS, LEAD_FILES, MODULE_MARKERS, TEST_MARKERS, markers_for
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -124,7 +124,7 @@ def _defined_tests(path: Path) -> set[str]:
 
 def test_every_marker_table_entry_names_a_folder_a_file_or_a_test():
     missing = [f for f in FOLDER_MARKERS if not (TESTS / f).is_dir()]
-    missing += [f for f in MODULE_MARKERS if not (TESTS / f).is_file()]
+    missing += [f for f in (*MODULE_MARKERS, *LEAD_FILES) if not (TESTS / f).is_file()]
     for key in TEST_MARKERS:
         file, name = key.split("::")
         if not (TESTS / file).is_file() or name not in _defined_tests(TESTS / file):

@@ -1,6 +1,7 @@
 """Which tests are in the slow, ocr and browser groups (pytest.ini's markers), and why;
-tests/conftest.py marks them at collection. `make test` runs every group; `make
-test-fast` runs `-m "not slow and not ocr and not browser"`."""
+tests/conftest.py marks them at collection, and orders the files by group (LEAD_FILES
+first). `make test` runs every group; `make test-fast` runs `-m "not slow and not ocr
+and not browser"`."""
 
 from __future__ import annotations
 
@@ -57,3 +58,9 @@ def markers_for(path: Path, name: str) -> set[str]:
     if f"{rel}::{name}" in TEST_MARKERS:
         found.add(TEST_MARKERS[f"{rel}::{name}"][0])
     return found
+
+
+# The file that takes longest (its own app, the demo read, a scenario of minutes): it goes
+# first, so that the other test worker takes the shared app's files meanwhile (the order
+# of the files: tests/conftest.py).
+LEAD_FILES = ("browser/test_browser_workbench.py",)
