@@ -37,7 +37,7 @@ test: install
 	$(PY) -m core eval
 
 # The developer loop: everything but the slow, OCR and browser groups (tests/conftest.py
-# says which modules those are and why). Not a substitute for `make test`.
+# says which folders, modules and tests those are, and why). Not a substitute for `make test`.
 test-fast: install
 	$(PY) -m pytest -n $(TEST_WORKERS) -m "not slow and not ocr and not browser"
 

@@ -3,15 +3,17 @@ the markers that let a developer leave out the slow groups (pytest.ini names the
 
 from __future__ import annotations
 
-import functools
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+from tests.support.accounts import seed_test_accounts
+from tests.support.app_support import fresh_app_runtime
+from tests.support.file_builders import FAKE_PDF
+from tests.support.markers import LEAD_FILES, TESTS_DIR, markers_for
+from tests.support.paths import SHARED_DATA
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +49,9 @@ def shared_data() -> Path:
 #   fresh_app_runtime)                   | START_WORKER=false,           | worker thread or endpoint there would race
 #                                        | START_CLI_ENDPOINT=false      | the test's own calls on the workbench
 #   test_job_ceiling (some tests)        | job_process=fork              | its monkeypatched readers reach the child
+#   the browser tests' shared app, while | JOB_PROCESS=off               | in-process speed; the server then starts
+#   its data dir is filled before the    |                               | with make run's environment
+#   server starts (support/served_app.py)|                               |
 #
 # No end-to-end test sets any of them: a served app (browser_support.server_env) and a CLI
 # run beside it or alone (browser_support.make_run_env) get make run's environment, with
@@ -73,38 +78,6 @@ def settings(data_dir):
     s = reload_settings()
     yield s
     reload_settings()
-
-
-# Every test workbench holds these accounts, all with one password (issue 12: changing
-# services act for a named account). The argon2 hash is computed once per session: at
-# 64 MiB per hash, one per account per test would cost seconds.
-TEST_PASSWORD = "quartz-meadow-lantern-31"  # strong: it passes the password rules like any other
-TEST_ACCOUNTS: dict[str, str] = {
-    "dr.alice": "reviewer", "dr.reviewer": "reviewer", "dr.bob": "reviewer", "dr.a": "reviewer",
-    "dr.carol": "reviewer", "clinician": "reviewer",
-    "dr.ops": "admin", "dr.admin": "admin",
-    "dr.viewer": "viewer",
-}
-
-
-@functools.cache
-def hashed_test_password() -> str:
-    from argon2 import PasswordHasher
-
-    return PasswordHasher().hash(TEST_PASSWORD)
-
-
-def seed_test_accounts(bench) -> None:
-    """Insert TEST_ACCOUNTS straight into ``users`` (no per-account hashing or audit rows)."""
-    from storage import users_repo
-    from domain.clock import utcnow
-
-    now = utcnow()
-    with bench.db.transaction() as cur:
-        for username, role in TEST_ACCOUNTS.items():
-            if users_repo.by_username(cur, username) is None:
-                users_repo.add(cur, username=username, role=role, password_hash=hashed_test_password(),
-                               created_by="system:tests", now=now)
 
 
 def _seeded_workbench(settings):
@@ -151,29 +124,6 @@ def demo_patient(wb):
     return get_patient(wb, mrn="DEMO-1001")
 
 
-def fresh_app_runtime(monkeypatch) -> None:
-    """A Streamlit runtime (AppTest) opened on this test's data dir: no worker thread and
-    no CLI endpoint (the table above ``data_dir`` says why), settings re-read, and nothing
-    cached from another test's data dir."""
-    import streamlit as st
-
-    from core.services.review import document_view
-    from domain.settings import reload_settings
-
-    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
-    monkeypatch.setenv("WORKBENCH_START_CLI_ENDPOINT", "false")  # no CLI beside these apps
-    reload_settings()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    document_view.clear_caches()
-    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
-    # AppTest has no browser: each AppTest gets a simulated one holding the sign-in cookie
-    # (tests/support/app_support.py), also when a test builds its AppTest by hand.
-    from tests.support.app_support import install_browser
-
-    install_browser()
-
-
 @pytest.fixture
 def app_env(wb, monkeypatch):
     """The test's workbench, with the app's pages opened on it through AppTest."""
@@ -183,11 +133,6 @@ def app_env(wb, monkeypatch):
     yield wb
     st.cache_resource.clear()
     st.cache_data.clear()
-
-
-# Sniffed as a PDF, unreadable as one: its job fails at extraction, or is claimed and
-# killed in the worker tests, without any real reading.
-FAKE_PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
 
 
 @pytest.fixture
@@ -200,50 +145,67 @@ def queued(wb, demo_patient, tmp_path):
     return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
 
 
+# -- OCR kept by image hash, for the readers' unit tests ------------------------------
+@pytest.fixture(scope="session")
+def _ocr_store() -> dict:
+    return {"readings": {}, "engines": {}}
 
-# -- markers ------------------------------------------------------------------------
-# Applied here by module, so test files carry no bookkeeping and one table says why
-# each group costs what it does. `make test` runs every marker; `make test-fast` runs
-# `-m "not slow and not ocr and not browser"`.
 
-# Modules whose tests run the real OCR engine (Tesseract, else RapidOCR) on rendered
-# page images: seconds per page on two cores. OCR_TESTS: single tests elsewhere that do.
-OCR_MODULES: frozenset[str] = frozenset({
-    "test_ocr", "test_scanned", "test_fax", "test_images",
-})
-OCR_TESTS: frozenset[str] = frozenset({
-    "test_stage_timings.py::test_scanned_lab_job_reports_ocr_time",
-    "test_viewer.py::test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer",
-    "test_demo.py::test_the_demo_covers_every_review_and_loads_once",
-})
+@pytest.fixture
+def cached_ocr(_ocr_store, monkeypatch):
+    """For this test, ``default_engine()`` hands out its engine wrapped so that an image
+    read before in this run (same pixels, same engine and settings) is not read again:
+    tests/support/ocr_cache.py says what is kept and who may use it. Opted into by the
+    readers' unit tests that read an image again (test_images, the viewer's real samples);
+    never by an end-to-end test, by test_ocr (each engine, uncached), or by a test timing
+    OCR. (test_scanned reads each of its scans once, in processes of its own.)"""
+    from extract.formats.ocr import engines
 
-# Modules slow for another reason than OCR, and that reason (seconds a test, measured
-# under xdist on two shared cores).
-SLOW_MODULES: dict[str, str] = {
-    "test_demo": "reads every demo document end to end through the pipeline",
-    "test_malformed_corpus": "a real child process per malformed file, killed at its ceiling",
-    "test_eval_gate": "runs golden eval cases through the real pipeline",
-    "test_job_ceiling": "real forkserver children run to their time and memory ceilings",
-    "test_job_child_main": "starts the jobs' real forkserver and reads a lab in its child",
-    "test_crash_safety": "kills real worker processes and waits for reclaim",
-    "test_guideline_search": "embeds the whole guideline corpus with the real MiniLM model",
-    "test_cli": "runs the CLI as real subprocesses",
-    "test_cli_beside_app": "runs the CLI as real subprocesses beside a running app",
-    "test_cli_users": "runs the account commands of the CLI, each on its own workbench",
-    "test_hardening": "starts real server and worker subprocesses",
-    "test_proxy_nginx": "starts the app and Debian's nginx in front of it, and chromium through it",
-    "test_inert_rendering": "renders every page in AppTest per document format, plus chromium",
-    "test_sign_in_pages": "starts the sign-in pages in Streamlit's AppTest",
-    "test_roles": "every changing service run for every role, each on its own workbench",
-}
+    from tests.support.ocr_cache import CachedEngine
+
+    real = engines._engine
+
+    def cached(name: str):
+        wrapped = _ocr_store["engines"]
+        if name not in wrapped:
+            wrapped[name] = CachedEngine(real(name), _ocr_store["readings"])
+        return wrapped[name]
+
+    monkeypatch.setattr(engines, "_engine", cached)
+    return _ocr_store
+
+
+# -- markers and the order of the files -----------------------------------------------
+# Markers by folder where every test of a folder belongs to a group, by module or single
+# test only where a folder mixes: tests/support/markers.py holds the tables and says why.
+# `make test` runs every marker; `make test-fast` runs `-m "not slow and not ocr and not
+# browser"`.
+#
+# Then the files are put in the order they are handed to the test workers: xdist's
+# loadfile gives each worker one file at a time, in collection order, so the files that
+# take minutes (browser, then slow or OCR) go first and the quick ones, last, fill in
+# until both workers are done; in alphabetical order a long file picked up near the end
+# kept one worker busy while the other sat idle. Tests keep their order within a file.
+# Among the browser files, the longest (LEAD_FILES) goes first, then those on the shared
+# app: while one worker is on the first, the other takes the shared app's files one after
+# another, so that only it starts the app (tests/browser/conftest.py).
+_RANK = {"browser": 0, "slow": 1, "ocr": 1}  # any other file: 2
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank: dict[Path, int] = {}
+    shared_app: set[Path] = set()
     for item in items:
-        module = item.path.stem
-        if module in OCR_MODULES or f"{item.path.name}::{item.originalname}" in OCR_TESTS:
-            item.add_marker(pytest.mark.ocr)
-        if module in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
-        if module.startswith("test_browser"):  # headless chromium against a served app
-            item.add_marker(pytest.mark.browser)
+        for mark in sorted(markers_for(item.path, getattr(item, "originalname", item.name))):
+            item.add_marker(getattr(pytest.mark, mark))
+        ranks = [_RANK[m.name] for m in item.iter_markers() if m.name in _RANK]  # the table's and the file's own
+        rank[item.path] = min([rank.get(item.path, 2), *ranks])
+        if "served" in getattr(item, "fixturenames", ()):
+            shared_app.add(item.path)
+    collected = {path: n for n, path in enumerate(dict.fromkeys(item.path for item in items))}
+    lead = {TESTS_DIR / name for name in LEAD_FILES}
+
+    def place(path: Path) -> tuple[int, int, int]:
+        return rank[path], 0 if path in lead else 1 if path in shared_app else 2, collected[path]
+
+    items.sort(key=lambda item: place(item.path))

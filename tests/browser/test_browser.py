@@ -2,54 +2,32 @@
 
 `python -m ui.serve` is what `make run` starts: the worker must be live before any
 browser connects, and a clinician must be able to sign in, pick a patient, upload a
-file and see it listed with its job status.
+file and see it listed with its job status. The app is the worker's shared one
+(tests/browser/conftest.py); the upload goes to a chart of its own.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.browser_support import (ADMIN, CHROMIUM, NO_CHROMIUM, REVIEWER, ROOT, add_account, chromium_context,
-                                   server_env, serving, sign_in)
+from tests.support.browser_support import CHROMIUM, NO_CHROMIUM, REVIEWER, sign_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    data = tmp_path_factory.mktemp("ui") / "data"
-    env = server_env(data)
-    subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
-    add_account(env, REVIEWER, "reviewer")
-    add_account(env, ADMIN, "admin")  # the Evals page's "Run the gate" and Operations are an admin's
-    with serving(env) as (url, _proc):
-        yield {"url": url, "env": env, "data": data}
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
-        yield context
-
-
-def test_worker_is_fresh_before_any_page_is_opened(server):
-    proc = subprocess.run([sys.executable, "-m", "core", "health", "--json"], cwd=ROOT, env=server["env"],
-                          capture_output=True, text=True, check=True)
-    report = json.loads(proc.stdout)
+def test_worker_is_fresh_before_any_page_is_opened(served):
+    # `core health --json` as it answered once the server was up, before any browser connected
+    report = served.health_before_any_page
     assert report["checks"]["worker_fresh"] is True, report
     assert report["components"]["database"]["detail"].startswith("held")
 
 
-def test_clinician_uploads_a_document_and_sees_it_listed(server, browser, tmp_path):
+def test_clinician_uploads_a_document_and_sees_it_listed(served, browser, tmp_path):
     page = browser.new_page()
-    sign_in(page, server["url"], REVIEWER)
+    sign_in(page, served.url, REVIEWER, patient=served.patients["upload"])  # a chart of its own, empty
     page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
     page.get_by_role("link", name="Documents", exact=True).click()  # uploading lives on the Documents page
     page.get_by_text("No documents on this chart yet").wait_for(timeout=30_000)
@@ -72,9 +50,9 @@ def test_clinician_uploads_a_document_and_sees_it_listed(server, browser, tmp_pa
     page.close()
 
 
-def test_chosen_patient_survives_moving_between_pages(server, browser):
+def test_chosen_patient_survives_moving_between_pages(served, browser):
     page = browser.new_page()
-    sign_in(page, server["url"], REVIEWER)
+    sign_in(page, served.url, REVIEWER)
     page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").click()
     page.get_by_role("option", name="Okonkwo").first.click()

@@ -14,9 +14,8 @@ import pytest
 
 from tests.support.eval_fixtures import (FAILING_CASE, FAILING_REASON, GOLDEN_LAB_CASE, GOLDEN_LAB_REASON, make_run,
                                  with_golden_lab, write_run)
-from tests.support.browser_support import ADMIN, REVIEWER, sign_in
-from tests.browser.test_browser import CHROMIUM, browser, server  # noqa: F401 - fixtures shared with the UI tests
-from tests.core.evals.kept_runs import keep_fixture_documents
+from tests.support.browser_support import ADMIN, CHROMIUM, REVIEWER, sign_in  # fixtures: tests/browser/conftest.py
+from tests.support.kept_runs import keep_fixture_documents
 
 pytestmark = [
     pytest.mark.browser,

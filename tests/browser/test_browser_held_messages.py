@@ -23,9 +23,9 @@ import pytest
 from core.services.interfaces.mllp import frame, read_reply
 from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, chromium_context,
                                    free_port, full_page_screenshot, server_env, serving, settle, sign_in)
-from tests.core.interfaces.test_mllp import msa, oru
+from tests.support.hl7_messages import msa, oru
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
 STEP = 30_000
 TAB = "Messages waiting for a chart"

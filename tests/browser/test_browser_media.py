@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,84 +23,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, ROOT, chromium_context, open_signed_in, server_env,
-                                   serving, settle, sign_in)
-from tests.conftest import TEST_PASSWORD
+from tests.support.accounts import TEST_PASSWORD
+from tests.support.browser_support import CHROMIUM, LOAD, NO_CHROMIUM, open_signed_in, settle, sign_in
+from tests.support.served_app import MEDIA_MRN as MRN
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)
-MRN = "DEMO-1001"
-BATCH_NAME = "**bold**[x](http://e)\u202efdp.hl7"
 MEDIA = re.compile(rb"/media/[0-9a-f]{16,}\.[a-z0-9]+")
 
 
-def _fill(data: Path) -> dict[str, int]:
-    """Documents and a review decision, made before the server opens the data dir (one
-    writer): a three-page report, another patient's report rejected by a reviewer, and
-    the batch read in parts of two messages."""
-    from core.services.ingest.ingestion import attach_and_extract
-    from core.services.admin.patients import get_patient
-    from core.services.review.decisions import decide_identity
-    from core.services.workbench import open_workbench
-    from core.services.ingest.worker import Worker
-    from domain.settings import reload_settings
-    from golden.fixtures import LAB_CASES, render_lab
-    from tests.conftest import seed_test_accounts
-    from tests.support.file_builders import pdf
-    from tests.core.ingest.test_hl7_batch_split import batch
-
-    saved = {k: os.environ.get(k) for k in ("WORKBENCH_DATA_DIR", "WORKBENCH_HL7_MESSAGES_PER_JOB",
-                                            "WORKBENCH_JOB_PROCESS")}
-    os.environ.update(WORKBENCH_DATA_DIR=str(data), WORKBENCH_HL7_MESSAGES_PER_JOB="2", WORKBENCH_JOB_PROCESS="off")
-    try:
-        wb = open_workbench(reload_settings())
-        try:
-            seed_test_accounts(wb)
-            patient = get_patient(wb, mrn=MRN)
-            ids = {"patient": patient["id"]}
-
-            def read(data_: bytes, doc_type: str, name: str):
-                attached = attach_and_extract(wb, patient_id=patient["id"], source=name, data=data_, filename=name,
-                                              doc_type=doc_type, by="dr.reviewer")
-                for job in attached.jobs:
-                    assert Worker(wb).run_specific(job["id"])["status"] == "succeeded", name
-                return attached
-
-            ids["pages"] = read(pdf(pages=3), "lab_pdf", "three-pages.pdf").document["id"]
-            wrong = read(render_lab(LAB_CASES[0]), "lab_pdf", "someone-elses-lab.pdf")
-            from core.services.review.facts import document_report
-
-            check = document_report(wb, wrong.document["id"])["identity"]["identity_check_id"]
-            decide_identity(wb, check, approve=False, by="dr.reviewer", reason="another patient's report")
-            attached = read(batch(5), "hl7v2_message", BATCH_NAME)
-            assert len(attached.parts) == 3
-            ids["batch"] = attached.document["id"]
-            return ids
-        finally:
-            wb.close()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        reload_settings()
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    data = tmp_path_factory.mktemp("media") / "data"
-    env = {**server_env(data), "WORKBENCH_HL7_MESSAGES_PER_JOB": "2"}
-    subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
-                   capture_output=True, timeout=300)
-    ids = _fill(data)
-    with serving(env) as (url, _proc):
-        yield url, ids
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
-        yield context
+def media_app(served):
+    """The worker's shared app (tests/browser/conftest.py) and this module's document ids
+    in it (tests/support/served_app.py, fill_media): url, {"patient", "pages", "batch"}."""
+    return served.url, {"patient": served.patients["media"], **served.media}
 
 
 class MediaSeen:
@@ -147,8 +79,8 @@ def downloaded_only_on_click(page, seen: MediaSeen, button: str) -> list[dict[st
     return list(csv.DictReader(io.StringIO(Path(fetched.value.path()).read_text())))
 
 
-def test_no_page_image_or_audit_file_waits_at_a_media_address(served, browser):
-    url, ids = served
+def test_no_page_image_or_audit_file_waits_at_a_media_address(media_app, browser):
+    url, ids = media_app
     page = browser.new_page()
     seen = MediaSeen(page)
     sign_in(page, url, "dr.reviewer", TEST_PASSWORD, patient=ids["patient"])
@@ -182,8 +114,8 @@ def test_no_page_image_or_audit_file_waits_at_a_media_address(served, browser):
     page.close()
 
 
-def test_the_access_audit_with_mrns_is_built_only_when_clicked(served, browser):
-    url, ids = served
+def test_the_access_audit_with_mrns_is_built_only_when_clicked(media_app, browser):
+    url, ids = media_app
     page = browser.new_page()
     seen = MediaSeen(page)
     sign_in(page, url, "dr.ops", TEST_PASSWORD, patient=ids["patient"])
@@ -195,8 +127,8 @@ def test_the_access_audit_with_mrns_is_built_only_when_clicked(served, browser):
     page.close()
 
 
-def test_a_batch_read_in_parts_names_its_parts_as_literal_text(served, browser):
-    url, ids = served
+def test_a_batch_read_in_parts_names_its_parts_as_literal_text(media_app, browser):
+    url, ids = media_app
     page = browser.new_page()
     sign_in(page, url, "dr.reviewer", TEST_PASSWORD, patient=ids["patient"])
     page.get_by_text(f"MRN {MRN}").first.wait_for(timeout=LOAD)

@@ -34,11 +34,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, ROOT, chromium_context, free_port,
-                                   full_page_screenshot, server_env, serving, settle, signed_in_as, submit_sign_in)
-from tests.browser.test_browser_workbench import choose, drawn_boxes, grid_rows
+from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, ROOT, choose, chromium_context, drawn_boxes,
+                                           free_port, full_page_screenshot, grid_rows, server_env, serving, settle,
+                                           signed_in_as, submit_sign_in)
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 ARTIFACTS = ROOT / "test-artifacts" / "real-config"
 STEP = 30_000
 READ = 240_000  # ms: an upload waits behind the demo documents `make run` queued (a scan and a fax are OCR'd)

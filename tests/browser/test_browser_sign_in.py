@@ -33,7 +33,7 @@ from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, PASSWORD
                                    sign_in, signed_in_as, submit_sign_in)
 from tests.support.stream_client import cookie_header, page_session_ids, run_page
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
 STEP = 30_000
 NEW_PASSWORD = "a-password-of-my-own-42"

@@ -29,12 +29,12 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.support.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account,
-                                   full_page_screenshot, chromium_context, open_signed_in, server_env, serving, settle,
-                                   sign_in)
+from tests.support.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, choose,
+                                           chromium_context, drawn_boxes, full_page_screenshot, grid_rows, open_signed_in,
+                                           selectbox, server_env, serving, settle, sign_in)
 from ui import labels
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)]
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
 STEP = 30_000  # one rerun after a click
 WIDTH, HEIGHT = 1400, 1000
@@ -194,17 +194,6 @@ def expect_notice(page, text: str) -> None:
         pytest.fail(f"the page raised instead of saying {text!r}:\n" + error.first.inner_text()[:3000])
 
 
-def selectbox(page, label: str):
-    return page.locator("[data-testid='stSelectbox']").filter(has=page.get_by_text(label, exact=True))
-
-
-def choose(page, label: str, option: str) -> None:
-    settle(page)
-    selectbox(page, label).first.click()
-    page.get_by_role("option", name=re.compile("^" + re.escape(option))).click()
-    settle(page)
-
-
 def open_item(page, test_name: str):
     """Step through the chosen document's queue (Next) until the finding on `test_name` is open.
 
@@ -225,62 +214,12 @@ def open_item(page, test_name: str):
     return quote
 
 
-def drawn_boxes(page) -> dict[int, dict[str, Any]]:
-    """The viewer's overlay boxes: fact id -> colour class and place (percent of the page)."""
-    found = page.locator(".cdw-box").evaluate_all("""els => els.map(e => ({
-        id: Number(e.dataset.factId), cls: e.className,
-        x: parseFloat(e.style.left), y: parseFloat(e.style.top),
-        w: parseFloat(e.style.width), h: parseFloat(e.style.height)}))""")
-    return {b["id"]: b for b in found}
-
-
 def wait_for_boxes(page, fact_ids: set[int]) -> dict[int, dict[str, Any]]:
     from playwright.sync_api import expect
 
     page.locator(f".cdw-box[data-fact-id='{min(fact_ids)}']").wait_for(timeout=LOAD)
     expect(page.locator(".cdw-box")).to_have_count(len(fact_ids), timeout=STEP)
     return drawn_boxes(page)
-
-
-def grid_rows(grid, count: int | None = None) -> list[dict[str, str]]:
-    """Every row of an st.dataframe, read from its accessible table. The grid draws on a
-    canvas and keeps only the cells in view in that table, so it is swept both ways.
-    ``count``: wait until the grid has that many rows (it is redrawn after the text above it)."""
-    from playwright.sync_api import expect
-
-    table = grid.locator("table[role='grid']")
-    table.wait_for(state="attached", timeout=STEP)  # kept off-screen for screen readers
-    if count is not None:
-        expect(table).to_have_attribute("aria-rowcount", str(count + 1), timeout=STEP)
-    n_rows = int(table.get_attribute("aria-rowcount")) - 1
-    n_cols = int(table.get_attribute("aria-colcount"))
-    scroller = grid.locator(".dvn-scroller").first
-    headers: dict[int, str] = {}
-    cells: dict[tuple[int, int], str] = {}
-    for _ in range(3):  # a grid still laying out reports a narrower scroll area: sweep again once it has grown
-        width, view_w, height, view_h = scroller.evaluate(
-            "e => [e.scrollWidth, e.clientWidth, e.scrollHeight, e.clientHeight]")
-        ys = sorted({*range(0, max(0, height - view_h), max(35, view_h - 70)), max(0, height - view_h)})
-        xs = sorted({*range(0, max(0, width - view_w), max(50, view_w - 50)), max(0, width - view_w)})
-        for y in ys:
-            for x in xs:
-                scroller.evaluate("(e, at) => e.scrollTo(at[0], at[1])", [x, y])
-                grid.page.wait_for_timeout(200)  # the accessible cells follow on the next frames
-                seen = table.evaluate("""t => [
-                    Array.from(t.querySelectorAll('th')).map(h => [Number(h.getAttribute('aria-colindex')),
-                                                                   h.innerText]),
-                    Array.from(t.querySelectorAll('td')).map(c => [
-                        Number(c.parentElement.getAttribute('aria-rowindex')), Number(c.getAttribute('aria-colindex')),
-                        c.innerText])]""")
-                headers.update({col: text for col, text in seen[0]})
-                cells.update({(row, col): text for row, col, text in seen[1]})
-        if len(headers) == n_cols and len(cells) == n_rows * n_cols:
-            break
-        grid.page.wait_for_timeout(1000)
-    scroller.evaluate("e => e.scrollTo(0, 0)")
-    assert len(headers) == n_cols and len(cells) == n_rows * n_cols, \
-        f"read {len(cells)} of {n_rows} x {n_cols} cells ({sorted(headers.values())})"
-    return [{headers[c]: cells[(r, c)] for c in sorted(headers)} for r in range(2, n_rows + 2)]
 
 
 def box_class(fact: dict[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """The reverse-proxy recipe (deploy/nginx/workbench.conf, issue 21) run for real: Debian's
-nginx with a self-signed certificate in front of the app started as `make run` starts
-it, on a fresh data dir. The template is used with only its CHANGE lines changed
+nginx with a self-signed certificate in front of the app as `make run` serves it (the
+test worker's shared one, tests/browser/conftest.py). The template is used with only its CHANGE lines changed
 (certificate, key, server name, the app's port) plus the listening ports, which a test
 cannot take at 443 and 80."""
 
@@ -14,7 +14,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -24,8 +23,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.support.browser_support import (CHROMIUM, CHROMIUM_ARGS, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account,
-                                   free_port, serving, sign_in)
+from tests.support.browser_support import CHROMIUM, CHROMIUM_ARGS, LOAD, NO_CHROMIUM, REVIEWER, ROOT, free_port, sign_in
 
 NGINX = Path("/usr/sbin/nginx")
 TEMPLATE = ROOT / "deploy" / "nginx" / "workbench.conf"
@@ -145,18 +143,11 @@ def nginx(tmp: Path, *, app_port: int) -> Iterator[dict]:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    """`make run`'s app on a fresh data dir: `core init`, then `python -m ui.serve`. Every
-    WORKBENCH_* and STREAMLIT_* setting at its default, but the data dir and the port."""
-    data = tmp_path_factory.mktemp("proxied") / "data"
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_", "STREAMLIT_"))}
-    env.update({"WORKBENCH_DATA_DIR": str(data), "STREAMLIT_SERVER_PORT": str(port)})
-    subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
-                   capture_output=True, timeout=300)
-    add_account(env, REVIEWER, "reviewer")  # for the browser to sign in and upload
-    with serving(env) as (url, _proc):
-        yield {"url": url, "port": port}
+def app(served):
+    """`make run`'s app, the worker's shared one (tests/browser/conftest.py): every
+    WORKBENCH_* and STREAMLIT_* setting at its default but the data dir and the port; the
+    reviewer `core user add` made signs in to a chart of this module's own."""
+    return {"url": served.url, "port": int(served.env["STREAMLIT_SERVER_PORT"]), "patient": served.patients["proxy"]}
 
 
 @pytest.fixture(scope="module")
@@ -412,13 +403,13 @@ def test_the_app_runs_in_a_browser_through_the_proxy(proxy, chromium):
         context.close()
 
 
-def test_a_signed_in_clinician_uploads_through_the_proxy(proxy, chromium, tmp_path):
+def test_a_signed_in_clinician_uploads_through_the_proxy(proxy, app, chromium, tmp_path):
     """The gate lets the app's own upload through: a real file chooser, Streamlit's PUT
     with its XSRF token, from the page's origin."""
     context = chromium.new_context(ignore_https_errors=True)
     try:
         page = context.new_page()
-        sign_in(page, f"https://{SERVER_NAME}:{proxy['https_port']}", REVIEWER)
+        sign_in(page, f"https://{SERVER_NAME}:{proxy['https_port']}", REVIEWER, patient=app["patient"])  # an empty chart
         # Signed in, the page's own request reaches the app (no such file: Streamlit's 404).
         assert page.evaluate("fetch('/media/0123abcd.png').then(r => r.status)") == 404
         page.get_by_role("link", name="Documents", exact=True).click()

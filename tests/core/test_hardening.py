@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.browser_support import make_run_env, server_env
-from tests.conftest import seed_test_accounts
+from tests.support.accounts import seed_test_accounts
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from domain.policy.facts.fingerprints import clinical_content_fingerprint, clini
 from domain.policy.facts.lab_vocabulary import known_analyte, known_unit
 from core.services.review.facts import chart
 from golden.fixtures import LAB_CASES, ExpectedLab, LabCase, render_lab
-from tests.core.ingest.test_pipeline import chart_patient, ingest
+from tests.support.pipeline import chart_patient, ingest
 
 # --------------------------------------------------------------------------- the vocabulary
 

@@ -105,7 +105,7 @@ def _account(wb, username: str):
 
     account = get_account(wb, username)
     if account is None:  # a data dir the `wb` fixture did not seed (e.g. an empty one)
-        from tests.conftest import TEST_ACCOUNTS, seed_test_accounts
+        from tests.support.accounts import TEST_ACCOUNTS, seed_test_accounts
 
         assert username in TEST_ACCOUNTS, f"{username} is not a test account"
         seed_test_accounts(wb)
@@ -147,6 +147,27 @@ def sign_in_session(at: AppTest, username: str = "dr.reviewer", *, idle_minutes:
     return set_cookies(at, cookie_for(_TOKENS[held["sign_in"]]))
 
 
+def fresh_app_runtime(monkeypatch) -> None:
+    """A Streamlit runtime (AppTest) opened on this test's data dir: no worker thread and
+    no CLI endpoint (the table above the ``data_dir`` fixture in tests/conftest.py says
+    why), settings re-read, and nothing cached from another test's data dir."""
+    import streamlit as st
+
+    from core.services.review import document_view
+    from domain.settings import reload_settings
+
+    monkeypatch.setenv("WORKBENCH_START_WORKER", "false")
+    monkeypatch.setenv("WORKBENCH_START_CLI_ENDPOINT", "false")  # no CLI beside these apps
+    reload_settings()
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    document_view.clear_caches()
+    monkeypatch.setattr("ui.runtime._STARTED", None)  # one runtime per test data dir
+    # AppTest has no browser: each AppTest gets a simulated one holding the sign-in cookie,
+    # also when a test builds its AppTest by hand.
+    install_browser()
+
+
 def app(page: str | None = None, *, user: str | None = "dr.reviewer", timeout: float = 60, **query) -> AppTest:
     """An AppTest on Home.py (or on ``page`` run on its own, e.g. "app_pages/evals.py"),
     signed in as ``user`` (None: signed out), with ``query`` in the URL. Not yet run."""
@@ -157,3 +178,59 @@ def app(page: str | None = None, *, user: str | None = "dr.reviewer", timeout: f
     if user is not None:
         sign_in_session(at, user)
     return at
+
+
+def run_home(*, user: str = "dr.reviewer", **session) -> AppTest:
+    """Home.py signed in as ``user`` (a reviewer by default), with ``session`` state; run."""
+    at = app(user=user)
+    for k, v in session.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def home(*, user: str = "dr.reviewer", **query) -> AppTest:
+    """Home.py signed in as ``user`` (a reviewer by default), ``query`` in the URL; run."""
+    return app(user=user, **query).run()
+
+
+def documents_page(patient_id: int, *, user: str = "dr.reviewer", **query) -> AppTest:
+    """The Documents page of ``patient_id``'s chart, reached from Home as a person does."""
+    at = app(user=user, **query)
+    at.session_state["patient_id"] = patient_id
+    at.run()
+    at.switch_page("app_pages/documents.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def document_picker(at: AppTest):
+    """The Documents page's "Document" select."""
+    return next(s for s in at.selectbox if s.label == "Document")
+
+
+def document_metrics(at: AppTest) -> dict[str, str]:
+    """The Documents page's status line: "**Status**  \nread" -> {"Status": "read"}."""
+    out = {}
+    for m in at.markdown:
+        head, sep, value = m.value.partition("  \n")
+        if sep and head in ("**Status**", "**Patient match**", "**Found**"):
+            out[head.strip("*")] = value
+    return out
+
+
+def operations_page() -> AppTest:
+    """The Operations page, opened by an admin (it is theirs only)."""
+    at = home(user="dr.ops")
+    at.switch_page("app_pages/operations.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def failed_job(wb, patient_id: int) -> dict:
+    """A lab job that ran and failed (its file is not a readable PDF)."""
+    from core.services.ingest.ingestion import attach_and_extract
+    from core.services.ingest.worker import Worker
+
+    attached = attach_and_extract(wb, patient_id=patient_id, source="bad.pdf", data=b"%PDF-1.4 not parsed",
+                                  filename="bad.pdf", doc_type="lab_pdf", by="dr.alice")
+    return Worker(wb, worker_id="intake-extractor:test").run_specific(attached.job["id"])

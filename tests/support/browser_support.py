@@ -40,6 +40,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 NO_CHROMIUM = "Debian chromium is not installed (apt-get install chromium)"
 LOAD = 60_000  # ms: first render of a page (server warm-up, page images)
+STEP_MS = 30_000  # ms: one rerun after a click
 # The accounts the browser tests act as, made with `core user add` on their throwaway data dir.
 REVIEWER, ADMIN = "dr.browser", "dr.browser-admin"
 PASSWORD = "copper-harbor-violet-72"  # passes the password rules, as any password set here must
@@ -258,3 +259,67 @@ def full_page_screenshot(page, path: Path, *, width: int = 1400, height: int = 1
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size({"width": width, "height": height})
     return path
+
+
+# ----------------------------------------------------------------------------- reading a page
+
+
+def selectbox(page, label: str):
+    return page.locator("[data-testid='stSelectbox']").filter(has=page.get_by_text(label, exact=True))
+
+
+def choose(page, label: str, option: str) -> None:
+    settle(page)
+    selectbox(page, label).first.click()
+    page.get_by_role("option", name=re.compile("^" + re.escape(option))).click()
+    settle(page)
+
+
+def drawn_boxes(page) -> dict[int, dict[str, Any]]:
+    """The viewer's overlay boxes: fact id -> colour class and place (percent of the page)."""
+    found = page.locator(".cdw-box").evaluate_all("""els => els.map(e => ({
+        id: Number(e.dataset.factId), cls: e.className,
+        x: parseFloat(e.style.left), y: parseFloat(e.style.top),
+        w: parseFloat(e.style.width), h: parseFloat(e.style.height)}))""")
+    return {b["id"]: b for b in found}
+
+
+def grid_rows(grid, count: int | None = None) -> list[dict[str, str]]:
+    """Every row of an st.dataframe, read from its accessible table. The grid draws on a
+    canvas and keeps only the cells in view in that table, so it is swept both ways.
+    ``count``: wait until the grid has that many rows (it is redrawn after the text above it)."""
+    from playwright.sync_api import expect
+
+    table = grid.locator("table[role='grid']")
+    table.wait_for(state="attached", timeout=STEP_MS)  # kept off-screen for screen readers
+    if count is not None:
+        expect(table).to_have_attribute("aria-rowcount", str(count + 1), timeout=STEP_MS)
+    n_rows = int(table.get_attribute("aria-rowcount")) - 1
+    n_cols = int(table.get_attribute("aria-colcount"))
+    scroller = grid.locator(".dvn-scroller").first
+    headers: dict[int, str] = {}
+    cells: dict[tuple[int, int], str] = {}
+    for _ in range(3):  # a grid still laying out reports a narrower scroll area: sweep again once it has grown
+        width, view_w, height, view_h = scroller.evaluate(
+            "e => [e.scrollWidth, e.clientWidth, e.scrollHeight, e.clientHeight]")
+        ys = sorted({*range(0, max(0, height - view_h), max(35, view_h - 70)), max(0, height - view_h)})
+        xs = sorted({*range(0, max(0, width - view_w), max(50, view_w - 50)), max(0, width - view_w)})
+        for y in ys:
+            for x in xs:
+                scroller.evaluate("(e, at) => e.scrollTo(at[0], at[1])", [x, y])
+                grid.page.wait_for_timeout(200)  # the accessible cells follow on the next frames
+                seen = table.evaluate("""t => [
+                    Array.from(t.querySelectorAll('th')).map(h => [Number(h.getAttribute('aria-colindex')),
+                                                                   h.innerText]),
+                    Array.from(t.querySelectorAll('td')).map(c => [
+                        Number(c.parentElement.getAttribute('aria-rowindex')), Number(c.getAttribute('aria-colindex')),
+                        c.innerText])]""")
+                headers.update({col: text for col, text in seen[0]})
+                cells.update({(row, col): text for row, col, text in seen[1]})
+        if len(headers) == n_cols and len(cells) == n_rows * n_cols:
+            break
+        grid.page.wait_for_timeout(1000)
+    scroller.evaluate("e => e.scrollTo(0, 0)")
+    assert len(headers) == n_cols and len(cells) == n_rows * n_cols, \
+        f"read {len(cells)} of {n_rows} x {n_cols} cells ({sorted(headers.values())})"
+    return [{headers[c]: cells[(r, c)] for c in sorted(headers)} for r in range(2, n_rows + 2)]

@@ -31,3 +31,11 @@ def of_type(result: ExtractionResult, fact_type: str) -> list[FactProposal]:
 def identity(result: ExtractionResult, scope: str | None = None) -> dict[str, str]:
     """The identifiers the document states, by kind, for one identity scope."""
     return {i.kind.value: i.value for i in result.identifiers if i.scope == scope}
+
+
+def read_referral_docx(data: bytes, source: str = "documents:21") -> tuple[NormalizedContent, ExtractionResult]:
+    """A letter read by the DOCX normaliser and the referral extractor; every citation verifies."""
+    from extract.formats.office.docx import normalize_docx
+    from extract.referral.extractor import extract_referral
+
+    return read_and_extract(data, normalize_docx, extract_referral, source)

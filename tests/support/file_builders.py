@@ -16,6 +16,9 @@ MSH = "MSH|^~\\&|LAB|WESTFIELD LAB|EHR|CLINIC|20240312093000-0500||ORU^R01^ORU_R
 PID = "PID|1||WB-204118^^^CLINIC^MR||QUENTARA^MARISOL^J^^^^L||19780314|F"
 OBR = "OBR|1|ORD1|FIL1|24323-8^Metabolic panel^LN|||20240312081500-0500|||||||||||||||20240312093000|||F"
 OBX = "OBX|{n}|NM|2345-7^Glucose^LN||182|mg/dL^^UCUM|70-99|H|||F|||20240312081500-0500"
+# Sniffed as a PDF, unreadable as one: its job fails at extraction, or is claimed and
+# killed in the worker tests, without any real reading (the ``queued`` fixture's file).
+FAKE_PDF = b"%PDF-1.4\n% not really a pdf but sniffed as one\n"
 
 
 def pdf(pages: int = 1, text: str = "Glucose 182 mg/dL", width: float = 612, height: float = 792) -> bytes:

@@ -12,8 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.support.app_support import app
-from tests.conftest import fresh_app_runtime
+from tests.support.app_support import failed_job, fresh_app_runtime, home, operations_page
 
 ROOT = Path(__file__).resolve().parents[2]
 INTERNAL_CODES = ("identity_mismatch_quarantined", "identity_verified", "not_promotable", "awaiting_identity",
@@ -31,11 +30,6 @@ def empty_env(settings, monkeypatch):
     yield bench
     st.cache_resource.clear()
     bench.close()
-
-
-def home(*, user: str = "dr.reviewer", **query) -> AppTest:
-    """Home.py signed in as ``user`` (a reviewer by default), ``query`` in the URL."""
-    return app(user=user, **query).run()
 
 
 def patient_card(at: AppTest) -> str:
@@ -208,26 +202,10 @@ def test_a_job_that_found_nothing_reads_as_a_warning(app_env, demo_patient):
 
 # --- Operations ---------------------------------------------------------------------------------
 
-def _failed_job(wb, patient_id: int) -> dict:
-    from core.services.ingest.ingestion import attach_and_extract
-    from core.services.ingest.worker import Worker
-
-    attached = attach_and_extract(wb, patient_id=patient_id, source="bad.pdf", data=b"%PDF-1.4 not parsed",
-                                  filename="bad.pdf", doc_type="lab_pdf", by="dr.alice")
-    return Worker(wb, worker_id="intake-extractor:test").run_specific(attached.job["id"])
-
-
-def operations_page() -> AppTest:
-    at = home(user="dr.ops")  # an admin: Operations is theirs only
-    at.switch_page("app_pages/operations.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_operations_lists_a_failed_job_and_retry_requeues_it(app_env, demo_patient):
     from storage import audit_repo, jobs_repo
 
-    job = _failed_job(app_env, demo_patient["id"])
+    job = failed_job(app_env, demo_patient["id"])
     at = operations_page()
     jobs = at.dataframe[0].value.set_index("job")
     assert jobs.loc[job["id"], "status"] == "could not be read"
@@ -265,7 +243,7 @@ def test_operations_shows_queue_depth_worker_heartbeat_latency_and_handoffs(app_
 
 def test_operations_says_in_plain_words_when_the_workers_process_is_gone(app_env, demo_patient):
     from core.services.ingest.worker import Worker
-    from tests.core.admin.test_health import beat_from, ended_process
+    from tests.support.heartbeats import beat_from, ended_process
 
     pid, token = ended_process()
     Worker(app_env, worker_id=f"intake-extractor:{pid}:1").beat("idle")  # its row: seen just now
@@ -283,7 +261,7 @@ def test_retry_job_refuses_jobs_that_are_not_failed_or_whose_document_is_deleted
     from core.services.ingest import operations
     from core.services.review.retraction import delete_document
 
-    job = _failed_job(wb, demo_patient["id"])
+    job = failed_job(wb, demo_patient["id"])
     requeued = operations.retry_job(wb, job["id"], by="dr.ops")
     assert (requeued["status"], requeued["attempts"]) == ("pending", 0)  # a retry resets the attempts
     again = operations.retry_job(wb, job["id"], by="dr.ops")  # a double click queues it once
@@ -301,7 +279,7 @@ def test_retry_job_refuses_jobs_that_are_not_failed_or_whose_document_is_deleted
     assert err.value.code == "job_not_failed" and "only a failed job can be retried" in err.value.message
     with pytest.raises(NotFound):
         operations.retry_job(wb, 99999, by="dr.ops")
-    other = _failed_job(wb, demo_patient["id"])
+    other = failed_job(wb, demo_patient["id"])
     delete_document(wb, other["document_id"], by="dr.ops")
     with pytest.raises(BadInput) as err:
         operations.retry_job(wb, other["id"], by="dr.ops")
@@ -313,7 +291,7 @@ def test_a_retried_job_runs_again_as_the_same_job(wb, demo_patient):
     from core.services.ingest.worker import Worker
     from storage import jobs_repo
 
-    job = _failed_job(wb, demo_patient["id"])
+    job = failed_job(wb, demo_patient["id"])
     operations.retry_job(wb, job["id"], by="dr.ops")
     rerun = Worker(wb).run_once()
     assert rerun["id"] == job["id"] and rerun["attempts"] == 1 and rerun["error_code"] == "corrupt_file"

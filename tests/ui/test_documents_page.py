@@ -8,7 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from golden.demo import DOCUMENTS
-from tests.support.app_support import app, sign_in_session
+from tests.support.app_support import document_metrics, document_picker, documents_page, sign_in_session
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,42 +20,19 @@ def _load(wb, *filenames: str) -> dict[str, int]:
             for d in load_demo(wb, [d for d in DOCUMENTS if d.filename in filenames])}
 
 
-def documents_page(patient_id: int, *, user: str = "dr.reviewer", **query) -> AppTest:
-    at = app(user=user, **query)
-    at.session_state["patient_id"] = patient_id
-    at.run()
-    at.switch_page("app_pages/documents.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _picker(at):
-    return next(s for s in at.selectbox if s.label == "Document")
-
-
-def _metrics(at) -> dict[str, str]:
-    """The status line: "**Status**  \nread" -> {"Status": "read"}."""
-    out = {}
-    for m in at.markdown:
-        head, sep, value = m.value.partition("  \n")
-        if sep and head in ("**Status**", "**Patient match**", "**Found**"):
-            out[head.strip("*")] = value
-    return out
-
-
 def test_a_read_document_shows_its_plain_status_and_its_facts(app_env, demo_patient):
     docs = _load(app_env, "demo-lab-typed.pdf", "demo-wrong-patient-lab.pdf")
     at = documents_page(demo_patient["id"], document=str(docs["demo-lab-typed.pdf"]))
-    assert _picker(at).value == docs["demo-lab-typed.pdf"]
-    assert _metrics(at) == {"Status": "read", "Patient match": "matches this patient", "Found": "10 verified"}
+    assert document_picker(at).value == docs["demo-lab-typed.pdf"]
+    assert document_metrics(at) == {"Status": "read", "Patient match": "matches this patient", "Found": "10 verified"}
     facts = at.get("dataframe")[0].value
     assert len(facts) == 10
     assert facts["where"].iloc[0] == "page 1, row ‘WBC’"  # plain location, not results[0]
     assert set(facts["status"]) == {"verified, added to the chart"}
     assert "Facts (10)" in " ".join(m.value for m in at.markdown)
 
-    _picker(at).set_value(docs["demo-wrong-patient-lab.pdf"]).run()
-    assert _metrics(at)["Patient match"] == "names another patient: held back"
+    document_picker(at).set_value(docs["demo-wrong-patient-lab.pdf"]).run()
+    assert document_metrics(at)["Patient match"] == "names another patient: held back"
     assert set(at.get("dataframe")[0].value["status"]) == {"held: names another patient: held back"}
     assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)
 
@@ -114,9 +91,9 @@ def test_delete_previews_the_impact_then_says_what_happened(app_env, demo_patien
     assert row["deleted"] and row["deleted_by"] == "dr.reviewer"  # the signed-in user
     assert any(s.value.startswith("demo-lab-typed.pdf was deleted. 10 fact(s) and 10 promotion(s) were retracted; "
                                   "9 chart row(s)") for s in at.success)
-    assert _metrics(at)["Status"].startswith("deleted on ")
+    assert document_metrics(at)["Status"].startswith("deleted on ")
     assert any(w.value.startswith("This document was deleted on ") for w in at.warning)
-    assert any(o.startswith("demo-lab-typed.pdf · lab report · deleted on ") for o in _picker(at).options)
+    assert any(o.startswith("demo-lab-typed.pdf · lab report · deleted on ") for o in document_picker(at).options)
     assert not any(b.label == "Delete this document…" for b in at.button)
 
 

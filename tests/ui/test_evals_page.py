@@ -9,7 +9,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.core.evals.kept_runs import write_kept_run as write_run
+from tests.support.kept_runs import write_kept_run as write_run
 from tests.support.app_support import app
 from tests.support.eval_fixtures import DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, make_run
 from tests.support.eval_fixtures import write_run as write_run_without_documents

@@ -7,54 +7,27 @@ carries image, link, HTML, script, LaTeX and colour-directive payloads, and some
 names a right-to-left override. The pages are rendered in AppTest and every
 Markdown-bearing string (markdown, captions, alerts, labels, help, progress text,
 st.table cells) is checked, and no string anywhere on the page (select options,
-dataframe cells, JSON, the viewer's box labels too) carries a bidirectional control;
-one headless-chromium test checks that the real page makes no request to the payloads'
-address. An HL7 batch uploaded under such a name and read in parts names its parts, on
+dataframe cells, JSON, the viewer's box labels too) carries a bidirectional control
+(that the real page in chromium makes no request to the payloads' address is
+tests/browser/test_browser_inert.py). An HL7 batch uploaded under such a name and read in parts names its parts, on
 the buttons that open them, as the text it is (issue 21, item 5).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import re
 from pathlib import Path
 
 import pytest
-from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
 
 from tests.support.app_support import app
+from tests.support.inert_support import (BIDI, FILES, IMG, LINK, PAYLOADS, RED, RLO, SCRIPT, TEX, UNSAFE,
+                                         assert_inert, assert_no_bidi, assert_shown, ingest_payload_documents,
+                                         shown_markdown)
 from ui.inert import BIDI_CONTROLS, md_text, plain, plain_text
 
 ROOT = Path(__file__).resolve().parents[2]
-IMG = "![x](http://127.0.0.1:9/beacon.png)"
-LINK = "[click](http://127.0.0.1:9/x)"
-HTML = "<img src=http://127.0.0.1:9/y>"
-SCRIPT = "<script>alert(1)</script>"
-TEX = "$x^2$"
-RED = ":red[alert]"
-PAYLOADS = (IMG, LINK, HTML, SCRIPT, TEX, RED)
-# What must never reach Markdown un-neutralised: the URL itself (a link or image needs
-# it whole) and the opening of each construct without its escaping backslash.
-UNSAFE = (re.compile(r"http://127\.0\.0\.1:9"), re.compile(r"(?<!\\)!(?<!\\)\["),
-          re.compile(r"(?<!\\)\]\("), re.compile(r"(?<!\\)<(?:img|script)", re.I),
-          re.compile(r"(?<!\\)\$x\^2"), re.compile(r"(?<!\\):red(?<!\\)\["))
-RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "x\u202efdp.hl7" reads as "x7lh.pdf"
-BIDI = ("\u202a", "\u202b", "\u202c", "\u202d", RLO, "\u2066", "\u2067", "\u2068", "\u2069", "\u200e",
-        "\u200f", "\u061c")
-MARISOL = {"first": "Marisol", "last": "Quintero-Vale", "dob": "1961-03-14", "mrn": "DEMO-1001", "sex": "F"}
-
-FILES = {
-    "docx": f"referral {IMG}.docx",
-    "lab": f"lab {LINK}.pdf",
-    "intake": f"intake {TEX} {RED}.pdf",
-    "xlsx": f"{SCRIPT} {RLO}fdp.xlsx",
-    "hl7": "critical.hl7",
-    "wrong": f"wrong patient {HTML}{RLO}xslx.pdf",
-}
-
-
 # ----------------------------------------------------------------------------- md_text
 
 
@@ -121,57 +94,9 @@ def test_the_viewer_sets_box_labels_as_inert_text():
 # ----------------------------------------------------------------------------- a chart full of payloads
 
 
-def _documents() -> dict[str, tuple[bytes, str]]:
-    from golden import fixtures as fx
-    from golden.documents import build_spec
-
-    marisol = fx.Patient(**MARISOL)
-    docx, _ = build_spec({"kind": "docx", "paragraphs": [
-        "Referral letter", "Patient: Marisol Quintero-Vale", "Date of birth: 14/03/1961", "MRN: DEMO-1001",
-        f"Reason for referral: {IMG} {LINK}", f"Allergies: {HTML} - {SCRIPT}", "Current medications:",
-        f"Metformin 500 mg twice daily {TEX} {RED}"]}, {})
-    xlsx, _ = build_spec({"kind": "xlsx", "sheets": {
-        "Patient": [["Patient name", "Marisol Quintero-Vale"], ["Date of birth", "1961-03-14"], ["MRN", "DEMO-1001"]],
-        "Lab trend": [["Date", "Test", "Result", "Units", "Reference range"],
-                      ["2026-04-10", f"Hemoglobin A1c {IMG}", 7.9, "%", f"<5.7 {SCRIPT}"]]}}, {})
-    hl7, _ = build_spec({"kind": "hl7", "segments": [
-        "MSH|^~\\&|LAB|HARBOUR LAB|EHR|CLINIC|20261020101500||ORU^R01^ORU_R01|DEMO0001|P|2.5.1",
-        "PID|1||DEMO-1001^^^CLINIC^MR||QUINTERO-VALE^MARISOL||19610314|F",
-        "OBR|1|ORD1|FIL1|80048^Basic metabolic panel^C4|||20261020083000|||||||||||||||20261020101000|||F",
-        f"OBX|1|TX|2823-3^Potassium {IMG}^LN||6.8 {LINK} {TEX}|mmol/L|3.5-5.1|HH|||F|||20261020083000"]}, {})
-    base = fx.LAB_CASES[0]
-    first = base.panels[0][1][0]
-    panels = ((base.panels[0][0], (dataclasses.replace(first, test_name=f"{first.test_name} {IMG}"),)
-               + base.panels[0][1][1:]),) + base.panels[1:]
-    lab = fx.render_lab(dataclasses.replace(base, patient=marisol, panels=panels))
-    intake = fx.render_intake(dataclasses.replace(
-        fx.INTAKE_CASES[0], patient=marisol, chief_concern=f"{IMG} {LINK} {HTML}",
-        allergies_printed=f"Penicillin (hives); {SCRIPT} {TEX} {RED}",
-        notes=(f"Thinks she might be pregnant {SCRIPT} {TEX} {RED}",)))
-    wrong = fx.render_lab(base)  # another patient's report filed to this chart
-    return {"docx": (docx, "referral_docx"), "xlsx": (xlsx, "clinical_workbook"), "hl7": (hl7, "hl7v2_message"),
-            "lab": (lab, "lab_pdf"), "intake": (intake, "intake_form"), "wrong": (wrong, "lab_pdf")}
-
-
-def _ingest_all(wb) -> tuple[dict, dict[str, int]]:
-    from core.services.ingest.ingestion import attach_and_extract
-    from core.services.admin.patients import get_patient
-    from core.services.ingest.worker import Worker
-
-    patient = get_patient(wb, mrn=MARISOL["mrn"])
-    ids = {}
-    for key, (data, doc_type) in _documents().items():
-        attached = attach_and_extract(wb, patient_id=patient["id"], source=FILES[key], data=data,
-                                      filename=FILES[key], doc_type=doc_type, by="dr.alice")
-        job = Worker(wb).run_specific(attached.job["id"])
-        assert job["status"] == "succeeded", (key, job["error_code"], job["error_message"])
-        ids[key] = attached.document["id"]
-    return patient, ids
-
-
 @pytest.fixture
 def chart(app_env):
-    patient, ids = _ingest_all(app_env)
+    patient, ids = ingest_payload_documents(app_env)
     return app_env, patient, ids
 
 
@@ -183,87 +108,6 @@ def _open(patient_id: int, page: str | None = None, **query) -> AppTest:
         at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
-
-
-# Protos whose strings are shown as plain text: code, st.text, JSON, dataframes, the
-# options of a select (Streamlit does not read them as Markdown), chat input.
-_INERT_PROTOS = {"Code", "Text", "Json", "Arrow", "Selectbox", "MultiSelect", "ChatInput", "TextInput",
-                 "BidiComponent", "Exception"}
-_MARKDOWN_FIELDS = {"body", "label", "help", "text", "caption"}
-
-
-def _strings(message, out: list[str]) -> None:
-    if type(message).__name__ in _INERT_PROTOS:
-        return
-    for field, value in message.ListFields():
-        if field.type == field.TYPE_MESSAGE:  # a repeated field is a container
-            for item in [value] if isinstance(value, Message) else value:
-                _strings(item, out)
-        elif field.type == field.TYPE_STRING and field.name in _MARKDOWN_FIELDS:
-            out.extend([value] if isinstance(value, str) else value)
-
-
-def shown_markdown(at: AppTest) -> list[str]:
-    """Every string of the rendered page that Streamlit reads as Markdown."""
-    out: list[str] = []
-
-    def walk(node) -> None:
-        proto = getattr(node, "proto", None)
-        if proto is not None:
-            _strings(proto, out)
-        for child in (getattr(node, "children", None) or {}).values():
-            walk(child)
-
-    walk(at._tree)
-    for table in at.table:  # st.table renders its cells as Markdown
-        frame = table.value
-        out.extend(str(v) for v in frame.to_numpy().ravel().tolist() + list(frame.columns))
-    return out
-
-
-def _every_string(message, out: list[str]) -> None:
-    for _field, value in message.ListFields():
-        for item in [value] if isinstance(value, (str, bytes, int, float, Message)) else list(value):
-            if isinstance(item, Message):
-                _every_string(item, out)
-            elif isinstance(item, str):
-                out.append(item)
-
-
-def every_string(at: AppTest) -> list[str]:
-    """Every string the rendered page sends, Markdown or not: labels, select options,
-    JSON, the viewer's data, and every cell, column and index of each dataframe and table."""
-    out: list[str] = []
-
-    def walk(node) -> None:
-        proto = getattr(node, "proto", None)
-        if proto is not None:
-            _every_string(proto, out)
-        for child in (getattr(node, "children", None) or {}).values():
-            walk(child)
-
-    walk(at._tree)
-    for frame in [d.value for d in at.dataframe] + [t.value for t in at.table]:
-        frame = getattr(frame, "data", frame)  # a Styler's frame
-        out.extend(str(v) for v in frame.to_numpy().ravel().tolist() + list(frame.columns) + list(frame.index))
-    return out
-
-
-def assert_no_bidi(at: AppTest) -> None:
-    live = [s for s in every_string(at) if BIDI_CONTROLS.search(s)]
-    assert not live, f"bidirectional controls reach the page: {[s[:160] for s in live]}"
-
-
-def assert_inert(strings: list[str]) -> None:
-    for s in strings:
-        for pattern in UNSAFE:
-            assert not pattern.search(s), f"{pattern.pattern!r} live in {s!r}"
-
-
-def assert_shown(strings: list[str], *payloads: str) -> None:
-    text = "\n".join(strings)
-    for payload in payloads:
-        assert md_text(payload) in text, f"{payload!r} is not shown (escaped) on the page"
 
 
 # ----------------------------------------------------------------------------- tests
@@ -395,7 +239,7 @@ def test_a_batch_read_in_parts_names_itself_and_its_parts_as_text(app_env, demo_
     from core.services.review.document_view import document_choices
     from core.services.ingest.worker import Worker
     from domain.settings import reload_settings
-    from tests.core.ingest.test_hl7_batch_split import batch
+    from tests.support.hl7_messages import batch
 
     monkeypatch.setenv("WORKBENCH_HL7_MESSAGES_PER_JOB", "2")  # 5 messages: read in 3 parts
     reload_settings()
@@ -432,77 +276,3 @@ def test_a_batch_read_in_parts_names_itself_and_its_parts_as_text(app_env, demo_
     # The select names the upload the same way (its options are plain text, not Markdown).
     picker = next(s for s in at.selectbox if s.label == "Document")
     assert picker.options[picker.index].startswith("**bold**[x](http://e)\ufffdfdp.hl7 · ")
-
-
-# ----------------------------------------------------------------------------- a real browser
-
-
-@pytest.mark.browser
-def test_a_real_browser_fetches_nothing_a_document_names(tmp_path_factory):
-    import shutil
-    import subprocess
-    import sys
-
-    from tests.support.browser_support import CHROMIUM, NO_CHROMIUM, launch_chromium, server_env, serving, sign_in
-    from tests.conftest import TEST_PASSWORD
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(NO_CHROMIUM)
-    data = tmp_path_factory.mktemp("inert") / "data"
-    env = server_env(data)
-    subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True, capture_output=True)
-    _ingest_in(data)
-    with serving(env) as (url, _proc):
-        from playwright.sync_api import sync_playwright
-
-        requests: list[str] = []
-        with sync_playwright() as pw:
-            context = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
-            context.on("request", lambda r: requests.append(r.url))
-            page = context.new_page()
-            sign_in(page, url, "dr.reviewer", TEST_PASSWORD, patient=1)
-            page.get_by_text("Extracted facts").wait_for(timeout=60_000)
-            page.get_by_text("Critical: Potassium ![x](http:").first.wait_for(timeout=30_000)  # shown as text
-            page.wait_for_timeout(1500)
-            _assert_nothing_live(page, requests)
-            page.get_by_role("link", name="Review queue").click()
-            page.get_by_text("items to review").first.wait_for(timeout=60_000)
-            page.wait_for_timeout(1500)
-            _assert_nothing_live(page, requests)
-            page.get_by_role("link", name="Documents").first.click()
-            page.get_by_text("Delete this document").first.wait_for(timeout=60_000)
-            page.wait_for_timeout(1500)
-            _assert_nothing_live(page, requests)
-            context.close()
-    shutil.rmtree(data, ignore_errors=True)
-
-
-def _assert_nothing_live(page, requests: list[str]) -> None:
-    assert not [u for u in requests if "127.0.0.1:9/" in u], requests
-    live = page.evaluate("""() => [...document.querySelectorAll('img[src], a[href], script[src]')]
-        .map(e => e.getAttribute('src') || e.getAttribute('href')).filter(u => u.includes('127.0.0.1:9'))""")
-    assert live == []
-
-
-def _ingest_in(data: Path) -> None:
-    """Fill a data dir before the server opens it (the database has one writer)."""
-    from core.services.workbench import open_workbench
-    from domain.settings import reload_settings
-    from tests.conftest import seed_test_accounts
-
-    old = os.environ.get("WORKBENCH_DATA_DIR")
-    os.environ["WORKBENCH_DATA_DIR"] = str(data)
-    try:
-        wb = open_workbench(reload_settings())
-        try:
-            seed_test_accounts(wb)
-            patient, _ = _ingest_all(wb)
-            assert patient["id"] == 1
-        finally:
-            wb.close()
-    finally:
-        if old is None:
-            os.environ.pop("WORKBENCH_DATA_DIR", None)
-        else:
-            os.environ["WORKBENCH_DATA_DIR"] = old
-        reload_settings()

@@ -26,7 +26,7 @@ from streamlit.runtime.media_file_storage import MediaFileStorageError
 
 from tests.support.app_support import app
 from tests.support.file_builders import pdf
-from tests.core.ingest.test_pipeline import ingest
+from tests.support.pipeline import ingest
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_the_access_audit_csv_with_mrns_is_built_only_when_clicked(app_env, demo
 def test_an_eval_run_download_is_built_only_when_clicked(app_env, data_dir, media):
     import json
 
-    from tests.core.evals.kept_runs import write_kept_run
+    from tests.support.kept_runs import write_kept_run
 
     write_kept_run(data_dir)  # with its fixture documents, so the page draws the cited page as it would
     at = app("app_pages/evals.py", user="dr.ops", timeout=90).run()

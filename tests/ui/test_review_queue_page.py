@@ -9,10 +9,8 @@ import pytest
 from core.services.review.facts import chart_view, document_report
 from golden.fixtures import LAB_CASES, render_intake, render_lab
 from storage import audit_repo
-from tests.core.review.test_chart_safety import _hedged_intake
-from tests.core.ingest.test_pipeline import chart_patient, ingest
-from tests.core.review.test_review_actions import repeat_with_changed_value
-from tests.ui.test_ui_apptest import run_home
+from tests.support.app_support import run_home
+from tests.support.pipeline import chart_patient, hedged_intake, ingest, repeat_with_changed_value
 
 CASE = LAB_CASES[0]
 
@@ -45,7 +43,7 @@ def current_title(at) -> str:
 def seeded(app_env):
     """A patient with an intake holding uncertain findings (shellfish?, …) and a lab
     report of another patient filed to the chart by mistake."""
-    case = _hedged_intake()
+    case = hedged_intake()
     patient = chart_patient(app_env, case.patient)
     intake = ingest(app_env, patient, render_intake(case), "intake_form", "intake.pdf")
     wrong = ingest(app_env, patient, render_lab(CASE), "lab_pdf", "someone-elses-lab.pdf")

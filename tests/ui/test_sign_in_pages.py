@@ -18,7 +18,7 @@ from core.services.admin.patients import DEMO_PATIENTS
 from golden.demo import DOCUMENTS
 from tests.support.app_support import (app, app_workbench, browser_token, cookie_for, follow_sign_in, open_sign_in,
                                set_cookies, sign_in_session)
-from tests.conftest import TEST_PASSWORD
+from tests.support.accounts import TEST_PASSWORD
 
 PAGES = ("app_pages/overview.py", "app_pages/documents.py", "app_pages/review_queue.py", "app_pages/chat.py",
          "app_pages/evals.py", "app_pages/operations.py")
@@ -487,7 +487,7 @@ def fresh_dir(settings, monkeypatch):
     """A data dir with no account at all (no `wb` fixture: nothing seeded)."""
     import streamlit as st
 
-    from tests.conftest import fresh_app_runtime
+    from tests.support.app_support import fresh_app_runtime
 
     fresh_app_runtime(monkeypatch)
     yield settings

@@ -2,19 +2,9 @@
 
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
-from tests.support.app_support import app
+from tests.support.app_support import app, run_home
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_home(*, user: str = "dr.reviewer", **session) -> AppTest:
-    """Home.py signed in as ``user`` (a reviewer by default), with ``session`` state."""
-    at = app(user=user)
-    for k, v in session.items():
-        at.session_state[k] = v
-    return at.run()
 
 
 def test_home_shows_patient_picker_upload_and_documents(app_env, demo_patient):

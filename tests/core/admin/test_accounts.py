@@ -16,7 +16,7 @@ from core.services.admin import accounts
 from core.services.admin.access_audit import events
 from core.services.workbench import open_workbench
 from storage import users_repo
-from tests.conftest import TEST_ACCOUNTS, TEST_PASSWORD
+from tests.support.accounts import TEST_ACCOUNTS, TEST_PASSWORD
 
 NEW_PASSWORD = "a-new-long-password-42"
 

@@ -21,7 +21,7 @@ from core.services.review.retraction import delete_document
 from core.services.workbench import open_workbench
 from domain.settings import Settings
 from golden.fixtures import INTAKE_CASES, LAB_CASES, render_intake, render_lab
-from tests.conftest import seed_test_accounts
+from tests.support.accounts import seed_test_accounts
 
 WREN_LAB, WREN_INTAKE = LAB_CASES[5], INTAKE_CASES[1]
 ODALYS_LAB, ODALYS_INTAKE = LAB_CASES[2], INTAKE_CASES[0]

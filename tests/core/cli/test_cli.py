@@ -9,23 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.browser_support import make_run_env
+from tests.support.cli_support import as_json, cli
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def cli(data_dir, *args, check=True, stdin=""):
-    env = make_run_env(data_dir)  # the production defaults: ingest reads in the forkserver child
-    proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300, input=stdin)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-def as_json(proc):
-    lines = [l for l in proc.stdout.splitlines() if l.strip()]
-    assert len(lines) == 1, proc.stdout  # exactly one JSON object on stdout
-    return json.loads(lines[0])
 
 
 @pytest.fixture(scope="module")

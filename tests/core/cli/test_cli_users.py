@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from core.services.admin.access_audit import shell_user
-from tests.core.cli.test_cli import as_json, cli
+from tests.support.cli_support import as_json, cli
 
 PASSWORD = "cli-users-amber-kite-1\n"
 

@@ -13,7 +13,7 @@ from core.services.evals import report as eval_report
 from core.services.evals import runs as eval_runs
 from core.services.evals import sources as eval_sources
 from core.services.evals import records as evals
-from tests.core.evals.kept_runs import keep_fixture_documents
+from tests.support.kept_runs import keep_fixture_documents
 from tests.support.eval_fixtures import (DOC_FACT_REASON, FAILING_CASE, FAILING_REASON, FAILING_RUBRIC, fixture_document,
                                  make_run, write_run)
 

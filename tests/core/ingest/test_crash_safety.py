@@ -29,7 +29,7 @@ from core.services.ingest.worker import Worker
 from storage import jobs_repo
 from storage.jobs_repo import HEARTBEAT_STOPPED, RELEASED_AT_SHUTDOWN
 from storage.heartbeat import process_gone, process_token
-from tests.conftest import FAKE_PDF
+from tests.support.file_builders import FAKE_PDF
 
 ROOT = Path(__file__).resolve().parents[3]
 def dead_process() -> str:
@@ -237,8 +237,7 @@ def _only_job(data_dir: Path) -> int:
 # --- the pages ------------------------------------------------------------------------------------
 
 def test_the_documents_page_retries_a_failed_document(app_env, demo_patient):
-    from tests.ui.test_app_pages import _failed_job
-    from tests.ui.test_documents_page import documents_page
+    from tests.support.app_support import documents_page, failed_job as _failed_job
 
     job = _failed_job(app_env, demo_patient["id"])
     at = documents_page(demo_patient["id"])
@@ -253,7 +252,7 @@ def test_the_documents_page_retries_a_failed_document(app_env, demo_patient):
 
 
 def test_the_operations_page_shows_reclaimed_jobs(app_env, queued):
-    from tests.ui.test_app_pages import operations_page
+    from tests.support.app_support import operations_page
 
     with app_env.db.cursor() as cur:
         jobs_repo.claim_next(cur, "intake-extractor:cli", process=dead_process())

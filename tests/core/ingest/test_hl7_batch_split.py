@@ -18,29 +18,9 @@ from core.services.ingest.worker import Worker
 from extract.formats.hl7.split import split_batch
 from storage import documents_repo, facts_repo
 from storage.rows import FactRow
+from tests.support.hl7_messages import RESULTS, batch
 
 ROOT = Path(__file__).resolve().parents[3]
-RESULTS = (("2345-7", "Glucose", "mg/dL", "70-99", 80), ("2160-0", "Creatinine", "mg/dL", "0.6-1.3", 1))
-DEMO_PID = "PID|1||DEMO-1001^^^CLINIC^MR||QUINTERO-VALE^MARISOL||19610314|F"
-OTHER_PID = "PID|1||ZZ-9999^^^CLINIC^MR||BRANNIGAN^THEODORE||19481102|M"
-
-
-def message(i: int, pid: str = DEMO_PID) -> str:
-    day = 1 + i % 28
-    segments = [f"MSH|^~\\&|LAB|WESTFIELD LAB|EHR|CLINIC|202403{day:02d}0930{i % 60:02d}||ORU^R01^ORU_R01|"
-                f"B{i:06d}|P|2.5.1", pid, f"OBR|1|ORD{i}|FIL{i}|80048^Panel^CPT|||202403{day:02d}0815"]
-    for n, (code, name, unit, ref, base) in enumerate(RESULTS, 1):
-        segments.append(f"OBX|{n}|NM|{code}^{name}^LN||{base + i % 17}|{unit}|{ref}||||F")
-    return "\r".join(segments)
-
-
-def batch(count: int, *, other_at: int | None = None, envelope: bool = False) -> bytes:
-    msgs = [message(i, OTHER_PID if i + 1 == other_at else DEMO_PID) for i in range(count)]
-    if envelope:
-        msgs = ["FHS|^~\\&|LAB", "BHS|^~\\&|LAB", *msgs, f"BTS|{count}", "FTS|1"]
-    return ("\r".join(msgs) + "\r").encode()
-
-
 def attach(wb, patient, data: bytes, per_job: int, monkeypatch, filename: str = "batch.hl7"):
     monkeypatch.setattr(wb.settings, "hl7_messages_per_job", per_job)
     return attach_and_extract(wb, patient_id=patient["id"], source=filename, data=data, filename=filename,
@@ -253,13 +233,13 @@ def test_cli_ingest_of_a_split_batch_runs_every_part_and_lists_them(tmp_path):
 
 
 def test_the_documents_page_says_the_batch_was_read_in_parts_and_lists_each_part(app_env, demo_patient, monkeypatch):
-    from tests.ui.test_documents_page import _metrics, _picker, documents_page
+    from tests.support.app_support import document_metrics, document_picker, documents_page
 
     split = attach(app_env, demo_patient, batch(5), 2, monkeypatch)
     run_all(app_env, split)
     at = documents_page(demo_patient["id"], document=str(split.document["id"]))
-    options = _picker(at).options  # the picker's labels: filename · kind · state
-    assert _metrics(at)["Status"] == "read in 3 parts, listed as documents of their own"
+    options = document_picker(at).options  # the picker's labels: filename · kind · state
+    assert document_metrics(at)["Status"] == "read in 3 parts, listed as documents of their own"
     assert "batch.hl7 · HL7 v2 Message · read in 3 parts, listed as documents of their own" in options
     for name in ("batch.hl7 · messages 1–2", "batch.hl7 · messages 3–4", "batch.hl7 · message 5"):
         assert f"{name} · HL7 result message · read" in options
@@ -269,9 +249,9 @@ def test_the_documents_page_says_the_batch_was_read_in_parts_and_lists_each_part
                                         "batch.hl7 · message 5 · read"]
     assert not [i for i in at.info if "No facts were found" in i.value]
     opens[2].click().run()
-    assert _picker(at).value == split.parts[2].document["id"] and _metrics(at)["Status"] == "read"
-    _picker(at).set_value(split.parts[1].document["id"]).run()
-    assert _metrics(at)["Status"] == "read"
+    assert document_picker(at).value == split.parts[2].document["id"] and document_metrics(at)["Status"] == "read"
+    document_picker(at).set_value(split.parts[1].document["id"]).run()
+    assert document_metrics(at)["Status"] == "read"
 
 
 def test_the_upload_of_a_split_batch_is_not_read_again_whole(wb, demo_patient, monkeypatch):

@@ -11,7 +11,8 @@ from core.services.ingest.ingestion import attach_and_extract
 from core.services.ingest.worker import Worker
 from extract import registry as formats
 from storage import jobs_repo
-from tests.conftest import FAKE_PDF, seed_test_accounts
+from tests.support.accounts import seed_test_accounts
+from tests.support.file_builders import FAKE_PDF
 
 def test_claim_is_exclusive_under_two_threads(wb, demo_patient):
     with wb.db.cursor() as cur:

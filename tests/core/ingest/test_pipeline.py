@@ -4,41 +4,23 @@ identity gate, promotion, duplicates, review decisions and retraction."""
 from __future__ import annotations
 
 import dataclasses
-from datetime import date
 
 import pytest
 
 from core.services.review.facts import chart, document_report, patient_facts
-from core.services.ingest.ingestion import attach_and_extract, ingest_now
+from core.services.ingest.ingestion import attach_and_extract
 from core.services.admin.patients import add_patient
 from core.services.review.retraction import delete_document
 from core.services.review.decisions import decide_fact, decide_identity
 from core.services.ingest.worker import Worker
 from golden.fixtures import INTAKE_CASES, LAB_CASES, LAB_LAYOUTS, render_intake, render_lab, with_layout
 from storage import audit_repo, jobs_repo
-
-
-def chart_patient(wb, fixture_patient):
-    return add_patient(wb, mrn=fixture_patient.mrn, first=fixture_patient.first, last=fixture_patient.last,
-                       dob=date.fromisoformat(fixture_patient.dob), sex=fixture_patient.sex, by="dr.reviewer")
-
-
-def ingest(wb, patient, data: bytes, doc_type: str, name: str = "doc.pdf") -> dict:
-    report = ingest_now(wb, patient_id=patient["id"], source=name, data=data, filename=name,
-                        doc_type=doc_type, by="dr.reviewer").report
-    job = report["job"]
-    assert job["status"] == "succeeded", (job["error_code"], job["error_message"])
-    return report
+from tests.support.pipeline import chart_patient, count, ingest
 
 
 def labs(report, certainty=None):
     return {f["structured_value"]["test_name"]: f for f in report["facts"]
             if f["fact_type"] == "lab_result" and (certainty is None or f["certainty"] == certainty)}
-
-
-def count(wb, sql):
-    with wb.db.cursor() as cur:
-        return cur.execute(sql).fetchone()[0]
 
 
 @pytest.mark.parametrize("layout", sorted(LAB_LAYOUTS))

@@ -15,8 +15,8 @@ from core.services.interfaces.held_messages import (attach_held_message, dismiss
 from core.services.interfaces.mllp import acknowledge
 from core.services.admin.patients import get_patient
 from storage import access_repo, audit_repo, inbound_repo
-from tests.core.interfaces.test_mllp import oru
-from tests.ui.test_ui_apptest import run_home
+from tests.support.app_support import run_home
+from tests.support.hl7_messages import oru
 
 TAB = "Messages waiting for a chart"
 
@@ -290,7 +290,7 @@ def test_the_messages_are_not_shown_or_audited_until_the_tab_is_opened(app_env, 
 
 
 def test_what_a_message_says_is_shown_as_inert_text(app_env, demo_patient):
-    from tests.ui.test_inert_rendering import HTML, IMG, LINK, RED, TEX, assert_inert, assert_shown, shown_markdown
+    from tests.support.inert_support import HTML, IMG, LINK, RED, TEX, assert_inert, assert_shown, shown_markdown
 
     # Markup in every field an interface fills: the sender, the message number, the name, the MRN, the date.
     hostile = oru("X1", mrn=LINK, name=f"{IMG}^{RED}", dob=TEX).replace(b"|LAB|WESTFIELD LAB|",

@@ -29,25 +29,10 @@ from core.services.interfaces.mllp import (
 )
 from core.services.admin.patients import DEMO_PATIENTS
 from domain.settings import reload_settings
+from tests.support.hl7_messages import msa, oru
 
 ROOT = Path(__file__).resolve().parents[3]
 PATIENTS = [(p["mrn"], p["last"].upper(), p["first"].upper(), p["dob"].strftime("%Y%m%d")) for p in DEMO_PATIENTS]
-
-
-def oru(control_id: str, mrn: str = "DEMO-1001", name: str = "QUINTERO-VALE^MARISOL", dob: str = "19610314",
-        value: str = "182", processing: str = "P", pid: bool = True) -> bytes:
-    segments = [
-        f"MSH|^~\\&|LAB|WESTFIELD LAB|EHR|CLINIC|20240312093000||ORU^R01^ORU_R01|{control_id}|{processing}|2.5.1",
-        f"PID|1||{mrn}^^^CLINIC^MR||{name}||{dob}|F" if pid else "",
-        "OBR|1|ORD1|FIL1|2345-7^Glucose^LN|||20240312081500",
-        f"OBX|1|NM|2345-7^Glucose^LN||{value}|mg/dL|70-99|H|||F",
-    ]
-    return "\r".join(s for s in segments if s).encode() + b"\r"
-
-
-def msa(ack: bytes) -> list[str]:
-    seg = next(s for s in ack.decode().split("\r") if s.startswith("MSA|"))
-    return seg.split("|")
 
 
 def count(wb, sql: str, *params) -> int:
@@ -238,7 +223,7 @@ def test_the_listener_answers_over_tcp(wb):
 
 
 def test_the_app_process_listens_when_the_setting_is_on(wb, monkeypatch):
-    from tests.conftest import fresh_app_runtime
+    from tests.support.app_support import fresh_app_runtime
     from ui import runtime
 
     monkeypatch.setenv("WORKBENCH_START_MLLP", "true")

@@ -13,9 +13,9 @@ from core.services.review.facts import chart_view, document_report
 from core.services.admin.patients import add_patient
 from core.services.review.retraction import delete_document
 from core.services.review.decisions import decide_fact, decide_identity, review
-from golden.fixtures import INTAKE_CASES, LAB_CASES, render_intake, render_lab, with_layout
+from golden.fixtures import LAB_CASES, render_intake, render_lab, with_layout
 from storage import audit_repo
-from tests.core.ingest.test_pipeline import chart_patient, count, ingest
+from tests.support.pipeline import ambiguous, chart_patient, count, hedged_intake, ingest
 
 CASE = LAB_CASES[0]
 
@@ -192,14 +192,9 @@ def test_a_replaced_check_cannot_be_decided(wb):
 
 
 # ------------------------------------------------------------------ hedged items
-def _hedged_intake():
-    base = INTAKE_CASES[0]
-    return dataclasses.replace(base, allergies_printed="Penicillin (hives); shellfish?")
-
-
 @pytest.mark.parametrize("identity", ["verified", "approved_after_mismatch"])
 def test_a_hedged_allergy_never_reaches_the_chart_by_a_document_decision(wb, identity):
-    case = _hedged_intake()
+    case = hedged_intake()
     if identity == "verified":
         patient = chart_patient(wb, case.patient)
     else:
@@ -242,30 +237,8 @@ def test_approving_a_finding_of_an_untrusted_document_fails_and_changes_nothing(
 
 
 # ------------------------------------------------------------------ item decisions survive the identity decision
-def _ambiguous(wb, doc_type: str = "lab_pdf", case=CASE, data: bytes | None = None):
-    """A document whose identity needs review: only the patient's name is read from it."""
-    from domain.models import DocType, IdentifierKind
-    from extract import registry as formats
-
-    patient = chart_patient(wb, case.patient)
-    table, original = formats.EXTRACTORS, formats.extractor_for(DocType(doc_type))
-
-    def name_only(content, source_id):
-        result = original(content, source_id)
-        return result.model_copy(update={"identifiers": [i for i in result.identifiers
-                                                         if i.kind is IdentifierKind.NAME]})
-
-    formats.EXTRACTORS = {**table, DocType(doc_type): name_only}
-    try:
-        report = ingest(wb, patient, data or render_lab(case), doc_type)
-    finally:
-        formats.EXTRACTORS = table
-    assert report["identity"]["status"] == "identity_ambiguous_needs_review"
-    return patient, report
-
-
 def test_a_finding_rejected_before_the_identity_decision_stays_out_of_the_chart(wb):
-    patient, report = _ambiguous(wb)
+    patient, report = ambiguous(wb)
     rejected = report["facts"][0]
     decide_fact(wb, rejected["fact_id"], approve=False, by="dr.reviewer", reason="misread value")
     decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.reviewer")
@@ -281,8 +254,8 @@ def test_a_hedged_item_approved_while_identity_is_open_keeps_that_decision(wb):
     """The item decision is the one that may put a hedged allergy in the chart; the
     later document-level approval must neither hold it back again nor promote the rest
     of the hedged items."""
-    case = _hedged_intake()
-    patient, report = _ambiguous(wb, "intake_form", case, render_intake(case))
+    case = hedged_intake()
+    patient, report = ambiguous(wb, "intake_form", case, render_intake(case))
     shellfish = next(f for f in report["facts"] if "shellfish" in f["fact_text"].lower())
     approved = decide_fact(wb, shellfish["fact_id"], approve=True, by="dr.reviewer", reason="confirmed by phone")
     assert approved["promotion_status"] == "approved_awaiting_identity" and approved["active"] is False
@@ -293,7 +266,7 @@ def test_a_hedged_item_approved_while_identity_is_open_keeps_that_decision(wb):
 
 
 def test_an_item_approved_while_identity_is_open_keeps_that_decision(wb):
-    patient, report = _ambiguous(wb)
+    patient, report = ambiguous(wb)
     fact = report["facts"][0]
     approved = decide_fact(wb, fact["fact_id"], approve=True, by="dr.reviewer")
     assert approved["promotion_status"] == "approved_awaiting_identity" and approved["active"] is False

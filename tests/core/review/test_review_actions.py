@@ -24,8 +24,7 @@ from core.services.review.decisions import (approve_facts, conflict_detail, deci
                                   queue_items, review_queue)
 from golden.fixtures import LAB_CASES, ExpectedLab, render_intake, render_lab
 from storage import audit_repo
-from tests.core.review.test_chart_safety import _ambiguous, _hedged_intake
-from tests.core.ingest.test_pipeline import chart_patient, count, ingest
+from tests.support.pipeline import ambiguous, chart_patient, count, hedged_intake, ingest, repeat_with_changed_value
 
 CASE = LAB_CASES[0]  # CBC, lipids and HbA1c, typed
 
@@ -45,17 +44,6 @@ def lab_rows(wb, patient, name):
 def decisions_of(wb, item_type, item_id):
     with wb.db.cursor() as cur:
         return audit_repo.review_decisions(cur, item_type, item_id)
-
-
-def repeat_with_changed_value(wb, value="12.9"):
-    """The chart patient's report, then a repeat of it whose first result reads ``value``:
-    that result conflicts with the chart row the first report made."""
-    patient = chart_patient(wb, CASE.patient)
-    ingest(wb, patient, render_lab(CASE), "lab_pdf", "first.pdf")
-    panel, rows = CASE.panels[0]
-    changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value=value), *rows[1:])),
-                                                *CASE.panels[1:]))
-    return patient, rows[0], ingest(wb, patient, render_lab(changed), "lab_pdf", "repeat.pdf")
 
 
 def someone_elses_report(wb, mrn="OTHER-R1"):
@@ -143,7 +131,7 @@ def test_a_quarantined_documents_finding_cannot_be_corrected_into_the_chart(wb):
 
 
 def test_a_correction_on_an_open_identity_waits_like_an_approval(wb):
-    patient, report = _ambiguous(wb)
+    patient, report = ambiguous(wb)
     fact = report["facts"][0]
     done = correct_fact(wb, fact["fact_id"], by="dr.alice", value="13.9", reason="misread")
     assert done["promotion_status"] == "approved_awaiting_identity" and done["active"] is False
@@ -227,7 +215,7 @@ def test_a_box_holds_the_quote_only_when_it_prints_the_quotes_own_words():
 
 # ------------------------------------------------------------------ already decided
 def test_a_second_decision_on_a_decided_item_says_who_decided_and_when(wb):
-    patient, report = _ambiguous(wb)
+    patient, report = ambiguous(wb)
     fact = report["facts"][0]
     decide_fact(wb, fact["fact_id"], approve=True, by="dr.alice")
     for approve in (True, False):
@@ -255,7 +243,7 @@ def test_already_decided_message_names_the_day_when_it_was_not_today():
 
 # ------------------------------------------------------------------ undo
 def test_undoing_an_identity_approval_takes_the_document_out_of_the_chart_again(wb):
-    patient, report = _ambiguous(wb)
+    patient, report = ambiguous(wb)
     check_id = report["identity"]["identity_check_id"]
     approved_item = report["facts"][0]
     decide_fact(wb, approved_item["fact_id"], approve=True, by="dr.alice")
@@ -300,7 +288,7 @@ def test_undoing_a_rejection_of_a_matching_document_brings_its_rows_back(wb):
 
 
 def test_undo_refuses_without_a_decision_or_a_reason(wb):
-    patient, report = _ambiguous(wb)
+    patient, report = ambiguous(wb)
     check_id = report["identity"]["identity_check_id"]
     with pytest.raises(BadInput) as err:
         undo_identity_decision(wb, check_id, by="dr.alice", reason="oops, wrong one")
@@ -334,7 +322,7 @@ def test_identity_comparison_sets_the_documents_fields_beside_the_charts(wb):
 
 # ------------------------------------------------------------------ bulk, keep
 def test_bulk_approval_decides_each_item_on_its_own(wb):
-    patient, report = _ambiguous(wb)
+    patient, report = ambiguous(wb)
     ids = [f["fact_id"] for f in report["facts"][:3]]
     decide_fact(wb, ids[1], approve=False, by="dr.alice", reason="misread")
     results = approve_facts(wb, ids + [987654], by="dr.bob")
@@ -346,7 +334,7 @@ def test_bulk_approval_decides_each_item_on_its_own(wb):
 
 
 def test_bulk_approval_refuses_findings_that_wait_for_different_reasons(wb):
-    case = _hedged_intake()  # "shellfish?" (uncertain wording) and a pregnancy note (notes box, pregnancy)
+    case = hedged_intake()  # "shellfish?" (uncertain wording) and a pregnancy note (notes box, pregnancy)
     patient = chart_patient(wb, case.patient)
     report = ingest(wb, patient, render_intake(case), "intake_form")
     items = [i for i in queue_items(wb, patient["id"]) if i["kind"] == "fact"]
@@ -379,7 +367,7 @@ def test_a_conflict_shows_the_documents_value_beside_the_charts(wb):
 
 
 def test_keeping_a_finding_as_a_document_fact_leaves_the_queue_unpromoted(wb):
-    case = _hedged_intake()  # "shellfish?" is a review item
+    case = hedged_intake()  # "shellfish?" is a review item
     patient = chart_patient(wb, case.patient)
     report = ingest(wb, patient, render_intake(case), "intake_form")
     item = next(f for f in review_queue(wb, patient["id"])["facts"] if "shellfish" in f["fact_text"].lower())

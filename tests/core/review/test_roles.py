@@ -24,7 +24,7 @@ from core.services.review.decisions import approve_facts, decide_fact, decide_id
 from core.services.ingest.worker import Worker
 from golden.fixtures import LAB_CASES, render_lab
 from storage import users_repo
-from tests.core.ingest.test_pipeline import chart_patient, ingest
+from tests.support.pipeline import chart_patient, ingest
 
 CASE = LAB_CASES[0]
 SHELL = "os:tester"

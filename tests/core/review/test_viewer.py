@@ -241,6 +241,7 @@ REAL_SAMPLES = (("hl7/nist_LRI_ORU_R01_v2.5.1_CBC_28obx.hl7", "hl7v2_message"),
 
 @pytest.mark.shared_data
 @pytest.mark.slow
+@pytest.mark.usefixtures("cached_ocr")  # the photo is also read by test_images: once a run (tests/support/ocr_cache.py)
 def test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer(wb, demo_patient, shared_data):
     missed, seen = [], 0
     for path, doc_type in REAL_SAMPLES:

@@ -35,6 +35,10 @@ from golden.scan import char_error_rate, scan_pdf, typed_pdf
 # Exact-text checks are calibrated on Tesseract, the engine CI installs; without it the
 # fallback engine still runs the structural tests below.
 needs_tesseract = pytest.mark.skipif(not tesseract_available(), reason="tesseract binary not installed")
+# A page image read once in this run is not read again (tests/support/ocr_cache.py): the same
+# scan stored as PNG, LZW TIFF and PDF reaches the engine as the same pixels. The engine itself,
+# uncached, is tests/extract/formats/test_ocr.py.
+pytestmark = pytest.mark.usefixtures("cached_ocr")
 
 LAB_LINES = [
     "ACME LABORATORY REPORT",
@@ -238,6 +242,25 @@ def test_sideways_page_is_turned_upright():
     assert (page.width, page.height) == upright.size
     assert_page_sane(page)
     assert any(ln.text.endswith("7.9 % 4.0-5.6 H") for ln in page.lines)
+
+
+def test_a_page_read_again_in_this_run_is_a_copy_of_the_first_reading(lab_pdf, cached_ocr):
+    """The run's OCR cache (tests/support/ocr_cache.py) is the engine's own answer: the
+    same pixels get an equal, separate copy; other pixels are read by the engine."""
+    page = pymupdf.open(stream=lab_pdf, filetype="pdf").load_page(0)
+    pix = page.get_pixmap(dpi=100, colorspace=pymupdf.csGRAY)
+    image = Image.frombytes("L", (pix.width, pix.height), pix.samples)
+    engine = default_engine()
+    first, again = engine.recognize(image), engine.recognize(image.copy())
+    assert first and first == again and all(a is not b for a, b in zip(first, again))
+    assert engine.hits >= 1 and engine.engine.recognize(image) == first  # uncached, the same words
+    first[0].x0 += 5  # the page code moves words: a later reading is not moved with them
+    assert engine.recognize(image) == again
+    changed = image.copy()
+    changed.putpixel((0, 0), 0)
+    hits = engine.hits
+    engine.recognize(changed)
+    assert engine.hits == hits
 
 
 def test_blank_page_gives_a_warning_not_an_error():

@@ -13,7 +13,7 @@ from extract.formats.hl7.normalize import normalize_hl7
 from extract.hl7.facts import extract_hl7
 from extract.formats.hl7.parse import Encoding, unescape
 from extract.registry import extractor_for
-from tests.conftest import SHARED_DATA
+from tests.support.paths import SHARED_DATA
 from tests.support.extract_support import identity, of_type, read_and_extract
 
 SOURCE = "documents:12"

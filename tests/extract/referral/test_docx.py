@@ -15,8 +15,8 @@ from extract.registry import EXTRACTORS, FORMATS, extractor_for
 from extract.referral.extractor import extract_referral
 from extract.referral.labels import label_field
 from golden import office_fixtures as G
-from tests.conftest import SHARED_DATA
-from tests.support.extract_support import identity, of_type, read_and_extract
+from tests.support.paths import SHARED_DATA
+from tests.support.extract_support import identity, of_type, read_referral_docx
 from tests.support.synthetic import docx_letter
 
 SOURCE = "documents:21"
@@ -26,7 +26,7 @@ REAL_DOCX = sorted(p.name for p in OFFICE.glob("*.docx")) if OFFICE.is_dir() els
 
 def run(data: bytes):
     """A letter read by the DOCX normaliser and the referral extractor; every citation verifies."""
-    return read_and_extract(data, normalize_docx, extract_referral, SOURCE)
+    return read_referral_docx(data, SOURCE)
 
 
 def referral_fields(result):

@@ -12,7 +12,7 @@ from domain.policy.identity.gate import check_identity
 from extract.referral import prose as P
 from golden import referral_letters as GL
 from tests.support.synthetic import docx_letter as _letter
-from tests.extract.referral.test_docx import of_type, run
+from tests.support.extract_support import of_type, read_referral_docx as run
 
 CASES = [c.name for c in GL.CASES]
 

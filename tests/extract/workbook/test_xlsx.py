@@ -14,7 +14,7 @@ from extract.registry import EXTRACTORS, FORMATS, extractor_for
 from extract.workbook.extractor import extract_workbook
 from extract.formats.office.xlsx import display_value, normalize_xlsx
 from golden import office_fixtures as G
-from tests.conftest import SHARED_DATA
+from tests.support.paths import SHARED_DATA
 from tests.support.extract_support import identity, of_type, read_and_extract
 
 SOURCE = "documents:31"
