@@ -27,7 +27,7 @@ ROOT = TESTS.parent
 EXTRA_FOLDERS = {"browser", "golden"}
 SUPPORT = "support"
 # Tests of the repository's layout as a whole, at the root of tests/.
-ROOT_TESTS = {"test_layers.py", "test_test_tree.py"}
+ROOT_TESTS = {"test_layers.py", "test_private_names.py", "test_test_tree.py"}
 # Test folders named for what the code does, where its package lies deeper.
 ALIASES = {"core/cli": "core/commands",
            **{f"core/{p.name}": f"core/services/{p.name}" for p in (ROOT / "core" / "services").iterdir()
