@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from bench import kill_worker
-from bench.sigterm_exit import SLOW_WORKER, scanned_pages
+from bench.sigterm_exit import SLOW_WORKER, scanned_pages, wait_for_beat
 from domain.errors import ExtractionError
 from core.services.ingest.worker import Worker
 from storage import jobs_repo
@@ -120,16 +120,6 @@ def _cli_env(data_dir: Path) -> dict[str, str]:
     return make_run_env(data_dir)  # the production defaults, the worker's idle sleep too
 
 
-def _wait_for_beat(data_dir: Path, proc: subprocess.Popen, *, job: bool, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
-        beat = kill_worker.read_beat(data_dir)
-        if beat.get("pid") == proc.pid and (beat.get("current_job_id") is not None) == job:
-            return beat
-        time.sleep(0.05)
-    raise AssertionError("the worker never reached the expected state")
-
-
 def test_sigterm_ends_the_worker_mid_job_and_its_job_is_released_not_lost(tmp_path):
     """SLOW_WORKER's document takes a minute. A worker that waited for it would end the job
     succeeded; one that stops at once (after its short grace) hands it back, unread."""
@@ -138,7 +128,7 @@ def test_sigterm_ends_the_worker_mid_job_and_its_job_is_released_not_lost(tmp_pa
     proc = subprocess.Popen([sys.executable, "-c", SLOW_WORKER], cwd=ROOT, env=_cli_env(data_dir),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        beat = _wait_for_beat(data_dir, proc, job=True)
+        beat = wait_for_beat(data_dir, proc, job=True)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)  # a deadline against a hang only, not a speed
     finally:
@@ -273,7 +263,7 @@ def test_sigterm_stops_the_app_mid_job_and_its_job_is_released(tmp_path):
     data_dir = tmp_path / "data"
     [doc_id] = kill_worker.queue_documents(data_dir, [("DEMO-1001", "scan.pdf", "lab_pdf", scanned_pages(40))])
     with serving(server_env(data_dir)) as (_, proc):  # make run's environment: jobs in the forkserver child
-        beat = _wait_for_beat(data_dir, proc, job=True, timeout=120)
+        beat = wait_for_beat(data_dir, proc, job=True, timeout=120)
         time.sleep(1.0)  # well inside the document: its child is reading (OCR)
         readers = psutil.Process(proc.pid).children(recursive=True)
         assert readers, "no child process is reading the document"
@@ -312,7 +302,7 @@ def test_health_reports_a_killed_worker_at_once(tmp_path, runs_the_worker):
             stderr=subprocess.DEVNULL)))
     with running as (_, proc):
         try:
-            _wait_for_beat(data_dir, proc, job=False)
+            wait_for_beat(data_dir, proc, job=False)
             alive = _health(env)
             assert alive["components"]["worker"]["status"] == "fresh", alive
             os.kill(proc.pid, signal.SIGKILL)
