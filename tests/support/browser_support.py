@@ -268,10 +268,22 @@ def selectbox(page, label: str):
     return page.locator("[data-testid='stSelectbox']").filter(has=page.get_by_text(label, exact=True))
 
 
-def choose(page, label: str, option: str) -> None:
-    settle(page)
-    selectbox(page, label).first.click()
-    page.get_by_role("option", name=re.compile("^" + re.escape(option))).click()
+def choose(page, label: str, option: str, attempts: int = 3) -> None:
+    """Pick ``option`` in the select box ``label``. A rerun of the page (a fragment that
+    refreshes while jobs are read) can close the open list under the pointer, as it
+    would for a person, who opens it again: so do we, a few times, then fail."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(attempts):
+        settle(page)
+        selectbox(page, label).first.click()
+        try:
+            page.get_by_role("option", name=re.compile("^" + re.escape(option))).click(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
+            page.keyboard.press("Escape")
     settle(page)
 
 
