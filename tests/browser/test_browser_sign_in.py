@@ -29,7 +29,7 @@ import pytest
 
 from core.services.admin.accounts import SIGN_IN_REFUSED
 from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, PASSWORD, REVIEWER, ROOT, SESSION_COOKIE,
-                                   add_account, full_page_screenshot, chromium_context, server_env, serving, settle,
+                                   add_account, full_page_screenshot, server_env, serving, settle,
                                    sign_in, signed_in_as, submit_sign_in)
 from tests.support.stream_client import cookie_header, page_session_ids, run_page
 
@@ -71,12 +71,6 @@ def app(tmp_path_factory):
 
         yield {"url": url, "env": env, "data": data, "password_file": password_file, "one_time": one_time,
                "private": private, "demo_patient": demo_patient, "stop": stop}
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
-        yield context
 
 
 @pytest.fixture
