@@ -58,6 +58,8 @@ MEDICATION_CUES = re.compile(
 NOT_A_DRUG = frozenset("""
 a an the of to at was were is are and or with from by her his their its this that than about around over
 under up down only total daily dose doses taking takes took on was reduced increased last weight lost gained
+inhaler inhalers puffer tablet tablets capsule capsules injection injections patch patches cream spray drops
+solution liquid suspension pen
 """.split())
 # How often, in words the list reader does not know ("each morning", "three times a week").
 MORE_FREQUENCIES = re.compile(

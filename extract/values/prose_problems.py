@@ -30,7 +30,7 @@ PROBLEM_CUES = (
 )
 # A problem list in a sentence ends where the clause does.
 PROBLEM_STOPS = (
-    r"[;!?]", r"\.(?=\s|$)", r",\s*(?:which|who|for which|and (?:she|he|they|her|his|is|was|has))\b",
+    r"[;!?]", r"\.(?=\s|$)", r",\s*(?:which|who|for which|with|without|and (?:she|he|they|her|his|is|was|has|there))\b",
     r"\s(?:which|who|for which|for (?:which|whom)|since|diagnosed|treated|managed|controlled by|on (?!the\b)|"
     r"requiring|needing|but|although|because|with (?:a|an|the) |in (?:\d{4}|the past|childhood)|"
     r"(?:\d+|several|many|two|three|four|five|ten) years? ago|last year)\b", r"\s[-\u2013\u2014]\s",
