@@ -130,7 +130,7 @@ _LIST_END = re.compile(
     rf"[;!?]|\.(?=\s|$)|,\s*(?:which|who|but|although|though|and (?:she|he|they|this|that|it))\b"
     rf"|\s(?:which|who|when|after|following|since|but|although|though|because|as a|in \d{{4}}|last|ago|"
     rf"(?:{_CAUSE_VERB}))\b|\swith\s(?!(?:the|a|an)\s+(?:{ALLERGY_NOUNS})\b)", re.I)
-_POSSESSIVE = re.compile(r"(?:(?:his|her|their|its|any|all|known)\s+)+", re.I)
+_POSSESSIVE = re.compile(r"(?:(?:to|his|her|their|its|any|all|known)\s+)+", re.I)  # "and to latex"
 _REACTION_AFTER = re.compile(rf"^(?:{REACTION_MARKS})(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,3}}?)(?:\s*\)|{_STOP})",
                              re.I)
 _ITEM_WITH_REACTION = re.compile(r"^(?P<s>.+?)\s*(?:\((?P<r1>[^()]+)\)|\s[-\u2013\u2014]\s*(?P<r2>.+))$")

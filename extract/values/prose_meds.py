@@ -104,13 +104,15 @@ def _names(sentence: str, cued: bool) -> list[Span]:
             and not known_name(word) and word[:1].isalpha()
         if not known and not before_dose:
             continue
-        end = m.end()
+        start, end = m.start(), m.end()
+        if not known and word.lower() in NAME_PARTS and i > 0 and not sentence[words[i - 1].end(): start].strip():
+            start = words[i - 1].start()  # "alendronic acid 70 mg": the part names the drug with the word before
         if i + 1 < len(words) and words[i + 1].group(0).lower() in NAME_PARTS \
                 and not sentence[m.end(): words[i + 1].start()].strip():
             end = words[i + 1].end()
-        if out and out[-1].end >= m.start():
+        if out and out[-1].end >= start:
             continue
-        out.append(Span(sentence[m.start(): end], m.start(), end))
+        out.append(Span(sentence[start: end], start, end))
     return out
 
 
