@@ -1,5 +1,6 @@
-"""Referral letter extractor (doc_type ``referral_docx``): ``extract.formats.office.docx`` sections ->
-cited referral details, problems, medications, allergies and identity.
+"""Referral letter extractor (doc_type ``referral_docx``): ``extract.formats.office.docx`` sections,
+or a letter printed to PDF read as paragraphs (``extract.referral.pages``) -> cited referral details,
+problems, medications, allergies, results told in sentences and identity.
 
 The extractor reads labelled paragraphs ("Reason for referral: ...", "Re: ...", "DOB: ..."),
 labels followed by lists (a "Current medications:" paragraph or heading, then one item per
@@ -7,7 +8,9 @@ paragraph), salutation and signature, two-column label/value tables and tables w
 header row (Medication | Dose | Frequency; Allergen | Reaction; Diagnosis | Code), and a
 referral written as prose ("I would be grateful if you could see Mr X for ..."; see
 ``extract.referral.prose``): reason, service asked for and urgency, each quoted as printed,
-used only where no label gave that field.
+used only where no label gave that field. Allergies, medications, problems and results
+told in sentences ("She is allergic to penicillin, which gave her a rash") are read by
+``extract.referral.sentence_facts`` and held for review.
 
 Only the patient's own fields identify the patient: a name or date under a heading or
 table title about someone else ("Referring physician", "Next of kin") is that person's
