@@ -15,7 +15,7 @@ ACCEPTED_FORMATS: dict[DocType, frozenset[str]] = {
     DocType.LAB_PDF: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
     DocType.INTAKE_FORM: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
     DocType.FAX_PACKET: frozenset({"pdf", "png", "jpeg", "webp", "tiff"}),
-    DocType.REFERRAL_DOCX: frozenset({"docx", "zip"}),
+    DocType.REFERRAL_DOCX: frozenset({"docx", "zip", "pdf"}),  # a letter printed to PDF is read by its paragraphs
     DocType.CLINICAL_WORKBOOK: frozenset({"xlsx", "zip"}),
     DocType.HL7V2_MESSAGE: frozenset({"hl7", "text"}),
 }

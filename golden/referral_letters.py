@@ -161,11 +161,118 @@ def _e_referral() -> bytes:
     return document_bytes(doc)
 
 
+# --------------------------------------------------------------------------- clinical details in prose
+# Letters whose allergies, medications, problems and results are told only in sentences
+# (issue 23, item 5), written after the sentence readers of ``extract.values.prose_*``
+# to test them on wording they were not built against; two are printed to PDF.
+
+
+def _pdf_letter(paragraphs: list[str], width: int = 92) -> bytes:
+    """A typed PDF letter: each paragraph wrapped to ``width`` characters, a blank line between."""
+    import textwrap
+
+    from golden.scan import typed_pdf
+
+    lines: list[str] = []
+    for para in paragraphs:
+        lines += textwrap.wrap(para, width) or [""]
+        lines.append("")
+    return typed_pdf(lines, fontsize=10, origin=(60, 70), leading=1.5)
+
+
+_ANTICOAG = [
+    "12 September 2024",
+    "Re: Mrs Wilhelmina ASHGROVE, DOB 14/02/1951, NHS No 401 223 9087",
+    "Dear Dr Ferris,",
+    "I would be grateful if you could see Mrs Ashgrove in the anticoagulation clinic for review of her "
+    "unstable INR. She has a background of type 2 diabetes and hypertension, with no history of stroke. "
+    "She is allergic to penicillin, which gave her a rash. She takes warfarin 5 mg orally once daily, "
+    "metformin 500 mg twice daily and lisinopril 10 mg daily. Her HbA1c was 8.1% in March, potassium "
+    "5.9 mmol/L and INR 3.4 last week.",
+    "Her mother, who lives with her, also takes warfarin and has atrial fibrillation. If her INR rises "
+    "above 5 before you see her, we will hold a dose.",
+    "Yours sincerely,",
+    "Dr Amos Kettle",
+]
+
+
+def _anticoag_docx() -> bytes:
+    """The letter of the issue: everything clinical is in one paragraph of sentences,
+    and a paragraph about her mother and a plan "if her INR rises"."""
+    doc = _new()
+    for text in _ANTICOAG:
+        doc.add_paragraph(text)
+    return document_bytes(doc)
+
+
+def _renal_pdf() -> bytes:
+    """A US nephrology referral printed to PDF: "PMH:" and "Allergies:" opening
+    sentences inside a paragraph, "was started on", "continues on", results in mg/dL,
+    a brother's diabetes and a denied allergy."""
+    return _pdf_letter([
+        "Cedar Ridge Family Medicine - 1180 Orchard Avenue, Dayton, OH",
+        "October 3, 2024",
+        "Patient: Desmond OKAFOR-LINDQVIST    DOB: 07/22/1958    MRN: CR-558201",
+        "Dear Dr. Halvorsen,",
+        "Thank you for seeing Mr. Okafor-Lindqvist regarding his declining kidney function. PMH: AF, CKD "
+        "stage 3, gout. Allergies: sulfa (hives). He denies any allergy to iodinated contrast. He was "
+        "started on apixaban 5 mg PO bid in June and continues on furosemide 40 mg PO daily and allopurinol "
+        "100 mg daily. His creatinine was 2.1 mg/dL on 09/18/2024 with an eGFR of 32. His brother has type 1 "
+        "diabetes.",
+        "Sincerely,",
+        "Maribel Santos-Whitfield, MD",
+    ])
+
+
+def _nkda_pdf() -> bytes:
+    """A UK letter printed to PDF with no known allergies said in a sentence, the
+    medicines after "Current medications:" inside a sentence, a diagnosis told with
+    "was diagnosed with" and results with "has risen to"."""
+    return _pdf_letter([
+        "Harrowgate Lane Surgery",
+        "21 January 2025",
+        "Re: Mr Tobias FENWICK-ADEYEMI, DOB 03/09/1967, NHS No 612 884 2071",
+        "Dear Dr Nakamura-Price,",
+        "I would be grateful if you could see Mr Fenwick-Adeyemi urgently in the endocrinology clinic. He "
+        "was diagnosed with hypothyroidism in 2016 and is known to have obstructive sleep apnoea. He has no "
+        "known drug allergies. Current medications: levothyroxine 100 micrograms each morning and "
+        "atorvastatin 20 mg at night. His TSH has risen to 14.2 mU/L and his free T4 was 7.9 pmol/L this "
+        "month.",
+        "Kind regards,",
+        "Dr Imogen Castellanos",
+    ])
+
+
+def _asthma_docx() -> bytes:
+    """A British GP letter (DOCX): an allergy told as "X made her vomit" and as "a
+    penicillin allergy - swelling", an inhaler and a steroid told in sentences, a
+    "no history of" and a hypothetical result that are not the patient's."""
+    doc = _new()
+    for text in (
+        "Re: Ms Perpetua LINDGREN-OSEI, DOB 28/11/1984, NHS No 733 190 4462",
+        "Dear Dr Abernethy,",
+        "Please could you see Ms Lindgren-Osei in the respiratory clinic regarding her poorly controlled "
+        "asthma. She is known to have asthma and eczema, and there is no history of smoking-related lung "
+        "disease. Codeine made her vomit, and she has a penicillin allergy - swelling of the lips. She uses "
+        "a salbutamol inhaler 100 micrograms as required and was started on prednisolone 30 mg once daily "
+        "for five days. Her haemoglobin was 118 g/L and eosinophils 0.9 x10^9/L in August. If her peak flow "
+        "falls below 200 she will attend A&E.",
+        "With best wishes,",
+        "Dr Callum Rhys-Bannerman",
+    ):
+        doc.add_paragraph(text)
+    return document_bytes(doc)
+
+
 BUILDERS: dict[str, Callable[[], bytes]] = {
     "grateful_letter": _grateful_letter,
     "refer_to_service_letter": _refer_to_service_letter,
     "thank_you_letter": _thank_you_letter,
     "e_referral": _e_referral,
+    "prose_anticoag_docx": _anticoag_docx,
+    "prose_renal_pdf": _renal_pdf,
+    "prose_nkda_pdf": _nkda_pdf,
+    "prose_asthma_docx": _asthma_docx,
 }
 
 CASES: list[LetterCase] = [

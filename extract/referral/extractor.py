@@ -1,5 +1,6 @@
-"""Referral letter extractor (doc_type ``referral_docx``): ``extract.formats.office.docx`` sections ->
-cited referral details, problems, medications, allergies and identity.
+"""Referral letter extractor (doc_type ``referral_docx``): ``extract.formats.office.docx`` sections,
+or a letter printed to PDF read as paragraphs (``extract.referral.pages``) -> cited referral details,
+problems, medications, allergies, results told in sentences and identity.
 
 The extractor reads labelled paragraphs ("Reason for referral: ...", "Re: ...", "DOB: ..."),
 labels followed by lists (a "Current medications:" paragraph or heading, then one item per
@@ -7,7 +8,9 @@ paragraph), salutation and signature, two-column label/value tables and tables w
 header row (Medication | Dose | Frequency; Allergen | Reaction; Diagnosis | Code), and a
 referral written as prose ("I would be grateful if you could see Mr X for ..."; see
 ``extract.referral.prose``): reason, service asked for and urgency, each quoted as printed,
-used only where no label gave that field.
+used only where no label gave that field. Allergies, medications, problems and results
+told in sentences ("She is allergic to penicillin, which gave her a rash") are read by
+``extract.referral.sentence_facts`` and held for review.
 
 Only the patient's own fields identify the patient: a name or date under a heading or
 table title about someone else ("Referring physician", "Next of kin") is that person's
@@ -30,6 +33,9 @@ from domain.content import NormalizedContent, Section
 from domain.models import DocType, ExtractionResult, ExtractionWarning
 from domain.policy.context.mentions import assess
 from extract.referral import prose as P
+from extract.referral.pages import as_sections
+from extract.referral.sentence_facts import read_sentence
+from extract.values.prose_text import sentences
 from extract.values.dates import parse_date
 from extract.formats.office.docx import ENGINE
 from extract.values.labels import read_label
@@ -44,7 +50,12 @@ SOURCE_TYPE = DocType.REFERRAL_DOCX.value
 
 def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionResult:
     """Referral facts, problems, medications, allergies and identity from ``normalize_docx`` output."""
-    ctx = Ctx.for_content(content, "docx", SOURCE_TYPE, source_id)
+    if content.pages and not content.sections:  # a letter printed as a PDF: its paragraphs, cited by box
+        ctx = Ctx(SOURCE_TYPE, source_id, warnings=[ExtractionWarning(code=w.code, message=w.message)
+                                                    for w in content.warnings])
+        content = as_sections(content)
+    else:
+        ctx = Ctx.for_content(content, "docx", SOURCE_TYPE, source_id)
     found = _from_paragraphs(content) + _from_tables(content)
     for item in [i for i in found if i.how not in INFERRED] + [i for i in found if i.how in INFERRED]:
         emit(ctx, item)
@@ -55,7 +66,7 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
                     "this document does not look like a referral letter.",
         ))
     return ExtractionResult(doc_type=DocType.REFERRAL_DOCX, facts=ctx.facts, identifiers=ctx.identifiers,
-                            warnings=ctx.warnings, engine=ENGINE)
+                            warnings=ctx.warnings, engine=content.engine if content.source_kind != "docx" else ENGINE)
 
 
 # ---------------------------------------------------------------------------- whose details
@@ -211,9 +222,13 @@ def _from_prose(s: Section) -> list[Found]:
     each quoted exactly as printed. A label inside prose never gives the patient's
     name, date of birth or number: the paragraph may be about someone else."""
     out: list[Found] = []
-    for sentence in P.sentences(s.text):
+    for sentence in sentences(s.text):
         m = INLINE.match(sentence.text)
         f = label_field(m.group(1)) if m else None
+        if f in ("medications", "problems") or f is None or f == "allergies" and not m.group(2).strip():
+            out += read_sentence(s, sentence)  # what it tells of allergies, medications, problems, results
+        if f in ("medications", "problems"):
+            continue
         if f and f not in IDENTITY_FIELDS and (value := m.group(2).strip().rstrip(".")):
             out.append(Found(f, value, s, "inline", value, context=sentence.text))
             continue

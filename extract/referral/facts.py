@@ -8,9 +8,12 @@ import re
 from dataclasses import dataclass, field
 
 from domain.content import Section
-from domain.models import ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate
+from domain.models import Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate
 from extract.values import lists as phrases
 from extract.referral import prose as P
+from extract.referral.pages import cite_words
+from extract.values.prose_allergies import AllergyMention, allergy_in
+from extract.values.prose_meds import medications_in
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import ParsedDate, parse_date
@@ -31,6 +34,7 @@ class Found:
     columns: dict[str, str] | None = None  # a row of a table with a header row
     person: str | None = None  # an identity field of someone else: whose ("next of kin"...)
     context: str | None = None  # the sentence or answer a free-text value was read from
+    parsed: dict | None = None  # an item a sentence reader took apart (how == "sentence")
 
 
 @dataclass(slots=True)
@@ -39,25 +43,41 @@ class Ctx(SectionFacts):
 
     scalars: set[str] = field(default_factory=set)
 
+    def cite(self, section: Section, quote: str, path: str) -> Citation:
+        """A paragraph of a PDF letter is cited by page and the box of the quoted words."""
+        if "words" in section.meta:
+            return cite_words(self.source_type, self.source_id, section, quote, path)
+        return SectionFacts.cite(self, section, quote, path)
+
 
 _BASE = {"table": 0.9, "header_table": 0.88, "inline": 0.86, "following": 0.8, "salutation": 0.62,
-         "signature": 0.62, "standalone_date": 0.7, "prose": 0.68}
+         "signature": 0.62, "standalone_date": 0.7, "prose": 0.68,
+         "sentence": 0.6}
 # Values read without a label of their own: an explicit label for the same field wins.
 INFERRED = ("salutation", "signature", "standalone_date", "prose")
 
 
 def emit(ctx: Ctx, item: Found) -> None:
     """A finding as list items, another person's detail, an identifier or a referral fact."""
+    if item.how == "sentence":
+        _sentence_item(ctx, item)
+        return
     if item.field in LIST_FIELDS:
         if item.columns is not None:
             _list_item(ctx, item.field, item.columns, item, item.value)
             return
         if item.field == "allergies":
             for text in phrases.allergy_items(item.value):
-                told = P.allergy_in(text) if len(text.split()) >= MIN_PROSE_WORDS else None
+                told = allergy_in(text) if len(text.split()) >= MIN_PROSE_WORDS else None
                 _list_item(ctx, item.field, None, item, text, told=told)
             return
         for text in phrases.split_items(item.value, commas=item.field != "medications"):
+            told = medications_in(text) if item.field == "medications" else []
+            if len(told) > 1 or (told and len(phrases.parse_medication(text)["name"].split()) > MAX_NAME_WORDS):
+                # "She takes warfarin 5 mg daily and metformin 500 mg bd": one item per drug, as told
+                for m in told:
+                    _list_item(ctx, item.field, None, item, m.mention.text, sentence=True)
+                continue
             _list_item(ctx, item.field, None, item, text)
         return
     if item.person is not None:
@@ -240,7 +260,7 @@ def _reads_cleanly(kind: str, parsed: dict) -> bool:
 
 
 def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str,
-               told: P.AllergyMention | None = None) -> None:
+               told: AllergyMention | None = None, sentence: bool = False) -> None:
     """One problem, medication or allergy. ``told``: an allergy read out of a sentence
     (its substance and reaction), cited by the whole sentence and held for review:
     a sentence is read less surely than a list."""
@@ -261,6 +281,9 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
             reasons.append("dose not stated")
         if not parsed["frequency"]:
             factors.append(0.9)
+        if sentence:
+            factors.append(0.85)
+            reasons.append(SENTENCE_REASON)
         fact_type, collection = "medication", "medications"
         summary = " ".join(v for v in (parsed["name"], parsed["dose"], parsed["route"], parsed["frequency"]) if v)
         fact_text = f"Medication: {summary}"
@@ -318,4 +341,54 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
         citation=ctx.cite(item.section, quote, path), confidence=V.confidence(base, factors),
         wants_review=bool(reasons),
         review_reason="; ".join(reasons) or None, document_fact_only=doc_only, context_text=answer,
+    ))
+
+
+# ---------------------------------------------------------------------------- told in a sentence
+
+SENTENCE_REASON = "read from a sentence of the letter, not a list: check it against the sentence"
+LAB_SENTENCE_REASON = ("a result told in a sentence of the letter: no reference range or collection date goes "
+                       "with it; check the test, value and unit in the source before it enters the chart")
+
+
+def _sentence_item(ctx: Ctx, item: Found) -> None:
+    """An allergy, medication, problem or result a sentence told (``extract.referral.sentence_facts``).
+    Held for review; one the context policy reads as not the patient's (negated,
+    someone else's, hypothetical) is a document fact carrying that context instead."""
+    parsed = dict(item.parsed or {})
+    other = parsed.pop("not_the_patients", False)
+    reasons = [] if other else [SENTENCE_REASON]
+    if item.field == "labs":
+        when = parsed.pop("stated_when", None)
+        value = {"test_name": parsed["test_name"], "value": parsed["value"], "unit": parsed["unit"],
+                 "reference_range": "", "collection_date": None, "abnormal_flag": "unknown"}
+        if when:
+            value["stated_when"] = when
+        if parsed.get("analyte"):
+            value["analyte"] = parsed["analyte"]
+        fact_type, collection, reasons = "lab_result", "text_results", [LAB_SENTENCE_REASON]
+        text = f"{value['test_name']} {value['value']}" + (f" {value['unit']}" if value["unit"] else "") \
+            + (f" ({when})" if when else "") + " (stated in the letter)"
+    elif item.field == "allergies" and parsed.get("no_known_allergies"):
+        fact_type, collection, text, reasons, other = "allergy", "allergies", "Allergies: no known allergies", [], True
+        value = {"substance": "", "reaction": None, "severity": None, "no_known_allergies": True,
+                 "status": "no_known_allergies"}
+    elif item.field == "allergies":
+        value = {"substance": parsed["substance"], "reaction": parsed["reaction"], "severity": None,
+                 "no_known_allergies": False}
+        fact_type, collection = "allergy", "allergies"
+        text = f"Allergy: {value['substance']}" + (f" - reaction: {value['reaction']}" if value["reaction"] else "")
+    elif item.field == "medications":
+        value = {k: parsed.get(k) for k in ("name", "dose", "route", "frequency")}
+        fact_type, collection = "medication", "medications"
+        text = "Medication: " + " ".join(v for v in value.values() if v)
+    else:
+        value = {"description": parsed["description"], "code": None, "coding_system": None}
+        fact_type, collection = "problem", "problems"
+        text = f"Problem: {value['description']}"
+    ctx.facts.append(FactProposal(
+        fact_type=fact_type, fact_text=text, structured_value=value,
+        citation=ctx.cite(item.section, item.quote or item.value, ctx.path(collection)),
+        confidence=V.confidence(_BASE["sentence"], []), wants_review=bool(reasons),
+        review_reason="; ".join(reasons) or None, document_fact_only=bool(other), context_text=item.context,
     ))

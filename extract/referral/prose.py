@@ -16,7 +16,8 @@ with its offsets, so a citation quotes the letter exactly.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from extract.values.prose_text import Span, strip_span
 
 # --------------------------------------------------------------------------- vocabulary (data)
 
@@ -104,29 +105,6 @@ URGENCY_PHRASES: tuple[tuple[str, str], ...] = (
     (r"routine(?:ly)?|on a routine basis|non[- ]?urgent", "routine"),
 )
 
-# Allergies told in a sentence rather than listed ("He wonders whether the
-# chlorhexidine wash gave him a rash", "She reacted to co-amoxiclav with hives",
-# "a possible latex allergy"): the words that name an allergic response, the verbs
-# that say a substance caused one, and where a substance's name stops.
-ALLERGY_WORDS = r"allergic|allergy|allergies|sensitive|sensitivity|hypersensitivity|intolerant|intolerance|" \
-                r"reaction|reactions|reacted|reacts|react"
-ALLERGY_NOUNS = r"allergy|intolerance|sensitivity|hypersensitivity|reaction"
-CAUSE_VERBS = ("gave", "gives", "give", "caused", "causes", "cause", "triggered", "triggers", "provoked",
-               "provokes", "brought on", "brings on", "led to", "leads to", "resulted in", "produced")
-# Words a substance's name never starts after: what the sentence says before it.
-SUBSTANCE_STARTERS = frozenset("""
-the a an his her their its this that these those whether if think thinks thought believes believed says said
-wonders wondered wondering reports reported recalls recalled feels felt possibly perhaps maybe probably and or
-to with he she they it i we you patient patient's mr mrs ms miss dr which who some any
-""".split())
-# Words that end a substance's or a reaction's name.
-MENTION_STOPS = r"after|when|following|on|in|at|during|but|and|or|which|who|that|since|while|although|though|" \
-                r"because|as|so|this|was|were|is|has|had|from|with|last|once|twice|ago|years?|months?|weeks?|" \
-                r"days?|yesterday|today|recently|previously|earlier|before|then|used|given|taken|prescribed|" \
-                r"applied|injected"
-# "made her vomit": a cause verb only with its object.
-CAUSE_VERBS_WITH_OBJECT = ("made", "makes", "make")
-
 # How soon, as a time frame ("within two weeks", "in the next 48 hours", "within a
 # fortnight"): the level follows the longest wait the words allow.
 TIME_FRAME_OPENERS = (r"within(?: the next| the coming)?", r"in the (?:next|coming)", r"over the next",
@@ -149,16 +127,6 @@ def level_for_days(days: float) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A piece of the text as printed, with its offsets, and a normalised value."""
-
-    text: str
-    start: int
-    end: int
-    value: str = ""
-
-
 _REQUEST = re.compile("|".join(f"(?:{p})" for p in REQUEST_PHRASES), re.I)
 _PERSON = re.compile("|".join(f"(?:{p})" for p in PERSON_PATTERNS))
 _INTRODUCER = re.compile(r"(?:(?<=\w)(?:'s|\u2019s)\b|\b(?:" + "|".join(REASON_INTRODUCERS) + r")\b)", re.I)
@@ -172,31 +140,6 @@ _SPECIALTY = re.compile(
 _ASKS = re.compile(r"\s*(?:please\s+)?(?:could|would|can|will)\s+you\b", re.I)
 _CONNECTIVE = frozenset({"of", "on", "regarding", "for", "about", "concerning", "re", "into", "with"})
 _URGENCY = [(re.compile(rf"\b(?:{p})\b", re.I), level) for p, level in URGENCY_PHRASES]
-_SENTENCE_END = re.compile(r"(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b[Mm]s)(?<!\b[Dd]r)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)"
-                           r"[.!?](?=\s+[A-Z(\"'\u2018\u201c]|\s*$)")
-
-
-def sentences(text: str) -> list[Span]:
-    """The sentences of a paragraph, with offsets ("Mr." and "Dr." do not end one)."""
-    out, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        end = m.end()
-        if text[start:end].strip():
-            out.append(_strip(text, start, end))
-        start = end
-    if text[start:].strip():
-        out.append(_strip(text, start, len(text)))
-    return out
-
-
-def _strip(text: str, start: int, end: int, chars: str = " \t\n") -> Span:
-    while start < end and text[start] in chars:
-        start += 1
-    while end > start and text[end - 1] in chars:
-        end -= 1
-    return Span(text[start:end], start, end)
-
-
 def request_in(sentence: str) -> Span | None:
     """The request and the person it is about ("could see Mr Pettersen"), if the
     sentence asks a colleague to see someone."""
@@ -220,12 +163,12 @@ def reason_in(sentence: str) -> Span | None:
         start = intro.end()
         stop = _BREAK.search(sentence, start)
         end = stop.start() if stop else len(sentence)
-        span = _strip(sentence, start, end, " \t\n,.;:")
+        span = strip_span(sentence, start, end, " \t\n,.;:")
         span = _drop_request_head(sentence, span)
         if span is None:
             continue  # "for a cardiology opinion": a service, not a reason
         if span.text.endswith("?") and _ASKS.match(sentence):  # "Could you see her with ...?" asks, not doubts
-            span = _strip(sentence, span.start, span.end, " ?")
+            span = strip_span(sentence, span.start, span.end, " ?")
         return span
     return None
 
@@ -239,12 +182,12 @@ def _drop_request_head(sentence: str, span: Span) -> Span | None:
     syncope" -> "recurrent syncope"); None when it is nothing but a request."""
     prefix = _PREFIX.match(span.text)
     if prefix:
-        span = _strip(sentence, span.start + prefix.end(), span.end, " \t\n,.;:")
+        span = strip_span(sentence, span.start + prefix.end(), span.end, " \t\n,.;:")
     pos = span.start
     for m in re.finditer(r"\S+", span.text):
         word = m.group(0).lower().strip(",.")
         if word in _CONNECTIVE and pos > span.start:
-            rest = _strip(sentence, span.start + m.end(), span.end, " \t\n,.;:")
+            rest = strip_span(sentence, span.start + m.end(), span.end, " \t\n,.;:")
             return _drop_request_head(sentence, rest) if rest.text else None
         if not _is_request_word(word):
             return span
@@ -303,66 +246,3 @@ def urgency_in(text: str) -> Span | None:
                 best = Span(m.group(0), m.start(), m.end(), level)
             break
     return best
-
-
-_WORD_RUN = r"[A-Za-z0-9][\w'\u2019-]*"
-_STOP = rf"(?=\s+(?:{MENTION_STOPS})\b|\s*[,.;:()!?]|\s+[-\u2013\u2014]\s|\s*$)"
-_TO_SUBSTANCE = re.compile(
-    rf"\b(?:{ALLERGY_WORDS})\s+(?:to|with|against|from|towards?)\s+(?:(?:the|his|her|their|a|an|any|all)\s+)?"
-    rf"(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,3}}?){_STOP}", re.I)
-_CAUSE_VERB = "|".join(v.replace(" ", r"\s+") for v in CAUSE_VERBS)
-_OBJECT = r"(?:him|her|them|me|us|the patient)"
-_CAUSES = re.compile(
-    rf"\b(?:(?:{_CAUSE_VERB})\s+(?:{_OBJECT}\s+)?|(?:{'|'.join(CAUSE_VERBS_WITH_OBJECT)})\s+{_OBJECT}\s+(?:feel\s+)?)"
-    rf"(?:(?:an?|some|his|her|their|my|bad|severe|mild|terrible|nasty|widespread)\s+)*(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?)"
-    rf"{_STOP}", re.I)
-_NOUN_AFTER = re.compile(rf"(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN})?)\s+(?:{ALLERGY_NOUNS})\b", re.I)
-_REACTED_WITH = re.compile(rf"\bwith\s+(?:(?:an?|some)\s+)?(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?){_STOP}", re.I)
-
-
-@dataclass(frozen=True, slots=True)
-class AllergyMention:
-    """An allergy told in a sentence: the substance and the reaction, as printed."""
-
-    substance: Span
-    reaction: Span | None = None
-
-
-def _trailing_name(sentence: str, end: int, max_words: int = 3) -> Span | None:
-    """The name that ends at ``end``: the words right before it back to the first
-    word that only introduces it ("whether the chlorhexidine wash" -> "chlorhexidine
-    wash")."""
-    words = list(re.finditer(_WORD_RUN, sentence[:end]))
-    picked = []
-    for m in reversed(words):
-        if m.group(0).lower() in SUBSTANCE_STARTERS or len(picked) == max_words:
-            break
-        if sentence[m.end():(picked[-1].start() if picked else end)].strip(" "):
-            break  # punctuation between the words: another clause
-        picked.append(m)
-    if not picked:
-        return None
-    return Span(sentence[picked[-1].start(): picked[0].end()], picked[-1].start(), picked[0].end())
-
-
-def allergy_in(sentence: str) -> AllergyMention | None:
-    """The allergy a sentence tells of, if it tells one: "allergic/a reaction/
-    sensitive to X", "X gave/caused him a rash", "reacted to X with hives", "an X
-    allergy". Only the sentence's words: nothing is looked up, and a sentence about
-    no substance ("He is otherwise well") gives None."""
-    m = _TO_SUBSTANCE.search(sentence)
-    if m and m.group("s").split()[0].lower() not in SUBSTANCE_STARTERS:
-        substance = Span(m.group("s"), m.start("s"), m.end("s"))
-        r = _REACTED_WITH.search(sentence, m.end("s"))
-        return AllergyMention(substance, Span(r.group("r"), r.start("r"), r.end("r")) if r else None)
-    c = _CAUSES.search(sentence)
-    if c:
-        substance = _trailing_name(sentence, c.start())
-        if substance is not None:
-            return AllergyMention(substance, Span(c.group("r"), c.start("r"), c.end("r")))
-    n = _NOUN_AFTER.search(sentence)
-    if n:
-        substance = _trailing_name(sentence, n.end("s"), max_words=2)
-        if substance is not None:
-            return AllergyMention(substance)
-    return None

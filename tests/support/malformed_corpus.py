@@ -185,7 +185,7 @@ def families() -> dict[str, list[Sample]]:
 
     good = {"pdf": lab, "docx": letter, "xlsx": book, "hl7": whole_hl7.encode(), "png": _png(),
             "jpeg": _jpeg()}
-    wrong_labels = {"pdf": ["clinical_workbook", "referral_docx", "hl7v2_message"],
+    wrong_labels = {"pdf": ["clinical_workbook", "hl7v2_message"],
                     "docx": ["lab_pdf", "clinical_workbook", "hl7v2_message", "fax_packet"],
                     "xlsx": ["referral_docx", "hl7v2_message", "intake_form"],
                     "hl7": ["lab_pdf", "referral_docx", "clinical_workbook"],

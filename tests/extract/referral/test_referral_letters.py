@@ -10,6 +10,7 @@ import pytest
 from domain.models import IdentityStatus
 from domain.policy.identity.gate import check_identity
 from extract.referral import prose as P
+from extract.values.prose_allergies import allergy_in
 from golden import referral_letters as GL
 from tests.support.synthetic import docx_letter as _letter
 from tests.support.extract_support import of_type, read_referral_docx as run
@@ -308,7 +309,7 @@ def test_a_time_frame_sentence_gives_the_referrals_urgency():
     ("This was never confirmed.", None),
 ])
 def test_allergy_in_a_sentence(sentence, told):
-    found = P.allergy_in(sentence)
+    found = allergy_in(sentence)
     got = (found.substance.text, found.reaction.text if found.reaction else None) if found else None
     assert got == told
 

@@ -1,0 +1,61 @@
+"""Allergies, medications, problems and lab values told in a letter's sentences
+("She is allergic to penicillin, which gave her a rash. She takes warfarin 5 mg
+orally once daily ... Her HbA1c was 8.1% in March"), read by the sentence readers of
+``extract.values`` (``prose_allergies``, ``prose_meds``, ``prose_problems``,
+``prose_labs``) and turned into ``Found`` items for ``extract.referral.facts``.
+
+A sentence is read less surely than a list: every item read here is held for review,
+cited to its sentence (an allergy or a problem) or to its own words (a medication
+with its dose, a result with its unit). A mention the context policy reads as not
+the patient's ("no history of diabetes", "her mother takes warfarin", "if her INR
+rises") is kept as a document fact with that context, never held as the patient's
+finding; a result so told is not read at all (results carry no context downstream).
+"""
+
+from __future__ import annotations
+
+from domain.content import Section
+from domain.policy.context.mentions import assess_span
+from extract.referral.facts import Found
+from extract.values.prose_allergies import allergies_in, no_known_allergies_in
+from extract.values.prose_labs import lab_values_in
+from extract.values.prose_meds import medications_in
+from extract.values.prose_problems import problems_in
+from extract.values.prose_text import Span
+
+
+def not_the_patients(sentence: str, span: Span) -> bool:
+    """Whether the context policy reads the mention as negated, someone else's or hypothetical."""
+    ctx = assess_span(sentence, span.start, span.end)
+    return ctx.negated or ctx.experiencer != "patient" or ctx.temporality == "hypothetical"
+
+
+def read_sentence(section: Section, sentence: Span) -> list[Found]:
+    """What one sentence of ``section`` tells of allergies, medications, problems and
+    results, as ``Found`` items of ``how="sentence"``. Offsets in the spans the
+    readers return are the sentence's own."""
+    text = sentence.text
+    out: list[Found] = []
+    if (none := no_known_allergies_in(text)) is not None:
+        out.append(Found("allergies", none.text, section, "sentence", text, context=text,
+                         parsed={"no_known_allergies": True, "not_the_patients": False}))
+    allergies = allergies_in(text)
+    for a in allergies:
+        out.append(Found("allergies", a.substance.text, section, "sentence", text, context=text, parsed={
+            "substance": a.substance.text, "reaction": a.reaction.text if a.reaction else None,
+            "not_the_patients": not_the_patients(text, a.substance)}))
+    taken = [(a.substance.start, a.substance.end) for a in allergies]
+    for m in medications_in(text, exclude=taken):
+        out.append(Found("medications", m.name.text, section, "sentence", m.mention.text, context=text, parsed={
+            "name": m.name.text, "dose": m.dose, "route": m.route, "frequency": m.frequency,
+            "not_the_patients": not_the_patients(text, m.name)}))
+    for p in problems_in(text):
+        out.append(Found("problems", p.description.text, section, "sentence", text, context=text, parsed={
+            "description": p.description.text, "not_the_patients": not_the_patients(text, p.description)}))
+    for r in lab_values_in(text):
+        if not_the_patients(text, r.mention):
+            continue  # "her mother's HbA1c", "if her potassium is 6": no result of the patient's
+        out.append(Found("labs", r.test_name, section, "sentence", r.mention.text, context=text, parsed={
+            "test_name": r.test_name, "value": r.value, "unit": r.unit, "analyte": r.analyte,
+            "stated_when": r.when.text if r.when else None}))
+    return out

@@ -1,0 +1,228 @@
+"""Allergies told in sentences (pure): "She is allergic to penicillin, which gave her
+a rash", "a penicillin allergy - rash", "allergic to codeine (vomiting) and
+sulfonamides", "The morphine made her vomit", "NKDA".
+
+The vocabulary below is data: the words that name an allergic response, the verbs
+that say a substance caused one, the words a substance's name never starts after
+and the words that end a substance's or a reaction's name. Nothing is looked up: a
+substance is whatever the sentence names in that place, with its offsets, so a
+citation quotes the letter exactly. Whether the allergy is the patient's ("her son
+is allergic to peanuts", "not allergic to penicillin") is for the context policy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from extract.values.prose_text import Span, clause_items, strip_span
+
+# --------------------------------------------------------------------------- vocabulary (data)
+
+# Allergies told in a sentence rather than listed ("He wonders whether the
+# chlorhexidine wash gave him a rash", "She reacted to co-amoxiclav with hives",
+# "a possible latex allergy"): the words that name an allergic response, the verbs
+# that say a substance caused one, and where a substance's name stops.
+ALLERGY_WORDS = r"allergic|allergy|allergies|sensitive|sensitivity|hypersensitivity|intolerant|intolerance|" \
+                r"reaction|reactions|reacted|reacts|react"
+ALLERGY_NOUNS = r"allergy|intolerance|sensitivity|hypersensitivity|reaction"
+CAUSE_VERBS = ("gave", "gives", "give", "caused", "causes", "cause", "triggered", "triggers", "provoked",
+               "provokes", "brought on", "brings on", "led to", "leads to", "resulted in", "produced")
+# Words a substance's name never starts after: what the sentence says before it.
+SUBSTANCE_STARTERS = frozenset("""
+the a an his her their its this that these those whether if think thinks thought believes believed says said
+wonders wondered wondering reports reported recalls recalled feels felt possibly perhaps maybe probably and or
+to with he she they it i we you patient patient's mr mrs ms miss dr which who some any
+""".split())
+# Words that end a substance's or a reaction's name.
+MENTION_STOPS = r"after|when|following|on|in|at|during|but|and|or|which|who|that|since|while|although|though|" \
+                r"because|as|so|this|was|were|is|has|had|from|with|last|once|twice|ago|years?|months?|weeks?|" \
+                r"days?|yesterday|today|recently|previously|earlier|before|then|used|given|taken|prescribed|" \
+                r"applied|injected"
+# "made her vomit": a cause verb only with its object.
+CAUSE_VERBS_WITH_OBJECT = ("made", "makes", "make")
+# Words before "allergy" that say what kind of allergy, not to what ("a known allergy").
+NOT_A_SUBSTANCE = frozenset("""
+known drug food medication medicine documented reported recorded severe mild moderate true confirmed suspected
+possible no any other previous prior serious significant life-threatening
+""".split())
+# Statements that there is no known allergy, in a sentence.
+NO_KNOWN_ALLERGY_PHRASES = (
+    r"nkda", r"nka", r"nkfa", r"no known (?:drug |medication |food )?allerg(?:y|ies)",
+    r"no (?:drug |medication )?allergies (?:known|reported|recorded)", r"no known adverse (?:drug )?reactions",
+)
+# Where a reaction is written after a substance: "(rash)", "- rash", ": rash".
+REACTION_MARKS = r"\s*\(\s*|\s[-\u2013\u2014]\s*|\s*:\s*|\s*\u2192\s*|\s*->\s*"
+# A substance in a list of them is at most this many words ("sulfonamide antibiotics").
+MAX_SUBSTANCE_WORDS = 4
+
+# --------------------------------------------------------------------------- reading
+
+_WORD_RUN = r"[A-Za-z0-9][\w'\u2019-]*"
+_STOP = rf"(?=\s+(?:{MENTION_STOPS})\b|\s*[,.;:()!?]|\s+[-\u2013\u2014]\s|\s*$)"
+_TO_SUBSTANCE = re.compile(
+    rf"\b(?:{ALLERGY_WORDS})\s+(?:to|with|against|from|towards?)\s+(?:(?:the|his|her|their|a|an|any|all)\s+)?"
+    rf"(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,3}}?){_STOP}", re.I)
+_CAUSE_VERB = "|".join(v.replace(" ", r"\s+") for v in CAUSE_VERBS)
+_OBJECT = r"(?:him|her|them|me|us|the patient)"
+_CAUSES = re.compile(
+    rf"\b(?:(?:{_CAUSE_VERB})\s+(?:{_OBJECT}\s+)?|(?:{'|'.join(CAUSE_VERBS_WITH_OBJECT)})\s+{_OBJECT}\s+(?:feel\s+)?)"
+    rf"(?:(?:an?|some|his|her|their|my|bad|severe|mild|terrible|nasty|widespread)\s+)*(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?)"
+    rf"{_STOP}", re.I)
+_NOUN_AFTER = re.compile(rf"(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN})?)\s+(?:{ALLERGY_NOUNS})\b", re.I)
+_REACTED_WITH = re.compile(rf"\bwith\s+(?:(?:an?|some)\s+)?(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?){_STOP}", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class AllergyMention:
+    """An allergy told in a sentence: the substance and the reaction, as printed."""
+
+    substance: Span
+    reaction: Span | None = None
+
+
+def _trailing_name(sentence: str, end: int, max_words: int = 3) -> Span | None:
+    """The name that ends at ``end``: the words right before it back to the first
+    word that only introduces it ("whether the chlorhexidine wash" -> "chlorhexidine
+    wash")."""
+    words = list(re.finditer(_WORD_RUN, sentence[:end]))
+    picked = []
+    for m in reversed(words):
+        if m.group(0).lower() in SUBSTANCE_STARTERS or len(picked) == max_words:
+            break
+        if sentence[m.end():(picked[-1].start() if picked else end)].strip(" "):
+            break  # punctuation between the words: another clause
+        picked.append(m)
+    if not picked:
+        return None
+    return Span(sentence[picked[-1].start(): picked[0].end()], picked[-1].start(), picked[0].end())
+
+
+def allergy_in(sentence: str) -> AllergyMention | None:
+    """The allergy a sentence tells of, if it tells one: "allergic/a reaction/
+    sensitive to X", "X gave/caused him a rash", "reacted to X with hives", "an X
+    allergy". Only the sentence's words: nothing is looked up, and a sentence about
+    no substance ("He is otherwise well") gives None."""
+    m = _TO_SUBSTANCE.search(sentence)
+    if m and m.group("s").split()[0].lower() not in SUBSTANCE_STARTERS:
+        substance = Span(m.group("s"), m.start("s"), m.end("s"))
+        r = _REACTED_WITH.search(sentence, m.end("s"))
+        return AllergyMention(substance, Span(r.group("r"), r.start("r"), r.end("r")) if r else None)
+    c = _CAUSES.search(sentence)
+    if c:
+        substance = _trailing_name(sentence, c.start())
+        if substance is not None:
+            return AllergyMention(substance, Span(c.group("r"), c.start("r"), c.end("r")))
+    n = _NOUN_AFTER.search(sentence)
+    if n:
+        substance = _trailing_name(sentence, n.end("s"), max_words=2)
+        if substance is not None:
+            return AllergyMention(substance)
+    return None
+
+
+# ----------------------------------------------------------------- several allergies in one sentence
+
+_NO_KNOWN = re.compile(r"\b(?:" + "|".join(NO_KNOWN_ALLERGY_PHRASES) + r")\b", re.I)
+_LIST_OPENER = re.compile(rf"\b(?:{ALLERGY_WORDS})\s+(?:to|against|towards?)\s+", re.I)
+# Where a list of substances after "allergic to" ends: the clause moves on.
+_LIST_END = re.compile(
+    rf"[;!?]|\.(?=\s|$)|,\s*(?:which|who|but|although|though|and (?:she|he|they|this|that|it))\b"
+    rf"|\s(?:which|who|when|after|following|since|but|although|though|because|as a|in \d{{4}}|last|ago|"
+    rf"(?:{_CAUSE_VERB}))\b|\swith\s(?!(?:the|a|an)\s+(?:{ALLERGY_NOUNS})\b)", re.I)
+_POSSESSIVE = re.compile(r"(?:(?:to|his|her|their|its|any|all|known)\s+)+", re.I)  # "and to latex"
+_REACTION_AFTER = re.compile(rf"^(?:{REACTION_MARKS})(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,3}}?)(?:\s*\)|{_STOP})",
+                             re.I)
+_ITEM_WITH_REACTION = re.compile(r"^(?P<s>.+?)\s*(?:\((?P<r1>[^()]+)\)|\s[-\u2013\u2014]\s*(?P<r2>.+))$")
+
+
+def no_known_allergies_in(sentence: str) -> Span | None:
+    """The words saying there is no known allergy ("NKDA", "no known drug allergies"), or None."""
+    m = _NO_KNOWN.search(sentence)
+    return Span(m.group(0), m.start(), m.end()) if m else None
+
+
+def _item(sentence: str, span: Span) -> AllergyMention | None:
+    """One item of a list of substances, perhaps with its reaction ("codeine (vomiting)")."""
+    lead = _POSSESSIVE.match(span.text)
+    if lead:
+        span = strip_span(sentence, span.start + lead.end(), span.end)
+    m = _ITEM_WITH_REACTION.match(span.text)
+    substance, reaction = span, None
+    if m:
+        substance = strip_span(sentence, span.start + m.start("s"), span.start + m.end("s"))
+        g = "r1" if m.group("r1") else "r2"
+        reaction = strip_span(sentence, span.start + m.start(g), span.start + m.end(g), " \t\n,.;:")
+    words = substance.text.split()
+    if not words or len(words) > MAX_SUBSTANCE_WORDS or words[0].lower() in SUBSTANCE_STARTERS \
+            or not re.match(_WORD_RUN, substance.text):
+        return None
+    return AllergyMention(substance, reaction if reaction and reaction.text else None)
+
+
+def _overlaps(span: Span, taken: list[tuple[int, int]]) -> bool:
+    return any(span.start < e and s < span.end for s, e in taken)
+
+
+def allergies_in(sentence: str) -> list[AllergyMention]:
+    """Every allergy a sentence tells of, in order: lists after "allergic/an allergy/
+    a reaction/sensitive to" ("allergic to penicillin (rash) and codeine"), with a
+    reaction told after them ("..., which gave her a rash", "with hives") for those
+    that name none of their own; "an X allergy (rash)" / "X allergy - rash"; "X gave
+    her a rash". A "no known allergies" statement is ``no_known_allergies_in``'s."""
+    found: list[AllergyMention] = []
+    taken: list[tuple[int, int]] = []
+    none = no_known_allergies_in(sentence)
+    for opener in _LIST_OPENER.finditer(sentence):
+        if none and none.start <= opener.start() < none.end:
+            continue
+        stop = _LIST_END.search(sentence, opener.end())
+        end = stop.start() if stop else len(sentence)
+        items = [i for s in clause_items(sentence, opener.end(), end, max_words=MAX_SUBSTANCE_WORDS + 4)
+                 if (i := _item(sentence, s)) is not None]
+        if not items:
+            continue
+        told = _CAUSES.match(sentence, end) or _CAUSES.search(sentence[:_clause_end(sentence, end)], end) \
+            or _REACTED_WITH.match(sentence, end) or _REACTED_WITH.match(sentence, end + 1)
+        if told:
+            reaction = Span(told.group("r"), told.start("r"), told.end("r"))
+            items = [i if i.reaction else AllergyMention(i.substance, reaction) for i in items]
+        found += items
+        taken.append((opener.start(), told.end() if told else end))
+    for n in _NOUN_AFTER.finditer(sentence):
+        substance = _trailing_name(sentence, n.end("s"), max_words=2)
+        while substance is not None and substance.text.split()[0].lower() in NOT_A_SUBSTANCE:
+            # "a severe peanut allergy": what kind of allergy, not to what ("known allergy to" is a list's)
+            rest = substance.text.split(None, 1)
+            substance = (strip_span(sentence, substance.end - len(rest[1]), substance.end) if len(rest) > 1
+                         else None)
+        if substance is None or _overlaps(substance, taken) or (none and _overlaps(substance, [(none.start, none.end)])):
+            continue
+        r = _REACTION_AFTER.match(sentence[n.end():])
+        reaction = Span(r.group("r"), n.end() + r.start("r"), n.end() + r.end("r")) if r else None
+        if reaction is None and (w := _REACTED_WITH.match(sentence, n.end())):
+            reaction = Span(w.group("r"), w.start("r"), w.end("r"))
+        found.append(AllergyMention(substance, reaction))
+        taken.append((substance.start, reaction.end if reaction else n.end()))
+    for c in _CAUSES.finditer(sentence):
+        substance = _trailing_name(sentence, c.start())
+        if substance is None or _overlaps(substance, taken) or not _ALLERGY_CONTEXT.search(sentence) \
+                and not _REACTION_WORDS.search(c.group("r")):
+            continue
+        found.append(AllergyMention(substance, Span(c.group("r"), c.start("r"), c.end("r"))))
+        taken.append((substance.start, c.end()))
+    return sorted(found, key=lambda m: m.substance.start)
+
+
+def _clause_end(sentence: str, at: int) -> int:
+    m = re.compile(r"[;.!?]").search(sentence, at)
+    return m.start() if m else len(sentence)
+
+
+_ALLERGY_CONTEXT = re.compile(rf"\b(?:{ALLERGY_WORDS})\b", re.I)
+# What a drug "gave" someone that reads as an adverse reaction when no allergy word is
+# printed ("the codeine gave her hives"), not a benefit ("gave him good relief").
+REACTION_WORDS = (r"rash\w*|hives|urticaria|swell\w*|angioedema|anaphyla\w*|wheez\w*|itch\w*|vomit\w*|nause\w*|"
+                  r"blister\w*|diarrh\w*|confus\w*|headache\w*|dizz\w*|breathless\w*|flushing|redness|"
+                  r"stevens[- ]johnson|collapse|palpitations")
+_REACTION_WORDS = re.compile(rf"\b(?:{REACTION_WORDS})", re.I)

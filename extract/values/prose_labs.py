@@ -1,0 +1,129 @@
+"""Lab values told in sentences of a letter (pure): "Her HbA1c was 8.1% in March,
+potassium 5.9 mmol/L and INR 3.4 last week".
+
+The rule is the lab reader's for running text (``extract.lab.prose``), on a
+sentence's characters rather than a page's words: a test name the analyte
+vocabulary knows (longest phrase first), at most two linking words ("was", "of",
+"is now"), a plain number, then perhaps its unit (glued, "8.1%", or the next word).
+Not a result: a target or threshold ("target HbA1c below 53", "if her potassium
+rises above 6"), a number that starts a range ("5 to 7") or a unit the analyte is
+never measured in (a dose, "potassium chloride 600 mg"). When the sentence tells
+when ("in March", "last week", "on 12/03/2024") the words are kept as printed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit
+from extract.values import numbers as V
+from extract.values.prose_text import Span
+
+# --------------------------------------------------------------------------- vocabulary (data)
+
+LINK_WORDS = frozenset({"of", "is", "was", "were", "at", "currently", "now", "level", "levels", "value", "result",
+                        "measured", "came", "back", "today", "recently", "checked", "=", ":", "has", "been",
+                        "rose", "risen", "fell", "fallen", "to", "remains", "remained", "reading"})
+MAX_LINKS = 3
+MAX_NAME_WORDS = 4
+# A word before the name that makes the number a target or a threshold, not a result.
+NOT_A_RESULT_BEFORE = frozenset({"goal", "target", "targets", "desired", "ideal", "optimal", "keep", "maintain",
+                                 "below", "above", "under", "over", "than", "threshold", "aim", "aiming"})
+# A word after the number that makes it a range or a threshold.
+RANGE_AFTER = frozenset({"to", "-", "\u2013", "and/or"})
+# When a sentence says a value was measured.
+WHEN = re.compile(
+    r"\b(?:(?:in|on|from|dated)\s+(?:(?:early|mid|late)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+)?"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?(?:\s+\d{4})?"
+    r"|(?:on|dated)\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|last (?:week|month|year)|yesterday|today|this morning|"
+    r"(?:\d+|two|three|four|a few) (?:days|weeks|months) ago|recently)\b", re.I)
+
+_TOKEN = re.compile(r"[^\s,;()]+")
+_NUMBER_GLUED = re.compile(rf"^(?P<n>{V.NUMBER})(?P<u>%|[a-zA-Z\u00b5/][\w/\u00b5^.]*)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class LabMention:
+    """One result told in a sentence: the name through the value (and unit) as printed."""
+
+    mention: Span
+    test_name: str
+    value: str
+    unit: str
+    analyte: str | None
+    when: Span | None = None
+
+
+def _bare(text: str) -> str:
+    return text.strip().strip("\"'").rstrip(".:").lower()
+
+
+def _name_at(tokens: list[re.Match], i: int, sentence: str) -> int:
+    """How many tokens from ``i`` make a known test name (longest first), or 0."""
+    for n in range(min(MAX_NAME_WORDS, len(tokens) - i), 0, -1):
+        span = tokens[i: i + n]
+        gap = sentence[span[0].start(): span[-1].end()]
+        if re.search(r"[,;.]\s", gap):
+            continue
+        printed = gap.rstrip(":=")
+        letters = [c for c in printed if c.isalpha()]
+        if len(letters) <= 3 and not any(c.isupper() for c in letters):
+            continue  # "pt", "na", "ca" in lower case are words, not test names
+        if known_name(printed):
+            return n
+    return 0
+
+
+def _unit_fits(analyte_id: str | None, unit: str) -> bool:
+    if not unit or analyte_id is None:
+        return True
+    entry = analyte(analyte_id)
+    return normalize_unit(unit) in ({normalize_unit(u) for u in entry.units} if entry else set())
+
+
+def lab_values_in(sentence: str) -> list[LabMention]:
+    """Every result the sentence tells, in order (see the module docstring)."""
+    tokens = list(_TOKEN.finditer(sentence))
+    out: list[LabMention] = []
+    i = 0
+    while i < len(tokens):
+        n = _name_at(tokens, i, sentence)
+        if n == 0 or (i > 0 and _bare(tokens[i - 1].group(0)) in NOT_A_RESULT_BEFORE):
+            i += max(n, 1)
+            continue
+        j, links = i + n, 0
+        while j < len(tokens) and links < MAX_LINKS and _bare(tokens[j].group(0)) in LINK_WORDS \
+                and not re.match(r"[,;.]", sentence[tokens[j - 1].end():tokens[j].start()].strip() or " "):
+            j += 1
+            links += 1
+        if j >= len(tokens) or re.search(r"[,;]", sentence[tokens[j - 1].end(): tokens[j].start()]) \
+                or _bare(tokens[j - 1].group(0)) in NOT_A_RESULT_BEFORE:
+            i += n
+            continue
+        raw = tokens[j].group(0).rstrip(".")
+        m = _NUMBER_GLUED.match(raw)
+        if not m or (m.group("u") and not V.looks_like_unit(m.group("u"))):
+            i += n
+            continue
+        value, unit, end = m.group("n"), m.group("u") or "", tokens[j].start() + len(raw)
+        nxt = tokens[j + 1] if j + 1 < len(tokens) else None
+        joined = nxt is not None and not sentence[tokens[j].end(): nxt.start()].strip()
+        if nxt is not None and joined and _bare(nxt.group(0)) in RANGE_AFTER:
+            i = j + 1
+            continue  # "5 to 7": a range, not a result
+        if not unit and nxt is not None and joined and not raw != tokens[j].group(0) \
+                and V.looks_like_unit(cand := nxt.group(0).rstrip(".")):
+            unit, end = cand, nxt.start() + len(cand)
+        name = sentence[tokens[i].start(): tokens[i + n - 1].end()].rstrip(":=")
+        analyte_id = canonical_analyte(name, unit=unit or None)
+        if not _unit_fits(analyte_id, unit):
+            i = j + 1  # a dose or another measure ("potassium chloride 600 mg")
+            continue
+        clause = re.search(r"[,;]|\sand\s|$", sentence[end:])
+        when = WHEN.search(sentence, end, end + clause.start()) if clause else None
+        start = tokens[i].start()
+        out.append(LabMention(Span(sentence[start:end], start, end), name, value, unit, analyte_id,
+                              Span(when.group(0), when.start(), when.end()) if when else None))
+        i = j + 1
+    return out

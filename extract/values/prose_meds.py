@@ -1,0 +1,147 @@
+"""Medications told in sentences (pure): "She takes warfarin 5 mg orally once daily,
+metformin 500 mg twice daily and lisinopril 10 mg daily", "He was started on
+apixaban 5 mg bd", "continues on levothyroxine 75 micrograms each morning".
+
+A drug is named by a WHO INN stem the question vocabulary already knows
+(``domain.policy.questions.clinical_terms.DRUG_STEMS``: warfarin, metformin,
+lisinopril...) or by the list of common drugs without a telling stem below (data); in
+a sentence that speaks of taking medicines, any word printed right before a dose
+("Zyloric 100 mg daily") is one too. Its dose, route and frequency are what the
+sentence prints after the name, up to the next drug or the end of the clause, read
+by ``extract.values.lists.parse_medication``. A drug named without a dose counts
+only in a sentence that speaks of taking it ("on", "takes", "was started on"...).
+Whether the patient takes it (not her mother, not "if") is the context policy's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from domain.policy.facts.analytes import known_name
+from domain.policy.questions.clinical_terms import DRUG_STEMS
+from extract.values.lists import parse_medication
+from extract.values.prose_text import Span, strip_span
+
+# --------------------------------------------------------------------------- vocabulary (data)
+
+# Common drugs whose names carry no stem DRUG_STEMS knows.
+NAMED_DRUGS = frozenset("""
+aspirin clopidogrel ticagrelor prasugrel digoxin amiodarone insulin metformin gliclazide glimepiride paracetamol
+acetaminophen codeine morphine tramadol oxycodone fentanyl buprenorphine salbutamol albuterol tiotropium
+levothyroxine thyroxine carbimazole allopurinol colchicine febuxostat tamsulosin finasteride spironolactone
+eplerenone indapamide bendroflumethiazide hydrochlorothiazide chlorthalidone verapamil diltiazem doxazosin
+hydralazine isosorbide nicorandil ivabradine ranolazine methotrexate hydroxychloroquine sulfasalazine leflunomide
+azathioprine mycophenolate tacrolimus ciclosporin cyclosporine prednisolone prednisone hydrocortisone
+dexamethasone lithium sodium valproate lamotrigine levetiracetam carbamazepine phenytoin gabapentin pregabalin
+amitriptyline nortriptyline mirtazapine venlafaxine duloxetine citalopram escitalopram quetiapine olanzapine
+haloperidol donepezil memantine levodopa co-careldopa madopar ropinirole pramipexole baclofen tizanidine
+alendronate risedronate denosumab calcium colecalciferol cholecalciferol vitamin ferrous folic iron
+lansoprazole ranitidine famotidine sucralfate loperamide senna lactulose macrogol docusate bisacodyl
+amoxicillin co-amoxiclav flucloxacillin penicillin doxycycline clarithromycin azithromycin erythromycin
+trimethoprim nitrofurantoin cefalexin ciprofloxacin metronidazole
+apixaban rivaroxaban edoxaban dabigatran heparin enoxaparin dalteparin warfarin acenocoumarol
+empagliflozin dapagliflozin canagliflozin sitagliptin linagliptin semaglutide liraglutide dulaglutide
+pioglitazone nitrofurantoin beclometasone budesonide fluticasone montelukast ipratropium formoterol
+""".split())
+# Words that go with a drug's name ("insulin glargine", "isosorbide mononitrate").
+NAME_PARTS = frozenset("""
+glargine detemir degludec aspart lispro isophane mononitrate dinitrate sodium potassium calcium succinate
+tartrate hydrochloride modified-release mr sr xl er acid carbonate fumarate sulphate sulfate
+""".split())
+# Words that make a sentence speak of medicines being taken.
+MEDICATION_CUES = re.compile(
+    r"\b(?:takes?|taking|took|on|started|commenced|initiated|continues?|continuing|remains|prescribed|"
+    r"medications?|medicines?|meds|tablets?|treated|treatment|therapy|uses|using|dose|dosage|increased|"
+    r"reduced|titrated|stopped|discontinued|switched|inhalers?|injections?)\b", re.I)
+# A word right before a dose that is no drug's name.
+NOT_A_DRUG = frozenset("""
+a an the of to at was were is are and or with from by her his their its this that than about around over
+under up down only total daily dose doses taking takes took on was reduced increased last weight lost gained
+inhaler inhalers puffer tablet tablets capsule capsules injection injections patch patches cream spray drops
+solution liquid suspension pen
+""".split())
+# How often, in words the list reader does not know ("each morning", "three times a week").
+MORE_FREQUENCIES = re.compile(
+    r"\b(?:(?:each|every) (?:morning|evening|night|day|week|month)|(?:once|twice|three times) (?:a|per|each) "
+    r"(?:week|day|month)|(?:at|before) breakfast|with (?:food|breakfast|meals)|on alternate days|"
+    r"(?:once|twice) weekly|four[- ]hourly|six[- ]hourly|hourly)\b", re.I)
+# At most this many words between a drug's name and its dose, route or frequency.
+MAX_GAP_WORDS = 2
+
+_WORD = re.compile(r"[A-Za-z][\w'\u2019-]*")
+_DOSE_START = re.compile(r"\s*\(?\d+(?:\.\d+)?\s*(?:mg|mcg|micrograms?|\u00b5g|g|ml|units?|iu|puffs?|tablets?|"
+                         r"mmol|%)\b", re.I)
+_CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s*(?:which|who|but|although|as|because|and (?:she|he|they|her|his))\b"
+                         r"|\s(?:which|who|but|although|because|for (?:her|his|their))\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class MedicationMention:
+    """A medication told in a sentence: its name, and the whole mention as printed
+    (name through dose, route and frequency) with those parts read from it."""
+
+    name: Span
+    mention: Span
+    dose: str | None = None
+    route: str | None = None
+    frequency: str | None = None
+
+
+def _drug_name(word: str) -> bool:
+    w = word.lower()
+    return w in NAMED_DRUGS or bool(DRUG_STEMS.fullmatch(w))
+
+
+def _names(sentence: str, cued: bool) -> list[Span]:
+    """Where drugs are named in the sentence, each with a word that goes with its name."""
+    out: list[Span] = []
+    words = list(_WORD.finditer(sentence))
+    for i, m in enumerate(words):
+        word = m.group(0)
+        known = _drug_name(word)
+        before_dose = cued and bool(_DOSE_START.match(sentence, m.end())) and word.lower() not in NOT_A_DRUG \
+            and not known_name(word) and word[:1].isalpha()
+        if not known and not before_dose:
+            continue
+        start, end = m.start(), m.end()
+        if not known and word.lower() in NAME_PARTS and i > 0 and not sentence[words[i - 1].end(): start].strip():
+            start = words[i - 1].start()  # "alendronic acid 70 mg": the part names the drug with the word before
+        if i + 1 < len(words) and words[i + 1].group(0).lower() in NAME_PARTS \
+                and not sentence[m.end(): words[i + 1].start()].strip():
+            end = words[i + 1].end()
+        if out and out[-1].end >= start:
+            continue
+        out.append(Span(sentence[start: end], start, end))
+    return out
+
+
+def medications_in(sentence: str, exclude: list[tuple[int, int]] = ()) -> list[MedicationMention]:
+    """Every medication the sentence tells of, in order; names inside ``exclude`` (an
+    allergy's substance: "penicillin gave her a rash") are not medications."""
+    cued = bool(MEDICATION_CUES.search(sentence))
+    names = [n for n in _names(sentence, cued) if not any(n.start < e and s < n.end for s, e in exclude)]
+    out: list[MedicationMention] = []
+    for k, name in enumerate(names):
+        stop = _CLAUSE_END.search(sentence, name.end)
+        limit = min([stop.start() if stop else len(sentence)] + ([names[k + 1].start] if k + 1 < len(names) else []))
+        window = sentence[name.end: limit]
+        parsed = parse_medication(sentence[name.start: limit])
+        if not parsed["frequency"] and (more := MORE_FREQUENCIES.search(window)):
+            parsed["frequency"] = more.group(0)
+        details = [p for p in (parsed["dose"], parsed["route"], parsed["frequency"]) if p]
+        if not details and not cued:
+            continue  # "penicillin was the likely cause": named, not taken
+        end = name.end
+        for part in details:
+            at = window.find(part)
+            if at >= 0 and len(window[: at].split()) <= MAX_GAP_WORDS + len(" ".join(details).split()):
+                end = max(end, name.end + at + len(part))
+        mention = strip_span(sentence, name.start, end, " \t\n,;:(")
+        printed = sentence[name.start: end]
+        out.append(MedicationMention(
+            name=name, mention=mention,
+            dose=parsed["dose"] if parsed["dose"] and parsed["dose"] in printed else None,
+            route=parsed["route"] if parsed["route"] and parsed["route"] in printed else None,
+            frequency=parsed["frequency"] if parsed["frequency"] and parsed["frequency"] in printed else None))
+    return out

@@ -1,0 +1,69 @@
+"""Problems told in sentences (pure): "a background of type 2 diabetes and
+hypertension", "PMH: AF, CKD stage 3", "She was diagnosed with gout in 2019",
+"known to have asthma".
+
+A problem is what follows a cue phrase that introduces a person's conditions
+(data below), up to the end of its clause, cut into items at commas and "and"/"or".
+Nothing is looked up; an item longer than a name (``MAX_PROBLEM_WORDS``) is a
+sentence the reader cannot take apart and is left out. "No history of diabetes" is
+read like "a history of diabetes": the context policy says it is negated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from extract.values.prose_text import Span, clause_items
+
+# --------------------------------------------------------------------------- vocabulary (data)
+
+# Phrases after which a sentence lists conditions, longest first.
+PROBLEM_CUES = (
+    r"(?:past )?medical history (?:is )?(?:of|includes?|including|notable for|significant for|remarkable for)",
+    r"(?:past |relevant |significant )?(?:medical |surgical )?history (?:of|includes?|including)",
+    r"p\.?m\.?h\.?x?\s*(?:includes?|of|is|:|-)", r"background (?:history )?(?:of|includes?|including|:)",
+    r"(?:a )?(?:known )?diagnosis of", r"(?:was|were|been|is) diagnosed with", r"diagnosed with",
+    r"known to have", r"(?:she|he|they) (?:is )?known (?:with|to be)", r"(?:she|he|they) (?:also )?(?:has|have) known",
+    r"suffers? from", r"comorbidities (?:include|including|are|of|:)", r"co-morbidities (?:include|including|are|of|:)",
+    r"(?:other )?(?:medical )?problems (?:include|including|are|:)", r"conditions (?:include|including|are|:)",
+)
+# A problem list in a sentence ends where the clause does.
+PROBLEM_STOPS = (
+    r"[;!?]", r"\.(?=\s|$)", r",\s*(?:which|who|for which|with|without|and (?:she|he|they|her|his|is|was|has|there))\b",
+    r"\s(?:which|who|for which|for (?:which|whom)|since|diagnosed|treated|managed|controlled by|on (?!the\b)|"
+    r"requiring|needing|but|although|because|with (?:a|an|the) |in (?:\d{4}|the past|childhood)|"
+    r"(?:\d+|several|many|two|three|four|five|ten) years? ago|last year)\b", r"\s[-\u2013\u2014]\s",
+)
+# Words that are no condition although a cue stands before them ("She has been well").
+NOT_A_PROBLEM = frozenset("""
+been had a an no not some any good well fine several many been been otherwise always never also just recently
+noticed experienced developed become been seen tried taken lost gained two three four five his her their
+been difficulty trouble problems
+""".split())
+MAX_PROBLEM_WORDS = 6
+
+_CUE = re.compile(r"\b(?:" + "|".join(PROBLEM_CUES) + r")\s*", re.I)
+_STOP = re.compile("|".join(PROBLEM_STOPS), re.I)
+@dataclass(frozen=True, slots=True)
+class ProblemMention:
+    """A condition named in a sentence, as printed, and the cue that introduced it."""
+
+    description: Span
+    cue: Span
+
+
+def problems_in(sentence: str) -> list[ProblemMention]:
+    """Every condition the sentence lists after a cue, in order."""
+    out: list[ProblemMention] = []
+    for cue in _CUE.finditer(sentence):
+        if any(p.description.start <= cue.start() < p.description.end for p in out):
+            continue  # the cue's words are part of a condition already read
+        stop = _STOP.search(sentence, cue.end())
+        end = stop.start() if stop else len(sentence)
+        for item in clause_items(sentence, cue.end(), end, max_words=MAX_PROBLEM_WORDS):
+            first = item.text.split()[0].lower().strip(",.:")
+            if first in NOT_A_PROBLEM or not re.match(r"[A-Za-z]", item.text):
+                continue
+            out.append(ProblemMention(item, Span(cue.group(0).strip(), cue.start(), cue.end())))
+    return out

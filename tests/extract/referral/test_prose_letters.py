@@ -1,0 +1,130 @@
+"""Referral letters whose allergies, medications, problems and results are told only
+in sentences (issue 23, item 5), as DOCX and as PDF: each item is read with its
+parts, cited to its sentence (PDF: by page and the box of the quoted words) and held
+for review; what the context policy reads as negated, someone else's or hypothetical
+is never the patient's finding."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.limits import Limits
+from domain.models import Certainty
+from domain.policy.context.mentions import apply_to
+from domain.policy.facts.certainty import classify
+from golden import referral_letters as GL
+from tests.support.extract_support import of_type, read_and_extract
+from tests.support.synthetic import assert_page_citations_verify, docx_letter
+
+
+def _read(data: bytes, pdf: bool):
+    from extract.formats.office.docx import normalize_docx
+    from extract.formats.pdf import normalize_pdf
+    from extract.referral.extractor import extract_referral
+
+    if not pdf:
+        return read_and_extract(data, lambda b: normalize_docx(b, Limits()), extract_referral, "documents:7")
+    from core.services.ingest.processing import validate_response
+
+    content = normalize_pdf(data, render_dir=None, limits=Limits())
+    result = extract_referral(content, "documents:7")
+    assert_page_citations_verify(content, result)  # each quote is on its page, in its box
+    validate_response(result, result.doc_type)
+    return content, result
+
+
+def _certainty(fact, paged: bool) -> Certainty | None:
+    fact = apply_to(fact)
+    return classify(fact, citation_verified=True, paged=paged).certainty
+
+
+def _by(result, fact_type: str, key: str) -> dict:
+    return {f.structured_value[key]: f for f in of_type(result, fact_type)}
+
+
+def test_the_letter_of_the_issue_yields_its_allergy_medications_problems_and_results():
+    _, result = _read(GL.build("prose_anticoag_docx"), pdf=False)
+    (allergy,) = of_type(result, "allergy")
+    assert (allergy.structured_value["substance"], allergy.structured_value["reaction"]) == ("penicillin", "rash")
+    assert allergy.citation.quote_or_value == "She is allergic to penicillin, which gave her a rash."
+    meds = [f for f in of_type(result, "medication") if not f.document_fact_only]
+    assert [(m.structured_value["name"], m.structured_value["dose"], m.structured_value["frequency"]) for m in meds] \
+        == [("warfarin", "5 mg", "once daily"), ("metformin", "500 mg", "twice daily"), ("lisinopril", "10 mg", "daily")]
+    assert meds[0].structured_value["route"] == "orally"
+    labs = {f.structured_value["test_name"]: f.structured_value for f in of_type(result, "lab_result")}
+    assert {k: (v["value"], v["unit"]) for k, v in labs.items()} == {
+        "HbA1c": ("8.1", "%"), "potassium": ("5.9", "mmol/L"), "INR": ("3.4", "")}
+    for f in [allergy, *meds, *of_type(result, "lab_result")]:
+        assert f.wants_review and _certainty(f, paged=False) is Certainty.NEEDS_REVIEW
+        assert f.citation.page_or_section.startswith("paragraph ") and f.citation.quote_or_value in f.context_text
+
+
+def test_negated_family_and_hypothetical_mentions_are_not_the_patients():
+    _, result = _read(GL.build("prose_anticoag_docx"), pdf=False)
+    stroke = _by(result, "problem", "description")["stroke"]
+    mothers = [f for f in of_type(result, "medication") if f.document_fact_only]
+    assert [m.structured_value["name"] for m in mothers] == ["warfarin"]
+    for f in (stroke, *mothers):
+        assert not f.wants_review and _certainty(f, paged=False) is Certainty.DOCUMENT_FACT
+    assert not [f for f in of_type(result, "lab_result") if f.structured_value["value"] == "5"]
+
+
+@pytest.mark.parametrize("name", ["prose_renal_pdf", "prose_nkda_pdf"])
+def test_a_letter_printed_to_pdf_is_cited_by_page_and_box(name):
+    content, result = _read(GL.build(name), pdf=True)
+    assert len(result.identifiers) == 3
+    told = [f for f in result.facts if f.fact_type in ("allergy", "medication", "problem", "lab_result")]
+    assert len(told) >= 6
+    for f in told:
+        assert f.citation.page == 1 and f.citation.bounding_box is not None
+        assert f.citation.page_or_section == "page 1"
+
+
+def test_pdf_letter_reads_routes_and_frequencies_and_a_denied_allergy():
+    _, result = _read(GL.build("prose_renal_pdf"), pdf=True)
+    meds = _by(result, "medication", "name")
+    assert (meds["apixaban"].structured_value["route"], meds["apixaban"].structured_value["frequency"]) == ("PO", "bid")
+    assert meds["furosemide"].structured_value["dose"] == "40 mg"
+    contrast = _by(result, "allergy", "substance")["iodinated contrast"]
+    assert _certainty(contrast, paged=True) is Certainty.DOCUMENT_FACT
+    assert set(_by(result, "problem", "description")) == {"AF", "CKD stage 3", "gout"}
+
+
+def test_no_known_drug_allergies_in_a_sentence_is_the_none_statement():
+    _, result = _read(GL.build("prose_nkda_pdf"), pdf=True)
+    (none,) = of_type(result, "allergy")
+    assert none.structured_value["no_known_allergies"] and none.document_fact_only
+    assert none.citation.quote_or_value == "He has no known drug allergies."
+
+
+def test_a_fresh_letter_in_american_wording():
+    # Written after the rules: a different clinic, drugs, tests and a partner's allergy.
+    _, result = _read(docx_letter(
+        "Patient: Rosalind QUARTERMAINE   DOB: 05/30/1949   MRN: GH-310557",
+        "Dear Dr. Oyelaran,",
+        "Thank you for seeing Mrs. Quartermaine for evaluation of dizziness. Her past medical history is "
+        "significant for hypothyroidism and osteoarthritis. She is allergic to codeine, which made her "
+        "nauseous. Her husband is allergic to peanuts. She takes levothyroxine 88 mcg PO daily and "
+        "meloxicam 7.5 mg daily as needed. Her TSH was 0.08 mIU/L on 08/02/2024. If her sodium is low we "
+        "will repeat labs.",
+        "Sincerely,", "Howard Pimentel-Brandt, MD"), pdf=False)
+    allergies = _by(result, "allergy", "substance")
+    assert allergies["codeine"].structured_value["reaction"] == "nauseous"
+    assert _certainty(allergies["codeine"], paged=False) is Certainty.NEEDS_REVIEW
+    assert _certainty(allergies["peanuts"], paged=False) is Certainty.DOCUMENT_FACT
+    meds = _by(result, "medication", "name")
+    assert (meds["levothyroxine"].structured_value["dose"], meds["levothyroxine"].structured_value["route"]) == \
+        ("88 mcg", "PO")
+    assert meds["meloxicam"].structured_value["dose"] == "7.5 mg"
+    assert set(_by(result, "problem", "description")) == {"hypothyroidism", "osteoarthritis"}
+    assert [f.structured_value["test_name"] for f in of_type(result, "lab_result")] == ["TSH"]
+
+
+def test_a_labelled_medication_paragraph_written_as_a_sentence_gives_one_item_per_drug():
+    _, result = _read(docx_letter(
+        "Patient: Ingram VOSS-HALLORAN", "Medications: He takes nifedipine 30 mg once daily and doxazosin 4 mg at "
+        "night."), pdf=False)
+    meds = of_type(result, "medication")
+    assert [(m.structured_value["name"], m.structured_value["dose"]) for m in meds] == [
+        ("nifedipine", "30 mg"), ("doxazosin", "4 mg")]
+    assert all(m.wants_review for m in meds)

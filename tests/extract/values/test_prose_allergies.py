@@ -1,0 +1,64 @@
+"""Allergies told in sentences: substances with their reactions, in British and
+American wording, lists of them, the no-known-allergies statement; sentences that
+tell of no allergy give none. Written after the rules, in wording they were not
+built against."""
+
+from __future__ import annotations
+
+import pytest
+
+from extract.values.prose_allergies import allergies_in, no_known_allergies_in
+
+
+def told(sentence: str) -> list[tuple[str, str | None]]:
+    return [(m.substance.text, m.reaction.text if m.reaction else None) for m in allergies_in(sentence)]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("He is allergic to amoxicillin, which caused hives.", [("amoxicillin", "hives")]),
+    ("Mrs Dunne is allergic to latex and to elastoplast.", [("latex", None), ("elastoplast", None)]),
+    ("She is intolerant of nothing but is allergic to trimethoprim (rash) and nitrofurantoin (nausea).",
+     [("trimethoprim", "rash"), ("nitrofurantoin", "nausea")]),
+    ("He reports a sensitivity to sulfonamides with a widespread rash in 2015.", [("sulfonamides", "widespread rash")]),
+    ("Her cefalexin allergy (angioedema) is documented.", [("cefalexin", "angioedema")]),
+    ("She has an aspirin allergy \u2013 wheeze.", [("aspirin", "wheeze")]),
+    ("Erythromycin gave him severe diarrhoea.", [("Erythromycin", "diarrhoea")]),
+    ("The ibuprofen made her wheeze.", [("ibuprofen", "wheeze")]),
+    ("The patient is allergic to her own cat.", [("own cat", None)]),
+])
+def test_allergies_with_their_reactions(sentence, expected):
+    assert told(sentence) == expected
+
+
+def test_a_reaction_told_after_a_list_goes_to_each_substance_without_one():
+    assert told("She is allergic to penicillin and flucloxacillin, which both gave her a rash.") == [
+        ("penicillin", "rash"), ("flucloxacillin", "rash")]
+
+
+@pytest.mark.parametrize("sentence", [
+    "The oxycodone gave her good relief overnight.",  # a benefit, not a reaction
+    "He takes amlodipine 10 mg daily.",
+    "She was seen in the allergy clinic last year.",
+    "Her blood pressure reacts well to rest.",
+])
+def test_sentences_that_tell_of_no_allergy(sentence):
+    assert told(sentence) == []
+
+
+@pytest.mark.parametrize("sentence, printed", [
+    ("She has no known drug allergies.", "no known drug allergies"),
+    ("Allergic history: NKDA.", "NKDA"),
+    ("He has no known allergies to medicines or foods.", "no known allergies"),
+    ("There are no drug allergies recorded.", "no drug allergies recorded"),
+])
+def test_no_known_allergies_in_a_sentence(sentence, printed):
+    found = no_known_allergies_in(sentence)
+    assert found is not None and found.text == printed and sentence[found.start:found.end] == printed
+    assert told(sentence) == []  # "no known allergies to medicines": no substance
+
+
+def test_offsets_quote_the_sentence_exactly():
+    sentence = "Mr Yeo is allergic to co-trimoxazole (Stevens-Johnson syndrome)."
+    (m,) = allergies_in(sentence)
+    assert sentence[m.substance.start:m.substance.end] == "co-trimoxazole"
+    assert sentence[m.reaction.start:m.reaction.end] == "Stevens-Johnson syndrome"

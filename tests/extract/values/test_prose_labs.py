@@ -1,0 +1,43 @@
+"""Results told in sentences of a letter: the analyte vocabulary's names, a value and
+its unit (glued or spaced), when the sentence says so; targets, thresholds, ranges
+and doses are not results. Written after the rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from extract.values.prose_labs import lab_values_in
+
+
+def told(sentence: str) -> list[tuple[str, str, str, str | None]]:
+    return [(m.test_name, m.value, m.unit, m.when.text if m.when else None) for m in lab_values_in(sentence)]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Her ferritin was 11 ug/L and haemoglobin 104 g/L on 14/05/2024.",
+     [("ferritin", "11", "ug/L", None), ("haemoglobin", "104", "g/L", "on 14/05/2024")]),
+    ("His PSA has risen to 6.8 ng/mL over the past year.", [("PSA", "6.8", "ng/mL", None)]),
+    ("Sodium 128 mmol/L yesterday, with a urea of 9.1 mmol/L.",
+     [("Sodium", "128", "mmol/L", "yesterday"), ("urea", "9.1", "mmol/L", None)]),
+    ("Her A1c came back at 9.4% in early June.", [("A1c", "9.4", "%", "in early June")]),
+    ("The INR was 1.9 two weeks ago.", [("INR", "1.9", "", "two weeks ago")]),
+])
+def test_results_in_a_sentence(sentence, expected):
+    assert told(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "We aim for a target HbA1c below 53 mmol/mol.",
+    "Please keep her INR between 2 and 3.",
+    "An INR of 2 to 3 is the goal.",
+    "She takes potassium chloride 600 mg twice daily.",  # a dose, not a result
+    "If the potassium rises above 6 please stop the ramipril.",
+])
+def test_targets_thresholds_ranges_and_doses_are_not_results(sentence):
+    assert told(sentence) == []
+
+
+def test_the_mention_is_quoted_as_printed():
+    sentence = "Most recently her creatinine was 143 umol/L."
+    (m,) = lab_values_in(sentence)
+    assert m.mention.text == "creatinine was 143 umol/L" and sentence[m.mention.start:m.mention.end] == m.mention.text

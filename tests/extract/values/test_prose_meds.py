@@ -1,0 +1,56 @@
+"""Medications told in sentences: names by stem or by the list of stemless drugs,
+with the dose, route and frequency printed after each, in British and American
+wording; a drug named without being taken, and an allergy's substance, are not
+medications. Written after the rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from extract.values.prose_meds import medications_in
+
+
+def told(sentence: str, exclude=()) -> list[tuple[str, str | None, str | None, str | None]]:
+    return [(m.name.text, m.dose, m.route, m.frequency) for m in medications_in(sentence, exclude)]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("He takes rosuvastatin 10 mg at night and bisoprolol 2.5 mg once daily.",
+     [("rosuvastatin", "10 mg", None, "at night"), ("bisoprolol", "2.5 mg", None, "once daily")]),
+    ("She was commenced on sertraline 50 mg PO qam by her psychiatrist.",
+     [("sertraline", "50 mg", "PO", "qam")]),
+    ("Her regular medicines are digoxin 125 micrograms od, edoxaban 60 mg od and furosemide 40 mg bd.",
+     [("digoxin", "125 micrograms", None, "od"), ("edoxaban", "60 mg", None, "od"),
+      ("furosemide", "40 mg", None, "bd")]),
+    ("He continues on insulin glargine 18 units subcutaneously at bedtime.",
+     [("insulin glargine", "18 units", "subcutaneously", "at bedtime")]),
+    ("She remains on alendronic acid 70 mg once weekly.", [("alendronic acid", "70 mg", None, "once weekly")]),
+    ("He uses tiotropium 2.5 micrograms inhaled once a day.", [("tiotropium", "2.5 micrograms", "inhaled", "once a day")]),
+    ("She takes Fosamax 70 mg every week.", [("Fosamax", "70 mg", None, "every week")]),
+    ("He is on clopidogrel.", [("clopidogrel", None, None, None)]),
+])
+def test_medications_with_dose_route_and_frequency(sentence, expected):
+    assert told(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "Penicillin is the most likely culprit.",  # named, not taken, no dose
+    "Her HbA1c was 64 mmol/mol in June.",
+    "She lost 5 kg over the summer.",
+    "The amlodipine question can wait until clinic.",
+])
+def test_sentences_that_tell_of_no_medication(sentence):
+    assert told(sentence) == []
+
+
+def test_an_allergy_substance_is_not_a_medication():
+    sentence = "She takes ramipril 5 mg daily; amoxicillin caused a rash."
+    at = sentence.index("amoxicillin")
+    assert told(sentence, [(at, at + len("amoxicillin"))]) == [("ramipril", "5 mg", None, "daily")]
+
+
+def test_the_mention_is_quoted_as_printed():
+    sentence = "Metoprolol succinate 47.5 mg by mouth daily was continued."
+    (m,) = medications_in(sentence)
+    assert m.mention.text == "Metoprolol succinate 47.5 mg by mouth daily"
+    assert sentence[m.mention.start:m.mention.end] == m.mention.text

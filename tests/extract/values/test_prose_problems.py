@@ -1,0 +1,43 @@
+"""Problems told in sentences after a cue ("background of", "PMH:", "diagnosed
+with", "known to have", "suffers from"), cut into items; words that are no
+condition are left out. Written after the rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from extract.values.prose_problems import problems_in
+
+
+def told(sentence: str) -> list[str]:
+    return [m.description.text for m in problems_in(sentence)]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Past medical history includes COPD, osteoporosis and a previous TIA.", ["COPD", "osteoporosis", "previous TIA"]),
+    ("PMHx: HTN, HLD, T2DM.", ["HTN", "HLD", "T2DM"]),
+    ("He has a background of ischaemic heart disease (CABG 2012) and gout.",
+     ["ischaemic heart disease (CABG 2012)", "gout"]),
+    ("She was diagnosed with rheumatoid arthritis three years ago.", ["rheumatoid arthritis"]),
+    ("Mr Amos suffers from chronic migraine, for which he sees neurology.", ["chronic migraine"]),
+    ("Comorbidities include heart failure with reduced ejection fraction; he is otherwise well.",
+     ["heart failure with reduced ejection fraction"]),
+    ("He is known to have polymyalgia rheumatica and a hiatus hernia.", ["polymyalgia rheumatica", "hiatus hernia"]),
+])
+def test_problems_after_a_cue(sentence, expected):
+    assert told(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "She has been well until last month.",
+    "I would be grateful for your advice on her management.",
+    "He takes ramipril 5 mg daily.",
+])
+def test_sentences_that_list_no_problem(sentence):
+    assert told(sentence) == []
+
+
+def test_a_negated_history_is_read_for_the_context_policy_to_judge():
+    # "no history of" is a negation trigger of the context policy; the reader only finds the words.
+    sentence = "There is no past history of epilepsy or head injury."
+    assert told(sentence) == ["epilepsy", "head injury"]
