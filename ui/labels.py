@@ -144,7 +144,7 @@ FLAG = {
 }
 SEX = {"F": "female", "M": "male", "U": "sex not recorded", None: "sex not recorded"}
 CHART_SECTION = {"labs": "Lab results", "allergies": "Allergies", "medications": "Medications",
-                 "problems": "Problems"}
+                 "problems": "Problems", "vital_signs": "Vital signs"}
 CHART_SOURCE = {"manual": "entered by hand", "promoted": "from a document"}
 WORKER_STATE = {"idle": "idle, waiting for work", "busy": "reading a document", "stopped": "stopped",
                 None: "never seen"}

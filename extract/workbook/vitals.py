@@ -38,7 +38,8 @@ VALUE_COLUMN = ("value", "reading", "result", "results", "recorded value", "meas
 UNIT_COLUMN = ("unit", "units", "uom", "unit of measure")
 DATE_COLUMN = ("date", "date/time", "datetime", "date time", "date and time", "taken", "date taken", "time taken",
                "measured", "date measured", "when", "obs date", "observation date", "charted", "recorded at",
-               "recorded on", "date recorded", "visit date", "visit")
+               "recorded on", "date recorded", "visit date", "visit", "recorded", "time recorded",
+               "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at")
 TIME_COLUMN = ("time", "time of reading", "clock time", "hour")
 _SHEET_DATE_LABELS = ("date", "date recorded", "recorded", "recorded on", "taken", "date taken", "visit date",
                       "observation date", "obs date", "measured on")
@@ -51,6 +52,7 @@ class VitalTable:
     layout: str  # "wide" | "long"
     signs: dict[int, tuple[str, str, str]] = field(default_factory=dict)  # wide: col -> (kind, header unit, label)
     columns: dict[str, int] = field(default_factory=dict)  # long: sign, value, unit; both: date, time
+    unknown: dict[int, str] = field(default_factory=dict)  # wide: col -> a header naming no sign
 
 
 def _norm(text: str) -> str:
@@ -75,6 +77,8 @@ def find_vital_header(cells: list[dict], row: int) -> VitalTable | None:
             table.columns.setdefault("time", c["col"])
         elif (sign := sign_of_label(c["text"])) is not None:
             table.signs[c["col"]] = (sign[0], sign[1], V.normalize_ws(c["text"]))
+        else:
+            table.unknown[c["col"]] = V.normalize_ws(c["text"])
     kinds = {k for k, _, _ in table.signs.values()}
     if len(kinds) >= 2 or {"systolic", "diastolic"} <= kinds:
         return table
@@ -131,6 +135,9 @@ class VitalRows:
     # Systolic and diastolic printed on two rows of a long table, waiting for each other
     # by the time they were taken; ``finish`` joins them.
     pending: dict[tuple[str, str | None], dict[str, tuple[_Row, dict, list[str]]]] = field(default_factory=dict)
+    # Numbers under a header of a column-per-sign table that names no known sign
+    # ("GCS", "Pain"): (sheet, header row, header label) -> cells, reported by ``finish``.
+    unread_columns: dict[tuple[str, int, str], list[str]] = field(default_factory=dict)
 
     def wide(self, section: Section, by_col: dict[int, dict], table: VitalTable, fallback_date: str | None) -> None:
         """One row of a column-per-sign table: a reading per sign cell that holds one."""
@@ -150,6 +157,11 @@ class VitalRows:
                                           f"{VITAL_SIGNS[kind].display} reading")
                 continue
             self._add(row, reading, label, cell["text"], measured_at, doubts)
+        for col, label in table.unknown.items():
+            cell = by_col.get(col)
+            if cell is not None and cell["kind"] == "number" or (cell and V.is_numeric_result(cell["text"])):
+                key = (section.meta["sheet"], table.header_row, label)
+                self.unread_columns.setdefault(key, []).append(cell["coord"])
         if len(parts) == 1:
             (part, cell), = parts.items()
             self._not_read(row, cell, f"a {part} pressure ({cell['text']!r}) without its other number")
@@ -199,6 +211,12 @@ class VitalRows:
             _, dia_cell, dia_doubts = halves["diastolic"]
             self._bp(row, sys_cell, dia_cell, measured_at, [*doubts, *dia_doubts])
         self.pending.clear()
+        for (sheet, header_row, label), coords in self.unread_columns.items():
+            self.ctx.warnings.append(ExtractionWarning(
+                code="xlsx_vital_not_read",
+                message=f"{sheet}!{', '.join(coords[:10])}: numbers under {label!r} (the vital-signs table of row "
+                        f"{header_row}) are not a vital sign the reader knows; not read."))
+        self.unread_columns.clear()
 
     def _bp(self, row: _Row, sys_cell: dict, dia_cell: dict, measured_at: str | None, doubts: list[str]) -> None:
         reading = read_bp_parts(sys_cell["text"], dia_cell["text"])

@@ -93,11 +93,19 @@ def sign_of_label(label: str) -> tuple[str, str] | None:
     """(kind, unit named in the label) for a printed label of a vital sign, or None. A
     blood pressure half comes back as ``systolic`` / ``diastolic``."""
     t = _norm(label)
-    for candidate, unit in ((t, ""), _bare(t)):
+    words = t.split()
+    # The label itself, the label with its unit in brackets ("Temp (°C)"), or the label
+    # followed by one of its units ("Temp °F", "Weight kg", "HR bpm", "SpO2 %").
+    tries = [(t, ""), _bare(t)] + [(" ".join(words[:i]), " ".join(words[i:])) for i in range(len(words) - 1, 0, -1)]
+    for candidate, unit in tries:
         if candidate in _LABEL_OF:
             kind = _LABEL_OF[candidate]
+            if unit and canonical_unit(kind, unit) is None and (candidate, unit) != _bare(t):
+                continue  # "Temp site", "BP arm": not a unit, not this sign's label
             return kind, canonical_unit(kind, unit) or unit
         if candidate in _PART_OF:
+            if unit and canonical_unit("blood_pressure", unit) is None and (candidate, unit) != _bare(t):
+                continue
             return _PART_OF[candidate], unit
     return None
 
