@@ -41,8 +41,18 @@ DATE_COLUMN = ("date", "date/time", "datetime", "date time", "date and time", "t
                "recorded on", "date recorded", "visit date", "visit", "recorded", "time recorded",
                "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at")
 TIME_COLUMN = ("time", "time of reading", "clock time", "hour")
-_SHEET_DATE_LABELS = ("date", "date recorded", "recorded", "recorded on", "taken", "date taken", "visit date",
-                      "observation date", "obs date", "measured on")
+_SHEET_DATE_LABELS = ("date", "recorded", "recorded on", "taken", "taken on", "measured on", "seen on", "seen")
+# "Clinic date", "Date of visit", "Date seen": a label about the date of the readings,
+# unless it names another date (of birth, the next review, discharge, printing).
+_DATE_LABEL = re.compile(r"^(?:[a-z]+\s+){0,2}date$|^date\s+(?:of\s+)?[a-z]+$")
+_OTHER_DATES = frozenset({"birth", "dob", "due", "next", "review", "referral", "discharge", "admission", "admitted",
+                          "print", "printed", "report", "reported", "request", "requested", "expiry", "booking",
+                          "appointment", "death", "start", "end", "stop"})
+
+
+def _sheet_date_label(text: str) -> bool:
+    t = _norm(text)
+    return t in _SHEET_DATE_LABELS or (bool(_DATE_LABEL.match(t)) and not set(t.split()) & _OTHER_DATES)
 _TIME = re.compile(r"^(\d{1,2})[:.h](\d{2})(?::\d{2})?\s*(am|pm)?$", re.IGNORECASE)
 
 
@@ -102,11 +112,11 @@ def sheet_date_above(secs: list[Section], header_row: int) -> tuple[str | None, 
     for i, s in enumerate(cells):
         text = V.normalize_ws(s.text)
         inline = re.match(r"^([A-Za-z ]{2,25}?)\s*:\s*(\S.*)$", text)
-        if inline and _norm(inline.group(1)) in _SHEET_DATE_LABELS:
+        if inline and _sheet_date_label(inline.group(1)):
             parsed = parse_date(inline.group(2))
             if parsed and parsed.iso:
                 found = (parsed.iso, s)
-        elif _norm(text) in _SHEET_DATE_LABELS and i + 1 < len(cells) and cells[i + 1].meta["row"] == s.meta["row"]:
+        elif _sheet_date_label(text) and i + 1 < len(cells) and cells[i + 1].meta["row"] == s.meta["row"]:
             nxt = cells[i + 1]
             iso = nxt.meta.get("iso") or ((p := parse_date(nxt.text)) and p.iso)
             if iso:
