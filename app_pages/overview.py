@@ -189,6 +189,8 @@ def _chart_value(key: str, value):
         return labels.abnormal_flag(value)
     if key == "source":
         return labels.chart_source(value)
+    if key == "kind":
+        return labels.vital_sign(value)
     if key == "document_ids":
         return ", ".join(map(str, value))
     return value
