@@ -126,7 +126,7 @@ TOPICS: tuple[Topic, ...] = (
     # ---- vital-sign topics (the blood pressure is above, beside the lab tests it once was)
     Topic("pulse", "pulse", ("pulse", "pulse rate", "heart rate", "hr", "heartbeat", "heart beat"),
           fact_types=("vital_sign",), vitals=("heart_rate",)),
-    Topic("temperature", "temperature", ("temperature", "temp", "fever", "febrile", "afebrile"),
+    Topic("temperature", "temperature", ("temperature", "temp", "temps", "body temperature"),
           fact_types=("vital_sign",), vitals=("temperature",)),
     Topic("respiratory_rate", "respiratory rate", ("respiratory rate", "resp rate", "respirations",
                                                    "breathing rate", "rr"),
