@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from domain.content import Section
 from domain.models import ExtractionWarning, FactProposal, VitalSignValue
 from domain.policy.context.mentions import hedge_cue
-from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible, sign_of_label, summary
+from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible, sign_of_label, vital_text
 from extract.section_facts import SectionFacts
 from extract.values import numbers as V
 from extract.values.dates import parse_date
@@ -254,9 +254,8 @@ class VitalRows:
             factors.append(0.95)
         value = VitalSignValue(kind=reading.kind, label=label, value=reading.value, unit=reading.unit,
                                systolic=reading.systolic, diastolic=reading.diastolic, measured_at=measured_at)
-        text = summary(reading.kind, reading.value, reading.unit) + (f" on {measured_at}" if measured_at else "")
         self.ctx.facts.append(FactProposal(
-            fact_type="vital_sign", fact_text=text, structured_value=value.model_dump(),
+            fact_type="vital_sign", fact_text=vital_text(value.model_dump()), structured_value=value.model_dump(),
             citation=self.ctx.cite(row.section, quote, self.ctx.path("vital_signs")),
             confidence=V.confidence(0.92, factors),
             wants_review=bool(reasons), review_reason="; ".join(dict.fromkeys(reasons)) or None,

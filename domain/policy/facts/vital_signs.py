@@ -173,3 +173,10 @@ def summary(kind: str, value: str, unit: str) -> str:
     name = sign.abbreviation if sign else kind
     sep = "" if unit in ("%", "°C", "°F") else " "
     return f"{name} {value}" + (f"{sep}{unit}" if unit else "")
+
+
+def vital_text(value: dict) -> str:
+    """A reading's one-line text: "BP 152/94 mmHg on 2025-11-02 08:40"."""
+    when = value.get("measured_at")
+    return summary(str(value.get("kind") or ""), str(value.get("value") or ""), str(value.get("unit") or "")) + (
+        f" on {when}" if when else "")

@@ -80,3 +80,20 @@ def test_an_implausible_reading_never_reaches_the_chart(wb, patient):
     pulse = next(f for f in report["facts"] if f["structured_value"].get("kind") == "heart_rate")
     assert pulse["certainty"] == "needs_review" and "plausible range" in pulse["review_reason"]
     assert [r["kind"] for r in chart_view(wb, patient["id"])["vital_signs"]] == ["blood_pressure"]
+
+
+def test_a_misread_reading_is_corrected_by_a_person_and_then_charted(wb, patient):
+    from core.services.review.corrections import correct_fact
+    from domain.errors import BadInput
+
+    report = ingest(wb, patient, obs_book(bp="300/20", pulse=1120), "clinical_workbook", "obs.xlsx")
+    facts = {f["structured_value"]["kind"]: f for f in report["facts"]}
+    with pytest.raises(BadInput, match="systolic/diastolic"):
+        correct_fact(wb, facts["blood_pressure"]["fact_id"], by="dr.reviewer", value="130", reason="misprint")
+    done = correct_fact(wb, facts["blood_pressure"]["fact_id"], by="dr.reviewer", value="130/80",
+                        reason="cell misprinted, checked against the paper chart")
+    assert done["fact_text"] == "BP 130/80 mmHg on 2026-02-11 10:05"
+    assert (done["structured_value"]["systolic"], done["structured_value"]["diastolic"]) == ("130", "80")
+    correct_fact(wb, facts["heart_rate"]["fact_id"], by="dr.reviewer", value="112", reason="extra digit")
+    assert {(r["kind"], r["value"]) for r in chart_view(wb, patient["id"])["vital_signs"]} == {
+        ("blood_pressure", "130/80"), ("heart_rate", "112")}
