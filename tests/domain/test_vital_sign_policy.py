@@ -88,12 +88,16 @@ def test_the_same_reading_from_two_documents_is_one_and_another_value_at_that_ti
 
 @pytest.mark.parametrize("question, topic", [
     ("What is her blood pressure?", "blood_pressure"), ("What was his BP yesterday?", "blood_pressure"),
-    ("What was his pulse?", "pulse"), ("heart rate?", "pulse"), ("Any high temperature?", "temperature"),
+    ("What was his pulse?", "pulse"), ("heart rate?", "pulse"), ("How fast is her breathing rate?", "respiratory_rate"), ("Any high temperature?", "temperature"),
     ("What are her sats?", "oxygen_saturation"), ("How much does he weigh?", "weight"), ("What is her BMI?", "bmi"),
     ("Show me his vital signs", "vitals"),
 ])
 def test_questions_about_a_sign_name_its_topic(question, topic):
     assert topic in parse_question(question).topics
+
+
+def test_a_24_hr_urine_is_no_question_about_the_pulse():
+    assert "pulse" not in parse_question("What was his 24 hr urine protein?").topics
 
 
 def test_a_reading_is_about_its_sign_and_the_vitals():

@@ -124,12 +124,13 @@ TOPICS: tuple[Topic, ...] = (
                         r"platelet", r"\bmcv\b", r"\bmchc?\b", r"\brdw\b", r"\bmpv\b", r"\bhgb\b", r"\bhct\b",
                         r"neutrophil", r"lymphocyt", r"monocyt", r"eosinophil", r"basophil")),
     # ---- vital-sign topics (the blood pressure is above, beside the lab tests it once was)
-    Topic("pulse", "pulse", ("pulse", "pulse rate", "heart rate", "hr", "heartbeat", "heart beat"),
+    # Not "hr" or "rr" alone: "24 hr urine" and "RR interval" are no questions about a sign.
+    Topic("pulse", "pulse", ("pulse", "pulse rate", "heart rate", "heartbeat", "heart beat"),
           fact_types=("vital_sign",), vitals=("heart_rate",)),
     Topic("temperature", "temperature", ("temperature", "temp", "temps", "body temperature"),
           fact_types=("vital_sign",), vitals=("temperature",)),
     Topic("respiratory_rate", "respiratory rate", ("respiratory rate", "resp rate", "respirations",
-                                                   "breathing rate", "rr"),
+                                                   "breathing rate"),
           fact_types=("vital_sign",), vitals=("respiratory_rate",)),
     Topic("oxygen_saturation", "oxygen saturation", ("oxygen saturation", "o2 sat", "o2 sats", "sats", "spo2",
                                                      "sao2", "oxygen level", "oxygen levels", "saturation",
