@@ -10,7 +10,7 @@ from domain.policy.access.permissions import Permission
 from domain.policy.facts.chart_rules import critical_result
 from domain.policy.answers.relevance import context_of, context_tags
 from core.services.admin.access_audit import VIEW_CHART
-from core.services.review.facts import chart_view, patient_facts
+from core.services.review.facts import chart_view, latest_vital_signs, patient_facts
 from core.services.admin.patients import add_patient, chart_documents
 from core.services.ingest.processing import NOTHING_FOUND
 from ui import auth, labels
@@ -132,6 +132,10 @@ for row in critical:
     st.error(f"Critical: {md_text(row['test_name'])} {md_text(row['value'])} {md_text(row['unit'] or '')} (reference "
              f"{md_text(row['reference_range'] or 'not printed')}), collected "
              f"{md_text(row['collection_date'] or 'date not stated')}")
+vitals = latest_vital_signs(charted)
+if vitals:
+    st.markdown("**Latest vital signs in the chart:** " + " · ".join(
+        f"{md_text(v['summary'])} ({md_text(v['measured_at'] or 'date not stated')})" for v in vitals))
 
 
 # Promotion words that would only repeat what the certainty already says.
@@ -177,7 +181,7 @@ for group, title in GROUPS.items():
             fact_row(fact, group)
 
 CHART_COLUMNS = {"abnormal_flag": "flag", "collection_date": "collected", "loinc": "LOINC",
-                 "document_ids": "from documents", "test_name": "test"}
+                 "document_ids": "from documents", "test_name": "test", "kind": "sign", "measured_at": "measured"}
 
 
 def _chart_value(key: str, value):
@@ -185,6 +189,8 @@ def _chart_value(key: str, value):
         return labels.abnormal_flag(value)
     if key == "source":
         return labels.chart_source(value)
+    if key == "kind":
+        return labels.vital_sign(value)
     if key == "document_ids":
         return ", ".join(map(str, value))
     return value

@@ -66,6 +66,7 @@ FactType = Literal[
     "demographic",
     "preference",
     "referral",
+    "vital_sign",
     "other",
 ]
 
@@ -127,6 +128,20 @@ class LabResultValue(BaseModel):
     result_status: str | None = None  # HL7 OBX-11 and similar
 
 
+class VitalSignValue(BaseModel):
+    """One measurement of a vital sign. ``kind`` is the canonical sign
+    (``domain.policy.facts.vital_signs``); a blood pressure keeps its two numbers
+    apart as well as together ("152/94")."""
+
+    kind: str  # blood_pressure, heart_rate, temperature, respiratory_rate, spo2, weight, height, bmi
+    label: str = ""  # as printed ("B/P", "HR", "O2 sat")
+    value: str
+    unit: str = ""
+    systolic: str | None = None
+    diastolic: str | None = None
+    measured_at: str | None = None  # YYYY-MM-DD, or YYYY-MM-DD HH:MM when a time is printed
+
+
 class _ChartItemValue(BaseModel):
     """The structured value of a fact that may become a chart row. Every field is
     optional because not every such fact names a subject (a "no known allergies"
@@ -170,6 +185,7 @@ VALUE_MODELS: dict[str, type[BaseModel]] = {
     "allergy": AllergyValue,
     "medication": MedicationValue,
     "problem": ProblemValue,
+    "vital_sign": VitalSignValue,
 }
 
 

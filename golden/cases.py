@@ -115,13 +115,13 @@ def _collect_people(value: Any, found: set[str]) -> None:
 
 
 EXPECTATION_KEYS = frozenset({
-    "documents",  # {name: {job_status, error_code, identity}}
+    "documents",  # {name: {job_status, error_code, identity, warnings_contain}}
     "facts",  # [{document, fact_type, where, text_contains, certainty, promotion_status, active, quote_contains}]
     "no_facts",  # [same matcher]: nothing may match
     "fact_counts",  # {name: {fact_type|"all": n | [min, max]}}
     "needs_review",  # [matcher]: visible, not promoted, labelled for review
     "document_facts",  # [matcher]: kept as document facts, not promoted
-    "chart",  # {patient: {labs|allergies|medications|problems: [{field: value}]}}
+    "chart",  # {patient: {labs|allergies|medications|problems|vital_signs: [{field: value}]}}
     "chart_absent",  # {patient: {section: [{field: value}]}}
     "chart_counts",  # {patient: {section: n}}
     "promotions",  # [{document, outcome, min?, max?}]

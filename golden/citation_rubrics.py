@@ -37,7 +37,7 @@ def schema_valid(obs: Observation) -> Verdict:
         except ValueError as exc:
             problems.append(f"answer to step {a['step']}: {str(exc).splitlines()[0]}")
     for key, chart in obs.charts.items():
-        if set(chart) != {"labs", "allergies", "medications", "problems"}:
+        if set(chart) != {"labs", "allergies", "medications", "problems", "vital_signs"}:
             problems.append(f"chart of {key} has sections {sorted(chart)}")
     return verdict_from(problems, f"{len(facts)} facts, {len(obs.answers)} answers and the chart match their schemas")
 

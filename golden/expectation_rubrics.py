@@ -73,6 +73,10 @@ def factually_consistent(obs: Observation) -> Verdict:
         for key, got in (("job_status", job.get("status")), ("error_code", job.get("error_code"))):
             if key in want and not same(got, want[key]):
                 problems.append(f"{name}: {key} {got}, expected {want[key]}")
+        said = " ".join(str(w.get("message") or "") for w in job.get("warnings") or [] if isinstance(w, dict))
+        for piece in want.get("warnings_contain", []):
+            if folded_text(piece) not in folded_text(said):
+                problems.append(f"{name}: no job warning says {piece!r}")
     for matcher in e.get("facts", []):
         if (p := _expect_fact(obs, matcher)):
             problems.append(p)

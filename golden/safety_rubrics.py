@@ -112,6 +112,8 @@ def _clinical_key(section: str, row: dict[str, Any]) -> tuple:
     if section == "labs":
         name = row.get("test_name") or ""
         return (canonical_analyte(name) or folded_text(name), str(row.get("collection_date")))
+    if section == "vital_signs":
+        return (row.get("kind"), str(row.get("measured_at")))
     column = {"allergies": "substance", "medications": "name", "problems": "name"}[section]
     return (folded_text(row.get(column) or row.get("description")),)
 

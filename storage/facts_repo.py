@@ -9,6 +9,7 @@ from typing import Any
 import duckdb
 
 from domain.clock import utcnow
+from domain.policy.facts.chart_rules import CHART_TABLES
 from storage.db import insert_rows, one, to_json
 from storage.rows import FactRow, IdentityCheckRow, fetch_all, fetch_one
 
@@ -206,7 +207,7 @@ def facts_by_ids(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> dict[in
     return {int(r.id): r for r in fetch_all(cur, FactRow)}
 
 
-_CHART_TABLES = ("chart_lab_results", "chart_allergies", "chart_medications", "chart_problems")
+_CHART_TABLES = tuple(CHART_TABLES.values())
 
 
 def chart_row_for_comparison(cur: duckdb.DuckDBPyConnection, table: str, record_id: int) -> dict[str, Any] | None:

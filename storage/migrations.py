@@ -249,6 +249,18 @@ def m012_document_parts(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("ALTER TABLE documents ADD COLUMN parent_document_id BIGINT")
 
 
+def m013_chart_vital_signs(cur: duckdb.DuckDBPyConnection) -> None:
+    # Vital signs are a chart kind of their own (issue 23): one row per sign per time,
+    # a blood pressure with its two numbers kept apart. measured_at is text because a
+    # sheet prints a date or a date and time ("2025-03-04 14:30").
+    cur.execute("CREATE SEQUENCE IF NOT EXISTS seq_chart_vital_signs START 1")
+    cur.execute(f"""CREATE TABLE chart_vital_signs ({_id('chart_vital_signs')},
+        patient_id BIGINT NOT NULL, kind VARCHAR NOT NULL, value VARCHAR NOT NULL, unit VARCHAR,
+        systolic VARCHAR, diastolic VARCHAR, measured_at VARCHAR,
+        {_chart_cols()})""")
+    cur.execute("CREATE INDEX idx_chart_vital_signs_patient ON chart_vital_signs (patient_id)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -262,6 +274,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (10, "job owner process and reclaims", m010_job_owner_and_reclaims),
     (11, "HL7 v2 messages received over MLLP", m011_inbound_messages),
     (12, "documents read in parts", m012_document_parts),
+    (13, "chart vital signs", m013_chart_vital_signs),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

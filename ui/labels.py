@@ -8,6 +8,8 @@ import re
 from functools import partial
 from typing import Any
 
+from domain.policy.facts.vital_signs import VITAL_SIGNS
+
 JOB_STATUS = {
     "pending": "waiting to be read", "running": "being read now", "succeeded": "read",
     "failed": "could not be read", "retracted": "deleted", None: "stored only (not read)",
@@ -144,7 +146,7 @@ FLAG = {
 }
 SEX = {"F": "female", "M": "male", "U": "sex not recorded", None: "sex not recorded"}
 CHART_SECTION = {"labs": "Lab results", "allergies": "Allergies", "medications": "Medications",
-                 "problems": "Problems"}
+                 "problems": "Problems", "vital_signs": "Vital signs"}
 CHART_SOURCE = {"manual": "entered by hand", "promoted": "from a document"}
 WORKER_STATE = {"idle": "idle, waiting for work", "busy": "reading a document", "stopped": "stopped",
                 None: "never seen"}
@@ -154,6 +156,11 @@ NOTHING_FOUND = "read, nothing found"
 abnormal_flag = partial(_plain, FLAG)
 sex = partial(_plain, SEX)
 chart_section = partial(_plain, CHART_SECTION)
+
+
+def vital_sign(kind: str | None) -> str:
+    """A vital sign's name in words ("blood pressure" for ``blood_pressure``)."""
+    return _plain({k: s.display for k, s in VITAL_SIGNS.items()}, kind)
 chart_source = partial(_plain, CHART_SOURCE)
 worker_state = partial(_plain, WORKER_STATE)
 

@@ -1,12 +1,18 @@
 """Clinical workbook extractor (doc_type ``clinical_workbook``): ``extract.formats.office.xlsx`` cells
-and row spans -> cited lab results, medications and identity.
+and row spans -> cited lab results, medications, vital signs and identity.
 
 The extractor finds table header rows anywhere on a sheet by their labels (test/analyte,
 result/value, units, range, flag, date; medication/drug, dose, frequency, route), reads
 patient identifiers from a label/value block above the table ("Patient:", "MRN:", "DOB:"),
 and turns rows into ``lab_result`` and ``medication`` facts cited by their row span.
+Tables of vital signs (a column per sign, or a row per sign; also a lab table's rows
+that name a vital sign) become ``vital_sign`` facts (``extract.workbook.vitals``).
 Tables whose headers say they are test plans ("Test Case #", "PASS/FAIL") or that carry
 no result columns (data dictionaries) yield nothing.
+
+Every visible sheet is read; a sheet of which nothing was read (no table the reader
+knows, no patient details) is reported by name (``xlsx_sheet_not_read``), never
+skipped in silence.
 
 Column and identity labels are in ``extract.workbook.labels``.
 """
@@ -36,6 +42,7 @@ from extract.values.lists import parse_medication
 from extract.values.ranges import split_range_unit
 from extract.section_facts import SectionFacts
 from extract.workbook.labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
+from extract.workbook.vitals import VitalRows, VitalTable, find_vital_header, sheet_date_above
 from extract.formats.office.xlsx import ENGINE
 
 SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
@@ -43,10 +50,12 @@ SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
 
 @dataclass(slots=True)
 class _Table:
-    kind: str  # lab | medication
+    kind: str  # lab | medication | vitals
     header_row: int
     columns: dict[str, int]  # role -> column number
     header_units: str = ""  # "Result (mmol/L)"
+    vitals: VitalTable | None = None
+    sheet_date: str | None = None  # a date printed above a vitals table for all its rows
 
 
 _Ctx = SectionFacts
@@ -63,8 +72,11 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
     for sheet, secs in by_sheet.items():
         sheet_dates[sheet] = _identity_block(ctx, secs, plans[sheet])
     has_identity = bool(ctx.identifiers)
+    vitals = VitalRows(ctx, has_identity)
     for sheet, secs in by_sheet.items():
-        _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity)
+        _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity, vitals)
+    vitals.finish()
+    _report_unread_sheets(ctx, by_sheet)
     return ExtractionResult(doc_type=DocType.CLINICAL_WORKBOOK, facts=ctx.facts, identifiers=ctx.identifiers,
                             warnings=ctx.warnings, engine=ENGINE)
 
@@ -81,6 +93,23 @@ def _rows_of(secs: list[Section]) -> list[Section]:
     return [s for s in secs if s.section_type == "row" or s.meta.get("only_cell_in_row")]
 
 
+def _report_unread_sheets(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None:
+    """Name every sheet with content of which nothing was read: no fact and no patient
+    detail cites it, and no warning already says why."""
+    used = {c.citation.page_or_section.rsplit("!", 1)[0] for c in ctx.identifiers if c.citation}
+    used |= {f.citation.page_or_section.rsplit("!", 1)[0] for f in ctx.facts}
+    said = " ".join(w.message for w in ctx.warnings)
+    for sheet, secs in by_sheet.items():
+        if sheet in used or f"{sheet}!" in said:
+            continue
+        cells = sum(s.section_type == "cell" for s in secs)
+        ctx.warnings.append(ExtractionWarning(
+            code="xlsx_sheet_not_read",
+            message=f"Sheet {sheet!r} was not read: none of its {cells} filled cell(s) could be made sense of as "
+                    f"lab results, medications, vital signs or patient details. Check it by eye.",
+        ))
+
+
 def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
     tables: list[_Table] = []
     for s in _rows_of(secs):
@@ -88,6 +117,14 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
         if len(cells) < 2:
             continue
         texts = [c["text"] for c in cells]
+        header_roles = {column_role(c["text"], LAB_ROLES) for c in cells if c["kind"] == "text"}
+        vitals = find_vital_header(cells, s.meta["row"])
+        # A column per sign wins unless the row is a lab header (a test column); a row per
+        # sign only when it is no lab or medication header.
+        if vitals is not None and vitals.layout == "wide" and "test" not in header_roles:
+            tables.append(_Table("vitals", s.meta["row"], {}, vitals=vitals,
+                                 sheet_date=sheet_date_above(secs, s.meta["row"])[0]))
+            continue
         lab = {}
         med = {}
         for c in cells:
@@ -102,6 +139,9 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
         is_lab = "test" in lab and "value" in lab and len(lab) >= 3
         is_med = "name" in med and ("dose" in med or "frequency" in med)
         if not (is_lab or is_med):
+            if vitals is not None:
+                tables.append(_Table("vitals", s.meta["row"], {}, vitals=vitals,
+                                     sheet_date=sheet_date_above(secs, s.meta["row"])[0]))
             continue
         if any(TEST_PLAN.search(t) for t in texts):
             ctx.warnings.append(ExtractionWarning(
@@ -231,7 +271,7 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section) -> None:
 
 
 def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], sheet_date: str | None,
-          has_identity: bool) -> None:
+          has_identity: bool, vitals: VitalRows) -> None:
     header_rows = {t.header_row for t in tables}
     for s in _rows_of(secs):
         row = s.meta["row"]
@@ -243,8 +283,18 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         by_col = {c["col"]: c for c in _row_cells(s)}
         if len(by_col) < 2:
             continue  # a title or a note inside the table area
-        if table.kind == "lab":
-            _lab_row(ctx, s, table, by_col, sheet_date, has_identity)
+        if table.kind == "vitals":
+            date = table.sheet_date or sheet_date
+            if table.vitals.layout == "wide":
+                vitals.wide(s, by_col, table.vitals, date)
+            else:
+                vitals.long(s, by_col, table.vitals.columns, date)
+        elif table.kind == "lab":
+            # A lab table's row naming a vital sign ("Pulse | 112 | bpm") is a vital sign.
+            as_vital = {"sign": table.columns["test"], "value": table.columns["value"],
+                        **{r: table.columns[r] for r in ("unit", "date") if r in table.columns}}
+            if not vitals.long(s, by_col, as_vital, sheet_date, strict=False):
+                _lab_row(ctx, s, table, by_col, sheet_date, has_identity)
         else:
             _med_row(ctx, s, table, by_col, has_identity)
 

@@ -47,7 +47,7 @@ def test_every_design_table_exists(tmp_path):
         tables = {r[0] for r in cur.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     db.close()
     expected = {
-        "patients", "chart_lab_results", "chart_allergies", "chart_medications", "chart_problems",
+        "patients", "chart_lab_results", "chart_allergies", "chart_medications", "chart_problems", "chart_vital_signs",
         "document_categories", "document_type_mappings", "documents", "processing_jobs", "worker_heartbeats",
         "identity_checks", "document_facts", "promotions", "retractions", "review_decisions",
         "supervisor_handoffs", "guideline_chunks", "eval_runs", "eval_case_results",

@@ -186,3 +186,19 @@ def with_doctype(doctype: str, reference: str):
         xml = xml[:head_end] + doctype + xml[head_end:]
         return xml.replace("<t>", f"<t>{reference}", 1).replace("<v>", f"<v>{reference}", 1)
     return edit
+
+
+def sheets_workbook(sheets: dict[str, list[list]]) -> bytes:
+    """A workbook of named sheets, each a list of rows (cells as openpyxl takes them:
+    text, numbers, datetimes; None leaves a cell empty)."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.remove(wb.active)
+    for name, rows in sheets.items():
+        ws = wb.create_sheet(name)
+        for row in rows:
+            ws.append(row)
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()

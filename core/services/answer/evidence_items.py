@@ -16,6 +16,7 @@ from typing import Any
 from domain.models import Citation, ClinicalContext, EvidenceItem
 from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
 from domain.policy.answers.lab_series import LabSeries
+from domain.policy.facts.vital_signs import VITAL_SIGNS
 from domain.policy.answers.relevance import context_of, with_context
 from domain.policy.questions.topics import report_furniture, report_kinds, topics_of
 from core.services.workbench import Workbench
@@ -72,6 +73,14 @@ def _lab_text(v: dict[str, Any]) -> str:
     return ", ".join([" ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else parts[0]
 
 
+def _vital_text(v: dict[str, Any]) -> str:
+    sign = VITAL_SIGNS.get(str(v["kind"]))
+    name = sign.display.capitalize() if sign else str(v["kind"])
+    unit = f" {v['unit']}" if v.get("unit") else ""
+    when = f"measured {v['measured_at']}" if v.get("measured_at") else "date not stated"
+    return f"{name} {v['value']}{unit}, {when}"
+
+
 def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
     """A sentence built from stored structured values, exactly as stored."""
     if fact_type == "lab_result" and v.get("test_name"):
@@ -81,9 +90,16 @@ def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
     if fact_type == "medication" and v.get("name"):
         extra = " ".join(str(v[k]) for k in ("dose", "frequency") if v.get(k))
         return f"Medication: {v['name']}" + (f" {extra}" if extra else "")
+    if fact_type == "vital_sign" and v.get("kind") and v.get("value"):
+        return _vital_text(v)
     if fact_type == "problem" and v.get("description"):
         return f"Problem: {v['description']}" + (f" ({v['code']})" if v.get("code") else "")
     return fallback
+
+
+def _date_of(value: dict[str, Any]) -> str | None:
+    """The date a finding was taken: a result's collection date, a vital sign's time."""
+    return value.get("collection_date") or (str(value["measured_at"]) if value.get("measured_at") else None)
 
 
 def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candidate:
@@ -94,13 +110,13 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candida
     if row.get("promotion_citation"):
         citations = [Citation.model_validate(row["promotion_citation"])]
     else:
-        subject = str(value.get({"lab_result": "value"}.get(fact_type, "id")) or row["id"])
+        subject = str(value.get({"lab_result": "value", "vital_sign": "value"}.get(fact_type, "id")) or row["id"])
         citations = [Citation(source_type="chart", source_id=f"{table}:{row['id']}", page_or_section=table,
                               field_or_chunk_id=f"{table}.{row['id']}", quote_or_value=text or subject,
                               verified=True)]
     item = EvidenceItem(evidence_id=f"{table}:{row['id']}", kind="chart", fact_type=fact_type, text=text,
                         structured=value, citations=citations, abnormal=is_abnormal(value.get("abnormal_flag")),
-                        date=value.get("collection_date"))
+                        date=_date_of(value))
     source = " ".join([text, *(c.quote_or_value for c in citations)])
     return Candidate(item, topics_of(fact_type, value, text, context), context, source)
 
@@ -116,7 +132,7 @@ def _fact_candidate(fact: dict[str, Any], evidence_source: str) -> Candidate:
         text = f"{text} — needs review: {reason}"
     item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=evidence_source, fact_type=fact["fact_type"], text=text,
                         structured=value, citations=[citation], abnormal=is_abnormal(value.get("abnormal_flag")),
-                        date=value.get("collection_date"))
+                        date=_date_of(value))
     source = f"{fact['fact_text']} {citation.quote_or_value}"
     return Candidate(item, topics_of(fact["fact_type"], value, fact["fact_text"], context), context, source)
 

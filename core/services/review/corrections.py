@@ -15,6 +15,7 @@ from domain.errors import BadInput
 from domain.models import BoundingBox
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
 from domain.policy.facts.review_rules import correction_changes, lab_text, normalise_box, quote_missing_from_box
+from domain.policy.facts.vital_signs import vital_text
 from core.services.review.document_view import is_paged, page_words
 from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.decisions import (authorize_decision, decidable_fact, fact_state, live_fact, verify_and_promote,
@@ -47,7 +48,12 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
         new = {**old, **changes}
         if "abnormal_flag" in changes:
             new["flag_derived"] = False  # a person stated it
-        text = lab_text(new) if fact.fact_type == "lab_result" else _replace_subject(fact.fact_text, old, changes)
+        if fact.fact_type == "lab_result":
+            text = lab_text(new)
+        elif fact.fact_type == "vital_sign":
+            text = vital_text(new)
+        else:
+            text = _replace_subject(fact.fact_text, old, changes)
         before = {"structured_value": {k: old.get(k) for k in changes}, "fact_text": fact.fact_text,
                   **fact_state(fact)}
         # The misread value leaves the chart (and its open review) before the corrected one is promoted.

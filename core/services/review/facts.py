@@ -6,6 +6,7 @@ from typing import Any
 
 from domain.models import Certainty, IdentityStatus, StoredFact
 from domain.policy.facts.chart_rules import CHART_DESTINATIONS, CHART_TABLES, is_critical, review_group
+from domain.policy.facts.vital_signs import VITAL_SIGNS, summary
 from domain.policy.identity.gate import combine_parts
 from core.services.workbench import Workbench
 from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
@@ -141,7 +142,8 @@ def chart(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
         return {table: promotions_repo.patient_chart_rows(cur, table, patient_id) for table in CHART_TABLES.values()}
 
 
-_CHART_SECTIONS = {"lab_result": "labs", "allergy": "allergies", "medication": "medications", "problem": "problems"}
+_CHART_SECTIONS = {"lab_result": "labs", "allergy": "allergies", "medication": "medications", "problem": "problems",
+                   "vital_sign": "vital_signs"}
 
 
 def chart_view(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
@@ -159,4 +161,17 @@ def chart_view(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]
                 if fact_type == "lab_result":
                     item["critical"] = is_critical(row.get("abnormal_flag"))
                 section.append(item)
+    # Newest reading first, so the first row of each sign is its latest.
+    out["vital_signs"].sort(key=lambda r: str(r.get("measured_at") or ""), reverse=True)
     return out
+
+
+def latest_vital_signs(charted: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The newest chart row of each vital sign (from ``chart_view``), in the
+    vocabulary's order of signs, each with its one-line summary."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in charted.get("vital_signs", []):
+        latest.setdefault(row["kind"], row)
+    order = list(VITAL_SIGNS)
+    return [row | {"summary": summary(row["kind"], row["value"], row.get("unit") or "")}
+            for row in sorted(latest.values(), key=lambda r: order.index(r["kind"]) if r["kind"] in order else 99)]

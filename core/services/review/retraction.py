@@ -147,6 +147,7 @@ def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
     another live document supports them (the lifetime rule of ``reconcile_chart_rows``,
     applied as if this document's promotions were already gone)."""
     from domain.policy.facts.chart_rules import CHART_DESTINATIONS, FACT_TYPE_OF_TABLE
+    from domain.policy.facts.vital_signs import summary
 
     with wb.db.cursor() as cur:
         document = _live_document(cur, document_id)
@@ -162,8 +163,11 @@ def deletion_impact(wb: Workbench, document_id: int) -> dict[str, Any]:
         for table, row, backers in _governed_rows(cur, touched, without_documents=frozenset(gone)):
             subject = CHART_DESTINATIONS[FACT_TYPE_OF_TABLE[table]][1][0]
             others = sorted({b.document_id for b in backers})
-            item = {"table": table, "row_id": row["id"],
-                    "label": str((described[table].get(row["id"]) or {}).get(subject) or f"row {row['id']}"),
+            shown = described[table].get(row["id"]) or {}
+            label = str(shown.get(subject) or f"row {row['id']}")
+            if FACT_TYPE_OF_TABLE[table] == "vital_sign" and shown.get("value"):
+                label = summary(str(shown["kind"]), str(shown["value"]), str(shown.get("unit") or ""))
+            item = {"table": table, "row_id": row["id"], "label": label,
                     "kept_by_documents": others}
             (kept_rows if others else retracted_rows).append(item)
     return {"document_id": document_id, "filename": document["filename"], "facts": len(facts),

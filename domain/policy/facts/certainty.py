@@ -45,8 +45,9 @@ from dataclasses import dataclass
 from domain.models import Certainty, ClinicalContext, FactProposal
 from domain.policy.facts.analytes import unitless_analyte
 from domain.policy.facts.lab_vocabulary import implausible_magnitude, known_analyte, known_unit
+from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible
 
-MIN_CONFIDENCE = {"lab_result": 0.7, "allergy": 0.85, "medication": 0.85, "problem": 0.85}
+MIN_CONFIDENCE = {"lab_result": 0.7, "allergy": 0.85, "medication": 0.85, "problem": 0.85, "vital_sign": 0.7}
 PROMOTABLE = frozenset(MIN_CONFIDENCE)
 REVIEW_FLOOR = 0.35  # below this even a review item is noise
 OCR_MARGIN = 0.1  # an OCR read must be this much more confident to be promoted
@@ -130,6 +131,18 @@ def _missing_lab_fields(value: dict) -> list[str]:
     return missing
 
 
+def _vital_sign_doubt(value: dict) -> str | None:
+    """Why a vital sign cannot enter the chart unseen: a field missing, a sign the
+    vocabulary does not know, or a reading no body gives (``vital_signs.implausible``)."""
+    missing = [k for k in ("kind", "value", "unit", "measured_at") if not str(value.get(k) or "").strip()]
+    if missing:
+        return "missing " + ", ".join("date" if k == "measured_at" else k for k in missing)
+    kind = str(value["kind"])
+    if kind not in VITAL_SIGNS:
+        return f"{kind!r} is not a known vital sign"
+    return implausible(kind, str(value["value"]), str(value["unit"]), value.get("systolic"), value.get("diastolic"))
+
+
 def _ocr_doubts(proposal: FactProposal) -> str | None:
     """Why an OCR read cannot be promoted without a person, or None."""
     value = proposal.structured_value or {}
@@ -202,6 +215,8 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
         if doubt := decimal_separator_doubt(*(str(value.get(k) or "") for k in ("value", "reference_range",
                                                                                  "critical_range"))):
             return Classification(Certainty.NEEDS_REVIEW, doubt.reason)
+    if proposal.fact_type == "vital_sign" and (doubt := _vital_sign_doubt(value)):
+        return Classification(Certainty.NEEDS_REVIEW, doubt)
     if proposal.confidence < MIN_CONFIDENCE[proposal.fact_type] + (OCR_MARGIN if ocr else 0.0):
         return Classification(Certainty.NEEDS_REVIEW, f"low confidence ({proposal.confidence:.2f})")
     if ocr and (doubt := _ocr_doubts(proposal)):

@@ -24,6 +24,7 @@ CHART_DESTINATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "allergy": ("chart_allergies", ("substance", "reaction", "severity")),
     "medication": ("chart_medications", ("name", "dose", "frequency")),
     "problem": ("chart_problems", ("description", "code")),
+    "vital_sign": ("chart_vital_signs", ("kind", "value", "unit", "systolic", "diastolic", "measured_at")),
 }
 CHART_TABLES: dict[str, str] = {fact_type: table for fact_type, (table, _) in CHART_DESTINATIONS.items()}
 FACT_TYPE_OF_TABLE: dict[str, str] = {table: fact_type for fact_type, table in CHART_TABLES.items()}
@@ -85,7 +86,7 @@ def held_for_item_review(fact: Mapping[str, Any]) -> str | None:
     ctx = ClinicalContext.model_validate(fact["context"]) if fact.get("context") else None
     if doubt := hedged(ctx) or not_the_patients_fact(ctx):
         return doubt
-    if fact.get("fact_type") != "lab_result":
+    if fact.get("fact_type") not in ("lab_result", "vital_sign"):  # table values, no wording to hedge
         # Facts stored before context attributes existed still carry their words.
         quote = str((fact.get("citation") or {}).get("quote_or_value") or "")
         if cue := hedge_cue(f"{fact.get('fact_text') or ''} {quote}"):

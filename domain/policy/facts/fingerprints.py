@@ -5,7 +5,8 @@ fact fingerprint      source-scoped: the same fact from the same document, howev
 clinical content      patient-scoped: the same clinical content from any document
                       (a re-upload under a new id) hashes the same;
 clinical key          patient-scoped content minus the value: same test on the same
-                      date with a different value is a conflict, not a new fact.
+                      date with a different value is a conflict, not a new fact (a vital
+                      sign: the same sign at the same date and time).
 
 A lab result's test is its canonical analyte (``domain.policy.facts.analytes``: "HbA1c" and
 "Hemoglobin A1c" are one test), falling back to the printed name when the vocabulary
@@ -27,12 +28,14 @@ _KEY_FIELDS = {
     "allergy": ("substance",),
     "medication": ("name",),
     "problem": ("description",),
+    "vital_sign": ("kind", "measured_at"),
 }
 _VALUE_FIELDS = {
     "lab_result": ("value", "unit"),
     "allergy": ("reaction",),
     "medication": ("dose", "frequency"),
     "problem": ("code",),
+    "vital_sign": ("value", "unit"),
 }
 
 

@@ -28,6 +28,7 @@ CORRECTABLE_FIELDS: dict[str, dict[str, str]] = {
     "allergy": {"value": "substance"},
     "medication": {"value": "name"},
     "problem": {"value": "description"},
+    "vital_sign": {"value": "value", "unit": "unit"},
 }
 
 # Decisions that close an item, and how a sentence says them.
@@ -117,6 +118,14 @@ def correction_changes(fact_type: str, structured: Mapping[str, Any], requested:
             new = "" if param == "unit" else None
         if (structured.get(key) or None) != (new or None):
             changes[key] = new
+    if fact_type == "vital_sign" and "value" in changes and structured.get("kind") == "blood_pressure":
+        # A blood pressure keeps its two numbers apart as well as together.
+        parts = re.fullmatch(r"\s*(\d{2,3})\s*/\s*(\d{2,3})\s*", changes["value"])
+        if parts is None:
+            problems.append(f"a blood pressure is written systolic/diastolic (as 148/92), not {changes['value']!r}")
+        else:
+            changes.update(value=f"{parts.group(1)}/{parts.group(2)}", systolic=parts.group(1),
+                           diastolic=parts.group(2))
     return changes, problems
 
 

@@ -183,6 +183,8 @@ def _record_kind(topics: tuple[str, ...]) -> str:
     for topic in topics:
         if topic in _RECORD_KINDS:
             return topic
+        if TOPIC_BY_NAME[topic].vitals:
+            return "vitals"
         if TOPIC_BY_NAME[topic].is_lab:
             return "labs"
     return "problems"

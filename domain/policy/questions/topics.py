@@ -54,6 +54,8 @@ class Topic:
     condition_patterns: tuple[str, ...] = ()
     related: tuple[str, ...] = ()
     group: str = ""  # lab topics read together in an answer ("glycemic": A1c and glucose)
+    # Vital-sign topics: the kinds of sign they cover (``domain.policy.facts.vital_signs``).
+    vitals: tuple[str, ...] = ()
 
     @property
     def is_condition(self) -> bool:
@@ -91,8 +93,10 @@ TOPICS: tuple[Topic, ...] = (
           analytes=("cholesterol_total", "hdl", "ldl", "triglycerides", "non_hdl", "vldl", "chol_hdl_ratio"),
           lab_patterns=(r"cholesterol", r"\bldl\b", r"\bhdl\b", r"triglycerid", r"lipid"),
           guideline_hint="cholesterol lipid statin primary prevention"),
-    Topic("blood_pressure", "blood pressure", ("blood pressure", "bp", "systolic", "diastolic"),
-          fact_types=("lab_result", "problem"), lab_patterns=(r"blood pressure", r"systolic", r"diastolic", r"\bbp\b"),
+    Topic("blood_pressure", "blood pressure", ("blood pressure", "bp", "b/p", "systolic", "diastolic",
+                                               "blood pressures", "bp readings"),
+          fact_types=("lab_result", "problem", "vital_sign"),
+          lab_patterns=(r"blood pressure", r"systolic", r"diastolic", r"\bbp\b"), vitals=("blood_pressure",),
           guideline_hint="blood pressure hypertension screening out-of-office confirmation follow-up"),
     Topic("kidney", "kidney function", ("kidney", "kidneys", "renal", "egfr", "gfr", "creatinine", "albumin", "uacr",
                                         "microalbumin", "albuminuria", "kidney function", "renal function"),
@@ -119,6 +123,23 @@ TOPICS: tuple[Topic, ...] = (
           lab_patterns=(r"\bwbc\b", r"white", r"\brbc\b", r"^hemoglobin$", r"^haemoglobin$", r"hematocrit",
                         r"platelet", r"\bmcv\b", r"\bmchc?\b", r"\brdw\b", r"\bmpv\b", r"\bhgb\b", r"\bhct\b",
                         r"neutrophil", r"lymphocyt", r"monocyt", r"eosinophil", r"basophil")),
+    # ---- vital-sign topics (the blood pressure is above, beside the lab tests it once was)
+    # Not "hr" or "rr" alone: "24 hr urine" and "RR interval" are no questions about a sign.
+    Topic("pulse", "pulse", ("pulse", "pulse rate", "heart rate", "heartbeat", "heart beat"),
+          fact_types=("vital_sign",), vitals=("heart_rate",)),
+    Topic("temperature", "temperature", ("temperature", "temp", "temps", "body temperature"),
+          fact_types=("vital_sign",), vitals=("temperature",)),
+    Topic("respiratory_rate", "respiratory rate", ("respiratory rate", "resp rate", "respirations",
+                                                   "breathing rate"),
+          fact_types=("vital_sign",), vitals=("respiratory_rate",)),
+    Topic("oxygen_saturation", "oxygen saturation", ("oxygen saturation", "o2 sat", "o2 sats", "sats", "spo2",
+                                                     "sao2", "oxygen level", "oxygen levels", "saturation",
+                                                     "saturations", "pulse ox", "pulse oximetry"),
+          fact_types=("vital_sign",), vitals=("spo2",)),
+    Topic("weight", "weight", ("weight", "weigh", "weighs", "body weight"), fact_types=("vital_sign",),
+          vitals=("weight",)),
+    Topic("height", "height", ("height", "how tall", "tall"), fact_types=("vital_sign",), vitals=("height",)),
+    Topic("bmi", "body mass index", ("bmi", "body mass index"), fact_types=("vital_sign",), vitals=("bmi",)),
     # ---- condition topics (a problem entry or note that names the condition)
     _condition("diabetes", "diabetes",
                ("diabetes", "diabetic", "dm", "t2dm", "t1dm", "type 2 diabetes", "type 1 diabetes", "diabetes mellitus",
@@ -164,6 +185,10 @@ TOPICS: tuple[Topic, ...] = (
     # ---- broad lab topic (every lab result)
     Topic("labs", "lab results", ("labs", "lab results", "lab", "results", "bloodwork", "blood work", "tests",
                                   "test results", "laboratory"), lab_patterns=(r".",)),
+    # ---- broad vital-sign topic (every vital sign)
+    Topic("vitals", "vital signs", ("vitals", "vital signs", "vital sign", "observations", "obs", "vital"),
+          fact_types=("vital_sign",), vitals=("blood_pressure", "heart_rate", "temperature", "respiratory_rate",
+                                              "spo2", "weight", "height", "bmi")),
     # ---- record topics
     Topic("medications", "medications", ("medication", "medications", "meds", "medicines", "medicine", "drugs",
                                          "prescriptions", "taking", "takes", "pills", "metformin", "statin",
@@ -206,6 +231,7 @@ TOPIC_BY_NAME = {t.name: t for t in TOPICS}
 _SYNONYMS = tuple((t.name, re.compile(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])"))
                   for t in TOPICS for phrase in t.synonyms)
 CONDITION_TOPICS = tuple(t for t in TOPICS if t.is_condition)
+VITAL_TOPIC_LIST = tuple(t for t in TOPICS if t.vitals)
 LAB_TOPIC_LIST = tuple(t for t in TOPICS if t.is_lab)
 LAB_TOPICS = frozenset(t.name for t in LAB_TOPIC_LIST)
 _CONDITION_BY_LABEL = {t.label.lower(): t for t in CONDITION_TOPICS}
@@ -219,6 +245,7 @@ PRIMARY_TOPIC = {"allergy": "allergies", "medication": "medications", "problem":
 _TEXT_FACT_TYPES = ("problem", "other", "chief_concern", "referral")
 # Broad topics give way to a more specific one named in the same question.
 _BROAD = {"labs": LAB_TOPICS - {"labs"},
+          "vitals": frozenset(t.name for t in VITAL_TOPIC_LIST) - {"vitals"},
           "problems": frozenset(t.name for t in CONDITION_TOPICS) | (LAB_TOPICS - {"labs"})}  # "A1c history"
 
 
@@ -306,6 +333,8 @@ def topics_of(fact_type: str, value: dict[str, Any], text: str, context: Clinica
     patient's own when the mention is affirmed and about the patient."""
     if fact_type == "lab_result":
         return lab_topics(value)
+    if fact_type == "vital_sign":
+        return {t.name for t in VITAL_TOPIC_LIST if value.get("kind") in t.vitals}
     found: set[str] = set()
     if fact_type in PRIMARY_TOPIC:
         found.add(PRIMARY_TOPIC[fact_type])

@@ -174,7 +174,7 @@ def test_chart_and_review_through_the_cli(initialised, tmp_path):
     assert {x["outcome"] for x in second["promotions"]} == {"duplicate_skipped"}
 
     charted = as_json(cli(initialised, "chart", "--patient", p.mrn, "--json"))
-    assert set(charted) == {"labs", "allergies", "medications", "problems"}
+    assert set(charted) == {"labs", "allergies", "medications", "problems", "vital_signs"}
     assert len(charted["labs"]) == len(case.results)
     assert all(r["document_ids"] == [first["document_id"], second["document_id"]] and "critical" in r
                for r in charted["labs"])

@@ -101,7 +101,7 @@ def test_chart_command_view_has_values_critical_and_supporting_documents(wb):
     patient = chart_patient(wb, CASE.patient)
     report = ingest(wb, patient, render_lab(CASE), "lab_pdf")
     view = chart_view(wb, patient["id"])
-    assert set(view) == {"labs", "allergies", "medications", "problems"}
+    assert set(view) == {"labs", "allergies", "medications", "problems", "vital_signs"}
     assert len(view["labs"]) == len(CASE.results)
     for row in view["labs"]:
         assert {"test_name", "value", "unit", "reference_range", "collection_date", "abnormal_flag", "critical",
