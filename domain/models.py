@@ -67,6 +67,9 @@ FactType = Literal[
     "preference",
     "referral",
     "other",
+    # Result-like content no fact cites (the coverage guard, extract/coverage.py): one
+    # review item per document, never a clinical finding, never promoted.
+    "unread_content",
 ]
 
 

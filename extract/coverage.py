@@ -417,18 +417,25 @@ def unread_content(content: NormalizedContent, facts: Iterable[FactProposal]) ->
 
 
 def summary_sentence(regions: Sequence[UnreadRegion]) -> str:
-    """"3 results on page 1 were not read" (pages listed; sheets and messages by place)."""
+    """"3 results on page 1 were not read", "1 result in sheet Chemistry was not read"."""
     n = len(regions)
     noun = "result" if n == 1 else "results"
     verb = "was" if n == 1 else "were"
     pages = sorted({r.page for r in regions if r.page is not None})
-    places = list(dict.fromkeys(r.locator.split("!")[0] for r in regions if r.page is None))
+    places = list(dict.fromkeys(_place(r.locator) for r in regions if r.page is None))
     where = []
     if pages:
-        where.append(("page " if len(pages) == 1 else "pages ") + _listing([str(p) for p in pages]))
+        where.append(("on page " if len(pages) == 1 else "on pages ") + _listing([str(p) for p in pages]))
     if places:
-        where.append(_listing(places[:3]) + (" and more" if len(places) > 3 else ""))
-    return f"{n} {noun} on {' and '.join(where)} {verb} not read" if where else f"{n} {noun} {verb} not read"
+        where.append("in " + _listing(places[:3]) + (" and more" if len(places) > 3 else ""))
+    return f"{n} {noun} {' and '.join(where)} {verb} not read" if where else f"{n} {noun} {verb} not read"
+
+
+def _place(locator: str) -> str:
+    """A section's place in a reader's words: a sheet, a paragraph, a message's segment."""
+    if "!" in locator:
+        return "sheet " + locator.split("!")[0].strip("'")
+    return locator
 
 
 def _listing(items: list[str]) -> str:
