@@ -43,7 +43,7 @@ from extract.values.labels import read_label
 from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_like_unit
 from extract.values.text_rules import is_flag_word
 
-__all__ = ["UnreadRegion", "unread_content", "summary_sentence"]
+__all__ = ["UnreadRegion", "unread_content", "summary_sentence", "related_locators"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +88,8 @@ MAX_NAME_WORDS = 6
 # Read by the intake label vocabulary: a value under these labels is never a result.
 _ADMIN_LABEL_KINDS = frozenset({"dob", "mrn", "name", "first_name", "middle_name", "last_name", "phone", "email",
                                 "address", "sex", "ignore", "relationship"})
+# Units of vital signs beyond the lab units the analyte vocabulary knows.
+VITAL_UNITS = frozenset({"°c", "°f", "degc", "degf", "/min", "breaths/min", "kg/m2", "lb", "lbs"})
 # Amounts of a medicine, not results ("Metformin 500 mg", "Vitamin D 1000 units daily").
 DOSE_UNITS = frozenset("""
 mg mcg ug g gm gram grams units unit iu tab tabs tablet tablets cap caps capsule capsules puff puffs drop drops
@@ -99,7 +101,7 @@ _NUM = rf"(?:{NUMBER})"
 # a target or a limit, never the patient's value.
 _RANGE = re.compile(rf"(?<![\w.]){_NUM}\s*(?:-|\u2013|\u2014|to|\.\.)\s*{_NUM}(?!\w|\.\d)"
                     rf"|\b(?:below|above|under|over|less than|more than|greater than|at least|at most|up to|"
-                    rf"target|goal|aim|exceed|exceeds)\s+(?:of\s+)?{_NUM}(?!\w|\.\d)", re.I)
+                    rf"target|goal|aim|exceed|exceeds)\s+(?:of\s+)?{_NUM}(?:/{_NUM}|\s?%)?(?!\w|\.\d)", re.I)
 _PHONE = re.compile(r"(?<!\w)(?:\+?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\d)")
 _TIME = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s*[ap]\.?m\.?)?(?![\d:])", re.I)
 _PAGE = re.compile(r"\bpage\s+\d+(?:\s*(?:of|/)\s*\d+)?", re.I)
@@ -165,7 +167,7 @@ def _classify(tokens: list[_Token]) -> None:
             t.kind = owner
         elif _value_token(t.text):
             t.kind = "value"
-        elif known_unit(core):
+        elif _unit(core):
             t.kind = "unit"
         elif looks_like_unit(core):
             t.kind = "unitish"  # a unit we do not know ("g/db" read by OCR): no evidence, no new test
@@ -187,6 +189,10 @@ def _classify(tokens: list[_Token]) -> None:
             t.kind = "masked"
 
 
+def _unit(text: str) -> bool:
+    return known_unit(text) or text.lower() in VITAL_UNITS
+
+
 def _value_token(text: str) -> bool:
     t = text.strip(_EDGE)
     if not t or not any(c.isdigit() for c in t):
@@ -198,7 +204,7 @@ def _value_token(text: str) -> bool:
         glued_flag_ok = not flag or all(c in FLAG_SYMBOLS for c in flag) or is_flag_word(flag)
         return len(num) <= 6 and glued_flag_ok  # a longer run of digits is an identifier; "9PL" a postcode
     m = _VALUE_UNIT.match(t)
-    if m and known_unit(m["unit"]):
+    if m and _unit(m["unit"]):
         return True
     return bool(_RATIO.match(t))
 
@@ -350,7 +356,7 @@ _XLSX_RANGE = re.compile(r"^(?P<sheet>.*)!\$?[A-Z]{1,3}\$?(?P<r0>\d+)(?::\$?[A-Z
 _OBX = re.compile(r"(?:^|\s)OBX\[\d+\]$")
 
 
-def _related(a: str, b: str) -> bool:
+def related_locators(a: str, b: str) -> bool:
     """Whether two locators name the same place or one lies inside the other ("OBX[3]"
     and "OBX[3]-5", "table 1 row 2" and "table 1 row 2 col 3", "S!A7:F7" and "S!B7")."""
     if a == b or b.startswith(a + "-") or a.startswith(b + "-") or b.startswith(a + " ") or a.startswith(b + " "):
@@ -373,16 +379,16 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
     found: list[UnreadRegion] = []
     for s in content.sections:
         if _OBX.search(s.locator) and s.section_type == "segment":
-            value = by_locator.get(f"{s.locator}-5")
-            if value is not None and value.text.strip() and not any(_related(s.locator, loc) for loc, _ in cited):
-                found.append(UnreadRegion(s.locator, s.text, f"an observation with a value ({value.text.strip()[:40]})"))
+            region = _observation_region(s, by_locator)
+            if region is not None and not any(related_locators(s.locator, loc) for loc, _ in cited):
+                found.append(region)
             continue
         if not _line_section(s):
             continue
         cells = s.text.split(" | ") if s.section_type in ("row", "table_row") else [s.text]
         tokens = [_Token(w, i) for i, cell in enumerate(cells) for w in cell.split()]
         _classify(tokens)
-        readers = [f for loc, f in cited if _related(s.locator, loc)]
+        readers = [f for loc, f in cited if related_locators(s.locator, loc)]
         read = set().union(*(_numbers(" ".join([f.citation.quote_or_value, f.fact_text,
                                                  *map(str, f.structured_value.values())])) for f in readers))
         for piece in _pieces(tokens):
@@ -393,6 +399,36 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
                 continue
             found.append(UnreadRegion(s.locator, piece.text, reason))
     return found
+
+
+# OBX-2 value types of running text: their lines are judged like a page's lines (a report
+# split one line per OBX prints "PATIENT NAME:" and dates); every other type is a result.
+_TEXT_VALUE_TYPES = frozenset({"TX", "FT", ""})
+
+
+def _observation_region(segment: Section, by_locator: dict[str, Section]) -> UnreadRegion | None:
+    """An HL7 observation with a value: a result by structure (NM, SN, ST, CE ...), or for
+    running text (TX, FT) its name (OBX-3's text), value, unit, range and flag (OBX-5 to
+    8) judged by the rule for a page's line: a text report's "PATIENT NAME:" is no result,
+    "potassium 6.9 mmol/L" written as text is."""
+    def field(n: int) -> str:
+        section = by_locator.get(f"{segment.locator}-{n}")
+        return section.text.strip() if section is not None else ""
+
+    parts = field(3).split("^")
+    name = parts[1] if len(parts) > 1 and parts[1] else parts[0]
+    value = "".join(field(5).split("^"))  # a structured number "^>^60" as printed: ">60"
+    cells = [name, value, field(6).split("^")[0], field(7), field(8)]
+    if value and field(2).upper() not in _TEXT_VALUE_TYPES:
+        return UnreadRegion(segment.locator, " ".join(c for c in cells if c),
+                            f"an observation with a value ({value[:40]})")
+    tokens = [_Token(w, i) for i, cell in enumerate(cells) for w in cell.split()]
+    _classify(tokens)
+    for piece in _pieces(tokens):
+        reason = _result_reason(piece)
+        if reason is not None:
+            return UnreadRegion(segment.locator, " ".join(c for c in cells if c), reason)
+    return None
 
 
 def _line_section(s: Section) -> bool:
