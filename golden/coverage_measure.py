@@ -235,36 +235,24 @@ def case_coverage(obs: Any) -> dict[str, Any]:
     return tally_to_dict(total)
 
 
+def scores_from(golden: list[Tally], written: list[Tally]) -> dict[str, Any]:
+    """Precision and recall over both sets; ``regions`` and ``unread_regions`` are the
+    golden documents' only (each is a result no case expects unread, or a false alarm:
+    the written layouts are made to be missed); each set's figures on their own too."""
+    out = combine(golden + written)
+    mine = combine(golden)
+    out["regions"], out["unread_regions"] = mine["regions"], mine["unread_regions"]
+    out["golden"] = {k: v for k, v in mine.items() if not isinstance(v, list)}
+    out["layouts"] = {k: v for k, v in combine(written).items() if not isinstance(v, list)}
+    return out
+
+
 def guard_scores(case_ids: list[str] | None = None, *, layouts: bool = True) -> dict[str, Any]:
     """The guard's precision, recall and regions over the golden documents (all, or
     those of ``case_ids``) and the written layouts; also each part on its own."""
     golden = [score_sample(s) for s in golden_samples(case_ids)]
     written = [score_sample(s) for s in layout_samples()] if layouts else []
-    out = combine(golden + written)
-    out["golden"] = {k: v for k, v in combine(golden).items() if not isinstance(v, list)}
-    out["layouts"] = {k: v for k, v in combine(written).items() if not isinstance(v, list)}
-    return out
-
-
-def report_lines(scores: dict[str, Any]) -> list[str]:
-    """The figures in a few plain lines (the CLI and the eval report print these)."""
-    def pct(v: float | None) -> str:
-        return "n/a" if v is None else f"{v:.1%}"
-
-    lines = [f"coverage guard: precision {pct(scores.get('precision'))} ({scores.get('real_alarms')} of "
-             f"{scores.get('alarms')} regions are results, reader off), recall {pct(scores.get('recall'))} "
-             f"({scores.get('caught')} of {scores.get('dropped')} dropped results caught)"]
-    if scores.get("missed_results"):
-        lines.append(f"  results today's readers miss on written layouts: {scores['missed_results']}, caught "
-                     f"{scores['missed_results_caught']} ({pct(scores.get('missed_share_caught'))})")
-    lines.append(f"  regions reported on full readings: {scores.get('regions')}")
-    for r in scores.get("unread_regions") or []:
-        lines.append(f"    {r['document']} · {r['where']}: {r['text'][:90]}")
-    for r in (scores.get("unexplained") or [])[:10]:
-        lines.append(f"  alarm not explained: {r['document']} · {r['where']}: {r['text'][:80]}")
-    for r in (scores.get("not_caught") or [])[:10]:
-        lines.append(f"  not caught: {r['document']} · {r['where']}: {r['text'][:80]}")
-    return lines
+    return scores_from(golden, written)
 
 
 def main(argv: list[str]) -> int:
@@ -272,7 +260,9 @@ def main(argv: list[str]) -> int:
     if "--json" in argv:
         print(json.dumps(scores, indent=1, default=str))
     else:
-        print("\n".join(report_lines(scores)))
+        from core.services.evals.report import coverage_guard_lines
+
+        print("\n".join(coverage_guard_lines(scores)))
     return 0
 
 
