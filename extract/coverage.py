@@ -261,7 +261,7 @@ def _label_words(piece: _Piece) -> list[str]:
 def _result_reason(piece: _Piece) -> str | None:
     """Why the piece reads as a printed result, or None when it does not."""
     values = piece.of("value")
-    words = " ".join(w for t in piece.tokens if t.kind == "text" for w in _WORD.findall(t.text))
+    words = " ".join(t.text.strip(_EDGE + "\"'") for t in piece.tokens if t.kind == "text")  # "(HbA1c" -> HbA1c
     if not values:
         # A result printed as a word ("Urine Glucose Positive (Negative)") counts beside a
         # known test; the one in brackets is the reference.

@@ -51,8 +51,7 @@ class PipelineResult:
 JOB_STAGES = ("normalize", "ocr", "extract", "verify", "identity", "persist", "promote")
 
 # The coverage guard's review item: why it waits, in the reviewer's words.
-UNREAD_REASON = ("results printed on the document were not read; read them on the page "
-                 "(acknowledging records that a person read them)")
+UNREAD_REASON = "printed results were not read; read them on the page"
 
 NOTHING_FOUND = "nothing_found"
 NOTHING_FOUND_MESSAGE = "The document was read without error, but not one finding was kept from it; check it by eye."
