@@ -49,6 +49,10 @@ class Sample:
     content: NormalizedContent
     facts: list[FactProposal]
     truth: list[tuple[str, str]] | None = None  # None: a golden document (no ground truth)
+    # A golden document whose case expects results left unread (``documents: {name:
+    # {"unread_content": N}}``): the N places the guard reports are results, judged so by
+    # the case's author.
+    expected_unread: int | list[int] | None = None
 
 
 @dataclass
@@ -84,6 +88,20 @@ def _same_place(region: UnreadRegion, citation: Citation) -> bool:
     return related_locators(region.locator, citation.page_or_section)
 
 
+def _same_region(a: UnreadRegion, b: UnreadRegion) -> bool:
+    if a.page is not None or b.page is not None:
+        return a.page == b.page and a.box is not None and b.box is not None and _overlap(a.box, b.box)
+    from extract.coverage import related_locators
+
+    return related_locators(a.locator, b.locator)
+
+
+def _count_ok(n: int, want: int | list[int] | None) -> bool:
+    if not want:
+        return False
+    return n == want if isinstance(want, int) else want[0] <= n <= want[1]
+
+
 def _shows(region: UnreadRegion, test: str, value: str) -> bool:
     words = region.text.lower()
     return test.lower() in words and value.lower() in words.split() + [w.strip(",.;()") for w in words.split()]
@@ -96,7 +114,8 @@ def _describe(sample: Sample, region: UnreadRegion) -> dict[str, Any]:
 def score_sample(sample: Sample) -> Tally:
     tally = Tally()
     full = unread_content(sample.content, sample.facts)
-    tally.regions = [_describe(sample, r) for r in full]
+    expected = _count_ok(len(full), sample.expected_unread)
+    tally.regions = [_describe(sample, r) | {"expected": expected} for r in full]
     # Recall by ablation.
     for i, fact in enumerate(sample.facts):
         if fact.fact_type not in RESULT_FACT_TYPES:
@@ -110,12 +129,14 @@ def score_sample(sample: Sample) -> Tally:
                                      "text": fact.citation.quote_or_value[:160]})
     # Precision with the reader off.
     results = [f for f in sample.facts if f.fact_type in RESULT_FACT_TYPES]
+    judged = full if expected else []
     for region in unread_content(sample.content, []):
         tally.alarms += 1
         if sample.truth is not None:
             real = any(_shows(region, test, value) for test, value in sample.truth)
         else:
-            real = any(_same_place(region, f.citation) for f in results)
+            real = any(_same_place(region, f.citation) for f in results) or any(_same_region(region, j)
+                                                                                for j in judged)
         if real:
             tally.explained += 1
         else:
@@ -148,6 +169,7 @@ def combine(tallies: Iterable[Tally], **extra: Any) -> dict[str, Any]:
         "precision": _ratio(total.explained, total.alarms),
         "recall": _ratio(total.caught, total.dropped),
         "regions": len(total.regions),
+        "expected_regions": sum(bool(r.get("expected")) for r in total.regions),
         "dropped": total.dropped, "caught": total.caught,
         "alarms": total.alarms, "real_alarms": total.explained,
         "missed_results": total.printed_unread, "missed_results_caught": total.unread_caught,
@@ -212,9 +234,15 @@ def golden_samples(case_ids: list[str] | None = None) -> Iterable[Sample]:
             seen.add((case.id, step.upload))
             try:
                 data, _ = build_spec(case.documents[step.upload], case.patients, key=step.upload)
-                yield read_sample(f"{case.id}/{step.upload}", data, step.doc_type)
+                sample = read_sample(f"{case.id}/{step.upload}", data, step.doc_type)
+                sample.expected_unread = _expected_unread(case.expect, step.name or step.upload)
+                yield sample
             except (WorkbenchError, SharedDataMissing):
                 continue
+
+
+def _expected_unread(expect: dict[str, Any], name: str) -> int | list[int] | None:
+    return ((expect.get("documents") or {}).get(name) or {}).get("unread_content")
 
 
 def case_coverage(obs: Any) -> dict[str, Any]:
@@ -231,17 +259,20 @@ def case_coverage(obs: Any) -> dict[str, Any]:
                               citation=Citation.model_validate(f["citation"]), confidence=f["confidence"])
                  for f in report["facts"] if f["fact_type"] != "unread_content"
                  and (f.get("citation") or {}).get("verified")]
-        total.add(score_sample(Sample(f"{obs.case.id}/{name}", content, facts)))
+        total.add(score_sample(Sample(f"{obs.case.id}/{name}", content, facts,
+                                      expected_unread=_expected_unread(obs.case.expect, name))))
     return tally_to_dict(total)
 
 
 def scores_from(golden: list[Tally], written: list[Tally]) -> dict[str, Any]:
     """Precision and recall over both sets; ``regions`` and ``unread_regions`` are the
-    golden documents' only (each is a result no case expects unread, or a false alarm:
-    the written layouts are made to be missed); each set's figures on their own too."""
+    golden documents' only (the written layouts are made to be missed): each is a result
+    its case expects unread (``expected``), or one no case expects, or a false alarm;
+    each set's figures on their own too."""
     out = combine(golden + written)
     mine = combine(golden)
-    out["regions"], out["unread_regions"] = mine["regions"], mine["unread_regions"]
+    for key in ("regions", "expected_regions", "unread_regions"):
+        out[key] = mine[key]
     out["golden"] = {k: v for k, v in mine.items() if not isinstance(v, list)}
     out["layouts"] = {k: v for k, v in combine(written).items() if not isinstance(v, list)}
     return out

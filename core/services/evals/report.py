@@ -169,9 +169,12 @@ def coverage_guard_lines(scores: dict[str, Any] | None) -> list[str]:
         lines.append(f"Results today's readers do not read on the layouts written for it: "
                      f"{scores['missed_results']}; the guard reports {scores.get('missed_results_caught', 0)} "
                      f"({_pct(scores.get('missed_share_caught'))}).")
-    lines.append(f"Places reported as not read on the golden documents as read: {scores.get('regions', 0)}.")
+    expected = scores.get("expected_regions") or 0
+    lines.append(f"Places reported as not read on the golden documents as read: {scores.get('regions', 0)}"
+                 + (f" ({expected} of them expected by their cases)." if expected else "."))
     for r in scores.get("unread_regions") or []:
-        lines.append(f"  not read: {r['document']} · {r['where']}: {r['text'][:90]}")
+        if not r.get("expected"):
+            lines.append(f"  not read, no case expects it: {r['document']} · {r['where']}: {r['text'][:90]}")
     for r in (scores.get("unexplained") or [])[:10]:
         lines.append(f"  called a result but not one a reader reads: {r['document']} · {r['where']}: "
                      f"{r['text'][:80]}")
