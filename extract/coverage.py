@@ -356,17 +356,23 @@ _XLSX_RANGE = re.compile(r"^(?P<sheet>.*)!\$?[A-Z]{1,3}\$?(?P<r0>\d+)(?::\$?[A-Z
 _OBX = re.compile(r"(?:^|\s)OBX\[\d+\]$")
 
 
+def _places(locator: str) -> frozenset[str]:
+    """The lines a locator names, as keys shared by every locator inside them: an XLSX
+    range its rows ("S!7"), an HL7 field its segment ("OBX[3]-5" -> "OBX[3]"), a DOCX
+    table cell its row ("table 1 row 2 col 3" -> "table 1 row 2")."""
+    m = _XLSX_RANGE.match(locator)
+    if m:
+        r0 = int(m["r0"])
+        r1 = min(int(m["r1"] or r0), r0 + 10_000)
+        return frozenset(f"{m['sheet']}!{r}" for r in range(r0, r1 + 1))
+    key = re.sub(r"(?:-\d+)+$", "", locator.strip())
+    return frozenset({re.sub(r"\s+col(?:umn)?\s+\d+$", "", key)})
+
+
 def related_locators(a: str, b: str) -> bool:
-    """Whether two locators name the same place or one lies inside the other ("OBX[3]"
+    """Whether two locators name the same line or one lies inside the other ("OBX[3]"
     and "OBX[3]-5", "table 1 row 2" and "table 1 row 2 col 3", "S!A7:F7" and "S!B7")."""
-    if a == b or b.startswith(a + "-") or a.startswith(b + "-") or b.startswith(a + " ") or a.startswith(b + " "):
-        return True
-    ma, mb = _XLSX_RANGE.match(a), _XLSX_RANGE.match(b)
-    if ma and mb and ma["sheet"] == mb["sheet"]:
-        a0, a1 = int(ma["r0"]), int(ma["r1"] or ma["r0"])
-        b0, b1 = int(mb["r0"]), int(mb["r1"] or mb["r0"])
-        return a0 <= b1 and b0 <= a1
-    return False
+    return bool(_places(a) & _places(b))
 
 
 def _numbers(text: str) -> set[str]:
@@ -374,13 +380,18 @@ def _numbers(text: str) -> set[str]:
 
 
 def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> list[UnreadRegion]:
-    cited = [(f.citation.page_or_section, f) for f in facts if f.citation.page is None]
+    # Facts by the lines they cite: a workbook or a batch has thousands of rows and facts.
+    cited: dict[str, list[FactProposal]] = {}
+    for f in facts:
+        if f.citation.page is None:
+            for key in _places(f.citation.page_or_section):
+                cited.setdefault(key, []).append(f)
     by_locator = {s.locator: s for s in content.sections}
     found: list[UnreadRegion] = []
     for s in content.sections:
         if _OBX.search(s.locator) and s.section_type == "segment":
             region = _observation_region(s, by_locator)
-            if region is not None and not any(related_locators(s.locator, loc) for loc, _ in cited):
+            if region is not None and not any(key in cited for key in _places(s.locator)):
                 found.append(region)
             continue
         if not _line_section(s):
@@ -388,7 +399,7 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
         cells = s.text.split(" | ") if s.section_type in ("row", "table_row") else [s.text]
         tokens = [_Token(w, i) for i, cell in enumerate(cells) for w in cell.split()]
         _classify(tokens)
-        readers = [f for loc, f in cited if related_locators(s.locator, loc)]
+        readers = list({id(f): f for key in _places(s.locator) for f in cited.get(key, ())}.values())
         read = set().union(*(_numbers(" ".join([f.citation.quote_or_value, f.fact_text,
                                                  *map(str, f.structured_value.values())])) for f in readers))
         for piece in _pieces(tokens):
