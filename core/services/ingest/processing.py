@@ -289,7 +289,10 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
         _retire_earlier_coverage(cur, document["id"], {f.fact_fingerprint for f in review})
         clock.lap("persist")
         trusted = {scope for scope, c in checks.items() if identity_trusted(c.identity_status)}
-        promotable = [f for f in stored + review if (f.scope if f.scope in checks else None) in trusted]
+        # A fact a person closed (rejected, superseded, acknowledged) keeps that decision
+        # when its document is read again: it is not decided afresh.
+        promotable = [f for f in stored + review if (f.scope if f.scope in checks else None) in trusted
+                      and f.promotion_status not in CLOSED_PROMOTION_STATES]
         outcomes = promote_facts(cur, promotable, document)
         facts_repo.set_promotion_status(cur, outcomes)
         for outcome in outcomes.values():

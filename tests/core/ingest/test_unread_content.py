@@ -102,6 +102,13 @@ def test_acknowledging_closes_it_without_chart_or_evidence_and_keeping_it_is_ref
     with pytest.raises(BadInput) as twice:
         decide_fact(wb, item["fact_id"], approve=True, by="dr.reviewer")
     assert twice.value.code == "already_decided" and "acknowledged as read by a person" in twice.value.message
+    # Read again, the same places are found: the person's acknowledgement stands.
+    with wb.db.cursor() as cur:
+        jobs_repo.requeue(cur, report["job"]["job_id"])
+    assert Worker(wb).run_once()["status"] == "succeeded"
+    again = _unread(document_report(wb, report["document_id"]))
+    assert [(f["fact_id"], f["promotion_status"]) for f in again] == [(item["fact_id"], "acknowledged")]
+    assert not any(f["fact_type"] == "unread_content" for f in review_queue(wb, patient["id"])["facts"])
 
 
 def test_a_layout_no_reader_knows_is_reported_not_passed_off_as_a_clean_read(wb):
