@@ -70,11 +70,19 @@ def upload_form() -> None:
         st.rerun()
 
 
+def unread_of(state: dict) -> int:
+    """Results printed on the document that no finding reads (the coverage guard's count)."""
+    return int((state.get("counts") or {}).get("unread_content") or 0)
+
+
 def notice(filename: str, state: dict) -> None:
     filename = md_text(filename)
     if state["status"] == "failed":
         st.error(f"{filename} could not be read: {md_text(labels.failure_sentence(state['error_message'], state['error_code']))}",
                  icon=":material/error:")
+    elif state["status"] == "succeeded" and (unread := unread_of(state)):
+        st.warning(f"{filename}: {labels.unread_results(unread).capitalize()} (the review queue shows where).",
+                   icon=":material/warning:")
     elif state["found_nothing"]:
         st.warning(f"{filename} was read, but nothing was found in it. Check it in the viewer below.",
                    icon=":material/warning:")
@@ -153,7 +161,7 @@ def read_in_parts(d: dict) -> bool:
 def doc_state(d: dict) -> str:
     if not d["deleted_note"] and read_in_parts(d):
         return f"read in {d['parts']} parts, listed as documents of their own"
-    return d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"])
+    return d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"], unread_of(d))
 
 
 # The choice lives in a plain key; the widget key changes with the labels, because a keyed
@@ -183,11 +191,15 @@ def status_line() -> None:
     elif read_in_parts(doc):
         fact_cell(c1, "Status", md_text(doc_state(doc)))
     else:
-        fact_cell(c1, "Status", labels.document_status(doc["job_status"], doc["found_nothing"]),
+        fact_cell(c1, "Status", labels.document_status(doc["job_status"], doc["found_nothing"], unread_of(doc)),
                   labels.code_hint(doc["job_status"], doc.get("error_code")))
     fact_cell(c2, "Patient match", labels.identity_status(doc["identity_status"]) if doc["job_status"] else "—",
               labels.code_hint(doc["identity_status"]))
     fact_cell(c3, "Found", labels.found_summary(doc["counts"]) if doc["job_status"] == "succeeded" else "—")
+    if doc["job_status"] == "succeeded" and not doc["deleted_note"] and (unread := unread_of(doc)):
+        st.warning(f"{unread} result{' was' if unread == 1 else 's were'} printed on this document but not read. "
+                   "The review queue shows each one on the page; acknowledge them once you have read them.",
+                   icon=":material/warning:")
     if doc.get("error_message"):
         st.error(md_text(labels.failure_sentence(doc["error_message"], doc.get("error_code"))), icon=":material/error:")
     if doc["job_status"] == "failed" and not doc["deleted_note"] and auth.can(Permission.RETRY_JOB):

@@ -209,6 +209,11 @@ st.dataframe(checks_df.style.map(lambda v: "color: #b42318; font-weight: 600" if
                             "Check": st.column_config.TextColumn(width="large"),
                             "Change": st.column_config.TextColumn("Change vs baseline")})
 
+guard_lines = eval_report.coverage_guard_lines(run.get("coverage_guard"))
+if guard_lines:
+    st.subheader("Results that were not read (the coverage guard)")
+    st.markdown("\n".join(f"- {md_text(line.strip())}" for line in guard_lines))
+
 # --- one case in detail -------------------------------------------------------------------
 
 st.subheader("Case details")

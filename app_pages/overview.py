@@ -101,7 +101,8 @@ def documents_panel() -> None:
     st.dataframe(
         plain([{"id": d["id"], "file": d["filename"],
                 "type": labels.doc_type(d["doc_type"]) if d["doc_type"] else "—",
-                "status": labels.document_status(d["job_status"], d["found_nothing"]),
+                "status": labels.document_status(d["job_status"], d["found_nothing"],
+                                                 int((d.get("counts") or {}).get("unread_content") or 0)),
                 "patient match": labels.identity_status(d["identity_status"]) if d["job_status"] else "—",
                 "found": labels.found_summary(d["counts"]) if d["job_status"] == "succeeded" else "",
                 "problem": d["error_message"] or "", "uploaded": str(d["uploaded_at"])[:16]} for d in current]),

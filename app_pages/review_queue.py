@@ -157,6 +157,8 @@ def finding_item(item: dict) -> bool:
     if not may_decide:
         return False
 
+    if fact["fact_type"] == "unread_content":
+        return unread_item(fact)
     reason = st.text_input("Reason (needed to reject)", key=f"why-f-{fid}")
     c1, c2, c3, c4 = st.columns(4)
     if c1.button("Approve as verified", key=f"af-{fid}", shortcut="a", type="primary"):
@@ -176,6 +178,28 @@ def finding_item(item: dict) -> bool:
     if st.session_state.get("rq_correcting") == fid and correction_form(fact):
         return True
     return box_drawing(fact)
+
+
+def unread_item(fact: dict) -> bool:
+    """Results the readers did not read: a person reads them on the page. Acknowledging
+    records that; it puts nothing in the chart (enter or correct results by hand)."""
+    fid = fact["fact_id"]
+    st.info("These results are printed on the document but no finding was read from them, so none of them is "
+            "in the chart or in answers. Read them on the page above. Acknowledging records that you read them; "
+            "it adds nothing to the chart.", icon=":material/visibility:")
+    reason = st.text_input("Note (needed to say they are not results)", key=f"why-f-{fid}")
+    c1, c2 = st.columns(2)
+    if c1.button("Acknowledge: I read them on the page", key=f"af-{fid}", shortcut="a", type="primary"):
+        return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
+                            success="Acknowledged: the results were read by a person.")
+    if c2.button("Not results", key=f"rf-{fid}", shortcut="x",
+                 help="The guard took something that is not a result for one (say what it is)."):
+        if not reason.strip():
+            st.error("Say what these are, if not results.")
+        else:
+            return run_decision(decide_fact, fid, approve=False, by=reviewer, reason=reason,
+                                success="Marked as not results.")
+    return False
 
 
 def correction_form(fact: dict) -> bool:

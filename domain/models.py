@@ -68,6 +68,9 @@ FactType = Literal[
     "referral",
     "vital_sign",
     "other",
+    # Result-like content no fact cites (the coverage guard, extract/coverage.py): one
+    # review item per document, never a clinical finding, never promoted.
+    "unread_content",
 ]
 
 

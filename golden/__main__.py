@@ -41,6 +41,9 @@ def _text(run: dict[str, Any], path: Path) -> str:
              f"  run written to {path}"]
     lines += [f"  FAILED {case_id}" for case_id in run["failed_cases"]]
     lines += [f"  gate: {g['message']}" for g in run["gate"]]
+    from core.services.evals.report import coverage_guard_lines
+
+    lines += [f"  {line}" for line in coverage_guard_lines(run.get("coverage_guard"))]
     return "\n".join(lines)
 
 

@@ -77,6 +77,10 @@ def factually_consistent(obs: Observation) -> Verdict:
         for piece in want.get("warnings_contain", []):
             if folded_text(piece) not in folded_text(said):
                 problems.append(f"{name}: no job warning says {piece!r}")
+        if "unread_content" in want:  # results the coverage guard found that no fact reads
+            got = (job.get("counts") or {}).get("unread_content", 0)
+            if not _count_ok(got, want["unread_content"]):
+                problems.append(f"{name}: {got} results not read, expected {want['unread_content']}")
     for matcher in e.get("facts", []):
         if (p := _expect_fact(obs, matcher)):
             problems.append(p)
@@ -87,7 +91,9 @@ def factually_consistent(obs: Observation) -> Verdict:
     for name, counts in (e.get("fact_counts") or {}).items():
         facts = [f for f in obs.facts() if f["document"] == name]
         for fact_type, want in counts.items():
-            n = len(facts) if fact_type == "all" else sum(f["fact_type"] == fact_type for f in facts)
+            # "all" counts findings: the coverage guard's review item is counted only by its own name.
+            n = sum(f["fact_type"] != "unread_content" for f in facts) if fact_type == "all" \
+                else sum(f["fact_type"] == fact_type for f in facts)
             if not _count_ok(n, want):
                 problems.append(f"{name}: {n} {fact_type} facts, expected {want}")
     for index, code in (e.get("step_errors") or {}).items():

@@ -80,6 +80,19 @@ def judge(rates: dict[str, float], thresholds: dict[str, float], baseline: dict[
     return reasons
 
 
+def _coverage_guard(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The coverage guard's figures for the run: each case's tally (taken out of its
+    result) and the layouts written to measure it (golden.coverage_measure)."""
+    from golden.coverage_measure import layout_samples, score_sample, scores_from, tally_from_dict
+
+    tallies = [tally_from_dict(c) for r in results if (c := r.pop("coverage", None)) and "error" not in c]
+    try:
+        written = [score_sample(s) for s in layout_samples()]
+    except Exception as exc:  # noqa: BLE001 - a measure, never a reason for the verdict
+        return {**scores_from(tallies, []), "error": f"{type(exc).__name__}: {exc}"}
+    return scores_from(tallies, written)
+
+
 def run_gate(*, case_ids: list[str] | None = None, results_dir: Path, update_baseline: bool = False,
              jobs: int | None = None, progress_path: Path | None = None) -> dict[str, Any]:
     """Run the gate and write its artifact; returns the run (already redacted)."""
@@ -109,6 +122,7 @@ def run_gate(*, case_ids: list[str] | None = None, results_dir: Path, update_bas
             samples.setdefault(stage, []).extend(values)
         for k, v in r.pop("usage", {}).items():
             usage[k] = usage.get(k, 0) + v
+    coverage = _coverage_guard(results)
     rates = pass_rates(results)
     thresholds, baseline = _read(THRESHOLDS_PATH), _read(BASELINE_PATH)
     gate = judge(rates, thresholds, baseline, results)
@@ -124,6 +138,7 @@ def run_gate(*, case_ids: list[str] | None = None, results_dir: Path, update_bas
         "verdict": "fail" if gate else "pass", "cases": len(results), "selection": case_ids,
         "rubrics": rates, "thresholds": thresholds, "baseline": baseline, "gate": gate, "failed_cases": failed,
         "latency": summarize(samples),
+        "coverage_guard": coverage,
         "usage": {"tokens": {k: v for k, v in usage.items() if k != "cost_usd"},
                   "cost_usd": round(usage.get("cost_usd", 0.0), 4),
                   "provider": os.environ.get("WORKBENCH_DRAFTER") if usage else None},

@@ -267,6 +267,7 @@ def run_case(case_id: str, template: str, work_root: str, keep_dir: str | None =
         leaks = leaks_in_files(data_dir, LOG_GLOBS, case.phi_strings())
         result["rubrics"] = score(obs, leaks)
         result["actual"] = actual_summary(obs)
+        result["coverage"] = _coverage(obs)
         obs.wb.close()
         obs = None
         events = _telemetry(data_dir)
@@ -289,6 +290,17 @@ def run_case(case_id: str, template: str, work_root: str, keep_dir: str | None =
         shutil.rmtree(data_dir, ignore_errors=True)
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def _coverage(obs: Observation) -> dict[str, Any] | None:
+    """The coverage guard's tally on this case's documents (golden.coverage_measure); a
+    measure, not a rubric: a failure to measure is kept as its reason, never fails the case."""
+    from golden.coverage_measure import case_coverage
+
+    try:
+        return case_coverage(obs)
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def actual_summary(obs: Observation) -> dict[str, Any]:

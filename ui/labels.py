@@ -46,7 +46,7 @@ DOC_TYPE = {
 }
 FACT_TYPE = {
     "lab_result": "lab result", "medication": "medication", "allergy": "allergy", "problem": "problem",
-    "demographic": "demographic", "identifier": "identifier",
+    "demographic": "demographic", "identifier": "identifier", "unread_content": "results not read",
 }
 INTENT = {"lookup": "looking up what the record says", "attention": "what deserves attention",
           "guideline": "what the guidelines say"}
@@ -165,10 +165,18 @@ chart_source = partial(_plain, CHART_SOURCE)
 worker_state = partial(_plain, WORKER_STATE)
 
 
-def document_status(job_status_code: str | None, found_nothing: bool = False) -> str:
-    """A document's reading status; a job that succeeded without keeping one fact reads
-    as a warning, not as a success."""
+def document_status(job_status_code: str | None, found_nothing: bool = False, unread: int = 0) -> str:
+    """A document's reading status; a job that succeeded without keeping one fact, or
+    that left printed results unread (the coverage guard), reads as a warning, not as a
+    success."""
+    if job_status_code == "succeeded" and unread:
+        return unread_results(unread)
     return NOTHING_FOUND if found_nothing else job_status(job_status_code)
+
+
+def unread_results(n: int) -> str:
+    """"read, but 3 results were not read — see review"."""
+    return f"read, but {n} result{' was' if n == 1 else 's were'} not read — see review"
 
 
 def found_summary(counts: dict[str, Any] | None) -> str:

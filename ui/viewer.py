@@ -446,6 +446,9 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
     st.caption(f"{md_text(doc.filename)} · {md_text(labels.location(cit, fact))} · “{md_text(cit.get('quote_or_value'))}”")
     if doc.deleted:
         st.warning(f"This source was {md_text(doc.deleted)}.", icon=":material/delete:")
+    if fact is not None and fact.get("fact_type") == "unread_content":
+        _unread_places(wb, doc, cit, fact, key)
+        return
     if not doc.paged:
         show_source(wb, cit, document_id=document_id, kind=doc.kind, fact=fact)
         return
@@ -460,6 +463,25 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
     else:
         st.caption("No box was recorded for this citation; the page is shown.")
     _draw_page(wb, doc, page, boxes, -1, key)
+
+
+def _unread_places(wb: Workbench, doc: dv.DocumentView, cit: dict[str, Any], fact: dict[str, Any], key: str) -> None:
+    """Every place the coverage guard found results no finding reads: on a page, each
+    one's box (red) over the page; elsewhere, the list of places, and the first shown."""
+    regions = list((fact.get("structured_value") or {}).get("regions") or [])
+    st.markdown("\n".join(f"- {md_text(r.get('locator'))}: “{md_text(str(r.get('text') or '')[:160])}”"
+                           for r in regions))
+    if not doc.paged:
+        show_source(wb, cit, document_id=doc.document_id, kind=doc.kind, fact=fact)
+        return
+    pages = sorted({r["page"] for r in regions if isinstance(r.get("page"), int) and 1 <= r["page"] <= doc.page_count})
+    for page in pages:
+        here = [r for r in regions if r.get("page") == page and r.get("box")]
+        boxes = [b for b in doc.pages[page - 1].boxes if b.get("fact_id") != fact.get("fact_id")]
+        boxes += [{"fact_id": -1 - i, "page": page, "box": dict(r["box"]), "box_class": "cited",
+                   "label": f"not read: {r.get('text') or ''}"} for i, r in enumerate(here)]
+        st.caption(f"Page {page}: {len(here)} place{'s' if len(here) != 1 else ''} not read, boxed in red")
+        _draw_page(wb, doc, page, boxes, -1, f"{key}-unread-{page}")
 
 
 def _same_box(a: Mapping | None, b: Mapping | None) -> bool:

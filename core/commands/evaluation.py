@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.commands.base import open_here
+from core.services.evals.report import coverage_guard_lines
 from core.services.evals.runs import run_gate
 from domain.errors import WorkbenchError
 from domain.settings import get_settings
@@ -71,4 +72,5 @@ def _eval_text(run: dict[str, Any]) -> str:
             lines.append(f"  FAILED {r['case_id']}: {why}")
     for g in run.get("gate") or []:
         lines.append(f"  gate: {g['message']}")
+    lines += [f"  {line}" for line in coverage_guard_lines(run.get("coverage_guard"))]
     return "\n".join(lines)

@@ -3,8 +3,8 @@ chromium per module.
 
 ``served`` (session): the app as `make run` serves it, started once per test worker
 (tests/support/served_app.py says what its data dir holds and whose each part is).
-Shared by test_browser, test_browser_evals, test_browser_media, test_browser_inert and
-test_proxy_nginx (Debian's nginx in front of it, per the deploy/nginx recipe): each has
+Shared by test_browser, test_browser_evals, test_browser_media, test_browser_inert,
+test_browser_coverage and test_proxy_nginx (Debian's nginx in front of it, per the deploy/nginx recipe): each has
 its own chart (and test_browser_evals the eval runs) in it, so none depends on what
 another did or on their order.
 

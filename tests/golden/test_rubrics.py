@@ -37,3 +37,27 @@ def test_safe_refusal_fails_on_an_answered_dose_question_and_on_an_undeclared_qu
                           case=SimpleNamespace(expect={"answers": [{"step": 0, "refused": True}]}))
     passed, reason = safe_refusal(obs)
     assert not passed and "refused=False, expected True" in reason and "step 1" in reason
+
+
+def _reported(counts: dict, fact_types: list[str], expect: dict):
+    from golden.observation import Observation
+
+    obs = Observation(case=SimpleNamespace(expect=expect), wb=None, data_dir=None)
+    obs.reports = {"doc": {"job": {"status": "succeeded", "error_code": None, "counts": counts},
+                           "facts": [{"fact_type": t} for t in fact_types]}}
+    return obs
+
+
+def test_results_not_read_are_checked_when_a_case_names_them_and_never_counted_as_findings():
+    from golden.expectation_rubrics import factually_consistent
+
+    obs = _reported({"unread_content": 2}, ["lab_result", "unread_content"],
+                    {"fact_counts": {"doc": {"all": 1, "lab_result": 1, "unread_content": 1}},
+                     "documents": {"doc": {"job_status": "succeeded", "unread_content": 2}}})
+    assert factually_consistent(obs)[0]
+    wrong = _reported({"unread_content": 2}, ["lab_result", "unread_content"],
+                      {"documents": {"doc": {"unread_content": 0}}})
+    passed, reason = factually_consistent(wrong)
+    assert not passed and "2 results not read, expected 0" in reason
+    none_said = _reported({}, ["lab_result"], {"documents": {"doc": {"unread_content": [0, 1]}}})
+    assert factually_consistent(none_said)[0]

@@ -11,8 +11,8 @@ shares the app has its own part of that, so that none sees another's:
   accounts   REVIEWER and ADMIN made as an operator makes them (`core user add`, then
              the person's first change of the password), and the accounts every test
              workbench holds (tests/support/accounts.py), seeded
-  patients   UPLOAD_PATIENT and PROXY_PATIENT, an empty chart each for the uploads of
-             test_browser and test_proxy_nginx;
+  patients   UPLOAD_PATIENT, PROXY_PATIENT and COVERAGE_PATIENT, an empty chart each for the
+             uploads of test_browser, test_proxy_nginx and test_browser_coverage;
              INERT_PATIENT, the chart of test_browser_inert's payload documents;
              DEMO-1001's chart holds test_browser_media's documents; DEMO-1003 is left
              without documents (test_browser asks it for an A1c it does not have)
@@ -44,6 +44,8 @@ UPLOAD_PATIENT = {"first": "Theodora", "last": "Pembleton", "dob": "1966-11-02",
                   "sex": "F"}
 PROXY_PATIENT = {"first": "Aurelio", "last": "Brancaleone", "dob": "1971-04-18", "mrn": "PROXY-UPLOAD-1", "sex": "M"}
 INERT_PATIENT = {"first": "Rosalind", "last": "Ashgrove", "dob": "1957-09-23", "mrn": "INERT-1001", "sex": "F"}
+# test_browser_coverage uploads a cumulative sheet no reader reads in full to this empty chart.
+COVERAGE_PATIENT = {"first": "Odile", "last": "Trevellian", "dob": "1961-11-03", "mrn": "HG-448102", "sex": "F"}
 MEDIA_MRN = "DEMO-1001"
 # An HL7 batch uploaded under a Markdown name with a right-to-left override before a fake
 # extension, read in parts of two messages (issue 21, item 5).
@@ -57,7 +59,7 @@ class ServedApp:
     data: Path
     # `core health --json` as it answered once the server was up, before any browser connected
     health_before_any_page: dict[str, Any]
-    patients: dict[str, int] = field(default_factory=dict)  # "upload", "proxy", "inert", "media" -> patient id
+    patients: dict[str, int] = field(default_factory=dict)  # "upload", "proxy", "inert", "coverage", "media" -> id
     media: dict[str, int] = field(default_factory=dict)  # test_browser_media's document ids
     inert: dict[str, int] = field(default_factory=dict)  # test_browser_inert's document ids by payload key
 
@@ -152,7 +154,8 @@ def served_app(root: Path) -> Iterator[ServedApp]:
     with _filling(data) as wb:
         seed_test_accounts(wb)
         patients = {name: _add_patient(wb, person) for name, person in
-                    (("upload", UPLOAD_PATIENT), ("proxy", PROXY_PATIENT), ("inert", INERT_PATIENT))}
+                    (("upload", UPLOAD_PATIENT), ("proxy", PROXY_PATIENT), ("inert", INERT_PATIENT),
+                     ("coverage", COVERAGE_PATIENT))}
         _, inert = ingest_payload_documents(wb, INERT_PATIENT)
         patients["media"], media = fill_media(wb)
     with serving(env, log=root / "server.log") as (url, _proc):

@@ -170,3 +170,20 @@ def test_a_chat_citation_opens_the_viewer_at_the_cited_place(app_env, demo_patie
     assert views() == expected
     at.run()  # the same sources still open: no new rows
     assert len(events(app_env, event=VIEW_DOCUMENT)) == 2
+
+
+def test_a_document_with_results_no_reader_read_says_so_instead_of_a_plain_success(app_env):
+    from golden.coverage_layouts import LAYOUTS
+    from tests.support.pipeline import CASE, chart_patient, ingest
+
+    layout = LAYOUTS["two-panel cumulative sheet"]
+    patient = chart_patient(app_env, CASE.patient)
+    report = ingest(app_env, patient, layout.build(), layout.doc_type, "cumulative.pdf")
+    unread = report["job"]["counts"]["unread_content"]
+    at = documents_page(patient["id"], document=str(report["document_id"]))
+    status = document_metrics(at)["Status"]
+    assert status == f"read, but {unread} results were not read — see review"
+    warnings = " ".join(w.value for w in at.warning)
+    assert f"{unread} results were printed on this document but not read" in warnings
+    assert f"cumulative.pdf · lab report · read, but {unread} results were not read" in \
+        document_picker(at).options[0]

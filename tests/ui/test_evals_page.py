@@ -192,3 +192,18 @@ def test_run_the_gate_starts_a_background_run_and_imports_it(app_env, data_dir, 
     assert any(s.value.startswith("Run 20261202-080000-c0ffee finished: Passed") for s in at.success)
     assert at.selectbox(key="eval_run_select").value == "20261202-080000-c0ffee"
     assert list(at.dataframe[0].value["Run"])[0] == "20261202-080000-c0ffee"
+
+
+def test_a_run_shows_the_coverage_guards_figures(app_env, data_dir):
+    run = make_run(verdict="pass") | {"coverage_guard": {
+        "precision": 0.993, "alarms": 407, "real_alarms": 404, "recall": 0.987, "dropped": 391, "caught": 386,
+        "missed_results": 28, "missed_results_caught": 28, "missed_share_caught": 1.0, "regions": 1,
+        "expected_regions": 0, "unread_regions": [{"document": "case-a/report", "where": "paragraph 3",
+                                                   "text": "Her CRP was 31 mg/L last week.", "expected": False}]}}
+    write_run_without_documents(data_dir, run)
+    at = run_page()
+    assert not at.exception, at.exception
+    assert any(s.value == "Results that were not read (the coverage guard)" for s in at.subheader)
+    text = _text(at)
+    assert "precision 99.3% (404 of 407" in text and "recall 98.7% (386 of 391" in text
+    assert "case-a/report · paragraph 3: Her CRP was 31 mg/L last week." in text

@@ -213,3 +213,33 @@ def test_a_click_on_an_item_someone_else_decided_says_who_decided_it(seeded):
     assert current_title(at).strip("*") != first
     with wb.db.cursor() as cur:
         assert [d["actor"] for d in audit_repo.review_decisions(cur, "fact", fact["fact_id"])] == ["dr.alice"]
+
+
+def test_results_not_read_are_acknowledged_as_read_by_a_person_never_approved_into_the_chart(app_env, monkeypatch):
+    from domain.models import DocType
+    from extract import registry as formats
+
+    original = formats.extractor_for(DocType.LAB_PDF)
+
+    def misses_platelets(content, source_id):  # a weaker reader
+        result = original(content, source_id)
+        return result.model_copy(update={"facts": [f for f in result.facts
+                                                   if f.structured_value.get("test_name") != "Platelets"]})
+
+    monkeypatch.setattr(formats, "EXTRACTORS", {**formats.EXTRACTORS, DocType.LAB_PDF: misses_platelets})
+    patient = chart_patient(app_env, CASE.patient)
+    report = ingest(app_env, patient, render_lab(CASE), "lab_pdf", "cbc.pdf")
+    [item] = [f for f in report["facts"] if f["fact_type"] == "unread_content"]
+    at = open_queue(patient["id"])
+    labels = [b.label for b in at.button]
+    assert "Acknowledge: I read them on the page" in labels
+    assert "Approve as verified" not in labels and "Keep as document fact" not in labels
+    assert any("adds nothing to the chart" in i.value for i in at.info)
+    places = " ".join(m.value for m in at.markdown)
+    assert all(r["locator"] in places for r in item["structured_value"]["regions"])
+    before = chart_view(app_env, patient["id"])["labs"]
+    button(at, "Acknowledge: I read them on the page").click().run()
+    assert not at.exception, at.exception
+    assert chart_view(app_env, patient["id"])["labs"] == before
+    after = document_report(app_env, report["document_id"])
+    assert [f["promotion_status"] for f in after["facts"] if f["fact_type"] == "unread_content"] == ["acknowledged"]

@@ -147,3 +147,39 @@ def ordered_facts(result: dict) -> list[dict]:
         return bool(quote) and quote in reasons
 
     return [f for f in facts if named(f)] + [f for f in facts if not named(f)]
+
+
+# --- the coverage guard ------------------------------------------------------------------
+
+def _pct(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.1%}"
+
+
+def coverage_guard_lines(scores: dict[str, Any] | None) -> list[str]:
+    """The coverage guard's figures (``coverage_guard`` of a run, docs/evals.md) in plain
+    lines: precision, recall, the share of results today's readers miss that it catches,
+    and what it reported on the documents as read."""
+    if not scores:
+        return []
+    lines = [f"Coverage guard: precision {_pct(scores.get('precision'))} ({scores.get('real_alarms', 0)} of "
+             f"{scores.get('alarms', 0)} places it calls results are results, with no reader), recall "
+             f"{_pct(scores.get('recall'))} ({scores.get('caught', 0)} of {scores.get('dropped', 0)} results "
+             "caught when their reader is made to miss them)."]
+    if scores.get("missed_results"):
+        lines.append(f"Results today's readers do not read on the layouts written for it: "
+                     f"{scores['missed_results']}; the guard reports {scores.get('missed_results_caught', 0)} "
+                     f"({_pct(scores.get('missed_share_caught'))}).")
+    expected = scores.get("expected_regions") or 0
+    lines.append(f"Places reported as not read on the golden documents as read: {scores.get('regions', 0)}"
+                 + (f" ({expected} of them expected by their cases)." if expected else "."))
+    for r in scores.get("unread_regions") or []:
+        if not r.get("expected"):
+            lines.append(f"  not read, no case expects it: {r['document']} · {r['where']}: {r['text'][:90]}")
+    for r in (scores.get("unexplained") or [])[:10]:
+        lines.append(f"  called a result but not one a reader reads: {r['document']} · {r['where']}: "
+                     f"{r['text'][:80]}")
+    for r in (scores.get("not_caught") or [])[:10]:
+        lines.append(f"  missed by the guard: {r['document']} · {r['where']}: {r['text'][:80]}")
+    if scores.get("error"):
+        lines.append(f"  (part of the measure could not run: {scores['error']})")
+    return lines

@@ -17,9 +17,9 @@ from pydantic import ValidationError
 
 from domain.content import NormalizedContent
 from domain.errors import ExtractionError, ResponseRejected
-from domain.models import VALUE_MODELS, Certainty, DocType, ExtractionResult, IdentityStatus
+from domain.models import VALUE_MODELS, Certainty, Citation, DocType, ExtractionResult, IdentityStatus
 from domain.policy.facts.certainty import classify, held_by_warnings, hold_for_review
-from domain.policy.facts.chart_rules import identity_trusted
+from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, UNREAD_CONTENT, identity_trusted
 from domain.policy.facts.citations import verify_citations
 from domain.policy.context.mentions import apply_to as apply_context
 from domain.policy.facts.fingerprints import clinical_content_fingerprint, fact_fingerprint
@@ -27,10 +27,11 @@ from domain.policy.identity.gate import IdentityOutcome, check_identity, combine
 from core.services.review.promotion import promote_facts
 from core.services.ingest.sandbox import run_isolated
 from core.services.workbench import Workbench
+from extract.coverage import UnreadRegion, summary_sentence, unread_content
 from extract.registry import extractor_for, require_extractor
 from domain.limits import Limits
 from extract.normalize import normalize
-from storage import documents_repo, facts_repo, patients_repo
+from storage import documents_repo, facts_repo, patients_repo, promotions_repo
 from storage.rows import FactRow, IdentityCheckRow, JobRow
 
 
@@ -48,6 +49,9 @@ class PipelineResult:
 # stored bytes into content (loading them included); ``persist`` is classifying and
 # storing the facts between the identity gate and promotion.
 JOB_STAGES = ("normalize", "ocr", "extract", "verify", "identity", "persist", "promote")
+
+# The coverage guard's review item: why it waits, in the reviewer's words.
+UNREAD_REASON = "printed results were not read; read them on the page"
 
 NOTHING_FOUND = "nothing_found"
 NOTHING_FOUND_MESSAGE = "The document was read without error, but not one finding was kept from it; check it by eye."
@@ -173,6 +177,40 @@ def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citati
     return list(prepared.values())
 
 
+def _coverage_row(job: JobRow, document: dict, regions: list[UnreadRegion],
+                  check: IdentityCheckRow) -> dict[str, Any]:
+    """The document's one review item for result-like content no fact cites: every
+    region listed (place, text, box, why), cited to the first. Its fingerprint is the
+    regions themselves, so reading the document again stores it once, and a reader that
+    now reads more gives a new item."""
+    first = regions[0]
+    structured = {"count": len(regions), "summary": summary_sentence(regions),
+                  "regions": [r.as_dict() for r in regions]}
+    citation = Citation(source_type=job.doc_type, source_id=f"documents:{document['id']}",
+                        page_or_section=first.locator, field_or_chunk_id="unread_content[0]",
+                        quote_or_value=first.text, page=first.page, bounding_box=first.box, verified=True)
+    fp = fact_fingerprint(document["id"], job.doc_type, UNREAD_CONTENT, "unread_content", structured)
+    return dict(
+        patient_id=document["patient_id"], document_id=document["id"], job_id=job.id, identity_check_id=check.id,
+        doc_type=job.doc_type, fact_type=UNREAD_CONTENT, certainty=Certainty.NEEDS_REVIEW.value, fact_fingerprint=fp,
+        clinical_content_fingerprint=clinical_content_fingerprint(document["patient_id"], UNREAD_CONTENT, {}, fp),
+        fact_text=f"{structured['summary'][:1].upper()}{structured['summary'][1:]}.",
+        structured_value=structured, citation=citation.model_dump(mode="json"), confidence=1.0,
+        promotion_status=None if identity_trusted(check.identity_status) else "awaiting_identity",
+        review_reason=UNREAD_REASON, scope=None, active=False, context=None)
+
+
+def _retire_earlier_coverage(cur, document_id: int, current: set[str]) -> None:
+    """A reading that leaves other content unread (or none) replaces the open coverage
+    item an earlier reading of this document left: it is closed as superseded. An item
+    a person already decided keeps that decision."""
+    for fact in facts_repo.facts_for_document(cur, document_id):
+        if (fact.fact_type == UNREAD_CONTENT and fact.fact_fingerprint not in current
+                and fact.retracted_at is None and fact.promotion_status not in CLOSED_PROMOTION_STATES):
+            promotions_repo.close_pending_reviews(cur, fact.id, "superseded")
+            facts_repo.update_fact(cur, fact.id, active=False, promotion_status="superseded")
+
+
 def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int]) -> list[FactRow]:
     """Insert what is new; a fact stored by an earlier run of this job is reused as is."""
     existing = facts_repo.facts_by_fingerprints(cur, [f["fact_fingerprint"] for f in prepared])
@@ -231,6 +269,9 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
 
     counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
     citations = verify_citations([p.citation for p in result.facts], content)
+    # The coverage guard: result-like content no verified citation covers.
+    unread = unread_content(content, [p.model_copy(update={"citation": c})
+                                      for p, c in zip(result.facts, citations) if c.verified])
     clock.lap("verify")
     with wb.db.transaction() as cur:
         # Reading took a while: a document deleted meanwhile must add nothing. Deletion
@@ -244,9 +285,14 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
         prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages),
                                   content.source_kind == "ocr", counts)
         stored = _store_facts(cur, prepared, counts)
+        review = _store_facts(cur, [_coverage_row(job, document, unread, checks[None])], {}) if unread else []
+        _retire_earlier_coverage(cur, document["id"], {f.fact_fingerprint for f in review})
         clock.lap("persist")
         trusted = {scope for scope, c in checks.items() if identity_trusted(c.identity_status)}
-        promotable = [f for f in stored if (f.scope if f.scope in checks else None) in trusted]
+        # A fact a person closed (rejected, superseded, acknowledged) keeps that decision
+        # when its document is read again: it is not decided afresh.
+        promotable = [f for f in stored + review if (f.scope if f.scope in checks else None) in trusted
+                      and f.promotion_status not in CLOSED_PROMOTION_STATES]
         outcomes = promote_facts(cur, promotable, document)
         facts_repo.set_promotion_status(cur, outcomes)
         for outcome in outcomes.values():
@@ -255,6 +301,10 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
     clock.lap("promote")  # the transaction's commit included
     counts["stored"] = len(stored)
     counts["identity_trusted"] = int(identity_trusted(checks[None].identity_status))
+    if unread:  # a success that left results unread says so, with the review item it made
+        counts[UNREAD_CONTENT] = len(unread)
+        out.warnings.append({"code": UNREAD_CONTENT, "page": unread[0].page,
+                             "message": f"{summary_sentence(unread)}; see the review queue"})
     if not stored:  # a success that kept nothing must not read as a clean one
         out.warnings.append({"code": NOTHING_FOUND, "page": None, "message": NOTHING_FOUND_MESSAGE})
     out.counts = counts

@@ -15,7 +15,8 @@ from storage import audit_repo
 _ITEM_WORDS = {"fact": "finding", "identity_check": "patient match", "inbound_message": "interface message"}
 _DECISION_WORDS = {"approve": "approved", "reject": "rejected", "correct": "corrected",
                    "keep": "kept as a document fact", "box": "box drawn", "undo": "decision undone",
-                   "attach": "put on a chart", "dismiss": "set aside: not for this clinic"}
+                   "attach": "put on a chart", "dismiss": "set aside: not for this clinic",
+                   "acknowledge": "acknowledged: read by a person"}
 # The audit's own short words for a patient-match state (sentences, not UI labels).
 _IDENTITY_WORDS = {
     "identity_verified": "matches", "identity_review_approved": "approved", "identity_review_rejected": "rejected",
@@ -25,7 +26,8 @@ _IDENTITY_WORDS = {
 _SENTENCES = {"approve": "{who} approved {item}", "reject": "{who} rejected {item}", "correct": "{who} corrected {item}",
               "keep": "{who} kept {item} as a document fact", "box": "{who} drew the box for {item}",
               "undo": "{who} undid the decision on {item}", "attach": "{who} put {item} on this chart",
-              "dismiss": "{who} set aside {item} as not for this clinic"}
+              "dismiss": "{who} set aside {item} as not for this clinic",
+              "acknowledge": "{who} read on the page the results of {item}"}
 CSV_COLUMNS = ("decision_id", "when", "who", "item", "item_id", "document", "decision", "summary", "reason",
                "before", "after")
 

@@ -17,8 +17,9 @@ from domain.policy.access.permissions import Permission
 from domain.policy.identity.gate import IdentityOutcome, combine_parts
 from domain.policy.facts.review_rules import (CONFLICT, MIN_OVERRIDE_REASON, already_decided_message, approval_needs_reason,
                                       closing_decision, queue_reason, reason_long_enough)
-from domain.policy.facts.chart_rules import (APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
-                                     activated_by_identity_approval, critical_result, identity_trusted)
+from domain.policy.facts.chart_rules import (ACKNOWLEDGED, APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
+                                     acknowledge_only, activated_by_identity_approval, critical_result,
+                                     identity_trusted)
 from core.services.admin.accounts import authorize
 from core.services.review.facts import patient_facts
 from core.services.review.fact_vectors import index_pending, remove_vectors
@@ -240,6 +241,9 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
     decision is refused once a person already decided the finding."""
     by = authorize_decision(wb, by)
     with wb.db.transaction() as cur:
+        fact = facts_repo.fact_by_id(cur, fact_id)
+        if approve and fact is not None and acknowledge_only(fact.fact_type):
+            return _acknowledge(cur, fact_id, by=by, reason=reason)
         fact, document, status = decidable_fact(cur, fact_id, approving=approve)
         before = fact_state(fact)
         if approve:
@@ -261,12 +265,30 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
     return {"fact_id": fact_id, **after}
 
 
+def _acknowledge(cur, fact_id: int, *, by: str, reason: str | None) -> dict[str, Any]:
+    """Approving a coverage record (results the readers did not read) means a person read
+    them on the page: the item closes as acknowledged. Nothing reaches the chart or the
+    evidence an answer uses; the results themselves are entered or corrected by hand."""
+    fact, _document = live_fact(cur, fact_id)
+    ensure_open(cur, "fact", fact_id)
+    before = fact_state(fact)
+    promotions_repo.close_pending_reviews(cur, fact_id, ACKNOWLEDGED)
+    facts_repo.update_fact(cur, fact_id, active=False, promotion_status=ACKNOWLEDGED, review_reason=None)
+    after = fact_state(facts_repo.fact_by_id(cur, fact_id))
+    audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="acknowledge", actor=by,
+                                   reason=reason, before=before, after=after)
+    return {"fact_id": fact_id, **after}
+
+
 def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str | None = None) -> dict[str, Any]:
     """The finding is right but is not chart truth: it stays cited with its document,
     is never promoted, and leaves the queue."""
     by = authorize_decision(wb, by)
     with wb.db.transaction() as cur:
         fact, _document, status = decidable_fact(cur, fact_id, approving=True)
+        if acknowledge_only(fact.fact_type):
+            raise BadInput("Results that were not read are not a finding to keep; acknowledge them once you "
+                           "have read them on the page.", code="not_a_finding")
         before = fact_state(fact)
         withdraw_from_chart(cur, fact_id, closed_as="kept", by=by, reason=f"kept as a document fact by {by}")
         facts_repo.update_fact(cur, fact_id, certainty=Certainty.DOCUMENT_FACT.value, active=identity_trusted(status),

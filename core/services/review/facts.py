@@ -59,6 +59,8 @@ def document_report(wb: Workbench, document_id: int) -> dict[str, Any]:
             "job_id": job.id, "status": job.status, "error_code": job.error_code,
             "error_message": job.error_message, "attempts": job.attempts, "engine": job.engine,
             "timings_ms": job.timings, "counts": job.counts, "warnings": job.warnings or [],
+            # Results printed on the document that no fact reads (the coverage guard).
+            "unread_content": (job.counts or {}).get("unread_content", 0),
         },
         "identity": identity,
         "facts": [fact_view(f) for f in facts],
@@ -106,7 +108,8 @@ def _merged_parts(document_id: int, rows: list[dict[str, Any]], parts: list[dict
                 "error_message": failed["error_message"] if failed else None,
                 "attempts": max((j["attempts"] for j in jobs), default=0),
                 "engine": jobs[0]["engine"] if jobs else None, "timings_ms": summed("timings_ms"),
-                "counts": summed("counts"), "warnings": [w for j in jobs for w in j["warnings"]]},
+                "counts": summed("counts"), "warnings": [w for j in jobs for w in j["warnings"]],
+                "unread_content": sum(j.get("unread_content", 0) for j in jobs)},
         "identity": {"status": combined.status.value if combined else "identity_unchecked",
                      "mismatch_reason": combined.mismatch_reason if combined else None,
                      "parts": [p["identity"] for p in parts]},

@@ -33,6 +33,13 @@ FACT_TYPE_OF_TABLE: dict[str, str] = {table: fact_type for fact_type, table in C
 # row, or it says the same thing as a row that is already there.
 SUPPORTING_OUTCOMES: tuple[str, ...] = ("promoted", "already_exists", "duplicate_skipped")
 
+# Review items that are not findings: the coverage guard's record of result-like content
+# no fact cites (``extract/coverage.py``). They never reach the chart, never stand as
+# evidence for an answer, and approving one only records that a person read the page.
+UNREAD_CONTENT = "unread_content"
+ACKNOWLEDGE_ONLY_FACT_TYPES: frozenset[str] = frozenset({UNREAD_CONTENT})
+ACKNOWLEDGED = "acknowledged"  # the promotion status of an acknowledged coverage record
+
 CRITICAL_FLAGS: frozenset[str] = frozenset({"critical_high", "critical_low"})
 ABNORMAL_FLAGS: frozenset[str] = frozenset({"high", "low", "critical_high", "critical_low", "abnormal"})
 
@@ -46,7 +53,8 @@ def identity_trusted(status: str | IdentityStatus | None) -> bool:
 REVIEW_PROMOTION_STATES: frozenset[str] = frozenset({"conflict_needs_review", "needs_review"})
 # A person decided against these facts (rejected, or another value approved over them):
 # no later decision on their document brings them back.
-CLOSED_PROMOTION_STATES: frozenset[str] = frozenset({"rejected", "superseded"})
+# An acknowledged coverage record (a person read the page) is closed the same way.
+CLOSED_PROMOTION_STATES: frozenset[str] = frozenset({"rejected", "superseded", ACKNOWLEDGED})
 # A person approved the finding itself while its document's identity was still open.
 APPROVED_AWAITING_IDENTITY = "approved_awaiting_identity"
 
@@ -92,6 +100,12 @@ def held_for_item_review(fact: Mapping[str, Any]) -> str | None:
         if cue := hedge_cue(f"{fact.get('fact_text') or ''} {quote}"):
             return f'hedged: "{cue}"'
     return None
+
+
+def acknowledge_only(fact_type: str | None) -> bool:
+    """A review item a person can only acknowledge (read the page themselves), never
+    approve into the chart or into evidence."""
+    return fact_type in ACKNOWLEDGE_ONLY_FACT_TYPES
 
 
 def is_critical(flag: str | None) -> bool:

@@ -34,6 +34,7 @@ CORRECTABLE_FIELDS: dict[str, dict[str, str]] = {
 # Decisions that close an item, and how a sentence says them.
 DECIDED_WORDS: dict[str, str] = {
     "approve": "approved", "reject": "rejected", "correct": "corrected", "keep": "kept as a document fact",
+    "acknowledge": "acknowledged as read by a person",
 }
 # A decision that reopens what the last closing decision closed.
 REOPENING = frozenset({"undo"})

@@ -1,0 +1,489 @@
+"""The coverage guard (pure): printed results that no extracted fact cites.
+
+The readers are many and each knows some layouts; none can promise it read every
+result a page prints. This module looks at a document the other way round: it finds
+every *result-like* piece of content, whatever its layout, and asks whether a fact
+cites it. What no fact cites is returned as an ``UnreadRegion`` for a person to read.
+
+A piece of a line is result-like when it prints a value (a number, a ratio such as
+152/94) and either
+
+* a test the analyte vocabulary knows (``domain.policy.facts.analytes``), or
+* a test-like name and, beside the value, a lab unit, a reference range or a flag
+  (a letter flag such as H or LL, a word such as "critical", or a symbol: ▲ ▼ ‼ ↑ ↓ *).
+
+Dates, times, phone numbers, page numbers, years, identifiers and dose amounts are
+never values; lines whose label is about identity, contact or administration
+("Patient ID", "Tel", "Age", "Suite") and addresses are not results; a line that prints
+only a reference range has no value. Pieces are cut at column gaps: a row of two panels
+side by side is two pieces, a cumulative row (one value per date) one piece with
+several values, a sentence one piece.
+
+Covered means: on a page, every value word of the piece lies inside the box of a fact
+on that page (geometry, so a two-panel row half read is caught); in a section (an XLSX
+row, a DOCX paragraph or table row), a fact cites that section or one inside it and
+its quote or value holds each of the piece's numbers; in an HL7 message, an OBX
+segment with a value (OBX-5) is a result by structure and is covered when a fact cites
+that segment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from domain.content import NormalizedContent, PageContent, Section
+from domain.models import BoundingBox, FactProposal
+from domain.policy.facts.analytes import analytes_named
+from domain.policy.facts.lab_vocabulary import known_unit
+from extract.layout import page_rows, segments
+from extract.values.dates import find_date
+from extract.values.labels import read_label
+from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_like_unit
+from extract.values.text_rules import is_flag_word
+
+__all__ = ["UnreadRegion", "unread_content", "summary_sentence", "related_locators"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadRegion:
+    """One result-like piece of a page or section that no fact cites."""
+
+    locator: str  # "page 2", or the section's locator ("Chemistry!A9:F9", "paragraph 7", "OBX[3]")
+    text: str  # the piece as printed
+    reason: str  # why it looks like a result, in plain words
+    page: int | None = None  # 1-based, paged sources only
+    box: BoundingBox | None = None  # normalized 0..1, paged sources only
+
+    def as_dict(self) -> dict:
+        return {"locator": self.locator, "page": self.page, "text": self.text, "reason": self.reason,
+                "box": self.box.model_dump() if self.box else None}
+
+
+# --------------------------------------------------------------------------- vocabulary (data)
+
+# Flag marks printed beside a value; a key line on the page explains them ("▲ high").
+FLAG_SYMBOLS = "▲▼△▽‼↑↓⬆⬇*!"
+# Words of a label about identity, contact, the report or the specimen, not a test:
+# a number under them is an id, a count of pages, a street number or an age.
+ADMIN_WORDS = frozenset("""
+page pages age aged yrs years yr old dob born birth mrn id no acct account hosp hospital ur chart record visit
+accession requisition order specimen collected received reported printed resulted verified tel telephone phone fax
+mobile cell email zip postcode clia npi lab laboratory room bed ward unit ext extension version ver rev copy copies
+""".split())
+# Words of an address anywhere on the line: the number beside them is a house or suite.
+ADDRESS_WORDS = frozenset("""
+suite ste floor street avenue ave road rd boulevard blvd parkway pkwy lane ln drive court crescent terrace
+highway hwy plaza building bldg
+""".split())
+# Words of a sentence, not of a test name: "must not exceed 200 records". A test-like name
+# written in a sentence counts only with a lab unit ("her fructosamine was 340 umol/L").
+SENTENCE_WORDS = frozenset("""
+must not is are was were be been will would should may might can could we you he she they it this that these
+those please if shall
+""".split())
+# A test name is a few words; a longer run before the value is a sentence about something else.
+MAX_NAME_WORDS = 6
+# Read by the intake label vocabulary: a value under these labels is never a result.
+_ADMIN_LABEL_KINDS = frozenset({"dob", "mrn", "name", "first_name", "middle_name", "last_name", "phone", "email",
+                                "address", "sex", "ignore", "relationship"})
+# Units of vital signs beyond the lab units the analyte vocabulary knows.
+VITAL_UNITS = frozenset({"°c", "°f", "degc", "degf", "/min", "breaths/min", "kg/m2", "lb", "lbs"})
+# Amounts of a medicine, not results ("Metformin 500 mg", "Vitamin D 1000 units daily").
+DOSE_UNITS = frozenset("""
+mg mcg ug g gm gram grams units unit iu tab tabs tablet tablets cap caps capsule capsules puff puffs drop drops
+ml spray sprays patch sachet
+""".split())
+
+_NUM = rf"(?:{NUMBER})"
+# A reference range or a bound, also written in words ("below 70", "less than 5.7"):
+# a target or a limit, never the patient's value.
+_RANGE = re.compile(rf"(?<![\w.]){_NUM}\s*(?:-|\u2013|\u2014|to|\.\.)\s*{_NUM}(?!\w|\.\d)"
+                    rf"|\b(?:below|above|under|over|less than|more than|greater than|at least|at most|up to|"
+                    rf"target|goal|aim|exceed|exceeds)\s+(?:of\s+)?{_NUM}(?:/{_NUM}|\s?%)?(?!\w|\.\d)", re.I)
+_PHONE = re.compile(r"(?<!\w)(?:\+?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\d)")
+_TIME = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s*[ap]\.?m\.?)?(?![\d:])", re.I)
+_PAGE = re.compile(r"\bpage\s+\d+(?:\s*(?:of|/)\s*\d+)?", re.I)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+# A value token: a comparator, a number (decimal comma allowed), then glued flag marks.
+_VALUE = re.compile(rf"^(?P<cmp>{COMPARATOR})?(?P<num>{_NUM})(?P<flag>[{re.escape(FLAG_SYMBOLS)}A-Z]{{0,4}})$")
+_VALUE_UNIT = re.compile(rf"^(?P<num>{_NUM})(?P<unit>%|[A-Za-z\u00b5\u03bc/][\w\u00b5\u03bc/.^*]*)$")
+_RATIO = re.compile(r"^\d{2,3}/\d{2,3}$")  # blood pressure 152/94
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_EDGE = "(),;:.[]"  # punctuation around a printed token
+_NUMBERS = re.compile(_NUM)
+
+
+# --------------------------------------------------------------------------- tokens and pieces
+
+@dataclass(slots=True)
+class _Token:
+    text: str
+    seg: int  # tokens of one segment (a column cell, a run of words) share it
+    ref: object = None  # the page Word it came from
+    kind: str = "text"  # text | value | qualitative | unit | unitish | flag | range | masked
+
+
+@dataclass(slots=True)
+class _Piece:
+    tokens: list[_Token] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join(t.text for t in self.tokens)
+
+    def of(self, kind: str) -> list[_Token]:
+        return [t for t in self.tokens if t.kind == kind]
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """Character spans that are not values: dates, times, phones, page numbers, ranges."""
+    out: list[tuple[int, int, str]] = []
+    for rx, kind in ((_PHONE, "masked"), (_PAGE, "masked"), (_TIME, "masked")):
+        out += [(m.start(), m.end(), kind) for m in rx.finditer(text)]
+    at = 0
+    while (d := find_date(text[at:])) is not None:
+        out.append((at + d.start, at + d.end, "masked"))
+        at += d.end
+    out += [(m.start(), m.end(), "range") for m in _RANGE.finditer(text)]
+    return out
+
+
+def _classify(tokens: list[_Token]) -> None:
+    """Set each token's kind, masking multi-word dates, phones and ranges first."""
+    text, starts, pos = "", [], 0
+    for t in tokens:
+        starts.append(pos)
+        text += t.text + " "
+        pos += len(t.text) + 1
+    spans = _spans(text)
+    for t, start in zip(tokens, starts):
+        core = t.text.strip(_EDGE)
+        start += len(t.text) - len(t.text.lstrip(_EDGE))
+        end = start + len(core)
+        owner = next((kind for s, e, kind in spans if s <= start and end <= e), None) if core else "masked"
+        if owner is not None:
+            t.kind = owner
+        elif _value_token(t.text):
+            t.kind = "value"
+        elif _unit(core):
+            t.kind = "unit"
+        elif looks_like_unit(core):
+            t.kind = "unitish"  # a unit we do not know ("g/db" read by OCR): no evidence, no new test
+        elif core in FLAG_SYMBOLS or is_flag_word(core):
+            t.kind = "flag"
+        elif is_qualitative(core):
+            t.kind = "qualitative"  # "Positive", "Not detected": a value only beside a known test
+    if tokens and tokens[0].kind == "value" and re.fullmatch(r"\(?\d{1,2}[.)]", tokens[0].text):
+        tokens[0].kind = "masked"  # a numbered list: "3. On March 27 ..." / "3)"
+    for t in tokens:
+        if t.kind == "value" and re.fullmatch(r"\d{1,2}\)", t.text):
+            t.kind = "masked"  # "...; 3) Mucoparietal thickening"
+    # A bare "<100" is the reference range when the piece prints another value; alone it
+    # is the value ("CRP <0.5 mg/L 0-5"), and so is a ratio only beside a unit.
+    for i, t in enumerate(tokens):
+        if t.kind == "value" and _YEAR.match(t.text.strip(_EDGE)) and not _unit_after(tokens, i):
+            t.kind = "masked"  # "checked in 2019"
+        if t.kind == "value" and _dose_after(tokens, i):
+            t.kind = "masked"
+
+
+def _unit(text: str) -> bool:
+    return known_unit(text) or text.lower() in VITAL_UNITS
+
+
+def _value_token(text: str) -> bool:
+    t = text.strip(_EDGE)
+    if not t or not any(c.isdigit() for c in t):
+        return False
+    m = _VALUE.match(t)
+    if m:
+        num = m["num"].lstrip("+-").replace(",", "").replace(".", "")
+        flag = m["flag"]
+        glued_flag_ok = not flag or all(c in FLAG_SYMBOLS for c in flag) or is_flag_word(flag)
+        return len(num) <= 6 and glued_flag_ok  # a longer run of digits is an identifier; "9PL" a postcode
+    m = _VALUE_UNIT.match(t)
+    if m and _unit(m["unit"]):
+        return True
+    return bool(_RATIO.match(t))
+
+
+def _unit_after(tokens: list[_Token], i: int) -> bool:
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    return nxt is not None and nxt.kind == "unit" or bool(_VALUE_UNIT.match(tokens[i].text.strip("(),;")))
+
+
+def _dose_after(tokens: list[_Token], i: int) -> bool:
+    t = tokens[i].text.strip("(),;").lower()
+    m = _VALUE_UNIT.match(t)
+    if m and m["unit"].rstrip(".") in DOSE_UNITS:
+        return True
+    nxt = tokens[i + 1].text.strip("(),;.").lower() if i + 1 < len(tokens) else ""
+    return nxt in DOSE_UNITS
+
+
+def _pieces(tokens: list[_Token]) -> list[_Piece]:
+    """Cut a line at column gaps: a new piece starts with a segment that opens with a
+    word once the current piece holds a value (the next panel's test name)."""
+    pieces: list[_Piece] = [_Piece()]
+    seg = None
+    for t in tokens:
+        opens = t.seg != seg
+        seg = t.seg
+        if opens and t.kind == "text" and _WORD.search(t.text) and (pieces[-1].of("value") or
+                                                                     pieces[-1].of("qualitative")):
+            pieces.append(_Piece())
+        pieces[-1].tokens.append(t)
+    return [p for p in pieces if p.tokens]
+
+
+def _flag_beside_value(piece: _Piece) -> bool:
+    """A flag printed at most two tokens after a value (beyond a unit): a word such as
+    "normal" or "high" elsewhere in a sentence is no flag."""
+    toks = piece.tokens
+    for i, t in enumerate(toks):
+        if t.kind == "value" and any(x.kind == "flag" for x in toks[i + 1:i + 3]):
+            return True
+    return False
+
+
+def _label_words(piece: _Piece) -> list[str]:
+    """The words before the piece's first value: its label or test name."""
+    out = []
+    for t in piece.tokens:
+        if t.kind == "value":
+            break
+        out += [w.lower() for w in _WORD.findall(t.text)]
+    return out
+
+
+def _result_reason(piece: _Piece) -> str | None:
+    """Why the piece reads as a printed result, or None when it does not."""
+    values = piece.of("value")
+    words = " ".join(t.text.strip(_EDGE + "\"'") for t in piece.tokens if t.kind == "text")  # "(HbA1c" -> HbA1c
+    if not values:
+        # A result printed as a word ("Urine Glucose Positive (Negative)") counts beside a
+        # known test; the one in brackets is the reference.
+        worded = [t for t in piece.of("qualitative") if not t.text.startswith("(")]
+        if worded and analytes_named(words):
+            for t in worded:
+                t.kind = "value"
+            return f"a known test with a result ({', '.join(t.text for t in worded[:4])})"
+        return None
+    # A bound printed after the unit is the reference ("eGFR  mL/min/1.73m2  >60" with the
+    # result cell empty); before it, the value ("CRP <0.5 mg/L").
+    first_unit = next((i for i, t in enumerate(piece.tokens) if t.kind == "unit"), None)
+    for i, t in enumerate(piece.tokens):
+        if t.kind == "value" and first_unit is not None and i > first_unit and re.match(COMPARATOR, t.text):
+            t.kind = "range"
+    values = piece.of("value")
+    if not values:
+        return None
+    bare = [v for v in values if not re.match(COMPARATOR, v.text.strip(_EDGE))]
+    if bare and len(bare) < len(values):
+        for v in values:
+            if v not in bare:
+                v.kind = "range"  # "<100" beside a plain value is the reference range
+        values = bare
+    shown = ", ".join(v.text for v in values[:4])
+    known = analytes_named(words)
+    if known:
+        return f"a known test with a value ({shown})"
+    label = _label_words(piece)
+    if not label or len(label) > MAX_NAME_WORDS or ADMIN_WORDS.intersection(label) or \
+            ADDRESS_WORDS.intersection(w.lower() for w in words.split()):
+        return None
+    meaning = read_label(" ".join(label))
+    if meaning.kind in _ADMIN_LABEL_KINDS or meaning.owner is not None:
+        return None
+    signs = []
+    if piece.of("unit") or any(_VALUE_UNIT.match(v.text.strip(_EDGE)) for v in values):
+        signs.append("a unit")
+    if piece.of("range"):
+        signs.append("a reference range")
+    if _flag_beside_value(piece) or any((m := _VALUE.match(v.text.strip(_EDGE))) and m["flag"] for v in values):
+        signs.append("a flag")
+    if not signs or (signs[0] != "a unit" and SENTENCE_WORDS.intersection(label)):
+        return None
+    return f"a test-like name with a value ({shown}) and {' and '.join(signs)}"
+
+
+# --------------------------------------------------------------------------- pages
+
+def _cited(word, page: PageContent, cites: Sequence[tuple[BoundingBox, frozenset[str]]],
+           slack: float = 0.002) -> bool:
+    """Whether a fact's box holds the word's centre and its quote the word: a quote that
+    wraps onto the next line has a box two lines tall and a page wide, which holds words
+    the quote does not."""
+    cx = (word.x0 + word.x1) / 2 / page.width
+    cy = (word.y0 + word.y1) / 2 / page.height
+    token = word.text.strip(_EDGE)
+    return any(b.x - slack <= cx <= b.x + b.width + slack and b.y - slack <= cy <= b.y + b.height + slack
+               and token in quoted for b, quoted in cites)
+
+
+def _quote_tokens(quote: str) -> frozenset[str]:
+    return frozenset(t.strip(_EDGE) for t in quote.split())
+
+
+def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[str]]]) -> list[UnreadRegion]:
+    found: list[UnreadRegion] = []
+    for row in page_rows(page):
+        tokens = [_Token(w.text, i, w) for i, seg in enumerate(segments(row.words)) for w in seg]
+        _classify(tokens)
+        for piece in _pieces(tokens):
+            reason = _result_reason(piece)
+            if reason is None:
+                continue
+            if all(_cited(t.ref, page, cites) for t in piece.of("value")):
+                continue
+            words = [t.ref for t in piece.tokens]
+            x, y, w, h = page.normalize(min(o.x0 for o in words), min(o.y0 for o in words),
+                                        max(o.x1 for o in words), max(o.y1 for o in words))
+            if w <= 0 or h <= 0:
+                continue
+            found.append(UnreadRegion(f"page {page.number}", piece.text, reason, page.number,
+                                      BoundingBox(x=x, y=y, width=w, height=h)))
+    return found
+
+
+# --------------------------------------------------------------------------- sections
+
+# The sections read as lines: rows rather than their cells, segments through their fields.
+_LINE_TYPES = {"row", "table_row", "paragraph", "header", "footer", "footnote", "text", "line"}
+_XLSX_RANGE = re.compile(r"^(?P<sheet>.*)!\$?[A-Z]{1,3}\$?(?P<r0>\d+)(?::\$?[A-Z]{1,3}\$?(?P<r1>\d+))?$")
+_OBX = re.compile(r"(?:^|\s)OBX\[\d+\]$")
+
+
+def _places(locator: str) -> frozenset[str]:
+    """The lines a locator names, as keys shared by every locator inside them: an XLSX
+    range its rows ("S!7"), an HL7 field its segment ("OBX[3]-5" -> "OBX[3]"), a DOCX
+    table cell its row ("table 1 row 2 col 3" -> "table 1 row 2")."""
+    m = _XLSX_RANGE.match(locator)
+    if m:
+        r0 = int(m["r0"])
+        r1 = min(int(m["r1"] or r0), r0 + 10_000)
+        return frozenset(f"{m['sheet']}!{r}" for r in range(r0, r1 + 1))
+    key = re.sub(r"(?:-\d+)+$", "", locator.strip())
+    return frozenset({re.sub(r"\s+col(?:umn)?\s+\d+$", "", key)})
+
+
+def related_locators(a: str, b: str) -> bool:
+    """Whether two locators name the same line or one lies inside the other ("OBX[3]"
+    and "OBX[3]-5", "table 1 row 2" and "table 1 row 2 col 3", "S!A7:F7" and "S!B7")."""
+    return bool(_places(a) & _places(b))
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", ".").lstrip("+") for n in _NUMBERS.findall(text)}
+
+
+def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> list[UnreadRegion]:
+    # Facts by the lines they cite: a workbook or a batch has thousands of rows and facts.
+    cited: dict[str, list[FactProposal]] = {}
+    for f in facts:
+        if f.citation.page is None:
+            for key in _places(f.citation.page_or_section):
+                cited.setdefault(key, []).append(f)
+    by_locator = {s.locator: s for s in content.sections}
+    found: list[UnreadRegion] = []
+    for s in content.sections:
+        if _OBX.search(s.locator) and s.section_type == "segment":
+            region = _observation_region(s, by_locator)
+            if region is not None and not any(key in cited for key in _places(s.locator)):
+                found.append(region)
+            continue
+        if not _line_section(s):
+            continue
+        cells = s.text.split(" | ") if s.section_type in ("row", "table_row") else [s.text]
+        tokens = [_Token(w, i) for i, cell in enumerate(cells) for w in cell.split()]
+        _classify(tokens)
+        readers = list({id(f): f for key in _places(s.locator) for f in cited.get(key, ())}.values())
+        read = set().union(*(_numbers(" ".join([f.citation.quote_or_value, f.fact_text,
+                                                 *map(str, f.structured_value.values())])) for f in readers))
+        for piece in _pieces(tokens):
+            reason = _result_reason(piece)
+            if reason is None:
+                continue
+            if readers and all(_numbers(t.text) <= read for t in piece.of("value")):
+                continue
+            found.append(UnreadRegion(s.locator, piece.text, reason))
+    return found
+
+
+# OBX-2 value types of running text: their lines are judged like a page's lines (a report
+# split one line per OBX prints "PATIENT NAME:" and dates); every other type is a result.
+_TEXT_VALUE_TYPES = frozenset({"TX", "FT", ""})
+
+
+def _observation_region(segment: Section, by_locator: dict[str, Section]) -> UnreadRegion | None:
+    """An HL7 observation with a value: a result by structure (NM, SN, ST, CE ...), or for
+    running text (TX, FT) its name (OBX-3's text), value, unit, range and flag (OBX-5 to
+    8) judged by the rule for a page's line: a text report's "PATIENT NAME:" is no result,
+    "potassium 6.9 mmol/L" written as text is."""
+    def field(n: int) -> str:
+        section = by_locator.get(f"{segment.locator}-{n}")
+        return section.text.strip() if section is not None else ""
+
+    parts = field(3).split("^")
+    name = parts[1] if len(parts) > 1 and parts[1] else parts[0]
+    value = "".join(field(5).split("^"))  # a structured number "^>^60" as printed: ">60"
+    cells = [name, value, field(6).split("^")[0], field(7), field(8)]
+    if value and field(2).upper() not in _TEXT_VALUE_TYPES:
+        return UnreadRegion(segment.locator, " ".join(c for c in cells if c),
+                            f"an observation with a value ({value[:40]})")
+    tokens = [_Token(w, i) for i, cell in enumerate(cells) for w in cell.split()]
+    _classify(tokens)
+    for piece in _pieces(tokens):
+        reason = _result_reason(piece)
+        if reason is not None:
+            return UnreadRegion(segment.locator, " ".join(c for c in cells if c), reason)
+    return None
+
+
+def _line_section(s: Section) -> bool:
+    return s.section_type in _LINE_TYPES or (s.section_type == "cell" and s.meta.get("only_cell_in_row"))
+
+
+# --------------------------------------------------------------------------- entry point
+
+def unread_content(content: NormalizedContent, facts: Iterable[FactProposal]) -> list[UnreadRegion]:
+    """Every result-like piece of the document that no fact cites, in reading order.
+    ``facts`` are the facts kept for the document, their citations verified (a citation
+    the verifier could not find again covers nothing)."""
+    facts = list(facts)
+    regions: list[UnreadRegion] = []
+    for page in content.pages:
+        cites = [(f.citation.bounding_box, _quote_tokens(f.citation.quote_or_value)) for f in facts
+                 if f.citation.page == page.number and f.citation.bounding_box is not None]
+        regions += _page_regions(page, cites)
+    if content.sections:
+        regions += _section_regions(content, facts)
+    return regions
+
+
+def summary_sentence(regions: Sequence[UnreadRegion]) -> str:
+    """"3 results on page 1 were not read", "1 result in sheet Chemistry was not read"."""
+    n = len(regions)
+    noun = "result" if n == 1 else "results"
+    verb = "was" if n == 1 else "were"
+    pages = sorted({r.page for r in regions if r.page is not None})
+    places = list(dict.fromkeys(_place(r.locator) for r in regions if r.page is None))
+    where = []
+    if pages:
+        where.append(("on page " if len(pages) == 1 else "on pages ") + _listing([str(p) for p in pages]))
+    if places:
+        where.append("in " + _listing(places[:3]) + (" and more" if len(places) > 3 else ""))
+    return f"{n} {noun} {' and '.join(where)} {verb} not read" if where else f"{n} {noun} {verb} not read"
+
+
+def _place(locator: str) -> str:
+    """A section's place in a reader's words: a sheet, a paragraph, a message's segment."""
+    if "!" in locator:
+        return "sheet " + locator.split("!")[0].strip("'")
+    return locator
+
+
+def _listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

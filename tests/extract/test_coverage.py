@@ -1,0 +1,209 @@
+"""The coverage guard (extract/coverage.py): result-like content no fact cites.
+
+Pages are built word by word (no PDF needed): a line is a list of cells, each cell a
+phrase drawn at an x position; cells far apart are columns. Each layout here was written
+after the rule, unlike the ones the readers know."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.content import NormalizedContent, PageContent, Section, Word
+from domain.models import Citation, FactProposal
+from domain.policy.facts.citations import quote_from_words, reading_rows
+from extract.coverage import related_locators, summary_sentence, unread_content
+
+CHAR = 5.0  # points per character
+HEIGHT = 10.0
+
+
+def page(lines: list[list[tuple[float, str]]], number: int = 1) -> PageContent:
+    """A page whose line i holds ``(x, phrase)`` cells, 16 pt apart."""
+    words: list[Word] = []
+    for i, cells in enumerate(lines):
+        y0 = 40 + 16 * i
+        for x, phrase in cells:
+            for token in phrase.split():
+                words.append(Word(token, x, y0, x + CHAR * len(token), y0 + HEIGHT, index=len(words)))
+                x += CHAR * (len(token) + 1)
+    return PageContent(number=number, width=612, height=792, words=words)
+
+
+def content(*pages: PageContent) -> NormalizedContent:
+    return NormalizedContent(source_kind="pdf_text", pages=list(pages))
+
+
+def fact_for(p: PageContent, text: str) -> FactProposal:
+    """A fact citing the first row run of words that reads ``text``."""
+    for row in reading_rows(p.words):
+        tokens = [w.text for w in row]
+        want = text.split()
+        for i in range(len(tokens) - len(want) + 1):
+            if tokens[i:i + len(want)] == want:
+                quote, box = quote_from_words(p, row[i:i + len(want)])
+                return FactProposal(fact_type="lab_result", fact_text=quote, confidence=0.9,
+                                    citation=Citation(source_type="lab_pdf", source_id="documents:1",
+                                                      page_or_section=f"page {p.number}", field_or_chunk_id="r",
+                                                      quote_or_value=quote, page=p.number, bounding_box=box,
+                                                      verified=True))
+    raise AssertionError(f"{text!r} is not on the page")
+
+
+def texts(regions) -> list[str]:
+    return [r.text for r in regions]
+
+
+# --------------------------------------------------------------------------- pages
+
+def test_a_results_table_fully_cited_reports_nothing_and_each_dropped_row_is_reported():
+    p = page([[(40, "Patient: LINDQVIST, Saoirse"), (300, "DOB: 02/03/1971")],
+              [(40, "Analyte"), (200, "Value"), (260, "Units"), (330, "Interval")],
+              [(40, "Potassium"), (200, "6.4 HH"), (260, "mmol/L"), (330, "3.5-5.1")],
+              [(40, "Magnesium"), (200, "0.61 L"), (260, "mmol/L"), (330, "0.70-1.00")],
+              [(40, "Page 1 of 1")]])
+    facts = [fact_for(p, "Potassium 6.4 HH mmol/L 3.5-5.1"), fact_for(p, "Magnesium 0.61 L mmol/L 0.70-1.00")]
+    assert unread_content(content(p), facts) == []
+    missed = unread_content(content(p), facts[1:])
+    assert texts(missed) == ["Potassium 6.4 HH mmol/L 3.5-5.1"]
+    region = missed[0]
+    assert region.page == 1 and region.locator == "page 1"
+    assert region.box is not None and region.box.y == pytest.approx((40 + 32) / 792)
+    assert "known test" in region.reason
+
+
+def test_two_panels_side_by_side_half_read_reports_the_unread_panel_only():
+    p = page([[(40, "Sodium"), (120, "133"), (160, "mmol/L"), (320, "Neutrophils"), (400, "9.8 ▲"), (450, "x10^9/L")],
+              [(40, "Urea"), (120, "11.2"), (160, "mmol/L"), (320, "Lymphocytes"), (400, "0.7 ▼"), (450, "x10^9/L")]])
+    facts = [fact_for(p, "Sodium 133 mmol/L"), fact_for(p, "Urea 11.2 mmol/L")]
+    assert texts(unread_content(content(p), facts)) == ["Neutrophils 9.8 ▲ x10^9/L", "Lymphocytes 0.7 ▼ x10^9/L"]
+
+
+def test_a_cumulative_row_read_for_one_date_reports_the_other_dates():
+    p = page([[(40, "Test"), (200, "12/06/26"), (260, "05/06/26"), (320, "29/05/26")],
+              [(40, "Creatinine (umol/L)"), (200, "188 H"), (260, "156 H"), (320, "121")]])
+    newest = fact_for(p, "188 H")
+    assert texts(unread_content(content(p), [newest])) == ["Creatinine (umol/L) 188 H 156 H 121"]
+    everything = [newest, fact_for(p, "156 H"), fact_for(p, "121")]
+    assert unread_content(content(p), everything) == []
+
+
+def test_an_unknown_test_counts_with_a_unit_a_range_or_a_flag_but_not_bare():
+    p = page([[(40, "Zonulin"), (200, "71.4"), (260, "ng/mL")],
+              [(40, "Calprotectin index"), (200, "310"), (260, "*")],
+              [(40, "Lactoferrin"), (200, "12"), (260, "0 - 7.2")],
+              [(40, "Visits this year"), (200, "4")]])
+    assert texts(unread_content(content(p), [])) == ["Zonulin 71.4 ng/mL", "Calprotectin index 310 *",
+                                                      "Lactoferrin 12 0 - 7.2"]
+
+
+def test_results_written_in_a_sentence_are_found_and_targets_are_not():
+    p = page([[(40, "On review her ferritin was 8 ug/L and the platelet count 512 x10^9/L.")],
+              [(40, "We aim for a haemoglobin above 115 g/L and an HbA1c under 7%.")]])
+    assert texts(unread_content(content(p), [])) == [
+        "On review her ferritin was 8 ug/L and the platelet count 512 x10^9/L."]
+
+
+def test_identity_contact_address_dates_doses_and_page_numbers_are_not_results():
+    p = page([[(40, "Larchmont Diagnostics, 88 Ferry Road, Suite 12, Dunmore DM3 4RT")],
+              [(40, "Phone (415) 555-0199"), (300, "Fax 415.555.0123")],
+              [(40, "Pt: OYELARAN, Tunde"), (300, "Born 1955-10-30"), (420, "Hosp# 7731204")],
+              [(40, "Age 70"), (200, "Collected 14 Jun 2026 06:55")],
+              [(40, "Medicines: atorvastatin 40 mg at night, cholecalciferol 1000 units daily")],
+              [(40, "Reference intervals: potassium 3.5-5.1 mmol/L")],
+              [(40, "Printed 15/06/2026 08:02"), (400, "Page 2 of 3")]])
+    assert unread_content(content(p), []) == []
+
+
+def test_a_flag_word_counts_only_beside_the_value():
+    p = page([[(40, "The swallow study was normal with 2 views taken")],
+              [(40, "Anti-Xa activity"), (200, "1.4"), (240, "HIGH")]])
+    assert texts(unread_content(content(p), [])) == ["Anti-Xa activity 1.4 HIGH"]
+
+
+def test_a_quote_that_wraps_covers_its_own_words_not_the_whole_box():
+    p = page([[(40, "Lipids: total cholesterol 5.9 mmol/L, HDL"), (320, "1.1 mmol/L")],
+              [(40, "and LDL 3.8 mmol/L were measured fasting")]])
+    words = reading_rows(p.words)
+    hdl = [w for w in words[0] if w.text in ("HDL", "1.1", "mmol/L")][-3:]
+    quote, box = quote_from_words(p, hdl)
+    wide = FactProposal(fact_type="lab_result", fact_text=quote, confidence=0.9, citation=Citation(
+        source_type="lab_pdf", source_id="documents:1", page_or_section="page 1", field_or_chunk_id="r",
+        quote_or_value=quote, page=1, bounding_box=box.model_copy(update={"height": 30 / 792, "width": 0.9,
+                                                                          "x": 0.05}), verified=True))
+    found = unread_content(content(p), [wide])
+    assert any("5.9" in t for t in texts(found)) and any("3.8" in t for t in texts(found))
+
+
+def test_a_citation_on_another_page_covers_nothing_here():
+    one, two = page([[(40, "Ferritin"), (200, "9 L"), (240, "ug/L")]], 1), page([[(40, "Ferritin"), (200, "9 L"),
+                                                                                  (240, "ug/L")]], 2)
+    fact = fact_for(one, "Ferritin 9 L ug/L")
+    regions = unread_content(content(one, two), [fact])
+    assert [(r.page, r.text) for r in regions] == [(2, "Ferritin 9 L ug/L")]
+    assert summary_sentence(regions) == "1 result on page 2 was not read"
+
+
+# --------------------------------------------------------------------------- sections
+
+def _section_fact(locator: str, quote: str, value: dict | None = None) -> FactProposal:
+    return FactProposal(fact_type="lab_result", fact_text=quote, structured_value=value or {}, confidence=0.9,
+                        citation=Citation(source_type="clinical_workbook", source_id="documents:1",
+                                          page_or_section=locator, field_or_chunk_id="r", quote_or_value=quote,
+                                          verified=True))
+
+
+def test_workbook_rows_are_covered_by_a_fact_citing_the_row_or_a_cell_of_it():
+    sections = [Section("Bloods!A1:D1", "Test | Result | Unit | Range", "row"),
+                Section("Bloods!A2:D2", "Albumin | 29 | g/L | 35-50", "row"),
+                Section("Bloods!A3:E3", "CRP | 88 | 41 | mg/L | <5", "row"),
+                Section("Obs!A2:C2", "Pulse | 118 | bpm", "row"),
+                Section("Obs!A3:C3", "Weight (kg) | 64 | 2026-06-01", "row"),
+                Section("Obs!A4:C4", "Visit | 3 | 2026-06-01", "row")]
+    c = NormalizedContent(source_kind="xlsx", sections=sections)
+    facts = [_section_fact("Bloods!B2", "29"), _section_fact("Bloods!A3:E3", "88", {"value": "88"})]
+    found = unread_content(c, facts)
+    # The CRP row prints two results (two dates); one is read. The observations sheet is
+    # not read at all: its pulse and weight are measurements, its visit number is not.
+    assert [(r.locator, r.text) for r in found] == [("Bloods!A3:E3", "CRP 88 41 mg/L <5"),
+                                                    ("Obs!A2:C2", "Pulse 118 bpm"),
+                                                    ("Obs!A3:C3", "Weight (kg) 64 2026-06-01")]
+    assert summary_sentence(found) == "3 results in sheet Bloods and sheet Obs were not read"
+
+
+def test_a_paragraph_of_a_letter_is_judged_like_a_line():
+    sections = [Section("paragraph 1", "Re: Mrs Dunleavy, DOB 4 April 1950, hospital number 4410223", "paragraph"),
+                Section("paragraph 2", "Her INR was 4.8 on Monday and 3.1 today.", "paragraph"),
+                Section("paragraph 3", "She takes warfarin 3 mg daily.", "paragraph")]
+    c = NormalizedContent(source_kind="docx", sections=sections)
+    assert texts(unread_content(c, [])) == ["Her INR was 4.8 on Monday and 3.1 today."]
+    partly = [_section_fact("paragraph 2", "INR was 4.8", {"value": "4.8"})]
+    assert texts(unread_content(c, partly)) == ["Her INR was 4.8 on Monday and 3.1 today."]
+    both = partly + [_section_fact("paragraph 2", "3.1 today", {"value": "3.1"})]
+    assert unread_content(c, both) == []
+
+
+def _obx(n: int, vt: str, code: str, value: str, unit: str = "", ref: str = "", flag: str = "") -> list[Section]:
+    loc = f"OBX[{n}]"
+    text = f"OBX|{n}|{vt}|{code}||{value}|{unit}|{ref}|{flag}"
+    fields = {2: vt, 3: code, 5: value, 6: unit, 7: ref, 8: flag}
+    return [Section(loc, text, "segment")] + [Section(f"{loc}-{k}", v, "field") for k, v in fields.items() if v]
+
+
+def test_an_hl7_observation_is_a_result_by_its_value_type_and_text_lines_by_their_words():
+    sections = (_obx(1, "NM", "2951-2^Sodium^LN", "128", "mmol/L", "135-145", "L")
+                + _obx(2, "ST", "94500-6^SARS-CoV-2 RNA^LN", "Detected", flag="A")
+                + _obx(3, "TX", "18782-3^Study observation^LN", "PATIENT NAME:")
+                + _obx(4, "TX", "18782-3^Study observation^LN", "Troponin I 2.31 ng/mL at 02:00"))
+    c = NormalizedContent(source_kind="hl7", sections=sections)
+    found = unread_content(c, [])
+    assert [r.locator for r in found] == ["OBX[1]", "OBX[2]", "OBX[4]"]
+    read = [_section_fact("OBX[1]-5", "128"), _section_fact("OBX[2]-5", "Detected")]
+    assert [r.locator for r in unread_content(c, read)] == ["OBX[4]"]
+
+
+def test_locators_are_related_when_one_lies_inside_the_other():
+    assert related_locators("message 2 OBX[1]", "message 2 OBX[1]-5")
+    assert not related_locators("OBX[1]", "OBX[11]-5")
+    assert related_locators("S!A7:F7", "S!B7") and not related_locators("S!A7:F7", "S!B8")
+    assert related_locators("table 1 row 3", "table 1 row 3 col 2") and not related_locators("table 1 row 3",
+                                                                                              "table 1 row 30")

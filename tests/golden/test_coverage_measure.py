@@ -1,0 +1,40 @@
+"""The coverage guard's measure (golden/coverage_measure.py) on the layouts written for it:
+figures that can fail, and the eval report's words for them."""
+
+from __future__ import annotations
+
+from core.services.evals.report import coverage_guard_lines
+from golden.coverage_measure import Sample, combine, layout_samples, score_sample, scores_from
+
+
+def test_the_written_layouts_are_measured_with_their_ground_truth():
+    samples = {s.name: s for s in layout_samples()}
+    quiet = score_sample(samples["layout: numbers but no result"])
+    assert quiet.alarms == 0 and quiet.regions == []  # letterhead, contacts, doses, targets: no result
+    cumulative = score_sample(samples["layout: two-panel cumulative sheet"])
+    assert cumulative.alarms >= 7 and cumulative.explained == cumulative.alarms
+    assert cumulative.unread_caught == cumulative.printed_unread > 0
+    scores = scores_from([], [score_sample(s) for s in samples.values()])
+    assert scores["precision"] == 1.0 and scores["missed_share_caught"] == 1.0
+    assert scores["regions"] == 0  # the layouts' unread places are not golden regions
+
+
+def test_a_guard_that_reported_nothing_would_score_no_recall():
+    sample = layout_samples()[1]  # the grid its reader reads in full
+    blind = score_sample(Sample(sample.name, sample.content, sample.facts, sample.truth))
+    assert blind.dropped > 0 and blind.caught == blind.dropped
+    # Drop the page's words: the dropped results can no longer be found, and it shows.
+    sample.content.pages[0].words = []
+    empty = score_sample(sample)
+    assert empty.caught == 0 and combine([empty])["recall"] == 0.0
+
+
+def test_the_report_says_the_figures_in_words():
+    lines = coverage_guard_lines({"precision": 0.5, "alarms": 4, "real_alarms": 2, "recall": 1.0, "dropped": 3,
+                                  "caught": 3, "regions": 1, "expected_regions": 0, "missed_results": 0,
+                                  "unread_regions": [{"document": "case/doc", "where": "page 1",
+                                                      "text": "Potassium 6.1", "expected": False}]})
+    assert lines[0].startswith("Coverage guard: precision 50.0% (2 of 4")
+    assert "recall 100.0% (3 of 3" in lines[0]
+    assert any("no case expects it: case/doc · page 1: Potassium 6.1" in line for line in lines)
+    assert coverage_guard_lines(None) == []
