@@ -249,6 +249,19 @@ def m012_document_parts(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("ALTER TABLE documents ADD COLUMN parent_document_id BIGINT")
 
 
+def m013_unread_identifiers(cur: duckdb.DuckDBPyConnection) -> None:
+    # Identity values a document prints that no reader attributed (issue 23): stored with
+    # the check that could not be verified because of them, so the review shows them as
+    # printed but not read (with their box) and approval asks for a reason. The view of
+    # the checks in force is rebuilt so it carries the new column.
+    cur.execute("ALTER TABLE identity_checks ADD COLUMN unread_identifiers JSON")
+    cur.execute("DROP VIEW current_identity_checks")
+    cur.execute("""CREATE VIEW current_identity_checks AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY document_id, scope ORDER BY id DESC) AS rn
+            FROM identity_checks) WHERE rn = 1""")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -262,6 +275,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (10, "job owner process and reclaims", m010_job_owner_and_reclaims),
     (11, "HL7 v2 messages received over MLLP", m011_inbound_messages),
     (12, "documents read in parts", m012_document_parts),
+    (13, "identity values printed but not read", m013_unread_identifiers),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
