@@ -137,10 +137,16 @@ def _ends_label_soon(seg: Sequence[Word], k: int) -> bool:
 # --------------------------------------------------------------------------- what was read
 
 
-class _Read:
-    """What the reader attributed: its identifiers' boxes per page and their values."""
+# Facts that attribute printed identity to someone (an emergency contact's date of
+# birth, a demographic answer): what they cite was read, whoever it is about.
+ATTRIBUTING_FACTS = frozenset({"demographic", "other"})
 
-    def __init__(self, identifiers: Iterable[IdentityCandidate]):
+
+class _Read:
+    """What the reader attributed: its identifiers' (and attributing facts') boxes per
+    page, their values and quotes."""
+
+    def __init__(self, identifiers: Iterable[IdentityCandidate], facts: Iterable = ()):
         self.boxes: dict[int | None, list] = {}
         self.values: set[str] = set()
         self.quotes: list[str] = []
@@ -148,10 +154,17 @@ class _Read:
             self.values.add(_norm(c.value))
             if c.kind is IdentifierKind.DOB:
                 self.values.add(c.value)  # ISO
-            if c.citation is not None:
-                self.quotes.append(_norm(c.citation.quote_or_value))
-                if c.citation.bounding_box is not None:
-                    self.boxes.setdefault(c.citation.page, []).append(c.citation.bounding_box)
+            self._cited(c.citation)
+        for f in facts:
+            if f.fact_type in ATTRIBUTING_FACTS:
+                self._cited(f.citation)
+
+    def _cited(self, citation: Citation | None) -> None:
+        if citation is None:
+            return
+        self.quotes.append(_norm(citation.quote_or_value))
+        if citation.bounding_box is not None:
+            self.boxes.setdefault(citation.page, []).append(citation.bounding_box)
 
     def covers(self, page: PageContent | None, words: Sequence[Word], value: str, iso: str | None = None) -> bool:
         if iso is not None and iso in self.values:
@@ -190,7 +203,8 @@ def sweep_identity(content: NormalizedContent, result: ExtractionResult, source_
     """Identity values printed on the pages (or in the sections) of ``content`` that
     ``result``'s identifiers do not cover, each cited: unread ones, and other
     identifiers read by the vocabulary."""
-    read = _Read(result.identifiers)
+    read = _Read(result.identifiers, result.facts)
+    ids = _Read(result.identifiers)  # an other identifier is new unless an identifier holds it
     scope_of = _scopes(result)
     newest = _newest_date(content, today or date.today())
     out = Sweep()
@@ -207,10 +221,10 @@ def sweep_identity(content: NormalizedContent, result: ExtractionResult, source_
 
     for page in content.pages:
         if page.words:
-            for item in _page_unread(page, read, newest, source_id, result.doc_type.value):
+            for item in _page_unread(page, read, ids, newest, source_id, result.doc_type.value):
                 add(item, scope_of.get(page.number))
     for section in content.sections:
-        for item in _section_unread(section, read, newest, source_id, result.doc_type.value):
+        for item in _section_unread(section, read, ids, newest, source_id, result.doc_type.value):
             add(item, None)
     return out
 
@@ -263,7 +277,7 @@ def _other_id(meaning: str | None, value: list[Word], read: _Read, page: PageCon
     return words
 
 
-def _page_unread(page: PageContent, read: _Read, newest: date, source_id: str,
+def _page_unread(page: PageContent, read: _Read, ids: _Read, newest: date, source_id: str,
                  source_type: str) -> list[UnreadIdentifier | IdentityCandidate]:
     rows = page_rows(page)
     out: list[UnreadIdentifier | IdentityCandidate] = []
@@ -280,7 +294,7 @@ def _page_unread(page: PageContent, read: _Read, newest: date, source_id: str,
             for found in _labelled(seg):
                 meaning, label, value = found
                 labelled.update(id(w) for w in label + value)
-                other = _other_id(meaning, value, read, page)
+                other = _other_id(meaning, value, ids, page)
                 if other is not None:
                     out.append(IdentityCandidate(kind=IdentifierKind.OTHER_ID, value=text_of(other),
                                                  citation=cite(label + other, "patient.other_id")))
@@ -408,7 +422,7 @@ _SECTION_LABEL = re.compile(r"(?:^|\s{2,}|\t|\|)\s*([A-Za-z][A-Za-z .'/#()-]{0,3
                             r"(?=\s{2,}|\t|\||$)")
 
 
-def _section_unread(section, read: _Read, newest: date, source_id: str,
+def _section_unread(section, read: _Read, ids: _Read, newest: date, source_id: str,
                     source_type: str) -> list[UnreadIdentifier | IdentityCandidate]:
     """Labelled identity values in a paragraph or cell row ("Hosp#: 4471-22")."""
     if section.section_type in ("segment", "field"):
@@ -418,7 +432,7 @@ def _section_unread(section, read: _Read, newest: date, source_id: str,
         label, value = m.group(1).strip(), m.group(2).strip()
         meaning = _MEANING.get(_label_tokens(label))
         words = [Word(t, 0, 0, 1, 1) for t in value.split()]
-        other = _other_id(meaning, words, read, None)
+        other = _other_id(meaning, words, ids, None)
         if other is not None:
             out.append(IdentityCandidate(kind=IdentifierKind.OTHER_ID, value=text_of(other), citation=Citation(
                 source_type=source_type, source_id=source_id, page_or_section=section.locator,

@@ -176,13 +176,14 @@ def same_mrn(document_mrn: str, chart_mrn: str) -> bool:
 
 
 def unread_summary(unread: Iterable[UnreadIdentifier]) -> str:
-    """What the check says it could not read: "printed but not read: dob '06/21/1958'
-    (Born, page 1)"."""
+    """What the check says it could not read, by kind, label and place, never by value
+    (the reason travels further than the values): "printed but not read: dob under
+    'Born' (page 1)"."""
     parts = []
     for u in unread:
-        where = ", ".join(x for x in (u.label, u.citation.page_or_section) if x)
-        parts.append(f"{u.kind.replace('_', ' ')} {u.value!r} ({where})")
-    return "printed but not read: " + "; ".join(parts)
+        label = f" under {u.label!r}" if u.label else " without a label"
+        parts.append(f"{u.kind.replace('_', ' ')}{label} ({u.citation.page_or_section})")
+    return "printed but not read: " + "; ".join(dict.fromkeys(parts))
 
 
 def check_identity(candidates: Iterable[IdentityCandidate], patient: dict[str, Any],
