@@ -45,7 +45,7 @@ OTHER_IDENTIFIER = (
     "medicare number", "health card", "health card no", "health card no.", "health card #", "health card number",
     "hcn", "ohip", "ohip no", "acct", "acct #", "acct no", "acct no.", "account", "account #", "account no",
     "account no.", "account number", "visit", "visit #", "visit no", "visit no.", "visit number", "visit id",
-    "encounter", "encounter #", "encounter no", "encounter number", "encounter id", "csn", "fin", "fin #",
+    "encounter", "encounter #", "encounter no", "encounter no.", "encounter number", "encounter id", "csn", "fin", "fin #",
     "chi", "chi no", "chi number", "ssn", "social security", "social security number", "insurance id",
     "member id", "policy no", "policy number",
 )

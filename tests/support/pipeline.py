@@ -82,3 +82,13 @@ def repeat_with_changed_value(wb, value="12.9"):
     changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value=value), *rows[1:])),
                                                 *CASE.panels[1:]))
     return patient, rows[0], ingest(wb, patient, render_lab(changed), "lab_pdf", "repeat.pdf")
+
+
+def abbreviated_identity_lab(case=CASE) -> bytes:
+    """The chart patient's own report under "Pt:", "Born" and "Hosp#" labels
+    (golden.identity_layouts): the lab reader reads the name and the number, and leaves
+    the "Born" line (a one-word label without a colon) to the identity sweep, which
+    reports it as printed but not read."""
+    from golden.identity_layouts import LAYOUTS
+
+    return LAYOUTS["abbreviated_identity"](case)
