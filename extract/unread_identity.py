@@ -57,11 +57,14 @@ _MAX_LABEL = max(len(k) for k in _MEANING)
 DOB_MIN_AGE_DAYS = 730
 # A label the vocabulary does not know is at most this many words ("Hosp ref #").
 MAX_UNKNOWN_LABEL_WORDS = 3
-# A printed name and a bare birth date belong together within this many rows.
+# A printed name and a bare birth date belong together within this many rows, in the
+# top share of the page where reports print who they are about.
 NAME_DATE_ROWS = 2
+HEADER_SHARE = 0.3
 
 _PHONE = re.compile(r"^\(?\d{3}\)?[-. ]?\d{3}[-. ]\d{4}$")
 _DECIMAL = re.compile(r"^[<>]?\d+[.,]\d+$")
+_DECIMAL_PART = re.compile(r"\d\.\d")  # "1.005-1.030" is a range, never a record number
 _ID_SHAPE = re.compile(r"^(?=.*\d)[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)*$")
 
 
@@ -83,8 +86,10 @@ def identifier_like(text: str) -> bool:
     """A printed identifier's shape: letters and digits with separators ("4471-22",
     "QX-20417", "UR 0045871"), or six or more digits; never a decimal, a short count,
     a phone number or a date."""
+    if text.strip().startswith(("(", "[")):
+        return False  # a bracketed value is a range or a note: "(1.005-1.030)"
     t = text.strip(" ,;:()[]")
-    if not t or _DECIMAL.match(t) or _PHONE.match(t) or find_date(t) is not None:
+    if not t or _DECIMAL.match(t) or _PHONE.match(t) or find_date(t) is not None or _DECIMAL_PART.search(t):
         return False
     if not _ID_SHAPE.match(t):
         return False
@@ -139,7 +144,7 @@ def _ends_label_soon(seg: Sequence[Word], k: int) -> bool:
 
 # Facts that attribute printed identity to someone (an emergency contact's date of
 # birth, a demographic answer): what they cite was read, whoever it is about.
-ATTRIBUTING_FACTS = frozenset({"demographic", "other"})
+ATTRIBUTING_FACTS = frozenset({"demographic", "other", "referral"})
 
 
 class _Read:
@@ -306,11 +311,13 @@ def _page_unread(page: PageContent, read: _Read, ids: _Read, newest: date, sourc
                                                 reason=reason, citation=cite(label + words, "unread.identity")))
                 if meaning in NAME_MEANINGS and value and tr.parse_person_name(text_of(value)) is not None:
                     name_rows.append(r)
-            if tr.parse_person_name(text_of(seg)) is not None and _looks_like_printed_name(seg):
+            if row.y0 <= HEADER_SHARE * page.height and tr.parse_person_name(text_of(seg)) is not None \
+                    and _looks_like_printed_name(seg):
                 name_rows.append(r)
-    # A bare birth date beside a printed name ("SURNAME, Given" over "06/21/1958").
+    # A bare birth date beside a printed name ("SURNAME, Given" over "06/21/1958"), in
+    # the page's header block (a cumulative table's old column dates are not).
     for r, row in enumerate(rows):
-        if not any(abs(r - n) <= NAME_DATE_ROWS for n in name_rows):
+        if row.y0 > HEADER_SHARE * page.height or not any(abs(r - n) <= NAME_DATE_ROWS for n in name_rows):
             continue
         for seg in segments(row.words):
             if any(id(w) in labelled for w in seg):
@@ -327,11 +334,14 @@ def _page_unread(page: PageContent, read: _Read, ids: _Read, newest: date, sourc
     return out
 
 
+_CLINICIAN = re.compile(r"^(?:dr|prof|professor|nurse|sister|mr\.? [A-Z]\w* frcs)\b\.?", re.IGNORECASE)
+
+
 def _looks_like_printed_name(seg: Sequence[Word]) -> bool:
     """A header's name line: "SURNAME, Given" or two to four capitalised words."""
     text = text_of(seg)
     if "," in text:
-        return True
+        return text[:1].isupper()
     return 2 <= len(seg) <= 4 and all(w.text[:1].isupper() for w in seg)
 
 
@@ -354,7 +364,7 @@ def _labelled(seg: Sequence[Word]) -> list[tuple[str | None, list[Word], list[Wo
                 out.append((meaning, list(seg[i:end]), value))
                 i = free_from = end + max(len(value), 0)
                 continue
-        if _ends_label(seg[i]):
+        if _ends_label(seg[i]) and not any(c.isdigit() for c in seg[i].text):  # "L015:" is OCR of a value
             start = i
             while start > free_from and i - start + 1 < MAX_UNKNOWN_LABEL_WORDS \
                     and seg[start - 1].text[:1].isalpha() and not any(c.isdigit() for c in seg[start - 1].text):
@@ -395,8 +405,10 @@ def _judge(meaning: str | None, label: list[Word], value: list[Word], read: _Rea
     if meaning in NAME_MEANINGS:
         words = value[:5]
         text = text_of(words)
-        if meaning == "name" and tr.parse_person_name(text) is None:
-            return None
+        if meaning == "name" and (tr.parse_person_name(text) is None or not _looks_like_printed_name(words)):
+            return None  # "patient. The patient was on aspirin" is prose, not a name
+        if _CLINICIAN.match(text):
+            return None  # "Name: Dr Ruairi Castellane" names a clinician, never the patient
         if meaning != "name" and not (words and words[0].text[:1].isalpha() and words[0].text[:1].isupper()):
             return None
         if read.covers(page, words, text):

@@ -101,3 +101,11 @@ def test_account_visit_and_nhs_numbers_are_read_as_other_identifiers_never_unrea
 ])
 def test_identifier_shape(text, expected):
     assert identifier_like(text) is expected
+
+
+def test_old_dates_far_below_the_header_are_not_birth_dates():
+    rows = [_line("Reported: 11/04/2026")] + [[] for _ in range(30)]
+    rows += [_line("Test Result Previous"), _line("03/02/2023")]  # a cumulative column's old date
+    rows = [r or _line(".") for r in rows]
+    _, found = _sweep(rows)
+    assert found.unread == []
