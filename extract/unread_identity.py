@@ -434,27 +434,38 @@ _SECTION_LABEL = re.compile(r"(?:^|\s{2,}|\t|\|)\s*([A-Za-z][A-Za-z .'/#()-]{0,3
                             r"(?=\s{2,}|\t|\||$)")
 
 
+def _section_pairs(section) -> list[tuple[str, str, str, bool]]:
+    """(label, value, quote, written as a label) pairs of a section: "Label: value" in a
+    paragraph, a label cell beside its value cell in a sheet's row ("Hosp# | 4471-22")."""
+    if section.section_type == "row":
+        cells = [c.strip() for c in section.text.split(" | ")]
+        return [(a, b, section.text, a.endswith((":", "#"))) for a, b in zip(cells, cells[1:])
+                if a and b and not any(ch.isdigit() for ch in a) and len(a.split()) <= MAX_UNKNOWN_LABEL_WORDS + 1]
+    return [(m.group(1).strip(), m.group(2).strip(), m.group(0).strip(), True)
+            for m in _SECTION_LABEL.finditer(section.text)]
+
+
 def _section_unread(section, read: _Read, ids: _Read, newest: date, source_id: str,
                     source_type: str) -> list[UnreadIdentifier | IdentityCandidate]:
-    """Labelled identity values in a paragraph or cell row ("Hosp#: 4471-22")."""
-    if section.section_type in ("segment", "field"):
-        return []  # HL7: identity is read by segment and field, not by labels
+    """Labelled identity values in a paragraph or a sheet's row ("Hosp#: 4471-22")."""
+    if section.section_type in ("segment", "field", "cell"):
+        return []  # HL7 is read by segment and field; a sheet's cells are judged by their row
     out: list[UnreadIdentifier | IdentityCandidate] = []
-    for m in _SECTION_LABEL.finditer(section.text):
-        label, value = m.group(1).strip(), m.group(2).strip()
-        meaning = _MEANING.get(_label_tokens(label))
+    for label, value, quote, written in _section_pairs(section):
+        meaning = _MEANING.get(_label_tokens(label.rstrip(":")))
+        if meaning is None and not written and find_date(value) is None:
+            continue  # a bare cell beside a number is a result row, not an identifier
         words = [Word(t, 0, 0, 1, 1) for t in value.split()]
+        cite = Citation(source_type=source_type, source_id=source_id, page_or_section=section.locator,
+                        field_or_chunk_id="unread.identity", quote_or_value=quote)
         other = _other_id(meaning, words, ids, None)
         if other is not None:
-            out.append(IdentityCandidate(kind=IdentifierKind.OTHER_ID, value=text_of(other), citation=Citation(
-                source_type=source_type, source_id=source_id, page_or_section=section.locator,
-                field_or_chunk_id="patient.other_id", quote_or_value=f"{label}: {text_of(other)}")))
+            out.append(IdentityCandidate(kind=IdentifierKind.OTHER_ID, value=text_of(other),
+                                         citation=cite.model_copy(update={"field_or_chunk_id": "patient.other_id"})))
             continue
-        item = _judge(meaning, [Word(label + ":", 0, 0, 1, 1)], words, read, None, newest)
-        if item is None:
-            continue
-        kind, shown, _, reason = item
-        out.append(UnreadIdentifier(kind=kind, label=label, value=shown, reason=reason, citation=Citation(
-            source_type=source_type, source_id=source_id, page_or_section=section.locator,
-            field_or_chunk_id="unread.identity", quote_or_value=f"{label}: {shown}")))
+        item = _judge(meaning, [Word(label.rstrip(":") + ":", 0, 0, 1, 1)], words, read, None, newest)
+        if item is not None:
+            kind, shown, _, reason = item
+            out.append(UnreadIdentifier(kind=kind, label=label.rstrip(":# ") or None, value=shown, reason=reason,
+                                        citation=cite))
     return out

@@ -109,3 +109,21 @@ def test_old_dates_far_below_the_header_are_not_birth_dates():
     rows = [r or _line(".") for r in rows]
     _, found = _sweep(rows)
     assert found.unread == []
+
+
+def test_a_sheets_label_cell_beside_its_value_is_swept_like_a_page():
+    from golden.documents import build_spec
+    from domain.limits import Limits
+    from extract.formats.office.xlsx import normalize_xlsx
+    from extract.workbook.extractor import extract_workbook
+
+    data, _ = build_spec({"kind": "xlsx", "sheets": {"Results": [
+        ["Patient", "Ann Lee"], ["Hosp#", "4471-22"], ["DOB", "1958-06-21"], ["Geb. Datum", "03/04/1949"],
+        ["Visit #", "V-20931"], ["Collected", "2026-10-01"], ["Test", "Result", "Units"], ["Glucose", "5.4", "mmol/L"],
+        ["Platelets", "250000", "/uL"]]}}, {})
+    content = normalize_xlsx(data, Limits())
+    result = extract_workbook(content, SOURCE)
+    found = sweep_identity(content, result, SOURCE, today=TODAY)
+    assert [(u.kind, u.label, u.value, u.citation.page_or_section) for u in found.unread] == [
+        ("dob", "Geb. Datum", "03/04/1949", "Results!A4:B4")]
+    assert [c.value for c in found.other_ids] == ["V-20931"]
