@@ -127,3 +127,19 @@ def test_a_sheets_label_cell_beside_its_value_is_swept_like_a_page():
     assert [(u.kind, u.label, u.value, u.citation.page_or_section) for u in found.unread] == [
         ("dob", "Geb. Datum", "03/04/1949", "Results!A4:B4")]
     assert [c.value for c in found.other_ids] == ["V-20931"]
+
+
+def test_an_unread_value_on_a_fax_page_belongs_to_that_pages_part():
+    from domain.content import NormalizedContent
+
+    first, second = words_page([_line("Patient: Ada Ilves")]), words_page([_line("Hosp#: 4471-22")])
+    second.pages[0].number = 2
+    content = NormalizedContent(source_kind="pdf_text", pages=first.pages + second.pages)
+    cited = Citation(source_type="fax_packet", source_id=SOURCE, page_or_section="page 2", field_or_chunk_id="x",
+                     quote_or_value="Hosp#:", page=2)
+    result = ExtractionResult(doc_type=DocType.FAX_PACKET, identifiers=[
+        IdentityCandidate(kind=IdentifierKind.NAME, value="Ada Ilves", scope="page 1", citation=cited.model_copy(
+            update={"page": 1, "quote_or_value": "Patient: Ada Ilves"})),
+        IdentityCandidate(kind=IdentifierKind.DOB, value="1950-01-01", scope="page 2", citation=cited)])
+    (u,) = sweep_identity(content, result, SOURCE, today=TODAY).unread
+    assert (u.value, u.scope, u.citation.page) == ("4471-22", "page 2", 2)

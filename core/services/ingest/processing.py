@@ -139,9 +139,9 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
         outcome = check_identity(unscoped, patient, unread.get(None, []))
     else:
         outcome = combine_parts(statuses)
-        if unread.get(None):  # printed outside every part: the whole waits for a person
-            outcome = check_identity([], patient, unread[None]) if outcome.status is not IdentityStatus.MISMATCH \
-                else outcome
+        if unread.get(None) and outcome.status is not IdentityStatus.MISMATCH:
+            # Printed outside every part (a cover sheet): the packet as a whole waits for a person.
+            outcome = check_identity([], patient, unread[None])
     row = _check_row(job, document, patient, None, unscoped, outcome, latest.get(None))
     if row is not None:
         pending[None] = row
