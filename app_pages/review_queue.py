@@ -106,6 +106,9 @@ def identity_item(item: dict) -> bool:
              "On the document": md_text("; ".join(f["document"] or f["not_read"])) or "—",
              "In the chart": md_text(f["chart"]), "Result": VERDICT[f["verdict"]]} for f in compare["fields"]]
     st.table(rows)
+    if compare["other_identifiers"]:
+        st.caption("Other numbers printed (account, visit, NHS...), never taken for the MRN: "
+                   + ", ".join(md_text(o["value"]) for o in compare["other_identifiers"]))
     if compare["unread"]:
         # Printed on the document but read by no reader: shown with where they are, never as absent.
         st.markdown("**Printed but not read** — compare these with the chart yourself:")

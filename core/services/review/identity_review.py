@@ -80,6 +80,10 @@ def identity_comparison(wb: Workbench, check_id: int) -> dict[str, Any]:
     return {"identity_check_id": check.id, "document_id": check.document_id, "scope": check.scope,
             "status": check.identity_status, "mismatch_reason": check.mismatch_reason,
             "reviewed_by": check.reviewed_by, "reviewed_at": check.reviewed_at, "fields": fields,
+            # Account, visit, NHS numbers: shown; one agrees only when it is the chart MRN itself.
+            "other_identifiers": [{"value": c.value, "citation": c.citation.model_dump(mode="json")
+                                   if c.citation else None}
+                                  for c in candidates if c.kind is IdentifierKind.OTHER_ID],
             "unread": [{"kind": u.kind, "row": _ROW_OF_UNREAD[u.kind], "label": u.label, "value": u.value,
                         "reason": u.reason, "citation": u.citation.model_dump(mode="json")} for u in unread],
             "reason_required": approval_needs_reason(check.identity_status or "", len(unread))

@@ -36,6 +36,7 @@ def test_an_unread_birth_date_holds_the_document_and_is_shown_where_it_is_printe
     assert not [f for f in fields.values() if f["verdict"] == "absent"]  # every printed value is accounted for
     assert view["reason_required"] is True
     assert view["unread"][0]["citation"]["page"] == 1
+    assert [o["value"] for o in view["other_identifiers"]] == ["90-33187"]  # the "Acct:" line, never the MRN
 
 
 def test_approving_it_needs_a_written_reason_like_a_mismatch(wb):
