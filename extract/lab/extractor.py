@@ -50,7 +50,19 @@ from extract.values.identity_labels import phrase_table  # noqa: E402
 # Other identifiers (account, visit, NHS...) and name parts are field rows the lab
 # does not compare; labels that are *not* identity or collection fields ("other") are
 # listed so that their values are never mistaken for one ("Ordering Physician: ...").
-FIELD_LABELS = PhraseBook(phrase_table(
+class _FieldLabels(PhraseBook):
+    """A name label followed by a number is no name label: "PT: 13.2 s" is prothrombin
+    time, "Pt: SURNAME, Given" the patient."""
+
+    def match_at(self, words, start):
+        hit = super().match_at(words, start)
+        if hit is not None and hit.key in ("name", "name_part") and hit.end < len(words) \
+                and words[hit.end].text[:1].isdigit():
+            return None
+        return hit
+
+
+FIELD_LABELS = _FieldLabels(phrase_table(
     {"name": "name", "first_name": "name_part", "last_name": "name_part", "middle_name": "name_part",
      "dob": "dob", "record_number": "mrn", "other_identifier": "other_id", "collected": "collected",
      "not_identity": "other"},

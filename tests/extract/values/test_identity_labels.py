@@ -88,3 +88,11 @@ def test_a_reader_that_cannot_tell_two_phrases_apart_keeps_the_first_meaning():
     table = phrase_table({"name": "name", "record_number": "mrn"}, fold=fold)
     assert table["patient"] == "name" and "patient #" not in table  # "Patient #" reads as "Patient" there
     assert table["mrn"] == "mrn" and "mrn #" not in table  # one phrase per folded spelling
+
+
+@pytest.mark.parametrize("line,key", [("PT: 13.2 s", None), ("Pt: OYELARAN, Winifred", "name"),
+                                      ("Patient: 4471", None), ("Pat.: Ilves, Ada", "name")])
+def test_a_name_label_followed_by_a_number_is_no_name_label_in_the_lab(line, key):
+    words = words_page([[(w, 50 + 60 * i) for i, w in enumerate(line.split())]]).pages[0].words
+    hit = FIELD_LABELS.match_at(words, 0)
+    assert (hit.key if hit else None) == key
