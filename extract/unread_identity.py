@@ -155,8 +155,11 @@ class _Read:
         self.boxes: dict[int | None, list] = {}
         self.values: set[str] = set()
         self.quotes: list[str] = []
+        self.name_words: set[str] = set()  # a name read whole covers its printed parts
         for c in identifiers:
             self.values.add(_norm(c.value))
+            if c.kind is IdentifierKind.NAME:
+                self.name_words |= {_norm(w) for w in re.split(r"[\s,]+", c.value) if _norm(w)}
             if c.kind is IdentifierKind.DOB:
                 self.values.add(c.value)  # ISO
             self._cited(c.citation)
@@ -411,7 +414,8 @@ def _judge(meaning: str | None, label: list[Word], value: list[Word], read: _Rea
             return None  # "Name: Dr Ruairi Castellane" names a clinician, never the patient
         if meaning != "name" and not (words and words[0].text[:1].isalpha() and words[0].text[:1].isupper()):
             return None
-        if read.covers(page, words, text):
+        parts = {_norm(w.text) for w in words} - {""}
+        if read.covers(page, words, text) or (parts and parts <= read.name_words):
             return None
         part = " (part of the name)" if meaning != "name" else ""
         return "name", text, words, f"printed under {label_text!r}{part}, a label the reader did not take"
@@ -438,9 +442,12 @@ def _section_pairs(section) -> list[tuple[str, str, str, bool]]:
     """(label, value, quote, written as a label) pairs of a section: "Label: value" in a
     paragraph, a label cell beside its value cell in a sheet's row ("Hosp# | 4471-22")."""
     if section.section_type == "row":
+        # A label cell beside its value: a row of two cells ("Hosp# | 4471-22"), or a cell
+        # written as a label ("DOB:") anywhere; the cells of a table row are no labels.
         cells = [c.strip() for c in section.text.split(" | ")]
         return [(a, b, section.text, a.endswith((":", "#"))) for a, b in zip(cells, cells[1:])
-                if a and b and not any(ch.isdigit() for ch in a) and len(a.split()) <= MAX_UNKNOWN_LABEL_WORDS + 1]
+                if a and b and not any(ch.isdigit() for ch in a) and len(a.split()) <= MAX_UNKNOWN_LABEL_WORDS + 1
+                and (len(cells) == 2 or a.endswith((":", "#")))]
     return [(m.group(1).strip(), m.group(2).strip(), m.group(0).strip(), True)
             for m in _SECTION_LABEL.finditer(section.text)]
 

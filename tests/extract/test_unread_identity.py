@@ -120,7 +120,8 @@ def test_a_sheets_label_cell_beside_its_value_is_swept_like_a_page():
     data, _ = build_spec({"kind": "xlsx", "sheets": {"Results": [
         ["Patient", "Ann Lee"], ["Hosp#", "4471-22"], ["DOB", "1958-06-21"], ["Geb. Datum", "03/04/1949"],
         ["Visit #", "V-20931"], ["Collected", "2026-10-01"], ["Test", "Result", "Units"], ["Glucose", "5.4", "mmol/L"],
-        ["Platelets", "250000", "/uL"]]}}, {})
+        ["Platelets", "250000", "/uL"], ["Medication", "Dose", "Route", "Started"],
+        ["Metformin", "500 mg", "oral", "2019-06-01"]]}}, {})  # a table row's old start date is no birth date
     content = normalize_xlsx(data, Limits())
     result = extract_workbook(content, SOURCE)
     found = sweep_identity(content, result, SOURCE, today=TODAY)
