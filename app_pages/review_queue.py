@@ -43,7 +43,8 @@ if not may_decide:
     st.caption(f"You can read the queue; decisions need the reviewer role (you are signed in as a "
                f"{auth.current_user().role.value}).")
 PID = patient["id"]
-VERDICT = {"match": "✓ matches", "mismatch": "✗ differs", "unclear": "? cannot tell", "absent": "— not on the document"}
+VERDICT = {"match": "✓ matches", "mismatch": "✗ differs", "unclear": "? cannot tell",
+           "not_read": "⚠ printed but not read", "absent": "— not on the document"}
 ALL = "All"
 
 
@@ -102,12 +103,22 @@ def identity_item(item: dict) -> bool:
     if check["mismatch_reason"]:
         st.caption(md_text(check["mismatch_reason"]))
     rows = [{"Field": labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]),
-             "On the document": md_text("; ".join(f["document"])) or "—", "In the chart": md_text(f["chart"]),
-             "Result": VERDICT[f["verdict"]]} for f in compare["fields"]]
+             "On the document": md_text("; ".join(f["document"] or f["not_read"])) or "—",
+             "In the chart": md_text(f["chart"]), "Result": VERDICT[f["verdict"]]} for f in compare["fields"]]
     st.table(rows)
+    if compare["other_identifiers"]:
+        st.caption("Other numbers printed (account, visit, NHS...), never taken for the MRN: "
+                   + ", ".join(md_text(o["value"]) for o in compare["other_identifiers"]))
+    if compare["unread"]:
+        # Printed on the document but read by no reader: shown with where they are, never as absent.
+        st.markdown("**Printed but not read** — compare these with the chart yourself:")
+        st.table([{"Printed": md_text(u["value"]), "Label": md_text(u["label"] or "(no label)"),
+                   "Where": md_text(labels.location(u["citation"])), "Why": md_text(u["reason"])}
+                  for u in compare["unread"]])
     for part in compare["parts"]:
         st.caption(f"{md_text(part['scope'])}: {labels.identity_status(part['status'])}")
     cited = [(labels.IDENTIFIER_KIND.get(f["kind"], f["kind"]), c) for f in compare["fields"] for c in f["citations"]]
+    cited += [(f"not read: {labels.IDENTIFIER_KIND.get(u['row'], u['row'])}", u["citation"]) for u in compare["unread"]]
     if cited:
         show_identifiers(item, cited)
     if not may_decide:
@@ -115,15 +126,17 @@ def identity_item(item: dict) -> bool:
 
     reason, confirmed = None, True
     mismatch = approval_needs_reason(check["identity_status"])
-    if mismatch:
-        reason = st.text_input("Reason for approving a document that names another patient",
-                               key=f"why-{check['id']}", help=f"At least {MIN_OVERRIDE_REASON} characters; kept in the audit.")
+    needs_reason = compare["reason_required"]
+    if needs_reason:
+        question = ("Reason for approving a document that names another patient" if mismatch else
+                    "Reason for approving a document whose printed identifiers were not all read")
+        reason = st.text_input(question, key=f"why-{check['id']}",
+                               help=f"At least {MIN_OVERRIDE_REASON} characters; kept in the audit.")
         confirmed = st.checkbox("I have checked: this document belongs to this patient", key=f"sure-{check['id']}")
     c1, c2 = st.columns(2)
     if c1.button("Approve identity", key=f"ai-{check['id']}", shortcut="a", type="primary"):
-        if mismatch and not confirmed:
-            st.error("Approving a document that names another patient needs a written reason and the "
-                     "confirmation ticked.")
+        if needs_reason and not confirmed:
+            st.error("Approving this document needs a written reason and the confirmation ticked.")
         else:
             return run_decision(decide_identity, check["id"], approve=True, by=reviewer, reason=reason,
                                 success=f"Patient match approved for {md_text(item['filename'])}.")

@@ -211,6 +211,10 @@ class IdentifierKind(str, Enum):
     NAME = "name"
     DOB = "dob"
     MRN = "mrn"
+    # A number that identifies the patient elsewhere (NHS, Medicare, health card) or the
+    # visit (account, encounter): by nature it may differ from the chart MRN, so it can
+    # agree with it (a chart kept under the NHS number) but never contradicts it.
+    OTHER_ID = "other_id"
 
 
 class IdentityCandidate(BaseModel):
@@ -220,6 +224,21 @@ class IdentityCandidate(BaseModel):
     value: str
     citation: Citation | None = None
     scope: str | None = None  # e.g. "page 3" for per-page checks in fax packets
+
+
+class UnreadIdentifier(BaseModel):
+    """An identity value the document prints that no reader attributed: a date of birth
+    or identifier under a label the reader did not take, a known label whose value it
+    could not read, a bare birth date beside the patient's name. Printed, so never
+    "absent": the identity gate sends the document to a person, who must say why it
+    is this patient's before approving it."""
+
+    kind: Literal["name", "dob", "record_number", "identifier"]  # what the value looks like
+    label: str | None = None  # the label as printed; None when the value stands alone
+    value: str
+    reason: str
+    citation: Citation
+    scope: str | None = None  # the part it was printed in (fax page), None = the document
 
 
 class FactProposal(BaseModel):
@@ -258,6 +277,8 @@ class ExtractionResult(BaseModel):
     doc_type: DocType
     facts: list[FactProposal] = Field(default_factory=list)
     identifiers: list[IdentityCandidate] = Field(default_factory=list)
+    # Identity values printed but not attributed (``UnreadIdentifier``): never "absent".
+    unread_identifiers: list[UnreadIdentifier] = Field(default_factory=list)
     warnings: list[ExtractionWarning] = Field(default_factory=list)
     engine: str = "deterministic"  # which extractor / OCR engine produced it
 

@@ -150,7 +150,8 @@ class PhraseBook:
         while end < len(words) and not norm_token(words[end].text) and words[end].text.strip() in (":", "#", "#:"):
             end += 1
         last = words[end - 1].text.rstrip()
-        return PhraseHit(key, start, end, last.endswith(":") or last.endswith("?"), n)
+        # A label closed by "#" ("Hosp#", "MR #") is written as a label as surely as "DOB:".
+        return PhraseHit(key, start, end, last.endswith((":", "?", "#")), n)
 
 
 def text_of(words: Iterable[Word]) -> str:

@@ -67,6 +67,10 @@ def _lab(spec: dict, patients: dict) -> bytes:
         panels=panels if panels is not None else base.panels,
         lab_name=spec.get("lab_name", base.lab_name if base else "Sunrise Valley Laboratories"),
     )
+    from golden.identity_layouts import LAYOUTS as IDENTITY_LAYOUTS
+
+    if case.layout in IDENTITY_LAYOUTS:  # headers with abbreviated identity labels
+        return IDENTITY_LAYOUTS[case.layout](case)
     return fx.render_lab(case)
 
 

@@ -111,6 +111,83 @@ CASES: list[LayoutCase] = [
 ]
 
 
+# Identity under abbreviated labels (golden.intake_layouts' last six layouts), drawn
+# after the shared identity vocabulary was written.
+CASES += [
+    LayoutCase(
+        name="ur_slip_outpatient",
+        layout="ur_slip",
+        patient=Patient("Matilda", "Fairweather-Dunn", "1948-11-23", "0045871", sex="F"),
+        phone="(02) 5550 1188",
+        chief_concern="Swollen ankles for a week",
+        medications=(M("Furosemide", "40 mg", "every morning", "Furosemide 40 mg every morning"),
+                     M("Atorvastatin", "20 mg", "at night", "Atorvastatin 20 mg at night")),
+        allergies_printed="Erythromycin (nausea)",
+        allergies=(A("Erythromycin", "nausea"),),
+        others=(OtherPerson("Next of kin", "Rupert", "Dunn", "1975-04-09", "son"),),
+    ),
+    LayoutCase(
+        name="pat_abbrev_visit",
+        layout="pat_abbrev",
+        patient=Patient("Casimir", "Wendlebury", "1970-01-30", "H-552013", sex="M"),
+        phone="(503) 555-0127",
+        chief_concern="Heartburn after meals",
+        medications=(M("Omeprazole", "20 mg", "once daily", "Omeprazole 20 mg once daily"),),
+        allergies_printed="Penicillin (rash)",
+        allergies=(A("Penicillin", "rash"),),
+        others=(),
+        doctor="Dr. Ottilie Brandvold",
+    ),
+    LayoutCase(
+        name="health_card_new_patient",
+        layout="health_card",
+        patient=Patient("Noelani", "Barrowclough", "1986-07-08", "C-88123", sex="F"),
+        phone="(807) 555-0164",
+        chief_concern="Migraines twice a week",
+        medications=(M("Sumatriptan", "50 mg", "as needed", "Sumatriptan 50 mg as needed"),
+                     M("Propranolol", "40 mg", "twice daily", "Propranolol 40 mg twice daily")),
+        allergies_printed="Sulfa drugs (hives)",
+        allergies=(A("Sulfa drugs", "hives"),),
+        others=(OtherPerson("Emergency contact", "Keoni", "Barrowclough", "1984-02-17", "husband"),),
+    ),
+    LayoutCase(
+        name="nhs_minor_injuries",
+        layout="nhs_form",
+        patient=Patient("Percival", "Ashdown", "1939-03-14", "RM-204477", sex="M"),
+        phone="01632 960455",
+        chief_concern="Cut to left hand from a kitchen knife",
+        medications=(M("Warfarin", "3 mg", "once daily", "Warfarin 3 mg once daily"),),
+        allergies_printed="Codeine (vomiting)",
+        allergies=(A("Codeine", "vomiting"),),
+        others=(),
+    ),
+    LayoutCase(
+        name="mr_hash_check_in",
+        layout="mr_hash",
+        patient=Patient("Jolanta", "Szczepanik", "1995-12-02", "88-22107", sex="F"),
+        phone="(414) 555-0190",
+        chief_concern="Sore throat and fever since Friday",
+        medications=(M("Levonorgestrel", "0.15 mg", "once daily", "Levonorgestrel 0.15 mg once daily"),),
+        allergies_printed="Amoxicillin (swelling)",
+        allergies=(A("Amoxicillin", "swelling"),),
+        others=(),
+    ),
+    LayoutCase(
+        name="record_encounter_questionnaire",
+        layout="record_encounter",
+        patient=Patient("Evander", "Quillfeather", "1962-08-19", "R-7730914", sex="M"),
+        phone="(970) 555-0136",
+        chief_concern="Lower back pain after lifting",
+        medications=(M("Ibuprofen", "400 mg", "three times daily", "Ibuprofen 400 mg three times daily"),
+                     M("Metformin", "1000 mg", "twice daily", "Metformin 1000 mg twice daily")),
+        allergies_printed="Latex (itching)",
+        allergies=(A("Latex", "itching"),),
+        others=(OtherPerson("Emergency contact", "Philippa", "Quillfeather", "1964-05-27", "wife"),),
+        doctor="Dr. Bartosz Lindqvist",
+    ),
+]
+
+
 def case(name: str) -> LayoutCase:
     return next(c for c in CASES if c.name == name)
 

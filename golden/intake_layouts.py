@@ -39,7 +39,7 @@ from typing import Callable
 
 import pymupdf
 
-from golden.drawing import Canvas, day_month_year, us_date
+from golden.drawing import Canvas, day_month_year, long_date, us_date
 from golden.ground_truth import ExpectedAllergy, ExpectedMedication, Patient
 
 
@@ -375,7 +375,109 @@ def date_dmy(iso: str) -> str:
     return f"{d[2]}/{d[1]}/{d[0]}"
 
 
+# --------------------------------------------------------------------------- identity label abbreviations
+# Six forms drawn after the shared identity vocabulary (``extract.values.identity_labels``)
+# was written, each naming the patient under abbreviations real forms use ("UR No.",
+# "D.O.B.", "Surname" / "Given names", "Health card", "Pat.", "MR#", "Hosp No.") beside
+# numbers that are not the record number (Medicare, account, visit, NHS, encounter).
+# The clinical part is kept plain: these check identity, not the answer rules.
+
+
+def _slip(case: LayoutCase, title: str, subtitle: str, identity: list[str], font: str = "helv") -> bytes:
+    """A typed slip: a title, the identity lines as given, then the person to call, the
+    visit's reason, medications and allergies, one "Label: answer" line each."""
+    c = Canvas(font=font, size=9.5)
+    c.text(48, 50, title, "hebo" if font == "helv" else "tibo", 13)
+    c.text(48, 64, subtitle, size=8.5)
+    y = 96
+    for line in identity:
+        c.text(48, y, line)
+        y += 17
+    for person in case.others:
+        y += 6
+        c.text(48, y, f"{person.role}: {person.first} {person.last} ({person.relation})  DOB: {us_date(person.dob)}"
+                      f"  Phone: (02) 5550 1873")
+        y += 23
+    if case.doctor:
+        c.text(48, y, f"Family doctor: {case.doctor}")
+        y += 17
+    c.text(48, y, f"Reason for visit: {case.chief_concern}")
+    y += 17
+    c.text(48, y, "Medications: " + ("; ".join(m.printed for m in case.medications) or "none"))
+    y += 17
+    c.text(48, y, f"Allergies: {case.allergies_printed}")
+    y += 40
+    c.rule(y - 12, 48, 560)
+    c.text(48, y, "Received by: ________   Date: __________", size=8.5)
+    return c.tobytes()
+
+
+def _ur_slip(case: LayoutCase) -> bytes:
+    """Australian hospital style: Surname / Given names, D.O.B. day-first, UR No., Medicare."""
+    p = case.patient
+    return _slip(case, "Wattle Creek District Hospital", "Outpatient registration", [
+        f"Surname: {p.last.upper()}    Given names: {p.first}",
+        f"D.O.B.: {date_dmy(p.dob)}    UR No.: {p.mrn}",
+        "Medicare No: 2951 43217 1",
+    ])
+
+
+def _pat_abbrev(case: LayoutCase) -> bytes:
+    """Short labels: "Pat.:", "Born:" with the month in words, "Hosp No.", an account and a visit number."""
+    p = case.patient
+    return _slip(case, "Fenwick Street Day Clinic", "Visit sheet", [
+        f"Pat.: {p.last}, {p.first}",
+        f"Born: {day_month_year(p.dob)}    Hosp No.: {p.mrn}",
+        "Acct #: 55-10293    Visit no.: V-88120",
+    ])
+
+
+def _health_card(case: LayoutCase) -> bytes:
+    """Canadian style: Last name / First name, an ISO birth date, Health card no. and a chart number."""
+    p = case.patient
+    return _slip(case, "Lakehead Family Health Team", "New patient form", [
+        f"Last name: {p.last}    First name: {p.first}",
+        f"Birth date: {p.dob}",
+        f"Health card no.: 4321-987-654-XY    Chart: {p.mrn}",
+    ], font="tiro")
+
+
+def _nhs_form(case: LayoutCase) -> bytes:
+    """UK style: "Patient name", D.O.B. day-first, an NHS number in groups and a hospital number."""
+    p = case.patient
+    return _slip(case, "Millbrook Minor Injuries Unit", "Patient details", [
+        f"Patient name: {p.first} {p.last.upper()}",
+        f"D.O.B.: {date_dmy(p.dob)}",
+        f"NHS No.: 485 777 3456    Hospital No.: {p.mrn}",
+    ])
+
+
+def _mr_hash(case: LayoutCase) -> bytes:
+    """One dense line: "Pt:", "MR#" and "DOB" side by side, then the sex."""
+    p = case.patient
+    return _slip(case, "Ridgeview Urgent Care", "Front desk check-in", [
+        f"Pt: {p.last.upper()}, {p.first}    MR#: {p.mrn}    DOB: {us_date(p.dob)}",
+        f"Sex: {p.sex}",
+    ])
+
+
+def _record_encounter(case: LayoutCase) -> bytes:
+    """Long labels: "Name of patient", a written-out birth date, "Record no." and an encounter number."""
+    p = case.patient
+    return _slip(case, "Bramblewood Health Centre", "Intake questionnaire", [
+        f"Name of patient: {p.first} {p.last}",
+        f"Date of birth: {long_date(p.dob)}",
+        f"Record no.: {p.mrn}    Encounter #: E-20931",
+    ])
+
+
 LAYOUTS: dict[str, Callable[[LayoutCase], bytes]] = {
+    "ur_slip": _ur_slip,
+    "pat_abbrev": _pat_abbrev,
+    "health_card": _health_card,
+    "nhs_form": _nhs_form,
+    "mr_hash": _mr_hash,
+    "record_encounter": _record_encounter,
     "one_line": _one_line,
     "label_table": _label_table,
     "boxed_grid": _boxed_grid,

@@ -15,16 +15,18 @@ from storage.rows import FactRow, IdentityCheckRow, fetch_all, fetch_one
 
 
 _CHECK_COLUMNS = ("id", "patient_id", "document_id", "job_id", "doc_type", "scope", "identity_status",
-                  "extracted_identifiers", "matched_fields", "mismatch_reason", "review_required", "checked_at")
+                  "extracted_identifiers", "matched_fields", "mismatch_reason", "review_required", "checked_at",
+                  "unread_identifiers")
 
 
 def insert_identity_check(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int, job_id: int | None,
                           doc_type: str, scope: str | None, status: str, identifiers: list[dict],
-                          matched: dict, mismatch_reason: str | None, review_required: bool) -> IdentityCheckRow:
+                          matched: dict, mismatch_reason: str | None, review_required: bool,
+                          unread: list[dict] | None = None) -> IdentityCheckRow:
     return insert_identity_checks(cur, [dict(
         patient_id=patient_id, document_id=document_id, job_id=job_id, doc_type=doc_type, scope=scope,
         status=status, identifiers=identifiers, matched=matched, mismatch_reason=mismatch_reason,
-        review_required=review_required)])[0]
+        review_required=review_required, unread=unread)])[0]
 
 
 def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str, Any]]) -> list[IdentityCheckRow]:
@@ -37,7 +39,8 @@ def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str
     now = utcnow()
     insert_rows(cur, "identity_checks", _CHECK_COLUMNS, [
         [check_id, c["patient_id"], c["document_id"], c["job_id"], c["doc_type"], c["scope"], c["status"],
-         to_json(c["identifiers"]), to_json(c["matched"]), c["mismatch_reason"], c["review_required"], now]
+         to_json(c["identifiers"]), to_json(c["matched"]), c["mismatch_reason"], c["review_required"], now,
+         to_json(c.get("unread") or [])]
         for check_id, c in zip(ids, checks)])
     cur.execute("SELECT * FROM identity_checks WHERE id IN (SELECT unnest(?))", [ids])
     stored = {r.id: r for r in fetch_all(cur, IdentityCheckRow)}

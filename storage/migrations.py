@@ -261,6 +261,19 @@ def m013_chart_vital_signs(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("CREATE INDEX idx_chart_vital_signs_patient ON chart_vital_signs (patient_id)")
 
 
+def m014_unread_identifiers(cur: duckdb.DuckDBPyConnection) -> None:
+    # Identity values a document prints that no reader attributed (issue 23): stored with
+    # the check that could not be verified because of them, so the review shows them as
+    # printed but not read (with their box) and approval asks for a reason. The view of
+    # the checks in force is rebuilt so it carries the new column.
+    cur.execute("ALTER TABLE identity_checks ADD COLUMN unread_identifiers JSON")
+    cur.execute("DROP VIEW current_identity_checks")
+    cur.execute("""CREATE VIEW current_identity_checks AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY document_id, scope ORDER BY id DESC) AS rn
+            FROM identity_checks) WHERE rn = 1""")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -275,6 +288,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (11, "HL7 v2 messages received over MLLP", m011_inbound_messages),
     (12, "documents read in parts", m012_document_parts),
     (13, "chart vital signs", m013_chart_vital_signs),
+    (14, "identity values printed but not read", m014_unread_identifiers),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

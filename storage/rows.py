@@ -149,6 +149,7 @@ class IdentityCheckRow(Row):
     scope: str | None = None
     identity_status: str | None = None
     extracted_identifiers: list[dict[str, Any]] | None = None
+    unread_identifiers: list[dict[str, Any]] | None = None  # printed but not read (UnreadIdentifier)
     matched_fields: dict[str, Any] | None = None
     mismatch_reason: str | None = None
     review_required: bool | None = None

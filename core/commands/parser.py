@@ -55,8 +55,9 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
                    help="document id (identity actions; refused when the document has several checks)")
     p.add_argument("--fact", type=int, help="fact id (approve-fact / reject-fact / correct-fact)")
     p.add_argument("--by", required=True, help="the deciding account (an active reviewer or admin)")
-    p.add_argument("--reason", help="required to approve a document that names another patient, to correct a "
-                                    "finding and to undo an identity decision")
+    p.add_argument("--reason", help="required to approve a document that names another patient or prints "
+                                    "identifiers that were not read, to correct a finding and to undo an "
+                                    "identity decision")
     p.add_argument("--value", help="correct-fact: the value as it should read (e.g. 7.9)")
     p.add_argument("--unit", help="correct-fact: the unit")
     p.add_argument("--date", help="correct-fact: the collection date, YYYY-MM-DD")

@@ -43,23 +43,31 @@ from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, lab
 
 SOURCE_TYPE = DocType.LAB_PDF.value
 
-FIELD_LABELS = PhraseBook({
-    **dict.fromkeys(["patient", "patient name", "name", "pt name", "patient's name", "client name"], "name"),
-    **dict.fromkeys(["dob", "d.o.b", "date of birth", "birth date", "birthdate"], "dob"),
-    **dict.fromkeys(["mrn", "account", "account #", "account number", "acct", "acct #", "patient id",
-                     "chart", "chart #", "chart number", "medical record", "medical record #",
-                     "medical record number", "med rec #", "mr #"], "mrn"),
-    **dict.fromkeys(["collected", "collection date", "date collected", "specimen collected",
-                     "date of service", "collection", "collected on", "date/time collected",
-                     "collection date/time", "collection time", "drawn", "date drawn", "dos",
-                     "specimen date", "service date"], "collected"),
-    # Labels that are *not* identity or collection fields, listed so that their
-    # values are never mistaken for one ("Ordering Physician: Dr. ...").
-    **dict.fromkeys(["received", "reported", "date reported", "report date", "date received",
-                     "ordering physician", "physician", "provider", "ordered by", "sex", "gender",
-                     "age", "phone", "address", "specimen", "accession", "status", "fasting",
-                     "date", "page", "lab", "client", "location"], "other"),
-})
+from extract.layout import norm_token  # noqa: E402  (the label vocabulary is shared: extract.values.identity_labels)
+from extract.values.identity_labels import phrase_table  # noqa: E402
+
+# Identity and collection labels by meaning, from the one vocabulary every reader uses.
+# Other identifiers (account, visit, NHS...) and name parts are field rows the lab
+# does not compare; labels that are *not* identity or collection fields ("other") are
+# listed so that their values are never mistaken for one ("Ordering Physician: ...").
+class _FieldLabels(PhraseBook):
+    """A name label followed by a number is no name label: "PT: 13.2 s" is prothrombin
+    time, "Pt: SURNAME, Given" the patient."""
+
+    def match_at(self, words, start):
+        hit = super().match_at(words, start)
+        if hit is not None and hit.key in ("name", "name_part") and hit.end < len(words) \
+                and words[hit.end].text[:1].isdigit():
+            return None
+        return hit
+
+
+FIELD_LABELS = _FieldLabels(phrase_table(
+    {"name": "name", "first_name": "name_part", "last_name": "name_part", "middle_name": "name_part",
+     "dob": "dob", "record_number": "mrn", "other_identifier": "other_id", "collected": "collected",
+     "not_identity": "other"},
+    fold=lambda phrase: tuple(t for t in map(norm_token, phrase.split()) if t),
+))
 
 # Confidence weights: what was matched, how cleanly (see _confidence).
 W_BASE, W_VALUE, W_UNIT, W_RANGE, W_DATE, W_FLAG, W_ALIGN = 0.40, 0.20, 0.10, 0.10, 0.08, 0.06, 0.06

@@ -18,7 +18,8 @@ from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import ParsedDate, parse_date
 from extract.values.written_answers import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
-from extract.referral.labels import DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE
+from extract.referral.labels import (DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE,
+                                     OTHER_ID_INLINE)
 from extract.section_facts import SectionFacts
 
 
@@ -128,7 +129,11 @@ def _identity(ctx: Ctx, item: Found) -> None:
     if item.field == "patient_name":
         dob = DOB_INLINE.search(value)
         mrn = MRN_INLINE.search(value)
-        cut = min([m.start() for m in (dob, mrn) if m] or [len(value)])
+        other = OTHER_ID_INLINE.search(value)  # "NHS No 943 476 5919": compared only when it is the chart's MRN
+        cut = min([m.start() for m in (dob, mrn, other) if m] or [len(value)])
+        if other:
+            _add_identifier(ctx, IdentifierKind.OTHER_ID, other.group(1), item.section, other.group(1),
+                            "patient.other_id")
         name = re.sub(r"[\s,;(\-\u2013]+$", "", value[:cut]).strip()
         if dob:
             _identity(ctx, Found("dob", dob.group(1).strip(" ,.)"), item.section, item.how))

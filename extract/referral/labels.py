@@ -7,17 +7,23 @@ from __future__ import annotations
 import re
 
 from extract.values import numbers as V
+from extract.values.identity_labels import VOCABULARY as IDENTITY_VOCABULARY
 from extract.values.labels import read_label, reads_as_label
+
+
+def norm_label(text: str) -> str:
+    t = V.normalize_ws(text).lower().rstrip(":\uff1a. ").strip()
+    return re.sub(r"\s*/\s*", "/", t)
+
 
 # Canonical field -> label spellings (lower case, no trailing colon).
 _LABELS: dict[str, tuple[str, ...]] = {
-    "patient_name": ("patient", "patient name", "name", "patient's name", "client", "client name", "re",
-                     "regarding", "name of patient", "full name"),
-    "dob": ("dob", "d.o.b", "d.o.b.", "date of birth", "birth date", "birthdate", "born"),
-    "mrn": ("mrn", "mrn #", "mrn no", "medical record number", "medical record no", "medical record #",
-            "mr number", "mr #", "record number", "hospital number", "hospital no", "chart number",
-            "patient id", "patient number", "nhs number", "nhs no", "unit number", "unit no", "clinic id",
-            "hospital id", "chart #", "chart no"),
+    # Identity labels from the shared vocabulary (extract.values.identity_labels), plus a
+    # letter's own ways to name its patient ("Re:", "Regarding:"). Account, visit and
+    # NHS numbers are not record numbers: the identity sweep reads them as such.
+    "patient_name": ("client", "re", "regarding", *IDENTITY_VOCABULARY["name"]),
+    "dob": IDENTITY_VOCABULARY["dob"],
+    "mrn": IDENTITY_VOCABULARY["record_number"],
     "referring_provider": ("referring provider", "referring physician", "referring doctor", "referring clinician",
                            "referred by", "from", "referrer", "referring gp", "sender", "requested by"),
     "referring_clinic": ("referring practice", "referring clinic", "referring facility", "practice"),
@@ -42,7 +48,10 @@ _LABELS: dict[str, tuple[str, ...]] = {
     "allergies": ("allergies", "allergy", "drug allergies", "allergies and reactions", "known allergies",
                   "allergies/adverse reactions", "adverse reactions", "allergies / intolerances"),
 }
-_LABEL_OF = {label: fieldname for fieldname, labels in _LABELS.items() for label in labels}
+_LABEL_OF: dict[str, str] = {}
+for _field, _spellings in _LABELS.items():
+    for _spelling in _spellings:
+        _LABEL_OF.setdefault(norm_label(_spelling), _field)
 LIST_FIELDS = ("problems", "medications", "allergies")
 # Fields that identify the patient; under a heading about someone else they are that person's.
 IDENTITY_FIELDS = ("patient_name", "dob", "mrn")
@@ -60,9 +69,15 @@ NOT_SIGNER = re.compile(r"^(?:dictated|electronically signed|signed electronical
 DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#]?\s*([0-9A-Za-z][0-9A-Za-z ,./-]{4,20}?\d{2,4})",
                          re.IGNORECASE)
 MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record number|hospital (?:number|no\.?)"
-                         r"|\bNHS (?:number|no\.?)|patient (?:id|number|no\.?)|chart (?:number|no\.?|#)"
+                         r"|patient (?:id|number|no\.?)|chart (?:number|no\.?|#)|\bUR(?:N\b|\s*no\b\.?)|\bhosp\s*(?:#|no\b\.?)"
                          r"|\bunit (?:number|no\.?)|(?:clinic|hospital) id\b)"
                          r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
+# A number that identifies the patient elsewhere or the visit (extract.values.identity_labels'
+# other identifiers), printed inline: read as such, never as the record number.
+OTHER_ID_INLINE = re.compile(r"(?:\bNHS(?: (?:number|no\.?))?|\bmedicare(?: (?:number|no\.?))?|\bhealth card"
+                             r"(?: (?:number|no\.?))?|\bHCN\b|\bacc(?:oun)?t(?: (?:number|no\.?|#))?"
+                             r"|\b(?:visit|encounter) (?:number|no\.?|#|id))"
+                             r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
 # A printed identifier value: letters/digits with at least one digit ("WB-204118",
 # "943 476 5919").
 MRN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: \d{3,4}){0,2}\b")
@@ -84,11 +99,6 @@ HEADER_COLUMNS = {
         "status": ("status",),
     },
 }
-
-
-def norm_label(text: str) -> str:
-    t = V.normalize_ws(text).lower().rstrip(":\uff1a. ").strip()
-    return re.sub(r"\s*/\s*", "/", t)
 
 
 def label_field(text: str) -> str | None:

@@ -27,7 +27,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from extract.values.identity_labels import VOCABULARY as IDENTITY_VOCABULARY
+
 # --------------------------------------------------------------------------- vocabulary (data)
+
+# Identity labels come from the vocabulary every reader shares: its phrases of several
+# words are matched inside a label like the phrases here; a one-word abbreviation
+# ("Pt", "UR", "Given", "HCN") only as the whole label (``WHOLE_LABELS``), since inside
+# a longer label it may mean anything.
+_IDENTITY_KIND = {"name": "name", "first_name": "first_name", "last_name": "last_name",
+                  "middle_name": "middle_name", "dob": "dob", "record_number": "mrn",
+                  "other_identifier": "other_id"}
+
+
+def _multiword(meaning: str) -> tuple[str, ...]:
+    return tuple(p for p in IDENTITY_VOCABULARY[meaning] if len(p.split()) > 1 and "(" not in p)
+
 
 FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ignore", ("signature", "signed", "office use", "staff use", "initials", "for office")),
@@ -55,13 +70,16 @@ FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     # About a birth, not its date ("Place of birth", "Infant birth weight"): before "dob".
     ("misc", ("place of birth", "birthplace", "birth place", "country of birth", "city of birth", "state of birth",
               "born in", "birth weight", "birth record", "birth certificate")),
-    ("dob", ("date of birth", "birth*", "born", "dob", "d.o.b")),
+    ("dob", ("date of birth", "birth*", "born", "dob", "d.o.b", *_multiword("dob"))),
+    # Identifiers that are not the chart's record number (account, visit, NHS, health
+    # card): before "mrn", so "NHS number" is never compared with the MRN.
+    ("other_id", ("account*", "acct*", "nhs", *_multiword("other_identifier"))),
     ("mrn", ("medical record*", "mrn", "mr #", "mr no.", "mr no", "mr number", "chart*", "patient id",
-             "patient no.", "patient no", "patient number", "patient #", "account*", "acct*", "record number",
+             "patient no.", "patient no", "patient number", "patient #", "record number",
              "record no.", "hospital number", "hospital no.", "hospital #", "hosp #", "hosp no.", "hosp number",
-             "nhs number", "nhs no.", "file number", "file no.", "unit number", "unit no.", "case number",
+             "file number", "file no.", "unit number", "unit no.", "case number",
              "registration number", "clinic id", "clinic number", "clinic no.", "hospital id", "unit id",
-             "chi number", "chi no.", "health record number", "id number", "id no.")),
+             "health record number", "id number", "id no.", *_multiword("record_number"))),
     ("name", ("name", "names")),
     ("sex", ("sex", "gender")),
     ("phone", ("phone*", "telephone", "mobile", "cell", "tel")),
@@ -147,6 +165,11 @@ def tokens(text: str, *, drop_parentheses: bool = True) -> list[str]:
         if w:
             out.append(w)
     return out
+
+
+for _meaning, _kind in _IDENTITY_KIND.items():
+    for _phrase in IDENTITY_VOCABULARY[_meaning]:
+        WHOLE_LABELS.setdefault(" ".join(tokens(_phrase)), _kind)
 
 
 def _compile(phrase: str) -> list[str]:

@@ -7,7 +7,14 @@ from __future__ import annotations
 import re
 
 from extract.values import numbers as V
+from extract.values.identity_labels import VOCABULARY as IDENTITY_VOCABULARY
 from extract.values.labels import read_label, reads_as_label
+
+
+def _norm(text: str) -> str:
+    t = V.normalize_ws(text).lower()
+    t = re.sub(r"[:#*.]+$", "", t).strip()
+    return t
 
 
 LAB_ROLES: dict[str, tuple[str, ...]] = {
@@ -36,14 +43,11 @@ MED_ROLES: dict[str, tuple[str, ...]] = {
     "status": ("status",),
 }
 TEST_PLAN = re.compile(r"test case|pass\s*/\s*fail|expected result|expected value", re.IGNORECASE)
-_ID_LABELS = {
-    "name": ("patient", "patient name", "name", "client", "client name", "patient's name", "full name"),
-    "dob": ("dob", "d.o.b", "date of birth", "birth date", "birthdate"),
-    "mrn": ("mrn", "medical record number", "medical record no", "hospital no", "hospital number",
-            "record number", "patient id", "chart number", "mrn #", "mr number"),
-    "collected": ("collected", "collection date", "date collected", "specimen date", "sample date"),
-}
-_ID_OF = {label: kind for kind, labels in _ID_LABELS.items() for label in labels}
+# Identity label cells by meaning, from the vocabulary every reader shares; account,
+# visit and NHS numbers are not record numbers (the identity sweep reads them).
+_ID_MEANINGS = {"name": "name", "first_name": "first_name", "last_name": "last_name", "middle_name": "middle_name",
+                "dob": "dob", "record_number": "mrn", "collected": "collected"}
+_ID_OF: dict[str, str] = {"client": "name"}
 # Label wordings read by meaning (the intake label vocabulary): "Surname", "Forename",
 # "Given name", "Clinic ID", "Hospital number", "NHS number", "Chart #", "Unit no."...
 _ID_KINDS = {"name": "name", "first_name": "first_name", "middle_name": "middle_name", "last_name": "last_name",
@@ -65,13 +69,12 @@ def id_kind(text: str) -> str | None:
     return _ID_KINDS.get(meaning.kind or "") if meaning.owner is None else None
 
 
+for _meaning, _phrases in IDENTITY_VOCABULARY.items():
+    for _phrase in _phrases:
+        _ID_OF.setdefault(_norm(_phrase), _ID_MEANINGS.get(_meaning))  # None: a label, of nothing of ours
+_ID_OF = {label: kind for label, kind in _ID_OF.items() if kind is not None}
+
 NULL_VALUE = re.compile(r"^\s*(?:n/?a|none|null|unknown|tbd|tbc|-+|\?+|redacted|see .*)\s*$", re.IGNORECASE)
-
-
-def _norm(text: str) -> str:
-    t = V.normalize_ws(text).lower()
-    t = re.sub(r"[:#*.]+$", "", t).strip()
-    return t
 
 
 def column_role(text: str, roles: dict[str, tuple[str, ...]]) -> str | None:

@@ -114,3 +114,40 @@ def test_a_misread_name_with_exact_mrn_and_dob_verifies_and_with_dob_alone_waits
     # a clean reading of the same name on another page still counts
     out = check_identity([name, cand("name", "IKWUEMESI-DALGAARD, PERPETUA"), cand("dob", "1957-04-23")], OCR_PATIENT)
     assert out.status is IdentityStatus.VERIFIED
+
+
+# ------------------------------------------------------------------ printed but not read, other identifiers
+def unread(kind="dob", value="06/21/1958", label="Born"):
+    from domain.models import Citation, UnreadIdentifier
+
+    return UnreadIdentifier(kind=kind, label=label, value=value, reason="a label the reader did not take",
+                            citation=Citation(source_type="lab_pdf", source_id="documents:1", page_or_section="page 1",
+                                              field_or_chunk_id="unread.identity", quote_or_value=f"{label} {value}"))
+
+
+def test_a_document_with_an_identity_value_not_read_is_never_verified_by_itself():
+    read = [cand("name", "QUINTERO-VALE, Marisol"), cand("dob", "1961-03-14"), cand("mrn", "DEMO-1001")]
+    outcome = check_identity(read, PATIENT, [unread()])
+    assert outcome.status is IdentityStatus.AMBIGUOUS and outcome.review_required
+    assert "printed but not read" in outcome.mismatch_reason and "Born" in outcome.mismatch_reason
+    assert "1958" not in outcome.mismatch_reason  # the reason names the label and page, never the value
+    assert outcome.unread == [unread()]
+    assert check_identity(read, PATIENT).status is IdentityStatus.VERIFIED  # the same without it
+
+
+def test_a_contradiction_among_what_was_read_still_quarantines_whatever_was_not_read():
+    outcome = check_identity([cand("name", "OYELARAN, Winifred")], PATIENT, [unread("record_number", "4471-22", "Hosp")])
+    assert outcome.status is IdentityStatus.MISMATCH
+    assert "printed but not read" in outcome.mismatch_reason
+
+
+@pytest.mark.parametrize("number", ["90-33187", "V-88120", "485 777 3456"])
+def test_an_account_visit_or_nhs_number_never_contradicts_the_mrn(number):
+    read = [cand("name", "Marisol Quintero-Vale"), cand("dob", "03/14/1961"), cand("other_id", number)]
+    outcome = check_identity(read, PATIENT)
+    assert outcome.status is IdentityStatus.VERIFIED and "mrn" not in outcome.matched
+
+
+def test_another_identifier_that_is_the_charts_number_agrees_with_it():
+    outcome = check_identity([cand("name", "Marisol Quintero-Vale"), cand("other_id", "demo 1001")], PATIENT)
+    assert outcome.status is IdentityStatus.VERIFIED and outcome.matched == {"name": True, "mrn": True}

@@ -42,8 +42,17 @@ def hedged_intake():
     return dataclasses.replace(INTAKE_CASES[0], allergies_printed="Penicillin (hives); shellfish?")
 
 
+def name_only_lab(case=CASE) -> bytes:
+    """The lab report printing the patient's name and nothing else of their identity
+    (a layout whose birth date and record number lines may stay blank)."""
+    blank = dataclasses.replace(case.patient, dob="", mrn="")
+    return render_lab(dataclasses.replace(case, layout="two_page", patient=blank))
+
+
 def ambiguous(wb, doc_type: str = "lab_pdf", case=CASE, data: bytes | None = None):
-    """A document whose identity needs review: only the patient's name is read from it."""
+    """A document whose identity needs review: only the patient's name is read from it,
+    and (for the default lab report) only the name is printed: a printed DOB or MRN that
+    no reader took would be "printed but not read", whose approval needs a reason."""
     from domain.models import DocType, IdentifierKind
     from extract import registry as formats
 
@@ -57,7 +66,7 @@ def ambiguous(wb, doc_type: str = "lab_pdf", case=CASE, data: bytes | None = Non
 
     formats.EXTRACTORS = {**table, DocType(doc_type): name_only}
     try:
-        report = ingest(wb, patient, data or render_lab(case), doc_type)
+        report = ingest(wb, patient, data or name_only_lab(case), doc_type)
     finally:
         formats.EXTRACTORS = table
     assert report["identity"]["status"] == "identity_ambiguous_needs_review"
@@ -73,3 +82,13 @@ def repeat_with_changed_value(wb, value="12.9"):
     changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value=value), *rows[1:])),
                                                 *CASE.panels[1:]))
     return patient, rows[0], ingest(wb, patient, render_lab(changed), "lab_pdf", "repeat.pdf")
+
+
+def abbreviated_identity_lab(case=CASE) -> bytes:
+    """The chart patient's own report under "Pt:", "Born" and "Hosp#" labels
+    (golden.identity_layouts): the lab reader reads the name and the number, and leaves
+    the "Born" line (a one-word label without a colon) to the identity sweep, which
+    reports it as printed but not read."""
+    from golden.identity_layouts import LAYOUTS
+
+    return LAYOUTS["abbreviated_identity"](case)

@@ -243,3 +243,33 @@ def test_results_not_read_are_acknowledged_as_read_by_a_person_never_approved_in
     assert chart_view(app_env, patient["id"])["labs"] == before
     after = document_report(app_env, report["document_id"])
     assert [f["promotion_status"] for f in after["facts"] if f["fact_type"] == "unread_content"] == ["acknowledged"]
+
+
+def test_identity_values_printed_but_not_read_are_shown_and_need_a_reason(app_env):
+    """The chart patient's own report whose "Born" line no reader took: the comparison
+    shows the birth date as printed but not read, with its place, never as absent; the
+    approval asks for a reason and the confirmation, as a mismatch does."""
+    from tests.support.pipeline import abbreviated_identity_lab
+
+    patient = chart_patient(app_env, CASE.patient)
+    report = ingest(app_env, patient, abbreviated_identity_lab(), "lab_pdf", "outside-lab.pdf")
+    assert report["identity"]["status"] == "identity_ambiguous_needs_review"
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("lab_pdf").run()
+    for _ in range(20):  # the patient match is one item among the findings waiting for it
+        if any("Approve identity" == b.label for b in at.button):
+            break
+        button(at, "Next").click().run()
+    assert any("Printed but not read" in m.value for m in at.markdown)
+    cells = [str(t.value.to_dict()) for t in at.table]
+    assert any("printed but not read" in c for c in cells) and not any("not on the document — " in c for c in cells)
+    assert any("Born" in c and "page 1" in c for c in cells)
+    button(at, "Approve identity").click().run()
+    assert any("written reason" in e.value for e in at.error)
+    assert document_report(app_env, report["document_id"])["identity"]["status"] == "identity_ambiguous_needs_review"
+    reason = next(t for t in at.text_input if t.label.startswith("Reason for approving a document whose printed"))
+    reason.input("birth date checked against the chart by eye").run()
+    next(c for c in at.checkbox if c.label.startswith("I have checked")).check().run()
+    button(at, "Approve identity").click().run()
+    assert not at.exception, at.exception
+    assert document_report(app_env, report["document_id"])["identity"]["status"] == "identity_review_approved"

@@ -31,6 +31,7 @@ from extract.coverage import UnreadRegion, summary_sentence, unread_content
 from extract.registry import extractor_for, require_extractor
 from domain.limits import Limits
 from extract.normalize import normalize
+from extract.unread_identity import sweep_identity
 from storage import documents_repo, facts_repo, patients_repo, promotions_repo
 from storage.rows import FactRow, IdentityCheckRow, JobRow
 
@@ -102,12 +103,13 @@ def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, ca
     if previous is not None and previous.review_decision:
         return None
     identifiers = [c.model_dump(mode="json") for c in candidates]
+    unread = [u.model_dump(mode="json") for u in outcome.unread]
     if (previous is not None and previous.identity_status == outcome.status.value
-            and previous.extracted_identifiers == identifiers):
+            and previous.extracted_identifiers == identifiers and (previous.unread_identifiers or []) == unread):
         return None
     return dict(patient_id=patient["id"], document_id=document["id"], job_id=job.id, doc_type=job.doc_type,
                 scope=scope, status=outcome.status.value, identifiers=identifiers, matched=outcome.matched,
-                mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
+                mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required, unread=unread)
 
 
 def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
@@ -120,12 +122,16 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
     by_scope: dict[str | None, list] = {}
     for c in result.identifiers:
         by_scope.setdefault(c.scope, []).append(c)
+    # Identity values printed but not read keep their part (a fax page) from verifying.
+    unread: dict[str | None, list] = {}
+    for u in result.unread_identifiers:
+        unread.setdefault(u.scope, []).append(u)
     latest = {c.scope: c for c in facts_repo.identity_checks_for_document(cur, document["id"])}
-    scopes = sorted(({f.scope for f in result.facts} | set(by_scope)) - {None})
+    scopes = sorted(({f.scope for f in result.facts} | set(by_scope) | set(unread)) - {None})
     statuses: dict[str, IdentityStatus] = {}
     pending: dict[str | None, dict[str, Any]] = {}
     for scope in scopes:
-        outcome = check_identity(by_scope.get(scope, []), patient)
+        outcome = check_identity(by_scope.get(scope, []), patient, unread.get(scope, []))
         row = _check_row(job, document, patient, scope, by_scope.get(scope, []), outcome, latest.get(scope))
         if row is None:
             statuses[scope] = IdentityStatus(latest[scope].identity_status)
@@ -134,9 +140,12 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
             statuses[scope] = IdentityStatus(row["status"])
     unscoped = by_scope.get(None, [])
     if unscoped or not scopes:
-        outcome = check_identity(unscoped, patient)
+        outcome = check_identity(unscoped, patient, unread.get(None, []))
     else:
         outcome = combine_parts(statuses)
+        if unread.get(None) and outcome.status is not IdentityStatus.MISMATCH:
+            # Printed outside every part (a cover sheet): the packet as a whole waits for a person.
+            outcome = check_identity([], patient, unread[None])
     row = _check_row(job, document, patient, None, unscoped, outcome, latest.get(None))
     if row is not None:
         pending[None] = row
@@ -232,6 +241,10 @@ def read_document(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: 
     started = time.perf_counter()
     result = extractor(content, source_id)
     validate_response(result, doc_type)
+    if doc_type is not DocType.HL7V2_MESSAGE:  # HL7 names its patient in PID fields, not under labels
+        found = sweep_identity(content, result, source_id)
+        result.identifiers += found.other_ids
+        result.unread_identifiers += found.unread
     return content, result, round((time.perf_counter() - started) * 1000, 2)
 
 

@@ -188,8 +188,11 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
         ensure_open(cur, "identity_check", check.id)
         if identity_trusted(status) and approve:
             raise BadInput("This document's identity is already trusted.", code="already_decided")
-        if approve and approval_needs_reason(status.value) and not reason_long_enough(reason):
-            raise BadInput("This document names another patient. Approving it into this chart needs a written "
+        unread = len(check.unread_identifiers or [])
+        if approve and approval_needs_reason(status.value, unread) and not reason_long_enough(reason):
+            what = ("This document names another patient." if status is IdentityStatus.MISMATCH else
+                    f"This document prints {unread} identity value(s) that were not read.")
+            raise BadInput(f"{what} Approving it into this chart needs a written "
                            f"reason of at least {MIN_OVERRIDE_REASON} characters, kept in the audit.",
                            code="reason_required")
         document = documents_repo.by_id(cur, check.document_id)

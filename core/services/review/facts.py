@@ -32,6 +32,8 @@ def _identity_view(check: IdentityCheckRow | None) -> dict[str, Any]:
         "status": check.identity_status, "identity_check_id": check.id, "scope": check.scope,
         "matched_fields": check.matched_fields, "mismatch_reason": check.mismatch_reason,
         "review_required": check.review_required, "reviewed_by": check.reviewed_by,
+        # Identity values printed but not read (never "absent"): approving needs a reason.
+        "unread_identifiers": check.unread_identifiers or [],
     }
 
 

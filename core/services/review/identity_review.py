@@ -16,10 +16,11 @@ from typing import Any
 from core import telemetry
 from domain.clock import utcnow
 from domain.errors import BadInput, NotFound
-from domain.models import IdentifierKind, IdentityCandidate
+from domain.models import IdentifierKind, IdentityCandidate, UnreadIdentifier
 from domain.policy.facts.chart_rules import APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES, identity_trusted
 from domain.policy.identity.gate import IdentityOutcome, check_identity
-from domain.policy.facts.review_rules import MIN_UNDO_REASON, closing_decision, reason_long_enough
+from domain.policy.facts.review_rules import (MIN_UNDO_REASON, approval_needs_reason, closing_decision,
+                                              reason_long_enough)
 from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.retraction import retract_promotions
 from core.services.review.decisions import (activate_trusted_facts, authorize_decision, current_check, parts_outcome,
@@ -29,6 +30,9 @@ from storage import audit_repo, documents_repo, facts_repo, patients_repo, promo
 from storage.rows import FactRow, IdentityCheckRow
 
 _KINDS = (IdentifierKind.NAME, IdentifierKind.DOB, IdentifierKind.MRN)
+# The comparison row an unread value belongs to: an identifier-like number under an
+# unknown label may be the record number, so it sits in the MRN row.
+_ROW_OF_UNREAD = {"name": "name", "dob": "dob", "record_number": "mrn", "identifier": "mrn"}
 
 
 def _chart_value(kind: IdentifierKind, patient: dict[str, Any]) -> str:
@@ -44,7 +48,9 @@ def identity_comparison(wb: Workbench, check_id: int) -> dict[str, Any]:
     """The document's name, DOB and MRN beside the chart's, field by field, with each
     printed identifier's citation (page and box) so a page can draw them. The verdict
     per field comes from the identity gate: ``match``, ``mismatch``, ``unclear`` (printed
-    but too partial or misread to judge) or ``absent`` (not on the document)."""
+    but too partial or misread to judge), ``not_read`` (printed, but no reader read it:
+    ``unread`` lists each such value with its label, reason and region) or ``absent``
+    (not on the document). A printed value is never ``absent``."""
     with wb.db.cursor() as cur:
         check = facts_repo.identity_by_id(cur, check_id)
         if check is None:
@@ -53,20 +59,35 @@ def identity_comparison(wb: Workbench, check_id: int) -> dict[str, Any]:
         parts = ([c for c in facts_repo.identity_checks_for_document(cur, check.document_id) if c.scope]
                  if sums_up_parts(check) else [])
     candidates = [IdentityCandidate.model_validate(i) for i in check.extracted_identifiers or []]
+    unread = [UnreadIdentifier.model_validate(u) for u in check.unread_identifiers or []]
     fields = []
     for kind in _KINDS:
         printed = [c for c in candidates if c.kind is kind]
+        not_read = [u for u in unread if _ROW_OF_UNREAD[u.kind] == kind.value]
         verdict = check_identity(printed, patient).matched.get(kind.value) if printed else None
+        if printed:
+            word = {True: "match", False: "mismatch", None: "unclear"}[verdict]
+        else:
+            word = "not_read" if not_read else "absent"
         fields.append({
             "kind": kind.value,
             "document": [c.value for c in printed],
+            "not_read": [u.value for u in not_read],
             "chart": _chart_value(kind, patient),
-            "verdict": "absent" if not printed else {True: "match", False: "mismatch", None: "unclear"}[verdict],
+            "verdict": word,
             "citations": [c.citation.model_dump(mode="json") for c in printed if c.citation is not None],
         })
     return {"identity_check_id": check.id, "document_id": check.document_id, "scope": check.scope,
             "status": check.identity_status, "mismatch_reason": check.mismatch_reason,
             "reviewed_by": check.reviewed_by, "reviewed_at": check.reviewed_at, "fields": fields,
+            # Account, visit, NHS numbers: shown; one agrees only when it is the chart MRN itself.
+            "other_identifiers": [{"value": c.value, "citation": c.citation.model_dump(mode="json")
+                                   if c.citation else None}
+                                  for c in candidates if c.kind is IdentifierKind.OTHER_ID],
+            "unread": [{"kind": u.kind, "row": _ROW_OF_UNREAD[u.kind], "label": u.label, "value": u.value,
+                        "reason": u.reason, "citation": u.citation.model_dump(mode="json")} for u in unread],
+            "reason_required": approval_needs_reason(check.identity_status or "", len(unread))
+            and not check.review_decision,
             "parts": [{"identity_check_id": p.id, "scope": p.scope, "status": p.identity_status}
                       for p in parts]}
 
@@ -76,7 +97,8 @@ def _gate(cur, check: IdentityCheckRow, patient: dict[str, Any]) -> IdentityOutc
     packet's summary without identifiers of its own sums up its parts)."""
     if sums_up_parts(check) and (outcome := parts_outcome(cur, check.document_id)) is not None:
         return outcome
-    return check_identity([IdentityCandidate.model_validate(i) for i in check.extracted_identifiers or []], patient)
+    return check_identity([IdentityCandidate.model_validate(i) for i in check.extracted_identifiers or []], patient,
+                          [UnreadIdentifier.model_validate(u) for u in check.unread_identifiers or []])
 
 
 def _status_after_undo(fact: FactRow, own: dict[str, Any] | None, prior: dict[str, Any] | None) -> str | None:
@@ -117,7 +139,8 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
             cur, patient_id=check.patient_id, document_id=check.document_id, job_id=check.job_id,
             doc_type=check.doc_type, scope=check.scope, status=outcome.status.value,
             identifiers=check.extracted_identifiers or [], matched=outcome.matched,
-            mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required)
+            mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required,
+            unread=check.unread_identifiers or [])
         facts = [f for f in facts_repo.facts_for_document(cur, check.document_id)
                  if f.scope == check.scope and f.retracted_at is None]
         own = {fid: closing_decision(rows) for fid, rows in

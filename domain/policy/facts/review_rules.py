@@ -51,10 +51,12 @@ def queue_reason(promotion_status: str | None, review_reason: str | None) -> str
     return CONFLICT if promotion_status == CONFLICT else (review_reason or "needs_review")
 
 
-def approval_needs_reason(identity_status: str) -> bool:
-    """Whether approving this identity check is an override that needs a written reason
-    (a mismatch; an ambiguity does not)."""
-    return identity_status == IdentityStatus.MISMATCH.value
+def approval_needs_reason(identity_status: str, unread: int = 0) -> bool:
+    """Whether approving this identity check is an override that needs a written reason:
+    a mismatch, or a document printing ``unread`` identity values no reader attributed
+    (the person vouches for what the gate could not compare). A plain ambiguity (too
+    few identifiers, all read) does not."""
+    return identity_status == IdentityStatus.MISMATCH.value or unread > 0
 
 
 def reason_long_enough(reason: str | None, minimum: int = MIN_OVERRIDE_REASON) -> bool:

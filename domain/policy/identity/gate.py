@@ -4,7 +4,11 @@ Deterministic rules over the identifiers the extractor found (each cited):
 - any identifier present on the document that contradicts the chart -> mismatch,
   quarantined (a wrong-patient document must never feed the chart);
 - two independent identifiers agree (name + DOB, or MRN + name/DOB) -> verified;
-- fewer than that (missing or partial identifiers) -> ambiguous, human review.
+- fewer than that (missing or partial identifiers) -> ambiguous, human review;
+- an identity value the document prints but no reader attributed (``UnreadIdentifier``)
+  -> never verified by itself: ambiguous, and the check names what was not read (a
+  contradiction among what was read still quarantines). Other identifiers (account,
+  visit, NHS numbers) never reach the gate as an MRN: by nature they differ from it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Iterable
 
-from domain.models import IdentifierKind, IdentityCandidate, IdentityStatus
+from domain.models import IdentifierKind, IdentityCandidate, IdentityStatus, UnreadIdentifier
 from domain.policy.facts.chart_rules import identity_trusted
 
 _DOB_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%m-%d-%Y", "%Y%m%d", "%d %B %Y", "%d %b %Y",
@@ -27,6 +31,7 @@ class IdentityOutcome:
     status: IdentityStatus
     matched: dict[str, bool] = field(default_factory=dict)
     mismatch_reason: str | None = None
+    unread: list[UnreadIdentifier] = field(default_factory=list)  # printed, not attributed
 
     @property
     def review_required(self) -> bool:
@@ -170,8 +175,38 @@ def same_mrn(document_mrn: str, chart_mrn: str) -> bool:
     return bool(printed) and printed == _norm_mrn(str(chart_mrn))
 
 
-def check_identity(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]) -> IdentityOutcome:
-    """Compare a document's identifiers with a chart patient row."""
+def unread_summary(unread: Iterable[UnreadIdentifier]) -> str:
+    """What the check says it could not read, by kind, label and place, never by value
+    (the reason travels further than the values): "printed but not read: dob under
+    'Born' (page 1)"."""
+    parts = []
+    for u in unread:
+        label = f" under {u.label!r}" if u.label else " without a label"
+        parts.append(f"{u.kind.replace('_', ' ')}{label} ({u.citation.page_or_section})")
+    return "printed but not read: " + "; ".join(dict.fromkeys(parts))
+
+
+def check_identity(candidates: Iterable[IdentityCandidate], patient: dict[str, Any],
+                   unread: Iterable[UnreadIdentifier] = ()) -> IdentityOutcome:
+    """Compare a document's identifiers with a chart patient row. ``unread``: identity
+    values the document prints that were not read; with any, the document is at best
+    ambiguous (a person compares them), never verified."""
+    outcome = _check_read(candidates, patient)
+    unread = list(unread)
+    if not unread:
+        return outcome
+    outcome.unread = unread
+    if outcome.status is IdentityStatus.MISMATCH:
+        outcome.mismatch_reason = f"{outcome.mismatch_reason}; {unread_summary(unread)}"
+        return outcome
+    reason = unread_summary(unread)
+    if outcome.status is IdentityStatus.AMBIGUOUS and outcome.mismatch_reason:
+        reason = f"{reason}; {outcome.mismatch_reason}"
+    return IdentityOutcome(IdentityStatus.AMBIGUOUS, outcome.matched, reason, unread)
+
+
+def _check_read(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]) -> IdentityOutcome:
+    """The gate over the identifiers that were read."""
     matched: dict[str, bool] = {}
     reasons: list[str] = []
     for cand in candidates:
@@ -188,6 +223,12 @@ def check_identity(candidates: Iterable[IdentityCandidate], patient: dict[str, A
             if isinstance(chart_dob, str):
                 chart_dob = date.fromisoformat(chart_dob)
             verdict = parsed == chart_dob
+        elif cand.kind is IdentifierKind.OTHER_ID:
+            # Agrees when the chart's record number is this very number; a different
+            # account, visit or NHS number is expected and says nothing.
+            if not same_mrn(cand.value, str(patient["mrn"])):
+                continue
+            key, verdict = IdentifierKind.MRN.value, True
         else:
             if not _norm_mrn(cand.value):
                 continue

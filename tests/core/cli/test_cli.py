@@ -190,3 +190,29 @@ def test_chart_and_review_through_the_cli(initialised, tmp_path):
     mixed = cli(initialised, "review", "approve-fact", "--document", str(first["document_id"]), "--by", "dr.cli",
                 "--json", check=False)
     assert mixed.returncode == 2 and "--fact" in mixed.stderr
+
+
+def test_approving_a_document_with_identifiers_not_read_needs_a_reason_at_the_cli(initialised, tmp_path):
+    """`review approve-identity` refuses, in one line on stderr, a document that prints an
+    identity value no reader read, until a reason is given; `ingest --json` names it."""
+    import dataclasses
+
+    from golden.fixtures import LAB_CASES, Patient
+    from tests.support.pipeline import abbreviated_identity_lab
+
+    p = Patient("Ottoline", "Marchbank-Reyes", "1957-02-11", "CLI-UNREAD-1", sex="F")
+    as_json(cli(initialised, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob,
+                "--json"))
+    pdf = tmp_path / "abbreviated.pdf"
+    pdf.write_bytes(abbreviated_identity_lab(dataclasses.replace(LAB_CASES[0], patient=p)))
+    out = as_json(cli(initialised, "ingest", str(pdf), "--patient", p.mrn, "--doc-type", "lab_pdf", "--json"))
+    identity = out["identity"]
+    assert identity["status"] == "identity_ambiguous_needs_review"
+    assert [(u["kind"], u["label"]) for u in identity["unread_identifiers"]] == [("dob", "Born")]
+    check = str(identity["identity_check_id"])
+    refused = cli(initialised, "review", "approve-identity", "--check", check, "--by", "dr.cli", "--json", check=False)
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert len(refused.stderr.strip().splitlines()) == 1 and "reason" in refused.stderr
+    done = as_json(cli(initialised, "review", "approve-identity", "--check", check, "--by", "dr.cli", "--reason",
+                       "birth date on the page checked against the chart", "--json"))
+    assert done["status"] == "identity_review_approved"

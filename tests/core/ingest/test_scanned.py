@@ -86,11 +86,14 @@ MIN_EXACT = {
 # (11 printed; tesseract 10, "Hemoglobin Alc" in review).
 MIN_PROMOTED = {"tesseract": 7, "rapidocr": 9}
 MIN_FAX_TRUSTED = {"tesseract": 9, "rapidocr": 9}
-ALL_IDS = frozenset(IdentifierKind)
+ALL_IDS = frozenset({IdentifierKind.NAME, IdentifierKind.DOB, IdentifierKind.MRN})
 # The dotted layout prints the DOB with a two-digit year; Tesseract reads "07/22/58" as
-# "34/22/58", no date at all, so the scan supports only name and MRN there.
-REQUIRED_IDS = {layout: ALL_IDS for layout in LAB_LAYOUTS} | {"dotted": frozenset({IdentifierKind.NAME,
-                                                                                   IdentifierKind.MRN})}
+# "34/22/58", no date at all, so the scan supports only name and MRN there. The
+# units_in_range layout prints the number as an account number ("Acct #"), which the
+# lab reader leaves to the identity sweep: never an MRN.
+REQUIRED_IDS = {layout: ALL_IDS for layout in LAB_LAYOUTS} | {
+    "dotted": frozenset({IdentifierKind.NAME, IdentifierKind.MRN}),
+    "units_in_range": frozenset({IdentifierKind.NAME, IdentifierKind.DOB})}
 
 # The dotted layout as an image-only PNG at low resolution (turned, speckled as SCAN):
 # at 200 dpi the dot leaders come back as junk words ("eos wae oeCave"), at 150 dpi

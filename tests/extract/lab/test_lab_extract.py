@@ -66,16 +66,25 @@ def test_every_citation_verifies_inside_the_page_and_quotes_the_value(name):
         assert fact.citation.field_or_chunk_id == f"results[{i}]"
 
 
+# Layouts that print the patient's number as an account number ("Acct #"): an account
+# is not a record number, so the lab reader leaves it to the identity sweep
+# (extract.unread_identity), which reads it as another identifier, never as the MRN.
+ACCOUNT_NUMBERED = {"units_in_range_mixed"}
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_patient_identifiers_come_from_the_header(name):
     case, _, result = _run(name)
     ids = {i.kind: i.value for i in result.identifiers}
     assert ids[IdentifierKind.DOB] == case.patient.dob
-    assert ids[IdentifierKind.MRN] == case.patient.mrn
+    if name in ACCOUNT_NUMBERED:
+        assert IdentifierKind.MRN not in ids
+    else:
+        assert ids[IdentifierKind.MRN] == case.patient.mrn
     parsed = tr.parse_person_name(ids[IdentifierKind.NAME])
     assert parsed is not None
     assert (parsed.first.lower(), parsed.last.lower()) == (case.patient.first.lower(), case.patient.last.lower())
-    assert len(result.identifiers) == 3  # repeated page headers are not new identifiers
+    assert len(result.identifiers) == 3 - (name in ACCOUNT_NUMBERED)  # repeated page headers are not new identifiers
 
 
 @pytest.mark.parametrize("name", CASES)
