@@ -451,6 +451,8 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
         text_of = dict(cells)
         for piece in _pieces(rest):
             label_cell = _label_cell(piece, text_of) if table is not None else None
+            if label_cell is not None:
+                _name_keeps_its_numbers(piece)
             reason = _result_reason(piece, label_cell)
             if reason is None:
                 continue
@@ -561,10 +563,25 @@ def _number_run(text: str) -> tuple[str, ...]:
     return tuple(n.replace(",", ".").lstrip("+") for n in _NUMBERS.findall(text))
 
 
+def _label_seg(piece: _Piece) -> int | None:
+    return next((t.seg for t in piece.tokens if t.kind == "text" and _WORD.search(t.text)), None)
+
+
 def _label_cell(piece: _Piece, text_of: dict[int, str]) -> str:
     """The first cell of a row's piece that prints words (a date before it is no label)."""
-    seg = next((t.seg for t in piece.tokens if t.kind == "text" and _WORD.search(t.text)), None)
+    seg = _label_seg(piece)
     return text_of.get(seg, "") if seg is not None else ""
+
+
+def _name_keeps_its_numbers(piece: _Piece) -> None:
+    """In a table row whose values stand in cells of their own, a number inside the label
+    cell is part of a name ("Sodium chloride 0.9% flushes | 36", "CA 125 | 41")."""
+    seg = _label_seg(piece)
+    if seg is None or not any(t.kind == "value" and t.seg != seg for t in piece.tokens):
+        return
+    for t in piece.tokens:
+        if t.seg == seg and t.kind in ("value", "unit", "range"):
+            t.kind = "text"
 
 
 def _names_whole(cell: str) -> str | None:

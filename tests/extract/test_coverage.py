@@ -309,3 +309,14 @@ def test_a_reading_joined_from_two_rows_covers_both_and_a_lone_half_stays_unread
     assert [r.locator for r in unread_content(c, [joined, pulse, resp])] == ["Clinic!A5:C5"]
     # The first cell naming a sign is evidence enough without a unit.
     assert [r.text for r in unread_content(c, [joined, pulse])] == ["Diastolic 79 mmHg", "Resp 16"]
+
+
+def test_a_number_inside_a_table_rows_name_cell_is_part_of_the_name():
+    sections = _sheet("Theatre", {1: ["Product", "Boxes", "Par level"],
+                                  2: ["Lidocaine 1% 5 mL ampoules", 12, 20],
+                                  3: ["Chlorhexidine 2% wipes", 7, 15],
+                                  5: ["Marker", "Result", "Units", "Ref"],
+                                  6: ["CA 125", 88, "U/mL", "0-35"],
+                                  7: ["Vitamin B12", 141, "ng/L", "180-900"]})
+    c = NormalizedContent(source_kind="xlsx", sections=sections)
+    assert texts(unread_content(c, [])) == ["CA 125 88 U/mL 0-35", "Vitamin B12 141 ng/L 180-900"]
