@@ -12,6 +12,13 @@ A piece of a line is result-like when it prints a value (a number, a ratio such 
 * a test-like name and, beside the value, a lab unit, a reference range or a flag
   (a letter flag such as H or LL, a word such as "critical", or a symbol: ▲ ▼ ‼ ↑ ↓ *).
 
+In a table (an XLSX sheet, a DOCX table) a value cell is also judged by its column: the
+nearest header row above (labels in two or more columns, no value) names each column,
+and a value under a header naming a test or a vital sign is a result ("Date | Na | K",
+"Recorded | B/P | HR (bpm)"; a "152/94" only under a blood pressure). A row's label
+cell must name a test or a sign whole ("Potassium chloride tablets | 28" is stock), and
+a number inside it is part of the name ("Lidocaine 1% ampoules | 12").
+
 Dates, times, phone numbers, page numbers, years, identifiers and dose amounts are
 never values; lines whose label is about identity, contact or administration
 ("Patient ID", "Tel", "Age", "Suite") and addresses are not results; a line that prints
@@ -22,9 +29,11 @@ several values, a sentence one piece.
 Covered means: on a page, every value word of the piece lies inside the box of a fact
 on that page (geometry, so a two-panel row half read is caught); in a section (an XLSX
 row, a DOCX paragraph or table row), a fact cites that section or one inside it and
-its quote or value holds each of the piece's numbers; in an HL7 message, an OBX
-segment with a value (OBX-5) is a result by structure and is covered when a fact cites
-that segment.
+its quote or value holds each of the piece's numbers (a cell under a result column: a
+fact quoting that cell, one fact per cell; a reading joined from two rows, as a blood
+pressure's systolic and diastolic rows, covers the row beside the one it cites); in an
+HL7 message, an OBX segment with a value (OBX-5) is a result by structure and is
+covered when a fact cites that segment.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ results it prints as ground truth. Written after the guard's rules, on purpose u
 layouts the readers were built on: a two-panel cumulative sheet with arrow flags and units
 under the heading, a grid with headers no reader knows, results in prose, a letter in
 Word, a workbook sheet of vital signs, tests as column headers (a workbook and a Word
-table, one row per date, beside tables of stock counts and doses), and a page that prints many numbers but no
-result (letterhead, contacts, identifiers, doses, targets, reference intervals).
+table, one row per date, beside tables of stock counts and doses), and a page that
+prints many numbers but no result (letterhead, contacts, identifiers, doses, targets,
+reference intervals).
 
 Every name and value is invented. ``LAYOUTS`` maps a name to (doc_type, builder, truth):
 ``truth`` lists, per printed result, the words its line must show (test name and value).
