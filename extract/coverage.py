@@ -12,6 +12,13 @@ A piece of a line is result-like when it prints a value (a number, a ratio such 
 * a test-like name and, beside the value, a lab unit, a reference range or a flag
   (a letter flag such as H or LL, a word such as "critical", or a symbol: ▲ ▼ ‼ ↑ ↓ *).
 
+In a table (an XLSX sheet, a DOCX table) a value cell is also judged by its column: the
+nearest header row above (labels in two or more columns, no value) names each column,
+and a value under a header naming a test or a vital sign is a result ("Date | Na | K",
+"Recorded | B/P | HR (bpm)"; a "152/94" only under a blood pressure). A row's label
+cell must name a test or a sign whole ("Potassium chloride tablets | 28" is stock), and
+a number inside it is part of the name ("Lidocaine 1% ampoules | 12").
+
 Dates, times, phone numbers, page numbers, years, identifiers and dose amounts are
 never values; lines whose label is about identity, contact or administration
 ("Patient ID", "Tel", "Age", "Suite") and addresses are not results; a line that prints
@@ -22,9 +29,11 @@ several values, a sentence one piece.
 Covered means: on a page, every value word of the piece lies inside the box of a fact
 on that page (geometry, so a two-panel row half read is caught); in a section (an XLSX
 row, a DOCX paragraph or table row), a fact cites that section or one inside it and
-its quote or value holds each of the piece's numbers; in an HL7 message, an OBX
-segment with a value (OBX-5) is a result by structure and is covered when a fact cites
-that segment.
+its quote or value holds each of the piece's numbers (a cell under a result column: a
+fact quoting that cell, one fact per cell; a reading joined from two rows, as a blood
+pressure's systolic and diastolic rows, covers the row beside the one it cites); in an
+HL7 message, an OBX segment with a value (OBX-5) is a result by structure and is
+covered when a fact cites that segment.
 """
 
 from __future__ import annotations
@@ -35,15 +44,16 @@ from typing import Iterable, Sequence
 
 from domain.content import NormalizedContent, PageContent, Section
 from domain.models import BoundingBox, FactProposal
-from domain.policy.facts.analytes import analytes_named
+from domain.policy.facts.analytes import analytes_named, canonical_analyte
 from domain.policy.facts.lab_vocabulary import known_unit
+from domain.policy.facts.vital_signs import sign_of_label
 from extract.layout import page_rows, segments
 from extract.values.dates import find_date
 from extract.values.labels import read_label
 from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_like_unit
 from extract.values.text_rules import is_flag_word
 
-__all__ = ["UnreadRegion", "unread_content", "summary_sentence", "related_locators"]
+__all__ = ["UnreadRegion", "unread_content", "summary_sentence", "related_locators", "joined_from"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +197,8 @@ def _classify(tokens: list[_Token]) -> None:
             t.kind = "masked"  # "checked in 2019"
         if t.kind == "value" and _dose_after(tokens, i):
             t.kind = "masked"
+            if i + 1 < len(tokens) and tokens[i + 1].kind in ("unit", "unitish"):
+                tokens[i + 1].kind = "masked"  # "600 mg": the dose's unit is no lab unit
 
 
 def _unit(text: str) -> bool:
@@ -258,18 +270,22 @@ def _label_words(piece: _Piece) -> list[str]:
     return out
 
 
-def _result_reason(piece: _Piece) -> str | None:
-    """Why the piece reads as a printed result, or None when it does not."""
+def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
+    """Why the piece reads as a printed result, or None when it does not. In a table row
+    ``label_cell`` is the cell the piece opens with: it must name a test or a vital sign
+    whole ("Potassium", "BP"), since "Potassium chloride tablets" names a medicine."""
     values = piece.of("value")
     words = " ".join(t.text.strip(_EDGE + "\"'") for t in piece.tokens if t.kind == "text")  # "(HbA1c" -> HbA1c
+    named = _names_whole(label_cell) if label_cell is not None else ("a known test" if analytes_named(words)
+                                                                     else None)
     if not values:
         # A result printed as a word ("Urine Glucose Positive (Negative)") counts beside a
         # known test; the one in brackets is the reference.
         worded = [t for t in piece.of("qualitative") if not t.text.startswith("(")]
-        if worded and analytes_named(words):
+        if worded and named:
             for t in worded:
                 t.kind = "value"
-            return f"a known test with a result ({', '.join(t.text for t in worded[:4])})"
+            return f"{named} with a result ({', '.join(t.text for t in worded[:4])})"
         return None
     # A bound printed after the unit is the reference ("eGFR  mL/min/1.73m2  >60" with the
     # result cell empty); before it, the value ("CRP <0.5 mg/L").
@@ -287,9 +303,8 @@ def _result_reason(piece: _Piece) -> str | None:
                 v.kind = "range"  # "<100" beside a plain value is the reference range
         values = bare
     shown = ", ".join(v.text for v in values[:4])
-    known = analytes_named(words)
-    if known:
-        return f"a known test with a value ({shown})"
+    if named:
+        return f"{named} with a value ({shown})"
     label = _label_words(piece)
     if not label or len(label) > MAX_NAME_WORDS or ADMIN_WORDS.intersection(label) or \
             ADDRESS_WORDS.intersection(w.lower() for w in words.split()):
@@ -379,6 +394,31 @@ def _numbers(text: str) -> set[str]:
     return {n.replace(",", ".").lstrip("+") for n in _NUMBERS.findall(text)}
 
 
+def _read_elsewhere(f: FactProposal) -> set[str]:
+    """Numbers a fact's reading holds that its quote does not print: a reading joined
+    from two lines (a blood pressure's systolic and diastolic rows) cites one of them."""
+    value = " ".join(str(f.structured_value.get(k) or "") for k in ("value", "systolic", "diastolic"))
+    return _numbers(value) - _numbers(f.citation.quote_or_value)
+
+
+def joined_from(fact: FactProposal, locator: str) -> frozenset[str]:
+    """The numbers a fact read from the line ``locator`` names when that line lies just
+    beside the one it cites (a blood pressure joined from two rows), else none."""
+    here = _places(locator)
+    if not any(near in here for key in _places(fact.citation.page_or_section) for near in _beside(key)):
+        return frozenset()
+    return frozenset(_read_elsewhere(fact))
+
+
+def _beside(key: str) -> list[str]:
+    """The keys of the lines just above and below a line's key ("S!7" -> "S!6", "S!8")."""
+    m = re.match(r"^(?P<head>.*?)(?P<n>\d+)$", key)
+    if not m:
+        return []
+    n = int(m["n"])
+    return [f"{m['head']}{n - 1}", f"{m['head']}{n + 1}"]
+
+
 def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> list[UnreadRegion]:
     # Facts by the lines they cite: a workbook or a batch has thousands of rows and facts.
     cited: dict[str, list[FactProposal]] = {}
@@ -387,6 +427,7 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
             for key in _places(f.citation.page_or_section):
                 cited.setdefault(key, []).append(f)
     by_locator = {s.locator: s for s in content.sections}
+    headers: dict[str, dict[int, _Column]] = {}  # a table's nearest header row so far
     found: list[UnreadRegion] = []
     for s in content.sections:
         if _OBX.search(s.locator) and s.section_type == "segment":
@@ -396,20 +437,172 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
             continue
         if not _line_section(s):
             continue
-        cells = s.text.split(" | ") if s.section_type in ("row", "table_row") else [s.text]
-        tokens = [_Token(w, i) for i, cell in enumerate(cells) for w in cell.split()]
+        cells = _cells(s)
+        tokens = [_Token(w, col) for col, cell in cells for w in cell.split()]
         _classify(tokens)
-        readers = list({id(f): f for key in _places(s.locator) for f in cited.get(key, ())}.values())
+        keys = _places(s.locator)
+        readers = list({id(f): f for key in keys for f in cited.get(key, ())}.values())
+        table = _table_of(s)
+        columns: dict[int, _Column] = {}
+        if table is not None:
+            header = _header_row(cells, tokens)
+            if header is not None:
+                headers[table] = header
+                continue
+            columns = headers.get(table, {})
         read = set().union(*(_numbers(" ".join([f.citation.quote_or_value, f.fact_text,
                                                  *map(str, f.structured_value.values())])) for f in readers))
-        for piece in _pieces(tokens):
-            reason = _result_reason(piece)
+        read |= set().union(*(_read_elsewhere(f) for key in keys for near in _beside(key)
+                              for f in cited.get(near, ())))
+        by_column = [t for t in tokens if t.seg in columns]
+        rest = [t for t in tokens if t.seg not in columns]
+        found += _column_regions(s, cells, by_column, columns, readers)
+        text_of = dict(cells)
+        for piece in _pieces(rest):
+            label_cell = _label_cell(piece, text_of) if table is not None else None
+            if label_cell is not None:
+                _name_keeps_its_numbers(piece)
+            reason = _result_reason(piece, label_cell)
             if reason is None:
                 continue
-            if readers and all(_numbers(t.text) <= read for t in piece.of("value")):
+            if read and all(_numbers(t.text) <= read for t in piece.of("value")):
                 continue
             found.append(UnreadRegion(s.locator, piece.text, reason))
     return found
+
+
+# --------------------------------------------------------------------------- tables
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """A column whose header names a test or a vital sign: its cells are results."""
+
+    label: str  # the header as printed
+    blood_pressure: bool  # a "152/94" under it is one reading
+
+
+def _cells(s: Section) -> list[tuple[int, str]]:
+    """A table row's non-empty cells as (column, text); any other line is one cell."""
+    if s.section_type not in ("row", "table_row"):
+        return [(0, s.text)]
+    raw = s.meta.get("cells")
+    if raw:
+        pairs = [(c["col"], c["text"]) if isinstance(c, dict) else (c[0], c[1]) for c in raw]
+        return [(int(col), str(text)) for col, text in pairs if str(text).strip()]
+    return list(enumerate(s.text.split(" | ")))
+
+
+def _table_of(s: Section) -> str | None:
+    """The table a row belongs to, for its header: a sheet, or a DOCX table."""
+    if s.section_type == "row":
+        return f"sheet {s.meta.get('sheet') or s.locator.split('!')[0]}"
+    if s.section_type == "table_row":
+        return re.sub(r"\s+row\s+\d+$", "", s.locator)
+    return None
+
+
+def _names_result(label: str) -> _Column | None:
+    """A header naming a test (the analyte vocabulary) or a vital sign (its labels)."""
+    text = " ".join(label.split())
+    sign = sign_of_label(text)
+    if sign is not None:
+        return _Column(text, sign[0] == "blood_pressure")
+    return _Column(text, False) if canonical_analyte(_bare(text)) else None
+
+
+def _bare(label: str) -> str:
+    """A test name without its bracketed unit or method: "Creatinine (umol/L)" -> "Creatinine"."""
+    return re.sub(r"\s*[\(\[][^)\]]*[\)\]]\s*", " ", label).strip()
+
+
+def _header_row(cells: list[tuple[int, str]], tokens: list[_Token]) -> dict[int, _Column] | None:
+    """A header row, as the columns it names results in (perhaps none), or None when the
+    row is not a header: one prints labels in two or more columns and no value. A row of
+    a date and a comment ("2025-11-03 | sample haemolysed") is no header."""
+    if len(cells) < 2 or any(t.kind in ("value", "qualitative") for t in tokens):
+        return None
+    labels = [col for col, _ in cells if any(t.seg == col and t.kind == "text" and _WORD.search(t.text)
+                                              for t in tokens)]
+    if len(labels) < 2 or 2 * len(labels) < len(cells):
+        return None
+    return {col: column for col, text in cells if (column := _names_result(text)) is not None}
+
+
+def _column_regions(s: Section, cells: list[tuple[int, str]], tokens: list[_Token], columns: dict[int, _Column],
+                    readers: list[FactProposal]) -> list[UnreadRegion]:
+    """The cells under a result column that print a value no fact citing the row reads.
+    A fact covers the cell its quote prints (or whose numbers its value holds), one cell
+    each: two cells printing "94" are two results."""
+    spans, single = set(), []
+    for f in readers:
+        parts = [p for p in f.citation.quote_or_value.split(" | ") if p.strip()]
+        if len(parts) > 1:
+            spans |= {_number_run(p) for p in parts}
+        else:
+            single.append((_number_run(f.citation.quote_or_value), _number_run(str(f.structured_value.get("value")
+                                                                                   or ""))))
+    elsewhere = set().union(*(_read_elsewhere(f) for f in readers))
+    text_of = dict(cells)
+    first_col = cells[0][0] if cells else None
+    found = []
+    for col, column in columns.items():
+        mine = [t for t in tokens if t.seg == col]
+        values = [t for t in mine if t.kind == "value" and (column.blood_pressure or not _RATIO.match(t.text))]
+        if not values and (column.blood_pressure or not any(t.kind == "qualitative" for t in mine)):
+            continue
+        run = tuple(n for t in values for n in _number_run(t.text))
+        if run and (run in spans or set(run) <= elsewhere):
+            continue
+        if run:
+            hit = next((i for i, (quoted, value) in enumerate(single) if run in (quoted, value)), None)
+            if hit is not None:
+                single.pop(hit)
+                continue
+        elif readers and any(text_of[col].strip().lower() in f.citation.quote_or_value.lower() for f in readers):
+            continue  # a word result ("Negative") quoted by a fact of the row
+        shown = ", ".join(t.text for t in values[:4]) or text_of[col].strip()
+        kind = "a vital sign" if sign_of_label(column.label) else "a test"
+        where = f"{text_of[first_col].strip()} · " if first_col is not None and first_col not in columns else ""
+        found.append(UnreadRegion(s.locator, f"{where}{column.label} {text_of[col].strip()}",
+                                  f"a value ({shown}) under the column {column.label!r}, which names {kind}"))
+    return found
+
+
+def _number_run(text: str) -> tuple[str, ...]:
+    return tuple(n.replace(",", ".").lstrip("+") for n in _NUMBERS.findall(text))
+
+
+def _label_seg(piece: _Piece) -> int | None:
+    return next((t.seg for t in piece.tokens if t.kind == "text" and _WORD.search(t.text)), None)
+
+
+def _label_cell(piece: _Piece, text_of: dict[int, str]) -> str:
+    """The first cell of a row's piece that prints words (a date before it is no label)."""
+    seg = _label_seg(piece)
+    return text_of.get(seg, "") if seg is not None else ""
+
+
+def _name_keeps_its_numbers(piece: _Piece) -> None:
+    """In a table row whose values stand in cells of their own, a number inside the label
+    cell is part of a name ("Sodium chloride 0.9% flushes | 36", "CA 125 | 41")."""
+    seg = _label_seg(piece)
+    if seg is None or not any(t.kind == "value" and t.seg != seg for t in piece.tokens):
+        return
+    for t in piece.tokens:
+        if t.seg == seg and t.kind in ("value", "unit", "range"):
+            t.kind = "text"
+
+
+def _names_whole(cell: str) -> str | None:
+    """How a table cell names a result, when it is the whole name of a test or a sign."""
+    text = " ".join(cell.split())
+    if not text:
+        return None
+    if sign_of_label(text) is not None:
+        return f"a vital sign ({text})"
+    if canonical_analyte(_bare(text)):
+        return "a known test"
+    return None
 
 
 # OBX-2 value types of running text: their lines are judged like a page's lines (a report

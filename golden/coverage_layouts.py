@@ -2,8 +2,10 @@
 results it prints as ground truth. Written after the guard's rules, on purpose unlike the
 layouts the readers were built on: a two-panel cumulative sheet with arrow flags and units
 under the heading, a grid with headers no reader knows, results in prose, a letter in
-Word, a workbook sheet of vital signs, and a page that prints many numbers but no
-result (letterhead, contacts, identifiers, doses, targets, reference intervals).
+Word, a workbook sheet of vital signs, tests as column headers (a workbook and a Word
+table, one row per date, beside tables of stock counts and doses), and a page that
+prints many numbers but no result (letterhead, contacts, identifiers, doses, targets,
+reference intervals).
 
 Every name and value is invented. ``LAYOUTS`` maps a name to (doc_type, builder, truth):
 ``truth`` lists, per printed result, the words its line must show (test name and value).
@@ -190,6 +192,58 @@ def _vitals_workbook() -> bytes:
     return buf.getvalue()
 
 
+# --------------------------------------------------------------------------- 7, 8: tests as column headers
+
+# One row per date, one column per test: the analyte is the header, never on the row.
+_RENAL = [("2026-04-02", "129", "6.1", "14.2", "231"), ("2026-04-09", "133", "5.4", "11.0", "188"),
+          ("2026-04-16", "136", "4.7", "8.9", "152")]
+
+
+def _tests_as_columns_workbook() -> bytes:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Renal clinic"
+    ws.append(["Patient", "Odile Trevellian"])
+    ws.append(["Born", "1961-11-03"])
+    ws.append([])
+    ws.append(["Sample date", "Na", "K", "Urea", "Creat", "Note"])
+    for i, row in enumerate(_RENAL):
+        ws.append([*row, "fasting" if i == 0 else None])
+    # Below, a table of numbers that are not results: counts, dates, a phone and a code.
+    ws.append([])
+    ws.append(["Supply", "In stock", "Reorder at", "Checked", "Supplier tel", "Item code"])
+    ws.append(["Glucose meter strips", 240, 100, "2026-04-01", "(0131) 496 0552", "40017723"])
+    ws.append(["Sodium chloride 0.9% 10 mL flushes", 36, 50, "2026-04-01", "(0131) 496 0552", "40017731"])
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
+
+
+def _tests_as_columns_letter() -> bytes:
+    from docx import Document
+
+    doc = Document()
+    doc.add_paragraph("Larkfield Surgery")
+    doc.add_paragraph("Re: Anouk Vellacott, born 22/08/1966")
+    doc.add_paragraph("Dear colleague, her blood counts since March are below.")
+    table = doc.add_table(rows=0, cols=4)
+    for cells in (["Taken", "Hb (g/L)", "Ferritin", "MCV"], ["04/03/2026", "97", "5", "72"],
+                  ["01/04/2026", "103", "11", "75"]):
+        for cell, text in zip(table.add_row().cells, cells):
+            cell.text = text
+    meds = doc.add_table(rows=0, cols=3)
+    for cells in (["Medicine", "Dose", "Since"], ["Ferrous fumarate", "210 mg", "2026"],
+                  ["Omeprazole", "20 mg", "03/2025"]):
+        for cell, text in zip(meds.add_row().cells, cells):
+            cell.text = text
+    doc.add_paragraph("Kind regards, Dr P. Ashdown")
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
     Layout("two-panel cumulative sheet", "lab_pdf", _two_panel_cumulative, _two_panel_truth()),
     Layout("grid with unusual headers", "lab_pdf", _unusual_grid,
@@ -203,4 +257,10 @@ LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
     Layout("workbook sheet of vital signs", "clinical_workbook", _vitals_workbook,
            (PrintedResult("Blood pressure", "152/94"), PrintedResult("Pulse", "112"),
             PrintedResult("Temperature", "38.4"), PrintedResult("Oxygen saturation", "93"))),
+    Layout("workbook with a column per test", "clinical_workbook", _tests_as_columns_workbook,
+           tuple(PrintedResult(test, value) for row in _RENAL
+                 for test, value in zip(("Na", "K", "Urea", "Creat"), row[1:]))),
+    Layout("Word letter with a column per test", "referral_docx", _tests_as_columns_letter,
+           tuple(PrintedResult(test, value) for row in (("97", "5", "72"), ("103", "11", "75"))
+                 for test, value in zip(("Hb", "Ferritin", "MCV"), row))),
 ]}

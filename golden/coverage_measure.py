@@ -25,6 +25,7 @@ same figures to its run (``case_coverage`` per case, ``combine`` for the run), a
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from typing import Any, Iterable
 from domain.content import NormalizedContent
 from domain.models import BoundingBox, Citation, DocType, FactProposal
 from domain.policy.facts.citations import verify_citations
-from extract.coverage import UnreadRegion, unread_content
+from extract.coverage import UnreadRegion, joined_from, unread_content
 
 # Fact types that are printed results, the ones whose loss the guard must catch.
 RESULT_FACT_TYPES = frozenset({"lab_result", "vital_sign"})
@@ -88,6 +89,14 @@ def _same_place(region: UnreadRegion, citation: Citation) -> bool:
     return related_locators(region.locator, citation.page_or_section)
 
 
+def _joined_here(region: UnreadRegion, fact: FactProposal) -> bool:
+    """A reading joined from two lines (systolic and diastolic rows) cites one of them;
+    the other line's number is read too."""
+    if region.page is not None or fact.citation.page is not None:
+        return False
+    return bool(joined_from(fact, region.locator) & set(re.findall(r"\d+(?:\.\d+)?", region.text)))
+
+
 def _same_region(a: UnreadRegion, b: UnreadRegion) -> bool:
     if a.page is not None or b.page is not None:
         return a.page == b.page and a.box is not None and b.box is not None and _overlap(a.box, b.box)
@@ -135,8 +144,8 @@ def score_sample(sample: Sample) -> Tally:
         if sample.truth is not None:
             real = any(_shows(region, test, value) for test, value in sample.truth)
         else:
-            real = any(_same_place(region, f.citation) for f in results) or any(_same_region(region, j)
-                                                                                for j in judged)
+            real = (any(_same_place(region, f.citation) or _joined_here(region, f) for f in results)
+                    or any(_same_region(region, j) for j in judged))
         if real:
             tally.explained += 1
         else:

@@ -207,3 +207,116 @@ def test_locators_are_related_when_one_lies_inside_the_other():
     assert related_locators("S!A7:F7", "S!B7") and not related_locators("S!A7:F7", "S!B8")
     assert related_locators("table 1 row 3", "table 1 row 3 col 2") and not related_locators("table 1 row 3",
                                                                                               "table 1 row 30")
+
+
+# --------------------------------------------------------------------------- tables whose headers name the results
+
+def _sheet(name: str, rows: dict[int, list]) -> list[Section]:
+    """Row sections of a sheet as the XLSX normalizer makes them: ``rows`` maps a row
+    number to its cells from column A (None leaves a cell empty)."""
+    out = []
+    for r, values in rows.items():
+        cells = [{"col": c, "coord": f"{chr(64 + c)}{r}", "text": str(v)}
+                 for c, v in enumerate(values, start=1) if v is not None]
+        out.append(Section(f"{name}!{cells[0]['coord']}:{cells[-1]['coord']}", " | ".join(x["text"] for x in cells),
+                           "row", {"sheet": name, "row": r, "cells": cells}))
+    return out
+
+
+def _docx_table(t: int, rows: list[list[str]]) -> list[Section]:
+    return [Section(f"table {t} row {r}", " | ".join(c for c in cells if c), "table_row",
+                    {"table": t, "row": r, "cells": list(enumerate(cells, start=1))})
+            for r, cells in enumerate(rows, start=1)]
+
+
+def _vital(locator: str, quote: str, value: str, **parts: str) -> FactProposal:
+    fact = _section_fact(locator, quote, {"kind": "x", "value": value, **parts})
+    return fact.model_copy(update={"fact_type": "vital_sign"})
+
+
+def test_a_wide_vitals_sheet_is_judged_by_its_column_headers_and_each_reading_is_covered_by_its_own_fact():
+    sections = _sheet("Nursing obs", {1: ["Ward 4B observations"],
+                                      3: ["Taken at", "BP", "Heart rate", "Sats", "T", "RR", "Nurse"],
+                                      4: ["03/02/2026 06:00", "104/61", 94, 94, 38.4, 24, "KM"],
+                                      5: ["03/02/2026 10:00", "111/70", 88, 96, 37.9, 20, "KM"]})
+    c = NormalizedContent(source_kind="xlsx", sections=sections)
+    off = unread_content(c, [])
+    assert [r.text for r in off if r.locator == "Nursing obs!A4:G4"] == [
+        "03/02/2026 06:00 · BP 104/61", "03/02/2026 06:00 · Heart rate 94", "03/02/2026 06:00 · Sats 94",
+        "03/02/2026 06:00 · T 38.4", "03/02/2026 06:00 · RR 24"]
+    assert len(off) == 10 and all("vital sign" in r.reason for r in off)
+    row4 = [_vital("Nursing obs!A4:G4", q, v) for q, v in (("104/61", "104/61"), ("94", "94"), ("94", "94"),
+                                                           ("38.4", "38.4"), ("24", "24"))]
+    row5 = [_vital("Nursing obs!A5:G5", q, v) for q, v in (("111/70", "111/70"), ("88", "88"), ("96", "96"),
+                                                           ("37.9", "37.9"), ("20", "20"))]
+    assert unread_content(c, row4 + row5) == []
+    # The pulse and the saturation both print 94: with one of the two facts gone, the
+    # other covers one cell only, and the blood pressure's 61 covers neither.
+    missing = unread_content(c, row4[:2] + row4[3:] + row5)
+    assert [(r.locator, r.text) for r in missing] == [("Nursing obs!A4:G4", "03/02/2026 06:00 · Sats 94")]
+    assert texts(unread_content(c, row4 + row5[1:])) == ["03/02/2026 10:00 · BP 111/70"]
+
+
+def test_a_lab_table_with_one_column_per_test_and_one_row_per_date_in_a_letter():
+    sections = [Section("paragraph 1", "Results since January:", "paragraph")] + _docx_table(1, [
+        ["Date", "Na", "K", "Creatinine (umol/L)", "eGFR", "Comment"],
+        ["12 Jan 2026", "131", "5.9", "201", "24", "haemolysed"],
+        ["", "", "", "", "", "repeat requested"],
+        ["19 Jan 2026", "134", "4.8", "176", "29", ""]])
+    c = NormalizedContent(source_kind="docx", sections=sections)
+    off = unread_content(c, [])
+    assert [r.text for r in off] == ["12 Jan 2026 · Na 131", "12 Jan 2026 · K 5.9", "12 Jan 2026 · Creatinine "
+                                     "(umol/L) 201", "12 Jan 2026 · eGFR 24", "19 Jan 2026 · Na 134",
+                                     "19 Jan 2026 · K 4.8", "19 Jan 2026 · Creatinine (umol/L) 176",
+                                     "19 Jan 2026 · eGFR 29"]
+    assert all("names a test" in r.reason for r in off)
+    # A lab reader citing each cell: the row is read once every column is.
+    facts = [_section_fact(f"table 1 row {r} col {col}", v, {"value": v})
+             for r, values in ((2, ("131", "5.9", "201", "24")), (4, ("134", "4.8", "176", "29")))
+             for col, v in zip((2, 3, 4, 5), values)]
+    assert unread_content(c, facts) == []
+    assert texts(unread_content(c, facts[:2] + facts[3:])) == ["12 Jan 2026 · Creatinine (umol/L) 201"]
+
+
+def test_numbers_that_are_not_results_under_headers_that_name_no_test():
+    sections = _sheet("Stores", {1: ["Item", "On hand", "Reorder at", "Last counted", "Supplier phone", "Code"],
+                                 2: ["Glucose test strips", 140, 50, "2026-02-01", "(020) 7946 0321", "88213047"],
+                                 3: ["Potassium chloride 600 mg tablets", 28, 30, "2026-01-28", "0161 496 0733",
+                                     "88213052"],
+                                 5: ["Clinic", "Room", "Opens", "Closes"],
+                                 6: ["Diabetes", 12, "08:30", "16:00"]})
+    sections += _docx_table(1, [["Medicine", "Dose", "Started"], ["Warfarin", "5 mg", "14/01/2026"],
+                                ["Atorvastatin", "40 mg", "2019"]])
+    c = NormalizedContent(source_kind="xlsx", sections=sections)
+    assert unread_content(c, []) == []
+
+
+def test_a_header_below_closes_the_one_above_and_a_comment_row_does_not():
+    sections = _sheet("Log", {1: ["Date", "INR"], 2: ["2026-03-02", 3.4], 3: ["2026-03-03", "dose held"],
+                              4: ["2026-03-05", 2.6], 6: ["Date", "Tablets left"], 7: ["2026-03-06", 14]})
+    c = NormalizedContent(source_kind="xlsx", sections=sections)
+    assert texts(unread_content(c, [])) == ["2026-03-02 · INR 3.4", "2026-03-05 · INR 2.6"]
+
+
+def test_a_reading_joined_from_two_rows_covers_both_and_a_lone_half_stays_unread():
+    sections = _sheet("Clinic", {1: ["Sign", "Reading", "Unit"], 2: ["Systolic", 141, "mmHg"],
+                                 3: ["Diastolic", 77, "mmHg"], 4: ["Pulse", 66, "/min"], 5: ["Diastolic", 79, "mmHg"],
+                                 6: ["Resp", 16]})
+    c = NormalizedContent(source_kind="xlsx", sections=sections)
+    joined = _vital("Clinic!A2:C2", "141", "141/77", systolic="141", diastolic="77")
+    pulse = _vital("Clinic!A4:C4", "66", "66")
+    resp = _vital("Clinic!A6:B6", "16", "16")
+    assert [r.locator for r in unread_content(c, [joined, pulse, resp])] == ["Clinic!A5:C5"]
+    # The first cell naming a sign is evidence enough without a unit.
+    assert [r.text for r in unread_content(c, [joined, pulse])] == ["Diastolic 79 mmHg", "Resp 16"]
+
+
+def test_a_number_inside_a_table_rows_name_cell_is_part_of_the_name():
+    sections = _sheet("Theatre", {1: ["Product", "Boxes", "Par level"],
+                                  2: ["Lidocaine 1% 5 mL ampoules", 12, 20],
+                                  3: ["Chlorhexidine 2% wipes", 7, 15],
+                                  5: ["Marker", "Result", "Units", "Ref"],
+                                  6: ["CA 125", 88, "U/mL", "0-35"],
+                                  7: ["Vitamin B12", 141, "ng/L", "180-900"]})
+    c = NormalizedContent(source_kind="xlsx", sections=sections)
+    assert texts(unread_content(c, [])) == ["CA 125 88 U/mL 0-35", "Vitamin B12 141 ng/L 180-900"]
