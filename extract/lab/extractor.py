@@ -32,14 +32,14 @@ from domain.policy.facts.citations import quote_from_words
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import find_date
-from extract.values.flags import FlagReading, resolve_flag
+from extract.values.flags import FlagKey, FlagReading, read_flag_key, resolve_flag
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
-    RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_result,
+    RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_results,
     unreadable_dotted, without_page_number,
 )
-from extract.lab.table import TableLayout, detect_header
-from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows
+from extract.lab.table import TableLayout, crosses_columns, detect_tables, extend_header
+from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
 
 SOURCE_TYPE = DocType.LAB_PDF.value
 
@@ -72,36 +72,53 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     fields = labelled_values(all_rows, FIELD_LABELS)
     field_rows = {id(f.row) for f in fields if f.key != "other" or f.label[-1].text.endswith(":")}
     boilerplate = repeated_edge_rows(rows_by_page)
+    key, key_rows = _flag_key(all_rows)
 
     results: list[RowResult] = []
     running_text: list[tuple[Row, list[Word]]] = []  # rows outside tables no row rule read
-    layout: TableLayout | None = None
+    tables: list[TableLayout] = []
+    header: Row | None = None
     for rows in rows_by_page:
         for row in rows:
-            header = detect_header(row)
-            if header is not None:  # checked first: a repeated table header is still a header
-                layout = header
+            if id(row) in key_rows:
+                continue
+            if header is not None and row.index == header.index + 1 and extend_header(tables, row, header):
+                header = row if row.page is header.page else header
+                continue  # the second row of a two-row header (units, dates, "Range" under "Reference")
+            found_tables = detect_tables(row)
+            if found_tables:  # checked first: a repeated table header is still a header
+                tables, header = found_tables, row
                 continue
             if id(row) in boilerplate or id(row) in field_rows:
                 continue
             words = without_page_number(row.words)
             if not words:
                 continue
-            in_table = layout is not None and abs(layout.page_width - row.page.width) < 1
+            in_table = bool(tables) and abs(tables[0].page_width - row.page.width) < 1
+            if in_table and crosses_columns(words, tables[0] if len(tables) == 1 else _spanning(tables)):
+                running_text.append((row, words))  # a sentence under the table, not a row of it
+                continue
             if is_note(words):
                 if not in_table and not is_comment(words):
                     running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
-            found = dotted_result(row, words)
-            if found is None and in_table:
-                found = table_result(row, words, layout)
-            elif found is None:
-                # No table here: a dotted line whose dots OCR read as junk, or a line
-                # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
-                found = ocr_leader_result(row, words) or line_result(row, words) or unreadable_dotted(row, words)
+            found = dotted_result(row, words, key)
             if found is not None:
                 results.append(found)
-            elif not in_table:
+                continue
+            if in_table:
+                read = [r for t in tables for r in table_results(row, [w for w in words if t.holds(w)], t, key)]
+                results.extend(read)
+                if not read:
+                    running_text.append((row, words))  # no cell read: prose may still state a result
+                continue
+            # No table here: a dotted line whose dots OCR read as junk, or a line
+            # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
+            found = (ocr_leader_result(row, words, key) or line_result(row, words, key)
+                     or unreadable_dotted(row, words))
+            if found is not None:
+                results.append(found)
+            else:
                 running_text.append((row, words))
 
     dates = _collection_dates(fields)
@@ -109,14 +126,14 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     result.identifiers = _identifiers(fields, source_id)
     for i, r in enumerate(results):
         page = r.row.page.number
-        date = dates.get(page, dates.get(0))
-        result.facts.append(_fact(r, i, date, source_id))
+        date = r.collection_date or dates.get(page, dates.get(0))
+        result.facts.append(_fact(r, i, date, source_id, key))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
     if not result.facts:
         result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
-    elif not dates:
+    elif not dates and not all(r.collection_date for r in results):
         result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
     return result
 
@@ -188,13 +205,34 @@ def _record_number_words(words: list[Word]) -> list[Word]:
 # --------------------------------------------------------------------------- facts
 
 
-def _flag(r: RowResult) -> FlagReading:
+def _flag_key(rows: list[Row]) -> tuple[FlagKey, set[int]]:
+    """The flag key the document prints ("▲ high  ▼ low  ‼ critical"), read from
+    whole rows or their gap-separated pieces, and the rows that print it (not results)."""
+    key: dict[str, str] = {}
+    key_rows: set[int] = set()
+    for row in rows:
+        for piece in [row.words, *segments(row.words)]:
+            found = read_flag_key(" ".join(w.text for w in piece))
+            if found:
+                key.update(found)
+                key_rows.add(id(row))
+                break
+    return key, key_rows
+
+
+def _spanning(tables: list[TableLayout]) -> TableLayout:
+    """Side-by-side panels as one layout of all their columns (to tell a sentence
+    running across them from a row of cells)."""
+    return TableLayout([c for t in tables for c in t.columns], tables[0].page_width)
+
+
+def _flag(r: RowResult, key: FlagKey | None = None) -> FlagReading:
     """The one flag rule (``flags.resolve_flag``): printed flag, else the In/Out of Range
     column the value sits in, else the value against its range; critical limits (their
     own column, or labelled in the range) on top."""
     in_range = {"normal": True, "abnormal": False}.get(r.position_flag or "")
     return resolve_flag([r.flag_text or ""], r.reading.value, r.reading.reference_range,
-                        critical_column=r.critical_text, in_range=in_range)
+                        critical_column=r.critical_text, in_range=in_range, key=key)
 
 
 def _confidence(r: RowResult, has_date: bool, flag: str, derived: bool) -> float:
@@ -227,7 +265,7 @@ def _confidence(r: RowResult, has_date: bool, flag: str, derived: bool) -> float
 _FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low", "unknown": ""}
 
 
-def _fact(r: RowResult, i: int, date: str | None, source_id: str) -> FactProposal:
+def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey | None = None) -> FactProposal:
     page = r.row.page
     quote, box = quote_from_words(page, r.words)
     citation = Citation(
@@ -251,7 +289,7 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str) -> FactProposa
             confidence=_confidence(r, date is not None, "unknown", False),
             wants_review=True, review_reason="; ".join([reason, *r.doubts]),
         )
-    reading_flag = _flag(r)
+    reading_flag = _flag(r, key)
     flag, derived = reading_flag.flag, reading_flag.derived
     value = LabResultValue(
         test_name=r.test_name, value=reading.value, unit=unit, reference_range=reading.reference_range,
