@@ -123,7 +123,7 @@ def _is_symbol(token: str) -> bool:
     t = token.strip("()[]")
     if not t or len(t) > 3:
         return False
-    return not any(c.isalpha() for c in t) or (t.isalpha() and t.isupper())
+    return not any(c.isalnum() for c in t) or (t.isalpha() and t.isupper())
 
 
 def read_flag_key(text: str) -> dict[str, str] | None:
