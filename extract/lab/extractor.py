@@ -38,7 +38,7 @@ from extract.lab.rows import (
     RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_results,
     unreadable_dotted, without_page_number,
 )
-from extract.lab.table import TableLayout, crosses_columns, detect_tables, extend_header
+from extract.lab.table import TableLayout, crosses_columns, detect_tables, extend_header, stacked_header
 from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
 
 SOURCE_TYPE = DocType.LAB_PDF.value
@@ -79,13 +79,18 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     tables: list[TableLayout] = []
     header: Row | None = None
     for rows in rows_by_page:
-        for row in rows:
-            if id(row) in key_rows:
+        skip = -1
+        for n, row in enumerate(rows):
+            if id(row) in key_rows or n == skip:
                 continue
             if header is not None and row.index == header.index + 1 and extend_header(tables, row, header):
                 header = row if row.page is header.page else header
                 continue  # the second row of a two-row header (units, dates, "Range" under "Reference")
             found_tables = detect_tables(row)
+            if not found_tables and n + 1 < len(rows) and (stacked := stacked_header(row, rows[n + 1])):
+                found_tables = detect_tables(stacked)  # labels over two rows: "Unit of" / "Measure"
+                if found_tables:
+                    skip, row = n + 1, rows[n + 1]
             if found_tables:  # checked first: a repeated table header is still a header
                 tables, header = found_tables, row
                 continue

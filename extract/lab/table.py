@@ -188,6 +188,32 @@ def detect_tables(row: Row) -> list[TableLayout]:
     return tables
 
 
+def stacked_header(row: Row, below: Row) -> Row | None:
+    """Two rows read as one header whose labels are stacked ("Test" over "Name",
+    "Unit of" over "Measure", "Reference" over "Range"): each piece of ``row`` with
+    the words of ``below`` that sit under it, as one row of merged labels. None
+    when ``below`` is not right under ``row``."""
+    if below.page is not row.page or below.y0 - row.y1 > 1.6 * row.height:
+        return None
+    h = row.height
+    groups: list[list[Word]] = [list(seg) for seg in segments(row.words)]
+    for w in below.words:
+        centre = (w.x0 + w.x1) / 2
+        home = next((g for g in groups if g[0].x0 - h <= centre <= max(x.x1 for x in g) + h), None)
+        if home is None:
+            groups.append([w])
+        else:
+            home.append(w)
+    merged: list[Word] = []
+    for g in sorted(groups, key=lambda g: min(w.x0 for w in g)):
+        x0, x1 = min(w.x0 for w in g), max(w.x1 for w in g)
+        top = [w for w in g if w in row.words]
+        ordered = top + [w for w in g if w not in top]
+        # One box for the whole stack, so its labels read as one phrase.
+        merged += [Word(w.text, x0, row.y0, x1, row.y1, conf=w.conf) for w in ordered]
+    return Row(row.page, merged, row.index)
+
+
 def detect_header(row: Row) -> TableLayout | None:
     """The first (often only) table a header row starts, or ``None``."""
     tables = detect_tables(row)
@@ -361,7 +387,13 @@ def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey 
         t = texts[i]
         if t[:1] in "([":
             j = _bracket_end(texts, i)
-            parsed = parse_reference_range(" ".join(texts[i : j + 1]))
+            inside = " ".join(texts[i : j + 1])
+            code = inside.strip("()[]")
+            if j == i and len(code) <= 3 and reading.flag is None and reading.inline_flag is None and is_flag(code, key):
+                reading.flag = code  # "(H)", "[‼]"; a bracketed word ("(Normal)") is a range
+                i += 1
+                continue
+            parsed = parse_reference_range(inside)
             if parsed and not reading.reference_range:
                 reading.reference_range, reading.range_unit = parsed
             else:
