@@ -38,7 +38,7 @@ from extract.lab.rows import (
     RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_results,
     unreadable_dotted, without_page_number,
 )
-from extract.lab.table import TableLayout, crosses_columns, detect_tables, extend_header, stacked_header
+from extract.lab.table import TableLayout, assign_columns, crosses_columns, detect_tables, extend_header, stacked_header
 from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
 
 SOURCE_TYPE = DocType.LAB_PDF.value
@@ -75,10 +75,13 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     key, key_rows = _flag_key(all_rows)
 
     results: list[RowResult] = []
+    order: dict[int, tuple[int, int, int]] = {}  # id(result) -> (table, panel, position): panel by panel
     running_text: list[tuple[Row, list[Word]]] = []  # rows outside tables no row rule read
     tables: list[TableLayout] = []
     header: Row | None = None
+    group = 0
     for rows in rows_by_page:
+        group += 1
         skip = -1
         for n, row in enumerate(rows):
             if id(row) in key_rows or n == skip:
@@ -87,12 +90,13 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                 header = row if row.page is header.page else header
                 continue  # the second row of a two-row header (units, dates, "Range" under "Reference")
             found_tables = detect_tables(row)
-            if not found_tables and n + 1 < len(rows) and (stacked := stacked_header(row, rows[n + 1])):
+            if (not found_tables and n + 1 < len(rows) and not detect_tables(rows[n + 1])
+                    and (stacked := stacked_header(row, rows[n + 1]))):
                 found_tables = detect_tables(stacked)  # labels over two rows: "Unit of" / "Measure"
                 if found_tables:
                     skip, row = n + 1, rows[n + 1]
             if found_tables:  # checked first: a repeated table header is still a header
-                tables, header = found_tables, row
+                tables, header, group = found_tables, row, group + 1
                 continue
             if id(row) in boilerplate or id(row) in field_rows:
                 continue
@@ -103,29 +107,41 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             if in_table and crosses_columns(words, tables[0] if len(tables) == 1 else _spanning(tables)):
                 running_text.append((row, words))  # a sentence under the table, not a row of it
                 continue
-            if is_note(words):
+            if is_note(_without_flag_cells(words, tables) if in_table else words):
                 if not in_table and not is_comment(words):
                     running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
-            found = dotted_result(row, words, key)
-            if found is not None:
-                results.append(found)
-                continue
             if in_table:
-                read = [r for t in tables for r in table_results(row, [w for w in words if t.holds(w)], t, key)]
+                # Cells first: a "---" in a dated column marks a date without a result, not a leader.
+                read = []
+                for k, t in enumerate(tables):
+                    for r in table_results(row, [w for w in words if t.holds(w)], t, key):
+                        order[id(r)] = (group, k, len(results) + len(read))
+                        read.append(r)
+                if not read and (found := dotted_result(row, words, key)) is not None:
+                    order[id(found)] = (group, 0, len(results))
+                    read = [found]
                 results.extend(read)
                 if not read:
                     running_text.append((row, words))  # no cell read: prose may still state a result
+                continue
+            found = dotted_result(row, words, key)
+            if found is not None:
+                order[id(found)] = (group, 0, len(results))
+                results.append(found)
                 continue
             # No table here: a dotted line whose dots OCR read as junk, or a line
             # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
             found = (ocr_leader_result(row, words, key) or line_result(row, words, key)
                      or unreadable_dotted(row, words))
             if found is not None:
+                order[id(found)] = (group, 0, len(results))
                 results.append(found)
             else:
                 running_text.append((row, words))
 
+    # Side-by-side panels are read row by row; their results are reported panel by panel.
+    results.sort(key=lambda r: order[id(r)])
     dates = _collection_dates(fields)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
     result.identifiers = _identifiers(fields, source_id)
@@ -223,6 +239,15 @@ def _flag_key(rows: list[Row]) -> tuple[FlagKey, set[int]]:
                 key_rows.add(id(row))
                 break
     return key, key_rows
+
+
+def _without_flag_cells(words: list[Word], tables: list[TableLayout]) -> list[Word]:
+    """A row's words less those in a flag column: a "*" flag at the far left does not
+    make the row a footnote. (All of them when nothing else is left.)"""
+    def in_flag_column(w: Word) -> bool:
+        return any(t.holds(w) and t.has("flag") and assign_columns([w], t).words("flag") for t in tables)
+
+    return [w for w in words if not in_flag_column(w)] or words
 
 
 def _spanning(tables: list[TableLayout]) -> TableLayout:

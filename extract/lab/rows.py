@@ -29,7 +29,8 @@ from extract.values.ranges import parse_reference_range
 _NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
                          "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
 _PAGE_NUMBER = re.compile(r"^page\s*\d+\s*((of|/)\s*\d+)?$", re.I)
-_EDGE_BAND = 0.15  # share of page height treated as header/footer band for repeats
+_EDGE_BAND = 0.15
+_NOT_MEASURED = re.compile(r"^[-\u2013\u2014_.]+$")  # a dash in a value cell: no result on that date  # share of page height treated as header/footer band for repeats
 
 
 @dataclass(slots=True)
@@ -250,8 +251,8 @@ def table_result(row: Row, words: list[Word], layout: TableLayout, key: FlagKey 
 def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout, role: str, value_words: list[Word],
                  column: Column | None, key: FlagKey | None) -> RowResult | None:
     test = cells.text("test").strip()
-    if not value_words:
-        return None  # a panel heading or a test without a printed value
+    if not value_words or all(_NOT_MEASURED.match(w.text) for w in value_words):
+        return None  # a panel heading, or a test without a value ("---": not measured that date)
     if column is None and role:
         column = layout.columns[layout.first[role]]
     date = column.date if column is not None else None

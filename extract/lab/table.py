@@ -195,6 +195,8 @@ def stacked_header(row: Row, below: Row) -> Row | None:
     when ``below`` is not right under ``row``."""
     if below.page is not row.page or below.y0 - row.y1 > 1.6 * row.height:
         return None
+    if len(segments(row.words)) < 2 or not all(any(c.isalpha() for c in w.text) for w in row.words):
+        return None  # a rule of "=====" or a title is not the top half of a header
     h = row.height
     groups: list[list[Word]] = [list(seg) for seg in segments(row.words)]
     for w in below.words:
@@ -263,19 +265,18 @@ def extend_header(tables: list[TableLayout], row: Row, header: Row) -> bool:
         return bool(pieces)
     for table in tables:
         mine = [p for p in pieces if p[0] is table]
+        dated = [(v, ws) for _, _, kind, v, ws in mine if kind == "date"]
         new_columns: list[Column] = []
         for i, col in enumerate(table.columns):
-            dates = [(v, ws) for _, c, kind, v, ws in mine if c == i and kind == "date"]
             units = [v for _, c, kind, v, _ in mine if c == i and kind == "unit"]
-            if col.role in VALUE_ROLES and len(dates) > 1:
-                new_columns += [Column(col.role, ws[0].x0, ws[-1].x1, date=str(v), unit=col.unit)
-                                for v, ws in dates]
-                continue
-            if dates and col.role in VALUE_ROLES + ("other",):
-                col.role, col.date = ("result" if col.role == "other" else col.role), str(dates[0][0])
+            if dated and col.role in VALUE_ROLES:
+                continue  # replaced by the dated columns printed below it
             if units and col.role in VALUE_ROLES:
                 col.unit = str(units[0])
             new_columns.append(col)
+        # Each date is a value column where it is printed: under its own "Result", or
+        # several under one "Results" heading that spans them (wherever it is centred).
+        new_columns += [Column("result", ws[0].x0, ws[-1].x1, date=str(v)) for v, ws in dated]
         new_columns.sort(key=lambda c: c.x0)
         _set_bounds(new_columns, header.height)
         table.columns = new_columns
@@ -362,7 +363,10 @@ def is_sign(text: str) -> bool:
 def is_flag(text: str, key: FlagKey | None = None) -> bool:
     """A word that is a flag beside a value: the page's own key, the vocabulary
     (``is_flag_word``) or a sign."""
-    return (bool(key) and flag_meaning(text, key=key) is not None) or tr.is_flag_word(text) or is_sign(text)
+    if (bool(key) and flag_meaning(text, key=key) is not None) or tr.is_flag_word(text) or is_sign(text):
+        return True
+    parts = text.split()  # "Crit H": every word a flag
+    return len(parts) > 1 and all(tr.is_flag_word(p) or (key and flag_meaning(p, key=key)) for p in parts)
 
 
 def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey | None = None) -> Reading | None:
@@ -389,9 +393,10 @@ def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey 
             j = _bracket_end(texts, i)
             inside = " ".join(texts[i : j + 1])
             code = inside.strip("()[]")
-            if j == i and len(code) <= 3 and reading.flag is None and reading.inline_flag is None and is_flag(code, key):
-                reading.flag = code  # "(H)", "[‼]"; a bracketed word ("(Normal)") is a range
-                i += 1
+            if (reading.flag is None and reading.inline_flag is None and is_flag(code, key)
+                    and not V.is_qualitative(code)):  # "(Normal)" after a value is its range
+                reading.flag = code  # "(H)", "(Crit H)", "[‼]"
+                i = j + 1
                 continue
             parsed = parse_reference_range(inside)
             if parsed and not reading.reference_range:

@@ -132,7 +132,7 @@ def test_same_results_in_every_layout_agree():
     for layout in LAB_LAYOUTS:
         case = with_layout(base, layout)
         result = extract_lab(normalize_pdf(render_lab(case)), "documents:1")
-        seen[layout] = [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"],
+        seen[layout] = [(f.structured_value["test_name"].casefold(), f.structured_value["value"], f.structured_value["unit"],
                          f.structured_value["reference_range"], f.structured_value["abnormal_flag"])
                         for f in result.facts]
     first = next(iter(seen.values()))
