@@ -1,8 +1,17 @@
 """Lab report extractor (doc_type ``lab_pdf``): rows of words -> cited lab results.
 
 General rules, no templates:
-- a results table starts at a header row recognised by its column labels; its
-  layout stays in force (also across pages) until another header replaces it;
+- a results table starts at a header row recognised by its column labels or dates
+  (``extract.lab.table``: side-by-side panels, one column per collection date,
+  labels stacked over two rows, a unit or dates on a second header row); its layout
+  stays in force (also across pages) until another header replaces it. A row's words
+  are split between panels by x; each dated cell is a result with its own date and
+  box; results are reported panel by panel;
+- a flag key the page prints ("▲ high ▼ low ‼ critical") is read first and
+  overrides the default flag vocabulary for the document; a sign it does not explain
+  is still read as a printed flag, so the flag rule sends the result to review;
+- a sentence printed under a table (one run of words across its column starts) is
+  running text, and a table row no cell rule read is offered to the prose rule;
 - a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere (the
   leader may be dashes, underscores or other debris); outside a table, so is one whose
   leader OCR read as junk words ("WBC eos wae 11.8 ...") or lost altogether ("WBC 11.8

@@ -6,16 +6,31 @@ the layouts of ``golden.lab_layouts`` check them end to end."""
 
 from __future__ import annotations
 
-from domain.content import NormalizedContent
+from domain.content import NormalizedContent, PageContent, Word
 from domain.policy.facts.citations import verify_citations
 from extract.lab.extractor import extract_lab
 from extract.lab.table import detect_tables, extend_header, read_result, stacked_header
 from extract.layout import page_rows
 from golden.fixtures import LAB_CASES, LAB_LAYOUTS
 from golden.cases import load_cases
-from tests.extract.lab.test_lab_extract import _ocr_extract, _page
 
 COLLECTED = [("Collected:", 40), ("04/10/2026", 100)]
+
+
+def _page(rows: list[list[tuple]], conf: bool = False) -> PageContent:
+    """Rows of (text, x0[, OCR confidence]) words, 10 pt tall, 5 pt per character, 14 pt apart."""
+    words = []
+    for r, row in enumerate(rows):
+        for text, x0, *c in row:
+            words.append(Word(text, x0, 100 + r * 14, x0 + 5 * len(text), 110 + r * 14, conf=c[0] if c else None))
+    for i, w in enumerate(words):
+        w.index = i
+    return PageContent(1, 612, 792, words)
+
+
+def _ocr_extract(*rows):
+    page = _page([[("Collected:", 40, 0.95), ("04/10/2026", 100, 0.95)], *rows])
+    return extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1")
 
 
 def _extract(*rows):
@@ -166,7 +181,9 @@ def test_a_sign_the_page_does_not_explain_goes_to_review_saying_so():
 
 
 def test_a_bracketed_flag_beside_the_value_is_a_flag_and_a_bracketed_word_a_range():
-    words = lambda s: [__import__("domain.content", fromlist=["Word"]).Word(t, 0, 0, 1, 1) for t in s.split()]  # noqa: E731
+    def words(text: str) -> list[Word]:
+        return [Word(t, 0, 0, 1, 1) for t in text.split()]
+
     assert read_result(words("6.6 (H)")).flag == "H"
     assert read_result(words("6.9 (Crit H)")).flag == "Crit H"
     normal = read_result(words("Abnormal (Normal)"))
