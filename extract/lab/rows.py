@@ -22,8 +22,8 @@ from extract.lab.table import (
     VALUE_ROLES, Cells, Column, Reading, TableLayout, assign_columns, is_label_word, read_result, split_dotted,
     split_ocr_leader, value_starts,
 )
-from extract.layout import OCR_TRUSTED_CONF, Row, segments
-from extract.values.flags import FlagKey
+from extract.layout import OCR_TRUSTED_CONF, Row, ocr_char_width, segments
+from extract.values.flags import FlagKey, derive_flag
 from extract.values.ranges import parse_reference_range
 
 _NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
@@ -282,11 +282,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     flag_words = cells.words("flag")
     flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
                  or stray_flag or stray_range_flag)
-    doubts = []
-    doubtful = [w.text for w in flag_words if w.conf is not None and w.conf < OCR_TRUSTED_CONF]
-    if doubtful:
-        # OCR is unsure what the flag column says: it may be a critical flag misread.
-        doubts.append(f"flag {' '.join(doubtful)!r} read by OCR with low confidence: check the printed flag")
+    doubts = _ocr_flag_doubts(words, flag_words, layout, reading) if any(w.conf is not None for w in words) else []
     position_flag = {"in_range": "normal", "out_range": "abnormal"}.get(role)
     return RowResult(
         row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,
@@ -297,6 +293,32 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         status=cells.text("status").strip() or None, range_expected=layout.has("range"),
         critical_text=cells.text("critical").strip(), doubts=doubts, collection_date=date,
     )
+
+
+# A doubtful OCR flag word whose box is this many times wider than its letters
+# printed would be holds more ink than was read ("HH" read as "H").
+_FLAG_INK = 1.6
+
+
+def _ocr_flag_doubts(words: list[Word], flag_words: list[Word], layout: TableLayout, reading: Reading) -> list[str]:
+    """Why an OCR'd flag cell must be checked by a person, so that a critical flag OCR
+    misread or lost never passes as a plain one: a doubtful flag word whose box holds
+    more ink than its letters (a letter lost: "HH" read as "H"), or one read without
+    any print size to measure it by; or an empty flag cell beside a value outside its
+    range (the printed flag may have been lost with the column)."""
+    cw = ocr_char_width(words)
+    doubts = []
+    for w in flag_words:
+        if w.conf is None or w.conf >= OCR_TRUSTED_CONF:
+            continue
+        if cw is None or w.x1 - w.x0 > _FLAG_INK * len(w.text) * cw:
+            doubts.append(f"flag {w.text!r} read by OCR with low confidence ({w.conf:.2f}) and its print holds "
+                          f"more than it reads: check the printed flag")
+    if layout.has("flag") and not flag_words and not (reading.flag or reading.inline_flag) and \
+            derive_flag(reading.value, reading.reference_range) in ("high", "low"):
+        doubts.append("the flag column is empty although the value is outside its range: "
+                      "a printed flag may have been lost by OCR")
+    return doubts
 
 
 def _pop_flag(cell: str) -> tuple[str, str | None]:

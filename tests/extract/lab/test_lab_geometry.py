@@ -18,11 +18,12 @@ COLLECTED = [("Collected:", 40), ("04/10/2026", 100)]
 
 
 def _page(rows: list[list[tuple]], conf: bool = False) -> PageContent:
-    """Rows of (text, x0[, OCR confidence]) words, 10 pt tall, 5 pt per character, 14 pt apart."""
+    """Rows of (text, x0[, OCR confidence[, width]]) words, 10 pt tall, 5 pt per character, 14 pt apart."""
     words = []
     for r, row in enumerate(rows):
         for text, x0, *c in row:
-            words.append(Word(text, x0, 100 + r * 14, x0 + 5 * len(text), 110 + r * 14, conf=c[0] if c else None))
+            width = c[1] if len(c) > 1 else 5 * len(text)
+            words.append(Word(text, x0, 100 + r * 14, x0 + width, 110 + r * 14, conf=c[0] if c else None))
     for i, w in enumerate(words):
         w.index = i
     return PageContent(1, 612, 792, words)
@@ -227,13 +228,29 @@ OCR_HEADER = [("Test", 40, 0.95), ("Result", 200, 0.95), ("Flag", 250, 0.95), ("
               ("Range", 360, 0.95)]
 
 
-def test_a_flag_cell_ocr_read_with_low_confidence_sends_the_result_to_review():
+def test_a_doubtful_ocr_flag_whose_print_holds_more_than_it_reads_goes_to_review():
+    # "HH" printed, OCR read one "H" at low confidence in a box two letters wide.
     result = _ocr_extract(
         OCR_HEADER,
-        [("Potassium", 40, 0.96), ("6.6", 200, 0.96), ("H", 250, 0.31), ("mmol/L", 300, 0.9), ("3.5-5.1", 360, 0.9)],
+        [("Potassium", 40, 0.96), ("6.6", 200, 0.96), ("H", 250, 0.31, 10), ("mmol/L", 300, 0.9),
+         ("3.5-5.1", 360, 0.9)],
+        [("Sodium", 40, 0.96), ("151", 200, 0.96), ("H", 250, 0.31), ("mmol/L", 300, 0.9), ("135-145", 360, 0.9)],
     )
-    (fact,) = result.facts
-    assert fact.wants_review and "flag 'H' read by OCR with low confidence" in fact.review_reason
+    potassium, sodium = result.facts
+    assert potassium.wants_review and "flag 'H' read by OCR with low confidence" in potassium.review_reason
+    assert not sodium.wants_review  # its box holds one letter: what was printed was read
+
+
+def test_an_empty_ocr_flag_cell_beside_a_value_outside_its_range_goes_to_review():
+    result = _ocr_extract(
+        OCR_HEADER,
+        [("Potassium", 40, 0.96), ("6.6", 200, 0.96), ("mmol/L", 300, 0.9), ("3.5-5.1", 360, 0.9)],
+        [("Sodium", 40, 0.96), ("139", 200, 0.96), ("mmol/L", 300, 0.9), ("135-145", 360, 0.9)],
+    )
+    potassium, sodium = result.facts
+    assert potassium.wants_review and "a printed flag may have been lost" in potassium.review_reason
+    assert potassium.structured_value["abnormal_flag"] == "high"
+    assert not sodium.wants_review
 
 
 def test_a_flag_cell_that_cannot_be_read_as_a_flag_sends_the_result_to_review():
