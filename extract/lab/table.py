@@ -243,9 +243,10 @@ def extend_header(tables: list[TableLayout], row: Row, header: Row) -> bool:
     """Read ``row`` as the second row of ``header``'s tables, when it is one.
 
     It must lie right under the header and every word must be a label word, a time,
-    a unit or a date under one of the tables. A unit under a value column is that
-    column's unit; dates under one value column each become a dated value column of
-    their own (a "Result" heading spanning one column per collection date).
+    a unit or a date within one of the tables. A unit under a value column is that
+    column's unit; dates replace the table's value columns, each a dated value column
+    where it is printed (under its own "Result", or several under one "Results"
+    heading that spans them).
     """
     if row.page is not header.page or row.y0 - header.y1 > 1.6 * header.height:
         return False
