@@ -356,6 +356,9 @@ _NOT_SIGN = set("-\u2013\u2014.,:;/()[]{}<>=+_%'\"\u00b0@&$\u00a3\u20ac\u00a7\u0
 _GLUED_SIGN = re.compile(r"^(?P<pre>[^\w\s]*?)(?P<value>[<>]?=?\d[\d.,]*)(?P<post>[^\w\s]*)$")
 
 
+_GLUED_UNIT = re.compile(r"^(?P<value>[<>]?=?\d[\d.,]*?)(?P<unit>%|[a-zA-Z\u00b5\u03bc][\w/\u00b5\u03bc.^\-]*)$")
+
+
 def is_sign(text: str) -> bool:
     t = text.strip()
     return bool(t) and len(t) <= 3 and not any(c.isalnum() or c.isspace() or c in _NOT_SIGN for c in t)
@@ -444,6 +447,10 @@ def _read_value(words: list[Word], texts: list[str]) -> Reading | None:
     if len(texts) >= 2 and texts[0] in ("<", ">", "<=", ">=") and V.parse_number(texts[1]) is not None:
         return Reading(value=f"{texts[0]} {texts[1]}", value_words=words[:2])
     split = tr.split_value_flag(texts[0])
+    if split is None and (g := _GLUED_UNIT.match(texts[0])) and V.looks_like_unit(g["unit"]) \
+            and tr.is_value(g["value"]):
+        # A unit glued to the number: "7.9%", "6.6mmol/L".
+        return Reading(value=g["value"], value_words=words[:1], unit=g["unit"])
     if split is None:
         # A sign glued to the number: "6.6‼", "▲4.9", "7,9*".
         m = _GLUED_SIGN.match(texts[0])

@@ -260,3 +260,13 @@ def test_a_flag_cell_that_cannot_be_read_as_a_flag_sends_the_result_to_review():
     )
     (fact,) = result.facts
     assert fact.wants_review and "'HN' is not one the rules know" in fact.review_reason
+
+
+def test_a_unit_glued_to_the_value_in_a_table_cell_is_its_unit():
+    _, result = _extract(
+        [("Test", 40), ("Result", 200), ("Range", 300)],
+        [("HbA1c", 40), ("7.9%", 200), ("<5.7", 300)],
+        [("Albumin", 40), ("3.1g/dL", 200), ("L", 245), ("3.5-5.0", 300)],
+    )
+    assert _read(result.facts) == [("HbA1c", "7.9", "%", "high", "2026-04-10"),
+                                   ("Albumin", "3.1", "g/dL", "low", "2026-04-10")]
