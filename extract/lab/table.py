@@ -159,11 +159,16 @@ def detect_tables(row: Row) -> list[TableLayout]:
 
     Each must name a test column and a value column (result, in/out of range or a
     date), and nearly every word on the row must be a column label or a date, so a
-    sentence that happens to say "test result" is not a header.
+    sentence that happens to say "test result" is not a header. A row of two or more
+    dates without a test label is a cumulative header whose test names stand left
+    of its first date column.
     """
     columns, matched = _header_columns(row)
     if matched < 0.8 * len(row.words) or len(columns) < 2:
         return []
+    if not any(c.role == "test" for c in columns) and sum(c.date is not None for c in columns) >= 2:
+        # A cumulative header of dates alone: the test names are the column left of them.
+        columns.insert(0, Column("test", 0.0, 0.0))
     if any(w.text.rstrip().endswith(":") for w in row.words):
         return []  # "Test: Lipid panel" is a label, not a column header
     # A new panel starts at each test column after the first; columns before the

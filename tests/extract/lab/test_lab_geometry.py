@@ -270,3 +270,14 @@ def test_a_unit_glued_to_the_value_in_a_table_cell_is_its_unit():
     )
     assert _read(result.facts) == [("HbA1c", "7.9", "%", "high", "2026-04-10"),
                                    ("Albumin", "3.1", "g/dL", "low", "2026-04-10")]
+
+
+def test_a_header_of_dates_alone_reads_the_test_names_left_of_them():
+    _, result = _extract(
+        [("12-Jan-2026", 200), ("09-Apr-2026", 280), ("Units", 360)],
+        [("TSH", 40), ("6.1", 210), ("3.2", 290), ("mIU/L", 360)],
+    )
+    assert _read(result.facts) == [("TSH", "6.1", "mIU/L", "unknown", "2026-01-12"),
+                                   ("TSH", "3.2", "mIU/L", "unknown", "2026-04-09")]
+    _, dates_in_text = _extract([("Seen", 40), ("on", 65), ("12-Jan-2026", 80), ("and", 140), ("09-Apr-2026", 160)])
+    assert not dates_in_text.facts  # a sentence with two dates is not a header
