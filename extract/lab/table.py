@@ -328,7 +328,12 @@ def crosses_columns(words: list[Word], layout: TableLayout) -> bool:
     table ("HbA1c 7.9% on 03/02 and 8.4% on 06/01"), not a row of its cells."""
     starts = [c.left for c in layout.columns[1:]]
     for seg in segments(words):
-        if len(seg) >= 4 and sum(seg[0].x0 < x < seg[-1].x1 for x in starts) >= 2:
+        if len(seg) < 4:
+            continue
+        crossed = sum(seg[0].x0 < x < seg[-1].x1 for x in starts)
+        # Small words of a sentence ("on", "and") are never cells of a results table.
+        small = sum(w.text.isalpha() and w.text.islower() and not V.looks_like_unit(w.text) for w in seg)
+        if crossed >= 2 or (crossed and small >= 2):
             return True
     return False
 
