@@ -16,6 +16,7 @@ from extract.lab.table import assign_columns, detect_header, read_result, split_
 from extract.layout import page_rows, segments
 from extract.formats.pdf import normalize_pdf
 from golden.fixtures import LAB_CASES, LAB_LAYOUTS, lab_case, render_lab, with_layout
+from golden.lab_layouts import ALL_LAB_LAYOUTS
 
 
 @lru_cache(maxsize=None)
@@ -28,12 +29,11 @@ def _run(name: str):
 CASES = [c.name for c in LAB_CASES]
 
 
-def test_the_first_layouts_have_a_default_case():
+def test_every_layout_has_a_default_case():
+    assert {c.layout for c in LAB_CASES} == set(LAB_LAYOUTS)
     # Five layouts the extractor was written against, plus the held-out landscape
-    # Courier report added afterwards without changing the extractor. The layouts of
-    # issue 23 each have a golden case of their own (test_lab_geometry).
-    assert {c.layout for c in LAB_CASES} <= set(LAB_LAYOUTS)
-    assert len({c.layout for c in LAB_CASES}) >= 6 and "landscape_courier" in LAB_LAYOUTS
+    # Courier report added afterwards without changing the extractor.
+    assert len(LAB_LAYOUTS) >= 6 and "landscape_courier" in LAB_LAYOUTS
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -130,7 +130,7 @@ def test_split_columns_give_normal_by_position_and_direction_from_numbers():
 def test_same_results_in_every_layout_agree():
     base = lab_case("classic_cbc_lipids")
     seen = {}
-    for layout in LAB_LAYOUTS:
+    for layout in ALL_LAB_LAYOUTS:
         case = with_layout(base, layout)
         result = extract_lab(normalize_pdf(render_lab(case)), "documents:1")
         seen[layout] = [(f.structured_value["test_name"].casefold(), f.structured_value["value"], f.structured_value["unit"],

@@ -12,6 +12,7 @@ from extract.lab.extractor import extract_lab
 from extract.lab.table import detect_tables, extend_header, read_result, stacked_header
 from extract.layout import page_rows
 from golden.fixtures import LAB_CASES, LAB_LAYOUTS
+from golden.lab_layouts import GEOMETRY_LAB_LAYOUTS
 from golden.cases import load_cases
 
 COLLECTED = [("Collected:", 40), ("04/10/2026", 100)]
@@ -48,8 +49,8 @@ def _read(facts):
 def test_every_layout_is_checked_by_a_default_case_or_a_golden_case_of_its_own():
     golden = {doc.get("layout") for c in load_cases() if c.id.startswith("lab-layout-")
               for doc in c.documents.values()}
-    assert set(LAB_LAYOUTS) <= {c.layout for c in LAB_CASES} | golden
-    assert len(golden) >= 15
+    assert set(LAB_LAYOUTS) <= {c.layout for c in LAB_CASES}
+    assert set(GEOMETRY_LAB_LAYOUTS) == golden and len(golden) >= 15
 
 
 # --------------------------------------------------------------------------- panels side by side
