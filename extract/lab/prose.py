@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from domain.content import PageContent, Word
 from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit
 from extract.values import numbers as V
-from extract.layout import Row
+from extract.layout import OCR_TRUSTED_CONF, Row
 
 # Words that may stand between a test name and its value in a sentence.
 _LINK_WORDS = frozenset({"of", "is", "was", "were", "at", "currently", "now", "level", "levels", "value",
@@ -40,6 +40,8 @@ _NOT_A_RESULT_BEFORE = frozenset({"goal", "target", "targets", "desired", "ideal
 _RANGE_AFTER = frozenset({"to", "-", "\u2013", "or", "and/or"})
 _NUMBER = re.compile(rf"(?:{V.NUMBER})")
 _SENTENCE_END = ",.;)"
+# Letters OCR reads where a digit of a test name was printed ("HbAIc" for "HbA1c").
+_OCR_DIGIT_LOOKALIKES = str.maketrans({"I": "1", "l": "1", "|": "1", "O": "0"})
 
 
 @dataclass(slots=True)
@@ -100,6 +102,9 @@ def _name_at(words: list[Word], i: int) -> int:
             continue  # "pt", "na", "ca" in lower case are words, not test names
         if known_name(printed):
             return n
+        if any(w.conf is not None and w.conf < OCR_TRUSTED_CONF for w in span) and known_name(
+                printed.translate(_OCR_DIGIT_LOOKALIKES)):
+            return n  # "HbAIc" read doubtfully by OCR: HbA1c (a review item in any case, kept as read)
     return 0
 
 

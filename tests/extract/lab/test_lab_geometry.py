@@ -282,3 +282,12 @@ def test_a_header_of_dates_alone_reads_the_test_names_left_of_them():
                                    ("TSH", "3.2", "mIU/L", "unknown", "2026-04-09")]
     _, dates_in_text = _extract([("Seen", 40), ("on", 65), ("12-Jan-2026", 80), ("and", 140), ("09-Apr-2026", 160)])
     assert not dates_in_text.facts  # a sentence with two dates is not a header
+
+
+def test_a_test_name_ocr_read_doubtfully_with_a_letter_for_a_digit_still_finds_its_values():
+    result = _ocr_extract(
+        [("Worse:", 40, 0.95), ("HbAIc", 75, 0.28), ("7.9%", 110, 0.95), ("on", 135, 0.95), ("03/02", 150, 0.95),
+         ("and", 180, 0.95), ("8.4%", 200, 0.95)],
+    )
+    assert [(f.structured_value["test_name"], f.structured_value["value"], f.wants_review) for f in result.facts] == [
+        ("HbAIc", "7.9", True), ("HbAIc", "8.4", True)]
