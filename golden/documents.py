@@ -9,7 +9,9 @@ Spec kinds (``"kind"``):
 
 * ``lab`` - a lab report: ``preset`` (a ``golden.fixtures`` lab case) and/or
   ``layout``, ``patient``, ``collection_date``, ``lab_name``, ``panels``
-  (``[[panel name, [[test, value, unit, range, flag, printed flag], ...]], ...]``).
+  (``[[panel name, [[test, value, unit, range, flag, printed flag(, collection date)], ...]], ...]``;
+  a cumulative layout prints one column per collection date), ``inline`` (rows of one
+  test stated in a sentence).
 * ``intake`` - an intake form of ``golden.fixtures`` (``preset`` plus overrides).
 * ``intake_layout`` - a form of ``golden.intake_layouts`` (``preset``: a case of
   ``golden.intake_layout_cases``; overrides of
@@ -66,6 +68,7 @@ def _lab(spec: dict, patients: dict) -> bytes:
         collection_date=spec.get("collection_date", base.collection_date if base else "2026-04-10"),
         panels=panels if panels is not None else base.panels,
         lab_name=spec.get("lab_name", base.lab_name if base else "Sunrise Valley Laboratories"),
+        inline=tuple(fx.ExpectedLab(*row) for row in spec.get("inline", ())),
     )
     from golden.identity_layouts import LAYOUTS as IDENTITY_LAYOUTS
 

@@ -45,10 +45,17 @@ class LabCase:
     collection_date: str  # YYYY-MM-DD
     panels: tuple[tuple[str, tuple[ExpectedLab, ...]], ...]
     lab_name: str = "Sunrise Valley Laboratories"
+    # Results the report states in one sentence of running text ("HbA1c 7.9% on 03/02
+    # and 8.4% on 06/01"), one test, its values in order; read as review items.
+    inline: tuple[ExpectedLab, ...] = ()
 
     @property
     def results(self) -> list[ExpectedLab]:
+        """The table results; a cumulative report's carry their own collection_date."""
         return [r for _, rows in self.panels for r in rows]
+
+    def date_of(self, r: ExpectedLab) -> str:
+        return r.collection_date or self.collection_date
 
 
 @dataclass(frozen=True)

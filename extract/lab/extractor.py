@@ -1,8 +1,17 @@
 """Lab report extractor (doc_type ``lab_pdf``): rows of words -> cited lab results.
 
 General rules, no templates:
-- a results table starts at a header row recognised by its column labels; its
-  layout stays in force (also across pages) until another header replaces it;
+- a results table starts at a header row recognised by its column labels or dates
+  (``extract.lab.table``: side-by-side panels, one column per collection date,
+  labels stacked over two rows, a unit or dates on a second header row); its layout
+  stays in force (also across pages) until another header replaces it. A row's words
+  are split between panels by x; each dated cell is a result with its own date and
+  box; results are reported panel by panel;
+- a flag key the page prints ("▲ high ▼ low ‼ critical") is read first and
+  overrides the default flag vocabulary for the document; a sign it does not explain
+  is still read as a printed flag, so the flag rule sends the result to review;
+- a sentence printed under a table (one run of words across its column starts) is
+  running text, and a table row no cell rule read is offered to the prose rule;
 - a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere (the
   leader may be dashes, underscores or other debris); outside a table, so is one whose
   leader OCR read as junk words ("WBC eos wae 11.8 ...") or lost altogether ("WBC 11.8
@@ -32,14 +41,14 @@ from domain.policy.facts.citations import quote_from_words
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import find_date
-from extract.values.flags import FlagReading, resolve_flag
+from extract.values.flags import FlagKey, FlagReading, read_flag_key, resolve_flag
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
-    RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_result,
+    RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_results,
     unreadable_dotted, without_page_number,
 )
-from extract.lab.table import TableLayout, detect_header
-from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows
+from extract.lab.table import TableLayout, assign_columns, crosses_columns, detect_tables, extend_header, stacked_header
+from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
 
 SOURCE_TYPE = DocType.LAB_PDF.value
 
@@ -80,51 +89,89 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     fields = labelled_values(all_rows, FIELD_LABELS)
     field_rows = {id(f.row) for f in fields if f.key != "other" or f.label[-1].text.endswith(":")}
     boilerplate = repeated_edge_rows(rows_by_page)
+    key, key_rows = _flag_key(all_rows)
 
     results: list[RowResult] = []
+    order: dict[int, tuple[int, int, int]] = {}  # id(result) -> (table, panel, position): panel by panel
     running_text: list[tuple[Row, list[Word]]] = []  # rows outside tables no row rule read
-    layout: TableLayout | None = None
+    tables: list[TableLayout] = []
+    header: Row | None = None
+    group = 0
     for rows in rows_by_page:
-        for row in rows:
-            header = detect_header(row)
-            if header is not None:  # checked first: a repeated table header is still a header
-                layout = header
+        group += 1
+        skip = -1
+        for n, row in enumerate(rows):
+            if id(row) in key_rows or n == skip:
+                continue
+            if header is not None and row.index == header.index + 1 and extend_header(tables, row, header):
+                header = row if row.page is header.page else header
+                continue  # the second row of a two-row header (units, dates, "Range" under "Reference")
+            found_tables = detect_tables(row)
+            if (not found_tables and n + 1 < len(rows) and not detect_tables(rows[n + 1])
+                    and (stacked := stacked_header(row, rows[n + 1]))):
+                found_tables = detect_tables(stacked)  # labels over two rows: "Unit of" / "Measure"
+                if found_tables:
+                    skip, row = n + 1, rows[n + 1]
+            if found_tables:  # checked first: a repeated table header is still a header
+                tables, header, group = found_tables, row, group + 1
                 continue
             if id(row) in boilerplate or id(row) in field_rows:
                 continue
             words = without_page_number(row.words)
             if not words:
                 continue
-            in_table = layout is not None and abs(layout.page_width - row.page.width) < 1
-            if is_note(words):
+            in_table = bool(tables) and abs(tables[0].page_width - row.page.width) < 1
+            if in_table and crosses_columns(words, tables[0] if len(tables) == 1 else _spanning(tables)):
+                running_text.append((row, words))  # a sentence under the table, not a row of it
+                continue
+            if is_note(_without_flag_cells(words, tables) if in_table else words):
                 if not in_table and not is_comment(words):
                     running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
-            found = dotted_result(row, words)
-            if found is None and in_table:
-                found = table_result(row, words, layout)
-            elif found is None:
-                # No table here: a dotted line whose dots OCR read as junk, or a line
-                # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
-                found = ocr_leader_result(row, words) or line_result(row, words) or unreadable_dotted(row, words)
+            if in_table:
+                # Cells first: a "---" in a dated column marks a date without a result, not a leader.
+                read = []
+                for k, t in enumerate(tables):
+                    for r in table_results(row, [w for w in words if t.holds(w)], t, key):
+                        order[id(r)] = (group, k, len(results) + len(read))
+                        read.append(r)
+                if not read and (found := dotted_result(row, words, key)) is not None:
+                    order[id(found)] = (group, 0, len(results))
+                    read = [found]
+                results.extend(read)
+                if not read:
+                    running_text.append((row, words))  # no cell read: prose may still state a result
+                continue
+            found = dotted_result(row, words, key)
             if found is not None:
+                order[id(found)] = (group, 0, len(results))
                 results.append(found)
-            elif not in_table:
+                continue
+            # No table here: a dotted line whose dots OCR read as junk, or a line
+            # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
+            found = (ocr_leader_result(row, words, key) or line_result(row, words, key)
+                     or unreadable_dotted(row, words))
+            if found is not None:
+                order[id(found)] = (group, 0, len(results))
+                results.append(found)
+            else:
                 running_text.append((row, words))
 
+    # Side-by-side panels are read row by row; their results are reported panel by panel.
+    results.sort(key=lambda r: order[id(r)])
     dates = _collection_dates(fields)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
     result.identifiers = _identifiers(fields, source_id)
     for i, r in enumerate(results):
         page = r.row.page.number
-        date = dates.get(page, dates.get(0))
-        result.facts.append(_fact(r, i, date, source_id))
+        date = r.collection_date or dates.get(page, dates.get(0))
+        result.facts.append(_fact(r, i, date, source_id, key))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
     if not result.facts:
         result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
-    elif not dates:
+    elif not dates and not all(r.collection_date for r in results):
         result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
     return result
 
@@ -196,13 +243,43 @@ def _record_number_words(words: list[Word]) -> list[Word]:
 # --------------------------------------------------------------------------- facts
 
 
-def _flag(r: RowResult) -> FlagReading:
+def _flag_key(rows: list[Row]) -> tuple[FlagKey, set[int]]:
+    """The flag key the document prints ("▲ high  ▼ low  ‼ critical"), read from
+    whole rows or their gap-separated pieces, and the rows that print it (not results)."""
+    key: dict[str, str] = {}
+    key_rows: set[int] = set()
+    for row in rows:
+        for piece in [row.words, *segments(row.words)]:
+            found = read_flag_key(" ".join(w.text for w in piece))
+            if found:
+                key.update(found)
+                key_rows.add(id(row))
+                break
+    return key, key_rows
+
+
+def _without_flag_cells(words: list[Word], tables: list[TableLayout]) -> list[Word]:
+    """A row's words less those in a flag column: a "*" flag at the far left does not
+    make the row a footnote. (All of them when nothing else is left.)"""
+    def in_flag_column(w: Word) -> bool:
+        return any(t.holds(w) and t.has("flag") and assign_columns([w], t).words("flag") for t in tables)
+
+    return [w for w in words if not in_flag_column(w)] or words
+
+
+def _spanning(tables: list[TableLayout]) -> TableLayout:
+    """Side-by-side panels as one layout of all their columns (to tell a sentence
+    running across them from a row of cells)."""
+    return TableLayout([c for t in tables for c in t.columns], tables[0].page_width)
+
+
+def _flag(r: RowResult, key: FlagKey | None = None) -> FlagReading:
     """The one flag rule (``flags.resolve_flag``): printed flag, else the In/Out of Range
     column the value sits in, else the value against its range; critical limits (their
     own column, or labelled in the range) on top."""
     in_range = {"normal": True, "abnormal": False}.get(r.position_flag or "")
     return resolve_flag([r.flag_text or ""], r.reading.value, r.reading.reference_range,
-                        critical_column=r.critical_text, in_range=in_range)
+                        critical_column=r.critical_text, in_range=in_range, key=key)
 
 
 def _confidence(r: RowResult, has_date: bool, flag: str, derived: bool) -> float:
@@ -235,7 +312,7 @@ def _confidence(r: RowResult, has_date: bool, flag: str, derived: bool) -> float
 _FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low", "unknown": ""}
 
 
-def _fact(r: RowResult, i: int, date: str | None, source_id: str) -> FactProposal:
+def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey | None = None) -> FactProposal:
     page = r.row.page
     quote, box = quote_from_words(page, r.words)
     citation = Citation(
@@ -259,7 +336,7 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str) -> FactProposa
             confidence=_confidence(r, date is not None, "unknown", False),
             wants_review=True, review_reason="; ".join([reason, *r.doubts]),
         )
-    reading_flag = _flag(r)
+    reading_flag = _flag(r, key)
     flag, derived = reading_flag.flag, reading_flag.derived
     value = LabResultValue(
         test_name=r.test_name, value=reading.value, unit=unit, reference_range=reading.reference_range,

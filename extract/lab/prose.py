@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from domain.content import PageContent, Word
 from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit
 from extract.values import numbers as V
-from extract.layout import Row
+from extract.layout import OCR_TRUSTED_CONF, Row
 
 # Words that may stand between a test name and its value in a sentence.
 _LINK_WORDS = frozenset({"of", "is", "was", "were", "at", "currently", "now", "level", "levels", "value",
@@ -40,6 +40,8 @@ _NOT_A_RESULT_BEFORE = frozenset({"goal", "target", "targets", "desired", "ideal
 _RANGE_AFTER = frozenset({"to", "-", "\u2013", "or", "and/or"})
 _NUMBER = re.compile(rf"(?:{V.NUMBER})")
 _SENTENCE_END = ",.;)"
+# Letters OCR reads where a digit of a test name was printed ("HbAIc" for "HbA1c").
+_OCR_DIGIT_LOOKALIKES = str.maketrans({"I": "1", "l": "1", "|": "1", "O": "0"})
 
 
 @dataclass(slots=True)
@@ -68,6 +70,23 @@ def _number(text: str) -> tuple[str, bool] | None:
     return None
 
 
+_GLUED_UNIT = re.compile(rf"^(?P<n>{V.NUMBER})(?P<unit>%|[a-zA-Z\u00b5/][\w/\u00b5.^]*)$")
+
+
+def _number_unit(text: str) -> tuple[str, bool, str] | None:
+    """A number, or a number with its unit glued on ("7.9%", "8.4mmol/L"):
+    (number, clause ended, glued unit or "")."""
+    read = _number(text)
+    if read is not None:
+        return read[0], read[1], ""
+    t = text.strip()
+    stripped = t.rstrip(_SENTENCE_END)
+    m = _GLUED_UNIT.match(stripped)
+    if m and V.looks_like_unit(m["unit"]):
+        return m["n"], stripped != t, m["unit"]
+    return None
+
+
 def _name_at(words: list[Word], i: int) -> int:
     """How many words starting at ``i`` make a known test name (longest first), or 0."""
     for n in range(min(_MAX_NAME_WORDS, len(words) - i), 0, -1):
@@ -83,6 +102,9 @@ def _name_at(words: list[Word], i: int) -> int:
             continue  # "pt", "na", "ca" in lower case are words, not test names
         if known_name(printed):
             return n
+        if any(w.conf is not None and w.conf < OCR_TRUSTED_CONF for w in span) and known_name(
+                printed.translate(_OCR_DIGIT_LOOKALIKES)):
+            return n  # "HbAIc" read doubtfully by OCR: HbA1c (a review item in any case, kept as read)
     return 0
 
 
@@ -98,13 +120,12 @@ def _mention(words: list[Word], i: int, n: int) -> tuple[int, str, str] | None:
         links += 1
     if j >= len(words):
         return None
-    read = _number(words[j].text)
+    read = _number_unit(words[j].text)
     if read is None:
         return None
-    value, clause_ended = read
+    value, clause_ended, unit = read
     end = j + 1
-    unit = ""
-    if not clause_ended and end < len(words):
+    if not clause_ended and not unit and end < len(words):
         after = words[end].text.strip()
         if _bare(after) in _RANGE_AFTER or after[:1] in "-\u2013/":
             return None  # "100 to 129", "4-5/5"
@@ -158,8 +179,59 @@ def prose_results(rows: list[tuple[Row, list[Word]]]) -> list[ProseResult]:
             if key not in seen:
                 seen.add(key)
                 found.append(ProseResult(page, words[i:end], name, value, unit, analyte_id))
+            # "HbA1c 7.9% on 03/02 and 8.4% on 06/01": more values of the same test.
+            while (more := _another_value(words, end, unit)) is not None:
+                end, value2, unit2 = more
+                key = (analyte_id or name.lower(), value2, normalize_unit(unit2))
+                if key not in seen:
+                    seen.add(key)
+                    found.append(ProseResult(page, words[i:end], name, value2, unit2, analyte_id))
             i = end
     return found
+
+
+# Between two values of one test: when the first was measured, then "and", "then", ",".
+_WHEN_WORDS = frozenset({"on", "in", "at", "from", "dated", "of"})
+_JOIN_WORDS = frozenset({"and", "then", "and then", "vs", "versus", "previously", "earlier", "later", "now",
+                         "compared", "with"})
+_DATE_TOKEN = re.compile(r"^\(?\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{2,4})?\)?[,;]?$")
+_MAX_BETWEEN = 6
+
+
+def _another_value(words: list[Word], j: int, unit: str) -> tuple[int, str, str] | None:
+    """(index past it, value, unit) of a further value of the same test after ``j``:
+    only dates, "on/in" and joining words ("and", "then", ",") in between, at least
+    one joining word, and the same unit (or none where the first had none)."""
+    before = words[j - 1].text.rstrip()
+    if before[-1:] in ".;" and not _DATE_TOKEN.match(before.strip()):
+        return None  # the sentence ended with the first value
+    joined = before.endswith(",")
+    k = j
+    while k < len(words) and k - j < _MAX_BETWEEN:
+        t = words[k].text.strip()
+        bare = _bare(t)
+        if _DATE_TOKEN.match(t) or bare in _WHEN_WORDS:
+            k += 1
+            continue
+        if bare in _JOIN_WORDS or t in (",", ";"):
+            joined = True
+            k += 1
+            continue
+        break
+    if not joined or k >= len(words):
+        return None
+    read = _number_unit(words[k].text)
+    if read is None:
+        return None
+    value, clause_ended, unit2 = read
+    end = k + 1
+    if not clause_ended and not unit2 and end < len(words):
+        candidate = words[end].text.strip().rstrip(_SENTENCE_END)
+        if V.looks_like_unit(candidate):
+            unit2, end = candidate, end + 1
+    if normalize_unit(unit2) != normalize_unit(unit):
+        return None  # another measure, not another value of this test
+    return end, value, unit2
 
 
 # A specimen other than blood named earlier in the sentence: the result is of that specimen.

@@ -19,16 +19,18 @@ from domain.policy.facts.analytes import known_name
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.lab.table import (
-    VALUE_ROLES, Cells, Reading, TableLayout, assign_columns, is_label_word, read_result, split_dotted,
+    VALUE_ROLES, Cells, Column, Reading, TableLayout, assign_columns, is_label_word, read_result, split_dotted,
     split_ocr_leader, value_starts,
 )
-from extract.layout import Row, segments
+from extract.layout import OCR_TRUSTED_CONF, Row, ocr_char_width, segments
+from extract.values.flags import FlagKey, derive_flag
 from extract.values.ranges import parse_reference_range
 
 _NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
                          "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
 _PAGE_NUMBER = re.compile(r"^page\s*\d+\s*((of|/)\s*\d+)?$", re.I)
-_EDGE_BAND = 0.15  # share of page height treated as header/footer band for repeats
+_EDGE_BAND = 0.15
+_NOT_MEASURED = re.compile(r"^[-\u2013\u2014_.]+$")  # a dash in a value cell: no result on that date  # share of page height treated as header/footer band for repeats
 
 
 @dataclass(slots=True)
@@ -50,6 +52,7 @@ class RowResult:
     doubts: list[str] = field(default_factory=list)  # why a person must check the reading
     range_expected: bool = False  # the table has a reference range column
     critical_text: str = ""  # printed critical (panic) limits, from their own column
+    collection_date: str | None = None  # a cumulative report's date of this result's column
 
     @property
     def ocr(self) -> bool:
@@ -98,13 +101,13 @@ def repeated_edge_rows(rows_by_page: list[list[Row]]) -> set[int]:
     return {id(row) for hits in seen.values() if len({p for p, _ in hits}) > 1 for _, row in hits}
 
 
-def dotted_result(row: Row, words: list[Word]) -> RowResult | None:
+def dotted_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowResult | None:
     split = split_dotted(words)
     if split is None:
         return None
     name_words, name, rest = split
     ocr = any(w.conf is not None for w in words)
-    reading = read_result(rest, allow_garbled=ocr)
+    reading = read_result(rest, allow_garbled=ocr, key=key)
     if reading is None:
         return None
     if not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
@@ -130,12 +133,12 @@ def unreadable_dotted(row: Row, words: list[Word]) -> RowResult | None:
     return _unreadable_line(row, words, split[1], split[2]) if split else None
 
 
-def ocr_leader_result(row: Row, words: list[Word]) -> RowResult | None:
+def ocr_leader_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowResult | None:
     """A dotted line whose leader OCR read as junk words (see ``split_ocr_leader``)."""
     split = split_ocr_leader(words, known_name=known_name)
     if split is None:
         return None
-    reading = read_result(split.rest, allow_garbled=True)
+    reading = read_result(split.rest, allow_garbled=True, key=key)
     if reading is None or not (reading.unit or reading.reference_range or reading.flag or reading.inline_flag):
         return None
     return RowResult(
@@ -151,7 +154,7 @@ def ocr_leader_result(row: Row, words: list[Word]) -> RowResult | None:
 _LINE_NAME_WORDS = 6
 
 
-def line_result(row: Row, words: list[Word]) -> RowResult | None:
+def line_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowResult | None:
     """"WBC 11.8 x10E3/uL (3.4-10.8) H" outside a table, without a leader (OCR at low
     resolution loses the dots; some reports print none).
 
@@ -173,7 +176,7 @@ def line_result(row: Row, words: list[Word]) -> RowResult | None:
     name = _name_of(words[:k])
     if sum(c.isalpha() for c in name) < 2:
         return None
-    reading = read_result(words[k:], allow_garbled=ocr)
+    reading = read_result(words[k:], allow_garbled=ocr, key=key)
     if reading is None or not reading.reference_range or reading.leftovers:
         return None
     doubts = [] if known_name(name) else [
@@ -208,15 +211,52 @@ def _unreadable_line(row: Row, words: list[Word], name: str, rest: list[Word]) -
                    unit_clean=False, range_clean=False, alignment=0.5, unreadable=True)
 
 
-def table_result(row: Row, words: list[Word], layout: TableLayout) -> RowResult | None:
+def table_results(row: Row, words: list[Word], layout: TableLayout, key: FlagKey | None = None) -> list[RowResult]:
+    """The results one table row prints: one, or in a cumulative table one per dated
+    value column that holds a value (each with its column's date).
+
+    The words are those of this table's panel only. Each result cites the test name
+    and the words up to the end of its own cell, so its quote is a run of the page's
+    words (a verifiable citation) and its box is its own."""
     cells = assign_columns(words, layout)
     test = cells.text("test").strip()
     if sum(c.isalpha() for c in test) < 2 or test.endswith(":"):
-        return None
-    role, value_words = _value_cell(cells)
-    if not value_words:
-        return None  # a panel heading or a test without a printed value
-    reading = read_result(value_words)
+        return []
+    if not layout.cumulative:
+        role, value_words = _value_cell(cells)
+        found = _cell_result(row, words, cells, layout, role, value_words, None, key)
+        return [found] if found else []
+    out: list[RowResult] = []
+    order = {id(w): i for i, w in enumerate(words)}
+    for i, col in enumerate(layout.columns):
+        value_words = cells.by_column[i]
+        if col.role not in VALUE_ROLES or not value_words:
+            continue
+        last = max(order[id(w)] for w in value_words)
+        first = min(order[id(w)] for w in cells.words("test"))
+        # Quote the test name and this cell: the name's words through the cell's last word.
+        cited = words[first : last + 1]
+        found = _cell_result(row, cited, cells, layout, col.role, value_words, col, key)
+        if found:
+            out.append(found)
+    return out
+
+
+def table_result(row: Row, words: list[Word], layout: TableLayout, key: FlagKey | None = None) -> RowResult | None:
+    """The first result a table row prints (``table_results``)."""
+    found = table_results(row, words, layout, key)
+    return found[0] if found else None
+
+
+def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout, role: str, value_words: list[Word],
+                 column: Column | None, key: FlagKey | None) -> RowResult | None:
+    test = cells.text("test").strip()
+    if not value_words or all(_NOT_MEASURED.match(w.text) for w in value_words):
+        return None  # a panel heading, or a test without a value ("---": not measured that date)
+    if column is None and role:
+        column = layout.columns[layout.first[role]]
+    date = column.date if column is not None else None
+    reading = read_result(value_words, key=key)
     # A flag printed in a column without a header of its own lands beside the unit
     # or the range ("H mg/dL"); take it out of the cell it fell into.
     unit_text, stray_flag = _pop_flag(cells.text("units"))
@@ -228,8 +268,8 @@ def table_result(row: Row, words: list[Word], layout: TableLayout) -> RowResult 
         if parsed_range or (unit_text and V.looks_like_unit(unit_text)):
             reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
             return RowResult(row=row, words=words, test_name=test, reading=reading, flag_text=None,
-                           position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
-                           alignment=cells.alignment, unreadable=True)
+                             position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
+                             alignment=cells.alignment, unreadable=True, collection_date=date)
         return None
     if parsed_range:
         reading.reference_range, reading.range_unit = parsed_range
@@ -237,8 +277,12 @@ def table_result(row: Row, words: list[Word], layout: TableLayout) -> RowResult 
         reading.reference_range = range_text  # printed but not a range we understand
     if unit_text:
         reading.unit = unit_text
+    elif not reading.unit and column is not None and column.unit:
+        reading.unit = column.unit  # printed once, in the header row under the column
+    flag_words = cells.words("flag")
     flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
                  or stray_flag or stray_range_flag)
+    doubts = _ocr_flag_doubts(words, flag_words, layout, reading) if any(w.conf is not None for w in words) else []
     position_flag = {"in_range": "normal", "out_range": "abnormal"}.get(role)
     return RowResult(
         row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,
@@ -247,8 +291,34 @@ def table_result(row: Row, words: list[Word], layout: TableLayout) -> RowResult 
         range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
         alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
         status=cells.text("status").strip() or None, range_expected=layout.has("range"),
-        critical_text=cells.text("critical").strip(),
+        critical_text=cells.text("critical").strip(), doubts=doubts, collection_date=date,
     )
+
+
+# A doubtful OCR flag word whose box is this many times wider than its letters
+# printed would be holds more ink than was read ("HH" read as "H").
+_FLAG_INK = 1.6
+
+
+def _ocr_flag_doubts(words: list[Word], flag_words: list[Word], layout: TableLayout, reading: Reading) -> list[str]:
+    """Why an OCR'd flag cell must be checked by a person, so that a critical flag OCR
+    misread or lost never passes as a plain one: a doubtful flag word whose box holds
+    more ink than its letters (a letter lost: "HH" read as "H"), or one read without
+    any print size to measure it by; or an empty flag cell beside a value outside its
+    range (the printed flag may have been lost with the column)."""
+    cw = ocr_char_width(words)
+    doubts = []
+    for w in flag_words:
+        if w.conf is None or w.conf >= OCR_TRUSTED_CONF:
+            continue
+        if cw is None or w.x1 - w.x0 > _FLAG_INK * len(w.text) * cw:
+            doubts.append(f"flag {w.text!r} read by OCR with low confidence ({w.conf:.2f}) and its print holds "
+                          f"more than it reads: check the printed flag")
+    if layout.has("flag") and not flag_words and not (reading.flag or reading.inline_flag) and \
+            derive_flag(reading.value, reading.reference_range) in ("high", "low"):
+        doubts.append("the flag column is empty although the value is outside its range: "
+                      "a printed flag may have been lost by OCR")
+    return doubts
 
 
 def _pop_flag(cell: str) -> tuple[str, str | None]:

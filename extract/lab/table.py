@@ -1,9 +1,25 @@
-"""Reading lab result rows: table columns found from header words, and the
-"value [unit] [(range)] [flag]" grammar shared by table cells and dotted lines.
+"""Reading lab result rows: table structure found from the geometry of a header's
+words, and the "value [unit] [(range)] [flag]" grammar shared by table cells and
+dotted lines.
 
-A results table is recognised by its column labels, not by a template: any order,
-any subset, split "In Range" / "Out of Range" columns. The header words' x
-positions then decide which column each word of a following row belongs to.
+Why our own column detection over words, not PyMuPDF's ``page.find_tables``: the
+extractor receives ``NormalizedContent`` (word boxes from a PDF text layer *or* from
+OCR), never a PyMuPDF page, and the content carries no ruling lines; ``find_tables``
+would work on typed PDFs only and not on the scans and faxes that most need it. So a
+table is found from what every source has, word boxes:
+
+- a header row is a row of column labels (``COLUMN_LABELS``, any order, any subset)
+  or dates (a cumulative report's one column per collection date);
+- a header row that holds two or more sets of labels (each starting at its own test
+  column) starts side-by-side *panels*: each panel gets its own x-extent, and a
+  row's words are split between panels by x before its columns are assigned;
+- a header may run over two rows: the row just below it whose words all sit under
+  its columns and are label words ("Reference" over "Range"), units (a units row
+  under "Result": that column's values are in that unit) or dates (a spanning
+  "Result" over three dates becomes three dated columns) extends it (``extend_header``);
+- each column owns the x-span from its header's left edge (less a quarter of the gap
+  before it, for right-aligned numbers) to the next column's; a word belongs where
+  its centre lies.
 """
 
 from __future__ import annotations
@@ -14,6 +30,8 @@ from dataclasses import dataclass, field
 from domain.content import Word
 from extract.values import text_rules as tr
 from extract.values import numbers as V
+from extract.values.dates import find_date
+from extract.values.flags import FlagKey, flag_meaning
 from extract.layout import OCR_TRUSTED_CONF, PhraseBook, Row, norm_token, ocr_char_width, segments
 from extract.values.ranges import parse_reference_range
 
@@ -41,6 +59,13 @@ COLUMN_LABELS = PhraseBook({
                      "prior result", "previous result", "previous", "prior", "date", "comments"], "other"),
 })
 VALUE_ROLES = ("result", "out_range", "in_range")
+# Words a second header row may add under a label ("Reference" / "Range", "Test" / "Name").
+_HEADER_WORDS = frozenset(
+    "interval intervals range ranges name names value values result results units unit limits code description "
+    "test flag flags status of measure collected drawn date time specimen current previous latest reference ref "
+    "normal".split())
+_TIME = re.compile(r"^\(?\d{1,2}[:h.]\d{2}\)?$")
+_MAX_DATE_WORDS = 3
 
 
 @dataclass(slots=True)
@@ -49,34 +74,65 @@ class Column:
     x0: float  # header words' extent
     x1: float
     left: float = float("-inf")  # words whose centre lies right of this belong here
+    date: str | None = None  # a cumulative report's collection date for this value column
+    unit: str = ""  # a unit printed in the header for this column's values
 
 
 @dataclass(slots=True)
 class TableLayout:
+    """One table (one panel of a multi-panel header): its columns and x-extent."""
+
     columns: list[Column]  # left to right
     page_width: float
+    x_min: float = float("-inf")  # the panel's x-extent: words whose centre lies inside
+    x_max: float = float("inf")
     first: dict[str, int] = field(default_factory=dict)  # role -> its first column
 
     def __post_init__(self) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        self.first = {}
         for i, col in enumerate(self.columns):
             self.first.setdefault(col.role, i)
 
     def has(self, role: str) -> bool:
         return role in self.first
 
+    @property
+    def cumulative(self) -> bool:
+        """One value column per collection date."""
+        return any(c.date for c in self.columns if c.role in VALUE_ROLES)
 
-def detect_header(row: Row) -> TableLayout | None:
-    """A results-table header row, or ``None``.
+    def holds(self, w: Word) -> bool:
+        return self.x_min <= (w.x0 + w.x1) / 2 < self.x_max
 
-    It must name a test column and a value column (result or in/out of range), and
-    nearly every word on the row must be a column label, so a sentence that
-    happens to say "test result" is not a header.
-    """
+
+def _date_at(seg: list[Word], i: int) -> int:
+    """How many words from ``seg[i]`` print a full date and nothing else (0 if none)."""
+    for n in range(min(_MAX_DATE_WORDS, len(seg) - i), 0, -1):
+        text = " ".join(w.text for w in seg[i : i + n]).strip("()[]")
+        m = find_date(text)
+        if m is not None and m.start == 0 and m.end == len(text):
+            return n
+    return 0
+
+
+def _header_columns(row: Row) -> tuple[list[Column], int]:
+    """Column labels and dates on a row: (columns, how many words they cover)."""
     columns: list[Column] = []
     matched = 0
     for seg in segments(row.words):
         i = 0
         while i < len(seg):
+            n = _date_at(seg, i)
+            if n:
+                words = seg[i : i + n]
+                iso = find_date(" ".join(w.text for w in words).strip("()[]"))
+                columns.append(Column("result", words[0].x0, words[-1].x1, date=iso.iso if iso else None))
+                matched += n
+                i += n
+                continue
             hit = COLUMN_LABELS.match_at(seg, i)
             if hit is None:
                 i += 1
@@ -85,20 +141,153 @@ def detect_header(row: Row) -> TableLayout | None:
             columns.append(Column(hit.key, words[0].x0, words[-1].x1))
             matched += hit.end - hit.start
             i = hit.end
-    roles = {c.role for c in columns}
-    if "test" not in roles or not roles & set(VALUE_ROLES):
-        return None
-    if matched < 0.8 * len(row.words) or len(columns) < 2:
-        return None
-    if any(w.text.rstrip().endswith(":") for w in row.words):
-        return None  # "Test: Lipid panel" is a label, not a column header
     columns.sort(key=lambda c: c.x0)
+    return columns, matched
+
+
+def _set_bounds(columns: list[Column], height: float) -> None:
     for prev, col in zip(columns, columns[1:]):
         gap = max(col.x0 - prev.x1, 0.0)
         # Left-aligned text starts at its header; right-aligned numbers may start a
         # little before it. Allow a quarter of the gap, at most one text height.
-        col.left = col.x0 - min(0.25 * gap, row.height)
-    return TableLayout(columns, row.page.width)
+        col.left = col.x0 - min(0.25 * gap, height)
+
+
+def detect_tables(row: Row) -> list[TableLayout]:
+    """The tables a header row starts, left to right (several for side-by-side
+    panels), or ``[]``.
+
+    Each must name a test column and a value column (result, in/out of range or a
+    date), and nearly every word on the row must be a column label or a date, so a
+    sentence that happens to say "test result" is not a header. A row of two or more
+    dates without a test label is a cumulative header whose test names stand left
+    of its first date column.
+    """
+    columns, matched = _header_columns(row)
+    if matched < 0.8 * len(row.words) or len(columns) < 2:
+        return []
+    if not any(c.role == "test" for c in columns) and sum(c.date is not None for c in columns) >= 2:
+        # A cumulative header of dates alone: the test names are the column left of them.
+        columns.insert(0, Column("test", 0.0, 0.0))
+    if any(w.text.rstrip().endswith(":") for w in row.words):
+        return []  # "Test: Lipid panel" is a label, not a column header
+    # A new panel starts at each test column after the first; columns before the
+    # first test column (a flag printed at the far left) belong to the first panel.
+    groups: list[list[Column]] = [[]]
+    for col in columns:
+        if col.role == "test" and any(c.role == "test" for c in groups[-1]):
+            groups.append([])
+        groups[-1].append(col)
+    if any(not ({c.role for c in g} >= {"test"} and {c.role for c in g} & set(VALUE_ROLES)) for g in groups):
+        return []
+    tables: list[TableLayout] = []
+    for k, g in enumerate(groups):
+        _set_bounds(g, row.height)
+        table = TableLayout(g, row.page.width)
+        if k > 0:
+            prev = groups[k - 1][-1]
+            gap = max(g[0].x0 - prev.x1, 0.0)
+            table.x_min = g[0].x0 - min(0.25 * gap, row.height)
+            tables[-1].x_max = table.x_min
+        tables.append(table)
+    return tables
+
+
+def stacked_header(row: Row, below: Row) -> Row | None:
+    """Two rows read as one header whose labels are stacked ("Test" over "Name",
+    "Unit of" over "Measure", "Reference" over "Range"): each piece of ``row`` with
+    the words of ``below`` that sit under it, as one row of merged labels. None
+    when ``below`` is not right under ``row``."""
+    if below.page is not row.page or below.y0 - row.y1 > 1.6 * row.height:
+        return None
+    if len(segments(row.words)) < 2 or not all(any(c.isalpha() for c in w.text) for w in row.words):
+        return None  # a rule of "=====" or a title is not the top half of a header
+    h = row.height
+    groups: list[list[Word]] = [list(seg) for seg in segments(row.words)]
+    for w in below.words:
+        centre = (w.x0 + w.x1) / 2
+        home = next((g for g in groups if g[0].x0 - h <= centre <= max(x.x1 for x in g) + h), None)
+        if home is None:
+            groups.append([w])
+        else:
+            home.append(w)
+    merged: list[Word] = []
+    for g in sorted(groups, key=lambda g: min(w.x0 for w in g)):
+        x0, x1 = min(w.x0 for w in g), max(w.x1 for w in g)
+        top = [w for w in g if w in row.words]
+        ordered = top + [w for w in g if w not in top]
+        # One box for the whole stack, so its labels read as one phrase.
+        merged += [Word(w.text, x0, row.y0, x1, row.y1, conf=w.conf) for w in ordered]
+    return Row(row.page, merged, row.index)
+
+
+def detect_header(row: Row) -> TableLayout | None:
+    """The first (often only) table a header row starts, or ``None``."""
+    tables = detect_tables(row)
+    return tables[0] if tables else None
+
+
+def _header_piece(seg: list[Word]) -> tuple[str, object] | None:
+    """What a piece of a second header row says: ("date", iso), ("unit", text),
+    ("label", None) for label words and times; None when it is something else."""
+    text = " ".join(w.text for w in seg)
+    n = _date_at(seg, 0)
+    if n == len(seg):
+        m = find_date(text.strip("()[]"))
+        return ("date", m.iso) if m else None
+    bare = text.strip("()[]")
+    if len(seg) == 1 and (V.looks_like_unit(bare) or V.looks_like_unit(tr.repair_ocr_unit(bare))):
+        return "unit", bare
+    if all(_TIME.match(w.text) or norm_token(w.text) in _HEADER_WORDS
+           or COLUMN_LABELS.match_at([w], 0) is not None for w in seg):
+        return "label", None
+    return None
+
+
+def extend_header(tables: list[TableLayout], row: Row, header: Row) -> bool:
+    """Read ``row`` as the second row of ``header``'s tables, when it is one.
+
+    It must lie right under the header and every word must be a label word, a time,
+    a unit or a date within one of the tables. A unit under a value column is that
+    column's unit; dates replace the table's value columns, each a dated value column
+    where it is printed (under its own "Result", or several under one "Results"
+    heading that spans them).
+    """
+    if row.page is not header.page or row.y0 - header.y1 > 1.6 * header.height:
+        return False
+    pieces: list[tuple[TableLayout, int, str, object, list[Word]]] = []
+    for seg in segments(row.words):
+        # A date of several words is one piece; other words stand alone under their column.
+        parts = [seg] if _date_at(seg, 0) == len(seg) else [[w] for w in seg]
+        for part in parts:
+            table = next((t for t in tables if t.holds(part[0])), None)
+            said = _header_piece(part)
+            if table is None or said is None:
+                return False
+            k = assign_columns(part, table).by_column
+            col = next(i for i, ws in enumerate(k) if ws)
+            pieces.append((table, col, said[0], said[1], part))
+    if not pieces or all(kind == "label" for _, _, kind, _, _ in pieces):
+        return bool(pieces)
+    for table in tables:
+        mine = [p for p in pieces if p[0] is table]
+        dated = [(v, ws) for _, _, kind, v, ws in mine if kind == "date"]
+        new_columns: list[Column] = []
+        for i, col in enumerate(table.columns):
+            units = [v for _, c, kind, v, _ in mine if c == i and kind == "unit"]
+            if dated and col.role in VALUE_ROLES:
+                continue  # replaced by the dated columns printed below it
+            if units and col.role in VALUE_ROLES:
+                col.unit = str(units[0])
+            new_columns.append(col)
+        # Each date is a value column where it is printed: under its own "Result", or
+        # several under one "Results" heading that spans them (wherever it is centred).
+        new_columns += [Column("result", ws[0].x0, ws[-1].x1, date=str(v)) for v, ws in dated]
+        new_columns.sort(key=lambda c: c.x0)
+        _set_bounds(new_columns, header.height)
+        table.columns = new_columns
+        table.reindex()
+    return True
 
 
 @dataclass(slots=True)
@@ -134,6 +323,21 @@ def assign_columns(words: list[Word], layout: TableLayout) -> Cells:
     return Cells(layout, by_column, clean / len(words) if words else 0.0)
 
 
+def crosses_columns(words: list[Word], layout: TableLayout) -> bool:
+    """A run of words printed as one phrase across column starts: a sentence under a
+    table ("HbA1c 7.9% on 03/02 and 8.4% on 06/01"), not a row of its cells."""
+    starts = [c.left for c in layout.columns[1:]]
+    for seg in segments(words):
+        if len(seg) < 4:
+            continue
+        crossed = sum(seg[0].x0 < x < seg[-1].x1 for x in starts)
+        # Small words of a sentence ("on", "and") are never cells of a results table.
+        small = sum(w.text.isalpha() and w.text.islower() and not V.looks_like_unit(w.text) for w in seg)
+        if crossed >= 2 or (crossed and small >= 2):
+            return True
+    return False
+
+
 # --------------------------------------------------------------------------- result grammar
 
 
@@ -155,13 +359,38 @@ class Reading:
 _TIMES = frozenset({"x", "X", "×"})  # the "x" of "x10E3/uL", when OCR splits it off
 
 
-def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | None:
+# A sign that is not a number, bracket, range or unit punctuation: "▲", "‼",
+# "†", "#". Beside a value it is a printed flag, known or not (an unknown one is
+# reported by the flag rule, never dropped).
+_NOT_SIGN = set("-\u2013\u2014.,:;/()[]{}<>=+_%'\"\u00b0@&$\u00a3\u20ac\u00a7\u00a9\u00ae~`|\\?")
+_GLUED_SIGN = re.compile(r"^(?P<pre>[^\w\s]*?)(?P<value>[<>]?=?\d[\d.,]*)(?P<post>[^\w\s]*)$")
+
+
+_GLUED_UNIT = re.compile(r"^(?P<value>[<>]?=?\d[\d.,]*?)(?P<unit>%|[a-zA-Z\u00b5\u03bc][\w/\u00b5\u03bc.^\-]*)$")
+
+
+def is_sign(text: str) -> bool:
+    t = text.strip()
+    return bool(t) and len(t) <= 3 and not any(c.isalnum() or c.isspace() or c in _NOT_SIGN for c in t)
+
+
+def is_flag(text: str, key: FlagKey | None = None) -> bool:
+    """A word that is a flag beside a value: the page's own key, the vocabulary
+    (``is_flag_word``) or a sign."""
+    if (bool(key) and flag_meaning(text, key=key) is not None) or tr.is_flag_word(text) or is_sign(text):
+        return True
+    parts = text.split()  # "Crit H": every word a flag
+    return len(parts) > 1 and all(tr.is_flag_word(p) or (key and flag_meaning(p, key=key)) for p in parts)
+
+
+def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey | None = None) -> Reading | None:
     """Read "value [unit] [(range)] [flag]" in any order after the value.
 
     The value comes first: a number (with comparator or titre), a number with a
     glued flag ("11.8H") or a qualitative word ("Negative", "Not detected").
     ``allow_garbled``: a number OCR put letters in still anchors a reading, marked
-    ``garbled`` and kept exactly as read, so its row can go to review.
+    ``garbled`` and kept exactly as read, so its row can go to review. ``key``: the
+    document's flag key; a sign or code it explains is a flag here.
     """
     if not words:
         return None
@@ -176,14 +405,21 @@ def read_result(words: list[Word], *, allow_garbled: bool = False) -> Reading | 
         t = texts[i]
         if t[:1] in "([":
             j = _bracket_end(texts, i)
-            parsed = parse_reference_range(" ".join(texts[i : j + 1]))
+            inside = " ".join(texts[i : j + 1])
+            code = inside.strip("()[]")
+            if (reading.flag is None and reading.inline_flag is None and is_flag(code, key)
+                    and not V.is_qualitative(code)):  # "(Normal)" after a value is its range
+                reading.flag = code  # "(H)", "(Crit H)", "[‼]"
+                i = j + 1
+                continue
+            parsed = parse_reference_range(inside)
             if parsed and not reading.reference_range:
                 reading.reference_range, reading.range_unit = parsed
             else:
                 reading.leftovers += j - i + 1
             i = j + 1
             continue
-        flag = tr.is_flag_word(t)
+        flag = is_flag(t, key)
         if (t in _TIMES and i + 1 < len(texts) and not reading.unit
                 and V.looks_like_unit(tr.repair_ocr_unit(f"x {texts[i + 1]}"))):
             # OCR split "x10E3/uL" at the "x": one unit, kept as read ("x 10E3/uL").
@@ -221,8 +457,19 @@ def _read_value(words: list[Word], texts: list[str]) -> Reading | None:
     if len(texts) >= 2 and texts[0] in ("<", ">", "<=", ">=") and V.parse_number(texts[1]) is not None:
         return Reading(value=f"{texts[0]} {texts[1]}", value_words=words[:2])
     split = tr.split_value_flag(texts[0])
+    if split is None and (g := _GLUED_UNIT.match(texts[0])) and V.looks_like_unit(g["unit"]) \
+            and tr.is_value(g["value"]):
+        # A unit glued to the number: "7.9%", "6.6mmol/L".
+        return Reading(value=g["value"], value_words=words[:1], unit=g["unit"])
     if split is None:
-        return None
+        # A sign glued to the number: "6.6‼", "▲4.9", "7,9*".
+        m = _GLUED_SIGN.match(texts[0])
+        sign = (m.group("pre") + m.group("post")) if m else ""
+        if m is None or not is_sign(sign) or not tr.is_value(m.group("value")):
+            return None
+        if words[0].conf is not None and not tr.is_flag_word(sign):
+            return None  # OCR reads specks as signs: only a sign the vocabulary knows counts
+        return Reading(value=m.group("value"), value_words=words[:1], inline_flag=sign)
     value, flag = split
     return Reading(value=value, value_words=words[:1], inline_flag=flag)
 

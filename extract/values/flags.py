@@ -13,8 +13,9 @@ them, and every extractor sends such a result to review. Ranges and limits are r
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from domain.policy.facts.certainty import decimal_separator_doubt
 from domain.policy.facts.chart_rules import CRITICAL_FLAGS
@@ -68,17 +69,95 @@ _FLAG_RANK = {"normal": 1, "abnormal": 2, "high": 3, "low": 3}
 
 
 def _flag_key(raw: str) -> str:
-    return normalize_ws(raw or "").upper().strip("()[]").rstrip(".:")
+    # NFKC: "‼" (one glyph) is the "!!" of the vocabulary, a full-width "Ｈ" an "H".
+    return normalize_ws(unicodedata.normalize("NFKC", raw or "")).upper().strip("()[]").rstrip(".:")
 
 
-def flag_meaning(raw: str, *, in_text: bool = False) -> str | None:
+FlagKey = Mapping[str, str]  # a page's own flag key: printed symbol (``_flag_key`` form) -> meaning
+
+
+def flag_meaning(raw: str, *, in_text: bool = False, key: FlagKey | None = None) -> str | None:
     """What one printed flag says: an AbnormalFlag value, "critical" (no direction), or
     None when it is not a flag. ``in_text``: the token stands beside a value in running
-    text, where only unmistakable flags count."""
-    key = _flag_key(raw)
-    if not key:
+    text, where only unmistakable flags count. ``key``: the flag key the document
+    prints (``read_flag_key``); it overrides the default vocabulary for that document."""
+    k = _flag_key(raw)
+    if not k:
         return None
-    return _FLAGS.get(key) or (None if in_text else _FIELD_ONLY_FLAGS.get(key))
+    if key and k in key:
+        return key[k]
+    return _FLAGS.get(k) or (None if in_text else _FIELD_ONLY_FLAGS.get(k))
+
+
+# --------------------------------------------------------------------------- a page's flag key
+
+# Words that introduce a key line ("Key:", "Flags:", "Legend -").
+_KEY_LABELS = frozenset({"KEY", "FLAGS", "FLAG", "LEGEND", "FLAG KEY", "ABNORMAL FLAGS", "RESULT FLAGS", "NOTE"})
+# Meaning words a key line may use beyond the flag vocabulary itself.
+_KEY_MEANINGS: dict[str, str] = {
+    **dict.fromkeys(["ABOVE RANGE", "ABOVE REFERENCE RANGE", "ABOVE NORMAL", "RAISED", "ELEVATED", "INCREASED"],
+                    "high"),
+    **dict.fromkeys(["BELOW RANGE", "BELOW REFERENCE RANGE", "BELOW NORMAL", "DECREASED", "REDUCED"], "low"),
+    **dict.fromkeys(["CRITICAL RESULT", "PANIC RESULT", "ALERT", "CRITICAL/PANIC"], "critical"),
+    **dict.fromkeys(["OUTSIDE REFERENCE RANGE", "ABNORMAL RESULT", "FLAGGED"], "abnormal"),
+}
+_KEY_SEPARATORS = frozenset({"=", ":", "-", "\u2013", "\u2014", ",", ";", "|", "\u00b7", "\u2022"})
+_KEY_SPLIT = re.compile(r"\s*([=:])\s*|\s+")
+_MAX_MEANING_WORDS = 3
+
+
+def _key_meaning(words: list[str]) -> str | None:
+    text = " ".join(words)
+    if not text or not all(any(c.isalpha() for c in w) for w in words):
+        return None
+    k = _flag_key(text)
+    if k in _KEY_MEANINGS:
+        return _KEY_MEANINGS[k]
+    # A meaning is a word or phrase of the vocabulary written out ("high", "critical
+    # high"), not a one- or two-letter code ("H"), which would be another symbol.
+    return _FLAGS.get(k) if len(k) > 2 else None
+
+
+def _is_symbol(token: str) -> bool:
+    """What a key explains: a short code or a sign ("▲", "‼", "*", "H", "HH", "(L)")."""
+    t = token.strip("()[]")
+    if not t or len(t) > 3:
+        return False
+    return not any(c.isalnum() for c in t) or (t.isalpha() and t.isupper())
+
+
+def read_flag_key(text: str) -> dict[str, str] | None:
+    """A printed flag key -> {symbol: meaning}, or None when ``text`` is not one.
+
+    "▲ high  ▼ low  ‼ critical", "‼ = critical", "Key: * abnormal",
+    "H High L Low HH critical high", "(H) above range": pairs of a symbol or code and
+    its meaning (a word or phrase of the flag vocabulary), and nothing else on the line
+    apart from a leading "Key:"/"Flags:" label and separators. One pair is enough for a
+    sign; letter codes need two pairs (so that "A abnormal" in prose is not a key).
+    """
+    tokens = [t for t in _KEY_SPLIT.split(normalize_ws(text or "")) if t]
+    while tokens and tokens[0].rstrip(":").upper() in _KEY_LABELS | {"FLAG", "RESULT"}:
+        tokens.pop(0)
+    tokens = [t for t in tokens if t not in _KEY_SEPARATORS]
+    pairs: dict[str, str] = {}
+    i = 0
+    while i < len(tokens):
+        sym = tokens[i].rstrip(",;")
+        if not _is_symbol(sym):
+            return None
+        for n in range(min(_MAX_MEANING_WORDS, len(tokens) - i - 1), 0, -1):
+            words = [w.rstrip(",;") for w in tokens[i + 1 : i + 1 + n]]
+            meaning = _key_meaning(words)
+            if meaning is not None:
+                pairs[_flag_key(sym)] = meaning
+                i += 1 + n
+                break
+        else:
+            return None
+    if not pairs:
+        return None
+    signs = [s for s in pairs if not s.isalpha()]
+    return pairs if signs or len(pairs) >= 2 else None
 
 
 def derive_flag(value: str | None, reference_range: str | None) -> str | None:
@@ -185,7 +264,7 @@ def _critical_from(meanings: list[str], direction: str | None, past_limits: str 
 _FLAG_SEPARATORS = re.compile(r"[\s,/~;]+")
 
 
-def _read_printed_flags(printed: Iterable[str]) -> tuple[list[str], list[str], tuple[str, ...]]:
+def _read_printed_flags(printed: Iterable[str], key: FlagKey | None = None) -> tuple[list[str], list[str], tuple[str, ...]]:
     """(flags as printed, their meanings, the parts not understood).
 
     A printed flag is read whole first ("critical high", "out of range"), else word by
@@ -195,13 +274,13 @@ def _read_printed_flags(printed: Iterable[str]) -> tuple[list[str], list[str], t
     meanings: list[str] = []
     unknown: list[str] = []
     for flag in shown:
-        if meaning := flag_meaning(flag):
+        if meaning := flag_meaning(flag, key=key):
             meanings.append(meaning)
             continue
         for word in _FLAG_SEPARATORS.split(flag):
             if not word.strip("-\u2013\u2014"):
                 continue
-            if meaning := flag_meaning(word):
+            if meaning := flag_meaning(word, key=key):
                 meanings.append(meaning)
             else:
                 unknown.append(word)
@@ -229,6 +308,7 @@ def resolve_flag(
     critical_column: str = "",
     notes: Iterable[str] = (),
     in_range: bool | None = None,
+    key: FlagKey | None = None,
 ) -> FlagReading:
     """The one flag rule for every format.
 
@@ -241,11 +321,12 @@ def resolve_flag(
     Order: printed flags (the most severe wins; H with L makes "abnormal"; a critical
     one is resolved by ``_critical_from``), else the column, else the value against
     the range; critical limits then raise any non-critical flag to critical when the
-    value lies past them. What could not be read (a flag word, the limits), and a range
+    value lies past them. ``key``: the flag key the document prints (``read_flag_key``),
+    read before the default vocabulary. What could not be read (a flag word, the limits), and a range
     or limits that cannot be right (low above high: a misread), are in
     ``FlagReading.doubts``: every extractor sends such a result to review.
     """
-    shown, known, unrecognised = _read_printed_flags(printed)
+    shown, known, unrecognised = _read_printed_flags(printed, key)
     critical_printed, limits = _critical_limits(critical_column, (reference_range, *notes))
     derived = derive_flag(value, reference_range)
     direction = derived if derived in ("high", "low") else None

@@ -16,6 +16,7 @@ from extract.lab.table import assign_columns, detect_header, read_result, split_
 from extract.layout import page_rows, segments
 from extract.formats.pdf import normalize_pdf
 from golden.fixtures import LAB_CASES, LAB_LAYOUTS, lab_case, render_lab, with_layout
+from golden.lab_layouts import ALL_LAB_LAYOUTS
 
 
 @lru_cache(maxsize=None)
@@ -138,10 +139,10 @@ def test_split_columns_give_normal_by_position_and_direction_from_numbers():
 def test_same_results_in_every_layout_agree():
     base = lab_case("classic_cbc_lipids")
     seen = {}
-    for layout in LAB_LAYOUTS:
+    for layout in ALL_LAB_LAYOUTS:
         case = with_layout(base, layout)
         result = extract_lab(normalize_pdf(render_lab(case)), "documents:1")
-        seen[layout] = [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"],
+        seen[layout] = [(f.structured_value["test_name"].casefold(), f.structured_value["value"], f.structured_value["unit"],
                          f.structured_value["reference_range"], f.structured_value["abnormal_flag"])
                         for f in result.facts]
     first = next(iter(seen.values()))

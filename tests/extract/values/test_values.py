@@ -13,7 +13,7 @@ from extract.values import lists as P
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import ParsedDate, find_date, hl7_date, parse_date
-from extract.values.flags import FlagReading, derive_flag, flag_meaning, resolve_flag
+from extract.values.flags import FlagReading, derive_flag, flag_meaning, read_flag_key, resolve_flag
 from extract.values.ranges import (
     CriticalLimits, labelled_critical_limits, parse_critical_limits, parse_range, parse_reference_range, range_problem,
     split_range_unit,
@@ -565,3 +565,37 @@ def test_a_range_that_cannot_be_right_is_never_taken_on_trust(value, rng, printe
 def test_ordinary_ranges_raise_no_doubt(value, rng):
     assert range_problem(rng, parse_critical_limits(rng) if "critical" in rng else None) is None
     assert not [r for r in resolve_flag([], value, rng).review_reasons() if "cannot be right" in r]
+
+
+# --------------------------------------------------------------------------- a page's flag key (issue 23)
+
+@pytest.mark.parametrize("line, key", [
+    ("\u25b2 high  \u25bc low  \u203c critical", {"\u25b2": "high", "\u25bc": "low", "!!": "critical"}),
+    ("\u203c = critical", {"!!": "critical"}),
+    ("Key: * abnormal", {"*": "abnormal"}),
+    ("H High L Low HH critical high", {"H": "high", "L": "low", "HH": "critical_high"}),
+    ("Flags: \u2191=Above range, \u2193=Below range", {"\u2191": "high", "\u2193": "low"}),
+    ("* = critical value", {"*": "critical"}),
+])
+def test_a_printed_flag_key_is_read_as_symbol_to_meaning(line, key):
+    assert read_flag_key(line) == key
+
+
+@pytest.mark.parametrize("line", [
+    "A abnormal",  # one letter code alone: too common in prose to be a key
+    "Potassium 6.6 high",
+    "7.1 CRIT",  # a value and its flag, not a key
+    "Comment: high values were repeated",
+    "",
+])
+def test_lines_that_are_not_flag_keys(line):
+    assert read_flag_key(line) is None
+
+
+def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported():
+    key = read_flag_key("* = critical")
+    assert resolve_flag(["*"], "6.1", "8.6-10.3").flag == "abnormal"
+    assert resolve_flag(["*"], "6.1", "8.6-10.3", key=key).flag == "critical_low"
+    unknown = resolve_flag(["\u25b2"], "151", "135-145")
+    assert unknown.unrecognised == ("\u25b2",) and unknown.flag == "high" and unknown.derived
+    assert resolve_flag(["\u25b2"], "151", "135-145", key=read_flag_key("\u25b2 high")).flag == "high"
