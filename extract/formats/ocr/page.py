@@ -19,7 +19,7 @@ from PIL import Image
 from domain.content import Line, PageContent, Word
 from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
-from extract.formats.ocr import imageprep
+from extract.formats.ocr import cells, imageprep
 from extract.formats.ocr.engines import OcrEngine
 
 # A page reads as upright when its words are mostly horizontal and confidently read.
@@ -49,6 +49,7 @@ class _Reading:
     skew: float
     scale: float
     warnings: list[ExtractionWarning]
+    ruled: bool = False
 
 
 def ocr_page(
@@ -83,6 +84,7 @@ def ocr_page(
         "turn_tried": tried_turn,
         "deskew_deg": reading.skew,
         "ocr_scale": round(reading.scale, 3),
+        "ruled_table": reading.ruled,
         "noise_words_dropped": len(reading.words) - len(words),
         "size": [img.width, img.height],
     }
@@ -103,6 +105,10 @@ def _read(
     else:
         size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
         work = img.resize(size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BICUBIC)
+    # Ruling lines are painted out of the copy the engine reads (the stored page keeps
+    # them): a rule touching a letter, or boxing a narrow flag cell, is read as junk
+    # or makes the engine skip the cell as a picture.
+    work, rules = cells.erase_rules(work, imageprep.glyph_height(work))
     if dpi:  # tells Tesseract the resolution instead of letting it guess
         work.info["dpi"] = (dpi * scale, dpi * scale)
     warnings: list[ExtractionWarning] = []
@@ -115,7 +121,7 @@ def _read(
     # left with no area was entirely off the page: not a citable word.
     words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]
     words = [w for w in words if w.x1 > w.x0 and w.y1 > w.y0]
-    return _Reading(img, words, rotation, skew, scale, warnings)
+    return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled))
 
 
 def level_lines(words: list[Word]) -> list[Word]:
