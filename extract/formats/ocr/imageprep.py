@@ -115,9 +115,13 @@ def square_pixels(gray: Image.Image, dpi: tuple[float, float] | None) -> tuple[I
         return gray, round(dx)
     top = max(dx, dy)
     size = (max(1, round(gray.width * top / dx)), max(1, round(gray.height * top / dy)))
-    # A slight blur turns the doubled rows' staircase edges back into strokes (on
-    # bilevel faxes: 47% -> 52% of fields on the hardest layouts).
-    stretched = gray.resize(size, Image.Resampling.BICUBIC).filter(ImageFilter.GaussianBlur(STRETCH_BLUR))
+    stretched = gray.resize(size, Image.Resampling.BICUBIC)
+    # On a bilevel (black and white) fax a slight blur turns the doubled rows'
+    # staircase edges back into strokes: 47% -> 52% of fields on the hardest layouts.
+    # A grey scan is smooth already, and blurring it cost 71% -> 90% on the same test.
+    levels = np.count_nonzero(np.bincount(np.asarray(gray).ravel(), minlength=256))
+    if levels <= 2:
+        stretched = stretched.filter(ImageFilter.GaussianBlur(STRETCH_BLUR))
     return stretched, round(top)
 
 

@@ -28,9 +28,11 @@ from extract.formats.ocr.engines import OcrEngine
 UPRIGHT_MIN_CONF = 0.7
 # A quarter-turned reading must beat the unturned one by this factor to be kept.
 TURN_MIN_GAIN = 1.2
-# Tokens without a letter or digit read below this confidence are form rules, box
-# edges and speckle ("—_", "|"), not text: dropped.
+# Tokens made only of rule-like marks read below this confidence are form rules, box
+# edges and speckle ("—_", "|"), not text: dropped. Symbols that carry meaning on a
+# lab ("%", "<", ">", "*", arrows) are never noise, however doubtful.
 NOISE_MAX_CONF = 0.5
+NOISE_CHARS = frozenset("-_—–|=~.,:;'\"`‘’“”·°^()[]{}/\\")
 
 
 @dataclass
@@ -144,7 +146,7 @@ def level_lines(words: list[Word]) -> list[Word]:
 
 
 def _is_noise(w: Word) -> bool:
-    return (w.conf or 0.0) < NOISE_MAX_CONF and not any(ch.isalnum() for ch in w.text)
+    return (w.conf or 0.0) < NOISE_MAX_CONF and all(ch in NOISE_CHARS for ch in w.text)
 
 
 def reads_upright(words: list[Word]) -> bool:
