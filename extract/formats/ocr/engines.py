@@ -65,12 +65,6 @@ def tesseract_available() -> bool:
 
 
 @functools.cache
-def rapid_reader():
-    """RapidOCR's crop reader, for the vote on Tesseract's doubtful words (loaded once)."""
-    return RapidOcrEngine().read_crops
-
-
-@functools.cache
 def _engine(name: str) -> OcrEngine:
     """One engine per process: RapidOCR loads ~30 MB of models; Tesseract is probed."""
     return TesseractEngine() if name == "tesseract" else RapidOcrEngine()

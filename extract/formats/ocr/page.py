@@ -70,7 +70,7 @@ def ocr_page(
             if text_score(turned.words) > TURN_MIN_GAIN * text_score(reading.words):
                 reading = turned
     img = reading.image
-    words = level_lines([w for w in reading.words if not _is_noise(w)])
+    words = level_lines(split_stacked_lines([w for w in reading.words if not _is_noise(w)]))
     page = PageContent(number=number, width=float(img.width), height=float(img.height))
     page.lines, page.words = group_lines(words)
     warnings = list(reading.warnings)
@@ -124,6 +124,36 @@ def _read(
     words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]
     words = [w for w in words if w.x1 > w.x0 and w.y1 > w.y0]
     return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled))
+
+
+def split_stacked_lines(words: list[Word]) -> list[Word]:
+    """Give each row of an engine "line" that is really a column its own line number.
+
+    Tesseract sometimes takes a narrow column (a flag column's "H" over "H") for one
+    text line: levelled to that line's height, both flags would land in one row and
+    the row above would lose its flag. Words of one engine line whose middles lie
+    more than half a word height apart are on different rows.
+    """
+    by_line: dict[int, list[Word]] = {}
+    for w in words:
+        by_line.setdefault(w.line, []).append(w)
+    next_line = max((w.line for w in words), default=-1) + 1
+    for line_words in by_line.values():
+        if len(line_words) < 2:
+            continue
+        line_words.sort(key=_middle)
+        height = sorted(w.y1 - w.y0 for w in line_words)[len(line_words) // 2]
+        current, prev = line_words[0].line, _middle(line_words[0])
+        for w in line_words[1:]:
+            if _middle(w) - prev > 0.5 * height:
+                current, next_line = next_line, next_line + 1
+            w.line = current
+            prev = _middle(w)
+    return words
+
+
+def _middle(w: Word) -> float:
+    return (w.y0 + w.y1) / 2
 
 
 def level_lines(words: list[Word]) -> list[Word]:

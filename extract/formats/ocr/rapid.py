@@ -14,6 +14,7 @@ care to make its output look like a text layer:
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from importlib.metadata import version as dist_version
@@ -130,6 +131,13 @@ class RapidOcrEngine:
             upright += _weighted_score(a)
             flipped += _weighted_score(b)
         return upright, flipped
+
+
+@functools.cache
+def rapid_reader():
+    """RapidOCR's crop reader, loaded once per process: the vote on Tesseract's
+    doubtful words (extract/formats/ocr/vote.py)."""
+    return RapidOcrEngine().read_crops
 
 
 def line_words(text: str, quad: np.ndarray, score: float, chars, line_no: int) -> list[Word]:

@@ -10,6 +10,8 @@ from PIL import Image
 from domain.content import Word
 from domain.errors import ExtractionError
 from extract.formats.ocr import cells
+from extract.formats.ocr.imageprep import glyph_height
+from extract.formats.ocr.rapid import rapid_reader
 from extract.formats.ocr.vote import Reader, vote
 
 # Page segmentation mode 3 (automatic layout). Measured against 6 (one uniform block)
@@ -187,7 +189,9 @@ def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine,
             w.text = a[0].text
             continue
         replacement[id(w)] = [
-            Word(t.text, max(t.x0, w.x0), w.y0, min(t.x1, w.x1), w.y1,
+            # Each part keeps its own box: a "word" Tesseract read across two rows of
+            # a narrow column ("H" over "H") splits into one word per row.
+            Word(t.text, max(t.x0, w.x0), max(t.y0, w.y0), min(t.x1, w.x1), min(t.y1, w.y1),
                  block=w.block, line=w.line, conf=w.conf)
             for t in a
         ]
@@ -199,8 +203,6 @@ def _read_unread_ink(image: Image.Image, words: list[Word], engine: TesseractEng
     (extract/formats/ocr/cells.py): each region on its own row of a sheet, read as
     text lines, with the confidence Tesseract gives it there. A region read as nothing
     stays unread; the coverage check downstream sees its print uncited."""
-    from extract.formats.ocr.imageprep import glyph_height  # here: imageprep is the page's concern
-
     regions = cells.unread_regions(image, words, glyph_height(image))
     if not regions:
         return []
@@ -214,14 +216,23 @@ def _read_unread_ink(image: Image.Image, words: list[Word], engine: TesseractEng
             out.append(Word(t.text, max(t.x0, box.x0), box.y0, min(t.x1, box.x1), box.y1,
                             block=0, line=line, conf=t.conf))
         line += 1
-    return [w for w in out if w.x1 > w.x0]
+    # A region can be the uncovered edge of a word already read (its box hugged the
+    # ink too tightly): what is read there again is that word, not a new one.
+    return [w for w in out if w.x1 > w.x0 and not any(_overlap(w, o) > 0.3 for o in words)]
+
+
+def _overlap(a: Word, b: Word) -> float:
+    """Share of ``a``'s box that lies inside ``b``'s."""
+    dx = min(a.x1, b.x1) - max(a.x0, b.x0)
+    dy = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if dx <= 0 or dy <= 0:
+        return 0.0
+    return dx * dy / max((a.x1 - a.x0) * (a.y1 - a.y0), 1e-9)
 
 
 def _default_voter() -> Reader | None:
     """RapidOCR's recogniser (its models ship in the wheel), or None where it cannot load."""
     try:
-        from extract.formats.ocr.engines import rapid_reader
-
         return rapid_reader()
     except Exception:  # noqa: BLE001 - no second opinion is a slower, not a wrong, page
         return None

@@ -13,8 +13,9 @@ which makes different mistakes. The rule, per doubtful word:
   capped below the readers' trust line. Nothing is ever corrected into a confident
   value: a corrected word is shown, cited and reviewed.
 
-Only doubtful words are voted on (a typed lab page has 5-40 of them), so the vote
-costs a fraction of a second a page rather than a second full-page reading.
+Only doubtful words are voted on, and numbers read short of near-certain (a lost
+decimal point reads as a confident "79"); at most VOTE_MAX_WORDS a page, so the vote
+costs about a second a page rather than a second full-page reading.
 """
 
 from __future__ import annotations

@@ -387,3 +387,33 @@ def test_a_boxed_table_is_read_cell_by_cell_flag_column_included():
     assert content.meta["pages"][0]["ruled_table"] is True
     hh = next(w for w in content.pages[0].words if w.text == "HH")
     assert hh.conf is not None and 0 < hh.conf <= 1
+
+
+def test_a_number_tesseract_was_fairly_sure_of_is_still_voted_on():
+    """A faxed "7.9" read as "79" at 0.95: the decimal point is gone, Tesseract has no
+    doubt; the second engine's "7.9" changes it, and the change is reviewed."""
+    from extract.layout import OCR_TRUSTED_CONF
+
+    img = Image.new("L", (200, 60), 255)
+    value = Word("79", 10, 10, 60, 40, conf=0.95)
+    name = Word("Hemoglobin", 70, 10, 190, 40, conf=0.95)
+    asked = []
+
+    def read(crops):
+        asked.append(len(crops))
+        return [("7.9", 0.99)]
+
+    vote.vote(img, [name, value], read)
+    assert asked == [1]  # the number only: a 0.95 word is not doubted
+    assert value.text == "7.9" and value.conf < OCR_TRUSTED_CONF
+    assert (name.text, name.conf) == ("Hemoglobin", 0.95)
+
+
+def test_doubtful_lab_symbols_are_not_dropped_as_noise():
+    from extract.formats.ocr.page import _is_noise
+
+    for text in ("%", "<", ">", "*", "HH", "▲"):
+        assert not _is_noise(Word(text, 0, 0, 5, 5, conf=0.2)), text
+    for text in ("—_", "|", "..", "~"):
+        assert _is_noise(Word(text, 0, 0, 5, 5, conf=0.2)), text
+    assert not _is_noise(Word("|", 0, 0, 5, 5, conf=0.9))
