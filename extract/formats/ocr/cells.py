@@ -71,22 +71,6 @@ def find_rules(ink: np.ndarray, glyph: float) -> Rules:
     return Rules(mask=mask, horizontal=_count_runs(horiz), vertical=_count_runs(vert))
 
 
-def erase_rules(gray: Image.Image, glyph: float | None) -> tuple[Image.Image, Rules | None]:
-    """The page with its ruling lines painted over in paper white (for OCR only: the
-    stored page keeps them). A rule touching a letter makes Tesseract read the letter
-    as part of a box or the whole cell as a picture; (image, the rules found)."""
-    if not glyph:
-        return gray, None
-    arr = np.asarray(gray)
-    rules = find_rules(ink_mask(arr), glyph)
-    if not rules.ruled and rules.horizontal == 0:
-        return gray, rules
-    grown = cv2.dilate(rules.mask, np.ones((3, 3), np.uint8))
-    out = arr.copy()
-    out[grown > 0] = 255
-    return Image.fromarray(out), rules
-
-
 def unread_regions(gray: Image.Image, words: list[Word], glyph: float | None) -> list[tuple[int, int, int, int]]:
     """Boxes (x0, y0, x1, y1) of text-like ink that no word of ``words`` covers,
     top to bottom then left to right; at most MAX_REGIONS (the largest first kept)."""

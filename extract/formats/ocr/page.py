@@ -107,10 +107,11 @@ def _read(
     else:
         size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
         work = img.resize(size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BICUBIC)
-    # Ruling lines are painted out of the copy the engine reads (the stored page keeps
-    # them): a rule touching a letter, or boxing a narrow flag cell, is read as junk
-    # or makes the engine skip the cell as a picture.
-    work, rules = cells.erase_rules(work, imageprep.glyph_height(work))
+    # The page's ruling lines are noted, not erased: painting them out of the engine's
+    # copy helped a boxed table but ate letters standing on a real form's lines. Cells
+    # the page pass skips are read from the ink left unread (extract/formats/ocr/cells.py).
+    glyph = imageprep.glyph_height(work)
+    rules = cells.find_rules(cells.ink_mask(work), glyph) if glyph else None
     if dpi:  # tells Tesseract the resolution instead of letting it guess
         work.info["dpi"] = (dpi * scale, dpi * scale)
     warnings: list[ExtractionWarning] = []

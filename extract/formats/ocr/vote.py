@@ -46,6 +46,12 @@ CHANGED_MAX_CONF = 0.45
 Reader = Callable[[list[Image.Image]], list[tuple[str, float]]]
 
 
+def _latin(text: str) -> bool:
+    """Text our reports can print: the second engine's model also knows Chinese, and
+    reads a speck as "●" or a box as "口", which is no vote for anything."""
+    return all(ch.isascii() or ch in "µμ°±≤≥‼▲▼↑↓" or ch.isalpha() and ord(ch) < 0x250 for ch in text)
+
+
 def same_text(a: str, b: str) -> bool:
     """Equal once spaces are ignored (RapidOCR often drops the space between tokens)."""
     return "".join(a.split()) == "".join(b.split())
@@ -92,14 +98,16 @@ def vote(
     alternatives = alternatives or {}
     for w, (text, score) in zip(doubtful, readings):
         conf = w.conf or 0.0
+        if not _latin(text):
+            continue
         if text and score >= VOTER_MIN_SCORE and same_text(text, w.text):
             w.conf = round(max(conf, score), 4)
             continue
         w.conf = round(min(conf, score), 4)
         if not text or " " in text.strip() or score < VOTER_MIN_SCORE:
             continue
-        backed = [a for a in alternatives.get(id(w), ()) if same_text(a, text)]
+        backed = any(same_text(a, text) for a in alternatives.get(id(w), ()))
         if backed or score >= VOTER_REPLACES_AT:
-            w.text = backed[0] if backed else text
+            w.text = text  # one token, as a word must be (a split is the re-read's call)
             w.conf = round(min(w.conf, CHANGED_MAX_CONF), 4)
     return words
