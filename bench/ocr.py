@@ -1,91 +1,236 @@
-"""OCR speed and accuracy on generated scans: ``python -m bench.ocr [--pages N]``.
+"""OCR field accuracy and speed on generated scans: ``python -m bench.ocr [--quick]``.
 
-Types a one-page lab report, scans it with golden/scan.py at several resolutions,
-skews and noise levels, reads each scan with every available engine through the
-full page pipeline (extract.formats.images.normalize_image) and prints, per engine, the
-median seconds per page and the median character error rate against the typed text.
-Offline; nothing is written outside a temporary directory.
+Every lab layout of golden/lab_layouts.py is typed (its default case from
+golden/fixtures.py), scanned by golden/scan.py under several conditions (an office
+scanner at 300 dpi, a crooked sheet, a standard-resolution fax of 200 x 100 dpi with
+speckle, a sheet fed sideways or upside down), and faxed as packets (golden/fax.py: a
+cover sheet plus the labs, bilevel Group 4 TIFF). Each scan is read two ways:
+
+* ``pipeline``: the product's path (extract.formats.images.normalize_image: clean-up,
+  deskew, fixed resolution, ruled cells, re-reads and the second engine's vote);
+* ``tesseract alone``: the raw picture straight into Tesseract (psm 3, no clean-up, no
+  re-read, no vote), its words grouped into rows the same way.
+
+The OCR'd content then goes through the full lab reader (extract.lab.extractor), and
+its results are compared with the case's ground truth, field by field: test name,
+value, unit, reference range and flag. Printed: field accuracy per condition and
+overall, seconds per page, and critical flags lost (an expected critical result
+charted without a critical flag and not sent to review: must be 0). Offline; nothing
+is written to disk.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-
-import pymupdf
-
+import io
+import re
 import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from extract.formats.images import normalize_image
-from extract.formats.ocr.engines import default_engine, tesseract_available
-from extract.formats.ocr.tesseract import TesseractEngine
-from golden.scan import char_error_rate, scan_pdf, typed_pdf
+import pymupdf  # noqa: E402
+from PIL import Image  # noqa: E402
 
-REPORT = [
-    "Riverside Clinical Laboratory - Final Report",
-    "Patient: DOE, JANE        MRN: 00412877",
-    "DOB: 03/14/1961           Sex: F",
-    "Ordering provider: Dr. Alan Smith, Internal Medicine",
-    "Collected: 02/11/2024 08:15   Received: 02/11/2024 10:02",
-    "Test                     Result   Units    Reference    Flag",
-    "Hemoglobin A1c           7.9      %        4.0-5.6      H",
-    "Glucose, fasting         126      mg/dL    70-99        H",
-    "Cholesterol, total       212      mg/dL    <200         H",
-    "LDL Cholesterol          142      mg/dL    <100         H",
-    "HDL Cholesterol          41       mg/dL    >40",
-    "Triglycerides            148      mg/dL    <150",
-    "Creatinine               0.9      mg/dL    0.6-1.1",
-    "Potassium                4.2      mmol/L   3.5-5.1",
-    "Comments: Specimen received at room temperature. Results were reviewed",
-    "by the laboratory director. Please contact the laboratory with any",
-    "questions regarding these results or the reference intervals used.",
-]
-# (dpi, skew in degrees, speckle fraction): fax-like to office-scanner-like.
-CONDITIONS = [
-    (150, 1.5, 0.03),
-    (200, 0.0, 0.0),
-    (200, 1.5, 0.03),
-    (200, -3.0, 0.01),
-    (300, 1.5, 0.03),
-    (300, 0.0, 0.0),
-]
+from domain.content import NormalizedContent, PageContent  # noqa: E402
+from extract.formats.images import normalize_image  # noqa: E402
+from extract.formats.ocr import imageprep  # noqa: E402
+from extract.formats.ocr.engines import default_engine  # noqa: E402
+from extract.formats.ocr.page import group_lines  # noqa: E402
+from extract.formats.ocr.tesseract import TesseractEngine  # noqa: E402
+from extract.formats.pdf import normalize_pdf  # noqa: E402
+from extract.lab.extractor import extract_lab  # noqa: E402
+from golden.fax import packet  # noqa: E402
+from golden.fixtures import LAB_CASES, with_layout  # noqa: E402
+from golden.ground_truth import LabCase  # noqa: E402
+from golden.lab_layouts import LAB_LAYOUTS, render_lab  # noqa: E402
+from golden.scan import scan_pdf  # noqa: E402
+
+FIELDS = ("test_name", "value", "unit", "reference_range", "abnormal_flag")
+# name -> scan_pdf keyword arguments (always a multi-page grey TIFF for scanned labs).
+LAB_CONDITIONS: dict[str, dict] = {
+    "office 300dpi": dict(dpi=300, rotate_deg=0.3, noise=0.002),
+    "skewed 3deg": dict(dpi=300, rotate_deg=-3.0, noise=0.005),
+    "fax-like 200x100": dict(dpi=200, dpi_y=100, rotate_deg=0.8, noise=0.02),
+    "rotated 90/180": dict(dpi=300, rotate_deg=91.0, noise=0.005),  # 180 on odd layouts
+}
+FAX_CONDITIONS: dict[str, dict] = {
+    "fax standard 200x100": dict(dpi=200, dpi_y=100, rotate_deg=0.6, noise=0.01),
+    "fax fine 200x200": dict(dpi=200, rotate_deg=-1.0, noise=0.01),
+}
+
+
+@dataclass
+class Tally:
+    right: int = 0
+    total: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    critical_lost: int = 0
+    misses: list[str] = field(default_factory=list)
+
+    def add(self, other: "Tally") -> None:
+        self.right += other.right
+        self.total += other.total
+        self.pages += other.pages
+        self.seconds += other.seconds
+        self.critical_lost += other.critical_lost
+        self.misses += other.misses
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.total if self.total else 0.0
+
+
+def lab_cases() -> list[LabCase]:
+    """One case per layout: the layout's own default case, else the first case redrawn."""
+    own = {c.layout: c for c in LAB_CASES}
+    return [own.get(layout) or with_layout(LAB_CASES[0], layout) for layout in LAB_LAYOUTS]
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", name.lower())
+
+
+def score(case: LabCase, content: NormalizedContent, label: str) -> Tally:
+    """Fields of ``case`` the lab reader got right from ``content``."""
+    facts = [f for f in extract_lab(content, "bench").facts if f.fact_type == "lab_result"]
+    found = [(f.structured_value if isinstance(f.structured_value, dict) else f.structured_value.model_dump(),
+              f.wants_review) for f in facts]
+    tally = Tally()
+    for want in case.results:
+        expected = {k: getattr(want, k) for k in FIELDS}
+        candidates = [(v, rev) for v, rev in found if _key(str(v.get("test_name", ""))) == _key(want.test_name)]
+        best, review = max(
+            candidates, key=lambda c: sum(str(c[0].get(k, "")) == expected[k] for k in FIELDS), default=({}, True)
+        )
+        for k in FIELDS:
+            ok = bool(best) and str(best.get(k, "")) == expected[k]
+            tally.right += ok
+            tally.total += 1
+            if not ok:
+                tally.misses.append(f"{label}: {want.test_name}.{k} = {best.get(k)!r}, want {expected[k]!r}")
+        if want.abnormal_flag.startswith("critical") and best and not review \
+                and best.get("abnormal_flag") != want.abnormal_flag:
+            tally.critical_lost += 1
+            tally.misses.append(f"{label}: CRITICAL {want.test_name} charted as {best.get('abnormal_flag')!r}")
+    return tally
+
+
+def tesseract_alone(data: bytes, engine: TesseractEngine) -> NormalizedContent:
+    """Each frame straight into Tesseract: no clean-up, no turn, no re-read, no vote."""
+    content = NormalizedContent(source_kind="ocr", engine=engine.name)
+    with Image.open(io.BytesIO(data)) as img:
+        for index in range(getattr(img, "n_frames", 1)):
+            img.seek(index)
+            gray = imageprep.to_grayscale(img.copy())
+            page = PageContent(number=index + 1, width=float(gray.width), height=float(gray.height))
+            page.lines, page.words = group_lines(engine.recognize(gray))
+            content.pages.append(page)
+    return content
+
+
+def split_pages(content: NormalizedContent, first: int, count: int) -> NormalizedContent:
+    """Pages ``first``.. ``first + count - 1`` (1-based) as their own document."""
+    out = NormalizedContent(source_kind=content.source_kind, engine=content.engine)
+    out.pages = content.pages[first - 1:first - 1 + count]
+    return out
+
+
+def page_count(pdf: bytes) -> int:
+    with pymupdf.open(stream=pdf, filetype="pdf") as doc:
+        return doc.page_count
+
+
+def run(quick: bool, only: str = "", pipeline_only: bool = False) -> None:
+    readers = {
+        "pipeline": lambda data: normalize_image(data, engine=default_engine("tesseract")),
+        "tesseract alone": lambda data, e=TesseractEngine(reread=False, vote=False): tesseract_alone(data, e),
+    }
+    if pipeline_only:
+        del readers["tesseract alone"]
+    cases = lab_cases()
+    lab_conditions = dict(list(LAB_CONDITIONS.items())[:2]) if quick else LAB_CONDITIONS
+    lab_conditions = {k: v for k, v in lab_conditions.items() if only in k}
+    typed = Tally()
+    for case in cases:
+        typed.add(score(case, normalize_pdf(render_lab(case)), f"typed {case.layout}"))
+    rows: list[tuple[str, dict[str, Tally]]] = []
+    for cond, kwargs in lab_conditions.items():
+        per_reader = {name: Tally() for name in readers}
+        for i, case in enumerate(cases):
+            pdf = render_lab(case)
+            args = dict(kwargs)
+            if args["rotate_deg"] > 45 and i % 2:
+                args["rotate_deg"] += 89.0  # upside down on every other layout
+            scan = scan_pdf(pdf, seed=i, as_format="tiff", tiff_compression="lzw", **args)
+            for name, read in readers.items():
+                start = time.perf_counter()
+                content = read(scan)
+                t = score(case, content, f"{cond} {case.layout} [{name}]")
+                t.seconds = time.perf_counter() - start
+                t.pages = len(content.pages)
+                per_reader[name].add(t)
+        rows.append((f"lab  {cond}", per_reader))
+    fax_cases = cases[:3] if quick else cases
+    fax_conditions = dict(list(FAX_CONDITIONS.items())[:1]) if quick else FAX_CONDITIONS
+    fax_conditions = {k: v for k, v in fax_conditions.items() if only in k}
+    for cond, kwargs in fax_conditions.items():
+        per_reader = {name: Tally() for name in readers}
+        pdf = packet(fax_cases)
+        scan = scan_pdf(pdf, seed=7, as_format="tiff", tiff_compression="group4", **kwargs)
+        for name, read in readers.items():
+            start = time.perf_counter()
+            content = read(scan)
+            seconds = time.perf_counter() - start
+            first = 2  # page 1 is the cover sheet
+            for case in fax_cases:
+                n = page_count(render_lab(case))
+                per_reader[name].add(score(case, split_pages(content, first, n), f"{cond} {case.layout} [{name}]"))
+                first += n
+            per_reader[name].seconds += seconds
+            per_reader[name].pages += len(content.pages)
+        rows.append((f"fax  {cond}", per_reader))
+    if rows:
+        _print(rows, typed)
+
+
+def _print(rows: list[tuple[str, dict[str, Tally]]], typed: Tally) -> None:
+    names = list(rows[0][1])
+    head = f"{'pages / condition':28}" + "".join(f"{n + ' fields':>22}{'s/page':>8}{'crit lost':>10}" for n in names)
+    print(f"typed text layer (ceiling of the lab reader): {typed.accuracy:.1%} of {typed.total} fields")
+    print(head)
+    print("-" * len(head))
+    totals: dict[str, dict[str, Tally]] = {"lab": {n: Tally() for n in names}, "fax": {n: Tally() for n in names}}
+    for label, per in rows:
+        print(f"{label:28}" + "".join(_cells(per[n]) for n in names))
+        for n in names:
+            totals[label[:3]][n].add(per[n])
+    print("-" * len(head))
+    for kind, per in totals.items():
+        if any(t.total for t in per.values()):
+            print(f"{'ALL ' + kind + ' pages':28}" + "".join(_cells(per[n]) for n in names))
+    misses = [m for per in totals.values() for m in per[names[0]].misses]
+    if misses:
+        print(f"\n{names[0]} misses ({len(misses)}):")
+        for m in misses:
+            print("  " + m)
+
+
+def _cells(t: Tally) -> str:
+    acc = f"{t.accuracy:.1%} ({t.right}/{t.total})"
+    return f"{acc:>22}{t.seconds / max(t.pages, 1):8.2f}{t.critical_lost:10d}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pages", type=int, default=len(CONDITIONS), help="scans per engine")
+    parser.add_argument("--quick", action="store_true", help="two lab conditions, one fax packet of three labs")
+    parser.add_argument("--only", default="", help="only the conditions whose name contains this")
+    parser.add_argument("--pipeline-only", action="store_true", help="skip the Tesseract-alone baseline")
     args = parser.parse_args()
-    pdf = typed_pdf(REPORT)
-    with pymupdf.open(stream=pdf, filetype="pdf") as doc:
-        truth = " ".join(w[4] for w in doc[0].get_text("words", sort=True))
-    scans = [
-        (cond, scan_pdf(pdf, dpi=cond[0], rotate_deg=cond[1], noise=cond[2], seed=i, as_format="png"))
-        for i, cond in enumerate((CONDITIONS * args.pages)[: args.pages])
-    ]
-    engines = [("rapidocr", default_engine("rapidocr"))]
-    if tesseract_available():
-        engines[:0] = [
-            ("tesseract", default_engine("tesseract")),
-            ("tesseract, no re-read", TesseractEngine(reread=False)),
-        ]
-    print(f"{'engine':44} {'s/page (median)':>16} {'CER (median)':>13} {'CER (max)':>10}")
-    for label, engine in engines:
-        normalize_image(scans[0][1], engine=engine)  # warm up: model loading is not per page
-        seconds, errors = [], []
-        for _, data in scans:
-            start = time.perf_counter()
-            content = normalize_image(data, engine=engine)
-            seconds.append(time.perf_counter() - start)
-            got = " ".join(w.text for w in content.pages[0].words)
-            errors.append(char_error_rate(got, truth))
-        print(
-            f"{label + ' (' + engine.name + ')':44} {statistics.median(seconds):16.2f}"
-            f" {statistics.median(errors):13.2%} {max(errors):10.2%}"
-        )
+    run(args.quick, args.only, args.pipeline_only)
 
 
 if __name__ == "__main__":

@@ -223,7 +223,7 @@ def build_spec(spec: dict, patients: dict[str, dict], *, key: str = "document") 
         fmt = scan.get("format", "pdf")
         data = scan_pdf(data, dpi=scan.get("dpi", 200), rotate_deg=scan.get("rotate", 1.5),
                         noise=scan.get("noise", 0.03), seed=scan.get("seed", 0), as_format=fmt,
-                        tiff_compression=scan.get("compression", "group4"))
+                        tiff_compression=scan.get("compression", "group4"), dpi_y=scan.get("dpi_y"))
         ext = {"pdf": "pdf", "png": "png", "tiff": "tif"}[fmt]
     return data, spec.get("filename") or f"{key}.{ext}"
 

@@ -50,6 +50,7 @@ def scan_pdf(
     seed: int = 0,
     as_format: ScanFormat = "pdf",
     tiff_compression: TiffCompression = "group4",
+    dpi_y: int | None = None,
 ) -> bytes:
     """Rasterise every page of ``pdf_bytes`` as a degraded scan.
 
@@ -58,15 +59,26 @@ def scan_pdf(
     fraction of pixels hit by salt-and-pepper speckle; a mild gaussian grain and a slight
     blur are always added. ``as_format`` picks an image-only PDF, a multi-page TIFF
     (``tiff_compression`` group4 = bilevel fax, or lzw = grayscale) or a PNG of page 1.
+
+    A ``rotate_deg`` beyond 45 degrees is a sheet fed sideways or upside down: the
+    nearest quarter turn turns the whole paper (the picture's width and height swap),
+    the rest skews the content on it. ``dpi_y`` below ``dpi`` is a standard-resolution
+    fax (204 x 98 dpi): rows are sampled that much more coarsely, and the file says so.
     """
+    quarter = round(rotate_deg / 90.0) % 4 * 90
+    skew = rotate_deg - round(rotate_deg / 90.0) * 90
+    dpi_y = dpi_y or dpi
     with pymupdf.open(stream=pdf_bytes, filetype="pdf") as doc:
         sizes = [(page.rect.width, page.rect.height) for page in doc]
         pages = [
-            _degrade(_render(page, dpi), rotate_deg, noise, np.random.default_rng([seed, i]))
+            _turn(_degrade(_squash(_render(page, dpi), dpi_y / dpi), skew, noise,
+                           np.random.default_rng([seed, i])), quarter)
             for i, page in enumerate(doc)
         ]
+    if quarter in (90, 270):
+        sizes = [(h, w) for w, h in sizes]
     if as_format == "png":
-        return _save(pages[0], "PNG", dpi=(dpi, dpi))
+        return _save(pages[0], "PNG", dpi=(dpi, dpi_y))
     if as_format == "tiff":
         if tiff_compression == "group4":
             # A fax is bilevel: threshold the grey scan, keeping the speckle.
@@ -79,7 +91,7 @@ def scan_pdf(
             save_all=True,
             append_images=frames[1:],
             compression="group4" if tiff_compression == "group4" else "tiff_lzw",
-            dpi=(dpi, dpi),
+            dpi=(dpi, dpi_y),
         )
     if as_format == "pdf":
         return _image_pdf(pages, sizes)
@@ -89,6 +101,19 @@ def scan_pdf(
 def _render(page: pymupdf.Page, dpi: int) -> Image.Image:
     pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
     return Image.frombytes("L", (pix.width, pix.height), pix.samples)
+
+
+def _squash(img: Image.Image, factor: float) -> Image.Image:
+    """Fewer rows (a fax's coarse vertical resolution), averaged as a scanner would."""
+    if factor >= 1.0:
+        return img
+    return img.resize((img.width, max(1, round(img.height * factor))), Image.Resampling.BOX)
+
+
+def _turn(img: Image.Image, quarter: int) -> Image.Image:
+    """The paper fed turned counter-clockwise by ``quarter`` degrees (0/90/180/270)."""
+    ops = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_270}
+    return img.transpose(ops[quarter]) if quarter in ops else img
 
 
 def _degrade(

@@ -82,7 +82,8 @@ def normalize_image(
                 continue
             decoded += 1
             gray = imageprep.to_grayscale(imageprep.trim_transparent(imageprep.upright(frame)))
-            result = ocr_page(gray, engine, number=number, dpi=_dpi(frame))
+            gray, dpi = imageprep.square_pixels(gray, frame.info.get("dpi"))
+            result = ocr_page(gray, engine, number=number, dpi=dpi)
             _save_render(result, render_dir, name)
             content.pages.append(result.page)
             content.warnings.extend(result.warnings)
@@ -214,14 +215,6 @@ def _render_zoom(page: pymupdf.Page, dpi: int) -> float:
             zoom = min(zoom, max(native, 100 / 72.0))  # but not below 100 dpi
             break
     return min(zoom, (imageprep.MAX_OCR_PIXELS / (rect.width * rect.height)) ** 0.5)
-
-
-def _dpi(frame: Image.Image) -> int | None:
-    dpi = frame.info.get("dpi")
-    try:
-        return int(round(float(dpi[0])))
-    except (TypeError, ValueError, IndexError):
-        return None
 
 
 def _scale_page(page: PageContent, factor: float) -> None:

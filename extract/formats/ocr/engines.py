@@ -4,8 +4,11 @@ Two implementations of one small protocol. Tesseract (a system binary driven thr
 pytesseract; extract/formats/ocr/tesseract.py) is the default: on our generated scans it is
 the fastest (~0.5-1 s a page) and, with its doubtful words re-read, accurate. RapidOCR
 (ONNX models shipped inside the wheel; extract/formats/ocr/rapid.py) is the fallback for
-machines where the binary cannot be installed (~2-5 s a page). Neither touches the
-network. ``name`` carries the version, so a stored result says what produced it.
+machines where the binary cannot be installed (~2-5 s a page). With Tesseract,
+RapidOCR's recogniser also votes on the words Tesseract doubted (extract/formats/ocr/vote.py),
+and ink Tesseract's page pass left unread is read region by region
+(extract/formats/ocr/cells.py). Neither touches the network. ``name`` carries the version,
+so a stored result says what produced it.
 
 Words come back the way a PDF text layer gives them: one ``Word`` per
 whitespace-separated token, a tight box in the pixel space of the image passed in,

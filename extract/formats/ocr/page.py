@@ -19,7 +19,7 @@ from PIL import Image
 from domain.content import Line, PageContent, Word
 from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
-from extract.formats.ocr import imageprep
+from extract.formats.ocr import cells, imageprep
 from extract.formats.ocr.engines import OcrEngine
 
 # A page reads as upright when its words are mostly horizontal and confidently read.
@@ -28,9 +28,11 @@ from extract.formats.ocr.engines import OcrEngine
 UPRIGHT_MIN_CONF = 0.7
 # A quarter-turned reading must beat the unturned one by this factor to be kept.
 TURN_MIN_GAIN = 1.2
-# Tokens without a letter or digit read below this confidence are form rules, box
-# edges and speckle ("—_", "|"), not text: dropped.
+# Tokens made only of rule-like marks read below this confidence are form rules, box
+# edges and speckle ("—_", "|"), not text: dropped. Symbols that carry meaning on a
+# lab ("%", "<", ">", "*", arrows) are never noise, however doubtful.
 NOISE_MAX_CONF = 0.5
+NOISE_CHARS = frozenset("-_—–|=~.,:;'\"`‘’“”·°^()[]{}/\\")
 
 
 @dataclass
@@ -49,6 +51,7 @@ class _Reading:
     skew: float
     scale: float
     warnings: list[ExtractionWarning]
+    ruled: bool = False
 
 
 def ocr_page(
@@ -67,7 +70,7 @@ def ocr_page(
             if text_score(turned.words) > TURN_MIN_GAIN * text_score(reading.words):
                 reading = turned
     img = reading.image
-    words = level_lines([w for w in reading.words if not _is_noise(w)])
+    words = level_lines(split_stacked_lines([w for w in reading.words if not _is_noise(w)]))
     page = PageContent(number=number, width=float(img.width), height=float(img.height))
     page.lines, page.words = group_lines(words)
     warnings = list(reading.warnings)
@@ -83,6 +86,7 @@ def ocr_page(
         "turn_tried": tried_turn,
         "deskew_deg": reading.skew,
         "ocr_scale": round(reading.scale, 3),
+        "ruled_table": reading.ruled,
         "noise_words_dropped": len(reading.words) - len(words),
         "size": [img.width, img.height],
     }
@@ -103,6 +107,11 @@ def _read(
     else:
         size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
         work = img.resize(size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BICUBIC)
+    # The page's ruling lines are noted, not erased: painting them out of the engine's
+    # copy helped a boxed table but ate letters standing on a real form's lines. Cells
+    # the page pass skips are read from the ink left unread (extract/formats/ocr/cells.py).
+    glyph = imageprep.glyph_height(work)
+    rules = cells.find_rules(cells.ink_mask(work), glyph) if glyph else None
     if dpi:  # tells Tesseract the resolution instead of letting it guess
         work.info["dpi"] = (dpi * scale, dpi * scale)
     warnings: list[ExtractionWarning] = []
@@ -115,7 +124,37 @@ def _read(
     # left with no area was entirely off the page: not a citable word.
     words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]
     words = [w for w in words if w.x1 > w.x0 and w.y1 > w.y0]
-    return _Reading(img, words, rotation, skew, scale, warnings)
+    return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled))
+
+
+def split_stacked_lines(words: list[Word]) -> list[Word]:
+    """Give each row of an engine "line" that is really a column its own line number.
+
+    Tesseract sometimes takes a narrow column (a flag column's "H" over "H") for one
+    text line: levelled to that line's height, both flags would land in one row and
+    the row above would lose its flag. Words of one engine line whose middles lie
+    more than half a word height apart are on different rows.
+    """
+    by_line: dict[int, list[Word]] = {}
+    for w in words:
+        by_line.setdefault(w.line, []).append(w)
+    next_line = max((w.line for w in words), default=-1) + 1
+    for line_words in by_line.values():
+        if len(line_words) < 2:
+            continue
+        line_words.sort(key=_middle)
+        height = sorted(w.y1 - w.y0 for w in line_words)[len(line_words) // 2]
+        current, prev = line_words[0].line, _middle(line_words[0])
+        for w in line_words[1:]:
+            if _middle(w) - prev > 0.5 * height:
+                current, next_line = next_line, next_line + 1
+            w.line = current
+            prev = _middle(w)
+    return words
+
+
+def _middle(w: Word) -> float:
+    return (w.y0 + w.y1) / 2
 
 
 def level_lines(words: list[Word]) -> list[Word]:
@@ -138,7 +177,7 @@ def level_lines(words: list[Word]) -> list[Word]:
 
 
 def _is_noise(w: Word) -> bool:
-    return (w.conf or 0.0) < NOISE_MAX_CONF and not any(ch.isalnum() for ch in w.text)
+    return (w.conf or 0.0) < NOISE_MAX_CONF and all(ch in NOISE_CHARS for ch in w.text)
 
 
 def reads_upright(words: list[Word]) -> bool:

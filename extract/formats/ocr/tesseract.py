@@ -9,6 +9,10 @@ from PIL import Image
 
 from domain.content import Word
 from domain.errors import ExtractionError
+from extract.formats.ocr import cells
+from extract.formats.ocr.imageprep import glyph_height
+from extract.formats.ocr.rapid import rapid_reader
+from extract.formats.ocr.vote import Reader, vote
 
 # Page segmentation mode 3 (automatic layout). Measured against 6 (one uniform block)
 # on generated lab reports and the real samples: on noisy scans 6 had 12-18% character
@@ -27,13 +31,17 @@ _OSD_MAX_SIDE = 2000  # OSD only needs the text direction: a smaller copy is fas
 REREAD_BELOW_CONF = 0.8
 REREAD_ACCEPT_CONF = 0.8
 REREAD_MAX_WORDS = 80
+# A page pass read below this mean confidence is taken to be a turned page (upside
+# down reads at ~0.27, the worst upright fax pages at ~0.6): no re-reads or vote on it.
+TURNED_MAX_CONF = 0.45
 
 
 class TesseractEngine:
     """``name`` e.g. "tesseract 5.3.0"; ``recognize`` and ``detect_rotation`` as in
     ``extract.formats.ocr.engines.OcrEngine``."""
 
-    def __init__(self, *, lang: str = "eng", psm: int = TESSERACT_PSM, reread: bool = True):
+    def __init__(self, *, lang: str = "eng", psm: int = TESSERACT_PSM, reread: bool = True,
+                 vote: bool = True, voter: Reader | None = None):
         # Tesseract's OpenMP threads spin: on 2 cores a 300 dpi page took 2.8 s with
         # them and 0.65 s without. pytesseract passes os.environ to the child process,
         # so the limit goes there (setdefault: an operator's own value wins).
@@ -43,12 +51,27 @@ class TesseractEngine:
         self.lang = lang
         self.psm = psm
         self.reread = reread
+        # The second engine's vote on doubtful words (extract/formats/ocr/vote.py);
+        # ``voter`` reads crops, by default RapidOCR's recogniser, loaded on first use.
+        self.vote = vote
+        self._voter = voter
         self._has_osd = "osd" in pytesseract.get_languages(config="")
 
     def recognize(self, image: Image.Image) -> list[Word]:
+        """The page pass; then (unless ``reread`` is off) ink it left unread read on its
+        own, doubtful words re-read, and (``vote``) the second engine's vote on them."""
         dpi = _dpi_of(image)
         words = self.read_words(image, f"--psm {self.psm}" + (f" --dpi {dpi}" if dpi else ""))
-        return _reread(image, words, self) if self.reread else words
+        if not self.reread or _looks_turned(words):
+            return words
+        words += _read_unread_ink(image, words, self)
+        alternatives: dict[int, list[str]] = {}
+        words = _reread(image, words, self, alternatives)
+        if self.vote:
+            voter = self._voter or _default_voter()
+            if voter is not None:
+                words = vote(image, words, voter, alternatives)
+        return words
 
     def detect_rotation(self, image: Image.Image) -> int:
         if not self._has_osd:
@@ -94,6 +117,19 @@ class TesseractEngine:
         return words_from_tsv(data)
 
 
+def _looks_turned(words: list[Word]) -> bool:
+    """A page pass that reads like a turned page (upside down: mean confidence ~0.27;
+    sideways: words standing upright): the page code will turn it and read it again,
+    so the re-reads and the vote would be spent on the wrong way up. Judged on words
+    of three letters or digits: table rules read as "|" or "—" say nothing."""
+    long_words = [w for w in words if sum(ch.isalnum() for ch in w.text) >= 3]
+    if not long_words:
+        return False  # nothing read (a boxed table Tesseract took for pictures): recover it
+    standing = sum(1 for w in long_words if (w.y1 - w.y0) > (w.x1 - w.x0))
+    mean_conf = sum(w.conf or 0.0 for w in long_words) / len(long_words)
+    return mean_conf < TURNED_MAX_CONF or standing > len(long_words) / 2
+
+
 def words_from_tsv(data: dict) -> list[Word]:
     """Word rows of pytesseract's ``image_to_data`` dict; ``line`` numbers the
     (block, paragraph, line) triples in Tesseract's reading order."""
@@ -112,7 +148,8 @@ def words_from_tsv(data: dict) -> list[Word]:
     return words
 
 
-def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine) -> list[Word]:
+def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine,
+            alternatives: dict[int, list[str]] | None = None) -> list[Word]:
     """Read doubtful words again on their own; take the new reading if two agree.
 
     Tesseract reads a whole text line at once, and on table rows with wide gaps its
@@ -127,6 +164,8 @@ def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine) -> l
     disagreed, so the text stays exactly as doubtful for the review rules downstream.
     On real forms most replacements were right ("pischarged:3" -> "Discharged:") but
     not all (an underlined "1" became "4"), which is why the doubt is kept.
+    The texts each re-reading gave a word it left alone go to ``alternatives`` (by
+    ``id(word)``), for the second engine's vote to side with.
     """
     doubtful = sorted(
         (w for w in words if (w.conf or 0.0) < REREAD_BELOW_CONF and w.y1 - w.y0 >= 6),
@@ -140,6 +179,8 @@ def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine) -> l
     replacement: dict[int, list[Word]] = {}
     for w, a, b in zip(doubtful, first, second):
         texts = [t.text for t in a]
+        if alternatives is not None:
+            alternatives[id(w)] = [" ".join(t.text for t in r) for r in (a, b) if r]
         if not a or texts != [t.text for t in b] or texts == [w.text]:
             continue
         if min(t.conf or 0.0 for t in a + b) < REREAD_ACCEPT_CONF:
@@ -148,11 +189,53 @@ def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine) -> l
             w.text = a[0].text
             continue
         replacement[id(w)] = [
-            Word(t.text, max(t.x0, w.x0), w.y0, min(t.x1, w.x1), w.y1,
+            # Each part keeps its own box: a "word" Tesseract read across two rows of
+            # a narrow column ("H" over "H") splits into one word per row.
+            Word(t.text, max(t.x0, w.x0), max(t.y0, w.y0), min(t.x1, w.x1), min(t.y1, w.y1),
                  block=w.block, line=w.line, conf=w.conf)
             for t in a
         ]
     return [n for w in words for n in replacement.get(id(w), [w])]
+
+
+def _read_unread_ink(image: Image.Image, words: list[Word], engine: TesseractEngine) -> list[Word]:
+    """Words read, region by region, in the ink the page pass left unread
+    (extract/formats/ocr/cells.py): each region on its own row of a sheet, read as
+    text lines, with the confidence Tesseract gives it there. A region read as nothing
+    stays unread; the coverage check downstream sees its print uncited."""
+    regions = cells.unread_regions(image, words, glyph_height(image))
+    if not regions:
+        return []
+    boxes = [Word("", float(x0), float(y0), float(x1), float(y1)) for x0, y0, x1, y1 in regions]
+    sheet, rows = _word_sheet(image, boxes)
+    found = _read_sheet(sheet, rows, 1.0, engine)
+    line = max((w.line for w in words), default=-1) + 1
+    out: list[Word] = []
+    for box, tokens in zip(boxes, found):
+        for t in tokens:
+            out.append(Word(t.text, max(t.x0, box.x0), box.y0, min(t.x1, box.x1), box.y1,
+                            block=0, line=line, conf=t.conf))
+        line += 1
+    # A region can be the uncovered edge of a word already read (its box hugged the
+    # ink too tightly): what is read there again is that word, not a new one.
+    return [w for w in out if w.x1 > w.x0 and not any(_overlap(w, o) > 0.3 for o in words)]
+
+
+def _overlap(a: Word, b: Word) -> float:
+    """Share of ``a``'s box that lies inside ``b``'s."""
+    dx = min(a.x1, b.x1) - max(a.x0, b.x0)
+    dy = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if dx <= 0 or dy <= 0:
+        return 0.0
+    return dx * dy / max((a.x1 - a.x0) * (a.y1 - a.y0), 1e-9)
+
+
+def _default_voter() -> Reader | None:
+    """RapidOCR's recogniser (its models ship in the wheel), or None where it cannot load."""
+    try:
+        return rapid_reader()
+    except Exception:  # noqa: BLE001 - no second opinion is a slower, not a wrong, page
+        return None
 
 
 def _word_sheet(image: Image.Image, words: list[Word]) -> tuple[Image.Image, list[tuple]]:

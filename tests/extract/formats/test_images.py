@@ -522,3 +522,69 @@ def test_real_fax_pages_come_back_in_order(shared_data, real_results):
     # One word a page. "Page1" may come back as "Pagel": a lone 1 and l look alike.
     read = [[w.text.replace("Pagel", "Page1") for w in p.words] for p in content.pages]
     assert read == [["Page1"], ["Page2"], ["Page3"]]
+
+
+# --- fixed resolution, quarter turns and the flag column of scanned labs -------------------------
+
+
+def test_square_pixels_stretches_a_standard_resolution_fax():
+    fax = Image.new("L", (1700, 1100), 255)  # a Letter page at 200 x 100 dpi
+    img, dpi = imageprep.square_pixels(fax, (200, 100))
+    assert img.size == (1700, 2200) and dpi == 200
+    assert imageprep.square_pixels(fax, (300, 300)) == (fax, 300)
+    assert imageprep.square_pixels(fax, (204, 196)) == (fax, 204)  # within 10%: left alone
+    assert imageprep.square_pixels(fax, None) == (fax, None)
+    assert imageprep.square_pixels(fax, (1, 1)) == (fax, None)  # a placeholder tag, not a resolution
+
+
+def test_scans_fed_sideways_turn_the_paper_and_faxes_keep_their_coarse_rows(lab_pdf):
+    sideways = Image.open(io.BytesIO(scan_pdf(lab_pdf, dpi=100, rotate_deg=91.0, noise=0, as_format="png")))
+    assert sideways.width > sideways.height  # the Letter page lies on its side
+    fax = Image.open(io.BytesIO(scan_pdf(lab_pdf, dpi=200, dpi_y=100, noise=0, as_format="tiff")))
+    assert fax.size == (1700, 1100) and tuple(round(v) for v in fax.info["dpi"]) == (200, 100)
+
+
+@needs_tesseract
+def test_standard_resolution_fax_reads_back(lab_pdf, typed_words):
+    data = scan_pdf(lab_pdf, dpi=204, dpi_y=98, rotate_deg=0.5, noise=0.005, as_format="tiff")
+    page = normalize_image(data).pages[0]
+    assert_page_sane(page)
+    assert page.height > page.width  # stretched back to the page's shape
+    got = " ".join(w.text for w in page.words)
+    assert char_error_rate(got, " ".join(t[0] for t in typed_words)) < 0.08
+    assert all(k in got.split() for k in ("126", "JANE", "03/14/1961"))
+    # "7.9      %" sits in tight columns: read as its own word, or doubted where merged.
+    a1c = next(w for w in page.words if "7.9" in w.text)
+    assert a1c.text == "7.9" or a1c.conf < 0.5
+
+
+def _critical_lab(layout: str):
+    from golden.ground_truth import ExpectedLab as L, LabCase, Patient
+
+    patient = Patient("Ignatius", "Okonkwo-Baird", "1952-02-17", "IB-660218", sex="M")
+    rows = (L("Sodium", "137", "mmol/L", "136-145", "normal"),
+            L("Potassium", "6.6", "mmol/L", "3.5-5.1", "critical_high", "HH"),
+            L("Creatinine", "1.84", "mg/dL", "0.70-1.30", "high", "H"))
+    return LabCase("critical", layout, patient, "2026-09-03", (("Basic Metabolic Panel", rows),))
+
+
+@needs_tesseract
+@pytest.mark.parametrize("layout,scan", [
+    ("classic", dict(dpi=300, rotate_deg=92.0, noise=0.004)),  # fed sideways, 2 degrees crooked
+    ("two_page", dict(dpi=300, rotate_deg=178.5, noise=0.004)),  # upside down
+    ("classic", dict(dpi=200, dpi_y=100, rotate_deg=0.8, noise=0.01)),  # standard-resolution fax
+])
+def test_the_flag_column_of_a_turned_or_faxed_lab_survives_ocr(layout, scan):
+    """The HH printed in a lab's flag column is read wherever the page was turned or how
+    coarsely it was faxed: the potassium comes out critical, or doubtful and reviewed,
+    never merely high."""
+    from extract.lab.extractor import extract_lab
+    from golden.lab_layouts import render_lab
+
+    content = normalize_image(scan_pdf(render_lab(_critical_lab(layout)), as_format="tiff",
+                                       tiff_compression="lzw", seed=5, **scan))
+    facts = {f.structured_value["test_name"]: f for f in extract_lab(content, "t").facts}
+    potassium = facts["Potassium"]
+    assert potassium.structured_value["value"] == "6.6"
+    assert potassium.structured_value["abnormal_flag"] == "critical_high" or potassium.wants_review
+    assert facts["Creatinine"].structured_value["abnormal_flag"] == "high"

@@ -7,6 +7,8 @@ were typed where, so recognised words and boxes can be compared with it.
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pymupdf
 import pytest
@@ -14,6 +16,7 @@ from PIL import Image
 
 from domain.content import Word
 from domain.errors import ExtractionError
+from extract.formats.ocr import cells, imageprep, vote
 from extract.formats.ocr import engines as ocr
 from extract.formats.ocr.engines import OcrEngine, RapidOcrEngine, TesseractEngine, default_engine, tesseract_available
 from extract.formats.ocr.rapid import line_words
@@ -228,3 +231,189 @@ def test_line_words_falls_back_to_proportional_split():
     words = line_words("ab cd", quad, 0.8, None, line_no=1)
     assert [(w.text, w.x0, w.x1) for w in words] == [("ab", 100, 140), ("cd", 160, 200)]
     assert all(w.conf == 0.8 and (w.y0, w.y1) == (10, 30) for w in words)
+
+
+# --- the second engine's vote (extract/formats/ocr/vote.py) -------------------------------
+
+
+def _fixed_reader(answers: dict[int, tuple[str, float]]):
+    """A stand-in second engine answering by crop order (the rules, not a model)."""
+    def read(crops):
+        return [answers.get(i, ("", 0.0)) for i in range(len(crops))]
+    return read
+
+
+def test_vote_raises_the_confidence_of_a_word_both_engines_read_alike():
+    img = Image.new("L", (200, 60), 255)
+    w = Word("6.6", 10, 10, 60, 40, conf=0.55)
+    vote.vote(img, [w], _fixed_reader({0: ("6.6", 0.97)}))
+    assert (w.text, w.conf) == ("6.6", 0.97)
+
+
+def test_vote_on_a_disagreement_keeps_the_lower_confidence_and_the_text():
+    img = Image.new("L", (200, 60), 255)
+    w = Word("HH", 10, 10, 60, 40, conf=0.7)
+    vote.vote(img, [w], _fixed_reader({0: ("HI", 0.8)}))  # not sure enough to replace
+    assert (w.text, w.conf) == ("HH", 0.7)
+    w2 = Word("HH", 10, 10, 60, 40, conf=0.7)
+    vote.vote(img, [w2], _fixed_reader({0: ("H", 0.6)}))
+    assert (w2.text, w2.conf) == ("HH", 0.6)
+
+
+def test_a_word_the_vote_changes_is_never_left_trusted():
+    """A second engine sure of another text changes the word, but the changed word's
+    confidence drops below the readers' trust line: it is shown and reviewed."""
+    from extract.layout import OCR_TRUSTED_CONF
+
+    img = Image.new("L", (200, 60), 255)
+    sure = Word("118)", 10, 10, 60, 40, conf=0.52)
+    backed = Word("Aic", 70, 10, 110, 40, conf=0.8)
+    vote.vote(img, [sure, backed], _fixed_reader({0: ("11.8", 0.99), 1: ("A1c", 0.8)}),
+              alternatives={id(backed): ["A1c", "Alc"]})
+    assert sure.text == "11.8" and sure.conf < OCR_TRUSTED_CONF
+    assert backed.text == "A1c" and backed.conf < OCR_TRUSTED_CONF
+
+
+def test_confident_words_get_no_vote_and_a_failing_voter_changes_nothing():
+    img = Image.new("L", (200, 60), 255)
+    sure = Word("Sodium", 10, 10, 90, 40, conf=0.96)
+    doubtful = Word("139", 100, 10, 140, 40, conf=0.4)
+    asked = []
+
+    def read(crops):
+        asked.append(len(crops))
+        raise RuntimeError("model missing")
+
+    vote.vote(img, [sure, doubtful], read)
+    assert asked == [1]
+    assert (doubtful.text, doubtful.conf) == ("139", 0.4)
+
+
+def test_rapidocr_reads_word_crops_for_the_vote(label):
+    img, truth = label
+    crops = [vote.crop_word(img, Word(t, x0, y0, x1, y1)) for t, x0, y0, x1, y1 in truth[:4]]
+    readings = RapidOcrEngine().read_crops(crops)
+    assert len(readings) == 4
+    assert all(vote.same_text(text, t[0]) and score > 0.8 for (text, score), t in zip(readings, truth[:4]))
+
+
+# --- ink the page pass left unread (extract/formats/ocr/cells.py) ---------------------------
+
+RULED_ROWS = [("Test", "Result", "Units", "Flag"), ("Sodium", "137", "mmol/L", ""),
+              ("Potassium", "6.6", "mmol/L", "HH"), ("Glucose", "64", "mg/dL", "L")]
+RULED_X = (40, 200, 270, 380, 410)  # column edges in points: the flag column is narrow, far right
+
+
+def _ruled_table(dpi: int = 300) -> tuple[Image.Image, list[tuple[str, float, float, float, float]]]:
+    """A ruled table (every cell boxed) with a narrow flag column at the right, and
+    its typed words in pixels."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=450, height=160)
+    top, row_h = 20, 24
+    for r, row in enumerate(RULED_ROWS):
+        for c, text in enumerate(row):
+            if text:
+                page.insert_text((RULED_X[c] + 5, top + r * row_h + 16), text, fontsize=10, fontname="helv")
+    for r in range(len(RULED_ROWS) + 1):
+        page.draw_line((RULED_X[0], top + r * row_h), (RULED_X[-1], top + r * row_h), width=0.8)
+    for x in RULED_X:
+        page.draw_line((x, top), (x, top + len(RULED_ROWS) * row_h), width=0.8)
+    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+    img = Image.frombytes("L", (pix.width, pix.height), pix.samples)
+    zoom = dpi / 72
+    truth = [(t, x0 * zoom, y0 * zoom, x1 * zoom, y1 * zoom) for x0, y0, x1, y1, t, *_ in page.get_text("words")]
+    return img, truth
+
+
+def test_rules_of_a_boxed_table_are_found():
+    img, _ = _ruled_table()
+    glyph = imageprep.glyph_height(img)
+    rules = cells.find_rules(cells.ink_mask(img), glyph)
+    assert rules.ruled and rules.vertical == len(RULED_X) and rules.horizontal == len(RULED_ROWS) + 1
+    plain = Image.new("L", img.size, 255)
+    plain.paste(img.crop((0, 0, img.width, 200)))  # the top rule and the header: no table yet
+    assert not cells.find_rules(cells.ink_mask(plain), glyph).ruled
+
+
+def test_unread_regions_are_the_cells_no_word_covers():
+    """The page pass "lost" the flag column: the regions left are exactly its cells,
+    each inside its own box (never joined across the rule to the units beside it)."""
+    img, truth = _ruled_table()
+    zoom = 300 / 72
+    read = [Word(t, x0, y0, x1, y1) for t, x0, y0, x1, y1 in truth if t not in ("Flag", "HH", "L")]
+    regions = cells.unread_regions(img, read, imageprep.glyph_height(img))
+    assert len(regions) == 3
+    for (x0, y0, x1, y1), text in zip(regions, ("Flag", "HH", "L")):
+        t = next(t for t in truth if t[0] == text)
+        assert RULED_X[3] * zoom < x0 and x1 < RULED_X[4] * zoom
+        assert abs((y0 + y1) / 2 - (t[2] + t[4]) / 2) < 10
+    assert cells.unread_regions(img, [Word(*t) for t in truth], imageprep.glyph_height(img)) == []
+
+
+@needs_tesseract
+def test_tesseract_reads_back_a_flag_column_its_page_pass_lost(monkeypatch):
+    """Whatever the page pass drops, the ink it left is read on its own."""
+    img, truth = _ruled_table()
+    engine = TesseractEngine(vote=False)
+    real = engine.read_words
+
+    def page_pass_loses_the_flag_column(image, config):
+        words = real(image, config)
+        if image.size == img.size:  # only the page pass, not the re-reads
+            words = [w for w in words if w.x0 < RULED_X[3] * 300 / 72]
+        return words
+
+    monkeypatch.setattr(engine, "read_words", page_pass_loses_the_flag_column)
+    words = engine.recognize(img)
+    flags = [w for w in words if w.x0 > RULED_X[3] * 300 / 72]
+    assert [w.text for w in flags] == ["Flag", "HH", "L"]
+    assert all(w.conf is not None and 0 <= w.conf <= 1 for w in flags)
+
+
+@needs_tesseract
+def test_a_boxed_table_is_read_cell_by_cell_flag_column_included():
+    """Tesseract's page pass reads nothing at all on a table boxed by rules (it takes
+    the cells for pictures); with the ink it left unread read region by region, every
+    cell comes back, the narrow flag column too."""
+    from extract.formats.images import normalize_image
+
+    img, truth = _ruled_table()
+    assert TesseractEngine(reread=False, vote=False).recognize(img) == []
+    buf = io.BytesIO()
+    img.save(buf, "PNG", dpi=(300, 300))
+    content = normalize_image(buf.getvalue(), engine=default_engine("tesseract"))
+    rows = [ln.text for ln in content.pages[0].lines]
+    assert rows == [" ".join(t for t in row if t) for row in RULED_ROWS]
+    assert content.meta["pages"][0]["ruled_table"] is True
+    hh = next(w for w in content.pages[0].words if w.text == "HH")
+    assert hh.conf is not None and 0 < hh.conf <= 1
+
+
+def test_a_number_tesseract_was_fairly_sure_of_is_still_voted_on():
+    """A faxed "7.9" read as "79" at 0.95: the decimal point is gone, Tesseract has no
+    doubt; the second engine's "7.9" changes it, and the change is reviewed."""
+    from extract.layout import OCR_TRUSTED_CONF
+
+    img = Image.new("L", (200, 60), 255)
+    value = Word("79", 10, 10, 60, 40, conf=0.95)
+    name = Word("Hemoglobin", 70, 10, 190, 40, conf=0.95)
+    asked = []
+
+    def read(crops):
+        asked.append(len(crops))
+        return [("7.9", 0.99)]
+
+    vote.vote(img, [name, value], read)
+    assert asked == [1]  # the number only: a 0.95 word is not doubted
+    assert value.text == "7.9" and value.conf < OCR_TRUSTED_CONF
+    assert (name.text, name.conf) == ("Hemoglobin", 0.95)
+
+
+def test_doubtful_lab_symbols_are_not_dropped_as_noise():
+    from extract.formats.ocr.page import _is_noise
+
+    for text in ("%", "<", ">", "*", "HH", "▲"):
+        assert not _is_noise(Word(text, 0, 0, 5, 5, conf=0.2)), text
+    for text in ("—_", "|", "..", "~"):
+        assert _is_noise(Word(text, 0, 0, 5, 5, conf=0.2)), text
+    assert not _is_noise(Word("|", 0, 0, 5, 5, conf=0.9))

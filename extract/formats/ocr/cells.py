@@ -1,0 +1,122 @@
+"""Ink the page-level OCR pass did not read, found from the image, and its ruling lines.
+
+Tesseract's page layout analysis sometimes drops a whole narrow column: on a scanned
+lab report whose typed copy was read correctly it lost the flag column, so a potassium
+printed "HH" came through with no flag at all. Nothing in its output says so. The
+picture does: there is print where no word was read. So after the page pass:
+
+* the page's ruling lines (long thin horizontal and vertical runs of ink) are found;
+  they are not text, and they bound table cells, so a region of unread ink is never
+  joined across a vertical rule into its neighbouring cell;
+* the ink that no word box covers is gathered into text-sized regions (glyph-high
+  blobs, joined along a row up to a word gap, cut at the rules);
+* each region is handed back to be read on its own (one line of text, psm 7 style,
+  see extract/formats/ocr/tesseract.py), and what it reads is added with its own
+  confidence, so a doubtful read of a flag cell stays doubtful downstream.
+
+Pure numpy/OpenCV on the OCR working image, no engine in here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from domain.content import Word
+
+# A ruling line is at least this many glyph heights long and at most a fifth of one thick.
+RULE_MIN_GLYPHS = 8
+# Unread ink is text-like when its blobs are 0.4-2.5 glyph heights tall.
+MIN_GLYPH_SHARE, MAX_GLYPH_SHARE = 0.4, 2.5
+# Blobs on a row closer than this many glyph heights belong to one region (a word gap
+# is ~0.3-0.6; a table's column gap is wider, so columns stay apart).
+JOIN_GAP_GLYPHS = 0.7
+# Margin around each read word that counts as covered (its box hugs the ink).
+COVER_PAD = 0.25
+# At most this many regions are re-read per page: more means the page pass failed
+# wholesale, which re-reading piecemeal would not mend in reasonable time.
+MAX_REGIONS = 40
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The ruling lines of a page as a mask (255 on the lines)."""
+
+    mask: np.ndarray
+    horizontal: int  # how many
+    vertical: int
+
+    @property
+    def ruled(self) -> bool:
+        """A ruled table: vertical rules between columns, not just header underlines."""
+        return self.vertical >= 2
+
+
+def ink_mask(gray: Image.Image | np.ndarray) -> np.ndarray:
+    """Dark pixels (Otsu) as 255, paper as 0."""
+    arr = np.asarray(gray)
+    _, ink = cv2.threshold(arr, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    return ink
+
+
+def find_rules(ink: np.ndarray, glyph: float) -> Rules:
+    """Long thin runs of ink in either direction: a table's ruling lines."""
+    length = max(15, round(RULE_MIN_GLYPHS * glyph))
+    horiz = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1)))
+    vert = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length)))
+    mask = cv2.bitwise_or(horiz, vert)
+    return Rules(mask=mask, horizontal=_count_runs(horiz), vertical=_count_runs(vert))
+
+
+def unread_regions(gray: Image.Image, words: list[Word], glyph: float | None) -> list[tuple[int, int, int, int]]:
+    """Boxes (x0, y0, x1, y1) of text-like ink that no word of ``words`` covers,
+    top to bottom then left to right; at most MAX_REGIONS (the largest first kept)."""
+    if not glyph:
+        return []
+    arr = np.asarray(gray)
+    ink = ink_mask(arr)
+    rules = find_rules(ink, glyph)
+    ink = cv2.bitwise_and(ink, cv2.bitwise_not(cv2.dilate(rules.mask, np.ones((3, 3), np.uint8))))
+    covered = np.zeros_like(ink)
+    for w in words:
+        pad = COVER_PAD * max(w.y1 - w.y0, glyph * 0.5)
+        x0, y0 = max(0, int(w.x0 - pad)), max(0, int(w.y0 - pad))
+        x1, y1 = int(np.ceil(w.x1 + pad)), int(np.ceil(w.y1 + pad))
+        covered[y0:y1, x0:x1] = 255
+    left = cv2.bitwise_and(ink, cv2.bitwise_not(covered))
+    # Keep glyph-sized blobs only: specks and stray rule ends are not text.
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(left, connectivity=8)
+    h, w_ = stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_WIDTH]
+    keep = (h >= MIN_GLYPH_SHARE * glyph) & (h <= MAX_GLYPH_SHARE * glyph) & (w_ <= 20 * glyph)
+    keep[0] = False
+    text = np.where(keep[labels], 255, 0).astype(np.uint8)
+    if not text.any():
+        return []
+    # Join letters into words and words into a cell's text, never across a rule.
+    gap = max(3, round(JOIN_GAP_GLYPHS * glyph))
+    joined = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_RECT, (gap, max(1, round(glyph * 0.3)))))
+    joined[rules.mask > 0] = 0
+    n, _, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+    boxes = []
+    for i in range(1, n):
+        x, y, bw, bh = (int(v) for v in stats[i, :4])
+        if bh < MIN_GLYPH_SHARE * glyph or bh > 3 * glyph:
+            continue
+        # Undo the dilation's growth so the box hugs the ink.
+        x0, x1 = x + gap // 2, x + bw - gap // 2
+        sub = text[y:y + bh, max(0, x0):max(x0 + 1, x1)]
+        ys, xs = np.nonzero(sub)
+        if len(xs) < 0.5 * glyph:  # a few pixels: no character
+            continue
+        boxes.append((max(0, x0) + int(xs.min()), y + int(ys.min()), max(0, x0) + int(xs.max()) + 1,
+                      y + int(ys.max()) + 1))
+    boxes.sort(key=lambda b: -(b[2] - b[0]) * (b[3] - b[1]))
+    return sorted(boxes[:MAX_REGIONS], key=lambda b: (b[1], b[0]))
+
+
+def _count_runs(mask: np.ndarray) -> int:
+    n, _ = cv2.connectedComponents(mask, connectivity=8)
+    return n - 1

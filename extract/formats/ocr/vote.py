@@ -1,0 +1,113 @@
+"""A second engine's vote on the words the first engine doubted.
+
+Tesseract reads a page; the words it read below ``VOTE_BELOW`` are cut out and read
+again by a different recogniser (RapidOCR's line model, extract/formats/ocr/rapid.py),
+which makes different mistakes. The rule, per doubtful word:
+
+* both read the same text: the doubt was Tesseract's line model stumbling over a short
+  isolated token, not the ink; the word's confidence rises to the better of the two;
+* they differ: the word keeps the *lower* of the two confidences, so the lab rules
+  send what depends on it to review. Its text changes only when the second engine is
+  sure of its reading (``VOTER_REPLACES_AT``) or agrees with one of Tesseract's own
+  re-readings of the word (``alternatives``), and a changed word's confidence is then
+  capped below the readers' trust line. Nothing is ever corrected into a confident
+  value: a corrected word is shown, cited and reviewed.
+
+Only doubtful words are voted on, and numbers read short of near-certain (a lost
+decimal point reads as a confident "79"); at most VOTE_MAX_WORDS a page, so the vote
+costs about a second a page rather than a second full-page reading.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from PIL import Image
+
+from domain.content import Word
+
+# Words read below this confidence get a second opinion, and numbers below the higher
+# bar: Tesseract read a faxed "7.9" as "79" at 0.95, a dropped decimal point that only
+# another engine notices. At most this many words a page (lowest confidence first).
+VOTE_BELOW = 0.9
+NUMBER_VOTE_BELOW = 0.97
+VOTE_MAX_WORDS = 50
+# A second reading must be at least this sure to count as agreement.
+VOTER_MIN_SCORE = 0.75
+# A second reading this sure, of a word Tesseract doubted, replaces its text (RapidOCR
+# read "11.8", "A1c", "x10E3/uL" at 0.93-1.0 where Tesseract read "118)", "Aic" and
+# "xX10E3/uL" at 0.04-0.52 and its own re-readings disagreed with each other).
+VOTER_REPLACES_AT = 0.9
+# A word whose text the vote changed is capped below the confidence the readers trust
+# (extract.layout.OCR_TRUSTED_CONF, 0.5): a changed value is always reviewed.
+CHANGED_MAX_CONF = 0.45
+
+# crops -> (text, score 0..1) per crop
+Reader = Callable[[list[Image.Image]], list[tuple[str, float]]]
+
+
+def _latin(text: str) -> bool:
+    """Text our reports can print: the second engine's model also knows Chinese, and
+    reads a speck as "●" or a box as "口", which is no vote for anything."""
+    return all(ch.isascii() or ch in "µμ°±≤≥‼▲▼↑↓" or ch.isalpha() and ord(ch) < 0x250 for ch in text)
+
+
+def same_text(a: str, b: str) -> bool:
+    """Equal once spaces are ignored (RapidOCR often drops the space between tokens)."""
+    return "".join(a.split()) == "".join(b.split())
+
+
+def crop_word(image: Image.Image, w: Word) -> Image.Image:
+    """The word with a margin of paper around it, as a recogniser expects a line crop."""
+    pad = max(2, round(0.25 * (w.y1 - w.y0)))
+    box = (max(0, round(w.x0) - pad), max(0, round(w.y0) - pad),
+           min(image.width, round(w.x1) + pad + 1), min(image.height, round(w.y1) + pad + 1))
+    return image.crop(box)
+
+
+def _bar(text: str) -> float:
+    """The confidence below which a word is voted on (0: never, for marks without
+    letters or digits, which a line recogniser reads no better)."""
+    if any(ch.isdigit() for ch in text):
+        return NUMBER_VOTE_BELOW
+    return VOTE_BELOW if any(ch.isalnum() or ch in "%<>" for ch in text) else 0.0
+
+
+def vote(
+    image: Image.Image,
+    words: list[Word],
+    reader: Reader,
+    alternatives: dict[int, Sequence[str]] | None = None,
+) -> list[Word]:
+    """Apply the second reader's vote to the doubtful ``words`` (changed in place).
+
+    ``alternatives`` maps ``id(word)`` to other texts the first engine read for it
+    (its re-readings); returns ``words``. A reader that fails leaves every word as it
+    was: the vote can only add certainty that it has earned.
+    """
+    doubtful = sorted(
+        (w for w in words if (w.conf or 0.0) < _bar(w.text) and w.x1 - w.x0 >= 2 and w.y1 - w.y0 >= 6),
+        key=lambda w: w.conf or 0.0,
+    )[:VOTE_MAX_WORDS]
+    if not doubtful:
+        return words
+    try:
+        readings = reader([crop_word(image, w) for w in doubtful])
+    except Exception:  # noqa: BLE001 - a second opinion that fails must not fail the page
+        return words
+    alternatives = alternatives or {}
+    for w, (text, score) in zip(doubtful, readings):
+        conf = w.conf or 0.0
+        if not _latin(text):
+            continue
+        if text and score >= VOTER_MIN_SCORE and same_text(text, w.text):
+            w.conf = round(max(conf, score), 4)
+            continue
+        w.conf = round(min(conf, score), 4)
+        if not text or " " in text.strip() or score < VOTER_MIN_SCORE:
+            continue
+        backed = any(same_text(a, text) for a in alternatives.get(id(w), ()))
+        if backed or score >= VOTER_REPLACES_AT:
+            w.text = text  # one token, as a word must be (a split is the re-read's call)
+            w.conf = round(min(w.conf, CHANGED_MAX_CONF), 4)
+    return words
