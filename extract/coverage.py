@@ -121,6 +121,8 @@ _VALUE = re.compile(rf"^(?P<cmp>{COMPARATOR})?(?P<num>{_NUM})(?P<flag>[{re.escap
 _VALUE_UNIT = re.compile(rf"^(?P<num>{_NUM})(?P<unit>%|[A-Za-z\u00b5\u03bc/][\w\u00b5\u03bc/.^*]*)$")
 _RATIO = re.compile(r"^\d{2,3}/\d{2,3}$")  # blood pressure 152/94
 _WORD = re.compile(r"[^\W\d_]{2,}")
+_DAY_MONTH = re.compile(r"(\d{1,2})[/.-](\d{1,2})")
+_DATE_WORDS = frozenset({"on", "of", "from", "since", "dated", "until", "by", "to"})
 _EDGE = "(),;:.[]"  # punctuation around a printed token
 _NUMBERS = re.compile(_NUM)
 
@@ -190,6 +192,12 @@ def _classify(tokens: list[_Token]) -> None:
     for t in tokens:
         if t.kind == "value" and re.fullmatch(r"\d{1,2}\)", t.text):
             t.kind = "masked"  # "...; 3) Mucoparietal thickening"
+    for prev, t in zip(tokens, tokens[1:]):
+        # A day and month without a year after "on"/"since" ("8.4% on 09/01") is a date.
+        m = _DAY_MONTH.fullmatch(t.text.strip(_EDGE))
+        if m and prev.text.lower() in _DATE_WORDS and min(map(int, m.groups())) <= 12 \
+                and max(map(int, m.groups())) <= 31:
+            t.kind = "masked"
     # A bare "<100" is the reference range when the piece prints another value; alone it
     # is the value ("CRP <0.5 mg/L 0-5"), and so is a ratio only beside a unit.
     for i, t in enumerate(tokens):
@@ -340,6 +348,27 @@ def _cited(word, page: PageContent, cites: Sequence[tuple[BoundingBox, frozenset
 
 def _quote_tokens(quote: str) -> frozenset[str]:
     return frozenset(t.strip(_EDGE) for t in quote.split())
+
+
+# A cumulative report's cell is quoted from the test name through its column
+# ("Creatinine 2.1 H 1.8 H" for the 1.8 of the second date): the numbers between the
+# name and the reading's own value are other columns' values, which this fact does not
+# cover, so a date column no fact reads is still seen. Numbers after the value (a lab
+# site code, a range) stay covered as before.
+_READING_KEYS = ("value", "systolic", "diastolic")
+
+
+def _fact_tokens(fact: FactProposal) -> frozenset[str]:
+    words = [t.strip(_EDGE) for t in fact.citation.quote_or_value.split()]
+    value = fact.structured_value or {}
+    if fact.fact_type not in ("lab_result", "vital_sign") or not value.get("value"):
+        return frozenset(words)
+    own = set(_NUMBERS.findall(" ".join(str(value.get(k) or "") for k in _READING_KEYS)))
+    name = set(str(value.get("test_name") or "").split())
+    at = next((i for i, t in enumerate(words) if own and set(_NUMBERS.findall(t)) & own and t not in name), None)
+    if at is None:
+        return frozenset(words)
+    return frozenset(t for i, t in enumerate(words) if i >= at or t in name or not _NUMBERS.search(t))
 
 
 def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[str]]]) -> list[UnreadRegion]:
@@ -648,7 +677,7 @@ def unread_content(content: NormalizedContent, facts: Iterable[FactProposal]) ->
     facts = list(facts)
     regions: list[UnreadRegion] = []
     for page in content.pages:
-        cites = [(f.citation.bounding_box, _quote_tokens(f.citation.quote_or_value)) for f in facts
+        cites = [(f.citation.bounding_box, _fact_tokens(f)) for f in facts
                  if f.citation.page == page.number and f.citation.bounding_box is not None]
         regions += _page_regions(page, cites)
     if content.sections:

@@ -123,6 +123,13 @@ class PhraseBook:
                 raise ValueError(f"label {phrase!r} is already used for {self._by_tokens[tokens]!r}")
         self.max_len = max(len(t) for t in self._by_tokens)
 
+    def vouches(self, hit: PhraseHit, after: Sequence[Word]) -> bool:
+        """Whether the words after a label written without a colon ("MRN AW-481530",
+        "Born 06/21/1958") have the shape of that label's value, so that a one-word label
+        opening a segment can be trusted. A vocabulary that knows its values' shapes
+        says so; by default a bare one-word label is never trusted."""
+        return False
+
     def match_at(self, words: Sequence[Word], start: int) -> PhraseHit | None:
         """The longest phrase beginning at ``words[start]``."""
         tokens: list[str] = []
@@ -228,7 +235,8 @@ def _label_pieces(seg: list[Word], book: PhraseBook) -> list[tuple[PhraseHit | N
     i = 0
     while i < len(seg):
         hit = book.match_at(seg, i)
-        trusted = hit is not None and (hit.ends_with_colon or (i == 0 and hit.tokens >= 2))
+        trusted = hit is not None and (hit.ends_with_colon or (i == 0 and (
+            hit.tokens >= 2 or book.vouches(hit, seg[hit.end:]))))
         if trusted:
             starts.append(hit)
             i = hit.end

@@ -325,15 +325,24 @@ def _page_unread(page: PageContent, read: _Read, ids: _Read, newest: date, sourc
         for seg in segments(row.words):
             if any(id(w) in labelled for w in seg):
                 continue
-            found = _leading_date(seg)
-            if found is None or len(found[1]) != len(seg) or not _dob_like(found[0], newest):
+            # The date alone, or after a few words that are no label the vocabulary
+            # knows ("Geb.-Dat. 06/21/1958", written without a colon).
+            for k in range(min(MAX_UNKNOWN_LABEL_WORDS, len(seg))):
+                if any(c.isdigit() for w in seg[:k] for c in w.text):
+                    break
+                found = _leading_date(seg[k:])
+                if found is not None:
+                    break
+            if found is None or k + len(found[1]) != len(seg) or not _dob_like(found[0], newest):
                 continue
             iso, words = found
             if read.covers(page, words, text_of(words), iso):
                 continue
-            out.append(UnreadIdentifier(kind="dob", label=None, value=text_of(words),
-                                        reason="a birth date printed without a label beside the patient's name",
-                                        citation=cite(words, "unread.identity")))
+            label = text_of(seg[:k]).rstrip(":# ") or None
+            reason = (f"a date of birth-like date under an unknown label {label!r}" if label
+                      else "a birth date printed without a label beside the patient's name")
+            out.append(UnreadIdentifier(kind="dob", label=label, value=text_of(words), reason=reason,
+                                        citation=cite(list(seg[:k]) + words, "unread.identity")))
     return out
 
 

@@ -8,6 +8,8 @@ them on a header they were not written against:
   "Born MM/DD/YYYY" line without a colon, "Hosp# ...", an account number, "Specimen
   drawn ...", an accession number and a phone line beside them; then a plain results
   table (Test | Result | Units | Reference interval | Flag).
+* ``unknown_birth_label`` - the same, with the birth date under "Geb.-Dat.", a label
+  the vocabulary does not hold: the sweep must report it as printed but not read.
 
 Every person, number and laboratory here is invented.
 """
@@ -20,7 +22,7 @@ from golden.drawing import Canvas, us_date
 from golden.ground_truth import LabCase
 
 
-def _abbreviated_identity(case: LabCase) -> bytes:
+def _abbreviated_identity(case: LabCase, birth_label: str = "Born") -> bytes:
     """Letter, Helvetica 9: identity in a two-column header under short labels."""
     c = Canvas(font="helv", size=9)
     p = case.patient
@@ -28,7 +30,7 @@ def _abbreviated_identity(case: LabCase) -> bytes:
     c.text(48, 62, "Clinical Chemistry - results report", size=8)
     c.text(48, 92, f"Pt: {p.last.upper()}, {p.first}")
     c.text(330, 92, f"Specimen drawn {us_date(case.collection_date)} 07:40")
-    c.text(48, 106, f"Born {us_date(p.dob)}")
+    c.text(48, 106, f"{birth_label} {us_date(p.dob)}")
     c.text(330, 106, "Accession: A26-004127")
     c.text(48, 120, f"Hosp# {p.mrn}")
     c.text(330, 120, "Lab phone: (503) 555-0199")
@@ -57,6 +59,8 @@ def _abbreviated_identity(case: LabCase) -> bytes:
 
 LAYOUTS: dict[str, Callable[[LabCase], bytes]] = {
     "abbreviated_identity": _abbreviated_identity,
+    # The same header with the birth date under a label no vocabulary holds.
+    "unknown_birth_label": lambda case: _abbreviated_identity(case, "Geb.-Dat."),
 }
 
 __all__ = ["LAYOUTS"]

@@ -70,6 +70,21 @@ class _FieldLabels(PhraseBook):
             return None
         return hit
 
+    def vouches(self, hit, after):
+        """"Born 06/21/1958", "MRN AW-481530", "Drawn 11/02/2026": a bare label is
+        trusted when a date follows a date label, or a record-number-shaped word (letters
+        or digits with at least three digits, not a date or a decimal) an identifier label."""
+        if not after:
+            return False
+        if hit.key in ("dob", "collected"):
+            found = find_date(" ".join(w.text for w in after[:4]))
+            return found is not None and found.start == 0
+        if hit.key in ("mrn", "other_id"):
+            text = after[0].text.strip(" ,;")
+            decimal = V.parse_number(text) is not None and any(c in text for c in ".,")
+            return sum(c.isdigit() for c in text) >= 3 and find_date(text) is None and not decimal
+        return False
+
 
 FIELD_LABELS = _FieldLabels(phrase_table(
     {"name": "name", "first_name": "name_part", "last_name": "name_part", "middle_name": "name_part",
@@ -396,6 +411,13 @@ def _ocr_doubts(r: RowResult) -> list[str]:
     confs = [w.conf for w in r.reading.value_words if w.conf is not None]
     if confs and min(confs) < OCR_TRUSTED_CONF:
         doubts.append(f"value read by OCR with low confidence ({min(confs):.2f})")
+    # A misread name or unit charts a value under the wrong test or scale ("LOL
+    # Cholesterol", "mig/dL"): their words are held to the same bar as the value's.
+    skip = {id(w) for w in r.leader} | {id(w) for w in r.reading.value_words}
+    for what, tokens in (("test name", set(r.test_name.split())), ("unit", set((r.reading.unit or "").split()))):
+        confs = [w.conf for w in r.words if w.conf is not None and id(w) not in skip and w.text in tokens]
+        if confs and min(confs) < OCR_TRUSTED_CONF:
+            doubts.append(f"{what} read by OCR with low confidence ({min(confs):.2f})")
     if r.reading.reference_range and not r.range_clean:
         doubts.append(f"reference range {r.reading.reference_range!r} could not be read")
     elif r.range_expected and not r.reading.reference_range:

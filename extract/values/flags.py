@@ -47,8 +47,9 @@ def _polarity(text: str) -> str | None:
 # ``resolve_flag``). Keys are upper case with single spaces.
 _FLAGS: dict[str, str] = {
     **dict.fromkeys(["N", "NL", "NORMAL", "WNL", "WITHIN NORMAL LIMITS", "IN RANGE", "WITHIN RANGE"], "normal"),
-    **dict.fromkeys(["H", "HI", "HIGH", "^", "\u2191"], "high"),
-    **dict.fromkeys(["L", "LO", "LOW", "V", "\u2193"], "low"),
+    # Arrows and triangles pointing up or down say the same as H and L.
+    **dict.fromkeys(["H", "HI", "HIGH", "^", "\u2191", "\u25b2", "\u25b4"], "high"),
+    **dict.fromkeys(["L", "LO", "LOW", "V", "\u2193", "\u25bc", "\u25be"], "low"),
     **dict.fromkeys(["HH", "H*", "*H", "CH", "H!", "!H", "\u2191\u2191", "CRITICAL HIGH", "CRIT HIGH", "PANIC HIGH",
                      "HIGH CRITICAL", "CRITICALLY HIGH", "CRITICAL H"], "critical_high"),
     **dict.fromkeys(["LL", "L*", "*L", "CL", "L!", "!L", "\u2193\u2193", "CRITICAL LOW", "CRIT LOW", "PANIC LOW",
@@ -136,14 +137,18 @@ def read_flag_key(text: str) -> dict[str, str] | None:
     sign; letter codes need two pairs (so that "A abnormal" in prose is not a key).
     """
     tokens = [t for t in _KEY_SPLIT.split(normalize_ws(text or "")) if t]
+    labelled = False
     while tokens and tokens[0].rstrip(":").upper() in _KEY_LABELS | {"FLAG", "RESULT"}:
         tokens.pop(0)
+        labelled = True
     tokens = [t for t in tokens if t not in _KEY_SEPARATORS]
     pairs: dict[str, str] = {}
     i = 0
     while i < len(tokens):
         sym = tokens[i].rstrip(",;")
         if not _is_symbol(sym):
+            if pairs and (labelled or len(pairs) >= 2):
+                break  # "... ‼ critical — phoned to ward": a remark after the key
             return None
         for n in range(min(_MAX_MEANING_WORDS, len(tokens) - i - 1), 0, -1):
             words = [w.rstrip(",;") for w in tokens[i + 1 : i + 1 + n]]

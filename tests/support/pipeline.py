@@ -85,10 +85,10 @@ def repeat_with_changed_value(wb, value="12.9"):
 
 
 def abbreviated_identity_lab(case=CASE) -> bytes:
-    """The chart patient's own report under "Pt:", "Born" and "Hosp#" labels
-    (golden.identity_layouts): the lab reader reads the name and the number, and leaves
-    the "Born" line (a one-word label without a colon) to the identity sweep, which
-    reports it as printed but not read."""
+    """The chart patient's own report under "Pt:" and "Hosp#" labels, its birth date
+    under "Geb.-Dat." (golden.identity_layouts): the lab reader reads the name and the
+    number, and leaves the birth date under a label it does not know to the identity
+    sweep, which reports it as printed but not read."""
     from golden.identity_layouts import LAYOUTS
 
-    return LAYOUTS["abbreviated_identity"](case)
+    return LAYOUTS["unknown_birth_label"](case)

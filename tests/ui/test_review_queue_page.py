@@ -246,7 +246,7 @@ def test_results_not_read_are_acknowledged_as_read_by_a_person_never_approved_in
 
 
 def test_identity_values_printed_but_not_read_are_shown_and_need_a_reason(app_env):
-    """The chart patient's own report whose "Born" line no reader took: the comparison
+    """The chart patient's own report whose birth date under "Geb.-Dat." no reader took: the comparison
     shows the birth date as printed but not read, with its place, never as absent; the
     approval asks for a reason and the confirmation, as a mismatch does."""
     from tests.support.pipeline import abbreviated_identity_lab
@@ -263,7 +263,7 @@ def test_identity_values_printed_but_not_read_are_shown_and_need_a_reason(app_en
     assert any("Printed but not read" in m.value for m in at.markdown)
     cells = [str(t.value.to_dict()) for t in at.table]
     assert any("printed but not read" in c for c in cells) and not any("not on the document — " in c for c in cells)
-    assert any("Born" in c and "page 1" in c for c in cells)
+    assert any("Geb.-Dat." in c and "page 1" in c for c in cells)
     button(at, "Approve identity").click().run()
     assert any("written reason" in e.value for e in at.error)
     assert document_report(app_env, report["document_id"])["identity"]["status"] == "identity_ambiguous_needs_review"

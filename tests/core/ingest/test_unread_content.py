@@ -112,7 +112,7 @@ def test_acknowledging_closes_it_without_chart_or_evidence_and_keeping_it_is_ref
 
 
 def test_a_layout_no_reader_knows_is_reported_not_passed_off_as_a_clean_read(wb):
-    layout = LAYOUTS["two-panel cumulative sheet"]
+    layout = LAYOUTS["results in sentences"]  # the readers take only some of them
     patient = chart_patient(wb, CASE.patient)
     report = ingest(wb, patient, layout.build(), layout.doc_type)
     read = {f["structured_value"].get("value") for f in report["facts"] if f["fact_type"] == "lab_result"}
@@ -120,5 +120,6 @@ def test_a_layout_no_reader_knows_is_reported_not_passed_off_as_a_clean_read(wb)
     printed = {r.value for r in layout.truth}
     unread_text = " ".join(r["text"] for r in item["structured_value"]["regions"])
     # Every printed value is either read into a finding or shown among the unread places.
-    assert all(v in read or v in unread_text.split() for v in printed)
+    shown = {w.strip(".,;") for w in unread_text.split()}
+    assert all(v in read or v.rstrip("%") in read or v in shown for v in printed)
     assert report["job"]["counts"]["unread_content"] == len(item["structured_value"]["regions"]) > 0

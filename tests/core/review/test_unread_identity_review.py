@@ -24,7 +24,7 @@ def test_an_unread_birth_date_holds_the_document_and_is_shown_where_it_is_printe
     identity = report["identity"]
     assert identity["status"] == "identity_ambiguous_needs_review"  # name and number match; the DOB was not read
     (u,) = identity["unread_identifiers"]
-    assert (u["kind"], u["label"]) == ("dob", "Born") and u["citation"]["bounding_box"]
+    assert (u["kind"], u["label"]) == ("dob", "Geb.-Dat.") and u["citation"]["bounding_box"]
     assert "printed but not read" in identity["mismatch_reason"]
     assert not [f for f in report["facts"] if f["active"]]
     assert chart_view(wb, patient["id"])["labs"] == []

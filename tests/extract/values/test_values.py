@@ -596,6 +596,8 @@ def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported(
     key = read_flag_key("* = critical")
     assert resolve_flag(["*"], "6.1", "8.6-10.3").flag == "abnormal"
     assert resolve_flag(["*"], "6.1", "8.6-10.3", key=key).flag == "critical_low"
-    unknown = resolve_flag(["\u25b2"], "151", "135-145")
-    assert unknown.unrecognised == ("\u25b2",) and unknown.flag == "high" and unknown.derived
-    assert resolve_flag(["\u25b2"], "151", "135-145", key=read_flag_key("\u25b2 high")).flag == "high"
+    unknown = resolve_flag(["\u25c6"], "151", "135-145")  # a diamond: no default meaning
+    assert unknown.unrecognised == ("\u25c6",) and unknown.flag == "high" and unknown.derived
+    assert resolve_flag(["\u25c6"], "151", "135-145", key=read_flag_key("\u25c6 high")).flag == "high"
+    # Triangles pointing up or down say what arrows do.
+    assert resolve_flag(["\u25bc"], "129", "135-145").flag == "low"
