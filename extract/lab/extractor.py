@@ -41,7 +41,7 @@ from domain.policy.facts.citations import quote_from_words
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import find_date
-from extract.values.flags import FlagKey, FlagReading, read_flag_key, resolve_flag
+from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
     RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_results,
@@ -177,10 +177,11 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     dates = _collection_dates(fields)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
     result.identifiers = _identifiers(fields, source_id)
+    flags_printed = any(r.flag_text or r.reading.inline_flag for r in results)
     for i, r in enumerate(results):
         page = r.row.page.number
         date = r.collection_date or dates.get(page, dates.get(0))
-        result.facts.append(_fact(r, i, date, source_id, key))
+        result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
@@ -327,7 +328,8 @@ def _confidence(r: RowResult, has_date: bool, flag: str, derived: bool) -> float
 _FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low", "unknown": ""}
 
 
-def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey | None = None) -> FactProposal:
+def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey | None = None, *,
+          flags_printed: bool = False) -> FactProposal:
     page = r.row.page
     quote, box = quote_from_words(page, r.words)
     citation = Citation(
@@ -369,6 +371,8 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
     if date:
         text += f", collected {date}"
     doubts = r.doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
+    if r.ocr and flags_printed:
+        doubts += _ocr_flag_doubts(r, flag, derived)
     if unit_doubt:
         doubts.append(unit_doubt)
     if r.reading.leftovers:
@@ -401,6 +405,27 @@ def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
         fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
         confidence=round(confidence, 3), wants_review=True, review_reason=PROSE_REASON,
     )
+
+
+def _ocr_flag_doubts(r: RowResult, flag: str, derived: bool) -> list[str]:
+    """A scanned report that prints flags can lose one to OCR: a "‼" dropped beside a
+    potassium of 6.6 leaves a value merely past its range, a "▼" read as "*" an
+    undirected abnormal. So on such a report a value outside its range with no flag
+    read, or with a flag read below the trusted confidence that says something else than
+    the range does, goes to a person (a critical flag is never quietly lost)."""
+    if derived and flag in ("high", "low", "abnormal"):
+        return ["the value is outside its range but no flag was read beside it, though this report prints "
+                "flags: one may have been lost in the scan"]
+    if not r.flag_text:
+        return []
+    confs = [w.conf for w in r.words if w.conf is not None and w.text and w.text in r.flag_text]
+    if not confs or min(confs) >= OCR_TRUSTED_CONF:
+        return []
+    by_range = derive_flag(r.reading.value, r.reading.reference_range)
+    if by_range == flag:
+        return []  # an "H" read faintly beside a value above its range says what the range says
+    return [f"the printed flag {r.flag_text!r} was read with low confidence ({min(confs):.2f}) and says "
+            f"{flag.replace('_', ' ')} where the range says {by_range or 'nothing'}"]
 
 
 def _ocr_doubts(r: RowResult) -> list[str]:
