@@ -1,0 +1,101 @@
+"""Lab sheets with one column per test and one row per sample date. Every layout here
+was written after the rule (``extract.values.wide_results``), none is the guard's layout:
+units in the header or a row of their own, ranges on a row, flags beside values, a
+column no reader knows, and near misses that must give no result."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from extract.coverage import unread_content
+from extract.formats.office.xlsx import normalize_xlsx
+from extract.workbook.extractor import extract_workbook
+from tests.support.extract_support import of_type, read_and_extract
+from tests.support.file_builders import sheets_workbook
+
+SOURCE = "documents:45"
+ID_ROWS = [["Patient", "Tobiah Okonkwo-Lund"], ["D.O.B.", "1949-12-02"], ["Hospital no", "TL-90312"]]
+
+
+def run(sheets):
+    return read_and_extract(sheets_workbook(sheets), normalize_xlsx, extract_workbook, SOURCE)
+
+
+def labs(result) -> dict[tuple[str, str | None], dict]:
+    return {(f.structured_value["test_name"], f.structured_value["collection_date"]): f.structured_value | {
+        "_loc": f.citation.page_or_section, "_quote": f.citation.quote_or_value, "_review": f.wants_review}
+        for f in of_type(result, "lab_result")}
+
+
+def test_units_in_the_header_and_real_dates_give_one_result_per_cell_cited_to_it():
+    content, result = run({"Bloods": ID_ROWS + [
+        [], ["Date taken", "Hb (g/L)", "WCC (x10^9/L)", "Plt (x10^9/L)", "CRP (mg/L)"],
+        [datetime(2025, 11, 2), 131, 7.2, 254, 3],
+        [datetime(2025, 11, 20), 118, 14.6, 402, 88],
+    ]})
+    got = labs(result)
+    assert len(got) == 6  # "WCC" is no name the analyte vocabulary knows: reported, not guessed
+    assert any("Bloods!C6, C7" in w.message and "'WCC (x10^9/L)'" in w.message
+               for w in result.warnings if w.code == "xlsx_result_not_read")
+    crp = got[("CRP", "2025-11-20")]
+    assert (crp["value"], crp["unit"], crp["_loc"], crp["_quote"]) == ("88", "mg/L", "Bloods!E7", "88")
+    assert got[("Hb", "2025-11-02")]["unit"] == "g/L" and got[("Plt", "2025-11-20")]["value"] == "402"
+    assert not any(v["_review"] for v in got.values())
+    assert unread_content(content, result.facts) == []
+
+
+def test_a_units_row_a_range_row_and_printed_flags():
+    content, result = run({"Renal": ID_ROWS + [
+        ["Collected", "Sodium", "Potassium", "eGFR"],
+        ["units", "mmol/L", "mmol/L", "mL/min/1.73m2"],
+        ["Normal range", "133-146", "3.5-5.3", ">60"],
+        ["14/09/2025", "131 L", "6.2H", "41"],
+        ["30/09/2025", "136", "4.8", "47"],
+    ]})
+    got = labs(result)
+    k = got[("Potassium", "2025-09-14")]
+    assert (k["value"], k["unit"], k["reference_range"], k["abnormal_flag"], k["_quote"]) == (
+        "6.2", "mmol/L", "3.5-5.3", "high", "6.2H")
+    assert got[("Sodium", "2025-09-14")]["abnormal_flag"] == "low"
+    assert got[("Potassium", "2025-09-30")]["abnormal_flag"] == "normal"
+    assert got[("eGFR", "2025-09-30")]["unit"] == "mL/min/1.73m2"
+    assert len(got) == 6
+    # The guard (not this reader) takes the range row's one-sided ">60" for a value.
+    assert [r.locator for r in unread_content(content, result.facts)] in ([], ["Renal!A6:D6"])
+
+
+def test_a_header_naming_no_known_test_is_reported_not_guessed():
+    content, result = run({"Trend": ID_ROWS + [
+        ["Sample date", "Na", "K", "Zorbitol index", "Comment"],
+        ["2026-01-05", 140, 4.1, 17, "routine"],
+        ["2026-01-12", 138, 4.4, 19, None],
+    ]})
+    got = labs(result)
+    assert sorted(got) == [("K", "2026-01-05"), ("K", "2026-01-12"), ("Na", "2026-01-05"), ("Na", "2026-01-12")]
+    said = [w.message for w in result.warnings if w.code == "xlsx_result_not_read"]
+    assert len(said) == 1 and "Trend!D5, D6" in said[0] and "'Zorbitol index'" in said[0]
+
+
+def test_a_word_under_a_test_and_a_row_without_a_date_are_not_charted_quietly():
+    _, result = run({"Sheet1": ID_ROWS + [
+        ["Date", "Na", "K"],
+        ["2026-02-01", 137, "haemolysed"],
+        ["", 139, 4.0],
+    ]})
+    got = labs(result)
+    assert ("Na", "2026-02-01") in got and ("K", "2026-02-01") not in got
+    assert all(v["_review"] for (name, date), v in got.items() if date is None)
+    assert any("'K'" in w.message for w in result.warnings if w.code == "xlsx_result_not_read")
+
+
+def test_the_table_ends_where_its_dates_end_and_near_misses_give_no_result():
+    _, result = run({"Clinic": ID_ROWS + [
+        ["Date", "Creatinine", "Urea"],
+        ["2026-03-01", 88, 6.1],
+        ["Stock item", "Sodium chloride 0.9%", "Potassium tablets"],
+        ["Gloves", 400, 120],
+    ], "Stock": [["Item", "Count", "Checked"], ["Potassium chloride tablets", 60, "2026-03-01"],
+                 ["Sodium bicarbonate 8.4%", 12, "2026-03-01"]],
+        "Contacts": [["Date", "Phone", "Extension"], ["2026-03-02", "(0131) 496 0552", 2217],
+                     ["2026-03-09", "0161 555 0199", 3012]]})
+    assert sorted(labs(result)) == [("Creatinine", "2026-03-01"), ("Urea", "2026-03-01")]
