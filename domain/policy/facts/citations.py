@@ -188,6 +188,16 @@ def _rows_text(locator: str, sections: dict[str | None, list[str]]) -> list[str]
     return [" | ".join(joined)] if joined else []
 
 
+def rows_text(sections: Iterable, locator: str) -> str | None:
+    """The text a workbook range over several rows stands for (its rows joined by " | "),
+    or None when ``locator`` is no such range: what a viewer shows for it."""
+    texts: dict[str | None, list[str]] = {}
+    for s in sections:
+        texts.setdefault(s.locator, []).append(" ".join(s.text.split()))
+    found = _rows_text(locator, texts)
+    return found[0] if found else None
+
+
 def _verify_section(citation: Citation, sections: dict[str | None, list[str]]) -> Citation:
     needle = " ".join(citation.quote_or_value.split())
     texts = sections.get(citation.page_or_section) or _rows_text(citation.page_or_section, sections)
