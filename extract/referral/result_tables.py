@@ -12,7 +12,8 @@ from domain.content import NormalizedContent, Section
 from domain.models import ExtractionWarning
 from extract.referral.facts import Found
 from extract.values.dates import parse_date
-from extract.values.wide_results import WideHeader, is_data_row, read_description_row, read_header, read_row
+from extract.values.wide_results import (WideHeader, is_data_row, read_description_row, read_header, read_row,
+                                        settle_dates)
 
 
 def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int], list[ExtractionWarning]]:
@@ -23,7 +24,8 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
     unread: dict[tuple[int, str, str], list[str]] = {}
     header: WideHeader | None = None
     table = None
-    for row in (s for s in content.sections if s.section_type == "table_row"):
+    rows = [s for s in content.sections if s.section_type == "table_row"]
+    for i, row in enumerate(rows):
         t, r = row.meta["table"], row.meta["row"]
         pairs = [(c, text.strip()) for c, text in row.meta["cells"]]
         if t != table:
@@ -32,6 +34,8 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
             header = read_header(pairs)
             if header is not None:
                 tables.add(t)
+                settle_dates(header, [dict(later.meta["cells"]).get(header.date_col, "") for later in rows[i + 1:]
+                                      if later.meta["table"] == t])
             continue
         if read_description_row(header, pairs):
             continue

@@ -61,6 +61,25 @@ class WideHeader:
     date_col: int
     analytes: dict[int, AnalyteColumn]
     unknown: dict[int, str] = field(default_factory=dict)  # col -> a header naming no test
+    day_first: bool | None = None  # how the date column's other dates settle "04/03/2026" (``settle_dates``)
+
+
+_NUMERIC_DATE = re.compile(r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-](\d{2}|\d{4})\b")
+
+
+def settle_dates(header: WideHeader, date_texts: list[str]) -> None:
+    """One column prints its dates one way: when some of its dates can only be read
+    day-first (30/09/2025) and none only month-first (09/30/2025), its ambiguous dates
+    (04/09/2025) are read day-first too, and the other way round. Mixed or no evidence:
+    they stay ambiguous."""
+    day_only = month_only = False
+    for text in date_texts:
+        m = _NUMERIC_DATE.match(text or "")
+        if m:
+            a, b = int(m[1]), int(m[2])
+            day_only |= a > 12 >= b
+            month_only |= b > 12 >= a
+    header.day_first = day_only if day_only != month_only else None
 
 
 @dataclass(slots=True)
@@ -168,7 +187,10 @@ def read_row(header: WideHeader, cells: list[tuple[int, str]], date_iso: str | N
             problem = f"date {raw!r} could not be read"
         else:
             date = parsed.iso
-            if parsed.ambiguous:
+            if parsed.ambiguous and _NUMERIC_DATE.match(raw) and header.day_first is not None:
+                if header.day_first:  # read month-first by ``parse_date``: swap day and month
+                    date = f"{date[:4]}-{date[8:10]}-{date[5:7]}"
+            elif parsed.ambiguous:
                 problem = f"ambiguous date {raw!r} (read as {parsed.iso})"
     results: list[WideCell] = []
     unread: dict[int, tuple[str, str]] = {}

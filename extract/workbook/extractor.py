@@ -44,7 +44,7 @@ from extract.section_facts import SectionFacts
 from extract.workbook.labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
 from extract.workbook.vitals import VitalRows, VitalTable, find_vital_header, sheet_date_above
 from extract.workbook.wide_labs import WideLabRows
-from extract.values.wide_results import WideCell, WideHeader, read_header
+from extract.values.wide_results import WideCell, WideHeader, read_header, settle_dates
 from extract.formats.office.xlsx import ENGINE
 
 SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
@@ -282,6 +282,10 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
     header_rows = {t.header_row for t in tables}
     cell_sections = {c.locator: c for c in secs if c.section_type == "cell"}
     wide = {t.header_row: WideLabRows(sheet, t.wide, t.header_row) for t in tables if t.wide is not None}
+    for t in tables:
+        if t.wide is not None:
+            settle_dates(t.wide, [c.text for c in secs if c.section_type == "cell" and c.meta["row"] > t.header_row
+                                  and c.meta["col"] == t.wide.date_col])
 
     def emit(cell: Section, result: WideCell, date: str | None, problem: str | None) -> None:
         column = result.column

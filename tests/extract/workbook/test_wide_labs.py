@@ -99,3 +99,19 @@ def test_the_table_ends_where_its_dates_end_and_near_misses_give_no_result():
         "Contacts": [["Date", "Phone", "Extension"], ["2026-03-02", "(0131) 496 0552", 2217],
                      ["2026-03-09", "0161 555 0199", 3012]]})
     assert sorted(labs(result)) == [("Creatinine", "2026-03-01"), ("Urea", "2026-03-01")]
+
+
+def test_a_date_column_settles_its_ambiguous_dates_one_way():
+    # 05/10/2025 alone could be 5 October or 10 May; 21/10/2025 beside it says day-first.
+    _, result = run({"Lipids": ID_ROWS + [
+        ["Date", "Cholesterol", "LDL", "HDL"],
+        ["05/10/2025", 6.1, 4.0, 1.1],
+        ["21/10/2025", 5.2, 3.1, 1.2],
+    ]})
+    got = labs(result)
+    assert {d for _, d in got} == {"2025-10-05", "2025-10-21"}
+    assert not any(v["_review"] for v in got.values())
+    # Month-first evidence (10/21/2025) reads 11/05/2025 as 5 November.
+    _, result = run({"Lipids": ID_ROWS + [
+        ["Date", "Cholesterol", "LDL", "HDL"], ["11/05/2025", 6.1, 4.0, 1.1], ["10/21/2025", 5.2, 3.1, 1.2]]})
+    assert {d for _, d in labs(result)} == {"2025-11-05", "2025-10-21"}
