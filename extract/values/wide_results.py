@@ -28,6 +28,7 @@ DATE_HEADERS = frozenset({
     "date", "sample date", "date sampled", "sampled", "taken", "date taken", "collected", "date collected",
     "collection date", "collection", "drawn", "date drawn", "specimen date", "result date", "test date",
     "date of test", "date/time", "date time", "when", "bloods taken", "sample taken", "sample", "visit date",
+    "seen", "date seen", "clinic date", "review date", "visit",
 })
 # First cells of a row under the header that gives units or reference ranges per column.
 UNIT_ROW_LABELS = frozenset({"units", "unit", "uom", "unit of measure"})
@@ -102,9 +103,10 @@ class WideRow:
     unread: dict[int, tuple[str, str]]  # col -> (its header, why the filled cell was not read)
 
 
-def read_header(cells: list[tuple[int, str]]) -> WideHeader | None:
+def read_header(cells: list[tuple[int, str]], min_analytes: int = MIN_ANALYTE_COLUMNS) -> WideHeader | None:
     """A header row of a column-per-test table, or None. It has a date column and at least
-    two columns naming an analyte; a row naming vital signs is no lab header."""
+    ``min_analytes`` columns naming an analyte (two on its own; one beside a vital-signs
+    table's columns already known to be a table); a column naming a vital sign is no test's."""
     date_col = None
     analytes: dict[int, AnalyteColumn] = {}
     unknown: dict[int, str] = {}
@@ -127,7 +129,7 @@ def read_header(cells: list[tuple[int, str]]) -> WideHeader | None:
         for inside in _BRACKETS.findall(text):
             _describe(column, inside)
         analytes[col] = column
-    if date_col is None or len(analytes) < MIN_ANALYTE_COLUMNS:
+    if date_col is None or len(analytes) < min_analytes:
         return None
     return WideHeader(date_col, analytes, unknown)
 

@@ -126,7 +126,7 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
         # sign only when it is no lab or medication header.
         if vitals is not None and vitals.layout == "wide" and "test" not in header_roles:
             tables.append(_Table("vitals", s.meta["row"], {}, vitals=vitals,
-                                 sheet_date=sheet_date_above(secs, s.meta["row"])[0]))
+                                 sheet_date=sheet_date_above(secs, s.meta["row"])[0], wide=_labs_beside(vitals, cells)))
             continue
         wide = read_header([(c["col"], c["text"]) for c in cells]) if not header_roles & {"test", "value"} else None
         if wide is not None:
@@ -164,6 +164,23 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
         else:
             tables.append(_Table("medication", s.meta["row"], med))
     return tables
+
+
+def _labs_beside(vitals: VitalTable, cells: list[dict]) -> WideHeader | None:
+    """Tests among a column-per-sign table's columns ("Date | Weight | BP | HbA1c"): read
+    as results of the row's date. The vitals reader keeps reporting the columns that
+    name neither a sign nor a test; those the tests take are no longer its to report."""
+    if not vitals.unknown:
+        return None
+    date_col = vitals.columns.get("date")
+    labs = read_header([(c["col"], c["text"]) for c in cells if c["col"] in vitals.unknown or c["col"] == date_col],
+                       min_analytes=1)
+    if labs is None:
+        return None
+    labs.unknown = {}
+    for col in [*labs.analytes, labs.date_col]:
+        vitals.unknown.pop(col, None)
+    return labs
 
 
 def _table_for(row: int, tables: list[_Table]) -> _Table | None:
@@ -308,6 +325,8 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         if len(by_col) < 2:
             continue  # a title or a note inside the table area
         if table.kind == "vitals":
+            if table.wide is not None:
+                wide[table.header_row].row(s, _row_cells(s), cell_sections, emit)
             date = table.sheet_date or sheet_date
             if table.vitals.layout == "wide":
                 vitals.wide(s, by_col, table.vitals, date)

@@ -39,7 +39,8 @@ UNIT_COLUMN = ("unit", "units", "uom", "unit of measure")
 DATE_COLUMN = ("date", "date/time", "datetime", "date time", "date and time", "taken", "date taken", "time taken",
                "measured", "date measured", "when", "obs date", "observation date", "charted", "recorded at",
                "recorded on", "date recorded", "visit date", "visit", "recorded", "time recorded",
-               "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at")
+               "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at", "seen",
+               "date seen", "clinic date", "review date")
 TIME_COLUMN = ("time", "time of reading", "clock time", "hour")
 _SHEET_DATE_LABELS = ("date", "recorded", "recorded on", "taken", "taken on", "measured on", "seen on", "seen")
 # "Clinic date", "Date of visit", "Date seen": a label about the date of the readings,

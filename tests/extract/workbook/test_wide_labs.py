@@ -115,3 +115,20 @@ def test_a_date_column_settles_its_ambiguous_dates_one_way():
     _, result = run({"Lipids": ID_ROWS + [
         ["Date", "Cholesterol", "LDL", "HDL"], ["11/05/2025", 6.1, 4.0, 1.1], ["10/21/2025", 5.2, 3.1, 1.2]]})
     assert {d for _, d in labs(result)} == {"2025-11-05", "2025-10-21"}
+
+
+def test_tests_beside_vital_signs_in_one_column_per_item_table():
+    content, result = run({"Diabetes review": ID_ROWS + [
+        ["Seen", "Weight (kg)", "BP", "HbA1c (mmol/mol)", "Chol", "Foot pulses"],
+        ["2026-01-10", 88.2, "142/88", 71, 5.9, 2],
+        ["2026-04-11", 86.0, "136/82", 64, 5.1, 2],
+    ]})
+    got = labs(result)
+    assert sorted(got) == [("Chol", "2026-01-10"), ("Chol", "2026-04-11"), ("HbA1c", "2026-01-10"),
+                           ("HbA1c", "2026-04-11")]
+    assert got[("HbA1c", "2026-04-11")]["unit"] == "mmol/mol" and got[("HbA1c", "2026-04-11")]["_loc"] == \
+        "Diabetes review!D6"
+    assert len(of_type(result, "vital_sign")) == 4
+    said = " ".join(w.message for w in result.warnings)
+    assert "'Foot pulses'" in said and "HbA1c" not in said and "Chol" not in said
+    assert unread_content(content, result.facts) == []
