@@ -306,10 +306,14 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
 
     def emit(cell: Section, result: WideCell, date: str | None, problem: str | None) -> None:
         column = result.column
+        # Only a header says this column is a test's: without any unit, a count under
+        # "Iron" or "Magnesium" on a stock sheet would read the same, so a person checks.
+        unsure = () if result.unit or not V.is_numeric_result(result.value) or unitless_analyte(column.test_name) \
+            else (f"no unit printed for {column.label!r}: check the column holds the test's results",)
         lab_fact(ctx, cell, result.text, LabReading(
             name=column.test_name, value=result.value, unit=result.unit, ref=column.reference_range,
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
-            date_problem=problem), has_identity)
+            date_problem=problem), has_identity, unsure)
 
     for s in _rows_of(secs):
         row = s.meta["row"]

@@ -110,7 +110,7 @@ def test_a_date_column_settles_its_ambiguous_dates_one_way():
     ]})
     got = labs(result)
     assert {d for _, d in got} == {"2025-10-05", "2025-10-21"}
-    assert not any(v["_review"] for v in got.values())
+    assert not any("date" in (f.review_reason or "") for f in of_type(result, "lab_result"))
     # Month-first evidence (10/21/2025) reads 11/05/2025 as 5 November.
     _, result = run({"Lipids": ID_ROWS + [
         ["Date", "Cholesterol", "LDL", "HDL"], ["11/05/2025", 6.1, 4.0, 1.1], ["10/21/2025", 5.2, 3.1, 1.2]]})
@@ -132,3 +132,12 @@ def test_tests_beside_vital_signs_in_one_column_per_item_table():
     said = " ".join(w.message for w in result.warnings)
     assert "'Foot pulses'" in said and "HbA1c" not in said and "Chol" not in said
     assert unread_content(content, result.facts) == []
+
+
+def test_without_any_unit_a_column_named_like_a_test_is_held_for_review():
+    # A dispensing tally whose headers happen to name tests: read, never charted unseen.
+    _, result = run({"Dispensed": ID_ROWS + [
+        ["Date", "Iron", "Magnesium", "INR"], ["2026-05-04", 30, 60, 2.4]]})
+    got = labs(result)
+    assert got[("Iron", "2026-05-04")]["_review"] and got[("Magnesium", "2026-05-04")]["_review"]
+    assert not got[("INR", "2026-05-04")]["_review"]  # INR has no unit to miss
