@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from domain.content import Section
 from golden.observation import Observation
 from golden.verdicts import Verdict, cited_document_id, folded_text, is_counted, verdict_from, words_of
 
@@ -61,6 +62,18 @@ def citation_present(obs: Observation) -> Verdict:
     return verdict_from(problems, f"all {len(facts)} facts and every answer item carry a citation")
 
 
+def _rows_of(content, locator: str) -> list:
+    """A workbook range over several rows ("Obs!A3:D4": a blood pressure joined from a
+    systolic and a diastolic row) as one section: its rows' texts joined by " | "."""
+    m = re.match(r"^(.+)![A-Z]+(\d+):[A-Z]+(\d+)$", locator or "")
+    if not m or int(m[3]) <= int(m[2]):
+        return []
+    rows = sorted((s for s in content.sections if s.meta.get("sheet") == m[1]
+                   and int(m[2]) <= s.meta.get("row", 0) <= int(m[3])
+                   and (s.section_type == "row" or s.meta.get("only_cell_in_row"))), key=lambda s: s.meta["row"])
+    return [Section(locator, " | ".join(s.text for s in rows), "rows")] if rows else []
+
+
 def _quote_found(obs: Observation, fact: dict[str, Any]) -> str | None:
     """None when the quote is at its cited place in the content the pipeline read."""
     c = fact["citation"]
@@ -76,7 +89,7 @@ def _quote_found(obs: Observation, fact: dict[str, Any]) -> str | None:
         if quote not in text and "".join(words_of(quote)) not in "".join(words_of(text)):
             return f"fact {fact['fact_id']}: quote not found on page {c['page']}"
         return None
-    sections = [s for s in content.sections if s.locator == c["page_or_section"]]
+    sections = [s for s in content.sections if s.locator == c["page_or_section"]] or _rows_of(content, c["page_or_section"])
     if not sections:
         return f"fact {fact['fact_id']} cites {c['page_or_section']!r}, which the document does not have"
     if not any(quote in folded_text(s.text) for s in sections):

@@ -5,7 +5,8 @@ problems, medications, allergies, results told in sentences and identity.
 The extractor reads labelled paragraphs ("Reason for referral: ...", "Re: ...", "DOB: ..."),
 labels followed by lists (a "Current medications:" paragraph or heading, then one item per
 paragraph), salutation and signature, two-column label/value tables and tables with a
-header row (Medication | Dose | Frequency; Allergen | Reaction; Diagnosis | Code), and a
+header row (Medication | Dose | Frequency; Allergen | Reaction; Diagnosis | Code), result
+tables with a column per test (``extract.referral.result_tables``), and a
 referral written as prose ("I would be grateful if you could see Mr X for ..."; see
 ``extract.referral.prose``): reason, service asked for and urgency, each quoted as printed,
 used only where no label gave that field. Allergies, medications, problems and results
@@ -34,6 +35,7 @@ from domain.models import DocType, ExtractionResult, ExtractionWarning
 from domain.policy.context.mentions import assess
 from extract.referral import prose as P
 from extract.referral.pages import as_sections
+from extract.referral.result_tables import results_in_tables
 from extract.referral.sentence_facts import read_sentence
 from extract.values.prose_text import sentences
 from extract.values.dates import parse_date
@@ -56,7 +58,9 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
         content = as_sections(content)
     else:
         ctx = Ctx.for_content(content, "docx", SOURCE_TYPE, source_id)
-    found = _from_paragraphs(content) + _from_tables(content)
+    results, result_tables, unread = results_in_tables(content)
+    ctx.warnings += unread
+    found = _from_paragraphs(content) + _from_tables(content, skip=result_tables) + results
     for item in [i for i in found if i.how not in INFERRED] + [i for i in found if i.how in INFERRED]:
         emit(ctx, item)
     if not ctx.facts and not ctx.identifiers:
@@ -297,11 +301,14 @@ def _titles_before_tables(content: NormalizedContent) -> dict[int, str]:
     return titles
 
 
-def _from_tables(content: NormalizedContent) -> list[Found]:
+def _from_tables(content: NormalizedContent, skip: set[int] = frozenset()) -> list[Found]:
+    """Label/value tables and list tables; ``skip``: tables of results read elsewhere."""
     cells_by_loc = {s.locator: s for s in content.sections if s.section_type == "table_cell"}
     titles = _titles_before_tables(content)
     out: list[Found] = []
     for t, rows in _rows_by_table(content).items():
+        if t in skip:
+            continue
         header: tuple[str, dict[str, int]] | None = None
         person = person_of(titles[t].rstrip(":\uff1a")) if t in titles else None
         for row in rows:

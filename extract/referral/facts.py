@@ -17,6 +17,7 @@ from extract.values.prose_meds import medications_in
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import ParsedDate, parse_date
+from extract.values.flags import resolve_flag
 from extract.values.written_answers import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.referral.labels import (DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE,
                                      OTHER_ID_INLINE)
@@ -31,6 +32,7 @@ class Found:
     value: str
     section: Section
     how: str  # inline | following | table | header_table | salutation | signature | standalone_date | prose
+    #           | sentence | result_table (a cell of a table with a column per test)
     quote: str | None = None
     columns: dict[str, str] | None = None  # a row of a table with a header row
     person: str | None = None  # an identity field of someone else: whose ("next of kin"...)
@@ -53,7 +55,7 @@ class Ctx(SectionFacts):
 
 _BASE = {"table": 0.9, "header_table": 0.88, "inline": 0.86, "following": 0.8, "salutation": 0.62,
          "signature": 0.62, "standalone_date": 0.7, "prose": 0.68,
-         "sentence": 0.6}
+         "sentence": 0.6, "result_table": 0.8}
 # Values read without a label of their own: an explicit label for the same field wins.
 INFERRED = ("salutation", "signature", "standalone_date", "prose")
 
@@ -62,6 +64,9 @@ def emit(ctx: Ctx, item: Found) -> None:
     """A finding as list items, another person's detail, an identifier or a referral fact."""
     if item.how == "sentence":
         _sentence_item(ctx, item)
+        return
+    if item.how == "result_table":
+        _table_result(ctx, item)
         return
     if item.field in LIST_FIELDS:
         if item.columns is not None:
@@ -396,4 +401,34 @@ def _sentence_item(ctx: Ctx, item: Found) -> None:
         citation=ctx.cite(item.section, item.quote or item.value, ctx.path(collection)),
         confidence=V.confidence(_BASE["sentence"], []), wants_review=bool(reasons),
         review_reason="; ".join(reasons) or None, document_fact_only=bool(other), context_text=item.context,
+    ))
+
+
+# ---------------------------------------------------------------------------- a table with a column per test
+
+TABLE_RESULT_REASON = ("a result from a table in the letter, not from the laboratory's report: check the test, "
+                       "value, unit and date against the table before it enters the chart")
+
+
+def _table_result(ctx: Ctx, item: Found) -> None:
+    """A result from a letter's table with one column per test (``extract.referral.result_tables``),
+    cited to its cell and held for review like every result a letter tells."""
+    p = dict(item.parsed or {})
+    reading = resolve_flag([p["printed_flag"]] if p["printed_flag"] else [], p["value"], p["reference_range"])
+    reasons = [TABLE_RESULT_REASON, *reading.review_reasons()]
+    if p["date_problem"]:
+        reasons.append(p["date_problem"])
+    value = {"test_name": p["test_name"], "value": p["value"], "unit": p["unit"],
+             "reference_range": p["reference_range"], "collection_date": p["collection_date"],
+             "abnormal_flag": reading.flag, "flag_derived": reading.derived, "analyte": p["analyte"]}
+    if p["printed_flag"]:
+        value["flags_as_printed"] = [p["printed_flag"]]
+    text = f"{value['test_name']}: {value['value']}" + (f" {value['unit']}" if value["unit"] else "") \
+        + (f" (ref {value['reference_range']})" if value["reference_range"] else "") \
+        + (f" collected {value['collection_date']}" if value["collection_date"] else "") + " (table in the letter)"
+    ctx.facts.append(FactProposal(
+        fact_type="lab_result", fact_text=text, structured_value=value,
+        citation=ctx.cite(item.section, item.quote or item.value, ctx.path("text_results")),
+        confidence=V.confidence(_BASE["result_table"], [0.9] * (len(reasons) - 1)), wants_review=True,
+        review_reason="; ".join(reasons), document_fact_only=False, context_text=item.section.text,
     ))

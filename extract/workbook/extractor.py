@@ -43,6 +43,8 @@ from extract.values.ranges import split_range_unit
 from extract.section_facts import SectionFacts
 from extract.workbook.labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
 from extract.workbook.vitals import VitalRows, VitalTable, find_vital_header, sheet_date_above
+from extract.workbook.wide_labs import WideLabRows
+from extract.values.wide_results import WideCell, WideHeader, read_header, settle_dates
 from extract.formats.office.xlsx import ENGINE
 
 SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
@@ -50,12 +52,13 @@ SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
 
 @dataclass(slots=True)
 class _Table:
-    kind: str  # lab | medication | vitals
+    kind: str  # lab | medication | vitals | wide_lab (a column per test)
     header_row: int
     columns: dict[str, int]  # role -> column number
     header_units: str = ""  # "Result (mmol/L)"
     vitals: VitalTable | None = None
     sheet_date: str | None = None  # a date printed above a vitals table for all its rows
+    wide: WideHeader | None = None
 
 
 _Ctx = SectionFacts
@@ -123,7 +126,11 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
         # sign only when it is no lab or medication header.
         if vitals is not None and vitals.layout == "wide" and "test" not in header_roles:
             tables.append(_Table("vitals", s.meta["row"], {}, vitals=vitals,
-                                 sheet_date=sheet_date_above(secs, s.meta["row"])[0]))
+                                 sheet_date=sheet_date_above(secs, s.meta["row"])[0], wide=_labs_beside(vitals, cells)))
+            continue
+        wide = read_header([(c["col"], c["text"]) for c in cells]) if not header_roles & {"test", "value"} else None
+        if wide is not None:
+            tables.append(_Table("wide_lab", s.meta["row"], {}, wide=wide))
             continue
         lab = {}
         med = {}
@@ -157,6 +164,23 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
         else:
             tables.append(_Table("medication", s.meta["row"], med))
     return tables
+
+
+def _labs_beside(vitals: VitalTable, cells: list[dict]) -> WideHeader | None:
+    """Tests among a column-per-sign table's columns ("Date | Weight | BP | HbA1c"): read
+    as results of the row's date. The vitals reader keeps reporting the columns that
+    name neither a sign nor a test; those the tests take are no longer its to report."""
+    if not vitals.unknown:
+        return None
+    date_col = vitals.columns.get("date")
+    labs = read_header([(c["col"], c["text"]) for c in cells if c["col"] in vitals.unknown or c["col"] == date_col],
+                       min_analytes=1)
+    if labs is None:
+        return None
+    labs.unknown = {}
+    for col in [*labs.analytes, labs.date_col]:
+        vitals.unknown.pop(col, None)
+    return labs
 
 
 def _table_for(row: int, tables: list[_Table]) -> _Table | None:
@@ -273,6 +297,24 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section) -> None:
 def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], sheet_date: str | None,
           has_identity: bool, vitals: VitalRows) -> None:
     header_rows = {t.header_row for t in tables}
+    cell_sections = {c.locator: c for c in secs if c.section_type == "cell"}
+    wide = {t.header_row: WideLabRows(sheet, t.wide, t.header_row) for t in tables if t.wide is not None}
+    for t in tables:
+        if t.wide is not None:
+            settle_dates(t.wide, [c.text for c in secs if c.section_type == "cell" and c.meta["row"] > t.header_row
+                                  and c.meta["col"] == t.wide.date_col])
+
+    def emit(cell: Section, result: WideCell, date: str | None, problem: str | None) -> None:
+        column = result.column
+        # Only a header says this column is a test's: without any unit, a count under
+        # "Iron" or "Magnesium" on a stock sheet would read the same, so a person checks.
+        unsure = () if result.unit or not V.is_numeric_result(result.value) or unitless_analyte(column.test_name) \
+            else (f"no unit printed for {column.label!r}: check the column holds the test's results",)
+        lab_fact(ctx, cell, result.text, LabReading(
+            name=column.test_name, value=result.value, unit=result.unit, ref=column.reference_range,
+            printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
+            date_problem=problem), has_identity, unsure)
+
     for s in _rows_of(secs):
         row = s.meta["row"]
         if row in header_rows:
@@ -280,10 +322,15 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         table = _table_for(row, tables)
         if table is None:
             continue
+        if table.kind == "wide_lab":
+            wide[table.header_row].row(s, _row_cells(s), cell_sections, emit)
+            continue
         by_col = {c["col"]: c for c in _row_cells(s)}
         if len(by_col) < 2:
             continue  # a title or a note inside the table area
         if table.kind == "vitals":
+            if table.wide is not None:
+                wide[table.header_row].row(s, _row_cells(s), cell_sections, emit)
             date = table.sheet_date or sheet_date
             if table.vitals.layout == "wide":
                 vitals.wide(s, by_col, table.vitals, date)
@@ -297,6 +344,8 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
                 _lab_row(ctx, s, table, by_col, sheet_date, has_identity)
         else:
             _med_row(ctx, s, table, by_col, has_identity)
+    for reader in wide.values():
+        reader.finish(ctx)
 
 
 def _cell(by_col: dict[int, dict], table: _Table, role: str) -> dict | None:
@@ -325,7 +374,6 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     test, value_cell = _cell(by_col, table, "test"), _cell(by_col, table, "value")
     if test is None or value_cell is None or test["kind"] != "text":
         return
-    name = V.normalize_ws(test["text"])
     value = V.normalize_ws(value_cell["text"])
     unit_cell, range_cell, flag_cell, critical_cell, loinc_cell = (
         _cell(by_col, table, r) for r in ("unit", "range", "flag", "critical", "loinc"))
@@ -333,31 +381,54 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     if not unit:
         value, unit = V.split_value_unit(value)  # "7.9 %" in one cell
     ref, unit = split_range_unit(V.normalize_ws(range_cell["text"]) if range_cell else "", unit)  # "3.5-5.0 mmol/L"
-    unit = unit or table.header_units
-    factors: list[float] = []
-    reasons: list[str] = []
-    printed_flag = V.normalize_ws(flag_cell["text"]) if flag_cell else ""
-    reading = resolve_flag([printed_flag], value, ref,
-                           critical_column=critical_cell["text"] if critical_cell else "")
+    coll, date_problem = _date_of(_cell(by_col, table, "date"))
+    if coll is None and date_problem is None:
+        coll = sheet_date
+    lab_fact(ctx, s, value_cell["text"], LabReading(
+        name=V.normalize_ws(test["text"]), value=value, unit=unit or table.header_units, ref=ref,
+        printed_flag=V.normalize_ws(flag_cell["text"]) if flag_cell else "",
+        critical=critical_cell["text"] if critical_cell else "",
+        loinc=V.normalize_ws(loinc_cell["text"]) if loinc_cell else "",
+        collected=coll, date_problem=date_problem), has_identity)
+
+
+@dataclass(slots=True)
+class LabReading:
+    """One result as a table prints it, before the rules judge it."""
+
+    name: str
+    value: str
+    unit: str
+    ref: str = ""
+    printed_flag: str = ""
+    critical: str = ""  # printed critical limits
+    loinc: str = ""
+    collected: str | None = None
+    date_problem: str | None = None
+
+
+def lab_fact(ctx: _Ctx, s: Section, quote: str, r: LabReading, has_identity: bool,
+             extra_reasons: tuple[str, ...] = ()) -> None:
+    """A ``lab_result`` fact cited by ``s`` and ``quote``, with every doubt the rules find."""
+    name, value, unit, ref, coll = r.name, r.value, r.unit, r.ref, r.collected
+    factors: list[float] = [0.8] * len(extra_reasons)
+    reasons: list[str] = list(extra_reasons)
+    reading = resolve_flag([r.printed_flag], value, ref, critical_column=r.critical)
     flag, derived_flag = reading.flag, reading.derived
     for reason, factor in reading.doubts():
         factors.append(factor)
         reasons.append(reason)
-    coll, date_problem = _date_of(_cell(by_col, table, "date"))
-    if coll is None and date_problem is None:
-        coll = sheet_date
-    if date_problem:
-        if date_problem.startswith("ambiguous"):
+    if r.date_problem:
+        if r.date_problem.startswith("ambiguous"):
             factors.append(0.9)
         else:
             factors.append(0.8)
-            reasons.append(date_problem)
+            reasons.append(r.date_problem)
     if not V.is_numeric_result(value):
         factors.append(0.95)
-    elif not unit and not unitless_analyte(name, loinc_cell["text"] if loinc_cell else None):
+    elif not unit and not unitless_analyte(name, r.loinc or None):
         factors.append(0.9)  # INR, pH, specific gravity and ratios have no unit to miss
-    loinc = V.normalize_ws(loinc_cell["text"]) if loinc_cell else ""
-    loinc = loinc if loinc_code_ok(loinc) else ""
+    loinc = r.loinc if loinc_code_ok(r.loinc) else ""
     implausible = usual_units_problem(name, unit, loinc or None)
     if implausible:
         factors.append(0.7)
@@ -373,8 +444,8 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
         factors.append(0.95)
     lab = LabResultValue(test_name=name, value=value, unit=unit, reference_range=ref, collection_date=coll,
                          abnormal_flag=flag, flag_derived=derived_flag).model_dump()
-    if printed_flag:
-        lab["flags_as_printed"] = [printed_flag]
+    if r.printed_flag:
+        lab["flags_as_printed"] = [r.printed_flag]
     if reading.critical_range:
         lab["critical_range"] = reading.critical_range
     if loinc:
@@ -385,7 +456,7 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
         f" collected {coll}" if coll else "")
     ctx.facts.append(FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=lab,
-        citation=ctx.cite(s, value_cell["text"], path), confidence=V.confidence(0.92, factors),
+        citation=ctx.cite(s, quote, path), confidence=V.confidence(0.92, factors),
         wants_review=bool(reasons), review_reason="; ".join(reasons) or None,
     ))
 

@@ -39,7 +39,8 @@ UNIT_COLUMN = ("unit", "units", "uom", "unit of measure")
 DATE_COLUMN = ("date", "date/time", "datetime", "date time", "date and time", "taken", "date taken", "time taken",
                "measured", "date measured", "when", "obs date", "observation date", "charted", "recorded at",
                "recorded on", "date recorded", "visit date", "visit", "recorded", "time recorded",
-               "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at")
+               "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at", "seen",
+               "date seen", "clinic date", "review date")
 TIME_COLUMN = ("time", "time of reading", "clock time", "hour")
 _SHEET_DATE_LABELS = ("date", "recorded", "recorded on", "taken", "taken on", "measured on", "seen on", "seen")
 # "Clinic date", "Date of visit", "Date seen": a label about the date of the readings,
@@ -211,15 +212,22 @@ class VitalRows:
 
     def finish(self) -> None:
         """Join the systolic and diastolic rows of one time into one blood pressure,
-        cited by the systolic row; a half without its other number is reported."""
+        cited by both rows (``joined_rows``); a half without its other number is reported."""
         for (_, measured_at), halves in self.pending.items():
             if len(halves) == 1:
                 (part, (row, cell, _)), = halves.items()
                 self._not_read(row, cell, f"a {part} pressure ({cell['text']!r}) without its other number")
                 continue
             row, sys_cell, doubts = halves["systolic"]
-            _, dia_cell, dia_doubts = halves["diastolic"]
-            self._bp(row, sys_cell, dia_cell, measured_at, [*doubts, *dia_doubts])
+            dia_row, dia_cell, dia_doubts = halves["diastolic"]
+            reading = read_bp_parts(sys_cell["text"], dia_cell["text"])
+            if reading is None:
+                self._not_read(row, sys_cell, f"blood pressure {sys_cell['text']!r}/{dia_cell['text']!r} is not a "
+                                              f"reading")
+                continue
+            section, quote = joined_rows(row.section, sys_cell, dia_row.section, dia_cell)
+            self._add(_Row(section, row.by_col, row.fallback_date), reading, "Systolic/Diastolic", quote,
+                      measured_at, [*doubts, *dia_doubts])
         self.pending.clear()
         for (sheet, header_row, label), coords in self.unread_columns.items():
             self.ctx.warnings.append(ExtractionWarning(
@@ -264,6 +272,31 @@ class VitalRows:
     def _not_read(self, row: _Row, cell: dict, what: str) -> None:
         self.ctx.warnings.append(ExtractionWarning(
             code="xlsx_vital_not_read", message=f"{row.section.meta['sheet']}!{cell['coord']}: {what}; not read."))
+
+
+def joined_rows(first: Section, first_cell: dict, second: Section, second_cell: dict) -> tuple[Section, str]:
+    """The span over two rows of a reading printed on both (a systolic row and a diastolic
+    row just below it), and a quote holding both values: from the upper row's value to
+    the lower row's with every cell between, as the rows' texts read joined by " | " (the
+    way the citation verifier reads a range over several rows). Rows further apart are
+    cited by ``first`` alone, quoting its value: the quote would run through other rows."""
+    (top, top_cell), (low, low_cell) = sorted([(first, first_cell), (second, second_cell)],
+                                             key=lambda pair: pair[0].meta["row"])
+    if low.meta["row"] - top.meta["row"] != 1:
+        return first, first_cell["text"]
+    top_cells, low_cells = top.meta["cells"], low.meta["cells"]
+    quote = " | ".join([c["text"] for c in top_cells if c["col"] >= top_cell["col"]]
+                       + [c["text"] for c in low_cells if c["col"] <= low_cell["col"]])
+    both = top_cells + low_cells
+    left = min(both, key=lambda c: c["col"])["coord"]
+    right = max(both, key=lambda c: c["col"])["coord"]
+    sheet = top.meta["sheet"]
+    span = f"{sheet}!{_letters(left)}{top.meta['row']}:{_letters(right)}{low.meta['row']}"
+    return Section(span, f"{top.text} | {low.text}", "row", {"sheet": sheet, "row": top.meta["row"]}), quote
+
+
+def _letters(coord: str) -> str:
+    return re.sub(r"\d+$", "", coord)
 
 
 def _when(row: _Row, columns: dict[str, int]) -> tuple[str | None, list[str]]:

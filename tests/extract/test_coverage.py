@@ -320,3 +320,23 @@ def test_a_number_inside_a_table_rows_name_cell_is_part_of_the_name():
                                   7: ["Vitamin B12", 141, "ng/L", "180-900"]})
     c = NormalizedContent(source_kind="xlsx", sections=sections)
     assert texts(unread_content(c, [])) == ["CA 125 88 U/mL 0-35", "Vitamin B12 141 ng/L 180-900"]
+
+
+def test_the_guards_column_per_test_layouts_are_now_read_whole():
+    # golden.coverage_layouts: a workbook and a Word letter with tests as column headers;
+    # the readers now read every printed result, so the guard has nothing left to report.
+    from domain.policy.facts.citations import verify_citations
+    from extract.formats.office.docx import normalize_docx
+    from extract.formats.office.xlsx import normalize_xlsx
+    from extract.referral.extractor import extract_referral
+    from extract.workbook.extractor import extract_workbook
+    from golden.coverage_layouts import LAYOUTS
+
+    for name, normalize, extract in (("workbook with a column per test", normalize_xlsx, extract_workbook),
+                                     ("Word letter with a column per test", normalize_docx, extract_referral)):
+        layout = LAYOUTS[name]
+        content = normalize(layout.build())
+        facts = [f for f in extract(content, "documents:1").facts if f.fact_type == "lab_result"]
+        assert len(facts) == len(layout.truth), name
+        assert all(c.verified for c in verify_citations([f.citation for f in facts], content)), name
+        assert unread_content(content, facts) == [], name

@@ -1,11 +1,15 @@
 """The non-paged citation rule, checked locally by the format tests.
 
 A citation to a DOCX/XLSX/HL7 source is good when a section with exactly its locator
-exists and that section's text contains the quote once whitespace is normalised. Kept
-here (not imported from the policy module) so these tests pin the contract itself.
+exists and that section's text contains the quote once whitespace is normalised; a
+workbook range over several rows (a reading joined from two rows, "Obs!A3:D4") is good
+when the rows' texts joined by " | " contain it. Kept here (not imported from the policy
+module) so these tests pin the contract itself.
 """
 
 from __future__ import annotations
+
+import re
 
 from domain.content import NormalizedContent
 from domain.models import Citation, ExtractionResult
@@ -15,11 +19,24 @@ def _ws(text: str) -> str:
     return " ".join(text.split())
 
 
+def _rows(content: NormalizedContent, citation: Citation) -> list:
+    """The rows of a workbook range over several rows, as one section of their joined texts."""
+    m = re.match(r"^(.+)![A-Z]+(\d+):[A-Z]+(\d+)$", citation.page_or_section)
+    if not m or int(m[3]) <= int(m[2]):
+        return []
+    rows = [s for s in content.sections if s.meta.get("sheet") == m[1] and int(m[2]) <= s.meta.get("row", 0) <= int(m[3])
+            and (s.section_type == "row" or s.meta.get("only_cell_in_row"))]
+    if not rows:
+        return []
+    from domain.content import Section
+    return [Section(citation.page_or_section, " | ".join(s.text for s in sorted(rows, key=lambda s: s.meta["row"])))]
+
+
 def citation_problems(content: NormalizedContent, citation: Citation) -> list[str]:
     problems = []
     if citation.page is not None or citation.bounding_box is not None:
         problems.append(f"{citation.page_or_section}: a non-paged citation carries a page or box")
-    matches = [s for s in content.sections if s.locator == citation.page_or_section]
+    matches = [s for s in content.sections if s.locator == citation.page_or_section] or _rows(content, citation)
     if not matches:
         problems.append(f"no section has locator {citation.page_or_section!r}")
     elif not any(_ws(citation.quote_or_value) in _ws(s.text) for s in matches):

@@ -103,6 +103,12 @@ def _section_view(wb: Workbench, document: dict, view: SourceView) -> SourceView
         if section.locator == view.citation.page_or_section:
             view.source_text = section.text
             return view
+    from domain.policy.facts.citations import rows_text
+
+    joined = rows_text(sections, view.citation.page_or_section)  # a reading cited over two rows
+    if joined is not None:
+        view.source_text = joined
+        return view
     view.note = "the cited location was not found in the source"
     return view
 

@@ -166,9 +166,42 @@ def _section_texts(content: NormalizedContent) -> dict[str | None, list[str]]:
     return texts
 
 
+_CELL_RANGE = re.compile(r"^(?P<sheet>.+)![A-Z]{1,3}(?P<r0>\d+)(?::[A-Z]{1,3}(?P<r1>\d+))?$")
+
+
+def _rows_text(locator: str, sections: dict[str | None, list[str]]) -> list[str]:
+    """A workbook range over several rows ("Obs!A12:D13", a reading joined from two rows):
+    its rows' texts joined in order with " | ", as one row's cells are. Nothing else."""
+    m = _CELL_RANGE.match(locator or "")
+    if not m or not m["r1"] or int(m["r1"]) <= int(m["r0"]):
+        return []
+    rows: dict[int, list[tuple[bool, str]]] = {}
+    for loc, texts in sections.items():
+        part = _CELL_RANGE.match(loc or "")
+        if part and part["sheet"] == m["sheet"] and int(m["r0"]) <= int(part["r0"]) <= int(m["r1"]) \
+                and (part["r1"] is None or part["r1"] == part["r0"]):
+            rows.setdefault(int(part["r0"]), []).extend((part["r1"] is not None, t) for t in texts)
+    joined = []
+    for r in sorted(rows):
+        spans = [t for is_row, t in rows[r] if is_row]
+        joined += spans[:1] or ([rows[r][0][1]] if len(rows[r]) == 1 else [])  # the row, or its lone cell
+    return [" | ".join(joined)] if joined else []
+
+
+def rows_text(sections: Iterable, locator: str) -> str | None:
+    """The text a workbook range over several rows stands for (its rows joined by " | "),
+    or None when ``locator`` is no such range: what a viewer shows for it."""
+    texts: dict[str | None, list[str]] = {}
+    for s in sections:
+        texts.setdefault(s.locator, []).append(" ".join(s.text.split()))
+    found = _rows_text(locator, texts)
+    return found[0] if found else None
+
+
 def _verify_section(citation: Citation, sections: dict[str | None, list[str]]) -> Citation:
     needle = " ".join(citation.quote_or_value.split())
-    found = any(needle in text for text in sections.get(citation.page_or_section, ()))
+    texts = sections.get(citation.page_or_section) or _rows_text(citation.page_or_section, sections)
+    found = any(needle in text for text in texts)
     return citation.model_copy(update={"verified": found})
 
 

@@ -117,4 +117,23 @@ def test_systolic_and_diastolic_rows_are_joined_per_time():
     got = vitals(result)
     assert got[("blood_pressure", "2026-04-04 08:00")]["value"] == "142/91"
     assert got[("blood_pressure", "2026-04-04 16:00")]["value"] == "128/80"
-    assert got[("blood_pressure", "2026-04-04 08:00")]["_locator"] == "Long!A2:D2"
+    assert got[("blood_pressure", "2026-04-04 08:00")]["_locator"] == "Long!A2:D3"
+    assert got[("blood_pressure", "2026-04-04 08:00")]["_quote"] == "142 | mmHg | 2026-04-04 08:00 | Diastolic BP | 91"
+
+
+def test_a_blood_pressure_joined_from_two_rows_cites_both_and_its_quote_verifies():
+    # Written after the rule: the diastolic row first, a unit column left of the value.
+    sheets = {"ID": ID_SHEET, "Clinic obs": [
+        ["Date", "Obs", "Units", "Value"],
+        ["03/02/2026", "Pulse", "bpm", 77],
+        ["03/02/2026", "BP diastolic", "mmHg", 85],
+        ["03/02/2026", "BP systolic", "mmHg", 134],
+    ]}
+    content, result = read_and_extract(sheets_workbook(sheets), normalize_xlsx, extract_workbook, SOURCE)
+    bp = next(v for (k, _), v in vitals(result).items() if k == "blood_pressure")
+    assert bp["value"] == "134/85" and bp["_locator"] == "Clinic obs!A3:D4"
+    assert "85" in bp["_quote"] and "134" in bp["_quote"]
+    from domain.policy.facts.citations import verify_citations
+    assert all(c.verified for c in verify_citations([f.citation for f in result.facts], content))
+    from extract.coverage import unread_content
+    assert unread_content(content, result.facts) == []

@@ -1,0 +1,218 @@
+"""Result tables with one column per test and one row per sample ("Sample date | Na | K |
+Urea | Creat"), as workbooks and letters print a patient's trend: each cell under a test's
+column is a result of the row's date.
+
+Shared by the workbook and referral readers; they cite and hold the results. A column
+is a test's only when its header names an analyte the vocabulary knows
+(``canonical_analyte``: "Na", "Creat (umol/L)", "Hb"); any other header is never guessed,
+its numbers are returned as unread so the reader reports them. Units come from the
+header ("Creat (umol/L)"), from a row of units under it, or from the cell ("231 umol/L");
+reference ranges from a row labelled as ranges ("Ref range | 135-145 | ...") or from the
+header's brackets ("K (3.5-5.2)").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from domain.policy.facts.analytes import canonical_analyte
+from domain.policy.facts.vital_signs import sign_of_label
+from extract.values import numbers as V
+from extract.values.dates import parse_date
+from extract.values.flags import flag_meaning
+from extract.values.ranges import parse_reference_range
+
+# Headers of the column saying when the sample was taken.
+DATE_HEADERS = frozenset({
+    "date", "sample date", "date sampled", "sampled", "taken", "date taken", "collected", "date collected",
+    "collection date", "collection", "drawn", "date drawn", "specimen date", "result date", "test date",
+    "date of test", "date/time", "date time", "when", "bloods taken", "sample taken", "sample", "visit date",
+    "seen", "date seen", "clinic date", "review date", "visit",
+})
+# First cells of a row under the header that gives units or reference ranges per column.
+UNIT_ROW_LABELS = frozenset({"units", "unit", "uom", "unit of measure"})
+RANGE_ROW_LABELS = frozenset({
+    "range", "ranges", "ref", "ref range", "ref. range", "reference", "reference range", "reference ranges",
+    "reference interval", "ref interval", "normal", "normal range", "normal ranges", "normal values", "target",
+})
+# Headers of columns that never hold results: their text is a note, not a test.
+NOTE_HEADERS = frozenset({"note", "notes", "comment", "comments", "remarks", "remark", "by", "initials",
+                          "lab", "lab no", "lab number", "specimen", "source", "requested by", "location"})
+MIN_ANALYTE_COLUMNS = 2
+_BRACKETS = re.compile(r"\s*[\(\[]([^)\]]*)[\)\]]\s*")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[:#*.]+$", "", V.normalize_ws(text).lower()).strip()
+
+
+@dataclass(slots=True)
+class AnalyteColumn:
+    col: int
+    label: str  # the header as printed
+    test_name: str  # the header without its bracketed unit or range
+    analyte: str
+    unit: str = ""
+    reference_range: str = ""
+
+
+@dataclass(slots=True)
+class WideHeader:
+    date_col: int
+    analytes: dict[int, AnalyteColumn]
+    unknown: dict[int, str] = field(default_factory=dict)  # col -> a header naming no test
+    day_first: bool | None = None  # how the date column's other dates settle "04/03/2026" (``settle_dates``)
+
+
+_NUMERIC_DATE = re.compile(r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-](\d{2}|\d{4})\b")
+
+
+def settle_dates(header: WideHeader, date_texts: list[str]) -> None:
+    """One column prints its dates one way: when some of its dates can only be read
+    day-first (30/09/2025) and none only month-first (09/30/2025), its ambiguous dates
+    (04/09/2025) are read day-first too, and the other way round. Mixed or no evidence:
+    they stay ambiguous."""
+    day_only = month_only = False
+    for text in date_texts:
+        m = _NUMERIC_DATE.match(text or "")
+        if m:
+            a, b = int(m[1]), int(m[2])
+            day_only |= a > 12 >= b
+            month_only |= b > 12 >= a
+    header.day_first = day_only if day_only != month_only else None
+
+
+@dataclass(slots=True)
+class WideCell:
+    """One result a cell prints, ready to become a lab result."""
+
+    col: int
+    text: str  # the cell as printed (the quote)
+    column: AnalyteColumn
+    value: str
+    unit: str
+    printed_flag: str
+
+
+@dataclass(slots=True)
+class WideRow:
+    date: str | None
+    date_problem: str | None
+    results: list[WideCell]
+    unread: dict[int, tuple[str, str]]  # col -> (its header, why the filled cell was not read)
+
+
+def read_header(cells: list[tuple[int, str]], min_analytes: int = MIN_ANALYTE_COLUMNS) -> WideHeader | None:
+    """A header row of a column-per-test table, or None. It has a date column and at least
+    ``min_analytes`` columns naming an analyte (two on its own; one beside a vital-signs
+    table's columns already known to be a table); a column naming a vital sign is no test's."""
+    date_col = None
+    analytes: dict[int, AnalyteColumn] = {}
+    unknown: dict[int, str] = {}
+    for col, raw in cells:
+        text = V.normalize_ws(raw)
+        if not text:
+            continue
+        bare = _BRACKETS.sub(" ", text).strip()
+        if date_col is None and (_norm(text) in DATE_HEADERS or _norm(bare) in DATE_HEADERS):
+            date_col = col
+            continue
+        if V.parse_number(text) is not None or parse_date(text) is not None:
+            return None  # a header prints no values
+        analyte = canonical_analyte(bare) if sign_of_label(text) is None else None
+        if analyte is None:
+            if _norm(bare) not in NOTE_HEADERS:
+                unknown[col] = text
+            continue
+        column = AnalyteColumn(col, text, bare, analyte)
+        for inside in _BRACKETS.findall(text):
+            _describe(column, inside)
+        analytes[col] = column
+    if date_col is None or len(analytes) < min_analytes:
+        return None
+    return WideHeader(date_col, analytes, unknown)
+
+
+def _describe(column: AnalyteColumn, text: str) -> None:
+    """A unit or a reference range printed for a column (in its header's brackets or a row of its own)."""
+    text = V.normalize_ws(text)
+    parsed = parse_reference_range(text)
+    if parsed is not None and V.parse_number(text) is None:
+        column.reference_range, unit = parsed
+        column.unit = column.unit or unit
+    elif V.looks_like_unit(text):
+        column.unit = text
+
+
+def read_description_row(header: WideHeader, cells: list[tuple[int, str]]) -> bool:
+    """A row of units or reference ranges under the header ("Units | mmol/L | ..."; or a
+    row with an empty date cell printing only units): taken into the header's columns.
+    Returns whether the row was one."""
+    by_col = {col: V.normalize_ws(text) for col, text in cells if V.normalize_ws(text)}
+    label = _norm(by_col.get(header.date_col, ""))
+    under = {col: text for col, text in by_col.items() if col in header.analytes}
+    if not under:
+        return False
+    if label in UNIT_ROW_LABELS or (not label and all(V.looks_like_unit(t) for t in under.values())):
+        for col, text in under.items():
+            header.analytes[col].unit = text
+        return True
+    if label in RANGE_ROW_LABELS:
+        for col, text in under.items():
+            _describe(header.analytes[col], text)
+            header.analytes[col].reference_range = header.analytes[col].reference_range or text
+        return True
+    return False
+
+
+def _split_flag(text: str) -> tuple[str, str]:
+    """("6.1", "H") from "6.1 H", "6.1H", "6.1*", "6.1 ▲": a flag printed beside the value."""
+    t = V.normalize_ws(text)
+    m = re.fullmatch(r"(.*?\d)\s*([A-Za-z*!\u25b2\u25bc\u2191\u2193\u203c]{1,3}|\([A-Za-z]{1,2}\))", t)
+    if m and flag_meaning(m[2]) is not None and not V.looks_like_unit(m[2]):
+        return m[1], m[2]
+    return t, ""
+
+
+def read_row(header: WideHeader, cells: list[tuple[int, str]], date_iso: str | None = None) -> WideRow:
+    """The results a data row prints, one per filled cell under an analyte column.
+    ``date_iso``: the date cell's value when the format gives it as a real date."""
+    by_col = {col: V.normalize_ws(text) for col, text in cells if V.normalize_ws(text)}
+    date, problem = date_iso, None
+    if date is None:
+        raw = by_col.get(header.date_col, "")
+        parsed = parse_date(raw) if raw else None
+        if not raw:
+            problem = "no sample date on the row"
+        elif parsed is None or parsed.iso is None:
+            problem = f"date {raw!r} could not be read"
+        else:
+            date = parsed.iso
+            if parsed.ambiguous and _NUMERIC_DATE.match(raw) and header.day_first is not None:
+                if header.day_first:  # read month-first by ``parse_date``: swap day and month
+                    date = f"{date[:4]}-{date[8:10]}-{date[5:7]}"
+            elif parsed.ambiguous:
+                problem = f"ambiguous date {raw!r} (read as {parsed.iso})"
+    results: list[WideCell] = []
+    unread: dict[int, tuple[str, str]] = {}
+    for col, column in header.analytes.items():
+        text = by_col.get(col)
+        if not text:
+            continue
+        value, flag = _split_flag(text)
+        value, unit = V.split_value_unit(value)
+        if not (V.is_numeric_result(value) or V.is_qualitative(value)):
+            unread[col] = (column.label, "a word or mark that is no result value")  # "haemolysed", "96 ▼"
+            continue
+        results.append(WideCell(col, text, column, value, unit or column.unit, flag))
+    for col, label in header.unknown.items():
+        text = by_col.get(col)
+        if text and (V.is_numeric_result(text) or V.parse_number(text) is not None):
+            unread[col] = (label, "the header names no test the reader knows")
+    return WideRow(date, problem, results, unread)
+
+
+def is_data_row(header: WideHeader, cells: list[tuple[int, str]]) -> bool:
+    """A row with something under an analyte column (a result, or a word such as "haemolysed")."""
+    return any(col in header.analytes and V.normalize_ws(text) for col, text in cells)

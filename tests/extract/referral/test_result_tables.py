@@ -1,0 +1,55 @@
+"""Result tables in referral letters with one column per test and one row per date,
+written after the rule (``extract.referral.result_tables``): each cell a result held for
+review, cited to its table cell; near misses (a medicines table, a table of dates and
+phone numbers) give none."""
+
+from __future__ import annotations
+
+import io
+
+from extract.coverage import unread_content
+from tests.support.extract_support import of_type, read_referral_docx
+
+
+def letter(*tables: list[list[str]]) -> bytes:
+    from docx import Document
+
+    doc = Document()
+    doc.add_paragraph("Re: Elspeth Marchbank-Oyelaran, DOB 17/10/1972, NHS number 943 476 5919")
+    doc.add_paragraph("Dear Dr Kettleby, I would be grateful if you could see this lady about her renal function.")
+    for rows in tables:
+        table = doc.add_table(rows=0, cols=len(rows[0]))
+        for cells in rows:
+            for cell, text in zip(table.add_row().cells, cells):
+                cell.text = text
+    doc.add_paragraph("Yours sincerely, Dr R. Abernethy")
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def test_each_cell_is_a_result_held_for_review_cited_to_its_cell():
+    content, result = read_referral_docx(letter(
+        [["Date", "eGFR", "Creatinine (umol/L)", "Potassium"], ["units", "", "", "mmol/L"],
+         ["15 January 2026", "38", "142", "5.6 H"], ["2 February 2026", "35", "151", "5.1"]]))
+    got = {(f.structured_value["test_name"], f.structured_value["collection_date"]): f for f in of_type(result, "lab_result")}
+    assert len(got) == 6
+    k = got[("Potassium", "2026-01-15")]
+    assert k.citation.page_or_section == "table 1 row 3 col 4" and k.citation.quote_or_value == "5.6 H"
+    assert (k.structured_value["value"], k.structured_value["unit"], k.structured_value["abnormal_flag"]) == (
+        "5.6", "mmol/L", "high")
+    assert got[("Creatinine", "2026-02-02")].structured_value["unit"] == "umol/L"
+    assert all(f.wants_review and not f.document_fact_only for f in got.values())
+    assert unread_content(content, result.facts) == []
+
+
+def test_unknown_headers_are_reported_and_near_miss_tables_give_no_result():
+    _, result = read_referral_docx(letter(
+        [["Taken", "HbA1c", "Glucose", "Foot score"], ["03/2026", "", "", ""], ["2026-03-04", "71", "9.2", "3"]],
+        [["Medicine", "Dose", "Since"], ["Metformin", "1 g", "2019"]],
+        [["Date", "Phone", "Ext"], ["2026-03-05", "0161 555 0199", "2217"]]))
+    labs = {(f.structured_value["test_name"], f.structured_value["value"]) for f in of_type(result, "lab_result")}
+    assert labs == {("HbA1c", "71"), ("Glucose", "9.2")}
+    said = [w.message for w in result.warnings if w.code == "docx_result_not_read"]
+    assert len(said) == 1 and "'Foot score'" in said[0]
+    assert [f.structured_value["name"] for f in of_type(result, "medication")] == ["Metformin"]
