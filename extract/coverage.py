@@ -368,7 +368,10 @@ def _fact_tokens(fact: FactProposal) -> frozenset[str]:
     at = next((i for i, t in enumerate(words) if own and set(_NUMBERS.findall(t)) & own and t not in name), None)
     if at is None:
         return frozenset(words)
-    return frozenset(t for i, t in enumerate(words) if i >= at or t in name or not _NUMBERS.search(t))
+    # A range printed before the value ("eGFR >59 >60" under Range | Result) is this fact's.
+    own_range = set(_NUMBERS.findall(" ".join(str(value.get(k) or "") for k in ("reference_range", "unit"))))
+    return frozenset(t for i, t in enumerate(words) if i >= at or t in name or not _NUMBERS.search(t)
+                     or set(_NUMBERS.findall(t)) <= own_range)
 
 
 def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[str]]]) -> list[UnreadRegion]:

@@ -30,7 +30,9 @@ THEODORE = {"first": "Theodore", "last": "Brannigan", "dob": "1948-11-02", "mrn"
 
 _BMP = [["Basic Metabolic Panel", [["Sodium", "139", "mmol/L", "134-144", "normal", ""],
                                    ["Potassium", "4.6", "mmol/L", "3.5-5.2", "normal", ""],
-                                   ["Creatinine", "1.02", "mg/dL", "0.57-1.00", "high", "H"],
+                                   # Printed with a stray full stop after the unit: the
+                                   # review queue's correction walk-through fixes it.
+                                   ["Creatinine", "1.02", "mg/dL.", "0.57-1.00", "high", "H"],
                                    ["Glucose", "131", "mg/dL", "65-99", "high", "H"]]]]
 # The repeat changes a value the scan gives the chart (Sodium: the scan's Potassium range
 # is read "3.5-5,2" by OCR and waits for review), so it conflicts.

@@ -1,5 +1,5 @@
-"""The coverage guard as a clinician meets it in the served app: a cumulative sheet no
-reader reads in full is uploaded through the Documents page, read by the real worker,
+"""The coverage guard as a clinician meets it in the served app: a letter whose results
+the lab reader takes only in part is uploaded through the Documents page, read by the real worker,
 and the page says it was read but that results were not, never a plain success."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ def test_documents_page_says_results_were_not_read(served, browser, tmp_path):
     page.get_by_text("Chart overview").first.wait_for(timeout=60_000)
     page.get_by_role("link", name="Documents", exact=True).click()
     page.get_by_text("No documents on this chart yet").wait_for(timeout=30_000)
-    upload = tmp_path / "cumulative.pdf"
-    upload.write_bytes(LAYOUTS["two-panel cumulative sheet"].build())
+    upload = tmp_path / "letter.pdf"  # results told in sentences, read in part
+    upload.write_bytes(LAYOUTS["results in sentences"].build())
     page.locator("input[type='file']").set_input_files(str(upload))
-    page.get_by_text("cumulative.pdf").first.wait_for(timeout=30_000)
+    page.get_by_text("letter.pdf").first.wait_for(timeout=30_000)
     page.locator("[data-testid='stExpander'] [data-testid='stSelectbox']").first.click()
     page.get_by_role("option", name="Lab Report", exact=True).click()
     page.get_by_role("button", name="Upload 1 file").click()

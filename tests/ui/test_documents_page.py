@@ -176,14 +176,14 @@ def test_a_document_with_results_no_reader_read_says_so_instead_of_a_plain_succe
     from golden.coverage_layouts import LAYOUTS
     from tests.support.pipeline import CASE, chart_patient, ingest
 
-    layout = LAYOUTS["two-panel cumulative sheet"]
+    layout = LAYOUTS["results in sentences"]  # a letter whose results the lab reader takes only in part
     patient = chart_patient(app_env, CASE.patient)
-    report = ingest(app_env, patient, layout.build(), layout.doc_type, "cumulative.pdf")
+    report = ingest(app_env, patient, layout.build(), layout.doc_type, "letter.pdf")
     unread = report["job"]["counts"]["unread_content"]
     at = documents_page(patient["id"], document=str(report["document_id"]))
     status = document_metrics(at)["Status"]
     assert status == f"read, but {unread} results were not read — see review"
     warnings = " ".join(w.value for w in at.warning)
     assert f"{unread} results were printed on this document but not read" in warnings
-    assert f"cumulative.pdf · lab report · read, but {unread} results were not read" in \
+    assert f"letter.pdf · lab report · read, but {unread} results were not read" in \
         document_picker(at).options[0]

@@ -208,7 +208,7 @@ def test_approving_a_document_with_identifiers_not_read_needs_a_reason_at_the_cl
     out = as_json(cli(initialised, "ingest", str(pdf), "--patient", p.mrn, "--doc-type", "lab_pdf", "--json"))
     identity = out["identity"]
     assert identity["status"] == "identity_ambiguous_needs_review"
-    assert [(u["kind"], u["label"]) for u in identity["unread_identifiers"]] == [("dob", "Born")]
+    assert [(u["kind"], u["label"]) for u in identity["unread_identifiers"]] == [("dob", "Geb.-Dat.")]
     check = str(identity["identity_check_id"])
     refused = cli(initialised, "review", "approve-identity", "--check", check, "--by", "dr.cli", "--json", check=False)
     assert refused.returncode != 0 and refused.stdout == ""
