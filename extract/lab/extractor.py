@@ -32,6 +32,8 @@ misread is ever corrected into a value (see ``_ocr_doubts``).
 
 from __future__ import annotations
 
+import re
+
 from domain.content import NormalizedContent, Word
 from domain.models import (
     Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
@@ -371,6 +373,9 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
     if date:
         text += f", collected {date}"
     doubts = r.doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
+    if (stray := _result_in_name(r.test_name)):
+        doubts.append(f"the test name holds what reads as a result ({stray!r}): the columns were not read "
+                      "as printed, so the value may belong to another date or column")
     if r.ocr and flags_printed:
         doubts += _ocr_flag_doubts(r, flag, derived)
     if unit_doubt:
@@ -405,6 +410,17 @@ def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
         fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
         confidence=round(confidence, 3), wants_review=True, review_reason=PROSE_REASON,
     )
+
+
+# A number with a flag after it, or a decimal number, standing as a word of a test name:
+# "LDL Cholesterol 162 H" is a name cell that took a result cell. Names print numbers
+# too ("Vitamin B12", "CA 125", "25-OH Vitamin D"), but not a flagged or decimal one.
+_NAME_RESULT = re.compile(r"(?:^|\s)(\d+(?:[.,]\d+)?\s+(?:[HL]{1,2}|\*)|\d+[.,]\d+)(?=\s|$)")
+
+
+def _result_in_name(name: str) -> str | None:
+    m = _NAME_RESULT.search(name)
+    return m.group(1) if m else None
 
 
 def _ocr_flag_doubts(r: RowResult, flag: str, derived: bool) -> list[str]:

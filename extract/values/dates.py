@@ -121,6 +121,20 @@ def _read_match(m: re.Match, today: date) -> tuple[str, bool] | None:
     return iso, inferred or (a <= 12 and b <= 12 and a != b)
 
 
+# OCR reads the round letters of a month's name as digits ("14-0ct-2025", "N0v"). A
+# word of letters and such digits that is a month name once they are letters is read as
+# that month; the text keeps its length, so offsets still point into what was printed.
+_LOOKALIKE_WORD = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z015]*[A-Za-z])(?=[A-Za-z015]*[015])[A-Za-z015]{3,9}(?![A-Za-z0-9])")
+_AS_LETTERS = str.maketrans({"0": "o", "1": "l", "5": "s"})
+
+
+def _month_lookalikes(text: str) -> str:
+    def fix(m: re.Match) -> str:
+        word = m.group(0).translate(_AS_LETTERS)
+        return word if word.lower().rstrip(".") in _MONTHS else m.group(0)
+    return _LOOKALIKE_WORD.sub(fix, text) if any(c in text for c in "015") else text
+
+
 def find_date(text: str, *, today: date | None = None) -> DateMatch | None:
     """The first complete, valid calendar date anywhere in ``text``.
 
@@ -131,8 +145,9 @@ def find_date(text: str, *, today: date | None = None) -> DateMatch | None:
     """
     today = today or date.today()
     best: DateMatch | None = None
+    text = _month_lookalikes(text or "")
     for pattern in _DATE_PATTERNS:
-        for m in pattern.finditer(text or ""):
+        for m in pattern.finditer(text):
             read = _read_match(m, today)
             if read is None:
                 continue
