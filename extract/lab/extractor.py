@@ -50,12 +50,12 @@ from extract.lab.rows import (
     unreadable_dotted, without_page_number,
 )
 from extract.lab.table import TableLayout, assign_columns, crosses_columns, detect_tables, extend_header, stacked_header
-from extract.layout import OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, page_rows, segments
+from extract.layout import (
+    OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, norm_token, page_rows, segments,
+)
+from extract.values.identity_labels import phrase_table
 
 SOURCE_TYPE = DocType.LAB_PDF.value
-
-from extract.layout import norm_token  # noqa: E402  (the label vocabulary is shared: extract.values.identity_labels)
-from extract.values.identity_labels import phrase_table  # noqa: E402
 
 # Identity and collection labels by meaning, from the one vocabulary every reader uses.
 # Other identifiers (account, visit, NHS...) and name parts are field rows the lab
