@@ -112,6 +112,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     order: dict[int, tuple[int, int, int]] = {}  # id(result) -> (table, panel, position): panel by panel
     running_text: list[tuple[Row, list[Word]]] = []  # rows outside tables no row rule read
     tables: list[TableLayout] = []
+    flag_column = False  # some table of the report has a flag column
     header: Row | None = None
     group = 0
     for rows in rows_by_page:
@@ -131,6 +132,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                     skip, row = n + 1, rows[n + 1]
             if found_tables:  # checked first: a repeated table header is still a header
                 tables, header, group = found_tables, row, group + 1
+                flag_column = flag_column or any(t.has("flag") for t in tables)
                 continue
             if id(row) in boilerplate or id(row) in field_rows:
                 continue
@@ -179,7 +181,8 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     dates = _collection_dates(fields)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
     result.identifiers = _identifiers(fields, source_id)
-    flags_printed = any(r.flag_text or r.reading.inline_flag for r in results)
+    # A flag column, or a flag printed beside any result, says this report prints flags.
+    flags_printed = flag_column or any(r.flag_text or r.reading.inline_flag for r in results)
     for i, r in enumerate(results):
         page = r.row.page.number
         date = r.collection_date or dates.get(page, dates.get(0))
@@ -377,7 +380,7 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         doubts.append(f"the test name holds what reads as a result ({stray!r}): the columns were not read "
                       "as printed, so the value may belong to another date or column")
     if r.ocr and flags_printed:
-        doubts += _ocr_flag_doubts(r, flag, derived)
+        doubts += _lost_flag_doubts(r, flag, derived)
     if unit_doubt:
         doubts.append(unit_doubt)
     if r.reading.leftovers:
@@ -423,15 +426,17 @@ def _result_in_name(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _ocr_flag_doubts(r: RowResult, flag: str, derived: bool) -> list[str]:
+def _lost_flag_doubts(r: RowResult, flag: str, derived: bool) -> list[str]:
     """A scanned report that prints flags can lose one to OCR: a "‼" dropped beside a
     potassium of 6.6 leaves a value merely past its range, a "▼" read as "*" an
-    undirected abnormal. So on such a report a value outside its range with no flag
-    read, or with a flag read below the trusted confidence that says something else than
-    the range does, goes to a person (a critical flag is never quietly lost)."""
+    undirected abnormal. So on such a report (a flag column, or a flag beside any
+    result) a value outside its range with no flag read, or with a flag read below the
+    trusted confidence that says something else than the range does, goes to a person (a
+    critical flag is never quietly lost). The one home of this rule: the table reader
+    (rows._ocr_flag_doubts) only judges the ink of the flag words it read."""
     if derived and flag in ("high", "low", "abnormal"):
         return ["the value is outside its range but no flag was read beside it, though this report prints "
-                "flags: one may have been lost in the scan"]
+                "flags: a printed flag may have been lost in the scan"]
     if not r.flag_text:
         return []
     confs = [w.conf for w in r.words if w.conf is not None and w.text and w.text in r.flag_text]

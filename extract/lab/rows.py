@@ -23,7 +23,7 @@ from extract.lab.table import (
     split_ocr_leader, value_starts,
 )
 from extract.layout import OCR_TRUSTED_CONF, Row, ocr_char_width, segments
-from extract.values.flags import FlagKey, derive_flag
+from extract.values.flags import FlagKey
 from extract.values.ranges import parse_reference_range
 
 _NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
@@ -302,10 +302,9 @@ _FLAG_INK = 1.6
 
 def _ocr_flag_doubts(words: list[Word], flag_words: list[Word], layout: TableLayout, reading: Reading) -> list[str]:
     """Why an OCR'd flag cell must be checked by a person, so that a critical flag OCR
-    misread or lost never passes as a plain one: a doubtful flag word whose box holds
-    more ink than its letters (a letter lost: "HH" read as "H"), or one read without
-    any print size to measure it by; or an empty flag cell beside a value outside its
-    range (the printed flag may have been lost with the column)."""
+    misread never passes as a plain one: a doubtful flag word whose box holds more ink
+    than its letters (a letter lost: "HH" read as "H"), or one read without any print
+    size to measure it by."""
     cw = ocr_char_width(words)
     doubts = []
     for w in flag_words:
@@ -314,11 +313,7 @@ def _ocr_flag_doubts(words: list[Word], flag_words: list[Word], layout: TableLay
         if cw is None or w.x1 - w.x0 > _FLAG_INK * len(w.text) * cw:
             doubts.append(f"flag {w.text!r} read by OCR with low confidence ({w.conf:.2f}) and its print holds "
                           f"more than it reads: check the printed flag")
-    if layout.has("flag") and not flag_words and not (reading.flag or reading.inline_flag) and \
-            derive_flag(reading.value, reading.reference_range) in ("high", "low"):
-        doubts.append("the flag column is empty although the value is outside its range: "
-                      "a printed flag may have been lost by OCR")
-    return doubts
+    return doubts  # an empty flag cell beside a value outside its range: extractor._lost_flag_doubts
 
 
 def _pop_flag(cell: str) -> tuple[str, str | None]:
