@@ -42,6 +42,10 @@ class Limits:
     max_sheet_rows: int = 100_000
     max_sheet_cells: int = 500_000
     max_merged_cells: int = 200_000  # cells covered by merged ranges, per sheet
+    # Shared strings (an XLSX's table of cell texts), counted while streaming, before any
+    # parser builds them: 10 million one-letter strings fit in a 464 KB file.
+    max_shared_strings: int = 500_000  # no more distinct texts than cells are read
+    max_shared_string_bytes: int = 256 * 1024  # Excel caps a cell at 32,767 characters
     max_docx_paragraphs: int = 50_000
     max_hl7_bytes: int = 32 * 1024 * 1024
     max_hl7_messages: int = 10_000  # per file (a batch); a 5,000-message batch fits

@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     max_sheet_rows: int = _LIMITS.max_sheet_rows  # rows with content, per XLSX sheet
     max_sheet_cells: int = _LIMITS.max_sheet_cells  # cells with content, across a whole workbook
     max_merged_cells: int = _LIMITS.max_merged_cells  # cells covered by merged ranges, across a whole workbook
+    max_shared_strings: int = _LIMITS.max_shared_strings  # distinct cell texts in an XLSX, counted while streaming
+    max_shared_string_bytes: int = _LIMITS.max_shared_string_bytes  # one cell text's XML
     max_docx_paragraphs: int = _LIMITS.max_docx_paragraphs
     max_hl7_bytes: int = _LIMITS.max_hl7_bytes  # one HL7 file
     max_hl7_messages: int = _LIMITS.max_hl7_messages  # messages in one HL7 file (a batch)

@@ -23,11 +23,13 @@ from PIL import Image, UnidentifiedImageError
 from domain.content import NormalizedContent, PageContent
 from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
+from domain.policy.facts.certainty import FILE_DAMAGED, PAGE_UNREADABLE
 from extract.formats.ocr import imageprep
 from domain.limits import DEFAULT_LIMITS, IMAGE_TOO_LARGE, Limits, exceeded
 from extract.formats.ocr.engines import OcrEngine, TimedEngine, default_engine
-from extract.formats.pdf import check_page_count, check_page_size
+from extract.formats.pdf import PAGE_ERRORS, check_page_count, check_page_size
 from extract.formats.ocr.page import PageResult, ocr_page
+from extract.formats.tiff_chain import starting_at, walk
 
 # The defaults; jobs use their settings' ``limits``.
 MAX_PAGES = DEFAULT_LIMITS.max_scanned_pages
@@ -73,12 +75,17 @@ def normalize_image(
                 code="unsupported_image_format",
             )
         content = NormalizedContent(source_kind="ocr", engine=engine.name, meta={"format": img.format})
+        chain = walk(data) if img.format == "TIFF" else None
+        if chain and chain.damage:
+            content.warnings.append(ExtractionWarning(
+                FILE_DAMAGED, f"The file is damaged: {chain.damage}. Pages may be missing or out of order, "
+                "so its findings wait for a person to check them against the original."))
         decoded = 0
-        for number, frame, problem in _frames(img, limits):
+        for number, frame, problem in _frames(img, limits, data, chain.offsets if chain else []):
             if frame is None:
                 # Keep the page slot: page numbers must stay those of the document.
                 content.pages.append(PageContent(number=number, width=1.0, height=1.0))
-                content.warnings.append(ExtractionWarning("page_unreadable", problem, page=number))
+                content.warnings.append(ExtractionWarning(PAGE_UNREADABLE, problem, page=number))
                 continue
             decoded += 1
             gray = imageprep.to_grayscale(imageprep.trim_transparent(imageprep.upright(frame)))
@@ -126,21 +133,28 @@ def ocr_pdf(
         if doc.page_count == 0:
             raise ExtractionError("The PDF has no pages.", code="empty_file")
         content = NormalizedContent(source_kind="ocr", engine=engine.name, meta={"format": "PDF"})
-        for index, pdf_page in enumerate(doc):
+        for index in range(doc.page_count):
             number = index + 1
+            pdf_page = doc.load_page(index)
             rect = pdf_page.rect
             check_page_size(number, rect, limits)
-            zoom = _render_zoom(pdf_page, dpi)
+            pymupdf.TOOLS.mupdf_warnings(reset=True)
             try:
+                zoom = _render_zoom(pdf_page, dpi)
                 pix = pdf_page.get_pixmap(
                     matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csGRAY, alpha=False
                 )
-            except pymupdf.mupdf.FzErrorBase as err:  # MuPDF could not draw this page
+            except PAGE_ERRORS as err:  # MuPDF could not draw this page (e.g. its stack overflowed)
                 content.pages.append(PageContent(number=number, width=rect.width, height=rect.height))
-                content.warnings.append(
-                    ExtractionWarning("page_unreadable", f"render failed: {err}", page=number)
-                )
+                content.warnings.append(ExtractionWarning(
+                    PAGE_UNREADABLE, f"Page {number} is damaged and could not be drawn ({type(err).__name__}).",
+                    page=number))
                 continue
+            # MuPDF draws what it can of a broken content stream and only warns: a page
+            # drawn blank or in part from garbage is damaged, not merely empty.
+            if damage := _damage_reported():
+                content.warnings.append(ExtractionWarning(
+                    PAGE_UNREADABLE, f"Page {number} is damaged: {damage}", page=number))
             gray = Image.frombytes("L", (pix.width, pix.height), pix.samples)
             result = ocr_page(gray, engine, number=number, dpi=round(72 * zoom))
             _save_render(result, render_dir, name)
@@ -156,23 +170,40 @@ def ocr_pdf(
 # --- helpers ------------------------------------------------------------------------
 
 
-def _frames(img: Image.Image, limits: Limits):
-    """Yield (page number, frame or None, problem) for each page of ``img``."""
+def _frames(img: Image.Image, limits: Limits, data: bytes, directories: list[int]):
+    """Yield (page number, frame or None, problem) for each page of ``img``. Pillow
+    meeting a damaged frame may raise anything (a TIFF cut short raises ``TypeError:
+    Missing dimensions``): that page is unreadable, the others are still read. A TIFF
+    page Pillow cannot reach (a damaged page before it ends Pillow's walk of the chain)
+    is opened from its own directory, found by ``tiff_chain.walk``."""
     if img.format not in _PAGED_FORMATS:
         yield 1, *_load_frame(img, limits.max_image_pixels)
         return
     try:
         count = img.n_frames
-    except (OSError, EOFError, ValueError, SyntaxError):
-        count = 1  # a broken IFD chain: read what the first directory gives
+    except Exception:  # noqa: BLE001 - a broken IFD chain: read what the first directory gives
+        count = 1
+    count = max(count, len(directories))
     check_page_count(count, limits.max_scanned_pages, "max_scanned_pages")
     for index in range(count):
         try:
             img.seek(index)
-        except (OSError, EOFError, ValueError, SyntaxError) as err:
-            yield index + 1, None, f"frame {index + 1} could not be located: {err}"
+        except Exception as err:  # noqa: BLE001 - see above
+            yield index + 1, *_page_on_its_own(data, directories, index, limits, err)
             continue
         yield index + 1, *_load_frame(img, limits.max_image_pixels)
+
+
+def _page_on_its_own(data: bytes, directories: list[int], index: int, limits: Limits,
+                     err: Exception) -> tuple[Image.Image | None, str]:
+    copy = starting_at(data, directories[index]) if index < len(directories) else None
+    if copy is None:
+        return None, f"Page {index + 1} could not be found in the file ({type(err).__name__})."
+    try:
+        with Image.open(io.BytesIO(copy)) as page:
+            return _load_frame(page, limits.max_image_pixels)
+    except Exception as exc:  # noqa: BLE001 - see _frames
+        return None, f"Page {index + 1} could not be found in the file ({type(exc).__name__})."
 
 
 def _load_frame(img: Image.Image, max_pixels: int) -> tuple[Image.Image | None, str]:
@@ -186,9 +217,16 @@ def _load_frame(img: Image.Image, max_pixels: int) -> tuple[Image.Image | None, 
         )
     try:
         frame = img.copy()  # decodes this frame now, so a bad one fails here
-    except (OSError, ValueError, SyntaxError) as err:
-        return None, f"page could not be decoded: {err}"
+        frame.load()
+    except Exception as err:  # noqa: BLE001 - see _frames
+        return None, f"This page of the file is damaged and could not be decoded ({type(err).__name__})."
     return frame, ""
+
+
+def _damage_reported() -> str:
+    """The first error MuPDF reported (as a warning) since the last reset, or ''."""
+    errors = [m for m in pymupdf.TOOLS.mupdf_warnings(reset=True).splitlines() if "error" in m.lower()]
+    return errors[0] if errors else ""
 
 
 def _fail_if_ocr_failed_everywhere(content: NormalizedContent) -> None:

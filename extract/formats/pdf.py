@@ -31,7 +31,10 @@ ENGINE = "pymupdf"
 
 # MuPDF reports per-page damage (bad streams, broken fonts) as RuntimeError
 # subclasses or through its warning log rather than by failing the whole file.
-_PAGE_ERRORS = (pymupdf.mupdf.FzErrorBase, RuntimeError)
+# What MuPDF raises on a damaged page or object: its own errors, a plain RuntimeError
+# (a stack overflow on deeply nested arrays) and ValueError ("bad xref" for an object
+# the rebuilt index lacks).
+PAGE_ERRORS = (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
 
 
 def normalize_pdf(
@@ -101,7 +104,7 @@ def check_page_size(number: int, rect: pymupdf.Rect, limits: Limits) -> None:
 def _open(data: bytes, max_pages: int = MAX_PAGES) -> pymupdf.Document:
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
-    except (pymupdf.FileDataError, *_PAGE_ERRORS) as exc:
+    except (pymupdf.FileDataError, *PAGE_ERRORS) as exc:
         # MuPDF raises a plain RuntimeError for some structural damage (a page count it
         # cannot believe), FileDataError for the rest: both are a damaged file.
         raise ExtractionError(f"The file is not a readable PDF ({exc}).", code="corrupt_file") from None
@@ -120,7 +123,7 @@ def _check_opened(doc: pymupdf.Document, max_pages: int) -> None:
         raise ExtractionError("The PDF is password-protected; it cannot be read.", code="encrypted_pdf")
     try:
         pages = doc.page_count
-    except _PAGE_ERRORS as exc:
+    except PAGE_ERRORS as exc:
         raise ExtractionError(f"The PDF's list of pages cannot be read ({exc}).", code="corrupt_file") from None
     if pages == 0:
         raise ExtractionError("The PDF has no pages.", code="corrupt_file")
@@ -135,11 +138,18 @@ _REF = re.compile(r"(\d+)\s+\d+\s+R")
 
 
 def _kids(doc: pymupdf.Document, xref: int) -> list[int]:
-    """Object numbers of a page-tree node's /Kids (the array may itself be a reference)."""
-    kind, value = doc.xref_get_key(xref, "Kids")
+    """Object numbers of a page-tree node's /Kids (the array may itself be a reference);
+    none for a node the (rebuilt) index does not hold: MuPDF finds the pages without it."""
+    try:
+        kind, value = doc.xref_get_key(xref, "Kids")
+    except PAGE_ERRORS:
+        return []
     if kind == "xref":
         match = _REF.match(value)
-        value = doc.xref_object(int(match.group(1))) if match else ""
+        try:
+            value = doc.xref_object(int(match.group(1))) if match else ""
+        except PAGE_ERRORS:
+            return []
     elif kind != "array":
         return []
     return [int(n) for n in _REF.findall(value)]
@@ -151,7 +161,7 @@ def _page_tree_loops(doc: pymupdf.Document) -> bool:
     walked once, so the cost is linear in the size of the tree."""
     try:
         kind, value = doc.xref_get_key(doc.pdf_catalog(), "Pages")
-    except _PAGE_ERRORS:
+    except PAGE_ERRORS:
         return False  # MuPDF found the pages some other way; nothing to walk
     root = _REF.match(value) if kind == "xref" else None
     if root is None:
@@ -189,7 +199,7 @@ def repair_warnings(data: bytes) -> list[ExtractionWarning]:
     try:
         with pymupdf.open(stream=data, filetype="pdf") as doc:
             return _repair_warnings(doc)
-    except (pymupdf.FileDataError, *_PAGE_ERRORS):
+    except (pymupdf.FileDataError, *PAGE_ERRORS):
         return []  # the OCR route opened it; a second opinion that fails changes nothing
 
 
@@ -205,7 +215,7 @@ def _read_page(doc: pymupdf.Document, number: int,
         raw = page.get_text("words")
         _check_text_size(number, raw, limits.max_text_chars_per_page)
         rotation = page.rotation_matrix if page.rotation else None
-    except _PAGE_ERRORS as exc:
+    except PAGE_ERRORS as exc:
         return (
             PageContent(number=number, width=612.0, height=792.0),
             ExtractionWarning("page_unreadable", f"Page {number} could not be read ({exc}).", number),
@@ -261,7 +271,7 @@ def _render(doc: pymupdf.Document, number: int, render_dir: Path, name: str, dpi
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         doc.load_page(number - 1).get_pixmap(dpi=dpi).save(str(tmp), output="png")
-    except _PAGE_ERRORS as exc:
+    except PAGE_ERRORS as exc:
         content.warnings.append(ExtractionWarning("page_render_failed", f"Page {number} could not be rendered ({exc}).", number))
         return None
     os.replace(tmp, path)

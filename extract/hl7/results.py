@@ -120,6 +120,7 @@ def _test_name(obx: Seg, obr: Seg | None, enc: Encoding) -> tuple[str, str | Non
     if idx in (2, 9, 5) and text:
         return text, None
     code = comps[0].strip() if comps else ""
+    code = code if any(ch.isalnum() for ch in code) else ""
     if obr is not None:
         ocomps = components(obr.raw(4), enc)
         otext, oidx = coded_text(ocomps) if ocomps else ("", 0)

@@ -24,6 +24,7 @@ MODULE_MARKERS: dict[str, tuple[str, str]] = {
     "extract/formats/test_ocr.py": ("ocr", "each engine, uncached, on rendered page images"),
     "extract/formats/test_images.py": ("ocr", "scans in every image format, and real scans and photos"),
     "core/ingest/test_scanned.py": ("ocr", "every lab and intake layout scanned, then read back"),
+    "core/ingest/test_damaged_parts.py": ("ocr", "damaged fax scans read in a real job child, what is left OCR'd"),
     # Slow for another reason than OCR.
     "core/ingest/test_demo.py": ("slow", "reads every demo document end to end through the pipeline"),
     "core/ingest/test_malformed_corpus.py": ("slow", "a real child process per malformed file, killed at its ceiling"),

@@ -98,7 +98,11 @@ class Worker:
             status, code, message = "failed", exc.code, exc.message
         except Exception as exc:  # noqa: BLE001 - a defect must fail the job, not the worker
             status, code = "failed", "internal_error"
-            message = f"Unexpected {type(exc).__name__} while processing; the original is kept and the job can be retried."
+            # A defect in the workbench, not in the file: retrying runs the same code on the
+            # same bytes, so the message does not promise that it helps.
+            message = (f"The workbench met an unexpected problem ({type(exc).__name__}) while reading this document. "
+                       "The original is kept. This is a fault in the workbench, not in your file: please tell an "
+                       "administrator; retrying will not help until it is fixed.")
             # The traceback names code locations only; document text never goes to logs.
             # Ids only: a file name or an MRN never reaches a log line.
             print(f"[{WORKER_NAME}] job {job.id} (document {job.document_id}) defect: {type(exc).__name__}",

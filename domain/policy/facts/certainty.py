@@ -225,12 +225,25 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
 
 
 # ------------------------------------------------------------------ damaged files
-# A reader that had to repair a file (MuPDF rebuilding a PDF cut short, an HL7 message
-# whose last segment was cut off) may have read a value wrongly or only in part ("12"
-# of "125"): nothing such a document yields reaches the chart before a person checks it.
+# One rule for every format: a document with any damaged part sends everything it
+# yields to review, the intact parts included.
+# - A reader that had to repair a file (MuPDF rebuilding a PDF cut short, an HL7 message
+#   whose last segment was cut off) may have read a value wrongly or only in part ("12"
+#   of "125").
+# - A page the reader could not read (a TIFF frame that does not decode, a PDF page
+#   whose drawing instructions are garbage) takes with it whatever it held: the
+#   patient's name on a cover page, the second half of a table, a flag key. The intact
+#   pages' findings are kept and shown, but a person checks them against the original
+#   before any reaches the chart.
+# - A file whose list of pages loops or ends early may have lost pages or read one twice.
+# Nothing is rejected: every finding stays visible for review (docs/decisions.md).
 FILE_REPAIRED = "file_repaired"
+FILE_DAMAGED = "file_damaged"
+PAGE_UNREADABLE = "page_unreadable"
 _HOLDING_WARNINGS = {
     FILE_REPAIRED: "the file was damaged and had to be repaired to be read: compare with the original",
+    FILE_DAMAGED: "the file is damaged (pages may be missing or out of order): compare with the original",
+    PAGE_UNREADABLE: "part of the file is damaged and could not be read: compare with the original",
 }
 
 

@@ -30,14 +30,17 @@ def coded_text(comps: list[str]) -> tuple[str, int]:
     component that is not a coding-system name (senders misplace them), then the code.
     """
     def get(i: int) -> str:
-        return comps[i - 1].strip() if 0 < i <= len(comps) else ""
+        t = comps[i - 1].strip() if 0 < i <= len(comps) else ""
+        # Separators and punctuation alone ("&", an empty subcomponent pair) name nothing:
+        # a result whose test cannot be told must not be charted under the name "&".
+        return t if any(ch.isalnum() for ch in t) else ""
 
     for i in (2, 9, 5):
         t = get(i)
         if t and not _looks_like_system(t):
             return t, i
-    for i, c in enumerate(comps, start=1):
-        t = c.strip()
+    for i in range(1, len(comps) + 1):
+        t = get(i)
         if i != 1 and len(t) > 6 and re.search(r"[A-Za-z].*\s", t) and not _looks_like_system(t):
             return t, i
     return get(1), 1

@@ -33,7 +33,9 @@ def normalize_xlsx(data: bytes, limits: Limits = DEFAULT_LIMITS) -> NormalizedCo
     Raises ``ExtractionError``: empty_file, encrypted_file, not_xlsx, corrupt_file,
     archive_too_large, sheet_too_large.
     """
-    _check_sheet_sizes(check_ooxml(data, "xlsx", limits), limits)
+    package = check_ooxml(data, "xlsx", limits)
+    _check_sheet_sizes(package, limits)
+    _check_shared_strings(package, limits)
     from xml.etree.ElementTree import ParseError
 
     import openpyxl
@@ -102,6 +104,46 @@ def _check_sheet_sizes(zf: zipfile.ZipFile, limits: Limits) -> None:
                     raise _too_large(f"Its merged ranges cover more than {limits.max_merged_cells:,} cells "
                                      f"(the last one read is {m.group(3).decode('latin-1')[:40]!r})",
                                      "max_merged_cells")
+
+
+# A shared-string item's start or end tag in any namespace prefix (<si>, <x:si ...>, </si>, <si/>).
+_SI_TAG = re.compile(rb"<(/?)(?:[\w.-]+:)?si(?=[\s/>])([^>]*?)(/?)>")
+_CHUNK = 1024 * 1024
+
+
+def _check_shared_strings(zf: zipfile.ZipFile, limits: Limits) -> None:
+    """Count the shared strings and measure each while streaming the part, before
+    openpyxl builds them all in memory (10.5 million strings held a worker 150 s at
+    1.8 GB; one 150 MB string reached the job's memory ceiling)."""
+    for name in zf.namelist():
+        if name.lower().rsplit("/", 1)[-1].startswith("sharedstrings") and name.lower().endswith(".xml"):
+            _measure_shared_strings(zf, name, limits)
+
+
+def _measure_shared_strings(zf: zipfile.ZipFile, name: str, limits: Limits) -> None:
+    count, opened_at, consumed, rest = 0, None, 0, b""
+    with zf.open(name) as part:
+        while True:
+            block = part.read(_CHUNK)
+            buf = rest + block
+            cut = (buf.rfind(b">") + 1 or len(buf)) if block else len(buf)
+            for m in _SI_TAG.finditer(buf, 0, cut):
+                where = consumed + m.start()
+                if m.group(1):  # </si>
+                    opened_at = None
+                    continue
+                count += 1
+                if count > limits.max_shared_strings:
+                    raise _too_large(f"The workbook holds more than {limits.max_shared_strings:,} distinct texts",
+                                     "max_shared_strings")
+                opened_at = None if m.group(3) else where
+            consumed += cut
+            rest = buf[cut:]
+            if opened_at is not None and consumed + len(rest) - opened_at > limits.max_shared_string_bytes:
+                raise _too_large(f"A text in the workbook is longer than {limits.max_shared_string_bytes // 1024:,} KB",
+                                 "max_shared_string_bytes")
+            if not block:
+                return
 
 
 def _range_size(ref: str) -> int:

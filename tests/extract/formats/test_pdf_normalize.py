@@ -194,5 +194,5 @@ def test_rotated_page_words_are_in_visible_coordinates():
 
 def test_unreadable_page_errors_are_mupdf_specific():
     # The per-page guard must not swallow programming errors such as TypeError.
-    assert not issubclass(TypeError, pdf_mod._PAGE_ERRORS)
-    assert not issubclass(KeyError, pdf_mod._PAGE_ERRORS)
+    assert not issubclass(TypeError, pdf_mod.PAGE_ERRORS)
+    assert not issubclass(KeyError, pdf_mod.PAGE_ERRORS)

@@ -599,3 +599,20 @@ def test_each_message_of_a_batch_keeps_its_own_identifiers():
         scoped = [i for i in result.identifiers if i.scope == f"message {n}"]
         assert sorted(i.kind.value for i in scoped) == ["dob", "mrn", "name"]
         assert identity(result, f"message {n}") == {"name": "QUENTARA, MARISOL J", "dob": "1978-03-14", "mrn": "WB-204118"}
+
+
+# ---------------------------------------------------------------- a result that names no test (issue 28)
+
+@pytest.mark.parametrize("obx3", ["^&", "&&^&", "^" * 100_000, "", "^^^^^^LN"])
+def test_a_result_without_a_test_name_goes_to_review_never_named_by_a_separator(obx3):
+    from tests.support.file_builders import MSH, OBR, PID
+
+    def message(obr: str) -> bytes:
+        return ("\r".join([MSH.format(n=1), PID, obr, f"OBX|1|NM|{obx3}||6.8|mmol/L|3.5-5.1|HH|||F"]) + "\r").encode()
+
+    (lab,) = labs(run(message(OBR))[1])
+    assert lab.wants_review and "not named in OBX-3" in lab.review_reason
+    assert lab.structured_value["test_name"] == "Metabolic panel"  # the order's name, said to be borrowed
+    (lab,) = labs(run(message(OBR.replace("24323-8^Metabolic panel^LN", "")))[1])
+    assert lab.wants_review and lab.structured_value["test_name"] == "unnamed observation"
+    assert "no name or code" in lab.review_reason

@@ -320,3 +320,36 @@ def test_only_analytes_with_a_dimension_need_a_unit(test, value, unit_needed):
     assert (decision.reason == "missing unit") is unit_needed, decision
     if not unit_needed:
         assert fact.confidence == pytest.approx(0.92)
+
+
+# ---------------------------------------------------------------- shared-string bombs (issue 28)
+
+def _with_strings(body: bytes) -> bytes:
+    from tests.support.file_builders import with_part, workbook
+
+    head = b'<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    return with_part(workbook(), "xl/sharedStrings.xml", lambda part: part.write(head + body + b"</sst>"))
+
+
+def test_shared_strings_are_counted_before_any_parser_builds_them():
+    from domain.limits import Limits
+
+    limits = Limits(max_shared_strings=50)
+    normalize_xlsx(_with_strings(b"<si><t>a</t></si>" * 50), limits)  # at the limit: read
+    for body in (b"<si><t>a</t></si>" * 51, b"<x:si><x:t>a</x:t></x:si>" * 51, b"<si/>" * 51):
+        with pytest.raises(ExtractionError) as err:
+            normalize_xlsx(_with_strings(body), limits)
+        assert err.value.code == "sheet_too_large" and "50 distinct texts" in err.value.message
+
+
+def test_one_shared_string_is_measured_while_it_streams():
+    from domain.limits import Limits
+
+    limits = Limits(max_shared_string_bytes=4096)
+    four = b"<si><t>Test</t></si><si><t>Result</t></si><si><t>Glucose</t></si><si><t>mg/dL</t></si>"
+    normalize_xlsx(_with_strings(four + b"<si><t>" + b"x" * 4000 + b"</t></si>"), limits)
+    with pytest.raises(ExtractionError) as err:  # never closed, as a bomb cut short would be
+        normalize_xlsx(_with_strings(b"<si><t>" + b"x" * 3 * 1024 * 1024), limits)
+    assert err.value.code == "sheet_too_large" and "longer than 4 KB" in err.value.message
+    with pytest.raises(ExtractionError):
+        normalize_xlsx(_with_strings(b"<si><t>a</t></si><si><t>" + b"y" * 5000 + b"</t></si>"), limits)
