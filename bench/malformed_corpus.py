@@ -1,5 +1,6 @@
 """The malformed corpus as an attacker or a broken interface sends it: every sample of
-tests/support/malformed_corpus.py (151 generated files) through `python -m core ingest`, one
+tests/support/malformed_corpus.py (151 generated files) and of tests/support/damaged_corpus.py
+(the second round's 20, issue 28) through `python -m core ingest`, one
 process each, as the app's default runs it (reading in a forkserver child under the job
 ceilings). Prints, per family, the outcomes (exit codes and error codes), the worst wall
 time of one ingest and the worst peak memory of its whole process tree (the CLI, its
@@ -87,9 +88,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from golden.fixtures import render_lab
-    from tests.support import malformed_corpus
+    from tests.support import damaged_corpus, malformed_corpus
 
-    samples = malformed_corpus.build()
+    samples = [*malformed_corpus.build(), *damaged_corpus.build()]
     if args.only:
         wanted = set(args.only.split(","))
         samples = [s for s in samples if s.kind in wanted]
