@@ -45,4 +45,6 @@ eval: install
 	$(PY) -m core eval
 
 bench: install
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements-bench.txt
 	$(PY) bench/ingest.py
+	$(PY) bench/mllp.py

@@ -5,6 +5,13 @@ charts); each client thread holds one connection and sends small ORU^R01 results
 after another, waiting for each ACK as an MLLP sender does. Every AA means the original
 was fsynced and its row, document and job committed. Prints, per number of client
 threads: messages, seconds, messages/s and the p50/p95 ACK latency in ms.
+
+The peer, measured in the same run with the same clients: a minimal asyncio MLLP server
+(its own process) that parses each message with the ``hl7`` package, appends it to one
+file with fsync and answers the package's ACK. It does what an interface engine's
+durable inbound step does and nothing else (no patient match, no rows, no duplicate
+check), so it is the floor the listener is compared with: the ratio is printed.
+``hl7`` is a bench-only dependency (requirements-bench.txt, installed by ``make bench``).
 Usage: python bench/mllp.py [--messages N] [--threads 1,4]
 """
 
@@ -51,6 +58,41 @@ def start_listener(data_dir: Path) -> tuple[subprocess.Popen, int]:
     raise SystemExit("the listener did not start")
 
 
+PEER = r"""
+import asyncio, os, sys
+import hl7
+
+async def main(path):
+    log = open(path, "ab")
+
+    async def handle(reader, writer):
+        buffer = b""
+        while chunk := await reader.read(65536):
+            buffer += chunk
+            while (end := buffer.find(b"\x1c\r")) >= 0:
+                raw, buffer = buffer[buffer.index(b"\x0b") + 1:end], buffer[end + 2:]
+                message = hl7.parse(raw.decode())
+                log.write(raw + b"\n")
+                log.flush()
+                os.fsync(log.fileno())
+                writer.write(b"\x0b" + str(message.create_ack("AA")).encode() + b"\x1c\r")
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await server.serve_forever()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def start_peer(directory: Path) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-c", PEER, str(directory / "peer.log")], stdout=subprocess.PIPE,
+                            text=True)
+    return proc, int(proc.stdout.readline())
+
+
 def send(port: int, run: str, indices: range, latencies: list[float]) -> None:
     with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
         for i in indices:
@@ -92,17 +134,23 @@ def main() -> None:
         seed_demo_patients(wb)
         wb.close()
         proc, port = start_listener(data_dir)
+        peer, peer_port = start_peer(Path(tmp))
         try:
             print(f"MLLP on {os.cpu_count()} cores, {args.messages} ORU^R01 messages per run, "
-                  "each ACKed after fsync + commit")
+                  "each ACKed after fsync + commit; the peer (asyncio + hl7, parse, append + fsync, ACK) "
+                  "with the same clients in the same run")
             for n, threads in enumerate(int(t) for t in args.threads.split(",")):
                 r = measure(port, f"R{n}X", args.messages, threads)
+                f = measure(peer_port, f"F{n}X", args.messages, threads)
                 print(f"  {r['threads']} client thread(s): {r['messages']} messages in {r['seconds']:.1f} s = "
                       f"{r['per_second']:.0f} messages/s acknowledged (ACK p50 {r['p50_ms']:.1f} ms, "
-                      f"p95 {r['p95_ms']:.1f} ms)")
+                      f"p95 {r['p95_ms']:.1f} ms); peer {f['per_second']:.0f} messages/s "
+                      f"(p50 {f['p50_ms']:.1f} ms); ratio {r['per_second'] / f['per_second']:.2f}x the peer")
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
+            peer.kill()
+            peer.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,21 @@ _CATEGORY = ("SELECT c.id, c.name, m.doc_type FROM document_categories c "
              "LEFT JOIN document_type_mappings m ON m.category_id = c.id AND m.active ")
 
 
+# Bumped by every write to the categories or their mappings in this process: a cache of
+# them (the MLLP listener's HL7 category, read for every message) compares it. Every
+# writer of the database file is in this process (DuckDB lets one process open it).
+_category_writes = 0
+
+
+def category_generation() -> int:
+    return _category_writes
+
+
+def _categories_changed() -> None:
+    global _category_writes
+    _category_writes += 1
+
+
 def categories(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     cur.execute(_CATEGORY + "ORDER BY c.id")
     return rows(cur)
@@ -88,6 +103,7 @@ def any_document(cur: duckdb.DuckDBPyConnection) -> bool:
 
 
 def add_category(cur: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
+    _categories_changed()
     cur.execute("INSERT INTO document_categories (name) VALUES (?) RETURNING id", [name])
     return category_by_name(cur, name)
 
@@ -95,6 +111,7 @@ def add_category(cur: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
 def set_mapping(cur: duckdb.DuckDBPyConnection, category_id: int, doc_type: str | None) -> None:
     """The category's one active mapping becomes ``doc_type`` (None: stored without
     extraction). Earlier mappings are kept, inactive, as the history."""
+    _categories_changed()
     cur.execute("UPDATE document_type_mappings SET active = FALSE WHERE category_id = ? AND active", [category_id])
     if doc_type is not None:
         cur.execute("INSERT INTO document_type_mappings (category_id, doc_type) VALUES (?, ?)",

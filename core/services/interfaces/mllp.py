@@ -49,6 +49,8 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Iterator
 
 from core import telemetry
@@ -57,6 +59,7 @@ from domain.models import DocType
 from domain.policy.identity.gate import same_mrn
 from domain.policy.access.mllp_peers import AllowedSenders, ListenerAccess, listener_access
 from core.services.ingest.ingestion import check_upload
+from core.services.interfaces.group_commit import GroupCommit
 from core.services.interfaces.mllp_ack import Header, Refused, build_ack, check_header, pid_mrns, read_header
 from core.services.workbench import Workbench
 from domain.settings import Settings
@@ -288,7 +291,8 @@ class _HoldingAreaFull(Refused):
                          "holding_area_full")
 
 
-def _hold_decision(cur, header: Header, sha: str, hold: str | None) -> tuple[dict | None, str | None, dict | None]:
+def _hold_decision(wb: Workbench, cur, header: Header, sha: str,
+                   hold: str | None) -> tuple[dict | None, str | None, dict | None]:
     """(the same message already stored, or None; why the message is held, or None; the
     HL7 category). The same rule before the original is written and inside the
     transaction that writes its row."""
@@ -297,10 +301,21 @@ def _hold_decision(cur, header: Header, sha: str, hold: str | None) -> tuple[dic
         return same, None, None
     if hold is None and earlier:
         hold = "control_id_reused"
-    cat = documents_repo.category_for_doc_type(cur, DocType.HL7V2_MESSAGE.value)
+    cat = _hl7_category(wb, cur)
     if hold is None and cat is None:
         hold = "no_category"
     return None, hold, cat
+
+
+def _hl7_category(wb: Workbench, cur) -> dict | None:
+    """The category HL7 messages are filed under, read again only after a category or
+    mapping was written (``documents_repo.category_generation``), not per message."""
+    generation = documents_repo.category_generation()
+    cached = wb.extras.get("mllp_hl7_category")
+    if cached is None or cached[0] != generation:
+        cached = wb.extras["mllp_hl7_category"] = (
+            generation, documents_repo.category_for_doc_type(cur, DocType.HL7V2_MESSAGE.value))
+    return cached[1]
 
 
 def _check_room(cur, wb: Workbench, hold: str | None) -> None:
@@ -311,38 +326,77 @@ def _check_room(cur, wb: Workbench, hold: str | None) -> None:
         raise _HoldingAreaFull(cap)
 
 
+@dataclass(frozen=True)
+class _Arrival:
+    """A message whose original is stored, waiting for its rows to be committed."""
+
+    header: Header
+    sha: str
+    stored: Path
+    size: int
+    mrns: list[str]
+    patient_id: int | None
+    hold: str | None
+
+
 def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
     mrns = pid_mrns(text, header.enc)
     patient_id, hold = _match_patient(wb, mrns)
-    with wb.db.cursor() as cur:  # refused before the original is written, when it is bound to be
-        same, will_hold, _ = _hold_decision(cur, header, hashlib.sha256(data).hexdigest(), hold)
-        if same is None:
-            _check_room(cur, wb, will_hold)
+    if hold is not None:  # to be held: refused before its original is written when there is no room
+        with wb.db.cursor() as cur:
+            same, will_hold, _ = _hold_decision(wb, cur, header, hashlib.sha256(data).hexdigest(), hold)
+            if same is None:
+                _check_room(cur, wb, will_hold)
     sha, stored = wb.blobs.put(data)  # the original first (fsynced; a resend finds it there) ...
-    with wb.db.transaction() as cur:  # ... then its row, document and job together
-        same, hold, cat = _hold_decision(cur, header, sha, hold)
-        if same:
-            inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
-            return Receipt("AA", "Already received; stored once.", "duplicate", same["id"], same["document_id"],
-                           same["job_id"], same["hold_reason"])
-        _check_room(cur, wb, hold)  # again, under the write lock: another connection may have filled it
-        document = job = None
-        if hold is None:
-            document, job = _attach(cur, patient_id, cat["id"], header, sha, stored, len(data), ACTOR)
-        row = inbound_repo.insert(
-            cur, channel=CHANNEL, sender=header.sender, control_id=header.control_id,
-            message_type=f"{header.message_type}^{header.trigger}".rstrip("^"), sha256=sha, size=len(data),
-            stored_path=str(stored), status="held" if hold else "queued", hold_reason=hold,
-            note=_HOLD_TEXT.get(hold or ""), patient_mrn=next((m for m in mrns if m), None),
-            patient_id=patient_id if document else None,
-            document_id=document["id"] if document else None, job_id=job.id if job else None,
-        )
-    receipt = Receipt("AA", _HOLD_TEXT[hold] if hold else "Stored; queued for reading.",
-                      "held" if hold else "queued", row["id"], row["document_id"], row["job_id"], hold)
-    telemetry.emit("mllp_message", settings=wb.settings, patient_id=row["patient_id"], channel=CHANNEL,
-                   outcome=receipt.ack, status=receipt.code, error_code=hold, document_id=row["document_id"],
-                   job_id=row["job_id"])
+    # ... then its row, document and job together, in one commit with the messages that
+    # arrived beside it on other connections (core/services/interfaces/group_commit.py).
+    receipt = _committer(wb).submit(_Arrival(header, sha, stored, len(data), mrns, patient_id, hold))
+    if receipt.code != "duplicate":
+        telemetry.emit("mllp_message", settings=wb.settings, patient_id=patient_id if receipt.document_id else None,
+                       channel=CHANNEL, outcome=receipt.ack, status=receipt.code, error_code=receipt.hold_reason,
+                       document_id=receipt.document_id, job_id=receipt.job_id)
     return receipt
+
+
+def _committer(wb: Workbench) -> GroupCommit:
+    with _COMMITTERS_LOCK:
+        committer = wb.extras.get("mllp_group_commit")
+        if committer is None or committer.db is not wb.db:
+            committer = wb.extras["mllp_group_commit"] = GroupCommit(wb.db, partial(_write_rows, wb),
+                                                                     refusals=(Refused,))
+        return committer
+
+
+_COMMITTERS_LOCK = threading.Lock()
+
+
+def _write_rows(wb: Workbench, cur, arrival: _Arrival) -> Receipt:
+    """One message's rows on the batch's open transaction. A refusal (the holding area
+    is full) raises before anything of this message is written."""
+    header, hold = arrival.header, arrival.hold
+    same, hold, cat = _hold_decision(wb, cur, header, arrival.sha, hold)
+    if same:
+        inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
+        return Receipt("AA", "Already received; stored once.", "duplicate", same["id"], same["document_id"],
+                       same["job_id"], same["hold_reason"])
+    # Under the write lock: another connection may have filled the holding area, or a
+    # reused control id (known only here) may hold a message whose original is stored:
+    # then only that content-addressed original remains, with no row.
+    _check_room(cur, wb, hold)
+    document = job = None
+    if hold is None:
+        document, job = _attach(cur, arrival.patient_id, cat["id"], header, arrival.sha, arrival.stored,
+                                arrival.size, ACTOR)
+    row = inbound_repo.insert(
+        cur, channel=CHANNEL, sender=header.sender, control_id=header.control_id,
+        message_type=f"{header.message_type}^{header.trigger}".rstrip("^"), sha256=arrival.sha, size=arrival.size,
+        stored_path=str(arrival.stored), status="held" if hold else "queued", hold_reason=hold,
+        note=_HOLD_TEXT.get(hold or ""), patient_mrn=next((m for m in arrival.mrns if m), None),
+        patient_id=arrival.patient_id if document else None,
+        document_id=document["id"] if document else None, job_id=job.id if job else None,
+    )
+    return Receipt("AA", _HOLD_TEXT[hold] if hold else "Stored; queued for reading.",
+                   "held" if hold else "queued", row["id"], row["document_id"], row["job_id"], hold)
 
 
 def _attach(cur, patient_id: int, category_id: int, header: Header, sha: str, stored, size: int, by: str):

@@ -588,3 +588,18 @@ def test_every_real_sample_over_one_connection_is_answered_and_the_framing_holds
         listener.stop()
     assert set(answers.values()) <= {"AA", "AE", "AR"}, answers
     assert sum(a == "AA" for a in answers.values()) >= 20, answers
+
+
+def test_messages_on_several_connections_share_commits_and_each_is_stored_once(wb, demo_patient):
+    # Group commit (issue 27; batching itself: test_group_commit.py): arriving together on
+    # different connections, each message still gets its own AA, row, document and job.
+    listener = MllpListener(wb, port=0).start_thread()
+    acked: set[int] = set()
+    try:
+        run_burst(listener.address[1], list(range(40)), acked)
+    finally:
+        listener.stop()
+    assert acked == set(range(40))
+    with wb.db.cursor() as cur:
+        assert cur.execute("SELECT count(*), count(DISTINCT control_id), count(document_id), count(hold_reason) "
+                           "FROM inbound_messages").fetchone() == (40, 40, 39, 1)  # B00007: no chart, held
