@@ -406,8 +406,10 @@ def alerts_to_acknowledge() -> None:
     if notice := st.session_state.pop("rq_alert_notice", None):
         st.success(notice)
     if not open_alerts:
+        st.info("No chart alert waits for acknowledgement on this chart.")
         return
-    st.markdown(f"**Chart alerts to acknowledge ({len(open_alerts)})**")
+    st.caption(f"{len(open_alerts)} alert(s) from the chart checks wait for a clinician: each cites the facts it "
+               "rests on; acknowledge one with a note once you have looked at them.")
     for alert in open_alerts:
         with st.container(border=True):
             st.markdown(chart_alerts.alert_text(alert))
@@ -469,17 +471,21 @@ def audit() -> None:
 # Reviewers also see the interface messages waiting for a chart (any patient's). That
 # tab runs only while it is open (``on_change="rerun"``): what those messages say of
 # their patient is then shown, and written to the access audit, only when looked at.
-names = ["To review", "Audit"]
+# The chart checks' alerts have a tab of their own, its label counting the ones not yet
+# acknowledged, so they are never below a long queue of findings.
+unacknowledged = len(patient_alerts(wb, PID, unacknowledged_only=True))
+names = ["To review", f"Chart alerts ({unacknowledged})" if unacknowledged else "Chart alerts", "Audit"]
 if may_decide:
     names.append(held_messages.tab_label(wb))
     held_messages.keep_tab_open(names[-1], "rq_tab")
 tabs = st.tabs(names, key="rq_tab", on_change="rerun")
 with tabs[0]:
-    alerts_to_acknowledge()
     to_review()
 with tabs[1]:
+    alerts_to_acknowledge()
+with tabs[2]:
     audit()
 if may_decide:
-    with tabs[2]:
-        if tabs[2].open:
+    with tabs[3]:
+        if tabs[3].open:
             held_messages.section(wb)
