@@ -82,7 +82,7 @@ def _cited(fact_id: int, state: dict[str, Any] | None) -> dict[str, Any]:
     return {"fact_id": fact_id, "fact_type": state["fact_type"], "text": state["fact_text"],
             "document_id": state["document_id"], "filename": state["filename"],
             "page_or_section": citation.get("page_or_section"), "quote": citation.get("quote_or_value"),
-            "live": live}
+            "citation": citation, "live": live}
 
 
 def alert_view(alert: dict[str, Any], states: dict[int, dict[str, Any]]) -> dict[str, Any]:
