@@ -21,7 +21,7 @@ class _Table:
     ingredients: dict[str, tuple[str, ...]]
     brands: dict[str, tuple[str, ...]]
     allergy_terms: dict[str, tuple[str, ...]]
-    non_drug: frozenset[str]
+    non_drug: tuple[str, ...]
 
 
 def words(text: str | None) -> str:
@@ -35,12 +35,14 @@ def words(text: str | None) -> str:
 def _table() -> _Table:
     data = json.loads(CLASS_TABLE_PATH.read_text(encoding="utf-8"))
     key = lambda k: words(k).strip()  # noqa: E731 - table keys are spelled as the text is normalised
+    # Every table longest key first, so a phrase wins over a word inside it (``_found``).
+    longest = lambda d: dict(sorted(d.items(), key=lambda kv: -len(kv[0])))  # noqa: E731
     return _Table(
         version=data["version"], class_names=dict(data["classes"]),
-        ingredients={key(k): tuple(v) for k, v in data["ingredients"].items()},
-        brands={key(k): tuple(v) for k, v in data["brands"].items()},
-        allergy_terms={key(k): tuple(v) for k, v in data["allergy_terms"].items()},
-        non_drug=frozenset(key(k) for k in data["non_drug_allergens"]))
+        ingredients=longest({key(k): tuple(v) for k, v in data["ingredients"].items()}),
+        brands=longest({key(k): tuple(v) for k, v in data["brands"].items()}),
+        allergy_terms=longest({key(k): tuple(v) for k, v in data["allergy_terms"].items()}),
+        non_drug=tuple(sorted({key(k) for k in data["non_drug_allergens"]}, key=len, reverse=True)))
 
 
 def table_version() -> str:
@@ -55,22 +57,23 @@ def known_classes() -> frozenset[str]:
     return frozenset(_table().class_names)
 
 
-def _found(text: str, keys) -> list[str]:
-    # Longest first, and a key inside a longer one already found does not count again
-    # ("penicillin" inside "penicillin v").
+def _found(text: str, keys: tuple[str, ...]) -> list[str]:
+    # Keys come longest first (the tables are built so): a key inside a longer one already
+    # found does not count again ("penicillin" inside "penicillin v").
     hits: list[str] = []
-    for k in sorted(keys, key=len, reverse=True):
+    for k in keys:
         if f" {k} " in text and not any(f" {k} " in f" {h} " for h in hits):
             hits.append(k)
     return hits
 
 
+@lru_cache(maxsize=4096)
 def ingredients_of(name: str | None) -> frozenset[str]:
     """The ingredients a medication (or allergy) entry names, by ingredient or brand."""
     t = _table()
     text = words(name)
-    found = set(_found(text, t.ingredients))
-    for brand in _found(text, t.brands):
+    found = set(_found(text, tuple(t.ingredients)))
+    for brand in _found(text, tuple(t.brands)):
         found |= set(t.brands[brand])
     return frozenset(found)
 
@@ -84,12 +87,13 @@ def medication_classes(name: str | None) -> frozenset[str]:
     return classes_of_ingredients(ingredients_of(name))
 
 
+@lru_cache(maxsize=4096)
 def allergy_classes(substance: str | None) -> frozenset[str]:
     """The classes an allergy entry covers: the words a list uses for a group
     ("penicillin", "sulfa", "NSAIDs") and the classes of any ingredient it names."""
     t = _table()
     text = words(substance)
-    groups = {c for term in _found(text, t.allergy_terms) for c in t.allergy_terms[term]}
+    groups = {c for term in _found(text, tuple(t.allergy_terms)) for c in t.allergy_terms[term]}
     return frozenset(groups) | classes_of_ingredients(ingredients_of(substance))
 
 
