@@ -134,12 +134,14 @@ c0.metric("Chart alerts open", len(alerts),
 c1.metric("Critical lab results in the chart", len(critical))
 c2.metric("Findings waiting for review", len(groups["needs_review"]))
 c3.metric("Facts held (patient not confirmed)", len(groups["held"]))
-# The checks' alerts first, beside the critical results: each cites the facts it rests on.
-chart_alerts.show(alerts)
+# The checks' alerts first, beside the critical results: each cites the facts it rests on;
+# low-priority notes (no documented indication) come after the critical results.
+chart_alerts.show([a for a in alerts if a["priority"] != "low"])
 for row in critical:
     st.error(f"Critical: {md_text(row['test_name'])} {md_text(row['value'])} {md_text(row['unit'] or '')} (reference "
              f"{md_text(row['reference_range'] or 'not printed')}), collected "
              f"{md_text(row['collection_date'] or 'date not stated')}")
+chart_alerts.show([a for a in alerts if a["priority"] == "low"])
 vitals = latest_vital_signs(charted)
 if vitals:
     st.markdown("**Latest vital signs in the chart:** " + " · ".join(

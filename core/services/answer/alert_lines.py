@@ -37,6 +37,12 @@ def alert_evidence(wb: Workbench, patient_id: int,
     return out
 
 
+def alert_lines(alerts: list[tuple[dict, list[EvidenceItem]]], *, notes: bool) -> list[AnswerItem]:
+    """The alerts (high and medium priority, listed before the critical results) or the
+    low-priority notes (listed after the attention lines)."""
+    return [alert_line(a, cited) for a, cited in alerts if (a["priority"] == "low") == notes]
+
+
 def alert_line(alert: dict, cited: list[EvidenceItem]) -> AnswerItem:
     ack = (f" (acknowledged by {alert['acknowledged_by']}: {alert['acknowledgement_note']})"
            if alert["acknowledged"] else "")
