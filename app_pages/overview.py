@@ -1,5 +1,6 @@
-"""Chart overview: who the patient is, their documents and how each was read, critical
-results, and the facts by certainty in plain words. Uploading lives on the Documents page."""
+"""Chart overview: who the patient is, their documents and how each was read, the chart
+checks' alerts and critical results, and the facts by certainty in plain words.
+Uploading lives on the Documents page."""
 
 from datetime import date
 
@@ -10,10 +11,11 @@ from domain.policy.access.permissions import Permission
 from domain.policy.facts.chart_rules import critical_result
 from domain.policy.answers.relevance import context_of, context_tags
 from core.services.admin.access_audit import VIEW_CHART
+from core.services.checks.alerts import patient_alerts
 from core.services.review.facts import chart_view, latest_vital_signs, patient_facts
 from core.services.admin.patients import add_patient, chart_documents
 from core.services.ingest.processing import NOTHING_FOUND
-from ui import auth, labels
+from ui import auth, chart_alerts, labels
 from ui.inert import md_text, plain
 from ui.runtime import patient_picker, select_patient, workbench
 
@@ -125,14 +127,21 @@ documents_panel()
 groups = patient_facts(wb, patient["id"])
 charted = chart_view(wb, patient["id"])
 critical = [r for r in charted["labs"] if r["critical"]]
-c1, c2, c3 = st.columns(3)
+alerts = patient_alerts(wb, patient["id"])
+c0, c1, c2, c3 = st.columns(4)
+c0.metric("Chart alerts open", len(alerts),
+          help=f"{sum(not a['acknowledged'] for a in alerts)} not acknowledged yet (Review queue)")
 c1.metric("Critical lab results in the chart", len(critical))
 c2.metric("Findings waiting for review", len(groups["needs_review"]))
 c3.metric("Facts held (patient not confirmed)", len(groups["held"]))
+# The checks' alerts first, beside the critical results: each cites the facts it rests on;
+# low-priority notes (no documented indication) come after the critical results.
+chart_alerts.show([a for a in alerts if a["priority"] != "low"])
 for row in critical:
     st.error(f"Critical: {md_text(row['test_name'])} {md_text(row['value'])} {md_text(row['unit'] or '')} (reference "
              f"{md_text(row['reference_range'] or 'not printed')}), collected "
              f"{md_text(row['collection_date'] or 'date not stated')}")
+chart_alerts.show([a for a in alerts if a["priority"] == "low"])
 vitals = latest_vital_signs(charted)
 if vitals:
     st.markdown("**Latest vital signs in the chart:** " + " · ".join(

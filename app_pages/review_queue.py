@@ -24,7 +24,8 @@ from core.services.review.document_view import page_image
 from core.services.review.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
 from core.services.review.decisions import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
                                   keep_as_document_fact, queue_counts, queue_items)
-from ui import auth, held_messages, labels
+from core.services.checks.alerts import patient_alerts
+from ui import auth, chart_alerts, held_messages, labels
 from ui.media import download_button
 from ui.inert import md_text, plain, plain_text
 from ui.runtime import patient_picker, workbench
@@ -396,6 +397,27 @@ def queue_list(shown: list[dict], current: str) -> None:
             rerun_fragment()
 
 
+# ------------------------------------------------------------------ chart alerts
+@st.fragment
+def alerts_to_acknowledge() -> None:
+    """The chart checks' alerts no clinician has acknowledged yet, each with the facts
+    it cites; a reviewer acknowledges one with a note and a click."""
+    open_alerts = patient_alerts(wb, PID, unacknowledged_only=True)
+    if notice := st.session_state.pop("rq_alert_notice", None):
+        st.success(notice)
+    if not open_alerts:
+        st.info("No chart alert waits for acknowledgement on this chart.")
+        return
+    st.caption(f"{len(open_alerts)} alert(s) from the chart checks wait for a clinician: each cites the facts it "
+               "rests on; acknowledge one with a note once you have looked at them.")
+    for alert in open_alerts:
+        with st.container(border=True):
+            st.markdown(chart_alerts.alert_text(alert))
+            if may_decide and chart_alerts.acknowledge_controls(wb, alert, by=reviewer, key=f"rq-alert-{alert['alert_id']}"):
+                st.session_state["rq_alert_notice"] = f"Alert {alert['alert_id']} acknowledged."
+                rerun_fragment()
+
+
 # ------------------------------------------------------------------ audit
 @st.fragment
 def audit() -> None:
@@ -449,7 +471,10 @@ def audit() -> None:
 # Reviewers also see the interface messages waiting for a chart (any patient's). That
 # tab runs only while it is open (``on_change="rerun"``): what those messages say of
 # their patient is then shown, and written to the access audit, only when looked at.
-names = ["To review", "Audit"]
+# The chart checks' alerts have a tab of their own, its label counting the ones not yet
+# acknowledged, so they are never below a long queue of findings.
+unacknowledged = len(patient_alerts(wb, PID, unacknowledged_only=True))
+names = ["To review", f"Chart alerts ({unacknowledged})" if unacknowledged else "Chart alerts", "Audit"]
 if may_decide:
     names.append(held_messages.tab_label(wb))
     held_messages.keep_tab_open(names[-1], "rq_tab")
@@ -457,8 +482,10 @@ tabs = st.tabs(names, key="rq_tab", on_change="rerun")
 with tabs[0]:
     to_review()
 with tabs[1]:
+    alerts_to_acknowledge()
+with tabs[2]:
     audit()
 if may_decide:
-    with tabs[2]:
-        if tabs[2].open:
+    with tabs[3]:
+        if tabs[3].open:
             held_messages.section(wb)

@@ -127,6 +127,9 @@ EXPECTATION_KEYS = frozenset({
     "promotions",  # [{document, outcome, min?, max?}]
     "answers",  # [{step, refused, disposition, contains, not_contains, sections_nonempty, ...}]
     "step_errors",  # {step index: error code}
+    # The chart checks (issue 24), judged by promotion_expectations with the chart:
+    "alerts",  # [{patient, rule, status?, contains?, cites: [fact matcher, ...] (every fact it cites, no other)}]
+    "no_alerts",  # [{patient, rule}]: no open alert of the rule
 })
 
 

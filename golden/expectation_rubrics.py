@@ -156,9 +156,38 @@ def promotion_expectations(obs: Observation) -> Verdict:
         if not (want.get("min", 1) <= n <= want.get("max", 10**6)):
             problems.append(f"{want['document']}: {n} promotions {want['outcome']}, expected "
                             f"{want.get('min', 1)}..{want.get('max', 'any')}")
-    if not any(k in e for k in ("chart", "chart_absent", "chart_counts", "promotions")):
+    problems += _alert_problems(obs)
+    if not any(k in e for k in ("chart", "chart_absent", "chart_counts", "promotions", "alerts", "no_alerts")):
         return True, "the case sets no chart expectation"
     return verdict_from(problems, "the chart holds what the case expects and nothing it forbids")
+
+
+def _alert_problems(obs: Observation) -> list[str]:
+    """The chart checks' alerts: each expected one raised (open unless the case says
+    withdrawn), citing exactly the facts the case names; none of a forbidden rule open."""
+    e, problems = obs.case.expect, []
+    by_id = {f["fact_id"]: f for f in obs.facts()}
+    for want in e.get("alerts", []):
+        status = want.get("status", "open")
+        found = [a for a in obs.alerts[want["patient"]] if a["rule_id"] == want["rule"] and a["status"] == status]
+        if not found:
+            problems.append(f"{want['patient']} has no {status} alert {want['rule']}")
+            continue
+        alert = found[0]
+        cited = [by_id.get(f["fact_id"]) for f in alert["facts"]]
+        for matcher in want.get("cites", []):
+            if not any(f is not None and (matcher.get("document") in (None, f["document"]))
+                       and fact_matches(f, matcher, keys=("fact_type", "text_contains")) for f in cited):
+                problems.append(f"alert {want['rule']} does not cite {describe(matcher)}")
+        if "cites" in want and len(cited) != len(want["cites"]):
+            problems.append(f"alert {want['rule']} cites {len(cited)} facts, expected {len(want['cites'])}")
+        for piece in want.get("contains", []):
+            if folded_text(piece) not in folded_text(alert["message"]):
+                problems.append(f"alert {want['rule']} does not say {piece!r}")
+    for want in e.get("no_alerts", []):
+        if any(a["rule_id"] == want["rule"] and a["status"] == "open" for a in obs.alerts[want["patient"]]):
+            problems.append(f"{want['patient']} has an open alert {want['rule']}, which the case forbids")
+    return problems
 
 
 def _visible(obs: Observation, group: str) -> list[dict[str, Any]]:

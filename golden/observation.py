@@ -40,6 +40,7 @@ class Observation:
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     charts: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     review_lists: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    alerts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # patient key -> chart alerts, withdrawn too
     document_owner: dict[int, int] = field(default_factory=dict)  # document id -> patient id
     # Where the uploaded bytes are kept for the Evals page (eval-results/), or None; and
     # what was kept: upload name -> {"sha256", "filename"} (docs/evals.md, kept_documents).

@@ -183,9 +183,12 @@ def _observe(obs: Observation) -> None:
             doc = documents_repo.by_id(cur, upload.document_id)
         obs.reports[name]["deleted"] = bool(doc["deleted"])
         obs.document_owner[upload.document_id] = doc["patient_id"]
+    from core.services.checks.alerts import patient_alerts
+
     for key, pid in obs.patient_ids.items():
         obs.charts[key] = chart_view(wb, pid)
         obs.review_lists[key] = patient_facts(wb, pid)
+        obs.alerts[key] = patient_alerts(wb, pid, include_withdrawn=True)
 
 
 def observe_case(case: Case, data_dir: Path, keep_dir: Path | None = None) -> Observation:

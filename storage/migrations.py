@@ -274,6 +274,22 @@ def m014_unread_identifiers(cur: duckdb.DuckDBPyConnection) -> None:
             FROM identity_checks) WHERE rn = 1""")
 
 
+def m016_chart_alerts(cur: duckdb.DuckDBPyConnection) -> None:
+    # Chart checks (issue 24): one row per alert a rule raised, keyed by the rule and the
+    # facts it rests on, so running the checks again finds the row instead of adding
+    # one. An alert whose facts no longer hold it up is withdrawn, never deleted (the
+    # audit keeps what was shown); an acknowledgement names who, when and why.
+    # (15 is another part of issue 24's migration.)
+    cur.execute("CREATE SEQUENCE IF NOT EXISTS seq_chart_alerts START 1")
+    cur.execute(f"""CREATE TABLE chart_alerts ({_id('chart_alerts')},
+        patient_id BIGINT NOT NULL, alert_key VARCHAR NOT NULL, rule_id VARCHAR NOT NULL,
+        rule_version INTEGER NOT NULL, rules_version VARCHAR, kind VARCHAR NOT NULL, priority VARCHAR NOT NULL,
+        message VARCHAR NOT NULL, fact_ids JSON NOT NULL, "references" JSON,
+        status VARCHAR NOT NULL DEFAULT 'open', raised_at TIMESTAMP NOT NULL, withdrawn_at TIMESTAMP,
+        withdrawn_reason VARCHAR, acknowledged_by VARCHAR, acknowledged_at TIMESTAMP, acknowledgement_note VARCHAR)""")
+    cur.execute("CREATE UNIQUE INDEX idx_chart_alerts_key ON chart_alerts (patient_id, alert_key)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -289,6 +305,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (12, "documents read in parts", m012_document_parts),
     (13, "chart vital signs", m013_chart_vital_signs),
     (14, "identity values printed but not read", m014_unread_identifiers),
+    (16, "chart alerts from the drug-lab, allergy and record checks", m016_chart_alerts),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

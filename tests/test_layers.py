@@ -60,17 +60,19 @@ def project_imports(path: Path) -> set[str]:
     return {m for m in imported_modules(path) if within(m, PRODUCT + TOOLS)}
 
 
-SERVICE_GROUPS = ("admin", "review", "answer", "ingest", "interfaces", "evals")
+SERVICE_GROUPS = ("admin", "checks", "review", "answer", "ingest", "interfaces", "evals")
 # A service group imports only the shared context (core.services.workbench) and the
 # groups it names here: accounts and patients are the floor, review curates the chart,
 # ingest reads documents into it (and promotes through review), interfaces receive
-# from outside systems and hand to ingest.
+# from outside systems and hand to ingest; checks run the chart checks, which every
+# writer of the chart runs again and answers cite.
 SERVICE_GROUP_MAY_USE = {
     "admin": (),
-    "review": ("admin",),
-    "answer": ("admin",),
-    "ingest": ("admin", "review"),
-    "interfaces": ("admin", "review", "ingest"),
+    "checks": ("admin",),
+    "review": ("admin", "checks"),
+    "answer": ("admin", "checks"),
+    "ingest": ("admin", "review", "checks"),
+    "interfaces": ("admin", "review", "ingest", "checks"),
     "evals": (),
 }
 

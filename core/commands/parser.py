@@ -49,12 +49,16 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
 
     p = add("review", review.cmd_review, "record a review decision", handover=True)
     p.add_argument("action", choices=["approve-identity", "reject-identity", "approve-fact", "reject-fact",
-                                      "correct-fact", "undo-identity"])
+                                      "correct-fact", "undo-identity", "alerts", "acknowledge-alert"])
     p.add_argument("--check", type=int, help="identity check id (identity actions)")
     p.add_argument("--document", type=int,
                    help="document id (identity actions; refused when the document has several checks)")
     p.add_argument("--fact", type=int, help="fact id (approve-fact / reject-fact / correct-fact)")
-    p.add_argument("--by", required=True, help="the deciding account (an active reviewer or admin)")
+    p.add_argument("--by", help="the deciding account (an active reviewer or admin); every action but alerts")
+    p.add_argument("--patient", help="alerts: the patient's MRN")
+    p.add_argument("--all", action="store_true", help="alerts: withdrawn alerts too (kept for the audit)")
+    p.add_argument("--alert", type=int, help="acknowledge-alert: the alert id")
+    p.add_argument("--note", help="acknowledge-alert: what the clinician noted (required)")
     p.add_argument("--reason", help="required to approve a document that names another patient or prints "
                                     "identifiers that were not read, to correct a finding and to undo an "
                                     "identity decision")

@@ -13,6 +13,10 @@ def cmd_review(ctx: Context, args) -> dict[str, Any]:
     from core.services.review.decisions import check_for_document, review
 
     wb = ctx.wb
+    if args.action in ("alerts", "acknowledge-alert"):
+        return _alerts(ctx, args)
+    if not args.by:
+        raise BadInput(f"review {args.action} needs --by naming the deciding account.", code="missing_user")
     if args.action == "correct-fact":
         from core.services.review.corrections import correct_fact
 
@@ -30,6 +34,26 @@ def cmd_review(ctx: Context, args) -> dict[str, Any]:
         return undo_identity_decision(wb, check, by=args.by, reason=args.reason or "")
     return review(wb, args.action, check_id=args.check, document_id=args.document, fact_id=args.fact,
                   by=args.by, reason=args.reason)
+
+
+def _alerts(ctx: Context, args) -> dict[str, Any]:
+    """The chart checks' alerts of a patient (``alerts --patient MRN``), or one
+    acknowledged (``acknowledge-alert --alert ID --note ... --by ACCOUNT``)."""
+    from core.services.admin.access_audit import VIEW_CHART, record_view
+    from core.services.admin.patients import get_patient
+    from core.services.checks.alerts import acknowledge_alert, patient_alerts
+
+    if args.action == "acknowledge-alert":
+        if args.alert is None:
+            raise BadInput("acknowledge-alert needs --alert ID (see review alerts --patient MRN).", code="bad_item")
+        return acknowledge_alert(ctx.wb, args.alert, by=args.by, note=args.note)
+    if not args.patient:
+        raise BadInput("review alerts needs --patient MRN.", code="bad_item")
+    patient_id = get_patient(ctx.wb, mrn=args.patient)["id"]
+    alerts = patient_alerts(ctx.wb, patient_id, include_withdrawn=args.all)
+    record_view(ctx.wb, ctx.os_user, VIEW_CHART, patient_id=patient_id, object_type="alerts", channel="cli")
+    return {"patient": args.patient, "alerts": alerts,
+            "unacknowledged": sum(1 for a in alerts if a["status"] == "open" and not a["acknowledged"])}
 
 
 def cmd_search_guidelines(ctx: Context, args) -> dict[str, Any]:

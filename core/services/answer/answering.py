@@ -24,6 +24,7 @@ from domain.policy.answers.lab_series import CRITICAL, IN_RANGE, LabSeries, tren
 from domain.policy.questions.intent import Intent, ParsedQuestion, parse_question
 from domain.policy.answers.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
                                     RoutePlan, route)
+from core.services.answer.alert_lines import alert_lines
 from core.services.answer.evidence import retrieve_evidence
 from core.services.answer.evidence_items import EvidenceBundle
 from core.services.answer.guideline_evidence import series_guide_key
@@ -109,9 +110,11 @@ def _in_range_summary(in_range: list[LabSeries]) -> AnswerItem | None:
 def compose(question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle) -> AnswerSections:
     sections = AnswerSections()
     if plan.intent is Intent.ATTENTION and not plan.refused:
+        sections.patient_findings += alert_lines(bundle.alerts, notes=False)  # the chart checks' alerts first
         for series in bundle.attention:
             guides = bundle.guidelines_by_key.get(series_guide_key(series), [])
             sections.patient_findings.append(_series_line(series, guides))
+        sections.patient_findings += alert_lines(bundle.alerts, notes=True)
         if bundle.list_in_range:
             for series in bundle.in_range:
                 trend = trend_text(series)

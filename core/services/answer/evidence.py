@@ -34,6 +34,7 @@ from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, direc
 from domain.policy.answers.supervisor import REFUSE, RoutePlan
 from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
                                  term_fact_types)
+from core.services.answer.alert_lines import alert_evidence
 from core.services.answer.evidence_items import Candidate, EvidenceBundle, load_candidates
 from core.services.answer.guideline_evidence import add_guideline_evidence
 from core.services.workbench import Workbench
@@ -109,6 +110,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         bundle.list_in_range = bool(question.terms or question.analytes) or \
             (bool(question.topics) and "labs" not in question.topics)
         bundle.patient = _limited([c.item for c in others], bundle)
+        bundle.alerts = alert_evidence(wb, patient_id, [c.item for c in candidates])  # the chart checks' alerts
     else:
         bundle.patient = _lookup_order(question, labs, others, safety, bundle)
 

@@ -44,6 +44,7 @@ class EvidenceBundle:
     # A condition the record names only as denied, a relative's or hypothetical.
     mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
     unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
+    alerts: list[tuple[dict, list[EvidenceItem]]] = field(default_factory=list)  # chart alerts, with what they cite
     guideline_searched: bool = False
     # database, vectors, guidelines (searches included), rerank (the guideline reranker's
     # share of those searches), total
@@ -55,7 +56,8 @@ class EvidenceBundle:
 
     def all_items(self) -> list[EvidenceItem]:
         series = [i for s in [*self.attention, *self.in_range] for i in s.items]
-        return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions)]
+        return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions),
+                *(i for _, cited in self.alerts for i in cited)]
 
 
 # ------------------------------------------------------------------ item building

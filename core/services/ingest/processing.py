@@ -25,6 +25,7 @@ from domain.policy.context.mentions import apply_to as apply_context
 from domain.policy.facts.fingerprints import clinical_content_fingerprint, fact_fingerprint
 from domain.policy.identity.gate import IdentityOutcome, check_identity, combine_parts
 from core.services.review.promotion import promote_facts
+from core.services.checks.alerts import refresh_alerts
 from core.services.ingest.sandbox import run_isolated
 from core.services.workbench import Workbench
 from extract.coverage import UnreadRegion, summary_sentence, unread_content
@@ -310,6 +311,7 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
         facts_repo.set_promotion_status(cur, outcomes)
         for outcome in outcomes.values():
             counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
+        refresh_alerts(cur, job.patient_id)  # the chart checks see what this document added
         out.activated_fact_ids = [f.id for f in promotable if f.active]
     clock.lap("promote")  # the transaction's commit included
     counts["stored"] = len(stored)

@@ -20,6 +20,7 @@ from core.services.review.document_view import is_paged, page_words
 from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.decisions import (authorize_decision, decidable_fact, fact_state, live_fact, verify_and_promote,
                                   withdraw_from_chart)
+from core.services.checks.alerts import refresh_alerts
 from core.services.workbench import Workbench
 from storage import audit_repo, facts_repo
 
@@ -66,6 +67,7 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
         after = {"structured_value": changes, "fact_text": fact.fact_text, **fact_state(fact)}
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="correct", actor=by,
                                        reason=reason, before=before, after=after)
+        refresh_alerts(cur, fact.patient_id)
     # The fact's words changed: its vector is rebuilt from the corrected text.
     remove_vectors(wb, [fact_id])
     if fact.active:

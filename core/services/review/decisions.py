@@ -21,6 +21,7 @@ from domain.policy.facts.chart_rules import (ACKNOWLEDGED, APPROVED_AWAITING_IDE
                                      acknowledge_only, activated_by_identity_approval, critical_result,
                                      identity_trusted)
 from core.services.admin.accounts import authorize
+from core.services.checks.alerts import refresh_alerts
 from core.services.review.facts import patient_facts
 from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.promotion import promote_fact, promote_facts
@@ -226,6 +227,7 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
                      fact_fingerprint=f.fact_fingerprint, clinical_content_fingerprint=f.clinical_content_fingerprint,
                      outcome="rejected", citation=f.citation, confidence=f.confidence, review_status="rejected",
                      active=False) for f in facts])
+        refresh_alerts(cur, check.patient_id)
         updated = facts_repo.identity_by_id(cur, check.id)
     if approve:
         index_pending(wb)
@@ -261,6 +263,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
         after = fact_state(fact)
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject",
                                        actor=by, reason=reason, before=before, after=after)
+        refresh_alerts(cur, fact.patient_id)
     if approve and fact.active:
         index_pending(wb)
     elif not approve:
@@ -300,6 +303,7 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
         after = fact_state(fact)
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="keep", actor=by,
                                        reason=reason, before=before, after=after)
+        refresh_alerts(cur, fact.patient_id)
     if fact.active:
         index_pending(wb)
     return {"fact_id": fact_id, **after}

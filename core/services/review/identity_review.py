@@ -25,6 +25,7 @@ from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.retraction import retract_promotions
 from core.services.review.decisions import (activate_trusted_facts, authorize_decision, current_check, parts_outcome,
                                   refresh_document_summary, sums_up_parts)
+from core.services.checks.alerts import refresh_alerts
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, patients_repo, promotions_repo
 from storage.rows import FactRow, IdentityCheckRow
@@ -170,6 +171,7 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
             after={"identity_status": outcome.status.value, "identity_check_id": new_check.id})
         if check.scope is not None:
             refresh_document_summary(cur, check.document_id)
+        refresh_alerts(cur, check.patient_id)
     if trusted:
         index_pending(wb)
     else:

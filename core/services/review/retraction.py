@@ -16,6 +16,7 @@ from domain.errors import BadInput, NotFound
 from domain.policy.access.permissions import Permission
 from domain.policy.facts.chart_rules import SUPPORTING_OUTCOMES
 from core.services.admin.accounts import authorize
+from core.services.checks.alerts import refresh_alerts
 from core.services.review.fact_vectors import remove_vectors
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
@@ -36,6 +37,7 @@ def delete_document(wb: Workbench, document_id: int, *, by: str,
         fact_ids: list[int] = []
         for doc_id in [document_id, *parts]:
             fact_ids += _retract_one(cur, doc_id, patient_id, by=by, reason=reason, counts=counts)
+        refresh_alerts(cur, patient_id)  # alerts resting on what was retracted are withdrawn
     counts["vectors"] = remove_vectors(wb, fact_ids)
     for doc_id in [document_id, *parts]:
         telemetry.emit("document_deleted", settings=wb.settings, patient_id=patient_id, document_id=doc_id,

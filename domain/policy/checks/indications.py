@@ -1,0 +1,34 @@
+"""Labelled indications per medication class (indications.json): whether a problem
+entry names one. A class the table does not hold cannot be checked."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from domain.policy.checks.vocabulary import words
+
+INDICATIONS_PATH = Path(__file__).with_name("indications.json")
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    data = json.loads(INDICATIONS_PATH.read_text(encoding="utf-8"))
+    return {cls: (tuple(words(p).strip() for p in row["problems"]), tuple(c.upper() for c in row["icd10"]))
+            for cls, row in data["indications"].items()}
+
+
+def classes_with_indications() -> frozenset[str]:
+    return frozenset(_table())
+
+
+def names_indication(class_id: str, description: str | None, code: str | None) -> bool:
+    """Whether a problem entry (its words or its ICD-10 code) is a labelled indication
+    for the class."""
+    terms, prefixes = _table().get(class_id, ((), ()))
+    text = words(description)
+    if any(f" {t} " in text for t in terms):
+        return True
+    c = (code or "").strip().upper()
+    return bool(c) and any(c.startswith(p) for p in prefixes)
