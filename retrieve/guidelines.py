@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
+import numpy as np
 from pydantic import BaseModel
 
 from domain.errors import WorkbenchError
@@ -189,7 +190,14 @@ class GuidelineSearcher:
                 f"{len(missing)} chunks of {self.corpus_version} have no {embedder.name} vector"
             )
         self._row = {cid: i for i, cid in enumerate(ids)}
+        self._ids = ids
         self._matrix = matrix
+        # Rows scaled to unit length once: the dense search is then one matrix-vector
+        # product over the vectors already held here (exact cosine, as LanceDB's flat
+        # search computes it), instead of a LanceDB query that spent 60% of a search
+        # reading the same vectors again.
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True) if len(ids) else np.ones((0, 1), np.float32)
+        self._unit = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
         self._sizes = (sparse_n, dense_n, rerank_n)
 
     def warm_up(self) -> None:
@@ -209,7 +217,7 @@ class GuidelineSearcher:
         t1 = time.perf_counter()
         qvec = self.embedder.embed([query])[0]
         t2 = time.perf_counter()
-        dense = self._store.search_guidelines(qvec, self.corpus_version, dense_n, embedding_model=self.embedder.name)
+        dense = self.dense(qvec, dense_n)
         t3 = time.perf_counter()
         fused = reciprocal_rank_fusion([[cid for cid, _ in sparse], [cid for cid, _ in dense]])
         bm25 = dict(sparse)
@@ -226,6 +234,18 @@ class GuidelineSearcher:
         t5 = time.perf_counter()
         timings = {"sparse": t1 - t0, "embed": t2 - t1, "dense": t3 - t2, "fuse": t4 - t3, "rerank": t5 - t4}
         return ranked, {k: round(v * 1000, 3) for k, v in timings.items()}
+
+    def dense(self, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Top ``k`` ``(chunk_id, cosine)`` by the held vectors, best first (ties by row)."""
+        if k <= 0 or not self._ids:
+            return []
+        q = np.asarray(qvec, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        scores = self._unit @ (q / norm if norm else q)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(self._ids[i], float(scores[i])) for i in top]
 
     def search(self, query: str, k: int = 5) -> SearchResult:
         start = time.perf_counter()

@@ -284,3 +284,17 @@ def test_holdout_supported_question_clears_threshold_with_expected_chunk(searche
 def test_holdout_out_of_corpus_question_is_not_found(searcher, item):
     result = searcher.search(item["question"], k=K)
     assert result.not_found and result.results == [], f"best score {result.best_score} >= {result.threshold}"
+
+
+def test_the_dense_step_ranks_as_lancedb_does(indexed, searcher):
+    # Issue 27: the dense candidates come from the vectors the searcher holds, in the order
+    # LanceDB's exact cosine search gives them, so no answer changes.
+    from storage.vector_store import VectorStore
+
+    store = VectorStore.for_data_dir(indexed[0], read_consistency_interval=None)
+    for question in ("How often should A1C be checked?", "statin for LDL cholesterol", "colon cancer screening"):
+        qvec = searcher.embedder.embed([question])[0]
+        ours = searcher.dense(qvec, 30)
+        theirs = store.search_guidelines(qvec, searcher.corpus_version, 30, embedding_model=searcher.embedder.name)
+        assert [cid for cid, _ in ours] == [cid for cid, _ in theirs]
+        assert all(abs(a - b) < 1e-4 for (_, a), (_, b) in zip(ours, theirs))
