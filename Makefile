@@ -48,3 +48,4 @@ bench: install
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements-bench.txt
 	$(PY) bench/ingest.py
 	$(PY) bench/mllp.py
+	$(PY) -m bench.retrieval --sizes 10000
