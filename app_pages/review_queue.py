@@ -15,15 +15,17 @@ from streamlit.errors import StreamlitAPIException
 
 from domain.errors import WorkbenchError
 from domain.policy.access.permissions import Permission
-from domain.policy.facts.review_rules import (ABNORMAL_FLAG_VALUES, CORRECTABLE_FIELDS, MIN_OVERRIDE_REASON,
-                                      approval_needs_reason)
+from domain.policy.facts.review_rules import (ABNORMAL_FLAG_VALUES, CONFLICT, CORRECTABLE_FIELDS, KEEP_BOTH,
+                                             KEEP_CHART, MIN_OVERRIDE_REASON, REPLACE, RESOLUTIONS,
+                                             approval_needs_reason)
 from core.services.admin.access_audit import VIEW_DOCUMENT
 from core.services.review.audit_log import changes_words, decisions, decisions_csv
 from core.services.review.corrections import correct_fact, page_of, set_fact_box
 from core.services.review.document_view import page_image
 from core.services.review.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
-from core.services.review.decisions import (approve_facts, conflict_detail, decide_fact, decide_identity, filter_queue,
-                                  keep_as_document_fact, queue_counts, queue_items)
+from core.services.review.decisions import (approval_preview, approve_facts, conflict_detail, decide_fact,
+                                            decide_identity, filter_queue, keep_as_document_fact, queue_counts,
+                                            queue_items)
 from core.services.checks.alerts import patient_alerts
 from ui import auth, chart_alerts, held_messages, labels
 from ui.media import download_button
@@ -66,12 +68,20 @@ def item_title(item: dict) -> str:
     return ("CRITICAL · " if item["critical"] else "") + fact["fact_text"]
 
 
-def run_decision(action, *args, success: str | Callable[[dict], str], **kwargs) -> bool:
+class ChoiceNeeded(Exception):
+    """An approval met a chart value: the page asks the reviewer to choose."""
+
+
+def run_decision(action, *args, success: str | Callable[[dict], str], quiet: set[str] = frozenset(),
+                 **kwargs) -> bool:
     """Run one service call; a refusal is shown (an item someone else already decided
-    as a warning), never swallowed. ``success`` may be worded from the call's result."""
+    as a warning), never swallowed. ``success`` may be worded from the call's result.
+    A refusal whose code is in ``quiet`` raises ChoiceNeeded for the caller to handle."""
     try:
         result = action(wb, *args, **kwargs)
     except WorkbenchError as exc:
+        if exc.code in quiet:
+            raise ChoiceNeeded(exc.message) from None
         (st.warning if exc.code == "already_decided" else st.error)(md_text(exc.message))
         return False
     st.session_state["rq_notice"] = success(result) if callable(success) else success
@@ -174,10 +184,19 @@ def finding_item(item: dict) -> bool:
     if fact["fact_type"] == "unread_content":
         return unread_item(fact)
     reason = st.text_input("Reason (needed to reject)", key=f"why-f-{fid}")
+    if item["conflict"] or st.session_state.get(f"rq_choose-{fid}"):
+        decided = conflict_choice(fid, reason)
+        if decided:
+            return True
     c1, c2, c3, c4 = st.columns(4)
-    if c1.button("Approve as verified", key=f"af-{fid}", shortcut="a", type="primary"):
-        return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
-                            success="Finding approved as verified.")
+    if not item["conflict"] and c1.button("Approve as verified", key=f"af-{fid}", shortcut="a", type="primary"):
+        try:
+            return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
+                                success="Finding approved as verified.", quiet={"resolution_required"})
+        except ChoiceNeeded:
+            # Approving it would change a chart value: the same item asks which way, side by side.
+            st.session_state[f"rq_choose-{fid}"] = True
+            rerun_fragment()
     if c2.button("Keep as document fact", key=f"kf-{fid}"):
         return run_decision(keep_as_document_fact, fid, by=reviewer, reason=reason or None,
                             success="Finding kept as a document fact (not added to the chart).")
@@ -192,6 +211,24 @@ def finding_item(item: dict) -> bool:
     if st.session_state.get("rq_correcting") == fid and correction_form(fact):
         return True
     return box_drawing(fact)
+
+
+def conflict_choice(fid: int, reason: str) -> bool:
+    """The finding differs from the chart's value for the same test and date: approving
+    it is one of three explicit choices, made beside both values (shown above)."""
+    st.markdown("**This finding differs from the chart.** Choose what the chart should hold:")
+    c1, c2, c3 = st.columns(3)
+    for column, (resolution, label, done) in zip((c1, c2, c3), (
+            (REPLACE, "Replace the chart value", "The chart now holds this finding's value; the old value is kept "
+                                                 "in the history."),
+            (KEEP_BOTH, "Keep both", "The chart now shows both values side by side."),
+            (KEEP_CHART, "Keep the chart value", "The chart keeps its value; this finding stays with its document."))):
+        if column.button(label, key=f"res-{resolution}-{fid}", type="primary" if resolution == KEEP_CHART else
+                         "secondary", help=RESOLUTIONS[resolution]):
+            st.session_state.pop(f"rq_choose-{fid}", None)
+            return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
+                                resolution=resolution, success=done)
+    return False
 
 
 def unread_item(fact: dict) -> bool:
@@ -232,10 +269,18 @@ def correction_form(fact: dict) -> bool:
                                 if current in ABNORMAL_FLAG_VALUES else len(ABNORMAL_FLAG_VALUES) - 1,
                                 format_func=lambda f: f.replace("_", " "))
         why = st.text_input("What was misread")
+        resolution = None
+        if fact["promotion_status"] == CONFLICT:
+            choice = st.radio("If the corrected value still differs from the chart's",
+                              ["decide later", REPLACE, KEEP_BOTH],
+                              format_func=lambda c: {"decide later": "leave it in the queue to decide",
+                                                     REPLACE: "replace the chart value",
+                                                     KEEP_BOTH: "keep both values"}[c])
+            resolution = None if choice == "decide later" else choice
         if not st.form_submit_button("Save correction"):
             return False
     ok = run_decision(correct_fact, fact["fact_id"], by=reviewer, value=new_value, unit=unit,
-                      collection_date=date or None, abnormal_flag=flag, reason=why,
+                      collection_date=date or None, abnormal_flag=flag, reason=why, resolution=resolution,
                       success=lambda done: "Corrected: " + md_text(changes_words(
                           done["before"], {k: done["structured_value"].get(k) for k in done["before"]})) + ".")
     if ok:
@@ -382,9 +427,21 @@ def queue_list(shown: list[dict], current: str) -> None:
         st.warning("Bulk approval takes findings that share one reason; the selection mixes reasons or "
                    "includes a patient-match check.")
         return
-    if st.button(f"Approve {len(facts)} selected findings ({md_text(labels.review_reason(facts[0]['reason']))})", key="rq_bulk"):
+    ids = [i["item_id"] for i in facts]
+    preview = approval_preview(wb, ids)
+    replaces = preview["replaces"]
+    if replaces:
+        st.warning(f"Approving these replaces {len(replaces)} chart value(s): "
+                   + "; ".join(f"{md_text(r['chart'])} (from {md_text(r['source'])}) by “{md_text(r['finding'])}”"
+                               for r in replaces[:5]) + (" …" if len(replaces) > 5 else ""))
+    if preview["own_decision"]:
+        st.info(f"{len(preview['own_decision'])} selected finding(s) differ from the chart but their own reading is "
+                "in doubt: they stay in the queue for a decision on each, and the chart keeps its values.")
+    label = (f"Approve {len(facts)} selected findings ({md_text(labels.review_reason(facts[0]['reason']))})"
+             + (f" — replaces {len(replaces)} chart value(s)" if replaces else ""))
+    if st.button(label, key="rq_bulk"):
         try:
-            results = approve_facts(wb, [i["item_id"] for i in facts], by=reviewer)
+            results = approve_facts(wb, ids, by=reviewer, replace_chart_values=bool(replaces))
         except WorkbenchError as exc:
             st.error(md_text(exc.message))
             return

@@ -66,6 +66,10 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p.add_argument("--unit", help="correct-fact: the unit")
     p.add_argument("--date", help="correct-fact: the collection date, YYYY-MM-DD")
     p.add_argument("--flag", help="correct-fact: normal, high, low, critical_high, critical_low, abnormal or unknown")
+    p.add_argument("--resolution", choices=["replace", "keep-both", "keep-chart"],
+                   help="approve-fact / correct-fact on a finding that differs from the chart's value for the same "
+                        "test and date: replace the chart value, keep both, or keep the chart value (required "
+                        "then: approving alone never replaces a chart value)")
 
     p = add("chart", documents.cmd_chart, "the patient's active chart rows with their supporting documents",
             handover=True)

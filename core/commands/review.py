@@ -23,7 +23,8 @@ def cmd_review(ctx: Context, args) -> dict[str, Any]:
         if args.fact is None or args.check is not None or args.document is not None:
             raise BadInput("correct-fact corrects a finding: use --fact ID.", code="bad_item")
         return correct_fact(wb, args.fact, by=args.by, value=args.value, unit=args.unit,
-                            collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "")
+                            collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "",
+                            resolution=args.resolution)
     if args.action == "undo-identity":
         from core.services.review.identity_review import undo_identity_decision
 
@@ -32,8 +33,10 @@ def cmd_review(ctx: Context, args) -> dict[str, Any]:
                            code="bad_item")
         check = args.check if args.check is not None else check_for_document(wb, args.document)
         return undo_identity_decision(wb, check, by=args.by, reason=args.reason or "")
+    if args.resolution is not None and args.action != "approve-fact":
+        raise BadInput("--resolution goes with approve-fact or correct-fact.", code="bad_item")
     return review(wb, args.action, check_id=args.check, document_id=args.document, fact_id=args.fact,
-                  by=args.by, reason=args.reason)
+                  by=args.by, reason=args.reason, resolution=args.resolution)
 
 
 def _alerts(ctx: Context, args) -> dict[str, Any]:

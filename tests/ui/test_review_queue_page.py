@@ -150,11 +150,26 @@ def test_correcting_a_conflicting_value_changes_the_chart_row(app_env):  # noqa:
     assert value.value == "12.9"
     value.input("12.8")
     next(t for t in at.text_input if t.label == "What was misread").input("the 8 was read as a 9")
+    next(r for r in at.radio if r.label.startswith("If the corrected value still differs")).set_value("replace")
     button(at, "Save correction").click().run()
     assert not at.exception, at.exception
     assert any("Corrected: value 12.9 → 12.8" in s.value for s in at.success), [s.value for s in at.success]
     live = [r for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == row.test_name]
     assert [r["value"] for r in live] == ["12.8"]
+
+
+def test_a_conflict_offers_three_explicit_choices_and_approval_alone_changes_nothing(app_env):  # noqa: F811
+    wb = app_env
+    patient, row, _ = repeat_with_changed_value(wb)
+    at = open_queue(patient["id"])
+    labels_shown = [b.label for b in at.button]
+    assert {"Replace the chart value", "Keep both", "Keep the chart value"} <= set(labels_shown)
+    assert "Approve as verified" not in labels_shown  # no quiet replacement from the item itself
+    button(at, "Keep both").click().run()
+    assert not at.exception, at.exception
+    assert any("both values side by side" in s.value for s in at.success)
+    live = sorted(r["value"] for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == row.test_name)
+    assert live == sorted([row.value, "12.9"])
 
 
 def test_drawing_a_box_without_a_canvas_uses_numbers_and_checks_the_quote(app_env):  # noqa: F811

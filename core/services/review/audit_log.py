@@ -14,7 +14,8 @@ from storage import audit_repo
 
 _ITEM_WORDS = {"fact": "finding", "identity_check": "patient match", "inbound_message": "interface message"}
 _DECISION_WORDS = {"approve": "approved", "reject": "rejected", "correct": "corrected",
-                   "keep": "kept as a document fact", "box": "box drawn", "undo": "decision undone",
+                   "keep": "kept as a document fact", "keep-chart": "chart value kept instead",
+                   "box": "box drawn", "undo": "decision undone",
                    "attach": "put on a chart", "dismiss": "set aside: not for this clinic",
                    "acknowledge": "acknowledged: read by a person"}
 # The audit's own short words for a patient-match state (sentences, not UI labels).
@@ -25,6 +26,7 @@ _IDENTITY_WORDS = {
 }
 _SENTENCES = {"approve": "{who} approved {item}", "reject": "{who} rejected {item}", "correct": "{who} corrected {item}",
               "keep": "{who} kept {item} as a document fact", "box": "{who} drew the box for {item}",
+              "keep-chart": "{who} kept the chart's value over {item}",
               "undo": "{who} undid the decision on {item}", "attach": "{who} put {item} on this chart",
               "dismiss": "{who} set aside {item} as not for this clinic",
               "acknowledge": "{who} read on the page the results of {item}"}

@@ -14,7 +14,8 @@ from typing import Any
 from domain.errors import BadInput
 from domain.models import BoundingBox
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
-from domain.policy.facts.review_rules import correction_changes, lab_text, normalise_box, quote_missing_from_box
+from domain.policy.facts.review_rules import (KEEP_BOTH, REPLACE, correction_changes, lab_text, normalise_box,
+                                             quote_missing_from_box)
 from domain.policy.facts.vital_signs import vital_text
 from core.services.review.document_view import is_paged, page_words
 from core.services.review.fact_vectors import index_pending, remove_vectors
@@ -27,13 +28,18 @@ from storage import audit_repo, facts_repo
 
 def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = None, unit: str | None = None,
                  collection_date: str | None = None, abnormal_flag: str | None = None,
-                 reason: str) -> dict[str, Any]:
+                 reason: str, resolution: str | None = None) -> dict[str, Any]:
     """Correct a finding's value, unit, date or flag (a lab result; other chart facts
     take ``value`` as their subject text). The corrected fact cites the same source, is
     marked as corrected by ``by``, becomes verified and, when its identity is trusted,
     is promoted with the usual duplicate and conflict checks; otherwise it waits for
-    the identity decision exactly like an approved finding."""
+    the identity decision exactly like an approved finding. A corrected value that still
+    differs from the chart's changes it only by ``resolution`` ("replace" or
+    "keep-both"); without one it waits in the queue as a conflict."""
     by = authorize_decision(wb, by)
+    if resolution not in (None, REPLACE, KEEP_BOTH):
+        raise BadInput("A correction may replace the chart's value or keep both; to keep the chart's value, "
+                       "keep the finding with its document instead.", code="bad_resolution")
     if not (reason or "").strip():
         raise BadInput("A correction needs a reason (what was misread), kept in the audit.", code="reason_required")
     requested = {"value": value, "unit": unit, "collection_date": collection_date, "abnormal_flag": abnormal_flag}
@@ -63,8 +69,9 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
             cur, fact_id, structured_value=new, fact_text=text,
             clinical_content_fingerprint=clinical_content_fingerprint(fact.patient_id, fact.fact_type, new, text),
             by=by, correction={"before": before["structured_value"], "after": changes, "reason": reason})
-        fact = verify_and_promote(cur, fact_id, document, status)
-        after = {"structured_value": changes, "fact_text": fact.fact_text, **fact_state(fact)}
+        fact = verify_and_promote(cur, fact_id, document, status, resolution)
+        after = {"structured_value": changes, "fact_text": fact.fact_text, **fact_state(fact),
+                 **({"resolution": resolution} if resolution else {})}
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="correct", actor=by,
                                        reason=reason, before=before, after=after)
         refresh_alerts(cur, fact.patient_id)

@@ -15,8 +15,10 @@ from domain.errors import BadInput, NotFound
 from domain.models import Certainty, IdentityStatus
 from domain.policy.access.permissions import Permission
 from domain.policy.identity.gate import IdentityOutcome, combine_parts
-from domain.policy.facts.review_rules import (CONFLICT, MIN_OVERRIDE_REASON, already_decided_message, approval_needs_reason,
-                                      closing_decision, queue_reason, reason_long_enough)
+from domain.policy.facts.review_rules import (CONFLICT, KEEP_CHART, MIN_OVERRIDE_REASON, REPLACE,
+                                             already_decided_message, approval_needs_reason, check_resolution,
+                                             closing_decision, may_replace_in_bulk, queue_reason, reason_long_enough,
+                                             resolution_needed_message)
 from domain.policy.facts.chart_rules import (ACKNOWLEDGED, APPROVED_AWAITING_IDENTITY, CLOSED_PROMOTION_STATES,
                                      acknowledge_only, activated_by_identity_approval, critical_result,
                                      identity_trusted)
@@ -94,14 +96,18 @@ def withdraw_from_chart(cur, fact_id: int, *, closed_as: str, by: str, reason: s
     retract_promotions(cur, promotions_repo.promotions_for_fact(cur, fact_id), by=by, reason=reason)
 
 
-def verify_and_promote(cur, fact_id: int, document: dict[str, Any], status: IdentityStatus) -> FactRow:
+def verify_and_promote(cur, fact_id: int, document: dict[str, Any], status: IdentityStatus,
+                       resolution: str | None = None) -> FactRow:
     """A reviewer vouches for the finding (approved, or corrected): it becomes verified
     evidence and, once its identity is trusted, is promoted as reviewed like any
-    verified fact; until then it waits for the identity decision. Returns the fact."""
+    verified fact; until then it waits for the identity decision. A chart value for the
+    same test and date changes only by ``resolution``; without one the finding stays a
+    conflict. Returns the fact."""
     trusted = identity_trusted(status)
     facts_repo.update_fact(cur, fact_id, certainty=Certainty.VERIFIED.value, active=trusted, review_reason=None)
     fact = facts_repo.fact_by_id(cur, fact_id)
-    outcome = promote_fact(cur, fact, document, reviewed=True) if trusted else APPROVED_AWAITING_IDENTITY
+    outcome = (promote_fact(cur, fact, document, reviewed=True, resolution=resolution) if trusted
+               else APPROVED_AWAITING_IDENTITY)
     facts_repo.update_fact(cur, fact_id, promotion_status=outcome)
     return facts_repo.fact_by_id(cur, fact_id)
 
@@ -240,10 +246,37 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
             "activated_facts": len(activated)}
 
 
-def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: str | None = None) -> dict[str, Any]:
+def chart_value_and_source(cur, fact_id: int) -> tuple[str, str]:
+    """The chart's value a finding differs from, and where it came from, in words."""
+    promo = next((p for p in reversed(promotions_repo.promotions_for_fact(cur, fact_id))
+                  if p.outcome == CONFLICT and p.promoted_table), None)
+    row = facts_repo.chart_row_for_comparison(cur, promo.promoted_table, int(promo.promoted_record_id)) \
+        if promo else None
+    if row is None:
+        return "another value", "the chart"
+    shown = " ".join(str(row[k]) for k in ("test_name", "value", "unit", "collection_date", "substance", "name",
+                                            "dose", "frequency", "description") if row.get(k) not in (None, ""))
+    support = promotions_repo.live_supporters(cur, promo.promoted_table, [row["id"]]).get(row["id"], [])
+    names = [documents_repo.by_id(cur, d)["filename"] for d in dict.fromkeys(p.document_id for p in support)]
+    return shown or "another value", ", ".join(names) or "an entry made by hand"
+
+
+def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: str | None = None,
+                resolution: str | None = None) -> dict[str, Any]:
     """Approve or reject one finding. Approval is refused, changing nothing, while the
     fact's document is deleted, rejected or quarantined as another patient's, and any
-    decision is refused once a person already decided the finding."""
+    decision is refused once a person already decided the finding. Approving a finding
+    that differs from the chart's value for the same test and date needs ``resolution``
+    (review_rules.RESOLUTIONS: replace, keep-both, keep-chart); without it the approval
+    is refused (``resolution_required``), naming the chart's value and source."""
+    try:
+        resolution = check_resolution(resolution)
+    except ValueError as exc:
+        raise BadInput(str(exc), code="bad_resolution") from None
+    if resolution is not None and not approve:
+        raise BadInput("A resolution goes with approving a finding, not rejecting it.", code="bad_resolution")
+    if resolution == KEEP_CHART:
+        return keep_as_document_fact(wb, fact_id, by=by, reason=reason, decision=KEEP_CHART)
     by = authorize_decision(wb, by)
     with wb.db.transaction() as cur:
         fact = facts_repo.fact_by_id(cur, fact_id)
@@ -253,7 +286,10 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
         before = fact_state(fact)
         if approve:
             promotions_repo.close_pending_reviews(cur, fact_id, "approved")
-            fact = verify_and_promote(cur, fact_id, document, status)
+            fact = verify_and_promote(cur, fact_id, document, status, resolution)
+            if fact.promotion_status == CONFLICT:  # raised inside the transaction: nothing is kept
+                raise BadInput(resolution_needed_message(*chart_value_and_source(cur, fact_id)),
+                               code="resolution_required")
         else:
             # A rejected finding must not stay in the chart through an earlier promotion.
             facts_repo.update_fact(cur, fact_id, active=False, promotion_status="rejected", deactivated_at=utcnow())
@@ -261,6 +297,8 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
                                 reason=f"finding rejected by {by}" + (f": {reason}" if reason else ""))
             fact = facts_repo.fact_by_id(cur, fact_id)
         after = fact_state(fact)
+        if resolution is not None:
+            after = {**after, "resolution": resolution}
         audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject",
                                        actor=by, reason=reason, before=before, after=after)
         refresh_alerts(cur, fact.patient_id)
@@ -286,9 +324,11 @@ def _acknowledge(cur, fact_id: int, *, by: str, reason: str | None) -> dict[str,
     return {"fact_id": fact_id, **after}
 
 
-def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str | None = None) -> dict[str, Any]:
+def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str | None = None,
+                          decision: str = "keep") -> dict[str, Any]:
     """The finding is right but is not chart truth: it stays cited with its document,
-    is never promoted, and leaves the queue."""
+    is never promoted, and leaves the queue. ``decision`` "keep-chart": the reviewer chose
+    the chart's value over this finding, which differs from it."""
     by = authorize_decision(wb, by)
     with wb.db.transaction() as cur:
         fact, _document, status = decidable_fact(cur, fact_id, approving=True)
@@ -296,12 +336,14 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
             raise BadInput("Results that were not read are not a finding to keep; acknowledge them once you "
                            "have read them on the page.", code="not_a_finding")
         before = fact_state(fact)
-        withdraw_from_chart(cur, fact_id, closed_as="kept", by=by, reason=f"kept as a document fact by {by}")
+        withdraw_from_chart(cur, fact_id, closed_as="kept", by=by,
+                            reason=f"the chart's value kept over it by {by}" if decision == KEEP_CHART
+                            else f"kept as a document fact by {by}")
         facts_repo.update_fact(cur, fact_id, certainty=Certainty.DOCUMENT_FACT.value, active=identity_trusted(status),
                                review_reason=None, promotion_status="not_promotable")
         fact = facts_repo.fact_by_id(cur, fact_id)
         after = fact_state(fact)
-        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="keep", actor=by,
+        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision=decision, actor=by,
                                        reason=reason, before=before, after=after)
         refresh_alerts(cur, fact.patient_id)
     if fact.active:
@@ -309,12 +351,52 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
     return {"fact_id": fact_id, **after}
 
 
-def approve_facts(wb: Workbench, fact_ids: list[int], *, by: str) -> list[dict[str, Any]]:
+class _DryRun(Exception):
+    """Raised to roll back a transaction that only looked at what a decision would do."""
+
+
+def approval_preview(wb: Workbench, fact_ids: list[int]) -> dict[str, Any]:
+    """What approving these findings together would do, before anything is done: how
+    many go to the chart as they are, which differ from a chart value (with that value,
+    its source, and whether a bulk approval may replace it), and which would be refused.
+    Found by deciding them in a transaction that is then rolled back."""
+    ids = list(dict.fromkeys(fact_ids))
+    out: dict[str, Any] = {"approvable": 0, "replaces": [], "own_decision": [], "refused": []}
+    try:
+        with wb.db.transaction() as cur:
+            for fact_id in ids:
+                try:
+                    fact, document, status = decidable_fact(cur, fact_id, approving=True)
+                except (BadInput, NotFound) as exc:
+                    out["refused"].append({"fact_id": fact_id, "error": exc.message})
+                    continue
+                bulk_ok = may_replace_in_bulk(fact.review_reason, fact.certainty)
+                promotions_repo.close_pending_reviews(cur, fact_id, "approved")
+                if verify_and_promote(cur, fact_id, document, status).promotion_status != CONFLICT:
+                    out["approvable"] += 1
+                    continue
+                chart, source = chart_value_and_source(cur, fact_id)
+                entry = {"fact_id": fact_id, "finding": fact.fact_text, "chart": chart, "source": source}
+                out["replaces" if bulk_ok else "own_decision"].append(entry)
+            raise _DryRun
+    except _DryRun:
+        pass
+    return out
+
+
+def approve_facts(wb: Workbench, fact_ids: list[int], *, by: str,
+                  replace_chart_values: bool = False) -> list[dict[str, Any]]:
     """Approve a selected group of findings that wait for one reason (the queue's bulk
     approval). A group whose open items wait for different reasons is refused whole
     (``mixed_reasons``), writing nothing: each reason needs its own look. Otherwise each
     item is approved, and audited, on its own: one that fails (already decided,
-    untrusted identity, unknown) is reported and does not undo the others."""
+    untrusted identity, unknown) is reported and does not undo the others.
+
+    A finding that differs from a chart value replaces it only with
+    ``replace_chart_values`` (the page has said "replaces N chart values" first,
+    ``approval_preview``), and only when its own reading was not in doubt
+    (review_rules.may_replace_in_bulk); otherwise it is reported as needing a decision
+    on its own, and the chart keeps its value."""
     by = authorize_decision(wb, by)
     ids = list(dict.fromkeys(fact_ids))
     with wb.db.cursor() as cur:
@@ -327,15 +409,19 @@ def approve_facts(wb: Workbench, fact_ids: list[int], *, by: str) -> list[dict[s
                        + "; ".join(sorted(reasons)) + ". Approve them by reason.", code="mixed_reasons")
     results: list[dict[str, Any]] = []
     for fact_id in ids:
+        fact = facts.get(fact_id)
+        replace = replace_chart_values and fact is not None and may_replace_in_bulk(fact.review_reason, fact.certainty)
         try:
-            results.append({"ok": True, **decide_fact(wb, fact_id, approve=True, by=by)})
+            results.append({"ok": True, **decide_fact(wb, fact_id, approve=True, by=by,
+                                                      resolution=REPLACE if replace else None)})
         except (BadInput, NotFound) as exc:
             results.append({"ok": False, "fact_id": fact_id, "code": exc.code, "error": exc.message})
     return results
 
 
 def review(wb: Workbench, action: str, *, check_id: int | None = None, document_id: int | None = None,
-           fact_id: int | None = None, by: str, reason: str | None = None) -> dict[str, Any]:
+           fact_id: int | None = None, by: str, reason: str | None = None,
+           resolution: str | None = None) -> dict[str, Any]:
     """One decision on one item, named by exactly one kind of id: identity actions take
     a check id or a document id (resolved only when it has a single check), fact
     actions take a fact id. An id is never guessed to be another kind."""
@@ -357,7 +443,7 @@ def review(wb: Workbench, action: str, *, check_id: int | None = None, document_
         return decide_identity(wb, check_id, approve=approve, by=by, reason=reason)
     if fact_id is None:
         raise BadInput(f"{action} decides on a finding: use --fact ID.", code="bad_item")
-    return decide_fact(wb, fact_id, approve=approve, by=by, reason=reason)
+    return decide_fact(wb, fact_id, approve=approve, by=by, reason=reason, resolution=resolution)
 
 
 def review_queue(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:

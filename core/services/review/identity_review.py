@@ -107,7 +107,7 @@ def _status_after_undo(fact: FactRow, own: dict[str, Any] | None, prior: dict[st
     decision on the fact stands; otherwise it is what it was before the identity decision
     (None: decided afresh by promotion)."""
     if own is not None:
-        return {"reject": "rejected", "keep": "not_promotable",
+        return {"reject": "rejected", "keep": "not_promotable", "keep-chart": "not_promotable",
                 "acknowledge": "acknowledged"}.get(own["decision"], APPROVED_AWAITING_IDENTITY)
     if fact.promotion_status == "superseded":
         return "superseded"  # another value was approved over it: never comes back

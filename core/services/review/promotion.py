@@ -21,6 +21,7 @@ import duckdb
 from domain.models import Certainty, PromotionOutcome
 from domain.policy.facts.chart_rules import CHART_DESTINATIONS, held_for_item_review
 from domain.policy.facts.fingerprints import clinical_content_fingerprint, clinical_key
+from domain.policy.facts.review_rules import KEEP_BOTH, REPLACE
 from storage import audit_repo, facts_repo, promotions_repo
 from storage.rows import FactRow
 
@@ -68,9 +69,11 @@ class _Planner:
     """Decides a PromotionPlan. It reads the chart (once per table) and reserves chart
     row ids, but writes nothing."""
 
-    def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any], *, reviewed: bool = False):
+    def __init__(self, cur: duckdb.DuckDBPyConnection, document: dict[str, Any], *, reviewed: bool = False,
+                 resolution: str | None = None):
         self.cur = cur
         self.reviewed = reviewed
+        self.resolution = resolution if reviewed else None
         self.plan = PromotionPlan(document)
         self._charts: dict[str, _ChartIndex] = {}
         self._id_pool: dict[str, Iterator[int]] = {}
@@ -132,10 +135,15 @@ class _Planner:
                                duplicate_key=content_fp)
         key = clinical_key(patient_id, fact_type, value, fact.fact_text)
         rival = chart.by_key.get(key)
-        if rival is not None and self.reviewed:
+        # A reviewer's approval changes the chart's value only by the choice made for this
+        # very conflict (issue 26): replace it, or keep both. Without one it stays a conflict.
+        kept_beside = None
+        if rival is not None and self.resolution == REPLACE:
             self.plan.supersessions.append((table, rival, fact))
             del chart.by_key[key]
             rival = None
+        elif rival is not None and self.resolution == KEEP_BOTH:
+            kept_beside, rival = rival, None
         if rival is not None:
             shown = _row_value(fact_type, rival)
             reason = "chart already holds " + ", ".join(f"{k}={v}" for k, v in shown.items() if v not in (None, ""))
@@ -145,15 +153,16 @@ class _Planner:
         new_row = {"id": record_id, **value, "origin_sha256": sha256}
         chart.add(patient_id, fact_type, new_row)  # a repeat later in this document is a duplicate
         self.plan.new_chart_rows.setdefault(table, []).append((len(self.plan.promotions), new_row))
-        self.record(fact, PromotionOutcome.PROMOTED, promoted_table=table, promoted_record_id=record_id)
+        extra = {"conflict_reason": f"kept beside chart row {kept_beside['id']} by the reviewer"} if kept_beside else {}
+        self.record(fact, PromotionOutcome.PROMOTED, promoted_table=table, promoted_record_id=record_id, **extra)
 
 
 def plan_promotions(cur: duckdb.DuckDBPyConnection, facts: list[FactRow], document: dict[str, Any],
-                    *, reviewed: bool = False) -> PromotionPlan:
+                    *, reviewed: bool = False, resolution: str | None = None) -> PromotionPlan:
     """Decide the outcome of each fact of one document (a fact with a settled outcome
     keeps it). Reads the chart and reserves chart row ids; writes nothing."""
     settled = promotions_repo.settled_outcomes(cur, [f.id for f in facts], _SETTLED)
-    planner = _Planner(cur, document, reviewed=reviewed)
+    planner = _Planner(cur, document, reviewed=reviewed, resolution=resolution)
     planner.reserve_ids([f for f in facts if f.id not in settled])
     for fact in facts:
         if fact.id in settled:
@@ -202,16 +211,17 @@ def write_plan(cur: duckdb.DuckDBPyConnection, plan: PromotionPlan) -> None:
 
 
 def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[FactRow], document: dict[str, Any],
-                  *, reviewed: bool = False) -> dict[int, str]:
+                  *, reviewed: bool = False, resolution: str | None = None) -> dict[int, str]:
     """Decide and record promotion outcomes for facts of one document (idempotent:
     a fact with a settled outcome keeps it). Returns fact_id -> outcome.
     ``reviewed``: a reviewer decided on these very facts, so hedged wording no longer
-    holds them back and a conflicting chart value gives way."""
-    plan = plan_promotions(cur, facts, document, reviewed=reviewed)
+    holds them back; ``resolution`` (review_rules.RESOLUTIONS) is what the reviewer chose
+    for a chart value the fact differs from: without one, the difference stays a conflict."""
+    plan = plan_promotions(cur, facts, document, reviewed=reviewed, resolution=resolution)
     write_plan(cur, plan)
     return plan.outcomes
 
 
 def promote_fact(cur: duckdb.DuckDBPyConnection, fact: FactRow, document: dict[str, Any],
-                 *, reviewed: bool = False) -> str:
-    return promote_facts(cur, [fact], document, reviewed=reviewed)[fact.id]
+                 *, reviewed: bool = False, resolution: str | None = None) -> str:
+    return promote_facts(cur, [fact], document, reviewed=reviewed, resolution=resolution)[fact.id]

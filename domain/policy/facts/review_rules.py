@@ -34,7 +34,7 @@ CORRECTABLE_FIELDS: dict[str, dict[str, str]] = {
 # Decisions that close an item, and how a sentence says them.
 DECIDED_WORDS: dict[str, str] = {
     "approve": "approved", "reject": "rejected", "correct": "corrected", "keep": "kept as a document fact",
-    "acknowledge": "acknowledged as read by a person",
+    "acknowledge": "acknowledged as read by a person", "keep-chart": "kept out of the chart in favour of its value",
 }
 # A decision that reopens what the last closing decision closed.
 REOPENING = frozenset({"undo"})
@@ -49,6 +49,38 @@ def queue_reason(promotion_status: str | None, review_reason: str | None) -> str
     bulk approval requires to be one): a conflict with the chart, else the review reason
     the rules wrote, else plain ``needs_review``."""
     return CONFLICT if promotion_status == CONFLICT else (review_reason or "needs_review")
+
+
+# Approving a finding that differs from the chart's value for the same test and date is a
+# choice a person makes explicitly, side by side with both sources (issue 26): approval
+# alone never replaces a chart value.
+REPLACE, KEEP_BOTH, KEEP_CHART = "replace", "keep-both", "keep-chart"
+RESOLUTIONS: dict[str, str] = {
+    REPLACE: "replace the chart value with this finding",
+    KEEP_BOTH: "keep both (the chart shows the two values side by side)",
+    KEEP_CHART: "keep the chart value (this finding stays with its document only)",
+}
+
+
+def check_resolution(resolution: str | None) -> str | None:
+    """``resolution`` when it is one of RESOLUTIONS (or None); ValueError otherwise."""
+    if resolution is not None and resolution not in RESOLUTIONS:
+        raise ValueError(f"Unknown resolution {resolution!r}; use one of: {', '.join(RESOLUTIONS)}.")
+    return resolution
+
+
+def resolution_needed_message(chart_value: str, source: str) -> str:
+    return (f"Approving this finding would change the chart, which holds {chart_value} (from {source}) for the "
+            "same test and date. Choose one: " + "; ".join(f"{key}: {words}" for key, words in RESOLUTIONS.items())
+            + ".")
+
+
+def may_replace_in_bulk(review_reason: str | None, certainty: str | None) -> bool:
+    """Whether a bulk approval may replace a chart value with this finding. Only a
+    finding whose own reading was not in doubt (it waits solely because it differs from
+    the chart) may; one held for its reading (OCR confidence, an unknown unit, a decimal
+    separator...) never replaces a cleanly read value without a decision on it alone."""
+    return certainty == "verified" and not review_reason
 
 
 def approval_needs_reason(identity_status: str, unread: int = 0) -> bool:

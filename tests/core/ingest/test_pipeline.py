@@ -251,7 +251,7 @@ def test_rejecting_a_promoted_finding_takes_it_out_of_the_chart(wb):
     assert "rejected by dr.reviewer" in note
 
 
-def test_approving_a_conflicting_value_supersedes_the_chart_row(wb):
+def test_replacing_the_chart_value_supersedes_the_chart_row(wb):
     case = LAB_CASES[0]
     patient = chart_patient(wb, case.patient)
     ingest(wb, patient, render_lab(case), "lab_pdf", "first.pdf")
@@ -260,7 +260,7 @@ def test_approving_a_conflicting_value_supersedes_the_chart_row(wb):
                                                 *case.panels[1:]))
     report = ingest(wb, patient, render_lab(changed), "lab_pdf", "corrected.pdf")
     fact = next(f for f in report["facts"] if f["promotion_status"] == "conflict_needs_review")
-    decided = decide_fact(wb, fact["fact_id"], approve=True, by="dr.reviewer")
+    decided = decide_fact(wb, fact["fact_id"], approve=True, by="dr.reviewer", resolution="replace")
     assert decided["promotion_status"] == "promoted" and decided["active"] is True
     live = [r for r in chart(wb, patient["id"])["chart_lab_results"] if r["test_name"] == rows[0].test_name]
     assert [r["value"] for r in live] == ["12.9"]

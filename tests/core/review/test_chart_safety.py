@@ -85,7 +85,7 @@ def test_a_superseded_row_never_returns_and_the_approved_row_follows_its_source(
                                                 *CASE.panels[1:]))
     corrected = ingest(wb, patient, render_lab(changed), "lab_pdf", "corrected.pdf")
     conflict = next(f for f in corrected["facts"] if f["promotion_status"] == "conflict_needs_review")
-    decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer")
+    decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer", resolution="replace")
     assert live_row_sources(wb, patient)[rows[0].test_name] == [corrected["document_id"]]
 
     # Deleting the original changes nothing for the approved value ...
@@ -321,3 +321,82 @@ def test_only_a_lab_result_flagged_critical_is_a_critical_result():
     assert not critical_result("lab_result", {"abnormal_flag": "high"})
     assert not critical_result("lab_result", None)
     assert not critical_result("allergy", {"abnormal_flag": "critical_high"})
+
+
+# ---------------------------------------------------------------- a conflict is an explicit choice (issue 26)
+
+def two_reports(wb):
+    """The chart holds the first report's WBC; the second report prints another value."""
+    patient = chart_patient(wb, CASE.patient)
+    first = ingest(wb, patient, render_lab(CASE), "lab_pdf", "first.pdf")
+    panel, rows = CASE.panels[0]
+    changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
+                                                *CASE.panels[1:]))
+    second = ingest(wb, patient, render_lab(changed), "lab_pdf", "second.pdf")
+    conflict = next(f for f in second["facts"] if f["promotion_status"] == "conflict_needs_review")
+    return patient, first, second, conflict, rows[0]
+
+
+def values_of(wb, patient, test_name: str) -> list[str]:
+    return sorted(r["value"] for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == test_name)
+
+
+def test_approving_a_conflict_without_a_choice_changes_nothing_and_names_the_chart_value(wb):
+    patient, first, _second, conflict, row = two_reports(wb)
+    before = values_of(wb, patient, row.test_name)
+    with pytest.raises(BadInput) as err:
+        decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer")
+    assert err.value.code == "resolution_required"
+    message = err.value.message
+    assert f"{row.test_name} {row.value}" in message and "first.pdf" in message
+    assert all(word in message for word in ("replace", "keep-both", "keep-chart"))
+    assert values_of(wb, patient, row.test_name) == before == [row.value]
+    with wb.db.cursor() as cur:  # the item is still open: nothing was decided
+        assert not cur.execute("SELECT count(*) FROM review_decisions WHERE item_id = ?",
+                               [conflict["fact_id"]]).fetchone()[0]
+
+
+def test_keep_both_puts_the_two_values_side_by_side(wb):
+    patient, first, second, conflict, row = two_reports(wb)
+    decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer", resolution="keep-both")
+    assert values_of(wb, patient, row.test_name) == sorted([row.value, "12.9"])
+    sources = {r["value"]: r["document_ids"] for r in chart_view(wb, patient["id"])["labs"]
+               if r["test_name"] == row.test_name}
+    assert sources == {row.value: [first["document_id"]], "12.9": [second["document_id"]]}
+
+
+def test_keep_chart_leaves_the_chart_and_keeps_the_finding_with_its_document(wb):
+    patient, first, _second, conflict, row = two_reports(wb)
+    result = decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer", resolution="keep-chart")
+    assert result["certainty"] == "document_fact" and result["promotion_status"] == "not_promotable"
+    assert values_of(wb, patient, row.test_name) == [row.value]
+    assert live_row_sources(wb, patient)[row.test_name] == [first["document_id"]]
+
+
+def test_an_unknown_resolution_is_refused(wb):
+    _patient, _first, _second, conflict, _row = two_reports(wb)
+    with pytest.raises(BadInput) as err:
+        decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer", resolution="overwrite")
+    assert err.value.code == "bad_resolution"
+
+
+def test_bulk_approval_says_what_it_replaces_and_replaces_only_clean_readings(wb):
+    from core.services.review.decisions import approval_preview, approve_facts
+
+    patient, first, second, conflict, row = two_reports(wb)
+    preview = approval_preview(wb, [conflict["fact_id"]])
+    assert [r["fact_id"] for r in preview["replaces"]] == [conflict["fact_id"]]
+    assert f"{row.test_name} {row.value}" in preview["replaces"][0]["chart"]
+    assert values_of(wb, patient, row.test_name) == [row.value]  # the preview changed nothing
+    (result,) = approve_facts(wb, [conflict["fact_id"]], by="dr.reviewer")  # not told to replace
+    assert not result["ok"] and result["code"] == "resolution_required"
+    (result,) = approve_facts(wb, [conflict["fact_id"]], by="dr.reviewer", replace_chart_values=True)
+    assert result["ok"] and values_of(wb, patient, row.test_name) == ["12.9"]
+
+
+def test_a_reading_in_doubt_never_replaces_a_chart_value_in_bulk():
+    from domain.policy.facts.review_rules import may_replace_in_bulk
+
+    assert may_replace_in_bulk(None, "verified")
+    for reason in ("unit read by OCR with low confidence (0.45)", "decimal separator unclear", "unknown unit"):
+        assert not may_replace_in_bulk(reason, "needs_review")

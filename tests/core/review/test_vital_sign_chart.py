@@ -70,7 +70,7 @@ def test_another_value_at_the_same_time_is_a_conflict_for_review(wb, patient):
     assert conflict["structured_value"]["value"] == "148/92"
     assert [r["value"] for r in chart_view(wb, patient["id"])["vital_signs"] if r["kind"] == "blood_pressure"] == [
         "152/94"]
-    decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer")
+    decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer", resolution="replace")
     assert [r["value"] for r in chart_view(wb, patient["id"])["vital_signs"] if r["kind"] == "blood_pressure"] == [
         "148/92"]
 
