@@ -10,7 +10,7 @@ from typing import Any
 from domain.errors import BadInput
 from domain.policy.answers.brief_budget import DEFAULT_BUDGET_TOKENS, SECTIONS, BriefLine, Fitted, fit
 from core.services.admin.patients import chart_documents, get_patient
-from core.services.brief.compose import compose
+from core.services.brief.compose import compose, document_label
 from core.services.brief.render import footnotes, render_text, section_title
 from core.services.brief.tokens import TOKENIZER_NAME, count_tokens
 from core.services.workbench import Workbench
@@ -60,7 +60,7 @@ def patient_brief(wb: Workbench, *, mrn: str | None = None, patient_id: int | No
     if budget_tokens < MIN_BUDGET:
         raise BadInput(f"A brief's budget is at least {MIN_BUDGET} tokens.", code="bad_budget")
     patient = get_patient(wb, mrn=mrn, patient_id=patient_id)
-    names = {f"documents:{d['id']}": d["filename"] for d in chart_documents(wb, patient["id"])}
+    names = {f"documents:{d['id']}": document_label(d) for d in chart_documents(wb, patient["id"])}
     lines = compose(wb, patient)
     fitted = fit(lines, budget_tokens, lambda kept, cut: count_tokens(render_text(kept, cut, budget_tokens, names)))
     return Brief(patient, fitted, names, render_text(fitted.lines, fitted.cut, budget_tokens, names))

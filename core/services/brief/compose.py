@@ -25,6 +25,8 @@ from core.services.workbench import Workbench
 from storage import facts_repo, promotions_repo
 
 _QUARANTINED = "identity_mismatch_quarantined"
+# Documents that name another patient: their file name may carry that patient's name.
+_NOT_THIS_PATIENTS = (_QUARANTINED, "identity_review_rejected")
 _TOPICAL = {"allergy": "allergies", "medication": "medications", "problem": "problems"}
 _SEX = {"F": "female", "M": "male"}
 
@@ -219,6 +221,14 @@ def _review_line(chart: _Chart, item: EvidenceItem, section: str = "review") -> 
     return _line(section, text, used, (sentinel,))
 
 
+def document_label(doc: dict[str, Any]) -> str:
+    """How the brief names a document: its file name, unless the document as a whole
+    names another patient (a file name such as "Surname_First_MRN.pdf" would quote them)."""
+    if doc.get("identity_status") in _NOT_THIS_PATIENTS:
+        return f"document {doc['id']} (file name withheld)"
+    return str(doc["filename"])
+
+
 def _document_citation(doc: dict[str, Any], scope: str | None, quote: str) -> Citation:
     return Citation(source_type=str(doc.get("doc_type") or "document"), source_id=f"documents:{doc['id']}",
                     page_or_section=scope or "document", field_or_chunk_id="identity", quote_or_value=quote)
@@ -233,7 +243,7 @@ def _identity_citations(doc: dict[str, Any], check) -> tuple[Citation, ...]:
         if c:
             out.append(Citation.model_validate(c | {"quote_or_value": f"{ident.get('kind') or 'identifier'} printed "
                                                                       "(withheld: not this chart's)"}))
-    return tuple(out) or (_document_citation(doc, check.scope, f"{doc['filename']} (identity as read)"),)
+    return tuple(out) or (_document_citation(doc, check.scope, f"{document_label(doc)} (identity as read)"),)
 
 
 def _review_and_quarantine(chart: _Chart) -> list[BriefLine]:
@@ -248,10 +258,10 @@ def _review_and_quarantine(chart: _Chart) -> list[BriefLine]:
         if doc.get("job_status") == "failed":
             why = doc.get("error_message") or doc.get("error_code") or "unreadable"
             lines.append(((1, 10**9 + doc["id"]), BriefLine(
-                "review", f"{doc['filename']} could not be read ({why}) {UNCLEAR}",
-                (_document_citation(doc, None, doc["filename"]),), (UNCLEAR,))))
+                "review", f"{document_label(doc)} could not be read ({why}) {UNCLEAR}",
+                (_document_citation(doc, None, document_label(doc)),), (UNCLEAR,))))
         for check in chart.checks.get(doc["id"], []):
-            where = doc["filename"] + (f", {check.scope}" if check.scope else "")
+            where = document_label(doc) + (f", {check.scope}" if check.scope else "")
             held = chart.held.get(doc["id"], 0)
             if check.identity_status == _QUARANTINED:
                 text = f"{where}: names another patient; its findings are kept out of the chart"

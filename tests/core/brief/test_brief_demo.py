@@ -8,7 +8,7 @@ import pymupdf
 import pytest
 
 from domain.policy.answers.brief_budget import CONFLICT, MISSING, NEVER_CUT, PENDING, SENTINELS, UNCLEAR
-from core.services.admin.patients import DEMO_PATIENTS
+from core.services.admin.patients import DEMO_PATIENTS, chart_documents
 from core.services.brief.brief import patient_brief
 from core.services.brief.pdf import brief_pdf
 from core.services.brief.render import footnotes
@@ -91,8 +91,11 @@ def test_the_demo_record_brings_each_sentinel_where_it_belongs(demo_wb):
     assert any("Glucose 131" in line.text and UNCLEAR in line.sentinels for line in review)  # OCR, low confidence
     assert any("demo-fax-packet.pdf" in line.text and PENDING in line.sentinels for line in review)
     quarantined = by_section["quarantined"]
-    assert {line.text.split(":")[0] for line in quarantined} == {"demo-wrong-patient-lab.pdf",
+    wrong = next(d for d in chart_documents(demo_wb, brief.patient["id"]) if d["filename"] == "demo-wrong-patient-lab.pdf")
+    # A document that names another patient is named by its id: its file name could quote them.
+    assert {line.text.split(":")[0] for line in quarantined} == {f"document {wrong['id']} (file name withheld)",
                                                                  "demo-fax-packet.pdf, page 3"}
+    assert "demo-wrong-patient-lab" not in brief.text
     # Another patient's identifiers are pointed to, never quoted in this patient's brief.
     assert "BRANNIGAN" not in brief.text.upper() and "DEMO-1002" not in brief.text
     trend = next(line for line in by_section["abnormal"] if line.text.startswith("Hemoglobin A1c"))
