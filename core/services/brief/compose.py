@@ -34,7 +34,7 @@ _SEX = {"F": "female", "M": "male"}
 def _lab_text(v: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
     """"Potassium 6.8 mmol/L (critical high; ref 3.5-5.1), collected 2026-10-20"; a
     collection date the record does not hold is written as missing."""
-    value = f"{v.get('test_name')} {v.get('value')}" + (f" {v['unit']}" if v.get("unit") else "")
+    value = f"{field_or_missing(v.get('test_name'))} {v.get('value')}" + (f" {v['unit']}" if v.get("unit") else "")
     details = []
     flag = v.get("abnormal_flag")
     if flag and flag not in ("unknown", "normal"):
@@ -43,7 +43,7 @@ def _lab_text(v: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
         details.append(f"ref {v['reference_range']}")
     text = value + (f" ({'; '.join(details)})" if details else "")
     date = v.get("collection_date")
-    return f"{text}, collected {field_or_missing(date)}", () if date else (MISSING,)
+    return f"{text}, collected {field_or_missing(date)}", () if date and v.get("test_name") else (MISSING,)
 
 
 def _line(section: str, text: str, items: list[EvidenceItem], sentinels: tuple[str, ...] = ()) -> BriefLine:
@@ -208,7 +208,8 @@ def _topic_lines(chart: _Chart, fact_type: str) -> list[BriefLine]:
 def _review_line(chart: _Chart, item: EvidenceItem, section: str = "review") -> BriefLine:
     f = chart.fact(item)
     sentinel = chart.sentinel(item)
-    base = item.text.split(" — needs review:")[0]
+    base, missing = _lab_text(item.structured) if item.fact_type == "lab_result" else (
+        item.text.split(" — needs review:")[0], ())
     used = [item]
     if sentinel == CONFLICT:
         against = [chart.by_id[k] for k, ids in chart.conflicted.items() if item.evidence_id in ids and k in chart.by_id]
@@ -218,7 +219,7 @@ def _review_line(chart: _Chart, item: EvidenceItem, section: str = "review") -> 
     else:
         reason = _short_reason(f.get("review_reason"))
         text = base + (f" — {reason}" if reason else "")
-    return _line(section, text, used, (sentinel,))
+    return _line(section, text, used, (sentinel, *missing))
 
 
 def document_label(doc: dict[str, Any]) -> str:
