@@ -16,6 +16,7 @@ from core.services.review.facts import chart_view, latest_vital_signs, patient_f
 from core.services.admin.patients import add_patient, chart_documents
 from core.services.ingest.processing import NOTHING_FOUND
 from ui import auth, chart_alerts, labels
+from ui.brief_tab import brief_tab
 from ui.inert import md_text, plain
 from ui.runtime import patient_picker, select_patient, workbench
 
@@ -212,3 +213,5 @@ with st.expander("Active chart rows"):
         if rows:
             st.dataframe(plain([{CHART_COLUMNS.get(k, k.replace("_", " ")): _chart_value(k, v) for k, v in r.items()
                                  if k != "id"} for r in rows]), hide_index=True, width="stretch")
+
+brief_tab(wb, patient)

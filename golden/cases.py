@@ -22,8 +22,11 @@ REVIEW_ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject
 GOLDEN_REVIEWER = "golden-reviewer"
 
 
+_ACTIONS = ("upload", "reprocess", "delete", "review", "ask", "brief")
+
+
 class Step(BaseModel):
-    """One user action. Exactly one of upload / reprocess / delete / review / ask."""
+    """One user action. Exactly one of upload / reprocess / delete / review / ask / brief."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -32,6 +35,7 @@ class Step(BaseModel):
     delete: str | None = None  # an uploaded name
     review: Literal["approve-identity", "reject-identity", "approve-fact", "reject-fact"] | None = None
     ask: str | None = None
+    brief: int | None = None  # the patient brief, cut to this many tokens
 
     patient: str | None = None  # a patient key (upload, ask)
     doc_type: str | None = None
@@ -47,7 +51,7 @@ class Step(BaseModel):
 
     @model_validator(mode="after")
     def _one_action(self) -> "Step":
-        actions = [a for a in ("upload", "reprocess", "delete", "review", "ask") if getattr(self, a)]
+        actions = [a for a in _ACTIONS if getattr(self, a)]
         if len(actions) != 1:
             raise ValueError(f"a step does exactly one thing, got {actions or 'nothing'}")
         if self.review and not self.document:
@@ -58,7 +62,7 @@ class Step(BaseModel):
 
     @property
     def action(self) -> str:
-        return next(a for a in ("upload", "reprocess", "delete", "review", "ask") if getattr(self, a))
+        return next(a for a in _ACTIONS if getattr(self, a))
 
 
 class Case(BaseModel):
@@ -80,7 +84,7 @@ class Case(BaseModel):
         for step in self.steps:
             if step.upload and step.upload not in self.documents:
                 raise ValueError(f"step uploads unknown document {step.upload!r}")
-            if (step.upload or step.ask) and step.patient and step.patient not in self.patients:
+            if (step.upload or step.ask or step.brief) and step.patient and step.patient not in self.patients:
                 raise ValueError(f"step names unknown patient {step.patient!r}")
         unknown = set(self.expect) - EXPECTATION_KEYS
         if unknown:
@@ -130,6 +134,7 @@ EXPECTATION_KEYS = frozenset({
     # The chart checks (issue 24), judged by promotion_expectations with the chart:
     "alerts",  # [{patient, rule, status?, contains?, cites: [fact matcher, ...] (every fact it cites, no other)}]
     "no_alerts",  # [{patient, rule}]: no open alert of the rule
+    "briefs",  # [{step, contains, not_contains, sentinels, sections: {key: [text]}, cut_sections, cites_documents}]
 })
 
 

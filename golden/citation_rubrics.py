@@ -59,7 +59,17 @@ def citation_present(obs: Observation) -> Verdict:
             for item in a["payload"]["sections"].get(section, []):
                 if not item.get("citations"):
                     problems.append(f"answer to step {a['step']}: {section} item has no citation")
-    return verdict_from(problems, f"all {len(facts)} facts and every answer item carry a citation")
+    for b in obs.briefs:  # a brief line cites its facts, or says what stands in for them
+        for section in b["payload"]["sections"]:
+            for line in section["lines"]:
+                if not (line["citations"] or line["notice"] or any(s in line["text"] for s in BRIEF_SENTINELS)):
+                    problems.append(f"brief of step {b['step']}: {section['key']} line has no citation or sentinel")
+    return verdict_from(problems, f"all {len(facts)} facts and every answer item and brief line carry a citation")
+
+
+# The brief's sentinels as the issue writes them (written here, not imported from the policy it checks).
+BRIEF_SENTINELS = ("[MISSING — not documented in the record]", "[CONFLICT — see review]", "[PENDING REVIEW]",
+                   "[UNCLEAR — source illegible]")
 
 
 def _rows_of(content, locator: str) -> list:

@@ -105,7 +105,56 @@ def factually_consistent(obs: Observation) -> Verdict:
         problems.append("unexpected errors: " + ", ".join(f"step {i}: {c}" for i, c in unexpected.items()))
     for want in e.get("answers", []):
         problems += _answer_problems(obs, want)
-    return verdict_from(problems, "facts, jobs and answers are as the case expects")
+    for want in e.get("briefs", []):
+        problems += _brief_problems(obs, want)
+    return verdict_from(problems, "facts, jobs, answers and briefs are as the case expects")
+
+
+def _tokens(text: str) -> int:
+    """Tokens of ``text`` counted afresh with the embedder's tokenizer file."""
+    from tokenizers import Tokenizer
+
+    from retrieve.embedder import find_minilm_files
+
+    tokenizer = Tokenizer.from_file(str(find_minilm_files().tokenizer))
+    tokenizer.no_truncation()
+    return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def _brief_problems(obs: Observation, want: dict[str, Any]) -> list[str]:
+    got = next((b for b in obs.briefs if b["step"] == want["step"]), None)
+    if got is None:
+        return [f"step {want['step']} gave no brief ({obs.step_errors.get(want['step'], 'not asked')})"]
+    p, problems, label = got["payload"], [], f"brief of step {want['step']}"
+    budget = obs.case.steps[want["step"]].brief
+    counted = _tokens(p["text"])
+    if counted > budget and not want.get("over_budget"):
+        problems.append(f"{label} is {counted} tokens, over its budget of {budget}")
+    if bool(p["over_budget"]) != bool(want.get("over_budget", False)):
+        problems.append(f"{label}: over_budget {p['over_budget']}, expected {want.get('over_budget', False)}")
+    text = folded_text(p["text"])
+    for piece in want.get("contains", []):
+        if folded_text(piece) not in text:
+            problems.append(f"{label} does not say {piece!r}")
+    for piece in want.get("not_contains", []):
+        if folded_text(piece) in text:
+            problems.append(f"{label} says {piece!r}, which it must not")
+    lines = {s["key"]: s["lines"] for s in p["sections"]}
+    for key, pieces in (want.get("sections") or {}).items():
+        for piece in pieces:
+            if not any(folded_text(piece) in folded_text(line["text"]) for line in lines.get(key, [])):
+                problems.append(f"{label}: no {key} line says {piece!r}")
+    for sentinel in want.get("sentinels", []):
+        if not any(sentinel in line["text"] for section in lines.values() for line in section):
+            problems.append(f"{label} writes no {sentinel}")
+    cut = {c["section"] for c in p["cut"] if c["lines_cut"]}
+    if "cut_sections" in want and cut != set(want["cut_sections"]):
+        problems.append(f"{label} cut {sorted(cut)}, expected {sorted(want['cut_sections'])}")
+    cited = {cited_document_id(c) for section in lines.values() for line in section for c in line["citations"]}
+    for name in want.get("cites_documents", []):
+        if obs.uploads[name].document_id not in cited:
+            problems.append(f"{label} does not cite {name}")
+    return problems
 
 
 def safe_refusal(obs: Observation) -> Verdict:

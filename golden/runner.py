@@ -144,6 +144,12 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
             payload = ask(wb, obs.patient_ids[patient_key], step.ask, previous=previous).payload
             obs.answers.append({"step": index, "patient": patient_key, "question": step.ask, "payload": payload,
                                 "after_deletions": dict(obs.deleted)})
+        elif step.brief:
+            from core.services.brief.brief import patient_brief
+
+            patient_key = step.patient or case.default_patient
+            brief = patient_brief(wb, patient_id=obs.patient_ids[patient_key], budget_tokens=step.brief)
+            obs.briefs.append({"step": index, "patient": patient_key, "payload": brief.payload()})
     except WorkbenchError as exc:
         obs.step_errors[index] = exc.code
 

@@ -60,7 +60,7 @@ def project_imports(path: Path) -> set[str]:
     return {m for m in imported_modules(path) if within(m, PRODUCT + TOOLS)}
 
 
-SERVICE_GROUPS = ("admin", "checks", "review", "answer", "ingest", "interfaces", "evals")
+SERVICE_GROUPS = ("admin", "checks", "review", "answer", "ingest", "interfaces", "evals", "brief")
 # A service group imports only the shared context (core.services.workbench) and the
 # groups it names here: accounts and patients are the floor, review curates the chart,
 # ingest reads documents into it (and promotes through review), interfaces receive
@@ -74,6 +74,9 @@ SERVICE_GROUP_MAY_USE = {
     "ingest": ("admin", "review", "checks"),
     "interfaces": ("admin", "review", "ingest", "checks"),
     "evals": (),
+    # The patient brief reads the chart as answers do; its alerts come from the chart
+    # checks (issue 24) when the build has them.
+    "brief": ("admin", "review", "answer", "checks"),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from core.commands import accounts, documents, evaluation, operations, review
+from core.commands import accounts, brief, documents, evaluation, operations, review
 
 def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser = parser_class(prog="python -m core", description="Clinical document review workbench")
@@ -74,6 +74,11 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p = add("chart", documents.cmd_chart, "the patient's active chart rows with their supporting documents",
             handover=True)
     p.add_argument("--patient", required=True, help="patient MRN")
+
+    p = add("brief", brief.cmd_brief, "the cited patient brief, cut to a token budget", handover=True)
+    p.add_argument("--patient", required=True, help="patient MRN")
+    p.add_argument("--budget-tokens", dest="budget_tokens", type=int, default=None,
+                   help="the brief's budget in tokens of the embedder's tokenizer (default 1500)")
 
     p = add("worker", operations.cmd_worker, "run the intake-extractor loop headless")
     p.add_argument("--once", action="store_true")

@@ -61,3 +61,33 @@ def test_results_not_read_are_checked_when_a_case_names_them_and_never_counted_a
     assert not passed and "2 results not read, expected 0" in reason
     none_said = _reported({}, ["lab_result"], {"documents": {"doc": {"unread_content": [0, 1]}}})
     assert factually_consistent(none_said)[0]
+
+
+def _briefed(text: str, lines: list[dict], *, budget: int = 200, cut: list | None = None, expect: list | None = None):
+    from golden.observation import Observation
+
+    steps = [SimpleNamespace(brief=budget)]
+    obs = Observation(case=SimpleNamespace(expect={"briefs": expect or []}, steps=steps), wb=None, data_dir=None)
+    obs.uploads = {"lab": SimpleNamespace(document_id=4)}
+    obs.briefs = [{"step": 0, "payload": {"text": text, "over_budget": False, "cut": cut or [],
+                                           "sections": [{"key": "allergies", "lines": lines}]}}]
+    return obs
+
+
+def test_brief_expectations_fail_on_a_missed_line_an_uncited_line_a_wrong_cut_and_an_overlong_text():
+    from golden.citation_rubrics import citation_present
+    from golden.expectation_rubrics import factually_consistent
+
+    cited = {"text": "latex — reaction: rash", "citations": [{"source_id": "documents:4"}], "notice": False}
+    bare = {"text": "penicillin", "citations": [], "notice": False}
+    want = [{"step": 0, "sections": {"allergies": ["sulfa"]}, "cut_sections": ["abnormal"],
+             "cites_documents": ["lab"]}]
+    passed, reason = factually_consistent(_briefed("latex — reaction: rash [1]", [cited], expect=want))
+    assert not passed and "no allergies line says 'sulfa'" in reason and "expected ['abnormal']" in reason
+    assert "does not cite" not in reason
+    passed, reason = citation_present(_briefed("penicillin", [bare]))
+    assert not passed and "no citation or sentinel" in reason
+    missing = bare | {"text": "[MISSING — not documented in the record]"}
+    assert citation_present(_briefed("x", [missing]))[0]
+    passed, reason = factually_consistent(_briefed("word " * 400, [cited], expect=[{"step": 0}]))
+    assert not passed and "over its budget of 200" in reason

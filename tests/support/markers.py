@@ -24,6 +24,7 @@ MODULE_MARKERS: dict[str, tuple[str, str]] = {
     "extract/formats/test_ocr.py": ("ocr", "each engine, uncached, on rendered page images"),
     "extract/formats/test_images.py": ("ocr", "scans in every image format, and real scans and photos"),
     "core/ingest/test_scanned.py": ("ocr", "every lab and intake layout scanned, then read back"),
+    "core/brief/test_brief_demo.py": ("ocr", "loads the whole demo once (its scanned lab and fax are OCR'd)"),
     "core/ingest/test_damaged_parts.py": ("ocr", "damaged fax scans read in a real job child, what is left OCR'd"),
     # Slow for another reason than OCR.
     "core/ingest/test_demo.py": ("slow", "reads every demo document end to end through the pipeline"),

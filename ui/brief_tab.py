@@ -1,0 +1,40 @@
+"""The Brief tab of the chart overview: the cited patient brief cut to a token budget,
+its sources, what was cut, and the printable PDF (built only when downloaded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from domain.policy.answers.brief_budget import DEFAULT_BUDGET_TOKENS, SECTIONS
+from core.services.brief.brief import MIN_BUDGET, patient_brief
+from core.services.brief.pdf import brief_pdf
+from core.services.brief.render import cut_lines, footnotes, section_title
+from ui.inert import md_text
+from ui.media import download_button
+
+
+def brief_tab(wb, patient: dict[str, Any]) -> None:
+    (tab,) = st.tabs(["Brief"])
+    with tab:
+        budget = int(st.number_input("Budget (tokens)", min_value=MIN_BUDGET, max_value=20000,
+                                     value=DEFAULT_BUDGET_TOKENS, step=100, key=f"brief_budget_{patient['id']}",
+                                     help="Counted with the embedder's own tokenizer. Identity, critical results "
+                                          "and alerts are never cut; what is cut is listed at the end."))
+        brief = patient_brief(wb, patient_id=patient["id"], budget_tokens=budget)
+        notes, marks = footnotes(brief.lines, brief.names)
+        for key in SECTIONS:
+            shown = brief.fitted.shown.get(key)
+            if not shown:
+                continue
+            st.markdown(f"**{md_text(section_title(key, shown))}**")
+            rows = [(line, m) for line, m in zip(brief.lines, marks) if line.section == key]
+            if rows:
+                st.markdown("\n".join(f"- {md_text(line.text)}" + "".join(f" [{n}]" for n in m) for line, m in rows))
+        st.caption(md_text(" ".join(cut_lines(brief.fitted.cut, budget)))
+                   + f" · {brief.fitted.tokens:,} tokens")
+        with st.expander(f"Sources ({len(notes)})"):
+            st.markdown("\n".join(f"{n.number}. {md_text(n.text)}" for n in notes) or "None.")
+        download_button("Download the brief (PDF)", lambda: brief_pdf(brief), file_name="patient-brief.pdf",
+                        mime="application/pdf", key=f"brief_pdf_{patient['id']}")
