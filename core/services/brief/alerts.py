@@ -1,10 +1,8 @@
-"""Clinical alerts for the brief, from the chart checks (issue 24's
-``core.services.checks``) when this build has them.
+"""Clinical alerts for the brief, from the chart checks (``core.services.checks``).
 
-This is the brief's one door to the checks: ``alert_lines`` returns [] when the checks
-package is not installed, and ``checks_available`` lets the brief say so instead of
-implying that nothing was found. Any other failure of the checks is raised: a brief
-never hides an alert it could not read.
+High- and medium-priority alerts are brief lines of the never-cut "alerts" section; the
+checks' low-priority notes (a medication with no indication on record) go to their own
+section, cut before the rest, so that notes never push allergies out of a brief.
 """
 
 from __future__ import annotations
@@ -13,24 +11,8 @@ from typing import Any
 
 from domain.models import Citation
 from domain.policy.answers.brief_budget import MISSING, BriefLine
+from core.services.checks.alerts import patient_alerts
 from core.services.workbench import Workbench
-
-_CHECKS_PACKAGE = "core.services.checks"
-
-
-def _patient_alerts():
-    """The checks' reader, or None when the checks package is absent."""
-    try:
-        from core.services.checks.alerts import patient_alerts
-    except ModuleNotFoundError as exc:
-        if exc.name in (_CHECKS_PACKAGE, f"{_CHECKS_PACKAGE}.alerts"):
-            return None
-        raise
-    return patient_alerts
-
-
-def checks_available() -> bool:
-    return _patient_alerts() is not None
 
 
 def _citations(alert: dict[str, Any]) -> tuple[Citation, ...]:
@@ -43,16 +25,14 @@ def _citations(alert: dict[str, Any]) -> tuple[Citation, ...]:
 
 def alert_lines(wb: Workbench, patient_id: int) -> list[BriefLine]:
     """One line per open alert, in the checks' order (most urgent first), citing every
-    fact it rests on; [] when the checks package is absent."""
-    reader = _patient_alerts()
-    if reader is None:
-        return []
+    fact it rests on."""
     lines = []
-    for alert in reader(wb, patient_id):
+    for alert in patient_alerts(wb, patient_id):
         text = str(alert.get("message") or alert.get("rule_id") or "alert")
         if alert.get("acknowledged"):
             text += f" (acknowledged by {alert.get('acknowledged_by')})"
         citations = _citations(alert)
-        lines.append(BriefLine("alerts", text if citations else f"{text} — its facts: {MISSING}",
+        section = "notes" if alert.get("priority") == "low" else "alerts"
+        lines.append(BriefLine(section, text if citations else f"{text} — its facts: {MISSING}",
                                citations, () if citations else (MISSING,)))
     return lines

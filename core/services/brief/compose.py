@@ -19,7 +19,7 @@ from domain.policy.answers.lab_series import ABNORMAL, CRITICAL, attention_order
 from domain.policy.facts.chart_rules import is_critical
 from core.services.admin.patients import chart_documents
 from core.services.answer.evidence_items import load_candidates
-from core.services.brief.alerts import alert_lines, checks_available
+from core.services.brief.alerts import alert_lines
 from core.services.review.facts import patient_facts
 from core.services.workbench import Workbench
 from storage import facts_repo, promotions_repo
@@ -283,10 +283,10 @@ def _review_and_quarantine(chart: _Chart) -> list[BriefLine]:
 
 
 def _alerts(wb: Workbench, patient_id: int) -> list[BriefLine]:
-    if not checks_available():
-        return [BriefLine("alerts", "Chart checks (drug–lab, allergy) are not installed in this build: no alerts "
-                                    "were computed", notice=True)]
-    return alert_lines(wb, patient_id) or [BriefLine("alerts", "No open alert from the chart checks", notice=True)]
+    lines = alert_lines(wb, patient_id)
+    if not any(line.section == "alerts" for line in lines):
+        lines.insert(0, BriefLine("alerts", "No open alert from the chart checks", notice=True))
+    return lines
 
 
 def compose(wb: Workbench, patient: dict[str, Any]) -> list[BriefLine]:

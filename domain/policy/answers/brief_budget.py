@@ -37,12 +37,14 @@ SECTIONS: dict[str, str] = {
     "abnormal": "Abnormal results and trends",
     "review": "Waiting for review and open conflicts",
     "quarantined": "Documents quarantined (identity mismatch)",
+    "notes": "Notes from the chart checks (low priority)",
 }
 NEVER_CUT: frozenset[str] = frozenset({"identity", "critical", "alerts"})
 # Most kept first. Allergies and what waits for a person are safety items; the
-# quarantined documents' content is already kept out of the chart, so it goes first.
+# quarantined documents' content is already kept out of the chart, and the checks'
+# low-priority notes (no indication on record) are notes, so those go first.
 KEEP_PRIORITY: tuple[str, ...] = ("identity", "critical", "alerts", "allergies", "review", "medications",
-                                  "problems", "abnormal", "quarantined")
+                                  "problems", "abnormal", "quarantined", "notes")
 
 # Review reasons that say the source itself could not be read with confidence (words,
 # not one extractor's sentences: OCR confidence, unreadable pages or ranges).

@@ -1,12 +1,12 @@
-"""The brief's parts that need no demo: the real tokenizer, the door to the chart checks
-(absent in this build: said, never a quiet "no alerts"), and a brief built on a record
-written for the test (two workbooks: a trend and a conflict)."""
+"""The brief's parts that need no demo: the real tokenizer, its lines from the chart
+checks (no alert is said, never left blank; low-priority notes cut first), and a brief
+built on a record written for the test (two workbooks: a trend and a conflict)."""
 
 from __future__ import annotations
 
 from datetime import date
 
-from domain.policy.answers.brief_budget import CONFLICT, MISSING
+from domain.policy.answers.brief_budget import CONFLICT, KEEP_PRIORITY, MISSING, NEVER_CUT
 from core.services.brief import alerts
 from core.services.brief.brief import patient_brief
 from core.services.brief.tokens import TOKENIZER_NAME, count_tokens
@@ -26,26 +26,27 @@ def test_tokens_are_counted_by_the_embedders_own_wordpiece_tokenizer():
     assert count_tokens("") == 0 and "MiniLM" in TOKENIZER_NAME
 
 
-def test_without_the_checks_package_the_brief_says_no_alerts_were_computed(wb, demo_patient, monkeypatch):
-    monkeypatch.setattr(alerts, "_patient_alerts", lambda: None)
-    assert alerts.alert_lines(wb, demo_patient["id"]) == []
+def test_a_chart_without_alerts_says_so(wb, demo_patient):
     brief = patient_brief(wb, patient_id=demo_patient["id"])
     (line,) = [line for line in brief.lines if line.section == "alerts"]
-    assert line.notice and "not installed" in line.text
+    assert line.notice and "No open alert" in line.text
 
 
-def test_alert_lines_cite_every_fact_an_alert_rests_on(wb, demo_patient, monkeypatch):
+def test_alert_lines_cite_every_fact_and_low_priority_notes_are_cut_first(wb, demo_patient, monkeypatch):
     cited = {"source_type": "hl7v2_message", "source_id": "documents:4", "page_or_section": "OBX[1]-5",
              "field_or_chunk_id": "results[0]", "quote_or_value": "6.1"}
-    raised = [{"message": "Lisinopril with potassium 6.1 mmol/L", "acknowledged": False,
+    raised = [{"message": "Lisinopril with potassium 6.1 mmol/L", "acknowledged": False, "priority": "high",
                "facts": [{"citation": cited}, {"citation": cited | {"page_or_section": "paragraph 4",
                                                                    "quote_or_value": "lisinopril 10 mg"}}]},
               {"message": "Warfarin with no INR on record", "acknowledged": True, "acknowledged_by": "dr.a",
-               "facts": []}]
-    monkeypatch.setattr(alerts, "_patient_alerts", lambda: (lambda wb, patient_id: raised))
-    first, second = alerts.alert_lines(wb, demo_patient["id"])
-    assert len(first.citations) == 2 and not first.sentinels
+               "priority": "high", "facts": []},
+              {"message": "No problem names an indication for atorvastatin", "priority": "low",
+               "facts": [{"citation": cited | {"quote_or_value": "atorvastatin"}}]}]
+    monkeypatch.setattr(alerts, "patient_alerts", lambda wb, patient_id: raised)
+    first, second, note = alerts.alert_lines(wb, demo_patient["id"])
+    assert len(first.citations) == 2 and not first.sentinels and first.section == "alerts"
     assert MISSING in second.sentinels and "acknowledged by dr.a" in second.text
+    assert note.section == "notes" and KEEP_PRIORITY[-1] == "notes" and "notes" not in NEVER_CUT
 
 
 def test_a_written_record_gives_trends_conflicts_and_missing_sections_their_lines(wb):
