@@ -319,12 +319,19 @@ def current_version(cur: duckdb.DuckDBPyConnection) -> int:
     return int(row[0] or 0)
 
 
+def applied_versions(cur: duckdb.DuckDBPyConnection) -> set[int]:
+    current_version(cur)  # creates the table on a new file
+    return {int(v) for (v,) in cur.execute("SELECT version FROM schema_version").fetchall()}
+
+
 def migrate(cur: duckdb.DuckDBPyConnection, target: int | None = None) -> list[int]:
-    """Apply every migration above the recorded version (up to ``target``)."""
+    """Apply every migration not yet recorded (up to ``target``), in order. By what is
+    recorded, not by the highest number: work merged out of number order (a migration
+    15 landing after 16 was applied) is still applied."""
     applied: list[int] = []
-    have = current_version(cur)
+    have = applied_versions(cur)
     for version, name, step in MIGRATIONS:
-        if version <= have or (target is not None and version > target):
+        if version in have or (target is not None and version > target):
             continue
         cur.execute("BEGIN TRANSACTION")
         try:

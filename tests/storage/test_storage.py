@@ -119,3 +119,21 @@ def test_bulk_insert_stores_what_parameters_stored(tmp_path):
     db.close()
     assert arrow == param and arrow[0][2] == '{"k": [1, 2]}' and arrow[1][1:5] == (None, None, False, None)
     assert mixed == [(3, "7"), (4, "x")]
+
+
+def test_a_migration_merged_out_of_number_order_is_still_applied(tmp_path, monkeypatch):
+    # Branches merged out of number order: a data dir at 16 must still get 15.
+    import duckdb
+
+    from storage import migrations
+
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    cur = con.cursor()
+    ran: list[int] = []
+    one, three = (1, "one", lambda c: ran.append(1)), (3, "three", lambda c: ran.append(3))
+    monkeypatch.setattr(migrations, "MIGRATIONS", [one, three])
+    assert migrate(cur) == [1, 3]
+    monkeypatch.setattr(migrations, "MIGRATIONS", [one, (2, "two", lambda c: ran.append(2)), three])
+    assert migrate(cur) == [2] and ran == [1, 3, 2]
+    assert migrate(cur) == []
+    con.close()
