@@ -274,6 +274,19 @@ def m014_unread_identifiers(cur: duckdb.DuckDBPyConnection) -> None:
             FROM identity_checks) WHERE rn = 1""")
 
 
+def m018_fhir_exports(cur: duckdb.DuckDBPyConnection) -> None:
+    # What each FHIR bundle id exported (issue 25): one row per (bundle id, resource), with
+    # the resource as last written. Re-exporting the same bundle id sends a resource that
+    # has left the chart since (retracted, deleted) as entered-in-error instead of
+    # dropping it silently; a bundle id belongs to one patient.
+    cur.execute("""CREATE TABLE fhir_export_entries (
+        bundle_id VARCHAR NOT NULL, patient_id BIGINT NOT NULL, resource_type VARCHAR NOT NULL,
+        resource_id VARCHAR NOT NULL, resource JSON NOT NULL, status VARCHAR NOT NULL,
+        first_exported_at TIMESTAMP NOT NULL, last_exported_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (bundle_id, resource_type, resource_id))""")
+    cur.execute("CREATE INDEX idx_fhir_export_entries_patient ON fhir_export_entries (patient_id)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -289,6 +302,8 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (12, "documents read in parts", m012_document_parts),
     (13, "chart vital signs", m013_chart_vital_signs),
     (14, "identity values printed but not read", m014_unread_identifiers),
+    # 15-17 are issue 24's (merged from other branches).
+    (18, "what each FHIR bundle id exported", m018_fhir_exports),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

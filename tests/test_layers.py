@@ -60,7 +60,7 @@ def project_imports(path: Path) -> set[str]:
     return {m for m in imported_modules(path) if within(m, PRODUCT + TOOLS)}
 
 
-SERVICE_GROUPS = ("admin", "review", "answer", "ingest", "interfaces", "evals")
+SERVICE_GROUPS = ("admin", "review", "answer", "ingest", "interfaces", "evals", "exchange")
 # A service group imports only the shared context (core.services.workbench) and the
 # groups it names here: accounts and patients are the floor, review curates the chart,
 # ingest reads documents into it (and promotes through review), interfaces receive
@@ -72,6 +72,7 @@ SERVICE_GROUP_MAY_USE = {
     "ingest": ("admin", "review"),
     "interfaces": ("admin", "review", "ingest"),
     "evals": (),
+    "exchange": ("admin",),
 }
 
 
