@@ -14,6 +14,7 @@ from core.services.review.facts import chart_view, latest_vital_signs, patient_f
 from core.services.admin.patients import add_patient, chart_documents
 from core.services.ingest.processing import NOTHING_FOUND
 from ui import auth, labels
+from ui.fhir_download import fhir_download
 from ui.inert import md_text, plain
 from ui.runtime import patient_picker, select_patient, workbench
 
@@ -203,3 +204,5 @@ with st.expander("Active chart rows"):
         if rows:
             st.dataframe(plain([{CHART_COLUMNS.get(k, k.replace("_", " ")): _chart_value(k, v) for k, v in r.items()
                                  if k != "id"} for r in rows]), hide_index=True, width="stretch")
+
+fhir_download(wb, patient)
