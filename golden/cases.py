@@ -22,8 +22,11 @@ REVIEW_ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject
 GOLDEN_REVIEWER = "golden-reviewer"
 
 
+_ACTIONS = ("upload", "reprocess", "delete", "review", "ask", "export_fhir")
+
+
 class Step(BaseModel):
-    """One user action. Exactly one of upload / reprocess / delete / review / ask."""
+    """One user action. Exactly one of upload / reprocess / delete / review / ask / export_fhir."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -32,6 +35,7 @@ class Step(BaseModel):
     delete: str | None = None  # an uploaded name
     review: Literal["approve-identity", "reject-identity", "approve-fact", "reject-fact"] | None = None
     ask: str | None = None
+    export_fhir: str | None = None  # a label: the patient's chart exported as a FHIR R4 bundle
 
     patient: str | None = None  # a patient key (upload, ask)
     doc_type: str | None = None
@@ -44,10 +48,12 @@ class Step(BaseModel):
     by: str = GOLDEN_REVIEWER  # the account the step acts as (upload, delete, review)
     follow_up: bool = False  # ask: continue the previous question's conversation
     expect_error: str | None = None  # the error code this step must fail with
+    include_review: bool = False  # export_fhir: review items too, marked unconfirmed
+    bundle_id: str | None = None  # export_fhir: the bundle id (the same id again: withdrawn rows entered-in-error)
 
     @model_validator(mode="after")
     def _one_action(self) -> "Step":
-        actions = [a for a in ("upload", "reprocess", "delete", "review", "ask") if getattr(self, a)]
+        actions = [a for a in _ACTIONS if getattr(self, a)]
         if len(actions) != 1:
             raise ValueError(f"a step does exactly one thing, got {actions or 'nothing'}")
         if self.review and not self.document:
@@ -58,7 +64,7 @@ class Step(BaseModel):
 
     @property
     def action(self) -> str:
-        return next(a for a in ("upload", "reprocess", "delete", "review", "ask") if getattr(self, a))
+        return next(a for a in _ACTIONS if getattr(self, a))
 
 
 class Case(BaseModel):
@@ -80,7 +86,7 @@ class Case(BaseModel):
         for step in self.steps:
             if step.upload and step.upload not in self.documents:
                 raise ValueError(f"step uploads unknown document {step.upload!r}")
-            if (step.upload or step.ask) and step.patient and step.patient not in self.patients:
+            if (step.upload or step.ask or step.export_fhir) and step.patient and step.patient not in self.patients:
                 raise ValueError(f"step names unknown patient {step.patient!r}")
         unknown = set(self.expect) - EXPECTATION_KEYS
         if unknown:
@@ -127,6 +133,7 @@ EXPECTATION_KEYS = frozenset({
     "promotions",  # [{document, outcome, min?, max?}]
     "answers",  # [{step, refused, disposition, contains, not_contains, sections_nonempty, ...}]
     "step_errors",  # {step index: error code}
+    "fhir_exports",  # [{step, resources: {type: n | [min, max]}, has: [{resourceType, where: {path: value}}], lacks}]
 })
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from golden.fhir_expectations import fhir_export_problems
 from golden.matching import STATE, describe, fact_matches, row_matches, same
 from golden.observation import Observation
 from golden.verdicts import SUPPORTING, Verdict, answer_citations, cited_document_id, folded_text, verdict_from
@@ -105,6 +106,7 @@ def factually_consistent(obs: Observation) -> Verdict:
         problems.append("unexpected errors: " + ", ".join(f"step {i}: {c}" for i, c in unexpected.items()))
     for want in e.get("answers", []):
         problems += _answer_problems(obs, want)
+    problems += fhir_export_problems(obs)
     return verdict_from(problems, "facts, jobs and answers are as the case expects")
 
 

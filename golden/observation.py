@@ -33,6 +33,7 @@ class Observation:
     deleted: dict[str, int] = field(default_factory=dict)  # upload name -> step index of the deletion
     step_errors: dict[int, str] = field(default_factory=dict)
     answers: list[dict[str, Any]] = field(default_factory=list)
+    fhir_exports: dict[int, dict[str, Any]] = field(default_factory=dict)  # step index -> the bundle written
     contents: dict[int, Any] = field(default_factory=dict)  # document id -> NormalizedContent the pipeline saw
     processing: int | None = None  # the document whose job is running now
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)

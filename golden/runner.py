@@ -144,6 +144,12 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
             payload = ask(wb, obs.patient_ids[patient_key], step.ask, previous=previous).payload
             obs.answers.append({"step": index, "patient": patient_key, "question": step.ask, "payload": payload,
                                 "after_deletions": dict(obs.deleted)})
+        elif step.export_fhir:
+            from core.services.exchange.fhir_export import export_fhir
+
+            mrn = case.patients[step.patient or case.default_patient]["mrn"]
+            obs.fhir_exports[index] = export_fhir(wb, mrn=mrn, include_review=step.include_review,
+                                                  bundle_id=step.bundle_id).bundle
     except WorkbenchError as exc:
         obs.step_errors[index] = exc.code
 
