@@ -36,7 +36,8 @@ from core.services.exchange.fhir_values import instant, system
 from core.services.workbench import Workbench
 from domain.clock import utcnow
 from domain.errors import BadInput, WorkbenchError
-from storage import documents_repo, fhir_exports_repo
+from domain.policy.facts.chart_rules import identity_trusted
+from storage import documents_repo, facts_repo, fhir_exports_repo
 
 _BUNDLE_ID = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
 # Resource types that leave a bundle id's exports as entered-in-error when their source
@@ -162,12 +163,20 @@ def _withdrawn(wb: Workbench, source: ChartSource, previous: list[dict[str, Any]
 
 def _gone(wb: Workbench, rid: str, live_keys: set[str], live_facts: set[int]) -> bool:
     if rid.startswith("document-"):
-        with wb.db.cursor() as cur:
-            doc = documents_repo.by_id(cur, int(rid.split("-", 1)[1]))
-        return doc is None or bool(doc["deleted"]) or not doc["active"]
+        return _document_gone(wb, int(rid.split("-", 1)[1]))
     if rid.startswith("fact-"):
         return int(rid.split("-", 1)[1]) not in live_facts
     return rid not in live_keys
+
+
+def _document_gone(wb: Workbench, document_id: int) -> bool:
+    """Deleted, or no longer this patient's: no identity check in force trusts any part of it."""
+    with wb.db.cursor() as cur:
+        doc = documents_repo.by_id(cur, document_id)
+        checks = facts_repo.identity_checks_for_document(cur, document_id)
+    if doc is None or doc["deleted"] or not doc["active"]:
+        return True
+    return bool(checks) and not any(identity_trusted(c.identity_status) for c in checks)
 
 
 def _validated_bundle(bundle_id: str, resources: list[dict[str, Any]], now: datetime) -> dict[str, Any]:

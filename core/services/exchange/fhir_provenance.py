@@ -12,6 +12,7 @@ from typing import Any
 from core.services.exchange.chart_source import ExportItem, Support
 from core.services.exchange.fhir_resources import ref
 from core.services.exchange.fhir_values import coding, instant, system
+from domain.clock import utcnow
 
 WORKBENCH_AGENT = "clinical document review workbench"
 _DECISION_ROLE = {"approve": ("verifier", "Verifier"), "correct": ("author", "Author")}
@@ -75,7 +76,7 @@ def _recorded(item: ExportItem) -> str:
         when = (s.decision or {}).get("created_at")
         if isinstance(when, datetime):
             moments.append(when)
-    return instant(max(moments)) if moments else instant(datetime.now())
+    return instant(max(moments) if moments else utcnow())
 
 
 def provenance(item: ExportItem, target: dict[str, Any]) -> dict[str, Any]:

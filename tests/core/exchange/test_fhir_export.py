@@ -11,12 +11,13 @@ from fhir.resources.R4B.bundle import Bundle
 
 from core.services.exchange.fhir_export import export_fhir
 from core.services.review.corrections import correct_fact
-from core.services.review.decisions import decide_fact
+from core.services.review.decisions import decide_fact, decide_identity
 from core.services.review.facts import chart_view
+from core.services.review.identity_review import undo_identity_decision
 from core.services.review.retraction import delete_document
 from domain.errors import BadInput
 from golden.fixtures import render_intake, render_lab
-from tests.support.pipeline import CASE, chart_patient, hedged_intake, ingest
+from tests.support.pipeline import CASE, ambiguous, chart_patient, hedged_intake, ingest
 
 LOINC, UCUM = "http://loinc.org", "http://unitsofmeasure.org"
 
@@ -223,3 +224,19 @@ def test_a_bundle_id_is_checked_and_belongs_to_one_patient(wb, demo_patient):
     for bad in ("has space", "x" * 65, "slash/id", ""):
         with pytest.raises(BadInput):
             export_fhir(wb, mrn="DEMO-1001", bundle_id=bad or " ")
+
+
+def test_an_identity_approval_undone_withdraws_the_rows_and_the_document(wb):
+    patient, report = ambiguous(wb)
+    check_id = report["identity"]["identity_check_id"]
+    assert export_fhir(wb, mrn=CASE.patient.mrn, bundle_id="undo-feed").counts == {"Patient": 1}  # held: nothing
+    decide_identity(wb, check_id, approve=True, by="dr.alice")
+    approved = export_fhir(wb, mrn=CASE.patient.mrn, bundle_id="undo-feed").bundle
+    assert len(resources(approved, "Observation")) == len(CASE.results)
+
+    undo_identity_decision(wb, check_id, by="dr.carol", reason="approved the wrong document")
+    again = export_fhir(wb, mrn=CASE.patient.mrn, bundle_id="undo-feed", include_review=True)
+    assert_valid_r4(again.bundle)
+    assert again.review_items == 0  # held again: not even a review item
+    assert {r["status"] for r in resources(again.bundle, "Observation")} == {"entered-in-error"}
+    assert [d["status"] for d in resources(again.bundle, "DocumentReference")] == ["entered-in-error"]
