@@ -4,6 +4,7 @@ R4B models, for documents read end to end through the pipeline."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 
 import pytest
 from fhir.resources.R4B import get_fhir_model_class
@@ -240,3 +241,34 @@ def test_an_identity_approval_undone_withdraws_the_rows_and_the_document(wb):
     assert again.review_items == 0  # held again: not even a review item
     assert {r["status"] for r in resources(again.bundle, "Observation")} == {"entered-in-error"}
     assert [d["status"] for d in resources(again.bundle, "DocumentReference")] == ["entered-in-error"]
+
+
+def test_charted_vital_signs_use_the_vital_signs_profile_and_cite_their_cells(wb):
+    from core.services.admin.patients import add_patient
+    from tests.support.file_builders import sheets_workbook
+
+    add_patient(wb, mrn="VS-20417", first="Odile", last="Brightwater", dob=date(1949, 6, 2), sex="F", by="dr.reviewer")
+    book = sheets_workbook({"Patient": [["Patient", "Odile Brightwater"], ["DOB", "1949-06-02"], ["MRN", "VS-20417"]],
+                            "Obs": [["Date", "BP", "Pulse", "Temp", "SpO2", "Weight"],
+                                    ["2026-01-20 08:40", "138/86", 74, "37.9 C", "95%", "62.5 kg"]]})
+    ingest(wb, {"id": _patient_id(wb, "VS-20417")}, book, "clinical_workbook", "obs.xlsx")
+    bundle = export_fhir(wb, mrn="VS-20417").bundle
+    assert_valid_r4(bundle)
+    vitals = {r["code"]["coding"][0]["code"]: r for r in resources(bundle, "Observation")}
+    assert set(vitals) == {"85354-9", "8867-4", "8310-5", "59408-5", "29463-7"}
+    bp = vitals["85354-9"]
+    assert bp["category"][0]["coding"][0]["code"] == "vital-signs" and bp["effectiveDateTime"] == "2026-01-20"
+    assert {c["code"]["coding"][0]["code"]: c["valueQuantity"]["value"] for c in bp["component"]} == {
+        "8480-6": 138, "8462-4": 86}
+    units = {code: (r["valueQuantity"]["value"], r["valueQuantity"]["code"]) for code, r in vitals.items()
+             if code != "85354-9"}
+    assert units == {"8867-4": (74, "/min"), "8310-5": (37.9, "Cel"), "59408-5": (95, "%"), "29463-7": (62.5, "kg")}
+    assert all(r["meta"]["profile"] == ["http://hl7.org/fhir/StructureDefinition/vitalsigns"] for r in vitals.values())
+    where = locator(provenance_of(bundle, bp)["entity"][0])
+    assert "Obs" in where["pageOrSection"] and "138/86" in where["quote"]  # the sheet's cell
+
+
+def _patient_id(wb, mrn):
+    from core.services.admin.patients import get_patient
+
+    return get_patient(wb, mrn=mrn)["id"]
