@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.services.workbench import Workbench
+from domain.models import IdentityStatus
 from domain.policy.facts.chart_rules import CHART_DESTINATIONS, acknowledge_only, review_group
 from domain.policy.facts.review_rules import closing_decision
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
@@ -34,6 +35,7 @@ class Support:
     document: dict[str, Any]
     engine: str | None
     decision: dict[str, Any] | None  # the closing approve / correct decision, if a person made one
+    identity_approver: str | None = None  # who approved the document's patient identity, if a person did
 
 
 @dataclass
@@ -73,12 +75,18 @@ def read_chart_source(wb: Workbench, patient: dict[str, Any], *, include_review:
         engines = {job_id: (job.engine if (job := jobs_repo.by_id(cur, job_id)) else None) for job_id in job_ids}
         doc_ids = sorted({s.fact.document_id for item in items for s in item.supports})
         documents = {doc_id: documents_repo.by_id(cur, doc_id) for doc_id in doc_ids}
+        parts = sorted({(s.fact.document_id, s.fact.scope) for item in items for s in item.supports},
+                       key=lambda k: (k[0], k[1] or ""))
+        checks = {part: facts_repo.latest_identity(cur, *part) for part in parts}
     for item in items:
         for s in item.supports:
             s.document = documents[s.fact.document_id]
             s.engine = engines.get(s.fact.job_id)
             closing = closing_decision(decisions.get(s.fact.id, []))
             s.decision = dict(closing) if closing and closing["decision"] in ("approve", "correct") else None
+            check = checks.get((s.fact.document_id, s.fact.scope))
+            if check is not None and check.identity_status == IdentityStatus.APPROVED.value and check.reviewed_by:
+                s.identity_approver = check.reviewed_by
     return ChartSource(patient=patient, items=items, documents=documents)
 
 

@@ -15,7 +15,10 @@ from core.services.exchange.fhir_values import coding, instant, system
 from domain.clock import utcnow
 
 WORKBENCH_AGENT = "clinical document review workbench"
-_DECISION_ROLE = {"approve": ("verifier", "Verifier"), "correct": ("author", "Author")}
+_DECISION_TEXT = {"approve": "approved the finding", "correct": "corrected the finding",
+                  "identity": "confirmed the document is this patient's"}
+_DECISION_ROLE = {"approve": ("verifier", "Verifier"), "correct": ("author", "Author"),
+                  "identity": ("attester", "Attester")}
 
 
 def practitioner_id(username: str) -> str:
@@ -37,7 +40,8 @@ def activity_of(item: ExportItem) -> str:
 
 
 def people_of(item: ExportItem) -> list[tuple[str, str]]:
-    """(username, decision) of each person who decided on the item's facts, in order."""
+    """(username, decision) of each person who decided on the item's facts, in order, and
+    of each who approved the identity of a document they came from ("identity")."""
     found: list[tuple[str, str]] = []
     for s in item.supports:
         if s.decision:
@@ -48,6 +52,9 @@ def people_of(item: ExportItem) -> list[tuple[str, str]]:
             continue
         if entry not in found:
             found.append(entry)
+    for s in item.supports:
+        if s.identity_approver and (s.identity_approver, "identity") not in found:
+            found.append((s.identity_approver, "identity"))
     return found
 
 
@@ -88,7 +95,8 @@ def provenance(item: ExportItem, target: dict[str, Any]) -> dict[str, Any]:
                        "who": {"identifier": {"system": system("engine"), "value": engine}, "display": engine}})
     for username, decision in people_of(item):
         code, display = _DECISION_ROLE[decision]
-        agents.append({"type": {"coding": [coding("provenance_participant", code, display)]},
+        agents.append({"type": {"coding": [coding("provenance_participant", code, display)],
+                                "text": _DECISION_TEXT[decision]},
                        "who": ref("Practitioner", practitioner_id(username)) | {"display": username}})
     return {
         "resourceType": "Provenance", "id": f"provenance-{target['id']}",

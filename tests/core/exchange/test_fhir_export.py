@@ -234,6 +234,10 @@ def test_an_identity_approval_undone_withdraws_the_rows_and_the_document(wb):
     decide_identity(wb, check_id, approve=True, by="dr.alice")
     approved = export_fhir(wb, mrn=CASE.patient.mrn, bundle_id="undo-feed").bundle
     assert len(resources(approved, "Observation")) == len(CASE.results)
+    prov = provenance_of(approved, resources(approved, "Observation")[0])
+    attester = next(a for a in prov["agent"] if a["type"]["coding"][0]["code"] == "attester")
+    assert attester["who"]["display"] == "dr.alice" and prov["activity"]["text"] == "extracted"
+    assert [p["identifier"][0]["value"] for p in resources(approved, "Practitioner")] == ["dr.alice"]
 
     undo_identity_decision(wb, check_id, by="dr.carol", reason="approved the wrong document")
     again = export_fhir(wb, mrn=CASE.patient.mrn, bundle_id="undo-feed", include_review=True)
