@@ -16,6 +16,7 @@ from typing import Any
 from core.services.workbench import Workbench
 from domain.models import IdentityStatus
 from domain.policy.facts.chart_rules import CHART_DESTINATIONS, acknowledge_only, review_group
+from domain.policy.facts.no_known_allergies import contradicted_by, is_no_known_allergies
 from domain.policy.facts.review_rules import closing_decision
 from storage import audit_repo, documents_repo, facts_repo, jobs_repo, promotions_repo
 from storage.rows import FactRow
@@ -45,6 +46,7 @@ class ExportItem:
     values: dict[str, Any]  # the chart row's columns, or the fact's structured value
     supports: list[Support] = field(default_factory=list)
     review: bool = False  # waits for review: exported only on request, as unconfirmed
+    review_reason: str | None = None  # why, when the export itself held it back (a contradiction)
     chart_table: str | None = None
     chart_row_id: int | None = None
 
@@ -69,6 +71,7 @@ def read_chart_source(wb: Workbench, patient: dict[str, Any], *, include_review:
         items = _chart_items(cur, patient["id"])
         charted_facts = {s.fact.id for item in items for s in item.supports}
         items += _fact_items(cur, patient["id"], charted_facts, include_review)
+        _hold_contradicted_statements(items)
         fact_ids = [s.fact.id for item in items for s in item.supports]
         decisions = audit_repo.decisions_for_items(cur, "fact", fact_ids)
         job_ids = sorted({s.fact.job_id for item in items for s in item.supports if s.fact.job_id is not None})
@@ -97,7 +100,8 @@ def _chart_items(cur, patient_id: int) -> list[ExportItem]:
         supporters = promotions_repo.live_supporters(cur, table, [r["id"] for r in charted])
         facts = facts_repo.facts_by_ids(cur, sorted({p.fact_id for ps in supporters.values() for p in ps}))
         for row in charted:
-            backing = [facts[p.fact_id] for p in supporters.get(row["id"], []) if p.fact_id in facts]
+            fact_ids = dict.fromkeys(p.fact_id for p in supporters.get(row["id"], []))  # once each, oldest first
+            backing = [facts[i] for i in fact_ids if i in facts]
             if not backing:  # no live, trusted source stands behind it: not exported
                 continue
             values = {c: (str(row[c]) if row.get(c) is not None else None) for c in columns}
@@ -108,8 +112,11 @@ def _chart_items(cur, patient_id: int) -> list[ExportItem]:
 
 
 def _fact_items(cur, patient_id: int, charted: set[int], include_review: bool) -> list[ExportItem]:
+    """Review items one by one; trusted uncharted facts once per clinical content (two
+    documents saying "NKDA" are one statement with two sources), like a chart row."""
     items: list[ExportItem] = []
-    for row in facts_repo.facts_for_patient(cur, patient_id):
+    said: dict[tuple[str, str], ExportItem] = {}
+    for row in sorted(facts_repo.facts_for_patient(cur, patient_id), key=lambda r: r.id):
         if row.document_deleted or row.id in charted or acknowledge_only(row.fact_type):
             continue
         group = review_group(row.to_dict())
@@ -117,10 +124,24 @@ def _fact_items(cur, patient_id: int, charted: set[int], include_review: bool) -
             items.append(ExportItem(kind=row.fact_type, key=f"fact-{row.id}", values=dict(row.structured_value or {}),
                                     supports=[Support(row, {}, None, None)], review=True))
         elif group in ("verified", "document_fact") and row.active and _uncharted_trusted(row):
-            items.append(ExportItem(kind=row.fact_type, key=f"fact-{row.id}", values=dict(row.structured_value or {}),
-                                    supports=[Support(row, {}, None, None)]))
+            same = said.get((row.fact_type, row.clinical_content_fingerprint))
+            if same is not None:
+                same.supports.append(Support(row, {}, None, None))
+                continue
+            item = ExportItem(kind=row.fact_type, key=f"fact-{row.id}", values=dict(row.structured_value or {}),
+                              supports=[Support(row, {}, None, None)])
+            said[(row.fact_type, row.clinical_content_fingerprint)] = item
+            items.append(item)
     items.sort(key=lambda i: i.fact.id)
     return items
+
+
+def _hold_contradicted_statements(items: list[ExportItem]) -> None:
+    """A trusted "no known allergies" beside a charted allergy becomes a review item."""
+    reason = contradicted_by(i.values.get("substance") for i in items if i.kind == "allergy" and i.chart_table)
+    for item in items:
+        if reason and item.kind == "allergy" and not item.chart_table and is_no_known_allergies(item.values):
+            item.review, item.review_reason = True, reason
 
 
 def _uncharted_trusted(row: FactRow) -> bool:
@@ -129,7 +150,6 @@ def _uncharted_trusted(row: FactRow) -> bool:
     if row.fact_type not in _UNCHARTED_KINDS:
         return False
     if row.fact_type == "allergy":
-        value = row.structured_value or {}
-        return bool(value.get("no_known_allergies")) or value.get("status") == "no_known_allergies"
+        return is_no_known_allergies(row.structured_value)
     ctx = row.context or {}
     return not ctx.get("negated") and not ctx.get("uncertain") and ctx.get("temporality") != "hypothetical"

@@ -14,6 +14,7 @@ from core.services.exchange.chart_source import ExportItem
 from core.services.exchange.fhir_values import (coding, codes, fhir_date, instant, interpretation, printed_interpretation,
                                                 quantity, reference_range, system)
 from domain.policy.facts.analytes import analyte, canonical_analyte
+from domain.policy.facts.no_known_allergies import is_no_known_allergies
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9.\-]")
 GENDER = {"F": "female", "M": "male", "U": "unknown", "O": "other"}
@@ -43,6 +44,11 @@ def review_meta(item: ExportItem) -> dict[str, Any] | None:
     if not item.review:
         return None
     return {"tag": [coding("review_tag", "unconfirmed", "Waiting for human review in the workbench")]}
+
+
+def review_note(item: ExportItem) -> list[dict[str, str]]:
+    """Why the export itself holds an item back (its review_reason), as a note."""
+    return [{"text": f"Unconfirmed: {item.review_reason}."}] if item.review and item.review_reason else []
 
 
 def patient_resource(patient: dict[str, Any]) -> dict[str, Any]:
@@ -93,6 +99,8 @@ def clinical_resource(item: ExportItem, subject: dict[str, str]) -> dict[str, An
     resource["extension"] = [chart_row_extension(item)]
     if meta := review_meta(item):
         resource["meta"] = resource.get("meta", {}) | meta
+    if note := review_note(item):
+        resource["note"] = resource.get("note", []) + note
     return resource
 
 
@@ -208,7 +216,7 @@ def vital_sign_observation(item: ExportItem, subject: dict[str, str]) -> dict[st
 # -- allergies, medications, problems, family history -------------------------------------
 
 def _no_known_allergy(item: ExportItem) -> bool:
-    return bool(item.values.get("no_known_allergies")) or item.values.get("status") == "no_known_allergies"
+    return is_no_known_allergies(item.values)
 
 
 def _nka_code(item: ExportItem) -> dict[str, Any]:

@@ -12,6 +12,10 @@ from core.services.exchange.fhir_export import export_fhir
 from core.services.ingest.demo import build_demo_documents, load_demo, read_demo_dir
 from core.services.review.facts import chart_view
 
+def resources_of(bundle):
+    return [e["resource"] for e in bundle["entry"]]
+
+
 _CLINICAL = ("Observation", "AllergyIntolerance", "MedicationStatement", "Condition", "FamilyMemberHistory")
 
 
@@ -58,6 +62,11 @@ def test_every_demo_patient_exports_a_valid_bundle_of_their_chart(wb, tmp_path):
             critical = [r for r in observations if r.get("interpretation")
                         and r["interpretation"][0]["coding"][0]["code"] in ("HH", "LL")]
             assert any(r["code"]["text"] == "Potassium" for r in critical)
-            allergies = {c["code"] for r in kinds["AllergyIntolerance"] for c in r["code"].get("coding", [])}
-            assert "409137002" in allergies  # the intake's "no known drug allergies"
+            # The intake says NKDA, the referral "penicillin - hives": the statement is not sent as
+            # confirmed beside the charted allergy; with review items, it is sent unconfirmed, saying why.
+            (nkda,) = [r for r in kinds["AllergyIntolerance"]
+                       if any(c["code"] == "409137002" for c in r["code"].get("coding", []))]
+            assert nkda["verificationStatus"]["coding"][0]["code"] == "unconfirmed"
+            assert "contradicts" in nkda["note"][0]["text"]
+            assert not any(r["id"] == nkda["id"] for r in resources_of(export_fhir(wb, mrn="DEMO-1001").bundle))
             assert export.review_items > 0
