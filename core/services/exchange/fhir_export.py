@@ -80,7 +80,10 @@ def export_fhir(wb: Workbench, *, mrn: str, include_review: bool = False, bundle
     # Everything live, review items included, so that a review item left out now is not
     # mistaken for one that was withdrawn.
     source = read_chart_source(wb, patient, include_review=True)
-    resources, review_items = _resources(wb, source, include_review)
+    # A resource this bundle id sent as confirmed that now waits for review is sent again,
+    # unconfirmed, even without include_review: the receiver must not keep it as confirmed.
+    sent_confirmed = {e["resource_id"] for e in previous if not _unconfirmed(e["resource"])}
+    resources, review_items = _resources(wb, source, include_review, sent_confirmed)
     withdrawn = _withdrawn(wb, source, previous, {(r["resourceType"], r["id"]) for r in resources}, now)
     resources += withdrawn
     bundle = _validated_bundle(bundle_id, resources, now)
@@ -111,10 +114,15 @@ def write_bundle(export: FhirExport, path: Path) -> Path:
     return path
 
 
-def _resources(wb: Workbench, source: ChartSource, include_review: bool) -> tuple[list[dict[str, Any]], int]:
+def _unconfirmed(resource: dict[str, Any]) -> bool:
+    return any(t.get("code") == "unconfirmed" for t in (resource.get("meta") or {}).get("tag", []))
+
+
+def _resources(wb: Workbench, source: ChartSource, include_review: bool,
+               sent_confirmed: set[str]) -> tuple[list[dict[str, Any]], int]:
     patient = patient_resource(source.patient)
     subject = ref("Patient", patient["id"])
-    items = [i for i in source.items if include_review or not i.review]
+    items = [i for i in source.items if include_review or not i.review or i.key in sent_confirmed]
     clinical, provenances, people = [], [], {}
     for item in items:
         resource = clinical_resource(item, subject)

@@ -276,3 +276,24 @@ def _patient_id(wb, mrn):
     from core.services.admin.patients import get_patient
 
     return get_patient(wb, mrn=mrn)["id"]
+
+
+def test_nkda_beside_a_charted_allergy_is_held_and_sent_again_unconfirmed_under_the_same_id(wb):
+    from golden.fixtures import INTAKE_CASES
+
+    none_known = dataclasses.replace(INTAKE_CASES[0], allergies_printed="NKDA")
+    patient = chart_patient(wb, none_known.patient)
+    ingest(wb, patient, render_intake(none_known), "intake_form", "first-visit.pdf")
+    first = export_fhir(wb, mrn=none_known.patient.mrn, bundle_id="nkda-feed").bundle
+    (nkda,) = resources(first, "AllergyIntolerance")
+    assert nkda["code"]["coding"][0]["code"] == "409137002"
+    assert nkda["verificationStatus"]["coding"][0]["code"] == "confirmed"
+
+    allergic = dataclasses.replace(none_known, allergies_printed="Penicillin (hives)")
+    ingest(wb, patient, render_intake(allergic), "intake_form", "second-visit.pdf")
+    fresh = export_fhir(wb, mrn=none_known.patient.mrn).bundle  # a new id: the contradicted statement stays out
+    assert [a["code"]["text"].lower() for a in resources(fresh, "AllergyIntolerance")] == ["penicillin"]
+    again = export_fhir(wb, mrn=none_known.patient.mrn, bundle_id="nkda-feed")  # sent before as confirmed
+    assert_valid_r4(again.bundle)
+    held = next(a for a in resources(again.bundle, "AllergyIntolerance") if a["id"] == nkda["id"])
+    assert held["verificationStatus"]["coding"][0]["code"] == "unconfirmed" and "Penicillin" in held["note"][0]["text"]
