@@ -67,10 +67,10 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
             handover=True)
     p.add_argument("--patient", required=True, help="patient MRN")
 
-    # Not handed to a running app: the bundle file is written by this process, where the
-    # caller's path means what the caller meant.
+    # Beside the running app the app builds the bundle and this process writes --out
+    # (core.__main__._export_fhir_in_app): the app never writes a path a caller gave.
     p = add("export-fhir", exchange.cmd_export_fhir,
-            "the patient's trusted chart as one FHIR R4 Bundle (collection) with Provenance", takes_wb=True)
+            "the patient's trusted chart as one FHIR R4 Bundle (collection) with Provenance", handover=True)
     p.add_argument("--patient", required=True, help="patient MRN")
     p.add_argument("--out", help="write the bundle to this file (else it is printed, or is the JSON answer's bundle)")
     p.add_argument("--include-review", dest="include_review", action="store_true",

@@ -102,11 +102,15 @@ def export_fhir(wb: Workbench, *, mrn: str, include_review: bool = False, bundle
 
 
 def write_bundle(export: FhirExport, path: Path) -> Path:
-    """The bundle as JSON at ``path``, written whole or not at all."""
+    return write_bundle_json(export.bundle, path)
+
+
+def write_bundle_json(bundle: dict[str, Any], path: Path) -> Path:
+    """A bundle as JSON at ``path``, written whole or not at all."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps(export.bundle, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(bundle, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
