@@ -17,6 +17,7 @@ from core.services.admin.patients import add_patient, chart_documents
 from core.services.ingest.processing import NOTHING_FOUND
 from ui import auth, chart_alerts, labels
 from ui.brief_tab import brief_tab
+from ui.fhir_download import fhir_download
 from ui.inert import md_text, plain
 from ui.runtime import patient_picker, select_patient, workbench
 
@@ -215,3 +216,4 @@ with st.expander("Active chart rows"):
                                  if k != "id"} for r in rows]), hide_index=True, width="stretch")
 
 brief_tab(wb, patient)
+fhir_download(wb, patient)

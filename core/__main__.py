@@ -23,18 +23,20 @@ takes a workbench (``Context``) and is marked ``handover`` is sent to the app's 
 endpoint (core.services.interfaces.app_endpoint) when the database is held and the app's endpoint
 file is live; the app runs the same body on its workbench (``serve_request``) and the
 caller prints its stdout, stderr and exit code verbatim. ``ingest`` reads and checks its
-file here and sends the bytes. The others (init, worker, mllp, demo, eval, index-corpus,
+file here and sends the bytes; ``export-fhir --out`` writes its file here from the app's
+answer. The others (init, worker, mllp, demo, eval, index-corpus,
 and the user commands that read a password) fail at once with a sentence saying what to do.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from core.commands import documents
+from core.commands import documents, exchange
 from core.commands.base import Context, Reply, busy_error
 from core.commands.output import execute
 from core.commands.parser import build_parser
@@ -70,6 +72,8 @@ def _here_or_in_app(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]
         endpoint = live_endpoint(settings) if args.handover else None
         if endpoint is None:
             raise busy_error(exc) from None
+        if args.fn is exchange.cmd_export_fhir and args.out:
+            return _export_fhir_in_app(endpoint, argv, args)
         # The app's answer comes once the command is done: an ingest may wait for the app's
         # worker to finish the job it holds, then run its own, each within the job ceiling.
         reply = send(endpoint, argv, os_user=shell_user(), upload=upload,
@@ -79,6 +83,29 @@ def _here_or_in_app(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]
         return args.fn(Context(wb, shell_user(), upload=upload), args)
     finally:
         wb.close()
+
+
+def _export_fhir_in_app(endpoint, argv: list[str], args: argparse.Namespace) -> dict[str, Any] | Reply:
+    """``export-fhir --out FILE`` beside the app: the app builds, validates and records the
+    bundle and answers with it; this process writes FILE, as ``ingest`` reads its file
+    here: the app never opens a path a caller gave."""
+    from core.services.admin.access_audit import shell_user
+    from core.services.exchange.fhir_export import write_bundle_json
+    from core.services.interfaces.app_endpoint import send
+
+    sent, skip = [], False
+    for arg in argv:
+        if skip or arg == "--out" or arg.startswith("--out="):
+            skip = arg == "--out"
+            continue
+        sent.append(arg)
+    reply = send(endpoint, [*sent, *([] if "--json" in sent else ["--json"])], os_user=shell_user(), upload=None,
+                 timeout=get_settings().job_timeout_seconds + 60)
+    if reply["exit"] != 0:
+        return Reply(reply["stdout"], reply["stderr"], reply["exit"])
+    answer = json.loads(reply["stdout"])
+    answer["out"] = str(write_bundle_json(answer.pop("bundle"), Path(args.out)))
+    return answer
 
 
 def _read_ingest_file(args) -> bytes:

@@ -22,11 +22,11 @@ REVIEW_ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject
 GOLDEN_REVIEWER = "golden-reviewer"
 
 
-_ACTIONS = ("upload", "reprocess", "delete", "review", "ask", "brief")
+_ACTIONS = ("upload", "reprocess", "delete", "review", "ask", "brief", "export_fhir")
 
 
 class Step(BaseModel):
-    """One user action. Exactly one of upload / reprocess / delete / review / ask / brief."""
+    """One user action. Exactly one of upload / reprocess / delete / review / ask / brief / export_fhir."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -36,6 +36,7 @@ class Step(BaseModel):
     review: Literal["approve-identity", "reject-identity", "approve-fact", "reject-fact"] | None = None
     ask: str | None = None
     brief: int | None = None  # the patient brief, cut to this many tokens
+    export_fhir: str | None = None  # a label: the patient's chart exported as a FHIR R4 bundle
 
     patient: str | None = None  # a patient key (upload, ask)
     doc_type: str | None = None
@@ -48,6 +49,8 @@ class Step(BaseModel):
     by: str = GOLDEN_REVIEWER  # the account the step acts as (upload, delete, review)
     follow_up: bool = False  # ask: continue the previous question's conversation
     expect_error: str | None = None  # the error code this step must fail with
+    include_review: bool = False  # export_fhir: review items too, marked unconfirmed
+    bundle_id: str | None = None  # export_fhir: the bundle id (the same id again: withdrawn rows entered-in-error)
 
     @model_validator(mode="after")
     def _one_action(self) -> "Step":
@@ -84,7 +87,8 @@ class Case(BaseModel):
         for step in self.steps:
             if step.upload and step.upload not in self.documents:
                 raise ValueError(f"step uploads unknown document {step.upload!r}")
-            if (step.upload or step.ask or step.brief) and step.patient and step.patient not in self.patients:
+            if (step.upload or step.ask or step.brief or step.export_fhir) and step.patient \
+                    and step.patient not in self.patients:
                 raise ValueError(f"step names unknown patient {step.patient!r}")
         unknown = set(self.expect) - EXPECTATION_KEYS
         if unknown:
@@ -135,6 +139,7 @@ EXPECTATION_KEYS = frozenset({
     "alerts",  # [{patient, rule, status?, contains?, cites: [fact matcher, ...] (every fact it cites, no other)}]
     "no_alerts",  # [{patient, rule}]: no open alert of the rule
     "briefs",  # [{step, contains, not_contains, sentinels, sections: {key: [text]}, cut_sections, cites_documents}]
+    "fhir_exports",  # [{step, resources: {type: n | [min, max]}, has: [{resourceType, where: {path: value}}], lacks}]
 })
 
 

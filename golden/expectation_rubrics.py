@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from golden.fhir_expectations import fhir_export_problems
 from golden.matching import STATE, describe, fact_matches, row_matches, same
 from golden.observation import Observation
 from golden.verdicts import SUPPORTING, Verdict, answer_citations, cited_document_id, folded_text, verdict_from
@@ -107,7 +108,8 @@ def factually_consistent(obs: Observation) -> Verdict:
         problems += _answer_problems(obs, want)
     for want in e.get("briefs", []):
         problems += _brief_problems(obs, want)
-    return verdict_from(problems, "facts, jobs, answers and briefs are as the case expects")
+    problems += fhir_export_problems(obs)
+    return verdict_from(problems, "facts, jobs, answers, briefs and FHIR exports are as the case expects")
 
 
 def _tokens(text: str) -> int:

@@ -34,6 +34,7 @@ class Observation:
     step_errors: dict[int, str] = field(default_factory=dict)
     answers: list[dict[str, Any]] = field(default_factory=list)
     briefs: list[dict[str, Any]] = field(default_factory=list)  # {"step", "patient", "payload"} per brief step
+    fhir_exports: dict[int, dict[str, Any]] = field(default_factory=dict)  # step index -> the bundle written
     contents: dict[int, Any] = field(default_factory=dict)  # document id -> NormalizedContent the pipeline saw
     processing: int | None = None  # the document whose job is running now
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)

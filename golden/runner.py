@@ -150,6 +150,12 @@ def _execute(obs: Observation, index: int, step: Step) -> None:
             patient_key = step.patient or case.default_patient
             brief = patient_brief(wb, patient_id=obs.patient_ids[patient_key], budget_tokens=step.brief)
             obs.briefs.append({"step": index, "patient": patient_key, "payload": brief.payload()})
+        elif step.export_fhir:
+            from core.services.exchange.fhir_export import export_fhir
+
+            mrn = case.patients[step.patient or case.default_patient]["mrn"]
+            obs.fhir_exports[index] = export_fhir(wb, mrn=mrn, include_review=step.include_review,
+                                                  bundle_id=step.bundle_id).bundle
     except WorkbenchError as exc:
         obs.step_errors[index] = exc.code
 

@@ -288,6 +288,17 @@ def m016_chart_alerts(cur: duckdb.DuckDBPyConnection) -> None:
         status VARCHAR NOT NULL DEFAULT 'open', raised_at TIMESTAMP NOT NULL, withdrawn_at TIMESTAMP,
         withdrawn_reason VARCHAR, acknowledged_by VARCHAR, acknowledged_at TIMESTAMP, acknowledgement_note VARCHAR)""")
     cur.execute("CREATE UNIQUE INDEX idx_chart_alerts_key ON chart_alerts (patient_id, alert_key)")
+def m018_fhir_exports(cur: duckdb.DuckDBPyConnection) -> None:
+    # What each FHIR bundle id exported (issue 25): one row per (bundle id, resource), with
+    # the resource as last written. Re-exporting the same bundle id sends a resource that
+    # has left the chart since (retracted, deleted) as entered-in-error instead of
+    # dropping it silently; a bundle id belongs to one patient.
+    cur.execute("""CREATE TABLE fhir_export_entries (
+        bundle_id VARCHAR NOT NULL, patient_id BIGINT NOT NULL, resource_type VARCHAR NOT NULL,
+        resource_id VARCHAR NOT NULL, resource JSON NOT NULL, status VARCHAR NOT NULL,
+        first_exported_at TIMESTAMP NOT NULL, last_exported_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (bundle_id, resource_type, resource_id))""")
+    cur.execute("CREATE INDEX idx_fhir_export_entries_patient ON fhir_export_entries (patient_id)")
 
 
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
@@ -306,6 +317,8 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (13, "chart vital signs", m013_chart_vital_signs),
     (14, "identity values printed but not read", m014_unread_identifiers),
     (16, "chart alerts from the drug-lab, allergy and record checks", m016_chart_alerts),
+    # 15-17 are issue 24's (merged from other branches).
+    (18, "what each FHIR bundle id exported", m018_fhir_exports),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -60,7 +60,7 @@ def project_imports(path: Path) -> set[str]:
     return {m for m in imported_modules(path) if within(m, PRODUCT + TOOLS)}
 
 
-SERVICE_GROUPS = ("admin", "checks", "review", "answer", "ingest", "interfaces", "evals", "brief")
+SERVICE_GROUPS = ("admin", "checks", "review", "answer", "ingest", "interfaces", "evals", "brief", "exchange")
 # A service group imports only the shared context (core.services.workbench) and the
 # groups it names here: accounts and patients are the floor, review curates the chart,
 # ingest reads documents into it (and promotes through review), interfaces receive
@@ -77,6 +77,7 @@ SERVICE_GROUP_MAY_USE = {
     # The patient brief reads the chart as answers do; its alerts come from the chart
     # checks (issue 24) when the build has them.
     "brief": ("admin", "review", "answer", "checks"),
+    "exchange": ("admin",),
 }
 
 

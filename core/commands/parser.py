@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from core.commands import accounts, brief, documents, evaluation, operations, review
+from core.commands import accounts, brief, documents, evaluation, exchange, operations, review
 
 def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser = parser_class(prog="python -m core", description="Clinical document review workbench")
@@ -79,6 +79,18 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p.add_argument("--patient", required=True, help="patient MRN")
     p.add_argument("--budget-tokens", dest="budget_tokens", type=int, default=None,
                    help="the brief's budget in tokens of the embedder's tokenizer (default 1500)")
+
+    # Beside the running app the app builds the bundle and this process writes --out
+    # (core.__main__._export_fhir_in_app): the app never writes a path a caller gave.
+    p = add("export-fhir", exchange.cmd_export_fhir,
+            "the patient's trusted chart as one FHIR R4 Bundle (collection) with Provenance", handover=True)
+    p.add_argument("--patient", required=True, help="patient MRN")
+    p.add_argument("--out", help="write the bundle to this file (else it is printed, or is the JSON answer's bundle)")
+    p.add_argument("--include-review", dest="include_review", action="store_true",
+                   help="also items waiting for review, marked unconfirmed / preliminary")
+    p.add_argument("--bundle-id", dest="bundle_id",
+                   help="the bundle's id (default: a new one); exporting the same id again sends what has left "
+                        "the chart since as entered-in-error")
 
     p = add("worker", operations.cmd_worker, "run the intake-extractor loop headless")
     p.add_argument("--once", action="store_true")

@@ -91,3 +91,27 @@ def test_brief_expectations_fail_on_a_missed_line_an_uncited_line_a_wrong_cut_an
     assert citation_present(_briefed("x", [missing]))[0]
     passed, reason = factually_consistent(_briefed("word " * 400, [cited], expect=[{"step": 0}]))
     assert not passed and "over its budget of 200" in reason
+
+
+def test_fhir_export_expectations_fail_on_a_wrong_count_a_missing_or_forbidden_resource_and_invalid_r4():
+    from golden.fhir_expectations import fhir_export_problems
+
+    observation = {"resourceType": "Observation", "id": "lab-1", "status": "final", "code": {"text": "Sodium"},
+                   "valueQuantity": {"value": 129, "unit": "mmol/L"}}
+    bundle = {"resourceType": "Bundle", "id": "b", "type": "collection",
+              "entry": [{"fullUrl": "https://x.invalid/fhir/Observation/lab-1", "resource": observation}]}
+    want = {"step": 1, "resources": {"Observation": 1},
+            "has": [{"resourceType": "Observation", "where": {"code.text": "~sodium", "valueQuantity.value": 129}}],
+            "lacks": [{"resourceType": "Observation", "where": {"status": "entered-in-error"}}]}
+    obs = SimpleNamespace(fhir_exports={1: bundle}, step_errors={}, case=SimpleNamespace(expect={"fhir_exports": [want]}))
+    assert fhir_export_problems(obs) == []
+
+    obs.case.expect["fhir_exports"] = [want | {"resources": {"Observation": 2}},
+                                       want | {"has": [{"resourceType": "Observation", "where": {"status": "corrected"}}]},
+                                       want | {"lacks": [{"resourceType": "Observation", "where": {"status": "final"}}]},
+                                       want | {"has": [{"where": {"no.such.path": 1}}]}, want | {"step": 9}]
+    problems = fhir_export_problems(obs)
+    assert len(problems) == 5, problems
+    obs.fhir_exports[1] = {**bundle, "entry": [{"resource": {**observation, "status": ["not", "a", "code"]}}]}
+    obs.case.expect["fhir_exports"] = []
+    assert any("not valid R4" in p for p in fhir_export_problems(obs))

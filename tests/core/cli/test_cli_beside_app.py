@@ -148,6 +148,8 @@ def direct_and_handed(data_dir, labs):
                                "--reason", "test", "--json")
         handed["ask"] = cli(data_dir, "ask", "--patient", mrn_b, question, "--json")
         handed["chart"] = cli(data_dir, "chart", "--patient", mrn_b, "--json")
+        handed["export"] = cli(data_dir, "export-fhir", "--patient", mrn_b, "--out",
+                               str(data_dir.parent / "handed-bundle.json"), "--json")
         handed["bad_review"] = cli(data_dir, "review", "approve-fact", "--fact", "987654", "--by", "dr.cli",
                                    "--json")
         handed["nobody"] = cli(data_dir, "ingest", str(pdf_b), "--patient", "NOBODY-1", "--doc-type", "lab_pdf",
@@ -192,6 +194,14 @@ def test_ingest_handed_over_answers_as_a_direct_run(runs):
     # Claimed once: the app's own worker loop and the handed-over run never both ran it.
     assert b["job"]["attempts"] == 1
     assert handed["ingest"].stderr == direct["ingest"].stderr == ""
+
+
+def test_export_fhir_handed_over_writes_its_file_in_the_callers_process(runs):
+    _, handed, _, _ = runs
+    answer = ok(handed["export"])
+    assert "bundle" not in answer and answer["resources"]["Observation"] >= 1
+    bundle = json.loads(Path(answer["out"]).read_text())
+    assert bundle["type"] == "collection" and bundle["id"] == answer["bundle_id"]
 
 
 def test_review_ask_chart_delete_handed_over(runs):
