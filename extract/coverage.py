@@ -33,7 +33,10 @@ its quote or value holds each of the piece's numbers (a cell under a result colu
 fact quoting that cell, one fact per cell; a reading joined from two rows, as a blood
 pressure's systolic and diastolic rows, covers the row beside the one it cites); in an
 HL7 message, an OBX segment with a value (OBX-5) is a result by structure and is
-covered when a fact cites that segment.
+covered when a fact cites that segment; in a FHIR file, a resource of a type read as
+findings (an Observation with a value, an AllergyIntolerance...) is content by structure,
+valid or not, unless its sender withdrew it (entered-in-error) or it only groups others
+(a panel's ``hasMember``): covered when a fact cites it or an element inside it.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing import Iterable, Sequence
 from domain.content import NormalizedContent, PageContent, Section
 from domain.models import BoundingBox, FactProposal
 from domain.policy.facts.analytes import analytes_named, canonical_analyte
+from domain.policy.facts.fhir_reading import FACT_RESOURCE_TYPES
 from domain.policy.facts.lab_vocabulary import known_unit
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.layout import page_rows, segments
@@ -461,7 +465,14 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
     by_locator = {s.locator: s for s in content.sections}
     headers: dict[str, dict[int, _Column]] = {}  # a table's nearest header row so far
     found: list[UnreadRegion] = []
+    fhir_cited = _path_prefixes(f.citation.page_or_section for f in facts if f.citation.page is None) \
+        if content.source_kind == "fhir" else set()
     for s in content.sections:
+        if s.section_type == "resource":
+            region = _resource_region(s)
+            if region is not None and s.locator not in fhir_cited:
+                found.append(region)
+            continue
         if _OBX.search(s.locator) and s.section_type == "segment":
             region = _observation_region(s, by_locator)
             if region is not None and not any(key in cited for key in _places(s.locator)):
@@ -665,6 +676,26 @@ def _observation_region(segment: Section, by_locator: dict[str, Section]) -> Unr
         if reason is not None:
             return UnreadRegion(segment.locator, " ".join(c for c in cells if c), reason)
     return None
+
+
+def _path_prefixes(locators: Iterable[str]) -> set[str]:
+    """Every JSON path a cited path lies in: "Bundle.entry[3].resource.valueQuantity"
+    gives "Bundle", "Bundle.entry", "Bundle.entry[3]", "Bundle.entry[3].resource"..."""
+    out: set[str] = set()
+    for loc in locators:
+        out.add(loc)
+        out.update(loc[:m.start()] for m in re.finditer(r"[.\[]", loc) if m.start())
+    return out
+
+
+def _resource_region(s: Section) -> UnreadRegion | None:
+    """A FHIR resource that should give findings: result-like by structure."""
+    meta = s.meta
+    if meta.get("resource_type") not in FACT_RESOURCE_TYPES or meta.get("withdrawn") or meta.get("grouping"):
+        return None
+    reason = ("a resource that failed FHIR R4 validation" if not meta.get("valid")
+              else f"a {meta['resource_type']} resource no finding reads")
+    return UnreadRegion(s.locator, str(meta.get("summary") or meta["resource_type"])[:200], reason)
 
 
 def _line_section(s: Section) -> bool:

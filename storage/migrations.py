@@ -274,6 +274,16 @@ def m014_unread_identifiers(cur: duckdb.DuckDBPyConnection) -> None:
             FROM identity_checks) WHERE rn = 1""")
 
 
+def m019_fhir_bundle_category(cur: duckdb.DuckDBPyConnection) -> None:
+    # FHIR R4 JSON is read as a seventh document type (issue 25): its category, mapped
+    # unless an administrator already made one by that name.
+    cur.execute("INSERT INTO document_categories (name) SELECT 'FHIR Bundle' WHERE NOT EXISTS "
+                "(SELECT 1 FROM document_categories WHERE lower(name) = 'fhir bundle')")
+    cur.execute("INSERT INTO document_type_mappings (category_id, doc_type) SELECT id, 'fhir_bundle' "
+                "FROM document_categories WHERE name = 'FHIR Bundle' AND NOT EXISTS "
+                "(SELECT 1 FROM document_type_mappings m WHERE m.category_id = document_categories.id)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -289,6 +299,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (12, "documents read in parts", m012_document_parts),
     (13, "chart vital signs", m013_chart_vital_signs),
     (14, "identity values printed but not read", m014_unread_identifiers),
+    (19, "FHIR bundle category", m019_fhir_bundle_category),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
