@@ -3,9 +3,11 @@ stored and hands each to the module that reads it (``identity``: Patient;
 ``observations``: Observation; ``clinical``: AllergyIntolerance, MedicationStatement,
 MedicationRequest, Condition).
 
-* A resource that failed validation is not read (the normaliser's warning names it and
-  the coverage guard makes it a review item); an invalid Patient's identity values are
-  "printed but not read", so the gate sends the file to a person.
+* A resource that failed validation is not read: the normaliser's warning names it, and
+  it waits for a person: an Observation through the coverage guard (a result by
+  structure), an allergy, medication or condition as a review item naming what it could
+  be; an invalid Patient's identity values are "printed but not read", so the gate sends
+  the file to a person.
 * A resource its sender marked entered-in-error is not charted; a job warning names it.
 * Resources of other types (Provenance, Practitioner, Encounter, DocumentReference...)
   are not findings; clinical ones this reader does not read (Procedure, Immunization...)
@@ -21,9 +23,9 @@ from collections import Counter
 
 from domain.content import NormalizedContent
 from domain.errors import ExtractionError
-from domain.models import DocType, ExtractionResult, ExtractionWarning
+from domain.models import DocType, ExtractionResult, ExtractionWarning, FactProposal
 from domain.policy.facts.fhir_reading import FACT_RESOURCE_TYPES, NOT_FINDINGS
-from extract.fhir.bundle import FhirFacts, Resource, resources, text
+from extract.fhir.bundle import FhirFacts, Resource, concept_name, resources, text
 from extract.fhir.clinical import read_allergy, read_condition, read_medication
 from extract.fhir.identity import read_patient, unread_patient
 from extract.fhir.observations import read_observation
@@ -51,6 +53,9 @@ def extract_fhir(content: NormalizedContent, source_id: str) -> ExtractionResult
     if not patients and not unread:
         ctx.warnings.append(ExtractionWarning("fhir_no_patient", "The file has no Patient resource: no patient "
                                               "identifiers were read."))
+    for res in all_resources:
+        if not res.section.meta.get("valid") and res.type in _INVALID_AS:
+            _invalid_item(ctx, res)
     patient_refs = {ref for p in patients for ref in p.references()}
     not_read: Counter[str] = Counter()
     for res in valid:
@@ -93,3 +98,28 @@ def _subject_review(res: Resource, base: Review, patient_refs: set[str]) -> Revi
         review.add(f"the {res.type} is about {reference.split('/')[0] or 'another subject'}, not the file's "
                    "Patient", 0.5)
     return review
+
+
+# Invalid resources a person reads instead: the fact type, the key naming its subject,
+# the element naming it, the collection it is counted in.
+_INVALID_AS = {
+    "AllergyIntolerance": ("allergy", "substance", "code", "allergies"),
+    "MedicationStatement": ("medication", "name", "medicationCodeableConcept", "medications"),
+    "MedicationRequest": ("medication", "name", "medicationCodeableConcept", "medications"),
+    "Condition": ("problem", "description", "code", "problems"),
+}
+
+
+def _invalid_item(ctx: FhirFacts, res: Resource) -> None:
+    """A review item for an allergy, medication or condition that failed validation,
+    naming what it could be: not read, never charted unless a person says so."""
+    fact_type, key, element, collection = _INVALID_AS[res.type]
+    name, quoted = concept_name(res.get(element))
+    steps = (element,) if quoted is not None else ()
+    why = (f"the {res.type} at {res.path} failed FHIR R4 validation ({res.section.meta.get('problem')}); it was "
+           "not read: check it in the file")
+    ctx.facts.append(FactProposal(
+        fact_type=fact_type, fact_text=f"{res.type} not read (failed FHIR R4 validation): {name or 'unnamed'}",
+        structured_value={key: name or None, "not_read": True},
+        citation=ctx.cite_at(res, steps, quoted if quoted is not None else res.get("resourceType"), ctx.path(collection)),
+        confidence=0.5, wants_review=True, review_reason=why))

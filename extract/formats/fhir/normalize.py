@@ -138,6 +138,17 @@ def _status(resource: dict) -> str | None:
     return None
 
 
+def _category_codes(resource: dict) -> list[str]:
+    """The codes of a resource's categories (an Observation's "laboratory", "vital-signs")."""
+    found = resource.get("category")
+    out = []
+    for concept in found if isinstance(found, list) else []:
+        codings = concept.get("coding") if isinstance(concept, dict) else None
+        out += [c["code"] for c in codings if isinstance(c, dict) and isinstance(c.get("code"), str)] \
+            if isinstance(codings, list) else []
+    return out
+
+
 def _grouping(resource: dict) -> bool:
     """An observation that only groups others (a panel's ``hasMember``), with no value of its own."""
     return bool(resource.get("hasMember")) and not resource.get("component") and \
@@ -175,7 +186,7 @@ def _resource_sections(text: str, node: Node, path: str, entry: int | None, full
     meta = {"resource_type": resource_type, "id": value.get("id") if isinstance(value.get("id"), str) else None,
             "full_url": full_url if isinstance(full_url, str) else None, "entry": entry, "valid": problem is None,
             "problem": problem, "status": status, "withdrawn": status == WITHDRAWN, "summary": summary(value),
-            "grouping": _grouping(value)}
+            "grouping": _grouping(value), "categories": _category_codes(value)}
     out = [Section(path, node.raw(text), "resource", meta)]
     if isinstance(node.value, dict):
         for key, child in node.members.items():
