@@ -1,9 +1,10 @@
 """The formats the workbench reads and the doc_types it extracts, in one table each.
 
 A format takes the bytes ``extract.sniff.sniff_format`` names as one of its own, or an
-ambiguous sniffed format (a damaged zip, text that may hold an HL7 message, JSON
-that may be FHIR) when the job's doc_type says so, and its normaliser turns them into ``NormalizedContent``; an extractor turns
-content into an ``ExtractionResult`` for one doc_type. Neither touches the database.
+ambiguous sniffed format (a damaged zip, text that may hold an HL7 message, JSON that
+may be FHIR) when the job's doc_type says so, and its normaliser turns them into
+``NormalizedContent``; an extractor turns content into an ``ExtractionResult`` for one
+doc_type. Neither touches the database.
 
 Like docling's ``FormatOption``: a small frozen record per format and one mapping.
 Both tables are read-only; a test swaps an extractor by replacing ``EXTRACTORS`` with

@@ -1,6 +1,7 @@
-"""FHIR AllergyIntolerance, MedicationStatement / MedicationRequest and Condition ->
-allergy, medication and problem facts (``AllergyValue``, ``MedicationValue``,
-``ProblemValue``), their statuses judged by domain.policy.facts.fhir_reading.
+"""FHIR AllergyIntolerance, MedicationStatement / MedicationRequest, Condition and
+FamilyMemberHistory -> allergy, medication and problem facts (``AllergyValue``,
+``MedicationValue``, ``ProblemValue``), their statuses judged by
+domain.policy.facts.fhir_reading, and family_history document facts.
 
 An AllergyIntolerance coded with a SNOMED CT "no known allergy" concept (409137002 no
 known drug allergy, and its food, environment and general siblings) is a statement,
@@ -89,10 +90,6 @@ def read_allergy(ctx: FhirFacts, res: Resource, base: Review, scope: str | None)
           status, review, scope)
 
 
-def _referenced(ctx_resources: dict[str, Resource], reference: str) -> Resource | None:
-    return ctx_resources.get(reference)
-
-
 def read_medication(ctx: FhirFacts, res: Resource, base: Review, scope: str | None,
                     by_reference: dict[str, Resource]) -> None:
     status = _statuses(res, "status")
@@ -165,3 +162,23 @@ def read_condition(ctx: FhirFacts, res: Resource, base: Review, scope: str | Non
     value["verification_status"] = _status_of(res, "verificationStatus")
     _fact(ctx, "problem", f"Problem: {name}" + (f" (since {value['onset_date']})" if value["onset_date"] else ""),
           value, ctx.cite_at(res, ("code",), quoted, ctx.path("problems")), status, review, scope)
+
+
+def read_family_history(ctx: FhirFacts, res: Resource, base: Review, scope: str | None) -> None:
+    """FamilyMemberHistory -> one family_history document fact per condition of the relative."""
+    relative, _ = concept_name(res.get("relationship"))
+    conditions = res.get("condition")
+    items = [c for c in (conditions.items if conditions is not None else []) if isinstance(c.value, dict)]
+    for i, item in enumerate(items):
+        name, quoted = concept_name(item.get("code"))
+        if quoted is None:
+            continue
+        review = base.copy()
+        text_ = f"Family history: {relative or 'a relative'} - {name}"
+        ctx.facts.append(FactProposal(
+            fact_type="family_history", fact_text=text_,
+            structured_value={"relative": relative or None, "condition": name,
+                              "code": (concept_codes(item.get("code")) or [None])[0]},
+            citation=ctx.cite_at(res, ("condition", i, "code"), quoted, ctx.path("family_history")),
+            confidence=V.confidence(0.9, review.factors), wants_review=bool(review.reasons),
+            review_reason=review.reason, document_fact_only=True, scope=scope))

@@ -1,7 +1,7 @@
 """FHIR R4 facts: walks the resources ``extract.formats.fhir.normalize.normalize_fhir``
 stored and hands each to the module that reads it (``identity``: Patient;
 ``observations``: Observation; ``clinical``: AllergyIntolerance, MedicationStatement,
-MedicationRequest, Condition).
+MedicationRequest, Condition, FamilyMemberHistory).
 
 * A resource that failed validation is not read: the normaliser's warning names it, and
   it waits for a person: an Observation through the coverage guard (a result by
@@ -26,7 +26,7 @@ from domain.errors import ExtractionError
 from domain.models import DocType, ExtractionResult, ExtractionWarning, FactProposal
 from domain.policy.facts.fhir_reading import FACT_RESOURCE_TYPES, NOT_FINDINGS
 from extract.fhir.bundle import FhirFacts, Resource, concept_name, resources, text
-from extract.fhir.clinical import read_allergy, read_condition, read_medication
+from extract.fhir.clinical import read_allergy, read_condition, read_family_history, read_medication
 from extract.fhir.identity import read_patient, unread_patient
 from extract.fhir.observations import read_observation
 from extract.fhir.review import Review
@@ -73,6 +73,8 @@ def extract_fhir(content: NormalizedContent, source_id: str) -> ExtractionResult
             read_medication(ctx, res, review, None, by_reference)
         elif res.type == "Condition":
             read_condition(ctx, res, review, None)
+        elif res.type == "FamilyMemberHistory":
+            read_family_history(ctx, res, review, None)
         elif res.type != "Patient" and res.type not in NOT_FINDINGS:
             not_read[res.type] += 1
     if not_read:
@@ -107,6 +109,7 @@ _INVALID_AS = {
     "MedicationStatement": ("medication", "name", "medicationCodeableConcept", "medications"),
     "MedicationRequest": ("medication", "name", "medicationCodeableConcept", "medications"),
     "Condition": ("problem", "description", "code", "problems"),
+    "FamilyMemberHistory": ("family_history", "relative", "relationship", "family_history"),
 }
 
 

@@ -195,3 +195,11 @@ def patient_bundle(first: str = "Odalys", last: str = "Brennerman", dob: str = "
         condition("Type 2 diabetes mellitus", "44054006"),
         provenance("urn:uuid:res-1", "Potassium 6.1"),
     )
+
+
+def family_history(relative: str, condition_name: str, code: str, *, status: str = "completed",
+                   subject: str = "urn:uuid:pat-1") -> dict[str, Any]:
+    return {"resourceType": "FamilyMemberHistory", "status": status, "patient": {"reference": subject},
+            "relationship": {"coding": [coding("http://terminology.hl7.org/CodeSystem/v3-RoleCode", "MTH",
+                                               relative)], "text": relative},
+            "condition": [{"code": {"coding": [coding(SNOMED, code, condition_name)], "text": condition_name}}]}

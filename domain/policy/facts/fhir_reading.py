@@ -50,10 +50,9 @@ LAB_CATEGORIES = frozenset({"laboratory"})
 # Observation categories that are not results: kept as document facts.
 OTHER_CATEGORIES = frozenset({"social-history", "survey", "exam", "therapy", "activity", "procedure", "imaging"})
 
-# The resources read as findings: one that yields none (unreadable, invalid) is content
-# not read, for the coverage guard.
+# The resources read as findings (a withdrawn one is named in a warning).
 FACT_RESOURCE_TYPES = frozenset({"Observation", "AllergyIntolerance", "MedicationStatement", "MedicationRequest",
-                                 "Condition"})
+                                 "Condition", "FamilyMemberHistory"})
 # Resources that carry no finding of their own: who, where, how and why a record exists.
 NOT_FINDINGS = frozenset({
     "Patient", "Provenance", "Practitioner", "PractitionerRole", "Organization", "Location", "Encounter",

@@ -256,3 +256,14 @@ def test_citations_survive_compact_json_and_escaped_text():
     content, result = run(json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode())
     assert identity(result)["name"] == "Ångström, Zoë"
     assert one(result, "lab_result", test_name="Potassium").citation.quote_or_value == "6.1"
+
+
+def test_family_member_history_is_a_document_fact_per_condition():
+    _, result = run(F.bundle(F.patient("Odalys", "Brennerman", "1961-07-19", "WB-FH-3301"),
+                             F.family_history("mother", "Breast cancer", "254837009"),
+                             F.family_history("father", "Stroke", "230690007", status="entered-in-error")))
+    fh = one(result, "family_history", relative="mother")
+    assert fh.document_fact_only and fh.structured_value["condition"] == "Breast cancer"
+    assert fh.citation.page_or_section == "Bundle.entry[1].resource.condition[0].code"
+    assert len(of_type(result, "family_history")) == 1  # the withdrawn one is not read
+    assert "fhir_resources_not_read" not in {w.code for w in result.warnings}
