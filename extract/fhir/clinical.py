@@ -121,7 +121,8 @@ def read_medication(ctx: FhirFacts, res: Resource, base: Review, scope: str | No
     if dosage is not None and isinstance(dosage.value, dict):
         quantity = dosage.get("doseAndRate", 0, "doseQuantity")
         if quantity is not None and quantity.get("value") is not None:
-            dose = f"{res.raw(quantity.get('value'))} {text(quantity.get('unit')) or text(quantity.get('code'))}".strip()
+            unit = text(quantity.get("unit")) or text(quantity.get("code"))
+            dose = f"{res.raw(quantity.get('value'))} {unit}".strip()
         route = concept_name(dosage.get("route"))[0] or None
         timing_name = concept_name(dosage.get("timing", "code"))[0]
         repeat = dosage.get("timing", "repeat")
@@ -131,7 +132,8 @@ def read_medication(ctx: FhirFacts, res: Resource, base: Review, scope: str | No
             frequency = (f"{res.raw(repeat.get('frequency'))} times per {res.raw(repeat.get('period'))} "
                          f"{text(repeat.get('periodUnit'))}").strip()
         dose = dose or text(dosage.get("text")) or None
-    start = text(res.get("effectiveDateTime")) or text(res.get("effectivePeriod", "start")) or text(res.get("authoredOn"))
+    start = (text(res.get("effectiveDateTime")) or text(res.get("effectivePeriod", "start"))
+             or text(res.get("authoredOn")))
     value = MedicationValue(name=name, dose=dose, frequency=frequency, route=route,
                             start_date=first_date(start) if start else None).model_dump()
     value["code"] = (concept_codes(concept) or [None])[0]

@@ -124,5 +124,6 @@ def _invalid_item(ctx: FhirFacts, res: Resource) -> None:
     ctx.facts.append(FactProposal(
         fact_type=fact_type, fact_text=f"{res.type} not read (failed FHIR R4 validation): {name or 'unnamed'}",
         structured_value={key: name or None, "not_read": True},
-        citation=ctx.cite_at(res, steps, quoted if quoted is not None else res.get("resourceType"), ctx.path(collection)),
+        citation=ctx.cite_at(res, steps, quoted if quoted is not None else res.get("resourceType"),
+                             ctx.path(collection)),
         confidence=0.5, wants_review=True, review_reason=why))

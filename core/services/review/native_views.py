@@ -1,6 +1,7 @@
 """The native views of non-paged sources for the document viewer: the cited HL7
 message as a segment table, the cited XLSX range in its sheet grid, the cited DOCX
-paragraph among its neighbours, the cited FHIR resource as a tree of its elements. Each re-reads the source as the pipeline read it
+paragraph among its neighbours, the cited FHIR resource as a tree of its elements.
+Each re-reads the source as the pipeline read it
 (document_view.reread_content, cached), so what is shown is what was cited.
 """
 
