@@ -43,8 +43,9 @@ def extract_fhir(content: NormalizedContent, source_id: str) -> ExtractionResult
     unread = [u for r in all_resources if r.type == "Patient" and not r.section.meta.get("valid")
               for u in unread_patient(ctx, r, None)]
     base = Review()
-    if len(patients) + sum(1 for r in all_resources if r.type == "Patient" and not r.section.meta.get("valid")) > 1:
-        base.add(f"the file holds {len(patients)} Patient resources; check whose findings these are", 0.5)
+    named = sum(1 for r in all_resources if r.type == "Patient")
+    if named > 1:
+        base.add(f"the file holds {named} Patient resources; check whose findings these are", 0.5)
         ctx.warnings.append(ExtractionWarning("fhir_several_patients",
                                               "The file holds more than one Patient resource: it may name more "
                                               "than one patient."))

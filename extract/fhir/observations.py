@@ -51,8 +51,8 @@ def read_observation(ctx: FhirFacts, res: Resource, base: Review, scope: str | N
         kind = _vital_by_name(res)
     if kind is not None:
         _vital(ctx, res, kind, status, base, scope)
-    elif categories & OTHER_CATEGORIES and not categories & LAB_CATEGORIES:
-        _other(ctx, res, status, base, scope)
+    elif (categories & OTHER_CATEGORIES or VITAL_SIGNS_CATEGORY in categories) and not categories & LAB_CATEGORIES:
+        _other(ctx, res, status, base, scope)  # a vital sign the table does not know (a pain score): no lab result
     elif _value_key(res.node) is None and res.get("component") is not None:
         for i, comp in enumerate(res.get("component").items):
             if isinstance(comp.value, dict):

@@ -267,3 +267,11 @@ def test_family_member_history_is_a_document_fact_per_condition():
     assert fh.citation.page_or_section == "Bundle.entry[1].resource.condition[0].code"
     assert len(of_type(result, "family_history")) == 1  # the withdrawn one is not read
     assert "fhir_resources_not_read" not in {w.code for w in result.warnings}
+
+
+def test_a_vital_sign_the_table_does_not_know_is_a_document_fact_not_a_lab_result():
+    pain = F.vital("72514-3", "Pain severity - 0-10 verbal numeric rating", 3, "{score}", "{score}")
+    _, result = run(F.bundle(F.patient("Odalys", "Brennerman", "1961-07-19", "WB-FH-3301"), pain))
+    assert of_type(result, "lab_result") == [] and of_type(result, "vital_sign") == []
+    other = one(result, "other", value="3")
+    assert other.document_fact_only and other.citation.page_or_section == "Bundle.entry[1].resource.valueQuantity"
