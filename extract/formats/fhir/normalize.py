@@ -20,6 +20,7 @@ unread and the coverage guard makes it a review item. A resource its sender mark
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 
 from domain.content import NormalizedContent, Section
 from domain.errors import ExtractionError
@@ -27,7 +28,7 @@ from domain.limits import DEFAULT_LIMITS, FHIR_TOO_LARGE, Limits, exceeded
 from domain.models import ExtractionWarning
 from extract.formats.fhir.spans import Node, TooDeep, parse
 
-ENGINE = "fhir json reader + fhir.resources 8.3.0 (R4B models)"
+ENGINE = f"fhir json reader + fhir.resources {version('fhir.resources')} (R4B models)"
 ELEMENT_DEPTH = 3  # path steps below a resource that get a section of their own
 _SKIPPED = frozenset({"text", "contained", "meta"})  # narrative HTML and housekeeping: shown, never cited
 WITHDRAWN = "entered-in-error"
