@@ -92,7 +92,7 @@ def read_allergy(ctx: FhirFacts, res: Resource, base: Review, scope: str | None)
 
 def read_medication(ctx: FhirFacts, res: Resource, base: Review, scope: str | None,
                     by_reference: dict[str, Resource]) -> None:
-    status = _statuses(res, "status")
+    status = _statuses(res, "status", *(("intent",) if res.type == "MedicationRequest" else ()))
     if status.treatment in ("withdrawn", "not_done"):
         return
     review = base.copy()

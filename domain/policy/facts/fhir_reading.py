@@ -110,10 +110,15 @@ _STATUS: dict[tuple[str, str, str], StatusReading] = {
     **{("MedicationRequest", "status", s): StatusReading("document", f"not a current prescription ({s})")
        for s in ("completed", "stopped", "cancelled")},
     ("MedicationRequest", "status", "entered-in-error"): WITHDRAWN,
+    **{("MedicationRequest", "intent", s): StatusReading("chart")
+       for s in ("order", "original-order", "reflex-order", "filler-order", "instance-order")},
+    **{("MedicationRequest", "intent", s): StatusReading("review", f"a prescription not yet ordered (intent {s})")
+       for s in ("proposal", "plan", "option")},
 }
 # Status elements a resource must give (an absent required one makes it invalid R4, and
 # the validator reports it); optional ones are only judged when present.
-_REQUIRED = {("Observation", "status"), ("MedicationStatement", "status"), ("MedicationRequest", "status")}
+_REQUIRED = {("Observation", "status"), ("MedicationStatement", "status"), ("MedicationRequest", "status"),
+             ("MedicationRequest", "intent")}
 
 
 def status_reading(resource_type: str, element: str, code: str | None) -> StatusReading:

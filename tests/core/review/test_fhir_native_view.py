@@ -74,3 +74,16 @@ def test_a_resource_that_failed_validation_is_listed_as_such(app_env):
     assert [r["valid"] for r in tree.resources] == [True, False]
     at = documents_page(patient["id"], document=str(doc), fact=str(unread["fact_id"]))
     assert md_text("Bundle.entry[1].resource") in " ".join(m.value for m in at.markdown)
+
+
+def test_payloads_in_a_bundle_are_shown_as_text(app_env):
+    from tests.support.inert_support import IMG, LINK, SCRIPT, assert_inert, shown_markdown
+
+    patient, doc, facts = _bundle_on_chart(app_env, F.bundle(
+        F.patient("Odalys", "Brennerman", "1961-07-19", "WB-FH-3301"),
+        F.lab("2951-2", f"Sodium {IMG} {LINK}", 139, "mmol/L"),
+        F.allergy(f"Penicillin {SCRIPT}", "764146007")))
+    for fact in facts:
+        if fact["fact_type"] in ("lab_result", "allergy"):
+            at = documents_page(patient["id"], document=str(doc), fact=str(fact["fact_id"]))
+            assert_inert(shown_markdown(at))

@@ -275,3 +275,11 @@ def test_a_vital_sign_the_table_does_not_know_is_a_document_fact_not_a_lab_resul
     assert of_type(result, "lab_result") == [] and of_type(result, "vital_sign") == []
     other = one(result, "other", value="3")
     assert other.document_fact_only and other.citation.page_or_section == "Bundle.entry[1].resource.valueQuantity"
+
+
+def test_a_proposed_prescription_waits_for_review():
+    proposed = F.medication_request("Empagliflozin 10 MG Oral Tablet", "1545658") | {"intent": "proposal"}
+    _, result = run(F.bundle(F.patient("Odalys", "Brennerman", "1961-07-19", "WB-FH-3301"), proposed,
+                             F.medication_request("lisinopril 10 MG Oral Tablet", "314076")))
+    assert one(result, "medication", name="Empagliflozin 10 MG Oral Tablet").wants_review
+    assert not one(result, "medication", name="lisinopril 10 MG Oral Tablet").wants_review
