@@ -102,10 +102,12 @@ def read_medication(ctx: FhirFacts, res: Resource, base: Review, scope: str | No
     if quoted is None and res.get("medicationReference") is not None:
         ref = res.get("medicationReference")
         steps = ("medicationReference",)
-        target = by_reference.get(text(ref.get("reference")))
-        if target is not None:
-            name, _ = concept_name(target.get("code"))
-            concept = target.get("code")
+        reference = text(ref.get("reference"))
+        target_code = by_reference[reference].get("code") if reference in by_reference else _contained_code(res,
+                                                                                                          reference)
+        if target_code is not None:
+            name, _ = concept_name(target_code)
+            concept = target_code
         quoted = ref.get("display") if text(ref.get("display")) else ref.get("reference")
         if not name:
             name = text(ref.get("display"))
@@ -143,6 +145,15 @@ def read_medication(ctx: FhirFacts, res: Resource, base: Review, scope: str | No
              dose or "", frequency or "", route or ""]
     _fact(ctx, "medication", " ".join(p for p in parts if p), value,
           ctx.cite_at(res, steps, quoted, ctx.path("medications")), status, review, scope)
+
+
+def _contained_code(res: Resource, reference: str) -> Node | None:
+    """The code of a Medication contained in the resource itself (``#med1``)."""
+    contained = res.get("contained")
+    if not reference.startswith("#") or contained is None:
+        return None
+    return next((c.get("code") for c in contained.items if isinstance(c.value, dict)
+                 and c.value.get("id") == reference[1:]), None)
 
 
 def read_condition(ctx: FhirFacts, res: Resource, base: Review, scope: str | None) -> None:

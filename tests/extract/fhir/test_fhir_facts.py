@@ -283,3 +283,23 @@ def test_a_proposed_prescription_waits_for_review():
                              F.medication_request("lisinopril 10 MG Oral Tablet", "314076")))
     assert one(result, "medication", name="Empagliflozin 10 MG Oral Tablet").wants_review
     assert not one(result, "medication", name="lisinopril 10 MG Oral Tablet").wants_review
+
+
+def test_a_medication_named_by_reference_takes_the_referenced_medications_name():
+    inline = F.medication_request("x", "0")
+    del inline["medicationCodeableConcept"]
+    inline |= {"contained": [{"resourceType": "Medication", "id": "med1",
+                              "code": {"coding": [F.coding(F.RXNORM, "197361", "Amlodipine 5 MG Oral Tablet")]}}],
+               "medicationReference": {"reference": "#med1"}}
+    shared = F.medication_statement("y", "0")
+    del shared["medicationCodeableConcept"]
+    shared["medicationReference"] = {"reference": "urn:uuid:med-2", "display": "Atorvastatin 20 MG Oral Tablet"}
+    medication = {"resourceType": "Medication", "id": "med-2",
+                  "code": {"coding": [F.coding(F.RXNORM, "617312", "Atorvastatin 20 MG Oral Tablet")]}}
+    _, result = run(F.bundle(F.patient("Odalys", "Brennerman", "1961-07-19", "WB-FH-3301"), inline, shared,
+                             medication))
+    amlodipine = one(result, "medication", name="Amlodipine 5 MG Oral Tablet")
+    assert amlodipine.structured_value["code"] == "197361" and amlodipine.wants_review is False
+    assert amlodipine.citation.page_or_section == "Bundle.entry[1].resource.medicationReference"
+    atorvastatin = one(result, "medication", name="Atorvastatin 20 MG Oral Tablet")
+    assert atorvastatin.structured_value["code"] == "617312"
