@@ -38,7 +38,7 @@ def upload_form() -> None:
     names = [c["name"] for c in categories]
     round_ = st.session_state.setdefault("upload_round", 0)  # a new key empties the uploader after a submit
     files = st.file_uploader("Choose files", accept_multiple_files=True, key=f"uploader-{round_}",
-                             help="PDF, scanned image or TIFF, DOCX, XLSX or HL7 v2. Each file is stored first, "
+                             help="PDF, scanned image or TIFF, DOCX, XLSX, HL7 v2 or FHIR JSON. Each file is stored first, "
                                   "then read in the background.")
     if not files:
         return

@@ -23,9 +23,10 @@ ARCHIVE_TOO_LARGE = "archive_too_large"  # DOCX/XLSX zip: uncompressed size, mem
 SHEET_TOO_LARGE = "sheet_too_large"  # XLSX rows, cells, merged cells per sheet
 DOCUMENT_TOO_LONG = "document_too_long"  # DOCX paragraphs
 HL7_TOO_LARGE = "hl7_too_large"  # HL7 bytes, messages, segments, repetitions
+FHIR_TOO_LARGE = "fhir_too_large"  # FHIR JSON bytes, resources, nesting depth
 
 LIMIT_CODES = (TOO_MANY_PAGES, PAGE_TOO_LARGE, IMAGE_TOO_LARGE, ARCHIVE_TOO_LARGE, SHEET_TOO_LARGE,
-               DOCUMENT_TOO_LONG, HL7_TOO_LARGE)
+               DOCUMENT_TOO_LONG, HL7_TOO_LARGE, FHIR_TOO_LARGE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,9 @@ class Limits:
     max_hl7_messages: int = 10_000  # per file (a batch); a 5,000-message batch fits
     max_hl7_segments_per_message: int = 5_000
     max_hl7_field_repetitions: int = 1_000
+    max_fhir_bytes: int = 32 * 1024 * 1024
+    max_fhir_resources: int = 10_000  # entries of one Bundle; a patient's whole export fits
+    max_fhir_depth: int = 64  # nesting of JSON objects and arrays; real resources use ~10
 
     @classmethod
     def from_settings(cls, settings: object) -> "Limits":

@@ -23,6 +23,7 @@ class DocType(str, Enum):
     CLINICAL_WORKBOOK = "clinical_workbook"
     FAX_PACKET = "fax_packet"
     HL7V2_MESSAGE = "hl7v2_message"
+    FHIR_BUNDLE = "fhir_bundle"  # FHIR R4 JSON: a Bundle or a single resource
 
 
 class Certainty(str, Enum):

@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     # Limits on reading one document (domain/limits.py; README "Settings"). A file over
     # one fails its job with the family's code (too_many_pages, page_too_large,
     # image_too_large, archive_too_large, sheet_too_large, document_too_long,
-    # hl7_too_large), its original kept. Generous for real clinical documents.
+    # hl7_too_large, fhir_too_large), its original kept. Generous for real clinical documents.
     max_pages: int = _LIMITS.max_pages  # pages of a PDF with a text layer
     max_scanned_pages: int = _LIMITS.max_scanned_pages  # pages OCR'd per document (a 60-page fax fits)
     max_page_area_sq_in: float = _LIMITS.max_page_area_sq_in  # one page, 50 x 50 in (A0 is 1,550)
@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     max_hl7_messages: int = _LIMITS.max_hl7_messages  # messages in one HL7 file (a batch)
     max_hl7_segments_per_message: int = _LIMITS.max_hl7_segments_per_message
     max_hl7_field_repetitions: int = _LIMITS.max_hl7_field_repetitions  # repetitions (~) of one field
+    max_fhir_bytes: int = _LIMITS.max_fhir_bytes  # one FHIR JSON file
+    max_fhir_resources: int = _LIMITS.max_fhir_resources  # resources in one FHIR file (a Bundle's entries)
+    max_fhir_depth: int = _LIMITS.max_fhir_depth  # nesting of the JSON
 
     # Sign-in (docs/access.md). "local": accounts in the database; "oidc": Streamlit's
     # st.login against .streamlit/secrets.toml, users mapped to roles by oidc_roles, a JSON

@@ -33,7 +33,10 @@ its quote or value holds each of the piece's numbers (a cell under a result colu
 fact quoting that cell, one fact per cell; a reading joined from two rows, as a blood
 pressure's systolic and diastolic rows, covers the row beside the one it cites); in an
 HL7 message, an OBX segment with a value (OBX-5) is a result by structure and is
-covered when a fact cites that segment.
+covered when a fact cites that segment; in a FHIR file, an Observation is a result by
+structure, valid or not, unless its sender withdrew it (entered-in-error), it only
+groups others (a panel's ``hasMember``) or its category is no result's (social history):
+covered when a fact cites it or an element inside it.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing import Iterable, Sequence
 from domain.content import NormalizedContent, PageContent, Section
 from domain.models import BoundingBox, FactProposal
 from domain.policy.facts.analytes import analytes_named, canonical_analyte
+from domain.policy.facts.fhir_reading import LAB_CATEGORIES, OTHER_CATEGORIES
 from domain.policy.facts.lab_vocabulary import known_unit
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.layout import page_rows, segments
@@ -401,17 +405,24 @@ def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[st
 _LINE_TYPES = {"row", "table_row", "paragraph", "header", "footer", "footnote", "text", "line"}
 _XLSX_RANGE = re.compile(r"^(?P<sheet>.*)!\$?[A-Z]{1,3}\$?(?P<r0>\d+)(?::\$?[A-Z]{1,3}\$?(?P<r1>\d+))?$")
 _OBX = re.compile(r"(?:^|\s)OBX\[\d+\]$")
+# A FHIR element's JSON path, by the resource it lies in ("Bundle.entry[3].resource", or a
+# lone resource's type): CamelCase, so an HL7 segment ("OBX[3]") never reads as one.
+_FHIR_RESOURCE = re.compile(r"^(?:Bundle\.entry\[\d+\]\.resource|[A-Z][a-z][A-Za-z]*)(?=[.\[]|$)")
 
 
 def _places(locator: str) -> frozenset[str]:
     """The lines a locator names, as keys shared by every locator inside them: an XLSX
     range its rows ("S!7"), an HL7 field its segment ("OBX[3]-5" -> "OBX[3]"), a DOCX
-    table cell its row ("table 1 row 2 col 3" -> "table 1 row 2")."""
+    table cell its row ("table 1 row 2 col 3" -> "table 1 row 2"), a FHIR element its
+    resource ("Bundle.entry[3].resource.valueQuantity" -> "Bundle.entry[3].resource")."""
     m = _XLSX_RANGE.match(locator)
     if m:
         r0 = int(m["r0"])
         r1 = min(int(m["r1"] or r0), r0 + 10_000)
         return frozenset(f"{m['sheet']}!{r}" for r in range(r0, r1 + 1))
+    fhir = _FHIR_RESOURCE.match(locator)
+    if fhir:
+        return frozenset({fhir[0]})
     key = re.sub(r"(?:-\d+)+$", "", locator.strip())
     return frozenset({re.sub(r"\s+col(?:umn)?\s+\d+$", "", key)})
 
@@ -462,6 +473,11 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
     headers: dict[str, dict[int, _Column]] = {}  # a table's nearest header row so far
     found: list[UnreadRegion] = []
     for s in content.sections:
+        if s.section_type == "resource":
+            region = _resource_region(s)
+            if region is not None and not any(key in cited for key in _places(s.locator)):
+                found.append(region)
+            continue
         if _OBX.search(s.locator) and s.section_type == "segment":
             region = _observation_region(s, by_locator)
             if region is not None and not any(key in cited for key in _places(s.locator)):
@@ -665,6 +681,20 @@ def _observation_region(segment: Section, by_locator: dict[str, Section]) -> Unr
         if reason is not None:
             return UnreadRegion(segment.locator, " ".join(c for c in cells if c), reason)
     return None
+
+
+def _resource_region(s: Section) -> UnreadRegion | None:
+    """A FHIR Observation is a result by structure (as an OBX is), valid or not, unless its
+    sender withdrew it, it only groups others, or its category says it is no result
+    (social history, a survey)."""
+    meta = s.meta
+    categories = set(meta.get("categories") or ())
+    if (meta.get("resource_type") != "Observation" or meta.get("withdrawn") or meta.get("grouping")
+            or (categories & OTHER_CATEGORIES and not categories & LAB_CATEGORIES)):
+        return None
+    reason = ("an observation that failed FHIR R4 validation" if not meta.get("valid")
+              else "an observation no finding reads")
+    return UnreadRegion(s.locator, str(meta.get("summary") or "Observation")[:200], reason)
 
 
 def _line_section(s: Section) -> bool:

@@ -23,7 +23,8 @@ from domain.limits import DEFAULT_LIMITS, Limits
 from extract.sniff import sniff_format
 
 # What the person who uploaded the file is told, by the format that failed to read it.
-_FORMAT_NAMES = {"pdf": "PDF", "image": "image", "docx": "Word document", "xlsx": "workbook", "hl7": "HL7 message"}
+_FORMAT_NAMES = {"pdf": "PDF", "image": "image", "docx": "Word document", "xlsx": "workbook", "hl7": "HL7 message",
+                 "fhir": "FHIR file"}
 
 
 def normalize(data: bytes, *, render_dir: Path | None = None, allow_ocr: bool = True,

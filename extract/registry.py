@@ -1,9 +1,10 @@
 """The formats the workbench reads and the doc_types it extracts, in one table each.
 
 A format takes the bytes ``extract.sniff.sniff_format`` names as one of its own, or an
-ambiguous sniffed format (a damaged zip, text that may hold an HL7 message) when the
-job's doc_type says so, and its normaliser turns them into ``NormalizedContent``; an extractor turns
-content into an ``ExtractionResult`` for one doc_type. Neither touches the database.
+ambiguous sniffed format (a damaged zip, text that may hold an HL7 message, JSON that
+may be FHIR) when the job's doc_type says so, and its normaliser turns them into
+``NormalizedContent``; an extractor turns content into an ``ExtractionResult`` for one
+doc_type. Neither touches the database.
 
 Like docling's ``FormatOption``: a small frozen record per format and one mapping.
 Both tables are read-only; a test swaps an extractor by replacing ``EXTRACTORS`` with
@@ -109,12 +110,19 @@ def _read_hl7(data: bytes, *, limits: Limits, **_: Any) -> NormalizedContent:
     return normalize_hl7(data, limits)
 
 
+def _read_fhir(data: bytes, *, limits: Limits, **_: Any) -> NormalizedContent:
+    from extract.formats.fhir.normalize import normalize_fhir
+
+    return normalize_fhir(data, limits)
+
+
 FORMATS: Mapping[str, Format] = MappingProxyType({
     "pdf": Format(frozenset({"pdf"}), _read_pdf),
     "image": Format(frozenset({"png", "jpeg", "webp", "tiff"}), _read_image),
     "docx": Format(frozenset({"docx"}), _read_docx, ambiguous="zip", settled_by=DocType.REFERRAL_DOCX),
     "xlsx": Format(frozenset({"xlsx"}), _read_xlsx, ambiguous="zip", settled_by=DocType.CLINICAL_WORKBOOK),
     "hl7": Format(frozenset({"hl7"}), _read_hl7, ambiguous="text", settled_by=DocType.HL7V2_MESSAGE),
+    "fhir": Format(frozenset({"fhir"}), _read_fhir, ambiguous="json", settled_by=DocType.FHIR_BUNDLE),
 })
 
 EXTRACTORS: Mapping[DocType, Lazy | Extractor] = MappingProxyType({
@@ -124,6 +132,7 @@ EXTRACTORS: Mapping[DocType, Lazy | Extractor] = MappingProxyType({
     DocType.CLINICAL_WORKBOOK: Lazy("extract.workbook.extractor", "extract_workbook"),
     DocType.HL7V2_MESSAGE: Lazy("extract.hl7.facts", "extract_hl7"),
     DocType.FAX_PACKET: Lazy("extract.fax.extractor", "extract_fax"),
+    DocType.FHIR_BUNDLE: Lazy("extract.fhir.facts", "extract_fhir"),
 })
 
 
@@ -133,7 +142,7 @@ def format_for(sniffed: str | None, doc_type: DocType | None = None) -> Format:
         if fmt.accepts(sniffed, doc_type):
             return fmt
     raise ExtractionError(
-        "The file is not a format the workbench can read (PDF, image, TIFF, DOCX, XLSX or HL7 v2).",
+        "The file is not a format the workbench can read (PDF, image, TIFF, DOCX, XLSX, HL7 v2 or FHIR JSON).",
         code="unsupported_format",
     )
 

@@ -18,6 +18,7 @@ ACCEPTED_FORMATS: dict[DocType, frozenset[str]] = {
     DocType.REFERRAL_DOCX: frozenset({"docx", "zip", "pdf"}),  # a letter printed to PDF is read by its paragraphs
     DocType.CLINICAL_WORKBOOK: frozenset({"xlsx", "zip"}),
     DocType.HL7V2_MESSAGE: frozenset({"hl7", "text"}),
+    DocType.FHIR_BUNDLE: frozenset({"fhir", "json"}),  # JSON that is not FHIR, or cut short: the reader says which
 }
 
 MIME_TYPES = {
@@ -25,7 +26,7 @@ MIME_TYPES = {
     "tiff": "image/tiff", "hl7": "x-application/hl7-v2+er7", "text": "text/plain",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "zip": "application/zip",
+    "zip": "application/zip", "fhir": "application/fhir+json", "json": "application/json",
 }
 
 _MAGIC = (
@@ -39,7 +40,7 @@ _MAGIC = (
 
 
 def sniff_format(data: bytes) -> str | None:
-    """pdf | png | jpeg | webp | tiff | docx | xlsx | zip | hl7 | text, or None (binary)."""
+    """pdf | png | jpeg | webp | tiff | docx | xlsx | zip | hl7 | fhir | json | text, or None (binary)."""
     if not data:
         return None
     for magic, file_format in _MAGIC:
@@ -56,6 +57,8 @@ def sniff_format(data: bytes) -> str | None:
         return None
     if text.lstrip("\ufeff \t\r\n\x0b")[:4] in ("MSH|", "FHS|", "BHS|"):  # \x0b: MLLP start block
         return "hl7"
+    if text.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):
+        return "fhir" if _top_level_resource_type(text) else "json"
     return "text"
 
 
@@ -75,6 +78,34 @@ def _zip_format(data: bytes) -> str:
     if any(n.startswith("xl/") for n in names):
         return "xlsx"
     return "zip"
+
+
+def _top_level_resource_type(text: str) -> bool:
+    """Whether a JSON object's own members (not a nested object's) include
+    ``resourceType``, judged from the text's head without parsing it: FHIR writes it
+    first, but JSON does not promise member order."""
+    depth, i, n = 0, 0, len(text)
+    expect_key = False
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if depth == 1 and expect_key and text[i + 1:end] == "resourceType":
+                return text[end + 1:end + 64].lstrip().startswith(":")
+            expect_key = False
+            i = end + 1
+            continue
+        if ch in "{[":
+            depth += 1
+            expect_key = ch == "{" and depth == 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            expect_key = True
+        i += 1
+    return False
 
 
 def _as_text(data: bytes) -> str | None:

@@ -21,6 +21,8 @@ Spec kinds (``"kind"``):
 * ``docx`` - a letter of ``paragraphs`` (and optional ``table`` rows).
 * ``xlsx`` - a workbook of ``sheets`` (``{name: [[cell, ...], ...]}``).
 * ``hl7`` - a message from ``segments`` (joined by carriage returns).
+* ``fhir`` - FHIR JSON: the ``json`` object (a Bundle or one resource) written out as
+  an exporter writes it (indented, UTF-8).
 * ``typed`` - a plain typed PDF of ``lines``.
 * ``fax`` - a packet of ``parts`` (each a ``lab`` or ``intake`` spec), with a cover
   sheet unless ``"cover": false``.
@@ -163,6 +165,12 @@ def _hl7(spec: dict, patients: dict) -> bytes:
     return "\r".join(spec["segments"]).encode("utf-8") + b"\r"
 
 
+def _fhir(spec: dict, patients: dict) -> bytes:
+    import json
+
+    return json.dumps(spec["json"], indent=2, ensure_ascii=False).encode("utf-8")
+
+
 def _typed(spec: dict, patients: dict) -> bytes:
     from golden.scan import typed_pdf
 
@@ -198,10 +206,11 @@ def _raw(spec: dict, patients: dict) -> bytes:
 
 BUILDERS: dict[str, Callable[[dict, dict], bytes]] = {
     "lab": _lab, "intake": _intake, "intake_layout": _intake_layout, "referral": _named, "office": _named,
-    "docx": _docx, "xlsx": _xlsx, "hl7": _hl7, "typed": _typed, "fax": _fax, "shared": _shared, "raw": _raw,
+    "docx": _docx, "xlsx": _xlsx, "hl7": _hl7, "fhir": _fhir, "typed": _typed, "fax": _fax, "shared": _shared,
+    "raw": _raw,
 }
 _EXTENSION = {"lab": "pdf", "intake": "pdf", "intake_layout": "pdf", "docx": "docx", "xlsx": "xlsx", "hl7": "hl7",
-              "typed": "pdf", "fax": "pdf", "raw": "bin"}
+              "fhir": "json", "typed": "pdf", "fax": "pdf", "raw": "bin"}
 
 
 def build_spec(spec: dict, patients: dict[str, dict], *, key: str = "document") -> tuple[bytes, str]:

@@ -288,6 +288,8 @@ def m016_chart_alerts(cur: duckdb.DuckDBPyConnection) -> None:
         status VARCHAR NOT NULL DEFAULT 'open', raised_at TIMESTAMP NOT NULL, withdrawn_at TIMESTAMP,
         withdrawn_reason VARCHAR, acknowledged_by VARCHAR, acknowledged_at TIMESTAMP, acknowledgement_note VARCHAR)""")
     cur.execute("CREATE UNIQUE INDEX idx_chart_alerts_key ON chart_alerts (patient_id, alert_key)")
+
+
 def m018_fhir_exports(cur: duckdb.DuckDBPyConnection) -> None:
     # What each FHIR bundle id exported (issue 25): one row per (bundle id, resource), with
     # the resource as last written. Re-exporting the same bundle id sends a resource that
@@ -299,6 +301,16 @@ def m018_fhir_exports(cur: duckdb.DuckDBPyConnection) -> None:
         first_exported_at TIMESTAMP NOT NULL, last_exported_at TIMESTAMP NOT NULL,
         PRIMARY KEY (bundle_id, resource_type, resource_id))""")
     cur.execute("CREATE INDEX idx_fhir_export_entries_patient ON fhir_export_entries (patient_id)")
+
+
+def m019_fhir_bundle_category(cur: duckdb.DuckDBPyConnection) -> None:
+    # FHIR R4 JSON is read as a seventh document type (issue 25): its category, mapped
+    # unless an administrator already made one by that name.
+    cur.execute("INSERT INTO document_categories (name) SELECT 'FHIR Bundle' WHERE NOT EXISTS "
+                "(SELECT 1 FROM document_categories WHERE lower(name) = 'fhir bundle')")
+    cur.execute("INSERT INTO document_type_mappings (category_id, doc_type) SELECT id, 'fhir_bundle' "
+                "FROM document_categories WHERE name = 'FHIR Bundle' AND NOT EXISTS "
+                "(SELECT 1 FROM document_type_mappings m WHERE m.category_id = document_categories.id)")
 
 
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
@@ -317,8 +329,8 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (13, "chart vital signs", m013_chart_vital_signs),
     (14, "identity values printed but not read", m014_unread_identifiers),
     (16, "chart alerts from the drug-lab, allergy and record checks", m016_chart_alerts),
-    # 15-17 are issue 24's (merged from other branches).
     (18, "what each FHIR bundle id exported", m018_fhir_exports),
+    (19, "FHIR bundle category", m019_fhir_bundle_category),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

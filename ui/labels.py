@@ -43,6 +43,7 @@ PROMOTION = {
 DOC_TYPE = {
     "lab_pdf": "lab report", "intake_form": "intake form", "referral_docx": "referral letter",
     "clinical_workbook": "workbook", "fax_packet": "fax packet", "hl7v2_message": "HL7 result message",
+    "fhir_bundle": "FHIR bundle",
 }
 FACT_TYPE = {
     "lab_result": "lab result", "medication": "medication", "allergy": "allergy", "problem": "problem",
@@ -104,6 +105,9 @@ _HL7 = re.compile(r"^(?:message (?P<msg>\d+) )?(?P<seg>[A-Z][A-Z0-9]{2})\[(?P<n>
 _SHEET = re.compile(r"^(?P<sheet>.+)!(?P<c1>[A-Z]+)(?P<r1>\d+)(?::(?P<c2>[A-Z]+)(?P<r2>\d+))?$")
 
 
+_FHIR = re.compile(r"^(?:Bundle\.entry\[\d+\]\.resource|[A-Z][A-Za-z]+\.[a-z])")
+
+
 def location(citation: dict[str, Any], fact: dict[str, Any] | None = None) -> str:
     """Where a citation points, as a person would say it: "page 1, row 'LDL Cholesterol'",
     "OBX 3 (Glucose)", "message 2, PID 1, field 7", "sheet Lab trend, row 5", "paragraph 7"."""
@@ -126,6 +130,8 @@ def location(citation: dict[str, Any], fact: dict[str, Any] | None = None) -> st
         return f"{text} ({label})" if label else text
     if where.startswith("page ") and label:
         return f"{where}, row ‘{label}’"
+    if _FHIR.match(where) and label:  # a FHIR element's JSON path
+        return f"{where} ({label})"
     return where or "—"
 
 

@@ -1,6 +1,6 @@
 """The one document viewer: a page image with every cited box drawn over it (an HTML
 overlay, so choosing a fact never re-renders the page), the fact list beside it, and
-native views of HL7, XLSX and DOCX sources. Used by Documents, Review queue, Chat
+native views of HL7, XLSX, DOCX and FHIR sources. Used by Documents, Review queue, Chat
 citations and the Evals drill-down."""
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def _non_paged(wb: Workbench, view: dv.DocumentView, fact: dict[str, Any] | None
 
 def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int, kind: str,
                 fact: dict[str, Any] | None = None) -> None:
-    """A non-paged citation shown natively: HL7 segment table, XLSX grid or DOCX text
+    """A non-paged citation shown natively: HL7 segment table, XLSX grid, DOCX text or FHIR tree
     (``kind`` as ``document_view`` names the document's)."""
     try:
         if kind == "hl7":
@@ -354,6 +354,8 @@ def show_source(wb: Workbench, citation: dict[str, Any], *, document_id: int, ki
             _sheet(native_views.sheet_grid(wb, citation, document_id=document_id), citation, fact)
         elif kind == "docx":
             _docx(native_views.docx_context(wb, citation, document_id=document_id), citation, fact)
+        elif kind == "fhir":
+            _fhir(native_views.fhir_tree(wb, citation, document_id=document_id), citation, fact)
         else:
             st.caption(f"{md_text(labels.location(citation, fact))}: “{md_text(citation.get('quote_or_value'))}”")
     except WorkbenchError as exc:
@@ -385,6 +387,23 @@ def _hl7_table(rows: list[dict[str, Any]]) -> None:
     marks = [(_HIGHLIGHT if r["cited"] else _NEAR if r["cited_segment"] else "") for r in rows]
     styled = frame.style.apply(lambda _col: marks, axis=0) if len(frame) else frame
     st.dataframe(styled, hide_index=True, width="stretch", height=min(520, 38 + 35 * max(1, len(frame))))
+
+
+def _fhir(tree: native_views.FhirTree, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:
+    st.markdown(f"**{md_text(labels.location(citation, fact))}** · value “{md_text(citation.get('quote_or_value'))}”")
+    # The cited resource as a tree: the element read (and what it holds) marked, the way to it shaded.
+    frame = plain(pd.DataFrame([{"element": "\u2003" * r["depth"] + r["key"], "value": r["value"]}
+                                for r in tree.rows], columns=["element", "value"]))
+    marks = [(_HIGHLIGHT if r["cited"] else _NEAR if r["on_path"] else "") for r in tree.rows]
+    styled = frame.style.apply(lambda _col: marks, axis=0) if len(frame) else frame
+    st.dataframe(styled, hide_index=True, width="stretch", height=min(520, 38 + 35 * max(1, len(frame))))
+    with st.expander(f"Whole file ({len(tree.resources)} resources)"):
+        listing = plain(pd.DataFrame([{"resource": r["path"], "what": r["summary"],
+                                       "read": "yes" if r["valid"] else "failed validation"} for r in tree.resources],
+                                     columns=["resource", "what", "read"]))
+        rows = [(_HIGHLIGHT if r["cited"] else "") for r in tree.resources]
+        st.dataframe(listing.style.apply(lambda _col: rows, axis=0) if len(listing) else listing, hide_index=True,
+                     width="stretch")
 
 
 def _sheet(grid: native_views.SheetGrid, citation: dict[str, Any], fact: dict[str, Any] | None) -> None:

@@ -24,7 +24,8 @@ SCENARIOS = {"clean lab", "scanned lab", "image-only lab", "typed intake", "scan
              "note in an unexpected place", "uncertain allergy", "incomplete date", "irrelevant cited preference",
              "duplicate upload", "wrong-document deletion", "missing data", "out-of-corpus question",
              "PHI logging trap", "follow-up question", "DOCX", "XLSX", "TIFF", "HL7 ADT", "HL7 ORU"}
-DOC_TYPES = {"lab_pdf", "intake_form", "referral_docx", "clinical_workbook", "fax_packet", "hl7v2_message"}
+DOC_TYPES = {"lab_pdf", "intake_form", "referral_docx", "clinical_workbook", "fax_packet", "hl7v2_message",
+             "fhir_bundle"}
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ def test_migrations_are_idempotent(tmp_path):
         assert current_version(cur) == LATEST_VERSION
         assert migrate(cur) == []  # nothing new to apply
         cur.execute("SELECT count(*) FROM document_type_mappings")
-        assert cur.fetchone()[0] == 6  # seeds did not run twice
+        assert cur.fetchone()[0] == 7  # seeds did not run twice
         cur.execute("SELECT count(*) FROM schema_version")
         assert cur.fetchone()[0] == len(MIGRATIONS)
     db.close()
@@ -37,7 +37,7 @@ def test_older_database_is_upgraded(tmp_path):
         assert current_version(cur) == LATEST_VERSION
         names = {r[0] for r in cur.execute("SELECT name FROM document_categories").fetchall()}
     assert {"Lab Report", "Intake Form", "Referral Document", "Clinical Workbook", "Fax Packet",
-            "HL7 v2 Message"} <= names
+            "HL7 v2 Message", "FHIR Bundle"} <= names
     db.close()
 
 

@@ -271,6 +271,7 @@ _NAME_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
     (DocType.INTAKE_FORM, ("intake", "questionnaire")),
     (DocType.REFERRAL_DOCX, ("referral", "letter")),
     (DocType.HL7V2_MESSAGE, ("hl7", "oru")),
+    (DocType.FHIR_BUNDLE, ("fhir", "bundle")),
     (DocType.CLINICAL_WORKBOOK, ("workbook", "trend")),
     (DocType.LAB_PDF, ("lab", "result", "panel", "cbc", "bmp", "cmp", "lipid")),
 )
@@ -298,10 +299,11 @@ def _pdf_doc_type(data: bytes) -> DocType | None:
 
 
 def suggest_doc_type(filename: str, data: bytes) -> DocType | None:
-    """A guess at what a file is, for the upload form: by its bytes (HL7, XLSX, DOCX),
+    """A guess at what a file is, for the upload form: by its bytes (HL7, XLSX, DOCX, FHIR),
     then the words on a PDF's first pages, then its name. The user can change it."""
     sniffed = sniff_format(data)
-    fixed = {"hl7": DocType.HL7V2_MESSAGE, "xlsx": DocType.CLINICAL_WORKBOOK, "docx": DocType.REFERRAL_DOCX}
+    fixed = {"hl7": DocType.HL7V2_MESSAGE, "xlsx": DocType.CLINICAL_WORKBOOK, "docx": DocType.REFERRAL_DOCX,
+             "fhir": DocType.FHIR_BUNDLE}
     if sniffed in fixed:
         return fixed[sniffed]
     name = (filename or "").lower()

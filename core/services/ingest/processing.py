@@ -242,7 +242,8 @@ def read_document(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: 
     started = time.perf_counter()
     result = extractor(content, source_id)
     validate_response(result, doc_type)
-    if doc_type is not DocType.HL7V2_MESSAGE:  # HL7 names its patient in PID fields, not under labels
+    # HL7 names its patient in PID fields and FHIR in Patient resources, not under printed labels.
+    if doc_type not in (DocType.HL7V2_MESSAGE, DocType.FHIR_BUNDLE):
         found = sweep_identity(content, result, source_id)
         result.identifiers += found.other_ids
         result.unread_identifiers += found.unread

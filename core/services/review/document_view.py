@@ -264,7 +264,7 @@ class PageView:
 class DocumentView:
     document_id: int
     filename: str
-    kind: str  # pdf | image | hl7 | xlsx | docx | other
+    kind: str  # pdf | image | hl7 | xlsx | docx | fhir | other
     paged: bool
     page_count: int
     pages: list[PageView]
@@ -290,7 +290,8 @@ def box_class(fact: dict[str, Any]) -> str | None:
 
 
 # How a non-paged source is shown, by the doc type it was read as.
-_NATIVE_VIEW = {DocType.HL7V2_MESSAGE: "hl7", DocType.CLINICAL_WORKBOOK: "xlsx", DocType.REFERRAL_DOCX: "docx"}
+_NATIVE_VIEW = {DocType.HL7V2_MESSAGE: "hl7", DocType.CLINICAL_WORKBOOK: "xlsx", DocType.REFERRAL_DOCX: "docx",
+                DocType.FHIR_BUNDLE: "fhir"}
 
 
 def _kind(document: dict, read_as: DocType | None) -> str:
@@ -301,7 +302,7 @@ def _kind(document: dict, read_as: DocType | None) -> str:
     if read_as in _NATIVE_VIEW:
         return _NATIVE_VIEW[read_as]
     mime = document.get("mime") or ""  # sniffed from the bytes at upload
-    for kind, marker in (("docx", "wordprocessingml"), ("xlsx", "spreadsheetml"), ("hl7", "hl7")):
+    for kind, marker in (("docx", "wordprocessingml"), ("xlsx", "spreadsheetml"), ("hl7", "hl7"), ("fhir", "fhir")):
         if marker in mime:
             return kind
     return "other"

@@ -1,6 +1,7 @@
 """The native views of non-paged sources for the document viewer: the cited HL7
 message as a segment table, the cited XLSX range in its sheet grid, the cited DOCX
-paragraph among its neighbours. Each re-reads the source as the pipeline read it
+paragraph among its neighbours, the cited FHIR resource as a tree of its elements.
+Each re-reads the source as the pipeline read it
 (document_view.reread_content, cached), so what is shown is what was cited.
 """
 
@@ -176,3 +177,56 @@ def docx_context(wb: Workbench, citation: dict[str, Any], *, document_id: int | 
             span = (at, at + len(quote)) if at >= 0 else None
         items.append({"locator": s.locator, "kind": s.section_type, "text": s.text, "cited": i == index, "span": span})
     return DocxContext(items=items)
+
+
+@dataclass
+class FhirTree:
+    resource: str  # the cited resource's path ("Bundle.entry[3].resource")
+    rows: list[dict[str, Any]]  # path, depth, key, value, cited (the element read or inside it), on_path
+    resources: list[dict[str, Any]]  # the file's resources: path, summary, valid, cited
+
+
+_FHIR_RESOURCE = re.compile(r"^(?:Bundle\.entry\[\d+\]\.resource|[A-Z][A-Za-z]+)")
+
+
+def fhir_tree(wb: Workbench, citation: dict[str, Any], *, document_id: int | None = None,
+              max_rows: int = 400) -> FhirTree:
+    """The cited resource as a tree of its elements (one row each, by depth), the element
+    read and everything inside it flagged, the elements on the way to it marked; and the
+    file's resources, the cited one flagged."""
+    import json
+
+    document = _cited_document(wb, document_id, citation)
+    where = str(citation.get("page_or_section") or "")
+    resources = [s for s in source_sections(wb, document) if s.section_type == "resource"]
+    cited = next((s for s in resources if where == s.locator or where.startswith((s.locator + ".", s.locator + "["))),
+                 None)
+    if cited is None:
+        m = _FHIR_RESOURCE.match(where)
+        raise NotFound(f"“{m[0] if m else where}” was not found in {document['filename']}.",
+                       code="location_not_found")
+    rows: list[dict[str, Any]] = []
+
+    def walk(value: Any, path: str, key: str, depth: int) -> None:
+        if len(rows) >= max_rows:
+            return
+        inside = path == where or path.startswith((where + ".", where + "["))
+        on_path = not inside and where.startswith((path + ".", path + "["))
+        if isinstance(value, dict):
+            shown = f"{{{len(value)}}}"
+        elif isinstance(value, list):
+            shown = f"[{len(value)}]"
+        else:
+            shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+        rows.append({"path": path, "depth": depth, "key": key, "value": shown, "cited": inside, "on_path": on_path})
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{path}.{k}", k, depth + 1)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{path}[{i}]", f"[{i}]", depth + 1)
+
+    walk(json.loads(cited.text), cited.locator, cited.meta.get("resource_type") or "resource", 0)
+    listing = [{"path": s.locator, "summary": s.meta.get("summary") or s.meta.get("resource_type"),
+                "valid": bool(s.meta.get("valid")), "cited": s is cited} for s in resources]
+    return FhirTree(resource=cited.locator, rows=rows, resources=listing)

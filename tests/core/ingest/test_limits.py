@@ -22,6 +22,7 @@ from domain.limits import DEFAULT_LIMITS, LIMIT_CODES, Limits
 from extract.formats.hl7.parse import known_segments
 from extract.normalize import normalize
 from tests.support.file_builders import docx, hl7, merged_sheet, pdf, png_header, with_part, xlsx
+from tests.support import fhir_bundles as F
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -60,7 +61,7 @@ def test_every_limit_is_a_setting_with_the_same_default():
     for f in fields(Limits):
         assert getattr(settings, f.name) == getattr(DEFAULT_LIMITS, f.name), f.name
     assert Limits.from_settings(settings) == DEFAULT_LIMITS
-    assert len(set(LIMIT_CODES)) == 7
+    assert len(set(LIMIT_CODES)) == 8
 
 
 def test_a_setting_reaches_the_limits(monkeypatch):
@@ -187,7 +188,9 @@ def test_an_ordinary_message_reads_under_the_default_limits():
     (pdf(pages=4), "lab_pdf", ("max_pages", 3), "too_many_pages"),
     (merged_sheet("A1:XFD1048576"), "clinical_workbook", None, "sheet_too_large"),
     (hl7(obx=60), "hl7v2_message", ("max_hl7_segments_per_message", 50), "hl7_too_large"),
-], ids=["pdf_pages", "xlsx_merged", "hl7_segments"])
+    (F.as_bytes(F.bundle(*[F.lab("2951-2", "Sodium", 139, "mmol/L")] * 6)), "fhir_bundle", ("max_fhir_resources", 5),
+     "fhir_too_large"),
+], ids=["pdf_pages", "xlsx_merged", "hl7_segments", "fhir_resources"])
 def test_a_job_over_a_limit_fails_with_its_code_and_keeps_the_original(wb, demo_patient, data, doc_type,
                                                                         setting, code):
     if setting:

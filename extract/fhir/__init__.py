@@ -1,0 +1,1 @@
+"""FHIR R4 JSON (doc_type ``fhir_bundle``): normalised resources -> identity and cited facts."""
