@@ -29,6 +29,7 @@ MODULE_MARKERS: dict[str, tuple[str, str]] = {
     # Slow for another reason than OCR.
     "core/ingest/test_demo.py": ("slow", "reads every demo document end to end through the pipeline"),
     "core/exchange/test_fhir_export_demo.py": ("slow", "reads every demo document, then exports each demo patient"),
+    "core/exchange/test_fhir_round_trip.py": ("slow", "reads the demo, exports each patient, reads each bundle back"),
     "core/ingest/test_malformed_corpus.py": ("slow", "a real child process per malformed file, killed at its ceiling"),
     "core/ingest/test_job_ceiling.py": ("slow", "real forkserver children run to their time and memory ceilings"),
     "core/ingest/test_job_child_main.py": ("slow", "starts the jobs' real forkserver and reads a lab in its child"),
@@ -50,6 +51,8 @@ TEST_MARKERS: dict[str, tuple[str, str]] = {
     "core/ingest/test_demo.py::test_the_demo_covers_every_review_and_loads_once":
         ("ocr", "the demo's scanned lab and fax packet are read"),
     "core/exchange/test_fhir_export_demo.py::test_every_demo_patient_exports_a_valid_bundle_of_their_chart":
+        ("ocr", "the demo's scanned lab and fax packet are read"),
+    "core/exchange/test_fhir_round_trip.py::test_every_demo_patients_chart_comes_back_the_same_through_fhir":
         ("ocr", "the demo's scanned lab and fax packet are read"),
 }
 
