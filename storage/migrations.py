@@ -274,6 +274,12 @@ def m014_unread_identifiers(cur: duckdb.DuckDBPyConnection) -> None:
             FROM identity_checks) WHERE rn = 1""")
 
 
+def m015_chart_lab_critical_basis(cur: duckdb.DuckDBPyConnection) -> None:
+    # Why a charted lab result is critical (issue 24): its printed flag, or its value past
+    # a critical limit of domain/policy/facts/critical_limits.json (named with its source).
+    cur.execute("ALTER TABLE chart_lab_results ADD COLUMN critical_basis VARCHAR")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -289,6 +295,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (12, "documents read in parts", m012_document_parts),
     (13, "chart vital signs", m013_chart_vital_signs),
     (14, "identity values printed but not read", m014_unread_identifiers),
+    (15, "why a charted lab result is critical", m015_chart_lab_critical_basis),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
