@@ -5,7 +5,7 @@ Creatinine 88 umol/L and 1.0 mg/dL are the same result; potassium 5.1 mEq/L and
 printed unit spelling with its dimension and its factor to the dimension's base unit,
 and per analyte the chemistry that crosses dimensions (molar mass: mmol/L <-> mg/dL;
 valence: mEq/L <-> mmol/L). A unit is accepted for an analyte only in a dimension its
-usual units (``analytes.json``) or its chemistry give it: a platelet count printed in
+usual units (``analytes.json``) give it: a platelet count printed in
 "g/L" (a French "G/L" lower-cased) is refused, not read as grams.
 
 A conversion the table cannot make returns None, never a guess; callers then do not
@@ -71,17 +71,13 @@ def dimension(unit: str | None) -> str | None:
 
 @lru_cache(maxsize=512)
 def _dimensions(analyte_id: str) -> frozenset[str]:
-    """The dimensions a result of this analyte may be printed in."""
+    """The dimensions a result of this analyte is printed in: those of its usual units.
+    Chemistry only converts between them; it never makes another dimension plausible
+    (a potassium "in mg/dL" is a misprint to check, not 1.8 mmol/L)."""
     entry = analyte_entry(analyte_id)
     if entry is None:
         return frozenset()
-    dims = {d for d in (dimension(u) for u in entry.units) if d}
-    chem = _table().chemistry.get(analyte_id)
-    if chem and chem.molar_mass and dims & {"mass", "substance"}:
-        dims |= {"mass", "substance"}
-    if chem and chem.valence and dims & {"substance", "equivalents"}:
-        dims |= {"substance", "equivalents"}
-    return frozenset(dims)
+    return frozenset(d for d in (dimension(u) for u in entry.units) if d)
 
 
 def _to_base_substance(dim: str, value_in_base: float, chem: _Chemistry | None) -> float | None:
