@@ -155,3 +155,27 @@ def test_a_proposal_raised_by_a_limit_says_why_in_its_text():
     assert printed.fact_text == "K 7.1 HH" and printed.structured_value["critical_basis"] == PRINTED_FLAG
     other = _proposal("vital_sign", {"kind": "heart_rate", "value": "190", "unit": "bpm"}, "HR 190")
     assert with_critical_limits(other) == other
+
+
+def test_a_corrected_value_undoes_what_the_limit_did_and_is_judged_afresh():
+    from domain.policy.facts.critical_limits import after_correction
+
+    raised = apply_critical_limits(lab("Potassium", "6.9", "mmol/L", "high"))
+    lower = after_correction({**raised, "value": "4.9"}, {"value": "4.9"})
+    assert lower["abnormal_flag"] == "high" and "critical_basis" not in lower and "printed_flag" not in lower
+    still = after_correction({**raised, "unit": "mEq/L"}, {"unit": "mEq/L"})
+    assert still["abnormal_flag"] == "critical_high" and still["printed_flag"] == "high"
+
+
+def test_a_flag_a_reviewer_sets_is_theirs_but_the_limit_still_applies():
+    from domain.policy.facts.critical_limits import REVIEWER_FLAG, after_correction
+
+    raised = apply_critical_limits(lab("Potassium", "6.9", "mmol/L", "high"))
+    set_critical = after_correction({**raised, "abnormal_flag": "critical_high"}, {"abnormal_flag": "critical_high"})
+    assert set_critical["critical_basis"] == REVIEWER_FLAG and "printed_flag" not in set_critical
+    set_high = after_correction({**raised, "abnormal_flag": "high"}, {"abnormal_flag": "high"})
+    assert set_high["abnormal_flag"] == "critical_high" and set_high["reviewer_flag"] == "high"
+    assert critical_basis_text(set_high).endswith("a reviewer set high")
+    # A correction of the date alone leaves the judgement as it was.
+    assert after_correction({**raised, "collection_date": "2026-01-02"}, {"collection_date": "2026-01-02"}) == {
+        **raised, "collection_date": "2026-01-02"}

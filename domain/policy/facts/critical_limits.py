@@ -170,6 +170,8 @@ def critical_basis_text(structured: Mapping[str, Any] | None) -> str:
     text = f"critical by {basis}"
     if v.get("printed_flag"):
         text += f"; the report printed {str(v['printed_flag']).replace('_', ' ')}"
+    elif v.get("reviewer_flag"):
+        text += f"; a reviewer set {str(v['reviewer_flag']).replace('_', ' ')}"
     elif str(basis).startswith("critical limit"):
         text += "; the report printed no critical flag"
     return text
@@ -187,3 +189,34 @@ def with_critical_limits(proposal: FactProposal) -> FactProposal:
     if structured.get("abnormal_flag") != before.get("abnormal_flag"):
         update["fact_text"] = f"{proposal.fact_text} ({critical_basis_text(structured)})"
     return proposal.model_copy(update=update)
+
+
+REVIEWER_FLAG = "flag set by a reviewer"
+_RULE_FIELDS = ("critical_basis", "printed_flag")
+
+
+def after_correction(structured: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """A corrected lab result judged again. A flag the reviewer set is theirs (a critical
+    one has that as its basis), but a value past a limit is still raised; a corrected
+    value or unit undoes what the limit did to the old one (the flag goes back to what
+    the report printed, or "unknown") and is judged afresh."""
+    out = dict(structured)
+    by_limit = str(out.get("critical_basis") or "").startswith("critical limit")
+    if "abnormal_flag" in changes:
+        for key in (*_RULE_FIELDS, "reviewer_flag"):
+            out.pop(key, None)
+        out["flag_derived"] = False  # a person stated it
+        if out.get("abnormal_flag") in CRITICAL_FLAGS:
+            out["critical_basis"] = REVIEWER_FLAG
+            return out
+        judged = apply_critical_limits(out)
+        if "printed_flag" in judged:  # the flag the limit overrode was the reviewer's, not the report's
+            judged["reviewer_flag"] = judged.pop("printed_flag")
+        return judged
+    elif ("value" in changes or "unit" in changes or "test_name" in changes) and by_limit:
+        out["abnormal_flag"] = out.pop("printed_flag", None) or "unknown"
+        out["flag_derived"] = False
+        out.pop("critical_basis", None)
+    elif out.get("critical_basis"):
+        return out
+    return apply_critical_limits(out)

@@ -110,3 +110,23 @@ def test_a_creatinine_trend_across_units_is_one_series_in_the_latest_unit(answer
     assert "previous 0.995 mg/dL (printed 88 umol/L) on 2026-01-10" in lines[0]["text"]
     # Both originals are cited: the latest and the earlier one in its own unit.
     assert {c["quote_or_value"] for c in lines[0]["citations"]} >= {"1.6", "88"}
+
+
+def test_a_corrected_value_is_judged_again_by_the_limits(wb, patient):
+    """A misread 6.9 corrected to 4.9 is no longer critical; a sodium corrected past its
+    limit becomes critical."""
+    from core.services.review.corrections import correct_fact
+
+    report = read(wb, patient, oru("R1", "20260302", "Potassium|2823-3|6.9|mmol/L|3.5-5.1|H",
+                                   "Sodium|2951-2|128|mmol/L|136-145|L"), "r.hl7")
+    found = labs(report)
+    done = correct_fact(wb, found["Potassium"]["fact_id"], by="dr.reviewer", value="4.9", reason="4 read as 6")
+    assert done["structured_value"]["abnormal_flag"] == "high"  # what the report printed
+    assert "critical_basis" not in done["structured_value"] and "critical" not in done["fact_text"]
+    na = correct_fact(wb, found["Sodium"]["fact_id"], by="dr.reviewer", value="118", reason="2 read as 1")
+    assert na["structured_value"]["abnormal_flag"] == "critical_low"
+    assert na["structured_value"]["critical_basis"] == "critical limit <= 120 mmol/L (Kost, JAMA 1990)"
+    assert "critical by critical limit <= 120 mmol/L" in na["fact_text"]
+    rows = {r["test_name"]: r for r in chart_view(wb, patient["id"])["labs"]}
+    assert (rows["Potassium"]["value"], rows["Potassium"]["critical"]) == ("4.9", False)
+    assert (rows["Sodium"]["value"], rows["Sodium"]["critical"]) == ("118", True)
