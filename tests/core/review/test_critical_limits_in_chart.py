@@ -18,24 +18,35 @@ from tests.support.pipeline import ingest
 MRN, LAST, FIRST, DOB = "KT-55102", "Okafor-Lindqvist", "Ysolde", "1955-12-03"
 
 
+def chart_patient(wb, mrn=MRN):
+    return add_patient(wb, mrn=mrn, first=FIRST, last=LAST, dob=date.fromisoformat(DOB), sex="F", by="dr.reviewer")
+
+
 @pytest.fixture
 def patient(wb):
-    return add_patient(wb, mrn=MRN, first=FIRST, last=LAST, dob=date.fromisoformat(DOB), sex="F", by="dr.reviewer")
+    return chart_patient(wb)
 
 
-@pytest.fixture
-def answering(wb):
-    """The workbench with its guideline corpus indexed: attention answers search it."""
+@pytest.fixture(scope="module")
+def answering(tmp_path_factory):
+    """A workbench with its guideline corpus indexed (attention answers search it),
+    shared by the answer tests, each on a patient of its own."""
     from core.services.answer.corpus import index_guideline_corpus
+    from core.services.workbench import open_workbench
+    from domain.settings import Settings
+    from tests.support.accounts import seed_test_accounts
 
+    wb = open_workbench(Settings(data_dir=tmp_path_factory.mktemp("critical-answers")))
+    seed_test_accounts(wb)
     index_guideline_corpus(wb)
-    return wb
+    yield wb
+    wb.close()
 
 
-def oru(control: str, when: str, *obx: str) -> bytes:
+def oru(control: str, when: str, *obx: str, mrn: str = MRN) -> bytes:
     """One ORU^R01 for the patient; ``obx``: "name|code|value|unit|range|flag"."""
     segments = [f"MSH|^~\\&|LAB|HARBOUR LAB|EHR|CLINIC|{when}1015||ORU^R01^ORU_R01|{control}|P|2.5.1",
-                f"PID|1||{MRN}^^^CLINIC^MR||{LAST.upper()}^{FIRST.upper()}||{DOB.replace('-', '')}|F",
+                f"PID|1||{mrn}^^^CLINIC^MR||{LAST.upper()}^{FIRST.upper()}||{DOB.replace('-', '')}|F",
                 f"OBR|1|O{control}|F{control}|80048^Basic metabolic panel^C4|||{when}0830"]
     for n, spec in enumerate(obx, 1):
         name, code, value, unit, ref, flag = spec.split("|")
@@ -51,11 +62,11 @@ def read(wb, patient, data, name):
     return ingest(wb, patient, data, "hl7v2_message", name)
 
 
-def test_a_value_past_its_limit_is_charted_critical_with_the_limit_as_its_basis(answering, patient):
-    wb = answering
+def test_a_value_past_its_limit_is_charted_critical_with_the_limit_as_its_basis(answering):
+    wb, patient = answering, chart_patient(answering, "KT-55103")
     report = read(wb, patient, oru("C1", "20260302", "Potassium|2823-3|6.9|mmol/L|3.5-5.1|H",
                                    "Sodium|2951-2|141|mmol/L|136-145|N",
-                                   "Glucose|2345-7|182|mg/dL|70-99|HH"), "k.hl7")
+                                   "Glucose|2345-7|182|mg/dL|70-99|HH", mrn="KT-55103"), "k.hl7")
     found = labs(report)
     k = found["Potassium"]
     assert k["certainty"] == "verified" and k["promotion_status"] == "promoted"
@@ -100,10 +111,10 @@ def test_the_same_creatinine_in_two_units_is_no_conflict_and_a_different_one_is(
     assert [r["value"] for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == "Creatinine"] == ["88"]
 
 
-def test_a_creatinine_trend_across_units_is_one_series_in_the_latest_unit(answering, patient):
-    wb = answering
-    read(wb, patient, oru("T1", "20260110", "Creatinine|2160-0|88|umol/L|45-90|N"), "jan.hl7")
-    read(wb, patient, oru("T2", "20260302", "Creatinine|2160-0|1.6|mg/dL|0.5-1.0|H"), "mar.hl7")
+def test_a_creatinine_trend_across_units_is_one_series_in_the_latest_unit(answering):
+    wb, patient = answering, chart_patient(answering, "KT-55104")
+    read(wb, patient, oru("T1", "20260110", "Creatinine|2160-0|88|umol/L|45-90|N", mrn="KT-55104"), "jan.hl7")
+    read(wb, patient, oru("T2", "20260302", "Creatinine|2160-0|1.6|mg/dL|0.5-1.0|H", mrn="KT-55104"), "mar.hl7")
     out = ask(wb, patient["id"], "What deserves attention in her labs?").payload
     lines = [i for i in out["sections"]["patient_findings"] if "Creatinine 1.6" in i["text"]]
     assert len(lines) == 1
