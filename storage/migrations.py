@@ -274,6 +274,12 @@ def m014_unread_identifiers(cur: duckdb.DuckDBPyConnection) -> None:
             FROM identity_checks) WHERE rn = 1""")
 
 
+def m015_chart_lab_critical_basis(cur: duckdb.DuckDBPyConnection) -> None:
+    # Why a charted lab result is critical (issue 24): its printed flag, or its value past
+    # a critical limit of domain/policy/facts/critical_limits.json (named with its source).
+    cur.execute("ALTER TABLE chart_lab_results ADD COLUMN critical_basis VARCHAR")
+
+
 def m016_chart_alerts(cur: duckdb.DuckDBPyConnection) -> None:
     # Chart checks (issue 24): one row per alert a rule raised, keyed by the rule and the
     # facts it rests on, so running the checks again finds the row instead of adding
@@ -328,6 +334,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (12, "documents read in parts", m012_document_parts),
     (13, "chart vital signs", m013_chart_vital_signs),
     (14, "identity values printed but not read", m014_unread_identifiers),
+    (15, "why a charted lab result is critical", m015_chart_lab_critical_basis),
     (16, "chart alerts from the drug-lab, allergy and record checks", m016_chart_alerts),
     (18, "what each FHIR bundle id exported", m018_fhir_exports),
     (19, "FHIR bundle category", m019_fhir_bundle_category),

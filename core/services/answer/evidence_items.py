@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.models import Citation, ClinicalContext, EvidenceItem
+from domain.policy.facts.critical_limits import critical_basis_text
 from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
 from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.vital_signs import VITAL_SIGNS
@@ -68,7 +69,9 @@ def _lab_text(v: dict[str, Any]) -> str:
         details.append(f"reference {v['reference_range']}")
     flag = v.get("abnormal_flag")
     if flag and flag != "unknown":
-        details.append(f"flagged {flag.replace('_', ' ')}" + (" (derived from the range)" if v.get("flag_derived") else ""))
+        basis = critical_basis_text(v)  # a critical result says what made it critical
+        details.append(f"flagged {flag.replace('_', ' ')}" + (f" ({basis})" if basis else
+                                                              " (derived from the range)" if v.get("flag_derived") else ""))
     if details:
         parts.append("(" + "; ".join(details) + ")")
     parts.append(f"collected {v['collection_date']}" if v.get("collection_date") else "collection date not stated")

@@ -20,6 +20,7 @@ from domain.errors import ExtractionError, ResponseRejected
 from domain.models import VALUE_MODELS, Certainty, Citation, DocType, ExtractionResult, IdentityStatus
 from domain.policy.facts.certainty import classify, held_by_warnings, hold_for_review
 from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, UNREAD_CONTENT, identity_trusted
+from domain.policy.facts.critical_limits import with_critical_limits
 from domain.policy.facts.citations import verify_citations
 from domain.policy.context.mentions import apply_to as apply_context
 from domain.policy.facts.fingerprints import clinical_content_fingerprint, fact_fingerprint
@@ -161,7 +162,10 @@ def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citati
     prepared: dict[str, dict[str, Any]] = {}
     held = held_by_warnings(w.code for w in result.warnings)  # e.g. a repaired file: all to review
     for proposal, citation in zip(result.facts, citations):
-        proposal = apply_context(proposal.model_copy(update={"citation": citation}))
+        # The fingerprint names the source's reading; the critical rule (every format,
+        # here) then judges its value against the critical limits.
+        read_as = proposal.structured_value
+        proposal = with_critical_limits(apply_context(proposal.model_copy(update={"citation": citation})))
         decision = hold_for_review(classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr), held)
         if decision.certainty is None:
             counts["rejected"] = counts.get("rejected", 0) + 1
@@ -169,7 +173,7 @@ def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citati
         check = checks.get(proposal.scope) or checks[None]
         structured = proposal.structured_value
         fp = fact_fingerprint(document["id"], job.doc_type, proposal.fact_type, citation.field_or_chunk_id,
-                              structured)
+                              read_as)
         trusted = identity_trusted(check.identity_status)
         prepared.setdefault(fp, dict(
             patient_id=document["patient_id"], document_id=document["id"], job_id=job.id,

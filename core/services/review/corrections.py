@@ -14,6 +14,7 @@ from typing import Any
 from domain.errors import BadInput
 from domain.models import BoundingBox
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
+from domain.policy.facts.critical_limits import after_correction
 from domain.policy.facts.review_rules import (KEEP_BOTH, REPLACE, correction_changes, lab_text, normalise_box,
                                              quote_missing_from_box)
 from domain.policy.facts.vital_signs import vital_text
@@ -56,6 +57,7 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
         if "abnormal_flag" in changes:
             new["flag_derived"] = False  # a person stated it
         if fact.fact_type == "lab_result":
+            new = after_correction(new, changes)  # the critical limits judge the corrected value
             text = lab_text(new)
         elif fact.fact_type == "vital_sign":
             text = vital_text(new)

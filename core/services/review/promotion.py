@@ -20,7 +20,7 @@ import duckdb
 
 from domain.models import Certainty, PromotionOutcome
 from domain.policy.facts.chart_rules import CHART_DESTINATIONS, held_for_item_review
-from domain.policy.facts.fingerprints import clinical_content_fingerprint, clinical_key
+from domain.policy.facts.fingerprints import clinical_content_fingerprint, clinical_key, same_measurement
 from domain.policy.facts.review_rules import KEEP_BOTH, REPLACE
 from storage import audit_repo, facts_repo, promotions_repo
 from storage.rows import FactRow
@@ -135,6 +135,11 @@ class _Planner:
                                duplicate_key=content_fp)
         key = clinical_key(patient_id, fact_type, value, fact.fact_text)
         rival = chart.by_key.get(key)
+        if rival is not None and same_measurement(fact_type, value, _row_value(fact_type, rival)):
+            # The same quantity in another unit (88 umol/L beside 1.0 mg/dL): no conflict.
+            duplicate = rival.get("origin_sha256") == sha256
+            outcome = PromotionOutcome.DUPLICATE_SKIPPED if duplicate else PromotionOutcome.ALREADY_EXISTS
+            return self.record(fact, outcome, promoted_table=table, promoted_record_id=rival["id"], duplicate_key=key)
         # A reviewer's approval changes the chart's value only by the choice made for this
         # very conflict (issue 26): replace it, or keep both. Without one it stays a conflict.
         kept_beside = None

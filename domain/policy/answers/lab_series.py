@@ -5,6 +5,12 @@ answers look at the latest result of each series: critical before abnormal, and
 within a severity the most recent first, grouped by topic so a clinician reads the
 lipid results together; the previous result of the same test gives the trend.
 Look-ups show the latest value first, then its history.
+
+A series is one analyte whatever unit each report printed (creatinine in umol/L and
+in mg/dL is one trend): it is shown in the unit of its latest result, an earlier result
+in another unit converted to it (``domain.policy.facts.unit_conversion``) beside the
+value it printed, which its citation points to. A unit the table cannot convert is
+shown as printed, never converted by guess.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from domain.policy.facts.analytes import canonical_analyte
+from domain.policy.facts.analytes import canonical_analyte, normalize_unit
+from domain.policy.facts.unit_conversion import convert, display_number, read_number
 from domain.models import EvidenceItem
 from domain.policy.facts.chart_rules import is_abnormal, is_critical
 from domain.policy.questions.topics import TOPIC_BY_NAME, group_of, topic_order
@@ -31,7 +38,8 @@ def severity(flag: str | None) -> int:
 
 def test_key(test_name: str | None, unit: str | None = None, loinc: str | None = None) -> str:
     """One series per test: its canonical analyte ("HbA1c" and "Hemoglobin A1c" are one
-    trend), else its name however the report spaced or punctuated it."""
+    trend; the unit only settles a name two analytes share, so creatinine in umol/L and
+    in mg/dL is one series), else its name however the report spaced or punctuated it."""
     analyte = canonical_analyte(str(test_name or ""), loinc=loinc, unit=unit)
     return f"analyte:{analyte}" if analyte else re.sub(r"[^a-z0-9]+", " ", str(test_name or "").lower()).strip()
 
@@ -66,6 +74,28 @@ class LabSeries:
     @property
     def test_name(self) -> str:
         return str(self.latest.structured.get("test_name") or self.key)
+
+    @property
+    def display_unit(self) -> str:
+        """The one unit the series is shown in: its latest result's."""
+        return str(self.latest.structured.get("unit") or "")
+
+    def value_text(self, item: EvidenceItem) -> str:
+        """A result of the series in the series' unit: "1.00 mg/dL (printed 88 umol/L)"
+        when converted, else its value and unit as printed."""
+        v = item.structured
+        value, unit = str(v.get("value") or ""), str(v.get("unit") or "")
+        printed = value + (f" {unit}" if unit else "")
+        target = self.display_unit
+        if normalize_unit(unit) == normalize_unit(target):
+            return printed
+        number = read_number(value)
+        analyte = self.key.removeprefix("analyte:") if self.key.startswith("analyte:") else None
+        converted = None if number is None else convert(number.value, analyte, unit, target)
+        if converted is None:
+            return printed
+        shown = number.comparator + display_number(converted, str(self.latest.structured.get("value") or ""))
+        return f"{shown} {target} (printed {printed})"
 
 
 def guide_key(series: LabSeries) -> str:
@@ -120,7 +150,7 @@ def trend_text(series: LabSeries) -> str:
     if prev is None:
         return ""
     v = prev.structured
-    value = f"{v.get('value')}" + (f" {v['unit']}" if v.get("unit") else "")
+    value = series.value_text(prev)
     when = f" on {prev.date}" if prev.date else " (undated)"
     flag = v.get("abnormal_flag")
     mark = f" ({str(flag).replace('_', ' ')})" if flag and flag != "unknown" else ""

@@ -20,7 +20,7 @@ TRUSTED_IDENTITY_STATES: tuple[str, ...] = (IdentityStatus.VERIFIED.value, Ident
 # is the row's subject: without it there is nothing to put in the chart.
 CHART_DESTINATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "lab_result": ("chart_lab_results", ("test_name", "value", "unit", "reference_range", "collection_date",
-                                         "abnormal_flag", "loinc")),
+                                         "abnormal_flag", "loinc", "critical_basis")),
     "allergy": ("chart_allergies", ("substance", "reaction", "severity")),
     "medication": ("chart_medications", ("name", "dose", "frequency")),
     "problem": ("chart_problems", ("description", "code")),

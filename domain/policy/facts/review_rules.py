@@ -11,6 +11,7 @@ from datetime import date, datetime
 from typing import Any, Iterable, Mapping, get_args
 
 from domain.models import AbnormalFlag, IdentityStatus
+from domain.policy.facts.critical_limits import critical_basis_text
 
 # Approving a document that names another patient is an override, not a confirmation:
 # the reviewer must say why, and the reason is kept in the audit.
@@ -176,6 +177,8 @@ def lab_text(value: Mapping[str, Any]) -> str:
         text += f" {str(flag).replace('_', ' ')}"
     if value.get("collection_date"):
         text += f", collected {value['collection_date']}"
+    if basis := critical_basis_text(value):
+        text += f" ({basis})"
     return text
 
 
