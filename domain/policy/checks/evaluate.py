@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from domain.policy.facts.unit_conversion import factor
 from domain.policy.facts.analytes import canonical_analyte, normalize_unit
 from domain.policy.checks.indications import classes_with_indications, names_indication
 from domain.policy.checks.rules import Rule, all_rules, priority_rank
@@ -114,8 +115,13 @@ def _past(comparison: str, threshold: float, op: str, x: float) -> bool | None:
     return {"ge": x >= threshold, "gt": x > threshold, "le": x <= threshold, "lt": x < threshold}[comparison]
 
 
-def _unit_ok(rule: Rule, unit: str | None) -> bool:
-    return normalize_unit(unit or "") in {normalize_unit(u) for u in rule.unit_spellings}
+def _to_rule_unit(rule: Rule, unit: str | None) -> float | None:
+    """What a result in ``unit`` is multiplied by to be in the rule's unit: 1 for the
+    rule's own spellings, else the analyte's conversion (unit_conversion: creatinine in
+    umol/L against a rule in mg/dL); None when the two cannot be compared."""
+    if normalize_unit(unit or "") in {normalize_unit(u) for u in rule.unit_spellings}:
+        return 1.0
+    return factor(rule.analyte, unit, rule.unit)
 
 
 # ------------------------------------------------------------------ wording
@@ -175,11 +181,13 @@ def _drug_lab(rule: Rule, meds: list[ChartFact], labs: list[ChartFact], out: Eva
         if number is None:
             out.not_checked.append(NotChecked(rule.id, cited, "the result is not a number"))
             continue
-        if not _unit_ok(rule, lab.value.get("unit")):
+        scale = _to_rule_unit(rule, lab.value.get("unit"))
+        if scale is None:
             out.not_checked.append(NotChecked(rule.id, cited, f"the result is in {lab.value.get('unit') or 'no unit'}, "
                                                               f"the rule in {rule.unit or 'no unit'}"))
             continue
-        past = _past(rule.comparison or "", rule.threshold or 0.0, *number)
+        op, x = number
+        past = _past(rule.comparison or "", rule.threshold or 0.0, op, x * scale)
         if past is None:
             out.not_checked.append(NotChecked(rule.id, cited, "a value printed as a bound cannot be compared"))
         elif past:
