@@ -324,6 +324,28 @@ def test_a_dose_request_is_declined_with_the_dose_wording_only(question):
     assert "can't recommend treatment" not in plan.refusal_reason
 
 
+# A request to check what the record says about a dose is a look-up; a request to choose
+# or change one, however it is framed, is declined (issue 24, defect 4).
+@pytest.mark.parametrize("question", ["Can you double-check her metformin dose?", "double check the warfarin dose",
+                                      "Please cross-check his insulin dose against the letter",
+                                      "Could you re-check what dose of lisinopril the chart lists?"])
+def test_checking_a_recorded_dose_is_a_look_up(question):
+    parsed = parse_question(question)
+    assert parsed.unsafe == (), parsed.rules
+    assert route(parsed).disposition == LOOKUP
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("What dose should I give?", DOSE), ("Should I increase her metformin?", MED),
+    ("Double-check her metformin dose and then double it", DOSE),
+    ("Can you double-check whether I should increase her metformin?", MED),
+    ("check if we can stop the lisinopril", MED), ("How much metformin should she take?", DOSE)])
+def test_a_dose_decision_inside_a_check_is_still_declined(question, kind):
+    parsed = parse_question(question)
+    assert kind in parsed.unsafe, parsed.rules
+    assert route(parsed).refused
+
+
 def test_a_real_change_beside_a_dose_is_still_a_change():
     parsed = parse_question("Should I stop the metformin and double the insulin?")
     assert {DOSE, MED} <= set(parsed.unsafe)
