@@ -43,3 +43,21 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
     )
     return rows(cur)
 
+
+
+def facts_for_absence_search(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """Every unretracted fact of this patient's live documents, whatever its certainty,
+    promotion or identity state, with the identity status of its scope: what an answer
+    searches before it says that something was not found. Never evidence by itself."""
+    cur.execute(
+        """SELECT f.id, f.document_id, f.fact_type, f.fact_text, f.structured_value, f.citation, f.certainty,
+                  f.promotion_status, f.context, f.active, ci.identity_status
+           FROM document_facts f
+           JOIN documents d ON d.id = f.document_id
+           LEFT JOIN current_identity_checks ci ON ci.document_id = f.document_id
+                AND ci.scope IS NOT DISTINCT FROM f.scope
+           WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active AND f.retracted_at IS NULL
+           ORDER BY f.id""",
+        [patient_id, patient_id],
+    )
+    return rows(cur)

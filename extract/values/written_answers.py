@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from domain.policy.context.mentions import assess, hedge_cue, red_flag
 from extract.values.labels import read_label
+from extract.values.lists import is_only_no_known, no_known
 
 IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
 DEMOGRAPHIC_KINDS = IDENTITY_KINDS | {"sex", "phone", "email", "address"}
@@ -112,8 +113,9 @@ def clinical_topic(text: str) -> str | None:
 
 _NONE_ANSWERS = frozenset({"none", "no", "n/a", "na", "nil", "none known", "nothing", "no medications",
                            "no meds", "-", "not applicable"})
-_NO_ALLERGY = re.compile(r"^(?:nkda|nka|nkma|none|no|n/a|nil|none known|nil known|no known(?: drug| medication| medicine)? "
-                         r"allerg(?:y|ies)|no allergies|no drug allergies|none that i know of|not that i know of)$", re.I)
+# A bare "none"/"no" in an allergy answer; every "no known ..." wording is the one
+# table of ``extract.values.lists`` (which keeps "no known drug allergies" drug-specific).
+_NO_ALLERGY_WORDS = frozenset({"none", "no", "n/a", "nil", "no allergies"})
 
 
 def clean_item(text: str) -> str:
@@ -136,9 +138,21 @@ def is_none_answer(text: str) -> bool:
     return any(t.lower() in _NONE_ANSWERS for t in _alternatives(text))
 
 
+def no_known_status(text: str) -> str | None:
+    """What an answer that says there is no known allergy rules out ("no_known_drug_allergies"
+    for "NKDA", "no_known_allergies" for "None"), in one language of a bilingual answer;
+    None for any other answer ("NKDA except penicillin" names an allergy)."""
+    for t in _alternatives(text):
+        if t.lower() in _NO_ALLERGY_WORDS:
+            return "no_known_allergies"
+        if is_only_no_known(t):
+            return no_known(t).status
+    return None
+
+
 def is_no_known_allergies(text: str) -> bool:
     """NKDA, "None", "No known allergies" and the like (in one language of a bilingual answer)."""
-    return any(_NO_ALLERGY.match(t) for t in _alternatives(text))
+    return no_known_status(text) is not None
 
 
 _YES = frozenset({"yes", "y", "sí", "si", "oui", "ja"})
@@ -287,8 +301,12 @@ def is_reaction(text: str) -> bool:
 
 
 def parse_allergy(text: str) -> dict[str, str | None]:
-    """"Penicillin (hives)" / "Codeine - nausea" -> substance / reaction."""
+    """"Penicillin (hives)" / "Codeine - nausea" -> substance / reaction; "NKDA except
+    penicillin" is the penicillin allergy, ``exception_to`` the statement it qualifies."""
     t = clean_item(text)
+    none = no_known(t)
+    if none is not None and none.exception:
+        return {**parse_allergy(none.exception), "exception_to": none.status}
     m = _ALLERGY_PAREN.match(t) or _ALLERGY_SPLIT.match(t)
     if m:
         return {"substance": m.group("s").strip(" ,-"), "reaction": m.group("r").strip(" ,-") or None}

@@ -34,6 +34,7 @@ from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, direc
 from domain.policy.answers.supervisor import REFUSE, RoutePlan
 from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
                                  term_fact_types)
+from core.services.answer.absence import check_absences
 from core.services.answer.evidence_items import Candidate, EvidenceBundle, load_candidates
 from core.services.answer.guideline_evidence import add_guideline_evidence
 from core.services.workbench import Workbench
@@ -125,6 +126,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     if question.therapy and plan.refused:
         _missing_therapy_context(covered, reviewed, bundle)
     _missing_topics(question, plan, covered, reviewed, bundle)
+    check_absences(wb, patient_id, bundle, candidates, reviews)
 
 
 def _missing_therapy_context(covered: set[str], reviewed: set[str], bundle: EvidenceBundle) -> None:
@@ -135,8 +137,8 @@ def _missing_therapy_context(covered: set[str], reviewed: set[str], bundle: Evid
         if topic in covered or topic in noted:
             continue
         note = " (only unverified mentions; see Needs Human Review)" if topic in reviewed else ""
-        bundle.missing.append((topic, f"No {TOPIC_BY_NAME[topic].label} found in the chart or in this patient's "
-                                      f"active documents{note}."))
+        bundle.claim(topic, f"No {TOPIC_BY_NAME[topic].label} found in the chart or in this patient's "
+                            f"active documents{note}.")
 
 
 def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[Candidate], safety: set[str],
@@ -202,15 +204,15 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
         listed = "; the ones on record are listed" if any(c.item.fact_type in fact_types for c in selected) else ""
         if in_review:
             what = said or "What you asked about"
-            bundle.missing.append((topic, f"{what} is written only in findings held for review (see Needs Human "
-                                          "Review): nothing verified in the chart or active documents records it "
-                                          "yet."))
+            bundle.claim(topic, f"{what} is written only in findings held for review (see Needs Human "
+                                "Review): nothing verified in the chart or active documents records it yet.",
+                         terms=(term,))
         elif said:
-            bundle.missing.append((topic, f"No {said} found among this patient's {label} in the chart or "
-                                          f"active documents{listed}."))
+            bundle.claim(topic, f"No {said} found among this patient's {label} in the chart or "
+                                f"active documents{listed}.", terms=(term,))
         else:
-            bundle.missing.append((topic, f"No entry matching what you asked about was found among this patient's "
-                                          f"{label} in the chart or active documents{listed}."))
+            bundle.claim(topic, f"No entry matching what you asked about was found among this patient's "
+                                f"{label} in the chart or active documents{listed}.", terms=(term,))
         bundle.mentions += [(said or "what you asked about", c.item) for c in mentioning]
     return selected, found, held
 
@@ -235,11 +237,12 @@ def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], 
     unseen = [label for label in absent if label not in held_labels]
     in_review = [label for label in absent if label in held_labels]
     if in_review:
-        bundle.missing.append((None, f"{', '.join(in_review)}: only a result held for review was found (see Needs "
-                                     "Human Review); nothing verified in the chart or active documents yet."))
+        bundle.claim(None, f"{', '.join(in_review)}: only a result held for review was found (see Needs "
+                           "Human Review); nothing verified in the chart or active documents yet.",
+                     analytes=tuple(a for a in named if analyte_label(a) in in_review))
     if unseen:
-        bundle.missing.append((None, f"No {', '.join(unseen)} result found in the chart or in this patient's "
-                                     "active documents."))
+        bundle.claim(None, f"No {', '.join(unseen)} result found in the chart or in this patient's "
+                           "active documents.", analytes=tuple(a for a in named if analyte_label(a) in unseen))
     answered = {t for t in question.topics if "lab_result" in TOPIC_BY_NAME[t].fact_types}
     return ([c for c in selected if c.item.fact_type != "lab_result"] + hits, answered,
             {c.item.evidence_id for c in held})
@@ -280,9 +283,9 @@ def _missing_topics(question: ParsedQuestion, plan: RoutePlan, covered: set[str]
             text = f"No {t.label} is recorded for this patient in the chart or in active documents{note}."
         else:
             text = f"No {t.label} found in the chart or in this patient's active documents{note}."
-        bundle.missing.append((topic, text))
+        bundle.claim(topic, text)
     if not question.topics and not bundle.all_items() and not bundle.missing and plan.disposition != REFUSE:
-        bundle.missing.append((None, "No patient evidence matching this question was found."))
+        bundle.claim(None, "No patient evidence matching this question was found.")
 
 
 def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion, candidates: list[Candidate],

@@ -19,6 +19,7 @@ from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.vital_signs import VITAL_SIGNS
 from domain.policy.answers.relevance import context_of, with_context
 from domain.policy.questions.topics import report_furniture, report_kinds, topics_of
+from core.services.answer.absence import AbsenceCheck, AbsenceClaim
 from core.services.workbench import Workbench
 from storage import evidence_repo
 
@@ -43,6 +44,13 @@ class EvidenceBundle:
     missing: list[tuple[str | None, str]] = field(default_factory=list)
     # A condition the record names only as denied, a relative's or hypothetical.
     mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
+    # Absence lines checked before they are said (``core.services.answer.absence``): the
+    # claims, what the searches found that the answer did not show (cited entries with
+    # their status; entries held outside the answer, named by place), and the record.
+    claims: list[AbsenceClaim] = field(default_factory=list)
+    related: list[tuple[str, EvidenceItem]] = field(default_factory=list)
+    held_notes: list[str] = field(default_factory=list)
+    absence_checks: list[AbsenceCheck] = field(default_factory=list)
     unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
     guideline_searched: bool = False
     # database, vectors, guidelines (searches included), rerank (the guideline reranker's
@@ -55,7 +63,14 @@ class EvidenceBundle:
 
     def all_items(self) -> list[EvidenceItem]:
         series = [i for s in [*self.attention, *self.in_range] for i in s.items]
-        return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions)]
+        return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions),
+                *(i for _, i in self.related)]
+
+    def claim(self, topic: str | None, text: str, *, terms: tuple[str, ...] = (),
+              analytes: tuple[str, ...] = ()) -> None:
+        """An absence line, to be checked against the whole record before it is said."""
+        self.missing.append((topic, text))
+        self.claims.append(AbsenceClaim(topic, text, terms, analytes))
 
 
 # ------------------------------------------------------------------ item building

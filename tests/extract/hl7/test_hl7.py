@@ -599,3 +599,12 @@ def test_each_message_of_a_batch_keeps_its_own_identifiers():
         scoped = [i for i in result.identifiers if i.scope == f"message {n}"]
         assert sorted(i.kind.value for i in scoped) == ["dob", "mrn", "name"]
         assert identity(result, f"message {n}") == {"name": "QUENTARA, MARISOL J", "dob": "1978-03-14", "mrn": "WB-204118"}
+
+
+@pytest.mark.parametrize("allergen, status", [("^No Known Drug Allergies", "no_known_drug_allergies"),
+                                              ("NKA^No known allergies^L", "no_known_allergies")])
+def test_an_al1_that_says_no_known_allergies_is_the_statement_never_a_chart_allergy(allergen, status):
+    _, result = run(message(GLUCOSE, f"AL1|1|DA|{allergen}"))
+    allergy = next(f for f in result.facts if f.fact_type == "allergy")
+    assert allergy.document_fact_only and allergy.structured_value["status"] == status
+    assert allergy.structured_value["substance"] == "" and allergy.structured_value["no_known_allergies"]
