@@ -61,3 +61,34 @@ def facts_for_absence_search(cur: duckdb.DuckDBPyConnection, patient_id: int) ->
         [patient_id, patient_id],
     )
     return rows(cur)
+
+
+def supporting_citations(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """The other documents behind a chart row: citations of the live promotions that
+    found their fact already in the chart (``already_exists``/``duplicate_skipped``),
+    so an answer lists the row once with every document that states it."""
+    cur.execute(
+        """SELECT p.promoted_table, p.promoted_record_id, p.citation FROM promotions p
+           JOIN documents d ON d.id = p.document_id
+           WHERE p.patient_id = ? AND p.active AND p.retracted_at IS NULL AND NOT d.deleted AND d.active
+             AND p.outcome IN ('already_exists', 'duplicate_skipped') AND p.citation IS NOT NULL
+           ORDER BY p.id""",
+        [patient_id],
+    )
+    return rows(cur)
+
+
+def conflict_details(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """For each fact held in conflict with the chart: what the chart holds (the
+    promotion's reason) and the citation behind the chart row it conflicts with."""
+    cur.execute(
+        """SELECT p.fact_id, p.conflict_reason, p.promoted_table, p.promoted_record_id,
+                  rp.citation AS chart_citation
+           FROM promotions p
+           LEFT JOIN promotions rp ON rp.promoted_table = p.promoted_table
+                AND rp.promoted_record_id = p.promoted_record_id AND rp.outcome = 'promoted' AND rp.active
+           WHERE p.patient_id = ? AND p.active AND p.outcome = 'conflict_needs_review'
+           ORDER BY p.id""",
+        [patient_id],
+    )
+    return rows(cur)

@@ -29,8 +29,9 @@ from domain.models import EvidenceItem
 from domain.policy.facts.analytes import result_is_of
 from domain.policy.answers.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from domain.policy.questions.intent import Intent, ParsedQuestion
-from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, direct, meant_as_asked, relevant, review_bears_on,
-                                   safety_finding, therapy_context)
+from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, context_tags, direct, meant_as_asked, relevant,
+                                   review_bears_on, safety_finding, therapy_context)
+from domain.policy.facts.fingerprints import clinical_content_fingerprint
 from domain.policy.answers.supervisor import REFUSE, RoutePlan
 from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
                                  term_fact_types)
@@ -97,6 +98,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         safety = {c.item.evidence_id for c in extra}
         selected += extra
 
+    selected = _merge_duplicates(selected)
     labs = [c for c in selected if c.item.fact_type == "lab_result"]
     # Newest first; within a date, the newest document first and each document's entries
     # in the order it wrote them (a report's lines read as the report does).
@@ -127,6 +129,27 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         _missing_therapy_context(covered, reviewed, bundle)
     _missing_topics(question, plan, covered, reviewed, bundle)
     check_absences(wb, patient_id, bundle, candidates, reviews)
+
+
+def _merge_duplicates(selected: list[Candidate]) -> list[Candidate]:
+    """The same finding stated by two documents (or a chart row and a document) is one
+    line citing both: same kind, same clinical content (``fingerprints``: "BID" and "twice
+    a day" are one regimen) and the same context (a denial never merges with a finding)."""
+    kept: dict[tuple, Candidate] = {}
+    out: list[Candidate] = []
+    for c in selected:
+        item = c.item
+        key = (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
+               tuple(context_tags(c.context)))
+        first = kept.get(key)
+        if first is None:
+            kept[key] = c
+            out.append(c)
+            continue
+        extra = [x for x in item.citations if x not in first.item.citations]
+        if extra:
+            first.item = first.item.model_copy(update={"citations": [*first.item.citations, *extra]})
+    return out
 
 
 def _missing_therapy_context(covered: set[str], reviewed: set[str], bundle: EvidenceBundle) -> None:

@@ -64,3 +64,25 @@ def test_a_mention_in_a_letter_outside_the_asked_kind_is_named_and_cited(wb, pat
                or "warfarin" in i["text"].lower() and i["citations"]]
     assert related and all(i["citations"] for i in related)
 
+
+
+# ---------------------------------------------------------------- one line per finding (issue 24, defect 5)
+def test_the_same_medication_from_two_documents_is_one_line_citing_both(wb, patient):
+    first = ingest(wb, patient, _letter("Medications: Metformin 1000 mg BID"), "referral_docx", "a.docx")
+    second = ingest(wb, patient, _letter("Medications: Metformin 1000 mg twice a day"), "referral_docx", "b.docx")
+    outcomes = [f["promotion_status"] for r in (first, second) for f in r["facts"] if f["fact_type"] == "medication"]
+    assert outcomes == ["promoted", "already_exists"]  # BID = twice a day: no conflict (defect 3)
+    payload = ask(wb, patient["id"], "Is she on metformin?").payload
+    lines = [i for i in payload["sections"]["patient_findings"] if "metformin" in i["text"].lower()]
+    assert len(lines) == 1
+    assert {c["source_id"] for c in lines[0]["citations"]} == {f"documents:{first['document_id']}",
+                                                             f"documents:{second['document_id']}"}
+
+
+def test_a_conflict_line_names_the_charts_value_and_its_source(wb, patient):
+    first = ingest(wb, patient, _letter("Medications: Metformin 1000 mg BID"), "referral_docx", "a.docx")
+    ingest(wb, patient, _letter("Medications: Metformin 500 mg twice a day"), "referral_docx", "b.docx")
+    payload = ask(wb, patient["id"], "Is she on metformin?").payload
+    (line,) = [i["text"] for i in payload["sections"]["needs_review"] if "500 mg" in i["text"]]
+    assert "conflicts with the chart, which holds" in line and "1000 mg" in line
+    assert f"documents:{first['document_id']}" in line
