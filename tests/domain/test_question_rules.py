@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from domain.policy.questions.intent import Intent, parse_question
-from domain.policy.answers.supervisor import ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
+from domain.policy.answers.supervisor import CHECK_A_DOSE_CAVEAT, ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
 from domain.policy.questions.topics import find_topics
 from domain.policy.questions.unsafe_requests import Unsafe
 
@@ -332,7 +332,8 @@ def test_a_dose_request_is_declined_with_the_dose_wording_only(question):
 def test_checking_a_recorded_dose_is_a_look_up(question):
     parsed = parse_question(question)
     assert parsed.unsafe == (), parsed.rules
-    assert route(parsed).disposition == LOOKUP
+    plan = route(parsed)
+    assert plan.disposition == LOOKUP and plan.caveat == CHECK_A_DOSE_CAVEAT  # the dose as recorded, none judged
 
 
 @pytest.mark.parametrize("question, kind", [

@@ -344,6 +344,16 @@ def _fired(rules: tuple[Rule, ...], text: str) -> list[str]:
 _CHECKING = re.compile(r"\b(?:double|triple|cross|re)[- ]?check(?=\w*\b)", re.I)
 
 
+_CHECK_A_DOSE = re.compile(r"\b(?:(?:double|triple|cross|re)[- ]?)?(?:check|verify|confirm)\w*\b[^?.]{0,40}"
+                           r"\b(?:dose|doses|dosage|dosing|strength|how much)\b", re.I)
+
+
+def asks_to_check_a_dose(text: str) -> bool:
+    """"Can you double-check her metformin dose?": a look-up of the recorded dose, answered
+    with the dose as cited and a note that no dose is judged."""
+    return _CHECK_A_DOSE.search(text) is not None
+
+
 def unsafe_requests(text: str, topics: tuple[str, ...] = ()) -> tuple[tuple[Unsafe, ...], list[str]]:
     """Which decisions the question asks the workbench to make, and the rules that said so.
     ``topics``: what the question names (a known condition makes "is she X?" a look-up)."""
