@@ -80,3 +80,14 @@ MEDICATION_TABLE = [
 @pytest.mark.parametrize("line, name, dose, frequency, route", MEDICATION_TABLE)
 def test_medication_lines(line, name, dose, frequency, route):
     assert lists.parse_medication(line) == {"name": name, "dose": dose, "frequency": frequency, "route": route}
+
+
+@pytest.mark.parametrize("line, name, dose, frequency, route", MEDICATION_TABLE)
+def test_a_forms_medication_answer_agrees(line, name, dose, frequency, route):
+    parsed = written_answers.parse_medication(line)
+    assert (parsed["name"], parsed["dose"], parsed["frequency"], parsed.get("route")) == (name, dose, frequency, route)
+
+
+def test_a_forms_answer_keeps_a_schedule_the_vocabulary_does_not_know():
+    assert written_answers.parse_medication("Metformin 500 mg morning and night")["frequency"] == "morning and night"
+    assert lists.parse_medication("Metformin 500 mg morning and night")["frequency"] is None
