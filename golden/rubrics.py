@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from golden.absence_rubrics import absence_checked
 from golden.citation_rubrics import (bounding_box_present, box_on_words, citation_present, citation_verified,
                                      schema_valid)
 from golden.expectation_rubrics import (document_fact_expectations, factually_consistent, guideline_retrieval,
@@ -39,6 +40,7 @@ RUBRICS: dict[str, Callable[..., Verdict]] = {
     "promotion_expectations": promotion_expectations,
     "document_fact_expectations": document_fact_expectations,
     "guideline_retrieval": guideline_retrieval,
+    "absence_checked": absence_checked,
 }
 
 

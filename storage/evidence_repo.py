@@ -43,3 +43,52 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
     )
     return rows(cur)
 
+
+
+def facts_for_absence_search(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """Every unretracted fact of this patient's live documents, whatever its certainty,
+    promotion or identity state, with the identity status of its scope: what an answer
+    searches before it says that something was not found. Never evidence by itself."""
+    cur.execute(
+        """SELECT f.id, f.document_id, f.fact_type, f.fact_text, f.structured_value, f.citation, f.certainty,
+                  f.promotion_status, f.context, f.active, ci.identity_status
+           FROM document_facts f
+           JOIN documents d ON d.id = f.document_id
+           LEFT JOIN current_identity_checks ci ON ci.document_id = f.document_id
+                AND ci.scope IS NOT DISTINCT FROM f.scope
+           WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active AND f.retracted_at IS NULL
+           ORDER BY f.id""",
+        [patient_id, patient_id],
+    )
+    return rows(cur)
+
+
+def supporting_citations(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """The other documents behind a chart row: citations of the live promotions that
+    found their fact already in the chart (``already_exists``/``duplicate_skipped``),
+    so an answer lists the row once with every document that states it."""
+    cur.execute(
+        """SELECT p.promoted_table, p.promoted_record_id, p.citation FROM promotions p
+           JOIN documents d ON d.id = p.document_id
+           WHERE p.patient_id = ? AND p.active AND p.retracted_at IS NULL AND NOT d.deleted AND d.active
+             AND p.outcome IN ('already_exists', 'duplicate_skipped') AND p.citation IS NOT NULL
+           ORDER BY p.id""",
+        [patient_id],
+    )
+    return rows(cur)
+
+
+def conflict_details(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """For each fact held in conflict with the chart: what the chart holds (the
+    promotion's reason) and the citation behind the chart row it conflicts with."""
+    cur.execute(
+        """SELECT p.fact_id, p.conflict_reason, p.promoted_table, p.promoted_record_id,
+                  rp.citation AS chart_citation
+           FROM promotions p
+           LEFT JOIN promotions rp ON rp.promoted_table = p.promoted_table
+                AND rp.promoted_record_id = p.promoted_record_id AND rp.outcome = 'promoted' AND rp.active
+           WHERE p.patient_id = ? AND p.active AND p.outcome = 'conflict_needs_review'
+           ORDER BY p.id""",
+        [patient_id],
+    )
+    return rows(cur)

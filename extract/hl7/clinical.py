@@ -7,6 +7,7 @@ from __future__ import annotations
 from domain.models import FactProposal
 from domain.policy.context.mentions import hedge_cue
 from extract.values import numbers as V
+from extract.values.lists import NO_KNOWN_TEXT, is_only_no_known, no_known
 from extract.values.dates import hl7_date
 from extract.hl7.message import MessageFacts, Msg, Review, Seg, seg_review
 from extract.formats.hl7.parse import Encoding, component, components, repetitions, unescape
@@ -39,6 +40,13 @@ def read_allergy(ctx: MessageFacts, msg: Msg, seg: Seg, base: Review, doc_only: 
     }
     text = f"Allergy: {substance}" + (f" - reaction: {structured['reaction']}" if reactions else "") + (
         f" ({severity})" if severity else "")
+    none = no_known(substance)
+    if none is not None and none.exception is None and is_only_no_known(substance):
+        # An AL1 that says "No Known Drug Allergies": the statement, never a chart allergy.
+        structured.update(substance="", no_known_allergies=True, status=none.status)
+        text, doc_only = f"Allergies: {NO_KNOWN_TEXT[none.status]}", True
+    elif none is not None:  # "NKDA except penicillin" in one allergen field: a person reads it
+        review.add(f"'{NO_KNOWN_TEXT[none.status]}' with more written after it", 0.5)
     ctx.facts.append(FactProposal(
         fact_type="allergy", fact_text=text, structured_value=structured, citation=cit,
         confidence=V.confidence(0.9, review.factors), wants_review=bool(review.reasons),

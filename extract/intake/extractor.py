@@ -28,6 +28,7 @@ from domain.models import (
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.context.mentions import red_flag
 from extract.values import labels
+from extract.values.lists import NO_KNOWN_TEXT
 from extract.values import written_answers as it
 from extract.values import text_rules as tr
 from extract.intake.answers import (
@@ -297,10 +298,12 @@ class _Builder:
                       context=text)
 
     def _allergies(self, f: Field, words: list[Word], text: str) -> None:
-        if it.is_no_known_allergies(text):
-            # An explicit statement, not silence: cited, but never a chart allergy.
-            self._add("allergy", "No known allergies reported", {"substance": "", "status": "no_known_allergies"},
-                      f.page, words, "allergies[]", answer_score(1.0, f, False), document_only=True, context=text)
+        if (status := it.no_known_status(text)) is not None:
+            # An explicit statement, not silence: cited, but never a chart allergy; "NKDA"
+            # stays drug-specific ("no known drug allergies reported").
+            self._add("allergy", f"{NO_KNOWN_TEXT[status].capitalize()} reported",
+                      {"substance": "", "status": status}, f.page, words, "allergies[]",
+                      answer_score(1.0, f, False), document_only=True, context=text)
             return
         for item in merge_items(split_items(f.rows, commas=True), allergy_continues):
             item_text = it.clean_item(text_of(item))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from domain.content import Section
 from domain.models import Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate
 from extract.values import lists as phrases
+from extract.values.lists import NO_KNOWN_TEXT
 from extract.referral import prose as P
 from extract.referral.pages import cite_words
 from extract.values.prose_allergies import AllergyMention, allergy_in
@@ -317,12 +318,15 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
             parsed["substance"] = parsed["substance"].replace("~~", "").strip()
         if parsed.get("no_known_allergies"):
             doc_only = True  # an explicit statement, cited, but never a chart allergy
-            parsed.update(substance="", status="no_known_allergies")
-            fact_text = "Allergies: no known allergies"
-            if not is_no_known_allergies(text):  # "NKDA except penicillin": not only a none
+            status = parsed.get("status") or "no_known_allergies"
+            parsed.update(substance="", status=status)
+            fact_text = f"Allergies: {NO_KNOWN_TEXT[status]}"
+            if not is_no_known_allergies(text):  # more written after it than a none
                 factors.append(0.5)
-                reasons.append(f"'no known allergies' with more written after it ({text!r})")
+                reasons.append(f"'{NO_KNOWN_TEXT[status]}' with more written after it ({text!r})")
         else:
+            if parsed.get("exception_to"):  # "NKDA except penicillin": the penicillin allergy, checked
+                reasons.append(_exception_reason(parsed["exception_to"]))
             fact_text = f"Allergy: {parsed['substance']}" + (f" - reaction: {parsed['reaction']}" if parsed["reaction"] else "")
     else:
         parsed = phrases.parse_problem(text)
@@ -354,6 +358,10 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
     ))
 
 
+def _exception_reason(status: str) -> str:
+    return f"an exception written after '{NO_KNOWN_TEXT[status]}': check the allergy against the source"
+
+
 # ---------------------------------------------------------------------------- told in a sentence
 
 SENTENCE_REASON = "read from a sentence of the letter, not a list: check it against the sentence"
@@ -380,13 +388,17 @@ def _sentence_item(ctx: Ctx, item: Found) -> None:
         text = f"{value['test_name']} {value['value']}" + (f" {value['unit']}" if value["unit"] else "") \
             + (f" ({when})" if when else "") + " (stated in the letter)"
     elif item.field == "allergies" and parsed.get("no_known_allergies"):
-        fact_type, collection, text, reasons, other = "allergy", "allergies", "Allergies: no known allergies", [], True
-        value = {"substance": "", "reaction": None, "severity": None, "no_known_allergies": True,
-                 "status": "no_known_allergies"}
+        status = parsed.get("status") or "no_known_allergies"
+        fact_type, collection, text, reasons, other = "allergy", "allergies", f"Allergies: {NO_KNOWN_TEXT[status]}", \
+            [], True
+        value = {"substance": "", "reaction": None, "severity": None, "no_known_allergies": True, "status": status}
     elif item.field == "allergies":
         value = {"substance": parsed["substance"], "reaction": parsed["reaction"], "severity": None,
                  "no_known_allergies": False}
         fact_type, collection = "allergy", "allergies"
+        if parsed.get("exception_to"):
+            value["exception_to"] = parsed["exception_to"]
+            reasons = [*reasons, _exception_reason(parsed["exception_to"])]
         text = f"Allergy: {value['substance']}" + (f" - reaction: {value['reaction']}" if value["reaction"] else "")
     elif item.field == "medications":
         value = {k: parsed.get(k) for k in ("name", "dose", "route", "frequency")}

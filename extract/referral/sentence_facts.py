@@ -17,6 +17,7 @@ from __future__ import annotations
 from domain.content import Section
 from domain.policy.context.mentions import assess_span
 from extract.referral.facts import Found
+from extract.values.lists import no_known, parse_allergy
 from extract.values.prose_allergies import allergies_in, no_known_allergies_in
 from extract.values.prose_labs import lab_values_in
 from extract.values.prose_meds import medications_in
@@ -36,10 +37,18 @@ def read_sentence(section: Section, sentence: Span) -> list[Found]:
     readers return are the sentence's own."""
     text = sentence.text
     out: list[Found] = []
-    if (none := no_known_allergies_in(text)) is not None:
-        out.append(Found("allergies", none.text, section, "sentence", text, context=text,
-                         parsed={"no_known_allergies": True, "not_the_patients": False}))
     allergies = allergies_in(text)
+    if (none := no_known_allergies_in(text)) is not None:
+        exception = no_known(text[none.start:]).exception
+        if exception is None:
+            out.append(Found("allergies", none.text, section, "sentence", text, context=text,
+                             parsed={"no_known_allergies": True, "status": none.value, "not_the_patients": False}))
+        elif not any(a.substance.start >= none.end for a in allergies):
+            # "no known drug allergies apart from codeine": the exception is an allergy
+            allergy = parse_allergy(exception)
+            out.append(Found("allergies", allergy["substance"], section, "sentence", text, context=text, parsed={
+                "substance": allergy["substance"], "reaction": allergy["reaction"], "exception_to": none.value,
+                "not_the_patients": False}))
     for a in allergies:
         out.append(Found("allergies", a.substance.text, section, "sentence", text, context=text, parsed={
             "substance": a.substance.text, "reaction": a.reaction.text if a.reaction else None,

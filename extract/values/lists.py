@@ -8,7 +8,9 @@ item itself with the missing parts ``None``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from domain.policy.facts.medication_schedule import running_text_pattern
 from extract.values.numbers import normalize_ws
 
 # ---------------------------------------------------------------------------- free-text lists
@@ -75,18 +77,10 @@ _DOSE = re.compile(
     r"|capsules?|caps?|drops?|mmol|meq|sprays?|patch(?:es)?)\b)",
     re.IGNORECASE,
 )
-_FREQUENCY = re.compile(
-    r"\b(once daily|twice daily|three times (?:a day|daily)|four times (?:a day|daily)|once a day|twice a day"
-    r"|every other day|alternate days|every \d+(?:-\d+)? ?(?:hours|hrs|h)\b|q\d+h|once weekly|weekly|monthly"
-    r"|daily|nightly|at night|at bedtime|in the morning|with meals|as needed|as required|when required"
-    r"|od|bd|bid|tds|tid|qds|qid|qhs|qam|qpm|nocte|mane|prn|stat)\b",
-    re.IGNORECASE,
-)
-_ROUTE = re.compile(
-    r"\b(oral(?:ly)?|by mouth|po|subcutaneous(?:ly)?|subcut|sc|intramuscular|im|intravenous|iv|inhaled|inh"
-    r"|topical(?:ly)?|sublingual|sl|pr|nasal|transdermal|ophthalmic|eye drops)\b",
-    re.IGNORECASE,
-)
+# How often and by which route: the wordings of the medication schedule vocabulary
+# (``domain.policy.facts.medication_schedule``), the same one the chart compares on.
+_FREQUENCY = running_text_pattern("frequencies")
+_ROUTE = running_text_pattern("routes")
 
 
 def parse_medication(text: str) -> dict:
@@ -108,15 +102,93 @@ def parse_medication(text: str) -> dict:
 
 
 _SEVERITY_WORDS = re.compile(r"\b(mild|moderate|severe|life[- ]threatening|anaphyla\w*)\b", re.IGNORECASE)
-_NO_KNOWN = re.compile(r"^\s*(?:nkda|nka|nkfa|no known (?:drug |food )?allerg(?:y|ies)|none known|nil known)\b", re.IGNORECASE)
+
+# ---------------------------------------------------------------------------- "no known ..."
+# The one table of "there is no known allergy" wordings, for every reader (lists, form
+# answers, sentences). What kind of allergy a wording rules out is kept: "no known drug
+# allergies" says nothing about food or latex, so it is never widened to "no known
+# allergies". Longest wordings first.
+NO_KNOWN_STATUS = {
+    "no_known_drug_allergies": (
+        "nkda", "nkma", "no known drug allergies", "no known drug allergy", "no known medication allergies",
+        "no known medication allergy", "no known medicine allergies", "no drug allergies", "no medication allergies",
+        "no known adverse drug reactions", "no known adverse reactions", "no drug allergies known",
+        "no drug allergies reported", "no drug allergies recorded", "no known allergies to medications",
+        "no known allergies to medicines", "no known allergies to drugs"),
+    "no_known_food_allergies": ("nkfa", "no known food allergies", "no known food allergy", "no food allergies"),
+    "no_known_allergies": (
+        "nka", "no known allergies", "no known allergy", "no allergies", "none known", "nil known",
+        "no allergies known", "no allergies reported", "no allergies recorded", "none that i know of",
+        "not that i know of"),
+}
+NO_KNOWN_TEXT = {"no_known_drug_allergies": "no known drug allergies",
+                 "no_known_food_allergies": "no known food allergies", "no_known_allergies": "no known allergies"}
+_NO_KNOWN_WORDING = sorted(((w, status) for status, words in NO_KNOWN_STATUS.items() for w in words),
+                           key=lambda p: len(p[0]), reverse=True)
+NO_KNOWN_PATTERN = re.compile(
+    r"(?<![\w])(" + "|".join(r"\s+".join(map(re.escape, w.split())) for w, _ in _NO_KNOWN_WORDING) + r")(?![\w])",
+    re.IGNORECASE)
+# "NKDA except penicillin", "no known allergies other than latex": an allergy, not a none.
+_EXCEPTION = re.compile(r"[\s,;:(\-\u2013\u2014]*(?:except(?:\s+for)?|but|other\s+than|apart\s+from|aside\s+from|"
+                        r"besides|save\s+for|excluding)\s+(?:to\s+)?(?P<rest>.+?)[\s.]*$", re.IGNORECASE)
+
+
+_NAMES_ALLERGY = re.compile(r"allerg|reaction|^nk", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class NoKnown:
+    """A "no known ..." wording found in a text: its status, where it is, and the
+    allergy an "except ..." after it names (None when there is none)."""
+
+    status: str
+    start: int
+    end: int
+    exception: str | None = None
+
+    @property
+    def text(self) -> str:
+        return NO_KNOWN_TEXT[self.status]
+
+
+def no_known(text: str, *, anywhere: bool = False) -> NoKnown | None:
+    """The "no known allergies" wording that opens ``text`` (or, ``anywhere``, the first
+    one in it), with the exception written after it ("NKDA except penicillin")."""
+    if anywhere:  # in a sentence, only a wording that names allergies ("none known" may be of anything)
+        m = next((m for m in NO_KNOWN_PATTERN.finditer(text) if _NAMES_ALLERGY.search(m.group(1))), None)
+    else:
+        m = NO_KNOWN_PATTERN.match(text.lstrip())
+    if not m:
+        return None
+    offset = 0 if anywhere else len(text) - len(text.lstrip())
+    status = next(st for w, st in _NO_KNOWN_WORDING if re.fullmatch(r"\s+".join(map(re.escape, w.split())),
+                                                                       m.group(1), re.IGNORECASE))
+    rest = _EXCEPTION.match(text, offset + m.end())
+    exception = rest.group("rest").strip() if rest else None
+    while exception and exception.endswith(")") and exception.count(")") > exception.count("("):
+        exception = exception[:-1].rstrip(" .")  # the bracket "(except PCN)" opened before it
+    return NoKnown(status, offset + m.start(), offset + m.end(), exception or None)
+
+
+def is_only_no_known(text: str) -> bool:
+    """Whether ``text`` says nothing but "no known allergies" (in some wording)."""
+    found = no_known(text)
+    return found is not None and not re.search(r"\w", text[found.end:])
 
 
 def parse_allergy(text: str) -> dict:
     """Substance, reaction and severity from "Penicillin (rash)", "Codeine - nausea",
-    "Latex: hives, severe". "NKDA"/"No known allergies" sets ``no_known_allergies``."""
+    "Latex: hives, severe". "NKDA"/"No known allergies" sets ``no_known_allergies``
+    and ``status`` (which kind of allergy it rules out: drug, food or any); "NKDA
+    except penicillin" is the penicillin allergy, with ``exception_to`` saying what it
+    is an exception to."""
     t = normalize_ws(text)
-    if _NO_KNOWN.match(t):
-        return {"substance": None, "reaction": None, "severity": None, "no_known_allergies": True}
+    none = no_known(t)
+    if none is not None and none.exception is None:
+        return {"substance": None, "reaction": None, "severity": None, "no_known_allergies": True,
+                "status": none.status}
+    if none is not None:
+        return {**parse_allergy(none.exception), "exception_to": none.status}
     m = re.match(r"(.+?)\s*\((.+)\)\s*$", t) or re.match(r"(.+?)\s*(?:\s[-\u2013\u2014]\s|:|\u2192|->)\s*(.+)$", t)
     substance, reaction = (m.group(1).strip(), m.group(2).strip()) if m else (t, None)
     sev = _SEVERITY_WORDS.search(reaction or "")

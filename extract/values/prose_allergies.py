@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from extract.values.lists import no_known
 from extract.values.prose_text import Span, clause_items, strip_span
 
 # --------------------------------------------------------------------------- vocabulary (data)
@@ -46,11 +47,6 @@ NOT_A_SUBSTANCE = frozenset("""
 known drug food medication medicine documented reported recorded severe mild moderate true confirmed suspected
 possible no any other previous prior serious significant life-threatening
 """.split())
-# Statements that there is no known allergy, in a sentence.
-NO_KNOWN_ALLERGY_PHRASES = (
-    r"nkda", r"nka", r"nkfa", r"no known (?:drug |medication |food )?allerg(?:y|ies)",
-    r"no (?:drug |medication )?allergies (?:known|reported|recorded)", r"no known adverse (?:drug )?reactions",
-)
 # Where a reaction is written after a substance: "(rash)", "- rash", ": rash".
 REACTION_MARKS = r"\s*\(\s*|\s[-\u2013\u2014]\s*|\s*:\s*|\s*\u2192\s*|\s*->\s*"
 # A substance in a list of them is at most this many words ("sulfonamide antibiotics").
@@ -123,7 +119,6 @@ def allergy_in(sentence: str) -> AllergyMention | None:
 
 # ----------------------------------------------------------------- several allergies in one sentence
 
-_NO_KNOWN = re.compile(r"\b(?:" + "|".join(NO_KNOWN_ALLERGY_PHRASES) + r")\b", re.I)
 _LIST_OPENER = re.compile(rf"\b(?:{ALLERGY_WORDS})\s+(?:to|against|towards?)\s+", re.I)
 # Where a list of substances after "allergic to" ends: the clause moves on.
 _LIST_END = re.compile(
@@ -137,9 +132,13 @@ _ITEM_WITH_REACTION = re.compile(r"^(?P<s>.+?)\s*(?:\((?P<r1>[^()]+)\)|\s[-\u201
 
 
 def no_known_allergies_in(sentence: str) -> Span | None:
-    """The words saying there is no known allergy ("NKDA", "no known drug allergies"), or None."""
-    m = _NO_KNOWN.search(sentence)
-    return Span(m.group(0), m.start(), m.end()) if m else None
+    """The words saying there is no known allergy ("NKDA", "no known drug allergies"), or
+    None; ``value`` is what it rules out (``extract.values.lists.NO_KNOWN_STATUS``: the
+    one table every reader uses, so "no known drug allergies" stays drug-specific)."""
+    found = no_known(sentence, anywhere=True)
+    if found is None:
+        return None
+    return Span(sentence[found.start:found.end], found.start, found.end, found.status)
 
 
 def _item(sentence: str, span: Span) -> AllergyMention | None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from domain.policy.context.mentions import assess, hedge_cue, red_flag
 from extract.values.labels import read_label
+from extract.values.lists import is_only_no_known, no_known
+from extract.values.lists import parse_medication as list_medication
 
 IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
 DEMOGRAPHIC_KINDS = IDENTITY_KINDS | {"sex", "phone", "email", "address"}
@@ -112,8 +114,9 @@ def clinical_topic(text: str) -> str | None:
 
 _NONE_ANSWERS = frozenset({"none", "no", "n/a", "na", "nil", "none known", "nothing", "no medications",
                            "no meds", "-", "not applicable"})
-_NO_ALLERGY = re.compile(r"^(?:nkda|nka|nkma|none|no|n/a|nil|none known|nil known|no known(?: drug| medication| medicine)? "
-                         r"allerg(?:y|ies)|no allergies|no drug allergies|none that i know of|not that i know of)$", re.I)
+# A bare "none"/"no" in an allergy answer; every "no known ..." wording is the one
+# table of ``extract.values.lists`` (which keeps "no known drug allergies" drug-specific).
+_NO_ALLERGY_WORDS = frozenset({"none", "no", "n/a", "nil", "no allergies"})
 
 
 def clean_item(text: str) -> str:
@@ -136,9 +139,21 @@ def is_none_answer(text: str) -> bool:
     return any(t.lower() in _NONE_ANSWERS for t in _alternatives(text))
 
 
+def no_known_status(text: str) -> str | None:
+    """What an answer that says there is no known allergy rules out ("no_known_drug_allergies"
+    for "NKDA", "no_known_allergies" for "None"), in one language of a bilingual answer;
+    None for any other answer ("NKDA except penicillin" names an allergy)."""
+    for t in _alternatives(text):
+        if t.lower() in _NO_ALLERGY_WORDS:
+            return "no_known_allergies"
+        if is_only_no_known(t):
+            return no_known(t).status
+    return None
+
+
 def is_no_known_allergies(text: str) -> bool:
     """NKDA, "None", "No known allergies" and the like (in one language of a bilingual answer)."""
-    return any(_NO_ALLERGY.match(t) for t in _alternatives(text))
+    return no_known_status(text) is not None
 
 
 _YES = frozenset({"yes", "y", "sí", "si", "oui", "ja"})
@@ -249,9 +264,6 @@ def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -
 _DOSE = (r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*(?:mg/ml|mg|mcg|µg|ug|gm|g|ml|units?|iu|%|meq|"
          r"puffs?|tabs?|tablets?|caps?|capsules?|drops?|sprays?|patch(?:es)?)\b")
 _MED_WITH_DOSE = re.compile(rf"^(?P<name>.+?)\s+(?P<dose>{_DOSE})(?:\s+(?P<freq>.+))?$", re.I)
-_FREQUENCY = re.compile(r"\b(?:daily|once|twice|three times|four times|bid|tid|qid|qd|qhs|prn|as needed|"
-                        r"at bedtime|bedtime|nightly|weekly|monthly|every|each|morning|evening|q\d+h)\b", re.I)
-
 
 _FREQUENCY_START = re.compile(r"^(?:as needed|as directed|at |for |with |before |after |when |by mouth|"
                               r"with meals|daily|once|twice|three times|every|each|prn|bid|tid|qid|qd|qhs|nightly|"
@@ -264,16 +276,20 @@ def starts_like_frequency(text: str) -> bool:
 
 
 def parse_medication(text: str) -> dict[str, str | None]:
-    """"Metformin 500 mg twice daily" -> name / dose / frequency (missing parts None)."""
+    """"Metformin 500 mg twice daily" -> name / dose / frequency / route (missing parts
+    None), read by the one list parser (``extract.values.lists.parse_medication``, whose
+    frequencies and routes are the schedule vocabulary). A form's answer is short: what
+    follows the dose when no known frequency is found ("500 mg morning and night") is kept
+    as the frequency, as the patient wrote it."""
     t = clean_item(text)
-    m = _MED_WITH_DOSE.match(t)
-    if m:
-        return {"name": m.group("name").strip(" ,-"), "dose": m.group("dose"),
-                "frequency": (m.group("freq") or "").strip(" ,-") or None}
-    f = _FREQUENCY.search(t)
-    if f and f.start() > 0:
-        return {"name": t[: f.start()].strip(" ,-"), "dose": None, "frequency": t[f.start():].strip(" ,-")}
-    return {"name": t, "dose": None, "frequency": None}
+    parsed = list_medication(t)
+    if parsed["frequency"] is None and parsed["dose"]:
+        m = _MED_WITH_DOSE.match(t)
+        if m and m.group("freq"):
+            parsed["frequency"] = m.group("freq").strip(" ,-") or None
+    if parsed["route"] is None:  # a form's medication keeps its three fields unless a route is written
+        del parsed["route"]
+    return parsed
 
 
 _REACTION_WORDS = frozenset({"rash", "hives", "itching", "itch", "swelling", "nausea", "vomiting", "anaphylaxis",
@@ -287,8 +303,12 @@ def is_reaction(text: str) -> bool:
 
 
 def parse_allergy(text: str) -> dict[str, str | None]:
-    """"Penicillin (hives)" / "Codeine - nausea" -> substance / reaction."""
+    """"Penicillin (hives)" / "Codeine - nausea" -> substance / reaction; "NKDA except
+    penicillin" is the penicillin allergy, ``exception_to`` the statement it qualifies."""
     t = clean_item(text)
+    none = no_known(t)
+    if none is not None and none.exception:
+        return {**parse_allergy(none.exception), "exception_to": none.status}
     m = _ALLERGY_PAREN.match(t) or _ALLERGY_SPLIT.match(t)
     if m:
         return {"substance": m.group("s").strip(" ,-"), "reaction": m.group("r").strip(" ,-") or None}

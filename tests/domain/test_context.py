@@ -249,6 +249,15 @@ SCOPE_CASES = [
     # a scope stays inside its sentence
     ("Denies chest pain. Has had a cough for a week.", "chest pain", {"negated": True}),
     ("Denies chest pain. Has had a cough for a week.", "cough", {"negated": False}),
+    # ... also when the next sentence starts in lower case, as dictated notes do
+    ("Denies chest pain or syncope. Reports palpitations.", "palpitations", {"negated": False}),
+    ("Denies chest pain or syncope. palpitations present.", "palpitations", {"negated": False}),
+    ("Denies chest pain or syncope. palpitations present.", "syncope", {"negated": True}),
+    ("No rash on exam! itching of both forearms", "itching", {"negated": False}),
+    ("no fever. occasional night sweats", "night sweats", {"negated": False}),
+    # ... while a stop inside an abbreviation ends nothing
+    ("Denies fever, e.g. rigors or chills.", "chills", {"negated": True}),
+    ("No aspirin tab. daily for pain", "pain", {"negated": True}),
     # a "?" glued to a word hedges its own list item only
     ("Penicillin (hives), shellfish?", "shellfish", {"uncertain": True}),
     ("Penicillin (hives), shellfish?", "Penicillin", {"uncertain": False}),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from domain.policy.questions.intent import Intent, parse_question
-from domain.policy.answers.supervisor import ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
+from domain.policy.answers.supervisor import CHECK_A_DOSE_CAVEAT, ANSWER, NARROW, OUT_OF_SCOPE, REFUSE, route
 from domain.policy.questions.topics import find_topics
 from domain.policy.questions.unsafe_requests import Unsafe
 
@@ -322,6 +322,29 @@ def test_a_dose_request_is_declined_with_the_dose_wording_only(question):
     assert "can't recommend or change a dose" in plan.refusal_reason
     assert "starting, stopping or switching" not in plan.refusal_reason
     assert "can't recommend treatment" not in plan.refusal_reason
+
+
+# A request to check what the record says about a dose is a look-up; a request to choose
+# or change one, however it is framed, is declined (issue 24, defect 4).
+@pytest.mark.parametrize("question", ["Can you double-check her metformin dose?", "double check the warfarin dose",
+                                      "Please cross-check his insulin dose against the letter",
+                                      "Could you re-check what dose of lisinopril the chart lists?"])
+def test_checking_a_recorded_dose_is_a_look_up(question):
+    parsed = parse_question(question)
+    assert parsed.unsafe == (), parsed.rules
+    plan = route(parsed)
+    assert plan.disposition == LOOKUP and plan.caveat == CHECK_A_DOSE_CAVEAT  # the dose as recorded, none judged
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("What dose should I give?", DOSE), ("Should I increase her metformin?", MED),
+    ("Double-check her metformin dose and then double it", DOSE),
+    ("Can you double-check whether I should increase her metformin?", MED),
+    ("check if we can stop the lisinopril", MED), ("How much metformin should she take?", DOSE)])
+def test_a_dose_decision_inside_a_check_is_still_declined(question, kind):
+    parsed = parse_question(question)
+    assert kind in parsed.unsafe, parsed.rules
+    assert route(parsed).refused
 
 
 def test_a_real_change_beside_a_dose_is_still_a_change():

@@ -115,3 +115,45 @@ def test_fhir_export_expectations_fail_on_a_wrong_count_a_missing_or_forbidden_r
     obs.fhir_exports[1] = {**bundle, "entry": [{"resource": {**observation, "status": ["not", "a", "code"]}}]}
     obs.case.expect["fhir_exports"] = []
     assert any("not valid R4" in p for p in fhir_export_problems(obs))
+
+
+def _absence_obs(missing: list[dict], checks: list[dict], facts: list[dict], *, deleted_at: int | None = None):
+    from golden.observation import Upload
+
+    payload = {"text": " ".join(i["text"] for i in missing), "absence_checks": checks,
+               "sections": {"patient_findings": [], "needs_review": [], "guideline_evidence": [], "missing": missing}}
+    return SimpleNamespace(answers=[{"step": 1, "patient": "p", "payload": payload}],
+                           uploads={"letter": Upload("letter", "letter", "p", 4, "referral_docx", 0)},
+                           deleted={} if deleted_at is None else {"letter": deleted_at},
+                           raw_facts={"letter": facts})
+
+
+_CLAIM = "No “warfarin” found among this patient's medications in the chart or active documents."
+_WARFARIN = {"id": 9, "document_id": 4, "fact_type": "referral", "certainty": "document_fact", "retracted_at": None,
+             "fact_text": "Referral reason: review after she stopped warfarin", "structured_value": {},
+             "citation": {"source_id": "documents:4", "field_or_chunk_id": "referral.reason",
+                          "quote_or_value": "stopped warfarin"}}
+
+
+def test_absence_checked_fails_on_a_claim_the_record_contradicts():
+    from golden.absence_rubrics import absence_checked
+
+    check = {"claim": _CLAIM, "topic": "medications", "terms": ["warfarin"], "analytes": [], "related": []}
+    passed, reason = absence_checked(_absence_obs([{"text": _CLAIM, "citations": []}], [check], [_WARFARIN]))
+    assert not passed and "fact 9" in reason and "warfarin" in reason
+    # ... and on a claim with no recorded search
+    passed, reason = absence_checked(_absence_obs([{"text": _CLAIM, "citations": []}], [], []))
+    assert not passed and "no recorded search" in reason
+
+
+def test_absence_checked_holds_when_the_related_entry_is_shown_or_was_deleted_before():
+    from golden.absence_rubrics import absence_checked
+
+    check = {"claim": _CLAIM, "topic": "medications", "terms": ["warfarin"], "analytes": [], "related": [{}]}
+    cited = {"text": "Related entry (on record): Referral reason: …", "citations": [_WARFARIN["citation"]]}
+    assert absence_checked(_absence_obs([{"text": _CLAIM, "citations": []}, cited], [check], [_WARFARIN]))[0]
+    named = {"text": "An entry that mentions “warfarin” (referral, document 4, page 1) is held outside this answer.",
+             "citations": []}
+    assert absence_checked(_absence_obs([{"text": _CLAIM, "citations": []}, named], [check], [_WARFARIN]))[0]
+    gone = _WARFARIN | {"retracted_at": "2026-12-01"}
+    assert absence_checked(_absence_obs([{"text": _CLAIM, "citations": []}], [check], [gone], deleted_at=0))[0]

@@ -25,6 +25,7 @@ from domain.policy.questions.intent import Intent, ParsedQuestion, parse_questio
 from domain.policy.answers.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
                                     RoutePlan, route)
 from core.services.answer.alert_lines import alert_lines
+from core.services.answer.absence import RELATED_NOTE
 from core.services.answer.evidence import retrieve_evidence
 from core.services.answer.evidence_items import EvidenceBundle
 from core.services.answer.guideline_evidence import series_guide_key
@@ -129,9 +130,15 @@ def compose(question: ParsedQuestion, plan: RoutePlan, bundle: EvidenceBundle) -
         sections.patient_findings.append(_item(e, "finding", text=earlier + _finding_text(e)))
     sections.needs_review = [_item(e, "review") for e in bundle.review]
     sections.guideline_evidence = [_item(e, "guideline") for e in bundle.guidelines]
-    sections.missing = [AnswerItem(text=text, kind="missing") for _, text in bundle.missing]
+    related = {c.claim.text for c in bundle.absence_checks if c.related}
+    sections.missing = [AnswerItem(text=text + (RELATED_NOTE if text in related else ""), kind="missing")
+                        for _, text in bundle.missing]
     for label, e in bundle.mentions:
         sections.missing.append(_item(e, "missing", text=f"Not counted as this patient's own ({label}): {e.text}"))
+    # What the absence searches found that the answer did not show, and where.
+    for status, e in bundle.related:
+        sections.missing.append(_item(e, "missing", text=f"Related entry ({status}): {e.text}"))
+    sections.missing += [AnswerItem(text=note, kind="missing") for note in bundle.held_notes]
     if bundle.guideline_not_found and not bundle.unguided:
         sections.missing.append(AnswerItem(
             text="No guideline in the workbench's corpus covers this question.", kind="missing"))
@@ -284,6 +291,8 @@ def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuesti
                      "out_of_scope": parsed.out_of_scope, "terms": [term for _, term in parsed.terms],
                      "rules": list(parsed.rules)},
         "verifier": {"removed": len(removed), "reasons": [r.reason for r in removed]},
+        # Every absence line's search: what was searched for, over what, what was found.
+        "absence_checks": [c.record() for c in bundle.absence_checks],
         "handoffs": trace.rows,
         "latency_ms": latency,
     }, parsed=parsed)

@@ -29,12 +29,14 @@ from domain.models import EvidenceItem
 from domain.policy.facts.analytes import result_is_of
 from domain.policy.answers.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from domain.policy.questions.intent import Intent, ParsedQuestion
-from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, direct, meant_as_asked, relevant, review_bears_on,
-                                   safety_finding, therapy_context)
+from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, context_tags, direct, meant_as_asked, relevant,
+                                   review_bears_on, safety_finding, therapy_context)
+from domain.policy.facts.fingerprints import clinical_content_fingerprint
 from domain.policy.answers.supervisor import REFUSE, RoutePlan
 from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
                                  term_fact_types)
 from core.services.answer.alert_lines import alert_evidence
+from core.services.answer.absence import check_absences
 from core.services.answer.evidence_items import Candidate, EvidenceBundle, load_candidates
 from core.services.answer.guideline_evidence import add_guideline_evidence
 from core.services.workbench import Workbench
@@ -97,6 +99,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         safety = {c.item.evidence_id for c in extra}
         selected += extra
 
+    selected = _merge_duplicates(selected)
     labs = [c for c in selected if c.item.fact_type == "lab_result"]
     # Newest first; within a date, the newest document first and each document's entries
     # in the order it wrote them (a report's lines read as the report does).
@@ -127,6 +130,28 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     if question.therapy and plan.refused:
         _missing_therapy_context(covered, reviewed, bundle)
     _missing_topics(question, plan, covered, reviewed, bundle)
+    check_absences(wb, patient_id, bundle, candidates, reviews)
+
+
+def _merge_duplicates(selected: list[Candidate]) -> list[Candidate]:
+    """The same finding stated by two documents (or a chart row and a document) is one
+    line citing both: same kind, same clinical content (``fingerprints``: "BID" and "twice
+    a day" are one regimen) and the same context (a denial never merges with a finding)."""
+    kept: dict[tuple, Candidate] = {}
+    out: list[Candidate] = []
+    for c in selected:
+        item = c.item
+        key = (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
+               tuple(context_tags(c.context)))
+        first = kept.get(key)
+        if first is None:
+            kept[key] = c
+            out.append(c)
+            continue
+        extra = [x for x in item.citations if x not in first.item.citations]
+        if extra:
+            first.item = first.item.model_copy(update={"citations": [*first.item.citations, *extra]})
+    return out
 
 
 def _missing_therapy_context(covered: set[str], reviewed: set[str], bundle: EvidenceBundle) -> None:
@@ -137,8 +162,8 @@ def _missing_therapy_context(covered: set[str], reviewed: set[str], bundle: Evid
         if topic in covered or topic in noted:
             continue
         note = " (only unverified mentions; see Needs Human Review)" if topic in reviewed else ""
-        bundle.missing.append((topic, f"No {TOPIC_BY_NAME[topic].label} found in the chart or in this patient's "
-                                      f"active documents{note}."))
+        bundle.claim(topic, f"No {TOPIC_BY_NAME[topic].label} found in the chart or in this patient's "
+                            f"active documents{note}.")
 
 
 def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[Candidate], safety: set[str],
@@ -204,15 +229,15 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
         listed = "; the ones on record are listed" if any(c.item.fact_type in fact_types for c in selected) else ""
         if in_review:
             what = said or "What you asked about"
-            bundle.missing.append((topic, f"{what} is written only in findings held for review (see Needs Human "
-                                          "Review): nothing verified in the chart or active documents records it "
-                                          "yet."))
+            bundle.claim(topic, f"{what} is written only in findings held for review (see Needs Human "
+                                "Review): nothing verified in the chart or active documents records it yet.",
+                         terms=(term,))
         elif said:
-            bundle.missing.append((topic, f"No {said} found among this patient's {label} in the chart or "
-                                          f"active documents{listed}."))
+            bundle.claim(topic, f"No {said} found among this patient's {label} in the chart or "
+                                f"active documents{listed}.", terms=(term,))
         else:
-            bundle.missing.append((topic, f"No entry matching what you asked about was found among this patient's "
-                                          f"{label} in the chart or active documents{listed}."))
+            bundle.claim(topic, f"No entry matching what you asked about was found among this patient's "
+                                f"{label} in the chart or active documents{listed}.", terms=(term,))
         bundle.mentions += [(said or "what you asked about", c.item) for c in mentioning]
     return selected, found, held
 
@@ -237,11 +262,12 @@ def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], 
     unseen = [label for label in absent if label not in held_labels]
     in_review = [label for label in absent if label in held_labels]
     if in_review:
-        bundle.missing.append((None, f"{', '.join(in_review)}: only a result held for review was found (see Needs "
-                                     "Human Review); nothing verified in the chart or active documents yet."))
+        bundle.claim(None, f"{', '.join(in_review)}: only a result held for review was found (see Needs "
+                           "Human Review); nothing verified in the chart or active documents yet.",
+                     analytes=tuple(a for a in named if analyte_label(a) in in_review))
     if unseen:
-        bundle.missing.append((None, f"No {', '.join(unseen)} result found in the chart or in this patient's "
-                                     "active documents."))
+        bundle.claim(None, f"No {', '.join(unseen)} result found in the chart or in this patient's "
+                           "active documents.", analytes=tuple(a for a in named if analyte_label(a) in unseen))
     answered = {t for t in question.topics if "lab_result" in TOPIC_BY_NAME[t].fact_types}
     return ([c for c in selected if c.item.fact_type != "lab_result"] + hits, answered,
             {c.item.evidence_id for c in held})
@@ -282,9 +308,9 @@ def _missing_topics(question: ParsedQuestion, plan: RoutePlan, covered: set[str]
             text = f"No {t.label} is recorded for this patient in the chart or in active documents{note}."
         else:
             text = f"No {t.label} found in the chart or in this patient's active documents{note}."
-        bundle.missing.append((topic, text))
+        bundle.claim(topic, text)
     if not question.topics and not bundle.all_items() and not bundle.missing and plan.disposition != REFUSE:
-        bundle.missing.append((None, "No patient evidence matching this question was found."))
+        bundle.claim(None, "No patient evidence matching this question was found.")
 
 
 def _vector_selection(wb: Workbench, patient_id: int, question: ParsedQuestion, candidates: list[Candidate],

@@ -20,6 +20,7 @@ from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.vital_signs import VITAL_SIGNS
 from domain.policy.answers.relevance import context_of, with_context
 from domain.policy.questions.topics import report_furniture, report_kinds, topics_of
+from core.services.answer.absence import AbsenceCheck, AbsenceClaim
 from core.services.workbench import Workbench
 from storage import evidence_repo
 
@@ -44,6 +45,13 @@ class EvidenceBundle:
     missing: list[tuple[str | None, str]] = field(default_factory=list)
     # A condition the record names only as denied, a relative's or hypothetical.
     mentions: list[tuple[str, EvidenceItem]] = field(default_factory=list)
+    # Absence lines checked before they are said (``core.services.answer.absence``): the
+    # claims, what the searches found that the answer did not show (cited entries with
+    # their status; entries held outside the answer, named by place), and the record.
+    claims: list[AbsenceClaim] = field(default_factory=list)
+    related: list[tuple[str, EvidenceItem]] = field(default_factory=list)
+    held_notes: list[str] = field(default_factory=list)
+    absence_checks: list[AbsenceCheck] = field(default_factory=list)
     unguided: list[str] = field(default_factory=list)  # attention keys no guideline passage cleared the threshold for
     alerts: list[tuple[dict, list[EvidenceItem]]] = field(default_factory=list)  # chart alerts, with what they cite
     guideline_searched: bool = False
@@ -58,7 +66,13 @@ class EvidenceBundle:
     def all_items(self) -> list[EvidenceItem]:
         series = [i for s in [*self.attention, *self.in_range] for i in s.items]
         return [*self.patient, *series, *self.review, *self.guidelines, *(i for _, i in self.mentions),
-                *(i for _, cited in self.alerts for i in cited)]
+                *(i for _, cited in self.alerts for i in cited), *(i for _, i in self.related)]
+
+    def claim(self, topic: str | None, text: str, *, terms: tuple[str, ...] = (),
+              analytes: tuple[str, ...] = ()) -> None:
+        """An absence line, to be checked against the whole record before it is said."""
+        self.missing.append((topic, text))
+        self.claims.append(AbsenceClaim(topic, text, terms, analytes))
 
 
 # ------------------------------------------------------------------ item building
@@ -107,7 +121,8 @@ def _date_of(value: dict[str, Any]) -> str | None:
     return value.get("collection_date") or (str(value["measured_at"]) if value.get("measured_at") else None)
 
 
-def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candidate:
+def _chart_candidate(table: str, fact_type: str, row: dict[str, Any],
+                     more: list[Citation] | None = None) -> Candidate:
     value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()
              if k not in ("promotion_citation", "fact_context")}
     context = context_of(fact_type, row.get("fact_context"))
@@ -119,6 +134,8 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candida
         citations = [Citation(source_type="chart", source_id=f"{table}:{row['id']}", page_or_section=table,
                               field_or_chunk_id=f"{table}.{row['id']}", quote_or_value=text or subject,
                               verified=True)]
+    # Every other document that states the same row is cited too: one line, each source.
+    citations += [c for c in more or [] if c not in citations]
     item = EvidenceItem(evidence_id=f"{table}:{row['id']}", kind="chart", fact_type=fact_type, text=text,
                         structured=value, citations=citations, abnormal=is_abnormal(value.get("abnormal_flag")),
                         date=_date_of(value))
@@ -126,14 +143,31 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any]) -> Candida
     return Candidate(item, topics_of(fact_type, value, text, context), context, source)
 
 
-def _fact_candidate(fact: dict[str, Any], evidence_source: str) -> Candidate:
+def _conflict_text(conflict: dict[str, Any] | None) -> str:
+    """"conflicts with the chart, which holds dose=500 mg (from documents:3, page 1)":
+    the chart's value and where it came from, not only that there is a conflict."""
+    if not conflict:
+        return "conflicts with the chart"
+    holds = str(conflict.get("conflict_reason") or "").removeprefix("chart already holds ").strip()
+    text = "conflicts with the chart" + (f", which holds {holds}" if holds else "")
+    source = conflict.get("chart_citation")
+    if isinstance(source, dict) and source.get("source_id"):
+        page = f", {source['page_or_section']}" if source.get("page_or_section") else ""
+        text += f" (from {source['source_id']}{page})"
+    elif conflict.get("promoted_table"):
+        text += f" (entered in the chart: {conflict['promoted_table']}.{conflict.get('promoted_record_id')})"
+    return text
+
+
+def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[str, Any] | None = None) -> Candidate:
     value = fact["structured_value"] or {}
     context = context_of(fact["fact_type"], fact.get("context"))
     text = with_context(describe(fact["fact_type"], value, fact["fact_text"]), context)
     citation = Citation.model_validate(fact["citation"])
     if evidence_source == "needs_review":
-        reason = fact.get("review_reason") or (
-            "conflicts with the chart" if fact.get("promotion_status") == "conflict_needs_review" else "uncertain")
+        in_conflict = fact.get("promotion_status") == "conflict_needs_review"
+        reason = "; ".join(r for r in (fact.get("review_reason"), _conflict_text(conflict) if in_conflict else None)
+                           if r) or "uncertain"
         text = f"{text} — needs review: {reason}"
     item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=evidence_source, fact_type=fact["fact_type"], text=text,
                         structured=value, citations=[citation], abnormal=is_abnormal(value.get("abnormal_flag")),
@@ -150,12 +184,18 @@ def load_candidates(wb: Workbench,
         charts = {fact_type: evidence_repo.chart_rows_with_citations(cur, table, patient_id)
                   for fact_type, table in CHART_TABLES.items()}
         facts = evidence_repo.usable_facts(cur, patient_id)
-    candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row)
+        supporting = evidence_repo.supporting_citations(cur, patient_id)
+        conflicts = {c["fact_id"]: c for c in evidence_repo.conflict_details(cur, patient_id)}
+    more: dict[tuple[str, int], list[Citation]] = {}
+    for s in supporting:
+        more.setdefault((s["promoted_table"], s["promoted_record_id"]), []).append(
+            Citation.model_validate(s["citation"]))
+    candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row, more.get((CHART_TABLES[fact_type], row["id"])))
                   for fact_type, rows in charts.items() for row in rows]
     reviews: list[Candidate] = []
     for fact in facts:
         if needs_review(fact):
-            reviews.append(_fact_candidate(fact, "needs_review"))
+            reviews.append(_fact_candidate(fact, "needs_review", conflicts.get(fact["id"])))
         elif fact["active"] and fact["promotion_status"] not in SUPPORTING_OUTCOMES:
             candidates.append(_fact_candidate(fact, "document_fact"))
     _report_topics([*candidates, *reviews])

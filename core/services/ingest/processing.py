@@ -325,6 +325,10 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
         counts[UNREAD_CONTENT] = len(unread)
         out.warnings.append({"code": UNREAD_CONTENT, "page": unread[0].page,
                              "message": f"{summary_sentence(unread)}; see the review queue"})
+    if counts.get("promotion_promotion_failed"):  # the chart could not hold some findings: say so
+        out.warnings.append({"code": "promotion_failed", "page": None,
+                             "message": f"{counts['promotion_promotion_failed']} finding(s) could not be added to "
+                                        "the chart; see the review queue"})
     if not stored:  # a success that kept nothing must not read as a clean one
         out.warnings.append({"code": NOTHING_FOUND, "page": None, "message": NOTHING_FOUND_MESSAGE})
     out.counts = counts

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 import duckdb
 
 from domain.models import Certainty, PromotionOutcome
+from domain.policy.facts.chart_row_checks import chart_row_problem
 from domain.policy.facts.chart_rules import CHART_DESTINATIONS, held_for_item_review
 from domain.policy.facts.fingerprints import clinical_content_fingerprint, clinical_key, same_measurement
 from domain.policy.facts.review_rules import KEEP_BOTH, REPLACE
@@ -123,6 +124,10 @@ class _Planner:
         if not str(value.get(columns[0]) or "").strip():
             # The chart row would have no subject (no test name, substance, drug, problem).
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE, conflict_reason=f"no {columns[0]} for {table}")
+        if (problem := chart_row_problem(fact_type, value)) is not None:
+            # The chart cannot hold this value: the fact says so and waits for a person.
+            return self.record(fact, PromotionOutcome.PROMOTION_FAILED, promoted_table=table,
+                               conflict_reason=problem, review_status="pending")
         patient_id = fact.patient_id
         sha256 = self.plan.document["sha256"]
         chart = self.chart(patient_id, fact_type)
@@ -213,6 +218,10 @@ def write_plan(cur: duckdb.DuckDBPyConnection, plan: PromotionPlan) -> None:
             cur, table, plan.document["patient_id"],
             [(row, plan.promotions[index]["id"]) for index, row in rows])
     promotions_repo.insert_promotions(cur, plan.promotions)
+    for promo in plan.promotions:
+        if promo["outcome"] == PromotionOutcome.PROMOTION_FAILED.value:
+            facts_repo.update_fact(cur, promo["fact_id"],
+                                   review_reason=f"could not be added to the chart: {promo['conflict_reason']}")
 
 
 def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[FactRow], document: dict[str, Any],

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from domain.policy.questions.intent import Intent, ParsedQuestion
 from domain.policy.answers.relevance import THERAPY_CONTEXT
 from domain.policy.questions.topics import TOPIC_BY_NAME, analyte_label
-from domain.policy.questions.unsafe_requests import Unsafe
+from domain.policy.questions.unsafe_requests import Unsafe, asks_to_check_a_dose
 
 NODE_SUPERVISOR = "supervisor"
 NODE_RETRIEVER = "evidence-retriever"
@@ -49,6 +49,8 @@ OUT_OF_SCOPE_REASON = ("That is outside what this workbench answers: it answers 
 _NOTHING_TO_NARROW = ("Ask what the record documents instead (a test, a medication, a problem), and the answer "
                       "will cite it.")
 _SAFETY_SHOWN = "Critical results and red flags on record are always shown."
+CHECK_A_DOSE_CAVEAT = ("This lists the dose as the record states it, with citations; the workbench does not judge "
+                       "whether a dose is right.")
 
 
 @dataclass(frozen=True)
@@ -135,5 +137,8 @@ def route(question: ParsedQuestion) -> RoutePlan:
         names = ", ".join(TOPIC_BY_NAME[t].label for t in question.conditions)
         caveat = (f"The workbench does not diagnose: this lists what the record documents about {names}, "
                   "with citations, for a clinician to judge.")
+    elif asks_to_check_a_dose(question.text):
+        reasons.append("checking a recorded dose: a look-up, no dose judged")
+        caveat = CHECK_A_DOSE_CAVEAT
     return RoutePlan(topics=question.topics, intent=question.intent, need_patient_evidence=True,
                      need_guidelines=wants_guidelines, caveat=caveat, reasons=tuple(reasons))

@@ -46,9 +46,30 @@ _ITEM_BREAK = re.compile(r"(?<!\d),|,(?!\d)|;")
 WORD = re.compile(r"\w")
 
 
+# Dictated and OCR'd notes often start a sentence in lower case ("Denies chest pain.
+# palpitations since Monday"): ". " or "! " before a lower-case word ends a sentence
+# too, unless the word before the stop is short or a known abbreviation ("e.g.",
+# "tab.", "p.o."), where a stop does not end a sentence.
+_LOWER_BREAK = re.compile(r"(?<=[A-Za-z]{3}[.!])\s+(?=[a-z])")
+_NOT_A_LOWER_END = _NOT_AN_END | frozenset({"tab", "tabs", "cap", "caps", "etc", "approx", "vol", "dept", "min",
+                                             "max", "hrs", "wks", "yrs", "mos", "resp", "temp", "cont", "incl",
+                                             "ref", "req", "sol", "susp", "inj", "oint", "liq", "syr"})
+
+
+def _breaks(text: str) -> list[re.Match[str]]:
+    found = list(_BREAK.finditer(text))
+    for m in _LOWER_BREAK.finditer(text):
+        w = _WORD_BEFORE.search(text, 0, m.start())
+        if w and "." not in w.group(1) and w.group(1).lower() not in _NOT_A_LOWER_END:
+            found.append(m)
+    return sorted(found, key=lambda m: m.start())
+
+
 def _sentences(text: str) -> list[tuple[int, int]]:
     spans, start = [], 0
-    for m in _BREAK.finditer(text):
+    for m in _breaks(text):
+        if m.start() < start:
+            continue
         before = text[start:m.start()]
         w = _WORD_BEFORE.search(before)
         if w and text[m.start() - 1] == "." and (w.group(1).lower() in _NOT_AN_END or len(w.group(1)) == 1):

@@ -50,7 +50,8 @@ def identity_trusted(status: str | IdentityStatus | None) -> bool:
     return status in TRUSTED_IDENTITY_STATES
 
 
-REVIEW_PROMOTION_STATES: frozenset[str] = frozenset({"conflict_needs_review", "needs_review"})
+# ``promotion_failed``: the chart could not hold the fact's values; a person corrects it.
+REVIEW_PROMOTION_STATES: frozenset[str] = frozenset({"conflict_needs_review", "needs_review", "promotion_failed"})
 # A person decided against these facts (rejected, or another value approved over them):
 # no later decision on their document brings them back.
 # An acknowledged coverage record (a person read the page) is closed the same way.

@@ -28,6 +28,7 @@ from typing import Any
 
 from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.unit_conversion import same_quantity
+from domain.policy.facts.medication_schedule import comparable as medication_comparable
 
 _KEY_FIELDS = {
     "lab_result": ("test_name", "collection_date"),
@@ -75,6 +76,8 @@ def clinical_key(patient_id: int, fact_type: str, structured: dict, fallback_tex
 def clinical_content_fingerprint(patient_id: int, fact_type: str, structured: dict, fallback_text: str) -> str:
     key = clinical_key(patient_id, fact_type, structured, fallback_text)
     values = _VALUE_FIELDS.get(fact_type, ())
+    if fact_type == "medication":  # "BID" = "twice a day", "1 g" = "1000 mg" (medication_schedule)
+        return _digest("content", key, *(_norm(medication_comparable(f, structured.get(f))) for f in values))
     return _digest("content", key, *(_norm(structured.get(f)) for f in values))
 
 

@@ -90,6 +90,9 @@ MEDICATION_CHANGE_RULES = named_rules(
     # "should I stop her lisinopril", "can we add a statin", "would you switch…"
     ("should_we_act", rf"\b(?:should|shall|can|could|would|may|must|do|ought to)\s+{WE}\b(?:\s+\w+){{0,2}}?\s+"
                       rf"{_CHANGE_VERBS}\b(?!\s+(?:me|us)\b)"),
+    # the same asked indirectly: "check whether I should increase her metformin", "if we can stop it"
+    ("whether_we_act", rf"\b(?:whether|if)\s+{WE}\s+(?:should|shall|can|could|may|must|ought to|need to)\b"
+                       rf"(?:\s+\w+){{0,2}}?\s+{_CHANGE_VERBS}\b(?!\s+(?:me|us)\b)"),
     # "can I take her off warfarin?", "time to come off the statin?", "should we keep him on it?"
     ("take_off_or_on", rf"\b(?:should|shall|can|could|would|may|must|ought to|time to|ok to|okay to|safe to|"
                        rf"fine to|let'?s|need to|want to|going to|gonna|plan to|i'?ll|we'?ll)\s+"
@@ -335,9 +338,26 @@ def _fired(rules: tuple[Rule, ...], text: str) -> list[str]:
     return [r.name for r in rules if r.search(text)]
 
 
+# "Double-check her metformin dose" asks to look the dose up again, not to double it: a
+# checking verb is read as "check" before the rules run (a request to change the dose in
+# the same question still fires: "double-check it, then double it").
+_CHECKING = re.compile(r"\b(?:double|triple|cross|re)[- ]?check(?=\w*\b)", re.I)
+
+
+_CHECK_A_DOSE = re.compile(r"\b(?:(?:double|triple|cross|re)[- ]?)?(?:check|verify|confirm)\w*\b[^?.]{0,40}"
+                           r"\b(?:dose|doses|dosage|dosing|strength|how much)\b", re.I)
+
+
+def asks_to_check_a_dose(text: str) -> bool:
+    """"Can you double-check her metformin dose?": a look-up of the recorded dose, answered
+    with the dose as cited and a note that no dose is judged."""
+    return _CHECK_A_DOSE.search(text) is not None
+
+
 def unsafe_requests(text: str, topics: tuple[str, ...] = ()) -> tuple[tuple[Unsafe, ...], list[str]]:
     """Which decisions the question asks the workbench to make, and the rules that said so.
     ``topics``: what the question names (a known condition makes "is she X?" a look-up)."""
+    text = _CHECKING.sub("check", text)
     anchored = bool(_fired(RECORD_ANCHORS, text))
     names_condition = any(TOPIC_BY_NAME[t].is_condition for t in topics)
     kinds: list[Unsafe] = []

@@ -315,7 +315,7 @@ def test_scanned_intake_forms_match_the_typed_truth(scanned, case: IntakeCase):
     assert sum(m in meds for m in expected_meds) >= len(expected_meds) - 1, meds
     allergies = [{"substance": f.structured_value["substance"], "reaction": f.structured_value["reaction"]}
                  for f in result.facts if f.fact_type == "allergy" and not f.wants_review
-                 and f.structured_value.get("status") != "no_known_allergies"]
+                 and not str(f.structured_value.get("status") or "").startswith("no_known_")]  # any "no known …"
     expected_allergies = [{"substance": a.substance, "reaction": a.reaction} for a in case.allergies]
     assert sum(a in allergies for a in expected_allergies) >= len(expected_allergies) - 1, allergies
     assert all(a in expected_allergies for a in allergies), allergies  # no allergy invented

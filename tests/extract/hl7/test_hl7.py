@@ -616,3 +616,12 @@ def test_a_result_without_a_test_name_goes_to_review_never_named_by_a_separator(
     (lab,) = labs(run(message(OBR.replace("24323-8^Metabolic panel^LN", "")))[1])
     assert lab.wants_review and lab.structured_value["test_name"] == "unnamed observation"
     assert "no name or code" in lab.review_reason
+
+
+@pytest.mark.parametrize("allergen, status", [("^No Known Drug Allergies", "no_known_drug_allergies"),
+                                              ("NKA^No known allergies^L", "no_known_allergies")])
+def test_an_al1_that_says_no_known_allergies_is_the_statement_never_a_chart_allergy(allergen, status):
+    _, result = run(message(GLUCOSE, f"AL1|1|DA|{allergen}"))
+    allergy = next(f for f in result.facts if f.fact_type == "allergy")
+    assert allergy.document_fact_only and allergy.structured_value["status"] == status
+    assert allergy.structured_value["substance"] == "" and allergy.structured_value["no_known_allergies"]

@@ -106,6 +106,12 @@ def test_allergies_trusted_or_held_for_review(name):
             assert "uncertain wording" in fact.review_reason and fact.confidence < 0.75
 
 
+# "No known drug allergies" rules out drug allergies only: it is never widened (issue 24).
+_STATUS = {"No known drug allergies": "no_known_drug_allergies", "NKDA": "no_known_drug_allergies",
+           "None known": "no_known_allergies", "none known": "no_known_allergies",
+           "No known allergies.": "no_known_allergies"}
+
+
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("printed", ["No known drug allergies", "NKDA", "None known"])
 def test_none_known_is_an_explicit_nkda_fact(name, printed):
@@ -113,7 +119,7 @@ def test_none_known_is_an_explicit_nkda_fact(name, printed):
     content = normalize_pdf(GL.render(case))
     result = extract_intake(content, SOURCE)
     (fact,) = _of(result, "allergy")
-    assert fact.structured_value == {"substance": "", "status": "no_known_allergies"}
+    assert fact.structured_value == {"substance": "", "status": _STATUS[printed]}
     assert fact.document_fact_only and not fact.wants_review
     assert printed in fact.citation.quote_or_value
     assert_page_citations_verify(content, result)
@@ -193,7 +199,7 @@ def test_a_none_or_a_negation_inside_a_list_goes_to_review(line, item):
 def test_no_known_allergies_is_stated_not_silent(answer):
     (fact,) = _extract(_line(f"Allergies: {answer}")).facts
     assert fact.fact_type == "allergy" and fact.document_fact_only and not fact.wants_review
-    assert fact.structured_value == {"substance": "", "status": "no_known_allergies"}
+    assert fact.structured_value == {"substance": "", "status": _STATUS[answer]}
     assert answer.rstrip(".") in fact.citation.quote_or_value
 
 

@@ -89,11 +89,31 @@ def test_struck_through_allergy_is_marked_and_held_for_review():
     assert struck.wants_review and "struck-through" in struck.review_reason
 
 
-@pytest.mark.parametrize("answer", ["NKDA except penicillin (rash)", "No known allergies apart from latex"])
-def test_no_known_allergies_with_an_exception_goes_to_review(answer):
+@pytest.mark.parametrize("answer, substance, status", [
+    ("NKDA except penicillin (rash)", "penicillin", "no_known_drug_allergies"),
+    ("No known allergies apart from latex", "latex", "no_known_allergies")])
+def test_no_known_allergies_with_an_exception_is_that_allergy_for_review(answer, substance, status):
     _, result = run(_letter("Patient: Tamsin ORVELLE", f"Allergies: {answer}"))
     (fact,) = of_type(result, "allergy")
-    assert fact.wants_review and answer in fact.review_reason
+    assert fact.structured_value["substance"] == substance and not fact.structured_value["no_known_allergies"]
+    assert fact.structured_value["exception_to"] == status and not fact.document_fact_only
+    assert fact.wants_review and "exception" in fact.review_reason
+
+
+@pytest.mark.parametrize("line, text, status", [
+    ("Allergies: NKDA", "Allergies: no known drug allergies", "no_known_drug_allergies"),
+    ("Allergies: No known allergies", "Allergies: no known allergies", "no_known_allergies"),
+    ("She has no known drug allergies.", "Allergies: no known drug allergies", "no_known_drug_allergies")])
+def test_no_known_drug_allergies_stays_drug_specific_in_a_letter(line, text, status):
+    _, result = run(_letter("Patient: Tamsin ORVELLE", line))
+    (fact,) = of_type(result, "allergy")
+    assert fact.fact_text == text and fact.structured_value["status"] == status and fact.document_fact_only
+
+
+def test_an_exception_told_in_a_sentence_is_an_allergy():
+    _, result = run(_letter("Patient: Tamsin ORVELLE", "He has no known drug allergies apart from codeine."))
+    (fact,) = of_type(result, "allergy")
+    assert fact.structured_value["substance"] == "codeine" and fact.wants_review
 
 
 def test_a_salutation_after_an_empty_re_line_is_not_the_patient():
