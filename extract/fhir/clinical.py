@@ -10,7 +10,8 @@ not an allergy: a cited document fact, never a chart row."""
 from __future__ import annotations
 
 from domain.models import AllergyValue, FactProposal, MedicationValue, ProblemValue
-from domain.policy.facts.fhir_reading import NO_KNOWN_ALLERGY, SNOMED, StatusReading, status_reading, strictest
+from domain.policy.facts.fhir_reading import (NO_KNOWN_ALLERGY, NO_KNOWN_ALLERGY_STATUS, SNOMED, StatusReading,
+                                              status_reading, strictest)
 from extract.fhir.bundle import FhirFacts, Node, Resource, code_in, codings, concept_codes, concept_name, \
     first_date, text
 from extract.fhir.review import Review
@@ -57,7 +58,7 @@ def read_allergy(ctx: FhirFacts, res: Resource, base: Review, scope: str | None)
         if code_in(code, SNOMED) else None
     name, quoted = concept_name(code)
     if none_code:
-        value = AllergyValue(substance="", status="no_known_allergies", no_known_allergies=True,
+        value = AllergyValue(substance="", status=NO_KNOWN_ALLERGY_STATUS[none_code], no_known_allergies=True,
                              code=none_code).model_dump(exclude_none=True)
         _fact(ctx, "allergy", name or NO_KNOWN_ALLERGY[none_code], value,
               ctx.cite_at(res, ("code",), quoted, ctx.path("allergies")), status, review, scope, 0.95,

@@ -14,7 +14,7 @@ from typing import Any
 from core.services.exchange.chart_source import ExportItem
 from core.services.exchange.fhir_observations import lab_observation, vital_sign_observation
 from core.services.exchange.fhir_values import coding, codes, instant, quantity, system
-from domain.policy.facts.no_known_allergies import is_no_known_allergies
+from domain.policy.facts.no_known_allergies import is_no_known_allergies, no_known_kind
 
 GENDER = {"F": "female", "M": "male", "U": "unknown", "O": "other"}
 
@@ -103,11 +103,16 @@ def _no_known_allergy(item: ExportItem) -> bool:
 
 
 def _nka_code(item: ExportItem) -> dict[str, Any]:
-    """"No known drug allergies" (NKDA) as SNOMED CT 409137002; a statement that names no
-    kind of allergy ("no known allergies") as 716186003, the broader concept."""
+    """"No known drug allergies" (NKDA) as SNOMED CT 409137002, "no known food allergies"
+    as 429625007, a statement that names no kind of allergy ("no known allergies") as
+    716186003, the broader concept; the kind as the reader's status gives it
+    (domain/policy/facts/no_known_allergies.py)."""
     table = codes()["no_known_allergy"]
+    kind = no_known_kind(item.values) or "all"
     said = f"{item.fact.fact_text} {(item.fact.citation or {}).get('quote_or_value', '')}".lower()
-    code, display = table["drug"] if any(w in said for w in table["drug_words"]) else table["any"]
+    if kind == "all" and any(w in said for w in table["drug_words"]):
+        kind = "drug"  # a row read before NKDA had its own status: never widened to "no allergy at all"
+    code, display = table[kind]
     return {"coding": [coding("snomed", code, display)], "text": display}
 
 

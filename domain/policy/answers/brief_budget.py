@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from domain.models import Citation
+from domain.policy.facts.no_known_allergies import is_no_known_allergies
 
 # What stands in for data that is absent, contradicted, unconfirmed or unreadable:
 # written, never guessed around.
@@ -89,7 +90,7 @@ def review_sentinel(fact_type: str | None, promotion_status: str | None, review_
 
 def states_no_known_allergies(value: Mapping[str, Any]) -> bool:
     """An allergy entry that is the record's statement "no known (drug) allergies"."""
-    return value.get("status") == "no_known_allergies" or value.get("no_known_allergies") is True
+    return is_no_known_allergies(value)
 
 
 def field_or_missing(value: Any) -> str:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from domain.policy.facts.no_known_allergies import no_known_kind
 
 CLASS_TABLE_PATH = Path(__file__).with_name("medication_classes.json")
 
@@ -114,8 +115,12 @@ def no_known_allergies(value: dict, text: str) -> str | None:
     """Whether an allergy fact is a "no known allergies" statement, and of what:
     "drug" (NKDA: foods and stings may still be listed), "all" (NKA), or None (an
     allergy, or a statement about foods only)."""
-    said = value.get("status") == "no_known_allergies" or value.get("no_known_allergies") is True
-    if not said and not (not (value.get("substance") or "").strip() and _NO_KNOWN.search(text or "")):
+    kind = no_known_kind(value)
+    if kind in ("food", "environmental"):
+        return None
+    if kind is not None and kind != "all":
+        return kind
+    if kind is None and not (not (value.get("substance") or "").strip() and _NO_KNOWN.search(text or "")):
         return None
     if _FOOD_ONLY.search(text or "") and not _DRUG_ONLY.search(text or ""):
         return None

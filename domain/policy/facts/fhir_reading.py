@@ -44,6 +44,14 @@ NO_KNOWN_ALLERGY: dict[str, str] = {
     "429625007": "No known food allergies",
     "428607008": "No known environmental allergies",
 }
+# ... and the status each gives the statement (domain/policy/facts/no_known_allergies.py):
+# NKDA stays about drugs, never widened to "no allergy at all".
+NO_KNOWN_ALLERGY_STATUS: dict[str, str] = {
+    "409137002": "no_known_drug_allergies",
+    "716186003": "no_known_allergies",
+    "429625007": "no_known_food_allergies",
+    "428607008": "no_known_environmental_allergies",
+}
 # Observation categories whose results are laboratory findings; an observation with no
 # category is read as one when it has a value (most lab feeds send it).
 LAB_CATEGORIES = frozenset({"laboratory"})

@@ -11,10 +11,29 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 
-def is_no_known_allergies(value: Mapping[str, Any] | None) -> bool:
-    """An allergy fact's structured value that states there are none (NKDA, "none known")."""
+# The statuses the one list parser (extract/values/lists.py) gives a "no known ..."
+# statement, and what each says there are none of. This is the one place that reads them.
+NO_KNOWN_KINDS: dict[str, str] = {
+    "no_known_allergies": "all",  # NKA, "none known"
+    "no_known_drug_allergies": "drug",  # NKDA: foods, stings, latex may still be listed
+    "no_known_food_allergies": "food",  # NKFA: says nothing about drugs
+    "no_known_environmental_allergies": "environmental",  # read from FHIR (SNOMED CT 428607008)
+}
+
+
+def no_known_kind(value: Mapping[str, Any] | None) -> str | None:
+    """What a "no known ... allergies" statement says there are none of ("all", "drug",
+    "food"), or None for an allergy. Rows written before the statuses were split carry
+    only the flag ``no_known_allergies``: "all"."""
     value = value or {}
-    return bool(value.get("no_known_allergies")) or value.get("status") == "no_known_allergies"
+    if kind := NO_KNOWN_KINDS.get(str(value.get("status") or "")):
+        return kind
+    return "all" if value.get("no_known_allergies") is True else None
+
+
+def is_no_known_allergies(value: Mapping[str, Any] | None) -> bool:
+    """An allergy fact's structured value that states there are none (NKDA, NKA, NKFA)."""
+    return no_known_kind(value) is not None
 
 
 def contradicted_by(charted_substances: Iterable[str | None]) -> str | None:

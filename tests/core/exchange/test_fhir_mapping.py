@@ -99,6 +99,11 @@ def test_no_known_allergies_are_snomed_coded_drug_or_not():
                                         fact_text="No known allergies", citation=dict(_CITATION, quote_or_value="None known")),
                                    SUBJECT))
     assert none["code"]["coding"][0]["code"] == "716186003"
+    for status, code in (("no_known_drug_allergies", "409137002"), ("no_known_food_allergies", "429625007"),
+                         ("no_known_allergies", "716186003")):
+        said = valid(clinical_resource(item("allergy", {"substance": "", "status": status}, fact_text="Allergies",
+                                            citation=dict(_CITATION, quote_or_value="as printed")), SUBJECT))
+        assert said["code"]["coding"][0]["code"] == code, status
 
 
 def test_allergy_severity_family_history_and_a_review_item():

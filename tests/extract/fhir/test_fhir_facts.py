@@ -118,7 +118,7 @@ def test_a_single_resource_is_read_with_paths_rooted_at_its_type():
 def test_no_known_drug_allergy_is_a_cited_statement_never_an_allergy():
     _, result = run(F.bundle(F.patient("Odalys", "Brennerman", "1961-07-19", "WB-FH-3301"),
                              F.no_known_drug_allergy()))
-    nkda = one(result, "allergy", status="no_known_allergies")
+    nkda = one(result, "allergy", status="no_known_drug_allergies")  # NKDA stays about drugs
     assert nkda.document_fact_only and nkda.structured_value["no_known_allergies"] is True
     assert nkda.structured_value["substance"] == "" and nkda.structured_value["code"] == "409137002"
 
