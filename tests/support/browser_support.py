@@ -216,6 +216,16 @@ def sign_in(page, url: str, username: str, password: str = PASSWORD, **params: A
     _signs_in(page, username, password)
 
 
+def sign_in_timed(page, url: str, username: str, password: str = PASSWORD, **params: Any) -> float:
+    """``sign_in``, returning when the form was submitted (``time.monotonic``): the
+    account's last activity, from which an idle limit counts."""
+    sign_out_browser(page)
+    page.goto(_address(url, "", params))
+    submitted = time.monotonic()
+    _signs_in(page, username, password)
+    return submitted
+
+
 def open_signed_in(page, url: str, path: str = "", **params: Any) -> None:
     """``/<path>?<params>`` in a new session, signed in as the account ``page`` signed in
     as with ``sign_in``: by the context's cookie when it is that account's (another tab
