@@ -33,18 +33,24 @@ def _count_ok(n: int, want: int | list[int]) -> bool:
     return n == want if isinstance(want, int) else want[0] <= n <= want[1]
 
 
-def _answer_problems(obs: Observation, want: dict[str, Any]) -> list[str]:
-    got = next((a for a in obs.answers if a["step"] == want["step"]), None)
-    if got is None:
-        return [f"step {want['step']} gave no answer ({obs.step_errors.get(want['step'], 'not asked')})"]
-    p, problems, label = got["payload"], [], f"answer to step {want['step']}"
-    text = folded_text(p["text"])
+def _says(label: str, text: str, want: dict[str, Any]) -> list[str]:
+    """What ``text`` fails of the expectation's ``contains`` / ``not_contains``."""
+    text, problems = folded_text(text), []
     for piece in want.get("contains", []):
         if folded_text(piece) not in text:
             problems.append(f"{label} does not say {piece!r}")
     for piece in want.get("not_contains", []):
         if folded_text(piece) in text:
             problems.append(f"{label} says {piece!r}, which it must not")
+    return problems
+
+
+def _answer_problems(obs: Observation, want: dict[str, Any]) -> list[str]:
+    got = next((a for a in obs.answers if a["step"] == want["step"]), None)
+    if got is None:
+        return [f"step {want['step']} gave no answer ({obs.step_errors.get(want['step'], 'not asked')})"]
+    p, label = got["payload"], f"answer to step {want['step']}"
+    problems = _says(label, p["text"], want)
     for section in want.get("sections_nonempty", []):
         if not p["sections"].get(section):
             problems.append(f"{label} has nothing under {section}")
@@ -134,13 +140,7 @@ def _brief_problems(obs: Observation, want: dict[str, Any]) -> list[str]:
         problems.append(f"{label} is {counted} tokens, over its budget of {budget}")
     if bool(p["over_budget"]) != bool(want.get("over_budget", False)):
         problems.append(f"{label}: over_budget {p['over_budget']}, expected {want.get('over_budget', False)}")
-    text = folded_text(p["text"])
-    for piece in want.get("contains", []):
-        if folded_text(piece) not in text:
-            problems.append(f"{label} does not say {piece!r}")
-    for piece in want.get("not_contains", []):
-        if folded_text(piece) in text:
-            problems.append(f"{label} says {piece!r}, which it must not")
+    problems += _says(label, p["text"], want)
     lines = {s["key"]: s["lines"] for s in p["sections"]}
     for key, pieces in (want.get("sections") or {}).items():
         for piece in pieces:

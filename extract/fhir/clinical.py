@@ -14,7 +14,7 @@ from domain.policy.facts.fhir_reading import (NO_KNOWN_ALLERGY, NO_KNOWN_ALLERGY
                                               status_reading, strictest)
 from extract.fhir.bundle import FhirFacts, Node, Resource, code_in, codings, concept_codes, concept_name, \
     first_date, text
-from extract.fhir.review import Review
+from extract.values.review_reasons import Review
 from extract.values import numbers as V
 
 _SYSTEMS = {

@@ -29,7 +29,7 @@ from extract.fhir.bundle import FhirFacts, Resource, concept_name, resources, te
 from extract.fhir.clinical import read_allergy, read_condition, read_family_history, read_medication
 from extract.fhir.identity import read_patient, unread_patient
 from extract.fhir.observations import read_observation
-from extract.fhir.review import Review
+from extract.values.review_reasons import Review
 from extract.formats.fhir.normalize import ENGINE
 
 

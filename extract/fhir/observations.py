@@ -22,7 +22,7 @@ from domain.policy.facts.fhir_reading import (BP_COMPONENT_LOINC, LAB_CATEGORIES
 from domain.policy.facts.vital_signs import canonical_unit, implausible, vital_text
 from extract.fhir.bundle import FhirFacts, Node, Resource, code_in, concept_codes, concept_name, date_time, \
     first_date, text
-from extract.fhir.review import Review
+from extract.values.review_reasons import Review
 from extract.values import numbers as V
 from extract.values.flags import resolve_flag
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from domain.content import Section
 from domain.models import Citation, DocType
+from extract.values.review_reasons import Review
 from extract.values import numbers as V
 from extract.formats.hl7.parse import Encoding
 from extract.section_facts import SectionFacts
@@ -77,29 +78,6 @@ class MessageFacts(SectionFacts):
             return None
         quote = next((c for c in candidates if c and c.strip() and V.contains_normalized(section.text, c)), "")
         return self.cite(section, quote, path)
-
-
-@dataclass(slots=True)
-class Review:
-    """Reasons to ask for review and factors that lower confidence, gathered per fact."""
-
-    reasons: list[str] = field(default_factory=list)
-    factors: list[float] = field(default_factory=list)
-
-    def add(self, reason: str | None, factor: float = 1.0) -> None:
-        """Record a reason (if any) and its confidence factor; no reason, no penalty."""
-        if not reason:
-            return
-        if reason not in self.reasons:
-            self.reasons.append(reason)
-        self.factors.append(factor)
-
-    def penalise(self, factor: float) -> None:
-        self.factors.append(factor)
-
-    @property
-    def reason(self) -> str | None:
-        return "; ".join(self.reasons) or None
 
 
 def message_review(msg: Msg) -> Review:

@@ -77,21 +77,27 @@ def test_rejecting_a_trusted_identity_takes_its_rows_out_of_the_chart(wb):
     assert count(wb, "SELECT count(*) FROM promotions WHERE active AND outcome = 'promoted'") == 0
 
 
-def test_a_superseded_row_never_returns_and_the_approved_row_follows_its_source(wb):
+def two_reports(wb):
+    """The chart holds the first report's WBC; the second report prints another value."""
     patient = chart_patient(wb, CASE.patient)
     first = ingest(wb, patient, render_lab(CASE), "lab_pdf", "first.pdf")
     panel, rows = CASE.panels[0]
     changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
                                                 *CASE.panels[1:]))
-    corrected = ingest(wb, patient, render_lab(changed), "lab_pdf", "corrected.pdf")
-    conflict = next(f for f in corrected["facts"] if f["promotion_status"] == "conflict_needs_review")
+    second = ingest(wb, patient, render_lab(changed), "lab_pdf", "second.pdf")
+    conflict = next(f for f in second["facts"] if f["promotion_status"] == "conflict_needs_review")
+    return patient, first, second, conflict, rows[0]
+
+
+def test_a_superseded_row_never_returns_and_the_approved_row_follows_its_source(wb):
+    patient, first, corrected, conflict, row = two_reports(wb)
     decide_fact(wb, conflict["fact_id"], approve=True, by="dr.reviewer", resolution="replace")
-    assert live_row_sources(wb, patient)[rows[0].test_name] == [corrected["document_id"]]
+    assert live_row_sources(wb, patient)[row.test_name] == [corrected["document_id"]]
 
     # Deleting the original changes nothing for the approved value ...
     delete_document(wb, first["document_id"], by="dr.reviewer")
     values = {r["test_name"]: r["value"] for r in chart_view(wb, patient["id"])["labs"]}
-    assert values[rows[0].test_name] == "12.9"
+    assert values[row.test_name] == "12.9"
     # ... and deleting the corrected report removes it, without reviving the old value.
     delete_document(wb, corrected["document_id"], by="dr.reviewer")
     assert active_labs(wb) == 0
@@ -324,18 +330,6 @@ def test_only_a_lab_result_flagged_critical_is_a_critical_result():
 
 
 # ---------------------------------------------------------------- a conflict is an explicit choice (issue 26)
-
-def two_reports(wb):
-    """The chart holds the first report's WBC; the second report prints another value."""
-    patient = chart_patient(wb, CASE.patient)
-    first = ingest(wb, patient, render_lab(CASE), "lab_pdf", "first.pdf")
-    panel, rows = CASE.panels[0]
-    changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
-                                                *CASE.panels[1:]))
-    second = ingest(wb, patient, render_lab(changed), "lab_pdf", "second.pdf")
-    conflict = next(f for f in second["facts"] if f["promotion_status"] == "conflict_needs_review")
-    return patient, first, second, conflict, rows[0]
-
 
 def values_of(wb, patient, test_name: str) -> list[str]:
     return sorted(r["value"] for r in chart_view(wb, patient["id"])["labs"] if r["test_name"] == test_name)

@@ -1,4 +1,5 @@
-"""Reasons to ask for review and factors that lower confidence, gathered per fact."""
+"""Reasons to ask for review and factors that lower confidence, gathered per fact while a
+reader builds it (the HL7 and FHIR readers, which judge a fact element by element)."""
 
 from __future__ import annotations
 
