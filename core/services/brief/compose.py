@@ -23,6 +23,7 @@ from core.services.brief.alerts import alert_lines
 from core.services.review.facts import patient_facts
 from core.services.workbench import Workbench
 from storage import facts_repo, promotions_repo
+from domain.policy.facts.no_known_allergies import NO_KNOWN_WORDS, no_known_kind
 
 _QUARANTINED = "identity_mismatch_quarantined"
 # Documents that name another patient: their file name may carry that patient's name.
@@ -191,12 +192,13 @@ def _topic_lines(chart: _Chart, fact_type: str) -> list[BriefLine]:
         lines.append(((0, text.lower(), item.evidence_id), _line(section, text, [item], missing + chart.marks(item))))
     for item in statements:
         quote = item.citations[0].quote_or_value
+        said = NO_KNOWN_WORDS[no_known_kind(item.structured) or "all"]  # NKDA stays about drugs
         if lines:  # the record says none, and documents one: a contradiction for a person to settle
-            text = f"The record also states no known allergies (“{quote}”)"
+            text = f"The record also states {said} (“{quote}”)"
             lines.append(((1, "", item.evidence_id), _line(section, text, [item], (CONFLICT,))))
         else:
             lines.append(((1, "", item.evidence_id),
-                          _line(section, f"No known drug allergies, as documented (“{quote}”)", [item])))
+                          _line(section, f"{said.capitalize()}, as documented (“{quote}”)", [item])))
     for item in chart.reviews:
         if item.fact_type == fact_type:
             lines.append(((2, "", item.evidence_id), _review_line(chart, item, section)))

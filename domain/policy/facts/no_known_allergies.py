@@ -21,6 +21,11 @@ NO_KNOWN_KINDS: dict[str, str] = {
 }
 
 
+# How a sentence says each kind (lower case).
+NO_KNOWN_WORDS: dict[str, str] = {"all": "no known allergies", "drug": "no known drug allergies",
+                                  "food": "no known food allergies", "environmental": "no known environmental allergies"}
+
+
 def no_known_kind(value: Mapping[str, Any] | None) -> str | None:
     """What a "no known ... allergies" statement says there are none of ("all", "drug",
     "food"), or None for an allergy. Rows written before the statuses were split carry
