@@ -433,6 +433,16 @@ def test_every_page_is_saved_as_a_screenshot(demo, tab, admin_tab):
     open_page(page, demo, "review_queue", "items to review")
     screenshot(page, "review-queue")
 
+    # The sodium that differs from the chart (issue 26): both values side by side and
+    # three explicit choices, no plain approval.
+    choose(page, "Reason", labels.review_reason("conflict_needs_review"))
+    page.get_by_role("button", name="Keep the chart value").wait_for(timeout=STEP)
+    assert page.get_by_role("button", name="Replace the chart value").count() == 1
+    assert page.get_by_role("button", name="Keep both").count() == 1
+    assert page.get_by_role("button", name="Approve as verified").count() == 0
+    page.get_by_text("The chart", exact=True).first.wait_for(timeout=STEP)
+    screenshot(page, "review-queue-conflict")
+
     page.get_by_role("tab", name="Audit").click()
     page.get_by_role("button", name="Download CSV").wait_for(timeout=STEP)
     audit = page.locator("[data-testid='stDataFrame']").filter(has=page.locator("th", has_text="What happened"))
