@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 import struct
-from dataclasses import dataclass
 
 import pymupdf
 
@@ -23,6 +22,7 @@ from domain.policy.facts.certainty import FILE_DAMAGED, FILE_REPAIRED, PAGE_UNRE
 from golden.fax import packet
 from golden.fixtures import LAB_CASES, render_lab
 from golden.scan import scan_pdf
+from tests.support import malformed_corpus
 from tests.support.file_builders import MSH, OBR, PID, with_part, workbook
 
 LAB = LAB_CASES[0]
@@ -31,15 +31,12 @@ HOLDING = frozenset({FILE_REPAIRED, FILE_DAMAGED, PAGE_UNREADABLE})
 DAMAGED_SCAN = frozenset({"corrupt_image", "corrupt_file", "no_results_found", "ocr_failed", "no_clinical_content"})
 
 
-@dataclass(frozen=True)
-class Sample:
-    kind: str
-    name: str
-    doc_type: str
-    data: bytes
-    expect: str  # refused | held | review
-    codes: frozenset[str] = DAMAGED_SCAN
-    patient: str = "lab"
+def sample(kind: str, name: str, doc_type: str, data: bytes, expect: str,
+           codes: frozenset[str] = DAMAGED_SCAN, patient: str = "lab") -> malformed_corpus.Sample:
+    """The first round's sample (tests/support/malformed_corpus.py) with this round's
+    defaults: the lab chart's identity, the codes a damaged scan may end with.
+    ``expect``: refused | held | review."""
+    return malformed_corpus.Sample(kind, name, doc_type, data, expect=expect, codes=codes, patient=patient)
 
 
 # ------------------------------------------------------------------ TIFF surgery
@@ -154,7 +151,7 @@ def unnamed_result(obx3: str) -> bytes:
 
 # ------------------------------------------------------------------ the corpus
 
-def build() -> list[Sample]:
+def build() -> list[malformed_corpus.Sample]:
     lab = render_lab(LAB)
     fax_pdf = packet([LAB])  # a cover sheet, then the lab: its identity matches the "lab" chart
     fax_tiff = scan_pdf(fax_pdf, seed=5, as_format="tiff", tiff_compression="group4", dpi=200,
@@ -162,30 +159,30 @@ def build() -> list[Sample]:
     fax_scan = scan_pdf(fax_pdf, seed=5, as_format="pdf", dpi=200, rotate_deg=0.3, noise=0.003)
     held_or_refused = DAMAGED_SCAN
     out = [
-        Sample("hl7_unnamed_test", "obx3-separators-only", "hl7v2_message", unnamed_result("^&"), "review",
+        sample("hl7_unnamed_test", "obx3-separators-only", "hl7v2_message", unnamed_result("^&"), "review",
                patient="hl7"),
-        Sample("hl7_unnamed_test", "obx3-100k-empty-components", "hl7v2_message", unnamed_result("^" * 100_000),
+        sample("hl7_unnamed_test", "obx3-100k-empty-components", "hl7v2_message", unnamed_result("^" * 100_000),
                "review", patient="hl7"),
-        Sample("tiff_damaged", "ifd-loops-back", "fax_packet", looping(fax_tiff), "held"),
-        Sample("tiff_damaged", "cover-page-strips-past-end", "fax_packet", strips_past_end(fax_tiff, 0), "held"),
-        Sample("tiff_damaged", "ifd-65535-entries", "fax_packet", bad_directory(fax_tiff), "refused"),
-        Sample("tiff_damaged", "ifd-offset-out-of-range", "fax_packet", directory_out_of_range(fax_tiff), "refused"),
-        Sample("pdf_damaged", "fax-page-2-garbage-typed", "fax_packet", garbage_page(fax_pdf, 1), "held",
+        sample("tiff_damaged", "ifd-loops-back", "fax_packet", looping(fax_tiff), "held"),
+        sample("tiff_damaged", "cover-page-strips-past-end", "fax_packet", strips_past_end(fax_tiff, 0), "held"),
+        sample("tiff_damaged", "ifd-65535-entries", "fax_packet", bad_directory(fax_tiff), "refused"),
+        sample("tiff_damaged", "ifd-offset-out-of-range", "fax_packet", directory_out_of_range(fax_tiff), "refused"),
+        sample("pdf_damaged", "fax-page-2-garbage-typed", "fax_packet", garbage_page(fax_pdf, 1), "held",
                codes=held_or_refused),
-        Sample("pdf_damaged", "fax-page-2-garbage-scanned", "fax_packet", garbage_page(fax_scan, 1), "held",
+        sample("pdf_damaged", "fax-page-2-garbage-scanned", "fax_packet", garbage_page(fax_scan, 1), "held",
                codes=held_or_refused),
-        Sample("pdf_damaged", "lab-200k-nested-arrays", "lab_pdf", nested_arrays(lab), "held",
+        sample("pdf_damaged", "lab-200k-nested-arrays", "lab_pdf", nested_arrays(lab), "held",
                codes=held_or_refused),
-        Sample("xlsx_shared_strings", "strings-10.5m", "clinical_workbook", shared_strings(10_500_000), "refused",
+        sample("xlsx_shared_strings", "strings-10.5m", "clinical_workbook", shared_strings(10_500_000), "refused",
                codes=frozenset({"sheet_too_large"})),
-        Sample("xlsx_shared_strings", "strings-5.2m", "clinical_workbook", shared_strings(5_200_000), "refused",
+        sample("xlsx_shared_strings", "strings-5.2m", "clinical_workbook", shared_strings(5_200_000), "refused",
                codes=frozenset({"sheet_too_large"})),
-        Sample("xlsx_shared_strings", "one-string-150mb", "clinical_workbook", one_long_string(150), "refused",
+        sample("xlsx_shared_strings", "one-string-150mb", "clinical_workbook", one_long_string(150), "refused",
                codes=frozenset({"sheet_too_large"})),
     ]
-    out += [Sample("tiff_cut", f"fax-tiff-cut-{cut}", "fax_packet", fax_tiff[: int(len(fax_tiff) * cut)], "held")
+    out += [sample("tiff_cut", f"fax-tiff-cut-{cut}", "fax_packet", fax_tiff[: int(len(fax_tiff) * cut)], "held")
             for cut in (0.3, 0.5, 0.7, 0.85, 0.95)]
-    out += [Sample("pdf_cut", f"fax-pdf-cut-{cut}", "fax_packet", fax_scan[: int(len(fax_scan) * cut)], "held",
+    out += [sample("pdf_cut", f"fax-pdf-cut-{cut}", "fax_packet", fax_scan[: int(len(fax_scan) * cut)], "held",
                    codes=held_or_refused)
             for cut in (0.3, 0.6, 0.9)]
     return out
