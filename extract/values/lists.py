@@ -119,7 +119,10 @@ NO_KNOWN_STATUS = {
     "no_known_allergies": (
         "nka", "no known allergies", "no known allergy", "no allergies", "none known", "nil known",
         "no allergies known", "no allergies reported", "no allergies recorded", "none that i know of",
-        "not that i know of"),
+        "not that i know of",
+        # An allergy field that answers only "None" or "Nil" says the same; before, such a
+        # field became an allergy to a substance called "None".
+        "none reported", "none documented", "none recorded", "none on file", "nil reported", "none", "nil"),
 }
 NO_KNOWN_TEXT = {"no_known_drug_allergies": "no known drug allergies",
                  "no_known_food_allergies": "no known food allergies", "no_known_allergies": "no known allergies"}

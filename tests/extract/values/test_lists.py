@@ -23,6 +23,9 @@ NO_KNOWN_TABLE = [
     ("NKDA except penicillin", DRUG, "penicillin"), ("NKDA (except PCN - rash)", DRUG, "PCN"),
     ("No known allergies apart from latex", ANY, "latex"), ("no known drug allergies other than codeine", DRUG, "codeine"),
     ("Penicillin (rash)", None, None), ("Known drug allergies: penicillin", None, None),
+    # Written after the parser, on answers found to become an allergy "to None":
+    ("None", ANY, None), ("Nil", ANY, None), ("None documented", ANY, None), ("none on file", ANY, None),
+    ("Nonesuch dust", None, None), ("nilotinib", None, None),
 ]
 
 
