@@ -107,7 +107,9 @@ def score(case: LabCase, content: NormalizedContent, label: str) -> Tally:
             candidates, key=lambda c: sum(str(c[0].get(k, "")) == expected[k] for k in FIELDS), default=({}, True)
         )
         for k in FIELDS:
-            ok = bool(best) and str(best.get(k, "")) == expected[k]
+            # A name's case and punctuation do not change the test ("Cholesterol Total").
+            same = _key if k == "test_name" else str
+            ok = bool(best) and same(str(best.get(k, ""))) == same(expected[k])
             tally.right += ok
             tally.total += 1
             if not ok:

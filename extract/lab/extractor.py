@@ -40,6 +40,8 @@ from domain.models import (
     IdentityCandidate, LabResultValue,
 )
 from domain.policy.facts.citations import quote_from_words
+from domain.policy.facts.analytes import canonical_analyte
+from domain.policy.facts.ocr_readings import ocr_name_reading, ocr_unit_reading, unit_edits
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import find_date
@@ -344,30 +346,34 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
     reading = r.reading
     unit = reading.unit or reading.range_unit
     unit_doubt = tr.ocr_unit_doubt(unit) if r.ocr else None
+    name, name_doubts = r.test_name, []
     if r.ocr:
         unit = tr.repair_ocr_unit(unit)
+        name, name_doubts = _vocabulary_reading(r.test_name)
+        unit, unit_doubts = _vocabulary_unit(unit, name)
+        name_doubts += unit_doubts
     if r.unreadable:
-        value = LabResultValue(test_name=r.test_name, value=reading.value, unit=unit,
+        value = LabResultValue(test_name=name, value=reading.value, unit=unit,
                                reference_range=reading.reference_range, collection_date=date)
         reason = "the row looks like a lab result but its value could not be read"
         if tr.garbled_number(reading.value):
             reason = f"the value {reading.value!r} reads as a number with letters in it (an OCR misread?): not guessed"
         return FactProposal(
-            fact_type="lab_result", fact_text=f"{r.test_name}: result value unreadable ({reading.value!r})",
+            fact_type="lab_result", fact_text=f"{name}: result value unreadable ({reading.value!r})",
             structured_value=value.model_dump(), citation=citation,
             confidence=_confidence(r, date is not None, "unknown", False),
-            wants_review=True, review_reason="; ".join([reason, *r.doubts]),
+            wants_review=True, review_reason="; ".join([reason, *r.doubts, *name_doubts]),
         )
     reading_flag = _flag(r, key)
     flag, derived = reading_flag.flag, reading_flag.derived
     value = LabResultValue(
-        test_name=r.test_name, value=reading.value, unit=unit, reference_range=reading.reference_range,
+        test_name=name, value=reading.value, unit=unit, reference_range=reading.reference_range,
         collection_date=date, abnormal_flag=flag, flag_derived=derived,  # type: ignore[arg-type]
         result_status=r.status,
     ).model_dump()
     if reading_flag.critical_range:
         value["critical_range"] = reading_flag.critical_range
-    text = f"{r.test_name} {reading.value}" + (f" {unit}" if unit else "")
+    text = f"{name} {reading.value}" + (f" {unit}" if unit else "")
     if reading.reference_range:
         text += f" (ref {reading.reference_range})"
     flag_word = _FLAG_WORDS.get(flag, flag)
@@ -375,7 +381,7 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         text += f" {flag_word}"
     if date:
         text += f", collected {date}"
-    doubts = r.doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
+    doubts = r.doubts + name_doubts + reading_flag.review_reasons() + (_ocr_doubts(r) if r.ocr else [])
     if (stray := _result_in_name(r.test_name)):
         doubts.append(f"the test name holds what reads as a result ({stray!r}): the columns were not read "
                       "as printed, so the value may belong to another date or column")
@@ -391,6 +397,28 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         confidence=_confidence(r, date is not None, flag, derived),
         wants_review=bool(doubts), review_reason="; ".join(doubts) or None,
     )
+
+
+def _vocabulary_reading(printed: str) -> tuple[str, list[str]]:
+    """An OCR'd test name the vocabulary does not know, read as the test it is a letter
+    or two from ("Cholestorol Total"), with the reason a person must confirm it; else
+    the name as printed. The quote keeps what OCR read."""
+    reading = ocr_name_reading(printed)
+    if reading is None:
+        return printed, []
+    return reading, [f"test name read by OCR as {printed!r}, taken as {reading!r}: check the printed name"]
+
+
+def _vocabulary_unit(unit: str, name: str) -> tuple[str, list[str]]:
+    """An OCR'd unit read as the test's own unit it is a letter or two from ("mye/dl" ->
+    "mg/dL" for creatinine), with the reason a person must confirm it; a unit that
+    differed only by edge punctuation or case needs no one."""
+    reading = ocr_unit_reading(unit, canonical_analyte(name)) if unit else None
+    if reading is None:
+        return unit, []
+    if not unit_edits(unit, reading):
+        return reading, []
+    return reading, [f"unit read by OCR as {unit!r}, taken as {reading!r}: check the printed unit"]
 
 
 # A result stated in a sentence is a lead for a person, never a chart value.

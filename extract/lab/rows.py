@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from domain.content import Word
 from domain.policy.facts.analytes import known_name
+from domain.policy.facts.ocr_readings import ocr_name_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.lab.table import (
@@ -24,7 +25,7 @@ from extract.lab.table import (
 )
 from extract.layout import OCR_TRUSTED_CONF, Row, ocr_char_width, segments
 from extract.values.flags import FlagKey
-from extract.values.ranges import parse_reference_range
+from extract.values.ranges import parse_reference_range, repair_ocr_range
 
 _NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
                          "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
@@ -179,7 +180,8 @@ def line_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowR
     reading = read_result(words[k:], allow_garbled=ocr, key=key)
     if reading is None or not reading.reference_range or reading.leftovers:
         return None
-    doubts = [] if known_name(name) else [
+    # A garbled name the vocabulary can read is taken with its own reason (extractor).
+    doubts = [] if known_name(name) or (ocr and ocr_name_reading(name)) else [
         f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
     return RowResult(
         row=row, words=words, test_name=name, reading=reading,
@@ -262,6 +264,12 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     unit_text, stray_flag = _pop_flag(cells.text("units"))
     range_text, stray_range_flag = _pop_flag(cells.text("range"))
     parsed_range = parse_reference_range(range_text) if range_text else None
+    range_doubts = []
+    ocr = any(w.conf is not None for w in words)
+    if parsed_range is None and range_text and ocr and (repaired := repair_ocr_range(range_text)):
+        parsed_range = parse_reference_range(repaired)
+        range_doubts = [f"reference range read by OCR as {range_text!r}, taken as {repaired!r}: "
+                        "check the printed range"]
     if reading is None:
         # A row that has a test and a range or unit is clearly a result; its value
         # could not be read, so a reviewer must look rather than lose it.
@@ -269,7 +277,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
             reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
             return RowResult(row=row, words=words, test_name=test, reading=reading, flag_text=None,
                              position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
-                             alignment=cells.alignment, unreadable=True, collection_date=date)
+                             alignment=cells.alignment, unreadable=True, collection_date=date, doubts=range_doubts)
         return None
     if parsed_range:
         reading.reference_range, reading.range_unit = parsed_range
@@ -282,7 +290,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     flag_words = cells.words("flag")
     flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
                  or stray_flag or stray_range_flag)
-    doubts = _ocr_flag_doubts(words, flag_words, layout, reading) if any(w.conf is not None for w in words) else []
+    doubts = range_doubts + (_ocr_flag_doubts(words, flag_words, layout, reading) if ocr else [])
     position_flag = {"in_range": "normal", "out_range": "abnormal"}.get(role)
     return RowResult(
         row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,

@@ -216,3 +216,51 @@ def critical_direction(value: str, limits: CriticalLimits | None) -> str | None:
         if v.low > limits.high or (v.low == limits.high and (limits.high_inclusive or not v.low_inclusive)):
             return "critical_high"
     return None
+
+
+# --------------------------------------------------------------------------- ranges OCR lost a mark of
+
+_OCR_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
+# Edge debris OCR leaves on a range cell: a bracket half read, a trailing comma.
+_OCR_RANGE_EDGES = re.compile(r"^[\s(\[{'\",;:]+|[\s)\]}'\",;:.]+$")
+
+
+def _decimals(number: str) -> int:
+    return len(number.split(".")[1]) if "." in number else 0
+
+
+def _plausible_bounds(lo: str, hi: str) -> bool:
+    """Two numbers that can be a printed interval's ends: rising, written to the same
+    decimals (labs print "3.4-10.8", "0.57-1.00"), and whole numbers of near size
+    ("134-144", "6-24", never "13-4144")."""
+    if not (_OCR_NUMBER.match(lo) and _OCR_NUMBER.match(hi)) or float(lo) >= float(hi):
+        return False
+    if _decimals(lo) != _decimals(hi):
+        return False
+    whole_lo, whole_hi = len(lo.split(".")[0]), len(hi.split(".")[0])
+    return whole_hi - whole_lo in (0, 1) and not (whole_lo > 1 and lo.startswith("0"))
+
+
+def repair_ocr_range(text: str) -> str | None:
+    """The interval an OCR'd range cell printed when OCR lost or misread its dash, or
+    None when the cell allows no single reading: "134144" -> "134-144", "3.410.8" ->
+    "3.4-10.8", "0.571.00" -> "0.57-1.00", "3.5.5.2" -> "3.5-5.2", "6 24" -> "6-24",
+    "(0-149" -> "0-149". A cell that splits two ways ("11115.9": "11-115.9"? "111-15.9"
+    cannot rise) or not at all stays unread; callers send any repair to a person."""
+    t = _OCR_RANGE_EDGES.sub("", normalize_ws(text or ""))
+    if not t or parse_reference_range(text) is not None:
+        return None
+    if parse_reference_range(t) is not None:
+        return t  # only a bracket or comma too many
+    parts = t.split()
+    if len(parts) == 2:
+        return f"{parts[0]}-{parts[1]}" if _plausible_bounds(*parts) else None
+    if len(parts) != 1 or not re.fullmatch(r"[\d.]+", t):
+        return None
+    readings = set()
+    for i in range(1, len(t)):
+        if _plausible_bounds(t[:i], t[i:]):
+            readings.add(f"{t[:i]}-{t[i:]}")  # the dash was lost
+        if t[i] == "." and _plausible_bounds(t[:i], t[i + 1:]):
+            readings.add(f"{t[:i]}-{t[i + 1:]}")  # the dash was read as a point
+    return readings.pop() if len(readings) == 1 else None

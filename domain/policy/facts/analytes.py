@@ -165,7 +165,7 @@ def _ids_for_name(test_name: str) -> tuple[str, ...]:
 _OCR_DIGIT_LOOKALIKES = str.maketrans({"l": "1", "i": "1", "|": "1", "!": "1", "t": "1", "o": "0"})
 
 
-def _lookalike(printed: str, name: str) -> bool:
+def lookalike(printed: str, name: str) -> bool:
     """Whether ``printed`` differs from ``name`` only where one has a digit or a mark and
     the other a letter it looks like ("alc" / "a1c"). Two letters never stand for each
     other: "IDL" is not "LDL", "Pi" (phosphate) not "PT", "Ig" not "Tg"."""
@@ -187,12 +187,12 @@ def _ocr_index() -> dict[str, tuple[str, ...]]:
 @lru_cache(maxsize=4096)
 def _ids_for_ocr_name(test_name: str) -> tuple[str, ...]:
     """The analyte a name OCR or a typist garbled stands for ("Hemoglobin Alc",
-    "HbAlc", "Aic" -> Hemoglobin A1c), when it is a look-alike (``_lookalike``) of
+    "HbAlc", "Aic" -> Hemoglobin A1c), when it is a look-alike (``lookalike``) of
     vocabulary names of exactly one analyte. A reading two analytes share ("Tnl":
     troponin I or T?) settles nothing."""
     by_name = _vocabulary().by_name
     for form in _name_forms(test_name):
-        names = [n for n in _ocr_index().get(form.translate(_OCR_DIGIT_LOOKALIKES), ()) if _lookalike(form, n)]
+        names = [n for n in _ocr_index().get(form.translate(_OCR_DIGIT_LOOKALIKES), ()) if lookalike(form, n)]
         ids = {i for n in names for i in by_name[n]}
         if len(ids) == 1:
             return tuple(ids)
@@ -221,6 +221,11 @@ def canonical_analyte(test_name: str | None, loinc: str | None = None, unit: str
     if len(ids) != 1:
         return None
     return _with_unit(ids[0], unit)
+
+
+def vocabulary_names() -> dict[str, tuple[str, ...]]:
+    """Every name the vocabulary knows, normalised, with the analyte ids it names."""
+    return _vocabulary().by_name
 
 
 def known_name(test_name: str) -> bool:

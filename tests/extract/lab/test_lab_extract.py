@@ -485,12 +485,16 @@ def test_ocr_leader_read_as_dot_shaped_letters_is_cut_from_the_name():
         # debris of every kind between name and value
         [("Sodium", 40, 0.9), (".,:;", 80, 0.3), ("'`-_", 105, 0.2), ("141", 190, 0.95), ("mmol/L", 215, 0.9),
          ("(135-145)", 255, 0.9)],
-        # a doubtful capitalised name word is not dots: "Alc" stays in the name
+        # a doubtful capitalised name word is not dots: "Alc" stays in the name (and is
+    # read as the "A1c" it stands for, for a person to confirm)
         [("Hemoglobin", 40, 0.28), ("Alc", 95, 0.28), ("ec", 115, 0.09), ("soc", 130, 0.0), ("7.9", 190, 0.89),
          ("%", 210, 0.85), ("(<5.7)", 225, 0.89), ("H", 260, 0.91)],
     )
     got = {f.structured_value["test_name"]: f.structured_value for f in result.facts}
-    assert set(got) == {"WBC", "Hematocrit", "Urine Protein", "Urine Glucose", "Sodium", "Hemoglobin Alc"}
+    assert set(got) == {"WBC", "Hematocrit", "Urine Protein", "Urine Glucose", "Sodium", "Hemoglobin A1c"}
+    a1c = next(f for f in result.facts if f.structured_value["test_name"] == "Hemoglobin A1c")
+    assert a1c.wants_review and "read by OCR as 'Hemoglobin Alc'" in a1c.review_reason
+    assert "Alc" in a1c.citation.quote_or_value  # the quote keeps what was read
     assert (got["WBC"]["value"], got["WBC"]["unit"], got["WBC"]["reference_range"], got["WBC"]["abnormal_flag"]) == (
         "11.8", "x10E3/uL", "3.4-10.8", "high")
     assert (got["Urine Glucose"]["value"], got["Urine Glucose"]["abnormal_flag"]) == ("Positive", "abnormal")
@@ -520,12 +524,13 @@ def test_a_result_line_without_a_leader_is_read_whole_or_not_at_all():
         [("Albumin", 40, 0.95), ("4.0", 190, 0.95), ("g/dL", 215, 0.95)],
     )
     got = {f.structured_value["test_name"]: f for f in result.facts if not f.citation.field_or_chunk_id.startswith("text")}
-    assert set(got) == {"WBC", "Specific Gravity", "Piatelets", "Urine Protein"}
+    assert set(got) == {"WBC", "Specific Gravity", "Platelets", "Urine Protein"}
     wbc = got["WBC"].structured_value
     assert (wbc["value"], wbc["unit"], wbc["reference_range"], wbc["abnormal_flag"]) == (
         "11.8", "x10E3/uL", "3.4-10.8", "high")
     assert not got["WBC"].wants_review
-    assert got["Piatelets"].wants_review and "not a test name" in got["Piatelets"].review_reason
+    # a name a letter away from one test is read as it, for a person to confirm
+    assert got["Platelets"].wants_review and "read by OCR as 'Piatelets'" in got["Platelets"].review_reason
     # what the line rule does not take stays visible for review through the prose rule, or not at all
     others = [f for f in result.facts if f.citation.field_or_chunk_id.startswith("text")]
     assert all(f.wants_review for f in others)

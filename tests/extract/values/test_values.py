@@ -601,3 +601,35 @@ def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported(
     assert resolve_flag(["\u25c6"], "151", "135-145", key=read_flag_key("\u25c6 high")).flag == "high"
     # Triangles pointing up or down say what arrows do.
     assert resolve_flag(["\u25bc"], "129", "135-145").flag == "low"
+
+
+# --------------------------------------------------------------------------- range cells OCR lost a dash of
+
+@pytest.mark.parametrize("printed, reading", [
+    ("134144", "134-144"),       # the dash lost between two whole numbers
+    ("3.410.8", "3.4-10.8"),     # ... between two decimals
+    ("0.571.00", "0.57-1.00"),
+    ("3.5.5.2", "3.5-5.2"),      # the dash read as a point
+    ("6 24", "6-24"),            # the dash lost, the gap kept
+    ("(0-149", "0-149"),         # half a bracket
+    ("150450", "150-450"),       # written after the rule
+    ("2.64.4", "2.6-4.4"),
+    ("1.0051.030", "1.005-1.030"),
+])
+def test_an_ocr_range_cell_that_lost_its_dash_reads_one_way_only(printed, reading):
+    from extract.values.ranges import repair_ocr_range
+
+    assert repair_ocr_range(printed) == reading
+
+
+@pytest.mark.parametrize("printed", [
+    "11115.9",     # "11-115.9" has uneven decimals, "111-15.9" falls: not one reading
+    "1005-1.030",  # a lost point is not a lost dash
+    "65-99",       # already a range
+    "<9", "100", "Negative", "4,.77-5,2%", "",
+    "13 4144",     # ends of very different size
+])
+def test_an_ocr_range_cell_that_reads_no_single_way_is_left_unread(printed):
+    from extract.values.ranges import repair_ocr_range
+
+    assert repair_ocr_range(printed) is None

@@ -1,0 +1,183 @@
+"""What an OCR-garbled test name or unit stands for, read against the analyte vocabulary
+(pure). Used only on words OCR read, and only as a proposal: every result it touches
+goes to a person with the printed reading beside the one taken.
+
+A scanned or faxed page loses a letter here and there ("Cholestorol Total",
+"Triglycorides", "Platolets"; units "mye/dl", "g/d.", "mmol/L."). The vocabulary knows
+the printed names and each analyte's units, so a reading one or two letters away from
+exactly one of them can be proposed. The bounds keep the clinically close pairs apart:
+
+* a word of three letters or fewer must match exactly (or by ``analytes.lookalike``:
+  a digit read as a letter, "Alc" for "A1c"), so "LOL", "IDL" or "ADL" never becomes
+  LDL or HDL, nor "Pi" PT;
+* a longer word may differ by one edit per five letters (at least one);
+* the closest reading must belong to one analyte and be strictly closer than any other
+  analyte's, so a garble halfway between two tests settles nothing;
+* a unit is read only against the units of the result's own analyte, and a garble as
+  close to two of them ("mg/d": mg/dL or mg/L?) is not read at all.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from domain.policy.facts.analytes import (
+    analyte,
+    known_name,
+    lookalike,
+    normalize_name,
+    normalize_unit,
+    vocabulary_names,
+)
+
+# Words this short are abbreviations whose single letters carry the meaning (LDL/HDL).
+_EXACT_UP_TO = 3
+# Edits allowed per this many letters of a longer word.
+_LETTERS_PER_EDIT = 5
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: insertions, deletions and substitutions, one each."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _fold(text: str) -> str:
+    """Accents off ("Triglycérides" is OCR's e with a speck), as the vocabulary is ASCII."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+_PARTS = re.compile(r"[\s\-/]+")
+
+
+def _words(name: str) -> list[str]:
+    """A name's comparable words: normalised, accents off, a word's trailing dot dropped,
+    and split at hyphens and slashes, so the "HDL" of "HDL-Cholesterol" is a short word
+    held to an exact match like the one of "HDL Cholesterol"."""
+    parts = _PARTS.split(normalize_name(_fold(name)))
+    return [p.strip(".") for p in parts if p.strip(".")]
+
+
+def _word_distance(printed: str, known: str) -> int | None:
+    """Edits from a printed word to a vocabulary word, or None when too far to stand for it."""
+    if printed == known or lookalike(printed, known):
+        return 0
+    if len(known) <= _EXACT_UP_TO or len(printed) <= _EXACT_UP_TO:
+        return None
+    d = edit_distance(printed, known)
+    return d if d <= max(1, len(known) // _LETTERS_PER_EDIT) else None
+
+
+@lru_cache(maxsize=1)
+def _names_by_length() -> dict[int, list[tuple[tuple[str, ...], str]]]:
+    """Vocabulary names as word tuples, grouped by their number of words."""
+    out: dict[int, list[tuple[tuple[str, ...], str]]] = {}
+    for name in vocabulary_names():
+        words = tuple(_words(name))
+        out.setdefault(len(words), []).append((words, name))
+    return out
+
+
+@lru_cache(maxsize=2048)
+def ocr_name_reading(printed: str) -> str | None:
+    """The name a garbled printed test name stands for, written with the printed words'
+    case ("Cholestorol Total" -> "Cholesterol Total"), or None when it is not close to
+    exactly one analyte's names (see the module's bounds). Callers use it only on a
+    name the vocabulary does not know as printed."""
+    words = _words(printed)
+    if not words or known_name(printed):
+        return None
+    best: dict[str, tuple[int, tuple[str, ...]]] = {}  # analyte id -> (edits, vocabulary words)
+    names = vocabulary_names()
+    for known, name in _names_by_length().get(len(words), ()):
+        total = 0
+        for p, k in zip(words, known):
+            d = _word_distance(p, k)
+            if d is None:
+                break
+            total += d
+        else:
+            for analyte_id in names[name]:
+                if analyte_id not in best or total < best[analyte_id][0]:
+                    best[analyte_id] = (total, known)
+    if not best:
+        return None
+    ranked = sorted(best.items(), key=lambda item: item[1][0])
+    if len(ranked) > 1 and ranked[1][1][0] <= ranked[0][1][0]:
+        return None  # as close to two analytes: the garble settles nothing
+    reading = _in_printed_case(printed, ranked[0][1][1])
+    return None if reading == printed else reading
+
+
+def _in_printed_case(printed: str, known: tuple[str, ...]) -> str:
+    """The vocabulary words in the case the page printed them: "CHOLESTOROL" stays
+    upper case, "Platolets" capitalised; a short word keeps its printed letters but
+    for the digits OCR read as letters ("Alc" -> "A1c")."""
+    tokens = [t for t in (re.sub(r"^[^\w]+|[^\w]+$", "", tok) for tok in _PARTS.split(_fold(printed))) if t]
+    if len(tokens) != len(known):
+        return " ".join(known).title()
+    out = []
+    for token, word in zip(tokens, known):
+        if token.lower() == word:
+            out.append(token)
+        elif len(token) == len(word) and lookalike(token.lower(), word):
+            out.append("".join(k if k.isdigit() else t for t, k in zip(token, word)))
+        elif _mostly_upper(token):
+            out.append(word.upper())
+        elif len(token) == len(word):
+            out.append("".join(k.upper() if t.isupper() else k for t, k in zip(token, word)))  # "oGFR" -> "eGFR"
+        elif token[:1].isupper():
+            out.append(word[:1].upper() + word[1:])
+        else:
+            out.append(word)
+    return " ".join(out)
+
+
+def _mostly_upper(token: str) -> bool:
+    letters = [c for c in token if c.isalpha()]
+    return len(letters) > 1 and sum(c.isupper() for c in letters) * 2 > len(letters)
+
+
+# Punctuation OCR leaves on a unit's edges: "mg/dl," "mmol/L." "(mg/dL".
+_UNIT_EDGES = re.compile(r"^[\s,.;:'\"()]+|[\s,.;:'\"()]+$")
+# Units this short differ from each other by one letter (mL/mg, U/L vs g/L): never guessed.
+_UNIT_EXACT_UP_TO = 2
+_UNIT_EDITS = 2
+
+
+def unit_edits(printed: str, reading: str) -> bool:
+    """Whether taking ``reading`` for ``printed`` changes letters, not only edge
+    punctuation or case (which needs no person to confirm)."""
+    return normalize_unit(_UNIT_EDGES.sub("", printed or "")) != normalize_unit(reading)
+
+
+def ocr_unit_reading(printed: str, analyte_id: str | None) -> str | None:
+    """The unit of ``analyte_id``'s own list that a garbled printed unit stands for
+    ("mye/dl" -> "mg/dL" for creatinine), or None: when the printed unit is already one
+    of them, when the analyte is unknown, or when the garble is as close to two of them."""
+    entry = analyte(analyte_id or "")
+    cleaned = _UNIT_EDGES.sub("", printed or "")
+    if entry is None or not cleaned:
+        return None
+    key = normalize_unit(cleaned)
+    units = {normalize_unit(u): u for u in entry.units if u}
+    if key in units:
+        # Edge punctuation or case only ("mg/dl,", "x10E3/UL"): the vocabulary's spelling.
+        return None if units[key] == printed else units[key]
+    if len(key) <= _UNIT_EXACT_UP_TO:
+        return None
+    scored = sorted((edit_distance(key, k), u) for k, u in units.items() if len(k) > _UNIT_EXACT_UP_TO)
+    if not scored or scored[0][0] > _UNIT_EDITS:
+        return None
+    if len(scored) > 1 and scored[1][0] == scored[0][0]:
+        return None
+    return scored[0][1]

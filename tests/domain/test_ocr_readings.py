@@ -1,0 +1,114 @@
+"""Garbled OCR test names and units read against the analyte vocabulary: proposed only
+when one analyte is close and no other is as close, never across a short abbreviation."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.policy.facts.analytes import all_analytes, canonical_analyte, known_name
+from domain.policy.facts.ocr_readings import edit_distance, ocr_name_reading, ocr_unit_reading, unit_edits
+
+
+def test_edit_distance_counts_insertions_deletions_and_substitutions():
+    assert edit_distance("cholesterol", "cholesterol") == 0
+    assert edit_distance("cholestorol", "cholesterol") == 1
+    assert edit_distance("platlets", "platelets") == 1
+    assert edit_distance("mye/dl", "mg/dl") == 2
+    assert edit_distance("", "abc") == 3
+
+
+@pytest.mark.parametrize("printed, reading, analyte_id", [
+    # seen on faxed pages
+    ("Cholestorol Total", "Cholesterol Total", "cholesterol_total"),
+    ("Chofesterof Total", "Cholesterol Total", "cholesterol_total"),
+    ("Triglycorides", "Triglycerides", "triglycerides"),
+    ("'Triglycérides", "Triglycerides", "triglycerides"),
+    ("Platolets", "Platelets", "platelets"),
+    ("HDL. Cholesterol", "HDL Cholesterol", "hdl"),
+    ("Hemoglobin Alc", "Hemoglobin A1c", "hba1c"),
+    # written after the rule, not seen on any page
+    ("Creatinlne", "Creatinine", "creatinine"),
+    ("HEMOGLOBlN", "HEMOGLOBIN", "hemoglobin"),
+    ("Potasium", "Potassium", "potassium"),
+    ("Magnesum", "Magnesium", "magnesium"),
+    ("Hematocrlt", "Hematocrit", "hematocrit"),
+    ("oGFR", "EGFR", "egfr"),
+    ("hdl-cholestorol", "hdl cholesterol", "hdl"),
+])
+def test_a_name_a_letter_or_two_from_one_test_is_read_as_it_in_the_printed_case(printed, reading, analyte_id):
+    assert not known_name(printed)
+    assert ocr_name_reading(printed) == reading
+    assert canonical_analyte(reading) == analyte_id
+
+
+@pytest.mark.parametrize("printed", [
+    "LOL Cholesterol",   # LDL or HDL? a short abbreviation is never guessed
+    "IDL Cholesterol",
+    "ADL Choleonterol",
+    "Hemoglobin Ale",    # "Ale" is not "A1c": two letters never stand for each other in a short word
+    "Pot tse",
+    "Glico",             # too far from "glucose"
+    "Patient weight",
+    "Sodium",            # known as printed: nothing to propose
+    "Cholesterol, Total",
+])
+def test_a_short_abbreviation_a_far_garble_or_a_known_name_is_never_read_as_another(printed):
+    assert ocr_name_reading(printed) is None
+
+
+def test_no_vocabulary_name_is_read_as_another():
+    for a in all_analytes():
+        for name in (a.display, *a.synonyms):
+            assert ocr_name_reading(name) is None, name
+
+
+def test_a_garble_halfway_between_two_tests_settles_nothing(monkeypatch):
+    # Two made-up tests one letter apart ("ferritin", "ferrotin"): a reading one letter
+    # from each is as close to both, so none is proposed; one nearer the first is read.
+    from domain.policy.facts import ocr_readings
+
+    monkeypatch.setattr(ocr_readings, "vocabulary_names", lambda: {"ferritin": ("a",), "ferrotin": ("b",)})
+    ocr_readings._names_by_length.cache_clear()
+    ocr_readings.ocr_name_reading.cache_clear()
+    try:
+        assert ocr_readings.ocr_name_reading("Ferratin") is None
+        assert ocr_readings.ocr_name_reading("Ferritim") == "Ferritin"
+    finally:
+        ocr_readings._names_by_length.cache_clear()
+        ocr_readings.ocr_name_reading.cache_clear()
+
+
+def test_a_hyphenated_abbreviation_is_held_to_an_exact_match():
+    # "HDL-Cholesterol" and "LDL-Cholesterol" are one letter apart as written: the
+    # abbreviation is a short word of its own, never read as the other.
+    assert ocr_name_reading("IDL-Cholesterol") is None
+    assert ocr_name_reading("hs-Tnl") is None  # troponin I or T: never guessed
+
+
+@pytest.mark.parametrize("printed, analyte_name, reading", [
+    ("mye/dl", "Creatinine", "mg/dL"),
+    ("migdl,", "LDL Cholesterol", "mg/dL"),
+    ("x1016/uL", "RBC", "x10E6/uL"),
+    ("mmol/L.", "Potassium", "mmol/L"),      # edge punctuation only
+    ("x10E3/UL", "WBC", "x10E3/uL"),         # case only
+    ("mmoI/L", "Sodium", "mmol/L"),          # written after the rule
+])
+def test_a_garbled_unit_is_read_as_one_of_its_own_tests_units(printed, analyte_name, reading):
+    assert ocr_unit_reading(printed, canonical_analyte(analyte_name)) == reading
+
+
+@pytest.mark.parametrize("printed, analyte_name", [
+    ("g/d.", "Hemoglobin"),   # g/dL or g/L: ten times apart, so never guessed
+    ("mma", "Sodium"),        # too far
+    ("mg/dL", "Glucose"),     # printed as the vocabulary writes it
+    ("mye/dl", "Unknown test"),
+    ("ml", "Creatinine"),     # two letters: mL or mg?
+])
+def test_a_unit_as_close_to_two_units_too_far_or_of_no_known_test_is_not_read(printed, analyte_name):
+    assert ocr_unit_reading(printed, canonical_analyte(analyte_name)) is None
+
+
+def test_only_a_change_of_letters_needs_a_person():
+    assert unit_edits("mye/dl", "mg/dL")
+    assert not unit_edits("mg/dl,", "mg/dL")
+    assert not unit_edits("x10E3/UL", "x10E3/uL")
