@@ -10,7 +10,7 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from golden.fixtures import KASIMIR, LAB_CASES, MARISOL, render_lab
+from golden.fixtures import KASIMIR, LAB_CASES, LAB_LAYOUTS, MARISOL, render_lab, with_layout
 from golden.ground_truth import Patient
 from golden.scan import scan_pdf
 
@@ -44,7 +44,11 @@ def write_set(folder: Path, *, labs: int = 3, scanned: bool = False, odd_rows: b
         (folder / name).write_bytes(data)
         return name
 
-    cases = LAB_CASES[:labs]
+    # Past the six default cases, the same results in the other layouts: new bytes each.
+    layouts = sorted(LAB_LAYOUTS)
+    cases = [LAB_CASES[i % len(LAB_CASES)] if i < len(LAB_CASES) else
+             with_layout(LAB_CASES[i % len(LAB_CASES)], layouts[(i // len(LAB_CASES) + i) % len(layouts)])
+             for i in range(labs)]
     for i, case in enumerate(cases):
         rows.append((case.patient.mrn, "lab_pdf", document(f"lab-{i}.pdf", render_lab(case)), "succeeded"))
     if scanned:
