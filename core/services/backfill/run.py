@@ -55,7 +55,7 @@ def run_backfill(wb: Workbench, rows: list[ManifestRow], engine: Engine, *, by: 
     stored = sum(item.stored for item in items)
     bar.note(f"{len(rows)} rows; {stored} originals stored now, {len(owner)} documents to read "
              f"on {engine.workers} {engine.name} reader(s)")
-    read_started = time.monotonic()
+    read_started = read_ended = time.monotonic()
     try:
         for request, outcome in engine.map(_requests(wb, list(owner))):
             final = writer.persist(request.job_id, outcome)
@@ -64,9 +64,10 @@ def run_backfill(wb: Workbench, rows: list[ManifestRow], engine: Engine, *, by: 
             if len(item.finals) == len(item.jobs):
                 settle(item)
             bar.tick(failed=final["status"] == "failed")
+        read_ended = time.monotonic()
     finally:
         writer.close()
         bar.finish()
     return build_report(items, engine=engine, reclaimed=reclaimed.get("requeued", 0) + reclaimed.get("failed", 0),
-                        documents=len(owner), read_seconds=time.monotonic() - read_started,
+                        documents=len(owner), read_seconds=read_ended - read_started,
                         seconds=time.monotonic() - started)
