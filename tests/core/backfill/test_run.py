@@ -161,3 +161,23 @@ def test_a_scanned_page_is_read_by_ocr(wb, tmp_path):
                     "GROUP BY j.engine")
         engine, facts = cur.fetchone()
     assert facts > 0 and any(name in engine.lower() for name in ("tesseract", "rapidocr"))
+
+
+@pytest.mark.shared_data
+def test_real_samples_a_batch_read_in_parts_is_one_row(wb, demo_patient, shared_data, tmp_path, monkeypatch):
+    """A real HL7 batch of 20 results, split 5 messages a job, is one row with four jobs:
+    its outcome waits for all four; its messages name other people, so it is held. A
+    rerun reads nothing and stores no part twice."""
+    monkeypatch.setattr(wb.settings, "hl7_messages_per_job", 5)
+    manifest = tmp_path / "manifest.csv"
+    batch = shared_data / "hl7" / "rs_BATCH_FHS_BHS_20x_ORU_R01_v2.5.1_CR.hl7"
+    summary = shared_data / "scans" / "hl7_ccda_discharge_summary_typed_with_lipids.pdf"
+    manifest.write_text(f"{batch},{demo_patient['mrn']},HL7 v2 Message\n{summary},{demo_patient['mrn']},lab_pdf\n")
+    report = _backfill(wb, manifest)
+    assert report["documents_read"] == 4 + 1 and report["stored"] == 2 and report["failed"] == 0
+    assert report["held"][0]["row"] == 1
+    documents = _count(wb, "SELECT count(*) FROM documents")
+    assert documents == 2 + 4  # the batch, its four parts, the summary
+    again = _backfill(wb, manifest)
+    assert again["skipped"] == 2 and again["documents_read"] == 0
+    assert _count(wb, "SELECT count(*) FROM documents") == documents
