@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from typing import Iterable, Iterator
 
 from core.services.backfill.reading import Ceilings, ReadFailed, ReadRequest, read_one
@@ -31,10 +32,14 @@ class RayEngine:
         self._started = not ray.is_initialized()
         if self._started:
             quiet = dict(log_to_driver=False, logging_level=logging.ERROR)
-            if address:
-                ray.init(address=address, **quiet)
-            else:
-                ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
+            with warnings.catch_warnings():
+                # Ray starts its own processes by fork + exec, which runs nothing of this
+                # process: LanceDB's warning about forking (loaded by the workbench) is moot.
+                warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
+                if address:
+                    ray.init(address=address, **quiet)
+                else:
+                    ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         # Retries are for a lost worker process or node only; a bad document is an answer.
         self._read = ray.remote(num_cpus=1, max_retries=1)(read_one)
