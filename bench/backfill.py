@@ -9,7 +9,7 @@ job process: every reading in a forkserver child under the job's ceilings):
   persisted (claim, identity gate, facts, promotion, chart checks, finish), without and
   with the vector embedding the writer also does - documents/s;
 - from those, how many readers one writer can feed before it saturates: the writer's
-  rate over one reader's rate (Ray's rate per CPU).
+  rate over one reader's rate (the local engine's single reader; also Ray's per CPU).
 The rates count the reading-and-persisting loop; Ray's start and the final embedding
 are printed apart.
 Usage: python bench/backfill.py [--documents N] [--skip-ray]
@@ -31,14 +31,21 @@ OPERATOR = "os:bench"
 
 
 def write_documents(folder: Path, n: int) -> tuple[Path, list]:
-    """``n`` typed lab reports of the golden cases, cycling through the layouts (each a
-    distinct file), and their manifest."""
+    """``n`` typed lab reports of the golden cases, each case in each layout in turn, and
+    past those 36, collected a day later each round (every file distinct); their manifest."""
+    from dataclasses import replace
+    from datetime import date, timedelta
+
     from golden.fixtures import LAB_CASES, LAB_LAYOUTS, render_lab, with_layout
 
     layouts = sorted(LAB_LAYOUTS)
     rows, patients = [], {}
     for i in range(n):
-        case = with_layout(LAB_CASES[i % len(LAB_CASES)], layouts[(i // len(LAB_CASES) + i) % len(layouts)])
+        k, c = divmod(i, len(LAB_CASES))
+        case = with_layout(LAB_CASES[c], layouts[(k + c) % len(layouts)])
+        if k >= len(layouts):
+            day = date.fromisoformat(case.collection_date) + timedelta(days=k // len(layouts))
+            case = replace(case, collection_date=day.isoformat())
         path = folder / f"lab-{i}.pdf"
         path.write_bytes(render_lab(case))
         rows.append((path.name, case.patient.mrn, "lab_pdf"))
@@ -149,9 +156,12 @@ def main() -> None:
         persist_only, with_vectors, n = writer_rate(root, manifest, patients)
         print(f"writer ceiling (readings precomputed, {n} documents): {persist_only:.2f} documents/s persist-only, "
               f"{with_vectors:.2f} documents/s with the vector embedding")
-        print(f"one writer feeds about {persist_only / per_reader:.1f} readers persisting "
-              f"({with_vectors / per_reader:.1f} with embedding) at {per_reader:.2f} documents/s per reader "
-              "before it saturates")
+        one = local["documents_per_second"]
+        print(f"one writer feeds about {persist_only / one:.1f} readers persisting ({with_vectors / one:.1f} with "
+              f"the embedding) at one reader's pace ({one:.2f} documents/s, the local engine) before it saturates")
+        if per_reader != one:
+            print(f"  at Ray's pace per reader on this machine ({per_reader:.2f} documents/s): about "
+                  f"{persist_only / per_reader:.1f} ({with_vectors / per_reader:.1f} with the embedding)")
 
 
 if __name__ == "__main__":
