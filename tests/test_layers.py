@@ -60,7 +60,8 @@ def project_imports(path: Path) -> set[str]:
     return {m for m in imported_modules(path) if within(m, PRODUCT + TOOLS)}
 
 
-SERVICE_GROUPS = ("admin", "checks", "review", "answer", "ingest", "interfaces", "evals", "brief", "exchange")
+SERVICE_GROUPS = ("admin", "checks", "review", "answer", "ingest", "interfaces", "evals", "brief", "exchange",
+                  "backfill")
 # A service group imports only the shared context (core.services.workbench) and the
 # groups it names here: accounts and patients are the floor, review curates the chart,
 # ingest reads documents into it (and promotes through review), interfaces receive
@@ -78,6 +79,8 @@ SERVICE_GROUP_MAY_USE = {
     # checks (issue 24) when the build has them.
     "brief": ("admin", "review", "answer", "checks"),
     "exchange": ("admin",),
+    # The batch backfill stores through the upload and persists through the worker's job.
+    "backfill": ("admin", "ingest"),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from core.commands import accounts, brief, documents, evaluation, exchange, operations, review
+from core.commands import accounts, backfill, brief, documents, evaluation, exchange, operations, review
 
 def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser = parser_class(prog="python -m core", description="Clinical document review workbench")
@@ -125,6 +125,16 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p.add_argument("--queue", action="store_true", help="only queue the jobs (a running worker processes them)")
     p.add_argument("--auto", action="store_true",
                    help="skip when WORKBENCH_LOAD_DEMO is off or the data dir already holds documents")
+
+    p = add("backfill", backfill.cmd_backfill,
+            "read a manifest of documents (CSV: path, patient MRN, category or doc type) into the charts; resumable",
+            takes_wb=True)
+    p.add_argument("manifest", help="the manifest CSV; relative paths are read from its folder")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local: readers on this machine (the baseline); ray: Ray tasks (a local Ray by default)")
+    p.add_argument("--address", help="ray: join this existing Ray cluster (e.g. ray://head:10001 or auto)")
+    p.add_argument("--jobs", type=int, default=1, help="local: documents read at once (default 1, as the worker)")
+    p.add_argument("--by", default=None, help=_BY_OPTIONAL)
 
     p = add("eval", evaluation.cmd_eval, "run the golden eval gate (exit 1 when it fails)")
     p.add_argument("--case", action="append", help="run only this case (repeatable)")

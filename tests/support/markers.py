@@ -44,6 +44,8 @@ MODULE_MARKERS: dict[str, tuple[str, str]] = {
 
 # Single tests in a group, in modules that are not.
 TEST_MARKERS: dict[str, tuple[str, str]] = {
+    "core/backfill/test_run.py::test_a_scanned_page_is_read_by_ocr":
+        ("ocr", "a scanned lab page in a backfill, read by the real OCR engine"),
     "core/ingest/test_stage_timings.py::test_scanned_lab_job_reports_ocr_time":
         ("ocr", "a scanned lab read by the worker, its OCR time reported"),
     "core/review/test_viewer.py::test_every_cited_fact_of_the_real_samples_is_marked_in_the_viewer":

@@ -257,41 +257,99 @@ def read_document(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: 
 def read_isolated(settings, data: bytes, doc_type: DocType,
                   document: dict) -> tuple[NormalizedContent, ExtractionResult, float]:
     """``read_document`` in a child process under the job's time and memory ceilings."""
-    args = (data, doc_type, settings.renders_dir / document["sha256"][:16], settings.ocr_preference,
-            f"documents:{document['id']}", Limits.from_settings(settings))
-    return run_isolated(read_document, args, timeout=settings.job_timeout_seconds,
+    return run_isolated(read_document, reading_args(settings, data, doc_type, document), timeout=settings.job_timeout_seconds,
                         memory_mb=settings.job_memory_mb, method=settings.job_process)
 
 
-def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
-    """Process one claimed job. Raises ExtractionError for bad documents."""
+@dataclass
+class Reading:
+    """What reading a document's stored bytes gave, verified against its own content: a
+    pure function of the bytes (no database), so it can be computed anywhere (the job's
+    child, a Ray task of the backfill) and persisted later by the one writer."""
+
+    result: ExtractionResult
+    citations: list[Citation]  # one per proposed fact, verified against the source
+    unread: list[UnreadRegion]  # result-like content no verified citation covers
+    pages: int
+    ocr: bool
+    engine: str | None
+    timings: dict[str, float] = field(default_factory=dict)  # normalize, ocr, extract, verify (ms)
+
+
+def verified_reading(content: NormalizedContent, result: ExtractionResult) -> Reading:
+    """Verify the proposals' citations against the content and find what none covers."""
+    citations = verify_citations([p.citation for p in result.facts], content)
+    # The coverage guard: result-like content no verified citation covers.
+    unread = unread_content(content, [p.model_copy(update={"citation": c})
+                                      for p, c in zip(result.facts, citations) if c.verified])
+    return Reading(result=result, citations=citations, unread=unread, pages=len(content.pages),
+                   ocr=content.source_kind == "ocr", engine=content.engine or result.engine)
+
+
+def _stage_timings(clock: _Stopwatch, content: NormalizedContent, read_ms: float, extract_ms: float) -> None:
+    # Starting the reader and the hand-back count as normalizing (turning the stored bytes into content).
+    normalize_ms = round(read_ms - extract_ms, 2)
+    ocr_ms = round(min(max(float(getattr(content, "ocr_ms", 0.0) or 0.0), 0.0), normalize_ms), 2)
+    clock.timings["normalize"] = round(normalize_ms - ocr_ms, 2)
+    clock.timings["ocr"] = ocr_ms
+    clock.timings["extract"] = extract_ms
+
+
+def read_verified(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: str | None,
+                  source_id: str, limits: Limits) -> Reading:
+    """``read_document`` and the verification of what it read: the whole pure part of a
+    job, with its stage timings, for a child process anywhere (the backfill's tasks)."""
     clock = _Stopwatch()
-    out = PipelineResult()
+    content, result, extract_ms = read_document(data, doc_type, render_dir, ocr_engine, source_id, limits)
+    _stage_timings(clock, content, clock.lap("normalize"), extract_ms)
+    reading = verified_reading(content, result)
+    reading.timings = dict(clock.timings, verify=clock.lap("verify"))
+    return reading
+
+
+def reading_args(settings, data: bytes, doc_type: DocType, document: dict) -> tuple:
+    """The arguments of ``read_document`` / ``read_verified`` for a stored document."""
+    return (data, doc_type, settings.renders_dir / document["sha256"][:16], settings.ocr_preference,
+            f"documents:{document['id']}", Limits.from_settings(settings))
+
+
+def job_document(wb: Workbench, job: JobRow) -> tuple[dict, dict]:
+    """The job's document and patient; a deleted document ends the job."""
     with wb.db.cursor() as cur:
         document = documents_repo.by_id(cur, job.document_id)
         patient = patients_repo.by_id(cur, job.patient_id)
     if document is None or document["deleted"]:
         raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
+    return document, patient
+
+
+def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
+    """Process one claimed job. Raises ExtractionError for bad documents."""
+    clock = _Stopwatch()
+    document, patient = job_document(wb, job)
     doc_type = DocType(job.doc_type)
     require_extractor(doc_type)  # fails early with unsupported_doc_type, importing nothing here
     data = wb.blobs.get(document["sha256"])
     content, result, extract_ms = read_isolated(wb.settings, data, doc_type, document)
-    # The child's start and the hand-back count as normalizing (turning the stored bytes into content).
-    normalize_ms = round(clock.lap("normalize") - extract_ms, 2)
-    ocr_ms = round(min(max(float(getattr(content, "ocr_ms", 0.0) or 0.0), 0.0), normalize_ms), 2)
-    clock.timings["normalize"] = round(normalize_ms - ocr_ms, 2)
-    clock.timings["ocr"] = ocr_ms
-    clock.timings["extract"] = extract_ms
-    out.engine = content.engine or result.engine
+    _stage_timings(clock, content, clock.lap("normalize"), extract_ms)
+    reading = verified_reading(content, result)
+    clock.lap("verify")
+    return persist_reading(wb, job, document, patient, reading, clock)
+
+
+def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, reading: Reading,
+                    clock: _Stopwatch | None = None) -> PipelineResult:
+    """Store one reading through the identity gate, classification and promotion, in one
+    transaction: the writer's side of a job (the worker's, and the backfill's one writer)."""
+    if clock is None:  # read elsewhere: its stages were timed there
+        clock = _Stopwatch()
+        clock.timings.update(reading.timings)
+    result, citations, unread = reading.result, reading.citations, reading.unread
+    out = PipelineResult()
+    out.engine = reading.engine
     # Every extractor carries the content's warnings into its result, plus its own.
     out.warnings = [{"code": w.code, "page": w.page, "message": w.message} for w in result.warnings]
-
-    counts: dict[str, int] = {"proposed": len(result.facts), "pages": len(content.pages)}
-    citations = verify_citations([p.citation for p in result.facts], content)
-    # The coverage guard: result-like content no verified citation covers.
-    unread = unread_content(content, [p.model_copy(update={"citation": c})
-                                      for p, c in zip(result.facts, citations) if c.verified])
-    clock.lap("verify")
+    counts: dict[str, int] = {"proposed": len(result.facts), "pages": reading.pages}
     with wb.db.transaction() as cur:
         # Reading took a while: a document deleted meanwhile must add nothing. Deletion
         # takes the same write lock, so this check and the writes below are one step.
@@ -301,8 +359,8 @@ def run_pipeline(wb: Workbench, job: JobRow) -> PipelineResult:
                                   code="document_deleted")
         checks = _identity_checks(cur, job, document, patient, result)
         clock.lap("identity")
-        prepared = _prepare_facts(job, document, result, citations, checks, bool(content.pages),
-                                  content.source_kind == "ocr", counts)
+        prepared = _prepare_facts(job, document, result, citations, checks, bool(reading.pages),
+                                  reading.ocr, counts)
         stored = _store_facts(cur, prepared, counts)
         review = _store_facts(cur, [_coverage_row(job, document, unread, checks[None])], {}) if unread else []
         _retire_earlier_coverage(cur, document["id"], {f.fact_fingerprint for f in review})

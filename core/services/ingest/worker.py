@@ -17,14 +17,14 @@ import threading
 import time
 import traceback
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 
 from core import telemetry
 from domain.errors import ExtractionError
 from core.services.review.fact_vectors import index_pending
-from core.services.ingest.processing import run_pipeline
+from core.services.ingest.processing import PipelineResult, run_pipeline
 from core.services.workbench import Workbench
 from storage import audit_repo, jobs_repo
 from storage.heartbeat import process_gone, process_token, write_heartbeat
@@ -82,9 +82,11 @@ class Worker:
                 pass  # another write to the same row just now (a release at shutdown): beat next time
 
     # -- one job -----------------------------------------------------------
-    def run_job(self, job: JobRow) -> dict[str, Any]:
+    def run_job(self, job: JobRow, pipeline: Callable[[Workbench, JobRow], PipelineResult] | None = None
+                ) -> dict[str, Any]:
         """Run a claimed job to a final state and return the job row (as a dict: the CLI
-        and the pages read it)."""
+        and the pages read it). ``pipeline`` replaces ``run_pipeline`` for a job whose
+        document was read elsewhere (the backfill persists a reading it already has)."""
         self.current_job_id = job.id
         self.beat("busy")
         done = threading.Event()
@@ -93,7 +95,7 @@ class Worker:
         started = time.perf_counter()
         status, code, message, result = "succeeded", None, None, None
         try:
-            result = run_pipeline(self.wb, job)
+            result = (pipeline or run_pipeline)(self.wb, job)
         except ExtractionError as exc:
             status, code, message = "failed", exc.code, exc.message
         except Exception as exc:  # noqa: BLE001 - a defect must fail the job, not the worker
@@ -176,10 +178,11 @@ class Worker:
             # Ids and a reason code only (no PHI); the job row keeps the reclaim for Operations.
             print(f"[{WORKER_NAME}] reclaimed job {job_id}: {reason}", file=sys.stderr)
 
-    def run_specific(self, job_id: int) -> dict[str, Any] | None:
+    def run_specific(self, job_id: int, pipeline: Callable[[Workbench, JobRow], PipelineResult] | None = None
+                     ) -> dict[str, Any] | None:
         with self.wb.db.transaction() as cur:
             job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id, process=self.process)
-        return self.run_job(job) if job else None
+        return self.run_job(job, pipeline) if job else None
 
     def run_now(self, job_id: int, *, poll: float = 0.2) -> dict[str, Any] | None:
         """Run ``job_id`` here, or, when another worker of this database claimed it first
