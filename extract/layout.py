@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 
 from domain.content import PageContent, Word
 from domain.policy.facts.citations import reading_rows
+from domain.policy.facts.ocr_readings import edit_distance
 
 __all__ = ["reading_rows", "Row", "page_rows", "segments", "ocr_char_width", "norm_token", "PhraseBook",
            "PhraseHit", "LabelledValue", "labelled_values", "text_of"]
@@ -107,6 +108,10 @@ class PhraseHit:
     tokens: int  # how many vocabulary words matched
 
 
+# OCR'd label words this long may be read through one misread letter (PhraseBook).
+_OCR_LABEL_MIN = 6
+
+
 class PhraseBook:
     """A vocabulary of label phrases -> keys, matched longest-first on word tokens.
 
@@ -122,6 +127,16 @@ class PhraseBook:
             if self._by_tokens.setdefault(tokens, key) != key:
                 raise ValueError(f"label {phrase!r} is already used for {self._by_tokens[tokens]!r}")
         self.max_len = max(len(t) for t in self._by_tokens)
+        self._tokens = frozenset(t for tokens in self._by_tokens for t in tokens)
+
+    def _ocr_token(self, w: Word, token: str) -> str:
+        """A label word OCR misread by one letter ("Descriptlon", "Roported"), read as
+        the one label word it stands for; only for OCR'd words of six letters or more,
+        and only when no other label word is as close (short labels differ by a letter)."""
+        if w.conf is None or len(token) < _OCR_LABEL_MIN or token in self._tokens:
+            return token
+        near = [t for t in self._tokens if abs(len(t) - len(token)) <= 1 and edit_distance(token, t) == 1]
+        return near[0] if len(near) == 1 else token
 
     def vouches(self, hit: PhraseHit, after: Sequence[Word]) -> bool:
         """Whether the words after a label written without a colon ("MRN AW-481530",
@@ -136,7 +151,7 @@ class PhraseBook:
         for w in words[start : start + self.max_len + 2]:
             t = norm_token(w.text)
             if t:
-                tokens.append(t)
+                tokens.append(self._ocr_token(w, t))
             elif tokens:  # a lone "#" or ":" word belongs to the phrase before it
                 continue
         best = None

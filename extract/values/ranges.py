@@ -245,7 +245,7 @@ def repair_ocr_range(text: str) -> str | None:
     """The interval an OCR'd range cell printed when OCR lost or misread its dash, or
     None when the cell allows no single reading: "134144" -> "134-144", "3.410.8" ->
     "3.4-10.8", "0.571.00" -> "0.57-1.00", "3.5.5.2" -> "3.5-5.2", "6 24" -> "6-24",
-    "(0-149" -> "0-149". A cell that splits two ways ("11115.9": "11-115.9"? "111-15.9"
+    "(0-149" -> "0-149", "6599 mg/dL" -> "65-99 mg/dL". A cell that splits two ways ("11115.9": "11-115.9"? "111-15.9"
     cannot rise) or not at all stays unread; callers send any repair to a person."""
     t = _OCR_RANGE_EDGES.sub("", normalize_ws(text or ""))
     if not t or parse_reference_range(text) is not None:
@@ -253,6 +253,10 @@ def repair_ocr_range(text: str) -> str | None:
     if parse_reference_range(t) is not None:
         return t  # only a bracket or comma too many
     parts = t.split()
+    if len(parts) > 1 and looks_like_unit(parts[-1]):
+        # The unit printed in the cell after the range ("134144 mmol/L").
+        inner = repair_ocr_range(" ".join(parts[:-1]))
+        return f"{inner} {parts[-1]}" if inner else None
     if len(parts) == 2:
         return f"{parts[0]}-{parts[1]}" if _plausible_bounds(*parts) else None
     if len(parts) != 1 or not re.fullmatch(r"[\d.]+", t):

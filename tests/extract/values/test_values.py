@@ -615,6 +615,8 @@ def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported(
     ("150450", "150-450"),       # written after the rule
     ("2.64.4", "2.6-4.4"),
     ("1.0051.030", "1.005-1.030"),
+    ("6599 mg/dL", "65-99 mg/dL"),  # the unit printed in the cell stays
+    ("3.55.2 mmol/L", "3.5-5.2 mmol/L"),
 ])
 def test_an_ocr_range_cell_that_lost_its_dash_reads_one_way_only(printed, reading):
     from extract.values.ranges import repair_ocr_range
@@ -628,6 +630,7 @@ def test_an_ocr_range_cell_that_lost_its_dash_reads_one_way_only(printed, readin
     "65-99",       # already a range
     "<9", "100", "Negative", "4,.77-5,2%", "",
     "13 4144",     # ends of very different size
+    "11115.9 g/dL",
 ])
 def test_an_ocr_range_cell_that_reads_no_single_way_is_left_unread(printed):
     from extract.values.ranges import repair_ocr_range
