@@ -1,0 +1,94 @@
+"""What a review decision changed, row by row, so it can be undone exactly.
+
+A decision reads the patient's reviewable state (facts, promotions, chart rows) before
+it writes, and again just before its ``review_decisions`` row is added; the difference
+is stored with the row (``effects``): each changed row's columns before and after, and
+each row it created. The lifetime rule, a superseded chart value and its facts, a
+closed conflict: whatever the decision's code path did is in the difference, without
+each path having to say so.
+
+Undo (``core.services.review.undo``) checks that every row still reads as the decision
+left it, then writes the "before" back; rows the decision created are retired, never
+deleted (the audit keeps them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.policy.facts.chart_rules import CHART_TABLES
+from storage import review_effects_repo
+
+CHART_TABLE_NAMES: tuple[str, ...] = tuple(CHART_TABLES.values())
+
+
+def snapshot(cur, patient_id: int) -> dict[str, Any]:
+    """The patient's reviewable state, to compare with after a decision."""
+    return {"patient_id": patient_id, **review_effects_repo.patient_state(cur, patient_id, CHART_TABLE_NAMES)}
+
+
+def _diff(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for row_id, now in after.items():
+        was = before.get(row_id)
+        if was is None:
+            out[row_id] = {"before": None, "after": now}
+            continue
+        cols = [c for c in now if now[c] != was.get(c)]
+        if cols:
+            # The whole row after (any later change to it shows), the changed columns before.
+            out[row_id] = {"before": {c: was.get(c) for c in cols}, "after": now}
+    return out
+
+
+def changes_since(cur, before: dict[str, Any]) -> dict[str, Any]:
+    """What changed in the patient's state since ``before`` (the ``effects`` of a decision)."""
+    after = snapshot(cur, before["patient_id"])
+    return {"version": 1, "patient_id": before["patient_id"],
+            "facts": _diff(before["facts"], after["facts"]),
+            "promotions": _diff(before["promotions"], after["promotions"]),
+            "chart": {t: d for t in CHART_TABLE_NAMES if (d := _diff(before["chart"].get(t, {}), after["chart"][t]))}}
+
+
+def touched(effects: dict[str, Any]) -> set[tuple[str, str]]:
+    """The rows an effects record names, as (kind, id) with kind "facts", "promotions" or a chart table."""
+    found = {("facts", i) for i in effects.get("facts", {})} | {("promotions", i) for i in effects.get("promotions", {})}
+    return found | {(t, i) for t, rows in effects.get("chart", {}).items() for i in rows}
+
+
+def drifted(cur, effects: dict[str, Any]) -> list[tuple[str, str]]:
+    """The rows that no longer read as the decision left them (a later change overtook
+    them), as (kind, id). Empty: the decision's effects are all still in place."""
+    now = snapshot(cur, effects["patient_id"])
+    out: list[tuple[str, str]] = []
+    for kind in ("facts", "promotions"):
+        for row_id, change in effects.get(kind, {}).items():
+            current = now[kind].get(row_id)
+            if current is None or any(current.get(c) != v for c, v in change["after"].items()):
+                out.append((kind, row_id))
+    for table, rows in effects.get("chart", {}).items():
+        for row_id, change in rows.items():
+            current = now["chart"].get(table, {}).get(row_id)
+            if current is None or any(current.get(c) != v for c, v in change["after"].items()):
+                out.append((table, row_id))
+    return out
+
+
+def restore(cur, effects: dict[str, Any], *, retired_note: str, now: str) -> None:
+    """Write back every row's "before"; retire the rows the decision created (a promotion
+    is retracted, a chart row goes inactive, each with ``retired_note``). Call only
+    after ``drifted`` found nothing, in the same transaction."""
+    for row_id, change in effects.get("facts", {}).items():
+        if change["before"] is None:
+            raise ValueError("a review decision never creates a fact")
+        review_effects_repo.restore_fact(cur, int(row_id), change["before"])
+    for row_id, change in effects.get("promotions", {}).items():
+        review_effects_repo.restore_promotion(cur, int(row_id), change["before"] if change["before"] is not None else {
+            "outcome": "retracted", "active": False, "retracted_at": now, "retraction_reason": retired_note})
+    for table, rows in effects.get("chart", {}).items():
+        for row_id, change in rows.items():
+            before = change["before"]
+            if before is None:
+                before = {"active": False, "note": " ".join(filter(None, [change["after"].get("note"),
+                                                                          f"[{retired_note}]"]))}
+            review_effects_repo.restore_chart_row(cur, table, int(row_id), before, CHART_TABLE_NAMES)
