@@ -46,9 +46,25 @@ def _item_label(row: dict[str, Any]) -> str:
     return f"patient match{scope}"
 
 
+# A finding's fields as a clinician names them.
+_FIELD_WORDS = {"test_name": "test", "reference_range": "reference range", "collection_date": "date",
+                "abnormal_flag": "flag", "loinc": "LOINC code", "measured_at": "date"}
+
+
 def changes_words(before: dict[str, Any], after: dict[str, Any]) -> str:
-    """A correction in plain words: "value 79 → 7.9, unit — → %"."""
-    return ", ".join(f"{k.replace('_', ' ')} {before.get(k) or '—'} → {v or '—'}" for k, v in after.items())
+    """A correction in plain words: "value 79 → 7.9; unit mg/dL. → mg/dL; reference
+    range 0.6-1.2 added; LOINC code 2951-2 removed"."""
+    parts = []
+    for key, new in after.items():
+        name, old = _FIELD_WORDS.get(key, key.replace("_", " ")), before.get(key)
+        shown = (lambda v: str(v).replace("_", " ")) if key == "abnormal_flag" else str
+        if old in (None, "") and new not in (None, ""):
+            parts.append(f"{name} {shown(new)} added")
+        elif new in (None, "") and old not in (None, ""):
+            parts.append(f"{name} {shown(old)} removed")
+        else:
+            parts.append(f"{name} {shown(old)} → {shown(new)}")
+    return "; ".join(parts)
 
 
 def _summary(row: dict[str, Any]) -> str:
@@ -58,6 +74,8 @@ def _summary(row: dict[str, Any]) -> str:
     text = template.format(who=row["actor"], item=_item_label(row))
     if row["decision"] == "correct":
         text += ": " + changes_words(before.get("structured_value") or {}, after.get("structured_value") or {})
+    elif row["decision"] == "undo" and after.get("undoes"):
+        text += f" (decision {after['undoes']})"
     elif row["decision"] == "box":
         text += " (free box, quote not inside)" if after.get("free_box") else ""
     elif row["item_type"] == "identity_check" and before.get("identity_status") != after.get("identity_status"):
@@ -79,6 +97,7 @@ def decisions(wb: Workbench, patient_id: int | None = None, *, actor: str | None
         "document_id": r["document_id"], "filename": r["filename"], "decision": r["decision"],
         "decision_words": _DECISION_WORDS.get(r["decision"], r["decision"]), "reason": r["reason"],
         "before": r["before_state"], "after": r["after_state"], "summary": _summary(r),
+        "recorded_effects": bool(r.get("effects")),  # what the decision changed was kept: it can be undone
     } for r in found]
 
 

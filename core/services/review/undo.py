@@ -27,7 +27,7 @@ from core.services.checks.alerts import refresh_alerts
 from core.services.review.decisions import authorize_decision, fact_state
 from core.services.review.effects import changes_since, drifted, restore, snapshot, touched
 from core.services.review.fact_vectors import index_pending, remove_vectors
-from core.services.review.identity_review import undo_identity_decision
+from core.services.review.identity_review import undo_identity_decision, undoable_decisions
 from core.services.workbench import Workbench
 from storage import audit_repo, documents_repo, facts_repo, promotions_repo
 
@@ -201,3 +201,31 @@ def _summary(words: str, removed: list[dict], restored: list[dict], in_queue: bo
         parts.append("the chart is as it was")
     back = "; the finding is back in the review queue" if in_queue else ""
     return f"The {words} on {filename} was undone: " + "; ".join(parts) + back + "."
+
+
+def undo_offers(wb: Workbench, patient_id: int, rows: list[dict[str, Any]]) -> set[int]:
+    """Of the audit's ``rows`` (``audit_log.decisions``), the ids of the decisions a
+    reviewer may try to undo: a finding's decision that recorded its effects, on a live
+    document, not undone, still in force; an identity decision of a check in force. A
+    decision that a later change overtook is still offered: the undo says why it is
+    refused (reading every row's state for every offer would slow the page)."""
+    with wb.db.cursor() as cur:
+        live = {d["id"] for d in documents_repo.for_patient(cur, patient_id) if not d["deleted"]}
+    in_force = {c["identity_check_id"] for c in undoable_decisions(wb, patient_id)}
+    by_item: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: r["decision_id"]):
+        by_item.setdefault((r["item_type"], r["item_id"]), []).append(
+            {"id": r["decision_id"], "decision": r["decision"], "after_state": r["after"]})
+    undone = {undone_id(d) for trail in by_item.values() for d in trail if d["decision"] == "undo"}
+    offers: set[int] = set()
+    for r in rows:
+        if r["decision"] == "undo" or r["decision_id"] in undone or r["document_id"] not in live:
+            continue
+        closing = closing_decision(by_item[(r["item_type"], r["item_id"])])
+        current = closing is not None and closing["id"] == r["decision_id"]
+        if r["item_type"] == "identity_check" and current and r["item_id"] in in_force:
+            offers.add(r["decision_id"])
+        elif r["item_type"] == "fact" and r.get("recorded_effects") and r["decision"] in FACT_DECISIONS and (
+                current or r["decision"] not in DECIDED_WORDS):
+            offers.add(r["decision_id"])
+    return offers
