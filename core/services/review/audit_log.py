@@ -30,6 +30,8 @@ _SENTENCES = {"approve": "{who} approved {item}", "reject": "{who} rejected {ite
               "undo": "{who} undid the decision on {item}", "attach": "{who} put {item} on this chart",
               "dismiss": "{who} set aside {item} as not for this clinic",
               "acknowledge": "{who} read on the page the results of {item}"}
+# How an approval of a finding that differed from the chart left the chart.
+_RESOLUTION_WORDS = {"replace": "replacing the chart's value", "keep-both": "keeping both values in the chart"}
 CSV_COLUMNS = ("decision_id", "when", "who", "item", "item_id", "document", "decision", "summary", "reason",
                "before", "after")
 
@@ -74,6 +76,8 @@ def _summary(row: dict[str, Any]) -> str:
     text = template.format(who=row["actor"], item=_item_label(row))
     if row["decision"] == "correct":
         text += ": " + changes_words(before.get("structured_value") or {}, after.get("structured_value") or {})
+    elif row["decision"] == "approve" and after.get("resolution") in _RESOLUTION_WORDS:
+        text += f", {_RESOLUTION_WORDS[after['resolution']]}"
     elif row["decision"] == "undo" and after.get("undoes"):
         text += f" (decision {after['undoes']})"
     elif row["decision"] == "box":
