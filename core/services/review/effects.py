@@ -44,7 +44,11 @@ def _diff(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
 def changes_since(cur, before: dict[str, Any]) -> dict[str, Any]:
     """What changed in the patient's state since ``before`` (the ``effects`` of a decision)."""
     after = snapshot(cur, before["patient_id"])
-    return {"version": 1, "patient_id": before["patient_id"],
+    # The newest promotion then: a live one made later that points at a chart row the
+    # decision changed (a document read since, saying the same value, or differing from
+    # it and waiting in the queue) overtakes it.
+    upto = max((int(i) for i in after["promotions"]), default=0)
+    return {"version": 1, "patient_id": before["patient_id"], "promotions_upto": upto,
             "facts": _diff(before["facts"], after["facts"]),
             "promotions": _diff(before["promotions"], after["promotions"]),
             "chart": {t: d for t in CHART_TABLE_NAMES if (d := _diff(before["chart"].get(t, {}), after["chart"][t]))}}
@@ -71,6 +75,10 @@ def drifted(cur, effects: dict[str, Any]) -> list[tuple[str, str]]:
             current = now["chart"].get(table, {}).get(row_id)
             if current is None or any(current.get(c) != v for c, v in change["after"].items()):
                 out.append((table, row_id))
+    rows = {(t, str(i)) for t, changed in effects.get("chart", {}).items() for i in changed}
+    upto = int(effects.get("promotions_upto") or 0)
+    out += [("promotions", i) for i, p in now["promotions"].items()
+            if int(i) > upto and p["active"] and (p["promoted_table"], str(p["promoted_record_id"])) in rows]
     return out
 
 

@@ -133,7 +133,11 @@ def _undo_identity(wb: Workbench, row: dict[str, Any], *, by: str, reason: str |
 def _overtaken_message(cur, row: dict[str, Any], moved: list[tuple[str, str]]) -> str:
     """Why the decision cannot be undone, naming what changed its rows later."""
     moved_set = set(moved)
-    for later in audit_repo.review_decisions_after(cur, int(row["id"])):
+    after = audit_repo.review_decisions_after(cur, int(row["id"]))
+    undone = {undone_id(d) for d in after if d["decision"] == "undo"}
+    for later in after:
+        if later["decision"] == "undo" or later["id"] in undone:
+            continue  # undone since: it no longer holds the rows
         if later.get("effects") and moved_set & touched(later["effects"]):
             what = "finding" if later["item_type"] == "fact" else "patient match"
             return (f"Decision {row['id']} cannot be undone exactly: decision {later['id']} ({later['decision']} of a "
@@ -146,6 +150,16 @@ def _overtaken_message(cur, row: dict[str, Any], moved: list[tuple[str, str]]) -
                 document = documents_repo.by_id(cur, fact.document_id)
                 return (f"Decision {row['id']} cannot be undone exactly: the document{_named(document)} behind a "
                         "chart value it changed was deleted afterwards; nothing was changed.")
+    promotions = snapshot(cur, int(row["effects"]["patient_id"]))["promotions"]
+    for kind, row_id in moved:
+        if kind == "promotions" and row_id not in row["effects"].get("promotions", {}) and row_id in promotions:
+            document = documents_repo.by_id(cur, int(promotions[row_id]["document_id"]))
+            if promotions[row_id]["outcome"] == "conflict_needs_review":
+                return (f"Decision {row['id']} cannot be undone exactly: a finding of{_named(document)}, read "
+                        "afterwards, differs from the chart value it set and waits in the review queue; decide that "
+                        "finding first. Nothing was changed.")
+            return (f"Decision {row['id']} cannot be undone exactly: a document read afterwards"
+                    f"{_named(document)} stands on the same chart value; nothing was changed.")
     return (f"Decision {row['id']} cannot be undone exactly: chart values it changed were changed afterwards (a "
             "document read again, or a decision recorded before undo existed); nothing was changed.")
 

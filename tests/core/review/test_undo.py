@@ -114,6 +114,10 @@ def test_a_later_decision_on_the_same_chart_value_must_be_undone_first(wb):
 
     undo_decision(wb, second["decision_id"], by="dr.alice")
     assert values_of(wb, patient["id"], row.test_name) == ["12.9"]
+    # The third report's finding differs from the value the first decision set again, and waits.
+    with pytest.raises(BadInput, match="a finding of third.pdf, read afterwards, differs") as err:
+        undo_decision(wb, first["decision_id"], by="dr.alice")
+    decide_fact(wb, later_conflict["fact_id"], approve=False, by="dr.bob", reason="misprint on that report")
     undo_decision(wb, first["decision_id"], by="dr.alice")
     assert values_of(wb, patient["id"], row.test_name) == [row.value]
 
@@ -211,3 +215,29 @@ def test_a_decision_recorded_before_effects_were_kept_is_refused(wb):
     with pytest.raises(BadInput, match="cannot be restored exactly") as err:
         undo_decision(wb, done["decision_id"], by="dr.bob")
     assert err.value.code == "not_undoable" and chart_state(wb, patient["id"]) == state
+
+
+def test_a_document_read_after_the_decision_that_stands_on_its_value_overtakes_it(wb):
+    from golden.fixtures import with_layout
+
+    patient, row, report = repeat_with_changed_value(wb, "12.9")
+    done = decide_fact(wb, conflict_of(report)["fact_id"], approve=True, by="dr.alice", resolution="replace")
+    panel, rows = CASE.panels[0]
+    same = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
+                                             *CASE.panels[1:]))
+    later = ingest(wb, patient, render_lab(with_layout(same, "dotted")), "lab_pdf", "later.pdf")
+    assert any(p["outcome"] == "already_exists" for p in later["promotions"])
+    state = chart_state(wb, patient["id"])
+    with pytest.raises(BadInput, match="a document read afterwards later.pdf stands on the same chart value") as err:
+        undo_decision(wb, done["decision_id"], by="dr.bob")
+    assert err.value.code == "overtaken" and chart_state(wb, patient["id"]) == state
+
+
+def test_a_patient_match_decision_after_a_findings_approval_overtakes_it(wb):
+    patient, report = ambiguous(wb)
+    fact = next(f for f in report["facts"] if f["fact_type"] == "lab_result")
+    approved = decide_fact(wb, fact["fact_id"], approve=True, by="dr.alice")
+    assert approved["promotion_status"] == "approved_awaiting_identity"
+    identity = decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.bob")
+    with pytest.raises(BadInput, match=rf"decision {identity['decision_id']} \(approve of a patient match by dr\.bob\)"):
+        undo_decision(wb, approved["decision_id"], by="dr.alice")
