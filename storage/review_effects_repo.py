@@ -10,16 +10,22 @@ as JSON-ready text (timestamps as ISO text, JSON columns decoded).
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime
 from typing import Any
 
 import duckdb
 
-from storage.db import rows, to_json
+from storage.db import to_json
 
-FACT_COLUMNS = ("certainty", "active", "promotion_status", "review_reason", "structured_value", "fact_text",
-                "clinical_content_fingerprint", "citation", "corrected_by", "corrected_at", "correction",
-                "deactivated_at", "retracted_at", "retraction_reason")
+# Columns any decision may change on any of the patient's facts (a superseded value,
+# the lifetime rule), and those only a decision on the fact itself changes (a correction,
+# a box): the latter are read for that fact alone, so a long chart stays quick to read.
+FACT_STATE_COLUMNS = ("certainty", "active", "promotion_status", "review_reason", "deactivated_at", "retracted_at",
+                      "retraction_reason")
+FACT_CONTENT_COLUMNS = ("structured_value", "fact_text", "clinical_content_fingerprint", "citation", "corrected_by",
+                        "corrected_at", "correction")
+FACT_COLUMNS = FACT_STATE_COLUMNS + FACT_CONTENT_COLUMNS
 PROMOTION_COLUMNS = ("fact_id", "document_id", "promoted_table", "promoted_record_id", "outcome", "active",
                      "review_status", "conflict_reason", "retracted_at", "retraction_reason")
 CHART_COLUMNS = ("active", "promotion_id", "note")
@@ -35,18 +41,31 @@ def _plain(value: Any) -> Any:
 
 
 def _read(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any], columns: tuple[str, ...]) -> dict[str, dict]:
+    """id -> {column: value}; plain tuples, not ``rows()``: a long chart is read twice per decision."""
     cur.execute(sql, params)
-    return {str(r["id"]): {c: _plain(r[c]) for c in columns} for r in rows(cur)}
+    decode = [c in _JSON_COLUMNS for c in columns]
+    out: dict[str, dict] = {}
+    for rec in cur.fetchall():
+        out[str(rec[0])] = {c: (json.loads(v) if d and isinstance(v, str) else _plain(v))
+                            for c, d, v in zip(columns, decode, rec[1:])}
+    return out
 
 
-def patient_state(cur: duckdb.DuckDBPyConnection, patient_id: int, chart_tables: tuple[str, ...]) -> dict[str, Any]:
-    """{"facts": {id: cols}, "promotions": {id: cols}, "chart": {table: {id: cols}}} for one patient."""
-    fact_cols = ", ".join(FACT_COLUMNS)
+def patient_state(cur: duckdb.DuckDBPyConnection, patient_id: int, chart_tables: tuple[str, ...],
+                  content_of: list[int] = ()) -> dict[str, Any]:
+    """{"facts": {id: cols}, "promotions": {id: cols}, "chart": {table: {id: cols}}} for one
+    patient; the content columns of the facts ``content_of`` only."""
     promo_cols = ", ".join(PROMOTION_COLUMNS)
     chart_cols = ", ".join(CHART_COLUMNS)
+    facts = _read(cur, f"SELECT id, {', '.join(FACT_STATE_COLUMNS)} FROM document_facts WHERE patient_id = ?",
+                  [patient_id], FACT_STATE_COLUMNS)
+    if content_of:
+        content = _read(cur, f"SELECT id, {', '.join(FACT_CONTENT_COLUMNS)} FROM document_facts "
+                             "WHERE id IN (SELECT unnest(?))", [list(content_of)], FACT_CONTENT_COLUMNS)
+        for fact_id, cols in content.items():
+            facts.get(fact_id, {}).update(cols)
     return {
-        "facts": _read(cur, f"SELECT id, {fact_cols} FROM document_facts WHERE patient_id = ?", [patient_id],
-                       FACT_COLUMNS),
+        "facts": facts,
         "promotions": _read(cur, f"SELECT id, {promo_cols} FROM promotions WHERE patient_id = ?", [patient_id],
                             PROMOTION_COLUMNS),
         "chart": {t: _read(cur, f"SELECT id, {chart_cols} FROM {t} WHERE patient_id = ?", [patient_id], CHART_COLUMNS)

@@ -76,7 +76,7 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
             text = _replace_subject(fact.fact_text, old, changes)
         before = {"structured_value": {k: old.get(k) for k in changes}, "fact_text": fact.fact_text,
                   **fact_state(fact)}
-        state = snapshot(cur, fact.patient_id)
+        state = snapshot(cur, fact.patient_id, fact.id)
         # The misread value leaves the chart (and its open review) before the corrected one is promoted.
         withdraw_from_chart(cur, fact_id, closed_as="corrected", by=by, reason=f"value corrected by {by}: {reason}")
         facts_repo.apply_correction(
@@ -144,7 +144,7 @@ def set_fact_box(wb: Workbench, fact_id: int, *, box: dict[str, Any], by: str, c
     BoundingBox.model_validate(normal)
     with wb.db.transaction() as cur:
         before = {"page": citation.get("page"), "bounding_box": citation.get("bounding_box")}
-        state = snapshot(cur, fact.patient_id)
+        state = snapshot(cur, fact.patient_id, fact.id)
         citation.update(page=page, bounding_box=normal)
         facts_repo.set_citation(cur, fact_id, citation)
         after = {"page": page, "bounding_box": normal, "free_box": bool(missing)}

@@ -288,7 +288,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
             return _acknowledge(cur, fact_id, by=by, reason=reason)
         fact, document, status = decidable_fact(cur, fact_id, approving=approve)
         before = fact_state(fact)
-        state = snapshot(cur, fact.patient_id)
+        state = snapshot(cur, fact.patient_id, fact.id)
         if approve:
             promotions_repo.close_pending_reviews(cur, fact_id, "approved")
             fact = verify_and_promote(cur, fact_id, document, status, resolution)
@@ -322,7 +322,7 @@ def _acknowledge(cur, fact_id: int, *, by: str, reason: str | None) -> dict[str,
     fact, _document = live_fact(cur, fact_id)
     ensure_open(cur, "fact", fact_id)
     before = fact_state(fact)
-    state = snapshot(cur, fact.patient_id)
+    state = snapshot(cur, fact.patient_id, fact.id)
     promotions_repo.close_pending_reviews(cur, fact_id, ACKNOWLEDGED)
     facts_repo.update_fact(cur, fact_id, active=False, promotion_status=ACKNOWLEDGED, review_reason=None)
     after = fact_state(facts_repo.fact_by_id(cur, fact_id))
@@ -344,7 +344,7 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
             raise BadInput("Results that were not read are not a finding to keep; acknowledge them once you "
                            "have read them on the page.", code="not_a_finding")
         before = fact_state(fact)
-        state = snapshot(cur, fact.patient_id)
+        state = snapshot(cur, fact.patient_id, fact.id)
         withdraw_from_chart(cur, fact_id, closed_as="kept", by=by,
                             reason=f"the chart's value kept over it by {by}" if decision == KEEP_CHART
                             else f"kept as a document fact by {by}")

@@ -22,9 +22,12 @@ from storage import review_effects_repo
 CHART_TABLE_NAMES: tuple[str, ...] = tuple(CHART_TABLES.values())
 
 
-def snapshot(cur, patient_id: int) -> dict[str, Any]:
-    """The patient's reviewable state, to compare with after a decision."""
-    return {"patient_id": patient_id, **review_effects_repo.patient_state(cur, patient_id, CHART_TABLE_NAMES)}
+def snapshot(cur, patient_id: int, fact_id: int | None = None) -> dict[str, Any]:
+    """The patient's reviewable state, to compare with after a decision on ``fact_id``
+    (its values, words and citation too: only a decision on a fact changes those)."""
+    content_of = [fact_id] if fact_id is not None else []
+    return {"patient_id": patient_id, "content_of": content_of,
+            **review_effects_repo.patient_state(cur, patient_id, CHART_TABLE_NAMES, content_of)}
 
 
 def _diff(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
@@ -43,12 +46,12 @@ def _diff(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
 
 def changes_since(cur, before: dict[str, Any]) -> dict[str, Any]:
     """What changed in the patient's state since ``before`` (the ``effects`` of a decision)."""
-    after = snapshot(cur, before["patient_id"])
+    after = snapshot(cur, before["patient_id"], *before["content_of"][:1])
     # The newest promotion then: a live one made later that points at a chart row the
     # decision changed (a document read since, saying the same value, or differing from
     # it and waiting in the queue) overtakes it.
     upto = max((int(i) for i in after["promotions"]), default=0)
-    return {"version": 1, "patient_id": before["patient_id"], "promotions_upto": upto,
+    return {"version": 1, "patient_id": before["patient_id"], "content_of": before["content_of"], "promotions_upto": upto,
             "facts": _diff(before["facts"], after["facts"]),
             "promotions": _diff(before["promotions"], after["promotions"]),
             "chart": {t: d for t in CHART_TABLE_NAMES if (d := _diff(before["chart"].get(t, {}), after["chart"][t]))}}
@@ -63,7 +66,7 @@ def touched(effects: dict[str, Any]) -> set[tuple[str, str]]:
 def drifted(cur, effects: dict[str, Any]) -> list[tuple[str, str]]:
     """The rows that no longer read as the decision left them (a later change overtook
     them), as (kind, id). Empty: the decision's effects are all still in place."""
-    now = snapshot(cur, effects["patient_id"])
+    now = snapshot(cur, effects["patient_id"], *(effects.get("content_of") or [])[:1])
     out: list[tuple[str, str]] = []
     for kind in ("facts", "promotions"):
         for row_id, change in effects.get(kind, {}).items():

@@ -72,7 +72,7 @@ def undo_decision(wb: Workbench, decision_id: int, *, by: str, reason: str | Non
         retired = _rows_created(effects)
         revived = _rows_revived(effects)
         removed = _describe(cur, retired)
-        state = snapshot(cur, fact.patient_id)
+        state = snapshot(cur, fact.patient_id, fact.id)
         restore(cur, effects, retired_note=f"decision {decision_id} undone by {by}", now=utcnow().isoformat(sep=" "))
         restored = _describe(cur, revived)
         fact = facts_repo.fact_by_id(cur, fact_id)
