@@ -57,7 +57,9 @@ def changes_words(before: dict[str, Any], after: dict[str, Any]) -> str:
     """A correction in plain words: "value 79 → 7.9; unit mg/dL. → mg/dL; reference
     range 0.6-1.2 added; LOINC code 2951-2 removed"."""
     parts = []
-    for key, new in after.items():
+    order = ("test_name", "substance", "name", "description", "value", "unit", "reference_range", "collection_date",
+             "abnormal_flag")  # as a result is read, whatever order the stored JSON has
+    for key, new in sorted(after.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
         name, old = _FIELD_WORDS.get(key, key.replace("_", " ")), before.get(key)
         shown = (lambda v: str(v).replace("_", " ")) if key == "abnormal_flag" else str
         if old in (None, "") and new not in (None, ""):
