@@ -71,7 +71,12 @@ def drifted(cur, effects: dict[str, Any]) -> list[tuple[str, str]]:
     for kind in ("facts", "promotions"):
         for row_id, change in effects.get(kind, {}).items():
             current = now[kind].get(row_id)
-            if current is None or any(current.get(c) != v for c, v in change["after"].items()):
+            # A fact counts as overtaken when a column the decision wrote was written again, or
+            # its document was deleted since; a later decision on its other columns (approving a
+            # finding after its box was drawn) leaves the decision's own change in place.
+            watched = (set(change["before"] or change["after"]) | {"retracted_at"}) if kind == "facts" \
+                else set(change["after"])
+            if current is None or any(current.get(c) != change["after"].get(c) for c in watched):
                 out.append((kind, row_id))
     for table, rows in effects.get("chart", {}).items():
         for row_id, change in rows.items():

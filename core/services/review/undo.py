@@ -135,10 +135,21 @@ def _overtaken_message(cur, row: dict[str, Any], moved: list[tuple[str, str]]) -
     moved_set = set(moved)
     after = audit_repo.review_decisions_after(cur, int(row["id"]))
     undone = {undone_id(d) for d in after if d["decision"] == "undo"}
-    for later in after:
+    wrote = {i: set((row["effects"]["facts"][i]["before"] or {})) for kind, i in moved if kind == "facts"}
+
+    def overtook(later: dict[str, Any]) -> bool:
+        effects = later.get("effects") or {}
+        if not moved_set & touched(effects):
+            return False
+        # On a finding: the later decision wrote a column this one wrote (not only the same row).
+        return any(kind != "facts" or wrote.get(i, set()) & set(effects["facts"][i]["before"] or
+                                                                 effects["facts"][i]["after"])
+                   for kind, i in moved_set & touched(effects))
+
+    for later in reversed(after):  # the newest first: it is the one to undo first
         if later["decision"] == "undo" or later["id"] in undone:
             continue  # undone since: it no longer holds the rows
-        if later.get("effects") and moved_set & touched(later["effects"]):
+        if overtook(later):
             what = "finding" if later["item_type"] == "fact" else "patient match"
             return (f"Decision {row['id']} cannot be undone exactly: decision {later['id']} ({later['decision']} of a "
                     f"{what} by {later['actor']}) changed the same chart values afterwards. Undo that decision "

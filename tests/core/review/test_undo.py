@@ -241,3 +241,31 @@ def test_a_patient_match_decision_after_a_findings_approval_overtakes_it(wb):
     identity = decide_identity(wb, report["identity"]["identity_check_id"], approve=True, by="dr.bob")
     with pytest.raises(BadInput, match=rf"decision {identity['decision_id']} \(approve of a patient match by dr\.bob\)"):
         undo_decision(wb, approved["decision_id"], by="dr.alice")
+
+
+def test_a_drawn_box_is_undone_box_by_box_without_reopening_the_decided_finding(wb):
+    from core.services.review.corrections import set_fact_box
+
+    patient, row, report = repeat_with_changed_value(wb, "12.9")
+    conflict = conflict_of(report)
+    original = conflict["citation"].get("bounding_box")
+    first = set_fact_box(wb, conflict["fact_id"], box={"x": 0.9, "y": 0.95, "width": 0.05, "height": 0.03},
+                         by="dr.alice", confirm_free_box=True)
+    decided = decide_fact(wb, conflict["fact_id"], approve=True, by="dr.alice", resolution="keep-both")
+    second = set_fact_box(wb, conflict["fact_id"], box={"x": 0.1, "y": 0.1, "width": 0.05, "height": 0.03},
+                          by="dr.alice", confirm_free_box=True)
+
+    with pytest.raises(BadInput, match=rf"decision {second['decision_id']} \(box of a finding"):
+        undo_decision(wb, first["decision_id"], by="dr.bob")  # the later box holds the citation
+    undo_decision(wb, second["decision_id"], by="dr.bob")
+    with wb.db.cursor() as cur:
+        from storage import facts_repo
+        assert facts_repo.fact_by_id(cur, conflict["fact_id"]).citation["bounding_box"] == first["citation"][
+            "bounding_box"]
+    # The approval still closes the finding: undoing a box is no undo of the decision.
+    assert conflict["fact_id"] not in {f["fact_id"] for f in review_queue(wb, patient["id"])["facts"]}
+    undo_decision(wb, first["decision_id"], by="dr.bob")
+    with wb.db.cursor() as cur:
+        assert facts_repo.fact_by_id(cur, conflict["fact_id"]).citation.get("bounding_box") == original
+    undo_decision(wb, decided["decision_id"], by="dr.bob")
+    assert conflict["fact_id"] in {f["fact_id"] for f in review_queue(wb, patient["id"])["facts"]}
