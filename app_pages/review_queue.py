@@ -15,20 +15,18 @@ from streamlit.errors import StreamlitAPIException
 
 from domain.errors import WorkbenchError
 from domain.policy.access.permissions import Permission
-from domain.policy.facts.review_rules import (ABNORMAL_FLAG_VALUES, CONFLICT, CORRECTABLE_FIELDS, KEEP_BOTH,
-                                             KEEP_CHART, MIN_OVERRIDE_REASON, REPLACE, RESOLUTIONS,
+from domain.policy.facts.review_rules import (KEEP_BOTH, KEEP_CHART, MIN_OVERRIDE_REASON, REPLACE, RESOLUTIONS,
                                              approval_needs_reason)
 from core.services.admin.access_audit import VIEW_DOCUMENT
-from core.services.review.audit_log import changes_words, decisions, decisions_csv
-from core.services.review.corrections import correct_fact, page_of, set_fact_box
+from core.services.review.corrections import page_of, set_fact_box
 from core.services.review.document_view import page_image
-from core.services.review.identity_review import identity_comparison, undo_identity_decision, undoable_decisions
+from core.services.review.identity_review import identity_comparison
 from core.services.review.decisions import (approval_preview, approve_facts, conflict_detail, decide_fact,
                                             decide_identity, filter_queue, keep_as_document_fact, queue_counts,
                                             queue_items)
 from core.services.checks.alerts import patient_alerts
-from ui import auth, chart_alerts, held_messages, labels
-from ui.media import download_button
+from ui import auth, chart_alerts, held_messages, labels, review_audit
+from ui import correction_form as correction_form_ui
 from ui.inert import md_text, plain, plain_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import drawn_box, render_citation, render_page_image
@@ -254,38 +252,11 @@ def unread_item(fact: dict) -> bool:
 
 
 def correction_form(fact: dict) -> bool:
-    value = fact["structured_value"] or {}
-    lab = fact["fact_type"] == "lab_result"
-    subject = CORRECTABLE_FIELDS.get(fact["fact_type"], {}).get("value", "value")
-    with st.form(f"correct-{fact['fact_id']}"):
-        st.markdown("**Correct the finding** (the quote stays as printed; you are recorded as the corrector)")
-        new_value = st.text_input("Value", value=str(value.get(subject) or ""))
-        unit = date = flag = None
-        if lab:
-            unit = st.text_input("Unit", value=str(value.get("unit") or ""))
-            date = st.text_input("Collection date (YYYY-MM-DD)", value=str(value.get("collection_date") or ""))
-            current = value.get("abnormal_flag") or "unknown"
-            flag = st.selectbox("Flag", ABNORMAL_FLAG_VALUES, index=ABNORMAL_FLAG_VALUES.index(current)
-                                if current in ABNORMAL_FLAG_VALUES else len(ABNORMAL_FLAG_VALUES) - 1,
-                                format_func=lambda f: f.replace("_", " "))
-        why = st.text_input("What was misread")
-        resolution = None
-        if fact["promotion_status"] == CONFLICT:
-            choice = st.radio("If the corrected value still differs from the chart's",
-                              ["decide later", REPLACE, KEEP_BOTH],
-                              format_func=lambda c: {"decide later": "leave it in the queue to decide",
-                                                     REPLACE: "replace the chart value",
-                                                     KEEP_BOTH: "keep both values"}[c])
-            resolution = None if choice == "decide later" else choice
-        if not st.form_submit_button("Save correction"):
-            return False
-    ok = run_decision(correct_fact, fact["fact_id"], by=reviewer, value=new_value, unit=unit,
-                      collection_date=date or None, abnormal_flag=flag, reason=why, resolution=resolution,
-                      success=lambda done: "Corrected: " + md_text(changes_words(
-                          done["before"], {k: done["structured_value"].get(k) for k in done["before"]})) + ".")
-    if ok:
+    done = correction_form_ui.show(wb, fact, by=reviewer)
+    if done:
+        st.session_state["rq_notice"] = done
         st.session_state.pop("rq_correcting", None)
-    return ok
+    return bool(done)
 
 
 def box_drawing(fact: dict) -> bool:
@@ -478,51 +449,7 @@ def alerts_to_acknowledge() -> None:
 # ------------------------------------------------------------------ audit
 @st.fragment
 def audit() -> None:
-    everything = decisions(wb, PID)
-    if not everything:
-        st.info("No review decisions on this chart yet.")
-        return
-    a1, a2, a3 = st.columns(3)
-    who = a1.selectbox("Reviewer", [ALL, *sorted({r["who"] for r in everything})], key="au_who", format_func=plain_text)
-    kind = a2.selectbox("Item", [ALL, "fact", "identity_check"], key="au_item",
-                        format_func=lambda k: {"fact": "findings", "identity_check": "patient matches"}.get(k, k))
-    what = a3.selectbox("Decision", [ALL, *sorted({r["decision"] for r in everything})], key="au_decision")
-    rows = everything if (who, kind, what) == (ALL, ALL, ALL) else decisions(
-        wb, PID, actor=None if who == ALL else who, item_type=None if kind == ALL else kind,
-        decision=None if what == ALL else what)
-    # The account id next to the name (decisions from before sign-in existed have none).
-    with_ids = any(r.get("user_id") is not None for r in rows)
-    st.dataframe(plain([{"When": r["when"], "Who": r["who"], **({"User id": r.get("user_id")} if with_ids else {}),
-                         "Document": r["filename"], "What happened": r["summary"], "Reason": r["reason"] or ""}
-                        for r in rows]), hide_index=True, key="au_table")
-    # Built when clicked, never left at a /media address (ui/media.py).
-    download_button("Download CSV", lambda: decisions_csv(rows), file_name=f"review-audit-patient-{PID}.csv",
-                    mime="text/csv", key="au_csv")
-    with st.expander("Before and after (internal detail)"):
-        st.json(plain([{"decision_id": r["decision_id"], "before": r["before"], "after": r["after"]}
-                       for r in rows[:50]]), expanded=False)
-
-    undoable = undoable_decisions(wb, PID) if may_decide else []
-    if undoable:
-        st.markdown("**Undo a patient-match decision**")
-        options = {u["identity_check_id"]: u for u in undoable}
-        chosen = st.selectbox(
-            "Decision", list(options), key="au_undo_pick",
-            format_func=lambda c: plain_text(
-                f"{options[c]['filename']}{' · ' + options[c]['scope'] if options[c]['scope'] else ''}"
-                f" — {options[c]['decision']} by {options[c]['reviewed_by']}"))
-        why = st.text_input("Why undo it", key="au_undo_why")
-        if st.button("Undo decision", key="au_undo"):
-            try:
-                result = undo_identity_decision(wb, chosen, by=reviewer, reason=why)
-            except WorkbenchError as exc:
-                st.error(md_text(exc.message))
-            else:
-                st.session_state["au_notice"] = ("Decision undone; the patient match is now: "
-                                                 + labels.identity_status(result["status"]) + ".")
-                st.rerun()
-    if notice := st.session_state.pop("au_notice", None):
-        st.success(notice)
+    review_audit.section(wb, PID, reviewer=reviewer, may_decide=may_decide)
 
 
 # Reviewers also see the interface messages waiting for a chart (any patient's). That

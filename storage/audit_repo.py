@@ -27,15 +27,30 @@ def retractions_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -
 
 
 def add_review_decision(cur: duckdb.DuckDBPyConnection, *, item_type: str, item_id: int, decision: str, actor: str,
-                        reason: str | None, before: Any, after: Any) -> None:
+                        reason: str | None, before: Any, after: Any, effects: Any = None) -> int:
+    """Returns the new decision's id. ``effects``: what it changed row by row, for undo."""
     cur.execute(
         # The account's id is looked up as the row is written: a decision names a real
         # account (NULL for the shell operator or the system, whose actor says so).
         """INSERT INTO review_decisions (item_type, item_id, decision, actor, reason, before_state, after_state,
-               created_at, user_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE username = ?))""",
-        [item_type, item_id, decision, actor, reason, to_json(before), to_json(after), utcnow(), actor],
+               created_at, user_id, effects)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM users WHERE username = ?), ?) RETURNING id""",
+        [item_type, item_id, decision, actor, reason, to_json(before), to_json(after), utcnow(), actor,
+         None if effects is None else to_json(effects)],
     )
+    return int(cur.fetchone()[0])
+
+
+def review_decision_by_id(cur: duckdb.DuckDBPyConnection, decision_id: int) -> dict[str, Any] | None:
+    cur.execute("SELECT * FROM review_decisions WHERE id = ?", [decision_id])
+    found = rows(cur)
+    return found[0] if found else None
+
+
+def review_decisions_after(cur: duckdb.DuckDBPyConnection, decision_id: int) -> list[dict[str, Any]]:
+    """Every decision recorded after this one, oldest first (what may have overtaken it)."""
+    cur.execute("SELECT * FROM review_decisions WHERE id > ? ORDER BY id", [decision_id])
+    return rows(cur)
 
 
 def review_decisions(cur: duckdb.DuckDBPyConnection, item_type: str, item_id: int) -> list[dict[str, Any]]:

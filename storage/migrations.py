@@ -319,6 +319,13 @@ def m019_fhir_bundle_category(cur: duckdb.DuckDBPyConnection) -> None:
                 "(SELECT 1 FROM document_type_mappings m WHERE m.category_id = document_categories.id)")
 
 
+def m022_review_decision_effects(cur: duckdb.DuckDBPyConnection) -> None:
+    # What a review decision changed, row by row (issue 26): each fact, promotion and chart
+    # row before and after, so an undo restores the chart exactly, and refuses when a
+    # later change overtook any of them. Decisions recorded before have none: not undoable.
+    cur.execute("ALTER TABLE review_decisions ADD COLUMN effects JSON")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "base schema", m001_base_schema),
     (2, "seeded categories and indexes", m002_categories_and_indexes),
@@ -338,6 +345,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (16, "chart alerts from the drug-lab, allergy and record checks", m016_chart_alerts),
     (18, "what each FHIR bundle id exported", m018_fhir_exports),
     (19, "FHIR bundle category", m019_fhir_bundle_category),
+    (22, "what each review decision changed, for undo", m022_review_decision_effects),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -49,11 +49,12 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
 
     p = add("review", review.cmd_review, "record a review decision", handover=True)
     p.add_argument("action", choices=["approve-identity", "reject-identity", "approve-fact", "reject-fact",
-                                      "correct-fact", "undo-identity", "alerts", "acknowledge-alert"])
+                                      "correct-fact", "undo-identity", "undo", "alerts", "acknowledge-alert"])
     p.add_argument("--check", type=int, help="identity check id (identity actions)")
     p.add_argument("--document", type=int,
                    help="document id (identity actions; refused when the document has several checks)")
     p.add_argument("--fact", type=int, help="fact id (approve-fact / reject-fact / correct-fact)")
+    p.add_argument("--decision", type=int, help="undo: the review decision id (as the audit and the review JSON show)")
     p.add_argument("--by", help="the deciding account (an active reviewer or admin); every action but alerts")
     p.add_argument("--patient", help="alerts: the patient's MRN")
     p.add_argument("--all", action="store_true", help="alerts: withdrawn alerts too (kept for the audit)")
@@ -64,6 +65,9 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
                                     "identity decision")
     p.add_argument("--value", help="correct-fact: the value as it should read (e.g. 7.9)")
     p.add_argument("--unit", help="correct-fact: the unit")
+    p.add_argument("--analyte", help="correct-fact: the test name as it should read (checked against the lab "
+                                     "vocabulary)")
+    p.add_argument("--range", dest="reference_range", help="correct-fact: the reference range (e.g. 0.6-1.2)")
     p.add_argument("--date", help="correct-fact: the collection date, YYYY-MM-DD")
     p.add_argument("--flag", help="correct-fact: normal, high, low, critical_high, critical_low, abnormal or unknown")
     p.add_argument("--resolution", choices=["replace", "keep-both", "keep-chart"],

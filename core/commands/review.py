@@ -23,8 +23,16 @@ def cmd_review(ctx: Context, args) -> dict[str, Any]:
         if args.fact is None or args.check is not None or args.document is not None:
             raise BadInput("correct-fact corrects a finding: use --fact ID.", code="bad_item")
         return correct_fact(wb, args.fact, by=args.by, value=args.value, unit=args.unit,
-                            collection_date=args.date, abnormal_flag=args.flag, reason=args.reason or "",
+                            collection_date=args.date, abnormal_flag=args.flag, test_name=args.analyte,
+                            reference_range=args.reference_range, reason=args.reason or "",
                             resolution=args.resolution)
+    if args.action == "undo":
+        from core.services.review.undo import undo_decision
+
+        if args.decision is None or any(v is not None for v in (args.fact, args.check, args.document)):
+            raise BadInput("undo takes the decision to undo: use --decision N (the id the audit shows).",
+                           code="bad_item")
+        return undo_decision(wb, args.decision, by=args.by, reason=args.reason)
     if args.action == "undo-identity":
         from core.services.review.identity_review import undo_identity_decision
 

@@ -226,8 +226,7 @@ def test_the_review_audit_shows_names_and_reasons_as_text(chart):
     audit = next(d.value for d in at.dataframe if "What happened" in d.value.columns)
     assert plain_text(FILES["wrong"]) in set(audit["Document"])
     assert f"not ours {LINK} \ufffdfdp.exe" in set(audit["Reason"])
-    undo = at.selectbox(key="au_undo_pick")
-    assert undo.options[0].startswith(plain_text(FILES["wrong"]))  # AppTest gives the options as shown
+    assert any(b.label == "Undo decision" for b in at.button)  # its row's words are in the markdown checked above
 
 
 # An HL7 batch uploaded under a name that is Markdown and carries a right-to-left

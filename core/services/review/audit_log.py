@@ -30,6 +30,8 @@ _SENTENCES = {"approve": "{who} approved {item}", "reject": "{who} rejected {ite
               "undo": "{who} undid the decision on {item}", "attach": "{who} put {item} on this chart",
               "dismiss": "{who} set aside {item} as not for this clinic",
               "acknowledge": "{who} read on the page the results of {item}"}
+# How an approval of a finding that differed from the chart left the chart.
+_RESOLUTION_WORDS = {"replace": "replacing the chart's value", "keep-both": "keeping both values in the chart"}
 CSV_COLUMNS = ("decision_id", "when", "who", "item", "item_id", "document", "decision", "summary", "reason",
                "before", "after")
 
@@ -46,9 +48,27 @@ def _item_label(row: dict[str, Any]) -> str:
     return f"patient match{scope}"
 
 
+# A finding's fields as a clinician names them.
+_FIELD_WORDS = {"test_name": "test", "reference_range": "reference range", "collection_date": "date",
+                "abnormal_flag": "flag", "loinc": "LOINC code", "measured_at": "date"}
+
+
 def changes_words(before: dict[str, Any], after: dict[str, Any]) -> str:
-    """A correction in plain words: "value 79 → 7.9, unit — → %"."""
-    return ", ".join(f"{k.replace('_', ' ')} {before.get(k) or '—'} → {v or '—'}" for k, v in after.items())
+    """A correction in plain words: "value 79 → 7.9; unit mg/dL. → mg/dL; reference
+    range 0.6-1.2 added; LOINC code 2951-2 removed"."""
+    parts = []
+    order = ("test_name", "substance", "name", "description", "value", "unit", "reference_range", "collection_date",
+             "abnormal_flag")  # as a result is read, whatever order the stored JSON has
+    for key, new in sorted(after.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
+        name, old = _FIELD_WORDS.get(key, key.replace("_", " ")), before.get(key)
+        shown = (lambda v: str(v).replace("_", " ")) if key == "abnormal_flag" else str
+        if old in (None, "") and new not in (None, ""):
+            parts.append(f"{name} {shown(new)} added")
+        elif new in (None, "") and old not in (None, ""):
+            parts.append(f"{name} {shown(old)} removed")
+        else:
+            parts.append(f"{name} {shown(old)} → {shown(new)}")
+    return "; ".join(parts)
 
 
 def _summary(row: dict[str, Any]) -> str:
@@ -58,6 +78,10 @@ def _summary(row: dict[str, Any]) -> str:
     text = template.format(who=row["actor"], item=_item_label(row))
     if row["decision"] == "correct":
         text += ": " + changes_words(before.get("structured_value") or {}, after.get("structured_value") or {})
+    elif row["decision"] == "approve" and after.get("resolution") in _RESOLUTION_WORDS:
+        text += f", {_RESOLUTION_WORDS[after['resolution']]}"
+    elif row["decision"] == "undo" and after.get("undoes"):
+        text += f" (decision {after['undoes']})"
     elif row["decision"] == "box":
         text += " (free box, quote not inside)" if after.get("free_box") else ""
     elif row["item_type"] == "identity_check" and before.get("identity_status") != after.get("identity_status"):
@@ -79,6 +103,7 @@ def decisions(wb: Workbench, patient_id: int | None = None, *, actor: str | None
         "document_id": r["document_id"], "filename": r["filename"], "decision": r["decision"],
         "decision_words": _DECISION_WORDS.get(r["decision"], r["decision"]), "reason": r["reason"],
         "before": r["before_state"], "after": r["after_state"], "summary": _summary(r),
+        "recorded_effects": bool(r.get("effects")),  # what the decision changed was kept: it can be undone
     } for r in found]
 
 

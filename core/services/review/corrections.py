@@ -15,10 +15,11 @@ from domain.errors import BadInput
 from domain.models import BoundingBox
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
 from domain.policy.facts.critical_limits import after_correction
-from domain.policy.facts.review_rules import (KEEP_BOTH, REPLACE, correction_changes, lab_text, normalise_box,
-                                             quote_missing_from_box)
+from domain.policy.facts.review_rules import (KEEP_BOTH, REPLACE, corrected_lab_problem, correction_changes, lab_text,
+                                             normalise_box, quote_missing_from_box)
 from domain.policy.facts.vital_signs import vital_text
 from core.services.review.document_view import is_paged, page_words
+from core.services.review.effects import changes_since, snapshot
 from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.decisions import (authorize_decision, decidable_fact, fact_state, live_fact, verify_and_promote,
                                   withdraw_from_chart)
@@ -29,9 +30,13 @@ from storage import audit_repo, facts_repo
 
 def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = None, unit: str | None = None,
                  collection_date: str | None = None, abnormal_flag: str | None = None,
+                 test_name: str | None = None, reference_range: str | None = None,
                  reason: str, resolution: str | None = None) -> dict[str, Any]:
-    """Correct a finding's value, unit, date or flag (a lab result; other chart facts
-    take ``value`` as their subject text). The corrected fact cites the same source, is
+    """Correct a finding's test, value, unit, reference range, date or flag (a lab
+    result; other chart facts take ``value`` as their subject text). A new test name or
+    unit is checked as promotion checks it (the vocabulary must know the test, the unit
+    must fit it; a code printed for the old test is dropped): otherwise the correction
+    is refused and the finding stays in review. The corrected fact cites the same source, is
     marked as corrected by ``by``, becomes verified and, when its identity is trusted,
     is promoted with the usual duplicate and conflict checks; otherwise it waits for
     the identity decision exactly like an approved finding. A corrected value that still
@@ -43,7 +48,8 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
                        "keep the finding with its document instead.", code="bad_resolution")
     if not (reason or "").strip():
         raise BadInput("A correction needs a reason (what was misread), kept in the audit.", code="reason_required")
-    requested = {"value": value, "unit": unit, "collection_date": collection_date, "abnormal_flag": abnormal_flag}
+    requested = {"test_name": test_name, "value": value, "unit": unit, "reference_range": reference_range,
+                 "collection_date": collection_date, "abnormal_flag": abnormal_flag}
     with wb.db.transaction() as cur:
         fact, document, status = decidable_fact(cur, fact_id, approving=True)
         old = dict(fact.structured_value or {})
@@ -51,9 +57,14 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
         if problems:
             raise BadInput("The correction cannot be saved: " + "; ".join(problems) + ".", code="bad_correction")
         if not changes:
-            raise BadInput("The correction changes nothing: give a new value, unit, date or flag.",
-                           code="nothing_to_correct")
+            raise BadInput("The correction changes nothing: give a new test, value, unit, reference range, date or "
+                           "flag.", code="nothing_to_correct")
+        if "test_name" in changes and old.get("loinc"):
+            changes["loinc"] = None  # the code named the old test: the new name is looked up afresh
         new = {**old, **changes}
+        if fact.fact_type == "lab_result" and (problem := corrected_lab_problem(new, changes)):
+            raise BadInput(f"The correction was not saved and the finding stays in review: {problem}.",
+                           code="correction_needs_review")
         if "abnormal_flag" in changes:
             new["flag_derived"] = False  # a person stated it
         if fact.fact_type == "lab_result":
@@ -65,6 +76,7 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
             text = _replace_subject(fact.fact_text, old, changes)
         before = {"structured_value": {k: old.get(k) for k in changes}, "fact_text": fact.fact_text,
                   **fact_state(fact)}
+        state = snapshot(cur, fact.patient_id, fact.id)
         # The misread value leaves the chart (and its open review) before the corrected one is promoted.
         withdraw_from_chart(cur, fact_id, closed_as="corrected", by=by, reason=f"value corrected by {by}: {reason}")
         facts_repo.apply_correction(
@@ -74,8 +86,9 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
         fact = verify_and_promote(cur, fact_id, document, status, resolution)
         after = {"structured_value": changes, "fact_text": fact.fact_text, **fact_state(fact),
                  **({"resolution": resolution} if resolution else {})}
-        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="correct", actor=by,
-                                       reason=reason, before=before, after=after)
+        decision_id = audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="correct",
+                                                     actor=by, reason=reason, before=before, after=after,
+                                                     effects=changes_since(cur, state))
         refresh_alerts(cur, fact.patient_id)
     # The fact's words changed: its vector is rebuilt from the corrected text.
     remove_vectors(wb, [fact_id])
@@ -84,7 +97,7 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
     return {"fact_id": fact_id, "structured_value": fact.structured_value, "fact_text": fact.fact_text,
             "citation": fact.citation, "certainty": fact.certainty, "active": fact.active,
             "promotion_status": fact.promotion_status, "corrected_by": fact.corrected_by,
-            "corrected_at": str(fact.corrected_at), "before": before["structured_value"]}
+            "corrected_at": str(fact.corrected_at), "before": before["structured_value"], "decision_id": decision_id}
 
 
 def _replace_subject(fact_text: str, old: dict[str, Any], changes: dict[str, Any]) -> str:
@@ -131,10 +144,12 @@ def set_fact_box(wb: Workbench, fact_id: int, *, box: dict[str, Any], by: str, c
     BoundingBox.model_validate(normal)
     with wb.db.transaction() as cur:
         before = {"page": citation.get("page"), "bounding_box": citation.get("bounding_box")}
+        state = snapshot(cur, fact.patient_id, fact.id)
         citation.update(page=page, bounding_box=normal)
         facts_repo.set_citation(cur, fact_id, citation)
         after = {"page": page, "bounding_box": normal, "free_box": bool(missing)}
-        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="box", actor=by,
-                                       reason="free box confirmed by the reviewer" if missing else None,
-                                       before=before, after=after)
-    return {"fact_id": fact_id, "citation": citation, "free_box": bool(missing)}
+        decision_id = audit_repo.add_review_decision(
+            cur, item_type="fact", item_id=fact_id, decision="box", actor=by,
+            reason="free box confirmed by the reviewer" if missing else None, before=before, after=after,
+            effects=changes_since(cur, state))
+    return {"fact_id": fact_id, "citation": citation, "free_box": bool(missing), "decision_id": decision_id}

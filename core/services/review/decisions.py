@@ -24,6 +24,7 @@ from domain.policy.facts.chart_rules import (ACKNOWLEDGED, APPROVED_AWAITING_IDE
                                      identity_trusted)
 from core.services.admin.accounts import authorize
 from core.services.checks.alerts import refresh_alerts
+from core.services.review.effects import changes_since, snapshot
 from core.services.review.facts import patient_facts
 from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.promotion import promote_fact, promote_facts
@@ -210,13 +211,9 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
                  if f.scope == check.scope and f.retracted_at is None]
         # What each fact was before, so an undo can put it back.
         prior = {str(f.id): {"active": f.active, "promotion_status": f.promotion_status} for f in facts}
+        state = snapshot(cur, check.patient_id)
         facts_repo.set_identity_review(cur, check.id, status=new.value, decision="approved" if approve else "rejected",
                                        by=by)
-        audit_repo.add_review_decision(cur, item_type="identity_check", item_id=check.id,
-                                       decision="approve" if approve else "reject", actor=by, reason=reason,
-                                       before={"identity_status": status.value, "document_id": check.document_id,
-                                               "scope": check.scope, "facts": prior},
-                                       after={"identity_status": new.value})
         if check.scope is not None:
             refresh_document_summary(cur, check.document_id)
         if approve:
@@ -233,6 +230,13 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
                      fact_fingerprint=f.fact_fingerprint, clinical_content_fingerprint=f.clinical_content_fingerprint,
                      outcome="rejected", citation=f.citation, confidence=f.confidence, review_status="rejected",
                      active=False) for f in facts])
+        # Recorded last, with every row the decision changed (what a later undo of a
+        # finding's decision checks it did not overtake).
+        decision_id = audit_repo.add_review_decision(
+            cur, item_type="identity_check", item_id=check.id, decision="approve" if approve else "reject", actor=by,
+            reason=reason, before={"identity_status": status.value, "document_id": check.document_id,
+                                   "scope": check.scope, "facts": prior},
+            after={"identity_status": new.value}, effects=changes_since(cur, state))
         refresh_alerts(cur, check.patient_id)
         updated = facts_repo.identity_by_id(cur, check.id)
     if approve:
@@ -243,7 +247,7 @@ def decide_identity(wb: Workbench, check_id: int, *, approve: bool, by: str, rea
                    document_id=check.document_id, identity_status=new.value, counts={"activated": len(activated)})
     return {"identity_check_id": updated.id, "document_id": updated.document_id, "scope": updated.scope,
             "status": updated.identity_status, "reviewed_by": updated.reviewed_by,
-            "activated_facts": len(activated)}
+            "activated_facts": len(activated), "decision_id": decision_id}
 
 
 def chart_value_and_source(cur, fact_id: int) -> tuple[str, str]:
@@ -284,6 +288,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
             return _acknowledge(cur, fact_id, by=by, reason=reason)
         fact, document, status = decidable_fact(cur, fact_id, approving=approve)
         before = fact_state(fact)
+        state = snapshot(cur, fact.patient_id, fact.id)
         if approve:
             promotions_repo.close_pending_reviews(cur, fact_id, "approved")
             fact = verify_and_promote(cur, fact_id, document, status, resolution)
@@ -299,14 +304,15 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
         after = fact_state(fact)
         if resolution is not None:
             after = {**after, "resolution": resolution}
-        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject",
-                                       actor=by, reason=reason, before=before, after=after)
+        decision_id = audit_repo.add_review_decision(
+            cur, item_type="fact", item_id=fact_id, decision="approve" if approve else "reject", actor=by,
+            reason=reason, before=before, after=after, effects=changes_since(cur, state))
         refresh_alerts(cur, fact.patient_id)
     if approve and fact.active:
         index_pending(wb)
     elif not approve:
         remove_vectors(wb, [fact_id])
-    return {"fact_id": fact_id, **after}
+    return {"fact_id": fact_id, **after, "decision_id": decision_id}
 
 
 def _acknowledge(cur, fact_id: int, *, by: str, reason: str | None) -> dict[str, Any]:
@@ -316,12 +322,14 @@ def _acknowledge(cur, fact_id: int, *, by: str, reason: str | None) -> dict[str,
     fact, _document = live_fact(cur, fact_id)
     ensure_open(cur, "fact", fact_id)
     before = fact_state(fact)
+    state = snapshot(cur, fact.patient_id, fact.id)
     promotions_repo.close_pending_reviews(cur, fact_id, ACKNOWLEDGED)
     facts_repo.update_fact(cur, fact_id, active=False, promotion_status=ACKNOWLEDGED, review_reason=None)
     after = fact_state(facts_repo.fact_by_id(cur, fact_id))
-    audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="acknowledge", actor=by,
-                                   reason=reason, before=before, after=after)
-    return {"fact_id": fact_id, **after}
+    decision_id = audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision="acknowledge",
+                                                 actor=by, reason=reason, before=before, after=after,
+                                                 effects=changes_since(cur, state))
+    return {"fact_id": fact_id, **after, "decision_id": decision_id}
 
 
 def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str | None = None,
@@ -336,6 +344,7 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
             raise BadInput("Results that were not read are not a finding to keep; acknowledge them once you "
                            "have read them on the page.", code="not_a_finding")
         before = fact_state(fact)
+        state = snapshot(cur, fact.patient_id, fact.id)
         withdraw_from_chart(cur, fact_id, closed_as="kept", by=by,
                             reason=f"the chart's value kept over it by {by}" if decision == KEEP_CHART
                             else f"kept as a document fact by {by}")
@@ -343,12 +352,13 @@ def keep_as_document_fact(wb: Workbench, fact_id: int, *, by: str, reason: str |
                                review_reason=None, promotion_status="not_promotable")
         fact = facts_repo.fact_by_id(cur, fact_id)
         after = fact_state(fact)
-        audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision=decision, actor=by,
-                                       reason=reason, before=before, after=after)
+        decision_id = audit_repo.add_review_decision(cur, item_type="fact", item_id=fact_id, decision=decision,
+                                                     actor=by, reason=reason, before=before, after=after,
+                                                     effects=changes_since(cur, state))
         refresh_alerts(cur, fact.patient_id)
     if fact.active:
         index_pending(wb)
-    return {"fact_id": fact_id, **after}
+    return {"fact_id": fact_id, **after, "decision_id": decision_id}
 
 
 class _DryRun(Exception):

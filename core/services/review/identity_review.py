@@ -115,13 +115,15 @@ def _status_after_undo(fact: FactRow, own: dict[str, Any] | None, prior: dict[st
     return before if before in CLOSED_PROMOTION_STATES else None
 
 
-def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str) -> dict[str, Any]:
+def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str,
+                           undoes: int | None = None) -> dict[str, Any]:
     """Reverse the last approve/reject of an identity check: the gate is run again on
     the stored identifiers and its answer becomes the check in force. Facts the
     approval activated go inactive again and their promotions are retracted (chart
     rows follow the lifetime rule); facts a rejection closed come back to where they
     were. Decisions on single findings stand. The old decision rows stay; an "undo"
-    row is added."""
+    row naming the undone decision is added. ``undoes``: the decision id the caller
+    means; refused when that is no longer the check's decision in force."""
     by = authorize_decision(wb, by)  # undoing is a decision too: the same role
     if not reason_long_enough(reason, MIN_UNDO_REASON):
         raise BadInput(f"Say why the decision is undone (at least {MIN_UNDO_REASON} characters); the reason is "
@@ -131,6 +133,9 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
         decided = closing_decision(audit_repo.review_decisions(cur, "identity_check", check.id))
         if decided is None:
             raise BadInput("This identity check has no reviewer decision to undo.", code="not_decided")
+        if undoes is not None and decided["id"] != undoes:
+            raise BadInput(f"Decision {undoes} no longer decides this patient match (decision {decided['id']} does); "
+                           "nothing was undone.", code="overtaken")
         document = documents_repo.by_id(cur, check.document_id)
         if document["deleted"]:
             raise BadInput("The document was deleted; its identity can no longer be reviewed.", code="document_deleted")
@@ -164,11 +169,12 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
                     changed.append(fact.id)
             retract_promotions(cur, [p for f in facts for p in promotions_repo.promotions_for_fact(cur, f.id)],
                                by=by, reason=f"identity decision undone by {by}: {reason}")
-        audit_repo.add_review_decision(
+        undo_id = audit_repo.add_review_decision(
             cur, item_type="identity_check", item_id=check.id, decision="undo", actor=by, reason=reason,
             before={"identity_status": check.identity_status, "decision": decided["decision"],
                     "decided_by": decided["actor"], "document_id": check.document_id, "scope": check.scope},
-            after={"identity_status": outcome.status.value, "identity_check_id": new_check.id})
+            after={"identity_status": outcome.status.value, "identity_check_id": new_check.id,
+                   "undoes": decided["id"]})
         if check.scope is not None:
             refresh_document_summary(cur, check.document_id)
         refresh_alerts(cur, check.patient_id)
@@ -181,7 +187,7 @@ def undo_identity_decision(wb: Workbench, check_id: int, *, by: str, reason: str
                    counts={"changed": len(changed)})
     return {"identity_check_id": new_check.id, "undone_check_id": check.id, "document_id": check.document_id,
             "scope": check.scope, "status": outcome.status.value, "undone_decision": decided["decision"],
-            "changed_facts": len(changed)}
+            "changed_facts": len(changed), "decision_id": undo_id, "undone_decision_id": decided["id"]}
 
 
 def _reloaded(cur, facts: list[FactRow]) -> list[FactRow]:

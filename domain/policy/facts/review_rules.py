@@ -11,6 +11,7 @@ from datetime import date, datetime
 from typing import Any, Iterable, Mapping, get_args
 
 from domain.models import AbnormalFlag, IdentityStatus
+from domain.policy.facts.analytes import known_name, usual_units_problem
 from domain.policy.facts.critical_limits import critical_basis_text
 
 # Approving a document that names another patient is an override, not a confirmation:
@@ -22,10 +23,11 @@ MIN_UNDO_REASON = 5
 ABNORMAL_FLAG_VALUES: tuple[str, ...] = get_args(AbnormalFlag)
 
 # Correction parameter -> structured_value key, per fact type. A lab result may have
-# its value, unit, date or flag corrected; other chart facts only their subject text.
+# every field it carries corrected (test, value, unit, reference range, date, flag);
+# other chart facts only their subject text.
 CORRECTABLE_FIELDS: dict[str, dict[str, str]] = {
-    "lab_result": {"value": "value", "unit": "unit", "collection_date": "collection_date",
-                   "abnormal_flag": "abnormal_flag"},
+    "lab_result": {"test_name": "test_name", "value": "value", "unit": "unit", "reference_range": "reference_range",
+                   "collection_date": "collection_date", "abnormal_flag": "abnormal_flag"},
     "allergy": {"value": "substance"},
     "medication": {"value": "name"},
     "problem": {"value": "description"},
@@ -96,15 +98,25 @@ def reason_long_enough(reason: str | None, minimum: int = MIN_OVERRIDE_REASON) -
     return len((reason or "").strip()) >= minimum
 
 
+def undone_id(row: Mapping[str, Any]) -> int | None:
+    """The id of the decision an undo row undid (None: an undo recorded before undo
+    named its decision; it undid the item's closing decision)."""
+    undoes = (row.get("after_state") or {}).get("undoes") if isinstance(row.get("after_state"), Mapping) else None
+    return int(undoes) if undoes is not None else None
+
+
 def closing_decision(decisions: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The decision that currently closes an item (its latest approve / reject /
-    correct / keep not followed by an undo), or None when the item is open."""
+    correct / keep not followed by an undo of it), or None when the item is open. An
+    undo of another decision (a drawn box) leaves the item as it was."""
     current = None
     for row in decisions:
         if row["decision"] in DECIDED_WORDS:
             current = row
-        elif row["decision"] in REOPENING:
-            current = None
+        elif row["decision"] in REOPENING and current is not None:
+            undone = undone_id(row)
+            if undone is None or undone == current.get("id"):
+                current = None
     return current
 
 
@@ -137,8 +149,8 @@ def correction_changes(fact_type: str, structured: Mapping[str, Any], requested:
             problems.append(f"{param.replace('_', ' ')} cannot be corrected on a {fact_type.replace('_', ' ')}")
             continue
         new = str(new).strip()
-        if param == "value" and not new:
-            problems.append("the corrected value is blank")
+        if param in ("value", "test_name") and not new:
+            problems.append(f"the corrected {'value' if param == 'value' else 'test name'} is blank")
             continue
         if param == "abnormal_flag" and new not in ABNORMAL_FLAG_VALUES:
             problems.append(f"flag {new!r} is not one of: {', '.join(ABNORMAL_FLAG_VALUES)}")
@@ -163,6 +175,19 @@ def correction_changes(fact_type: str, structured: Mapping[str, Any], requested:
             changes.update(value=f"{parts.group(1)}/{parts.group(2)}", systolic=parts.group(1),
                            diastolic=parts.group(2))
     return changes, problems
+
+
+def corrected_lab_problem(value: Mapping[str, Any], changes: Mapping[str, Any]) -> str | None:
+    """Why a corrected lab result cannot stand as a person typed it (fails closed: the
+    correction is refused and the finding stays in review): a new test name the analyte
+    vocabulary does not know, or a unit that does not fit the (new) test."""
+    if not {"test_name", "unit"} & set(changes):
+        return None
+    name = str(value.get("test_name") or "").strip()
+    if "test_name" in changes and not known_name(name):
+        return (f"test {name!r} is not one the lab vocabulary knows, so it cannot be coded or unit-checked; "
+                "check the spelling, or keep the finding with its document")
+    return usual_units_problem(name, str(value.get("unit") or ""), value.get("loinc") or None)
 
 
 def lab_text(value: Mapping[str, Any]) -> str:
