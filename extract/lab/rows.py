@@ -266,7 +266,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     parsed_range = parse_reference_range(range_text) if range_text else None
     range_doubts = []
     ocr = any(w.conf is not None for w in words)
-    if parsed_range is None and range_text and ocr and (repaired := repair_ocr_range(range_text)):
+    if range_text and ocr and (repaired := repair_ocr_range(range_text)):
         parsed_range = parse_reference_range(repaired)
         range_doubts = [f"reference range read by OCR as {range_text!r}, taken as {repaired!r}: "
                         "check the printed range"]

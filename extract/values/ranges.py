@@ -241,14 +241,40 @@ def _plausible_bounds(lo: str, hi: str) -> bool:
     return whole_hi - whole_lo in (0, 1) and not (whole_lo > 1 and lo.startswith("0"))
 
 
+def _with_lost_point(lo: str, hi: str) -> tuple[str, str] | None:
+    """Ends that fall ("377-5.28", "3.4-108") because OCR lost one decimal point: put it
+    back where the other end's decimals say ("3.77-5.28", "3.4-10.8"), or None."""
+    for fix_lo in (True, False):
+        plain, other = (lo, hi) if fix_lo else (hi, lo)
+        k = _decimals(other)
+        if "." in plain or not k or len(plain) <= k:
+            continue
+        pointed = f"{plain[:-k]}.{plain[-k:]}"
+        ends = (pointed, hi) if fix_lo else (lo, pointed)
+        if _plausible_bounds(*ends):
+            return ends
+    return None
+
+
+_SIMPLE_RANGE = re.compile(r"^(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)$")
+
+
 def repair_ocr_range(text: str) -> str | None:
-    """The interval an OCR'd range cell printed when OCR lost or misread its dash, or
-    None when the cell allows no single reading: "134144" -> "134-144", "3.410.8" ->
-    "3.4-10.8", "0.571.00" -> "0.57-1.00", "3.5.5.2" -> "3.5-5.2", "6 24" -> "6-24",
-    "(0-149" -> "0-149", "6599 mg/dL" -> "65-99 mg/dL". A cell that splits two ways ("11115.9": "11-115.9"? "111-15.9"
-    cannot rise) or not at all stays unread; callers send any repair to a person."""
+    """The interval an OCR'd range cell printed when OCR lost or misread its dash or a
+    decimal point, or None when the cell allows no single reading: "134144" ->
+    "134-144", "3.410.8" -> "3.4-10.8", "0.571.00" -> "0.57-1.00", "3.5.5.2" ->
+    "3.5-5.2", "6 24" -> "6-24", "(0-149" -> "0-149", "6599 mg/dL" -> "65-99 mg/dL",
+    "377-5.28" -> "3.77-5.28", "11115.9" -> "11.1-15.9". A cell that reads two ways
+    ("34108": "34-108" or "3.4-10.8"?) or none stays unread; callers send any repair to
+    a person."""
     t = _OCR_RANGE_EDGES.sub("", normalize_ws(text or ""))
-    if not t or parse_reference_range(text) is not None:
+    if not t:
+        return None
+    simple = _SIMPLE_RANGE.match(t)
+    if simple and float(simple[1]) >= float(simple[2]):
+        ends = _with_lost_point(simple[1], simple[2])  # read as a range, but it falls
+        return "-".join(ends) if ends else None
+    if parse_reference_range(text) is not None:
         return None
     if parse_reference_range(t) is not None:
         return t  # only a bracket or comma too many
@@ -258,13 +284,16 @@ def repair_ocr_range(text: str) -> str | None:
         inner = repair_ocr_range(" ".join(parts[:-1]))
         return f"{inner} {parts[-1]}" if inner else None
     if len(parts) == 2:
-        return f"{parts[0]}-{parts[1]}" if _plausible_bounds(*parts) else None
+        ends = tuple(parts) if _plausible_bounds(*parts) else _with_lost_point(*parts)
+        return "-".join(ends) if ends else None
     if len(parts) != 1 or not re.fullmatch(r"[\d.]+", t):
         return None
     readings = set()
     for i in range(1, len(t)):
-        if _plausible_bounds(t[:i], t[i:]):
-            readings.add(f"{t[:i]}-{t[i:]}")  # the dash was lost
-        if t[i] == "." and _plausible_bounds(t[:i], t[i + 1:]):
-            readings.add(f"{t[:i]}-{t[i + 1:]}")  # the dash was read as a point
+        for lo, hi in ((t[:i], t[i:]), (t[:i], t[i + 1:]) if t[i] == "." else (None, None)):
+            if lo is None or not hi:
+                continue  # the dash lost, or read as a point
+            ends = (lo, hi) if _plausible_bounds(lo, hi) else _with_lost_point(lo, hi)
+            if ends:
+                readings.add("-".join(ends))
     return readings.pop() if len(readings) == 1 else None

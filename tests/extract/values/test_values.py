@@ -617,6 +617,11 @@ def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported(
     ("1.0051.030", "1.005-1.030"),
     ("6599 mg/dL", "65-99 mg/dL"),  # the unit printed in the cell stays
     ("3.55.2 mmol/L", "3.5-5.2 mmol/L"),
+    ("377-5.28", "3.77-5.28"),      # a range that falls lost a decimal point
+    ("1005-1.030", "1.005-1.030"),
+    ("11115.9", "11.1-15.9"),       # a dash and a point lost: one reading only
+    ("11115.9 g/dL", "11.1-15.9 g/dL"),
+    ("150-4.50", "1.50-4.50"),     # written after the rule
 ])
 def test_an_ocr_range_cell_that_lost_its_dash_reads_one_way_only(printed, reading):
     from extract.values.ranges import repair_ocr_range
@@ -625,12 +630,11 @@ def test_an_ocr_range_cell_that_lost_its_dash_reads_one_way_only(printed, readin
 
 
 @pytest.mark.parametrize("printed", [
-    "11115.9",     # "11-115.9" has uneven decimals, "111-15.9" falls: not one reading
-    "1005-1.030",  # a lost point is not a lost dash
     "65-99",       # already a range
+    "0.5-10",      # rises: never "repaired" into 0.5-1.0
+    "3.4-108",
     "<9", "100", "Negative", "4,.77-5,2%", "",
     "13 4144",     # ends of very different size
-    "11115.9 g/dL",
 ])
 def test_an_ocr_range_cell_that_reads_no_single_way_is_left_unread(printed):
     from extract.values.ranges import repair_ocr_range
