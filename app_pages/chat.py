@@ -50,7 +50,7 @@ def render_answer(payload: dict, turn: int) -> None:
         st.caption(md_text(payload["caveat"]))
     for k, flag in enumerate(payload.get("contradictions") or []):
         with st.container(border=True):
-            st.markdown(f":red[**Records disagree**] {md_text(flag['text'].removeprefix('Records disagree: '))}")
+            st.markdown(f":red[**Records disagree:**] {md_text(flag['text'].removeprefix('Records disagree: '))}")
             for j, citation in enumerate(flag["citations"]):
                 show_citation(wb, citation, key=f"x-{patient['id']}-{turn}-{k}-{j}")
     empty = []
@@ -93,10 +93,10 @@ def _suggest(question: str) -> None:
 suggestions = suggested_questions(wb, patient["id"])
 if suggestions:
     st.caption("Suggested questions")
-    columns = st.columns(len(suggestions))
-    for n, (column, s) in enumerate(zip(columns, suggestions)):
-        column.button(s.question, key=f"suggest-{patient['id']}-{n}", help=f"Because: {s.why}", width="stretch",
-                      on_click=_suggest, args=(s.question,))
+    columns = st.columns(2)  # two a row: a question reads whole, never cut short
+    for n, s in enumerate(suggestions):
+        columns[n % 2].button(s.question, key=f"suggest-{patient['id']}-{n}", help=f"Because: {s.why}",
+                              width="stretch", on_click=_suggest, args=(s.question,))
 
 typed = st.chat_input("Ask about this patient (e.g. “What is her latest A1c?”)")
 prompt = typed or st.session_state.pop(PENDING, None)

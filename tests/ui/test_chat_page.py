@@ -50,7 +50,7 @@ def test_a_suggested_question_is_asked_in_one_click_and_the_answer_opens_with_it
     first, second = summary.split("  \n")
     assert first.startswith("Allergy: Penicillin") or first.startswith("No known drug allergies")
     assert second == "Also: 1 disagreement in the record to check."
-    flag = next(m.value for m in at.markdown if m.value.startswith(":red[**Records disagree**]"))
+    flag = next(m.value for m in at.markdown if m.value.startswith(":red[**Records disagree:**]"))
     assert "Penicillin" in flag and "No known drug allergies" in flag
     sources = [t.label for t in at.toggle]
     assert any("intake-march.pdf" in s for s in sources) and any("intake-june.pdf" in s for s in sources)
@@ -67,7 +67,7 @@ def test_a_refusal_says_so_in_its_summary(app_env):
     assert not at.exception, at.exception
     (summary,) = [w.value for w in at.warning]
     assert summary.startswith("This is a refusal: I can't recommend treatment.")
-    assert any(m.value.startswith(":red[**Records disagree**]") for m in at.markdown)
+    assert any(m.value.startswith(":red[**Records disagree:**]") for m in at.markdown)
 
 
 def test_an_empty_record_offers_no_suggestion(app_env):
