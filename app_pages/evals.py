@@ -140,7 +140,9 @@ def _run_choice(run_id: str) -> str:
 st.subheader("Runs")
 st.dataframe(pd.DataFrame([{
     "Verdict": r["verdict_label"], "Started (UTC)": f"{r['started_at']:%Y-%m-%d %H:%M}", "Took": _took(r["seconds"]),
-    "Cases": r["cases"], "Failed cases": r["failed_cases"], "Commit": r["commit"] or "—", "Run": r["run_id"],
+    "Cases": r["cases"], "Failed cases": r["failed_cases"],
+    "Run of": evals.SOME_CASES if r["selection"] else evals.WHOLE_SET,  # the trend's two series
+    "Commit": r["commit"] or "—", "Run": r["run_id"],
 } for r in runs]), hide_index=True, width="stretch", height="auto" if len(runs) <= 6 else 250)
 run_id = st.selectbox("Show run", list(by_id), format_func=_run_choice, key="eval_run_select")
 

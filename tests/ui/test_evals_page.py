@@ -241,6 +241,7 @@ def test_the_trend_keeps_whole_set_and_chosen_case_runs_apart_and_each_run_a_poi
     assert encoding["color"]["field"] == "series"
     assert encoding["color"]["scale"]["domain"] == ["Whole golden set", "Chosen cases only"]
     promo = [(r.run_id, r.series) for r in rows.itertuples() if r.rubric == "promotion_expectations"]
+    assert list(at.dataframe[0].value["Run of"]) == ["Whole golden set", "Chosen cases only", "Whole golden set"]
     assert promo == [("20261130-091500-0a0a0a", "Whole golden set"), ("20261201-080000-aaaaaa", "Chosen cases only"),
                      ("20261201-143500-ab12cd", "Whole golden set")]
 
