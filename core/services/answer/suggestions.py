@@ -9,6 +9,7 @@ never offered (each is routed as it would be asked).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from domain.policy.answers.supervisor import route
 from domain.policy.questions.intent import parse_question
@@ -39,6 +40,7 @@ class Suggestion:
     why: str  # what the record holds that makes it worth asking, in words
 
 
+@lru_cache(maxsize=128)  # pure in the words; the page asks for the same few questions on every rerun
 def would_answer(question: str) -> bool:
     """Routed as asked: about something named, answered (not refused, narrowed or out of scope)."""
     parsed = parse_question(question)
