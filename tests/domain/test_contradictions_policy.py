@@ -12,8 +12,9 @@ def allergy(eid, substance="", *, text="", status=None, **ctx):
     return Statement(eid, "allergy", value, text or substance, **ctx)
 
 
-def med(eid, name, *, status=None, **ctx):
-    return Statement(eid, "medication", {"name": name} | ({"status": status} if status else {}), name, **ctx)
+def med(eid, name, *, status=None, dose=None, **ctx):
+    value = {"name": name} | ({"status": status} if status else {}) | ({"dose": dose} if dose else {})
+    return Statement(eid, "medication", value, name, **ctx)
 
 
 def pairs(statements):
@@ -81,3 +82,18 @@ def test_a_stopped_medication_beside_what_is_not_the_same_current_one(other):
 def test_a_medication_the_table_does_not_know_matches_only_its_own_name():
     assert pairs([med("fact:1", "Zorbatinib", status="stopped"), med("fact:2", "zorbatinib")]) != []
     assert pairs([med("fact:1", "Zorbatinib", status="stopped"), med("fact:2", "Zorbavir")]) == []
+
+
+def test_a_dose_change_is_no_contradiction_but_the_same_dose_stopped_and_taken_is():
+    old = med("fact:1", "Metformin", dose="500 mg", status="Stopped")
+    assert pairs([old, med("fact:2", "Metformin", dose="1000 mg")]) == []  # the old dose stopped, a new one taken
+    assert pairs([old, med("fact:2", "Metformin", dose="500mg")]) != []  # one dose, written two ways
+    assert pairs([med("fact:1", "Metformin", dose="1 g", status="stopped"), med("fact:2", "metformin", dose="1000 mg")])
+    assert pairs([old, med("fact:2", "Metformin")]) != []  # no dose on one side: it may be the same
+
+
+def test_one_flag_per_medication_citing_every_entry_on_each_side():
+    found = pairs([med("fact:1", "Metformin", status="stopped"), med("fact:2", "Glucophage", status="Stopped"),
+                   med("fact:3", "Metformin 500 mg"), med("chart_medications:4", "metformin"),
+                   med("fact:5", "Lisinopril", status="stopped")])
+    assert found == [("medication-stopped-vs-current", ("fact:1", "fact:2"), ("fact:3", "chart_medications:4"))]

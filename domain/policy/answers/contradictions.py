@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from domain.policy.facts.medication_schedule import comparable
 from domain.policy.checks.vocabulary import (allergy_classes, ingredients_of, no_known_allergies, non_drug_allergen,
                                              words)
 
@@ -37,7 +38,8 @@ PAIRS: dict[str, dict[str, str]] = {
     },
     "medication-stopped-vs-current": {
         "first": "a medication recorded as stopped or no longer taken",
-        "second": "the same medication (same ingredient) recorded as current",
+        "second": "the same medication (same ingredient) recorded as current, at the same dose or with a "
+                  "dose on one side only",
         "words": "the record lists a medication as stopped and also as current",
         "why": "a medication is either taken now or not; which entry is older cannot be told from every "
                "source, so a person must check.",
@@ -52,6 +54,8 @@ NOT_CONTRADICTIONS: dict[str, str] = {
     "a denied symptom beside the same symptom elsewhere": "symptoms come and go between visits.",
     "a relative's allergy or condition beside the patient's denial": "it is about someone else.",
     "a medication on hold beside the same medication current": "on hold is a pause, not a stop.",
+    "a regimen stopped beside the same medication current at another dose": "a dose change: the old dose "
+                                                                           "stopped, the new one taken.",
 }
 
 # Medication statuses that say it is no longer taken (a workbook's status column, FHIR's
@@ -131,22 +135,31 @@ def _medication_key(s: Statement) -> frozenset[str]:
     return ingredients_of(name) or (frozenset({words(name).strip()}) if name.strip() else frozenset())
 
 
+def _another_dose(a: Statement, b: Statement) -> bool:
+    """Both entries state a dose and the doses differ (1 g and 1000 mg are one dose)."""
+    da, db = a.value.get("dose"), b.value.get("dose")
+    return bool(da and db) and comparable("dose", str(da).strip().lower()) != comparable("dose", str(db).strip().lower())
+
+
 def _medication_pairs(statements: list[Statement]) -> list[Contradiction]:
     meds = [s for s in statements if s.fact_type == "medication" and _own(s) and not s.negated and _medication_key(s)]
     stopped = [s for s in meds if _stopped(s)]
     current = [s for s in meds if not _stopped(s) and str(s.value.get("status") or "").lower() != "on-hold"]
-    out, seen = [], set()
-    for s in stopped:
-        key = _medication_key(s)
-        if key in seen:
+    # Each current entry with the stopped entries it disagrees with (same ingredient, not
+    # another dose); entries that disagree about one medication make one flag.
+    groups: list[tuple[list[Statement], list[Statement]]] = []
+    for o in current:
+        against = [st for st in stopped if _medication_key(st) & _medication_key(o) and not _another_dose(st, o)]
+        if not against:
             continue
-        same_stopped = [o for o in stopped if _medication_key(o) & key]
-        same_current = [o for o in current if _medication_key(o) & key]
-        if same_current:
-            seen |= {_medication_key(o) for o in same_stopped}
-            out.append(Contradiction("medication-stopped-vs-current", tuple(o.evidence_id for o in same_stopped),
-                                     tuple(o.evidence_id for o in same_current)))
-    return out
+        group = next((g for g in groups if {x.evidence_id for x in g[0]} & {x.evidence_id for x in against}), None)
+        if group is None:
+            groups.append((against, [o]))
+        else:
+            group[0].extend(a for a in against if a not in group[0])
+            group[1].append(o)
+    return [Contradiction("medication-stopped-vs-current", tuple(x.evidence_id for x in first),
+                          tuple(x.evidence_id for x in second)) for first, second in groups]
 
 
 def find_contradictions(statements: list[Statement]) -> list[Contradiction]:
