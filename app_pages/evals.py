@@ -362,15 +362,15 @@ else:
     trend["Started"] = pd.to_datetime(trend["started_at"])
     trend["When"] = trend["Started"].dt.strftime("%Y-%m-%d %H:%M:%S")
     failing_here = [c["label"] for c in bad_checks]
-    trend["Check"] = trend["label"].map(lambda label: f"{label} (fails in this run)" if label in failing_here
+    trend["Check"] = trend["label"].map(lambda label: f"{label} (fails)" if label in failing_here
                                         else label)
-    checks_in_order = [f"{label} (fails in this run)" for label in failing_here] + \
-        sorted(set(trend["Check"]) - {f"{label} (fails in this run)" for label in failing_here})
+    checks_in_order = [f"{label} (fails)" for label in failing_here] + \
+        sorted(set(trend["Check"]) - {f"{label} (fails)" for label in failing_here})
     series = [evals.WHOLE_SET, evals.SOME_CASES]
     low = min(0.5, float(trend["pass_rate"].min()))
     st.caption("One small chart per check, oldest run on the left; each point is one run. Blue: runs of the "
                "whole golden set; orange: runs of chosen cases only (not comparable with the whole set). "
-               "Checks that fail in the selected run come first.")
+               "Checks that fail in the selected run come first, marked (fails).")
     st.altair_chart(
         alt.Chart(trend).mark_line(point=alt.OverlayMarkDef(size=45, filled=True), strokeWidth=2.2).encode(
             x=alt.X("Started:T", title=None, axis=alt.Axis(format="%b %d %H:%M", labelAngle=0, labelOverlap=True,

@@ -97,3 +97,10 @@ def test_one_flag_per_medication_citing_every_entry_on_each_side():
                    med("fact:3", "Metformin 500 mg"), med("chart_medications:4", "metformin"),
                    med("fact:5", "Lisinopril", status="stopped")])
     assert found == [("medication-stopped-vs-current", ("fact:1", "fact:2"), ("fact:3", "chart_medications:4"))]
+
+
+def test_the_flag_words_a_no_known_statement_by_its_kind():
+    (nkda,) = find_contradictions([allergy("fact:1", text="NKDA"), allergy("fact:2", "Penicillin")])
+    (nka,) = find_contradictions([allergy("fact:1", text="NKA"), allergy("fact:2", "Latex")])
+    assert nkda.words == "the record says “no known drug allergies”, and it also lists an allergy"
+    assert nka.words == "the record says “no known allergies”, and it also lists an allergy"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from domain.policy.facts.medication_schedule import comparable
+from domain.policy.facts.no_known_allergies import NO_KNOWN_WORDS
 from domain.policy.checks.vocabulary import (allergy_classes, ingredients_of, no_known_allergies, non_drug_allergen,
                                              words)
 
@@ -26,7 +27,7 @@ PAIRS: dict[str, dict[str, str]] = {
     "no-known-allergies-vs-allergy": {
         "first": "a 'no known allergies' or 'no known drug allergies' statement",
         "second": "an allergy the same record documents (for 'no known drug allergies': to a drug)",
-        "words": "the record says there are no known allergies, and it also lists an allergy",
+        "words": "the record says “{statement}”, and it also lists an allergy",
         "why": "NKA denies every allergy and NKDA every drug allergy; a documented allergy of that kind "
                "cannot stand beside it.",
     },
@@ -81,10 +82,11 @@ class Contradiction:
     pair: str
     first: tuple[str, ...]  # evidence ids of one side
     second: tuple[str, ...]  # evidence ids of the other
+    kind: str | None = None  # what a "no known ..." statement denies ("all", "drug")
 
     @property
     def words(self) -> str:
-        return PAIRS[self.pair]["words"]
+        return PAIRS[self.pair]["words"].format(statement=NO_KNOWN_WORDS.get(self.kind or "all", ""))
 
 
 def _own(s: Statement) -> bool:
@@ -114,7 +116,7 @@ def _allergy_pairs(statements: list[Statement]) -> list[Contradiction]:
         against = [s for s in documented if kind == "all" or not non_drug_allergen(_substance(s))]
         if said and against:
             out.append(Contradiction("no-known-allergies-vs-allergy", tuple(s.evidence_id for s in said),
-                                     tuple(s.evidence_id for s in against)))
+                                     tuple(s.evidence_id for s in against), kind))
     for denied in (s for s in allergies if s.negated and kinds[s.evidence_id] is None and _substance(s)):
         same = [s for s in documented if _same_allergen(_substance(denied), _substance(s))]
         if same:

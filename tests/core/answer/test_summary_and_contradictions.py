@@ -54,7 +54,7 @@ def test_an_allergy_answer_flags_nkda_beside_the_penicillin_allergy_citing_both(
     wb, patient, first, second = record
     payload = ask(wb, patient["id"], "What allergies does she have?").payload
     (flag,) = payload["contradictions"]
-    assert flag["text"].startswith("Records disagree: the record says there are no known allergies")
+    assert flag["text"].startswith("Records disagree: the record says “no known drug allergies”, and it also lists an allergy")
     assert "Penicillin" in flag["text"] and "No known drug allergies" in flag["text"]
     assert _documents(flag) == {f"documents:{first['document_id']}", f"documents:{second['document_id']}"}
     assert payload["verifier"]["contradictions_removed"] == 0
