@@ -58,8 +58,11 @@ def _second_line(sections: AnswerSections, flags: list[AnswerItem], refusal: str
         shown = [*sections.patient_findings, *sections.needs_review]
         if not shown:
             return AnswerItem(text=NOTHING_SHOWN, kind="summary")
-        parts = [f"shown instead: {_plural(len(sections.patient_findings), 'finding', 'findings')} and "
-                 f"{_plural(len(sections.needs_review), 'item', 'items')} to review from the record"]
+        counts = [c for c in (_plural(len(sections.patient_findings), "finding", "findings") if sections.patient_findings
+                              else None,
+                              _plural(len(sections.needs_review), "item to review", "items to review")
+                              if sections.needs_review else None) if c]
+        parts = ["shown instead, from the record: " + " and ".join(counts)]
         counted = [*shown, *flags]
         if flags:
             parts.insert(0, _plural(len(flags), "disagreement in the record to check",

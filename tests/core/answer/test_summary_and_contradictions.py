@@ -89,7 +89,7 @@ def test_a_refusal_summary_says_it_is_a_refusal_and_why_and_still_flags(record):
     assert payload["refused"]
     first, second = payload["summary"]
     assert first["text"] == "This is a refusal: I can't recommend treatment." and not first["citations"]
-    assert second["text"].startswith("1 disagreement in the record to check; shown instead: ")
+    assert second["text"].startswith("1 disagreement in the record to check; shown instead, from the record: ")
     assert payload["contradictions"]  # the allergies bear on any treatment: the flag comes with them
     out = ask(wb, patient["id"], "Write me a poem about the sea").payload
     assert [line["text"] for line in out["summary"]][1] == "Nothing from the record is shown for it."
@@ -155,3 +155,19 @@ def test_no_suggestion_for_an_empty_record_and_none_the_product_would_refuse(tmp
     assert not would_answer("Can I send her home?")  # a decision: refused
     assert not would_answer("How much metformin should I give her?")
     assert not would_answer("Write me a poem")
+
+
+def test_the_newest_documents_questions_come_first(tmp_path):
+    from golden.fixtures import LAB_CASES, render_lab
+
+    wb = open_workbench(Settings(data_dir=tmp_path))
+    seed_test_accounts(wb)
+    lab = LAB_CASES[2]  # the same person as the intake form
+    patient = chart_patient(wb, lab.patient)
+    ingest(wb, patient, render_intake(_form("form", allergies_printed="NKDA",
+                                            meds=(("Lisinopril", "10 mg", "daily", "Lisinopril 10 mg daily"),))),
+           "intake_form", "form.pdf")
+    assert suggested_questions(wb, patient["id"])[0].question != "What deserves attention in her labs?"
+    ingest(wb, patient, render_lab(lab), "lab_pdf", "lab.pdf")  # newer: its question leads
+    assert suggested_questions(wb, patient["id"])[0].question == "What deserves attention in her labs?"
+    wb.close()
