@@ -258,8 +258,8 @@ else:
         st.markdown("**Expected** (what the case file asks for)")
         expected_rows = expectation_rows(case.get("expected"))
         if expected_rows:
-            st.dataframe(plain(pd.DataFrame(expected_rows)), hide_index=True, width="stretch",
-                         column_config={"What": st.column_config.TextColumn(width="large")})
+            # A static table: each expectation wraps and reads whole, not cut at a cell's edge.
+            st.table(plain(pd.DataFrame(expected_rows)), hide_index=True, border="horizontal")
         else:
             st.caption("The case file expects nothing in particular.")
         with st.expander("As written in the case file"):

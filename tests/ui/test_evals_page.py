@@ -214,7 +214,7 @@ def test_expected_reads_as_a_table_not_json(app_env, data_dir):
     at = run_page()
     at.selectbox(key="eval_case_20261201-143500-ab12cd").set_value(FAILING_CASE).run()
     assert not at.exception, at.exception
-    expected = next(d.value for d in at.dataframe if list(d.value.columns) == ["Expected", "Of", "What"])
+    expected = next(t.value for t in at.table if list(t.value.columns) == ["Expected", "Of", "What"])
     assert len(expected) >= 1 and not expected["What"].str.contains("{", regex=False).any()
     assert any(e.label == "As written in the case file" for e in at.expander)  # the JSON, folded
 
