@@ -86,7 +86,10 @@ def _second_line(sections: AnswerSections, flags: list[AnswerItem], refusal: str
         parts.append(_plural(len(missing), "thing not found", "things not found"))
         counted += missing
     if not parts:
-        return AnswerItem(text="Nothing needs review and nothing was reported missing.", kind="summary")
+        # Line one may itself be the "not found" line: then nothing *else* was.
+        text = "Nothing needs review and nothing else was reported missing." if sections.missing \
+            else "Nothing needs review and nothing was reported missing."
+        return AnswerItem(text=text, kind="summary")
     return AnswerItem(text="Also: " + "; ".join(parts) + ".", kind="summary", **_cites(counted))
 
 

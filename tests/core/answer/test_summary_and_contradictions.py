@@ -129,7 +129,7 @@ def test_an_answer_of_nothing_found_opens_with_what_is_missing():
     sections = AnswerSections(missing=[AnswerItem(text="No TSH result on record.", kind="missing")])
     lines, _ = summarize(sections, [])
     assert [line.text for line in lines] == ["No TSH result on record.",
-                                             "Nothing needs review and nothing was reported missing."]
+                                             "Nothing needs review and nothing else was reported missing."]
 
 
 def test_suggested_questions_follow_what_the_record_holds_and_are_all_answered(record):
