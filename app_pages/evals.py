@@ -12,6 +12,7 @@ import streamlit as st
 from domain.errors import WorkbenchError
 from domain.policy.access.permissions import Permission
 from core.services.evals import report as eval_report
+from core.services.evals.expectations import expectation_rows
 from core.services.evals import runs as eval_runs
 from core.services.evals import sources as eval_sources
 from core.services.evals import records as evals
@@ -114,8 +115,11 @@ if skipped:
 
 runs = evals.list_runs(wb)
 if not runs:
-    st.info("No eval runs yet. Press **Run the gate**, or run `python -m core eval` in a terminal "
-            "while the workbench is stopped.")
+    if running:  # the bar above says what happens; the run is listed here when it finishes
+        st.caption("The run will be listed here when it finishes.")
+    else:
+        st.info("No eval runs yet. Press **Run the gate**, or run `python -m core eval` in a terminal "
+                "while the workbench is stopped.")
     st.stop()
 
 # --- runs -----------------------------------------------------------------------------------
@@ -136,7 +140,9 @@ def _run_choice(run_id: str) -> str:
 st.subheader("Runs")
 st.dataframe(pd.DataFrame([{
     "Verdict": r["verdict_label"], "Started (UTC)": f"{r['started_at']:%Y-%m-%d %H:%M}", "Took": _took(r["seconds"]),
-    "Cases": r["cases"], "Failed cases": r["failed_cases"], "Commit": r["commit"] or "—", "Run": r["run_id"],
+    "Cases": r["cases"], "Failed cases": r["failed_cases"],
+    "Run of": evals.SOME_CASES if r["selection"] else evals.WHOLE_SET,  # the trend's two series
+    "Commit": r["commit"] or "—", "Run": r["run_id"],
 } for r in runs]), hide_index=True, width="stretch", height="auto" if len(runs) <= 6 else 250)
 run_id = st.selectbox("Show run", list(by_id), format_func=_run_choice, key="eval_run_select")
 
@@ -249,8 +255,15 @@ else:
     actual = case.get("actual") or {}
     expected_col, actual_col = st.columns(2)
     with expected_col:
-        st.markdown("**Expected** (the case file's `expect` block)")
-        st.json(plain(case.get("expected") or {}), expanded=True)
+        st.markdown("**Expected** (what the case file asks for)")
+        expected_rows = expectation_rows(case.get("expected"))
+        if expected_rows:
+            # A static table: each expectation wraps and reads whole, not cut at a cell's edge.
+            st.table(plain(pd.DataFrame(expected_rows)), hide_index=True, border="horizontal")
+        else:
+            st.caption("The case file expects nothing in particular.")
+        with st.expander("As written in the case file"):
+            st.json(plain(case.get("expected") or {}), expanded=False)
     with actual_col:
         st.markdown("**Actual**")
         documents = actual.get("documents") or {}
@@ -344,25 +357,37 @@ trend = pd.DataFrame(evals.rubric_trend(wb))
 if trend.empty:
     st.caption("No pass rates recorded yet.")
 else:
-    trend["Run"] = pd.to_datetime(trend["started_at"]).dt.strftime("%b %d %H:%M")
-    runs_in_order = list(dict.fromkeys(trend["Run"]))
+    # x is the run's start time, so several runs on one day are separate points; whole-set
+    # runs and runs of chosen cases are separate series (their rates are over different cases).
+    trend["Started"] = pd.to_datetime(trend["started_at"])
+    trend["When"] = trend["Started"].dt.strftime("%Y-%m-%d %H:%M:%S")
     failing_here = [c["label"] for c in bad_checks]
-    trend["In this run"] = trend["label"].map(lambda label: "fails" if label in failing_here else "passes")
-    checks_in_order = failing_here + sorted(set(trend["label"]) - set(failing_here))
+    trend["Check"] = trend["label"].map(lambda label: f"{label} (fails)" if label in failing_here
+                                        else label)
+    checks_in_order = [f"{label} (fails)" for label in failing_here] + \
+        sorted(set(trend["Check"]) - {f"{label} (fails)" for label in failing_here})
+    series = [evals.WHOLE_SET, evals.SOME_CASES]
     low = min(0.5, float(trend["pass_rate"].min()))
-    st.caption("One small chart per check, oldest run on the left. Red: the check fails in the selected run.")
+    st.caption("One small chart per check, oldest run on the left; each point is one run. Blue: runs of the "
+               "whole golden set; orange: runs of chosen cases only (not comparable with the whole set). "
+               "Checks that fail in the selected run come first, marked (fails).")
     st.altair_chart(
-        alt.Chart(trend).mark_line(point=True, strokeWidth=2.5).encode(
-            x=alt.X("Run:O", sort=runs_in_order, title=None, axis=alt.Axis(labelAngle=0, labelOverlap=True)),
+        alt.Chart(trend).mark_line(point=alt.OverlayMarkDef(size=45, filled=True), strokeWidth=2.2).encode(
+            x=alt.X("Started:T", title=None, axis=alt.Axis(format="%b %d %H:%M", labelAngle=0, labelOverlap=True,
+                                                           tickCount=4)),
             y=alt.Y("pass_rate:Q", title=None, axis=alt.Axis(format="%", tickCount=3),
                     scale=alt.Scale(domain=[low, 1])),
-            color=alt.Color("In this run:N", scale=alt.Scale(domain=["fails", "passes"], range=["#c62828", "#1f77b4"]),
-                            legend=None),
-            tooltip=[alt.Tooltip("label:N", title="Check"), alt.Tooltip("Run:N"),
+            color=alt.Color("series:N", title=None, scale=alt.Scale(domain=series, range=["#1f77b4", "#ef6c00"]),
+                            legend=alt.Legend(orient="top")),
+            strokeDash=alt.StrokeDash("series:N", scale=alt.Scale(domain=series, range=[[1, 0], [5, 3]]),
+                                      legend=None),
+            detail="series:N",
+            tooltip=[alt.Tooltip("label:N", title="Check"), alt.Tooltip("When:N", title="Started (UTC)"),
+                     alt.Tooltip("series:N", title="Run of"), alt.Tooltip("cases:Q", title="Cases"),
                      alt.Tooltip("pass_rate:Q", title="Pass rate", format=".0%"),
                      alt.Tooltip("run_id:N", title="Run id")],
         ).properties(width=250, height=90).facet(
-            facet=alt.Facet("label:N", sort=checks_in_order, title=None,
+            facet=alt.Facet("Check:N", sort=checks_in_order, title=None,
                             header=alt.Header(labelLimit=280, labelFontSize=12, labelAnchor="start")),
             columns=3, spacing={"row": 18, "column": 24},
         ),

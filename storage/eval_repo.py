@@ -74,14 +74,17 @@ def case_results(cur: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, 
 
 
 def rubric_pass_rates(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Every rubric's recorded pass rate in every run, oldest run first (for trends).
+    """Every rubric's recorded pass rate in every run, oldest run first (for trends), with
+    the run's case selection (JSON text; NULL or 'null' for the whole golden set).
 
     The rate is the one the run reported (``eval_runs.rubrics``), not recounted from
     the case rows: the runner decides which cases a rubric applies to."""
     cur.execute(
         """SELECT run_id, started_at, rubric,
-                  CAST(json_extract(rubrics, '$."' || rubric || '"') AS DOUBLE) AS pass_rate
-           FROM (SELECT run_id, started_at, rubrics, unnest(json_keys(rubrics)) AS rubric FROM eval_runs)
+                  CAST(json_extract(rubrics, '$."' || rubric || '"') AS DOUBLE) AS pass_rate,
+                  CAST(json_extract(details, '$.selection') AS VARCHAR) AS selection, cases
+           FROM (SELECT run_id, started_at, rubrics, details, cases, unnest(json_keys(rubrics)) AS rubric
+                 FROM eval_runs)
            ORDER BY started_at, run_id, rubric"""
     )
     return rows(cur)

@@ -460,7 +460,7 @@ def test_every_page_is_saved_as_a_screenshot(demo, tab, admin_tab):
     page.keyboard.press("Enter")
     answer = page.locator("[data-testid='stChatMessage']").nth(1)
     # the first answer of a server loads the embedder and reranker: give it time on a busy 2-core machine
-    answer.get_by_text("Handoffs and latency").wait_for(timeout=3 * LOAD)
+    answer.get_by_text("How this answer was made").wait_for(timeout=3 * LOAD)
     # every finding comes with its source toggle (a document's file, or the chart row it was promoted to)
     answer.get_by_text("Source: ").first.wait_for(timeout=STEP)
     text = answer.inner_text()

@@ -207,3 +207,54 @@ def test_a_run_shows_the_coverage_guards_figures(app_env, data_dir):
     text = _text(at)
     assert "precision 99.3% (404 of 407" in text and "recall 98.7% (386 of 391" in text
     assert "case-a/report · paragraph 3: Her CRP was 31 mg/L last week." in text
+
+
+def test_expected_reads_as_a_table_not_json(app_env, data_dir):
+    write_run(data_dir)
+    at = run_page()
+    at.selectbox(key="eval_case_20261201-143500-ab12cd").set_value(FAILING_CASE).run()
+    assert not at.exception, at.exception
+    expected = next(t.value for t in at.table if list(t.value.columns) == ["Expected", "Of", "What"])
+    assert len(expected) >= 1 and not expected["What"].str.contains("{", regex=False).any()
+    assert any(e.label == "As written in the case file" for e in at.expander)  # the JSON, folded
+
+
+def _trend(at: AppTest):
+    """The trend chart's spec and its rows (Streamlit sends the data beside the spec, as Arrow)."""
+    import pyarrow as pa
+
+    chart = next(c for c in at.get("vega_lite_chart") if "facet" in json.loads(c.proto.spec))
+    (data,) = chart.proto.datasets
+    return json.loads(chart.proto.spec), pa.ipc.open_stream(data.data.data).read_pandas()
+
+
+def test_the_trend_keeps_whole_set_and_chosen_case_runs_apart_and_each_run_a_point(app_env, data_dir):
+    write_run(data_dir, **OLD)
+    write_run(data_dir, run=make_run(run_id="20261201-080000-aaaaaa", started_at="2026-12-01T08:00:00Z",
+                                     finished_at="2026-12-01T08:00:40Z") | {"selection": [FAILING_CASE]})
+    write_run(data_dir)
+    at = run_page()
+    assert not at.exception, at.exception
+    spec, rows = _trend(at)
+    encoding = spec["spec"]["encoding"]
+    assert encoding["x"]["field"] == "Started" and encoding["x"]["type"] == "temporal"  # a time, not a day
+    assert encoding["color"]["field"] == "series"
+    assert encoding["color"]["scale"]["domain"] == ["Whole golden set", "Chosen cases only"]
+    promo = [(r.run_id, r.series) for r in rows.itertuples() if r.rubric == "promotion_expectations"]
+    assert list(at.dataframe[0].value["Run of"]) == ["Whole golden set", "Chosen cases only", "Whole golden set"]
+    assert promo == [("20261130-091500-0a0a0a", "Whole golden set"), ("20261201-080000-aaaaaa", "Chosen cases only"),
+                     ("20261201-143500-ab12cd", "Whole golden set")]
+
+
+def test_no_runs_yet_is_not_said_under_a_running_bar(app_env, data_dir, monkeypatch):
+    from core.services.evals import runs as eval_runs
+
+    monkeypatch.setattr(eval_runs, "collect_run", lambda wb, handle: {
+        "state": "running", "total": 3, "done": 1, "case_id": "lab-classic-clean", "fraction": 1 / 3})
+    at = app("app_pages/evals.py", user="dr.ops")
+    at.session_state["eval_handle"] = object()
+    at.run()
+    assert not at.exception, at.exception
+    assert any("1 of 3 cases done" in p.proto.text for p in at.get("progress"))
+    assert not any("No eval runs yet" in i.value for i in at.info)
+    assert any(c.value == "The run will be listed here when it finishes." for c in at.caption)

@@ -25,6 +25,8 @@ from domain.policy.questions.intent import Intent, ParsedQuestion, parse_questio
 from domain.policy.answers.supervisor import (NODE_ANSWER, NODE_DRAFTER, NODE_RETRIEVER, NODE_SUPERVISOR, NODE_VERIFIER,
                                     RoutePlan, route)
 from core.services.answer.alert_lines import alert_lines
+from core.services.answer.contradictions import flags_for_answer, verified_flags
+from core.services.answer.summary import summarize, summary_text
 from core.services.answer.absence import RELATED_NOTE
 from core.services.answer.evidence import retrieve_evidence
 from core.services.answer.evidence_items import EvidenceBundle
@@ -243,8 +245,14 @@ def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuesti
     t3 = time.perf_counter()
     trace.handoff(NODE_ANSWER, NODE_VERIFIER, "every claim cited; citations retrieved by this request",
                   "verification", f"removed={len(removed)}", (t3 - t2) * 1000)
+    # Records that disagree, flagged with both sides; then the two opening lines.
+    flags, sides = flags_for_answer(wb, patient["id"], bundle.all_items(),
+                                    whole_record=plan.intent is Intent.ATTENTION and not plan.refused)
+    flags, dropped_flags = verified_flags(flags, [*bundle.all_items(), *sides])
+    summary, dropped_lines = summarize(sections, flags, refusal=plan.refusal_reason if plan.refused else None)
     preface = plan.refusal_reason or plan.caveat
-    text = render_text(sections, refusal=preface)
+    text = "\n\n".join(p for p in (summary_text(summary), "\n".join(f"- {f.text}" for f in flags),
+                                    render_text(sections, refusal=preface)) if p)
     t4 = time.perf_counter()
     drafted = False
     draft_s = 0.0
@@ -284,13 +292,16 @@ def ask(wb: Workbench, patient_id: int, question: str, *, previous: ParsedQuesti
         "refusal_reason": plan.refusal_reason,
         "caveat": plan.caveat,
         "sections": sections.model_dump(mode="json"),
+        "summary": [line.model_dump(mode="json") for line in summary],
+        "contradictions": [f.model_dump(mode="json") for f in flags],
         "text": text,
         "drafted": drafted,
         "question": {"topics": list(parsed.topics), "intent": parsed.intent.value, "follow_up": parsed.follow_up,
                      "unsafe": [u.value for u in parsed.unsafe], "disposition": plan.disposition,
                      "out_of_scope": parsed.out_of_scope, "terms": [term for _, term in parsed.terms],
                      "rules": list(parsed.rules)},
-        "verifier": {"removed": len(removed), "reasons": [r.reason for r in removed]},
+        "verifier": {"removed": len(removed), "reasons": [r.reason for r in removed],
+                     "summary_removed": dropped_lines, "contradictions_removed": dropped_flags},
         # Every absence line's search: what was searched for, over what, what was found.
         "absence_checks": [c.record() for c in bundle.absence_checks],
         "handoffs": trace.rows,

@@ -227,11 +227,33 @@ def read_run_file(results_dir: Path, run_id: str) -> dict[str, Any]:
     return run
 
 
+WHOLE_SET = "Whole golden set"
+SOME_CASES = "Chosen cases only"
+
+
+def _selection(raw: Any) -> list[str]:
+    """The case ids a run was limited to ([] for the whole golden set)."""
+    try:
+        chosen = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return []
+    return [str(c) for c in chosen] if isinstance(chosen, list) else []
+
+
 def rubric_trend(wb: Workbench) -> list[dict[str, Any]]:
-    """``{run_id, started_at, rubric, label, pass_rate}`` for every rubric of every run, oldest first."""
+    """``{run_id, started_at, rubric, label, pass_rate, series, cases}`` for every rubric of
+    every run, oldest first. ``series`` keeps whole-set runs apart from runs of chosen
+    cases: their pass rates are over different cases and do not compare."""
     with wb.db.cursor() as cur:
         found = eval_repo.rubric_pass_rates(cur)
-    return [{**r, "label": rubric_label(r["rubric"])} for r in found if r["pass_rate"] is not None]
+    out = []
+    for r in found:
+        if r["pass_rate"] is None:
+            continue
+        chosen = _selection(r.pop("selection", None))
+        out.append({**r, "label": rubric_label(r["rubric"]), "series": SOME_CASES if chosen else WHOLE_SET,
+                    "cases": len(chosen) if chosen else r.get("cases")})
+    return out
 
 
 def stage_latency(run: dict) -> list[dict[str, Any]]:

@@ -104,7 +104,7 @@ def non_drug_allergen(substance: str | None) -> bool:
     return bool(_found(text, _table().non_drug)) and not allergy_classes(substance)
 
 
-_NO_KNOWN = re.compile(r"\b(?:nkda|nka|nkma|nkfa|no known (?:\w+ )?(?:allerg|adverse)|none known|nil known|"
+_NO_KNOWN = re.compile(r"\b(?:nkda|nka|nkma|nkfa|no known (?:\w+ )?(?:allerg\w*|adverse)|none known|nil known|"
                        r"no (?:drug |medication )?allergies)\b", re.IGNORECASE)
 _FOOD_ONLY = re.compile(r"\b(?:nkfa|no known food)\b", re.IGNORECASE)
 _DRUG_ONLY = re.compile(r"\b(?:nkda|nkma|no known (?:drug|medication|medicine)|no (?:drug|medication) allerg)",

@@ -113,6 +113,46 @@ def test_rubric_trend_has_every_rubric_of_every_run(wb, data_dir):
     assert all(t["label"] and "_" not in t["label"] for t in trend)
 
 
+def test_whole_set_and_chosen_case_runs_are_separate_series_and_each_run_its_own_point(wb, data_dir):
+    write_run(data_dir, **OLD)
+    # Two more runs on one day, one of them of chosen cases only.
+    write_run(data_dir, run=make_run(run_id="20261201-080000-aaaaaa", started_at="2026-12-01T08:00:00Z",
+                                     finished_at="2026-12-01T08:00:40Z") | {"selection": ["lab-classic-clean"]})
+    write_run(data_dir)  # 2026-12-01 14:35, the whole set
+    evals.sync_runs(wb)
+    promo = [(t["run_id"], t["series"], str(t["started_at"]), t["cases"]) for t in evals.rubric_trend(wb)
+             if t["rubric"] == FAILING_RUBRIC]
+    assert promo == [(OLD["run_id"], evals.WHOLE_SET, "2026-11-30 09:15:00", 5),
+                     ("20261201-080000-aaaaaa", evals.SOME_CASES, "2026-12-01 08:00:00", 1),
+                     ("20261201-143500-ab12cd", evals.WHOLE_SET, "2026-12-01 14:35:00", 5)]
+
+
+def test_a_cases_expectations_read_as_rows_in_words():
+    from core.services.evals.expectations import expectation_rows
+
+    rows = expectation_rows({
+        "documents": {"report": {"job_status": "succeeded", "identity": "identity_verified"}},
+        "facts": [{"document": "report", "fact_type": "lab_result", "where": {"test_name": "LDL cholesterol",
+                                                                             "value": "3.4"}, "certainty": "verified"}],
+        "fact_counts": {"report": {"lab_result": [3, 5]}},
+        "chart": {"oskar": {"medications": [{"name": "Metformin"}]}},
+        "answers": [{"step": 2, "refused": False, "contains": ["7.9"], "not_contains": ["LDL"]}],
+        "step_errors": {"1": "empty_file"},
+        "something_new": {"a": 1},
+    })
+    assert rows == [
+        {"Expected": "Document", "Of": "report", "What": "job: succeeded; identity: identity verified"},
+        {"Expected": "Fact found", "Of": "report",
+         "What": "kind: lab result; with: test name “LDL cholesterol”, value “3.4”; certainty: verified"},
+        {"Expected": "Number of facts", "Of": "report", "What": "lab result: 3 to 5"},
+        {"Expected": "On the chart", "Of": "oskar · medications", "What": "name “Metformin”"},
+        {"Expected": "Answer", "Of": "step 2", "What": "refused: no; says: “7.9”; does not say: “LDL”"},
+        {"Expected": "Step ends in an error", "Of": "step 1", "What": "empty file"},
+        {"Expected": "Something new", "Of": "a", "What": "1"},
+    ]
+    assert expectation_rows(None) == []
+
+
 def test_stage_latency_orders_stages_and_names_the_bottleneck():
     rows = evals.stage_latency(make_run())
     assert [r["stage"] for r in rows][:3] == ["normalize", "ocr", "extract"]  # pipeline order
