@@ -18,7 +18,9 @@ decides before confidence does, so no extractor score can override it:
 - historical: allergies and problems stay promotable (a past stroke or a penicillin
   reaction years ago is still the patient's history and belongs in the chart), but a
   medication the patient stopped or used to take is not a current medication ->
-  document_fact.
+  document_fact; so is one whose recorded status says so (a list's "Stopped", "On
+  hold"), and a status that says neither goes to review
+  (domain/policy/facts/medication_status.py).
 A numeric lab result without a unit is incomplete (needs_review, "missing unit") in
 every format, unless its analyte is a dimensionless number (INR, pH, specific gravity,
 ratios: ``unitless`` in domain/policy/facts/analytes.json, read by ``unitless_analyte``).
@@ -44,6 +46,7 @@ from dataclasses import dataclass
 
 from domain.models import Certainty, ClinicalContext, FactProposal
 from domain.policy.facts.analytes import unitless_analyte
+from domain.policy.facts.medication_status import status_reading
 from domain.policy.facts.lab_vocabulary import implausible_magnitude, known_analyte, known_unit
 from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible
 
@@ -204,6 +207,11 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
         return Classification(Certainty.DOCUMENT_FACT, absent)
     if proposal.fact_type == "medication" and proposal.context and proposal.context.temporality == "historical":
         return Classification(Certainty.DOCUMENT_FACT, "historical: not a current medication")
+    if proposal.fact_type == "medication" and (status := status_reading(value.get("status"))) not in (None, "current"):
+        printed = str(value.get("status")).strip()
+        if status == "not_current":
+            return Classification(Certainty.DOCUMENT_FACT, f"recorded as {printed!r}: not a current medication")
+        return Classification(Certainty.NEEDS_REVIEW, f"status {printed!r} does not say whether it is taken now")
     if proposal.document_fact_only or proposal.fact_type not in PROMOTABLE:
         return Classification(Certainty.DOCUMENT_FACT)
     if paged and proposal.citation.bounding_box is None:
