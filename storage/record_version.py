@@ -20,9 +20,14 @@ which the next read, seeing a higher version, replaces.
 
 from __future__ import annotations
 
-from typing import Iterable
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 import duckdb
+
+T = TypeVar("T")
 
 # The tables whose rows name their patient, for writers that are given row ids.
 _PATIENT_TABLES = frozenset({
@@ -52,3 +57,38 @@ def bump_rows(cur: duckdb.DuckDBPyConnection, table: str, row_ids: Iterable[int 
     if ids:
         cur.execute(f"INSERT INTO record_changes (patient_id, source) SELECT DISTINCT patient_id, ? FROM {table} "
                     "WHERE id IN (SELECT unnest(?))", [source, ids])
+
+
+# ------------------------------------------------------------------ kept by version
+KEPT_PER_DATABASE = 32  # results kept per open database (per process), least recently used dropped first
+_kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_kept_lock = threading.Lock()
+_MISSING = object()
+
+
+def kept(db: Any, patient_id: int, what: Hashable, make: Callable[[], T]) -> T:
+    """``make()`` for the patient's record as it is now, computed once per record version
+    (per database, per process) and shared by every later caller until a write bumps the
+    version: callers must treat the result as read-only. ``make`` may read only the
+    patient's record (what the version covers) and ``what`` must name everything else
+    its result depends on. The version is read before ``make`` reads the record, so a
+    write in between can only make the kept result newer than its version (the next
+    read, seeing the higher version, makes it again), never older."""
+    with db.cursor() as cur:
+        version = current(cur, patient_id)
+    key = (patient_id, what)
+    with _kept_lock:
+        store = _kept.setdefault(db, OrderedDict())
+        found = store.get(key)
+        if found is not None and found[0] == version:
+            store.move_to_end(key)
+            return found[1]
+    value = make()
+    with _kept_lock:
+        found = store.get(key)
+        if found is None or found[0] <= version:  # an older version of the same result is dropped
+            store[key] = (version, value)
+            store.move_to_end(key)
+        while len(store) > KEPT_PER_DATABASE:
+            store.popitem(last=False)
+    return value

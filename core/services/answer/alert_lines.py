@@ -11,6 +11,7 @@ from domain.models import AnswerItem, EvidenceItem
 from domain.policy.answers.verifier import citation_key
 from core.services.checks.alerts import patient_alerts
 from core.services.workbench import Workbench
+from storage import record_version
 
 PRIORITY_WORDS = {"high": "Chart alert", "medium": "Chart alert", "low": "Chart note"}
 
@@ -23,7 +24,8 @@ def alert_evidence(wb: Workbench, patient_id: int,
         for c in item.citations:
             by_citation.setdefault(citation_key(c), item)
     out = []
-    for alert in patient_alerts(wb, patient_id):
+    alerts = record_version.kept(wb.db, patient_id, "answer.alerts", lambda: patient_alerts(wb, patient_id))
+    for alert in alerts:
         cited: list[EvidenceItem] = []
         for fact in alert["facts"]:
             hit = next((i for i in items if i.evidence_id == f"fact:{fact['fact_id']}"), None)

@@ -9,6 +9,7 @@ text report share the report's kind of finding. Selecting what a question needs 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,10 +20,10 @@ from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, i
 from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.vital_signs import VITAL_SIGNS
 from domain.policy.answers.relevance import context_of, with_context
-from domain.policy.questions.topics import report_furniture, report_kinds, topics_of
+from domain.policy.questions.topics import primary_topic, report_furniture, report_kinds, topics_of
 from core.services.answer.absence import AbsenceCheck, AbsenceClaim
 from core.services.workbench import Workbench
-from storage import evidence_repo
+from storage import evidence_repo, record_version
 
 @dataclass
 class Candidate:
@@ -179,7 +180,30 @@ def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[s
 def load_candidates(wb: Workbench,
                     patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
     """The patient's chart rows and usable document facts as candidates: (findings,
-    findings held for review, usable facts by id for re-checking vector hits)."""
+    findings held for review, usable facts by id for re-checking vector hits).
+    Built once per version of the patient's record (``storage.record_version.kept``) and
+    shared: read-only for every caller."""
+    return record_version.kept(wb.db, patient_id, "answer.candidates", lambda: _load_candidates(wb, patient_id))
+
+
+def answer_candidates(wb: Workbench,
+                      patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
+    """``load_candidates`` as an answer uses them: each item carries its primary topic
+    (its own copies, so the shared candidates stay as loaded). Kept per record version."""
+    def make():
+        candidates, reviews, usable = load_candidates(wb, patient_id)
+        return _with_topics(candidates), _with_topics(reviews), usable
+
+    return record_version.kept(wb.db, patient_id, "answer.topical_candidates", make)
+
+
+def _with_topics(candidates: list[Candidate]) -> list[Candidate]:
+    return [dataclasses.replace(c, item=c.item.model_copy(update={"topic": primary_topic(c.topics)}),
+                                topics=set(c.topics)) for c in candidates]
+
+
+def _load_candidates(wb: Workbench,
+                     patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
     with wb.db.cursor() as cur:
         charts = {fact_type: evidence_repo.chart_rows_with_citations(cur, table, patient_id)
                   for fact_type, table in CHART_TABLES.items()}
