@@ -60,7 +60,7 @@ def bump_rows(cur: duckdb.DuckDBPyConnection, table: str, row_ids: Iterable[int 
 
 
 # ------------------------------------------------------------------ kept by version
-KEPT_PER_DATABASE = 32  # results kept per open database (per process), least recently used dropped first
+KEPT_PER_DATABASE = 64  # results kept per open database (per process), least recently used dropped first
 _kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
 _MISSING = object()

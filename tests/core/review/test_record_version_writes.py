@@ -63,3 +63,26 @@ def test_each_kind_of_write_moves_the_patients_version_and_no_one_elses(wb):
     moved("a document deleted")
     assert version(wb, other["id"]) == others, "another patient's writes moved this patient's version"
     assert other_report["document_id"] != fresh["document_id"]
+
+
+def test_a_review_click_reads_the_patients_facts_once_per_version_and_sees_each_decision(wb, monkeypatch):
+    from core.services.review import document_view as dv
+    from core.services.review.decisions import queue_items
+    from storage import facts_repo
+    from tests.support.pipeline import repeat_with_changed_value
+
+    patient, _, repeat = repeat_with_changed_value(wb)
+    reads = []
+    for name in ("facts_for_patient", "facts_for_document"):
+        original = getattr(facts_repo, name)
+        monkeypatch.setattr(facts_repo, name, lambda *a, _o=original, _n=name, **k: reads.append(_n) or _o(*a, **k))
+    items = queue_items(wb, patient["id"])
+    conflict = next(i for i in items if i["conflict"])
+    for _ in range(3):  # clicks that change nothing
+        assert queue_items(wb, patient["id"]) == items
+        dv.document_view(wb, repeat["document_id"], include_deleted=True)
+    assert reads.count("facts_for_patient") == 1 and reads.count("facts_for_document") == 1
+    decide_fact(wb, conflict["item_id"], approve=False, by="dr.reviewer", reason="the chart's value stands")
+    assert conflict["key"] not in {i["key"] for i in queue_items(wb, patient["id"])}
+    view = dv.document_view(wb, repeat["document_id"], include_deleted=True)
+    assert next(f for f in view.facts if f["fact_id"] == conflict["item_id"])["promotion_status"] == "rejected"
