@@ -19,7 +19,8 @@ from domain.policy.facts.critical_limits import critical_basis_text
 from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
 from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.vital_signs import VITAL_SIGNS
-from domain.policy.answers.relevance import context_of, with_context
+from domain.policy.answers.relevance import context_of, context_tags, safety_finding, with_context
+from domain.policy.facts.fingerprints import clinical_content_fingerprint
 from domain.policy.questions.topics import primary_topic, report_furniture, report_kinds, topics_of
 from core.services.answer.absence import AbsenceCheck, AbsenceClaim
 from core.services.workbench import Workbench
@@ -31,6 +32,9 @@ class Candidate:
     topics: set[str]
     context: ClinicalContext | None = None
     source_text: str = ""  # what the document said, for red-flag and mention checks
+    # Worked out once per record version for answers (``answer_candidates``), not per question:
+    merge_key: tuple | None = None  # what makes two statements one finding (``evidence._merge_duplicates``)
+    safety: bool | None = None  # a critical result or red flag, shown beside a declined request
 
 
 @dataclass
@@ -198,8 +202,19 @@ def answer_candidates(wb: Workbench,
 
 
 def _with_topics(candidates: list[Candidate]) -> list[Candidate]:
-    return [dataclasses.replace(c, item=c.item.model_copy(update={"topic": primary_topic(c.topics)}),
-                                topics=set(c.topics)) for c in candidates]
+    out = []
+    for c in candidates:
+        item = c.item.model_copy(update={"topic": primary_topic(c.topics)})
+        out.append(dataclasses.replace(c, item=item, topics=set(c.topics), merge_key=merge_key(item, c.context),
+                                       safety=safety_finding(item, c.source_text, c.context)))
+    return out
+
+
+def merge_key(item: EvidenceItem, context: ClinicalContext | None) -> tuple:
+    """Same kind, same clinical content (``fingerprints``: "BID" and "twice a day" are one
+    regimen) and the same context (a denial never merges with a finding)."""
+    return (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
+            tuple(context_tags(context)))
 
 
 def _load_candidates(wb: Workbench,
