@@ -32,6 +32,7 @@ def comparable(payload: dict) -> dict:
 
 def rebuilt(wb, patient_id, question, previous=None):
     record_version._kept.pop(wb.db, None)  # nothing kept: everything read and built for this question
+    wb.extras.pop("guideline_results", None)  # and every guideline search run again
     return ask(wb, patient_id, question, previous=previous)
 
 
@@ -56,6 +57,12 @@ def test_kept_answers_are_the_rebuilt_answers_in_any_order(wb, record, monkeypat
     for q in [*QUESTIONS, *reversed(QUESTIONS)]:  # each question after every other, kept records shared
         assert comparable(ask(wb, patient["id"], q).payload) == expected[q], q
     assert len(loads) == 1  # the record was read once for all these questions
+    searched = []
+    searcher = wb.extras["guideline_searcher"]
+    monkeypatch.setattr(searcher, "search", lambda *a, _s=searcher.search, **k: searched.append(a) or _s(*a, **k))
+    assert comparable(ask(wb, patient["id"], "What deserves attention in her labs?").payload) == \
+        expected["What deserves attention in her labs?"]
+    assert not searched  # the same searches by the same searcher: their results kept
     follow = rebuilt(wb, patient["id"], "and her LDL?", previous="What is her latest A1c?")
     ask(wb, patient["id"], "What deserves attention in her labs?")
     again = ask(wb, patient["id"], "and her LDL?", previous="What is her latest A1c?")
