@@ -30,7 +30,8 @@ from domain.models import Citation
 from domain.policy.answers.relevance import context_of
 from domain.policy.facts.analytes import result_is_of
 from domain.policy.facts.chart_rules import (CLOSED_PROMOTION_STATES, SUPPORTING_OUTCOMES, TRUSTED_IDENTITY_STATES)
-from domain.policy.questions.topics import TOPIC_BY_NAME, about_the_patient, mentions_term, topics_of
+from domain.policy.questions.topics import TOPIC_BY_NAME, about_the_patient, mentions_term
+from core.services.answer.topic_memo import evidence_topics
 from core.services.workbench import Workbench
 from storage import evidence_repo, record_version
 
@@ -121,7 +122,7 @@ def _held_entries(wb: Workbench, patient_id: int, candidates: list[Any],
         text = f"{f['fact_text']} {(f.get('citation') or {}).get('quote_or_value', '')}"
         context = context_of(f["fact_type"], f.get("context"))
         held.append((f, reason or "not active in this patient's record", value, text,
-                     topics_of(f["fact_type"], value, f["fact_text"], context)))
+                     evidence_topics(f["fact_type"], value, f["fact_text"], context)))
     return held
 
 

@@ -31,13 +31,14 @@ from domain.policy.facts.analytes import result_is_of
 from domain.policy.answers.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from domain.policy.questions.intent import Intent, ParsedQuestion
 from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, direct, meant_as_asked, relevant,
-                                   review_bears_on, safety_finding, therapy_context)
+                                   review_bears_on, therapy_context)
 from domain.policy.answers.supervisor import REFUSE, RoutePlan
 from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term,
                                  term_fact_types)
 from core.services.answer.alert_lines import alert_evidence
 from core.services.answer.absence import check_absences
-from core.services.answer.evidence_items import Candidate, EvidenceBundle, answer_candidates, merge_key
+from core.services.answer.evidence_items import (Candidate, EvidenceBundle, answer_candidates, is_safety_finding,
+                                                 merge_key_of)
 from core.services.answer.guideline_evidence import add_guideline_evidence
 from core.services.workbench import Workbench
 
@@ -93,7 +94,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     if plan.refused:
         chosen = {c.item.evidence_id for c in selected}
         extra = [c for c in candidates if c.item.evidence_id not in chosen
-                 and (_safety(c) or therapy_context(c.topics, question))]
+                 and (is_safety_finding(c) or therapy_context(c.topics, question))]
         safety = {c.item.evidence_id for c in extra}
         selected += extra
 
@@ -124,17 +125,13 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     reviewed: set[str] = set()
     for c in reviews:
         if review_bears_on(c.item, c.topics, question, source_text=c.source_text, context=c.context) or \
-                c.item.evidence_id in matched or (plan.refused and _safety(c)):
+                c.item.evidence_id in matched or (plan.refused and is_safety_finding(c)):
             bundle.review.append(c.item)
             reviewed |= c.topics
     if question.therapy and plan.refused:
         _missing_therapy_context(covered, reviewed, bundle)
     _missing_topics(question, plan, covered, reviewed, bundle)
     check_absences(wb, patient_id, bundle, candidates, reviews)
-
-
-def _safety(c: Candidate) -> bool:
-    return c.safety if c.safety is not None else safety_finding(c.item, c.source_text, c.context)
 
 
 def _merge_duplicates(selected: list[Candidate]) -> tuple[list[Candidate], dict[str, Candidate]]:
@@ -147,7 +144,7 @@ def _merge_duplicates(selected: list[Candidate]) -> tuple[list[Candidate], dict[
     merged: dict[str, Candidate] = {}
     for c in selected:
         item = c.item
-        key = c.merge_key if c.merge_key is not None else merge_key(item, c.context)
+        key = merge_key_of(c)
         at = kept.get(key)
         if at is None:
             kept[key] = len(out)

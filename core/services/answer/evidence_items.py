@@ -21,8 +21,9 @@ from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.vital_signs import VITAL_SIGNS
 from domain.policy.answers.relevance import context_of, context_tags, safety_finding, with_context
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
-from domain.policy.questions.topics import primary_topic, report_furniture, report_kinds, topics_of
+from domain.policy.questions.topics import primary_topic, report_furniture, report_kinds
 from core.services.answer.absence import AbsenceCheck, AbsenceClaim
+from core.services.answer.topic_memo import evidence_topics
 from core.services.workbench import Workbench
 from storage import evidence_repo, record_version
 
@@ -32,9 +33,10 @@ class Candidate:
     topics: set[str]
     context: ClinicalContext | None = None
     source_text: str = ""  # what the document said, for red-flag and mention checks
-    # Worked out once per record version for answers (``answer_candidates``), not per question:
-    merge_key: tuple | None = None  # what makes two statements one finding (``evidence._merge_duplicates``)
-    safety: bool | None = None  # a critical result or red flag, shown beside a declined request
+    # Worked out on first use and kept with the candidate (the candidates of an answer are
+    # kept per record version, so once per version, not per question): ``merge_key_of``, ``is_safety_finding``.
+    merge_key: tuple | None = None
+    safety: bool | None = None
 
 
 @dataclass
@@ -145,7 +147,7 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any],
                         structured=value, citations=citations, abnormal=is_abnormal(value.get("abnormal_flag")),
                         date=_date_of(value))
     source = " ".join([text, *(c.quote_or_value for c in citations)])
-    return Candidate(item, topics_of(fact_type, value, text, context), context, source)
+    return Candidate(item, evidence_topics(fact_type, value, text, context), context, source)
 
 
 def _conflict_text(conflict: dict[str, Any] | None) -> str:
@@ -178,7 +180,7 @@ def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[s
                         structured=value, citations=[citation], abnormal=is_abnormal(value.get("abnormal_flag")),
                         date=_date_of(value))
     source = f"{fact['fact_text']} {citation.quote_or_value}"
-    return Candidate(item, topics_of(fact["fact_type"], value, fact["fact_text"], context), context, source)
+    return Candidate(item, evidence_topics(fact["fact_type"], value, fact["fact_text"], context), context, source)
 
 
 def load_candidates(wb: Workbench,
@@ -205,16 +207,27 @@ def _with_topics(candidates: list[Candidate]) -> list[Candidate]:
     out = []
     for c in candidates:
         item = c.item.model_copy(update={"topic": primary_topic(c.topics)})
-        out.append(dataclasses.replace(c, item=item, topics=set(c.topics), merge_key=merge_key(item, c.context),
-                                       safety=safety_finding(item, c.source_text, c.context)))
+        out.append(dataclasses.replace(c, item=item, topics=set(c.topics)))
     return out
 
 
-def merge_key(item: EvidenceItem, context: ClinicalContext | None) -> tuple:
-    """Same kind, same clinical content (``fingerprints``: "BID" and "twice a day" are one
-    regimen) and the same context (a denial never merges with a finding)."""
-    return (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
-            tuple(context_tags(context)))
+def merge_key_of(c: Candidate) -> tuple:
+    """What makes two statements one finding: same kind, same clinical content
+    (``fingerprints``: "BID" and "twice a day" are one regimen) and the same context (a
+    denial never merges with a finding). Kept on the candidate (a merged copy keeps it:
+    only its citations differ)."""
+    if c.merge_key is None:
+        item = c.item
+        c.merge_key = (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
+                       tuple(context_tags(c.context)))
+    return c.merge_key
+
+
+def is_safety_finding(c: Candidate) -> bool:
+    """A critical result or a red flag (``relevance.safety_finding``), kept on the candidate."""
+    if c.safety is None:
+        c.safety = safety_finding(c.item, c.source_text, c.context)
+    return c.safety
 
 
 def _load_candidates(wb: Workbench,
