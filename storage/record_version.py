@@ -6,7 +6,9 @@ rebuilt per question or per click.
 It lives in the database because the UI, the worker and the CLI are separate processes
 over one file. The repositories' write functions call ``bump``/``bump_rows``, so every
 caller gets it without remembering to (``tests/storage/test_record_version.py`` fails
-for a writer that neither bumps nor says why it need not).
+for a writer that neither bumps nor says why it need not). Inside
+``Database.transaction`` the bumps are gathered and written in one statement just
+before COMMIT (``begin``/``flush``); on a cursor outside one, at once.
 
 Why an append-only table and a count, not one counter row per patient: DuckDB answers
 two transactions updating the same row with "Conflict on update" instead of waiting, so
@@ -23,6 +25,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 import duckdb
@@ -43,20 +46,68 @@ def current(cur: duckdb.DuckDBPyConnection, patient_id: int) -> int:
 
 
 def bump(cur: duckdb.DuckDBPyConnection, patient_ids: Iterable[int | None], source: str) -> None:
-    """One change row per distinct patient, on the caller's cursor (its transaction)."""
-    ids = sorted({int(p) for p in patient_ids if p is not None})
-    if ids:
-        cur.execute("INSERT INTO record_changes (patient_id, source) SELECT unnest(?), ?", [ids, source])
+    """One change row per distinct patient, on the caller's cursor: at its transaction's
+    commit when it is in one (``Database.transaction``), else now."""
+    ids = {int(p) for p in patient_ids if p is not None}
+    if not ids:
+        return
+    pending = _pending.get(cur)
+    if pending is not None:
+        pending.patients |= ids
+        pending.sources.add(source)
+        return
+    cur.execute("INSERT INTO record_changes (patient_id, source) SELECT unnest(?), ?", [sorted(ids), source])
 
 
 def bump_rows(cur: duckdb.DuckDBPyConnection, table: str, row_ids: Iterable[int | None], source: str) -> None:
     """Bump the patients of the given rows of ``table`` (a writer given ids, not a patient)."""
     if table not in _PATIENT_TABLES:
         raise ValueError(f"not a table of a patient's record: {table}")
-    ids = sorted({int(r) for r in row_ids if r is not None})
-    if ids:
-        cur.execute(f"INSERT INTO record_changes (patient_id, source) SELECT DISTINCT patient_id, ? FROM {table} "
-                    "WHERE id IN (SELECT unnest(?))", [source, ids])
+    ids = {int(r) for r in row_ids if r is not None}
+    if not ids:
+        return
+    pending = _pending.get(cur)
+    if pending is not None:
+        pending.rows.setdefault(table, set()).update(ids)
+        pending.sources.add(source)
+        return
+    cur.execute(f"INSERT INTO record_changes (patient_id, source) SELECT DISTINCT patient_id, ? FROM {table} "
+                "WHERE id IN (SELECT unnest(?))", [source, sorted(ids)])
+
+
+# ------------------------------------------------------------------ one row per transaction
+# A transaction's writers each bump (a stored document: its facts, identity checks,
+# promotions, chart rows, statuses); written as they come that is a statement per
+# writer, so inside ``Database.transaction`` the bumps are gathered and written in one
+# statement just before COMMIT, one row per patient the transaction changed.
+@dataclass
+class _Pending:
+    patients: set[int] = field(default_factory=set)
+    rows: dict[str, set[int]] = field(default_factory=dict)
+    sources: set[str] = field(default_factory=set)
+
+
+_pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # cursor of an open transaction -> its bumps
+
+
+def begin(cur: duckdb.DuckDBPyConnection) -> None:
+    """``cur`` has just begun a transaction: gather its bumps until ``flush``."""
+    _pending[cur] = _Pending()
+
+
+def flush(cur: duckdb.DuckDBPyConnection) -> None:
+    """Write the gathered bumps on ``cur`` (call just before its COMMIT); a rolled-back
+    transaction is never flushed, so it leaves no row, like the writes it gathered."""
+    pending = _pending.pop(cur, None)
+    if pending is None or not (pending.patients or pending.rows):
+        return
+    parts, params = ["SELECT unnest(?::BIGINT[]) AS patient_id"], [sorted(pending.patients)]
+    for table, ids in sorted(pending.rows.items()):
+        parts.append(f"SELECT patient_id FROM {table} WHERE id IN (SELECT unnest(?::BIGINT[]))")
+        params.append(sorted(ids))
+    cur.execute("INSERT INTO record_changes (patient_id, source) SELECT DISTINCT patient_id, ? FROM ("
+                + " UNION ALL ".join(parts) + ") WHERE patient_id IS NOT NULL",
+                [",".join(sorted(pending.sources))[:200], *params])
 
 
 # ------------------------------------------------------------------ kept by version

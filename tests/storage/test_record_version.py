@@ -78,6 +78,24 @@ def test_bump_counts_each_committed_write_of_each_patient_once(wb):
         assert (record_version.current(cur, 901), record_version.current(cur, 902)) == (before[0] + 2, before[1] + 1)
 
 
+def test_a_transaction_writes_one_change_row_per_patient_at_commit(wb):
+    from storage import documents_repo
+
+    with wb.db.cursor() as cur:
+        before = record_version.current(cur, 903), record_version.current(cur, 904)
+    with wb.db.transaction() as cur:
+        doc = documents_repo.insert(cur, patient_id=903, category_id=None, filename="a.pdf", mime=None, sha256="x",
+                                    size=1, stored_path="p", uploaded_by=None)
+        record_version.bump_rows(cur, "documents", [doc["id"]], "test")
+        record_version.bump(cur, [903, 904], "test")
+        with wb.db.cursor() as other:  # not yet committed: not yet seen
+            assert record_version.current(other, 903) == before[0]
+    with wb.db.cursor() as cur:
+        assert (record_version.current(cur, 903), record_version.current(cur, 904)) == (before[0] + 1, before[1] + 1)
+        record_version.bump_rows(cur, "documents", [doc["id"]], "test")  # outside a transaction: at once
+        assert record_version.current(cur, 903) == before[0] + 2
+
+
 def test_bump_rows_bumps_the_patients_the_rows_belong_to(wb):
     with wb.db.cursor() as cur:
         with pytest.raises(ValueError):
