@@ -10,6 +10,7 @@ import duckdb
 
 from domain.clock import utcnow
 from storage.db import one, rows, to_json
+from storage import record_version
 
 OPEN = "open"
 WITHDRAWN = "withdrawn"
@@ -54,6 +55,8 @@ def save(cur: duckdb.DuckDBPyConnection, patient_id: int, alerts: list[dict[str,
                    status = 'open', withdrawn_at = NULL, withdrawn_reason = NULL WHERE id = ?""",
             [a["message"], a["priority"], a["rule_version"], a["rules_version"], to_json(a["references"]), found[0]])
         counts["reopened" if reopened else "kept"] += 1
+    if alerts:
+        record_version.bump(cur, [patient_id], "alerts")
     return counts
 
 
@@ -62,11 +65,13 @@ def withdraw(cur: duckdb.DuckDBPyConnection, reasons: dict[int, str]) -> None:
     for alert_id, reason in reasons.items():
         cur.execute("UPDATE chart_alerts SET status = 'withdrawn', withdrawn_at = ?, withdrawn_reason = ? WHERE id = ?",
                     [now, reason, alert_id])
+    record_version.bump_rows(cur, "chart_alerts", reasons, "alerts_withdrawn")
 
 
 def acknowledge(cur: duckdb.DuckDBPyConnection, alert_id: int, *, by: str, note: str) -> None:
     cur.execute("UPDATE chart_alerts SET acknowledged_by = ?, acknowledged_at = ?, acknowledgement_note = ? WHERE id = ?",
                 [by, utcnow(), note, alert_id])
+    record_version.bump_rows(cur, "chart_alerts", [alert_id], "alert_acknowledged")
 
 
 def fact_states(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> dict[int, dict[str, Any]]:

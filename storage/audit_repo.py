@@ -8,6 +8,7 @@ import duckdb
 
 from domain.clock import utcnow
 from storage.db import rows, to_json
+from storage import record_version
 
 
 def add_retraction(cur: duckdb.DuckDBPyConnection, **r: Any) -> None:
@@ -19,11 +20,16 @@ def add_retraction(cur: duckdb.DuckDBPyConnection, **r: Any) -> None:
          r.get("promoted_table"), r.get("promoted_record_id"), r.get("prior_state"), r.get("new_state"),
          r["action"], r.get("actor_type", "user"), r.get("actor_id"), r.get("reason"), utcnow()],
     )
+    record_version.bump(cur, [r["patient_id"]], "retraction")
 
 
 def retractions_for_document(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str, Any]]:
     cur.execute("SELECT * FROM retractions WHERE document_id = ? ORDER BY id", [document_id])
     return rows(cur)
+
+
+# The record tables a review decision's item lives in.
+_DECIDED_TABLES = {"fact": "document_facts", "identity_check": "identity_checks"}
 
 
 def add_review_decision(cur: duckdb.DuckDBPyConnection, *, item_type: str, item_id: int, decision: str, actor: str,
@@ -38,7 +44,10 @@ def add_review_decision(cur: duckdb.DuckDBPyConnection, *, item_type: str, item_
         [item_type, item_id, decision, actor, reason, to_json(before), to_json(after), utcnow(), actor,
          None if effects is None else to_json(effects)],
     )
-    return int(cur.fetchone()[0])
+    decision_id = int(cur.fetchone()[0])
+    if item_type in _DECIDED_TABLES:  # a category's or a job's decision is not a patient's record
+        record_version.bump_rows(cur, _DECIDED_TABLES[item_type], [item_id], "review_decision")
+    return decision_id
 
 
 def review_decision_by_id(cur: duckdb.DuckDBPyConnection, decision_id: int) -> dict[str, Any] | None:

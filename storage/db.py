@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from domain.errors import DatabaseBusy, WorkbenchError
+from storage import record_version
 from storage.migrations import migrate
 
 
@@ -64,8 +65,10 @@ class Database:
         with self._write:
             cur = self._con.cursor()
             cur.execute("BEGIN TRANSACTION")
+            record_version.begin(cur)  # the record-version bumps of this transaction: one row each at commit
             try:
                 yield cur
+                record_version.flush(cur)
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")

@@ -7,6 +7,7 @@ from typing import Any
 import duckdb
 
 from storage.db import one, rows
+from storage import record_version
 
 
 # A category with the doc_type it maps to (NULL: stored without extraction).
@@ -52,7 +53,9 @@ def insert(cur: duckdb.DuckDBPyConnection, *, patient_id: int, category_id: int 
         "parent_document_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
         [patient_id, category_id, filename, mime, sha256, size, stored_path, uploaded_by, parent_document_id],
     )
-    return one(cur)
+    document = one(cur)
+    record_version.bump(cur, [patient_id], "document")
+    return document
 
 
 def by_id(cur: duckdb.DuckDBPyConnection, document_id: int) -> dict[str, Any] | None:
@@ -95,6 +98,7 @@ def mark_deleted(cur: duckdb.DuckDBPyConnection, document_id: int, by: str) -> N
         "WHERE id = ?",
         [by, document_id],
     )
+    record_version.bump_rows(cur, "documents", [document_id], "document_deleted")
 
 
 def any_document(cur: duckdb.DuckDBPyConnection) -> bool:

@@ -12,6 +12,7 @@ from domain.clock import utcnow
 from domain.policy.facts.chart_rules import CHART_TABLES
 from storage.db import insert_rows, one, to_json
 from storage.rows import FactRow, IdentityCheckRow, fetch_all, fetch_one
+from storage import record_version
 
 
 _CHECK_COLUMNS = ("id", "patient_id", "document_id", "job_id", "doc_type", "scope", "identity_status",
@@ -42,6 +43,7 @@ def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str
          to_json(c["identifiers"]), to_json(c["matched"]), c["mismatch_reason"], c["review_required"], now,
          to_json(c.get("unread") or [])]
         for check_id, c in zip(ids, checks)])
+    record_version.bump(cur, [c["patient_id"] for c in checks], "identity_checks")
     cur.execute("SELECT * FROM identity_checks WHERE id IN (SELECT unnest(?))", [ids])
     stored = {r.id: r for r in fetch_all(cur, IdentityCheckRow)}
     return [stored[i] for i in ids]
@@ -75,6 +77,7 @@ def set_identity_review(cur: duckdb.DuckDBPyConnection, check_id: int, *, status
                review_required = FALSE WHERE id = ?""",
         [status, decision, by, utcnow(), check_id],
     )
+    record_version.bump_rows(cur, "identity_checks", [check_id], "identity_review")
 
 
 _FACT_COLUMNS = ("id", "patient_id", "document_id", "job_id", "identity_check_id", "doc_type", "fact_type",
@@ -99,6 +102,7 @@ def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) ->
         records.append([row[c] if c not in ("structured_value", "citation", "context") else to_json(row[c])
                         for c in _FACT_COLUMNS])
     insert_rows(cur, "document_facts", _FACT_COLUMNS, records)
+    record_version.bump(cur, [f["patient_id"] for f in facts], "facts")
     return stored
 
 
@@ -120,6 +124,7 @@ def set_promotion_status(cur: duckdb.DuckDBPyConnection, outcomes: dict[int, str
         by_outcome.setdefault(outcome, []).append(fact_id)
     for outcome, ids in by_outcome.items():
         cur.execute("UPDATE document_facts SET promotion_status = ? WHERE id IN (SELECT unnest(?))", [outcome, ids])
+    record_version.bump_rows(cur, "document_facts", outcomes, "promotion_status")
 
 
 def update_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, **changes: Any) -> None:
@@ -127,6 +132,7 @@ def update_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, **changes: Any) ->
         return
     cols = ", ".join(f"{k} = ?" for k in changes)
     cur.execute(f"UPDATE document_facts SET {cols} WHERE id = ?", [*changes.values(), fact_id])
+    record_version.bump_rows(cur, "document_facts", [fact_id], "fact")
 
 
 def fact_by_id(cur: duckdb.DuckDBPyConnection, fact_id: int) -> FactRow | None:
@@ -178,6 +184,7 @@ def facts_awaiting_vectors(cur: duckdb.DuckDBPyConnection, limit: int) -> list[F
 def mark_vectors(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], indexed: bool) -> None:
     cur.execute("UPDATE document_facts SET vector_indexed_at = ? WHERE id IN (SELECT unnest(?))",
                 [utcnow() if indexed else None, fact_ids])
+    record_version.bump_rows(cur, "document_facts", fact_ids, "fact_vectors")
 
 
 def inactive_among(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> list[int]:
@@ -197,10 +204,12 @@ def apply_correction(cur: duckdb.DuckDBPyConnection, fact_id: int, *, structured
         [to_json(structured_value), fact_text, clinical_content_fingerprint, by, utcnow(), to_json(correction),
          fact_id],
     )
+    record_version.bump_rows(cur, "document_facts", [fact_id], "correction")
 
 
 def set_citation(cur: duckdb.DuckDBPyConnection, fact_id: int, citation: dict[str, Any]) -> None:
     cur.execute("UPDATE document_facts SET citation = ? WHERE id = ?", [to_json(citation), fact_id])
+    record_version.bump_rows(cur, "document_facts", [fact_id], "citation")
 
 
 def facts_by_ids(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> dict[int, FactRow]:

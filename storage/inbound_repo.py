@@ -8,6 +8,7 @@ import duckdb
 
 from domain.clock import utcnow
 from storage.db import one, rows
+from storage import record_version
 
 
 def same_control_id(cur: duckdb.DuckDBPyConnection, *, sender: str, control_id: str) -> list[dict[str, Any]]:
@@ -48,7 +49,10 @@ def mark_attached(cur: duckdb.DuckDBPyConnection, message_id: int, *, patient_id
                decided_by = ?, decided_at = ? WHERE id = ? AND status = 'held' RETURNING *""",
         [patient_id, document_id, job_id, by, utcnow(), message_id],
     )
-    return one(cur)
+    attached = one(cur)
+    if attached is not None:
+        record_version.bump(cur, [patient_id], "message_attached")
+    return attached
 
 
 def mark_dismissed(cur: duckdb.DuckDBPyConnection, message_id: int, *, by: str) -> dict[str, Any]:

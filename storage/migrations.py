@@ -319,6 +319,16 @@ def m019_fhir_bundle_category(cur: duckdb.DuckDBPyConnection) -> None:
                 "(SELECT 1 FROM document_type_mappings m WHERE m.category_id = document_categories.id)")
 
 
+def m021_record_changes(cur: duckdb.DuckDBPyConnection) -> None:
+    # The record version (issue 27, ``storage.record_version``): one row per write to a
+    # patient's record, appended in the writer's transaction; the version is the count of
+    # a patient's rows. No key or index: appends never conflict, and the count is a scan
+    # of two narrow columns. Existing records start at the count of their writes so far
+    # (none recorded: 0), which no cached result has seen.
+    cur.execute("""CREATE TABLE record_changes (patient_id BIGINT NOT NULL, source VARCHAR NOT NULL,
+        changed_at TIMESTAMP NOT NULL DEFAULT current_timestamp)""")
+
+
 def m022_review_decision_effects(cur: duckdb.DuckDBPyConnection) -> None:
     # What a review decision changed, row by row (issue 26): each fact, promotion and chart
     # row before and after, so an undo restores the chart exactly, and refuses when a
@@ -345,6 +355,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
     (16, "chart alerts from the drug-lab, allergy and record checks", m016_chart_alerts),
     (18, "what each FHIR bundle id exported", m018_fhir_exports),
     (19, "FHIR bundle category", m019_fhir_bundle_category),
+    (21, "record version: one row per write to a patient's record", m021_record_changes),
     (22, "what each review decision changed, for undo", m022_review_decision_effects),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]

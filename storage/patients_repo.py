@@ -8,6 +8,7 @@ from typing import Any
 import duckdb
 
 from storage.db import one, rows
+from storage import record_version
 
 
 def add(cur: duckdb.DuckDBPyConnection, *, mrn: str, first: str, last: str, dob: date,
@@ -17,7 +18,9 @@ def add(cur: duckdb.DuckDBPyConnection, *, mrn: str, first: str, last: str, dob:
         "VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
         [mrn, first, last, middle, dob, sex],
     )
-    return one(cur)
+    patient = one(cur)
+    record_version.bump(cur, [patient["id"]], "patient")
+    return patient
 
 
 def by_mrn(cur: duckdb.DuckDBPyConnection, mrn: str) -> dict[str, Any] | None:

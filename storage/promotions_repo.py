@@ -11,6 +11,7 @@ from domain.policy.facts.chart_rules import (CHART_DESTINATIONS, FACT_TYPE_OF_TA
                                      TRUSTED_IDENTITY_STATES)
 from storage.db import insert_rows, rows, to_json
 from storage.rows import PromotionRow, fetch_all
+from storage import record_version
 
 # A promotion stands behind a chart row while it is active, says the same thing as the
 # row, and its fact is live: unretracted, active, from an undeleted document whose
@@ -75,6 +76,7 @@ def retract_promotion(cur: duckdb.DuckDBPyConnection, promotion_id: int, reason:
                updated_at = ? WHERE id = ?""",
         [utcnow(), reason, utcnow(), promotion_id],
     )
+    record_version.bump_rows(cur, "promotions", [promotion_id], "promotion_retracted")
 
 
 
@@ -83,6 +85,7 @@ def link_chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: int, p
         f"UPDATE {table} SET promotion_id = ?, note = coalesce(?, note), updated_at = ? WHERE id = ?",
         [promotion_id, note, utcnow(), record_id],
     )
+    record_version.bump_rows(cur, table, [record_id], "chart_row")
 
 
 def deactivate_chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: int, note: str) -> bool:
@@ -91,7 +94,10 @@ def deactivate_chart_row(cur: duckdb.DuckDBPyConnection, table: str, record_id: 
             WHERE id = ? AND active RETURNING id""",
         [note, utcnow(), record_id],
     )
-    return bool(cur.fetchall())
+    changed = bool(cur.fetchall())
+    if changed:
+        record_version.bump_rows(cur, table, [record_id], "chart_row")
+    return changed
 
 
 def patient_chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int, *,
@@ -129,6 +135,8 @@ def insert_chart_rows(cur: duckdb.DuckDBPyConnection, table: str, patient_id: in
     insert_rows(cur, table, ("id", "patient_id", "source", "promotion_id", *columns),
                 [[row["id"], patient_id, "promoted", promotion_id, *[row.get(c) for c in columns]]
                  for row, promotion_id in items])
+    if items:
+        record_version.bump(cur, [patient_id], "chart_rows")
 
 
 _PROMOTION_COLUMNS = ("id", "patient_id", "document_id", "job_id", "fact_id", "fact_fingerprint",
@@ -151,6 +159,7 @@ def insert_promotions(cur: duckdb.DuckDBPyConnection, promotions: list[dict[str,
          p["outcome"], p.get("duplicate_key"), p.get("conflict_reason"), to_json(p.get("citation")),
          p.get("confidence"), p.get("review_status"), p.get("active", True), now]
         for p in promotions])
+    record_version.bump(cur, [p["patient_id"] for p in promotions], "promotions")
 
 
 def settled_outcomes(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], outcomes: set[str]) -> dict[int, str]:
@@ -175,3 +184,4 @@ def close_pending_reviews(cur: duckdb.DuckDBPyConnection, fact_id: int, decision
            WHERE fact_id = ? AND active AND outcome IN ('needs_review', 'conflict_needs_review')""",
         [decision, utcnow(), fact_id],
     )
+    record_version.bump_rows(cur, "document_facts", [fact_id], "review_closed")

@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 
+from storage import record_version
 from storage.db import to_json
 
 # Columns any decision may change on any of the patient's facts (a superseded value,
@@ -80,6 +81,7 @@ def _write(cur: duckdb.DuckDBPyConnection, table: str, row_id: int, values: dict
     cols = ", ".join(f"{k} = ?" for k in values)
     params = [to_json(v) if k in json_columns and v is not None else v for k, v in values.items()]
     cur.execute(f"UPDATE {table} SET {cols} WHERE id = ?", [*params, row_id])
+    record_version.bump_rows(cur, table, [row_id], "undo")
 
 
 def restore_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, values: dict[str, Any]) -> None:

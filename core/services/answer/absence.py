@@ -30,9 +30,10 @@ from domain.models import Citation
 from domain.policy.answers.relevance import context_of
 from domain.policy.facts.analytes import result_is_of
 from domain.policy.facts.chart_rules import (CLOSED_PROMOTION_STATES, SUPPORTING_OUTCOMES, TRUSTED_IDENTITY_STATES)
-from domain.policy.questions.topics import TOPIC_BY_NAME, about_the_patient, mentions_term, topics_of
+from domain.policy.questions.topics import TOPIC_BY_NAME, about_the_patient, mentions_term
+from core.services.answer.topic_memo import evidence_topics
 from core.services.workbench import Workbench
-from storage import evidence_repo
+from storage import evidence_repo, record_version
 
 # Words of a free term that say what kind of entry it is, not what to look for
 # ("penicillin allergy" is searched as "penicillin" too).
@@ -102,12 +103,11 @@ def _held_reason(fact: dict[str, Any]) -> str | None:
     return None
 
 
-def check_absences(wb: Workbench, patient_id: int, bundle: Any, candidates: list[Any], reviews: list[Any]) -> None:
-    """Search the record for every absence claim of ``bundle``; add what is related and
-    not yet shown (cited entries, review findings, held entries named by place) and
-    record each search in ``bundle.absence_checks``."""
-    if not bundle.claims:
-        return
+def _held_entries(wb: Workbench, patient_id: int, candidates: list[Any],
+                  reviews: list[Any]) -> list[tuple[dict[str, Any], str, dict[str, Any], str, set[str]]]:
+    """The record's entries an answer does not hold as candidates (held, rejected or not
+    active), each with why, its value, searchable text and topics. ``candidates`` and
+    ``reviews`` are the record's, so this too is kept per record version."""
     with wb.db.cursor() as cur:
         every_fact = evidence_repo.facts_for_absence_search(cur, patient_id)
     seen_ids = {c.item.evidence_id for c in [*candidates, *reviews]}
@@ -118,7 +118,22 @@ def check_absences(wb: Workbench, patient_id: int, bundle: Any, candidates: list
         reason = _held_reason(f)
         if reason is None and f.get("promotion_status") in SUPPORTING_OUTCOMES:
             continue  # in the chart: its chart row is a candidate
-        held.append((f, reason or "not active in this patient's record"))
+        value = f.get("structured_value") or {}
+        text = f"{f['fact_text']} {(f.get('citation') or {}).get('quote_or_value', '')}"
+        context = context_of(f["fact_type"], f.get("context"))
+        held.append((f, reason or "not active in this patient's record", value, text,
+                     evidence_topics(f["fact_type"], value, f["fact_text"], context)))
+    return held
+
+
+def check_absences(wb: Workbench, patient_id: int, bundle: Any, candidates: list[Any], reviews: list[Any]) -> None:
+    """Search the record for every absence claim of ``bundle``; add what is related and
+    not yet shown (cited entries, review findings, held entries named by place) and
+    record each search in ``bundle.absence_checks``."""
+    if not bundle.claims:
+        return
+    held = record_version.kept(wb.db, patient_id, "answer.held_entries",
+                               lambda: _held_entries(wb, patient_id, candidates, reviews))
     shown = {i.evidence_id for i in bundle.all_items()}
     for claim in bundle.claims:
         check = AbsenceCheck(claim)
@@ -147,11 +162,8 @@ def check_absences(wb: Workbench, patient_id: int, bundle: Any, candidates: list
             if c.item.evidence_id not in shown:
                 bundle.review.append(c.item)
                 shown.add(c.item.evidence_id)
-        for f, reason in held:
-            value = f.get("structured_value") or {}
-            text = f"{f['fact_text']} {(f.get('citation') or {}).get('quote_or_value', '')}"
-            context = context_of(f["fact_type"], f.get("context"))
-            hit = _matches(claim, f["fact_type"], value, text, topics_of(f["fact_type"], value, f["fact_text"], context))
+        for f, reason, value, text, topics in held:
+            hit = _matches(claim, f["fact_type"], value, text, topics)
             if hit is None:
                 continue
             where = _where(f.get("citation"), f["document_id"])

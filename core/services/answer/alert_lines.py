@@ -11,6 +11,7 @@ from domain.models import AnswerItem, EvidenceItem
 from domain.policy.answers.verifier import citation_key
 from core.services.checks.alerts import patient_alerts
 from core.services.workbench import Workbench
+from storage import record_version
 
 PRIORITY_WORDS = {"high": "Chart alert", "medium": "Chart alert", "low": "Chart note"}
 
@@ -18,15 +19,20 @@ PRIORITY_WORDS = {"high": "Chart alert", "medium": "Chart alert", "low": "Chart 
 def alert_evidence(wb: Workbench, patient_id: int,
                    items: list[EvidenceItem]) -> list[tuple[dict, list[EvidenceItem]]]:
     """Each open alert with the evidence items that stand for the facts it cites."""
+    alerts = record_version.kept(wb.db, patient_id, "answer.alerts", lambda: patient_alerts(wb, patient_id))
+    if not alerts:
+        return []
     by_citation: dict[tuple, EvidenceItem] = {}
+    by_id: dict[str, EvidenceItem] = {}
     for item in items:
+        by_id.setdefault(item.evidence_id, item)
         for c in item.citations:
             by_citation.setdefault(citation_key(c), item)
     out = []
-    for alert in patient_alerts(wb, patient_id):
+    for alert in alerts:
         cited: list[EvidenceItem] = []
         for fact in alert["facts"]:
-            hit = next((i for i in items if i.evidence_id == f"fact:{fact['fact_id']}"), None)
+            hit = by_id.get(f"fact:{fact['fact_id']}")
             if hit is None and fact.get("citation"):
                 c = fact["citation"]
                 hit = by_citation.get((c.get("source_id"), c.get("field_or_chunk_id"), c.get("quote_or_value")))

@@ -60,7 +60,8 @@ class _Trace:
         self.rows.append(row)
 
     def save(self) -> None:
-        with self.wb.db.cursor() as cur:
+        # One commit for the request's handoffs, not one per row (each commit syncs the log).
+        with self.wb.db.transaction() as cur:
             for row in self.rows:
                 audit_repo.add_handoff(cur, request_id=self.request_id, job_id=None, **row)
 

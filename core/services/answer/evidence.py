@@ -21,6 +21,7 @@ the bundle they fill is ``evidence_items``; the guideline searches, ``guideline_
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from typing import Any
@@ -29,15 +30,15 @@ from domain.models import EvidenceItem
 from domain.policy.facts.analytes import result_is_of
 from domain.policy.answers.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from domain.policy.questions.intent import Intent, ParsedQuestion
-from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, context_tags, direct, meant_as_asked, relevant,
-                                   review_bears_on, safety_finding, therapy_context)
-from domain.policy.facts.fingerprints import clinical_content_fingerprint
+from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, direct, meant_as_asked, relevant,
+                                   review_bears_on, therapy_context)
 from domain.policy.answers.supervisor import REFUSE, RoutePlan
-from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term, primary_topic,
+from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term,
                                  term_fact_types)
 from core.services.answer.alert_lines import alert_evidence
 from core.services.answer.absence import check_absences
-from core.services.answer.evidence_items import Candidate, EvidenceBundle, load_candidates
+from core.services.answer.evidence_items import (Candidate, EvidenceBundle, answer_candidates, is_safety_finding,
+                                                 merge_key_of)
 from core.services.answer.guideline_evidence import add_guideline_evidence
 from core.services.workbench import Workbench
 
@@ -69,10 +70,8 @@ def _reading_order(c: Candidate) -> tuple:
 def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, plan: RoutePlan,
                       bundle: EvidenceBundle) -> None:
     start = time.perf_counter()
-    candidates, reviews, usable = load_candidates(wb, patient_id)
+    candidates, reviews, usable = answer_candidates(wb, patient_id)  # shared: read-only here
     bundle.timings_ms["database"] = round((time.perf_counter() - start) * 1000, 2)
-    for c in [*candidates, *reviews]:
-        c.item.topic = primary_topic(c.topics)
 
     vector_reviews: set[str] = set()
     if plan.disposition == REFUSE or (plan.refused and not question.topics and not question.clinical_subject):
@@ -95,11 +94,13 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     if plan.refused:
         chosen = {c.item.evidence_id for c in selected}
         extra = [c for c in candidates if c.item.evidence_id not in chosen
-                 and (safety_finding(c.item, c.source_text, c.context) or therapy_context(c.topics, question))]
+                 and (is_safety_finding(c) or therapy_context(c.topics, question))]
         safety = {c.item.evidence_id for c in extra}
         selected += extra
 
-    selected = _merge_duplicates(selected)
+    selected, merged = _merge_duplicates(selected)
+    if merged:  # later steps see the merged line in place of its first statement, as the selection does
+        candidates = [merged.get(c.item.evidence_id, c) for c in candidates]
     labs = [c for c in selected if c.item.fact_type == "lab_result"]
     # Newest first; within a date, the newest document first and each document's entries
     # in the order it wrote them (a report's lines read as the report does).
@@ -124,7 +125,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     reviewed: set[str] = set()
     for c in reviews:
         if review_bears_on(c.item, c.topics, question, source_text=c.source_text, context=c.context) or \
-                c.item.evidence_id in matched or (plan.refused and safety_finding(c.item, c.source_text, c.context)):
+                c.item.evidence_id in matched or (plan.refused and is_safety_finding(c)):
             bundle.review.append(c.item)
             reviewed |= c.topics
     if question.therapy and plan.refused:
@@ -133,25 +134,29 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
     check_absences(wb, patient_id, bundle, candidates, reviews)
 
 
-def _merge_duplicates(selected: list[Candidate]) -> list[Candidate]:
+def _merge_duplicates(selected: list[Candidate]) -> tuple[list[Candidate], dict[str, Candidate]]:
     """The same finding stated by two documents (or a chart row and a document) is one
-    line citing both: same kind, same clinical content (``fingerprints``: "BID" and "twice
-    a day" are one regimen) and the same context (a denial never merges with a finding)."""
-    kept: dict[tuple, Candidate] = {}
+    line citing both (``evidence_items.merge_key``).
+    Returns the selection and the merged lines by evidence id: copies, as the candidates
+    are shared by later questions (``evidence_items.answer_candidates``)."""
+    kept: dict[tuple, int] = {}
     out: list[Candidate] = []
+    merged: dict[str, Candidate] = {}
     for c in selected:
         item = c.item
-        key = (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
-               tuple(context_tags(c.context)))
-        first = kept.get(key)
-        if first is None:
-            kept[key] = c
+        key = merge_key_of(c)
+        at = kept.get(key)
+        if at is None:
+            kept[key] = len(out)
             out.append(c)
             continue
+        first = out[at]
+        item_id = first.item.evidence_id
         extra = [x for x in item.citations if x not in first.item.citations]
-        if extra:
-            first.item = first.item.model_copy(update={"citations": [*first.item.citations, *extra]})
-    return out
+        if extra:  # a merged copy: the candidates are shared by later questions
+            out[at] = merged[item_id] = dataclasses.replace(first, item=first.item.model_copy(
+                update={"citations": [*first.item.citations, *extra]}))
+    return out, merged
 
 
 def _missing_therapy_context(covered: set[str], reviewed: set[str], bundle: EvidenceBundle) -> None:

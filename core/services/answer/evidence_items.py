@@ -9,6 +9,7 @@ text report share the report's kind of finding. Selecting what a question needs 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +19,13 @@ from domain.policy.facts.critical_limits import critical_basis_text
 from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
 from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.vital_signs import VITAL_SIGNS
-from domain.policy.answers.relevance import context_of, with_context
-from domain.policy.questions.topics import report_furniture, report_kinds, topics_of
+from domain.policy.answers.relevance import context_of, context_tags, safety_finding, with_context
+from domain.policy.facts.fingerprints import clinical_content_fingerprint
+from domain.policy.questions.topics import primary_topic, report_furniture, report_kinds
 from core.services.answer.absence import AbsenceCheck, AbsenceClaim
+from core.services.answer.topic_memo import evidence_topics
 from core.services.workbench import Workbench
-from storage import evidence_repo
+from storage import evidence_repo, record_version
 
 @dataclass
 class Candidate:
@@ -30,6 +33,10 @@ class Candidate:
     topics: set[str]
     context: ClinicalContext | None = None
     source_text: str = ""  # what the document said, for red-flag and mention checks
+    # Worked out on first use and kept with the candidate (the candidates of an answer are
+    # kept per record version, so once per version, not per question): ``merge_key_of``, ``is_safety_finding``.
+    merge_key: tuple | None = None
+    safety: bool | None = None
 
 
 @dataclass
@@ -140,7 +147,7 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any],
                         structured=value, citations=citations, abnormal=is_abnormal(value.get("abnormal_flag")),
                         date=_date_of(value))
     source = " ".join([text, *(c.quote_or_value for c in citations)])
-    return Candidate(item, topics_of(fact_type, value, text, context), context, source)
+    return Candidate(item, evidence_topics(fact_type, value, text, context), context, source)
 
 
 def _conflict_text(conflict: dict[str, Any] | None) -> str:
@@ -173,13 +180,58 @@ def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[s
                         structured=value, citations=[citation], abnormal=is_abnormal(value.get("abnormal_flag")),
                         date=_date_of(value))
     source = f"{fact['fact_text']} {citation.quote_or_value}"
-    return Candidate(item, topics_of(fact["fact_type"], value, fact["fact_text"], context), context, source)
+    return Candidate(item, evidence_topics(fact["fact_type"], value, fact["fact_text"], context), context, source)
 
 
 def load_candidates(wb: Workbench,
                     patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
     """The patient's chart rows and usable document facts as candidates: (findings,
-    findings held for review, usable facts by id for re-checking vector hits)."""
+    findings held for review, usable facts by id for re-checking vector hits).
+    Built once per version of the patient's record (``storage.record_version.kept``) and
+    shared: read-only for every caller."""
+    return record_version.kept(wb.db, patient_id, "answer.candidates", lambda: _load_candidates(wb, patient_id))
+
+
+def answer_candidates(wb: Workbench,
+                      patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
+    """``load_candidates`` as an answer uses them: each item carries its primary topic
+    (its own copies, so the shared candidates stay as loaded). Kept per record version."""
+    def make():
+        candidates, reviews, usable = load_candidates(wb, patient_id)
+        return _with_topics(candidates), _with_topics(reviews), usable
+
+    return record_version.kept(wb.db, patient_id, "answer.topical_candidates", make)
+
+
+def _with_topics(candidates: list[Candidate]) -> list[Candidate]:
+    out = []
+    for c in candidates:
+        item = c.item.model_copy(update={"topic": primary_topic(c.topics)})
+        out.append(dataclasses.replace(c, item=item, topics=set(c.topics)))
+    return out
+
+
+def merge_key_of(c: Candidate) -> tuple:
+    """What makes two statements one finding: same kind, same clinical content
+    (``fingerprints``: "BID" and "twice a day" are one regimen) and the same context (a
+    denial never merges with a finding). Kept on the candidate (a merged copy keeps it:
+    only its citations differ)."""
+    if c.merge_key is None:
+        item = c.item
+        c.merge_key = (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
+                       tuple(context_tags(c.context)))
+    return c.merge_key
+
+
+def is_safety_finding(c: Candidate) -> bool:
+    """A critical result or a red flag (``relevance.safety_finding``), kept on the candidate."""
+    if c.safety is None:
+        c.safety = safety_finding(c.item, c.source_text, c.context)
+    return c.safety
+
+
+def _load_candidates(wb: Workbench,
+                     patient_id: int) -> tuple[list[Candidate], list[Candidate], dict[int, dict[str, Any]]]:
     with wb.db.cursor() as cur:
         charts = {fact_type: evidence_repo.chart_rows_with_citations(cur, table, patient_id)
                   for fact_type, table in CHART_TABLES.items()}

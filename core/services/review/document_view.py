@@ -20,7 +20,7 @@ from domain.models import DocType
 from domain.policy.facts.chart_rules import review_group
 from core.services.review.facts import fact_view
 from core.services.workbench import Workbench
-from storage import documents_repo, facts_repo, jobs_repo
+from storage import documents_repo, facts_repo, jobs_repo, record_version
 from storage.rows import JobRow
 
 DEFAULT_DPI = 110  # the dpi the pipeline renders text-layer PDFs at (extract.formats.pdf), so its PNGs are reused
@@ -309,6 +309,14 @@ def _kind(document: dict, read_as: DocType | None) -> str:
 
 
 def _document_facts(wb: Workbench, document: dict, *, include_deleted: bool) -> list[dict[str, Any]]:
+    """The document's facts as the viewer draws them, read once per version of its
+    patient's record (shared: ``document_view`` copies each before adding to it)."""
+    what = ("review.document_facts", document["id"], include_deleted)
+    return record_version.kept(wb.db, document["patient_id"], what,
+                               lambda: _read_document_facts(wb, document, include_deleted=include_deleted))
+
+
+def _read_document_facts(wb: Workbench, document: dict, *, include_deleted: bool) -> list[dict[str, Any]]:
     with wb.db.cursor() as cur:
         rows = facts_repo.facts_for_document(cur, document["id"])
         checks = facts_repo.identity_checks_for_document(cur, document["id"])

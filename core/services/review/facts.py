@@ -9,7 +9,7 @@ from domain.policy.facts.chart_rules import CHART_DESTINATIONS, CHART_TABLES, is
 from domain.policy.facts.vital_signs import VITAL_SIGNS, summary
 from domain.policy.identity.gate import combine_parts
 from core.services.workbench import Workbench
-from storage import documents_repo, facts_repo, jobs_repo, promotions_repo
+from storage import documents_repo, facts_repo, jobs_repo, promotions_repo, record_version
 from storage.rows import FactRow, IdentityCheckRow
 
 
@@ -124,7 +124,14 @@ def _merged_parts(document_id: int, rows: list[dict[str, Any]], parts: list[dict
 
 def patient_facts(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
     """Live facts of a patient grouped for review: verified, document_fact,
-    needs_review, and held (identity not trusted: quarantined or awaiting review)."""
+    needs_review, and held (identity not trusted: quarantined or awaiting review).
+    Read and shaped once per version of the patient's record (a review click re-reads
+    none of it until a write); each call gets its own dicts."""
+    groups = record_version.kept(wb.db, patient_id, "review.patient_facts", lambda: _patient_facts(wb, patient_id))
+    return {name: [dict(f) for f in facts] for name, facts in groups.items()}
+
+
+def _patient_facts(wb: Workbench, patient_id: int) -> dict[str, list[dict[str, Any]]]:
     groups: dict[str, list[dict[str, Any]]] = {"verified": [], "document_fact": [], "needs_review": [], "held": []}
     with wb.db.cursor() as cur:
         rows = facts_repo.facts_for_patient(cur, patient_id)

@@ -526,9 +526,12 @@ def test_a_look_up_of_something_not_on_record_says_so(ines):
 
 # ---------------------------------------------------------------- how a mention was meant
 def _set_context(wb, patient_id, fact_text_like, context) -> None:
+    from storage import record_version
+
     with wb.db.cursor() as cur:
         cur.execute("UPDATE document_facts SET context = ? WHERE patient_id = ? AND fact_text LIKE ?",
                     [json.dumps(context), patient_id, fact_text_like])
+        record_version.bump(cur, [patient_id], "test")  # a write behind the repositories says so itself
 
 
 def test_denied_and_family_mentions_are_not_the_patients_findings(tmp_path):
