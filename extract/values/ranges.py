@@ -256,6 +256,17 @@ def _with_lost_point(lo: str, hi: str) -> tuple[str, str] | None:
     return None
 
 
+def _ocr_marks(t: str) -> str:
+    """Marks OCR misreads inside a range: a gap before a decimal point ("3.5-5 .2",
+    "<5 .7"), "=" or "~" for the dash ("0=149"), and a decimal comma beside decimal
+    points ("3,5-5.2": one of the two marks is misread, and the points agree)."""
+    t = re.sub(r"(?<=\d)\s+\.(?=\d)|(?<=\d)\.\s+(?=\d)", ".", t)
+    t = re.sub(r"(?<=\d)\s*[=~]\s*(?=\d)", "-", t)
+    if re.search(r"\d\.\d", t) and re.search(r"\d,\d", t):
+        t = re.sub(r"(?<=\d),(?=\d)", ".", t)
+    return t
+
+
 _SIMPLE_RANGE = re.compile(r"^(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)$")
 
 
@@ -270,14 +281,15 @@ def repair_ocr_range(text: str) -> str | None:
     t = _OCR_RANGE_EDGES.sub("", normalize_ws(text or ""))
     if not t:
         return None
+    t = _ocr_marks(t)
     simple = _SIMPLE_RANGE.match(t)
     if simple and float(simple[1]) >= float(simple[2]):
         ends = _with_lost_point(simple[1], simple[2])  # read as a range, but it falls
         return "-".join(ends) if ends else None
-    if parse_reference_range(text) is not None:
+    if parse_reference_range(text) is not None and t == _OCR_RANGE_EDGES.sub("", normalize_ws(text)):
         return None
     if parse_reference_range(t) is not None:
-        return t  # only a bracket or comma too many
+        return t  # a bracket or comma too many, a misread mark
     parts = t.split()
     if len(parts) > 1 and looks_like_unit(parts[-1]):
         # The unit printed in the cell after the range ("134144 mmol/L").

@@ -152,7 +152,8 @@ def ocr_unit_doubt(unit: str) -> str | None:
 # A flag glued to its number: "11.8H", "139N", "6.8HH", "2.1AA", "7.1CRIT", "6.1PANIC", "6.9!!", "11.2*".
 # Capitals and symbols only, and only what ``is_flag_word`` accepts ("10h", "37.0C" are no
 # flags); a glued "V" is more likely a unit or OCR noise than a down arrow.
-_INLINE_FLAG = re.compile(r"^(?P<value>.*?\d)\s*(?P<flag>[A-UW-Z*!\u2191\u2193]{1,8})$")
+# OCR may read the gap before the flag as a point or comma ("7.9.H", "105,H").
+_INLINE_FLAG = re.compile(r"^(?P<value>.*?\d)[.,]?\s*(?P<flag>[A-UW-Z*!\u2191\u2193]{1,8})$")
 _VALUE = re.compile(rf"^(?:(?:{V.COMPARATOR})\s?)?(?:{V.NUMBER})(?::\d+)?$")
 
 
@@ -185,7 +186,7 @@ def garbled_number(text: str) -> bool:
 
 def split_value_flag(text: str) -> tuple[str, str | None] | None:
     """Separate a printed result from an inline flag: "7.9 H" -> ("7.9", "H"),
-    "11.8H" -> ("11.8", "H"), "<0.5" -> ("<0.5", None), "POS" -> ("POS", None).
+    "11.8H" -> ("11.8", "H"), "7.9.H" -> ("7.9", "H"), "<0.5" -> ("<0.5", None), "POS" -> ("POS", None).
     ``None`` when the text is not a result value at all.
     """
     t = " ".join(text.split())

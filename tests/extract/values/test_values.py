@@ -622,6 +622,11 @@ def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported(
     ("11115.9", "11.1-15.9"),       # a dash and a point lost: one reading only
     ("11115.9 g/dL", "11.1-15.9 g/dL"),
     ("150-4.50", "1.50-4.50"),     # written after the rule
+    ("3.5-5 .2", "3.5-5.2"),       # a gap before the point
+    ("<5 .7", "<5.7"),
+    ("0=149", "0-149"),            # "=" for the dash
+    ("3,5-5.2", "3.5-5.2"),        # a comma beside points
+    ("3.77-5,28", "3.77-5.28"),
 ])
 def test_an_ocr_range_cell_that_lost_its_dash_reads_one_way_only(printed, reading):
     from extract.values.ranges import repair_ocr_range
@@ -635,6 +640,8 @@ def test_an_ocr_range_cell_that_lost_its_dash_reads_one_way_only(printed, readin
     "3.4-108",
     "<9", "100", "Negative", "4,.77-5,2%", "",
     "13 4144",     # ends of very different size
+    "<6,7",        # a decimal comma alone may be printed so: not changed
+    "3,5-5,2",
 ])
 def test_an_ocr_range_cell_that_reads_no_single_way_is_left_unread(printed):
     from extract.values.ranges import repair_ocr_range
