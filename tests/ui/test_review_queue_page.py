@@ -78,9 +78,9 @@ def test_approving_a_finding_changes_the_database_and_opens_the_next_item(seeded
     before = shown_count(at)
     first = current_title(at)
     n = int(before.split()[0].strip("*"))
-    button(at, "Approve as verified").click().run()
+    button(at, "Approve").click().run()
     assert not at.exception, at.exception
-    assert any("approved as verified" in s.value for s in at.success)
+    assert any("approved: it is in the chart" in s.value for s in at.success)
     assert shown_count(at).startswith(f"**{n - 1} of ")
     assert current_title(at) != first  # the next item is open
     facts = {f["fact_text"]: f for f in document_report(wb, intake["document_id"])["facts"]}
@@ -142,9 +142,8 @@ def test_correcting_a_conflicting_value_changes_the_chart_row(app_env):  # noqa:
     wb = app_env
     patient, row, _ = repeat_with_changed_value(wb)
     at = open_queue(patient["id"])
-    assert any("The chart" in m.value for m in at.markdown)  # chart value side by side
-    document_side, chart_side = (t.value for t in at.table[:2])
-    assert "12.9" in document_side.to_string() and row.value in chart_side.to_string()
+    compared = next(t.value for t in at.table if "The chart" in t.value.columns)  # side by side
+    assert "12.9" in compared["This document"].to_string() and row.value in compared["The chart"].to_string()
     button(at, "Correct").click().run()
     value = next(t for t in at.text_input if t.label == "Value")
     assert value.value == "12.9"
@@ -164,7 +163,7 @@ def test_a_conflict_offers_three_explicit_choices_and_approval_alone_changes_not
     at = open_queue(patient["id"])
     labels_shown = [b.label for b in at.button]
     assert {"Replace the chart value", "Keep both", "Keep the chart value"} <= set(labels_shown)
-    assert "Approve as verified" not in labels_shown  # no quiet replacement from the item itself
+    assert "Approve" not in labels_shown  # no quiet replacement from the item itself
     button(at, "Keep both").click().run()
     assert not at.exception, at.exception
     assert any("both values side by side" in s.value for s in at.success)
@@ -172,11 +171,13 @@ def test_a_conflict_offers_three_explicit_choices_and_approval_alone_changes_not
     assert live == sorted([row.value, "12.9"])
 
 
-def test_drawing_a_box_without_a_canvas_uses_numbers_and_checks_the_quote(app_env):  # noqa: F811
+def test_a_box_typed_while_nothing_is_drawn_is_checked_against_the_quote(app_env):  # noqa: F811
     wb = app_env
     patient, _, report = repeat_with_changed_value(wb)
     at = open_queue(patient["id"])
-    next(t for t in at.toggle if t.label == "Redraw the box").set_value(True).run()
+    button(at, "Move or resize the box").click().run()
+    assert any(c.value.startswith("Drawn: left") for c in at.caption)  # the saved box, on the canvas
+    next(s for s in at.segmented_control if "Draw a new box" in s.options).set_value("Draw a new box").run()
     for name, v in (("Left", 90.0), ("Top", 95.0), ("Width", 5.0), ("Height", 3.0)):
         next(n for n in at.number_input if n.label.startswith(name)).set_value(v)
     button(at, "Save box").click().run()
@@ -220,7 +221,7 @@ def test_a_click_on_an_item_someone_else_decided_says_who_decided_it(seeded):
     first = current_title(at).strip("*")
     fact = next(f for f in intake["facts"] if f["fact_text"] == first)
     decide_fact(wb, fact["fact_id"], approve=True, by="dr.alice")  # another reviewer, meanwhile
-    button(at, "Approve as verified").click().run()
+    button(at, "Approve").click().run()
     assert not at.exception, at.exception
     assert any("already approved by dr.alice at" in w.value for w in at.warning)
     assert any("left the queue" in i.value for i in at.info)
@@ -248,7 +249,7 @@ def test_results_not_read_are_acknowledged_as_read_by_a_person_never_approved_in
     at = open_queue(patient["id"])
     labels = [b.label for b in at.button]
     assert "Acknowledge: I read them on the page" in labels
-    assert "Approve as verified" not in labels and "Keep as document fact" not in labels
+    assert "Approve" not in labels and "Keep out of the chart" not in labels
     assert any("adds nothing to the chart" in i.value for i in at.info)
     places = " ".join(m.value for m in at.markdown)
     assert all(r["locator"] in places for r in item["structured_value"]["regions"])
