@@ -131,8 +131,11 @@ def zoom_choice(key: str) -> int:
     return ZOOMS[zoom]
 
 
-def notice_here() -> None:
-    """The last decision's outcome, beside the buttons that made it."""
+def notice_here(deciding: bool = False) -> None:
+    """The last decision's outcome, beside the buttons that made it; none while a new
+    decision is being made (its own outcome or refusal takes the place)."""
+    if deciding:
+        st.session_state.pop("rq_notice", None)
     if notice := st.session_state.get("rq_notice"):
         st.success(notice)
 
@@ -195,10 +198,9 @@ def identity_decision(item: dict, check: dict, compare: dict) -> bool:
     c1, c2 = st.columns(2)
     approve = c1.button("Approve identity", key=f"ai-{check['id']}", shortcut=shortcut("approve"), type="primary")
     reject = c2.button("Reject identity", key=f"ri-{check['id']}", shortcut=shortcut("reject"))
-    notice_here()
+    notice_here(approve or reject)
     if approve:
         if needs_reason and not confirmed:
-            st.session_state.pop("rq_notice", None)
             st.error("Approving this document needs a written reason and the confirmation ticked.")
         else:
             return run_decision(decide_identity, check["id"], approve=True, by=reviewer, reason=reason,
@@ -265,7 +267,7 @@ def finding_decision(item: dict, fact: dict, box: dict | None) -> bool:
     correct = c3.button("Correct", key=f"cf-{fid}", shortcut=shortcut("correct"), width="stretch")
     keep_out = c4.button("Keep out of the chart", key=f"kf-{fid}", shortcut=shortcut("keep"), width="stretch",
                          help="The finding stays with its document, for reading; the chart does not take it.")
-    notice_here()
+    notice_here(approve or reject or correct or keep_out)
     if approve:
         try:
             return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
@@ -279,13 +281,11 @@ def finding_decision(item: dict, fact: dict, box: dict | None) -> bool:
                             success="Finding kept with its document (not added to the chart).")
     if reject:
         if not reason.strip():
-            st.session_state.pop("rq_notice", None)
             st.error("Say why the finding is rejected (press / to type the reason).")
         else:
             return run_decision(decide_fact, fid, approve=False, by=reviewer, reason=reason,
                                 success="Finding rejected.")
     if correct:
-        st.session_state.pop("rq_notice", None)
         st.session_state["rq_correcting"] = fid
     if st.session_state.get("rq_correcting") == fid and correction_form(fact):
         return True
@@ -325,13 +325,12 @@ def unread_item(fact: dict) -> bool:
                             type="primary")
     not_results = c2.button("Not results", key=f"rf-{fid}", shortcut=shortcut("reject"),
                             help="The guard took something that is not a result for one (say what it is).")
-    notice_here()
+    notice_here(acknowledge or not_results)
     if acknowledge:
         return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
                             success="Acknowledged: the results were read by a person.")
     if not_results:
         if not reason.strip():
-            st.session_state.pop("rq_notice", None)
             st.error("Say what these are, if not results.")
         else:
             return run_decision(decide_fact, fid, approve=False, by=reviewer, reason=reason,
