@@ -223,18 +223,19 @@ def finding_item(item: dict) -> bool:
                                      md_text(cit.get("field_or_chunk_id"))))
     page_col, side = item_columns()
     editing = may_decide and st.session_state.get("rq_box_edit") == fid
-    box = None
+    box = controls = None
     with page_col:
-        if editing:
+        if editing:  # the editor's controls sit above the page, in view, filled in by box_drawing
+            controls = st.container()
             box = box_editor.edit_on_page(wb, fact, st.session_state.get(f"rq_box_mode-{fid}", box_editor.MOVE))
         else:
             render_citation(wb, cit, key=f"src-{fid}", fact=fact,
                             zoom=zoom_choice(f"src-{fid}") if page_of(cit) is not None else 100)
     with side:
-        return finding_decision(item, fact, box)
+        return finding_decision(item, fact, box, controls)
 
 
-def finding_decision(item: dict, fact: dict, box: dict | None) -> bool:
+def finding_decision(item: dict, fact: dict, box: dict | None, controls=None) -> bool:
     fid = fact["fact_id"]
     st.markdown(f"Quote: “{md_text(fact['citation']['quote_or_value'])}”")
     st.markdown(f"Why it is here: {md_text(labels.review_reason(item['reason_group']))}")
@@ -289,7 +290,7 @@ def finding_decision(item: dict, fact: dict, box: dict | None) -> bool:
         st.session_state["rq_correcting"] = fid
     if st.session_state.get("rq_correcting") == fid and correction_form(fact):
         return True
-    return box_drawing(fact, box)
+    return box_drawing(fact, box, controls)
 
 
 def conflict_choice(fid: int, reason: str) -> bool:
@@ -373,9 +374,10 @@ def correction_form(fact: dict) -> bool:
     return ok
 
 
-def box_drawing(fact: dict, box: dict | None) -> bool:
+def box_drawing(fact: dict, box: dict | None, controls=None) -> bool:
     """The box editor's controls: the page on the left becomes the editor (ui/box_editor.py)
-    and ``box`` is the box it now holds; saving it records a decision, as any box does."""
+    and ``box`` is the box it now holds; saving it records a decision, as any box does.
+    The controls go in ``controls`` (above the page) while the editor is open."""
     cit = fact["citation"]
     fid = fact["fact_id"]
     if page_of(cit) is None and not cit.get("bounding_box"):
@@ -388,18 +390,22 @@ def box_drawing(fact: dict, box: dict | None) -> bool:
         rerun_fragment()
     if not editing:
         return False
-    if cit.get("bounding_box") and box_editor.canvas_available():
-        st.segmented_control("On the page", [box_editor.MOVE, box_editor.DRAW], key=f"rq_box_mode-{fid}",
-                             default=box_editor.MOVE, label_visibility="collapsed")
-        st.caption("Drag the red box or its corners; Undo and Redo are under the page." if
+    with controls if controls is not None else st.container():
+        mode_col, save_col = st.columns([3, 1], vertical_alignment="center")
+        if cit.get("bounding_box") and box_editor.canvas_available():
+            mode_col.segmented_control("On the page", [box_editor.MOVE, box_editor.DRAW], key=f"rq_box_mode-{fid}",
+                                       default=box_editor.MOVE, label_visibility="collapsed")
+        save = save_col.button("Save box", key=f"savebox-{fid}", shortcut=shortcut("save_box"), type="primary")
+        anywhere = st.checkbox("Save it even if the quote is not inside the box", key=f"free-{fid}")
+        st.caption("Drag the red box or its corners; Undo and Redo are in the bar over the page." if
                    st.session_state.get(f"rq_box_mode-{fid}", box_editor.MOVE) == box_editor.MOVE else
                    "Drag a rectangle around the value on the page.")
-    anywhere = st.checkbox("Save it even if the quote is not inside the box", key=f"free-{fid}")
-    if st.button("Save box", key=f"savebox-{fid}", shortcut=shortcut("save_box"), type="primary") and box:
-        saved = run_decision(set_fact_box, fid, box=box, by=reviewer, confirm_free_box=anywhere, success="Box saved.")
-        if saved:
-            st.session_state["rq_box_edit"] = None
-        return saved
+        if save and box:
+            saved = run_decision(set_fact_box, fid, box=box, by=reviewer, confirm_free_box=anywhere,
+                                 success="Box saved.")
+            if saved:
+                st.session_state["rq_box_edit"] = None
+            return saved
     return False
 
 
@@ -483,7 +489,7 @@ def to_review() -> None:
 
     docs = list(dict.fromkeys(st.session_state["rq_docs"]))
     at_doc = docs.index(item["document_id"])
-    n0, n1, n2, n3, n4, n5 = st.columns([3, 1, 1, 2, 2, 1], vertical_alignment="center")
+    n0, n1, n2, n3, n4, n5 = st.columns([2.6, 1.3, 1, 2, 1.8, 1.3], vertical_alignment="center")
     n0.markdown(f"**{len(shown)} of {len(items)} items to review** · item {index + 1}")
     n1.button("Previous", key="rq_prev", shortcut=shortcut("previous"), disabled=index == 0,
               on_click=move, args=(-1,))
@@ -513,10 +519,20 @@ def to_review() -> None:
 
 
 def document_approval(item: dict) -> None:
-    """The open item's document: its remaining findings approved in one step, after a
-    preview of what goes to the chart and what stays for a choice each."""
+    """The open item's document: its remaining findings approved in one step. The preview
+    (what goes to the chart, what stays for a choice each) is worked out when asked for:
+    it decides every finding in a transaction it rolls back, too much for every rerun."""
     document_id = item["document_id"]
-    with st.expander(f"Approve all of {plain_text(item['filename'])}'s remaining findings"):
+    asked = st.session_state.get("rq_doc_preview") == document_id
+    if not asked:
+        if st.button(f"Approve all of {plain_text(item['filename'])}'s remaining findings…",
+                     key=f"rq_doc_ask-{document_id}", shortcut=shortcut("approve_document"),
+                     help="Shows what it would change first; nothing is approved until you confirm."):
+            st.session_state["rq_doc_preview"] = document_id
+            rerun_fragment()
+        return
+    with st.container(border=True):
+        st.markdown(f"**Approve all of {md_text(item['filename'])}'s remaining findings**")
         preview = document_preview(wb, PID, document_id)
         if preview["patient_match_waits"]:
             st.info("This document's patient match waits for a decision: decide it first.")
@@ -539,10 +555,12 @@ def document_approval(item: dict) -> None:
         if unread:
             lines.append(f"{unread} place(s) with results no reader read stay for a person to read.")
         st.markdown("\n".join(f"- {line}" for line in lines) or "Nothing left to approve in this document.")
-        if not count:
-            return
-        if st.button(f"Approve {count} finding(s) of this document", key=f"rq_doc_approve-{document_id}",
-                     shortcut=shortcut("approve_document"), type="primary"):
+        c1, c2 = st.columns(2)
+        if c2.button("Cancel", key=f"rq_doc_cancel-{document_id}"):
+            st.session_state.pop("rq_doc_preview", None)
+            rerun_fragment()
+        if count and c1.button(f"Approve {count} finding(s) of this document", key=f"rq_doc_approve-{document_id}",
+                               shortcut=shortcut("approve_document"), type="primary"):
             try:
                 done = approve_document(wb, PID, document_id, by=reviewer, expected=preview["approve"])
             except WorkbenchError as exc:
@@ -553,6 +571,7 @@ def document_approval(item: dict) -> None:
                                              "approved: they are in the chart."
                                              + (f" {left} stay for your choice, one by one." if left else ""))
             st.session_state["rq_current"] = st.session_state["rq_item"] = None  # the reviewer's own decision
+            st.session_state.pop("rq_doc_preview", None)
             rerun_fragment()
 
 

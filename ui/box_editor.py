@@ -15,7 +15,7 @@ from core.services.review.document_view import document_view, page_image
 from core.services.workbench import Workbench
 from ui.viewer import drawn_box
 
-CANVAS_WIDTH = 620
+CANVAS_WIDTH = 520  # the page column's width on a 1400 px window
 FIXED = "#8c959f"  # the outline of a box shown for orientation, never read back
 MOVE, DRAW = "Move or resize the box", "Draw a new box"
 

@@ -106,8 +106,17 @@ export default function (component) {
   // moved and resized at once (its toolbar keeps Undo and Redo beside the toggle).
   if (w.__cdwKeys.edit_canvas) {
     let tries = 0;
+    // The canvas draws in its own shadow root: look inside every open one.
+    const deep = (root, selector) => {
+      const found = root.querySelector(selector);
+      if (found) return found;
+      for (const el of root.querySelectorAll("*")) {
+        if (el.shadowRoot) { const inner = deep(el.shadowRoot, selector); if (inner) return inner; }
+      }
+      return null;
+    };
     const press = setInterval(() => {
-      const toggle = document.querySelector("button.dc-icon-button[aria-label='Edit']");
+      const toggle = deep(document, "button.dc-icon-button[aria-label='Edit']");
       if (toggle && toggle.getAttribute("aria-pressed") === "false" && toggle.dataset.cdwPressed !== w.__cdwKeys.edit_canvas) {
         toggle.dataset.cdwPressed = w.__cdwKeys.edit_canvas;
         toggle.click();

@@ -408,6 +408,7 @@ def test_a_document_s_remaining_findings_are_approved_in_one_step_after_a_previe
     at = open_queue(patient["id"])
     select(at, "Document type").set_value("intake_form").run()
     waiting = int(shown_count(at).split()[0].strip("*"))
+    button(at, "Approve all of intake.pdf's remaining findings…").click().run()
     preview = " ".join(m.value for m in at.markdown)
     assert f"{waiting} finding(s) go to the chart" in preview
     button(at, f"Approve {waiting} finding(s) of this document").click().run()
@@ -421,6 +422,7 @@ def test_a_document_with_a_conflict_says_so_and_leaves_it_for_its_choice(app_env
     wb = app_env
     patient, row, _ = repeat_with_changed_value(wb)
     at = open_queue(patient["id"])
+    button(at, "Approve all of repeat.pdf's remaining findings…").click().run()
     preview = " ".join(m.value for m in at.markdown)
     assert "1 differ from the chart and stay for your choice, one by one" in preview
     assert not any(b.label.endswith("finding(s) of this document") for b in at.button)
