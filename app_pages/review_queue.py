@@ -62,6 +62,7 @@ VERDICT = {"match": "✓ matches", "mismatch": "✗ differs", "unclear": "? cann
 ALL = "All"
 REJECT_REASON = "Reason (needed to reject)"
 BAND_WORDS = {"low": "low", "medium": "medium", "high": "high", "unknown": "not given"}
+BAND_DOT = {"low": "🔴", "medium": "🟠", "high": "🟢", "unknown": "⚪"}
 
 
 def rerun_fragment() -> None:
@@ -577,26 +578,21 @@ def document_approval(item: dict) -> None:
 
 def queue_list(shown: list[dict], current: str) -> None:
     """The items grouped by document; rows of one reason group can be approved together.
-    The confidence column is coloured low (red) to high (green)."""
+    The confidence column is marked low (red) to high (green) by a coloured dot: a styled
+    table costs some 50 ms per run at 500 rows, a dot nothing."""
     rows = plain([{"Document": i["filename"], "Item": item_title(i)[:90],
                    "Why": labels.review_reason(i["reason_group"]),
-                   "Confidence": (f"{BAND_WORDS[i['band']]}" + (f" {round(100 * float(i['confidence']))} %"
-                                                                 if i["band"] != "unknown" else ""))
+                   "Confidence": (f"{BAND_DOT[i['band']]} {BAND_WORDS[i['band']]}"
+                                  + (f" {round(100 * float(i['confidence']))} %" if i["band"] != "unknown" else ""))
                    if i["kind"] == "fact" else "",
                    "Critical": "yes" if i["critical"] else "", "Open": "▶" if i["key"] == current else ""}
                   for i in shown])
-    colours = [band_colour(i["confidence"]) if i["kind"] == "fact" else "" for i in shown]
-    import pandas as pd
-
-    frame = pd.DataFrame(rows, columns=["Document", "Item", "Why", "Confidence", "Critical", "Open"])
-    styled = frame.style.apply(lambda col: [f"background-color: {c}" if c else "" for c in colours]
-                               if col.name == "Confidence" else [""] * len(col), axis=0)
     height = min(38 + 35 * len(rows), 300)
     st.markdown("**All items in this view**")
     if not may_decide:
-        st.dataframe(styled, key="rq_table", hide_index=True, height=height)
+        st.dataframe(rows, key="rq_table", hide_index=True, height=height)
         return
-    picked = st.dataframe(styled, key="rq_table", on_select="rerun", selection_mode="multi-row", hide_index=True,
+    picked = st.dataframe(rows, key="rq_table", on_select="rerun", selection_mode="multi-row", hide_index=True,
                           height=height)
     chosen = [shown[r] for r in (picked.selection.rows if picked else []) if r < len(shown)]
     if not chosen:
