@@ -526,7 +526,7 @@ def document_approval(item: dict) -> None:
     document_id = item["document_id"]
     asked = st.session_state.get("rq_doc_preview") == document_id
     if not asked:
-        if st.button(f"Approve all of {plain_text(item['filename'])}'s remaining findings…",
+        if st.button(f"Approve all of {md_text(item['filename'])}'s remaining findings…",
                      key=f"rq_doc_ask-{document_id}", shortcut=shortcut("approve_document"),
                      help="Shows what it would change first; nothing is approved until you confirm."):
             st.session_state["rq_doc_preview"] = document_id
@@ -568,7 +568,7 @@ def document_approval(item: dict) -> None:
                 st.error(md_text(exc.message))
                 return
             left = done["conflicts_left"] + done["meets_chart_left"]
-            st.session_state["rq_notice"] = (f"{done['approved']} finding(s) of {plain_text(item['filename'])} "
+            st.session_state["rq_notice"] = (f"{done['approved']} finding(s) of {md_text(item['filename'])} "
                                              "approved: they are in the chart."
                                              + (f" {left} stay for your choice, one by one." if left else ""))
             st.session_state["rq_current"] = st.session_state["rq_item"] = None  # the reviewer's own decision

@@ -262,6 +262,18 @@ def test_a_box_is_moved_in_place_on_the_page_and_saved(app, tab):
     page.get_by_text("Box saved.").wait_for(timeout=STEP)
 
 
+def test_a_approves_and_the_next_item_is_drawn(app, tab):
+    page = tab
+    open_queue(page, app)
+    press_outside_inputs(page)
+    first = item_title(page)
+    start = time.perf_counter()
+    page.keyboard.press("a")
+    wait_title_change(page, first)
+    page.get_by_text("Finding approved: it is in the chart.").wait_for(timeout=STEP)
+    timings.setdefault("decision (a) to the next item drawn (s)", []).append(time.perf_counter() - start)
+
+
 def test_a_click_on_a_box_shows_its_fact(app, tab):
     page = tab
     open_signed_in(page, app["url"], "documents", patient=app["patient"], document=app["repeat"])
