@@ -81,22 +81,14 @@ def item_title(item: dict) -> str:
     return ("CRITICAL · " if item["critical"] else "") + fact["fact_text"]
 
 
-class ChoiceNeeded(Exception):
-    """An approval met a chart value: the page asks the reviewer to choose."""
-
-
-def run_decision(action, *args, success: str | Callable[[dict], str], quiet: set[str] = frozenset(),
-                 **kwargs) -> bool:
+def run_decision(action, *args, success: str | Callable[[dict], str], **kwargs) -> bool:
     """Run one service call; a refusal is shown (an item someone else already decided
     as a warning), never swallowed. ``success`` may be worded from the call's result.
-    A refusal whose code is in ``quiet`` raises ChoiceNeeded for the caller to handle.
     The last decision's notice goes first: what is shown next is this one's outcome."""
     st.session_state.pop("rq_notice", None)
     try:
         result = action(wb, *args, **kwargs)
     except WorkbenchError as exc:
-        if exc.code in quiet:
-            raise ChoiceNeeded(exc.message) from None
         (st.warning if exc.code == "already_decided" else st.error)(md_text(exc.message))
         return False
     st.session_state["rq_notice"] = success(result) if callable(success) else success
@@ -134,11 +126,45 @@ def zoom_choice(key: str) -> int:
 
 def notice_here(deciding: bool = False) -> None:
     """The last decision's outcome, beside the buttons that made it; none while a new
-    decision is being made (its own outcome or refusal takes the place)."""
+    decision is being made (its own outcome or refusal takes the place). A refusal met
+    in a button's callback is shown here once."""
     if deciding:
         st.session_state.pop("rq_notice", None)
     if notice := st.session_state.get("rq_notice"):
         st.success(notice)
+    if problem := st.session_state.pop("rq_problem", None):
+        (st.warning if problem[0] == "warning" else st.error)(md_text(problem[1]))
+
+
+# A finding's plain decisions: (service, its arguments, the notice said after it).
+FINDING_DECISIONS = {
+    "approve": (decide_fact, {"approve": True}, "Finding approved: it is in the chart."),
+    "reject": (decide_fact, {"approve": False}, "Finding rejected."),
+    "keep": (keep_as_document_fact, {}, "Finding kept with its document (not added to the chart)."),
+}
+
+
+def decide_now(action: str, fid: int) -> None:
+    """A finding's decision taken in its button's callback, before the page is drawn, so
+    the one run that follows draws the next item (not a run to decide and a second to
+    draw). A refusal stays on the item and is said beside its buttons."""
+    st.session_state.pop("rq_notice", None)
+    reason = (st.session_state.get(f"why-f-{fid}") or "").strip()
+    if action == "reject" and not reason:
+        st.session_state["rq_problem"] = ("error", "Say why the finding is rejected (press / to type the reason).")
+        return
+    service, arguments, done = FINDING_DECISIONS[action]
+    try:
+        service(wb, fid, by=reviewer, reason=reason or None, **arguments)
+    except WorkbenchError as exc:
+        if action == "approve" and exc.code == "resolution_required":
+            # Approving it would change a chart value: the same item asks which way, side by side.
+            st.session_state[f"rq_choose-{fid}"] = True
+            return
+        st.session_state["rq_problem"] = ("warning" if exc.code == "already_decided" else "error", exc.message)
+        return
+    st.session_state["rq_notice"] = done
+    st.session_state["rq_current"] = None  # the next item opens at the same place
 
 
 def confidence_words(confidence: float | None) -> str:
@@ -261,32 +287,17 @@ def finding_decision(item: dict, fact: dict, box: dict | None, controls=None) ->
         if decided:
             return True
     c1, c2 = st.columns(2)
-    approve = not item["conflict"] and c1.button("Approve", key=f"af-{fid}", shortcut=shortcut("approve"),
-                                                 type="primary", help="Adds the finding to the chart.",
-                                                 width="stretch")
-    reject = c2.button("Reject", key=f"rf-{fid}", shortcut=shortcut("reject"), width="stretch")
+    if not item["conflict"]:
+        c1.button("Approve", key=f"af-{fid}", shortcut=shortcut("approve"), type="primary",
+                  help="Adds the finding to the chart.", width="stretch", on_click=decide_now, args=("approve", fid))
+    c2.button("Reject", key=f"rf-{fid}", shortcut=shortcut("reject"), width="stretch", on_click=decide_now,
+              args=("reject", fid))
     c3, c4 = st.columns(2)
     correct = c3.button("Correct", key=f"cf-{fid}", shortcut=shortcut("correct"), width="stretch")
-    keep_out = c4.button("Keep out of the chart", key=f"kf-{fid}", shortcut=shortcut("keep"), width="stretch",
-                         help="The finding stays with its document, for reading; the chart does not take it.")
-    notice_here(approve or reject or correct or keep_out)
-    if approve:
-        try:
-            return run_decision(decide_fact, fid, approve=True, by=reviewer, reason=reason or None,
-                                success="Finding approved: it is in the chart.", quiet={"resolution_required"})
-        except ChoiceNeeded:
-            # Approving it would change a chart value: the same item asks which way, side by side.
-            st.session_state[f"rq_choose-{fid}"] = True
-            rerun_fragment()
-    if keep_out:
-        return run_decision(keep_as_document_fact, fid, by=reviewer, reason=reason or None,
-                            success="Finding kept with its document (not added to the chart).")
-    if reject:
-        if not reason.strip():
-            st.error("Say why the finding is rejected (press / to type the reason).")
-        else:
-            return run_decision(decide_fact, fid, approve=False, by=reviewer, reason=reason,
-                                success="Finding rejected.")
+    c4.button("Keep out of the chart", key=f"kf-{fid}", shortcut=shortcut("keep"), width="stretch",
+              help="The finding stays with its document, for reading; the chart does not take it.",
+              on_click=decide_now, args=("keep", fid))
+    notice_here(correct)
     if correct:
         st.session_state["rq_correcting"] = fid
     if st.session_state.get("rq_correcting") == fid and correction_form(fact):
