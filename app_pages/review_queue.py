@@ -520,8 +520,8 @@ def to_review() -> None:
         decided = identity_item(item) if item["kind"] == "identity" else finding_item(item)
     editing = st.session_state.get("rq_box_edit")
     listen(may_decide=may_decide, reason_label=st.session_state.get("rq_reason_label"),
-           edit_canvas=f"{editing}-{st.session_state.get(f'rq_box_mode-{editing}', box_editor.MOVE)}"
-           if editing == item["item_id"] and item["kind"] == "fact" else None)
+           edit_canvas=f"move-{editing}" if editing == item["item_id"] and item["kind"] == "fact" and
+           st.session_state.get(f"rq_box_mode-{editing}", box_editor.MOVE) == box_editor.MOVE else None)
     if decided:
         st.session_state["rq_current"] = None  # the next item opens at the same place
         rerun_fragment()
