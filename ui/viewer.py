@@ -439,9 +439,11 @@ def _docx(context: native_views.DocxContext, citation: dict[str, Any], fact: dic
 # ----------------------------------------------------------------------------- citations
 
 
-def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: dict[str, Any] | None = None) -> None:
-    """One cited place: the page with its box emphasised (the document's other boxes
-    drawn too), the native view of a non-paged source, or a guideline section."""
+def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: dict[str, Any] | None = None,
+                    zoom: int = 100) -> None:
+    """One cited place: the cited page with its box emphasised (that page's other boxes
+    drawn too, at ``zoom`` percent), the native view of a non-paged source, or a
+    guideline section."""
     from core.services.review.source_review import source_view
 
     cit = dict(citation)
@@ -481,7 +483,7 @@ def render_citation(wb: Workbench, citation: dict[str, Any], *, key: str, fact: 
                       "label": "the cited place"})
     else:
         st.caption("No box was recorded for this citation; the page is shown.")
-    _draw_page(wb, doc, page, boxes, -1, key)
+    _draw_page(wb, doc, page, boxes, -1, key, zoom=zoom)
 
 
 def _unread_places(wb: Workbench, doc: dv.DocumentView, cit: dict[str, Any], fact: dict[str, Any], key: str) -> None:

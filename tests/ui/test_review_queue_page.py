@@ -78,9 +78,9 @@ def test_approving_a_finding_changes_the_database_and_opens_the_next_item(seeded
     before = shown_count(at)
     first = current_title(at)
     n = int(before.split()[0].strip("*"))
-    button(at, "Approve as verified").click().run()
+    button(at, "Approve").click().run()
     assert not at.exception, at.exception
-    assert any("approved as verified" in s.value for s in at.success)
+    assert any("approved: it is in the chart" in s.value for s in at.success)
     assert shown_count(at).startswith(f"**{n - 1} of ")
     assert current_title(at) != first  # the next item is open
     facts = {f["fact_text"]: f for f in document_report(wb, intake["document_id"])["facts"]}
@@ -142,9 +142,8 @@ def test_correcting_a_conflicting_value_changes_the_chart_row(app_env):  # noqa:
     wb = app_env
     patient, row, _ = repeat_with_changed_value(wb)
     at = open_queue(patient["id"])
-    assert any("The chart" in m.value for m in at.markdown)  # chart value side by side
-    document_side, chart_side = (t.value for t in at.table[:2])
-    assert "12.9" in document_side.to_string() and row.value in chart_side.to_string()
+    compared = next(t.value for t in at.table if "The chart" in t.value.columns)  # side by side
+    assert "12.9" in compared["This document"].to_string() and row.value in compared["The chart"].to_string()
     button(at, "Correct").click().run()
     value = next(t for t in at.text_input if t.label == "Value")
     assert value.value == "12.9"
@@ -164,7 +163,7 @@ def test_a_conflict_offers_three_explicit_choices_and_approval_alone_changes_not
     at = open_queue(patient["id"])
     labels_shown = [b.label for b in at.button]
     assert {"Replace the chart value", "Keep both", "Keep the chart value"} <= set(labels_shown)
-    assert "Approve as verified" not in labels_shown  # no quiet replacement from the item itself
+    assert "Approve" not in labels_shown  # no quiet replacement from the item itself
     button(at, "Keep both").click().run()
     assert not at.exception, at.exception
     assert any("both values side by side" in s.value for s in at.success)
@@ -172,11 +171,13 @@ def test_a_conflict_offers_three_explicit_choices_and_approval_alone_changes_not
     assert live == sorted([row.value, "12.9"])
 
 
-def test_drawing_a_box_without_a_canvas_uses_numbers_and_checks_the_quote(app_env):  # noqa: F811
+def test_a_box_typed_while_nothing_is_drawn_is_checked_against_the_quote(app_env):  # noqa: F811
     wb = app_env
     patient, _, report = repeat_with_changed_value(wb)
     at = open_queue(patient["id"])
-    next(t for t in at.toggle if t.label == "Redraw the box").set_value(True).run()
+    button(at, "Move or resize the box").click().run()
+    assert any(c.value.startswith("Drawn: left") for c in at.caption)  # the saved box, on the canvas
+    next(s for s in at.segmented_control if "Draw a new box" in s.options).set_value("Draw a new box").run()
     for name, v in (("Left", 90.0), ("Top", 95.0), ("Width", 5.0), ("Height", 3.0)):
         next(n for n in at.number_input if n.label.startswith(name)).set_value(v)
     button(at, "Save box").click().run()
@@ -220,7 +221,7 @@ def test_a_click_on_an_item_someone_else_decided_says_who_decided_it(seeded):
     first = current_title(at).strip("*")
     fact = next(f for f in intake["facts"] if f["fact_text"] == first)
     decide_fact(wb, fact["fact_id"], approve=True, by="dr.alice")  # another reviewer, meanwhile
-    button(at, "Approve as verified").click().run()
+    button(at, "Approve").click().run()
     assert not at.exception, at.exception
     assert any("already approved by dr.alice at" in w.value for w in at.warning)
     assert any("left the queue" in i.value for i in at.info)
@@ -248,7 +249,7 @@ def test_results_not_read_are_acknowledged_as_read_by_a_person_never_approved_in
     at = open_queue(patient["id"])
     labels = [b.label for b in at.button]
     assert "Acknowledge: I read them on the page" in labels
-    assert "Approve as verified" not in labels and "Keep as document fact" not in labels
+    assert "Approve" not in labels and "Keep out of the chart" not in labels
     assert any("adds nothing to the chart" in i.value for i in at.info)
     places = " ".join(m.value for m in at.markdown)
     assert all(r["locator"] in places for r in item["structured_value"]["regions"])
@@ -288,3 +289,139 @@ def test_identity_values_printed_but_not_read_are_shown_and_need_a_reason(app_en
     button(at, "Approve identity").click().run()
     assert not at.exception, at.exception
     assert document_report(app_env, report["document_id"])["identity"]["status"] == "identity_review_approved"
+
+
+# ------------------------------------------------------------------ layout, keys, groups (issue 26)
+def test_next_then_previous_opens_the_first_item_again(seeded):
+    wb, patient, intake, _ = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+    first = current_title(at)
+    assert button(at, "Previous").disabled
+    button(at, "Next").click().run()
+    assert current_title(at) != first
+    assert not button(at, "Previous").disabled  # drawn for the item Next opened
+    button(at, "Previous").click().run()
+    assert current_title(at) == first
+
+
+def test_next_document_opens_the_first_item_of_the_next_document(seeded):
+    wb, patient, intake, wrong = seeded
+    at = open_queue(patient["id"])
+    first_doc = at.session_state["rq_item"]["document_id"]
+    button(at, "Next document").click().run()
+    assert at.session_state["rq_item"]["document_id"] != first_doc
+    assert button(at, "Next document").disabled and not button(at, "Previous document").disabled
+    button(at, "Previous document").click().run()
+    assert at.session_state["rq_item"]["document_id"] == first_doc
+
+
+def test_the_notice_sits_by_the_buttons_and_goes_with_the_next_decision(seeded):
+    wb, patient, intake, _ = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+    button(at, "Approve").click().run()
+    assert [s.value for s in at.success] == ["Finding approved: it is in the chart."]
+    button(at, "Reject").click().run()  # refused: no reason given
+    assert any("Say why" in e.value for e in at.error)
+    assert not at.success  # the earlier outcome is not left beside this one
+
+
+def test_every_action_has_a_key_listed_in_the_help(seeded):
+    from ui.review_keys import KEYS
+
+    wb, patient, intake, _ = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+    listed = next(t.value for t in at.table if "Key" in t.value.columns)
+    assert {k for k, _ in KEYS.values()} <= set(listed["Key"]) and {"?", "/"} <= set(listed["Key"])
+    shortcuts = {b.label: b.proto.shortcut for b in at.button}
+    for label, action in (("Approve", "approve"), ("Reject", "reject"), ("Correct", "correct"),
+                          ("Keep out of the chart", "keep"), ("Next", "next"), ("Next document", "next_document")):
+        assert shortcuts[label] == KEYS[action][0], label
+
+
+def ocr_findings(wb, patient, scores: list[tuple[float, float]]) -> list[int]:
+    """Needs-review copies of a lab report's findings, each read by OCR with its own
+    confidence: (confidence written in the reason, the finding's confidence)."""
+    from storage import facts_repo
+
+    report = ingest(wb, patient, render_lab(CASE), "lab_pdf", "scanned.pdf")
+    with wb.db.transaction() as cur:
+        base = facts_repo.facts_for_document(cur, report["document_id"])
+        rows = []
+        for n, (written, confidence) in enumerate(scores):
+            f = base[n]
+            rows.append({k: getattr(f, k) for k in ("patient_id", "document_id", "job_id", "identity_check_id",
+                                                   "doc_type", "fact_type", "fact_text", "structured_value",
+                                                   "citation", "scope", "context")}
+                        | {"certainty": "needs_review", "active": False, "promotion_status": "needs_review",
+                           "confidence": confidence, "fact_fingerprint": f"ocr-copy-{n}",
+                           "clinical_content_fingerprint": f"ocr-copy-content-{n}",
+                           "review_reason": f"value read by OCR with low confidence ({written:.2f})"})
+        facts_repo.insert_facts(cur, rows)
+    return [i["item_id"] for i in queue_items_of(wb, patient["id"]) if i["kind"] == "fact"
+            and "read by OCR" in (i["reason"] or "")]
+
+
+def queue_items_of(wb, patient_id):
+    from core.services.review.decisions import queue_items
+
+    return queue_items(wb, patient_id)
+
+
+def test_reasons_differing_by_a_confidence_number_are_filtered_and_approved_together(app_env):
+    wb = app_env
+    patient = chart_patient(wb, CASE.patient)
+    ids = ocr_findings(wb, patient, [(0.41, 0.41), (0.38, 0.38), (0.72, 0.72)])
+    assert len(ids) == 3
+    at = open_queue(patient["id"])
+    reason = select(at, "Reason")
+    grouped = [o for o in reason.options if "read by OCR" in o]
+    assert grouped == ["value read by OCR with low confidence (3)"]  # one group, no raw scores
+    band = select(at, "Confidence")
+    assert "low (2)" in band.options and "medium (1)" in band.options
+    band.set_value("low").run()
+    assert shown_count(at).startswith("**2 of ")
+    table = next(d for d in at.dataframe if "Confidence" in d.value.columns)
+    assert sorted(c[0] for c in table.value["Confidence"]) == ["low 38 %", "low 41 %"]
+    reason.set_value("value read by OCR with low confidence").run()
+
+    at.session_state["rq_table"] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
+    at.run()
+    bulk = next(b for b in at.button if b.label.startswith("Approve 2 selected findings"))
+    bulk.click().run()
+    assert not at.exception, at.exception
+    assert any("2 of 2 findings approved" in s.value for s in at.success)
+    assert not any("decided elsewhere" in i.value for i in at.info)  # the reviewer's own decision
+    assert select(at, "Confidence").value == "low" and "read by OCR" in select(at, "Reason").value
+    assert shown_count(at).startswith("**0 of ")
+    with wb.db.cursor() as cur:
+        decided = {i: [d["decision"] for d in audit_repo.review_decisions(cur, "fact", i)] for i in ids}
+    assert sorted(decided.values()) == [[], ["approve"], ["approve"]]
+    assert [i["fact"]["confidence"] for i in queue_items_of(wb, patient["id"]) if i["item_id"] in ids] == [0.72]
+
+
+def test_a_document_s_remaining_findings_are_approved_in_one_step_after_a_preview(seeded):
+    wb, patient, intake, _ = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+    waiting = int(shown_count(at).split()[0].strip("*"))
+    button(at, "Approve all of intake.pdf's remaining findings…").click().run()
+    preview = " ".join(m.value for m in at.markdown)
+    assert f"{waiting} finding(s) go to the chart" in preview
+    button(at, f"Approve {waiting} finding(s) of this document").click().run()
+    assert not at.exception, at.exception
+    assert any(f"{waiting} finding(s) of intake.pdf approved" in s.value for s in at.success)
+    assert not any("decided elsewhere" in i.value for i in at.info)
+    assert all(f["certainty"] != "needs_review" for f in document_report(wb, intake["document_id"])["facts"])
+
+
+def test_a_document_with_a_conflict_says_so_and_leaves_it_for_its_choice(app_env):
+    wb = app_env
+    patient, row, _ = repeat_with_changed_value(wb)
+    at = open_queue(patient["id"])
+    button(at, "Approve all of repeat.pdf's remaining findings…").click().run()
+    preview = " ".join(m.value for m in at.markdown)
+    assert "1 differ from the chart and stay for your choice, one by one" in preview
+    assert not any(b.label.endswith("finding(s) of this document") for b in at.button)
