@@ -160,8 +160,10 @@ def documents_panel() -> None:
     st.dataframe(
         plain([{"id": d["id"], "file": d["filename"],
                 "type": labels.doc_type(d["doc_type"]) if d["doc_type"] else "—",
-                "what happened": glossary.outcome_words(outcome[d["id"]]) if d["id"] in outcome else "—",
+                "status": labels.document_status(d["job_status"], d["found_nothing"],
+                                                 int((d.get("counts") or {}).get("unread_content") or 0)),
                 "patient match": labels.identity_status(d["identity_status"]) if d["job_status"] else "—",
+                "what happened": glossary.outcome_words(outcome[d["id"]]) if d["id"] in outcome else "—",
                 "problem": d["error_message"] or "", "uploaded": str(d["uploaded_at"])[:16]} for d in current]),
         hide_index=True, width="stretch",
         column_config={"id": st.column_config.NumberColumn("id", help="document id", format="%d"),

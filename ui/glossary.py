@@ -68,7 +68,7 @@ HL7_SEGMENT = {"OBX": "result", "OBR": "order", "ORC": "order", "PID": "patient 
                "SPM": "specimen", "EVN": "event", "NK1": "next of kin", "IN1": "insurance"}
 HL7_FIELD = {("OBX", 3): "test", ("OBX", 5): "value", ("OBX", 6): "unit", ("OBX", 7): "reference range",
              ("OBX", 8): "flag", ("OBX", 14): "time", ("PID", 3): "MRN", ("PID", 5): "name",
-             ("PID", 7): "birth date", ("PID", 8): "sex", ("OBR", 4): "test ordered", ("OBR", 7): "time",
+             ("PID", 7): "birth date", ("PID", 8): "sex", ("PID", 11): "address", ("NTE", 3): "text", ("OBR", 4): "test ordered", ("OBR", 7): "time",
              ("AL1", 3): "substance", ("AL1", 5): "reaction"}
 
 # How sure a reader was, in bands; the lower edges are inclusive. The number itself is

@@ -213,7 +213,7 @@ def document_metrics(at: AppTest) -> dict[str, str]:
     out = {}
     for m in at.markdown:
         head, sep, value = m.value.partition("  \n")
-        if sep and head in ("**Status**", "**Patient match**", "**Found**"):
+        if sep and head in ("**Status**", "**Patient match**", "**What happened**"):
             out[head.strip("*")] = value
     return out
 

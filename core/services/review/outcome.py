@@ -92,6 +92,8 @@ def document_outcome(job_status: str | None, identity_status: str | None,
         state = READ
     else:
         state = _DOCUMENT_HELD.get(identity_status or (parts[0] if parts else "") or "", READ)
+    if state == MATCH_UNCLEAR and not any(counts.values()):
+        state = READ  # nothing was found that could wait on the match: "read, nothing found"
     return DocumentOutcome(state, other_patient_parts=tuple(other_parts), **counts)
 
 

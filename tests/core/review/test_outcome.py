@@ -53,6 +53,11 @@ def test_a_packet_with_one_page_of_another_patient_is_read_and_names_that_page()
     assert alone.state == MATCH_UNCLEAR
 
 
+def test_an_unclear_match_with_nothing_found_reads_as_nothing_found_but_another_patient_stays_held():
+    assert document_outcome("succeeded", "identity_ambiguous_needs_review", []).state == READ
+    assert document_outcome("succeeded", MISMATCH, []).state == OTHER_PATIENT
+
+
 def test_a_job_that_did_not_finish_says_so_before_any_count():
     assert document_outcome("failed", VERIFIED, [_fact()]).state == "failed"
     assert document_outcome("pending", None, []).state == "waiting"
