@@ -9,7 +9,7 @@ from core.services.ingest import operations
 from core.services.admin.access_audit import VIEW_DOCUMENT
 from core.services.review.document_view import document_choices
 from core.services.ingest.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
-from core.services.review.outcome import outcomes
+from core.services.review.outcome import outcomes, patient_outcomes
 from core.services.review.retraction import deletion_impact, delete_document
 from ui import auth, glossary, labels
 from ui.inert import md_text, plain_text
@@ -149,6 +149,7 @@ if not docs:
 
 
 by_id = {d["id"]: d for d in docs}
+outcome_of = patient_outcomes(wb, pid)
 linked = str(st.query_params.get("document", ""))
 if linked.isdigit() and int(linked) in by_id and st.session_state.get("doc_link_seen") != linked:
     st.session_state["doc_link_seen"] = linked  # a link (?document=) chooses once; the select rules after
@@ -170,8 +171,11 @@ def read_in_parts(d: dict) -> bool:
 
 
 def doc_state(d: dict) -> str:
+    """What happened to it, as the overview says it ("held: names another patient")."""
     if not d["deleted_note"] and read_in_parts(d):
         return f"read in {d['parts']} parts, listed as documents of their own"
+    if not d["deleted_note"] and d["job_status"] == "succeeded" and d["id"] in outcome_of:
+        return glossary.outcome_words(outcome_of[d["id"]])
     return d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"], unread_of(d))
 
 
@@ -206,7 +210,7 @@ def status_line() -> None:
                   labels.code_hint(doc["job_status"], doc.get("error_code")))
     fact_cell(c2, "Patient match", labels.identity_status(doc["identity_status"]) if doc["job_status"] else "—",
               labels.code_hint(doc["identity_status"]))
-    outcome = outcomes(wb, [doc_id]).get(doc_id)
+    outcome = outcome_of.get(doc_id)
     fact_cell(c3, "What happened", glossary.outcome_words(outcome) if outcome and doc["job_status"] == "succeeded"
               else "—", "As the chart stands now: added, waiting for review, or held")
     if doc["job_status"] == "succeeded" and not doc["deleted_note"] and (unread := unread_of(doc)):

@@ -208,7 +208,7 @@ def fact_row(fact: dict, group: str) -> None:
         f"{lead}**{md_text(fact['fact_text'])}** · {kind}"
         + (f" ({context})" if context else "")
         + f" · {md_text(labels.location(fact['citation'], fact))} of {md_text(fact['filename'])} · {fact_status(fact, group)}"
-        + (f" · {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""),
+        + (f" · {md_text(glossary.reason(fact['review_reason']))}" if fact.get("review_reason") else ""),
         help=labels.code_hint(fact["certainty"], fact.get("promotion_status"),
                               md_text(fact["citation"].get("field_or_chunk_id")),
                               fact.get("identity_status")),

@@ -9,6 +9,7 @@ these words, so they live in the UI layer.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping
 
 import streamlit as st
@@ -89,10 +90,22 @@ def plain(term: Any) -> str:
     return str(term).replace("_", " ")
 
 
+# A reader's confidence written into a reason ("low confidence (0.33)"): the number is support detail.
+_RAW_CONFIDENCE = re.compile(r"\s*\((?:confidence\s*)?[01]?\.\d+\)")
+
+
 def reason(code: Any) -> str:
-    """Why an item waits or stopped, for a status code (identity, promotion, page class);
-    a reason that is already a sentence is returned as it is."""
-    return plain(code)
+    """Why an item waits or stopped: a status code (identity, promotion, page class) in
+    words; a reason the rules wrote as a sentence without its raw confidence number
+    ("value read by OCR with low confidence (0.33)" -> "... with low confidence")."""
+    if code in TERMS or (isinstance(code, str) and re.fullmatch(r"[a-z_]+", code or "")):
+        return plain(code)
+    return _RAW_CONFIDENCE.sub("", str(code)) if code not in (None, "") else "—"
+
+
+def patient_match_title(scope: str | None) -> str:
+    """A review item on a patient match: "Is page 3 this patient's?" / "Is this document this patient's?"."""
+    return f"Is {scope} this patient's?" if scope else "Is this document this patient's?"
 
 
 def confidence_words(x: float | None) -> str:

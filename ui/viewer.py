@@ -236,7 +236,7 @@ def _fact_list(view: dv.DocumentView, chosen: int | None, key: str) -> int | Non
         cit = fact.get("citation") or {}
         st.caption(f"Chosen: **{md_text(fact.get('fact_text'))}** · {md_text(labels.location(cit, fact))} · "
                    f"“{md_text(cit.get('quote_or_value'))}”"
-                   + (f" · {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""),
+                   + (f" · {md_text(glossary.reason(fact['review_reason']))}" if fact.get("review_reason") else ""),
                    help=labels.code_hint(fact.get("certainty"), fact.get("promotion_status"),
                                          md_text(cit.get("page_or_section")), md_text(cit.get("field_or_chunk_id"))))
         if fact["fact_id"] in view.unboxed and view.paged:

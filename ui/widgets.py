@@ -40,7 +40,7 @@ def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) 
     cit = fact["citation"]
     # Plain words on the line; the internal codes on hover.
     st.caption(f"“{md_text(cit['quote_or_value'])}”"
-               + (f" · review: {md_text(fact['review_reason'])}" if fact.get("review_reason") else "")
+               + (f" · review: {md_text(glossary.reason(fact['review_reason']))}" if fact.get("review_reason") else "")
                + (f" · {labels.promotion(fact['promotion_status'])}" if fact.get("promotion_status") else ""),
                help=labels.code_hint(cit.get("source_id"), md_text(cit.get("field_or_chunk_id")),
                                      fact.get("promotion_status")))

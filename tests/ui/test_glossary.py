@@ -70,3 +70,12 @@ def test_stages_and_hl7_places_in_words():
     assert glossary.hl7_place("OBX", 1, 5) == "result 1, value"
     assert glossary.hl7_place("OBX", 1, 5, "Potassium") == "result 1 (Potassium)"
     assert "OBX" not in labels.location({"page_or_section": "OBX[1]-5"})
+
+
+def test_a_reason_keeps_its_words_but_not_the_raw_confidence_number():
+    assert glossary.reason("value read by OCR with low confidence (0.33)") == "value read by OCR with low confidence"
+    assert glossary.reason("low confidence (0.61)") == "low confidence"
+    assert glossary.reason("unit 'mg/dL.' is not a known unit") == "unit 'mg/dL.' is not a known unit"
+    assert glossary.reason("conflict_needs_review") == "differs from the chart: needs review"
+    assert glossary.reason(None) == "—"
+    assert glossary.patient_match_title("page 3") == "Is page 3 this patient's?"
