@@ -136,9 +136,13 @@ c1.metric("Critical lab results in the chart", len(critical))
 c2.metric("Waiting in the review queue", counts["to_review"],
           help=f"{counts['patient_match']} patient-match checks and {counts['findings']} findings: the Review queue "
                "lists the same items")
-c3.metric("Findings on hold (patient not confirmed)", counts["held"],
-          help="Findings of documents whose patient match waits for a decision; rejected ones are not counted")
-chart_alerts.show([a for a in alerts if a["priority"] == "low"])
+c3.metric("Findings on hold", counts["held"],
+          help="Findings of documents whose patient is not confirmed: they wait for a patient-match decision "
+               "(rejected ones are decided, not counted)")
+notes = [a for a in alerts if a["priority"] == "low"]
+if notes:  # notes only (no documented indication): folded, so they never push the documents down
+    with st.expander(f"Notes from the chart checks ({len(notes)})", icon=":material/sticky_note_2:"):
+        chart_alerts.show(notes)
 vitals = latest_vital_signs(charted)
 if vitals:
     st.markdown("**Latest vital signs in the chart:** " + " · ".join(
@@ -159,16 +163,17 @@ def documents_panel() -> None:
     outcome = patient_outcomes(wb, patient["id"])
     st.dataframe(
         plain([{"id": d["id"], "file": d["filename"],
+                "what happened": glossary.outcome_words(outcome[d["id"]]) if d["id"] in outcome else "—",
                 "type": labels.doc_type(d["doc_type"]) if d["doc_type"] else "—",
                 "status": labels.document_status(d["job_status"], d["found_nothing"],
                                                  int((d.get("counts") or {}).get("unread_content") or 0)),
                 "patient match": labels.identity_status(d["identity_status"]) if d["job_status"] else "—",
-                "what happened": glossary.outcome_words(outcome[d["id"]]) if d["id"] in outcome else "—",
                 "problem": d["error_message"] or "", "uploaded": str(d["uploaded_at"])[:16]} for d in current]),
         hide_index=True, width="stretch",
         column_config={"id": st.column_config.NumberColumn("id", help="document id", format="%d"),
                        "what happened": st.column_config.TextColumn(
-                           "what happened", help="What reading the document did to the chart, as it stands now")},
+                           "what happened", width="large",
+                           help="What reading the document did to the chart, as it stands now")},
     )
     for d in current:
         if d["found_nothing"]:

@@ -247,7 +247,8 @@ def test_the_first_admin_signs_in_and_every_page_opens_without_an_exception(app,
     # The uploads' patient, chosen in the sidebar; the address then names her chart.
     settle(page)
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").click()
-    page.get_by_role("option", name=re.compile(f"^{AYESHA['last']}, {AYESHA['first']}")).click()
+    # the select shows the MRN first, so a narrow sidebar never cuts it
+    page.get_by_role("option", name=re.compile(f"^{AYESHA['mrn']} · {AYESHA['last']}, {AYESHA['first']}")).click()
     page.get_by_text(f"MRN {AYESHA['mrn']}").first.wait_for(timeout=STEP)
     settle(page)
     done["patient_id"] = int(re.search(r"[?&]patient=(\d+)", page.url).group(1))

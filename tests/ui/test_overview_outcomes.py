@@ -29,7 +29,7 @@ def test_attention_first_counts_agree_with_the_queue_and_documents_say_what_happ
     metrics = {m.label: m.value for m in at.metric}
     items = queue_items(app_env, demo_patient["id"])
     assert metrics["Waiting in the review queue"] == str(len(items))
-    assert metrics["Findings on hold (patient not confirmed)"] == str(chart_counts(app_env, demo_patient["id"])["held"])
+    assert metrics["Findings on hold"] == str(chart_counts(app_env, demo_patient["id"])["held"])
     table = at.dataframe[0].value.set_index("file")
     assert table.loc["demo-wrong-patient-lab.pdf", "what happened"] == "held: names another patient"
     assert table.loc["demo-fax-packet.pdf", "what happened"].startswith("page 3 names another patient")
