@@ -219,6 +219,11 @@ def status_line() -> None:
                    icon=":material/warning:")
     if doc.get("error_message"):
         st.error(md_text(labels.failure_sentence(doc["error_message"], doc.get("error_code"))), icon=":material/error:")
+    glossary.details_for_support({
+        "document id": doc_id, "job id": doc.get("job_id"), "job status": doc["job_status"],
+        "patient match": doc["identity_status"], "error code": doc.get("error_code"), "read as": doc.get("doc_type"),
+        "job counts": ", ".join(f"{k}={v}" for k, v in sorted((doc.get("counts") or {}).items())),
+        "outcome": ", ".join(f"{k}={v}" for k, v in outcome.to_dict().items() if v) if outcome else None})
     if doc["job_status"] == "failed" and not doc["deleted_note"] and auth.can(Permission.RETRY_JOB):
         st.button("Retry reading it", key=f"retry-doc-{doc_id}", on_click=retry, args=(doc,),
                   help="Read this document again (the attempts start over; the retry is audited).")

@@ -175,6 +175,9 @@ def documents_panel() -> None:
                            "what happened", width="large",
                            help="What reading the document did to the chart, as it stands now")},
     )
+    glossary.details_for_support([(f"document {d['id']}", f"job {d.get('job_id')} {d['job_status']}, "
+                                   f"{d['identity_status']}, {d.get('doc_type')}, {d.get('error_code') or ''}")
+                                  for d in current])
     for d in current:
         if d["found_nothing"]:
             # The job's own "nothing found" warning is this sentence; the others say why.

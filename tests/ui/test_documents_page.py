@@ -8,7 +8,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from golden.demo import DOCUMENTS
-from tests.support.app_support import document_metrics, document_picker, documents_page, sign_in_session
+from tests.support.app_support import (clinician_markdown, document_metrics, document_picker, documents_page,
+                                       sign_in_session)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +37,9 @@ def test_a_read_document_shows_its_plain_status_and_its_facts(app_env, demo_pati
     assert document_metrics(at)["Patient match"] == "names another patient: kept off this chart"
     assert document_metrics(at)["What happened"] == "held: names another patient"  # never "9 verified"
     assert set(at.get("dataframe")[0].value["status"]) == {"on hold — names another patient: kept off this chart"}
-    assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)
+    assert not any("identity_mismatch_quarantined" in m for m in clinician_markdown(at))
+    support = [m.value for e in at.expander if e.label == "Details for support" for m in e.markdown]
+    assert any("identity_mismatch_quarantined" in m for m in support)  # kept, folded, for those who need it
 
 
 def test_a_multi_file_upload_stores_each_file_and_queues_its_job(app_env, demo_patient):
