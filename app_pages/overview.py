@@ -265,10 +265,10 @@ with st.expander("Active chart rows"):
             st.dataframe(plain([{CHART_COLUMNS.get(k, k.replace("_", " ")): _chart_value(k, v) for k, v in r.items()
                                  if k != "id" and k not in SUPPORT_COLUMNS} for r in rows]),
                          hide_index=True, width="stretch")
-    glossary.details_for_support(
-        [(f"{section} row {r['id']}", ", ".join(f"{k}={r.get(k)}" for k in ("loinc", "code", "document_ids", "source")
-                                                 if k in r))
-         for section, rows in charted.items() for r in rows])
+glossary.details_for_support(
+    [(f"{section} row {r['id']}", ", ".join(f"{k}={r.get(k)}" for k in ("loinc", "code", "document_ids", "source")
+                                             if k in r))
+     for section, rows in charted.items() for r in rows])
 
 brief_tab(wb, patient)
 fhir_download(wb, patient)
