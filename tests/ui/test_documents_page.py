@@ -74,6 +74,29 @@ def test_a_multi_file_upload_stores_each_file_and_queues_its_job(app_env, demo_p
     assert "potassium.hl7: read, 2 added to the chart." in notices and "trend.xlsx: read, 2 added to the chart." in notices
 
 
+def test_the_upload_notice_says_a_report_of_another_patient_is_held_never_verified(app_env, demo_patient):
+    from core.services.admin.patients import chart_documents
+    from core.services.ingest.worker import Worker
+
+    by_name = {d.filename: d for d in DOCUMENTS}
+    at = documents_page(demo_patient["id"])
+    at.file_uploader[0].set_value([
+        ("outside-lab.pdf", by_name["demo-wrong-patient-lab.pdf"].build(), "application/pdf"),
+        ("repeat.pdf", by_name["demo-lab-repeat.pdf"].build(), "application/pdf"),
+    ]).run()
+    next(b for b in at.button if b.label == "Upload 2 files").click().run()
+    assert not at.exception, at.exception
+    for d in chart_documents(app_env, demo_patient["id"]):
+        Worker(app_env).run_specific(d["job_id"])
+    at.run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["outside-lab.pdf: held: names another patient."]
+    said = " ".join(n.value for n in [*at.success, *at.warning, *at.error])
+    assert "verified" not in said
+    # a report that only repeats the chart: said as it is, without a warning
+    assert any(s.value.startswith("repeat.pdf: read, ") and "added to the chart" in s.value for s in at.success)
+
+
 def test_delete_previews_the_impact_then_says_what_happened(app_env, demo_patient):
     from storage import documents_repo
 
