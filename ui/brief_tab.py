@@ -17,10 +17,18 @@ from ui.media import download_button
 
 
 def _line_text(line) -> str:
-    """A brief line as written, but a section's "nothing here" notice in plain words."""
+    """A brief line as written, but a section's "nothing here" notice in plain words and
+    no raw confidence number (the PDF keeps the brief as composed)."""
     if line.notice and line.section in glossary.BRIEF_NONE:
         return glossary.BRIEF_NONE[line.section]
-    return line.text
+    return glossary.reason(line.text)
+
+
+def _plain_sections(text: str) -> str:
+    """The cut summary names sections by their titles: the plain ones here."""
+    for key, words in glossary.BRIEF_SECTION.items():
+        text = text.replace(SECTIONS[key], words)
+    return text
 
 
 def brief_tab(wb, patient: dict[str, Any]) -> None:
@@ -44,7 +52,7 @@ def brief_tab(wb, patient: dict[str, Any]) -> None:
             if rows:
                 st.markdown("\n".join(f"- {md_text(_line_text(line))}" + "".join(f" [{n}]" for n in m)
                                        for line, m in rows))
-        st.caption(md_text(" ".join(cut_lines(brief.fitted.cut, budget)))
+        st.caption(md_text(_plain_sections(" ".join(cut_lines(brief.fitted.cut, budget))))
                    + f" · {brief.fitted.tokens:,} tokens")
         with st.expander(f"Sources ({len(notes)})"):
             st.markdown("\n".join(f"{n.number}. {md_text(n.text)}" for n in notes) or "None.")
