@@ -161,7 +161,7 @@ def flow_panel() -> None:
                    ", ".join(f"{glossary.stage(r['stage'])} {r['n']}" for r in latency))
     else:
         st.caption("No finished jobs or answers yet.")
-    st.subheader("Recent supervisor handoffs")
+    st.subheader("Recent steps of the work (supervisor handoffs)")
     handoffs = operations.recent_handoffs(wb)
     if not handoffs:
         st.caption("None yet.")
