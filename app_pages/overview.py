@@ -10,7 +10,7 @@ import streamlit as st
 from domain.errors import WorkbenchError
 from domain.policy.access.permissions import Permission
 from domain.models import IdentityStatus
-from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, critical_result
+from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, UNREAD_CONTENT, critical_result
 from domain.policy.answers.relevance import context_of, context_tags
 from core.services.admin.access_audit import VIEW_CHART
 from core.services.checks.alerts import patient_alerts
@@ -229,7 +229,7 @@ def fact_row(fact: dict, group: str) -> None:
 # On hold: waiting for a patient-match decision. A document rejected as not this
 # patient's, or a finding a person closed, is decided, not held (the count above agrees).
 groups["held"] = [f for f in groups["held"] if f.get("identity_status") != IdentityStatus.REJECTED.value
-                  and f.get("promotion_status") not in CLOSED_PROMOTION_STATES]
+                  and f.get("promotion_status") not in CLOSED_PROMOTION_STATES and f["fact_type"] != UNREAD_CONTENT]
 st.subheader("Findings")
 for group, title in GROUPS.items():
     facts = groups[group]

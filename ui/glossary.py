@@ -187,16 +187,20 @@ def outcome_problems(o: Any) -> list[str]:
     if o.get("need_review"):
         out.append(_count(o["need_review"], "needs review", "need review"))
     if o.get("unread"):
-        out.append(_count(o["unread"], "result printed but not read", "results printed but not read"))
+        out.append(_unread(o["unread"]))
     return out
+
+
+def _unread(n: int) -> str:
+    return _count(n, "result was not read", "results were not read")
 
 
 def outcome_words(o: Any) -> str:
     """"held: names another patient", "4 conflicts with the chart · 3 need review · 10
     added to the chart", "read, 10 added to the chart", "read, nothing found"."""
     o = _outcome(o)
-    if o["state"] in OUTCOME_STATE:
-        return OUTCOME_STATE[o["state"]]
+    if o["state"] in OUTCOME_STATE:  # held, failed, waiting: said first; unread results said too
+        return OUTCOME_STATE[o["state"]] + (f" · {_unread(o['unread'])}" if o.get("unread") else "")
     done = []
     if o.get("added"):
         done.append(f"{o['added']} added to the chart")

@@ -214,6 +214,7 @@ def test_a_document_with_results_no_reader_read_says_so_instead_of_a_plain_succe
     warnings = " ".join(w.value for w in at.warning)
     assert f"{unread} results were printed on this document but not read" in warnings
     # The picker says what happened, outcome first: the letter names no one this chart can
-    # match, so everything it holds (the unread results too) waits on the patient match.
-    assert document_metrics(at)["What happened"] == "held: patient match needs review"
-    assert "letter.pdf · lab report · held: patient match needs review" in document_picker(at).options[0]
+    # match, so its findings wait on the patient match; the results no reader read are said too.
+    said = f"held: patient match needs review · {unread} results were not read"
+    assert document_metrics(at)["What happened"] == said
+    assert f"letter.pdf · lab report · {said}" in document_picker(at).options[0]

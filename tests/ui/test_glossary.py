@@ -33,7 +33,9 @@ def test_plain_words_replace_every_internal_word_and_never_print_an_unknown_code
      "page 3 names another patient · 10 added to the chart · 9 on hold", "error"),
     (DocumentOutcome("read", added=2, kept_with_document=5), "read, 2 added to the chart · 5 kept with the document",
      "success"),
-    (DocumentOutcome("read", unread=3), "3 results printed but not read", "warning"),
+    (DocumentOutcome("read", unread=3), "3 results were not read", "warning"),
+    (DocumentOutcome("match_unclear", held=4, unread=2), "held: patient match needs review · 2 results were not read",
+     "warning"),
     (DocumentOutcome("failed"), "could not be read", "error"),
     (DocumentOutcome("not_this_patient"), "rejected: not this patient", "warning"),
 ])

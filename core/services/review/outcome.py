@@ -69,6 +69,9 @@ def document_outcome(job_status: str | None, identity_status: str | None,
         promotion = fact.get("promotion_status")
         if fact.get("retracted_at") is not None or promotion in CLOSED_PROMOTION_STATES:
             continue  # a person closed it, or it was taken out: nothing waits on it
+        if fact.get("fact_type") == UNREAD_CONTENT:
+            counts["unread"] += 1  # how the document was read, whoever's it is: said even when held
+            continue
         status = fact.get("identity_status")
         if not identity_trusted(status):
             scope = fact.get("scope")
@@ -77,9 +80,7 @@ def document_outcome(job_status: str | None, identity_status: str | None,
             if status != IdentityStatus.REJECTED.value:  # rejected: decided, not held
                 counts["held"] += 1
             continue
-        if fact.get("fact_type") == UNREAD_CONTENT:
-            counts["unread"] += 1
-        elif promotion == CONFLICT:
+        if promotion == CONFLICT:
             counts["conflicts"] += 1
         elif needs_review(fact):
             counts["need_review"] += 1
@@ -139,12 +140,13 @@ def outcomes(wb: Workbench, document_ids: Iterable[int]) -> dict[int, DocumentOu
 def chart_counts(wb: Workbench, patient_id: int) -> dict[str, int]:
     """The overview's counts, from the review queue itself: ``to_review`` is the queue's
     length (patient-match checks included), ``held`` the findings waiting on a
-    patient-match decision (rejected ones are decided, not held)."""
+    patient-match decision (rejected ones are decided, not held; the coverage guard's
+    records of unread results are no findings)."""
     items = queue_items(wb, patient_id)
     with wb.db.cursor() as cur:
         rows = facts_repo.facts_for_patient(cur, patient_id)
     held = sum(1 for f in rows if not f.document_deleted and not identity_trusted(f.identity_status)
-               and f.identity_status != IdentityStatus.REJECTED.value
+               and f.identity_status != IdentityStatus.REJECTED.value and f.fact_type != UNREAD_CONTENT
                and f.promotion_status not in CLOSED_PROMOTION_STATES)
     return {"to_review": len(items), "patient_match": sum(i["kind"] == "identity" for i in items),
             "findings": sum(i["kind"] == "fact" for i in items), "held": held}

@@ -58,6 +58,17 @@ def test_an_unclear_match_with_nothing_found_reads_as_nothing_found_but_another_
     assert document_outcome("succeeded", MISMATCH, []).state == OTHER_PATIENT
 
 
+def test_unread_results_are_said_whoever_the_document_belongs_to_and_are_no_held_finding():
+    unread = _fact(fact_type="unread_content", certainty="needs_review", promotion_status="needs_review",
+                   identity_status="identity_ambiguous_needs_review")
+    held = _fact(identity_status="identity_ambiguous_needs_review", promotion_status="awaiting_identity")
+    out = document_outcome("succeeded", "identity_ambiguous_needs_review", [unread, unread, held])
+    assert (out.state, out.unread, out.held) == (MATCH_UNCLEAR, 2, 1)
+    acknowledged = document_outcome("succeeded", VERIFIED, [unread | {"promotion_status": "acknowledged",
+                                                                      "identity_status": VERIFIED}])
+    assert acknowledged.unread == 0
+
+
 def test_a_job_that_did_not_finish_says_so_before_any_count():
     assert document_outcome("failed", VERIFIED, [_fact()]).state == "failed"
     assert document_outcome("pending", None, []).state == "waiting"
