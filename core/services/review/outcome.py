@@ -39,7 +39,7 @@ class DocumentOutcome:
     added: int = 0  # live findings that stand behind a chart row (added, or already there)
     conflicts: int = 0  # findings that differ from the chart, waiting for a decision
     need_review: int = 0  # other findings waiting for a person
-    unread: int = 0  # printed results no finding reads (the coverage guard), not yet acknowledged
+    unread: int = 0  # printed results no finding reads (the coverage guard's count), not yet acknowledged
     kept_with_document: int = 0  # cited findings that are not chart items
     held: int = 0  # findings waiting on a patient-match decision
     other_patient_parts: tuple[str, ...] = ()  # parts ("page 3", a message) that name another patient
@@ -69,8 +69,9 @@ def document_outcome(job_status: str | None, identity_status: str | None,
         promotion = fact.get("promotion_status")
         if fact.get("retracted_at") is not None or promotion in CLOSED_PROMOTION_STATES:
             continue  # a person closed it, or it was taken out: nothing waits on it
-        if fact.get("fact_type") == UNREAD_CONTENT:
-            counts["unread"] += 1  # how the document was read, whoever's it is: said even when held
+        if fact.get("fact_type") == UNREAD_CONTENT:  # one record lists every result no reader read
+            # How the document was read, whoever's it is: said even when held.
+            counts["unread"] += int((fact.get("structured_value") or {}).get("count") or 1)
             continue
         status = fact.get("identity_status")
         if not identity_trusted(status):

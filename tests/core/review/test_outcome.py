@@ -60,10 +60,10 @@ def test_an_unclear_match_with_nothing_found_reads_as_nothing_found_but_another_
 
 def test_unread_results_are_said_whoever_the_document_belongs_to_and_are_no_held_finding():
     unread = _fact(fact_type="unread_content", certainty="needs_review", promotion_status="needs_review",
-                   identity_status="identity_ambiguous_needs_review")
+                   identity_status="identity_ambiguous_needs_review", structured_value={"count": 2})
     held = _fact(identity_status="identity_ambiguous_needs_review", promotion_status="awaiting_identity")
     out = document_outcome("succeeded", "identity_ambiguous_needs_review", [unread, unread, held])
-    assert (out.state, out.unread, out.held) == (MATCH_UNCLEAR, 2, 1)
+    assert (out.state, out.unread, out.held) == (MATCH_UNCLEAR, 4, 1)  # two records of two results each
     acknowledged = document_outcome("succeeded", VERIFIED, [unread | {"promotion_status": "acknowledged",
                                                                       "identity_status": VERIFIED}])
     assert acknowledged.unread == 0
@@ -105,7 +105,8 @@ def test_the_demo_chart_outcomes_and_the_overview_counts_agree_with_the_queue(wb
     counts = chart_counts(wb, pid)
     assert counts["to_review"] == len(items)
     assert counts["patient_match"] + counts["findings"] == len(items)
-    assert counts["findings"] == sum(o.conflicts + o.need_review + o.unread for o in found.values())
+    unread_records = sum(1 for i in items if i["kind"] == "fact" and i["fact"]["fact_type"] == "unread_content")
+    assert counts["findings"] == sum(o.conflicts + o.need_review for o in found.values()) + unread_records
     held = [f for f in patient_facts(wb, pid)["held"]]
     assert counts["held"] == len(held) == sum(o.held for o in found.values())
 
