@@ -9,8 +9,9 @@ from core.services.ingest import operations
 from core.services.admin.access_audit import VIEW_DOCUMENT
 from core.services.review.document_view import document_choices
 from core.services.ingest.ingestion import attach_and_extract, job_progress, list_categories, suggest_category
+from core.services.review.outcome import outcomes, patient_outcomes
 from core.services.review.retraction import deletion_impact, delete_document
-from ui import auth, labels
+from ui import auth, glossary, labels
 from ui.inert import md_text, plain_text
 from ui.runtime import patient_picker, workbench
 from ui.viewer import render_document
@@ -25,6 +26,7 @@ wb = workbench()
 patient = patient_picker()
 st.title("Documents")
 if patient is None:
+    st.info("Choose a patient in the sidebar to see their documents.", icon=":material/person_search:")
     st.stop()
 pid = patient["id"]
 uploads = st.session_state.setdefault("doc_uploads", {}).setdefault(pid, {})  # document id -> upload record
@@ -75,21 +77,29 @@ def unread_of(state: dict) -> int:
     return int((state.get("counts") or {}).get("unread_content") or 0)
 
 
-def notice(filename: str, state: dict) -> None:
+def notice(filename: str, state: dict, outcome) -> None:
+    """What happened to an uploaded file, outcome first: held as another patient's,
+    conflicts, items to review, or what was added to the chart."""
     filename = md_text(filename)
     if state["status"] == "failed":
         st.error(f"{filename} could not be read: {md_text(labels.failure_sentence(state['error_message'], state['error_code']))}",
                  icon=":material/error:")
-    elif state["status"] == "succeeded" and (unread := unread_of(state)):
-        st.warning(f"{filename}: {labels.unread_results(unread).capitalize()} (the review queue shows where).",
-                   icon=":material/warning:")
-    elif state["found_nothing"]:
+        return
+    if state["status"] is None:
+        st.info(f"{filename} was stored; its category is not read automatically.")
+        return
+    if outcome is None:
+        return
+    level = glossary.outcome_level(outcome)
+    words = glossary.outcome_words(outcome)
+    if state["found_nothing"] and level != "error":
         st.warning(f"{filename} was read, but nothing was found in it. Check it in the viewer below.",
                    icon=":material/warning:")
-    elif state["status"] == "succeeded":
-        st.success(f"{filename} was read: {labels.found_summary(state['counts'])}.", icon=":material/check_circle:")
-    elif state["status"] is None:
-        st.info(f"{filename} was stored; its category is not read automatically.")
+        return
+    icon = {"error": ":material/block:", "warning": ":material/warning:", "success": ":material/check_circle:",
+            "info": ":material/info:"}[level]
+    hint = " (the review queue shows where)" if level == "warning" else ""
+    getattr(st, level)(f"{filename}: {md_text(words)}{hint}.", icon=icon)
 
 
 docs = document_choices(wb, pid)
@@ -107,6 +117,7 @@ def upload_progress() -> None:
     if not uploads:
         return
     states = job_progress(wb, list(uploads))
+    done = outcomes(wb, [d for d, s in states.items() if s["status"] not in PENDING])
     still = False
     for doc_id, record in uploads.items():
         state = states[doc_id]
@@ -117,7 +128,7 @@ def upload_progress() -> None:
             continue
         if not record["announced"]:
             record["announced"] = True
-        notice(record["filename"], state)
+        notice(record["filename"], state, done.get(doc_id))
     if not still and st.button("Clear these notices", key="clear-upload-notices"):
         uploads.clear()
         st.rerun(scope="app")
@@ -138,6 +149,7 @@ if not docs:
 
 
 by_id = {d["id"]: d for d in docs}
+outcome_of = patient_outcomes(wb, pid)
 linked = str(st.query_params.get("document", ""))
 if linked.isdigit() and int(linked) in by_id and st.session_state.get("doc_link_seen") != linked:
     st.session_state["doc_link_seen"] = linked  # a link (?document=) chooses once; the select rules after
@@ -159,8 +171,11 @@ def read_in_parts(d: dict) -> bool:
 
 
 def doc_state(d: dict) -> str:
+    """What happened to it, as the overview says it ("held: names another patient")."""
     if not d["deleted_note"] and read_in_parts(d):
         return f"read in {d['parts']} parts, listed as documents of their own"
+    if not d["deleted_note"] and d["job_status"] == "succeeded" and d["id"] in outcome_of:
+        return glossary.outcome_words(outcome_of[d["id"]])
     return d["deleted_note"] or labels.document_status(d["job_status"], d["found_nothing"], unread_of(d))
 
 
@@ -195,13 +210,20 @@ def status_line() -> None:
                   labels.code_hint(doc["job_status"], doc.get("error_code")))
     fact_cell(c2, "Patient match", labels.identity_status(doc["identity_status"]) if doc["job_status"] else "—",
               labels.code_hint(doc["identity_status"]))
-    fact_cell(c3, "Found", labels.found_summary(doc["counts"]) if doc["job_status"] == "succeeded" else "—")
+    outcome = outcome_of.get(doc_id)
+    fact_cell(c3, "What happened", glossary.outcome_words(outcome) if outcome and doc["job_status"] == "succeeded"
+              else "—", "As the chart stands now: added, waiting for review, or held")
     if doc["job_status"] == "succeeded" and not doc["deleted_note"] and (unread := unread_of(doc)):
         st.warning(f"{unread} result{' was' if unread == 1 else 's were'} printed on this document but not read. "
                    "The review queue shows each one on the page; acknowledge them once you have read them.",
                    icon=":material/warning:")
     if doc.get("error_message"):
         st.error(md_text(labels.failure_sentence(doc["error_message"], doc.get("error_code"))), icon=":material/error:")
+    glossary.details_for_support({
+        "document id": doc_id, "job id": doc.get("job_id"), "job status": doc["job_status"],
+        "patient match": doc["identity_status"], "error code": doc.get("error_code"), "read as": doc.get("doc_type"),
+        "job counts": ", ".join(f"{k}={v}" for k, v in sorted((doc.get("counts") or {}).items())),
+        "outcome": ", ".join(f"{k}={v}" for k, v in outcome.to_dict().items() if v) if outcome else None})
     if doc["job_status"] == "failed" and not doc["deleted_note"] and auth.can(Permission.RETRY_JOB):
         st.button("Retry reading it", key=f"retry-doc-{doc_id}", on_click=retry, args=(doc,),
                   help="Read this document again (the attempts start over; the retry is audited).")
@@ -264,8 +286,9 @@ else:
 
 def impact_sentence(impact: dict) -> str:
     kept = impact["chart_rows_kept"]
-    text = (f"Deleting **{md_text(impact['filename'])}** retracts {impact['facts']} fact(s) and {impact['promotions']} "
-            f"promotion(s) to the chart. {impact['chart_rows']} chart row(s) will be taken out of the chart")
+    text = (f"Deleting **{md_text(impact['filename'])}** takes out its {impact['facts']} finding(s) "
+            f"({impact['promotions']} of them added to the chart). {impact['chart_rows']} chart row(s) will be taken "
+            "out of the chart")
     text += (": " + ", ".join(md_text(r["label"]) for r in impact["chart_rows_retracted"]) + ".") if impact["chart_rows"] else "."
     if kept:
         text += (f" {len(kept)} chart row(s) stay because another document still supports them: "
@@ -276,8 +299,9 @@ def impact_sentence(impact: dict) -> str:
 
 def done_sentence(filename: str, result: dict) -> str:
     counts = result["retracted"]
-    return (f"{md_text(filename)} was deleted. {counts['facts']} fact(s) and {counts['promotions']} promotion(s) were "
-            f"retracted; {counts['chart_rows']} chart row(s) were taken out of the chart.")
+    return (f"{md_text(filename)} was deleted. Its {counts['facts']} finding(s) were taken out "
+            f"({counts['promotions']} had been added to the chart); {counts['chart_rows']} chart row(s) were taken "
+            "out of the chart.")
 
 
 st.divider()
@@ -295,7 +319,7 @@ if not doc["deleted_note"] and auth.can(Permission.DELETE_DOCUMENT):
             with st.container(border=True):
                 st.warning(impact_sentence(impact), icon=":material/warning:")
                 c1, c2 = st.columns(2)
-                if c1.button("Yes, delete and retract", type="primary", key="delete-confirm"):
+                if c1.button("Yes, delete it and take out its findings", type="primary", key="delete-confirm"):
                     try:
                         result = delete_document(wb, doc_id, by=auth.username())
                     except WorkbenchError as exc:

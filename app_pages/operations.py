@@ -17,9 +17,10 @@ from core.services.ingest import operations
 from domain.models import DocType
 from core.services.ingest.categories import map_category
 from core.services.admin.health import health
+from core.services.ingest.job_health import failing_jobs
 from core.services.ingest.ingestion import list_categories
 from core.services.admin.patients import list_patients
-from ui import auth, labels
+from ui import auth, glossary, labels
 from ui.media import download_button
 from ui.inert import md_text, plain, plain_text
 from ui.runtime import workbench
@@ -43,13 +44,22 @@ def _retry(job_id: int) -> None:
 @st.fragment(run_every=3.0)
 def status_panel() -> None:
     report = health(wb.settings, db=wb.db)
+    failing = failing_jobs(wb)
     depth = operations.queue_depth(wb)
     workers = operations.workers(wb)
     live = workers[0] if workers else None
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Health", {"ok": "ok", "degraded": "degraded", "error": "down"}.get(report["status"], report["status"]),
+    said = {"ok": "ok", "degraded": "degraded", "error": "down"}.get(report["status"], report["status"])
+    if failing["failing"]:
+        said = "jobs failing" if report["status"] == "ok" else f"{said}, jobs failing"
+    c1.metric("Health", said,
               help=labels.code_hint(*(k for k, ok in report["checks"].items() if not ok)) if report["status"] != "ok"
               else "database, schema and worker all fine")
+    if failing["failing"]:
+        rule = failing["rule"]
+        st.error(f"Jobs keep failing: {failing['failed']} of the last {failing['of']} finished jobs failed (red at "
+                 f"{rule['failed']} of {rule['last']}). Their reasons are in the failed jobs below.",
+                 icon=":material/heart_broken:")
     c2.metric("Waiting in the queue", depth["pending"])
     c3.metric("Being read now", depth["running"])
     c4.metric("Failed", depth["failed"], help="Failed jobs can be retried from the table below.")
@@ -77,7 +87,7 @@ def status_panel() -> None:
                                "last seen": labels.seen_ago(w["age_seconds"]), "fresh": w["fresh"],
                                "read": w["processed"], "failed": w["failed"]} for w in workers],
                              hide_index=True, width="stretch")
-    with st.expander("Health report (raw)"):
+    with st.expander("Details for support (the health report)"):
         st.json(report, expanded=False)
 
 
@@ -97,13 +107,14 @@ def jobs_panel() -> None:
         "job": j["id"], "document": j["document_id"], "type": labels.doc_type(j["doc_type"]),
         "status": labels.job_status(j["status"]), "attempts": j["attempts"], "created": j["created_at"],
         "started": j["started_at"], "finished": j["finished_at"],
-        **{stage: j["timings"].get(stage) for stage in operations.TIMING_COLUMNS},
+        **{glossary.stage(stage): j["timings"].get(stage) for stage in operations.TIMING_COLUMNS},
         "error": labels.error_code(j["error_code"]) if j["error_code"] else "", "message": j["error_message"] or "",
     } for j in found])
     st.dataframe(plain(table), hide_index=True, width="stretch",
                  column_config={"created": TIME, "started": TIME, "finished": TIME,
-                                **{s: st.column_config.NumberColumn(s, help=f"{s} time (ms)", format="%.0f")
-                                   for s in operations.TIMING_COLUMNS}})
+                                **{glossary.stage(s): st.column_config.NumberColumn(
+                                    glossary.stage(s), help=f"time spent {glossary.stage(s)} (ms; stage {s})",
+                                    format="%.0f") for s in operations.TIMING_COLUMNS}})
     reclaimed_panel()
     failed = [j for j in found if j["status"] == "failed"]
     if failed:
@@ -142,15 +153,15 @@ def flow_panel() -> None:
     st.subheader("Time per stage")
     latency = operations.stage_latency(wb)
     if latency:
-        frame = pd.DataFrame([{"stage": f"{r['stage']} ({'answer' if r['kind'] == 'answer' else 'job'})",
+        frame = pd.DataFrame([{"stage": glossary.stage(r["stage"], r["kind"]),
                                "median (p50) ms": r["p50_ms"], "slow (p95) ms": r["p95_ms"]} for r in latency])
         st.bar_chart(frame, x="stage", y=["median (p50) ms", "slow (p95) ms"], stack=False, horizontal=True,
                      sort=False, x_label="stage", y_label="milliseconds")
-        st.caption("From the latest finished jobs and chat answers; n = " +
-                   ", ".join(f"{r['stage']} {r['n']}" for r in latency))
+        st.caption("From the latest finished jobs and chat answers; how many timed: " +
+                   ", ".join(f"{glossary.stage(r['stage'])} {r['n']}" for r in latency))
     else:
         st.caption("No finished jobs or answers yet.")
-    st.subheader("Recent supervisor handoffs")
+    st.subheader("Recent steps of the work (supervisor handoffs)")
     handoffs = operations.recent_handoffs(wb)
     if not handoffs:
         st.caption("None yet.")

@@ -1,5 +1,6 @@
-"""Chart overview: who the patient is, their documents and how each was read, the chart
-checks' alerts and critical results, and the facts by certainty in plain words.
+"""Chart overview: who the patient is; first what needs attention now (the chart checks'
+alerts, critical results, red flags, documents that keep failing); the counts the review
+queue agrees with; each document and what happened to it; the findings in plain words.
 Uploading lives on the Documents page."""
 
 from datetime import date
@@ -8,14 +9,19 @@ import streamlit as st
 
 from domain.errors import WorkbenchError
 from domain.policy.access.permissions import Permission
-from domain.policy.facts.chart_rules import critical_result
+from domain.models import IdentityStatus
+from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, UNREAD_CONTENT, critical_result
 from domain.policy.answers.relevance import context_of, context_tags
 from core.services.admin.access_audit import VIEW_CHART
 from core.services.checks.alerts import patient_alerts
+from core.services.ingest.demo import demo_loaded
+from core.services.ingest.job_health import failing_jobs
+from core.services.review.attention import red_flag_findings
 from core.services.review.facts import chart_view, latest_vital_signs, patient_facts
-from core.services.admin.patients import add_patient, chart_documents
+from core.services.review.outcome import chart_counts, patient_outcomes
+from core.services.admin.patients import add_patient, chart_documents, list_patients
 from core.services.ingest.processing import NOTHING_FOUND
-from ui import auth, chart_alerts, labels
+from ui import auth, chart_alerts, glossary, labels
 from ui.brief_tab import brief_tab
 from ui.fhir_download import fhir_download
 from ui.inert import md_text, plain
@@ -23,8 +29,9 @@ from ui.runtime import patient_picker, select_patient, workbench
 
 DOCUMENTS_PAGE = "app_pages/documents.py"
 GROUPS = {
-    "verified": "Verified (promoted to the chart)", "document_fact": "Document facts (cited, not chart truth)",
-    "needs_review": "Needs human review", "held": "Held: the document's patient is not confirmed",
+    "verified": "Checked against the page and added to the chart",
+    "document_fact": "Kept with their document (cited, not added to the chart)",
+    "needs_review": "Needs review", "held": "On hold: the document's patient is not confirmed",
 }
 
 auth.require(Permission.READ)
@@ -35,15 +42,18 @@ may_add = auth.can(Permission.ADD_PATIENT)
 
 
 def welcome(*, has_patients: bool) -> None:
+    loaded = demo_loaded(wb)
     st.info(
         "**Welcome to the review workbench.**\n\n"
         + ("" if has_patients else "1. Add a patient with the form below.\n" if may_add
            else "1. A reviewer adds the patient.\n")
         + f"{'1' if has_patients else '2'}. Upload the patient's documents on the **Documents** page; each one is "
-          "read in the background and its facts appear here, cited to the page, cell or segment they came from.\n"
+          "read in the background and its findings appear here, cited to the page, cell or segment they came from.\n"
         + f"{'2' if has_patients else '3'}. Decide what needs a person on the **Review queue** page.\n\n"
-        "To try it with sample documents for the demo patients, run `python -m core demo` "
-        "(`make run` does it on an empty data dir).",
+        + ("The sample documents are loaded on the demo patients' charts (MRN DEMO-1001 to DEMO-1004): choose one "
+           "in the sidebar to see them." if loaded else
+           "To try it with sample documents for the demo patients, run `python -m core demo` "
+           "(`make run` does it on an empty data dir)."),
         icon=":material/waving_hand:",
     )
 
@@ -71,8 +81,11 @@ def add_patient_form(*, expanded: bool) -> None:
 
 
 if patient is None:
-    welcome(has_patients=False)
-    add_patient_form(expanded=True)
+    has_patients = bool(list_patients(wb))
+    if has_patients:  # none chosen yet: no chart is opened (and no view logged) for nobody's choice
+        st.info("Choose a patient in the sidebar to open their chart.", icon=":material/person_search:")
+    welcome(has_patients=has_patients)
+    add_patient_form(expanded=not has_patients)
     st.stop()
 
 auth.log_view(VIEW_CHART, patient["id"], "patient", patient["id"])
@@ -90,6 +103,51 @@ st.page_link(DOCUMENTS_PAGE, label="Upload or open documents on the Documents pa
 PENDING = ("pending", "running")
 work_pending = any(d["job_status"] in PENDING for d in docs)
 
+# ----------------------------------------------------------------- needs attention now
+# What bears on any decision comes first, above the counts and the documents: jobs that
+# keep failing, the chart checks' alerts, critical results, red flags.
+failing = failing_jobs(wb)
+if failing["failing"]:
+    st.error(f"Health: documents keep failing to be read ({failing['failed']} of the last {failing['of']} failed). "
+             "New uploads may not reach the chart; an admin sees why on the Operations page.",
+             icon=":material/heart_broken:")
+charted = chart_view(wb, patient["id"])
+critical = [r for r in charted["labs"] if r["critical"]]
+alerts = patient_alerts(wb, patient["id"])
+flags = red_flag_findings(wb, patient["id"])
+counts = chart_counts(wb, patient["id"])
+urgent = [a for a in alerts if a["priority"] != "low"]
+if urgent or critical or flags:
+    st.subheader("Needs attention")
+chart_alerts.show(urgent)
+for row in critical:
+    st.error(f"Critical: {md_text(row['test_name'])} {md_text(row['value'])} {md_text(row['unit'] or '')} (reference "
+             f"{md_text(row['reference_range'] or 'not printed')}), collected "
+             f"{md_text(row['collection_date'] or 'date not stated')}", icon=":material/emergency:")
+for fact in flags:
+    st.warning(f"Red flag: {md_text(fact['red_flag'])} — “{md_text(fact['fact_text'])}” "
+               f"({md_text(labels.location(fact['citation'], fact))} of {md_text(fact['filename'])})",
+               icon=":material/flag:")
+
+c0, c1, c2, c3 = st.columns(4)
+c0.metric("Chart alerts open", len(alerts),
+          help=f"{sum(not a['acknowledged'] for a in alerts)} not acknowledged yet (Review queue)")
+c1.metric("Critical lab results in the chart", len(critical))
+c2.metric("Waiting in the review queue", counts["to_review"],
+          help=f"{counts['patient_match']} patient-match checks and {counts['findings']} findings: the Review queue "
+               "lists the same items")
+c3.metric("Findings on hold", counts["held"],
+          help="Findings of documents whose patient is not confirmed: they wait for a patient-match decision "
+               "(rejected ones are decided, not counted)")
+notes = [a for a in alerts if a["priority"] == "low"]
+if notes:  # notes only (no documented indication): folded, so they never push the documents down
+    with st.expander(f"Notes from the chart checks ({len(notes)})", icon=":material/sticky_note_2:"):
+        chart_alerts.show(notes)
+vitals = latest_vital_signs(charted)
+if vitals:
+    st.markdown("**Latest vital signs in the chart:** " + " · ".join(
+        f"{md_text(v['summary'])} ({md_text(v['measured_at'] or 'date not stated')})" for v in vitals))
+
 
 # Reruns on its own only while a document is being read; when the last one finishes
 # the whole page reruns once so the facts below include what it found.
@@ -102,17 +160,24 @@ def documents_panel() -> None:
     if not current:
         st.info("No documents on this chart yet.")
         return
+    outcome = patient_outcomes(wb, patient["id"])
     st.dataframe(
         plain([{"id": d["id"], "file": d["filename"],
+                "what happened": glossary.outcome_words(outcome[d["id"]]) if d["id"] in outcome else "—",
                 "type": labels.doc_type(d["doc_type"]) if d["doc_type"] else "—",
                 "status": labels.document_status(d["job_status"], d["found_nothing"],
                                                  int((d.get("counts") or {}).get("unread_content") or 0)),
                 "patient match": labels.identity_status(d["identity_status"]) if d["job_status"] else "—",
-                "found": labels.found_summary(d["counts"]) if d["job_status"] == "succeeded" else "",
                 "problem": d["error_message"] or "", "uploaded": str(d["uploaded_at"])[:16]} for d in current]),
         hide_index=True, width="stretch",
-        column_config={"id": st.column_config.NumberColumn("id", help="document id", format="%d")},
+        column_config={"id": st.column_config.NumberColumn("id", help="document id", format="%d"),
+                       "what happened": st.column_config.TextColumn(
+                           "what happened", width="large",
+                           help="What reading the document did to the chart, as it stands now")},
     )
+    glossary.details_for_support([(f"document {d['id']}", f"job {d.get('job_id')} {d['job_status']}, "
+                                   f"{d['identity_status']}, {d.get('doc_type')}, {d.get('error_code') or ''}")
+                                  for d in current])
     for d in current:
         if d["found_nothing"]:
             # The job's own "nothing found" warning is this sentence; the others say why.
@@ -125,29 +190,7 @@ def documents_panel() -> None:
 
 
 documents_panel()
-
 groups = patient_facts(wb, patient["id"])
-charted = chart_view(wb, patient["id"])
-critical = [r for r in charted["labs"] if r["critical"]]
-alerts = patient_alerts(wb, patient["id"])
-c0, c1, c2, c3 = st.columns(4)
-c0.metric("Chart alerts open", len(alerts),
-          help=f"{sum(not a['acknowledged'] for a in alerts)} not acknowledged yet (Review queue)")
-c1.metric("Critical lab results in the chart", len(critical))
-c2.metric("Findings waiting for review", len(groups["needs_review"]))
-c3.metric("Facts held (patient not confirmed)", len(groups["held"]))
-# The checks' alerts first, beside the critical results: each cites the facts it rests on;
-# low-priority notes (no documented indication) come after the critical results.
-chart_alerts.show([a for a in alerts if a["priority"] != "low"])
-for row in critical:
-    st.error(f"Critical: {md_text(row['test_name'])} {md_text(row['value'])} {md_text(row['unit'] or '')} (reference "
-             f"{md_text(row['reference_range'] or 'not printed')}), collected "
-             f"{md_text(row['collection_date'] or 'date not stated')}")
-chart_alerts.show([a for a in alerts if a["priority"] == "low"])
-vitals = latest_vital_signs(charted)
-if vitals:
-    st.markdown("**Latest vital signs in the chart:** " + " · ".join(
-        f"{md_text(v['summary'])} ({md_text(v['measured_at'] or 'date not stated')})" for v in vitals))
 
 
 # Promotion words that would only repeat what the certainty already says.
@@ -156,7 +199,7 @@ _SAID_BY_CERTAINTY = {"needs_review", "not_promotable", None}
 
 def fact_status(fact: dict, group: str) -> str:
     if group == "held":
-        return f"held until the patient is confirmed ({labels.identity_status(fact.get('identity_status'))})"
+        return f"on hold until the patient is confirmed ({labels.identity_status(fact.get('identity_status'))})"
     words = [labels.certainty(fact["certainty"])]
     if fact.get("promotion_status") not in _SAID_BY_CERTAINTY:
         words.append(labels.promotion(fact["promotion_status"]))
@@ -173,7 +216,7 @@ def fact_row(fact: dict, group: str) -> None:
         f"{lead}**{md_text(fact['fact_text'])}** · {kind}"
         + (f" ({context})" if context else "")
         + f" · {md_text(labels.location(fact['citation'], fact))} of {md_text(fact['filename'])} · {fact_status(fact, group)}"
-        + (f" · {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""),
+        + (f" · {md_text(glossary.reason(fact['review_reason']))}" if fact.get("review_reason") else ""),
         help=labels.code_hint(fact["certainty"], fact.get("promotion_status"),
                               md_text(fact["citation"].get("field_or_chunk_id")),
                               fact.get("identity_status")),
@@ -183,7 +226,11 @@ def fact_row(fact: dict, group: str) -> None:
                                  "fact": str(fact["fact_id"])})
 
 
-st.subheader("Extracted facts")
+# On hold: waiting for a patient-match decision. A document rejected as not this
+# patient's, or a finding a person closed, is decided, not held (the count above agrees).
+groups["held"] = [f for f in groups["held"] if f.get("identity_status") != IdentityStatus.REJECTED.value
+                  and f.get("promotion_status") not in CLOSED_PROMOTION_STATES and f["fact_type"] != UNREAD_CONTENT]
+st.subheader("Findings")
 for group, title in GROUPS.items():
     facts = groups[group]
     with st.expander(f"{title} — {len(facts)}", expanded=group in ("verified", "needs_review")):
@@ -192,8 +239,11 @@ for group, title in GROUPS.items():
         for fact in facts:
             fact_row(fact, group)
 
-CHART_COLUMNS = {"abnormal_flag": "flag", "collection_date": "collected", "loinc": "LOINC",
-                 "document_ids": "from documents", "test_name": "test", "kind": "sign", "measured_at": "measured"}
+CHART_COLUMNS = {"abnormal_flag": "flag", "collection_date": "collected", "test_name": "test", "kind": "sign",
+                 "measured_at": "measured", "document_ids": "from", "critical_basis": "critical because"}
+# Codes a clinician does not read in the table: they stay in the support details below it.
+SUPPORT_COLUMNS = ("loinc", "code", "critical")
+names = {d["id"]: d["filename"] for d in docs}
 
 
 def _chart_value(key: str, value):
@@ -204,8 +254,8 @@ def _chart_value(key: str, value):
     if key == "kind":
         return labels.vital_sign(value)
     if key == "document_ids":
-        return ", ".join(map(str, value))
-    return value
+        return glossary.document_names(value, names) if value else "entered by hand"
+    return "—" if value is None else value
 
 
 with st.expander("Active chart rows"):
@@ -213,7 +263,12 @@ with st.expander("Active chart rows"):
         st.markdown(f"**{labels.chart_section(section)}** ({len(rows)})")
         if rows:
             st.dataframe(plain([{CHART_COLUMNS.get(k, k.replace("_", " ")): _chart_value(k, v) for k, v in r.items()
-                                 if k != "id"} for r in rows]), hide_index=True, width="stretch")
+                                 if k != "id" and k not in SUPPORT_COLUMNS} for r in rows]),
+                         hide_index=True, width="stretch")
+glossary.details_for_support(
+    [(f"{section} row {r['id']}", ", ".join(f"{k}={r.get(k)}" for k in ("loinc", "code", "document_ids", "source")
+                                             if k in r))
+     for section, rows in charted.items() for r in rows])
 
 brief_tab(wb, patient)
 fhir_download(wb, patient)

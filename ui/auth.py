@@ -198,8 +198,34 @@ def require_sign_in() -> Account:
         account = _local_account()
     if account.must_change_password and account.auth_source == "local":
         _change_password_form(account)
+    _open_last_patient(account)
     _sidebar(account)
     return account
+
+
+LAST_PATIENT_KEY = "auth_last_patient_opened"
+
+
+def _open_last_patient(account: Account) -> None:
+    """Once per session: open the chart this user viewed last (the access audit says
+    which), unless the URL names one. With no earlier view no chart is opened, so no
+    view is logged that nobody chose."""
+    if st.session_state.get(LAST_PATIENT_KEY) or "patient_id" in st.session_state:
+        return
+    st.session_state[LAST_PATIENT_KEY] = True
+    if str(st.query_params.get("patient", "")).isdigit():
+        return  # a link or a reload names the chart: the picker takes it from the URL
+    last = last_viewed_patient(account.username)
+    if last is not None:
+        st.session_state["patient_id"] = last
+
+
+def last_viewed_patient(username: str) -> int | None:
+    """The patient of this user's latest view of patient data (chart, document, answer)."""
+    for event in access_audit.events(workbench(), actor=username, limit=200):
+        if event["event"] in access_audit.VIEW_EVENTS and event.get("patient_id") is not None:
+            return int(event["patient_id"])
+    return None
 
 
 def _local_account() -> Account:

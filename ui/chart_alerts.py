@@ -11,6 +11,7 @@ import streamlit as st
 from domain.errors import WorkbenchError
 from core.services.checks.alerts import MIN_NOTE, acknowledge_alert
 from core.services.workbench import Workbench
+from ui import labels
 from ui.inert import md_text
 
 PRIORITY = {"high": "High", "medium": "Medium", "low": "Low (note)"}
@@ -21,9 +22,11 @@ KIND = {"drug-lab": "drug–lab", "drug-allergy": "drug–allergy", "record-cons
 def cited_lines(alert: dict[str, Any]) -> list[str]:
     out = []
     for f in alert["facts"]:
-        where = " · ".join(md_text(x) for x in (f.get("filename"), f.get("page_or_section")) if x)
-        state = "" if f.get("live") else " (no longer live)"
-        out.append(f"fact {f['fact_id']}: {md_text(f.get('text') or '—')}" + (f" · {where}" if where else "") + state)
+        place = labels.location({"page_or_section": f["page_or_section"]}) if f.get("page_or_section") else None
+        where = " · ".join(md_text(x) for x in (f.get("filename"), place) if x)
+        state = "" if f.get("live") else " (no longer in the record)"
+        # The finding's words and where it is, not its id.
+        out.append(f"{md_text(f.get('text') or '—')}" + (f" · {where}" if where else "") + state)
     return out
 
 

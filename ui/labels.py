@@ -1,6 +1,9 @@
-"""Plain words for what a clinician reads. Internal codes stay in the data and are
-shown only on hover or in an expander (``code_hint``); pages call these instead of
-printing enum values. Wording only: no rules live here."""
+"""Plain words for what a clinician reads, by kind of code. Internal codes stay in the
+data and are shown only on hover or in the "Details for support" expander
+(``code_hint``, ``ui.glossary.details_for_support``); pages call these instead of
+printing enum values. The words for the workbench's own vocabulary (verified, promoted,
+held, superseded, ...) come from the one glossary, ``ui.glossary``. Wording only: no
+rules live here."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from functools import partial
 from typing import Any
 
 from domain.policy.facts.vital_signs import VITAL_SIGNS
+from ui import glossary
+from ui.glossary import TERMS
 
 JOB_STATUS = {
     "pending": "waiting to be read", "running": "being read now", "succeeded": "read",
@@ -18,24 +23,23 @@ IDENTITY_STATUS = {
     "identity_verified": "matches this patient",
     "identity_review_approved": "approved for this patient by a reviewer",
     "identity_ambiguous_needs_review": "patient match unclear: needs review",
-    "identity_mismatch_quarantined": "names another patient: held back",
+    "identity_mismatch_quarantined": TERMS["identity_mismatch_quarantined"],
     "identity_review_rejected": "rejected: not this patient",
     "identity_unchecked": "patient not checked yet",
     None: "patient not checked yet",
 }
-CERTAINTY = {
-    "verified": "verified", "document_fact": "document fact (not chart truth)", "needs_review": "needs review",
-}
+CERTAINTY = {c: TERMS[c] for c in ("verified", "document_fact", "needs_review")}
 # The viewer's four colour classes, named as the legend reads them.
 BOX_CLASS = {
-    "verified": "verified", "document_fact": "document fact", "needs_review": "needs review",
-    "held": "held (patient not confirmed)",
+    "verified": TERMS["verified"], "document_fact": "kept with the document", "needs_review": "needs review",
+    "held": "on hold (patient not confirmed)",
 }
 PROMOTION = {
-    "promoted": "added to the chart", "already_exists": "already in the chart",
-    "duplicate_skipped": "duplicate, not added again", "conflict_needs_review": "differs from the chart: needs review",
+    "promoted": TERMS["promoted"], "already_exists": TERMS["already_exists"],
+    "duplicate_skipped": "duplicate, not added again", "conflict_needs_review": TERMS["conflict_needs_review"],
     "not_promotable": "kept with the document (not a chart item)", "needs_review": "waiting for review",
-    "rejected": "rejected", "promotion_failed": "could not be added to the chart", "retracted": "retracted",
+    "rejected": "rejected", "promotion_failed": "could not be added to the chart",
+    "retracted": "taken out of the chart", "superseded": TERMS["superseded"], "acknowledged": TERMS["acknowledged"],
     "awaiting_identity": "waiting for the patient match", "approved_awaiting_identity":
         "approved, waiting for the patient match",
     None: "—",
@@ -110,16 +114,14 @@ _FHIR = re.compile(r"^(?:Bundle\.entry\[\d+\]\.resource|[A-Z][A-Za-z]+\.[a-z])")
 
 def location(citation: dict[str, Any], fact: dict[str, Any] | None = None) -> str:
     """Where a citation points, as a person would say it: "page 1, row 'LDL Cholesterol'",
-    "OBX 3 (Glucose)", "message 2, PID 1, field 7", "sheet Lab trend, row 5", "paragraph 7"."""
+    "result 3 (Glucose)", "message 2, patient details 1, birth date", "sheet Lab trend, row 5",
+    "paragraph 7". The HL7 segment and field codes go to the support details."""
     where = str(citation.get("page_or_section") or "")
     label = _row_label(fact)
     seg = _HL7.match(where)
     if seg:
         text = f"message {seg['msg']}, " if seg["msg"] else ""
-        text += f"{seg['seg']} {seg['n']}"
-        if label:
-            return f"{text} ({label})"
-        return f"{text}, field {seg['field']}" if seg["field"] else text
+        return text + glossary.hl7_place(seg["seg"], seg["n"], seg["field"], label or None)
     sheet = _SHEET.match(where)
     if sheet:
         rows = sheet["r1"] if not sheet["r2"] or sheet["r2"] == sheet["r1"] else f"{sheet['r1']}–{sheet['r2']}"
@@ -186,9 +188,10 @@ def unread_results(n: int) -> str:
 
 
 def found_summary(counts: dict[str, Any] | None) -> str:
-    """A job's counts as a reviewer reads them: "10 verified · 2 need review"."""
+    """A job's counts as they were when it was read: "10 checked against the page · 2 need
+    review". What happened since (held, added, conflicts) is ``glossary.outcome_words``."""
     counts = counts or {}
-    parts = [(counts.get("verified"), "verified"), (counts.get("document_fact"), "document facts"),
+    parts = [(counts.get("verified"), TERMS["verified"]), (counts.get("document_fact"), "kept with the document"),
              (counts.get("needs_review"), "need review")]
     text = " · ".join(f"{n} {label}" for n, label in parts if n)
     if not text and counts.get("unchanged"):

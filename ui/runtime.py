@@ -14,7 +14,7 @@ from core.commands.handover import serve_request
 from core.services.admin.accounts import ensure_initial_admin
 from core.services.interfaces.app_endpoint import AppEndpoint
 from core.services.interfaces.mllp import MllpListener
-from core.services.admin.patients import display_name, list_patients, seed_demo_patients
+from core.services.admin.patients import list_patients, seed_demo_patients
 from core.services.ingest.worker import Worker
 from core.services.workbench import Workbench, open_workbench
 from domain.settings import get_settings
@@ -89,10 +89,12 @@ def select_patient(patient_id: int) -> None:
 
 
 def patient_picker() -> dict | None:
-    """Sidebar patient select and who that patient is. The choice lives in
-    session_state['patient_id'], a plain key rather than the widget's own, so it
-    survives moving between pages (Streamlit forgets a widget's state on a page where
-    that widget is not drawn)."""
+    """Sidebar patient select and who that patient is; None while no patient is chosen
+    (a session starts on the patient its user viewed last, ui.auth, or on none: the
+    first patient of the list is never opened for someone who did not choose it). The
+    choice lives in session_state['patient_id'], a plain key rather than the widget's
+    own, so it survives moving between pages (Streamlit forgets a widget's state on a
+    page where that widget is not drawn)."""
     patients = list_patients(workbench())
     if not patients:
         st.sidebar.info("No patients yet: add one on the Chart overview page.")
@@ -100,12 +102,21 @@ def patient_picker() -> dict | None:
     ids = [p["id"] for p in patients]
     by_id = {p["id"]: p for p in patients}
     # The URL names the patient (?patient=<patient id>), so a reload, a bookmark or a new
-    # tab opens the same chart instead of falling back to the first patient.
+    # tab opens the same chart.
     wanted = str(st.query_params.get("patient", ""))
     if "patient_id" not in st.session_state and wanted.isdigit() and int(wanted) in by_id:
         st.session_state["patient_id"] = int(wanted)
     if st.session_state.get("patient_id") not in by_id:
-        st.session_state["patient_id"] = ids[0]
+        st.session_state.pop("patient_id", None)
+
+        def chose() -> None:
+            if st.session_state.get("patient_select_none") is not None:
+                st.session_state["patient_id"] = st.session_state["patient_select_none"]
+
+        st.sidebar.selectbox("Patient", ids, index=None, placeholder="Choose a patient",
+                             format_func=lambda i: option(by_id[i]), key="patient_select_none",
+                             on_change=chose)
+        return None
     chosen_id = st.session_state["patient_id"]
     # The select is keyed by the chosen patient and defaults to it: Streamlit treats a
     # keyed widget on another page as a new widget and would fall back to the first
@@ -116,12 +127,17 @@ def patient_picker() -> dict | None:
         st.session_state["patient_id"] = st.session_state[key]
 
     st.sidebar.selectbox("Patient", ids, index=ids.index(chosen_id),
-                         format_func=lambda i: plain_text(display_name(by_id[i])), key=key, on_change=remember)
+                         format_func=lambda i: option(by_id[i]), key=key, on_change=remember)
     chosen = by_id[st.session_state["patient_id"]]
     if st.query_params.get("patient") != str(chosen["id"]):
         st.query_params["patient"] = str(chosen["id"])
     _patient_card(chosen)
     return chosen
+
+
+def option(patient: dict) -> str:
+    """A patient in the sidebar select: the MRN first, so a narrow sidebar never cuts it."""
+    return plain_text(f"{patient['mrn']} · {patient['last_name']}, {patient['first_name']}")
 
 
 def _patient_card(patient: dict) -> None:

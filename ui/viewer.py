@@ -18,7 +18,8 @@ from core.services.review import document_view as dv
 from core.services.review import native_views
 from core.services.admin.access_audit import VIEW_DOCUMENT
 from core.services.workbench import Workbench
-from ui import auth, labels
+from core.services.review.outcome import page_matches
+from ui import auth, glossary, labels
 from ui.inert import md_text, plain, plain_text
 from ui.media import data_url
 
@@ -128,7 +129,7 @@ def fact_status(fact: dict[str, Any]) -> str:
     """A fact's state in plain words, by its viewer class."""
     cls = fact.get("box_class")
     if cls == "held":
-        return f"held: {labels.identity_status(fact.get('identity_status'))}"
+        return f"on hold — {labels.identity_status(fact.get('identity_status'))}"
     if cls is None:
         return labels.promotion(fact.get("promotion_status"))
     words = labels.BOX_CLASS.get(cls, cls)
@@ -235,7 +236,7 @@ def _fact_list(view: dv.DocumentView, chosen: int | None, key: str) -> int | Non
         cit = fact.get("citation") or {}
         st.caption(f"Chosen: **{md_text(fact.get('fact_text'))}** · {md_text(labels.location(cit, fact))} · "
                    f"“{md_text(cit.get('quote_or_value'))}”"
-                   + (f" · {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""),
+                   + (f" · {md_text(glossary.reason(fact['review_reason']))}" if fact.get("review_reason") else ""),
                    help=labels.code_hint(fact.get("certainty"), fact.get("promotion_status"),
                                          md_text(cit.get("page_or_section")), md_text(cit.get("field_or_chunk_id"))))
         if fact["fact_id"] in view.unboxed and view.paged:
@@ -268,12 +269,34 @@ def _paged(wb: Workbench, view: dv.DocumentView, chosen: int | None, key: str) -
     with zoom_col:
         zoom = st.segmented_control("Zoom", list(ZOOMS), default="Fit", key=f"{key}:zoom") or "Fit"
     current = view.pages[page - 1]
+    page_banner(wb, view, page)
     for text in current.warnings:
         st.warning(f"Page {page}: {md_text(text)}", icon=":material/warning:")
     _draw_page(wb, view, page, current.boxes, chosen, key, zoom=ZOOMS[zoom])
     legend()
     if view.page_count > 1 and st.toggle("Page thumbnails", key=f"{key}:thumbs"):
         _thumbnails(wb, view, key)
+
+
+def page_banner(wb: Workbench, view: dv.DocumentView, page: int) -> None:
+    """A page checked on its own (a fax packet's) that names another patient carries a
+    red banner; a page whose patient is unclear an orange one. A cover sheet is what it
+    is, not a warning: it says so quietly; a page that was not read says that."""
+    match = page_matches(wb, view.document_id).get(page)
+    if match == "identity_mismatch_quarantined":
+        st.error(f"**Page {page} names another patient.** Its findings are kept off this chart; the review queue "
+                 "asks a reviewer to confirm.", icon=":material/person_off:")
+    elif match == "identity_review_rejected":
+        st.error(f"**Page {page} is not this patient's** (a reviewer decided): nothing on it is in this chart.",
+                 icon=":material/person_off:")
+    elif match == "identity_ambiguous_needs_review":
+        st.warning(f"Page {page}: the patient match is unclear; its findings wait for a reviewer.",
+                   icon=":material/person_search:")
+    cls = view.pages[page - 1].page_class
+    if cls == "cover":
+        st.caption(f"Page {page}: {glossary.plain('page_cover')}.")
+    elif cls:
+        st.caption(f"Page {page}: {glossary.plain('page_' + cls)}.")
 
 
 def _first_page_with_boxes(view: dv.DocumentView) -> int:

@@ -8,19 +8,20 @@ from domain.policy.facts.chart_rules import critical_result
 from domain.policy.answers.relevance import context_of, context_tags
 from core.services.review.source_review import source_name
 from core.services.workbench import Workbench
-from ui import auth, labels
+from ui import auth, glossary, labels
 from ui.inert import md_text
 
 # Plain words: the badges must read the same on a machine without an emoji font.
 STATUS_BADGE = {
-    "pending": "pending", "running": "running", "succeeded": "succeeded", "failed": "FAILED",
-    "retracted": "retracted", None: "stored only",
+    "pending": "waiting", "running": "being read", "succeeded": "read", "failed": "COULD NOT BE READ",
+    "retracted": "deleted", None: "stored only",
 }
 IDENTITY_BADGE = {
-    "identity_verified": "identity verified", "identity_review_approved": "identity approved by reviewer",
-    "identity_ambiguous_needs_review": "identity needs review",
-    "identity_mismatch_quarantined": "WRONG PATIENT? quarantined",
-    "identity_review_rejected": "identity rejected", "identity_unchecked": "not checked", None: "not checked",
+    "identity_verified": "matches this patient", "identity_review_approved": "patient approved by a reviewer",
+    "identity_ambiguous_needs_review": "patient match needs review",
+    "identity_mismatch_quarantined": "ANOTHER PATIENT? kept off this chart",
+    "identity_review_rejected": "not this patient", "identity_unchecked": "patient not checked",
+    None: "patient not checked",
 }
 
 
@@ -31,7 +32,7 @@ def fact_line(fact: dict) -> str:
     # The answer composer's words for how a mention was meant, without its brackets.
     context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
     return (f"{critical}**{md_text(fact['fact_text'])}** — {labels.fact_type(fact['fact_type'])}, {where}, "
-            f"confidence {fact['confidence']:.2f}" + (f" · {context}" if context else ""))
+            f"{glossary.confidence_words(fact.get('confidence'))}" + (f" · {context}" if context else ""))
 
 
 def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) -> None:
@@ -39,7 +40,7 @@ def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) 
     cit = fact["citation"]
     # Plain words on the line; the internal codes on hover.
     st.caption(f"“{md_text(cit['quote_or_value'])}”"
-               + (f" · review: {md_text(fact['review_reason'])}" if fact.get("review_reason") else "")
+               + (f" · review: {md_text(glossary.reason(fact['review_reason']))}" if fact.get("review_reason") else "")
                + (f" · {labels.promotion(fact['promotion_status'])}" if fact.get("promotion_status") else ""),
                help=labels.code_hint(cit.get("source_id"), md_text(cit.get("field_or_chunk_id")),
                                      fact.get("promotion_status")))

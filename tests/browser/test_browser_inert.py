@@ -28,7 +28,7 @@ def test_a_real_browser_fetches_nothing_a_document_names(served, tmp_path_factor
         page = context.new_page()
         # the chart of this module's payload documents (tests/support/served_app.py)
         sign_in(page, served.url, "dr.reviewer", TEST_PASSWORD, patient=served.patients["inert"])
-        page.get_by_text("Extracted facts").wait_for(timeout=60_000)
+        page.get_by_role("heading", name="Findings", exact=True).wait_for(timeout=60_000)
         page.get_by_text("Critical: Potassium ![x](http:").first.wait_for(timeout=30_000)  # shown as text
         page.wait_for_timeout(1500)
         _assert_nothing_live(page, requests)

@@ -247,7 +247,8 @@ def test_the_first_admin_signs_in_and_every_page_opens_without_an_exception(app,
     # The uploads' patient, chosen in the sidebar; the address then names her chart.
     settle(page)
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").click()
-    page.get_by_role("option", name=re.compile(f"^{AYESHA['last']}, {AYESHA['first']}")).click()
+    # the select shows the MRN first, so a narrow sidebar never cuts it
+    page.get_by_role("option", name=re.compile(f"^{AYESHA['mrn']} · {AYESHA['last']}, {AYESHA['first']}")).click()
     page.get_by_text(f"MRN {AYESHA['mrn']}").first.wait_for(timeout=STEP)
     settle(page)
     done["patient_id"] = int(re.search(r"[?&]patient=(\d+)", page.url).group(1))
@@ -277,9 +278,12 @@ def test_five_formats_uploaded_on_the_documents_page_are_read_and_drawn(app, tab
     assert upload_rows(page) == {name: category for name, (_, category, _) in UPLOADS.items()}
     upload.click()
 
-    # Each file's notice: read, or could not be read (which names why).
+    # Each file's notice: what reading it did ("<name>: read, 10 added to the chart", or what waits for a
+    # person), or could not be read (which names why). A progress bar ("<name>: being read") is no notice.
     for name in UPLOADS:
-        read, failed = page.get_by_text(f"{name} was read"), page.get_by_text(f"{name} could not be read")
+        notices = page.locator("[data-testid='stAlert']")
+        read = notices.filter(has_text=re.compile(rf"{re.escape(name)}(: | was read)"))
+        failed = page.get_by_text(f"{name} could not be read")
         read.or_(failed).first.wait_for(timeout=READ)
         if failed.count():
             pytest.fail(f"the upload of {name} failed: {failed.first.inner_text()}")

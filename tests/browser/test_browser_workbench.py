@@ -413,18 +413,18 @@ def test_the_chart_overview_shows_what_the_decisions_changed(demo, tab):
     # the grid draws its rows after the expander opens: read it until every row is there
     for _ in range(30):
         rows = grid_rows(chart.locator("[data-testid='stDataFrame']").first)
-        if len(rows) == labs_now and all(r.get("from documents") for r in rows):
+        if len(rows) == labs_now and all(r.get("from") for r in rows):
             break
         page.wait_for_timeout(1000)
     assert len(rows) == labs_now, rows
-    # the approved report's results are in the chart, from that document only
-    from_report = [r for r in rows if r["from documents"] == str(done["identity"])]
+    # the approved report's results are in the chart, from that document only (named, not numbered)
+    from_report = [r for r in rows if r["from"] == WRONG_PATIENT]
     assert sorted(r["test"] for r in from_report) == sorted(f["structured_value"]["test_name"]
                                                             for f in wrong_patient_labs)
     # the corrected scanned result now supports the chart's creatinine row
     creatinine = [r for r in rows if r["test"] == MISREAD_TEST and r["collected"] == "2026-09-03"]
     assert len(creatinine) == 1 and creatinine[0]["unit"] == "mg/dL", creatinine
-    assert str(demo.documents[SCANNED]) in creatinine[0]["from documents"].split(", "), creatinine
+    assert SCANNED in creatinine[0]["from"].split(", "), creatinine
     screenshot(page, "overview")
     done["chart_ui"] = True
 

@@ -203,6 +203,13 @@ def documents_page(patient_id: int, *, user: str = "dr.reviewer", **query) -> Ap
     return at
 
 
+def clinician_markdown(at: AppTest) -> list[str]:
+    """The page's Markdown a clinician reads: all of it but the "Details for support"
+    expander, which holds the internal words on purpose (ui/glossary.py)."""
+    support = {m.value for e in at.expander if e.label == "Details for support" for m in e.markdown}
+    return [m.value for m in at.markdown if m.value not in support]
+
+
 def document_picker(at: AppTest):
     """The Documents page's "Document" select."""
     return next(s for s in at.selectbox if s.label == "Document")
@@ -213,7 +220,7 @@ def document_metrics(at: AppTest) -> dict[str, str]:
     out = {}
     for m in at.markdown:
         head, sep, value = m.value.partition("  \n")
-        if sep and head in ("**Status**", "**Patient match**", "**Found**"):
+        if sep and head in ("**Status**", "**Patient match**", "**What happened**"):
             out[head.strip("*")] = value
     return out
 

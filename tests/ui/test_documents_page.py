@@ -8,7 +8,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from golden.demo import DOCUMENTS
-from tests.support.app_support import document_metrics, document_picker, documents_page, sign_in_session
+from tests.support.app_support import (clinician_markdown, document_metrics, document_picker, documents_page,
+                                       sign_in_session)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,17 +25,21 @@ def test_a_read_document_shows_its_plain_status_and_its_facts(app_env, demo_pati
     docs = _load(app_env, "demo-lab-typed.pdf", "demo-wrong-patient-lab.pdf")
     at = documents_page(demo_patient["id"], document=str(docs["demo-lab-typed.pdf"]))
     assert document_picker(at).value == docs["demo-lab-typed.pdf"]
-    assert document_metrics(at) == {"Status": "read", "Patient match": "matches this patient", "Found": "10 verified"}
+    assert document_metrics(at) == {"Status": "read", "Patient match": "matches this patient",
+                                    "What happened": "read, 10 added to the chart"}
     facts = at.get("dataframe")[0].value
     assert len(facts) == 10
     assert facts["where"].iloc[0] == "page 1, row ‘WBC’"  # plain location, not results[0]
-    assert set(facts["status"]) == {"verified, added to the chart"}
+    assert set(facts["status"]) == {"checked against the page, added to the chart"}
     assert "Facts (10)" in " ".join(m.value for m in at.markdown)
 
     document_picker(at).set_value(docs["demo-wrong-patient-lab.pdf"]).run()
-    assert document_metrics(at)["Patient match"] == "names another patient: held back"
-    assert set(at.get("dataframe")[0].value["status"]) == {"held: names another patient: held back"}
-    assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)
+    assert document_metrics(at)["Patient match"] == "names another patient: kept off this chart"
+    assert document_metrics(at)["What happened"] == "held: names another patient"  # never "9 verified"
+    assert set(at.get("dataframe")[0].value["status"]) == {"on hold — names another patient: kept off this chart"}
+    assert not any("identity_mismatch_quarantined" in m for m in clinician_markdown(at))
+    support = [m.value for e in at.expander if e.label == "Details for support" for m in e.markdown]
+    assert any("identity_mismatch_quarantined" in m for m in support)  # kept, folded, for those who need it
 
 
 def test_a_multi_file_upload_stores_each_file_and_queues_its_job(app_env, demo_patient):
@@ -66,7 +71,30 @@ def test_a_multi_file_upload_stores_each_file_and_queues_its_job(app_env, demo_p
         Worker(app_env).run_specific(d["job_id"])
     at.run()
     notices = [s.value for s in at.success]
-    assert "potassium.hl7 was read: 2 verified." in notices and "trend.xlsx was read: 2 verified." in notices
+    assert "potassium.hl7: read, 2 added to the chart." in notices and "trend.xlsx: read, 2 added to the chart." in notices
+
+
+def test_the_upload_notice_says_a_report_of_another_patient_is_held_never_verified(app_env, demo_patient):
+    from core.services.admin.patients import chart_documents
+    from core.services.ingest.worker import Worker
+
+    by_name = {d.filename: d for d in DOCUMENTS}
+    at = documents_page(demo_patient["id"])
+    at.file_uploader[0].set_value([
+        ("outside-lab.pdf", by_name["demo-wrong-patient-lab.pdf"].build(), "application/pdf"),
+        ("repeat.pdf", by_name["demo-lab-repeat.pdf"].build(), "application/pdf"),
+    ]).run()
+    next(b for b in at.button if b.label == "Upload 2 files").click().run()
+    assert not at.exception, at.exception
+    for d in chart_documents(app_env, demo_patient["id"]):
+        Worker(app_env).run_specific(d["job_id"])
+    at.run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["outside-lab.pdf: held: names another patient."]
+    said = " ".join(n.value for n in [*at.success, *at.warning, *at.error])
+    assert "verified" not in said
+    # a report that only repeats the chart: said as it is, without a warning
+    assert any(s.value.startswith("repeat.pdf: read, ") and "added to the chart" in s.value for s in at.success)
 
 
 def test_delete_previews_the_impact_then_says_what_happened(app_env, demo_patient):
@@ -77,20 +105,20 @@ def test_delete_previews_the_impact_then_says_what_happened(app_env, demo_patien
     at = documents_page(demo_patient["id"], document=str(lab))
     next(b for b in at.button if b.label == "Delete this document…").click().run()
     preview = " ".join(w.value for w in at.warning)
-    assert "retracts 10 fact(s) and 10 promotion(s)" in preview
+    assert "takes out its 10 finding(s) (10 of them added to the chart)" in preview
     assert "9 chart row(s) will be taken out of the chart" in preview
     assert "1 chart row(s) stay because another document still supports them: Hemoglobin A1c (demo-workbook.xlsx)" \
         in preview
     with app_env.db.cursor() as cur:
         assert not documents_repo.by_id(cur, lab)["deleted"]  # a preview changes nothing
 
-    next(b for b in at.button if b.label == "Yes, delete and retract").click().run()
+    next(b for b in at.button if b.label == "Yes, delete it and take out its findings").click().run()
     assert not at.exception, at.exception
     with app_env.db.cursor() as cur:
         row = documents_repo.by_id(cur, lab)
     assert row["deleted"] and row["deleted_by"] == "dr.reviewer"  # the signed-in user
-    assert any(s.value.startswith("demo-lab-typed.pdf was deleted. 10 fact(s) and 10 promotion(s) were retracted; "
-                                  "9 chart row(s)") for s in at.success)
+    assert any(s.value.startswith("demo-lab-typed.pdf was deleted. Its 10 finding(s) were taken out (10 had been "
+                                  "added to the chart); 9 chart row(s)") for s in at.success)
     assert document_metrics(at)["Status"].startswith("deleted on ")
     assert any(w.value.startswith("This document was deleted on ") for w in at.warning)
     assert any(o.startswith("demo-lab-typed.pdf · lab report · deleted on ") for o in document_picker(at).options)
@@ -185,5 +213,8 @@ def test_a_document_with_results_no_reader_read_says_so_instead_of_a_plain_succe
     assert status == f"read, but {unread} results were not read — see review"
     warnings = " ".join(w.value for w in at.warning)
     assert f"{unread} results were printed on this document but not read" in warnings
-    assert f"letter.pdf · lab report · read, but {unread} results were not read" in \
-        document_picker(at).options[0]
+    # The picker says what happened, outcome first: the letter names no one this chart can
+    # match, so its findings wait on the patient match; the results no reader read are said too.
+    said = f"held: patient match needs review · {unread} results were not read"
+    assert document_metrics(at)["What happened"] == said
+    assert f"letter.pdf · lab report · {said}" in document_picker(at).options[0]

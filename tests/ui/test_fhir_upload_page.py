@@ -25,4 +25,4 @@ def test_a_bundle_is_suggested_stored_queued_and_read(app_env):
     assert (stored["doc_type"], stored["job_status"]) == ("fhir_bundle", "pending")
     Worker(app_env).run_specific(stored["job_id"])
     at.run()
-    assert "export.txt was read: 7 verified · 3 document facts." in [s.value for s in at.success]
+    assert "export.txt: read, 7 added to the chart · 3 kept with the document." in [s.value for s in at.success]

@@ -236,9 +236,11 @@ BATCH_NAME = f"**bold**[x](http://e){RLO}fdp.hl7"
 
 def test_a_batch_read_in_parts_names_itself_and_its_parts_as_text(app_env, demo_patient, monkeypatch):
     from core.services.review.document_view import document_choices
+    from core.services.review.outcome import patient_outcomes
     from core.services.ingest.worker import Worker
     from domain.settings import reload_settings
     from tests.support.hl7_messages import batch
+    from ui import glossary
 
     monkeypatch.setenv("WORKBENCH_HL7_MESSAGES_PER_JOB", "2")  # 5 messages: read in 3 parts
     reload_settings()
@@ -267,11 +269,13 @@ def test_a_batch_read_in_parts_names_itself_and_its_parts_as_text(app_env, demo_
     assert_inert(shown_markdown(at))
     assert_no_bidi(at)
     buttons = [b for b in at.button if str(b.key).startswith("open-part-")]
-    assert [b.label for b in buttons] == [md_text(f"{d['filename']} · read") for d in parts]
+    said = patient_outcomes(app_env, demo_patient["id"])  # what reading each part did, as the page words it
+    assert [b.label for b in buttons] == [md_text(f"{d['filename']} · {glossary.outcome_words(said[d['id']])}")
+                                          for d in parts]
     # No bold, no link; the extension reads ".hl7 · messages 1–2" in the order it is stored,
     # the override shown as a visible mark.
     shown = re.sub(r"\\(.)", r"\1", buttons[0].label).replace("\u2060", "")
-    assert shown == "**bold**[x](http://e)\ufffdfdp.hl7 · messages 1–2 · read"
+    assert shown.startswith("**bold**[x](http://e)\ufffdfdp.hl7 · messages 1–2 · read, ")
     # The select names the upload the same way (its options are plain text, not Markdown).
     picker = next(s for s in at.selectbox if s.label == "Document")
     assert picker.options[picker.index].startswith("**bold**[x](http://e)\ufffdfdp.hl7 · ")

@@ -2,16 +2,23 @@
 
 from pathlib import Path
 
-from tests.support.app_support import app, run_home
+from tests.support.app_support import app, clinician_markdown, run_home
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_home_shows_patient_picker_upload_and_documents(app_env, demo_patient):
+    from core.services.admin.access_audit import events
+
     at = run_home()
     assert not at.exception, at.exception
     picker = at.sidebar.selectbox[0]
     assert any("Quintero-Vale" in str(o) for o in picker.options)
+    # Nobody has chosen a patient yet (and this user viewed none): no chart opens, no view is logged.
+    assert picker.value is None and any("Choose a patient in the sidebar" in i.value for i in at.info)
+    assert not events(app_env, actor="dr.reviewer", event="view_chart")
+    picker.set_value(demo_patient["id"]).run()
+    assert not at.exception, at.exception
     assert at.title[0].value == "Chart overview"
     # Uploading lives on the Documents page; the overview links there and welcomes a new chart.
     assert any(link.proto.label.startswith("Upload or open documents") for link in at.get("page_link"))
@@ -97,7 +104,7 @@ def test_facts_are_grouped_by_certainty_on_the_overview(app_env):
     at = run_home(patient_id=patient["id"])
     assert not at.exception, at.exception
     labels = [e.label for e in at.expander]
-    assert any(l.startswith(f"Verified (promoted to the chart) — {len(case.results)}") for l in labels)
+    assert any(l.startswith(f"Checked against the page and added to the chart — {len(case.results)}") for l in labels)
     table = at.get("dataframe")[0].value
     assert table["status"].iloc[0] == "read" and table["patient match"].iloc[0] == "matches this patient"
 
@@ -115,8 +122,8 @@ def test_review_queue_approves_a_quarantined_document(app_env):
     at = run_home(patient_id=someone["id"])
     at.switch_page("app_pages/review_queue.py").run()
     assert not at.exception, at.exception
-    assert any("names another patient: held back" in m.value for m in at.markdown)
-    assert not any("identity_mismatch_quarantined" in m.value for m in at.markdown)  # plain words only
+    assert any("names another patient: kept off this chart" in m.value for m in at.markdown)
+    assert not any("identity_mismatch_quarantined" in m for m in clinician_markdown(at))  # plain words only
     from core.services.review.facts import document_report
 
     # A mismatch is approved only with a written reason and a ticked confirmation.

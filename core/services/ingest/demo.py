@@ -23,7 +23,7 @@ from core.services.ingest.ingestion import attach_and_extract
 from core.services.admin.patients import get_patient
 from core.services.workbench import Workbench
 from domain.errors import BadInput, WorkbenchError
-from storage import documents_repo
+from storage import documents_repo, patients_repo
 
 # The demo is loaded by the system, not a person: a system actor may only upload.
 DEMO_UPLOADER = "system:demo"
@@ -98,6 +98,19 @@ def read_demo_dir(directory: Path) -> list[DemoFile]:
 def has_documents(wb: Workbench) -> bool:
     with wb.db.cursor() as cur:
         return documents_repo.any_document(cur)
+
+
+def demo_loaded(wb: Workbench) -> bool:
+    """Whether the sample documents are on the demo patients' charts (any live one):
+    the welcome box then points to them instead of to `python -m core demo`."""
+    from core.services.admin.patients import DEMO_PATIENTS
+
+    with wb.db.cursor() as cur:
+        for p in DEMO_PATIENTS:
+            patient = patients_repo.by_mrn(cur, p["mrn"])
+            if patient and documents_repo.for_patient(cur, patient["id"]):
+                return True
+    return False
 
 
 def load_demo(wb: Workbench, documents: Iterable[DemoDocument], *, process: bool = True,

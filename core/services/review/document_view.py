@@ -258,6 +258,7 @@ class PageView:
     number: int
     boxes: list[dict[str, Any]] = field(default_factory=list)  # {fact_id, page, box, box_class, label}
     warnings: list[str] = field(default_factory=list)
+    page_class: str | None = None  # a fax packet's page not read as a report: "cover" or "other"
 
 
 @dataclass
@@ -282,6 +283,10 @@ class DocumentView:
             if b["fact_id"] == fact_id:
                 return b["page"]
         return None
+
+
+# The fax reader's page classes (extract/fax): a page it did not read as a report.
+_PAGE_CLASSES = {"page_cover": "cover", "page_other": "other"}
 
 
 def box_class(fact: dict[str, Any]) -> str | None:
@@ -349,7 +354,9 @@ def document_view(wb: Workbench, document_id: int, facts: list[dict[str, Any]] |
     for w in (job.warnings if job else None) or []:
         text = w.get("message") or str(w.get("code") or "")
         number = w.get("page")
-        if isinstance(number, int) and 1 <= number <= count:
+        if isinstance(number, int) and 1 <= number <= count and str(w.get("code") or "") in _PAGE_CLASSES:
+            pages[number - 1].page_class = _PAGE_CLASSES[str(w["code"])]  # what the page is, not a warning
+        elif isinstance(number, int) and 1 <= number <= count:
             pages[number - 1].warnings.append(text)
         else:
             loose.append(text)
