@@ -1,4 +1,5 @@
-"""Evals: runs of the golden gate for reviewers. Why a case failed comes first."""
+"""Evals: runs of the test set of sample documents (the golden gate) for reviewers. Why a
+case failed comes first."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from core.services.evals.expectations import expectation_rows
 from core.services.evals import runs as eval_runs
 from core.services.evals import sources as eval_sources
 from core.services.evals import records as evals
-from ui import auth
+from ui import auth, labels
 from ui.media import download_button
 from ui.inert import md_text, plain, plain_text
 from ui.runtime import workbench
@@ -26,7 +27,8 @@ from ui.widgets import show_citation
 auth.require(Permission.READ)
 wb = workbench()
 st.title("Evals")
-st.caption("The golden gate runs every golden case through the workbench and scores it with yes/no checks. "
+st.caption("Each run reads the test set of sample documents (the golden gate) through the workbench and scores "
+           "every case with yes/no checks. "
            "A run fails when a check's pass rate is below its threshold, or more than "
            f"{eval_report.REGRESSION_POINTS:.0f} points below the baseline, or a case cannot run.")
 
@@ -276,9 +278,9 @@ else:
         facts = eval_report.ordered_facts(case)
         if facts:
             st.dataframe(plain(pd.DataFrame([{
-                "Fact": f.get("fact_text"), "Certainty": (f.get("certainty") or "").replace("_", " "),
-                "Promotion": (f.get("promotion_status") or "—").replace("_", " "), "Document": f.get("document"),
-                "Where": (f.get("citation") or {}).get("page_or_section"),
+                "Finding": f.get("fact_text"), "Reading": labels.certainty(f.get("certainty")),
+                "Chart": labels.promotion(f.get("promotion_status")), "Document": f.get("document"),
+                "Where": labels.location(f.get("citation") or {}, f),
             } for f in facts])), hide_index=True, width="stretch")
         elif case.get("actual") is not None:
             st.caption("No facts.")
@@ -310,22 +312,23 @@ else:
         st.caption(f"Quote: “{md_text(view.quote)}”" + (f" · {md_text(view.note)}" if view.note else ""))
 
     if facts:
-        st.markdown("**Cited source of a fact**")
+        st.markdown("**Cited source of a finding**")
         pick_col, source_col = st.columns([2, 3])
-        labels = [plain_text(f"{f.get('fact_text')} — {(f.get('certainty') or '').replace('_', ' ')}, "
-                             f"{(f.get('citation') or {}).get('page_or_section')} of {f.get('document')}")
+        choices = [plain_text(f"{f.get('fact_text')} — {labels.certainty(f.get('certainty'))}, "
+                              f"{labels.location(f.get('citation') or {}, f)} of {f.get('document')}")
                   for f in facts]
         with pick_col:
             pick = st.selectbox("Fact (those a failing reason quotes first)", range(len(facts)),
-                                format_func=labels.__getitem__, key=f"eval_fact_{run_id}_{case_id}")
+                                format_func=choices.__getitem__, key=f"eval_fact_{run_id}_{case_id}")
             fact = facts[pick]
             cit = fact.get("citation") or {}
             st.markdown(f"**{md_text(fact.get('fact_text'))}**\n\n"
-                        f"- kind: {(fact.get('fact_type') or '').replace('_', ' ')}\n"
-                        f"- certainty: {(fact.get('certainty') or '—').replace('_', ' ')}\n"
-                        f"- promotion: {(fact.get('promotion_status') or '—').replace('_', ' ')}\n"
-                        f"- cited: {md_text(cit.get('page_or_section'))} · {md_text(cit.get('field_or_chunk_id'))}"
-                        + (f"\n- review: {md_text(fact['review_reason'])}" if fact.get("review_reason") else ""))
+                        f"- kind: {labels.fact_type(fact.get('fact_type'))}\n"
+                        f"- reading: {labels.certainty(fact.get('certainty'))}\n"
+                        f"- chart: {labels.promotion(fact.get('promotion_status'))}\n"
+                        f"- cited: {md_text(labels.location(cit, fact))}"
+                        + (f"\n- why it waits for review: {md_text(labels.review_reason(fact['review_reason']))}"
+                           if fact.get("review_reason") else ""))
         with source_col:
             _show_source(fact.get("document"), cit, key=f"eval-page-{run_id}-{case_id}-{pick}")
 

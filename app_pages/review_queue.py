@@ -237,7 +237,7 @@ def identity_decision(item: dict, check: dict, compare: dict) -> bool:
             st.error("Approving this document needs a written reason and the confirmation ticked.")
         else:
             return run_decision(decide_identity, check["id"], approve=True, by=reviewer, reason=reason,
-                                success=f"Patient match approved for {md_text(item['filename'])}.")
+                                success=f"Confirmed: {md_text(item['filename'])} is this patient's.")
     if reject:
         return run_decision(decide_identity, check["id"], approve=False, by=reviewer, reason=reason,
                             success=f"{md_text(item['filename'])}: rejected as not this patient.")

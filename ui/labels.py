@@ -96,7 +96,7 @@ def review_reason(reason: str | None) -> str:
         return identity_status(reason)
     if reason in ("conflict_needs_review", "needs_review"):
         return promotion(reason)
-    return reason or "—"
+    return glossary.reason(reason) if reason else "—"
 
 
 def code_hint(*codes: Any) -> str:

@@ -87,7 +87,7 @@ def test_a_failing_run_shows_why_first(app_env, data_dir):
     assert any("Expected" in m.value for m in at.markdown) and at.json
     # the fact the failing reason quotes is shown first, its page drawn with the box
     assert at.selectbox(key=f"eval_fact_20261201-143500-ab12cd_{FAILING_CASE}").value == 0
-    assert any(m.value.startswith("**Allergy: sulfa**") and "promotion: promoted" in m.value for m in at.markdown)
+    assert any(m.value.startswith("**Allergy: sulfa**") and "chart: added to the chart" in m.value for m in at.markdown)
     assert any(c.value.startswith("Quote: “? sulfa”") for c in at.caption)
     # drawn by the viewer's page component (as on the Documents page): the page and one red box
     drawn = _overlay(at)

@@ -280,7 +280,7 @@ def _review_and_quarantine(chart: _Chart) -> list[BriefLine]:
     if not any(line.section == "review" for line in ordered):
         ordered.insert(0, BriefLine("review", "Nothing waits for review and no conflict is open", notice=True))
     if not any(line.section == "quarantined" for line in ordered):
-        ordered.append(BriefLine("quarantined", "No document on this chart is quarantined", notice=True))
+        ordered.append(BriefLine("quarantined", "No document on this chart names another patient", notice=True))
     return ordered
 
 

@@ -46,7 +46,8 @@ def _why_withdrawn(alert: dict[str, Any], states: dict[int, dict[str, Any]]) -> 
             or states[fid]["document_deleted"] or not states[fid]["active"]
             or states[fid]["promotion_status"] in CLOSED_PROMOTION_STATES]
     if gone:
-        return "a fact it rests on was retracted, rejected or superseded (fact " + ", ".join(map(str, gone)) + ")"
+        return ("a finding it rests on was taken out of the chart, rejected or replaced "
+                f"({len(gone)} of {len(alert['fact_ids'])})")
     return "the chart no longer meets the rule (a newer result, or an entry changed)"
 
 

@@ -37,7 +37,7 @@ SECTIONS: dict[str, str] = {
     "problems": "Active problems",
     "abnormal": "Abnormal results and trends",
     "review": "Waiting for review and open conflicts",
-    "quarantined": "Documents quarantined (identity mismatch)",
+    "quarantined": "Documents that name another patient (kept off the chart)",
     "notes": "Notes from the chart checks (low priority)",
 }
 NEVER_CUT: frozenset[str] = frozenset({"identity", "critical", "alerts"})

@@ -77,7 +77,7 @@ def test_deleting_the_lab_withdraws_its_alert_and_keeps_it_for_the_audit(wb, cha
     delete_document(wb, labs["document_id"], by="dr.reviewer")
     assert "drug-lab.ras-inhibitor-potassium-high" not in by_rule(patient_alerts(wb, patient["id"]))
     kept = by_rule(patient_alerts(wb, patient["id"], include_withdrawn=True))["drug-lab.ras-inhibitor-potassium-high"]
-    assert kept["status"] == "withdrawn" and "retracted" in kept["withdrawn_reason"]
+    assert kept["status"] == "withdrawn" and "taken out of the chart" in kept["withdrawn_reason"]
     assert kept["acknowledged_by"] == "dr.reviewer" and kept["acknowledgement_note"] == "Seen; repeat sample drawn"
     assert not [f for f in kept["facts"] if f["fact_type"] == "lab_result" and f["live"]]
 
