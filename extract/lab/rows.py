@@ -221,7 +221,7 @@ def table_results(row: Row, words: list[Word], layout: TableLayout, key: FlagKey
     and the words up to the end of its own cell, so its quote is a run of the page's
     words (a verifiable citation) and its box is its own."""
     cells = assign_columns(words, layout)
-    test = cells.text("test").strip()
+    test = _test_text(cells, words)
     if sum(c.isalpha() for c in test) < 2 or test.endswith(":"):
         return []
     if not layout.cumulative:
@@ -244,6 +244,16 @@ def table_results(row: Row, words: list[Word], layout: TableLayout, key: FlagKey
     return out
 
 
+# A speck OCR read as a word of its own after the name ("Sodium :", "BUN ."): a typed
+# label ends in a colon glued to its word ("Comment:"), a scan's debris stands apart.
+_OCR_NAME_DEBRIS = re.compile(r"(?:\s+[.:;,'`_\-]+)+$")
+
+
+def _test_text(cells: Cells, words: list[Word]) -> str:
+    test = cells.text("test").strip()
+    return _OCR_NAME_DEBRIS.sub("", test) if any(w.conf is not None for w in words) else test
+
+
 def table_result(row: Row, words: list[Word], layout: TableLayout, key: FlagKey | None = None) -> RowResult | None:
     """The first result a table row prints (``table_results``)."""
     found = table_results(row, words, layout, key)
@@ -252,7 +262,7 @@ def table_result(row: Row, words: list[Word], layout: TableLayout, key: FlagKey 
 
 def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout, role: str, value_words: list[Word],
                  column: Column | None, key: FlagKey | None) -> RowResult | None:
-    test = cells.text("test").strip()
+    test = _test_text(cells, words)
     if not value_words or all(_NOT_MEASURED.match(w.text) for w in value_words):
         return None  # a panel heading, or a test without a value ("---": not measured that date)
     if column is None and role:

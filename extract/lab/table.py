@@ -426,6 +426,12 @@ def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey 
             reading.unit = f"{t} {texts[i + 1]}"
             i += 2
             continue
+        if (not reading.unit and i + 1 < len(texts) and texts[i + 1][:1] == "/"
+                and V.looks_like_unit(f"{t}{texts[i + 1]}") and not V.looks_like_unit(texts[i + 1])):
+            # OCR split a unit at its slash ("x10E3 /uL", "mg /dL"): one unit, written whole.
+            reading.unit = f"{t}{texts[i + 1]}"
+            i += 2
+            continue
         if flag and reading.flag is None and reading.inline_flag is None and len(t) <= 8:
             reading.flag = t
         elif V.looks_like_unit(t) and not reading.unit:

@@ -630,3 +630,46 @@ def test_ocr_record_number_split_at_its_separator_is_one_identifier():
                             [("MRN:", 40), ("CR-760144", 80), ("Ward", 140), ("4", 170)]]))
     assert not [i for i in typed.identifiers if i.kind is IdentifierKind.NAME]  # a text layer prints no "!"
     assert [i.value for i in typed.identifiers if i.kind is IdentifierKind.MRN] == ["CR-760144"]
+
+
+# --------------------------------------------------------------------------- OCR marks inside a scanned table
+
+def test_scanned_table_cells_read_through_ocr_marks():
+    # A scanned table whose header OCR misread by a letter, a speck after a test name,
+    # a unit split at its slash, a flag after a stray point, a range that lost its dash
+    # and a name a letter off: each result is read, and what was taken for what it
+    # stands for waits for a person.
+    result = _ocr_extract(
+        [("Descriptlon", 40, 0.62), ("Result", 190, 0.95), ("Units", 260, 0.95), ("Reference", 340, 0.95),
+         ("Range", 400, 0.95)],
+        [("Sodium", 40, 0.95), (":", 80, 0.3), ("139", 190, 0.95), ("mmol/L", 260, 0.95), ("134-144", 340, 0.95)],
+        [("WBC", 40, 0.95), ("11.8", 190, 0.95), ("x10E3", 260, 0.9), ("/uL", 290, 0.9), ("3.4-10.8", 340, 0.95)],
+        [("Glucose", 40, 0.95), ("105.H", 190, 0.93), ("mg/dL", 260, 0.95), ("65-99", 340, 0.95)],
+        [("Potassium", 40, 0.95), ("4.1", 190, 0.95), ("mmol/L", 260, 0.95), ("3.55.2", 340, 0.9)],
+        [("Creatinlne", 40, 0.9), ("0.91", 190, 0.95), ("mye/dl", 260, 0.7), ("0.57-1.00", 340, 0.95)],
+    )
+    got = {f.structured_value["test_name"]: f for f in result.facts}
+    assert set(got) == {"Sodium", "WBC", "Glucose", "Potassium", "Creatinine"}
+    sodium = got["Sodium"].structured_value
+    assert (sodium["value"], sodium["unit"], sodium["reference_range"]) == ("139", "mmol/L", "134-144")
+    assert got["WBC"].structured_value["unit"] == "x10E3/uL"
+    glucose = got["Glucose"].structured_value
+    assert (glucose["value"], glucose["abnormal_flag"]) == ("105", "high")
+    potassium = got["Potassium"]
+    assert potassium.structured_value["reference_range"] == "3.5-5.2"
+    assert potassium.wants_review and "read by OCR as '3.55.2'" in potassium.review_reason
+    creatinine = got["Creatinine"]
+    assert creatinine.structured_value["unit"] == "mg/dL"
+    assert creatinine.wants_review and "'Creatinlne'" in creatinine.review_reason and "'mye/dl'" in creatinine.review_reason
+    assert "Creatinlne" in creatinine.citation.quote_or_value  # the quote keeps what OCR read
+
+
+def test_a_typed_label_ending_in_a_colon_is_still_no_result():
+    # The speck rule is for OCR'd words standing apart; a typed "Comment :" row stays a label.
+    result = _extract(_page([
+        [("Collected:", 40), ("04/10/2026", 100)],
+        [("Test", 40), ("Result", 190), ("Units", 260), ("Range", 340)],
+        [("Sodium", 40), ("139", 190), ("mmol/L", 260), ("134-144", 340)],
+        [("Comment", 40), (":", 80), ("12", 190), ("mg/dL", 260), ("1-20", 340)],
+    ]))
+    assert [f.structured_value["test_name"] for f in result.facts] == ["Sodium"]
