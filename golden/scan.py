@@ -14,6 +14,8 @@ import numpy as np
 import pymupdf
 from PIL import Image, ImageFilter
 
+from domain.policy.facts.ocr_readings import edit_distance
+
 ScanFormat = Literal["pdf", "tiff", "png"]
 TiffCompression = Literal["group4", "lzw"]
 
@@ -148,10 +150,4 @@ def _image_pdf(pages: list[Image.Image], sizes: list[tuple[float, float]]) -> by
 
 def char_error_rate(got: str, want: str) -> float:
     """Levenshtein distance between OCR output and the typed text, per typed character."""
-    prev = list(range(len(want) + 1))
-    for i, a in enumerate(got, 1):
-        cur = [i]
-        for j, b in enumerate(want, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a != b)))
-        prev = cur
-    return prev[-1] / max(len(want), 1)
+    return edit_distance(got, want) / max(len(want), 1)

@@ -19,7 +19,6 @@ import re
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import pytest
 
 from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, chromium_context,
                                            full_page_screenshot, open_signed_in, server_env, serving, settle, sign_in)
+from tests.support.served_app import filling
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
@@ -36,26 +36,6 @@ FOLD = 900  # px: what the reviewer needs sits above it
 OCR_SCORES = (0.41, 0.38, 0.72)
 timings: dict[str, list[float]] = {}
 
-
-@contextmanager
-def filling(data: Path):
-    """The data dir's workbench in this process, before the server holds it (jobs read
-    in this process, for speed; the server then runs with every production default)."""
-    from core.services.workbench import open_workbench
-    from domain.settings import reload_settings
-
-    saved = {k: os.environ.get(k) for k in ("WORKBENCH_DATA_DIR", "WORKBENCH_JOB_PROCESS")}
-    os.environ.update(WORKBENCH_DATA_DIR=str(data), WORKBENCH_JOB_PROCESS="off")
-    try:
-        wb = open_workbench(reload_settings())
-        try:
-            yield wb
-        finally:
-            wb.close()
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-        reload_settings()
 
 
 def ocr_copies(wb, patient: dict) -> dict[str, Any]:

@@ -241,3 +241,11 @@ def failed_job(wb, patient_id: int) -> dict:
     attached = attach_and_extract(wb, patient_id=patient_id, source="bad.pdf", data=b"%PDF-1.4 not parsed",
                                   filename="bad.pdf", doc_type="lab_pdf", by="dr.alice")
     return Worker(wb, worker_id="intake-extractor:test").run_specific(attached.job["id"])
+
+
+def open_queue(patient_id: int):
+    """The Review queue page, opened from Home with ``patient_id``'s chart chosen."""
+    at = run_home(patient_id=patient_id)
+    at.switch_page("app_pages/review_queue.py").run()
+    assert not at.exception, at.exception
+    return at

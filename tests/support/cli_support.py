@@ -26,3 +26,30 @@ def as_json(proc):
     lines = [l for l in proc.stdout.splitlines() if l.strip()]  # noqa: E741
     assert len(lines) == 1, proc.stdout  # exactly one JSON object on stdout
     return json.loads(lines[0])
+
+
+def two_labs_in_conflict(tmp_path, case):
+    """A reviewer, ``case``'s patient and two of its lab reports uploaded through the CLI,
+    the second with its first result changed (12.9), so that result waits as a conflict
+    with the chart. Returns (data dir, the two ingest reports, the conflicting fact, the
+    first panel's rows)."""
+    import dataclasses
+
+    from golden.fixtures import render_lab
+
+    d = tmp_path / "data"
+    as_json(cli(d, "init", "--json"))
+    as_json(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
+                stdin="cli-reviewer-amber-heron\n"))
+    p = case.patient
+    as_json(cli(d, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob, "--json"))
+    panel, rows = case.panels[0]
+    changed = dataclasses.replace(case, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
+                                                *case.panels[1:]))
+    reports = []
+    for name, data in (("first.pdf", render_lab(case)), ("second.pdf", render_lab(changed))):
+        (tmp_path / name).write_bytes(data)
+        reports.append(as_json(cli(d, "ingest", str(tmp_path / name), "--patient", p.mrn, "--doc-type", "lab_pdf",
+                                   "--json")))
+    conflict = next(f for f in reports[1]["facts"] if f["promotion_status"] == "conflict_needs_review")
+    return d, reports, conflict, rows

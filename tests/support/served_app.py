@@ -65,7 +65,7 @@ class ServedApp:
 
 
 @contextmanager
-def _filling(data: Path) -> Iterator[Any]:
+def filling(data: Path) -> Iterator[Any]:
     """The data dir's workbench, opened in this process before the server holds it."""
     from core.services.workbench import open_workbench
     from domain.settings import reload_settings
@@ -151,7 +151,7 @@ def served_app(root: Path) -> Iterator[ServedApp]:
     _cli(env, "init")
     add_account(env, REVIEWER, "reviewer")
     add_account(env, ADMIN, "admin")  # the Evals page's "Run the gate" and Operations are an admin's
-    with _filling(data) as wb:
+    with filling(data) as wb:
         seed_test_accounts(wb)
         patients = {name: _add_patient(wb, person) for name, person in
                     (("upload", UPLOAD_PATIENT), ("proxy", PROXY_PATIENT), ("inert", INERT_PATIENT),

@@ -10,18 +10,11 @@ import dataclasses
 from core.services.review.decisions import decide_fact
 from core.services.review.facts import chart_view
 from storage import audit_repo
-from tests.support.app_support import run_home
+from tests.support.app_support import open_queue
 from golden.fixtures import LAB_CASES, render_lab
 from tests.support.pipeline import ingest, repeat_with_changed_value
 
 CASE = LAB_CASES[0]
-
-
-def open_queue(patient_id: int):
-    at = run_home(patient_id=patient_id)
-    at.switch_page("app_pages/review_queue.py").run()
-    assert not at.exception, at.exception
-    return at
 
 
 def live_values(wb, patient, test_name):

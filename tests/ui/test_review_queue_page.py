@@ -9,17 +9,10 @@ import pytest
 from core.services.review.facts import chart_view, document_report
 from golden.fixtures import LAB_CASES, render_intake, render_lab
 from storage import audit_repo
-from tests.support.app_support import run_home
+from tests.support.app_support import open_queue
 from tests.support.pipeline import chart_patient, hedged_intake, ingest, repeat_with_changed_value
 
 CASE = LAB_CASES[0]
-
-
-def open_queue(patient_id: int):
-    at = run_home(patient_id=patient_id)
-    at.switch_page("app_pages/review_queue.py").run()
-    assert not at.exception, at.exception
-    return at
 
 
 def button(at, label: str):

@@ -4,30 +4,15 @@ three choices, and changes nothing; `--resolution keep-both` keeps both values."
 
 from __future__ import annotations
 
-import dataclasses
-
-from golden.fixtures import LAB_CASES, render_lab
-from tests.support.cli_support import as_json, cli
+from golden.fixtures import LAB_CASES
+from tests.support.cli_support import as_json, cli, two_labs_in_conflict
 
 CASE = LAB_CASES[0]
 
 
 def test_a_conflict_needs_an_explicit_resolution(tmp_path):
-    d = tmp_path / "data"
-    as_json(cli(d, "init", "--json"))
-    as_json(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
-                stdin="cli-reviewer-amber-heron\n"))
+    d, reports, conflict, rows = two_labs_in_conflict(tmp_path, CASE)
     p = CASE.patient
-    as_json(cli(d, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob, "--json"))
-    panel, rows = CASE.panels[0]
-    changed = dataclasses.replace(CASE, panels=((panel, (dataclasses.replace(rows[0], value="12.9"), *rows[1:])),
-                                                *CASE.panels[1:]))
-    reports = []
-    for name, data in (("first.pdf", render_lab(CASE)), ("second.pdf", render_lab(changed))):
-        (tmp_path / name).write_bytes(data)
-        reports.append(as_json(cli(d, "ingest", str(tmp_path / name), "--patient", p.mrn, "--doc-type", "lab_pdf",
-                                   "--json")))
-    conflict = next(f for f in reports[1]["facts"] if f["promotion_status"] == "conflict_needs_review")
 
     refused = cli(d, "review", "approve-fact", "--fact", str(conflict["fact_id"]), "--by", "dr.cli", "--json",
                   check=False)
