@@ -47,6 +47,17 @@ wb = workbench()
 patient = patient_picker()
 st.title("Review queue")
 if patient is None:
+    # No chart chosen: the messages waiting for a chart are no patient's, so a reviewer
+    # still reaches them (opened only when looked at, as below).
+    if auth.can(Permission.DECIDE):
+        names = ["To review", held_messages.tab_label(wb)]
+        held_messages.keep_tab_open(names[-1], "rq_tab")
+        tabs = st.tabs(names, key="rq_tab", on_change="rerun")
+        with tabs[0]:
+            st.info("Choose a patient in the sidebar to review the findings of their documents.")
+        with tabs[1]:
+            if tabs[1].open:
+                held_messages.section(wb)
     st.stop()
 # Decisions are made as the signed-in account; a viewer reads the queue without controls.
 reviewer = auth.username()

@@ -41,7 +41,7 @@ from domain.models import (
 )
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.analytes import canonical_analyte
-from domain.policy.facts.ocr_readings import ocr_name_reading, ocr_unit_reading, unit_edits
+from domain.policy.facts.ocr_readings import ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import find_date
@@ -411,13 +411,10 @@ def _vocabulary_reading(printed: str) -> tuple[str, list[str]]:
 
 def _vocabulary_unit(unit: str, name: str) -> tuple[str, list[str]]:
     """An OCR'd unit read as the test's own unit it is a letter or two from ("mye/dl" ->
-    "mg/dL" for creatinine), with the reason a person must confirm it; a unit that
-    differed only by edge punctuation or case needs no one."""
+    "mg/dL" for creatinine), with the reason a person must confirm it."""
     reading = ocr_unit_reading(unit, canonical_analyte(name)) if unit else None
     if reading is None:
         return unit, []
-    if not unit_edits(unit, reading):
-        return reading, []
     return reading, [f"unit read by OCR as {unit!r}, taken as {reading!r}: check the printed unit"]
 
 

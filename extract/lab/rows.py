@@ -269,13 +269,15 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         column = layout.columns[layout.first[role]]
     date = column.date if column is not None else None
     reading = read_result(value_words, key=key)
+    ocr = any(w.conf is not None for w in words)
     # A flag printed in a column without a header of its own lands beside the unit
     # or the range ("H mg/dL"); take it out of the cell it fell into.
     unit_text, stray_flag = _pop_flag(cells.text("units"))
+    if ocr and V.looks_like_unit(whole := re.sub(r"\s+(?=/)", "", unit_text)):
+        unit_text = whole  # OCR split the unit at its slash ("x10E3 /uL")
     range_text, stray_range_flag = _pop_flag(cells.text("range"))
     parsed_range = parse_reference_range(range_text) if range_text else None
     range_doubts = []
-    ocr = any(w.conf is not None for w in words)
     if range_text and ocr and (repaired := repair_ocr_range(range_text)):
         parsed_range = parse_reference_range(repaired)
         range_doubts = [f"reference range read by OCR as {range_text!r}, taken as {repaired!r}: "

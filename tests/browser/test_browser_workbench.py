@@ -309,7 +309,10 @@ def test_a_wrong_patient_report_is_approved_only_with_a_reason_and_confirmation(
     settle(page)
     approve.click()
     expect_notice(page, f"Confirmed: {WRONG_PATIENT} is this patient's.")
-    # it left the queue: one item fewer, and no row of the queue names that document
+    # it left the queue: the document's filter, kept, now shows nothing; the whole queue
+    # has one item fewer, and no row of it names that document
+    page.get_by_text(f"0 of {total - 1} items to review").wait_for(timeout=STEP)
+    choose(page, "Document", "All")
     page.get_by_text(f"{total - 1} of {total - 1} items to review").wait_for(timeout=STEP)
     queue = grid_rows(page.locator("[data-testid='stDataFrame']").filter(has=page.locator("th", has_text="Why")).first,
                       count=total - 1)

@@ -154,16 +154,11 @@ _UNIT_EXACT_UP_TO = 2
 _UNIT_EDITS = 2
 
 
-def unit_edits(printed: str, reading: str) -> bool:
-    """Whether taking ``reading`` for ``printed`` changes letters, not only edge
-    punctuation or case (which needs no person to confirm)."""
-    return normalize_unit(_UNIT_EDGES.sub("", printed or "")) != normalize_unit(reading)
-
-
 def ocr_unit_reading(printed: str, analyte_id: str | None) -> str | None:
     """The unit of ``analyte_id``'s own list that a garbled printed unit stands for
     ("mye/dl" -> "mg/dL" for creatinine), or None: when the printed unit is already one
-    of them, when the analyte is unknown, or when the garble is as close to two of them."""
+    of them up to edge punctuation or case, when the analyte is unknown, or when the
+    garble is as close to two of them."""
     entry = analyte(analyte_id or "")
     cleaned = _UNIT_EDGES.sub("", printed or "")
     if entry is None or not cleaned:
@@ -171,8 +166,9 @@ def ocr_unit_reading(printed: str, analyte_id: str | None) -> str | None:
     key = normalize_unit(cleaned)
     units = {normalize_unit(u): u for u in entry.units if u}
     if key in units:
-        # Edge punctuation or case only ("mg/dl,", "x10E3/UL"): the vocabulary's spelling.
-        return None if units[key] == printed else units[key]
+        # Edge punctuation or case only ("mg/dL.", "x10E3/UL"): the same unit; what the
+        # page printed stays, for the unit rules and a reviewer to see as printed.
+        return None
     if len(key) <= _UNIT_EXACT_UP_TO:
         return None
     scored = sorted((edit_distance(key, k), u) for k, u in units.items() if len(k) > _UNIT_EXACT_UP_TO)

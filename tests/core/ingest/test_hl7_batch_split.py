@@ -242,11 +242,11 @@ def test_the_documents_page_says_the_batch_was_read_in_parts_and_lists_each_part
     assert document_metrics(at)["Status"] == "read in 3 parts, listed as documents of their own"
     assert "batch.hl7 · HL7 v2 Message · read in 3 parts, listed as documents of their own" in options
     for name in ("batch.hl7 · messages 1–2", "batch.hl7 · messages 3–4", "batch.hl7 · message 5"):
-        assert f"{name} · HL7 result message · read" in options
+        assert any(o.startswith(f"{name} · HL7 result message · read") for o in options), options
     # The upload has no findings of its own: it says where they are, a button per part, in order.
     opens = [b for b in at.button if (b.key or "").startswith("open-part-")]
-    assert [b.label for b in opens] == ["batch.hl7 · messages 1–2 · read", "batch.hl7 · messages 3–4 · read",
-                                        "batch.hl7 · message 5 · read"]
+    parts = ["batch.hl7 · messages 1–2 · read", "batch.hl7 · messages 3–4 · read", "batch.hl7 · message 5 · read"]
+    assert len(opens) == 3 and all(b.label.startswith(p) for b, p in zip(opens, parts)), [b.label for b in opens]
     assert not [i for i in at.info if "No facts were found" in i.value]
     opens[2].click().run()
     assert document_picker(at).value == split.parts[2].document["id"] and document_metrics(at)["Status"] == "read"
