@@ -20,6 +20,7 @@ from domain.policy.answers.verifier import citation_key
 from domain.policy.facts.chart_rules import SUPPORTING_OUTCOMES
 from core.services.answer.evidence_items import describe, load_candidates
 from core.services.workbench import Workbench
+from storage import record_version
 
 WHY_CHECK = "Check with the patient or the sources which is right."
 
@@ -61,7 +62,14 @@ def flag_item(found: Contradiction, by_id: dict[str, EvidenceItem]) -> AnswerIte
 
 
 def record_contradictions(wb: Workbench, patient_id: int) -> tuple[list[Contradiction], dict[str, EvidenceItem]]:
-    """Every contradiction in the patient's record, and the evidence of its sides."""
+    """Every contradiction in the patient's record, and the evidence of its sides: found
+    once per record version (it depends on the record alone), not once per question.
+    Read-only for callers, as every kept result is."""
+    return record_version.kept(wb.db, patient_id, "answer.contradictions",
+                               lambda: _record_contradictions(wb, patient_id))
+
+
+def _record_contradictions(wb: Workbench, patient_id: int) -> tuple[list[Contradiction], dict[str, EvidenceItem]]:
     candidates, reviews, usable = load_candidates(wb, patient_id)
     # A chart row stands for the documents behind it: each speaks for itself here. A row
     # entered by hand (cited to the chart itself) speaks as the row.

@@ -171,3 +171,26 @@ def test_the_newest_documents_questions_come_first(tmp_path):
     ingest(wb, patient, render_lab(lab), "lab_pdf", "lab.pdf")  # newer: its question leads
     assert suggested_questions(wb, patient["id"])[0].question == "What deserves attention in her labs?"
     wb.close()
+
+
+def test_contradictions_are_found_once_per_record_version_and_again_after_a_write(tmp_path, monkeypatch):
+    from core.services.answer import contradictions
+
+    calls = []
+    real = contradictions._record_contradictions
+    monkeypatch.setattr(contradictions, "_record_contradictions", lambda wb, pid: calls.append(pid) or real(wb, pid))
+    wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    try:
+        seed_test_accounts(wb)
+        patient = chart_patient(wb, BASE.patient)
+        ingest(wb, patient, render_intake(_form("nkda", allergies_printed="NKDA")), "intake_form", "first.pdf")
+        ask(wb, patient_id=patient["id"], question="Any allergies?")
+        ask(wb, patient_id=patient["id"], question="What deserves attention?")
+        assert calls == [patient["id"]]  # two questions, one search of the record
+        ingest(wb, patient, render_intake(_form("pcn", allergies_printed="Penicillin (hives)",
+                                                allergies=(ExpectedAllergy("Penicillin", "hives"),))),
+               "intake_form", "second.pdf")
+        found, _ = record_contradictions(wb, patient["id"])
+        assert len(calls) == 2 and [c.pair for c in found] == ["no-known-allergies-vs-allergy"]  # the write is seen
+    finally:
+        wb.close()
