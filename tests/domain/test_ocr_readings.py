@@ -48,6 +48,8 @@ def test_a_name_a_letter_or_two_from_one_test_is_read_as_it_in_the_printed_case(
     "Hemoglobin Ale",    # "Ale" is not "A1c": two letters never stand for each other in a short word
     "Pot tse",
     "Glico",             # too far from "glucose"
+    "Creatine",          # another substance: two letters shorter than "Creatinine" (tried after the rule)
+    "Neutrophlls",       # percent or absolute count: as close to both
     "Patient weight",
     "Sodium",            # known as printed: nothing to propose
     "Cholesterol, Total",

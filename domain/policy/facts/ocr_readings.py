@@ -10,7 +10,8 @@ exactly one of them can be proposed. The bounds keep the clinically close pairs 
 * a word of three letters or fewer must match exactly (or by ``analytes.lookalike``:
   a digit read as a letter, "Alc" for "A1c"), so "LOL", "IDL" or "ADL" never becomes
   LDL or HDL, nor "Pi" PT;
-* a longer word may differ by one edit per five letters (at least one);
+* a longer word may differ by one edit per five letters (at least one), and by at most
+  one letter in length ("Creatine" is another substance, not a garbled "Creatinine");
 * the closest reading must belong to one analyte and be strictly closer than any other
   analyte's, so a garble halfway between two tests settles nothing;
 * a unit is read only against the units of the result's own analyte, and a garble as
@@ -71,8 +72,8 @@ def _word_distance(printed: str, known: str) -> int | None:
     """Edits from a printed word to a vocabulary word, or None when too far to stand for it."""
     if printed == known or lookalike(printed, known):
         return 0
-    if len(known) <= _EXACT_UP_TO or len(printed) <= _EXACT_UP_TO:
-        return None
+    if len(known) <= _EXACT_UP_TO or len(printed) <= _EXACT_UP_TO or abs(len(known) - len(printed)) > 1:
+        return None  # OCR swaps letters and drops or adds one: "Creatine" is not "Creatinine"
     d = edit_distance(printed, known)
     return d if d <= max(1, len(known) // _LETTERS_PER_EDIT) else None
 
