@@ -194,13 +194,19 @@ def expect_notice(page, text: str) -> None:
         pytest.fail(f"the page raised instead of saying {text!r}:\n" + error.first.inner_text()[:3000])
 
 
-def open_item(page, test_name: str):
-    """Step through the chosen document's queue (Next) until the finding on `test_name` is open.
+def open_item(page, test_name: str, document: str):
+    """Step through `document`'s queue (Next) until the finding on `test_name` is open.
 
     The scanned lab has several OCR findings in the queue and their order is the queue's
-    business, not the test's."""
-    page.get_by_text("Item 1 of").wait_for(timeout=STEP)
-    total = int(re.search(r"Item 1 of (\d+)", page.get_by_text("Item 1 of").first.inner_text()).group(1))
+    business, not the test's. The Document filter must have taken effect first: the
+    rerun it starts can begin after `choose` saw the page settled, and the whole queue
+    also holds Creatinine and Glucose findings of other documents (a test that read the
+    unfiltered counter stepped through the wrong items)."""
+    counter = page.get_by_text(re.compile(r"^Item 1 of \d+ · document 1 of 1 "))
+    counter.wait_for(timeout=STEP)
+    page.get_by_role("button", name=re.compile("^Approve all of " + re.escape(document))).wait_for(timeout=STEP)
+    settle(page)
+    total = int(re.search(r"Item 1 of (\d+)", counter.first.inner_text()).group(1))
     quote = page.get_by_text(f"Quote: “{test_name}")
     for step in range(1, total + 1):
         page.get_by_text("Quote: “").first.wait_for(timeout=STEP)
@@ -209,6 +215,7 @@ def open_item(page, test_name: str):
         assert step < total, f"no queue item quotes {test_name!r}"
         page.get_by_role("button", name=re.compile(r"^Next(?! document)")).click()
         page.get_by_text(f"Item {step + 1} of").wait_for(timeout=STEP)
+        settle(page)  # the item under the counter is drawn after it
     quote.wait_for(timeout=STEP)
     settle(page)
     return quote
@@ -332,7 +339,7 @@ def test_a_misread_unit_is_corrected_and_the_finding_leaves_the_queue(demo, tab)
     page = tab
     open_page(page, demo, "review_queue", "items to review")
     choose(page, "Document", SCANNED)
-    quote = open_item(page, MISREAD_TEST)
+    quote = open_item(page, MISREAD_TEST, SCANNED)
     page.get_by_role("button", name=re.compile(r"^Correct\b")).click()  # the name ends with its shortcut
     form = page.locator("[data-testid='stForm']")
     form.get_by_text("Correct the finding").wait_for(timeout=STEP)
@@ -361,7 +368,7 @@ def test_a_box_drawn_on_the_canvas_is_checked_and_saved(demo, tab):
     page = tab
     open_page(page, demo, "review_queue", "items to review")
     choose(page, "Document", SCANNED)
-    open_item(page, BOX_TEST)
+    open_item(page, BOX_TEST, SCANNED)
     page.get_by_role("button", name=re.compile(r"^Move or resize the box")).click()
     page.get_by_text("Draw a new box").click()  # the editor opens on the saved box; this test draws anew
     canvas = page.locator("canvas.upper-canvas")
