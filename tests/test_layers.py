@@ -113,7 +113,7 @@ RULES = [
     (("corpus/*.py",), allowed_only("domain", "corpus"), "the corpus is checked-in text and its loader"),
     (("domain/**/*.py", "extract/**/*.py", "corpus/*.py"), lambda m: not within(m, DATABASES + UI),
      "the ground, extraction and the corpus open no database and draw nothing"),
-    (("core/__init__.py", "core/services/**/*.py", "core/telemetry.py"),
+    (("core/__init__.py", "core/services/**/*.py", "core/telemetry.py", "core/collector.py"),
      lambda m: not within(m, UI + CLI + TOOLS + ("core.__main__",)),
      "services never import the UI, the CLI or a client of the product"),
     (("core/__main__.py", "core/commands/*.py"), lambda m: not within(m, UI + TOOLS),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.collector import settle_for_serving
 from core.commands.handover import serve_request
 from core.services.admin.accounts import ensure_initial_admin
 from core.services.interfaces.app_endpoint import AppEndpoint
@@ -58,6 +59,7 @@ def start() -> Runtime:
         endpoint = AppEndpoint(settings, lambda request: serve_request(wb, request)).start() \
             if settings.start_cli_endpoint else None
         _STARTED = Runtime(wb, worker, mllp, endpoint)
+        settle_for_serving()  # after the set-up: what exists now lives as long as the server
     return _STARTED
 
 

@@ -85,6 +85,7 @@ def cmd_mllp(args) -> dict[str, Any]:
     the database meanwhile: with `make run` holding it, set WORKBENCH_START_MLLP instead."""
     import threading
 
+    from core.collector import settle_for_serving
     from core.services.interfaces.mllp import MllpListener, listener_access_for
 
     # Off loopback the allow-lists are required: refused here, before the database is opened.
@@ -96,6 +97,7 @@ def cmd_mllp(args) -> dict[str, Any]:
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         listener.start_thread()
+        settle_for_serving()  # a listener serves for long, as the app does
         host, port = listener.address
         print(f"mllp listening on {host}:{port}; Ctrl-C to stop", file=sys.stderr, flush=True)
         try:

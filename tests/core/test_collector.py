@@ -1,0 +1,22 @@
+"""The serving process's collector setting: what exists once it is set up is frozen
+and young collections wait for many more new objects; cycles are still collected."""
+
+import gc
+
+from core.collector import YOUNG_THRESHOLD, settle_for_serving
+
+
+def test_settling_freezes_the_set_up_objects_and_raises_the_young_threshold():
+    before = gc.get_threshold()
+    try:
+        settle_for_serving()
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD > before[0]
+        assert gc.get_freeze_count() > 0
+        # a cycle made afterwards is still found by a collection
+        a: list = []
+        a.append(a)
+        del a
+        assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
