@@ -30,10 +30,10 @@ worker: init
 # on one worker (pytest.ini), and each worker has its own tmp dirs and session fixtures.
 TEST_WORKERS ?= 2
 
-# The whole suite, every marker, then the golden eval gate (it exits non-zero when a
-# rubric regresses).
+# The whole suite, every marker (listing its 20 slowest tests: where the time goes), then
+# the golden eval gate (it exits non-zero when a rubric regresses).
 test: install
-	$(PY) -m pytest -n $(TEST_WORKERS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --durations=20
 	$(PY) -m core eval
 
 # The developer loop: everything but the slow, OCR and browser groups (tests/conftest.py
