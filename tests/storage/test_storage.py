@@ -4,6 +4,7 @@ import hashlib
 import os
 from pathlib import Path
 import subprocess
+import threading
 import sys
 
 import duckdb
@@ -77,6 +78,41 @@ def test_blob_write_is_atomic(tmp_path, monkeypatch):
         store.put(b"half written?")
     leftovers = [p for p in (tmp_path / "documents").rglob("*") if p.is_file()]
     assert leftovers == []  # neither a partial target nor a temp file remains
+
+
+def test_put_then_sync_places_the_original_only_once_it_is_synced(tmp_path, monkeypatch):
+    store = BlobStore(tmp_path / "documents")
+    release, synced = threading.Event(), []
+    real_fsync = os.fsync
+
+    def slow_fsync(fd):
+        release.wait(5)
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    sha, path, durable = store.put_then_sync(b"an HL7 message")
+    assert not path.exists() and not durable.done()  # not at its place before it is durable
+    release.set()
+    durable.result(timeout=5)
+    assert synced and path.read_bytes() == b"an HL7 message" and store.get(sha) == b"an HL7 message"
+    # the same bytes again: already stored, nothing to wait for, one file
+    _, again, done = store.put_then_sync(b"an HL7 message")
+    assert again == path and done.done()
+    assert [p for p in (tmp_path / "documents").rglob("*") if p.is_file()] == [path]
+
+
+def test_put_then_sync_reports_a_failed_write_on_its_future_and_leaves_nothing(tmp_path, monkeypatch):
+    store = BlobStore(tmp_path / "documents")
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    _, _, durable = store.put_then_sync(b"half written?")
+    with pytest.raises(OSError):
+        durable.result(timeout=5)
+    assert [p for p in (tmp_path / "documents").rglob("*") if p.is_file()] == []
 
 
 def test_second_process_gets_a_clear_error(tmp_path):

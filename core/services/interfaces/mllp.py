@@ -48,6 +48,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -337,6 +338,7 @@ class _Arrival:
     mrns: list[str]
     patient_id: int | None
     hold: str | None
+    durable: Future  # the original's fsync and rename (storage.blobs.BlobStore.put_then_sync)
 
 
 def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
@@ -347,10 +349,15 @@ def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
             same, will_hold, _ = _hold_decision(wb, cur, header, hashlib.sha256(data).hexdigest(), hold)
             if same is None:
                 _check_room(cur, wb, will_hold)
-    sha, stored = wb.blobs.put(data)  # the original first (fsynced; a resend finds it there) ...
+    # The original first: its fsync runs while its rows are written, and they are
+    # committed only once it is durable and in place (a resend finds it there) ...
+    sha, stored, durable = wb.blobs.put_then_sync(data)
     # ... then its row, document and job together, in one commit with the messages that
     # arrived beside it on other connections (core/services/interfaces/group_commit.py).
-    receipt = _committer(wb).submit(_Arrival(header, sha, stored, len(data), mrns, patient_id, hold))
+    try:
+        receipt = _committer(wb).submit(_Arrival(header, sha, stored, len(data), mrns, patient_id, hold, durable))
+    finally:
+        durable.result()  # never left behind: a failed batch still waits for (or raises) its original's sync
     if receipt.code != "duplicate":
         telemetry.emit("mllp_message", settings=wb.settings, patient_id=patient_id if receipt.document_id else None,
                        channel=CHANNEL, outcome=receipt.ack, status=receipt.code, error_code=receipt.hold_reason,
@@ -377,6 +384,7 @@ def _write_rows(wb: Workbench, cur, arrival: _Arrival) -> Receipt:
     same, hold, cat = _hold_decision(wb, cur, header, arrival.sha, hold)
     if same:
         inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
+        arrival.durable.result()
         return Receipt("AA", "Already received; stored once.", "duplicate", same["id"], same["document_id"],
                        same["job_id"], same["hold_reason"])
     # Under the write lock: another connection may have filled the holding area, or a
@@ -395,6 +403,9 @@ def _write_rows(wb: Workbench, cur, arrival: _Arrival) -> Receipt:
         patient_id=arrival.patient_id if document else None,
         document_id=document["id"] if document else None, job_id=job.id if job else None,
     )
+    # Nothing naming the original commits before it is durable: a failed sync fails this
+    # message (answered AR, sent again), never a row without its original.
+    arrival.durable.result()
     return Receipt("AA", _HOLD_TEXT[hold] if hold else "Stored; queued for reading.",
                    "held" if hold else "queued", row["id"], row["document_id"], row["job_id"], hold)
 

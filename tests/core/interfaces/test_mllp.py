@@ -204,10 +204,27 @@ def test_a_store_failure_is_answered_ar_to_send_again(wb, monkeypatch):
     def broken(data):
         raise OSError("disk full")
 
-    monkeypatch.setattr(wb.blobs, "put", broken)
+    monkeypatch.setattr(wb.blobs, "put_then_sync", broken)
     ack, receipt = acknowledge(wb, oru("F1"))
     assert msa(ack)[1:3] == ["AR", "F1"] and "send it again" in msa(ack)[3]
     assert count(wb, "SELECT count(*) FROM inbound_messages") == 0
+
+
+def test_an_original_that_cannot_be_made_durable_leaves_no_row(wb, monkeypatch):
+    # The fsync runs beside the message's statements; its failure must still stop the
+    # commit: no row may name an original that is not durably in place.
+    def failing_fsync(fd):
+        raise OSError("I/O error")
+
+    monkeypatch.setattr("storage.blobs.os.fsync", failing_fsync)
+    ack, _ = acknowledge(wb, oru("F2"))
+    assert msa(ack)[1:3] == ["AR", "F2"] and "send it again" in msa(ack)[3]
+    assert count(wb, "SELECT count(*) FROM inbound_messages") == 0
+    assert count(wb, "SELECT count(*) FROM documents") == 0
+    assert not [p for p in wb.blobs.root.rglob("*") if p.is_file()]
+    monkeypatch.undo()
+    ack, _ = acknowledge(wb, oru("F2"))  # sent again once the disk is well: stored once
+    assert msa(ack)[1] == "AA" and count(wb, "SELECT count(*) FROM inbound_messages") == 1
 
 
 def test_the_listener_answers_over_tcp(wb):
