@@ -274,8 +274,12 @@ def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], 
         bundle.claim(None, f"No {', '.join(unseen)} result found in the chart or in this patient's "
                            "active documents.", analytes=tuple(a for a in named if analyte_label(a) in unseen))
     answered = {t for t in question.topics if "lab_result" in TOPIC_BY_NAME[t].fact_types}
-    return ([c for c in selected if c.item.fact_type != "lab_result"] + hits, answered,
-            {c.item.evidence_id for c in held})
+    # What else stays is what the question's own topics bring, not the catch-all "labs"
+    # a named test stands for: "what was her potassium?" is not about every lab-like
+    # finding (a blood pressure reading is one), only "her potassium and blood pressure" is.
+    specific = tuple(t for t in question.topics if t != "labs")
+    others = [c for c in selected if c.item.fact_type != "lab_result" and specific and relevant(c.topics, specific)]
+    return others + hits, answered, {c.item.evidence_id for c in held}
 
 
 def _result_of(named: tuple[str, ...], c: Candidate) -> bool:

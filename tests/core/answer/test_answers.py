@@ -512,6 +512,28 @@ def test_a_look_up_that_names_a_test_gets_that_test_not_its_panel(ines, question
     assert not out["sections"]["missing"], out["sections"]["missing"]
 
 
+def test_a_named_test_is_not_answered_with_other_lab_like_findings(tmp_path):
+    # Found on a held-out chart: "What was her potassium?" listed her blood pressure
+    # readings (a blood pressure is a lab-like topic) as the answer's findings.
+    wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    try:
+        seed_test_accounts(wb)
+        person, earlier, _ = _ines_case()
+        patient = _chart_patient(wb, person)
+        _ingest(wb, patient, render_lab(earlier), "lab_pdf", "ines-2025.pdf")
+        with wb.db.cursor() as cur:
+            cur.execute("INSERT INTO chart_vital_signs (patient_id, kind, value, unit, systolic, diastolic, "
+                        "measured_at) VALUES (?, 'blood_pressure', '148/92', 'mmHg', '148', '92', '2025-10-01')",
+                        [patient["id"]])
+        asked = lambda q: [i["text"] for i in ask(wb, patient["id"], q).payload["sections"]["patient_findings"]]  # noqa: E731
+        potassium = asked("What was her potassium?")
+        assert potassium and all(t.startswith("Potassium") for t in potassium), potassium
+        both = asked("What was her potassium and her blood pressure?")
+        assert any(t.startswith("Potassium") for t in both) and any("148/92" in t for t in both), both
+    finally:
+        wb.close()
+
+
 def test_a_named_test_not_on_record_is_missing_not_a_panel_dump(ines):
     out = ask(ines["wb"], ines["patient"]["id"], "What was her ferritin?").payload
     assert out["sections"]["patient_findings"] == []
