@@ -44,7 +44,7 @@ from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.ocr_readings import ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import find_date
+from extract.values.dates import DateMatch, find_date, numeric_date_order
 from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
@@ -180,15 +180,18 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
 
     # Side-by-side panels are read row by row; their results are reported panel by panel.
     results.sort(key=lambda r: order[id(r)])
-    dates = _collection_dates(fields)
+    # The report's labelled dates (born, collected, reported...) say which way it prints
+    # day and month: 22/07/1953 settles 03/12/2026 as 3 December.
+    day_first = numeric_date_order(f.value_text for f in fields)
+    dates = _collection_dates(fields, day_first)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
-    result.identifiers = _identifiers(fields, source_id)
+    result.identifiers = _identifiers(fields, source_id, day_first)
     # A flag column, or a flag printed beside any result, says this report prints flags.
     flags_printed = flag_column or any(r.flag_text or r.reading.inline_flag for r in results)
     for i, r in enumerate(results):
         page = r.row.page.number
-        date = r.collection_date or dates.get(page, dates.get(0))
-        result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed))
+        date, date_doubt = (r.collection_date, None) if r.collection_date else dates.get(page, dates.get(0, (None, None)))
+        result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed, date_doubt=date_doubt))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
@@ -202,21 +205,39 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
 # --------------------------------------------------------------------------- fields
 
 
-def _collection_dates(fields: list[LabelledValue]) -> dict[int, str]:
-    """Collection date per page number; key 0 holds the document's first one."""
-    dates: dict[int, str] = {}
+def _collection_dates(fields: list[LabelledValue], day_first: bool | None) -> dict[int, tuple[str, str | None]]:
+    """(collection date, why it is in doubt or None) per page number; key 0 holds the
+    document's first one."""
+    dates: dict[int, tuple[str, str | None]] = {}
     for f in fields:
         if f.key != "collected":
             continue
         m = find_date(f.value_text)
         if m is None:
             continue
-        dates.setdefault(f.row.page.number, m.iso)
-        dates.setdefault(0, m.iso)
+        found = (_settled(m, day_first), None)
+        if m.day_first_iso and day_first is None and _other_order_printed(fields):
+            # The report prints dates both ways: neither reading of this one is sure.
+            found = (m.iso, f"the collection date {f.value_text[m.start:m.end]!r} may be {m.iso} or "
+                            f"{m.day_first_iso} (this report prints dates day first and month first)")
+        dates.setdefault(f.row.page.number, found)
+        dates.setdefault(0, found)
     return dates
 
 
-def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCandidate]:
+def _settled(m: DateMatch, day_first: bool | None) -> str:
+    """A numeric date as the report prints its dates: month first unless its other
+    dates show it prints the day first (no evidence: month first, the clinic's order)."""
+    return m.day_first_iso if m.day_first_iso and day_first else m.iso
+
+
+def _other_order_printed(fields: list[LabelledValue]) -> bool:
+    """Dates that can only be read day first and others only month first, side by side."""
+    texts = [f.value_text for f in fields]
+    return any(numeric_date_order([t]) is True for t in texts) and any(numeric_date_order([t]) is False for t in texts)
+
+
+def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | None = None) -> list[IdentityCandidate]:
     out: list[IdentityCandidate] = []
     seen: set[tuple[str, str]] = set()
     for f in fields:
@@ -232,7 +253,7 @@ def _identifiers(fields: list[LabelledValue], source_id: str) -> list[IdentityCa
             iso = find_date(f.value_text)
             if iso is None or iso.start > 0:
                 continue
-            value = iso.iso
+            value = _settled(iso, day_first)
         else:
             value_words = _record_number_words(f.value)
             value = "".join(w.text for w in value_words).strip(" ,;")
@@ -336,7 +357,7 @@ _FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low",
 
 
 def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey | None = None, *,
-          flags_printed: bool = False) -> FactProposal:
+          flags_printed: bool = False, date_doubt: str | None = None) -> FactProposal:
     page = r.row.page
     quote, box = quote_from_words(page, r.words)
     citation = Citation(
@@ -389,6 +410,8 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         doubts += _lost_flag_doubts(r, flag, derived)
     if unit_doubt:
         doubts.append(unit_doubt)
+    if date_doubt:
+        doubts.append(date_doubt)
     if r.reading.leftovers:
         # Typed or scanned: an unread word beside a value may be a flag the rules do not know.
         doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Iterable
 
 from extract.values.numbers import normalize_ws
 
@@ -39,6 +40,7 @@ _DATE_PATTERNS = [
     re.compile(rf"(?<!\w)(?P<d>\d{{1,2}}){_ORDINAL}[\s-]+{_MONTH}[\s,-]+(?P<y>\d{{4}}|\d{{2}})(?!\d)", re.I),
     re.compile(rf"(?<!\w){_MONTH}\s+(?P<d>\d{{1,2}}){_ORDINAL},?\s+(?P<y>\d{{4}})(?!\d)", re.I),
 ]
+_NUMERIC_PATTERNS = _DATE_PATTERNS[1:3]  # day and month as two numbers, either order
 # A compact date (HL7 style), optionally with time and zone: 20200131, 200808151030-0700.
 _COMPACT = re.compile(r"(\d{4})(\d{2})(\d{2})(?:\d{0,6}(?:\.\d+)?)?(?:[+-]\d{4})?")
 # A time of day after a date: "08:15", "8:15 AM", "T10:15:00Z", "at 08:15".
@@ -80,6 +82,9 @@ class DateMatch:
     start: int
     end: int
     ambiguous: bool = False
+    # Printed as two numbers that could each be the month (03/12/2026): ``iso`` reads the
+    # first as the month; ``day_first_iso`` is the other reading.
+    day_first_iso: str | None = None
 
 
 def _valid(y: int, m: int, d: int) -> str | None:
@@ -152,9 +157,35 @@ def find_date(text: str, *, today: date | None = None) -> DateMatch | None:
             if read is None:
                 continue
             if best is None or m.start() < best.start:
-                best = DateMatch(read[0], m.start(), m.end(), read[1])
+                best = DateMatch(read[0], m.start(), m.end(), read[1], _other_reading(m, read[0]))
             break
     return best
+
+
+def _other_reading(m: re.Match, iso: str) -> str | None:
+    """The day-first reading of a numeric date read month first, when it is a date too."""
+    g = m.groupdict()
+    if not g.get("a"):
+        return None
+    a, b = int(g["a"]), int(g["b"])
+    if not (a <= 12 and b <= 12 and a != b):
+        return None
+    return f"{iso[:4]}-{iso[8:10]}-{iso[5:7]}"
+
+
+def numeric_date_order(texts: Iterable[str]) -> bool | None:
+    """How a document prints its numeric dates: day first (True: some date can only be
+    read so, 30/09/2025, and none only month first), month first (False: the other way
+    round), or None (no such date, or both kinds: nothing settles it). One document
+    prints its dates one way, so its other dates settle how to read 04/09/2025."""
+    day_only = month_only = False
+    for text in texts:
+        for pattern in _NUMERIC_PATTERNS:
+            for m in pattern.finditer(text or ""):
+                a, b = int(m["a"]), int(m["b"])
+                day_only |= a > 12 >= b
+                month_only |= b > 12 >= a
+    return day_only if day_only != month_only else None
 
 
 def parse_date(value: object, *, today: date | None = None) -> ParsedDate | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.values import numbers as V
-from extract.values.dates import parse_date
+from extract.values.dates import numeric_date_order, parse_date
 from extract.values.flags import flag_meaning
 from extract.values.ranges import parse_reference_range
 
@@ -73,14 +73,7 @@ def settle_dates(header: WideHeader, date_texts: list[str]) -> None:
     day-first (30/09/2025) and none only month-first (09/30/2025), its ambiguous dates
     (04/09/2025) are read day-first too, and the other way round. Mixed or no evidence:
     they stay ambiguous."""
-    day_only = month_only = False
-    for text in date_texts:
-        m = _NUMERIC_DATE.match(text or "")
-        if m:
-            a, b = int(m[1]), int(m[2])
-            day_only |= a > 12 >= b
-            month_only |= b > 12 >= a
-    header.day_first = day_only if day_only != month_only else None
+    header.day_first = numeric_date_order(date_texts)
 
 
 @dataclass(slots=True)

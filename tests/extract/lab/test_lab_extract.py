@@ -673,3 +673,42 @@ def test_a_typed_label_ending_in_a_colon_is_still_no_result():
         [("Comment", 40), (":", 80), ("12", 190), ("mg/dL", 260), ("1-20", 340)],
     ]))
     assert [f.structured_value["test_name"] for f in result.facts] == ["Sodium"]
+
+
+# --------------------------------------------------------------------------- day and month
+# A numeric date whose two numbers could each be the month is read the way the report
+# prints its other dates; no other date: month first (the clinic's order); both ways on
+# one report: the result goes to review saying so.
+
+def _dated_report(dob: str, collected: str):
+    return _extract(_page([
+        [("Patient:", 40), ("Lindqvist,", 100), ("Oskar", 160)],
+        [("Birth", 40), ("date:", 70), (dob, 110)],
+        [("Specimen", 40), ("collected:", 90), (collected, 150)],
+        [("Test", 40), ("Result", 200), ("Units", 260), ("Range", 320)],
+        [("Sodium", 40), ("138", 200), ("mmol/L", 260), ("135-145", 320)],
+    ]))
+
+
+@pytest.mark.parametrize("dob, collected, expected_collected, expected_dob", [
+    ("19/08/1967", "05/11/2026", "2026-11-05", "1967-08-19"),  # the birth date shows day first
+    ("08/19/1967", "05/11/2026", "2026-05-11", "1967-08-19"),  # it shows month first
+    ("05/06/1967", "05/11/2026", "2026-05-11", "1967-05-06"),  # nothing settles it: month first
+    ("05/06/1967", "24/11/2026", "2026-11-24", "1967-06-05"),  # the collection date settles the birth date
+])
+def test_a_reports_own_dates_settle_day_and_month(dob, collected, expected_collected, expected_dob):
+    result = _dated_report(dob, collected)
+    [fact] = result.facts
+    assert fact.structured_value["collection_date"] == expected_collected and not fact.wants_review
+    assert [i.value for i in result.identifiers if i.kind == IdentifierKind.DOB] == [expected_dob]
+
+
+def test_a_report_printing_dates_both_ways_sends_an_open_date_to_review():
+    [fact] = _extract(_page([
+        [("Birth", 40), ("date:", 70), ("19/08/1967", 110)],
+        [("Reported:", 40), ("11/24/2026", 110)],
+        [("Collected:", 40), ("05/11/2026", 110)],
+        [("Test", 40), ("Result", 200), ("Units", 260), ("Range", 320)],
+        [("Sodium", 40), ("138", 200), ("mmol/L", 260), ("135-145", 320)],
+    ])).facts
+    assert fact.wants_review and "may be 2026-05-11 or 2026-11-05" in fact.review_reason
