@@ -69,7 +69,7 @@ class _FieldLabels(PhraseBook):
 
     def match_at(self, words, start):
         hit = super().match_at(words, start)
-        if hit is not None and hit.key in ("name", "name_part") and hit.end < len(words) \
+        if hit is not None and hit.key in ("name", *NAME_PARTS) and hit.end < len(words) \
                 and words[hit.end].text[:1].isdigit():
             return None
         return hit
@@ -90,8 +90,10 @@ class _FieldLabels(PhraseBook):
         return False
 
 
+NAME_PARTS = ("first_name", "last_name", "middle_name")
+
 FIELD_LABELS = _FieldLabels(phrase_table(
-    {"name": "name", "first_name": "name_part", "last_name": "name_part", "middle_name": "name_part",
+    {"name": "name", "first_name": "first_name", "last_name": "last_name", "middle_name": "middle_name",
      "dob": "dob", "record_number": "mrn", "other_identifier": "other_id", "collected": "collected",
      "not_identity": "other"},
     fold=lambda phrase: tuple(t for t in map(norm_token, phrase.split()) if t),
@@ -269,7 +271,38 @@ def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | 
             field_or_chunk_id=f"patient.{kind.value}", quote_or_value=quote, page=f.row.page.number,
             bounding_box=box,
         )))
+    if not any(c.kind is IdentifierKind.NAME for c in out) and (whole := _name_from_parts(fields, source_id)):
+        out.insert(0, whole)
     return out
+
+
+def _name_from_parts(fields: list[LabelledValue], source_id: str) -> IdentityCandidate | None:
+    """"Surname: ABERNETHY-KOSKI  Given names: Wilhelmina Jo" as one name, "SURNAME, Given",
+    when the parts sit side by side on one row (so that one quote cites them); anything
+    else stays unread for the identity sweep to report, never half a name."""
+    for last in (f for f in fields if f.key == "last_name" and f.value):
+        row = [f for f in fields if f.row is last.row and f.value]
+        first = next((f for f in row if f.key == "first_name"), None)
+        if first is None:
+            continue
+        middle = next((f for f in row if f.key == "middle_name"), None)
+        parts = sorted([p for p in (last, first, middle) if p is not None], key=lambda f: f.label[0].x0)
+        words = [w for p in parts for w in p.label + p.value]
+        if any(all(w is not r for r in last.row.words) for w in words):
+            continue  # a value printed under its label: not one line to quote
+        between = [w for w in last.row.words if parts[0].label[0].x0 <= w.x0 <= parts[-1].value[-1].x0 and w not in words]
+        if between:
+            continue  # something else printed among the parts: the quote would not be what the page prints
+        value = f"{last.value_text.strip(' ,;')}, {first.value_text.strip(' ,;')}" + (
+            f" {middle.value_text.strip(' ,;')}" if middle is not None else "")
+        if tr.parse_person_name(value, ocr=any(w.conf is not None for w in words)) is None:
+            continue
+        page = last.row.page
+        quote, box = quote_from_words(page, words)
+        return IdentityCandidate(kind=IdentifierKind.NAME, value=" ".join(value.split()), citation=Citation(
+            source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {page.number}",
+            field_or_chunk_id="patient.name", quote_or_value=quote, page=page.number, bounding_box=box))
+    return None
 
 
 def _record_number_words(words: list[Word]) -> list[Word]:

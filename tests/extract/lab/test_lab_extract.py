@@ -712,3 +712,32 @@ def test_a_report_printing_dates_both_ways_sends_an_open_date_to_review():
         [("Sodium", 40), ("138", 200), ("mmol/L", 260), ("135-145", 320)],
     ])).facts
     assert fact.wants_review and "may be 2026-05-11 or 2026-11-05" in fact.review_reason
+
+
+# --------------------------------------------------------------------------- a name in parts
+
+def _named(*label_rows):
+    return _extract(_page([
+        *label_rows,
+        [("Collected:", 40), ("2026-11-05", 110)],
+        [("Test", 40), ("Result", 200), ("Units", 260), ("Range", 320)],
+        [("Sodium", 40), ("138", 200), ("mmol/L", 260), ("135-145", 320)],
+    ]))
+
+
+def test_a_name_printed_in_parts_on_one_row_is_one_cited_name():
+    result = _named([("Family", 40), ("name:", 75), ("OYAMA-FENWICK", 110), ("First", 260), ("name:", 290),
+                     ("Rosalind", 325), ("Middle", 420), ("name:", 455), ("Ines", 490)])
+    [name] = [i for i in result.identifiers if i.kind == IdentifierKind.NAME]
+    assert name.value == "OYAMA-FENWICK, Rosalind Ines"
+    assert name.citation.quote_or_value.startswith("Family name: OYAMA-FENWICK") and name.citation.bounding_box
+
+
+@pytest.mark.parametrize("rows", [
+    # another field printed among the parts: one quote would not be what the page prints
+    [[("Surname:", 40), ("OYAMA-FENWICK", 90), ("Sex:", 200), ("F", 225), ("Given:", 260), ("Rosalind", 300)]],
+    # only one part
+    [[("Surname:", 40), ("OYAMA-FENWICK", 90)]],
+])
+def test_name_parts_that_cannot_be_joined_are_not_half_a_name(rows):
+    assert not [i for i in _named(*rows).identifiers if i.kind == IdentifierKind.NAME]

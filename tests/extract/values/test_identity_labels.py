@@ -63,7 +63,7 @@ def test_other_identifiers_are_never_a_record_number_in_any_reader(label):
 def test_a_name_in_two_fields_is_read_as_its_parts(label, part):
     assert read_label(label).kind == part
     assert id_kind(label) == part
-    assert _lab_key(label) == "name_part"  # the lab does not join parts: the sweep reports them unread
+    assert _lab_key(label) == part  # the lab joins the parts when they sit side by side on one row
 
 
 @pytest.mark.parametrize("label", ["Specimen Drawn", "DATE/TIME DRAWN:", "Coll. date", "Drawn"])
