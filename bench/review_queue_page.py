@@ -25,6 +25,7 @@ Usage: python bench/review_queue_page.py [--items 500] [--rounds 5]
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
@@ -129,16 +130,23 @@ def keep_compiled_scripts() -> None:
     app_test.ScriptCache = lambda: shared
 
 
-def fragment_id(at, name: str) -> str:
-    """The id of the page's fragment function ``name`` (the id a browser sends back
-    with a click on a widget inside it)."""
-    for fid, fragment in at._fragment_storage._fragments.items():
-        func = getattr(fragment, "__wrapped__", fragment)
-        cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
-        inner = cells.get("non_optional_func")
-        if inner is not None and inner.cell_contents.__name__ == name:
-            return fid
-    raise LookupError(f"no fragment {name!r} on the page")
+FRAGMENTS: dict[str, str] = {}  # fragment function's name -> its id, as the page registers them
+
+
+def record_fragments() -> None:
+    """Note each fragment's id as the page registers it: the id a browser sends back
+    with a click on a widget inside that fragment."""
+    from streamlit.runtime.fragment import MemoryFragmentStorage
+
+    register = MemoryFragmentStorage.register
+
+    def recording(storage, key, fragment, **kwargs):
+        func = inspect.getclosurevars(fragment).nonlocals.get("non_optional_func")
+        if func is not None:
+            FRAGMENTS[func.__name__] = key
+        return register(storage, key, fragment, **kwargs)
+
+    MemoryFragmentStorage.register = recording
 
 
 @contextmanager
@@ -183,6 +191,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         patient_id, reviewer, document_id, boxed = seed(Path(tmp) / "data", args.items)
         keep_compiled_scripts()
+        record_fragments()
         write, rerun = floor(Path(tmp), args.rounds)
         base = write + rerun
         import streamlit as st
@@ -211,7 +220,7 @@ def main() -> None:
             return step
 
         moves = sorted(timed(press("Next"), args.rounds) + timed(press("Previous"), args.rounds))
-        queue = fragment_id(at, "to_review")
+        queue = FRAGMENTS["to_review"]
         with only_fragment(queue):
             fragment_moves = sorted(timed(press("Next"), args.rounds) + timed(press("Previous"), args.rounds))
 
