@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import pyarrow as pa
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
@@ -28,6 +29,7 @@ from core.services.admin.access_audit import VIEW_DOCUMENT
 from core.services.review.corrections import page_of, set_fact_box
 from core.services.review.document_approval import approve_document, document_preview
 from core.services.review.document_view import page_image
+from core.services.review.fact_vectors import warm_up
 from core.services.review.queue_groups import approve_group, group_counts, keep, with_groups
 from core.services.review.identity_review import identity_comparison
 from core.services.review.decisions import (approval_preview, conflict_detail, decide_fact,
@@ -66,6 +68,8 @@ if not may_decide:
     st.caption(f"You can read the queue; decisions need the reviewer role (you are signed in as a "
                f"{auth.current_user().role.value}).")
 PID = patient["id"]
+if may_decide:
+    warm_up(wb, PID)  # a decision writes vectors: their table and model open before the first one
 VERDICT = {"match": "✓ matches", "mismatch": "✗ differs", "unclear": "? cannot tell",
            "not_read": "⚠ printed but not read", "absent": "— not on the document"}
 ALL = "All"
@@ -577,22 +581,37 @@ def document_approval(item: dict) -> None:
             rerun_fragment()
 
 
+def list_table(shown: list[dict]) -> tuple[pa.Table, dict[str, str]]:
+    """The queue list's rows (all but the Open column) as an Arrow table, and the
+    confidence labels' colours. Made again only when what the rows say changes (a
+    decision, a filter): a key press redraws the same 500 rows, and making them (plain
+    text, a frame, Arrow) is most of a key's time otherwise."""
+    said = [(i["filename"], item_title(i)[:90], i["reason_group"], confidence_mark(i), i["critical"]) for i in shown]
+    made = st.session_state.get("rq_list_table")
+    if made is not None and made[0] == said:
+        return made[1], made[2]
+    table = pa.table({
+        "Document": pa.array([plain_text(r[0]) for r in said], pa.string()),
+        "Item": pa.array([plain_text(r[1]) for r in said], pa.string()),
+        "Why": pa.array([plain_text(labels.review_reason(r[2])) for r in said], pa.string()),
+        "Confidence": pa.array([[plain_text(r[3][0])] if r[3] else [] for r in said], pa.list_(pa.string())),
+        "Critical": pa.array(["yes" if r[4] else "" for r in said], pa.string())})
+    colours = dict(r[3] for r in said if r[3])
+    st.session_state["rq_list_table"] = (said, table, colours)
+    return table, colours
+
+
 def queue_list(shown: list[dict], current: str) -> None:
     """The items grouped by document; rows of one reason group can be approved together.
     The confidence column is coloured low (red) to high (green): coloured labels, not a
     styled table (a Styler costs some 50 ms per run at 500 rows)."""
-    marks = {i["key"]: confidence_mark(i) for i in shown}
-    rows = plain([{"Document": i["filename"], "Item": item_title(i)[:90],
-                   "Why": labels.review_reason(i["reason_group"]),
-                   "Confidence": [marks[i["key"]][0]] if marks[i["key"]] else [],
-                   "Critical": "yes" if i["critical"] else "", "Open": "▶" if i["key"] == current else ""}
-                  for i in shown])
-    colours = dict(m for m in marks.values() if m)
+    rows, colours = list_table(shown)
+    rows = rows.append_column("Open", pa.array(["▶" if i["key"] == current else "" for i in shown], pa.string()))
     # Coloured labels, one per value shown: the grid draws them, so 500 rows cost no styling.
     config = {"Confidence": st.column_config.MultiselectColumn(
         "Confidence", options=list(colours), color=list(colours.values()),
         help="How sure the reading is: low below 50 %, high from 80 %.")}
-    height = min(38 + 35 * len(rows), 300)
+    height = min(38 + 35 * rows.num_rows, 300)
     st.markdown("**All items in this view**")
     if not may_decide:
         st.dataframe(rows, key="rq_table", hide_index=True, height=height, column_config=config)

@@ -5,24 +5,34 @@ needs-review findings cloned from its facts (five review reasons, same cited pag
 and times the Review queue page: the first render, warm re-renders, a key press (`j`,
 `k`: the Next / Previous buttons carry those keys) to the next item drawn, a decision
 (Approve, which also opens the next item), and on the Documents page a click on a box to
-its fact shown. Goal: key press or decision to the next item under 300 ms warm.
+its fact shown. Goal (issue 27): key press or decision to the next item drawn in at most
+150 ms warm.
+
+A key or a decision is timed twice. "In the browser" reruns what a browser's click
+reruns: only the queue's fragment (the buttons are inside it), sent with that
+fragment's id, as the browser sends it. "Whole page" is AppTest's own click, which
+reruns every part of the page (sign-in, sidebar, tabs, alerts, audit): an upper bound.
+The page's compiled code is kept between runs, as the server keeps it (AppTest alone
+compiles the page again on every run, some 60 ms for this page that no server pays).
 
 The floor is measured in the same run, on the same machine: one UPDATE and one INSERT
 in a transaction on the same database (what a decision writes, at the least) plus one
 rerun of an empty page through the same AppTest machinery. Each line prints its ratio
-to that floor. AppTest runs the whole page on a click; in a browser a decision or a key
-reruns only the queue's fragment, so these are upper bounds of the server's part.
+to that floor.
 Usage: python bench/review_queue_page.py [--items 500] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,6 +120,49 @@ def floor(data_dir: Path, rounds: int) -> tuple[float, float]:
     return median(writes), median(reruns)
 
 
+def keep_compiled_scripts() -> None:
+    """One script cache for every AppTest run, as the server has one for its life
+    (AppTest makes a new one per run, so it compiles the page again each time)."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test
+
+    shared = ScriptCache()
+    app_test.ScriptCache = lambda: shared
+
+
+FRAGMENTS: dict[str, str] = {}  # fragment function's name -> its id, as the page registers them
+
+
+def record_fragments() -> None:
+    """Note each fragment's id as the page registers it: the id a browser sends back
+    with a click on a widget inside that fragment."""
+    from streamlit.runtime.fragment import MemoryFragmentStorage
+
+    register = MemoryFragmentStorage.register
+
+    def recording(storage, key, fragment, **kwargs):
+        func = inspect.getclosurevars(fragment).nonlocals.get("non_optional_func")
+        if func is not None:
+            FRAGMENTS[func.__name__] = key
+        return register(storage, key, fragment, **kwargs)
+
+    MemoryFragmentStorage.register = recording
+
+
+@contextmanager
+def only_fragment(fid: str):
+    """AppTest runs within it rerun only the fragment ``fid``, as a browser's click on a
+    widget inside that fragment does (the rerun request names the fragment)."""
+    from streamlit.testing.v1 import local_script_runner
+
+    whole = local_script_runner.RerunData
+    local_script_runner.RerunData = partial(whole, fragment_id_queue=[fid])
+    try:
+        yield
+    finally:
+        local_script_runner.RerunData = whole
+
+
 def median(values: list[float]) -> float:
     values = sorted(values)
     return values[len(values) // 2]
@@ -126,7 +179,7 @@ def timed(step, rounds: int) -> list[float]:
 
 def line(name: str, values: list[float], base: float) -> str:
     mid = median(values)
-    return (f"  {name:<38} median {mid * 1000:6.0f} ms (min {values[0] * 1000:.0f}, max {values[-1] * 1000:.0f})"
+    return (f"  {name:<42} median {mid * 1000:6.0f} ms (min {values[0] * 1000:.0f}, max {values[-1] * 1000:.0f})"
             f"  = {mid / base:5.1f} x floor")
 
 
@@ -137,6 +190,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         patient_id, reviewer, document_id, boxed = seed(Path(tmp) / "data", args.items)
+        keep_compiled_scripts()
+        record_fragments()
         write, rerun = floor(Path(tmp), args.rounds)
         base = write + rerun
         import streamlit as st
@@ -165,6 +220,9 @@ def main() -> None:
             return step
 
         moves = sorted(timed(press("Next"), args.rounds) + timed(press("Previous"), args.rounds))
+        queue = FRAGMENTS["to_review"]
+        with only_fragment(queue):
+            fragment_moves = sorted(timed(press("Next"), args.rounds) + timed(press("Previous"), args.rounds))
 
         def decide():
             before = at.session_state["rq_current"]
@@ -174,6 +232,8 @@ def main() -> None:
                                                                     for s in at.success)
 
         decisions = timed(decide, args.rounds)
+        with only_fragment(queue):
+            fragment_decisions = timed(decide, args.rounds)
         after = next(m.value for m in at.markdown if "items to review" in m.value)
 
         # The Documents page: a click on a box (the overlay's callback sets the chosen fact)
@@ -195,14 +255,16 @@ def main() -> None:
     print(f"review queue page, {count_words(count)}")
     print(f"  floor: UPDATE + INSERT {write * 1000:.0f} ms + empty page rerun {rerun * 1000:.0f} ms "
           f"= {base * 1000:.0f} ms")
-    print(f"  first render                           {first * 1000:6.0f} ms")
+    print(f"  first render                               {first * 1000:6.0f} ms")
     print(line("warm render", warm, base))
-    print(line("key j / k to the next item drawn", moves, base))
-    print(line("decision (a) to the next item drawn", decisions, base))
+    print(line("key j / k to the next item, in the browser", fragment_moves, base))
+    print(line("decision (a) to the next item, browser", fragment_decisions, base))
+    print(line("key j / k to the next item, whole page", moves, base))
+    print(line("decision (a) to the next item, whole page", decisions, base))
     print(line("click on a box to its fact shown", clicks, base))
     print(f"  now {count_words(after)}")
-    print("  goal: key press or decision to the next item < 300 ms warm; AppTest reruns the whole page on a "
-          "click, a browser only the queue's fragment")
+    print("  goal: key press or decision to the next item drawn <= 150 ms warm, as the browser reruns it "
+          "(the queue's fragment); the whole page is an upper bound")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ overlay opens and closes in the browser, instantly."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import streamlit as st
@@ -153,4 +154,14 @@ def listen(*, may_decide: bool, reason_label: str | None, edit_canvas: str | Non
 def help_popover(may_decide: bool) -> None:
     """The same list for the mouse (and for a page that is not focused)."""
     with st.popover("Keys (?)", help="Keyboard keys for this page"):
-        st.table(help_rows(may_decide))
+        st.table(_help_table(may_decide))
+
+
+@functools.cache
+def _help_table(may_decide: bool):
+    """The list as the Arrow table st.table would make of it, made once per process:
+    it never changes, and making it again cost every key press a few ms."""
+    import pandas as pd
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(pd.DataFrame(help_rows(may_decide)))

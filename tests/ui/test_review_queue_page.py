@@ -418,3 +418,25 @@ def test_a_document_with_a_conflict_says_so_and_leaves_it_for_its_choice(app_env
     preview = " ".join(m.value for m in at.markdown)
     assert "1 differ from the chart and stay for your choice, one by one" in preview
     assert not any(b.label.endswith("finding(s) of this document") for b in at.button)
+
+
+def test_the_queue_list_follows_each_key_and_each_decision(seeded):
+    wb, patient, intake, _ = seeded
+    at = open_queue(patient["id"])
+    select(at, "Document type").set_value("intake_form").run()
+
+    def listed():
+        return next(d for d in at.dataframe if "Open" in d.value.columns).value
+
+    before = listed()
+    assert list(before["Open"]).index("▶") == 0
+    button(at, "Next").click().run()
+    moved = listed()
+    assert list(moved["Open"]).index("▶") == 1  # the marker follows the key; the rows stay as they were
+    assert moved.drop(columns="Open").equals(before.drop(columns="Open"))
+    decided = current_title(at).strip("*").removeprefix("CRITICAL · ")
+    button(at, "Approve").click().run()
+    after = listed()
+    assert decided[:90] not in list(after["Item"]) and len(after) == len(before) - 1  # the decided row left
+    assert shown_count(at).startswith(f"**{len(after)} of ")  # the count line agrees with the list
+    assert list(after["Open"]).index("▶") == min(1, len(after) - 1)  # the next item opened at the same place

@@ -30,7 +30,7 @@ from core.services.review.fact_vectors import index_pending, remove_vectors
 from core.services.review.promotion import promote_fact, promote_facts
 from core.services.review.retraction import retract_promotions
 from core.services.workbench import Workbench
-from storage import audit_repo, documents_repo, facts_repo, promotions_repo
+from storage import audit_repo, documents_repo, facts_repo, promotions_repo, record_version
 from storage.rows import FactRow, IdentityCheckRow
 
 ACTIONS = ("approve-identity", "reject-identity", "approve-fact", "reject-fact")
@@ -477,7 +477,23 @@ def queue_items(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
     """The review queue as one list of items (identity checks and findings), each with
     what the page filters and groups on: document, doc type, reason, certainty,
     critical. ``reason`` is an identity status or promotion code, or the finding's own
-    review reason (plain words written by the rules); the page words the codes."""
+    review reason (plain words written by the rules); the page words the codes.
+    Built once per version of the patient's record (a key press on the queue reads and
+    sorts none of it again until a write); each call gets its own dicts."""
+    items = record_version.kept(wb.db, patient_id, "review.queue_items", lambda: _queue_items(wb, patient_id))
+    return [_own_item(i) for i in items]
+
+
+def _own_item(item: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a kept item a caller may change: the item and the check or finding in it."""
+    own = dict(item)
+    for part in ("check", "fact"):
+        if part in own:
+            own[part] = dict(own[part])
+    return own
+
+
+def _queue_items(wb: Workbench, patient_id: int) -> list[dict[str, Any]]:
     queue = review_queue(wb, patient_id)
     with wb.db.cursor() as cur:
         documents = {d["id"]: d for d in documents_repo.for_patient(cur, patient_id)}

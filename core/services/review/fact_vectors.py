@@ -8,7 +8,9 @@ small calls. Removal on retraction is immediate (``core.services.review.retracti
 
 from __future__ import annotations
 
+import threading
 import time
+import weakref
 
 from core import telemetry
 from core.services.workbench import Workbench
@@ -64,3 +66,31 @@ def remove_vectors(wb: Workbench, fact_ids: list[int]) -> int:
     with wb.db.transaction() as cur:
         facts_repo.mark_vectors(cur, fact_ids, False)
     return removed
+
+
+# The fact indexes already warmed in this process (a weak set: a closed workbench's goes).
+_warmed: weakref.WeakSet = weakref.WeakSet()
+_warming = threading.Lock()
+
+
+def warm_up(wb: Workbench, patient_id: int) -> None:
+    """Open the vector table and load the embedder now, in the background, once per
+    index and process: a review decision writes vectors at once (``index_pending``,
+    ``remove_vectors``), and in a fresh server the first one otherwise waits for
+    LanceDB's import and the model's load (seconds) before its next item is drawn.
+    A search of the patient's facts needs both, and reads nothing else."""
+    index = wb.fact_index
+    if index is None:
+        return
+    with _warming:
+        if index in _warmed:
+            return
+        _warmed.add(index)
+
+    def warm() -> None:
+        try:
+            index.search(patient_id, "warm up", k=1)
+        except Exception:  # noqa: BLE001 - only a head start: a decision opens them itself, and reports its own error
+            pass
+
+    threading.Thread(target=warm, name="fact-index-warm-up", daemon=True).start()

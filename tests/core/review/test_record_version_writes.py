@@ -86,3 +86,27 @@ def test_a_review_click_reads_the_patients_facts_once_per_version_and_sees_each_
     assert conflict["key"] not in {i["key"] for i in queue_items(wb, patient["id"])}
     view = dv.document_view(wb, repeat["document_id"], include_deleted=True)
     assert next(f for f in view.facts if f["fact_id"] == conflict["item_id"])["promotion_status"] == "rejected"
+
+
+def test_the_review_queue_is_built_once_per_version_and_each_caller_gets_its_own_items(wb, monkeypatch):
+    from core.services.review.decisions import queue_items
+    from storage import documents_repo, facts_repo
+    from tests.support.pipeline import repeat_with_changed_value
+
+    patient, _, _ = repeat_with_changed_value(wb)
+    reads = []
+    for repo, name in ((facts_repo, "pending_identity_reviews"), (documents_repo, "for_patient")):
+        original = getattr(repo, name)
+        monkeypatch.setattr(repo, name, lambda *a, _o=original, _n=name, **k: reads.append(_n) or _o(*a, **k))
+    items = queue_items(wb, patient["id"])
+    finding = next(i for i in items if i["kind"] == "fact")
+    finding["fact"]["fact_text"] = "changed by one caller"  # a caller's own copy, nested dicts too
+    finding["filename"] = "changed too"
+    again = queue_items(wb, patient["id"])
+    assert reads == ["pending_identity_reviews", "for_patient"]  # key presses read nothing again
+    same = next(i for i in again if i["key"] == finding["key"])
+    assert same["fact"]["fact_text"] != "changed by one caller" and same["filename"] != "changed too"
+    decide_fact(wb, finding["item_id"], approve=False, by="dr.reviewer", reason="a smudge, not a result")
+    after = queue_items(wb, patient["id"])  # a decision moved the version: built again, without it
+    assert finding["key"] not in {i["key"] for i in after} and len(after) == len(again) - 1
+    assert reads.count("pending_identity_reviews") == 2
