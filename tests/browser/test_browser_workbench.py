@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -249,6 +250,21 @@ def drag(page, canvas, start: tuple[float, float], end: tuple[float, float]) -> 
     page.mouse.up()
 
 
+def drag_until(page, canvas, start, end, drawn: Callable[[], bool], attempts: int = 3) -> None:
+    """Drag, and drag again if the page does not show the drawing within a while: the
+    canvas component draws in its own frame, which on a loaded machine can still be
+    starting when the page has settled, and a drag before that is lost (as a person
+    would, draw it again). Fails once ``attempts`` drags were not shown."""
+    for attempt in range(attempts):
+        drag(page, canvas, start, end)
+        deadline = time.monotonic() + STEP / 1000 / attempts
+        while time.monotonic() < deadline:
+            if drawn():
+                return
+            page.wait_for_timeout(250)
+    raise AssertionError(f"the canvas did not show a drag in {attempts} attempts")
+
+
 # ----------------------------------------------------------------------------- the scenario
 
 
@@ -377,8 +393,7 @@ def test_a_box_drawn_on_the_canvas_is_checked_and_saved(demo, tab):
     drawn_caption = page.get_by_text("Drawn: left")
 
     # A box on an empty part of the page is refused: the quote is not inside it.
-    drag(page, canvas, (0.30, 0.60), (0.60, 0.70))
-    drawn_caption.wait_for(timeout=STEP)
+    drag_until(page, canvas, (0.30, 0.60), (0.60, 0.70), drawn_caption.is_visible)
     first = drawn_caption.inner_text()
     settle(page)
     page.get_by_role("button", name=re.compile(r"^Save box")).click()
@@ -388,10 +403,8 @@ def test_a_box_drawn_on_the_canvas_is_checked_and_saved(demo, tab):
     margin = 0.012
     target = {"x": old["x"] - margin, "y": old["y"] - margin / 2,
               "width": old["width"] + 2 * margin, "height": old["height"] + margin}
-    drag(page, canvas, (target["x"], target["y"]), (target["x"] + target["width"], target["y"] + target["height"]))
-    from playwright.sync_api import expect
-
-    expect(drawn_caption).not_to_have_text(first, timeout=STEP)
+    drag_until(page, canvas, (target["x"], target["y"]), (target["x"] + target["width"], target["y"] + target["height"]),
+               lambda: drawn_caption.is_visible() and drawn_caption.inner_text() != first)
     shown = dict(zip(("x", "y", "width", "height"),
                      map(float, re.findall(r"([\d.]+)%", drawn_caption.inner_text()))))
     for k in target:  # the caption reads back where the mouse went (percent of the page)
