@@ -28,18 +28,21 @@ def chart_rows_with_citations(cur: duckdb.DuckDBPyConnection, table: str, patien
     return rows(cur)
 
 
-def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int, *, active_only: bool = False
+                 ) -> list[dict[str, Any]]:
     """Unretracted, unrejected facts of this patient's live documents whose identity
-    (for the fact's scope) is verified or approved by a person."""
+    (for the fact's scope) is verified or approved by a person; with ``active_only``
+    only the active ones (the chart checks read no other, and decoding the rest's JSON
+    grew with the chart on every job)."""
     cur.execute(
         """SELECT f.*, d.filename FROM document_facts f
            JOIN documents d ON d.id = f.document_id
            JOIN current_identity_checks ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
            WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active
              AND f.retracted_at IS NULL AND NOT list_contains(?, coalesce(f.promotion_status, ''))
-             AND list_contains(?, ci.identity_status)
+             AND list_contains(?, ci.identity_status) AND (NOT ? OR f.active)
            ORDER BY f.id""",
-        [patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES)],
+        [patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES), active_only],
     )
     return rows(cur)
 

@@ -27,8 +27,8 @@ MIN_NOTE = 3  # an acknowledgement says something, if only "seen"
 
 def _chart_facts(cur, patient_id: int) -> list[ChartFact]:
     out = []
-    for f in evidence_repo.usable_facts(cur, patient_id):
-        if not f["active"] or needs_review(f):
+    for f in evidence_repo.usable_facts(cur, patient_id, active_only=True):
+        if needs_review(f):
             continue
         value = f["structured_value"] or {}
         text = " ".join(filter(None, [f["fact_text"], str((f["citation"] or {}).get("quote_or_value") or "")]))
