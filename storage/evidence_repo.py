@@ -45,6 +45,25 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
 
 
 
+def chart_check_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+    """The active ones among ``usable_facts``, with only what the chart checks read
+    (the citation's quote, not the whole citation): they run on every job, and decoding
+    every usable fact's JSON grew with the chart."""
+    cur.execute(
+        """SELECT f.id, f.fact_type, f.certainty, f.promotion_status, f.fact_text, f.structured_value,
+                  json_extract(f.citation, '$.quote_or_value') AS quote, f.document_id
+           FROM document_facts f
+           JOIN documents d ON d.id = f.document_id
+           JOIN current_identity_checks ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
+           WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active AND f.active
+             AND f.retracted_at IS NULL AND NOT list_contains(?, coalesce(f.promotion_status, ''))
+             AND list_contains(?, ci.identity_status)
+           ORDER BY f.id""",
+        [patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES)],
+    )
+    return rows(cur)
+
+
 def facts_for_absence_search(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
     """Every unretracted fact of this patient's live documents, whatever its certainty,
     promotion or identity state, with the identity status of its scope: what an answer

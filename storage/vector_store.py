@@ -104,6 +104,9 @@ class VectorStore:
 
         self._db = lancedb.connect(str(self.path), read_consistency_interval=read_consistency_interval)
         self._tables: dict[str, lancedb.table.Table] = {}
+        # Each open table's vector size: a table's schema is fixed once created, and asking
+        # LanceDB for it re-reads the latest version (~5 ms on every write otherwise).
+        self._dims: dict[str, int] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -124,8 +127,10 @@ class VectorStore:
                 else:
                     table = self._db.create_table(name, schema=_schema(name, dim), exist_ok=True)
                 self._tables[name] = table
+            if dim is not None and name not in self._dims:
+                self._dims[name] = table.schema.field("vector").type.list_size
         if dim is not None:
-            have = table.schema.field("vector").type.list_size
+            have = self._dims[name]
             if have != dim:
                 raise VectorDimensionMismatch(f"table {name} holds {have}-dim vectors, got {dim}")
         return table

@@ -2,9 +2,9 @@
 
 ``refresh_alerts(cur, patient_id)`` is the one call the chart's writers make, inside
 their own transaction, after promotion, a review decision or a retraction: it reads
-the patient's live, trusted facts (one patient, live documents, unretracted facts,
-trusted identity: ``storage.evidence_repo.usable_facts``), runs every rule and stores
-the result. Same rule and same facts: the same alert (its acknowledgement kept). An
+the patient's live, trusted, active facts (one patient, live documents, unretracted
+facts, trusted identity: ``storage.evidence_repo.chart_check_facts``), runs every rule
+and stores the result. Same rule and same facts: the same alert (its acknowledgement kept). An
 open alert the rules no longer raise is withdrawn, kept for the audit, with why:
 a fact it rests on was retracted or superseded, or the chart no longer meets the rule.
 """
@@ -27,11 +27,11 @@ MIN_NOTE = 3  # an acknowledgement says something, if only "seen"
 
 def _chart_facts(cur, patient_id: int) -> list[ChartFact]:
     out = []
-    for f in evidence_repo.usable_facts(cur, patient_id):
-        if not f["active"] or needs_review(f):
+    for f in evidence_repo.chart_check_facts(cur, patient_id):
+        if needs_review(f):
             continue
         value = f["structured_value"] or {}
-        text = " ".join(filter(None, [f["fact_text"], str((f["citation"] or {}).get("quote_or_value") or "")]))
+        text = " ".join(filter(None, [f["fact_text"], str(f["quote"] or "")]))
         if counts_for_checks(f["fact_type"], f["certainty"], value, text):
             out.append(ChartFact(int(f["id"]), f["fact_type"], value, text, f["document_id"]))
     return out

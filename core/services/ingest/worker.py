@@ -55,13 +55,21 @@ class Worker:
         self._thread: threading.Thread | None = None
 
     # -- heartbeat ---------------------------------------------------------
-    def beat(self, status: str) -> None:
+    def beat(self, status: str, *, job_heartbeat: bool = True) -> None:
+        """Record this worker's status (its row and the heartbeat file) and, with
+        ``job_heartbeat``, its current job's heartbeat (a job just claimed has one)."""
         with self.wb.db.cursor() as cur:
-            jobs_repo.upsert_worker(cur, self.worker_id, status=status, current_job_id=self.current_job_id,
-                                    processed=self.processed, failed=self.failed)
-            if self.current_job_id is not None:
-                jobs_repo.heartbeat(cur, self.current_job_id)
-            queue = jobs_repo.queue_counts(cur)
+            queue = self._beat_rows(cur, status, job_heartbeat=job_heartbeat)
+        self._beat_file(status, queue)
+
+    def _beat_rows(self, cur, status: str, *, job_heartbeat: bool = True) -> dict[str, int]:
+        jobs_repo.upsert_worker(cur, self.worker_id, status=status, current_job_id=self.current_job_id,
+                                processed=self.processed, failed=self.failed)
+        if job_heartbeat and self.current_job_id is not None:
+            jobs_repo.heartbeat(cur, self.current_job_id)
+        return jobs_repo.queue_counts(cur)
+
+    def _beat_file(self, status: str, queue: dict[str, int]) -> None:
         if not self.heartbeat_file:
             return
         write_heartbeat(self.wb.settings.heartbeat_path, {
@@ -88,7 +96,7 @@ class Worker:
         and the pages read it). ``pipeline`` replaces ``run_pipeline`` for a job whose
         document was read elsewhere (the backfill persists a reading it already has)."""
         self.current_job_id = job.id
-        self.beat("busy")
+        self.beat("busy", job_heartbeat=False)  # the claim just stamped the job's heartbeat
         done = threading.Event()
         beater = threading.Thread(target=self._beat_while, args=(done,), daemon=True)
         beater.start()
@@ -124,7 +132,8 @@ class Worker:
         latency = round((time.perf_counter() - started) * 1000, 2)
         timings = dict(result.timings) if result else {}
         timings["total"] = latency
-        with self.wb.db.cursor() as cur:
+        # The job's end, its audit row and this worker's idle beat: one commit.
+        with self.wb.db.transaction() as cur:
             # Only while the job is still ours: released at shutdown, it stays in the queue.
             ours = jobs_repo.finish(cur, job.id, status=status, error_code=code, error_message=message,
                                     timings=timings, counts=result.counts if result else {},
@@ -136,19 +145,20 @@ class Worker:
                                        task_type="document_extraction", outcome=status, latency_ms=latency,
                                        error_reason=code)
             final = jobs_repo.by_id(cur, job.id)
-        self.current_job_id = None
+            self.current_job_id = None
+            if ours and status == "succeeded":
+                self.processed += 1
+            elif ours:
+                self.failed += 1
+            beat_status = "idle" if ours or not self._stop.is_set() else "stopped"
+            queue = self._beat_rows(cur, beat_status)
+        self._beat_file(beat_status, queue)
         if not ours:
-            self.beat("stopped" if self._stop.is_set() else "idle")
             return final.to_dict()
-        if status == "succeeded":
-            self.processed += 1
-        else:
-            self.failed += 1
         telemetry.emit("job_finished", settings=self.wb.settings, patient_id=job.patient_id, job_id=job.id,
                        document_id=job.document_id, doc_type=job.doc_type, worker=WORKER_NAME, status=status,
                        error_code=code, latency_ms=timings, counts=result.counts if result else {},
                        engine=result.engine if result else None, attempt=job.attempts)
-        self.beat("idle")
         return final.to_dict()
 
     def run_once(self) -> dict[str, Any] | None:

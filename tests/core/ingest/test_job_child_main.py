@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -123,3 +124,32 @@ def test_the_same_fault_while_the_worker_runs_on_fails_the_job(wb, demo_patient,
     monkeypatch.setattr(processing, "read_isolated", fault)
     job = Worker(wb, worker_id="test:running").run_specific(attached.job["id"])
     assert (job["status"], job["error_code"]) == ("failed", "internal_error")
+
+
+def ocr_engines_loaded() -> int:
+    from extract.formats.ocr.rapid import rapid_reader
+
+    return rapid_reader.cache_info().currsize  # nothing in the child has asked for it yet
+
+
+def test_a_forkserver_child_starts_with_the_ocr_engines_already_loaded():
+    """Loaded once in the forkserver (sandbox_preload), not per scanned job's child: a
+    warm-up that broke would only show as slower jobs, so it is checked here."""
+    assert run_isolated(ocr_engines_loaded, (), timeout=120, memory_mb=1024, method="forkserver") == 1
+
+
+def test_a_child_that_answered_is_gone_soon_after_the_answer_is_taken():
+    """The answering child is reaped off the job's path, but reaped: no child outlives
+    its job."""
+    import psutil
+
+    pid = run_isolated(os.getpid, (), timeout=60, memory_mb=512, method="forkserver")
+    for _ in range(200):  # up to 10 s: the reaper's grace is 2 s, then it kills
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                break  # exited; its parent (the forkserver) collects it
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the job's child {pid} still runs after its answer was taken")
