@@ -141,7 +141,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             words = without_page_number(row.words)
             if not words:
                 continue
-            in_table = bool(tables) and abs(tables[0].page_width - row.page.width) < 1
+            in_table = bool(tables) and same_page_size(tables[0].page_width, row.page.width)
             if in_table and crosses_columns(words, tables[0] if len(tables) == 1 else _spanning(tables)):
                 running_text.append((row, words))  # a sentence under the table, not a row of it
                 continue
@@ -288,6 +288,16 @@ def _without_flag_cells(words: list[Word], tables: list[TableLayout]) -> list[Wo
         return any(t.holds(w) and t.has("flag") and assign_columns([w], t).words("flag") for t in tables)
 
     return [w for w in words if not in_flag_column(w)] or words
+
+
+# A table runs on over pages of the same size. A scanned page's size varies by a few
+# pixels with its deskew (the canvas grows to keep the corners): a page 2 px wider
+# than the one the header was on is the same paper, while letter against A4 is 3%.
+SAME_PAGE_WIDTH = 0.01
+
+
+def same_page_size(width: float, other: float) -> bool:
+    return abs(width - other) <= max(1.0, SAME_PAGE_WIDTH * max(width, other))
 
 
 def _spanning(tables: list[TableLayout]) -> TableLayout:

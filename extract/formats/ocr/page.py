@@ -19,7 +19,7 @@ from PIL import Image
 from domain.content import Line, PageContent, Word
 from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
-from extract.formats.ocr import cells, imageprep
+from extract.formats.ocr import cells, imageprep, points
 from extract.formats.ocr.engines import OcrEngine
 
 # A page reads as upright when its words are mostly horizontal and confidently read.
@@ -117,6 +117,8 @@ def _read(
     warnings: list[ExtractionWarning] = []
     try:
         words = engine.recognize(work)
+        # Points a low-resolution page's ink shows and the engine dropped ("0" "91").
+        words = points.restore_points(work, words)
     except ExtractionError as err:  # the engine failed on this page only
         words = []
         warnings.append(ExtractionWarning(err.code, err.message, page=number))
