@@ -41,7 +41,7 @@ from domain.models import (
 )
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.analytes import canonical_analyte
-from domain.policy.facts.ocr_readings import ocr_name_reading, ocr_unit_reading
+from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import find_date
@@ -415,6 +415,9 @@ def _vocabulary_reading(printed: str) -> tuple[str, list[str]]:
     the name as printed. The quote keeps what OCR read."""
     reading = ocr_name_reading(printed)
     if reading is None:
+        near = lookalike_known_name(printed)
+        if near is not None:
+            return printed, [f"test name read by OCR as {printed!r}, one letter from {near!r}: check the printed name"]
         return printed, []
     return reading, [f"test name read by OCR as {printed!r}, taken as {reading!r}: check the printed name"]
 

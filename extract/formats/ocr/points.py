@@ -29,13 +29,16 @@ from PIL import Image
 from domain.content import Word
 from extract.formats.ocr.vote import CHANGED_MAX_CONF
 
-# Two words closer than this many glyph heights can be one number split at its point
-# (a character cell of a monospaced font is ~0.6-0.9 glyph heights, with the glyphs'
-# side bearings the blank left by a lost point up to ~1.4; a column gap is far wider).
-JOIN_MAX_GAP = 1.5
-# Digits of one number stand at most ~0.4 glyph heights apart: a blank wider than this
-# between two of them held a character, and inside a number that is its point.
-BLANK_MIN_GAP = 0.8
+# Digits are set on one fixed advance (the page's pitch, measured on its numbers). A
+# step from one digit to the next of at least LOST_STEP pitches held a character, and
+# inside a number that is its point (a point adds ~0.4 of a pitch in a proportional
+# face, a whole one in a typewriter face); beyond MAX_LOST_STEP it is more than that.
+LOST_STEP = 1.3
+MAX_LOST_STEP = 2.4
+MIN_PITCHES = 5
+# Two words whose facing digits stand further apart than this many glyph heights are
+# never one number (a table's column gap is far wider).
+JOIN_MAX_STEP = 3.0
 # The digit run a split number ends / starts with (a point already in it: no join).
 _TRAILING = re.compile(r"(?:^|[^\d.,])(\d{1,3})$")
 _LEADING = re.compile(r"^(\d{1,3})(?![\d.,])")
@@ -53,11 +56,52 @@ def restore_points(image: Image.Image, words: list[Word]) -> list[Word]:
     if not words:
         return words
     ink = _ink(image)
-    words = _join_split_numbers(ink, words)
+    glyphs = {id(w): _glyphs(ink, w) for w in words if _number_part(w.text) and any(ch.isdigit() for ch in w.text)}
+    pitch = _digit_pitch(words, glyphs)
+    words = _join_split_numbers(ink, words, glyphs, pitch)
     for w in words:
-        if _number_like(w.text) and not any(ch in ".," for ch in w.text):
-            _point_inside(ink, w)
+        if id(w) in glyphs and _number_like(w.text) and not any(ch in ".," for ch in w.text):
+            _point_inside(w, glyphs[id(w)], pitch)
     return words
+
+
+def _glyphs(ink: np.ndarray, w: Word) -> tuple[list[np.ndarray], list[np.ndarray], float, float] | None:
+    """(glyph blobs, all blobs, glyph height, baseline) of a word, blobs left to right."""
+    height = w.y1 - w.y0
+    comps = _components(ink, (round(w.x0) - 1, round(w.y0) - 1, round(w.x1) + 2, round(w.y1 + 0.3 * height)))
+    line = _glyph_line(comps)
+    if line is None:
+        return None
+    comps = comps[np.argsort(comps[:, 0])]
+    tall = [c for c in comps if c[3] - c[1] >= GLYPH_MIN_SHARE * line[0]]
+    return tall, list(comps), line[0], line[1]
+
+
+def _digit_pitch(words: list[Word], glyphs: dict) -> float | None:
+    """The page's usual distance between the centres of neighbouring digits of a
+    number, in glyph heights (digits are set on one fixed advance: ~0.75 in a
+    proportional face, ~1 in a typewriter face), or None when too few to tell."""
+    pitches = []
+    for w in words:
+        g = glyphs.get(id(w))
+        if g is None:
+            continue
+        tall, _, height, _ = g
+        chars = [i for i, ch in enumerate(w.text) if ch.isalnum()]
+        if len(tall) != len(chars):
+            continue
+        for k in range(1, len(tall)):
+            if _digits_side_by_side(w.text, chars[k - 1], chars[k]):
+                pitches.append((_centre(tall[k]) - _centre(tall[k - 1])) / height)
+    return float(np.median(pitches)) if len(pitches) >= MIN_PITCHES else None
+
+
+def _digits_side_by_side(text: str, i: int, j: int) -> bool:
+    return j == i + 1 and text[i].isdigit() and text[j].isdigit()
+
+
+def _centre(c: np.ndarray) -> float:
+    return (c[0] + c[2]) / 2
 
 
 def _ink(image: Image.Image) -> np.ndarray:
@@ -105,54 +149,46 @@ def _is_point(c: np.ndarray, height: float, baseline: float) -> bool:
     return c[3] >= baseline - POINT_MAX_LIFT * height and c[1] >= baseline - 0.45 * height
 
 
-def _join_split_numbers(ink: np.ndarray, words: list[Word]) -> list[Word]:
+def _join_split_numbers(ink: np.ndarray, words: list[Word], glyphs: dict, pitch: float | None) -> list[Word]:
     out: list[Word] = []
     for w in sorted(words, key=lambda w: (w.line, w.x0)):
         prev = out[-1] if out else None
-        if prev is not None and prev.line == w.line and _splits_at_point(ink, prev, w):
+        if prev is not None and prev.line == w.line and _splits_at_point(ink, prev, w, glyphs, pitch):
             prev.text = f"{prev.text}.{w.text}"
             prev.x1, prev.y0, prev.y1 = max(prev.x1, w.x1), min(prev.y0, w.y0), max(prev.y1, w.y1)
             prev.conf = round(min(prev.conf or 0.0, w.conf or 0.0, CHANGED_MAX_CONF), 4)
+            ga, gb = glyphs[id(prev)], glyphs[id(w)]
+            glyphs[id(prev)] = (ga[0] + gb[0], ga[1] + gb[1], (ga[2] + gb[2]) / 2, (ga[3] + gb[3]) / 2)
             continue
         out.append(w)
     order = {id(w): i for i, w in enumerate(words)}
-    return sorted(out, key=lambda w: order[id(w)])
+    return sorted(out, key=lambda w: order.get(id(w), len(order)))
 
 
-def _splits_at_point(ink: np.ndarray, a: Word, b: Word) -> bool:
+def _splits_at_point(ink: np.ndarray, a: Word, b: Word, glyphs: dict, pitch: float | None) -> bool:
     """``a`` and ``b`` are one number with a point between them that the engine dropped:
-    a point-shaped blob alone in the gap, or (the point lost to the fax's threshold)
-    a blank gap no wider than a character between short digit runs."""
+    a point-shaped blob alone between them, or (the point lost to the fax's threshold)
+    nothing between them and the step from the last digit of one to the first of the
+    other wider than the page's digit pitch but no wider than a point and a space."""
     left, right = _TRAILING.search(a.text), _LEADING.match(b.text)
-    if left is None or right is None or not _number_part(a.text) or not _number_part(b.text):
+    ga, gb = glyphs.get(id(a)), glyphs.get(id(b))
+    if left is None or right is None or not ga or not gb or not ga[0] or not gb[0]:
         return False
     height = max(a.y1 - a.y0, b.y1 - b.y0)
     if min(a.y1, b.y1) - max(a.y0, b.y0) < 0.5 * height:
         return False  # not side by side on one baseline
+    glyph, baseline = (ga[2] + gb[2]) / 2, (ga[3] + gb[3]) / 2
+    last, first = ga[0][-1], gb[0][0]
+    step = (_centre(first) - _centre(last)) / glyph
+    if step <= 0 or step > JOIN_MAX_STEP:
+        return False
     top, bottom = round(min(a.y0, b.y0)), round(max(a.y1, b.y1) + 0.3 * height)
-    line = _glyph_line(_components(ink, (round(a.x0), top, round(b.x1), bottom)))
-    if line is None:
-        return False
-    glyph, baseline = line
-    if b.x0 - a.x1 < 0 or b.x0 - a.x1 > JOIN_MAX_GAP * glyph:
-        return False
-    # Blobs lying wholly in the gap. Those touching a word's box are pieces of its
-    # digits (a fax breaks strokes apart): the gap runs between them.
-    x0, x1 = a.x1, b.x0
-    between = []
-    for c in sorted(_components(ink, (round(a.x1) - 2, top, round(b.x0) + 3, bottom)).tolist()):
-        if c[0] < a.x1 - 2 or c[2] > b.x0 + 3:
-            continue
-        if c[0] <= x0 + 2:
-            x0 = max(x0, c[2])
-        elif c[2] >= x1 - 2:
-            x1 = min(x1, c[0])
-        else:
-            between.append(c)
-    between = [c for c in between if c[0] >= x0 and c[2] <= x1]
+    between = [c for c in _components(ink, (round(last[2]), top, round(first[0]), bottom))
+               if c[0] >= last[2] and c[2] <= first[0]]
     if between:
-        return len(between) == 1 and _is_point(np.array(between[0]), glyph, baseline)
-    return x1 - x0 >= BLANK_MIN_GAP * glyph and len(left.group(1)) <= 3 and len(right.group(1)) <= 3
+        return len(between) == 1 and _is_point(between[0], glyph, baseline)
+    return pitch is not None and LOST_STEP * pitch <= step <= MAX_LOST_STEP * pitch \
+        and len(left.group(1)) <= 3 and len(right.group(1)) <= 3
 
 
 def _number_part(text: str) -> bool:
@@ -161,29 +197,24 @@ def _number_part(text: str) -> bool:
         and sum(ch.isalpha() for ch in core) <= 2
 
 
-def _point_inside(ink: np.ndarray, w: Word) -> None:
-    """Put back (or, when unsure where, flag) a point between two digits of ``w``."""
-    height = w.y1 - w.y0
-    box = (round(w.x0) - 1, round(w.y0) - 1, round(w.x1) + 2, round(w.y1 + 0.3 * height))
-    comps = _components(ink, box)
-    line = _glyph_line(comps)
-    if line is None:
+def _point_inside(w: Word, g, pitch: float | None) -> None:
+    """Put back (or, when unsure where, flag) a point between two digits of ``w``: a
+    point-shaped blob between them, or a step between them wider than the page's pitch."""
+    if g is None:
         return
-    glyph, baseline = line
-    comps = comps[np.argsort(comps[:, 0])]
-    tall = [c for c in comps if c[3] - c[1] >= GLYPH_MIN_SHARE * glyph]
+    tall, comps, glyph, baseline = g
     chars = [i for i, ch in enumerate(w.text) if ch.isalnum()]
     matched = len(tall) == len(chars)
     found = []  # glyph boundaries (index of the glyph after it) holding a lost point
     for k in range(1, len(tall)):
+        if matched and not _digits_side_by_side(w.text, chars[k - 1], chars[k]):
+            continue  # "9 H": the space before a flag; "6-0": the hyphen's place
         x0, x1 = tall[k - 1][2], tall[k][0]
-        if matched and not (w.text[chars[k - 1]].isdigit() and w.text[chars[k]].isdigit()):
-            continue  # "9 H": the space before a flag
         inside = [c for c in comps if c[0] >= x0 and c[2] <= x1]
         if inside:
             if len(inside) == 1 and _is_point(inside[0], glyph, baseline):
                 found.append(k)
-        elif x1 - x0 >= BLANK_MIN_GAP * glyph and matched:
+        elif matched and pitch is not None and (_centre(tall[k]) - _centre(tall[k - 1])) / glyph >= LOST_STEP * pitch:
             found.append(k)
     if not found:
         return
