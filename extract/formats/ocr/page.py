@@ -52,6 +52,7 @@ class _Reading:
     scale: float
     warnings: list[ExtractionWarning]
     ruled: bool = False
+    leaders: int = 0
 
 
 def ocr_page(
@@ -87,6 +88,7 @@ def ocr_page(
         "deskew_deg": reading.skew,
         "ocr_scale": round(reading.scale, 3),
         "ruled_table": reading.ruled,
+        "leaders_erased": reading.leaders,
         "noise_words_dropped": len(reading.words) - len(words),
         "size": [img.width, img.height],
     }
@@ -112,9 +114,11 @@ def _read(
     # the page pass skips are read from the ink left unread (extract/formats/ocr/cells.py).
     glyph = imageprep.glyph_height(work)
     rules = cells.find_rules(cells.ink_mask(work), glyph) if glyph else None
+    warnings: list[ExtractionWarning] = []
+    # Dotted leaders are painted out of the engine's copy only (extract/formats/ocr/imageprep.py).
+    work, leaders = imageprep.erase_leaders(work, glyph)
     if dpi:  # tells Tesseract the resolution instead of letting it guess
         work.info["dpi"] = (dpi * scale, dpi * scale)
-    warnings: list[ExtractionWarning] = []
     try:
         words = engine.recognize(work)
         # Points a low-resolution page's ink shows and the engine dropped ("0" "91").
@@ -126,7 +130,7 @@ def _read(
     # left with no area was entirely off the page: not a citable word.
     words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]
     words = [w for w in words if w.x1 > w.x0 and w.y1 > w.y0]
-    return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled))
+    return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled), leaders=leaders)
 
 
 def split_stacked_lines(words: list[Word]) -> list[Word]:
