@@ -3,14 +3,20 @@
 On a low-resolution fax a full stop is a blob of a few pixels, and Tesseract often
 drops it while reading the digits around it confidently: "0.91" came back as the two
 words "0" and "91" (each at 1.00), "3.5-5.2" as "3", "5-5", "2", and "7.9" as one
-word "79" at 0.95. Nothing in the text says so; the picture does: a small round
-blob sits on the digits' baseline, between two digits, where the text has no point.
+word "79" at 0.95. Nothing in the text says so; the picture does.
 
-* Between two number words of one line, closer than a word gap, such a blob makes
-  them one word with the point ("0" + "91" -> "0.91").
-* Inside a number word, such a blob between two of its glyphs puts the point there
-  when the word's glyphs can be matched to its characters one to one ("79" -> "7.9"),
-  and otherwise only marks the word doubtful.
+Where the point's ink survived, a small round blob sits on the digits' baseline
+between two digits where the text has none. Where the fax's threshold erased it, the
+digits still stand apart: digits are set on one fixed advance, and the step from one
+to the next across a lost point is a point's width longer than the page's usual
+step between neighbouring digits (its pitch, measured on the page's own numbers).
+
+* Between two number words of one line, such a blob or step makes them one word with
+  the point ("0" + "91" -> "0.91"; "3" + "5-5" + "2" -> "3.5-5.2"), when both sides
+  are short digit runs (a space between "22" and "2026" is no point).
+* Inside a number word, such a blob or step between two of its digits puts the point
+  there when the word's glyphs can be matched to its characters one to one ("79" ->
+  "7.9"), and otherwise only marks the word doubtful.
 
 Either way the word is capped below the confidence the readers trust
 (``CHANGED_MAX_CONF``): a value whose point came from the ink and not from the
@@ -47,8 +53,10 @@ _LEADING = re.compile(r"^(\d{1,3})(?![\d.,])")
 POINT_MAX_SIZE = 0.35
 POINT_MAX_LIFT = 0.2
 POINT_MIN_FILL = 0.35
-# Glyphs: components at least this share of the tallest one's height.
+# Glyphs: components at least this share of the tallest one's height. Besides letters
+# and digits, these marks stand as tall as a digit and are glyphs of their own.
 GLYPH_MIN_SHARE = 0.6
+TALL_MARKS = frozenset("<>()[]{}%/#")
 
 
 def restore_points(image: Image.Image, words: list[Word]) -> list[Word]:
@@ -87,13 +95,18 @@ def _digit_pitch(words: list[Word], glyphs: dict) -> float | None:
         if g is None:
             continue
         tall, _, height, _ = g
-        chars = [i for i, ch in enumerate(w.text) if ch.isalnum()]
+        chars = _glyph_chars(w.text)
         if len(tall) != len(chars):
             continue
         for k in range(1, len(tall)):
             if _digits_side_by_side(w.text, chars[k - 1], chars[k]):
                 pitches.append((_centre(tall[k]) - _centre(tall[k - 1])) / height)
     return float(np.median(pitches)) if len(pitches) >= MIN_PITCHES else None
+
+
+def _glyph_chars(text: str) -> list[int]:
+    """Where in ``text`` the characters that stand a glyph tall are."""
+    return [i for i, ch in enumerate(text) if ch.isalnum() or ch in TALL_MARKS]
 
 
 def _digits_side_by_side(text: str, i: int, j: int) -> bool:
@@ -203,7 +216,7 @@ def _point_inside(w: Word, g, pitch: float | None) -> None:
     if g is None:
         return
     tall, comps, glyph, baseline = g
-    chars = [i for i, ch in enumerate(w.text) if ch.isalnum()]
+    chars = _glyph_chars(w.text)
     matched = len(tall) == len(chars)
     found = []  # glyph boundaries (index of the glyph after it) holding a lost point
     for k in range(1, len(tall)):

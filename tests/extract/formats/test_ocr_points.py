@@ -61,10 +61,11 @@ def test_a_number_split_where_its_point_was_lost_is_joined_and_sent_to_review():
 
 
 def test_a_point_lost_inside_a_word_is_put_back_and_sent_to_review():
-    page, words = _page([_reference_row(), ["7 9", "3 5-5 2"]])
+    page, words = _page([_reference_row(), ["7 9", "(5 7)"]])
     out = points.restore_points(page, words)
     row = [w for w in out if w.line == 1]
-    assert row[0].text == "7.9" and row[0].conf < OCR_TRUSTED_CONF
+    assert [w.text for w in row] == ["7.9", "(5.7)"]
+    assert all(w.conf < OCR_TRUSTED_CONF for w in row)
 
 
 def test_a_point_the_engine_dropped_but_the_ink_shows_is_put_back():
