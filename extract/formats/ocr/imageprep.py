@@ -122,7 +122,16 @@ def square_pixels(gray: Image.Image, dpi: tuple[float, float] | None) -> tuple[I
     levels = np.count_nonzero(np.bincount(np.asarray(gray).ravel(), minlength=256))
     if levels <= 2:
         stretched = stretched.filter(ImageFilter.GaussianBlur(STRETCH_BLUR))
+        stretched.info["bilevel"] = True  # grey now, but its fine detail went at the threshold
     return stretched, round(top)
+
+
+def is_bilevel(gray: Image.Image) -> bool:
+    """A black and white page (a fax, a bilevel scan), or one stretched from such a page:
+    its threshold may have erased small marks (a decimal point) whole."""
+    if gray.info.get("bilevel"):
+        return True
+    return np.count_nonzero(np.bincount(np.asarray(gray.convert("L")).ravel(), minlength=256)) <= 2
 
 
 def upright(img: Image.Image) -> Image.Image:

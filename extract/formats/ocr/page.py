@@ -59,15 +59,16 @@ def ocr_page(
     gray: Image.Image, engine: OcrEngine, *, number: int, dpi: int | None = None
 ) -> PageResult:
     """Correct and OCR one 8-bit grayscale page image."""
+    bilevel = imageprep.is_bilevel(gray)
     clean, despeckled = imageprep.despeckle(gray)
     clean, flattened = imageprep.flatten_background(clean)
-    reading = _read(clean, engine, 0, number, dpi)
+    reading = _read(clean, engine, 0, number, dpi, bilevel)
     tried_turn = False
     if not reads_upright(reading.words):
         turn = engine.detect_rotation(clean)
         if turn:
             tried_turn = True
-            turned = _read(clean, engine, turn, number, dpi)
+            turned = _read(clean, engine, turn, number, dpi, bilevel)
             if text_score(turned.words) > TURN_MIN_GAIN * text_score(reading.words):
                 reading = turned
     img = reading.image
@@ -96,7 +97,7 @@ def ocr_page(
 
 
 def _read(
-    clean: Image.Image, engine: OcrEngine, rotation: int, number: int, dpi: int | None
+    clean: Image.Image, engine: OcrEngine, rotation: int, number: int, dpi: int | None, bilevel: bool = False
 ) -> _Reading:
     img = imageprep.rotate_quarter(clean, rotation)
     skew = imageprep.estimate_skew(img)
@@ -122,7 +123,7 @@ def _read(
     try:
         words = engine.recognize(work)
         # Points a low-resolution page's ink shows and the engine dropped ("0" "91").
-        words = points.restore_points(work, words)
+        words = points.restore_points(work, words, bilevel=bilevel)
     except ExtractionError as err:  # the engine failed on this page only
         words = []
         warnings.append(ExtractionWarning(err.code, err.message, page=number))

@@ -42,6 +42,7 @@ from extract.formats.ocr.vote import CHANGED_MAX_CONF
 LOST_STEP = 1.3
 MAX_LOST_STEP = 2.4
 MIN_PITCHES = 5
+MAX_PITCH_SPREAD = 0.15  # interquartile range of the page's digit steps, over their median
 # Two words whose facing digits stand further apart than this many glyph heights are
 # never one number (a table's column gap is far wider).
 JOIN_MAX_STEP = 3.0
@@ -59,13 +60,18 @@ GLYPH_MIN_SHARE = 0.6
 TALL_MARKS = frozenset("<>()[]{}%/#")
 
 
-def restore_points(image: Image.Image, words: list[Word]) -> list[Word]:
-    """``words`` with the decimal points the ink shows put back (see module doc)."""
+def restore_points(image: Image.Image, words: list[Word], *, bilevel: bool = False) -> list[Word]:
+    """``words`` with the decimal points the ink shows put back (see module doc).
+
+    The step between digits is evidence only on a ``bilevel`` page (a fax, a black and
+    white scan), where the threshold can erase a point whole; on a grey page a point
+    leaves ink, and the steps of a form filled in by hand or a low-resolution photo
+    vary too much ("776-7616" is a telephone number, not 77.6)."""
     if not words:
         return words
     ink = _ink(image)
     glyphs = {id(w): _glyphs(ink, w) for w in words if _number_part(w.text) and any(ch.isdigit() for ch in w.text)}
-    pitch = _digit_pitch(words, glyphs)
+    pitch = _digit_pitch(words, glyphs) if bilevel else None
     words = _join_split_numbers(ink, words, glyphs, pitch)
     for w in words:
         if id(w) in glyphs and _number_like(w.text) and not any(ch in ".," for ch in w.text):
@@ -101,7 +107,12 @@ def _digit_pitch(words: list[Word], glyphs: dict) -> float | None:
         for k in range(1, len(tall)):
             if _digits_side_by_side(w.text, chars[k - 1], chars[k]):
                 pitches.append((_centre(tall[k]) - _centre(tall[k - 1])) / height)
-    return float(np.median(pitches)) if len(pitches) >= MIN_PITCHES else None
+    if len(pitches) < MIN_PITCHES:
+        return None
+    q1, median, q3 = np.percentile(pitches, [25, 50, 75])
+    # Typed digits on a fax keep their advance within a few percent (spread 0.05-0.07);
+    # irregular steps (handwriting: 0.27) say nothing about a lost character.
+    return float(median) if (q3 - q1) <= MAX_PITCH_SPREAD * median else None
 
 
 def _glyph_chars(text: str) -> list[int]:
