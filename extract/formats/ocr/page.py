@@ -116,8 +116,13 @@ def _read(
     glyph = imageprep.glyph_height(work)
     rules = cells.find_rules(cells.ink_mask(work), glyph) if glyph else None
     warnings: list[ExtractionWarning] = []
-    # Dotted leaders are painted out of the engine's copy only (extract/formats/ocr/imageprep.py).
-    work, leaders = imageprep.erase_leaders(work, glyph)
+    # Dotted leaders are painted out of the engine's copy only (extract/formats/ocr/imageprep.py),
+    # on a fax or other bilevel page, whose leaders break up into specks the engine reads as
+    # words. On grey photos of forms the erasing moved the engine's reading of the checkboxes
+    # beside the leaders ("Yes" -> "@Yes"): their leaders stay.
+    leaders = 0
+    if bilevel:
+        work, leaders = imageprep.erase_leaders(work, glyph)
     if dpi:  # tells Tesseract the resolution instead of letting it guess
         work.info["dpi"] = (dpi * scale, dpi * scale)
     try:

@@ -63,15 +63,16 @@ TALL_MARKS = frozenset("<>()[]{}%/#")
 def restore_points(image: Image.Image, words: list[Word], *, bilevel: bool = False) -> list[Word]:
     """``words`` with the decimal points the ink shows put back (see module doc).
 
-    The step between digits is evidence only on a ``bilevel`` page (a fax, a black and
-    white scan), where the threshold can erase a point whole; on a grey page a point
-    leaves ink, and the steps of a form filled in by hand or a low-resolution photo
-    vary too much ("776-7616" is a telephone number, not 77.6)."""
-    if not words:
+    Only on a ``bilevel`` page (a fax, a black and white scan), whose threshold shrinks
+    a point to a speck or erases it whole. A grey page keeps a point's ink for the
+    engine to read, and on grey pages the rule found only false points: specks and
+    pen marks between the digits of a form filled in by hand ("12 345" -> "12.345"),
+    uneven steps in a telephone number of a 150 dpi photo ("776-7616" -> "77.6-7616")."""
+    if not words or not bilevel:
         return words
     ink = _ink(image)
     glyphs = {id(w): _glyphs(ink, w) for w in words if _number_part(w.text) and any(ch.isdigit() for ch in w.text)}
-    pitch = _digit_pitch(words, glyphs) if bilevel else None
+    pitch = _digit_pitch(words, glyphs)
     words = _join_split_numbers(ink, words, glyphs, pitch)
     for w in words:
         if id(w) in glyphs and _number_like(w.text) and not any(ch in ".," for ch in w.text):
