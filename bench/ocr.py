@@ -7,7 +7,9 @@ speckle, a sheet fed sideways or upside down), and faxed as packets (golden/fax.
 cover sheet plus the labs, bilevel Group 4 TIFF). Each scan is read two ways:
 
 * ``pipeline``: the product's path (extract.formats.images.normalize_image: clean-up,
-  deskew, fixed resolution, ruled cells, re-reads and the second engine's vote);
+  deskew, fixed resolution, ruled cells, re-reads and the second engine's vote; on
+  bilevel pages also dotted leaders painted out and decimal points the threshold
+  erased put back for review);
 * ``tesseract alone``: the raw picture straight into Tesseract (psm 3, no clean-up, no
   re-read, no vote), its words grouped into rows the same way.
 

@@ -41,7 +41,7 @@ from domain.models import (
 )
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.analytes import canonical_analyte
-from domain.policy.facts.ocr_readings import ocr_name_reading, ocr_unit_reading
+from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import DateMatch, find_date, numeric_date_order
@@ -143,7 +143,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             words = without_page_number(row.words)
             if not words:
                 continue
-            in_table = bool(tables) and abs(tables[0].page_width - row.page.width) < 1
+            in_table = bool(tables) and same_page_size(tables[0].page_width, row.page.width)
             if in_table and crosses_columns(words, tables[0] if len(tables) == 1 else _spanning(tables)):
                 running_text.append((row, words))  # a sentence under the table, not a row of it
                 continue
@@ -344,6 +344,16 @@ def _without_flag_cells(words: list[Word], tables: list[TableLayout]) -> list[Wo
     return [w for w in words if not in_flag_column(w)] or words
 
 
+# A table runs on over pages of the same size. A scanned page's size varies by a few
+# pixels with its deskew (the canvas grows to keep the corners): a page 2 px wider
+# than the one the header was on is the same paper, while letter against A4 is 3%.
+SAME_PAGE_WIDTH = 0.01
+
+
+def same_page_size(width: float, other: float) -> bool:
+    return abs(width - other) <= max(1.0, SAME_PAGE_WIDTH * max(width, other))
+
+
 def _spanning(tables: list[TableLayout]) -> TableLayout:
     """Side-by-side panels as one layout of all their columns (to tell a sentence
     running across them from a row of cells)."""
@@ -461,6 +471,9 @@ def _vocabulary_reading(printed: str) -> tuple[str, list[str]]:
     the name as printed. The quote keeps what OCR read."""
     reading = ocr_name_reading(printed)
     if reading is None:
+        near = lookalike_known_name(printed)
+        if near is not None:
+            return printed, [f"test name read by OCR as {printed!r}, one letter from {near!r}: check the printed name"]
         return printed, []
     return reading, [f"test name read by OCR as {printed!r}, taken as {reading!r}: check the printed name"]
 

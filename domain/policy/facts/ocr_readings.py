@@ -119,6 +119,24 @@ def ocr_name_reading(printed: str) -> str | None:
     return None if reading == printed else reading
 
 
+def lookalike_known_name(printed: str) -> str | None:
+    """A vocabulary name an OCR'd name the vocabulary does not know is one letter from
+    in one word ("LOL Cholesterol": LDL Cholesterol), short words included, or None.
+
+    Too close to read it as that test (a short word's letters carry the meaning: "IDL"
+    is a test of its own), too close to chart it as printed: a confident misread of one
+    letter charts a value under a test that was never ordered."""
+    words = _words(printed)
+    if not words or known_name(printed):
+        return None
+    for known, name in _names_by_length().get(len(words), ()):
+        diffs = [(p, k) for p, k in zip(words, known) if p != k and not lookalike(p, k)]
+        if len(diffs) == 1 and len(diffs[0][0]) == len(diffs[0][1]) and edit_distance(*diffs[0]) == 1 \
+                and any(ch.isalpha() for ch in diffs[0][1]):
+            return name
+    return None
+
+
 def _in_printed_case(printed: str, known: tuple[str, ...]) -> str:
     """The vocabulary words in the case the page printed them: "CHOLESTOROL" stays
     upper case, "Platolets" capitalised; a short word keeps its printed letters but

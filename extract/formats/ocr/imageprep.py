@@ -122,7 +122,16 @@ def square_pixels(gray: Image.Image, dpi: tuple[float, float] | None) -> tuple[I
     levels = np.count_nonzero(np.bincount(np.asarray(gray).ravel(), minlength=256))
     if levels <= 2:
         stretched = stretched.filter(ImageFilter.GaussianBlur(STRETCH_BLUR))
+        stretched.info["bilevel"] = True  # grey now, but its fine detail went at the threshold
     return stretched, round(top)
+
+
+def is_bilevel(gray: Image.Image) -> bool:
+    """A black and white page (a fax, a bilevel scan), or one stretched from such a page:
+    its threshold may have erased small marks (a decimal point) whole."""
+    if gray.info.get("bilevel"):
+        return True
+    return np.count_nonzero(np.bincount(np.asarray(gray.convert("L")).ravel(), minlength=256)) <= 2
 
 
 def upright(img: Image.Image) -> Image.Image:
@@ -279,3 +288,85 @@ def ocr_scale(gray: Image.Image) -> float:
         floor = TARGET_GLYPH_PX / height if height else 0.0  # keep glyphs readable
         return min(1.0, max(budget, floor))
     return 1.0
+
+
+# Dotted leaders ("WBC ........ 11.8"): at least this many point-sized blobs in a row
+# on one baseline, evenly spaced (gaps within this share of their mean) and this close.
+LEADER_MIN_DOTS = 4
+LEADER_MAX_DOT = 0.5  # of a glyph height, in width and height (glyph: the median blob, ~x-height)
+LEADER_GAP = (0.15, 4.6)  # glyph heights from one dot's centre to the next (a fax drops some)
+LEADER_SPACING_SPREAD = 0.3  # each gap within this of a whole number of the usual gap
+
+
+def erase_leaders(gray: Image.Image, glyph: float | None) -> tuple[Image.Image, int]:
+    """A copy of the page with its dotted leaders painted white, for the OCR engine only
+    (the stored page keeps them); (image, number of leaders).
+
+    Read as text, a leader becomes words: ". . . ." turned into "0% 0 0s ten to's" on a
+    standard-resolution fax, whose "0" was then taken for the value, and a run of dots
+    can fuse with the value beside it. A leader is a row of many evenly spaced dots on
+    one baseline; a decimal point is one dot between digits, never a run, so it stays.
+    """
+    if not glyph:
+        return gray, 0
+    arr = np.asarray(gray)
+    _, ink = cv2.threshold(arr, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    x, y, w, h, area = (stats[1:n, i] for i in range(5))
+    small = (w <= LEADER_MAX_DOT * glyph) & (h <= LEADER_MAX_DOT * glyph) & (area >= 0.3 * w * h) & (area >= 2)
+    # A leader's dots stand alone: no stroke of a letter above or below them (a thin
+    # typewriter face broken up by a fax leaves the feet of its letters as a row of
+    # evenly spaced dots too), and no digit right beside them (the points of a row of
+    # decimals in evenly spaced columns).
+    big = np.concatenate([[False], ~small])[labels]  # ink of every blob that is no dot
+    integral = cv2.integral(big.astype(np.uint8))
+    reach = max(2, round(0.8 * glyph))
+
+    side = max(1, round(0.3 * glyph))  # a decimal point has digits this close beside it
+
+    def alone(i: int) -> bool:
+        x0, x1 = max(0, x[i] - side), min(ink.shape[1], x[i] + w[i] + side)
+        y0, y1 = max(0, y[i] - reach), min(ink.shape[0], y[i] + h[i] + reach // 2)
+        return integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0] == 0
+
+    idx = np.array([i for i in np.nonzero(small)[0] if alone(i)], dtype=np.int64)
+    if len(idx) < LEADER_MIN_DOTS:
+        return gray, 0
+    cx, cy = x[idx] + w[idx] / 2.0, y[idx] + h[idx] - 1.0  # centre and bottom (the baseline)
+    band = max(1.0, 0.2 * glyph)
+    order = np.argsort(cx, kind="stable")  # each leader is followed from its first dot
+    used = np.zeros(len(idx), bool)
+    by_band: dict[int, list[int]] = {}
+    for k in order:
+        by_band.setdefault(int(round(cy[k] / band)), []).append(k)
+    runs: list[list[int]] = []
+    for k in order:
+        if used[k]:
+            continue
+        run, taken = [k], {k}
+        while True:
+            last = run[-1]
+            b = int(round(cy[last] / band))
+            # Dots of one leader are printed alike: a speck of another size is no part of it.
+            nxt = [j for bb in (b - 1, b, b + 1) for j in by_band.get(bb, ())
+                   if not used[j] and j not in taken
+                   and LEADER_GAP[0] * glyph <= cx[j] - cx[last] <= LEADER_GAP[1] * glyph
+                   and 0.5 <= area[idx[j]] / area[idx[run[0]]] <= 2.0]
+            if not nxt:
+                break
+            j = min(nxt, key=lambda j: cx[j])
+            run.append(j)
+            taken.add(j)
+        if len(run) >= LEADER_MIN_DOTS:
+            steps = np.diff(cx[run]) / np.median(np.diff(cx[run]))
+            if np.all(np.abs(steps - np.round(steps)) <= LEADER_SPACING_SPREAD) and np.all(np.round(steps) >= 1):
+                runs.append(run)
+                used[run] = True
+    if not runs:
+        return gray, 0
+    out = arr.copy()
+    for run in runs:
+        for k in run:
+            i = idx[k]
+            out[max(0, y[i] - 1):y[i] + h[i] + 1, max(0, x[i] - 1):x[i] + w[i] + 1] = 255
+    return Image.fromarray(out), len(runs)

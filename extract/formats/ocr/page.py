@@ -19,7 +19,7 @@ from PIL import Image
 from domain.content import Line, PageContent, Word
 from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
-from extract.formats.ocr import cells, imageprep
+from extract.formats.ocr import cells, imageprep, points
 from extract.formats.ocr.engines import OcrEngine
 
 # A page reads as upright when its words are mostly horizontal and confidently read.
@@ -52,21 +52,23 @@ class _Reading:
     scale: float
     warnings: list[ExtractionWarning]
     ruled: bool = False
+    leaders: int = 0
 
 
 def ocr_page(
     gray: Image.Image, engine: OcrEngine, *, number: int, dpi: int | None = None
 ) -> PageResult:
     """Correct and OCR one 8-bit grayscale page image."""
+    bilevel = imageprep.is_bilevel(gray)
     clean, despeckled = imageprep.despeckle(gray)
     clean, flattened = imageprep.flatten_background(clean)
-    reading = _read(clean, engine, 0, number, dpi)
+    reading = _read(clean, engine, 0, number, dpi, bilevel)
     tried_turn = False
     if not reads_upright(reading.words):
         turn = engine.detect_rotation(clean)
         if turn:
             tried_turn = True
-            turned = _read(clean, engine, turn, number, dpi)
+            turned = _read(clean, engine, turn, number, dpi, bilevel)
             if text_score(turned.words) > TURN_MIN_GAIN * text_score(reading.words):
                 reading = turned
     img = reading.image
@@ -87,6 +89,7 @@ def ocr_page(
         "deskew_deg": reading.skew,
         "ocr_scale": round(reading.scale, 3),
         "ruled_table": reading.ruled,
+        "leaders_erased": reading.leaders,
         "noise_words_dropped": len(reading.words) - len(words),
         "size": [img.width, img.height],
     }
@@ -94,7 +97,7 @@ def ocr_page(
 
 
 def _read(
-    clean: Image.Image, engine: OcrEngine, rotation: int, number: int, dpi: int | None
+    clean: Image.Image, engine: OcrEngine, rotation: int, number: int, dpi: int | None, bilevel: bool = False
 ) -> _Reading:
     img = imageprep.rotate_quarter(clean, rotation)
     skew = imageprep.estimate_skew(img)
@@ -112,11 +115,20 @@ def _read(
     # the page pass skips are read from the ink left unread (extract/formats/ocr/cells.py).
     glyph = imageprep.glyph_height(work)
     rules = cells.find_rules(cells.ink_mask(work), glyph) if glyph else None
+    warnings: list[ExtractionWarning] = []
+    # Dotted leaders are painted out of the engine's copy only (extract/formats/ocr/imageprep.py),
+    # on a fax or other bilevel page, whose leaders break up into specks the engine reads as
+    # words. On grey photos of forms the erasing moved the engine's reading of the checkboxes
+    # beside the leaders ("Yes" -> "@Yes"): their leaders stay.
+    leaders = 0
+    if bilevel:
+        work, leaders = imageprep.erase_leaders(work, glyph)
     if dpi:  # tells Tesseract the resolution instead of letting it guess
         work.info["dpi"] = (dpi * scale, dpi * scale)
-    warnings: list[ExtractionWarning] = []
     try:
         words = engine.recognize(work)
+        # Points a low-resolution page's ink shows and the engine dropped ("0" "91").
+        words = points.restore_points(work, words, bilevel=bilevel)
     except ExtractionError as err:  # the engine failed on this page only
         words = []
         warnings.append(ExtractionWarning(err.code, err.message, page=number))
@@ -124,7 +136,7 @@ def _read(
     # left with no area was entirely off the page: not a citable word.
     words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]
     words = [w for w in words if w.x1 > w.x0 and w.y1 > w.y0]
-    return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled))
+    return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled), leaders=leaders)
 
 
 def split_stacked_lines(words: list[Word]) -> list[Word]:

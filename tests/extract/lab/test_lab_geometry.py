@@ -291,3 +291,39 @@ def test_a_test_name_ocr_read_doubtfully_with_a_letter_for_a_digit_still_finds_i
     )
     assert [(f.structured_value["test_name"], f.structured_value["value"], f.wants_review) for f in result.facts] == [
         ("HbAIc", "7.9", True), ("HbAIc", "8.4", True)]
+
+
+# --------------------------------------------------------------------------- a table over scanned pages
+
+
+def _scanned_page(number: int, width: float, rows: list[list[tuple]]) -> PageContent:
+    page = _page(rows, conf=True)
+    page.number, page.width = number, width
+    return page
+
+
+def _split_range_pages(second_width: float) -> NormalizedContent:
+    header = [("Analyte", 40, 0.95), ("Reference", 130, 0.95), ("Result", 230, 0.95), ("Flag", 290, 0.95),
+              ("Units", 340, 0.95)]
+    first = _scanned_page(1, 1740, [[("Collected:", 40, 0.95), ("04/10/2026", 100, 0.95)], header,
+                                    [("Sodium", 40, 0.96), ("134-144", 130, 0.99), ("139", 230, 0.99),
+                                     ("mmol/L", 340, 0.95)]])
+    # Page 2 carries on the table without its header (a deskewed scan's canvas grows
+    # with its angle: the second page came out a little wider).
+    second = _scanned_page(2, second_width, [[("LDL", 40, 0.96), ("Cholesterol", 60, 0.96), ("<100", 130, 0.99),
+                                              ("148", 230, 0.99), ("H", 290, 0.97), ("mg/dL", 340, 0.96)]])
+    return NormalizedContent(source_kind="ocr", pages=[first, second])
+
+
+def test_a_table_runs_on_over_a_scanned_page_a_few_pixels_wider():
+    facts = extract_lab(_split_range_pages(1742), "documents:1").facts
+    ldl = [f.structured_value for f in facts if f.structured_value["test_name"] == "LDL Cholesterol"]
+    assert [(v["value"], v["reference_range"], v["abnormal_flag"]) for v in ldl] == [("148", "<100", "high")]
+
+
+def test_a_page_of_another_size_does_not_carry_on_the_table():
+    # A landscape page after a portrait one is another sheet: its rows are not cells of
+    # the first page's columns.
+    facts = extract_lab(_split_range_pages(2230), "documents:1").facts
+    ldl = [f for f in facts if f.structured_value["test_name"].startswith("LDL")]
+    assert all(f.wants_review for f in ldl)
