@@ -57,14 +57,28 @@ def embed_floor_ms(embedder, texts: list[str]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def ingest_one(wb, worker, seen: dict[str, dict], patient, data: bytes, name: str) -> tuple[dict, float]:
+    """One lab PDF attached and read by ``worker`` as an upload is (the patient added to
+    the chart on first sight): the finished job and its wall time in ms."""
+    from core.services.admin.access_audit import shell_user
+    from core.services.admin.patients import add_patient
+    from core.services.ingest.ingestion import attach_and_extract
+
+    if patient.mrn not in seen:
+        seen[patient.mrn] = add_patient(wb, mrn=patient.mrn, first=patient.first, last=patient.last,
+                                        dob=date.fromisoformat(patient.dob), by=shell_user())
+    start = time.perf_counter()
+    attached = attach_and_extract(wb, patient_id=seen[patient.mrn]["id"], source=name, data=data, filename=name,
+                                  doc_type="lab_pdf", by=shell_user())
+    job = worker.run_specific(attached.job["id"])
+    return job, (time.perf_counter() - start) * 1000
+
+
 def end_to_end_ms_per_page(pdfs: list[tuple[bytes, object, int]], *, with_floor: bool = False
                            ) -> tuple[list[float], list[float]] | tuple[list[float], list[float], list[float]]:
     """(job ms per page, vector-indexing ms per page) for each document; with
     ``with_floor`` also the floor per page (PyMuPDF words + render + embedding the
     texts the vector step embedded), timed right after each document's job."""
-    from core.services.admin.access_audit import shell_user
-    from core.services.ingest.ingestion import attach_and_extract
-    from core.services.admin.patients import add_patient
     from core.services.ingest.worker import Worker
     from core.services.workbench import open_workbench
     from domain.settings import reload_settings
@@ -79,14 +93,7 @@ def end_to_end_ms_per_page(pdfs: list[tuple[bytes, object, int]], *, with_floor:
         worker = Worker(wb, worker_id="bench")
         seen: dict[str, dict] = {}
         for i, (data, patient, pages) in enumerate(pdfs):
-            if patient.mrn not in seen:
-                seen[patient.mrn] = add_patient(wb, mrn=patient.mrn, first=patient.first, last=patient.last,
-                                                dob=date.fromisoformat(patient.dob), by=shell_user())
-            start = time.perf_counter()
-            attached = attach_and_extract(wb, patient_id=seen[patient.mrn]["id"], source=f"lab{i}.pdf", data=data,
-                                          filename=f"lab{i}.pdf", doc_type="lab_pdf", by=shell_user())
-            job = worker.run_specific(attached.job["id"])
-            elapsed = (time.perf_counter() - start) * 1000
+            job, elapsed = ingest_one(wb, worker, seen, patient, data, f"lab{i}.pdf")
             assert job["status"] == "succeeded", job["error_code"]
             samples.append(elapsed / pages)
             if with_floor:  # the texts the vector step is about to embed (read outside its timing)
@@ -151,9 +158,6 @@ def scanned_job_vs_tesseract(scans: list[tuple[bytes, object]], dpi: int
                              ) -> tuple[list[float], list[float], list[float], list[dict]]:
     """Per document: (whole job ms/page, vector step ms/page, Tesseract alone ms/page,
     the job's stage timings), each peer timed right after its job."""
-    from core.services.admin.access_audit import shell_user
-    from core.services.admin.patients import add_patient
-    from core.services.ingest.ingestion import attach_and_extract
     from core.services.ingest.worker import Worker
     from core.services.workbench import open_workbench
     from domain.settings import reload_settings
@@ -166,14 +170,8 @@ def scanned_job_vs_tesseract(scans: list[tuple[bytes, object]], dpi: int
         seen: dict[str, dict] = {}
         for i, (data, patient) in enumerate(scans):
             pages = len(page_images(data))
-            if patient.mrn not in seen:
-                seen[patient.mrn] = add_patient(wb, mrn=patient.mrn, first=patient.first, last=patient.last,
-                                                dob=date.fromisoformat(patient.dob), by=shell_user())
-            start = time.perf_counter()
-            attached = attach_and_extract(wb, patient_id=seen[patient.mrn]["id"], source=f"scan{i}.pdf", data=data,
-                                          filename=f"scan{i}.pdf", doc_type="lab_pdf", by=shell_user())
-            job = worker.run_specific(attached.job["id"])
-            jobs.append((time.perf_counter() - start) * 1000 / pages)
+            job, elapsed = ingest_one(wb, worker, seen, patient, data, f"scan{i}.pdf")
+            jobs.append(elapsed / pages)
             assert job["status"] == "succeeded", job["error_code"]
             stages.append({k: v / pages for k, v in (job.get("timings") or {}).items()})
             start = time.perf_counter()
