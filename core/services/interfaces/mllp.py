@@ -234,9 +234,18 @@ def _match_patient(wb: Workbench, mrns: list[str]) -> tuple[int | None, str | No
     if not mrns or not all(mrns):
         return None, "no_patient_id"
     found: set[int] = set()
+    # Chart patients are only ever added and an MRN never changes, so an MRN found once
+    # names the same patient for as long as the database is open: kept, not read again
+    # for every message (a miss is always read again).
+    known = wb.extras.setdefault("mllp_patient_by_mrn", {})
     with wb.db.cursor() as cur:
         for mrn in dict.fromkeys(mrns):
+            if mrn in known:
+                found.add(known[mrn])
+                continue
             exact = patients_repo.by_mrn(cur, mrn)
+            if exact:
+                known[mrn] = exact["id"]
             ids = {exact["id"]} if exact else {p["id"] for p in patients_repo.all_patients(cur)
                                                    if same_mrn(mrn, p["mrn"])}
             if not ids:
