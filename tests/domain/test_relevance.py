@@ -74,6 +74,21 @@ def test_attention_order_is_critical_then_recent_and_grouped_by_topic():
     assert ldl.latest.structured["value"] == "150" and trend_text(ldl) == "previous 170 u on 2025-06-01 (high)"
 
 
+def test_every_critical_result_leads_before_any_groups_abnormal_ones():
+    # A held-out chart: a critical potassium came after the abnormal lipids that a
+    # critical triglyceride's group brought along.
+    items = [
+        _lab(1, "Triglyceride", ">10.0", "critical_high", "2026-12-03", "cholesterol"),
+        _lab(2, "HDL Cholesterol", "0.9", "low", "2026-12-03", "hdl"),
+        _lab(3, "Cholesterol", "6.8", "high", "2026-12-03", "cholesterol"),
+        _lab(4, "Potassium", "6.4", "critical_high", "2026-12-03"),
+        _lab(5, "Sodium", "133", "low", "2026-12-03"),
+    ]
+    ordered = [s.test_name for s in attention_order(build_series(items))]
+    assert ordered[:2] == ["Triglyceride", "Potassium"] or ordered[:2] == ["Potassium", "Triglyceride"], ordered
+    assert set(ordered[2:]) == {"HDL Cholesterol", "Cholesterol", "Sodium"}
+
+
 def test_lookup_order_is_the_latest_test_first_and_each_series_newest_first():
     items = [_lab(1, "A1c", "8.4", "high", "2025-10-01", "a1c"), _lab(2, "A1c", "7.9", "high", "2026-04-10", "a1c"),
              _lab(3, "TSH", "2.1", "normal", "2025-01-01", "thyroid")]

@@ -124,14 +124,18 @@ def build_series(items: list[EvidenceItem]) -> list[LabSeries]:
 
 
 def attention_order(series: list[LabSeries]) -> list[LabSeries]:
-    """Most severe first (critical, then abnormal), most recent first within a
-    severity, then gathered by topic group (lipids together) in the order the groups
-    first appear: a group holding a critical result comes first."""
+    """Every critical result first, most recent first; then the others most severe
+    first, most recent first within a severity, gathered by topic group (lipids
+    together) in the order the groups first appear. A critical result never waits
+    behind another group's abnormal ones (a critical potassium came fourth, after a
+    critical triglyceride's two abnormal lipid companions)."""
     ranked = sorted(series, key=lambda s: (s.severity, _neg_date(s.latest.date), topic_order(s.topic), s.key))
+    critical = [s for s in ranked if s.severity == CRITICAL]
+    rest = [s for s in ranked if s.severity != CRITICAL]
     group_rank: dict[str | None, int] = {}
     for s in ranked:
         group_rank.setdefault(group_of(s.topic), len(group_rank))
-    return sorted(ranked, key=lambda s: group_rank[group_of(s.topic)])  # stable: severity order inside a group
+    return critical + sorted(rest, key=lambda s: group_rank[group_of(s.topic)])  # stable: severity order inside a group
 
 
 def lookup_order(series: list[LabSeries]) -> list[LabSeries]:
