@@ -9,16 +9,12 @@ $WORKBENCH_TEST_ARTIFACTS (default <repo>/test-artifacts/screenshots)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account,
+from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, core_json,
                                            chromium_context, full_page_screenshot, grid_rows, open_signed_in,
                                            server_env, serving, settle, sign_in)
 
@@ -30,23 +26,16 @@ WRONG, TYPED, FAX, REPEAT = ("demo-wrong-patient-lab.pdf", "demo-lab-typed.pdf",
                              "demo-lab-repeat.pdf")
 
 
-def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
-    return json.loads(proc.stdout)
-
-
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """`core init`, a reviewer, `core demo`; then the app served with make run's defaults."""
     data = tmp_path_factory.mktemp("outcomes") / "data"
     env = server_env(data)
-    _cli(env, "init")
+    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
-    loaded = _cli(env, "demo")
+    loaded = core_json(env, "demo")
     documents = {d["filename"]: d["document_id"] for d in loaded["documents"] if d["patient_mrn"] == MRN}
-    patient_id = next(p["patient_id"] for p in _cli(env, "patient", "list")["patients"] if p["mrn"] == MRN)
+    patient_id = next(p["patient_id"] for p in core_json(env, "patient", "list")["patients"] if p["mrn"] == MRN)
     with serving(env) as (url, _proc):
         yield {"url": url, "documents": documents, "patient": patient_id}
 

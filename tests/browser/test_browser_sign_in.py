@@ -14,11 +14,8 @@ run in file order and build on one another.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -29,7 +26,7 @@ import pytest
 
 from core.services.admin.accounts import SIGN_IN_REFUSED
 from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, PASSWORD, REVIEWER, ROOT, SESSION_COOKIE,
-                                   add_account, full_page_screenshot, server_env, serving, settle,
+                                   add_account, core_json, full_page_screenshot, server_env, serving, settle,
                                    sign_in, sign_in_timed, signed_in_as, submit_sign_in)
 from tests.support.stream_client import cookie_header, page_session_ids, run_page
 
@@ -42,25 +39,18 @@ LEAVING = "dr.leaving"  # an account disabled while its page is open
 done: dict[str, Any] = {}
 
 
-def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
-    return json.loads(proc.stdout)
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     data = tmp_path_factory.mktemp("sign-in") / "data"
     env = server_env(data)
-    init = _cli(env, "init")
+    init = core_json(env, "init")
     password_file = Path(init["initial_admin_password_file"])
     assert password_file.stat().st_mode & 0o777 == 0o600
     one_time = re.search(r"^password: (\S+)$", password_file.read_text(), re.M).group(1)
-    _cli(env, "demo")
+    core_json(env, "demo")
     add_account(env, REVIEWER, "reviewer")
     add_account(env, LEAVING, "reviewer")
-    patients = _cli(env, "patient", "list")["patients"]
+    patients = core_json(env, "patient", "list")["patients"]
     private = [v for p in patients for v in (p["mrn"], p["first_name"], p["last_name"])]  # not before sign-in
     demo_patient = next(p["patient_id"] for p in patients if p["mrn"] == "DEMO-1001")  # the demo documents' patient
     with serving(env) as (url, proc):
@@ -203,7 +193,7 @@ def test_a_disabled_accounts_page_is_blanked_without_a_click(app, browser):
         sign_in(page, app["url"], LEAVING, PASSWORD, patient=app["demo_patient"])
         page.get_by_text("MRN DEMO-1001").first.wait_for(timeout=LOAD)
         settle(page)
-        _cli(app["env"], "user", "disable", LEAVING, "--by", "admin")  # handed to the running app
+        core_json(app["env"], "user", "disable", LEAVING, "--by", "admin")  # handed to the running app
         # no click, no reload: the page checks every 10 s at most (15-minute idle limit)
         page.get_by_text("Your account is no longer active; ask an administrator.").wait_for(timeout=STEP)
         page.get_by_role("button", name="Sign in").wait_for(timeout=STEP)
@@ -248,7 +238,7 @@ IDLE_MINUTES = 0.1  # 6 s; the page then checks every second
 def quick_idle_app(tmp_path_factory):
     data = tmp_path_factory.mktemp("idle") / "data"
     env = {**server_env(data), "WORKBENCH_IDLE_TIMEOUT_MINUTES": str(IDLE_MINUTES), "WORKBENCH_LOAD_DEMO": "false"}
-    _cli(env, "init")
+    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
     with serving(env) as (url, _proc):
         yield url

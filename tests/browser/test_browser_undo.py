@@ -12,18 +12,15 @@ different first result. Screenshots in $WORKBENCH_TEST_ARTIFACTS (default
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from golden.fixtures import LAB_CASES, render_lab
-from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, chromium_context,
-                                           full_page_screenshot, open_signed_in, server_env, serving, settle, sign_in)
+from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account,
+                                           chromium_context, core_json, full_page_screenshot, open_signed_in, server_env,
+                                           serving, settle, sign_in)
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "screenshots")
@@ -34,15 +31,8 @@ FIRST = ROWS[0]  # the result the second report prints differently
 CHANGED = "12.9"
 
 
-def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
-    return json.loads(proc.stdout)
-
-
 def chart_values(env: dict[str, str]) -> list[str]:
-    chart = _cli(env, "chart", "--patient", CASE.patient.mrn)
+    chart = core_json(env, "chart", "--patient", CASE.patient.mrn)
     return sorted(r["value"] for r in chart["labs"] if r["test_name"] == FIRST.test_name)
 
 
@@ -51,15 +41,15 @@ def app(tmp_path_factory):
     root = tmp_path_factory.mktemp("undo")
     data = root / "data"
     env = server_env(data)
-    _cli(env, "init")
+    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
     p = CASE.patient
-    patient = _cli(env, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob)
+    patient = core_json(env, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob)
     changed = dataclasses.replace(CASE, panels=((PANEL, (dataclasses.replace(FIRST, value=CHANGED), *ROWS[1:])),
                                                 *CASE.panels[1:]))
     for name, case in (("first.pdf", CASE), ("second.pdf", changed)):
         (root / name).write_bytes(render_lab(case))
-        report = _cli(env, "ingest", str(root / name), "--patient", p.mrn, "--doc-type", "lab_pdf")
+        report = core_json(env, "ingest", str(root / name), "--patient", p.mrn, "--doc-type", "lab_pdf")
         assert report["job"]["status"] == "succeeded", report["job"]
     with serving(env, log=root / "server.log") as (url, _proc):
         yield {"url": url, "env": env, "patient_id": patient["patient_id"]}

@@ -21,8 +21,6 @@ import io
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +29,8 @@ from typing import Any, Callable
 import pytest
 
 from tests.support.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, choose,
-                                           chromium_context, drawn_boxes, full_page_screenshot, grid_rows, open_signed_in,
-                                           selectbox, server_env, serving, settle, sign_in)
+                                           chromium_context, core_json, drawn_boxes, full_page_screenshot, grid_rows,
+                                           open_signed_in, selectbox, server_env, serving, settle, sign_in)
 from ui import labels
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NO_CHROMIUM)  # browser: by folder
@@ -77,13 +75,6 @@ class Demo:
                     and (f["structured_value"] or {}).get("test_name") == test_name)
 
 
-def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
-    return json.loads(proc.stdout)
-
-
 def _read_demo(db_path: Path) -> tuple[int, dict[int, dict[str, Any]]]:
     """The demo patient's id and every live fact, read-only, before the server holds the file."""
     import duckdb
@@ -109,13 +100,13 @@ def _read_demo(db_path: Path) -> tuple[int, dict[int, dict[str, Any]]]:
 def demo(tmp_path_factory):
     data = tmp_path_factory.mktemp("workbench") / "data"
     env = server_env(data)
-    _cli(env, "init")
+    core_json(env, "init")
     accounts = {name: add_account(env, name, role)["user_id"] for name, role in ((REVIEWER, "reviewer"),
                                                                                   (ADMIN, "admin"))}
-    loaded = _cli(env, "demo")
+    loaded = core_json(env, "demo")
     assert all(d["job"]["status"] == "succeeded" for d in loaded["documents"]), loaded
     documents = {d["filename"]: d["document_id"] for d in loaded["documents"] if d["patient_mrn"] == MRN}
-    chart_before = _cli(env, "chart", "--patient", MRN)
+    chart_before = core_json(env, "chart", "--patient", MRN)
     patient_id, facts = _read_demo(data / "workbench.duckdb")
 
     with serving(env) as (url, proc):
@@ -544,7 +535,7 @@ def test_every_page_is_saved_as_a_screenshot(demo, tab, admin_tab):
 def test_the_database_holds_the_decisions_once_the_server_stops(demo):
     needs("identity", "correction", "box")
     demo.stop()  # DuckDB admits one process: the CLI and the checks below read after the app has let go
-    chart = _cli(demo.env, "chart", "--patient", MRN)
+    chart = core_json(demo.env, "chart", "--patient", MRN)
     assert len(chart["labs"]) > len(demo.chart_before["labs"])
     added = [r for r in chart["labs"] if r["document_ids"] == [done["identity"]]]
     assert len(added) == len(chart["labs"]) - len(demo.chart_before["labs"])

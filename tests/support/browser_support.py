@@ -142,6 +142,15 @@ finally:
 """
 
 
+def core_json(env: dict[str, str], *args: str, timeout: float = 600) -> dict[str, Any]:
+    """`python -m core <args> --json` beside a served app's data dir, as an operator runs
+    it; its JSON answer, or the test fails with the command's error output."""
+    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
+    return json.loads(proc.stdout)
+
+
 def add_account(env: dict[str, str], username: str, role: str, password: str = PASSWORD) -> dict[str, Any]:
     """An account made as an operator makes one: `core user add` with a temporary
     password on stdin; then its person's first change of it to ``password``, so a test

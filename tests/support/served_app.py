@@ -29,16 +29,13 @@ read after the server stops) starts its own server: tests/browser/conftest.py li
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from tests.support.browser_support import ADMIN, REVIEWER, ROOT, add_account, server_env, serving
+from tests.support.browser_support import ADMIN, REVIEWER, add_account, core_json, server_env, serving
 
 UPLOAD_PATIENT = {"first": "Theodora", "last": "Pembleton", "dob": "1966-11-02", "mrn": "BROWSER-UPLOAD-1",
                   "sex": "F"}
@@ -133,13 +130,6 @@ def fill_media(wb) -> tuple[int, dict[str, int]]:
     return patient["id"], ids
 
 
-def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
-    return json.loads(proc.stdout)
-
-
 @contextmanager
 def served_app(root: Path) -> Iterator[ServedApp]:
     """The shared app on a data dir under ``root``, filled as the module docstring says."""
@@ -148,7 +138,7 @@ def served_app(root: Path) -> Iterator[ServedApp]:
 
     data = root / "data"
     env = server_env(data)
-    _cli(env, "init")
+    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
     add_account(env, ADMIN, "admin")  # the Evals page's "Run the gate" and Operations are an admin's
     with filling(data) as wb:
@@ -159,5 +149,5 @@ def served_app(root: Path) -> Iterator[ServedApp]:
         _, inert = ingest_payload_documents(wb, INERT_PATIENT)
         patients["media"], media = fill_media(wb)
     with serving(env, log=root / "server.log") as (url, _proc):
-        health = _cli(env, "health")  # before any browser has connected
+        health = core_json(env, "health")  # before any browser has connected
         yield ServedApp(url, env, data, health, patients, media, inert)
