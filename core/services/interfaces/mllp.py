@@ -393,7 +393,6 @@ def _write_rows(wb: Workbench, cur, arrival: _Arrival) -> Receipt:
     same, hold, cat = _hold_decision(wb, cur, header, arrival.sha, hold)
     if same:
         inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
-        arrival.durable.result()
         return Receipt("AA", "Already received; stored once.", "duplicate", same["id"], same["document_id"],
                        same["job_id"], same["hold_reason"])
     # Under the write lock: another connection may have filled the holding area, or a
