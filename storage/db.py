@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import duckdb
 import pyarrow as pa
 
+from domain.clock import utcnow
 from domain.errors import DatabaseBusy, WorkbenchError
 from storage import record_version
 from storage.migrations import migrate
@@ -139,3 +140,23 @@ def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, 
         cur.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM {name}")
     finally:
         cur.unregister(name)
+
+
+def insert_many(cur: duckdb.DuckDBPyConnection, table: str, records: list[dict[str, Any]], *,
+                 key: tuple[str, ...], stamp: str | None = None) -> list[int]:
+    """One INSERT for many rows (a list parameter per column); the new ids in the order of
+    ``records``, matched by ``key`` (DuckDB does not promise RETURNING's order)."""
+    if not records:
+        return []
+    cols = list(records[0])
+    keys = [tuple(r[k] for k in key) for r in records]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{table}: rows to insert together must differ in {key}")
+    values = [[r[c] for r in records] for c in cols]
+    if stamp:
+        cols.append(stamp)
+        values.append([utcnow()] * len(records))
+    cur.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {', '.join('unnest(?)' for _ in cols)} "
+                f"RETURNING id, {', '.join(key)}", values)
+    ids = {tuple(found[1:]): found[0] for found in cur.fetchall()}
+    return [ids[k] for k in keys]

@@ -6,7 +6,7 @@ from typing import Any
 
 import duckdb
 
-from storage.db import one, rows
+from storage.db import insert_many, one, rows
 from storage import record_version
 
 
@@ -56,6 +56,14 @@ def insert(cur: duckdb.DuckDBPyConnection, *, patient_id: int, category_id: int 
     document = one(cur)
     record_version.bump(cur, [patient_id], "document")
     return document
+
+
+def insert_batch(cur: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> list[int]:
+    """Several documents (each record with ``insert``'s fields, each sha256 once) in one
+    statement, as the MLLP journal's writer stores a batch; their ids, in order."""
+    ids = insert_many(cur, "documents", records, key=("sha256",))
+    record_version.bump(cur, [r["patient_id"] for r in records], "document")
+    return ids
 
 
 def by_id(cur: duckdb.DuckDBPyConnection, document_id: int) -> dict[str, Any] | None:

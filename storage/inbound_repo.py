@@ -7,7 +7,7 @@ from typing import Any
 import duckdb
 
 from domain.clock import utcnow
-from storage.db import one, rows
+from storage.db import insert_many, one, rows
 from storage import record_version
 
 
@@ -25,6 +25,27 @@ def insert(cur: duckdb.DuckDBPyConnection, **values: Any) -> dict[str, Any]:
         [values[c] for c in cols] + [utcnow()],
     )
     return one(cur)
+
+
+def same_control_ids(cur: duckdb.DuckDBPyConnection,
+                     pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """``same_control_id`` for several (sender, control id) pairs in one query."""
+    if not pairs:
+        return {}
+    cur.execute("SELECT * FROM inbound_messages WHERE control_id IN (SELECT unnest(?)) ORDER BY id",
+                [sorted({c for _, c in pairs})])
+    wanted = set(pairs)
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows(cur):
+        if (row["sender"], row["control_id"]) in wanted:
+            found.setdefault((row["sender"], row["control_id"]), []).append(row)
+    return found
+
+
+def insert_batch(cur: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> list[int]:
+    """Several messages' rows (each with the same columns) in one statement; their ids,
+    in order. Each (sender, control id) must come once in ``records``."""
+    return insert_many(cur, "inbound_messages", records, key=("sender", "control_id"), stamp="received_at")
 
 
 def note_resent(cur: duckdb.DuckDBPyConnection, message_id: int) -> None:
@@ -68,3 +89,4 @@ def mark_dismissed(cur: duckdb.DuckDBPyConnection, message_id: int, *, by: str) 
 def counts(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
     cur.execute("SELECT status, count(*) FROM inbound_messages GROUP BY status")
     return {status: int(n) for status, n in cur.fetchall()}
+

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import duckdb
 
 from domain.clock import utcnow
-from storage.db import rows, to_json
+from storage.db import insert_many, rows, to_json
 from storage.rows import JobRow, fetch_all, fetch_one
 
 
@@ -19,6 +19,12 @@ def enqueue(cur: duckdb.DuckDBPyConnection, *, patient_id: int, document_id: int
         [patient_id, document_id, doc_type, utcnow()],
     )
     return fetch_one(cur, JobRow)
+
+
+def enqueue_batch(cur: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> list[int]:
+    """``enqueue`` for several documents (records of patient_id, document_id, doc_type) in
+    one statement; the new jobs' ids, in order."""
+    return insert_many(cur, "processing_jobs", records, key=("document_id",), stamp="created_at")
 
 
 def claim_next(cur: duckdb.DuckDBPyConnection, worker_id: str, job_id: int | None = None, *,

@@ -14,7 +14,7 @@ from core.collector import settle_for_serving
 from core.commands.handover import serve_request
 from core.services.admin.accounts import ensure_initial_admin
 from core.services.interfaces.app_endpoint import AppEndpoint
-from core.services.interfaces.mllp import MllpListener
+from core.services.interfaces.mllp import MllpListener, write_out_left_journals
 from core.services.admin.patients import list_patients, seed_demo_patients
 from core.services.ingest.worker import Worker
 from core.services.workbench import Workbench, open_workbench
@@ -54,6 +54,8 @@ def start() -> Runtime:
             worker.start_thread()
         # HL7 interfaces store into this process's database: DuckDB has one writer.
         mllp = MllpListener(wb, port=settings.mllp_port).start_thread() if settings.start_mllp else None
+        if mllp is None:  # what a stopped `core mllp` acknowledged and had not written reaches its chart now
+            write_out_left_journals(wb)
         # A CLI command beside the app cannot open the database; it hands its command line
         # to this loopback endpoint, which runs it on this workbench.
         endpoint = AppEndpoint(settings, lambda request: serve_request(wb, request)).start() \

@@ -28,6 +28,7 @@ NOT_THE_RECORD = {
     ("guideline_repo", "prune_version"): "the guideline corpus, no patient's",
     ("guideline_repo", "set_active_version"): "the guideline corpus, no patient's",
     ("inbound_repo", "insert"): "a received message is held outside any chart until attached (mark_attached bumps)",
+    ("inbound_repo", "insert_batch"): "received messages, as insert (their documents bump)",
     ("inbound_repo", "note_resent"): "a held message's resend count",
     ("inbound_repo", "mark_dismissed"): "a held message set aside, never in a chart",
     ("users_repo", "add"): "accounts",
@@ -35,11 +36,12 @@ NOT_THE_RECORD = {
     # The job queue's state: a job's results reach the record through the fact,
     # identity and promotion writers, which bump; heartbeats every few seconds must not.
     **{("jobs_repo", name): "the job queue's state, not the record" for name in (
-        "enqueue", "claim_next", "heartbeat", "finish", "reclaim_stale", "release", "requeue", "mark_retracted",
+        "enqueue", "enqueue_batch", "claim_next", "heartbeat", "finish", "reclaim_stale", "release", "requeue",
+        "mark_retracted",
         "upsert_worker")},
 }
 
-_WRITES = re.compile(r"\b(INSERT|UPDATE|DELETE)\b|insert_rows\(")
+_WRITES = re.compile(r"\b(INSERT|UPDATE|DELETE)\b|insert_rows\(|insert_many\(")
 
 
 def _writers():

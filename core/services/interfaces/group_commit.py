@@ -50,14 +50,22 @@ class GroupCommit:
     def submit(self, payload: Any) -> Any:
         """Write ``payload``'s rows durably, in a batch with whatever else is waiting;
         its outcome, or the exception that refused or failed it."""
-        item = Pending(payload)
+        (result, error), = self.submit_many([payload])
+        if error is not None:
+            raise error
+        return result
+
+    def submit_many(self, payloads: list[Any]) -> list[tuple[Any, BaseException | None]]:
+        """Write several payloads' rows (in as few commits as the cap allows, beside
+        whatever else is waiting); each one's (outcome, exception or None)."""
+        items = [Pending(p) for p in payloads]
         with self._cond:
-            self._queue.append(item)
-            while not item.done:
+            self._queue.extend(items)
+            while not all(item.done for item in items):
                 if self._leading:
                     self._cond.wait()
                     continue
-                self._leading = True  # this thread writes the next batch (its own item among them, FIFO)
+                self._leading = True  # this thread writes the next batch (its own items among them, FIFO)
                 batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
                 self._cond.release()
                 try:
@@ -66,9 +74,7 @@ class GroupCommit:
                     self._cond.acquire()
                     self._leading = False
                     self._cond.notify_all()
-        if item.error is not None:
-            raise item.error
-        return item.result
+        return [(item.result, item.error) for item in items]
 
     def _commit(self, batch: list[Pending]) -> None:
         try:

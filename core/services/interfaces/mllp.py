@@ -18,7 +18,10 @@ What each message gets (docs/decisions.md, "HL7 v2 over MLLP"):
 
 * **AA** once it is durably stored: the original bytes (content-addressed, fsynced) and
   one ``inbound_messages`` row, plus, when PID-3 names exactly one chart patient, a
-  document on that chart and a queued job, all in one transaction. A message whose
+  document on that chart and a queued job, all in one transaction. While a listener
+  runs, a message whose answer is certain without the database is answered once it is
+  in the listener's fsynced journal, and those rows are written right after
+  (``core.services.interfaces.mllp_journal``). A message whose
   patient is not on a chart (or not certainly one) is stored and **held** for review,
   and still answered AA: the clinic owns it now, and a refusal would make the sender
   resend it for ever or stop the interface queue for every other patient.
@@ -48,7 +51,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from concurrent.futures import Future
+from concurrent.futures import Future, wait as futures_wait
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -62,6 +65,8 @@ from domain.policy.access.mllp_peers import AllowedSenders, ListenerAccess, list
 from core.services.ingest.ingestion import check_upload
 from core.services.interfaces.group_commit import GroupCommit
 from core.services.interfaces.mllp_ack import Header, Refused, build_ack, check_header, pid_mrns, read_header
+from core.services.interfaces.mllp_journal import (JOURNAL_DIR, Entry, MllpJournal, category_known,
+                                                   recover as recover_journals)
 from core.services.workbench import Workbench
 from domain.settings import Settings
 from extract.formats.hl7.parse import decode_bytes
@@ -301,12 +306,14 @@ class _HoldingAreaFull(Refused):
                          "holding_area_full")
 
 
-def _hold_decision(wb: Workbench, cur, header: Header, sha: str,
-                   hold: str | None) -> tuple[dict | None, str | None, dict | None]:
+def _hold_decision(wb: Workbench, cur, header: Header, sha: str, hold: str | None,
+                   earlier: list[dict] | None = None) -> tuple[dict | None, str | None, dict | None]:
     """(the same message already stored, or None; why the message is held, or None; the
     HL7 category). The same rule before the original is written and inside the
-    transaction that writes its row."""
-    earlier = inbound_repo.same_control_id(cur, sender=header.sender, control_id=header.control_id)
+    transaction that writes its row. ``earlier``: the rows under its sender's control id,
+    when read already (a batch reads them in one query)."""
+    if earlier is None:
+        earlier = inbound_repo.same_control_id(cur, sender=header.sender, control_id=header.control_id)
     if same := next((row for row in earlier if row["sha256"] == sha), None):
         return same, None, None
     if hold is None and earlier:
@@ -348,10 +355,31 @@ class _Arrival:
     patient_id: int | None
     hold: str | None
     durable: Future  # the original's fsync and rename (storage.blobs.BlobStore.put_then_sync)
+    acknowledged: bool = False  # answered AA from the journal already: never refused now, never counted twice
 
 
 def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
     mrns = pid_mrns(text, header.enc)
+    journal: MllpJournal | None = wb.extras.get(_JOURNAL)
+    if journal is not None:  # a listener runs: answer from its journal when the answer is certain
+        if journal.accept(data, header, mrns, _routed_patient(wb, mrns) if category_known(wb) else None):
+            return Receipt("AA", "Stored; queued for reading.", "queued")
+        journal.settle()  # the usual checks below must see every message acknowledged before this one
+    receipt = _store_now(wb, data, mrns, header)
+    if journal is not None:
+        journal.remember(header)
+    return receipt
+
+
+def _routed_patient(wb: Workbench, mrns: list[str]) -> int | None:
+    """The chart patient every MRN was already routed to (``_match_patient``'s memory),
+    or None when that is not known without the database."""
+    known = wb.extras.get("mllp_patient_by_mrn", {})
+    found = {known.get(mrn) for mrn in mrns}
+    return found.pop() if mrns and len(found) == 1 and None not in found else None
+
+
+def _store_now(wb: Workbench, data: bytes, mrns: list[str], header: Header) -> Receipt:
     patient_id, hold = _match_patient(wb, mrns)
     if hold is not None:  # to be held: refused before its original is written when there is no room
         with wb.db.cursor() as cur:
@@ -392,39 +420,148 @@ def _write_rows(wb: Workbench, cur, arrival: _Arrival) -> Receipt:
     header, hold = arrival.header, arrival.hold
     same, hold, cat = _hold_decision(wb, cur, header, arrival.sha, hold)
     if same:
-        inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
-        return Receipt("AA", "Already received; stored once.", "duplicate", same["id"], same["document_id"],
-                       same["job_id"], same["hold_reason"])
+        if not arrival.acknowledged:  # (a journal's record written before a crash is no resend)
+            inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
+        return _duplicate(same)
     # Under the write lock: another connection may have filled the holding area, or a
     # reused control id (known only here) may hold a message whose original is stored:
-    # then only that content-addressed original remains, with no row.
-    _check_room(cur, wb, hold)
-    document = job = None
+    # then only that content-addressed original remains, with no row. One answered AA
+    # already is kept, held, whatever the count.
+    if not arrival.acknowledged:
+        _check_room(cur, wb, hold)
+    document_id = job_id = None
     if hold is None:
-        document, job = _attach(cur, arrival.patient_id, cat["id"], header, arrival.sha, arrival.stored,
-                                arrival.size, ACTOR)
-    row = inbound_repo.insert(
-        cur, channel=CHANNEL, sender=header.sender, control_id=header.control_id,
-        message_type=f"{header.message_type}^{header.trigger}".rstrip("^"), sha256=arrival.sha, size=arrival.size,
-        stored_path=str(arrival.stored), status="held" if hold else "queued", hold_reason=hold,
-        note=_HOLD_TEXT.get(hold or ""), patient_mrn=next((m for m in arrival.mrns if m), None),
-        patient_id=arrival.patient_id if document else None,
-        document_id=document["id"] if document else None, job_id=job.id if job else None,
-    )
+        document = documents_repo.insert(cur, **_document_fields(arrival, cat))
+        document_id = document["id"]
+        job_id = jobs_repo.enqueue(cur, **_job_fields(arrival, document_id)).id
+    row = inbound_repo.insert(cur, **_message_fields(arrival, hold, document_id, job_id))
     # Nothing naming the original commits before it is durable: a failed sync fails this
     # message (answered AR, sent again), never a row without its original.
     arrival.durable.result()
+    return _stored(row["id"], hold, document_id, job_id)
+
+
+def _write_rows_together(wb: Workbench, cur, arrivals: list[_Arrival]) -> list[Receipt]:
+    """The journal writer's batch of acknowledged messages (each control id once): the
+    decisions of ``_write_rows``, message by message, with one statement per table."""
+    earlier = inbound_repo.same_control_ids(cur, [(a.header.sender, a.header.control_id) for a in arrivals])
+    decided = [(a, *_hold_decision(wb, cur, a.header, a.sha, a.hold, earlier.get((a.header.sender,
+                                                                                   a.header.control_id), [])))
+               for a in arrivals]
+    attach = [(a, cat) for a, same, hold, cat in decided if same is None and hold is None]
+    document_ids = documents_repo.insert_batch(cur, [_document_fields(a, cat) for a, cat in attach])
+    job_ids = jobs_repo.enqueue_batch(cur, [_job_fields(a, d) for (a, _), d in zip(attach, document_ids)])
+    attached = {id(a): ids for (a, _), *ids in zip(attach, document_ids, job_ids)}
+    fresh = [(a, hold) for a, same, hold, _ in decided if same is None]
+    message_ids = dict(zip((id(a) for a, _ in fresh), inbound_repo.insert_batch(
+        cur, [_message_fields(a, hold, *attached.get(id(a), (None, None))) for a, hold in fresh])))
+    for a in arrivals:
+        a.durable.result()  # as in _write_rows: nothing naming an original commits before it is durable
+    return [_duplicate(same) if same else _stored(message_ids[id(a)], hold, *attached.get(id(a), (None, None)))
+            for a, same, hold, _ in decided]
+
+
+def _document_fields(arrival: _Arrival, category: dict) -> dict:
+    return dict(patient_id=arrival.patient_id, category_id=category["id"],
+                filename=message_filename(arrival.header.control_id), mime=MIME_TYPES.get("hl7"),
+                sha256=arrival.sha, size=arrival.size, stored_path=str(arrival.stored), uploaded_by=ACTOR)
+
+
+def _job_fields(arrival: _Arrival, document_id: int) -> dict:
+    return dict(patient_id=arrival.patient_id, document_id=document_id, doc_type=DocType.HL7V2_MESSAGE.value)
+
+
+def _message_fields(arrival: _Arrival, hold: str | None, document_id: int | None, job_id: int | None) -> dict:
+    header = arrival.header
+    return dict(channel=CHANNEL, sender=header.sender, control_id=header.control_id,
+                message_type=f"{header.message_type}^{header.trigger}".rstrip("^"), sha256=arrival.sha,
+                size=arrival.size, stored_path=str(arrival.stored), status="held" if hold else "queued",
+                hold_reason=hold, note=_HOLD_TEXT.get(hold or ""),
+                patient_mrn=next((m for m in arrival.mrns if m), None),
+                patient_id=arrival.patient_id if document_id else None, document_id=document_id, job_id=job_id)
+
+
+def _stored(message_id: int, hold: str | None, document_id: int | None, job_id: int | None) -> Receipt:
     return Receipt("AA", _HOLD_TEXT[hold] if hold else "Stored; queued for reading.",
-                   "held" if hold else "queued", row["id"], row["document_id"], row["job_id"], hold)
+                   "held" if hold else "queued", message_id, document_id, job_id, hold)
 
 
-def _attach(cur, patient_id: int, category_id: int, header: Header, sha: str, stored, size: int, by: str):
-    document = documents_repo.insert(
-        cur, patient_id=patient_id, category_id=category_id, filename=message_filename(header.control_id),
-        mime=MIME_TYPES.get("hl7"), sha256=sha, size=size, stored_path=str(stored), uploaded_by=by)
-    job = jobs_repo.enqueue(cur, patient_id=patient_id, document_id=document["id"],
-                            doc_type=DocType.HL7V2_MESSAGE.value)
-    return document, job
+def _duplicate(same: dict) -> Receipt:
+    return Receipt("AA", "Already received; stored once.", "duplicate", same["id"], same["document_id"],
+                   same["job_id"], same["hold_reason"])
+
+
+# ---------------------------------------------------------------------------- the journal
+
+_JOURNAL = "mllp_journal"
+
+
+def _write_journalled(wb: Workbench, entries: list[Entry]) -> list[dict]:
+    """Store journalled messages: originals, then all their rows in one transaction
+    (should that fail, one message per transaction, so one bad message costs the others
+    nothing). Raises when any failed: the writer tries the batch again, and those
+    committed meanwhile are recognised then. What telemetry says of each, after."""
+    arrivals = []
+    try:
+        for e in entries:
+            sha, stored, durable = wb.blobs.put_then_sync(e.data)
+            arrivals.append(_Arrival(e.header, sha, stored, len(e.data), e.mrns, e.patient_id, None, durable,
+                                     acknowledged=True))
+        try:
+            with wb.db.transaction() as cur:
+                outcomes = [(r, None) for r in _write_rows_together(wb, cur, arrivals)]
+        except Exception:  # noqa: BLE001 - each message on its own, as the group commit does
+            outcomes = _committer(wb).submit_many(arrivals)
+    finally:
+        futures_wait([a.durable for a in arrivals])  # none left syncing behind a failure
+    if failed := next((error for _, error in outcomes if error is not None), None):
+        raise failed
+    return [dict(patient_id=r.document_id and a.patient_id, channel=CHANNEL, outcome=r.ack, status=r.code,
+                 error_code=r.hold_reason, document_id=r.document_id, job_id=r.job_id)
+            for a, (r, _) in zip(arrivals, outcomes) if r.code != "duplicate"]
+
+
+def _replay(wb: Workbench, data: bytes) -> None:
+    """One record of a journal a killed listener left: acknowledged then, stored now
+    (the usual checks; never refused; a row committed before the kill is not written again)."""
+    text, _ = decode_bytes(data)
+    header = read_header(text)
+    mrns = pid_mrns(text, header.enc)
+    patient_id, hold = _match_patient(wb, mrns)
+    sha, stored, durable = wb.blobs.put_then_sync(data)
+    try:
+        _committer(wb).submit(_Arrival(header, sha, stored, len(data), mrns, patient_id, hold, durable,
+                                       acknowledged=True))
+    finally:
+        durable.result()
+
+
+def open_journal(wb: Workbench) -> MllpJournal:
+    """The listener's journal (a killed listener's written out first), used by every
+    message stored through ``wb`` until ``close_journal``."""
+    journal = MllpJournal(wb, partial(_write_journalled, wb), partial(_replay, wb))
+    if journal.recovered:
+        print(f"mllp: wrote out {journal.recovered} acknowledged message(s) a stopped listener had journalled",
+              file=sys.stderr, flush=True)
+    wb.extras[_JOURNAL] = journal
+    return journal
+
+
+def write_out_left_journals(wb: Workbench) -> int:
+    """Messages a stopped listener acknowledged from its journal and had not written:
+    written now, by a process that does not listen itself (the app at its start), so
+    they reach their charts without waiting for the next listener."""
+    done = recover_journals(wb.settings.data_dir / JOURNAL_DIR, partial(_replay, wb))
+    if done:
+        print(f"mllp: wrote out {done} acknowledged message(s) a stopped listener had journalled",
+              file=sys.stderr, flush=True)
+    return done
+
+
+def close_journal(wb: Workbench, journal: MllpJournal) -> None:
+    if wb.extras.get(_JOURNAL) is journal:
+        del wb.extras[_JOURNAL]
+    journal.close()
 
 
 def acknowledge(wb: Workbench, data: bytes, senders: AllowedSenders | None = None) -> tuple[bytes, Receipt]:
@@ -675,6 +812,12 @@ class MllpListener:
             raise BadInput(f"Cannot listen on {host}:{port} ({exc.strerror or exc}); is another listener "
                            "running there? Choose another --port or WORKBENCH_MLLP_PORT.",
                            code="port_unavailable") from None
+        try:
+            # Before the first message: a journal a killed listener left is written out first.
+            self._journal = open_journal(wb)
+        except BaseException:
+            self._server.server_close()
+            raise
         self._thread: threading.Thread | None = None
 
     @property
@@ -708,3 +851,4 @@ class MllpListener:
             self._thread.join(timeout=5)
         self._server.drain(timeout=5)
         self._server.server_close()
+        close_journal(self._server.wb, self._journal)  # every acknowledged message's rows committed

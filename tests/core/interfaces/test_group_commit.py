@@ -87,3 +87,18 @@ def test_one_caller_alone_is_one_commit_each(db):
     group = GroupCommit(db, writer(), refusals=(Refusal,))
     assert [group.submit(n) for n in (7, 8, 9)] == [70, 80, 90]
     assert group.batches == 3
+
+
+def test_several_payloads_from_one_caller_are_written_in_as_few_commits_as_the_cap_allows(db, monkeypatch):
+    from core.services.interfaces import group_commit
+
+    monkeypatch.setattr(group_commit, "MAX_BATCH", 4)
+    with db.cursor() as cur:
+        cur.execute("INSERT INTO t VALUES (6)")  # 6's row breaks the key: its batch is written one by one
+    group = GroupCommit(db, writer(), refusals=(Refusal,))
+    out = group.submit_many([1, 2, -3, 4, 5, 6, 7, 8, 9])
+    assert [r for r, _ in out] == [10, 20, None, 40, 50, None, 70, 80, 90]
+    assert isinstance(out[2][1], Refusal) and isinstance(out[5][1], Exception)
+    assert group.batches == 1 + 3 + 1  # [1,2,-3,4] together; [5,6,7,8] one by one (6 fails); [9]
+    with db.cursor() as cur:
+        assert sorted(r[0] for r in cur.execute("SELECT n FROM t").fetchall()) == [1, 2, 4, 5, 6, 7, 8, 9]
