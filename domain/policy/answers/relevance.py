@@ -31,7 +31,7 @@ from domain.policy.facts.certainty import not_the_patients_fact
 from domain.policy.facts.chart_rules import critical_result
 from domain.policy.context.mentions import red_flag
 from domain.policy.questions.intent import Intent, ParsedQuestion
-from domain.policy.questions.topics import LAB_TOPICS, TOPIC_BY_NAME, about_the_patient, expand
+from domain.policy.questions.topics import LAB_TEST_TOPICS, TOPIC_BY_NAME, about_the_patient, expand
 
 # Besides the topic itself, which review findings bear on a question about a topic.
 BEARS_ON = {
@@ -135,14 +135,14 @@ def relevant(item_topics: set[str], topics: tuple[str, ...]) -> bool:
     if not topics:
         return True
     wanted = expand(tuple(topics))
-    if "labs" in wanted and item_topics & LAB_TOPICS:
+    if "labs" in wanted and item_topics & LAB_TEST_TOPICS:
         return True
     return bool(item_topics & wanted)
 
 
 def direct(item_topics: set[str], topics: tuple[str, ...]) -> bool:
     """Named by the question itself, not only brought along as related evidence."""
-    return bool(item_topics & set(topics)) or ("labs" in topics and bool(item_topics & LAB_TOPICS))
+    return bool(item_topics & set(topics)) or ("labs" in topics and bool(item_topics & LAB_TEST_TOPICS))
 
 
 def review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQuestion, *,

@@ -234,6 +234,9 @@ CONDITION_TOPICS = tuple(t for t in TOPICS if t.is_condition)
 VITAL_TOPIC_LIST = tuple(t for t in TOPICS if t.vitals)
 LAB_TOPIC_LIST = tuple(t for t in TOPICS if t.is_lab)
 LAB_TOPICS = frozenset(t.name for t in LAB_TOPIC_LIST)
+# Lab topics that are tests, not vital signs (a blood pressure once came as a lab result
+# and is still read as one, but "labs" and "results" do not mean it).
+LAB_TEST_TOPICS = LAB_TOPICS - frozenset(t.name for t in VITAL_TOPIC_LIST)
 _CONDITION_BY_LABEL = {t.label.lower(): t for t in CONDITION_TOPICS}
 _TOPIC_ORDER = {t.name: n for n, t in enumerate(TOPICS)}
 

@@ -11,7 +11,7 @@ import pytest
 from core.services.admin.patients import add_patient
 from core.services.answer.answering import ask
 from core.services.review.retraction import delete_document
-from tests.support.file_builders import sheets_workbook
+from tests.support.file_builders import pdf, sheets_workbook
 from tests.support.pipeline import ingest
 
 BOOK = {
@@ -73,3 +73,20 @@ def test_deleting_the_workbook_takes_its_readings_out_of_answers(wb, chart):
     out = ask(wb, patient["id"], "What is his blood pressure?").payload
     assert out["sections"]["patient_findings"] == [] and out["sections"]["needs_review"] == []
     assert any("blood pressure" in t.lower() for t in texts(out, "missing"))
+
+
+@pytest.mark.parametrize("question", ["What labs does he have?", "Any critical results?", "Show me his lab results"])
+def test_a_question_about_labs_or_results_is_not_answered_with_vital_signs(wb, chart, question):
+    from core.services.answer.corpus import index_guideline_corpus
+
+    index_guideline_corpus(wb)  # a critical result brings its guidance along
+    patient, _ = chart
+    ingest(wb, patient, pdf(text="\n".join([
+        "CITY LAB   Patient: Moreau-Halloran, Augustin   DOB: 03/08/1962   MRN: AM-90312",
+        "Collected: 05/02/2026",
+        "Potassium 6.9 mmol/L (3.5-5.1) HH",
+        "Sodium 139 mmol/L (135-145)",
+    ])), "lab_pdf", "lab.pdf")
+    said = " | ".join(texts(ask(wb, patient["id"], question).payload, "patient_findings"))
+    assert "Potassium" in said
+    assert "Blood pressure" not in said and "146/90" not in said
