@@ -606,11 +606,18 @@ def queue_list(shown: list[dict], current: str) -> None:
     The confidence column is coloured low (red) to high (green): coloured labels, not a
     styled table (a Styler costs some 50 ms per run at 500 rows)."""
     rows, colours = list_table(shown)
-    rows = rows.append_column("Open", pa.array(["▶" if i["key"] == current else "" for i in shown], pa.string()))
+    # The open item's marker first: a wide Item or Why column cannot push it out of view.
+    rows = rows.add_column(0, "Open", pa.array(["▶" if i["key"] == current else "" for i in shown], pa.string()))
     # Coloured labels, one per value shown: the grid draws them, so 500 rows cost no styling.
-    config = {"Confidence": st.column_config.MultiselectColumn(
-        "Confidence", options=list(colours), color=list(colours.values()),
-        help="How sure the reading is: low below 50 %, high from 80 %.")}
+    # Widths that fit the page's main column together (about 900 px), so none is cut off.
+    config = {"Open": st.column_config.TextColumn("Open", width=44, help="The item shown above."),
+              "Document": st.column_config.TextColumn("Document", width=120),
+              "Item": st.column_config.TextColumn("Item", width=330),
+              "Why": st.column_config.TextColumn("Why", width=220),
+              "Critical": st.column_config.TextColumn("Critical", width=64),
+              "Confidence": st.column_config.MultiselectColumn(
+                  "Confidence", options=list(colours), color=list(colours.values()), width=100,
+                  help="How sure the reading is: low below 50 %, high from 80 %.")}
     height = min(38 + 35 * rows.num_rows, 300)
     st.markdown("**All items in this view**")
     if not may_decide:
