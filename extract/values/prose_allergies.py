@@ -33,7 +33,7 @@ CAUSE_VERBS = ("gave", "gives", "give", "caused", "causes", "cause", "triggered"
 SUBSTANCE_STARTERS = frozenset("""
 the a an his her their its this that these those whether if think thinks thought believes believed says said
 wonders wondered wondering reports reported recalls recalled feels felt possibly perhaps maybe probably and or
-to with he she they it i we you patient patient's mr mrs ms miss dr which who some any
+to with he she they it i we you patient patient's mr mrs ms miss dr which who some any has have had also
 """.split())
 # Words that end a substance's or a reaction's name.
 MENTION_STOPS = r"after|when|following|on|in|at|during|but|and|or|which|who|that|since|while|although|though|" \
@@ -128,6 +128,7 @@ _LIST_END = re.compile(
 _POSSESSIVE = re.compile(r"(?:(?:to|his|her|their|its|any|all|known)\s+)+", re.I)  # "and to latex"
 _REACTION_AFTER = re.compile(rf"^(?:{REACTION_MARKS})(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,3}}?)(?:\s*\)|{_STOP})",
                              re.I)
+_TRAILING_NOUN = re.compile(rf"\s+(?:{ALLERGY_NOUNS})$", re.I)
 _ITEM_WITH_REACTION = re.compile(r"^(?P<s>.+?)\s*(?:\((?P<r1>[^()]+)\)|\s[-\u2013\u2014]\s*(?P<r2>.+))$")
 
 
@@ -152,6 +153,9 @@ def _item(sentence: str, span: Span) -> AllergyMention | None:
         substance = strip_span(sentence, span.start + m.start("s"), span.start + m.end("s"))
         g = "r1" if m.group("r1") else "r2"
         reaction = strip_span(sentence, span.start + m.start(g), span.start + m.end(g), " \t\n,.;:")
+    noun = _TRAILING_NOUN.search(substance.text)  # "allergic to penicillin and codeine allergy"
+    if noun and noun.start() > 0:
+        substance = strip_span(sentence, substance.start, substance.start + noun.start())
     words = substance.text.split()
     if not words or len(words) > MAX_SUBSTANCE_WORDS or words[0].lower() in SUBSTANCE_STARTERS \
             or not re.match(_WORD_RUN, substance.text):
@@ -187,7 +191,12 @@ def allergies_in(sentence: str) -> list[AllergyMention]:
             reaction = Span(told.group("r"), told.start("r"), told.end("r"))
             items = [i if i.reaction else AllergyMention(i.substance, reaction) for i in items]
         found += items
-        taken.append((opener.start(), told.end() if told else end))
+        # What the list's items and its told reaction cover, not the whole clause: words the
+        # list could not take ("... and reports latex sensitivity") may tell another allergy.
+        taken += [(i.substance.start, i.substance.end) for i in items]
+        taken += [(i.reaction.start, i.reaction.end) for i in items if i.reaction]
+        if told:  # ", which both gave her a rash": the words telling the list's reaction
+            taken.append((end, told.end()))
     for n in _NOUN_AFTER.finditer(sentence):
         substance = _trailing_name(sentence, n.end("s"), max_words=2)
         while substance is not None and substance.text.split()[0].lower() in NOT_A_SUBSTANCE:

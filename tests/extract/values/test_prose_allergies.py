@@ -30,6 +30,20 @@ def test_allergies_with_their_reactions(sentence, expected):
     assert told(sentence) == expected
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    # A held-out referral: the second allergy sat in the first list's clause, unread.
+    ("She is allergic to sulfonamides (widespread rash) and reports latex sensitivity.",
+     [("sulfonamides", "widespread rash"), ("latex", None)]),
+    ("Allergic to penicillin (rash), codeine (vomiting) and has a peanut allergy.",
+     [("penicillin", "rash"), ("codeine", "vomiting"), ("peanut", None)]),
+    ("He is allergic to morphine and an iodine contrast allergy.", [("morphine", None), ("iodine contrast", None)]),
+    ("Allergic to clindamycin and has also had a chlorhexidine reaction - hives.",
+     [("clindamycin", None), ("chlorhexidine", "hives")]),
+])
+def test_an_allergy_told_after_a_list_in_the_same_sentence_is_read_too(sentence, expected):
+    assert told(sentence) == expected
+
+
 def test_a_reaction_told_after_a_list_goes_to_each_substance_without_one():
     assert told("She is allergic to penicillin and flucloxacillin, which both gave her a rash.") == [
         ("penicillin", "rash"), ("flucloxacillin", "rash")]
