@@ -71,15 +71,36 @@ def find_rules(ink: np.ndarray, glyph: float) -> Rules:
     return Rules(mask=mask, horizontal=_count_runs(horiz), vertical=_count_runs(vert))
 
 
-def unread_regions(gray: Image.Image, words: list[Word], glyph: float | None) -> list[tuple[int, int, int, int]]:
-    """Boxes (x0, y0, x1, y1) of text-like ink that no word of ``words`` covers,
-    top to bottom then left to right; at most MAX_REGIONS (the largest first kept)."""
+@dataclass(frozen=True)
+class PageInk:
+    """What ``unread_regions`` needs of a page that does not depend on the words read:
+    its glyph height, its ink with the ruling lines taken out, and the rules."""
+
+    glyph: float | None
+    ink: np.ndarray | None = None  # 255 on ink that is not a rule
+    rules: Rules | None = None
+
+
+def page_ink(gray: Image.Image, glyph: float | None) -> PageInk:
+    """The word-independent part of ``unread_regions`` (most of its cost): it can be
+    worked out while the page pass still runs."""
     if not glyph:
-        return []
-    arr = np.asarray(gray)
-    ink = ink_mask(arr)
+        return PageInk(glyph)
+    ink = ink_mask(np.asarray(gray))
     rules = find_rules(ink, glyph)
     ink = cv2.bitwise_and(ink, cv2.bitwise_not(cv2.dilate(rules.mask, np.ones((3, 3), np.uint8))))
+    return PageInk(glyph, ink, rules)
+
+
+def unread_regions(gray: Image.Image, words: list[Word], glyph: float | None,
+                   prepared: PageInk | None = None) -> list[tuple[int, int, int, int]]:
+    """Boxes (x0, y0, x1, y1) of text-like ink that no word of ``words`` covers,
+    top to bottom then left to right; at most MAX_REGIONS (the largest first kept).
+    ``prepared``: ``page_ink(gray, glyph)`` worked out beforehand."""
+    if not glyph:
+        return []
+    prepared = prepared or page_ink(gray, glyph)
+    ink, rules = prepared.ink, prepared.rules
     covered = np.zeros_like(ink)
     for w in words:
         pad = COVER_PAD * max(w.y1 - w.y0, glyph * 0.5)
