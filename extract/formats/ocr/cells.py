@@ -19,6 +19,9 @@ Pure numpy/OpenCV on the OCR working image, no engine in here.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import cv2
@@ -26,6 +29,7 @@ import numpy as np
 from PIL import Image
 
 from domain.content import Word
+from extract.formats.ocr.imageprep import glyph_height
 
 # A ruling line is at least this many glyph heights long and at most a fifth of one thick.
 RULE_MIN_GLYPHS = 8
@@ -90,6 +94,40 @@ def page_ink(gray: Image.Image, glyph: float | None) -> PageInk:
     rules = find_rules(ink, glyph)
     ink = cv2.bitwise_and(ink, cv2.bitwise_not(cv2.dilate(rules.mask, np.ones((3, 3), np.uint8))))
     return PageInk(glyph, ink, rules)
+
+
+_memo_lock = threading.Lock()
+_memo: dict[int, Future] = {}  # id(image) -> its PageInk, while the image lives
+
+
+def page_ink_of(image: Image.Image, glyph: float | None | object = ...) -> PageInk:
+    """``page_ink(image, glyph_height(image))``, worked out once per image object.
+
+    The page code (whether the page is a ruled table, for its meta) and the Tesseract
+    engine (the unread-ink pass) both need it of the image the engine reads, on two
+    worker threads while the page pass runs: the first to ask computes it, the other
+    waits for that. ``glyph``: ``glyph_height(image)`` when the caller knows it already.
+    """
+    with _memo_lock:
+        memo = _memo.get(id(image))
+        mine = memo is None
+        if mine:
+            memo = _memo[id(image)] = Future()
+            weakref.finalize(image, _memo.pop, id(image), None)  # gone with the image (ids are reused)
+    if mine:
+        try:
+            if glyph is ...:
+                glyph = glyph_height(image)
+            memo.set_result(page_ink(image, glyph))
+        except BaseException as err:
+            memo.set_exception(err)
+    return memo.result()
+
+
+def forget_page_ink(image: Image.Image) -> None:
+    """Drop what ``page_ink_of`` keeps for ``image``: its pixels may be changed later."""
+    with _memo_lock:
+        _memo.pop(id(image), None)
 
 
 def unread_regions(gray: Image.Image, words: list[Word], glyph: float | None,

@@ -136,9 +136,9 @@ def _read(
     # The page's ruling lines are noted, not erased: painting them out of the engine's
     # copy helped a boxed table but ate letters standing on a real form's lines. Cells
     # the page pass skips are read from the ink left unread (extract/formats/ocr/cells.py).
-    known = work is img or bilevel  # else the glyph height of ``work`` is only for meta: measured aside
-    glyph = height if work is img else imageprep.glyph_height(work) if bilevel else None
-    ruled = side.submit(_ruled, work, glyph, known)
+    glyph = height if work is img else imageprep.glyph_height(work) if bilevel else ...  # ...: measured aside
+    # The engine needs the same of the image it reads (cells.page_ink_of: worked out once).
+    ruled = side.submit(_ruled, work, glyph)
     warnings: list[ExtractionWarning] = []
     # Dotted leaders are painted out of the engine's copy only (extract/formats/ocr/imageprep.py),
     # on a fax or other bilevel page, whose leaders break up into specks the engine reads as
@@ -164,11 +164,10 @@ def _read(
                     png=encoded.result() if encoded is not None else None)
 
 
-def _ruled(work: Image.Image, glyph: float | None, known: bool) -> bool:
+def _ruled(work: Image.Image, glyph) -> bool:
     """Whether the page is a ruled table (``cells.Rules.ruled``), for ``meta``."""
-    if not known:
-        glyph = imageprep.glyph_height(work)
-    return bool(glyph and cells.find_rules(cells.ink_mask(work), glyph).ruled)
+    rules = cells.page_ink_of(work, glyph).rules
+    return bool(rules and rules.ruled)
 
 
 def _png(img: Image.Image) -> bytes:

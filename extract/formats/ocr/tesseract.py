@@ -11,7 +11,6 @@ from PIL import Image
 from domain.content import Word
 from domain.errors import ExtractionError
 from extract.formats.ocr import cells
-from extract.formats.ocr.imageprep import glyph_height
 from extract.formats.ocr.rapid import rapid_reader
 from extract.formats.ocr.vote import EarlyReadings, Reader, vote
 
@@ -67,7 +66,7 @@ class TesseractEngine:
         image work of the unread-ink pass that needs no words, during the page pass,
         then for the second engine's readings of the crops the vote will ask for,
         during the unread-ink pass and the re-reads. Each step computes what it computed
-        when they ran one after another (see ``EarlyReadings``); only when changes. The
+        when they ran one after another (see ``EarlyReadings``): only the timing changes. The
         thread lives for this call only: none is left behind in a process that forks."""
         dpi = _dpi_of(image)
         config = f"--psm {self.psm}" + (f" --dpi {dpi}" if dpi else "")
@@ -75,7 +74,7 @@ class TesseractEngine:
             return self.read_words(image, config)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-side") as side:
             try:
-                ink = side.submit(_page_ink, image)
+                ink = side.submit(cells.page_ink_of, image)
                 words = self.read_words(image, config)
                 if _looks_turned(words):
                     return words
@@ -96,6 +95,7 @@ class TesseractEngine:
                 return words
             finally:
                 side.shutdown(wait=True, cancel_futures=True)  # an error: no reading left running
+                cells.forget_page_ink(image)
 
     def detect_rotation(self, image: Image.Image) -> int:
         if not self._has_osd:
@@ -225,18 +225,14 @@ def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine,
     return [n for w in words for n in replacement.get(id(w), [w])]
 
 
-def _page_ink(image: Image.Image) -> cells.PageInk:
-    return cells.page_ink(image, glyph_height(image))
-
-
 def _read_unread_ink(image: Image.Image, words: list[Word], engine: TesseractEngine,
                      ink: cells.PageInk | None = None) -> list[Word]:
     """Words read, region by region, in the ink the page pass left unread
     (extract/formats/ocr/cells.py): each region on its own row of a sheet, read as
     text lines, with the confidence Tesseract gives it there. A region read as nothing
     stays unread; the coverage check downstream sees its print uncited. ``ink``: the
-    page's ``_page_ink``, when worked out beforehand."""
-    ink = ink or _page_ink(image)
+    page's ``cells.page_ink_of``, when worked out beforehand."""
+    ink = ink or cells.page_ink_of(image)
     regions = cells.unread_regions(image, words, ink.glyph, ink)
     if not regions:
         return []
