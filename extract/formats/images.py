@@ -28,7 +28,7 @@ from extract.formats.ocr import imageprep
 from domain.limits import DEFAULT_LIMITS, IMAGE_TOO_LARGE, Limits, exceeded
 from extract.formats.ocr.engines import OcrEngine, TimedEngine, default_engine
 from extract.formats.pdf import PAGE_ERRORS, check_page_count, check_page_size
-from extract.formats.ocr.page import PageResult, ocr_page
+from extract.formats.ocr.page import PNG_LEVEL, PageResult, ocr_page
 from extract.formats.tiff_chain import starting_at, walk
 
 # The defaults; jobs use their settings' ``limits``.
@@ -90,7 +90,7 @@ def normalize_image(
             decoded += 1
             gray = imageprep.to_grayscale(imageprep.trim_transparent(imageprep.upright(frame)))
             gray, dpi = imageprep.square_pixels(gray, frame.info.get("dpi"))
-            result = ocr_page(gray, engine, number=number, dpi=dpi)
+            result = ocr_page(gray, engine, number=number, dpi=dpi, png=render_dir is not None)
             _save_render(result, render_dir, name)
             content.pages.append(result.page)
             content.warnings.extend(result.warnings)
@@ -156,7 +156,7 @@ def ocr_pdf(
                 content.warnings.append(ExtractionWarning(
                     PAGE_UNREADABLE, f"Page {number} is damaged: {damage}", page=number))
             gray = Image.frombytes("L", (pix.width, pix.height), pix.samples)
-            result = ocr_page(gray, engine, number=number, dpi=round(72 * zoom))
+            result = ocr_page(gray, engine, number=number, dpi=round(72 * zoom), png=render_dir is not None)
             _save_render(result, render_dir, name)
             _scale_page(result.page, 1.0 / zoom)
             content.pages.append(result.page)
@@ -270,5 +270,8 @@ def _save_render(result: PageResult, render_dir: Path | None, name: str) -> None
     render_dir = Path(render_dir)
     render_dir.mkdir(parents=True, exist_ok=True)
     path = render_dir / f"{name}-p{result.page.number}.png"
-    result.image.save(path, "PNG", compress_level=3)
+    if result.png is not None:  # encoded while the page was read (extract/formats/ocr/page.py)
+        path.write_bytes(result.png)
+    else:
+        result.image.save(path, "PNG", compress_level=PNG_LEVEL)
     result.page.image_path = str(path)

@@ -280,8 +280,12 @@ def ocr_scale(gray: Image.Image) -> float:
     than the often-wrong dpi tag) is enlarged towards ~300 dpi; very large photos are
     shrunk as long as their glyphs stay comfortably above that size.
     """
-    height = glyph_height(gray)
-    budget = math.sqrt(MAX_OCR_PIXELS / (gray.width * gray.height))  # scale hitting the cap
+    return scale_for_glyphs(glyph_height(gray), gray.size)
+
+
+def scale_for_glyphs(height: float | None, size: tuple[int, int]) -> float:
+    """``ocr_scale`` of a page ``size`` pixels large whose glyph height is known."""
+    budget = math.sqrt(MAX_OCR_PIXELS / (size[0] * size[1]))  # scale hitting the cap
     if height is not None and height < SMALL_GLYPH_PX:
         return max(1.0, min(TARGET_GLYPH_PX / height, MAX_UPSCALE, budget))
     if budget < 1.0:

@@ -12,6 +12,8 @@ tokens dropped, each line's words given the line's height, one line per row.
 
 from __future__ import annotations
 
+import io
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from PIL import Image
@@ -41,6 +43,7 @@ class PageResult:
     image: Image.Image  # the corrected page: what to store and show under the boxes
     warnings: list[ExtractionWarning] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
+    png: bytes | None = None  # ``image`` as PNG (PNG_LEVEL), when asked for
 
 
 @dataclass
@@ -53,22 +56,39 @@ class _Reading:
     warnings: list[ExtractionWarning]
     ruled: bool = False
     leaders: int = 0
+    png: bytes | None = None
+
+
+# zlib level of the stored page PNG: the picture under the review overlay, lossless at
+# any level; 3 is ~3x faster to write than the default 6 for ~10% more bytes.
+PNG_LEVEL = 3
 
 
 def ocr_page(
-    gray: Image.Image, engine: OcrEngine, *, number: int, dpi: int | None = None
+    gray: Image.Image, engine: OcrEngine, *, number: int, dpi: int | None = None, png: bool = False
 ) -> PageResult:
-    """Correct and OCR one 8-bit grayscale page image."""
+    """Correct and OCR one 8-bit grayscale page image; ``png``: also the corrected page
+    as PNG bytes (``PageResult.png``), encoded while the engine reads the page.
+
+    Work that needs no words (the PNG, the ruling lines noted in ``meta``) is done on a
+    worker thread while the engine reads: Tesseract runs as a subprocess, so this
+    process would only wait. The thread ends with this call."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-page") as side:
+        return _ocr_page(gray, engine, number, dpi, side if png else None, side)
+
+
+def _ocr_page(gray: Image.Image, engine: OcrEngine, number: int, dpi: int | None,
+              png: ThreadPoolExecutor | None, side: ThreadPoolExecutor) -> PageResult:
     bilevel = imageprep.is_bilevel(gray)
     clean, despeckled = imageprep.despeckle(gray)
     clean, flattened = imageprep.flatten_background(clean)
-    reading = _read(clean, engine, 0, number, dpi, bilevel)
+    reading = _read(clean, engine, 0, number, dpi, bilevel, side, png)
     tried_turn = False
     if not reads_upright(reading.words):
         turn = engine.detect_rotation(clean)
         if turn:
             tried_turn = True
-            turned = _read(clean, engine, turn, number, dpi, bilevel)
+            turned = _read(clean, engine, turn, number, dpi, bilevel, side, png)
             if text_score(turned.words) > TURN_MIN_GAIN * text_score(reading.words):
                 reading = turned
     img = reading.image
@@ -93,18 +113,21 @@ def ocr_page(
         "noise_words_dropped": len(reading.words) - len(words),
         "size": [img.width, img.height],
     }
-    return PageResult(page=page, image=img, warnings=warnings, meta=meta)
+    return PageResult(page=page, image=img, warnings=warnings, meta=meta, png=reading.png)
 
 
 def _read(
-    clean: Image.Image, engine: OcrEngine, rotation: int, number: int, dpi: int | None, bilevel: bool = False
+    clean: Image.Image, engine: OcrEngine, rotation: int, number: int, dpi: int | None, bilevel: bool,
+    side: ThreadPoolExecutor, png: ThreadPoolExecutor | None = None,
 ) -> _Reading:
     img = imageprep.rotate_quarter(clean, rotation)
     skew = imageprep.estimate_skew(img)
     if abs(skew) < imageprep.MIN_SKEW_DEG:
         skew = 0.0
     img = imageprep.deskew(img, skew)
-    scale = imageprep.ocr_scale(img)
+    encoded = png.submit(_png, img) if png is not None else None  # img is this reading's page now
+    height = imageprep.glyph_height(img)
+    scale = imageprep.scale_for_glyphs(height, img.size)
     if abs(scale - 1.0) < 0.05:
         scale, work = 1.0, img
     else:
@@ -113,8 +136,9 @@ def _read(
     # The page's ruling lines are noted, not erased: painting them out of the engine's
     # copy helped a boxed table but ate letters standing on a real form's lines. Cells
     # the page pass skips are read from the ink left unread (extract/formats/ocr/cells.py).
-    glyph = imageprep.glyph_height(work)
-    rules = cells.find_rules(cells.ink_mask(work), glyph) if glyph else None
+    glyph = height if work is img else imageprep.glyph_height(work) if bilevel else ...  # ...: measured aside
+    # The engine needs the same of the image it reads (cells.page_ink_of: worked out once).
+    ruled = side.submit(_ruled, work, glyph)
     warnings: list[ExtractionWarning] = []
     # Dotted leaders are painted out of the engine's copy only (extract/formats/ocr/imageprep.py),
     # on a fax or other bilevel page, whose leaders break up into specks the engine reads as
@@ -136,7 +160,20 @@ def _read(
     # left with no area was entirely off the page: not a citable word.
     words = [_rescale(w, 1.0 / scale, img.width, img.height) for w in words]
     words = [w for w in words if w.x1 > w.x0 and w.y1 > w.y0]
-    return _Reading(img, words, rotation, skew, scale, warnings, ruled=bool(rules and rules.ruled), leaders=leaders)
+    return _Reading(img, words, rotation, skew, scale, warnings, ruled=ruled.result(), leaders=leaders,
+                    png=encoded.result() if encoded is not None else None)
+
+
+def _ruled(work: Image.Image, glyph) -> bool:
+    """Whether the page is a ruled table (``cells.Rules.ruled``), for ``meta``."""
+    rules = cells.page_ink_of(work, glyph).rules
+    return bool(rules and rules.ruled)
+
+
+def _png(img: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, "PNG", compress_level=PNG_LEVEL)
+    return buf.getvalue()
 
 
 def split_stacked_lines(words: list[Word]) -> list[Word]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytesseract
 from PIL import Image
@@ -10,9 +11,8 @@ from PIL import Image
 from domain.content import Word
 from domain.errors import ExtractionError
 from extract.formats.ocr import cells
-from extract.formats.ocr.imageprep import glyph_height
 from extract.formats.ocr.rapid import rapid_reader
-from extract.formats.ocr.vote import Reader, vote
+from extract.formats.ocr.vote import EarlyReadings, Reader, vote
 
 # Page segmentation mode 3 (automatic layout). Measured against 6 (one uniform block)
 # on generated lab reports and the real samples: on noisy scans 6 had 12-18% character
@@ -59,19 +59,43 @@ class TesseractEngine:
 
     def recognize(self, image: Image.Image) -> list[Word]:
         """The page pass; then (unless ``reread`` is off) ink it left unread read on its
-        own, doubtful words re-read, and (``vote``) the second engine's vote on them."""
+        own, doubtful words re-read, and (``vote``) the second engine's vote on them.
+
+        Tesseract runs as a subprocess, so this process waits idle through each of its
+        passes: one worker thread uses that time (and the second core), first for the
+        image work of the unread-ink pass that needs no words, during the page pass,
+        then for the second engine's readings of the crops the vote will ask for,
+        during the unread-ink pass and the re-reads. Each step computes what it computed
+        when they ran one after another (see ``EarlyReadings``): only the timing changes. The
+        thread lives for this call only: none is left behind in a process that forks."""
         dpi = _dpi_of(image)
-        words = self.read_words(image, f"--psm {self.psm}" + (f" --dpi {dpi}" if dpi else ""))
-        if not self.reread or _looks_turned(words):
-            return words
-        words += _read_unread_ink(image, words, self)
-        alternatives: dict[int, list[str]] = {}
-        words = _reread(image, words, self, alternatives)
-        if self.vote:
-            voter = self._voter or _default_voter()
-            if voter is not None:
-                words = vote(image, words, voter, alternatives)
-        return words
+        config = f"--psm {self.psm}" + (f" --dpi {dpi}" if dpi else "")
+        if not self.reread:
+            return self.read_words(image, config)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-side") as side:
+            try:
+                ink = side.submit(cells.page_ink_of, image)
+                words = self.read_words(image, config)
+                if _looks_turned(words):
+                    return words
+                early = None
+                if self.vote:
+                    voter = self._voter or _default_voter()
+                    if voter is not None:
+                        early = EarlyReadings(image, voter, side.submit)
+                        early.ahead(words)
+                found = _read_unread_ink(image, words, self, ink.result())
+                if early is not None:
+                    early.ahead(found)
+                words += found
+                alternatives: dict[int, list[str]] = {}
+                words = _reread(image, words, self, alternatives)
+                if early is not None:
+                    words = vote(image, words, early.reader, alternatives, early)
+                return words
+            finally:
+                side.shutdown(wait=True, cancel_futures=True)  # an error: no reading left running
+                cells.forget_page_ink(image)
 
     def detect_rotation(self, image: Image.Image) -> int:
         if not self._has_osd:
@@ -174,8 +198,11 @@ def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine,
     if not doubtful:
         return words
     sheet, rows = _word_sheet(image, doubtful)
-    first = _read_sheet(sheet, rows, 1.0, engine)
-    second = _read_sheet(sheet, rows, 1.5, engine)
+    # Two Tesseract runs that do not depend on each other: side by side, one per core.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-reread") as side:
+        larger = side.submit(_read_sheet, sheet, rows, 1.5, engine)
+        first = _read_sheet(sheet, rows, 1.0, engine)
+        second = larger.result()
     replacement: dict[int, list[Word]] = {}
     for w, a, b in zip(doubtful, first, second):
         texts = [t.text for t in a]
@@ -198,12 +225,15 @@ def _reread(image: Image.Image, words: list[Word], engine: TesseractEngine,
     return [n for w in words for n in replacement.get(id(w), [w])]
 
 
-def _read_unread_ink(image: Image.Image, words: list[Word], engine: TesseractEngine) -> list[Word]:
+def _read_unread_ink(image: Image.Image, words: list[Word], engine: TesseractEngine,
+                     ink: cells.PageInk | None = None) -> list[Word]:
     """Words read, region by region, in the ink the page pass left unread
     (extract/formats/ocr/cells.py): each region on its own row of a sheet, read as
     text lines, with the confidence Tesseract gives it there. A region read as nothing
-    stays unread; the coverage check downstream sees its print uncited."""
-    regions = cells.unread_regions(image, words, glyph_height(image))
+    stays unread; the coverage check downstream sees its print uncited. ``ink``: the
+    page's ``cells.page_ink_of``, when worked out beforehand."""
+    ink = ink or cells.page_ink_of(image)
+    regions = cells.unread_regions(image, words, ink.glyph, ink)
     if not regions:
         return []
     boxes = [Word("", float(x0), float(y0), float(x1), float(y1)) for x0, y0, x1, y1 in regions]

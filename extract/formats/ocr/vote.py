@@ -57,12 +57,16 @@ def same_text(a: str, b: str) -> bool:
     return "".join(a.split()) == "".join(b.split())
 
 
+def crop_box(image: Image.Image, w: Word) -> tuple[int, int, int, int]:
+    """Where ``crop_word`` cuts: the word's box with a margin, inside the image."""
+    pad = max(2, round(0.25 * (w.y1 - w.y0)))
+    return (max(0, round(w.x0) - pad), max(0, round(w.y0) - pad),
+            min(image.width, round(w.x1) + pad + 1), min(image.height, round(w.y1) + pad + 1))
+
+
 def crop_word(image: Image.Image, w: Word) -> Image.Image:
     """The word with a margin of paper around it, as a recogniser expects a line crop."""
-    pad = max(2, round(0.25 * (w.y1 - w.y0)))
-    box = (max(0, round(w.x0) - pad), max(0, round(w.y0) - pad),
-           min(image.width, round(w.x1) + pad + 1), min(image.height, round(w.y1) + pad + 1))
-    return image.crop(box)
+    return image.crop(crop_box(image, w))
 
 
 def _bar(text: str) -> float:
@@ -73,30 +77,82 @@ def _bar(text: str) -> float:
     return VOTE_BELOW if any(ch.isalnum() or ch in "%<>" for ch in text) else 0.0
 
 
+def voted_on(words: list[Word]) -> list[Word]:
+    """The words the vote reads, lowest confidence first, at most VOTE_MAX_WORDS."""
+    return sorted(
+        (w for w in words if (w.conf or 0.0) < _bar(w.text) and w.x1 - w.x0 >= 2 and w.y1 - w.y0 >= 6),
+        key=lambda w: w.conf or 0.0,
+    )[:VOTE_MAX_WORDS]
+
+
+class EarlyReadings:
+    """The second reader's readings of crops read ahead of the vote, by crop box.
+
+    The vote needs the words as Tesseract's re-reads leave them, but most of its crops
+    are known as soon as the page pass is done: read on a worker thread while the
+    re-reads run (Tesseract runs in a subprocess and onnxruntime releases the GIL, so
+    the two use both cores). A reading depends only on its crop's pixels (the reader
+    reads each crop on its own), so a crop read early reads as it would have in the
+    vote; crops the vote asks for that were not read early are read then. A reader
+    that failed early leaves nothing here: the vote asks again and handles it.
+    """
+
+    def __init__(self, image: Image.Image, reader: Reader, submit: Callable) -> None:
+        self.image, self.reader, self._submit = image, reader, submit
+        self._pending: list[tuple[list[tuple[int, int, int, int]], object]] = []
+        self._asked: set[tuple[int, int, int, int]] = set()
+
+    def ahead(self, words: list[Word]) -> None:
+        """Start reading the crops the vote would ask for if it ran on ``words`` now."""
+        boxes = [b for b in dict.fromkeys(crop_box(self.image, w) for w in voted_on(words)) if b not in self._asked]
+        if boxes:
+            self._asked.update(boxes)
+            crops = [self.image.crop(b) for b in boxes]
+            self._pending.append((boxes, self._submit(self.reader, crops)))
+
+    def readings(self) -> dict[tuple[int, int, int, int], tuple[str, float]]:
+        """Every early reading that succeeded (waits for those still running)."""
+        out: dict[tuple[int, int, int, int], tuple[str, float]] = {}
+        for boxes, future in self._pending:
+            try:
+                found = future.result()
+            except Exception:  # noqa: BLE001 - the vote reads these crops again
+                continue
+            if len(found) == len(boxes):
+                out.update(zip(boxes, found))
+        return out
+
+
 def vote(
     image: Image.Image,
     words: list[Word],
     reader: Reader,
     alternatives: dict[int, Sequence[str]] | None = None,
+    early: EarlyReadings | None = None,
 ) -> list[Word]:
     """Apply the second reader's vote to the doubtful ``words`` (changed in place).
 
     ``alternatives`` maps ``id(word)`` to other texts the first engine read for it
     (its re-readings); returns ``words``. A reader that fails leaves every word as it
-    was: the vote can only add certainty that it has earned.
+    was: the vote can only add certainty that it has earned. ``early``: crops of this
+    image already read (or being read) by the same reader.
     """
-    doubtful = sorted(
-        (w for w in words if (w.conf or 0.0) < _bar(w.text) and w.x1 - w.x0 >= 2 and w.y1 - w.y0 >= 6),
-        key=lambda w: w.conf or 0.0,
-    )[:VOTE_MAX_WORDS]
+    doubtful = voted_on(words)
     if not doubtful:
         return words
+    boxes = [crop_box(image, w) for w in doubtful]
+    known = early.readings() if early is not None else {}
+    missing = [b for b in dict.fromkeys(boxes) if b not in known]
     try:
-        readings = reader([crop_word(image, w) for w in doubtful])
+        if missing:
+            known.update(zip(missing, reader([image.crop(b) for b in missing])))
     except Exception:  # noqa: BLE001 - a second opinion that fails must not fail the page
         return words
     alternatives = alternatives or {}
-    for w, (text, score) in zip(doubtful, readings):
+    for w, box in zip(doubtful, boxes):
+        if box not in known:  # a reader that answered for fewer crops than it was given
+            continue
+        text, score = known[box]
         conf = w.conf or 0.0
         if not _latin(text):
             continue

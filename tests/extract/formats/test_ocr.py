@@ -417,3 +417,91 @@ def test_doubtful_lab_symbols_are_not_dropped_as_noise():
     for text in ("—_", "|", "..", "~"):
         assert _is_noise(Word(text, 0, 0, 5, 5, conf=0.2)), text
     assert not _is_noise(Word("|", 0, 0, 5, 5, conf=0.9))
+
+
+# --- reading ahead on a second core (extract/formats/ocr/tesseract.py, vote.py) ------------
+
+
+def test_crops_read_ahead_vote_as_if_read_in_the_vote_and_are_not_read_twice():
+    """The vote takes an early reading by its crop's box and asks the reader only for
+    the crops nobody read yet (here a word added after the early reads started)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    img = Image.new("L", (300, 60), 255)
+    page = [Word("118)", 10, 10, 60, 40, conf=0.52), Word("mg/dL", 70, 10, 130, 40, conf=0.6)]
+    added = Word("HH", 140, 10, 170, 40, conf=0.3)
+    # A stand-in second engine answering by the crop's size (each word's differs).
+    answers = {vote.crop_word(img, w).size: a for w, a in
+               zip([*page, added], [("11.8", 0.99), ("mg/dL", 0.95), ("H", 0.6)])}
+    asked: list[int] = []
+
+    def read(crops):
+        asked.append(len(crops))
+        return [answers[c.size] for c in crops]
+
+    alike = [Word(w.text, w.x0, w.y0, w.x1, w.y1, conf=w.conf) for w in [*page, added]]
+    with ThreadPoolExecutor(max_workers=1) as side:
+        early = vote.EarlyReadings(img, read, side.submit)
+        early.ahead(page)
+        words = vote.vote(img, [*page, added], read, early=early)
+    assert asked == [2, 1]
+    vote.vote(img, alike, read)
+    assert [(w.text, w.conf) for w in words] == [(w.text, w.conf) for w in alike]
+    assert [(w.text, w.conf) for w in words] == [("11.8", 0.45), ("mg/dL", 0.95), ("HH", 0.3)]
+
+
+def test_an_early_reading_that_failed_is_asked_again_in_the_vote():
+    from concurrent.futures import ThreadPoolExecutor
+
+    img = Image.new("L", (200, 60), 255)
+    w = Word("6.6", 10, 10, 60, 40, conf=0.55)
+    calls: list[int] = []
+
+    def read(crops):
+        calls.append(len(crops))
+        if len(calls) == 1:
+            raise RuntimeError("busy")
+        return [("6.6", 0.97)]
+
+    with ThreadPoolExecutor(max_workers=1) as side:
+        early = vote.EarlyReadings(img, read, side.submit)
+        early.ahead([w])
+        vote.vote(img, [w], read, early=early)
+    assert calls == [1, 1] and (w.text, w.conf) == ("6.6", 0.97)
+
+
+def _noisy_lab_page() -> Image.Image:
+    """A generated lab report scanned at 200 dpi with speckle: many doubtful words."""
+    from golden.fixtures import LAB_CASES, render_lab
+    from golden.scan import scan_pdf
+
+    scan = scan_pdf(render_lab(LAB_CASES[0]), dpi=200, rotate_deg=0.0, noise=0.02, seed=3,
+                    as_format="tiff", tiff_compression="lzw")
+    return Image.open(io.BytesIO(scan)).convert("L")
+
+
+@needs_tesseract
+def test_tesseract_with_its_side_thread_reads_exactly_what_the_steps_read_in_turn():
+    """The page pass, the unread-ink pass, the re-reads and the vote run partly side by
+    side; the words (texts, boxes, confidences, order) are those of the same steps run
+    one after another, and the same on every run."""
+    from extract.formats.ocr import tesseract as tess
+    from extract.formats.ocr.rapid import rapid_reader
+
+    img = _noisy_lab_page()
+    engine = TesseractEngine()
+
+    def in_turn() -> list[Word]:
+        words = engine.read_words(img, f"--psm {engine.psm} --dpi {tess._dpi_of(img)}")
+        words += tess._read_unread_ink(img, words, engine)
+        alternatives: dict[int, list[str]] = {}
+        words = tess._reread(img, words, engine, alternatives)
+        return vote.vote(img, words, rapid_reader(), alternatives)
+
+    def key(words: list[Word]) -> list[tuple]:
+        return [(w.text, w.x0, w.y0, w.x1, w.y1, w.conf, w.line) for w in words]
+
+    expected = key(in_turn())
+    assert sum(1 for w in expected if w[5] < vote.VOTE_BELOW) >= 5  # the vote had work to do
+    assert key(engine.recognize(img)) == expected
+    assert key(engine.recognize(img)) == expected
