@@ -14,9 +14,10 @@ within ``REUSE_GROWTH_MB`` of where it started; each job gets the ceilings a fre
 child gets (the wall clock; the parent's watch of its resident size, which then starts
 at most ``REUSE_GROWTH_MB`` higher; an address-space limit set again at the job's
 start). Any other ending (a ceiling, a crash, a MemoryError, an error or a defect)
-ends that child: the job fails with its code, and the next job gets a fresh child. The
-child keeps nothing of a reading between jobs (the readers are functions of the bytes;
-what stays is module caches such as compiled patterns, as in the worker itself). ``fork`` (tests: monkeypatched extractors
+ends that child: the job fails with its code, and the next job gets a fresh child. What a
+kept child carries from one job to the next is the caches of pure functions (compiled
+patterns, printed test names looked up), which change no reading: the readers are
+functions of the bytes. ``fork`` (tests: monkeypatched extractors
 reach the child) keeps a fresh child per job, and ``off`` runs in-process for debugging.
 
 The child never re-creates the parent's ``__main__``. multiprocessing normally tells a
