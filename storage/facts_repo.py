@@ -4,6 +4,7 @@ tables, four shapes."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import duckdb
@@ -32,21 +33,36 @@ def insert_identity_check(cur: duckdb.DuckDBPyConnection, *, patient_id: int, do
 
 def insert_identity_checks(cur: duckdb.DuckDBPyConnection, checks: list[dict[str, Any]]) -> list[IdentityCheckRow]:
     """Store many checks (keys as ``insert_identity_check``'s arguments) in one statement,
-    ids in the order given; returns the stored rows in that order."""
+    ids in the order given; returns the stored rows in that order, as a ``SELECT *``
+    would return them (built from what was written, not read back: a statement less on
+    every job; tests/storage/test_facts_repo.py compares them with the rows read)."""
     if not checks:
         return []
     cur.execute("SELECT nextval('seq_identity_checks') FROM range(?)", [len(checks)])
     ids = [int(r[0]) for r in cur.fetchall()]
     now = utcnow()
-    insert_rows(cur, "identity_checks", _CHECK_COLUMNS, [
-        [check_id, c["patient_id"], c["document_id"], c["job_id"], c["doc_type"], c["scope"], c["status"],
-         to_json(c["identifiers"]), to_json(c["matched"]), c["mismatch_reason"], c["review_required"], now,
-         to_json(c.get("unread") or [])]
-        for check_id, c in zip(ids, checks)])
+    records = [[check_id, c["patient_id"], c["document_id"], c["job_id"], c["doc_type"], c["scope"], c["status"],
+                to_json(c["identifiers"]), to_json(c["matched"]), c["mismatch_reason"], c["review_required"], now,
+                to_json(c.get("unread") or [])]
+               for check_id, c in zip(ids, checks)]
+    insert_rows(cur, "identity_checks", _CHECK_COLUMNS, records)
     record_version.bump(cur, [c["patient_id"] for c in checks], "identity_checks")
-    cur.execute("SELECT * FROM identity_checks WHERE id IN (SELECT unnest(?))", [ids])
-    stored = {r.id: r for r in fetch_all(cur, IdentityCheckRow)}
-    return [stored[i] for i in ids]
+    return [_check_as_stored(dict(zip(_CHECK_COLUMNS, record))) for record in records]
+
+
+# identity_checks' columns in table order (SELECT *), with what a new check holds in those
+# it is not written with.
+_CHECK_TABLE_ORDER = ("id", "patient_id", "document_id", "job_id", "doc_type", "scope", "identity_status",
+                      "extracted_identifiers", "matched_fields", "mismatch_reason", "review_required",
+                      "review_decision", "reviewed_by", "reviewed_at", "checked_at", "unread_identifiers")
+_CHECK_JSON = ("extracted_identifiers", "matched_fields", "unread_identifiers")
+
+
+def _check_as_stored(written: dict[str, Any]) -> IdentityCheckRow:
+    values = {name: written.get(name) for name in _CHECK_TABLE_ORDER}
+    for name in _CHECK_JSON:  # decoded from the text stored, as a read decodes it
+        values[name] = json.loads(values[name])
+    return IdentityCheckRow.from_mapping(values)
 
 
 def latest_identity(cur: duckdb.DuckDBPyConnection, document_id: int,
@@ -115,6 +131,23 @@ def facts_by_fingerprints(cur: duckdb.DuckDBPyConnection, fingerprints: list[str
     for row in fetch_all(cur, FactRow):
         found.setdefault(row.fact_fingerprint, row)
     return found
+
+
+def facts_by_fingerprints_or_document(cur: duckdb.DuckDBPyConnection, fingerprints: list[str],
+                                      document_id: int) -> tuple[dict[str, FactRow], list[FactRow]]:
+    """``facts_by_fingerprints`` and ``facts_for_document`` in one read: (the first stored
+    fact of each fingerprint, every fact of the document in id order)."""
+    cur.execute("SELECT * FROM document_facts WHERE document_id = ? OR fact_fingerprint IN (SELECT unnest(?)) "
+                "ORDER BY id", [document_id, fingerprints])
+    wanted = set(fingerprints)
+    found: dict[str, FactRow] = {}
+    of_document: list[FactRow] = []
+    for row in fetch_all(cur, FactRow):
+        if row.fact_fingerprint in wanted:
+            found.setdefault(row.fact_fingerprint, row)
+        if row.document_id == document_id:
+            of_document.append(row)
+    return found, of_document
 
 
 def set_promotion_status(cur: duckdb.DuckDBPyConnection, outcomes: dict[int, str]) -> None:

@@ -68,14 +68,24 @@ def finish(cur: duckdb.DuckDBPyConnection, job_id: int, *, status: str, error_co
     """Record a job's end. With ``holder`` (a worker id) only a job still running for
     that worker is changed: one released at shutdown or reclaimed meanwhile is left to
     whoever has it now. Returns whether the row was written."""
+    return finished(cur, job_id, status=status, error_code=error_code, error_message=error_message, timings=timings,
+                    counts=counts, engine=engine, warnings=warnings, holder=holder) is not None
+
+
+def finished(cur: duckdb.DuckDBPyConnection, job_id: int, *, status: str, error_code: str | None = None,
+             error_message: str | None = None, timings: dict | None = None, counts: dict | None = None,
+             engine: str | None = None, warnings: list[dict] | None = None,
+             holder: str | None = None) -> JobRow | None:
+    """``finish``, returning the job row as written (None when it was not): the worker
+    hands it back without reading it again."""
     cur.execute(
         """UPDATE processing_jobs SET status = ?, finished_at = ?, heartbeat_at = ?, error_code = ?,
                error_message = ?, timings = ?, counts = ?, engine = ?, warnings = ?
-           WHERE id = ? AND (?::VARCHAR IS NULL OR (status = 'running' AND worker_id = ?)) RETURNING id""",
+           WHERE id = ? AND (?::VARCHAR IS NULL OR (status = 'running' AND worker_id = ?)) RETURNING *""",
         [status, utcnow(), utcnow(), error_code, error_message, to_json(timings or {}),
          to_json(counts or {}), engine, to_json(warnings or []), job_id, holder, holder],
     )
-    return bool(cur.fetchall())
+    return fetch_one(cur, JobRow)
 
 
 # Why a running job went back to the queue (processing_jobs.reclaim_reason).

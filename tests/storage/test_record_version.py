@@ -36,7 +36,7 @@ NOT_THE_RECORD = {
     # The job queue's state: a job's results reach the record through the fact,
     # identity and promotion writers, which bump; heartbeats every few seconds must not.
     **{("jobs_repo", name): "the job queue's state, not the record" for name in (
-        "enqueue", "enqueue_batch", "claim_next", "heartbeat", "finish", "reclaim_stale", "release", "requeue",
+        "enqueue", "enqueue_batch", "claim_next", "heartbeat", "finished", "reclaim_stale", "release", "requeue",
         "mark_retracted",
         "upsert_worker")},
 }

@@ -33,6 +33,7 @@ MODULE_MARKERS: dict[str, tuple[str, str]] = {
     "core/ingest/test_malformed_corpus.py": ("slow", "a real child process per malformed file, killed at its ceiling"),
     "core/ingest/test_job_ceiling.py": ("slow", "real forkserver children run to their time and memory ceilings"),
     "core/ingest/test_job_child_main.py": ("slow", "starts the jobs' real forkserver and reads a lab in its child"),
+    "core/ingest/test_job_reader_reuse.py": ("slow", "real forkserver children kept between jobs, run to their ceilings"),
     "core/ingest/test_crash_safety.py": ("slow", "kills real worker processes and waits for reclaim"),
     "core/test_hardening.py": ("slow", "starts real server and worker subprocesses"),
     "core/review/test_roles.py": ("slow", "every changing service run for every role, each on its own workbench"),

@@ -214,26 +214,31 @@ def _coverage_row(job: JobRow, document: dict, regions: list[UnreadRegion],
         review_reason=UNREAD_REASON, scope=None, active=False, context=None)
 
 
-def _retire_earlier_coverage(cur, document_id: int, current: set[str]) -> None:
+def _retire_earlier_coverage(cur, document_facts: list[FactRow], current: set[str]) -> None:
     """A reading that leaves other content unread (or none) replaces the open coverage
     item an earlier reading of this document left: it is closed as superseded. An item
-    a person already decided keeps that decision."""
-    for fact in facts_repo.facts_for_document(cur, document_id):
+    a person already decided keeps that decision. ``document_facts``: every fact of the
+    document, in id order."""
+    for fact in document_facts:
         if (fact.fact_type == UNREAD_CONTENT and fact.fact_fingerprint not in current
                 and fact.retracted_at is None and fact.promotion_status not in CLOSED_PROMOTION_STATES):
             promotions_repo.close_pending_reviews(cur, fact.id, "superseded")
             facts_repo.update_fact(cur, fact.id, active=False, promotion_status="superseded")
 
 
-def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int]) -> list[FactRow]:
-    """Insert what is new; a fact stored by an earlier run of this job is reused as is."""
-    existing = facts_repo.facts_by_fingerprints(cur, [f["fact_fingerprint"] for f in prepared])
+def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int],
+                 existing: dict[str, FactRow]) -> tuple[list[FactRow], list[FactRow]]:
+    """Insert what is new; a fact stored by an earlier run of this job is reused as is.
+    ``existing``: the stored facts by fingerprint (the first stored of each), which the
+    inserted ones join. Returns (a row per prepared fact, the rows inserted)."""
     new = [f for f in prepared if f["fact_fingerprint"] not in existing]
     for fact in new:
         counts[fact["certainty"]] = counts.get(fact["certainty"], 0) + 1
     counts["unchanged"] = len(prepared) - len(new)
-    inserted = {f.fact_fingerprint: f for f in facts_repo.insert_facts(cur, new)}
-    return [existing.get(f["fact_fingerprint"]) or inserted[f["fact_fingerprint"]] for f in prepared]
+    inserted = facts_repo.insert_facts(cur, new)
+    for row in inserted:
+        existing.setdefault(row.fact_fingerprint, row)
+    return [existing[f["fact_fingerprint"]] for f in prepared], inserted
 
 
 def read_document(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: str | None,
@@ -361,9 +366,16 @@ def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, r
         clock.lap("identity")
         prepared = _prepare_facts(job, document, result, citations, checks, bool(reading.pages),
                                   reading.ocr, counts)
-        stored = _store_facts(cur, prepared, counts)
-        review = _store_facts(cur, [_coverage_row(job, document, unread, checks[None])], {}) if unread else []
-        _retire_earlier_coverage(cur, document["id"], {f.fact_fingerprint for f in review})
+        coverage = [_coverage_row(job, document, unread, checks[None])] if unread else []
+        # One read for what is already stored: the facts these fingerprints name (an
+        # earlier run of this job) and the document's facts (its earlier coverage item).
+        existing, document_facts = facts_repo.facts_by_fingerprints_or_document(
+            cur, [f["fact_fingerprint"] for f in prepared + coverage], document["id"])
+        stored, inserted = _store_facts(cur, prepared, counts, existing)
+        review, inserted_review = _store_facts(cur, coverage, {}, existing) if coverage else ([], [])
+        _retire_earlier_coverage(cur, document_facts + [f for f in inserted + inserted_review
+                                                        if f.document_id == document["id"]],
+                                 {f.fact_fingerprint for f in review})
         clock.lap("persist")
         trusted = {scope for scope, c in checks.items() if identity_trusted(c.identity_status)}
         # A fact a person closed (rejected, superseded, acknowledged) keeps that decision

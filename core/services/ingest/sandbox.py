@@ -1,13 +1,24 @@
 """Run one job's reading (normalize + extract) in a child process under a wall-clock
 and a memory ceiling, so one hostile or broken document cannot hold the worker.
 
-Why a fresh child per job, from a forkserver: the worker is a thread inside the app
-process (Streamlit, DuckDB and embedder threads), and forking a multi-threaded process
-can copy a lock some other thread holds. The forkserver is a separate process with no
-Python threads (see sandbox_preload), started once with the extractors imported up
-front; each job is a cheap fork of it (tens of ms, no re-import), killed outright at a
-ceiling, and its memory is returned to the system when it ends. ``fork`` is offered for tests (monkeypatched
-extractors reach the child) and ``off`` runs in-process for debugging.
+Why a child from a forkserver: the worker is a thread inside the app process
+(Streamlit, DuckDB and embedder threads), and forking a multi-threaded process can copy
+a lock some other thread holds. The forkserver is a separate process with no Python
+threads (see sandbox_preload), started once with the extractors imported up front.
+
+Why a child reads several jobs in turn (``_Reader``): a fresh fork per job cost a typed
+page ~17 ms on this machine (the fork, then copy-on-write faults as the child first
+touches the warm readers) against ~4 ms of reading. A reader child is kept after a job
+it answered well, for at most ``REUSE_JOBS`` jobs and while its resident size stays
+within ``REUSE_GROWTH_MB`` of where it started; each job gets the ceilings a fresh
+child gets (the wall clock; the parent's watch of its resident size, which then starts
+at most ``REUSE_GROWTH_MB`` higher; an address-space limit set again at the job's
+start). Any other ending (a ceiling, a crash, a MemoryError, an error or a defect)
+ends that child: the job fails with its code, and the next job gets a fresh child. What a
+kept child carries from one job to the next is the caches of pure functions (compiled
+patterns, printed test names looked up), which change no reading: the readers are
+functions of the bytes. ``fork`` (tests: monkeypatched extractors
+reach the child) keeps a fresh child per job, and ``off`` runs in-process for debugging.
 
 The child never re-creates the parent's ``__main__``. multiprocessing normally tells a
 spawned or forkserver child to run the parent's main script again (as ``__mp_main__``)
@@ -33,6 +44,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import psutil
@@ -53,6 +65,14 @@ _MB = 1024 * 1024
 _PRELOAD = ["core.services.ingest.sandbox_preload"]
 _context_lock = threading.Lock()
 _contexts: dict[str, Any] = {}
+# A reader child answers at most this many jobs, and is replaced once it has grown this
+# much past its size at its first job (memory a reading left behind, e.g. fragmentation):
+# the memory ceiling counts the child's whole resident size, so a kept child's job has at
+# most this much less room than a fresh child's (3% of the default 2048 MB). A typed lab
+# page's child grew ~10 MB over its first job and then stayed flat over 35 more.
+REUSE_JOBS = 50
+REUSE_GROWTH_MB = 64
+_IDLE_READERS = 2  # idle reader children kept per process (one per concurrent worker is enough)
 
 
 class _ChildDefect(Exception):
@@ -102,26 +122,62 @@ def _orphan_watch(worker_pid: int) -> None:
             os._exit(1)
 
 
-def _child(conn, fn: Callable, args: tuple, memory_mb: int, worker_pid: int) -> None:
-    threading.Thread(target=_orphan_watch, args=(worker_pid,), daemon=True).start()
+def _answer(fn: Callable, args: tuple, memory_mb: int) -> tuple:
+    """``fn(*args)`` under the job's address-space limit, as the reply sent to the worker."""
     try:
-        _limit_address_space(memory_mb)
-        reply: tuple = ("ok", fn(*args))
+        _limit_address_space(memory_mb)  # from this job's start: a reused child's job gets the full ceiling
+        return ("ok", fn(*args))
     except MemoryError:
-        reply = ("memory", None)
+        return ("memory", None)
     except ExtractionError as exc:
-        reply = ("error", (exc.code, exc.message))
+        return ("error", (exc.code, exc.message))
     except BaseException as exc:  # noqa: BLE001 - a defect is reported to the worker, which fails the job
         traceback.print_exc(file=sys.stderr)  # code locations; extractors put no document text in exceptions
         try:
             pickle.dumps(exc)
-            reply = ("defect", exc)
+            return ("defect", exc)
         except Exception:  # noqa: BLE001
-            reply = ("defect", _ChildDefect(type(exc).__name__))
+            return ("defect", _ChildDefect(type(exc).__name__))
+
+
+def _send(conn, reply: tuple) -> None:
     try:
         conn.send(reply)
     except MemoryError:
         conn.send(("memory", None))
+
+
+def _child(conn, fn: Callable, args: tuple, memory_mb: int, worker_pid: int) -> None:
+    """A child for one job (``fork``)."""
+    threading.Thread(target=_orphan_watch, args=(worker_pid,), daemon=True).start()
+    try:
+        _send(conn, _answer(fn, args, memory_mb))
+    finally:
+        conn.close()
+
+
+def _serve(conn, worker_pid: int) -> None:
+    """A reader child: jobs ``(fn, args, memory_mb)`` one at a time until the worker
+    closes the pipe or a job ends otherwise than well (then it exits: the worker starts
+    a fresh child for the next job)."""
+    threading.Thread(target=_orphan_watch, args=(worker_pid,), daemon=True).start()
+    try:
+        while True:
+            try:
+                request = conn.recv_bytes()
+            except (EOFError, OSError):
+                return  # the worker retired this child, or is gone
+            try:
+                fn, args, memory_mb = pickle.loads(request)
+            except BaseException as exc:  # noqa: BLE001 - a job that cannot be unpickled here is a defect
+                reply: tuple = ("defect", _ChildDefect(type(exc).__name__))
+            else:
+                reply = _answer(fn, args, memory_mb)
+            del request
+            _send(conn, reply)
+            if reply[0] != "ok":
+                return
+            del reply
     finally:
         conn.close()
 
@@ -161,15 +217,99 @@ def _end(proc) -> None:
         _kill(proc)
 
 
-def run_isolated(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, method: str = "forkserver") -> Any:
-    """``fn(*args)`` in a child process; its return value must pickle. Raises
-    ExtractionError(code="resource_limit") when the child passes a ceiling (it is
-    killed), the child's ExtractionError as is, and a defect as the original
-    exception (or one named after it)."""
-    if method == "off":
-        return fn(*args)
-    if method not in METHODS:
-        raise ValueError(f"unknown job process method {method!r}; use one of {', '.join(METHODS)}")
+@dataclass(eq=False)
+class _Reader:
+    """A reader child (``_serve``), the worker's end of its pipe, and what it has read."""
+
+    proc: Any
+    conn: Any
+    owner: int  # the process that started it: a forked copy of the worker must not use its pipe
+    jobs: int = 0
+    start_rss: int = 0
+
+
+_readers_lock = threading.Lock()
+_idle_readers: list[_Reader] = []
+
+
+def _start_reader(method: str) -> _Reader:
+    ctx = _context(method)
+    mine, theirs = ctx.Pipe(duplex=True)
+    proc = _process_class(method, ctx)(target=_serve, args=(theirs, os.getpid()), daemon=True)
+    proc.start()
+    theirs.close()
+    return _Reader(proc=proc, conn=mine, owner=os.getpid())
+
+
+def _take_reader(method: str) -> _Reader:
+    """An idle reader child of this process, or a new one."""
+    with _readers_lock:
+        while _idle_readers:
+            reader = _idle_readers.pop()
+            if reader.owner == os.getpid() and reader.proc.is_alive():
+                return reader
+            if reader.owner == os.getpid():
+                _retire(reader)
+    return _start_reader(method)
+
+
+def _retire(reader: _Reader) -> None:
+    """Close the child's pipe (it exits on that) and reap it off the job's path."""
+    try:
+        reader.conn.close()
+    except OSError:
+        pass
+    threading.Thread(target=_end, args=(reader.proc,), name="job-child-reaper", daemon=True).start()
+
+
+def _rss(proc) -> int:
+    try:
+        return psutil.Process(proc.pid).memory_info().rss
+    except psutil.Error:
+        return 0
+
+
+def _give_back(reader: _Reader) -> None:
+    """Keep a child that answered its job well for the next one, unless it has read its
+    share of jobs or grown past its allowance."""
+    reader.jobs += 1
+    grown = _rss(reader.proc) - reader.start_rss > REUSE_GROWTH_MB * _MB
+    with _readers_lock:
+        if reader.jobs < REUSE_JOBS and not grown and len(_idle_readers) < _IDLE_READERS:
+            _idle_readers.append(reader)
+            return
+    _retire(reader)
+
+
+def _run_in_reader(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, method: str) -> tuple[str, Any]:
+    reader = _take_reader(method)
+    request = pickle.dumps((fn, args, memory_mb))
+    try:
+        reader.conn.send_bytes(request)
+    except OSError:  # an idle child that ended meanwhile (killed from outside): a fresh one
+        _retire(reader)
+        reader = _start_reader(method)
+        reader.conn.send_bytes(request)
+    del request
+    if not reader.jobs:
+        reader.start_rss = _rss(reader.proc)
+    kind = None
+    try:
+        kind, payload = _wait(reader.proc, reader.conn, timeout=timeout, memory_mb=memory_mb)
+    finally:
+        if kind == "ok":
+            _give_back(reader)
+        else:
+            reader.conn.close()
+            if kind in _ANSWERED:  # it answered and is exiting: reaped off the job's path
+                threading.Thread(target=_end, args=(reader.proc,), name="job-child-reaper", daemon=True).start()
+            else:
+                _end(reader.proc)
+    return kind, payload
+
+
+def _run_in_fresh_child(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, method: str
+                        ) -> tuple[str, Any]:
     ctx = _context(method)
     receiver, sender = ctx.Pipe(duplex=False)
     proc = _process_class(method, ctx)(target=_child, args=(sender, fn, args, memory_mb, os.getpid()), daemon=True)
@@ -186,6 +326,21 @@ def run_isolated(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, m
             threading.Thread(target=_end, args=(proc,), name="job-child-reaper", daemon=True).start()
         else:
             _end(proc)
+    return kind, payload
+
+
+def run_isolated(fn: Callable, args: tuple, *, timeout: float, memory_mb: int, method: str = "forkserver") -> Any:
+    """``fn(*args)`` in a child process (a reader child kept between jobs under a
+    forkserver, a fresh one under ``fork``); ``fn`` and its arguments and return value
+    must pickle. Raises ExtractionError(code="resource_limit") when the child passes a
+    ceiling (it is killed), the child's ExtractionError as is, and a defect as the
+    original exception (or one named after it)."""
+    if method == "off":
+        return fn(*args)
+    if method not in METHODS:
+        raise ValueError(f"unknown job process method {method!r}; use one of {', '.join(METHODS)}")
+    run = _run_in_reader if method == "forkserver" else _run_in_fresh_child
+    kind, payload = run(fn, args, timeout=timeout, memory_mb=memory_mb, method=method)
     if kind == "ok":
         return payload
     if kind == "error":

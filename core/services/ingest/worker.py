@@ -16,8 +16,9 @@ import sys
 import threading
 import time
 import traceback
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import duckdb
 
@@ -90,13 +91,18 @@ class Worker:
                 pass  # another write to the same row just now (a release at shutdown): beat next time
 
     # -- one job -----------------------------------------------------------
-    def run_job(self, job: JobRow, pipeline: Callable[[Workbench, JobRow], PipelineResult] | None = None
-                ) -> dict[str, Any]:
+    def run_job(self, job: JobRow, pipeline: Callable[[Workbench, JobRow], PipelineResult] | None = None,
+                *, busy_queue: dict[str, int] | None = None) -> dict[str, Any]:
         """Run a claimed job to a final state and return the job row (as a dict: the CLI
         and the pages read it). ``pipeline`` replaces ``run_pipeline`` for a job whose
-        document was read elsewhere (the backfill persists a reading it already has)."""
+        document was read elsewhere (the backfill persists a reading it already has).
+        ``busy_queue``: the claim's transaction already marked this worker busy with the
+        job (``_claim``), and these are the queue counts it saw."""
         self.current_job_id = job.id
-        self.beat("busy", job_heartbeat=False)  # the claim just stamped the job's heartbeat
+        if busy_queue is None:
+            self.beat("busy", job_heartbeat=False)  # the claim just stamped the job's heartbeat
+        else:
+            self._beat_file("busy", busy_queue)
         done = threading.Event()
         beater = threading.Thread(target=self._beat_while, args=(done,), daemon=True)
         beater.start()
@@ -135,16 +141,17 @@ class Worker:
         # The job's end, its audit row and this worker's idle beat: one commit.
         with self.wb.db.transaction() as cur:
             # Only while the job is still ours: released at shutdown, it stays in the queue.
-            ours = jobs_repo.finish(cur, job.id, status=status, error_code=code, error_message=message,
-                                    timings=timings, counts=result.counts if result else {},
-                                    engine=result.engine if result else None,
-                                    warnings=result.warnings if result else [], holder=self.worker_id)
+            written = jobs_repo.finished(cur, job.id, status=status, error_code=code, error_message=message,
+                                         timings=timings, counts=result.counts if result else {},
+                                         engine=result.engine if result else None,
+                                         warnings=result.warnings if result else [], holder=self.worker_id)
+            ours = written is not None
             if ours:
                 audit_repo.add_handoff(cur, request_id=None, job_id=job.id, source_node="supervisor",
                                        destination_node=WORKER_NAME, decision_reason=f"{job.doc_type} job queued",
                                        task_type="document_extraction", outcome=status, latency_ms=latency,
                                        error_reason=code)
-            final = jobs_repo.by_id(cur, job.id)
+            final = written or jobs_repo.by_id(cur, job.id)  # the audit row does not change the job's
             self.current_job_id = None
             if ours and status == "succeeded":
                 self.processed += 1
@@ -165,16 +172,16 @@ class Worker:
         """Reclaim jobs of stopped workers, then claim and run the next pending one (if any)."""
         # Under the write lock (storage.db): a deletion retracting this document's pending
         # job writes the same row, and would otherwise fail with a write conflict.
-        with self.wb.db.transaction() as cur:
+        with self._claiming() as cur:
             reclaimed = jobs_repo.reclaim_stale(cur, stale_after=self.wb.settings.worker_stale_after,
                                                 max_attempts=self.wb.settings.max_attempts, gone=process_gone)
-            job = jobs_repo.claim_next(cur, self.worker_id, process=self.process)
+            job, queue = self._claim(cur)
         self._report_reclaimed(reclaimed)
         if job is None:
             self.index_vectors()  # embed facts of finished jobs while the queue is empty
             self.beat("idle")
             return None
-        finished = self.run_job(job)
+        finished = self.run_job(job, busy_queue=queue)
         if time.monotonic() - self._last_indexed > self.index_every:
             self.index_vectors()  # a long busy spell must not starve the vector index
         return finished
@@ -188,11 +195,31 @@ class Worker:
             # Ids and a reason code only (no PHI); the job row keeps the reclaim for Operations.
             print(f"[{WORKER_NAME}] reclaimed job {job_id}: {reason}", file=sys.stderr)
 
+    @contextmanager
+    def _claiming(self) -> Iterator[Any]:
+        """The claim's transaction; a claim that does not commit leaves no current job."""
+        try:
+            with self.wb.db.transaction() as cur:
+                yield cur
+        except BaseException:
+            self.current_job_id = None
+            raise
+
+    def _claim(self, cur, job_id: int | None = None) -> tuple[JobRow | None, dict[str, int] | None]:
+        """Claim a job (the next pending one, or ``job_id``) on the caller's transaction
+        and, when one is claimed, mark this worker busy with it in the same commit (a
+        commit of its own cost every job ~3 ms): the job and the queue counts seen."""
+        job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id, process=self.process)
+        if job is None:
+            return None, None
+        self.current_job_id = job.id
+        return job, self._beat_rows(cur, "busy", job_heartbeat=False)  # the claim stamped the job's heartbeat
+
     def run_specific(self, job_id: int, pipeline: Callable[[Workbench, JobRow], PipelineResult] | None = None
                      ) -> dict[str, Any] | None:
-        with self.wb.db.transaction() as cur:
-            job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id, process=self.process)
-        return self.run_job(job, pipeline) if job else None
+        with self._claiming() as cur:
+            job, queue = self._claim(cur, job_id)
+        return self.run_job(job, pipeline, busy_queue=queue) if job else None
 
     def run_now(self, job_id: int, *, poll: float = 0.2) -> dict[str, Any] | None:
         """Run ``job_id`` here, or, when another worker of this database claimed it first

@@ -138,12 +138,22 @@ def test_a_forkserver_child_starts_with_the_ocr_engines_already_loaded():
     assert run_isolated(ocr_engines_loaded, (), timeout=120, memory_mb=1024, method="forkserver") == 1
 
 
-def test_a_child_that_answered_is_gone_soon_after_the_answer_is_taken():
-    """The answering child is reaped off the job's path, but reaped: no child outlives
-    its job."""
+@pytest.mark.parametrize("kept_for", [1, 50])
+def test_a_child_retired_after_its_answer_is_gone_soon_after(monkeypatch, kept_for):
+    """A child retired when its answer is taken (its share of jobs read; with ``kept_for``
+    50, retired by the pool being emptied) is reaped off the job's path, but reaped: no
+    child outlives the jobs it was kept for."""
     import psutil
 
+    from core.services.ingest import sandbox
+
+    monkeypatch.setattr(sandbox, "REUSE_JOBS", kept_for)
     pid = run_isolated(os.getpid, (), timeout=60, memory_mb=512, method="forkserver")
+    with sandbox._readers_lock:  # noqa: SLF001 - retire what is idle, as the pool does
+        idle, sandbox._idle_readers[:] = list(sandbox._idle_readers), []  # noqa: SLF001
+    assert (kept_for > 1) == any(r.proc.pid == pid for r in idle)
+    for reader in idle:
+        sandbox._retire(reader)  # noqa: SLF001
     for _ in range(200):  # up to 10 s: the reaper's grace is 2 s, then it kills
         try:
             if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:

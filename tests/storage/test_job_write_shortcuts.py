@@ -1,0 +1,69 @@
+"""What the job's writes hand back without reading it again (issue 27, a typed page's
+statements) is what reading it again would give: the identity checks as stored, the
+finished job row, and one read standing for two (the facts a reading's fingerprints
+name and the document's facts)."""
+
+from __future__ import annotations
+
+from storage import documents_repo, facts_repo, jobs_repo
+
+
+def _document(cur, patient_id: int, name: str) -> int:
+    return documents_repo.insert(cur, patient_id=patient_id, category_id=None, filename=name, mime=None,
+                                 sha256=name, size=1, stored_path="p", uploaded_by=None)["id"]
+
+
+def _check(patient_id: int, document_id: int, scope, **changes) -> dict:
+    base = dict(patient_id=patient_id, document_id=document_id, job_id=None, doc_type="lab_pdf", scope=scope,
+                status="verified", identifiers=[{"kind": "mrn", "value": "M1", "z": 1, "a": [1, 2]}],
+                matched={"mrn": True, "dob": False}, mismatch_reason=None, review_required=False, unread=None)
+    return {**base, **changes}
+
+
+def test_identity_checks_handed_back_are_the_rows_as_stored(wb, demo_patient):
+    with wb.db.transaction() as cur:
+        doc = _document(cur, demo_patient["id"], "checks.pdf")
+        written = facts_repo.insert_identity_checks(cur, [
+            _check(demo_patient["id"], doc, None),
+            _check(demo_patient["id"], doc, "page:2", status="mismatch", mismatch_reason="dob differs",
+                   review_required=True, job_id=7, unread=[{"page": 2, "text": "MRN"}]),
+        ])
+    with wb.db.cursor() as cur:
+        cur.execute("SELECT * FROM identity_checks WHERE document_id = ? ORDER BY id", [doc])
+        from storage.rows import IdentityCheckRow, fetch_all
+
+        read = fetch_all(cur, IdentityCheckRow)
+    assert [list(r.to_dict().items()) for r in written] == [list(r.to_dict().items()) for r in read]
+
+
+def test_one_read_gives_the_fingerprints_facts_and_the_documents_facts(wb, demo_patient):
+    def fact(doc: int, fp: str, fact_type: str = "lab_result") -> dict:
+        return dict(patient_id=demo_patient["id"], document_id=doc, job_id=None, identity_check_id=None,
+                    doc_type="lab_pdf", fact_type=fact_type, certainty="needs_review", fact_fingerprint=fp,
+                    clinical_content_fingerprint=fp, fact_text="t", structured_value={}, citation={}, confidence=1.0,
+                    active=False)
+
+    with wb.db.transaction() as cur:
+        doc, other = _document(cur, demo_patient["id"], "a.pdf"), _document(cur, demo_patient["id"], "b.pdf")
+        facts_repo.insert_facts(cur, [fact(doc, "fp-1"), fact(doc, "fp-2", "unread_content"), fact(other, "fp-3"),
+                                      fact(other, "fp-1"), fact(other, "fp-4")])
+    with wb.db.cursor() as cur:
+        for fingerprints in (["fp-1", "fp-3", "fp-9"], [], ["fp-2"]):
+            found, of_document = facts_repo.facts_by_fingerprints_or_document(cur, fingerprints, doc)
+            assert found == facts_repo.facts_by_fingerprints(cur, fingerprints)
+            assert of_document == facts_repo.facts_for_document(cur, doc)
+        found, _ = facts_repo.facts_by_fingerprints_or_document(cur, ["fp-1"], other)
+        assert found["fp-1"].document_id == doc  # the first stored, wherever it is
+
+
+def test_the_finished_job_row_is_the_row_read_again(wb, demo_patient):
+    with wb.db.transaction() as cur:
+        doc = _document(cur, demo_patient["id"], "job.pdf")
+        job = jobs_repo.enqueue(cur, patient_id=demo_patient["id"], document_id=doc, doc_type="lab_pdf")
+        jobs_repo.claim_next(cur, "w1", job_id=job.id)
+        assert jobs_repo.finished(cur, job.id, status="succeeded", holder="someone else") is None
+        written = jobs_repo.finished(cur, job.id, status="succeeded", timings={"total": 1.5}, counts={"stored": 2},
+                                     engine="pymupdf", warnings=[{"code": "x", "page": None}], holder="w1")
+        read = jobs_repo.by_id(cur, job.id)
+    assert written is not None and list(written.to_dict().items()) == list(read.to_dict().items())
+    assert written.status == "succeeded" and written.timings == {"total": 1.5}
