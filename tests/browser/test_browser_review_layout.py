@@ -211,7 +211,7 @@ def test_a_box_is_moved_in_place_on_the_page_and_saved(app, tab):
     open_queue(page, app)
     press_outside_inputs(page)
     page.keyboard.press("b")
-    canvas = page.locator("canvas.upper-canvas")
+    canvas = page.locator("[class*='st-key-canvas-True-'] canvas.upper-canvas")  # the moving canvas (ui/box_editor.py)
     canvas.wait_for(timeout=LOAD)
     edit = page.locator("button.dc-icon-button[aria-label='Edit']")
     from playwright.sync_api import expect

@@ -378,7 +378,9 @@ def test_a_box_drawn_on_the_canvas_is_checked_and_saved(demo, tab):
     open_item(page, BOX_TEST, SCANNED)
     page.get_by_role("button", name=re.compile(r"^Move or resize the box")).click()
     page.get_by_text("Draw a new box").click()  # the editor opens on the saved box; this test draws anew
-    canvas = page.locator("canvas.upper-canvas")
+    # The drawing canvas (ui/box_editor.py keys it by mode): during the rerun the moving
+    # canvas it replaces can still be on the page beside it.
+    canvas = page.locator("[class*='st-key-canvas-False-'] canvas.upper-canvas")
     canvas.wait_for(timeout=LOAD)
     settle(page)
     drawn_caption = page.get_by_text("Drawn: left")
