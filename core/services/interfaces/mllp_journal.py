@@ -46,6 +46,7 @@ from storage import append_log, documents_repo
 JOURNAL_DIR = "mllp-journal"
 MAX_BACKLOG = 5000  # messages acknowledged and not yet written: bounds memory and a restart's replay
 BATCH = 64
+LINGER = 0.02  # seconds the writer waits for a batch to fill before it writes what it has
 SETTLE_TIMEOUT = 30.0  # seconds a message on the usual path waits for the journal to be written
 
 
@@ -155,6 +156,12 @@ class MllpJournal:
                     self._cond.wait()
                 if not self._pending:
                     return
+                # A moment for more to arrive: one sender's messages come one at a time, and
+                # a batch of one would cost the commit's statements per message, in CPU the
+                # acknowledgements need.
+                until = time.monotonic() + LINGER
+                while len(self._pending) < BATCH and not self._closing and (left := until - time.monotonic()) > 0:
+                    self._cond.wait(left)
                 batch = [self._pending.popleft() for _ in range(min(BATCH, len(self._pending)))]
             try:
                 outcomes = self._write_batch(batch)
