@@ -214,16 +214,33 @@ def facts_awaiting_vectors(cur: duckdb.DuckDBPyConnection, limit: int) -> list[F
     return fetch_all(cur, FactRow)
 
 
-def mark_vectors(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], indexed: bool) -> None:
-    cur.execute("UPDATE document_facts SET vector_indexed_at = ? WHERE id IN (SELECT unnest(?))",
+# What embedding a fact reads (retrieve.patient_facts): its ids, kind, words and whether it is active.
+_EMBED_COLUMNS = ("id", "patient_id", "document_id", "fact_type", "fact_text", "active")
+
+
+def facts_to_embed(cur: duckdb.DuckDBPyConnection, limit: int) -> list[FactRow]:
+    """``facts_awaiting_vectors`` with only the columns embedding reads: the vector pass
+    runs after every job, and ``SELECT f.*`` decoded three JSON columns per fact for it."""
+    cur.execute(
+        f"""SELECT {', '.join('f.' + c for c in _EMBED_COLUMNS)} FROM document_facts f
+            JOIN documents d ON d.id = f.document_id
+            WHERE f.active AND f.retracted_at IS NULL AND f.vector_indexed_at IS NULL AND NOT d.deleted
+            ORDER BY f.id LIMIT ?""",
+        [limit],
+    )
+    return fetch_all(cur, FactRow)
+
+
+def mark_vectors(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], indexed: bool) -> dict[int, tuple[str, bool]]:
+    """Mark the facts' vectors written (or not). Returns, for each fact marked, its words
+    and whether it has left the chart (inactive or retracted) as the update saw them:
+    the vector pass checks what changed while it embedded without reading them again."""
+    cur.execute("UPDATE document_facts SET vector_indexed_at = ? WHERE id IN (SELECT unnest(?)) "
+                "RETURNING id, fact_text, (NOT active OR retracted_at IS NOT NULL) IS TRUE",
                 [utcnow() if indexed else None, fact_ids])
+    marked = {int(r[0]): (r[1], bool(r[2])) for r in cur.fetchall()}
     record_version.bump_rows(cur, "document_facts", fact_ids, "fact_vectors")
-
-
-def inactive_among(cur: duckdb.DuckDBPyConnection, fact_ids: list[int]) -> list[int]:
-    cur.execute("SELECT id FROM document_facts WHERE id IN (SELECT unnest(?)) AND (NOT active OR retracted_at IS NOT NULL)",
-                [fact_ids])
-    return [int(r[0]) for r in cur.fetchall()]
+    return marked
 
 
 def apply_correction(cur: duckdb.DuckDBPyConnection, fact_id: int, *, structured_value: dict[str, Any], fact_text: str,
