@@ -155,9 +155,13 @@ def set_promotion_status(cur: duckdb.DuckDBPyConnection, outcomes: dict[int, str
     by_outcome: dict[str, list[int]] = {}
     for fact_id, outcome in outcomes.items():
         by_outcome.setdefault(outcome, []).append(fact_id)
+    patients: set[int] = set()
     for outcome, ids in by_outcome.items():
-        cur.execute("UPDATE document_facts SET promotion_status = ? WHERE id IN (SELECT unnest(?))", [outcome, ids])
-    record_version.bump_rows(cur, "document_facts", outcomes, "promotion_status")
+        cur.execute("UPDATE document_facts SET promotion_status = ? WHERE id IN (SELECT unnest(?)) "
+                    "RETURNING patient_id", [outcome, ids])
+        patients.update(r[0] for r in cur.fetchall())
+    # The updated rows' patients (as bump_rows would find them at commit, without its read).
+    record_version.bump(cur, patients, "promotion_status")
 
 
 def update_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, **changes: Any) -> None:
@@ -236,11 +240,13 @@ def mark_vectors(cur: duckdb.DuckDBPyConnection, fact_ids: list[int], indexed: b
     and whether it has left the chart (inactive or retracted) as the update saw them:
     the vector pass checks what changed while it embedded without reading them again."""
     cur.execute("UPDATE document_facts SET vector_indexed_at = ? WHERE id IN (SELECT unnest(?)) "
-                "RETURNING id, fact_text, (NOT active OR retracted_at IS NOT NULL) IS TRUE",
+                "RETURNING id, fact_text, (NOT active OR retracted_at IS NOT NULL) IS TRUE, patient_id",
                 [utcnow() if indexed else None, fact_ids])
-    marked = {int(r[0]): (r[1], bool(r[2])) for r in cur.fetchall()}
-    record_version.bump_rows(cur, "document_facts", fact_ids, "fact_vectors")
-    return marked
+    found = cur.fetchall()
+    # The rows' patients as the update saw them: the same change rows as bump_rows, whose
+    # look-up of the ids at commit scanned the table again.
+    record_version.bump(cur, [r[3] for r in found], "fact_vectors")
+    return {int(r[0]): (r[1], bool(r[2])) for r in found}
 
 
 def apply_correction(cur: duckdb.DuckDBPyConnection, fact_id: int, *, structured_value: dict[str, Any], fact_text: str,
