@@ -49,17 +49,26 @@ def chart_check_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[d
     """The active ones among ``usable_facts``, with only what the chart checks read
     (the citation's quote, not the whole citation): they run on every job, and decoding
     every usable fact's JSON grew with the chart."""
+    # The identity check in force (current_identity_checks) of this patient's documents
+    # only: the view ranks every check of every patient, on every job. A document's
+    # checks are ranked among themselves, so ranking fewer documents' gives the same.
     cur.execute(
-        """SELECT f.id, f.fact_type, f.certainty, f.promotion_status, f.fact_text, f.structured_value,
+        """WITH ci AS (
+               SELECT document_id, scope, identity_status FROM (
+                   SELECT document_id, scope, identity_status,
+                          row_number() OVER (PARTITION BY document_id, scope ORDER BY id DESC) AS rn
+                   FROM identity_checks WHERE document_id IN (SELECT id FROM documents WHERE patient_id = ?))
+               WHERE rn = 1)
+           SELECT f.id, f.fact_type, f.certainty, f.promotion_status, f.fact_text, f.structured_value,
                   json_extract(f.citation, '$.quote_or_value') AS quote, f.document_id
            FROM document_facts f
            JOIN documents d ON d.id = f.document_id
-           JOIN current_identity_checks ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
+           JOIN ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
            WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active AND f.active
              AND f.retracted_at IS NULL AND NOT list_contains(?, coalesce(f.promotion_status, ''))
              AND list_contains(?, ci.identity_status)
            ORDER BY f.id""",
-        [patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES)],
+        [patient_id, patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES)],
     )
     return rows(cur)
 
