@@ -174,12 +174,12 @@ def test_ids_another_handle_stored_are_never_appended_again(tmp_path):
     path = tmp_path / "lance"
     mine, other = VectorStore(path), VectorStore(path)
     mine.add_patient_facts([fact(1, 1, 1)])
-    other.add_patient_facts([fact(2, 1, 1)])  # after `mine` last looked
-    mine.add_patient_facts([fact(2, 1, 1, text="again"), fact(3, 1, 1)])
-    other.remove_patient_facts([3])
-    mine.add_patient_facts([fact(3, 1, 1)])  # removed elsewhere: stored again, once
+    other.add_patient_facts([fact(i, 1, 1) for i in range(2, 40)])  # after `mine` last looked
+    mine.add_patient_facts([fact(39, 1, 1, text="again"), fact(40, 1, 1)])
+    other.remove_patient_facts([40])
+    mine.add_patient_facts([fact(40, 1, 1)])  # removed elsewhere: stored again, once
     mine.add_patient_facts([fact(1, 1, 1)])
-    assert sorted(mine.patient_fact_ids()) == [1, 2, 3]
+    assert sorted(mine.patient_fact_ids()) == list(range(1, 41))
 
 
 def test_a_handle_that_may_read_an_old_version_always_merges(tmp_path):
