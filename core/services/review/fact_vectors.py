@@ -32,7 +32,7 @@ def index_pending(wb: Workbench, *, limit: int = 256) -> int:
     with wb.db.transaction() as cur:
         # A fact deleted or corrected while we embedded: take its vector straight back
         # out (a corrected one is embedded again, from its new words, by the next pass).
-        # The update hands back each row's words and state as it marked it.
+        # Marking hands back each row's words and state, read in this transaction.
         now = facts_repo.mark_vectors(cur, [f.id for f in pending], True)
         gone = sorted(f.id for f in pending if f.id not in now or now[f.id][0] != f.fact_text or now[f.id][1])
     if gone:
