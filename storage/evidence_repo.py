@@ -3,6 +3,7 @@ exclusion rules: one patient, live documents, unretracted facts, trusted identit
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import duckdb
@@ -45,23 +46,48 @@ def usable_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[s
 
 
 
-def chart_check_facts(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
+_CHECK_COLUMNS = ("id", "fact_type", "certainty", "promotion_status", "fact_text", "structured_value", "quote",
+                  "document_id")
+
+
+def chart_check_facts(cur: duckdb.DuckDBPyConnection, patient_id: int, *,
+                      results_only_beside_a_medication: bool = False) -> list[dict[str, Any]]:
     """The active ones among ``usable_facts``, with only what the chart checks read
     (the citation's quote, not the whole citation): they run on every job, and decoding
-    every usable fact's JSON grew with the chart."""
+    every usable fact's JSON grew with the chart. With ``results_only_beside_a_medication``
+    the lab results come only when a medication fact comes too (the checks read results
+    only for a medication: core.services.checks.alerts)."""
+    # The identity check in force (current_identity_checks: the latest of each document
+    # and scope) of this patient's live documents only: the view ranks every check of
+    # every patient, on every job, and the documents' own conditions are met here.
     cur.execute(
-        """SELECT f.id, f.fact_type, f.certainty, f.promotion_status, f.fact_text, f.structured_value,
-                  json_extract(f.citation, '$.quote_or_value') AS quote, f.document_id
-           FROM document_facts f
-           JOIN documents d ON d.id = f.document_id
-           JOIN current_identity_checks ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
-           WHERE f.patient_id = ? AND d.patient_id = ? AND NOT d.deleted AND d.active AND f.active
-             AND f.retracted_at IS NULL AND NOT list_contains(?, coalesce(f.promotion_status, ''))
-             AND list_contains(?, ci.identity_status)
-           ORDER BY f.id""",
-        [patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES)],
+        """WITH ci AS (
+               SELECT document_id, scope, arg_max(identity_status, id) AS identity_status FROM identity_checks
+               WHERE document_id IN (SELECT id FROM documents WHERE patient_id = ? AND NOT deleted AND active)
+               GROUP BY document_id, scope),
+           live AS (
+               SELECT f.id, f.fact_type, f.certainty, f.promotion_status, f.fact_text, f.structured_value,
+                      f.citation, f.document_id
+               FROM document_facts f
+               JOIN ci ON ci.document_id = f.document_id AND ci.scope IS NOT DISTINCT FROM f.scope
+               WHERE f.patient_id = ? AND f.active AND f.retracted_at IS NULL
+                 AND NOT list_contains(?, coalesce(f.promotion_status, '')) AND list_contains(?, ci.identity_status))
+           SELECT id, fact_type, certainty, promotion_status, fact_text, structured_value,
+                  json_extract(citation, '$.quote_or_value'), document_id
+           FROM live
+           WHERE NOT ? OR fact_type <> 'lab_result' OR EXISTS (SELECT 1 FROM live WHERE fact_type = 'medication')
+           ORDER BY id""",
+        [patient_id, patient_id, list(CLOSED_PROMOTION_STATES), list(TRUSTED_IDENTITY_STATES),
+         results_only_beside_a_medication],
     )
-    return rows(cur)
+    out = []
+    for record in cur.fetchall():  # two JSON columns decoded (storage.db.rows tests every column's type)
+        fact = dict(zip(_CHECK_COLUMNS, record))
+        for name in ("structured_value", "quote"):
+            if isinstance(fact[name], str):
+                fact[name] = json.loads(fact[name])
+        out.append(fact)
+    return out
 
 
 def facts_for_absence_search(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:

@@ -3,12 +3,17 @@
 ``guideline_chunks`` is global and keyed by ``(corpus_version, chunk_id)`` so versions
 coexist during a rebuild. ``patient_facts`` is keyed by ``fact_id``; every patient-fact
 search is filtered by patient *and* ``active`` inside this module, so no caller can
-forget the filter. Writes are merge-inserts, so retries never duplicate rows.
+forget the filter. Writes never store a key twice, so retries never duplicate rows:
+merge-inserts, except a batch of fact ids the patient table is known not to hold,
+which is appended (see ``add_patient_facts``).
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -108,6 +113,13 @@ class VectorStore:
         # LanceDB for it re-reads the latest version (~5 ms on every write otherwise).
         self._dims: dict[str, int] = {}
         self._lock = threading.Lock()
+        # The fact ids the patient table holds as of one table version (add_patient_facts).
+        # Only with reads that always see the latest version: a handle that may lag could
+        # take another process's rows for absent.
+        self._fact_ids_version: int | None = None
+        self._fact_ids: set[int] = set()
+        self._trust_fact_ids = read_consistency_interval == timedelta(0)
+        self._fact_writes = threading.Lock()
 
     @classmethod
     def for_data_dir(cls, data_dir: Path | str, **kwargs) -> "VectorStore":
@@ -136,8 +148,8 @@ class VectorStore:
         return table
 
     @staticmethod
-    def _merge(table, keys: list[str], data: pa.Table) -> None:
-        (table.merge_insert(keys).when_matched_update_all().when_not_matched_insert_all().execute(data))
+    def _merge(table, keys: list[str], data: pa.Table):
+        return table.merge_insert(keys).when_matched_update_all().when_not_matched_insert_all().execute(data)
 
     # -- guideline chunks ----------------------------------------------------------
 
@@ -234,8 +246,50 @@ class VectorStore:
             "vector": _vector_column([r.vector for r in unique], dim),
             "embedding_model": [r.embedding_model for r in unique],
         }, schema=_schema(PATIENT_TABLE, dim))
-        self._merge(table, ["fact_id"], data)
+        ids = {int(r.fact_id) for r in unique}
+        with self._patient_writes():
+            # A merge-insert joins the batch with every stored row (~5 ms a job, growing with
+            # the table); an append does not. Appending is exact only when none of these ids
+            # is stored, which this store knows without a read while no other handle has
+            # written since it last looked (the table's version says so); the lock keeps
+            # any other writer from adding between that look and the append.
+            before = table.version
+            held = self._held_fact_ids(table, before)
+            if held is not None and held.isdisjoint(ids):
+                after = table.add(data).version
+            else:
+                after = self._merge(table, ["fact_id"], data).version
+            if held is not None and after == before + 1:  # nobody else wrote in between
+                self._fact_ids_version = after
+                self._fact_ids |= ids
+            else:
+                self._fact_ids_version = None
         return len(unique)
+
+    @contextmanager
+    def _patient_writes(self):
+        """Adds to the patient table one at a time, across threads and processes (an flock
+        on a file beside the tables: a UI's decision and the worker write the same table)."""
+        with self._fact_writes:
+            fd = os.open(self.path / f".{PATIENT_TABLE}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # releases the flock
+
+    def _held_fact_ids(self, table, version: int) -> set[int] | None:
+        """The fact ids stored as of ``version`` (read again when another write came
+        between), or None when this store cannot be sure."""
+        if not self._trust_fact_ids:
+            return None
+        if self._fact_ids_version != version:
+            stored = table.search().select(["fact_id"]).limit(None).to_arrow()
+            if table.version != version:  # written while we read: no cache this time
+                return None
+            self._fact_ids = set(stored.column("fact_id").to_pylist())
+            self._fact_ids_version = version
+        return self._fact_ids
 
     def _delete(self, where: str) -> int:
         table = self._table(PATIENT_TABLE)

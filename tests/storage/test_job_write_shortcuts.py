@@ -67,3 +67,37 @@ def test_the_finished_job_row_is_the_row_read_again(wb, demo_patient):
         read = jobs_repo.by_id(cur, job.id)
     assert written is not None and list(written.to_dict().items()) == list(read.to_dict().items())
     assert written.status == "succeeded" and written.timings == {"total": 1.5}
+
+
+def _facts(cur, patient_id: int, document_id: int, n: int) -> list[int]:
+    stored = facts_repo.insert_facts(cur, [dict(
+        patient_id=patient_id, document_id=document_id, job_id=None, identity_check_id=None, doc_type="lab_pdf",
+        fact_type="lab_result", certainty="verified", fact_fingerprint=f"fp{document_id}-{i}",
+        clinical_content_fingerprint=f"cf{document_id}-{i}", fact_text=f"Sodium {130 + i} mmol/L",
+        structured_value={"test_name": "Sodium", "value": str(130 + i)}, citation={"page": 1}, confidence=0.9,
+        active=True) for i in range(n)])
+    return [f.id for f in stored]
+
+
+def test_marking_vectors_hands_back_each_rows_words_and_state_with_ids_as_numbers_or_as_a_list(
+        wb, demo_patient, monkeypatch):
+    """The vector pass's marks and a job's promotion statuses write the same rows whether
+    the ids go into the statement as numbers or as one list parameter (beyond
+    ``_LITERAL_IDS``), and marking hands back what reading the rows gives."""
+    for literal_limit in (512, 2):
+        monkeypatch.setattr(facts_repo, "_LITERAL_IDS", literal_limit)
+        with wb.db.transaction() as cur:
+            ids = _facts(cur, demo_patient["id"], _document(cur, demo_patient["id"], f"v{literal_limit}.pdf"), 4)
+            facts_repo.update_fact(cur, ids[1], active=False)
+            facts_repo.update_fact(cur, ids[2], fact_text="Sodium 141 mmol/L (corrected)")
+            facts_repo.set_promotion_status(cur, {ids[0]: "promoted", ids[1]: "needs_review", ids[2]: "promoted"})
+            marked = facts_repo.mark_vectors(cur, [*ids, 10 ** 9], True)  # an id no row has: nothing for it
+            now = facts_repo.facts_by_ids(cur, ids)
+        assert marked == {i: (now[i].fact_text, not now[i].active or now[i].retracted_at is not None) for i in ids}
+        assert marked[ids[1]][1] and not marked[ids[0]][1] and "corrected" in marked[ids[2]][0]
+        assert all(now[i].vector_indexed_at is not None for i in ids)
+        assert [now[i].promotion_status for i in ids] == ["promoted", "needs_review", "promoted", None]
+        with wb.db.transaction() as cur:
+            assert facts_repo.mark_vectors(cur, ids[:3], False).keys() == set(ids[:3])
+            assert facts_repo.mark_vectors(cur, [], False) == {}
+            assert [f.vector_indexed_at for f in facts_repo.facts_by_ids(cur, ids[:3]).values()] == [None] * 3

@@ -151,3 +151,80 @@ def test_empty_store_and_wrong_dimension(tmp_path):
     wrong = PatientFactRow(2, 1, 1, True, "x", np.ones(DIM + 1, dtype=np.float32), MODEL)
     with pytest.raises(VectorDimensionMismatch):
         s.add_patient_facts([wrong])
+
+
+# -- appends: a batch of ids the table does not hold is appended, never stored twice ----
+
+
+def test_a_batch_of_new_ids_is_appended_and_a_batch_with_a_stored_one_is_merged(tmp_path, monkeypatch):
+    s = VectorStore(tmp_path / "lance")
+    merged = []
+    real = VectorStore.__dict__["_merge"].__func__
+    monkeypatch.setattr(VectorStore, "_merge", staticmethod(lambda t, k, d: merged.append(d.num_rows) or real(t, k, d)))
+    s.add_patient_facts([fact(1, 1, 1), fact(2, 1, 1)])
+    s.add_patient_facts([fact(3, 1, 2)])
+    assert merged == []  # none of these ids was stored: appended
+    s.add_patient_facts([fact(4, 1, 3), fact(2, 1, 1, text="fact 2 again")])
+    assert merged == [2]  # id 2 is stored: the batch is merged, so 2 keeps one row, with its new words
+    assert sorted(s.patient_fact_ids()) == [1, 2, 3, 4]
+    assert s.search_patient_facts(vec(2), patient_id=1, k=1)[0].text == "fact 2 again"
+
+
+def test_ids_another_handle_stored_are_never_appended_again(tmp_path):
+    path = tmp_path / "lance"
+    mine, other = VectorStore(path), VectorStore(path)
+    mine.add_patient_facts([fact(1, 1, 1)])
+    other.add_patient_facts([fact(i, 1, 1) for i in range(2, 40)])  # after `mine` last looked
+    mine.add_patient_facts([fact(39, 1, 1, text="again"), fact(40, 1, 1)])
+    other.remove_patient_facts([40])
+    mine.add_patient_facts([fact(40, 1, 1)])  # removed elsewhere: stored again, once
+    mine.add_patient_facts([fact(1, 1, 1)])
+    assert sorted(mine.patient_fact_ids()) == list(range(1, 41))
+
+
+def test_a_handle_that_may_read_an_old_version_always_merges(tmp_path):
+    from datetime import timedelta
+
+    path = tmp_path / "lance"
+    lagging = VectorStore(path, read_consistency_interval=timedelta(hours=1))
+    lagging.add_patient_facts([fact(1, 1, 1)])
+    VectorStore(path).add_patient_facts([fact(2, 1, 1)])
+    lagging.add_patient_facts([fact(2, 1, 1)])  # it may not see 2 yet: merged, not appended
+    assert sorted(VectorStore(path).patient_fact_ids()) == [1, 2]
+
+
+def _add_in_turn(path: str, start, rounds: int) -> None:
+    import time
+
+    store = VectorStore(path)
+    look = store._held_fact_ids
+
+    def slow_look(table, version):  # widens the gap between the look and the append
+        held = look(table, version)
+        time.sleep(0.05)
+        return held
+
+    store._held_fact_ids = slow_look
+    start.wait()
+    for i in range(rounds):
+        store.add_patient_facts([fact(i, 1, 1), fact(1000 + i, 1, 1)])
+
+
+def test_processes_adding_the_same_facts_at_once_store_each_once(tmp_path):
+    """The worker and a page's decision write the same table from two processes: the
+    look at what is stored and the append are one step for each (the file lock)."""
+    import multiprocessing
+
+    path = str(tmp_path / "lance")
+    VectorStore(path).add_patient_facts([fact(5000, 1, 1)])  # the table exists before they race
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    procs = [ctx.Process(target=_add_in_turn, args=(path, start, 6)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    stored = VectorStore(path).patient_fact_ids()
+    assert sorted(stored) == sorted(set(stored)) and len(stored) == 13

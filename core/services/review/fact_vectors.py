@@ -22,21 +22,19 @@ def index_pending(wb: Workbench, *, limit: int = 256) -> int:
     if wb.fact_index is None:
         return 0
     with wb.db.cursor() as cur:
-        pending = facts_repo.facts_awaiting_vectors(cur, limit)
+        pending = facts_repo.facts_to_embed(cur, limit)
     if not pending:
         return 0
     start = time.perf_counter()
     added = wb.fact_index.add_facts([f.to_dict() for f in pending])  # the index (retrieve/) reads plain rows
     embed_ms = round((time.perf_counter() - start) * 1000, 2)
-    ids = [f.id for f in pending]
     # In a transaction so it waits for a decision writing the same rows (storage.db).
     with wb.db.transaction() as cur:
-        facts_repo.mark_vectors(cur, ids, True)
         # A fact deleted or corrected while we embedded: take its vector straight back
         # out (a corrected one is embedded again, from its new words, by the next pass).
-        now = facts_repo.facts_by_ids(cur, ids)
-        changed = {f.id for f in pending if f.id not in now or now[f.id].fact_text != f.fact_text}
-        gone = sorted(changed.union(facts_repo.inactive_among(cur, ids)))
+        # Marking hands back each row's words and state, read in this transaction.
+        now = facts_repo.mark_vectors(cur, [f.id for f in pending], True)
+        gone = sorted(f.id for f in pending if f.id not in now or now[f.id][0] != f.fact_text or now[f.id][1])
     if gone:
         wb.fact_index.remove_facts(gone)
         with wb.db.transaction() as cur:

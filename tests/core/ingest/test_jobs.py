@@ -255,10 +255,11 @@ def test_a_decision_and_the_workers_vector_pass_write_the_same_row_one_after_the
     decision: dict = {}
 
     def mark_held_open(cur, fact_ids, indexed_now):  # the decision's own vector pass stays uncommitted a while
-        real_mark(cur, fact_ids, indexed_now)
+        marked = real_mark(cur, fact_ids, indexed_now)
         if indexed_now and threading.current_thread() is decision.get("thread") and not held.is_set():
             held.set()
             time.sleep(0.5)
+        return marked
 
     def add_during_the_decision(facts):  # the worker's pass; the decision's own pass embeds as usual
         monkeypatch.setattr(index, "add_facts", real_add)
