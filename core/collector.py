@@ -19,7 +19,7 @@ OLDER_THRESHOLDS = (20, 20)  # collections of the younger generation before an o
 
 def settle_for_serving() -> None:
     """Collect once, freeze what survives, and raise the thresholds. Called by the
-    serving process (ui.runtime.start), the MLLP listener and the CLI once they are set up."""
+    serving process (ui.runtime.start), `core mllp` and `core worker` once they are set up."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, *OLDER_THRESHOLDS)

@@ -63,6 +63,9 @@ def cmd_worker(args) -> dict[str, Any]:
         signal.signal(sig, lambda *_: stop.set())
     print("intake-extractor worker running; Ctrl-C to stop", file=sys.stderr)
     thread = worker.start_thread()
+    from core.collector import settle_for_serving
+
+    settle_for_serving()  # a worker serves for long, as the app does (its jobs are the app's)
     while thread.is_alive() and not stop.wait(0.5):
         pass
     if worker.shutdown():
