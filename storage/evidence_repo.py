@@ -57,14 +57,12 @@ def chart_check_facts(cur: duckdb.DuckDBPyConnection, patient_id: int, *,
     every usable fact's JSON grew with the chart. With ``results_only_beside_a_medication``
     the lab results come only when a medication fact comes too (the checks read results
     only for a medication: core.services.checks.alerts)."""
-    # The identity check in force (current_identity_checks: the latest of each document
-    # and scope) of this patient's live documents only: the view ranks every check of
-    # every patient, on every job, and the documents' own conditions are met here.
+    # The identity check in force (the view: its one definition) of this patient's live
+    # documents only, filtered by document before the join.
     cur.execute(
         """WITH ci AS (
-               SELECT document_id, scope, arg_max(identity_status, id) AS identity_status FROM identity_checks
-               WHERE document_id IN (SELECT id FROM documents WHERE patient_id = ? AND NOT deleted AND active)
-               GROUP BY document_id, scope),
+               SELECT document_id, scope, identity_status FROM current_identity_checks
+               WHERE document_id IN (SELECT id FROM documents WHERE patient_id = ? AND NOT deleted AND active)),
            live AS (
                SELECT f.id, f.fact_type, f.certainty, f.promotion_status, f.fact_text, f.structured_value,
                       f.citation, f.document_id

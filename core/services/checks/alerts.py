@@ -15,8 +15,9 @@ from typing import Any
 
 from domain.errors import BadInput, NotFound
 from domain.policy.access.permissions import Permission
-from domain.policy.checks.evaluate import ChartFact, Evaluation, counts_for_checks, evaluate
-from domain.policy.checks.rules import all_rules, rules_version
+from domain.policy.checks.evaluate import (ChartFact, Evaluation, counts_for_checks, evaluate,
+                                          results_only_beside_a_medication)
+from domain.policy.checks.rules import rules_version
 from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, needs_review
 from core.services.admin.accounts import authorize
 from core.services.workbench import Workbench
@@ -25,23 +26,10 @@ from storage import alerts_repo, evidence_repo
 MIN_NOTE = 3  # an acknowledgement says something, if only "seen"
 
 
-# Which rule kinds read lab results: drug-lab rules, and only for a medication of their
-# classes (``evaluate._drug_lab`` returns before it looks at a result when none is taken);
-# the other kinds never. So a chart without a medication needs none of its results read,
-# which on a chart of results alone is most of the read. A kind not named here is taken
-# to read results always (tests/core/checks/test_results_beside_medications.py).
-_RESULTS_ONLY_FOR_A_MEDICATION = frozenset({"drug-lab"})
-_NO_RESULTS = frozenset({"drug-allergy", "record-consistency", "missing-indication"})
-
-
-def _results_only_beside_a_medication() -> bool:
-    return all(r.kind in _RESULTS_ONLY_FOR_A_MEDICATION | _NO_RESULTS for r in all_rules())
-
-
 def _chart_facts(cur, patient_id: int) -> list[ChartFact]:
     out = []
     for f in evidence_repo.chart_check_facts(cur, patient_id,
-                                             results_only_beside_a_medication=_results_only_beside_a_medication()):
+                                             results_only_beside_a_medication=results_only_beside_a_medication()):
         if needs_review(f):
             continue
         value = f["structured_value"] or {}

@@ -245,6 +245,21 @@ def _missing_indication(rule: Rule, meds: list[ChartFact], problems: list[ChartF
                                  problems=f"{len(problems)} entr{'y' if len(problems) == 1 else 'ies'}"))
 
 
+# Which rule kinds read lab results (the dispatch in ``evaluate`` below): drug-lab rules,
+# and only for a medication of their classes (``_drug_lab`` returns before it looks at a
+# result when none is taken); the other kinds never. A kind not named here is taken to
+# read results always.
+_RESULTS_ONLY_FOR_A_MEDICATION = frozenset({"drug-lab"})
+_NO_RESULTS = frozenset({"drug-allergy", "record-consistency", "missing-indication"})
+
+
+def results_only_beside_a_medication(rules: tuple[Rule, ...] | None = None) -> bool:
+    """Whether the checks read a chart's lab results only when it holds a medication: a
+    chart without one then needs none of its results read (most of a results-only chart)."""
+    return all(r.kind in _RESULTS_ONLY_FOR_A_MEDICATION | _NO_RESULTS
+               for r in (all_rules() if rules is None else rules))
+
+
 def evaluate(facts: list[ChartFact], rules: tuple[Rule, ...] | None = None) -> Evaluation:
     """Every rule over the facts; alerts by priority, then rule, then cited facts."""
     of = {t: [f for f in facts if f.fact_type == t] for t in CHECKED_FACT_TYPES}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from core.services.checks import alerts
-from domain.policy.checks.evaluate import ChartFact, evaluate
+from domain.policy.checks.evaluate import ChartFact, evaluate, results_only_beside_a_medication
 from domain.policy.checks.rules import all_rules
 from golden.fixtures import INTAKE_CASES, lab_case, render_intake, render_lab
 from golden.ground_truth import ExpectedMedication
@@ -63,11 +63,10 @@ def test_beside_a_medication_the_results_are_read():
     assert any(results & set(a.fact_ids) for a in found.alerts)
 
 
-def test_a_rule_of_another_kind_makes_the_checks_read_every_result(monkeypatch):
-    assert alerts._results_only_beside_a_medication()
+def test_a_rule_of_another_kind_makes_the_checks_read_every_result():
+    assert results_only_beside_a_medication()
     other = dataclasses.replace(all_rules()[0], id="lab-alone.test", kind="lab-alone")
-    monkeypatch.setattr(alerts, "all_rules", lambda: (*all_rules(), other))
-    assert not alerts._results_only_beside_a_medication()
+    assert not results_only_beside_a_medication((*all_rules(), other))
 
 
 LAB = lab_case("split_range_cmp")  # potassium 6.8 mmol/L (HH)
@@ -81,7 +80,7 @@ def test_a_chart_read_without_its_results_gives_the_alerts_of_the_whole_chart(wb
         with wb.db.cursor() as cur:
             read = alerts._chart_facts(cur, patient["id"])
             with monkeypatch.context() as m:
-                m.setattr(alerts, "_results_only_beside_a_medication", lambda: False)
+                m.setattr(alerts, "results_only_beside_a_medication", lambda: False)
                 whole = alerts._chart_facts(cur, patient["id"])
         return read, whole
 
