@@ -17,16 +17,6 @@ def same_control_id(cur: duckdb.DuckDBPyConnection, *, sender: str, control_id: 
     return rows(cur)
 
 
-def insert(cur: duckdb.DuckDBPyConnection, **values: Any) -> dict[str, Any]:
-    cols = list(values)
-    cur.execute(
-        f"INSERT INTO inbound_messages ({', '.join(cols)}, received_at) "
-        f"VALUES ({', '.join('?' for _ in cols)}, ?) RETURNING *",
-        [values[c] for c in cols] + [utcnow()],
-    )
-    return one(cur)
-
-
 def same_control_ids(cur: duckdb.DuckDBPyConnection,
                      pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """``same_control_id`` for several (sender, control id) pairs in one query."""

@@ -27,8 +27,8 @@ NOT_THE_RECORD = {
     ("guideline_repo", "upsert_chunks"): "the guideline corpus, no patient's",
     ("guideline_repo", "prune_version"): "the guideline corpus, no patient's",
     ("guideline_repo", "set_active_version"): "the guideline corpus, no patient's",
-    ("inbound_repo", "insert"): "a received message is held outside any chart until attached (mark_attached bumps)",
-    ("inbound_repo", "insert_batch"): "received messages, as insert (their documents bump)",
+    ("inbound_repo", "insert_batch"): "a received message is held outside any chart until attached (mark_attached "
+                                      "bumps); one attached at once has a document, which bumps",
     ("inbound_repo", "note_resent"): "a held message's resend count",
     ("inbound_repo", "mark_dismissed"): "a held message set aside, never in a chart",
     ("users_repo", "add"): "accounts",

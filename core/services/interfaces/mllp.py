@@ -65,8 +65,7 @@ from domain.policy.access.mllp_peers import AllowedSenders, ListenerAccess, list
 from core.services.ingest.ingestion import check_upload
 from core.services.interfaces.group_commit import GroupCommit
 from core.services.interfaces.mllp_ack import Header, Refused, build_ack, check_header, pid_mrns, read_header
-from core.services.interfaces.mllp_journal import (JOURNAL_DIR, Entry, MllpJournal, category_known,
-                                                   recover as recover_journals)
+from core.services.interfaces.mllp_journal import JOURNAL_DIR, Entry, MllpJournal, recover as recover_journals
 from core.services.workbench import Workbench
 from domain.settings import Settings
 from extract.formats.hl7.parse import decode_bytes
@@ -335,6 +334,12 @@ def _hl7_category(wb: Workbench, cur) -> dict | None:
     return cached[1]
 
 
+def _category_known(wb: Workbench) -> bool:
+    """The HL7 category is cached for the current categories (``_hl7_category``)."""
+    cached = wb.extras.get("mllp_hl7_category")
+    return cached is not None and cached[0] == documents_repo.category_generation() and cached[1] is not None
+
+
 def _check_room(cur, wb: Workbench, hold: str | None) -> None:
     """A message to be held when as many are held as allowed is refused (AE), so the
     sender keeps it; no held message is ever dropped to make room."""
@@ -362,7 +367,7 @@ def _store(wb: Workbench, data: bytes, text: str, header: Header) -> Receipt:
     mrns = pid_mrns(text, header.enc)
     journal: MllpJournal | None = wb.extras.get(_JOURNAL)
     if journal is not None:  # a listener runs: answer from its journal when the answer is certain
-        if journal.accept(data, header, mrns, _routed_patient(wb, mrns) if category_known(wb) else None):
+        if journal.accept(data, header, mrns, _routed_patient(wb, mrns) if _category_known(wb) else None):
             return Receipt("AA", "Stored; queued for reading.", "queued")
         journal.settle()  # the usual checks below must see every message acknowledged before this one
     receipt = _store_now(wb, data, mrns, header)
@@ -415,39 +420,29 @@ _COMMITTERS_LOCK = threading.Lock()
 
 
 def _write_rows(wb: Workbench, cur, arrival: _Arrival) -> Receipt:
-    """One message's rows on the batch's open transaction. A refusal (the holding area
-    is full) raises before anything of this message is written."""
-    header, hold = arrival.header, arrival.hold
-    same, hold, cat = _hold_decision(wb, cur, header, arrival.sha, hold)
-    if same:
-        if not arrival.acknowledged:  # (a journal's record written before a crash is no resend)
-            inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
-        return _duplicate(same)
-    # Under the write lock: another connection may have filled the holding area, or a
-    # reused control id (known only here) may hold a message whose original is stored:
-    # then only that content-addressed original remains, with no row. One answered AA
-    # already is kept, held, whatever the count.
-    if not arrival.acknowledged:
-        _check_room(cur, wb, hold)
-    document_id = job_id = None
-    if hold is None:
-        document = documents_repo.insert(cur, **_document_fields(arrival, cat))
-        document_id = document["id"]
-        job_id = jobs_repo.enqueue(cur, **_job_fields(arrival, document_id)).id
-    row = inbound_repo.insert(cur, **_message_fields(arrival, hold, document_id, job_id))
-    # Nothing naming the original commits before it is durable: a failed sync fails this
-    # message (answered AR, sent again), never a row without its original.
-    arrival.durable.result()
-    return _stored(row["id"], hold, document_id, job_id)
+    """One message's rows on the group commit's open transaction."""
+    return _write_rows_together(wb, cur, [arrival])[0]
 
 
 def _write_rows_together(wb: Workbench, cur, arrivals: list[_Arrival]) -> list[Receipt]:
-    """The journal writer's batch of acknowledged messages (each control id once): the
-    decisions of ``_write_rows``, message by message, with one statement per table."""
+    """Messages' rows on an open transaction, one statement per table: one message of a
+    group commit, or the journal writer's batch (acknowledged, each control id once).
+    A refusal (the holding area is full) raises before anything is written."""
     earlier = inbound_repo.same_control_ids(cur, [(a.header.sender, a.header.control_id) for a in arrivals])
-    decided = [(a, *_hold_decision(wb, cur, a.header, a.sha, a.hold, earlier.get((a.header.sender,
-                                                                                   a.header.control_id), [])))
-               for a in arrivals]
+    decided = []
+    for a in arrivals:
+        same, hold, cat = _hold_decision(wb, cur, a.header, a.sha, a.hold,
+                                         earlier.get((a.header.sender, a.header.control_id), []))
+        # Under the write lock: another connection may have filled the holding area, or a
+        # reused control id (known only here) may hold a message whose original is stored:
+        # then only that content-addressed original remains, with no row. One answered AA
+        # already (from the journal) is kept, held, whatever the count.
+        if same is None and not a.acknowledged:
+            _check_room(cur, wb, hold)
+        decided.append((a, same, hold, cat))
+    for a, same, _, _ in decided:
+        if same and not a.acknowledged:  # (a journal's record written before a crash is no resend)
+            inbound_repo.note_resent(cur, same["id"])  # a resend after a lost ACK: answered again, stored once
     attach = [(a, cat) for a, same, hold, cat in decided if same is None and hold is None]
     document_ids = documents_repo.insert_batch(cur, [_document_fields(a, cat) for a, cat in attach])
     job_ids = jobs_repo.enqueue_batch(cur, [_job_fields(a, d) for (a, _), d in zip(attach, document_ids)])
@@ -455,8 +450,10 @@ def _write_rows_together(wb: Workbench, cur, arrivals: list[_Arrival]) -> list[R
     fresh = [(a, hold) for a, same, hold, _ in decided if same is None]
     message_ids = dict(zip((id(a) for a, _ in fresh), inbound_repo.insert_batch(
         cur, [_message_fields(a, hold, *attached.get(id(a), (None, None))) for a, hold in fresh])))
+    # Nothing naming an original commits before it is durable: a failed sync fails the
+    # write (answered AR, sent again), never a row without its original.
     for a in arrivals:
-        a.durable.result()  # as in _write_rows: nothing naming an original commits before it is durable
+        a.durable.result()
     return [_duplicate(same) if same else _stored(message_ids[id(a)], hold, *attached.get(id(a), (None, None)))
             for a, same, hold, _ in decided]
 

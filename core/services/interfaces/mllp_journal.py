@@ -41,7 +41,7 @@ from typing import Callable
 from core import telemetry
 from core.services.interfaces.mllp_ack import Header
 from core.services.workbench import Workbench
-from storage import append_log, documents_repo
+from storage import append_log
 
 JOURNAL_DIR = "mllp-journal"
 MAX_BACKLOG = 5000  # messages acknowledged and not yet written: bounds memory and a restart's replay
@@ -230,9 +230,3 @@ def recover(directory: Path, replay: Callable[[bytes], None]) -> int:
             print(f"mllp: a journal ended in {orphan.torn_bytes} bytes of an unfinished record "
                   "(never acknowledged); dropped", file=sys.stderr)
     return done
-
-
-def category_known(wb: Workbench) -> bool:
-    """The HL7 category is cached for the current categories (mllp._hl7_category)."""
-    cached = wb.extras.get("mllp_hl7_category")
-    return cached is not None and cached[0] == documents_repo.category_generation() and cached[1] is not None
