@@ -350,7 +350,13 @@ def test_a_misread_unit_is_corrected_and_the_finding_leaves_the_queue(demo, tab)
     page.get_by_role("button", name=re.compile(r"^Correct\b")).click()  # the name ends with its shortcut
     form = page.locator("[data-testid='stForm']")
     form.get_by_text("Correct the finding").wait_for(timeout=STEP)
-    assert form.get_by_role("textbox", name="Unit").input_value() == "mg/dL."
+    # The form's fields arrive after its heading (CI once read the Unit box empty right
+    # after the heading showed), so wait for each value; the Test field says the form is
+    # this finding's, not the item drawn before it.
+    from playwright.sync_api import expect
+    expect(form.get_by_role("textbox", name="Test")).to_have_value(fact["structured_value"]["test_name"], timeout=STEP)
+    expect(form.get_by_role("textbox", name="Unit")).to_have_value("mg/dL.", timeout=STEP)
+    settle(page)
     form.get_by_role("textbox", name="Unit").fill("mg/dL")
     form.get_by_role("textbox", name="What was misread").fill("a speck after the unit was read as a full stop")
     settle(page)
