@@ -23,22 +23,35 @@ from extract.layout import text_of
 
 def split_items(rows: list[list[Word]], *, commas: bool) -> list[list[Word]]:
     """Word runs for list items: one per row, split further at ";" (and "," outside
-    parentheses when ``commas``); bullets and numbering are dropped."""
+    parentheses when ``commas``) and at a full stop that ends an item holding a number
+    before a capitalised word ("Sumatriptan 50 mg as needed. Propranolol 40 mg": the
+    stop a writer put between items, or OCR's reading of their ";"); bullets and
+    numbering are dropped."""
     items: list[list[Word]] = []
     for words in rows:
         cur: list[Word] = []
         depth = 0
-        for w in words:
+        for k, w in enumerate(words):
             if not cur and (w.text in ("-", "•", "*", "·") or (w.text[:-1].isdigit() and w.text[-1:] in ".)")):
                 continue
             cur.append(w)
             depth += w.text.count("(") - w.text.count(")")
-            if w.text.endswith(";") or (commas and depth <= 0 and w.text.endswith(",")):
+            if w.text.endswith(";") or (commas and depth <= 0 and w.text.endswith(",")) \
+                    or (depth <= 0 and _stop_between_items(cur, words[k + 1: k + 2])):
                 items.append(cur)
                 cur = []
         if cur:
             items.append(cur)
     return [i for i in items if has_content(it.clean_item(text_of(i)))]
+
+
+def _stop_between_items(item: list[Word], following: list[Word]) -> bool:
+    """``item`` ends in a full stop after a word (not "2.5" or "q.d."'s inner dot),
+    holds a number (a dose, a count), and a capitalised word follows."""
+    last = item[-1].text
+    return (len(item) >= 2 and bool(following) and last.endswith(".") and last[-2:-1].isalpha()
+            and "." not in last[:-1] and any(c.isdigit() for w in item for c in w.text)
+            and following[0].text[:1].isupper())
 
 
 def has_content(text: str) -> bool:

@@ -77,6 +77,17 @@ def _same_person_value(kind: IdentifierKind, value: str) -> str:
     return value.lower()
 
 
+MAX_MRN_PREFIX = 3  # letters of a record number's prefix printed apart from its digits ("C 88123")
+
+
+def _number_after_prefix(value: str, following: list[Word]) -> bool:
+    """``value`` is a short capital-letter prefix and the next word is its number."""
+    if not (following and value.isalpha() and value.isupper() and len(value) <= MAX_MRN_PREFIX):
+        return False
+    nxt = following[0].text.strip(" #:,;")
+    return nxt.replace("-", "").isalnum() and any(c.isdigit() for c in nxt)
+
+
 # A name written in parts is cited by one run of the page's words that covers both
 # parts, and only when that run is short (boxes side by side: "Surname | Given
 # name(s)" over "OKONJO-HALE | Beatrix" reads as one run of six words).
@@ -266,8 +277,13 @@ class _Builder:
             self._name_parts.setdefault(f.kind, (f, words, text))
         elif f.kind == "mrn":
             first = next((w for w in words if w.text.strip("#:,;")), words[0])
+            upto = words.index(first) + 1
             value = first.text.strip(" #:,;")
-            cite_words = self._with_label(f, words[: words.index(first) + 1])
+            if _number_after_prefix(value, words[upto: upto + 1]):
+                # "C 88123": a letter prefix and its number, the hyphen between them
+                # lost to OCR or printed as a space; the gate ignores the separator.
+                value, upto = f"{value} {words[upto].text.strip(' #:,;')}", upto + 1
+            cite_words = self._with_label(f, words[:upto])
         self._add("demographic", f"{f.label_text}: {value}", {"field": f.kind, "value": value, "printed": text},
                   f.page, cite_words, f"demographics.{f.kind}", answer_score(parsed, f, False), document_only=True)
         if f.kind in ("name", "dob", "mrn"):

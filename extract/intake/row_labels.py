@@ -58,6 +58,34 @@ def _ends_label(word: Word) -> bool:
     return t.endswith((":", "?", "#", "#:")) and (any(c.isalpha() or c == "#" for c in t) or t == ":")
 
 
+# What OCR makes of a colon on a faxed or scanned form: a full stop, comma, semicolon
+# or quote mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F").
+_MISREAD_COLONS = (".", ",", ";", "'", "\u2019")
+
+
+def _misread_colon(word: Word) -> bool:
+    """Whether ``word`` may close a label whose colon OCR read as another mark: an OCR
+    word (a text layer's "Allergies." is the writer's full stop) ending in such a mark
+    after a letter. Whether the words before it are a label is the caller's test, on
+    their vocabulary (so "Stopped. Tablets" or "Dr. Eriksen" never become labels)."""
+    t = word.text
+    return word.conf is not None and len(t) >= 2 and t.endswith(_MISREAD_COLONS) and t[-2].isalpha()
+
+
+# Marks that end these words are the abbreviation's own ("Dr. Hilde Marchetti").
+_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof", "st"})
+
+
+def _names_a_label(text: str) -> bool:
+    """``text`` (its last mark a misread colon, left out) is all label vocabulary naming a
+    field or another person, not a title's abbreviation, and no bracket is left open
+    before the mark ("Current medicines (name, strength, how often)" is a heading)."""
+    text = text[:-1]
+    if text.count("(") > text.count(")") or text.lower() in _ABBREVIATIONS:
+        return False
+    return labels.is_bare_label(text, bilingual=False)
+
+
 # Dot leaders and blank lines between a label and its answer ("Surname ........ Kowalczyk").
 _LEADER = r"(?:\.{3,}|_{3,}|\u2026+|\u00b7{3,}|-{4,})"
 _LEADER_SHAPES = (("only", re.compile(rf"^{_LEADER}$")), ("ends", re.compile(rf"^[^\W\d_].*?{_LEADER}$")),
@@ -98,8 +126,34 @@ def _first_label(seg: list[Word]) -> int:
             if w.text.endswith("#") and it.classify_label(text_of(seg[: k + 1])) in (None, "other"):
                 continue
             return k + 1
+        if k + 1 < len(seg) and _misread_colon(w) and _names_a_label(text_of(seg[: k + 1])):
+            return k + 1
     if seg and seg[0].text in _BARE_MID_LABELS and len(seg) > 1:
         return 1
+    return _label_before_a_lost_colon(seg)
+
+
+# OCR can drop a colon altogether ("Medications   Sumatriptan 50 mg"); the space it
+# took stays. A gap after the label this many times the segment's usual word gap is
+# that colon's place (one word space is about half of a colon plus its space).
+LOST_COLON_GAP = 1.6
+MIN_GAPS = 3  # the usual gap needs a few gaps to be known
+
+
+def _label_before_a_lost_colon(seg: list[Word]) -> int:
+    """How many OCR words at the start of ``seg`` form a label whose colon was lost: all
+    label vocabulary naming a field or another person, then a gap markedly wider than
+    the segment's usual word gap, then the answer. 0 for a text layer (its writer
+    left the colon out: the bare-label rules decide) and when nothing stands out."""
+    if not seg or seg[0].conf is None or len(seg) <= MIN_GAPS:
+        return 0
+    gaps = [b.x0 - a.x1 for a, b in zip(seg, seg[1:])]
+    usual = sorted(gaps)[len(gaps) // 2]
+    if usual <= 0:
+        return 0
+    for k in range(min(len(gaps), labels.MAX_BARE_LABEL_WORDS)):
+        if gaps[k] >= LOST_COLON_GAP * usual and labels.is_bare_label(text_of(seg[: k + 1]), bilingual=False):
+            return k + 1
     return 0
 
 
@@ -116,12 +170,19 @@ def _mid_label(seg: list[Word], j: int, lo: int) -> tuple[int, int] | None:
         last, end = j - 1, (j + 1 if lead == "only" else j)
     elif lead == "ends" or (_ends_label(w) and not w.text.startswith("?")):
         last, end = j, j + 1
+    elif _misread_colon(w) and j + 1 < len(seg):  # an answer follows, or it is a full stop
+        last, end = j, j + 1
     else:
         return None
+    misread = last == j and not _ends_label(w) and lead is None
     for i in range(max(lo, last - 5), last + 1):
         words = text_of(seg[i: last + 1])
         if lead == "ends":
             words = re.sub(rf"{_LEADER}$", "", words)
+        elif misread:
+            if not _names_a_label(words):
+                continue
+            words = words[:-1]
         if not seg[i].text[:1].isupper() or not labels.is_bare_label(words, bilingual=False):
             continue
         meaning = labels.read_label(words)

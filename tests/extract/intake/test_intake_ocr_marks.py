@@ -1,0 +1,98 @@
+"""What OCR does to an intake form's punctuation, read back (found on faxed forms of
+bench/extraction_accuracy.py; every wording here was written after the rules):
+
+* a label's colon read as ".", ",", ";" or "'" ("Allergies; Latex") still ends the
+  label, on OCR words only, and only when the words before it are label vocabulary
+  naming a field: a title ("Dr.") or a heading with a bracket open is no label;
+* a colon OCR dropped leaves its space: a label-vocabulary run followed by a gap well
+  wider than the row's other gaps is a label, an ordinary sentence is not;
+* a full stop between two list items that each hold a number splits them;
+* a record number whose letter prefix OCR printed apart from its digits ("KB 40912")
+  keeps both parts.
+"""
+
+from __future__ import annotations
+
+from domain.content import NormalizedContent, PageContent, Word
+from domain.models import IdentifierKind
+from extract.intake.extractor import extract_intake
+
+CHAR = 5.0  # points per character
+SPACE = 3.5  # an ordinary word gap (as on a 200 dpi fax: 0.7 of a character)
+
+
+def page(rows: list[list[str]], *, ocr: bool = True) -> NormalizedContent:
+    """Rows of words set from x=50 with ordinary gaps; a word written "|word" has twice
+    the gap before it (where a colon and its space were: not wide enough to start a
+    new segment of the row)."""
+    words = []
+    for r, row in enumerate(rows):
+        x = 50.0
+        for text in row:
+            gap_before = 0.0
+            if text.startswith("|"):
+                text, gap_before = text[1:], SPACE
+            x += gap_before
+            y = 100 + 14 * r
+            words.append(Word(text, x, y, x + CHAR * len(text), y + 10, conf=0.9 if ocr else None))
+            x += CHAR * len(text) + SPACE
+    for i, w in enumerate(words):
+        w.index = i
+    return NormalizedContent(source_kind="ocr" if ocr else "pdf_text", pages=[PageContent(1, 612, 792, words)])
+
+
+def facts(content: NormalizedContent, fact_type: str) -> list[dict]:
+    return [f.structured_value for f in extract_intake(content, "documents:1").facts if f.fact_type == fact_type]
+
+
+def test_a_colon_read_as_a_semicolon_or_comma_still_ends_the_label():
+    content = page([["Allergies;", "Latex", "(itching)"],
+                    ["Date", "of", "birth,", "03/04/1971"]])
+    assert facts(content, "allergy") == [{"substance": "Latex", "reaction": "itching"}]
+    result = extract_intake(content, "documents:1")
+    assert [(i.kind, i.value) for i in result.identifiers] == [(IdentifierKind.DOB, "1971-03-04")]
+
+
+def test_a_misread_colon_inside_a_line_starts_the_next_field():
+    content = page([["Surname:", "Okafor-Reyes", "Sex.", "M"]])
+    demographics = {f["field"]: f["value"] for f in facts(content, "demographic")}
+    assert demographics["last_name"] == "Okafor-Reyes" and demographics["sex"] == "M"
+
+
+def test_a_text_layer_full_stop_and_a_title_are_not_labels():
+    typed = page([["Allergies.", "Latex", "(itching)"]], ocr=False)
+    assert not any(a.get("substance") == "Latex" and a.get("reaction") == "itching" for a in facts(typed, "allergy"))
+    titled = page([["Doctor:", "Dr.", "Ines", "Okafor"]])
+    result = extract_intake(titled, "documents:1")
+    assert not any(f.structured_value.get("label") == "Dr." for f in result.facts)
+
+
+def test_a_bracket_left_open_is_a_heading_not_a_label():
+    content = page([["Medicines", "(name,", "dose,", "when)"],
+                    ["Atenolol", "50", "mg", "daily"]])
+    assert facts(content, "medication") == [{"name": "Atenolol", "dose": "50 mg", "frequency": "daily"}]
+
+
+def test_a_lost_colon_is_read_from_the_space_it_left():
+    concern = ["Reason", "for", "visit:", "Sore", "knee", "after", "a", "fall"]
+    gapped = page([concern, ["Current", "medicines", "|Atorvastatin", "20", "mg", "at", "bedtime"]])
+    assert facts(gapped, "medication") == [{"name": "Atorvastatin", "dose": "20 mg", "frequency": "at bedtime"}]
+    assert facts(gapped, "chief_concern") == [{"text": "Sore knee after a fall"}]
+    even = page([concern, ["Current", "medicines", "were", "reviewed", "with", "her", "today"]])
+    assert facts(even, "medication") == []
+
+
+def test_a_full_stop_between_two_dosed_items_splits_them():
+    content = page([["Medications:", "Amlodipine", "5", "mg", "daily.", "Metoprolol", "25", "mg", "twice", "daily"]],
+                   ocr=False)
+    assert [m["name"] for m in facts(content, "medication")] == ["Amlodipine", "Metoprolol"]
+    undosed = page([["Medications:", "Aspirin.", "Take", "with", "food"]], ocr=False)
+    assert len(facts(undosed, "medication")) == 1
+
+
+def test_a_record_number_prefix_printed_apart_keeps_its_digits():
+    content = page([["Chart", "no:", "KB", "40912"]])
+    result = extract_intake(content, "documents:1")
+    assert [(i.kind, i.value) for i in result.identifiers] == [(IdentifierKind.MRN, "KB 40912")]
+    alone = page([["MRN:", "40912", "Ward", "B"]])
+    assert [i.value for i in extract_intake(alone, "documents:1").identifiers] == ["40912"]
