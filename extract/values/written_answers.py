@@ -309,10 +309,28 @@ def parse_allergy(text: str) -> dict[str, str | None]:
     none = no_known(t)
     if none is not None and none.exception:
         return {**parse_allergy(none.exception), "exception_to": none.status}
-    m = _ALLERGY_PAREN.match(t) or _ALLERGY_SPLIT.match(t)
+    m = _ALLERGY_PAREN.match(t) or _ALLERGY_SPLIT.match(t) or _trailing_reaction(t)
     if m:
         return {"substance": m.group("s").strip(" ,-"), "reaction": m.group("r").strip(" ,-") or None}
     return {"substance": t, "reaction": None}
+
+
+# Where a form's item puts its reaction after the substance with no mark between them
+# ("Amoxicillin facial swelling", or OCR lost the dash): a known reaction at the end,
+# perhaps after one word that says where or how bad.
+_REACTION_MODIFIERS = ("facial", "face", "lip", "tongue", "throat", "skin", "mild", "severe", "bad")
+_TRAILING_REACTION = re.compile(
+    rf"^(?P<s>\S.*?)\s+(?P<r>(?:(?:{'|'.join(_REACTION_MODIFIERS)})\s+)?"
+    rf"(?:{'|'.join(sorted(map(re.escape, _REACTION_WORDS), key=len, reverse=True))}))$", re.I)
+
+
+def _trailing_reaction(text: str) -> re.Match | None:
+    """A substance then a known reaction, unmarked; never a reaction alone or a
+    substance that is all reaction words ("rash itching")."""
+    m = _TRAILING_REACTION.match(text)
+    if m is None or is_reaction(m.group("s")) or m.group("s").lower() in _REACTION_MODIFIERS:
+        return None
+    return m
 
 
 _RELATIVE = re.compile(

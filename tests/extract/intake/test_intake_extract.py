@@ -280,6 +280,12 @@ def test_parse_medication(text, expected):
     ("Sulfa: rash", ("Sulfa", "rash")),
     ("Latex causes itching", ("Latex", "itching")),
     ("Peanuts", ("Peanuts", None)),
+    # a reaction after the substance with no mark between (as printed, or OCR lost the dash)
+    ("Clindamycin diarrhea", ("Clindamycin", "diarrhea")),
+    ("Walnuts lip swelling", ("Walnuts", "lip swelling")),
+    ("Morphine severe itching", ("Morphine", "severe itching")),
+    ("hives rash", ("hives rash", None)),  # reactions alone name no substance
+    ("mild wheezing", ("mild wheezing", None)),
 ])
 def test_parse_allergy(text, expected):
     a = it.parse_allergy(text)
