@@ -6,7 +6,10 @@ facts its expectations name (``expect.facts``: each field of a ``where`` is one 
 to read) and how many facts of each kind it holds (``expect.fact_counts``). Each
 document is read in this process exactly as a job's child reads it
 (``core.services.ingest.processing.read_document``: the stored bytes, the production
-normaliser, OCR engine and extractor), with no database.
+normaliser, OCR engine and extractor), with no database, and its proposals are then
+judged as the job judges them (``processing.judge``: citations checked, context and
+the critical limits applied, a warning's hold): what is compared is what the job would
+store, so a potassium printed only "H" but past its critical limit counts as critical.
 
 Formats: ``typed`` (PDFs with a text layer), ``scanned`` and ``fax`` (image-only
 pages, OCR), ``workbook`` (XLSX), ``prose`` (referral letters, DOCX and PDF), ``hl7``
@@ -37,10 +40,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from core.services.ingest.processing import read_document  # noqa: E402
+from core.services.ingest.processing import judge, read_document  # noqa: E402
 from domain.limits import Limits  # noqa: E402
 from domain.models import Certainty, DocType  # noqa: E402
-from domain.policy.facts.certainty import classify  # noqa: E402
+from domain.policy.facts.certainty import held_by_warnings  # noqa: E402
+from domain.policy.facts.citations import verify_citations  # noqa: E402
 from golden.cases import load_cases  # noqa: E402
 from golden.documents import SharedDataMissing, build_spec  # noqa: E402
 from golden.matching import same  # noqa: E402
@@ -156,9 +160,15 @@ def measure_document(data: bytes, doc_type: str, matchers: list[dict], counts: d
         content, result, _ = read_document(data, DocType(doc_type), Path(tmp), None, "bench:1", Limits())
         tally.seconds = time.perf_counter() - started
     paged, ocr = bool(content.pages), content.source_kind == "ocr"
-    facts = [{"fact_type": p.fact_type, "structured_value": p.structured_value,
-              "verified": classify(p, citation_verified=True, paged=paged, ocr=ocr).certainty is Certainty.VERIFIED}
-             for p in result.facts]
+    held = held_by_warnings(w.code for w in result.warnings)
+    facts = []
+    citations = verify_citations([p.citation for p in result.facts], content)
+    for proposal, citation in zip(result.facts, citations):  # judged as a job judges them
+        judged, decision = judge(proposal, citation, paged=paged, ocr=ocr, held=held)
+        if decision.certainty is None:
+            continue  # the job drops it too
+        facts.append({"fact_type": judged.fact_type, "structured_value": judged.structured_value,
+                      "verified": decision.certainty is Certainty.VERIFIED})
     regions = guard(content, result.facts) if guard else []
     for m in matchers:
         hits, best = _best_fields(m, facts)

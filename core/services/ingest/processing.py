@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from domain.content import NormalizedContent
 from domain.errors import ExtractionError, ResponseRejected
-from domain.models import VALUE_MODELS, Certainty, Citation, DocType, ExtractionResult, IdentityStatus
+from domain.models import VALUE_MODELS, Certainty, Citation, DocType, ExtractionResult, FactProposal, IdentityStatus
 from domain.policy.facts.certainty import classify, held_by_warnings, hold_for_review
 from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, UNREAD_CONTENT, identity_trusted
 from domain.policy.facts.critical_limits import with_critical_limits
@@ -155,6 +155,16 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
     return {scope: stored.get(scope) or latest[scope] for scope in [*scopes, None]}
 
 
+def judge(proposal: FactProposal, citation: Citation, *, paged: bool, ocr: bool, held: str | None):
+    """What a reader's proposal becomes once its citation is checked: its context (a
+    negation, someone else) applied, its value judged against the critical limits (every
+    format, here), and its certainty decided, a warning's hold included. Returns the
+    judged proposal and the decision; ``bench/extraction_accuracy.py`` judges with it too."""
+    proposal = with_critical_limits(apply_context(proposal.model_copy(update={"citation": citation})))
+    return proposal, hold_for_review(classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr),
+                                     held)
+
+
 def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citations: list,
                    checks: dict[str | None, IdentityCheckRow],
                    paged: bool, ocr: bool, counts: dict[str, int]) -> list[dict[str, Any]]:
@@ -162,11 +172,9 @@ def _prepare_facts(job: JobRow, document: dict, result: ExtractionResult, citati
     prepared: dict[str, dict[str, Any]] = {}
     held = held_by_warnings(w.code for w in result.warnings)  # e.g. a repaired file: all to review
     for proposal, citation in zip(result.facts, citations):
-        # The fingerprint names the source's reading; the critical rule (every format,
-        # here) then judges its value against the critical limits.
+        # The fingerprint names the source's reading, before the judging.
         read_as = proposal.structured_value
-        proposal = with_critical_limits(apply_context(proposal.model_copy(update={"citation": citation})))
-        decision = hold_for_review(classify(proposal, citation_verified=citation.verified, paged=paged, ocr=ocr), held)
+        proposal, decision = judge(proposal, citation, paged=paged, ocr=ocr, held=held)
         if decision.certainty is None:
             counts["rejected"] = counts.get("rejected", 0) + 1
             continue
