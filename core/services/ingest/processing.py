@@ -34,7 +34,7 @@ from extract.registry import extractor_for, require_extractor
 from domain.limits import Limits
 from extract.normalize import normalize
 from extract.unread_identity import sweep_identity
-from storage import documents_repo, facts_repo, patients_repo, promotions_repo
+from storage import documents_repo, facts_repo, promotions_repo
 from storage.rows import FactRow, IdentityCheckRow, JobRow
 
 
@@ -114,13 +114,14 @@ def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, ca
                 mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required, unread=unread)
 
 
-def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
-                     result: ExtractionResult) -> dict[str | None, IdentityCheckRow]:
+def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: ExtractionResult,
+                     *, earlier: bool = True) -> dict[str | None, IdentityCheckRow]:
     """One check per part (fax pages, HL7 messages) and one for the document. When
     every identifier belongs to a part, the document's check summarises the parts.
     The latest checks are read once, identifiers grouped once and the new checks
     stored in one statement: a batch has thousands of parts, and a query, a scan or
-    an insert per part made this grow faster than the batch."""
+    an insert per part made this grow faster than the batch. ``earlier``: whether the
+    document has stored checks to read (False: none was ever stored)."""
     by_scope: dict[str | None, list] = {}
     for c in result.identifiers:
         by_scope.setdefault(c.scope, []).append(c)
@@ -128,7 +129,7 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
     unread: dict[str | None, list] = {}
     for u in result.unread_identifiers:
         unread.setdefault(u.scope, []).append(u)
-    latest = {c.scope: c for c in facts_repo.identity_checks_for_document(cur, document["id"])}
+    latest = {c.scope: c for c in facts_repo.identity_checks_for_document(cur, document["id"])} if earlier else {}
     scopes = sorted(({f.scope for f in result.facts} | set(by_scope) | set(unread)) - {None})
     statuses: dict[str, IdentityStatus] = {}
     pending: dict[str | None, dict[str, Any]] = {}
@@ -321,8 +322,7 @@ def reading_args(settings, data: bytes, doc_type: DocType, document: dict) -> tu
 def job_document(wb: Workbench, job: JobRow) -> tuple[dict, dict]:
     """The job's document and patient; a deleted document ends the job."""
     with wb.db.cursor() as cur:
-        document = documents_repo.by_id(cur, job.document_id)
-        patient = patients_repo.by_id(cur, job.patient_id)
+        document, patient = documents_repo.with_patient(cur, job.document_id, job.patient_id)
     if document is None or document["deleted"]:
         raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
     return document, patient
@@ -358,11 +358,11 @@ def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, r
     with wb.db.transaction() as cur:
         # Reading took a while: a document deleted meanwhile must add nothing. Deletion
         # takes the same write lock, so this check and the writes below are one step.
-        current = documents_repo.by_id(cur, document["id"])
-        if current is None or current["deleted"]:
+        gone, checked = documents_repo.reading_state(cur, document["id"])
+        if gone:
             raise ExtractionError("The document was deleted while it was being read; nothing was kept.",
                                   code="document_deleted")
-        checks = _identity_checks(cur, job, document, patient, result)
+        checks = _identity_checks(cur, job, document, patient, result, earlier=checked)
         clock.lap("identity")
         prepared = _prepare_facts(job, document, result, citations, checks, bool(reading.pages),
                                   reading.ocr, counts)
@@ -383,7 +383,7 @@ def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, r
         promotable = [f for f in stored + review if (f.scope if f.scope in checks else None) in trusted
                       and f.promotion_status not in CLOSED_PROMOTION_STATES]
         outcomes = promote_facts(cur, promotable, document)
-        facts_repo.set_promotion_status(cur, outcomes)
+        facts_repo.set_promotion_status(cur, outcomes, patient_ids=[f.patient_id for f in promotable])
         for outcome in outcomes.values():
             counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
         refresh_alerts(cur, job.patient_id)  # the chart checks see what this document added
