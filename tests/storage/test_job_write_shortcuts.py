@@ -142,16 +142,17 @@ def test_a_documents_row_with_its_patient_and_its_reading_state_are_what_reads_g
         assert list(patient.items()) == list(patients_repo.by_id(cur, demo_patient["id"]).items())
         assert documents_repo.with_patient(cur, doc, 10 ** 9) == (document, None)
         assert documents_repo.with_patient(cur, 10 ** 9, demo_patient["id"]) == (None, None)
-        assert documents_repo.reading_state(cur, doc) == (False, False)
-        assert documents_repo.reading_state(cur, 10 ** 9) == (True, False)
+        assert documents_repo.reading_state(cur, doc) == (False, False, False)
+        assert documents_repo.reading_state(cur, 10 ** 9) == (True, False, False)
     with wb.db.transaction() as cur:
         facts_repo.insert_identity_checks(cur, [_check(demo_patient["id"], doc, "page:2")])
     with wb.db.cursor() as cur:
-        assert documents_repo.reading_state(cur, doc) == (False, True)
+        assert documents_repo.reading_state(cur, doc) == (False, True, False)
     with wb.db.transaction() as cur:
+        _facts(cur, demo_patient["id"], doc, 1)
         documents_repo.mark_deleted(cur, doc, "dr.a")
     with wb.db.cursor() as cur:
-        assert documents_repo.reading_state(cur, doc) == (True, True)
+        assert documents_repo.reading_state(cur, doc) == (True, True, True)
 
 
 def test_a_workers_first_beat_inserts_its_row_and_the_next_ones_update_it(wb):

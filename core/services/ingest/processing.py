@@ -358,19 +358,21 @@ def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, r
     with wb.db.transaction() as cur:
         # Reading took a while: a document deleted meanwhile must add nothing. Deletion
         # takes the same write lock, so this check and the writes below are one step.
-        gone, checked = documents_repo.reading_state(cur, document["id"])
-        if gone:
+        stored_before = documents_repo.reading_state(cur, document["id"])
+        if stored_before.gone:
             raise ExtractionError("The document was deleted while it was being read; nothing was kept.",
                                   code="document_deleted")
-        checks = _identity_checks(cur, job, document, patient, result, earlier=checked)
+        checks = _identity_checks(cur, job, document, patient, result, earlier=stored_before.checked)
         clock.lap("identity")
         prepared = _prepare_facts(job, document, result, citations, checks, bool(reading.pages),
                                   reading.ocr, counts)
         coverage = [_coverage_row(job, document, unread, checks[None])] if unread else []
         # One read for what is already stored: the facts these fingerprints name (an
         # earlier run of this job) and the document's facts (its earlier coverage item).
+        # A fingerprint names its document, so a document without facts has none to find.
         existing, document_facts = facts_repo.facts_by_fingerprints_or_document(
-            cur, [f["fact_fingerprint"] for f in prepared + coverage], document["id"])
+            cur, [f["fact_fingerprint"] for f in prepared + coverage], document["id"]) \
+            if stored_before.has_facts else ({}, [])
         stored, inserted = _store_facts(cur, prepared, counts, existing)
         review, inserted_review = _store_facts(cur, coverage, {}, existing) if coverage else ([], [])
         _retire_earlier_coverage(cur, document_facts + [f for f in inserted + inserted_review
@@ -382,7 +384,8 @@ def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, r
         # when its document is read again: it is not decided afresh.
         promotable = [f for f in stored + review if (f.scope if f.scope in checks else None) in trusted
                       and f.promotion_status not in CLOSED_PROMOTION_STATES]
-        outcomes = promote_facts(cur, promotable, document)
+        # A first reading stored every fact just now: none has a promotion to look up.
+        outcomes = promote_facts(cur, promotable, document, just_stored=not stored_before.has_facts)
         facts_repo.set_promotion_status(cur, outcomes, patient_ids=[f.patient_id for f in promotable])
         for outcome in outcomes.values():
             counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
