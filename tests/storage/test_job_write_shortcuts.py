@@ -165,3 +165,16 @@ def test_a_workers_first_beat_inserts_its_row_and_the_next_ones_update_it(wb):
     assert (found["w-a"]["status"], found["w-a"]["current_job_id"], found["w-a"]["processed"],
             found["w-a"]["failed"]) == ("idle", None, 3, 1)
     assert found["w-a"]["heartbeat_at"] >= found["w-b"]["heartbeat_at"]
+
+
+def test_claiming_a_named_job_takes_it_only_while_it_is_pending(wb, demo_patient):
+    with wb.db.transaction() as cur:
+        first, second = (jobs_repo.enqueue(cur, patient_id=demo_patient["id"], document_id=_document(
+            cur, demo_patient["id"], name), doc_type="lab_pdf") for name in ("named-1.pdf", "named-2.pdf"))
+    with wb.db.cursor() as cur:
+        claimed = jobs_repo.claim_next(cur, "w1", job_id=second.id, process="host:1:1")
+        assert (claimed.id, claimed.status, claimed.worker_id, claimed.attempts) == (second.id, "running", "w1", 1)
+        assert jobs_repo.claim_next(cur, "w2", job_id=second.id) is None  # running: not taken twice
+        assert jobs_repo.claim_next(cur, "w2", job_id=10 ** 9) is None
+        assert jobs_repo.by_id(cur, first.id).status == "pending"  # the named one only
+        assert jobs_repo.by_id(cur, second.id).worker_id == "w1"
