@@ -117,22 +117,6 @@ def reading_state(cur: duckdb.DuckDBPyConnection, document_id: int) -> ReadingSt
     return ReadingState(True, False, False) if found is None else ReadingState(*(bool(v) for v in found))
 
 
-def with_patient(cur: duckdb.DuckDBPyConnection, document_id: int, patient_id: int
-                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """``by_id`` and ``patients_repo.by_id`` in one read (a job starts with both); the
-    patient is None when the document is, or when no patient has that id."""
-    cur.execute(
-        "SELECT d.*, c.name AS category, p AS _patient FROM documents d "
-        "LEFT JOIN document_categories c ON c.id = d.category_id LEFT JOIN patients p ON p.id = ? WHERE d.id = ?",
-        [patient_id, document_id],
-    )
-    document = one(cur)
-    if document is None:
-        return None, None
-    patient = document.pop("_patient")
-    return document, (patient if patient["id"] is not None else None)
-
-
 def mark_deleted(cur: duckdb.DuckDBPyConnection, document_id: int, by: str) -> None:
     cur.execute(
         "UPDATE documents SET deleted = TRUE, active = FALSE, deleted_at = current_timestamp, deleted_by = ? "

@@ -133,15 +133,10 @@ def test_promotion_statuses_named_with_their_patients_write_the_change_rows_the_
     assert written[True] == written[False] == [("mine", "promotion_status"), ("other", "promotion_status")]
 
 
-def test_a_documents_row_with_its_patient_and_its_reading_state_are_what_reads_give(wb, demo_patient):
+def test_a_documents_reading_state_says_whether_it_is_gone_and_what_earlier_readings_stored(wb, demo_patient):
     with wb.db.transaction() as cur:
         doc = _document(cur, demo_patient["id"], "with-patient.pdf")
     with wb.db.cursor() as cur:
-        document, patient = documents_repo.with_patient(cur, doc, demo_patient["id"])
-        assert list(document.items()) == list(documents_repo.by_id(cur, doc).items())
-        assert list(patient.items()) == list(patients_repo.by_id(cur, demo_patient["id"]).items())
-        assert documents_repo.with_patient(cur, doc, 10 ** 9) == (document, None)
-        assert documents_repo.with_patient(cur, 10 ** 9, demo_patient["id"]) == (None, None)
         assert documents_repo.reading_state(cur, doc) == (False, False, False)
         assert documents_repo.reading_state(cur, 10 ** 9) == (True, False, False)
     with wb.db.transaction() as cur:

@@ -34,7 +34,7 @@ from extract.registry import extractor_for, require_extractor
 from domain.limits import Limits
 from extract.normalize import normalize
 from extract.unread_identity import sweep_identity
-from storage import documents_repo, facts_repo, promotions_repo
+from storage import documents_repo, facts_repo, patients_repo, promotions_repo
 from storage.rows import FactRow, IdentityCheckRow, JobRow
 
 
@@ -322,7 +322,8 @@ def reading_args(settings, data: bytes, doc_type: DocType, document: dict) -> tu
 def job_document(wb: Workbench, job: JobRow) -> tuple[dict, dict]:
     """The job's document and patient; a deleted document ends the job."""
     with wb.db.cursor() as cur:
-        document, patient = documents_repo.with_patient(cur, job.document_id, job.patient_id)
+        document = documents_repo.by_id(cur, job.document_id)
+        patient = patients_repo.by_id(cur, job.patient_id)
     if document is None or document["deleted"]:
         raise ExtractionError("The document was deleted before it could be processed.", code="document_deleted")
     return document, patient
