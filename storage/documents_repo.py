@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -98,6 +98,23 @@ def parts_of(cur: duckdb.DuckDBPyConnection, document_id: int) -> list[dict[str,
     """The documents a batch was read as (its parts), in message order."""
     cur.execute("SELECT * FROM documents WHERE parent_document_id = ? ORDER BY id", [document_id])
     return rows(cur)
+
+
+class ReadingState(NamedTuple):
+    gone: bool  # deleted, or never stored
+    checked: bool  # an identity check was stored for it (by an earlier reading)
+    has_facts: bool  # a fact was stored for it (by an earlier reading)
+
+
+def reading_state(cur: duckdb.DuckDBPyConnection, document_id: int) -> ReadingState:
+    """What a job storing its reading must know of the document first, in one narrow
+    read: a first reading, the usual case, then need not look for earlier checks and
+    facts."""
+    cur.execute("SELECT deleted, EXISTS (SELECT 1 FROM identity_checks WHERE document_id = ?), "
+                "EXISTS (SELECT 1 FROM document_facts WHERE document_id = ?) FROM documents WHERE id = ?",
+                [document_id, document_id, document_id])
+    found = cur.fetchone()
+    return ReadingState(True, False, False) if found is None else ReadingState(*(bool(v) for v in found))
 
 
 def mark_deleted(cur: duckdb.DuckDBPyConnection, document_id: int, by: str) -> None:

@@ -5,7 +5,7 @@ tables, four shapes."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterable
 
 import duckdb
 
@@ -165,15 +165,21 @@ def _ids_in(fact_ids: list[int]) -> tuple[str, list[Any]]:
     return "IN (SELECT unnest(?))", [list(fact_ids)]
 
 
-def set_promotion_status(cur: duckdb.DuckDBPyConnection, outcomes: dict[int, str]) -> None:
-    """One UPDATE per distinct outcome."""
+def set_promotion_status(cur: duckdb.DuckDBPyConnection, outcomes: dict[int, str],
+                         patient_ids: Iterable[int] | None = None) -> None:
+    """One UPDATE per distinct outcome. ``patient_ids``: the patients of these facts, when
+    the caller holds the facts (a job: its patient), so the record's change rows are
+    written without reading the facts' patients again at commit."""
     by_outcome: dict[str, list[int]] = {}
     for fact_id, outcome in outcomes.items():
         by_outcome.setdefault(outcome, []).append(fact_id)
     for outcome, ids in by_outcome.items():
         where, params = _ids_in(ids)
         cur.execute(f"UPDATE document_facts SET promotion_status = ? WHERE id {where}", [outcome, *params])
-    record_version.bump_rows(cur, "document_facts", outcomes, "promotion_status")
+    if patient_ids is None:
+        record_version.bump_rows(cur, "document_facts", outcomes, "promotion_status")
+    elif outcomes:
+        record_version.bump(cur, patient_ids, "promotion_status")
 
 
 def update_fact(cur: duckdb.DuckDBPyConnection, fact_id: int, **changes: Any) -> None:

@@ -90,6 +90,9 @@ class _Pending:
 _pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # cursor of an open transaction -> its bumps
 
 
+_VALUES_ROWS = 16  # up to this many patients a flush binds two parameters each
+
+
 def begin(cur: duckdb.DuckDBPyConnection) -> None:
     """``cur`` has just begun a transaction: gather its bumps until ``flush``."""
     _pending[cur] = _Pending()
@@ -101,13 +104,21 @@ def flush(cur: duckdb.DuckDBPyConnection) -> None:
     pending = _pending.pop(cur, None)
     if pending is None or not (pending.patients or pending.rows):
         return
+    source = ",".join(sorted(pending.sources))[:200]
+    if not pending.rows and len(pending.patients) <= _VALUES_ROWS:
+        # Patients named outright (a job names its one patient): a VALUES list, which
+        # DuckDB runs in about half the time of the DISTINCT over an unnest below.
+        cur.execute("INSERT INTO record_changes (patient_id, source) VALUES "
+                    + ", ".join("(?, ?)" for _ in pending.patients),
+                    [v for patient_id in sorted(pending.patients) for v in (patient_id, source)])
+        return
     parts, params = ["SELECT unnest(?::BIGINT[]) AS patient_id"], [sorted(pending.patients)]
     for table, ids in sorted(pending.rows.items()):
         parts.append(f"SELECT patient_id FROM {table} WHERE id IN (SELECT unnest(?::BIGINT[]))")
         params.append(sorted(ids))
     cur.execute("INSERT INTO record_changes (patient_id, source) SELECT DISTINCT patient_id, ? FROM ("
                 + " UNION ALL ".join(parts) + ") WHERE patient_id IS NOT NULL",
-                [",".join(sorted(pending.sources))[:200], *params])
+                [source, *params])
 
 
 # ------------------------------------------------------------------ kept by version

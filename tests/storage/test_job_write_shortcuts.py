@@ -5,7 +5,9 @@ name and the document's facts)."""
 
 from __future__ import annotations
 
-from storage import documents_repo, facts_repo, jobs_repo
+from datetime import date
+
+from storage import documents_repo, facts_repo, jobs_repo, patients_repo
 
 
 def _document(cur, patient_id: int, name: str) -> int:
@@ -101,3 +103,73 @@ def test_marking_vectors_hands_back_each_rows_words_and_state_with_ids_as_number
             assert facts_repo.mark_vectors(cur, ids[:3], False).keys() == set(ids[:3])
             assert facts_repo.mark_vectors(cur, [], False) == {}
             assert [f.vector_indexed_at for f in facts_repo.facts_by_ids(cur, ids[:3]).values()] == [None] * 3
+
+
+def _changes(cur) -> list[tuple[int, str]]:
+    cur.execute("SELECT patient_id, source FROM record_changes ORDER BY rowid")
+    return cur.fetchall()
+
+
+def test_promotion_statuses_named_with_their_patients_write_the_change_rows_the_facts_name(wb, demo_patient):
+    """A job names its facts' patients to set_promotion_status: the record's change rows
+    are those the facts' own rows give (bump_rows), and none for no outcome at all."""
+    written = {}
+    for named in (False, True):
+        with wb.db.transaction() as cur:
+            other = patients_repo.add(cur, mrn=f"OTHER-{named}", first="Ann", last="Other", dob=date(1970, 1, 1))
+            ids = _facts(cur, demo_patient["id"], _document(cur, demo_patient["id"], f"s{named}.pdf"), 2)
+            ids += _facts(cur, other["id"], _document(cur, other["id"], f"o{named}.pdf"), 1)
+        patients = {demo_patient["id"]: "mine", other["id"]: "other"}
+        with wb.db.cursor() as cur:
+            before = len(_changes(cur))
+        with wb.db.transaction() as cur:
+            by_id = facts_repo.facts_by_ids(cur, ids)
+            facts_repo.set_promotion_status(cur, {i: "promoted" for i in ids},
+                                            patient_ids=[by_id[i].patient_id for i in ids] if named else None)
+        with wb.db.transaction() as cur:
+            facts_repo.set_promotion_status(cur, {}, patient_ids=[demo_patient["id"]] if named else None)
+        with wb.db.cursor() as cur:
+            written[named] = sorted((patients[p], source) for p, source in _changes(cur)[before:])
+    assert written[True] == written[False] == [("mine", "promotion_status"), ("other", "promotion_status")]
+
+
+def test_a_documents_reading_state_says_whether_it_is_gone_and_what_earlier_readings_stored(wb, demo_patient):
+    with wb.db.transaction() as cur:
+        doc = _document(cur, demo_patient["id"], "with-patient.pdf")
+    with wb.db.cursor() as cur:
+        assert documents_repo.reading_state(cur, doc) == (False, False, False)
+        assert documents_repo.reading_state(cur, 10 ** 9) == (True, False, False)
+    with wb.db.transaction() as cur:
+        facts_repo.insert_identity_checks(cur, [_check(demo_patient["id"], doc, "page:2")])
+    with wb.db.cursor() as cur:
+        assert documents_repo.reading_state(cur, doc) == (False, True, False)
+    with wb.db.transaction() as cur:
+        _facts(cur, demo_patient["id"], doc, 1)
+        documents_repo.mark_deleted(cur, doc, "dr.a")
+    with wb.db.cursor() as cur:
+        assert documents_repo.reading_state(cur, doc) == (True, True, True)
+
+
+def test_a_workers_first_beat_inserts_its_row_and_the_next_ones_update_it(wb):
+    with wb.db.cursor() as cur:
+        jobs_repo.upsert_worker(cur, "w-a", status="busy", current_job_id=4, processed=0, failed=0)
+        jobs_repo.upsert_worker(cur, "w-b", status="idle", current_job_id=None, processed=0, failed=0)
+        jobs_repo.upsert_worker(cur, "w-a", status="idle", current_job_id=None, processed=3, failed=1)
+        found = {w["worker_id"]: w for w in jobs_repo.workers(cur)}
+    assert sorted(found) == ["w-a", "w-b"]
+    assert (found["w-a"]["status"], found["w-a"]["current_job_id"], found["w-a"]["processed"],
+            found["w-a"]["failed"]) == ("idle", None, 3, 1)
+    assert found["w-a"]["heartbeat_at"] >= found["w-b"]["heartbeat_at"]
+
+
+def test_claiming_a_named_job_takes_it_only_while_it_is_pending(wb, demo_patient):
+    with wb.db.transaction() as cur:
+        first, second = (jobs_repo.enqueue(cur, patient_id=demo_patient["id"], document_id=_document(
+            cur, demo_patient["id"], name), doc_type="lab_pdf") for name in ("named-1.pdf", "named-2.pdf"))
+    with wb.db.cursor() as cur:
+        claimed = jobs_repo.claim_next(cur, "w1", job_id=second.id, process="host:1:1")
+        assert (claimed.id, claimed.status, claimed.worker_id, claimed.attempts) == (second.id, "running", "w1", 1)
+        assert jobs_repo.claim_next(cur, "w2", job_id=second.id) is None  # running: not taken twice
+        assert jobs_repo.claim_next(cur, "w2", job_id=10 ** 9) is None
+        assert jobs_repo.by_id(cur, first.id).status == "pending"  # the named one only
+        assert jobs_repo.by_id(cur, second.id).worker_id == "w1"

@@ -129,32 +129,44 @@ def test_second_process_gets_a_clear_error(tmp_path):
     assert str(tmp_path) in proc.stdout and "another process" in proc.stdout
 
 
-def test_bulk_insert_stores_what_parameters_stored(tmp_path):
-    """storage.db.insert_rows (an Arrow scan) keeps every value as a parameter insert
-    did: NULLs, JSON text, booleans, doubles, naive timestamps, strings cast to DATE; a
-    column Arrow cannot type takes the parameter path."""
+@pytest.mark.parametrize("unnest_rows", [64, 0], ids=["list parameters", "arrow scan"])
+def test_bulk_insert_stores_what_parameters_stored(tmp_path, monkeypatch, unnest_rows):
+    """storage.db.insert_rows (a few rows as list parameters, many as an Arrow scan) keeps
+    every value as a parameter insert did: NULLs, JSON text, booleans, doubles, naive
+    timestamps, strings cast to DATE; a column that holds a number and a string is stored
+    as the parameter path stored it, and one neither way can type takes the parameter path
+    inside the caller's transaction, which goes on."""
     from datetime import datetime
 
+    from storage import db as db_module
     from storage.db import insert_rows
 
+    monkeypatch.setattr(db_module, "UNNEST_ROWS", unnest_rows)
     db = open_database(tmp_path / "w.duckdb")
     columns = ("id", "note", "payload", "flag", "score", "seen_at", "day")
     records = [[1, "a", '{"k": [1, 2]}', True, 0.9512, datetime(2024, 3, 1, 9, 30, 5, 123456), "2024-03-01"],
-               [2, None, None, False, None, datetime(2024, 3, 2), None]]
+               [2, None, None, False, None, datetime(2024, 3, 2), None],
+               [3, "c", "[]", None, 2, datetime(2024, 3, 3), "2024-03-03"]]
     with db.cursor() as cur:
-        for table in ("by_param", "by_arrow", "mixed"):
+        for table in ("by_param", "by_bulk", "mixed", "untyped"):
             cur.execute(f"CREATE TABLE {table} (id BIGINT, note VARCHAR, payload JSON, flag BOOLEAN, "
                         "score DOUBLE, seen_at TIMESTAMP, day DATE)")
         cur.executemany("INSERT INTO by_param VALUES (?, ?, ?, ?, ?, ?, ?)", records)
-        insert_rows(cur, "by_arrow", columns, records)
-        # "note" holds a number and a string: Arrow refuses the column, parameters take it
+        insert_rows(cur, "by_bulk", columns, records)
         insert_rows(cur, "mixed", columns, [[3, 7, *records[0][2:]], [4, "x", *records[1][2:]]])
         param = cur.execute("SELECT * FROM by_param ORDER BY id").fetchall()
-        arrow = cur.execute("SELECT * FROM by_arrow ORDER BY id").fetchall()
+        bulk = cur.execute("SELECT * FROM by_bulk ORDER BY id").fetchall()
         mixed = cur.execute("SELECT id, note FROM mixed ORDER BY id").fetchall()
+    with db.transaction() as cur:
+        insert_rows(cur, "untyped", ("id", "note"), [[5, {"k": 1}], [6, "y"]])
+        cur.execute("INSERT INTO untyped (id, note) VALUES (7, 'z')")
+    with db.cursor() as cur:
+        untyped = cur.execute("SELECT id, note FROM untyped ORDER BY id").fetchall()
     db.close()
-    assert arrow == param and arrow[0][2] == '{"k": [1, 2]}' and arrow[1][1:5] == (None, None, False, None)
+    assert bulk == param and bulk[0][2] == '{"k": [1, 2]}' and bulk[1][1:5] == (None, None, False, None)
+    assert bulk[2][4] == 2.0 and isinstance(bulk[2][4], float)
     assert mixed == [(3, "7"), (4, "x")]
+    assert untyped == [(5, "{'k': 1}"), (6, "y"), (7, "z")]
 
 
 def test_a_migration_merged_out_of_number_order_is_still_applied(tmp_path, monkeypatch):

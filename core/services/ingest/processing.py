@@ -114,13 +114,14 @@ def _check_row(job: JobRow, document: dict, patient: dict, scope: str | None, ca
                 mismatch_reason=outcome.mismatch_reason, review_required=outcome.review_required, unread=unread)
 
 
-def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
-                     result: ExtractionResult) -> dict[str | None, IdentityCheckRow]:
+def _identity_checks(cur, job: JobRow, document: dict, patient: dict, result: ExtractionResult,
+                     *, earlier: bool = True) -> dict[str | None, IdentityCheckRow]:
     """One check per part (fax pages, HL7 messages) and one for the document. When
     every identifier belongs to a part, the document's check summarises the parts.
     The latest checks are read once, identifiers grouped once and the new checks
     stored in one statement: a batch has thousands of parts, and a query, a scan or
-    an insert per part made this grow faster than the batch."""
+    an insert per part made this grow faster than the batch. ``earlier``: whether the
+    document has stored checks to read (False: none was ever stored)."""
     by_scope: dict[str | None, list] = {}
     for c in result.identifiers:
         by_scope.setdefault(c.scope, []).append(c)
@@ -128,7 +129,7 @@ def _identity_checks(cur, job: JobRow, document: dict, patient: dict,
     unread: dict[str | None, list] = {}
     for u in result.unread_identifiers:
         unread.setdefault(u.scope, []).append(u)
-    latest = {c.scope: c for c in facts_repo.identity_checks_for_document(cur, document["id"])}
+    latest = {c.scope: c for c in facts_repo.identity_checks_for_document(cur, document["id"])} if earlier else {}
     scopes = sorted(({f.scope for f in result.facts} | set(by_scope) | set(unread)) - {None})
     statuses: dict[str, IdentityStatus] = {}
     pending: dict[str | None, dict[str, Any]] = {}
@@ -366,19 +367,21 @@ def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, r
     with wb.db.transaction() as cur:
         # Reading took a while: a document deleted meanwhile must add nothing. Deletion
         # takes the same write lock, so this check and the writes below are one step.
-        current = documents_repo.by_id(cur, document["id"])
-        if current is None or current["deleted"]:
+        stored_before = documents_repo.reading_state(cur, document["id"])
+        if stored_before.gone:
             raise ExtractionError("The document was deleted while it was being read; nothing was kept.",
                                   code="document_deleted")
-        checks = _identity_checks(cur, job, document, patient, result)
+        checks = _identity_checks(cur, job, document, patient, result, earlier=stored_before.checked)
         clock.lap("identity")
         prepared = _prepare_facts(job, document, result, citations, checks, bool(reading.pages),
                                   reading.ocr, counts)
         coverage = [_coverage_row(job, document, unread, checks[None])] if unread else []
         # One read for what is already stored: the facts these fingerprints name (an
         # earlier run of this job) and the document's facts (its earlier coverage item).
+        # A fingerprint names its document, so a document without facts has none to find.
         existing, document_facts = facts_repo.facts_by_fingerprints_or_document(
-            cur, [f["fact_fingerprint"] for f in prepared + coverage], document["id"])
+            cur, [f["fact_fingerprint"] for f in prepared + coverage], document["id"]) \
+            if stored_before.has_facts else ({}, [])
         stored, inserted = _store_facts(cur, prepared, counts, existing)
         review, inserted_review = _store_facts(cur, coverage, {}, existing) if coverage else ([], [])
         _retire_earlier_coverage(cur, document_facts + [f for f in inserted + inserted_review
@@ -390,8 +393,9 @@ def persist_reading(wb: Workbench, job: JobRow, document: dict, patient: dict, r
         # when its document is read again: it is not decided afresh.
         promotable = [f for f in stored + review if (f.scope if f.scope in checks else None) in trusted
                       and f.promotion_status not in CLOSED_PROMOTION_STATES]
-        outcomes = promote_facts(cur, promotable, document)
-        facts_repo.set_promotion_status(cur, outcomes)
+        # A first reading stored every fact just now: none has a promotion to look up.
+        outcomes = promote_facts(cur, promotable, document, just_stored=not stored_before.has_facts)
+        facts_repo.set_promotion_status(cur, outcomes, patient_ids=[f.patient_id for f in promotable])
         for outcome in outcomes.values():
             counts[f"promotion_{outcome}"] = counts.get(f"promotion_{outcome}", 0) + 1
         refresh_alerts(cur, job.patient_id)  # the chart checks see what this document added

@@ -37,6 +37,38 @@ WORKER_NAME = "intake-extractor"
 SHUTDOWN_GRACE = 3.0
 
 
+class _QueueCounts:
+    """The queue counts the heartbeat file carries (``health`` reads them while another
+    process holds the database), without a count of every job row twice a job: counted
+    afresh at most every ``every`` seconds and at every beat that is not a job's claim or
+    end, and in between moved by this worker's own claims and ends, which it knows
+    exactly. Other writers' changes (an upload, a retry) show at the next count, as the
+    heartbeat itself does. Claim, end and the beat thread never run at the same time
+    (the beat thread is joined before a job ends), so no lock."""
+
+    def __init__(self, every: float):
+        self.every = every
+        self._counts: dict[str, int] | None = None
+        self._at = 0.0
+
+    def counted(self, cur) -> dict[str, int]:
+        self._counts, self._at = jobs_repo.queue_counts(cur), time.monotonic()
+        return dict(self._counts)
+
+    def moved(self, cur, old: str, new: str) -> dict[str, int]:
+        """The counts after this worker moved one job from ``old`` to ``new`` on ``cur``'s
+        transaction: the last count moved likewise, or a new count when it is too old."""
+        if self._counts is None or time.monotonic() - self._at >= self.every:
+            return self.counted(cur)  # sees the move, made on the same transaction
+        self._counts[old] = max(0, self._counts.get(old, 0) - 1)
+        self._counts[new] = self._counts.get(new, 0) + 1
+        return dict(self._counts)
+
+    def forget(self) -> None:
+        """The transaction that counted or moved did not commit: count afresh next time."""
+        self._counts = None
+
+
 class Worker:
     def __init__(self, wb: Workbench, *, worker_id: str | None = None, beat_every: float = 2.0,
                  heartbeat_file: bool = True):
@@ -46,6 +78,7 @@ class Worker:
         self.heartbeat_file = heartbeat_file
         self.worker_id = worker_id or f"{WORKER_NAME}:{os.getpid()}:{threading.get_ident() % 10000}"
         self.beat_every = beat_every
+        self._queue = _QueueCounts(beat_every)
         self.processed = 0
         self.failed = 0
         self.current_job_id: int | None = None
@@ -63,12 +96,15 @@ class Worker:
             queue = self._beat_rows(cur, status, job_heartbeat=job_heartbeat)
         self._beat_file(status, queue)
 
-    def _beat_rows(self, cur, status: str, *, job_heartbeat: bool = True) -> dict[str, int]:
+    def _beat_rows(self, cur, status: str, *, job_heartbeat: bool = True,
+                   moved: tuple[str, str] | None = None) -> dict[str, int]:
+        """This worker's row (and its job's heartbeat) and the queue counts; ``moved``: this
+        beat follows the claim or the end of a job, which moved it between these statuses."""
         jobs_repo.upsert_worker(cur, self.worker_id, status=status, current_job_id=self.current_job_id,
                                 processed=self.processed, failed=self.failed)
         if job_heartbeat and self.current_job_id is not None:
             jobs_repo.heartbeat(cur, self.current_job_id)
-        return jobs_repo.queue_counts(cur)
+        return self._queue.moved(cur, *moved) if moved else self._queue.counted(cur)
 
     def _beat_file(self, status: str, queue: dict[str, int]) -> None:
         if not self.heartbeat_file:
@@ -139,7 +175,7 @@ class Worker:
         timings = dict(result.timings) if result else {}
         timings["total"] = latency
         # The job's end, its audit row and this worker's idle beat: one commit.
-        with self.wb.db.transaction() as cur:
+        with self._forgetting_queue(), self.wb.db.transaction() as cur:
             # Only while the job is still ours: released at shutdown, it stays in the queue.
             written = jobs_repo.finished(cur, job.id, status=status, error_code=code, error_message=message,
                                          timings=timings, counts=result.counts if result else {},
@@ -158,7 +194,8 @@ class Worker:
             elif ours:
                 self.failed += 1
             beat_status = "idle" if ours or not self._stop.is_set() else "stopped"
-            queue = self._beat_rows(cur, beat_status)
+            # Not ours: another hand moved the job (a release, a reclaim), so count afresh.
+            queue = self._beat_rows(cur, beat_status, moved=("running", status) if ours else None)
         self._beat_file(beat_status, queue)
         if not ours:
             return final.to_dict()
@@ -175,7 +212,7 @@ class Worker:
         with self._claiming() as cur:
             reclaimed = jobs_repo.reclaim_stale(cur, stale_after=self.wb.settings.worker_stale_after,
                                                 max_attempts=self.wb.settings.max_attempts, gone=process_gone)
-            job, queue = self._claim(cur)
+            job, queue = self._claim(cur, recount=bool(reclaimed.get("jobs")))
         self._report_reclaimed(reclaimed)
         if job is None:
             self.index_vectors()  # embed facts of finished jobs while the queue is empty
@@ -199,21 +236,32 @@ class Worker:
     def _claiming(self) -> Iterator[Any]:
         """The claim's transaction; a claim that does not commit leaves no current job."""
         try:
-            with self.wb.db.transaction() as cur:
+            with self._forgetting_queue(), self.wb.db.transaction() as cur:
                 yield cur
         except BaseException:
             self.current_job_id = None
             raise
 
-    def _claim(self, cur, job_id: int | None = None) -> tuple[JobRow | None, dict[str, int] | None]:
+    @contextmanager
+    def _forgetting_queue(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            self._queue.forget()
+            raise
+
+    def _claim(self, cur, job_id: int | None = None, *, recount: bool = False
+               ) -> tuple[JobRow | None, dict[str, int] | None]:
         """Claim a job (the next pending one, or ``job_id``) on the caller's transaction
         and, when one is claimed, mark this worker busy with it in the same commit (a
-        commit of its own cost every job ~3 ms): the job and the queue counts seen."""
+        commit of its own cost every job ~3 ms): the job and the queue counts seen.
+        ``recount``: the transaction moved other jobs too (reclaimed them)."""
         job = jobs_repo.claim_next(cur, self.worker_id, job_id=job_id, process=self.process)
         if job is None:
             return None, None
         self.current_job_id = job.id
-        return job, self._beat_rows(cur, "busy", job_heartbeat=False)  # the claim stamped the job's heartbeat
+        # The claim stamped the job's heartbeat.
+        return job, self._beat_rows(cur, "busy", job_heartbeat=False, moved=None if recount else ("pending", "running"))
 
     def run_specific(self, job_id: int, pipeline: Callable[[Workbench, JobRow], PipelineResult] | None = None
                      ) -> dict[str, Any] | None:

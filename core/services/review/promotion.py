@@ -168,10 +168,13 @@ class _Planner:
 
 
 def plan_promotions(cur: duckdb.DuckDBPyConnection, facts: list[FactRow], document: dict[str, Any],
-                    *, reviewed: bool = False, resolution: str | None = None) -> PromotionPlan:
+                    *, reviewed: bool = False, resolution: str | None = None,
+                    just_stored: bool = False) -> PromotionPlan:
     """Decide the outcome of each fact of one document (a fact with a settled outcome
-    keeps it). Reads the chart and reserves chart row ids; writes nothing."""
-    settled = promotions_repo.settled_outcomes(cur, [f.id for f in facts], _SETTLED)
+    keeps it). Reads the chart and reserves chart row ids; writes nothing.
+    ``just_stored``: the caller's transaction stored every one of these facts, so none
+    has a promotion to read yet (a document's first reading)."""
+    settled = {} if just_stored else promotions_repo.settled_outcomes(cur, [f.id for f in facts], _SETTLED)
     planner = _Planner(cur, document, reviewed=reviewed, resolution=resolution)
     planner.reserve_ids([f for f in facts if f.id not in settled])
     for fact in facts:
@@ -225,13 +228,15 @@ def write_plan(cur: duckdb.DuckDBPyConnection, plan: PromotionPlan) -> None:
 
 
 def promote_facts(cur: duckdb.DuckDBPyConnection, facts: list[FactRow], document: dict[str, Any],
-                  *, reviewed: bool = False, resolution: str | None = None) -> dict[int, str]:
+                  *, reviewed: bool = False, resolution: str | None = None,
+                  just_stored: bool = False) -> dict[int, str]:
     """Decide and record promotion outcomes for facts of one document (idempotent:
     a fact with a settled outcome keeps it). Returns fact_id -> outcome.
     ``reviewed``: a reviewer decided on these very facts, so hedged wording no longer
     holds them back; ``resolution`` (review_rules.RESOLUTIONS) is what the reviewer chose
-    for a chart value the fact differs from: without one, the difference stays a conflict."""
-    plan = plan_promotions(cur, facts, document, reviewed=reviewed, resolution=resolution)
+    for a chart value the fact differs from: without one, the difference stays a conflict.
+    ``just_stored``: as for ``plan_promotions``."""
+    plan = plan_promotions(cur, facts, document, reviewed=reviewed, resolution=resolution, just_stored=just_stored)
     write_plan(cur, plan)
     return plan.outcomes
 

@@ -317,3 +317,52 @@ def test_a_document_deleted_while_it_is_read_adds_nothing_to_the_chart(wb, demo_
     job = Worker(wb, worker_id="w").run_specific(attached.job["id"])
     assert chart_view(wb, demo_patient["id"])["labs"] == []
     assert job["status"] == "failed" and job["error_code"] == "document_deleted"
+
+
+def test_the_heartbeat_files_queue_counts_follow_each_job_and_are_counted_afresh_at_most_each_beat(
+        wb, demo_patient, monkeypatch):
+    """The queue counts the heartbeat file carries (``health`` reads them while the app
+    holds the database) are right after every job the worker ends, succeeded or failed,
+    without a count of the whole queue per job: counted at the first claim, then moved by
+    the worker's own claims and ends; another hand's change shows at the next count (an
+    idle beat, or a claim once a beat interval has passed)."""
+    from core.services.ingest.processing import PipelineResult
+    from storage.heartbeat import read_heartbeat
+
+    counted = []
+    real_counts = jobs_repo.queue_counts
+    monkeypatch.setattr(jobs_repo, "queue_counts", lambda cur: counted.append(1) or real_counts(cur))
+
+    def enqueue(n: int) -> list[int]:
+        with wb.db.cursor() as cur:
+            return [jobs_repo.enqueue(cur, patient_id=demo_patient["id"], document_id=2000 + i,
+                                      doc_type="lab_pdf").id for i in range(n)]
+
+    def in_file_and_in_database():
+        with wb.db.cursor() as cur:
+            return read_heartbeat(wb.settings.heartbeat_path)["queue"], real_counts(cur)
+
+    def fails(wb, job):
+        raise ExtractionError("unreadable", code="corrupt_file")
+
+    jobs = enqueue(4)
+    worker = Worker(wb, worker_id="counting", beat_every=3600)
+    for job_id, pipeline in zip(jobs, [lambda wb, job: PipelineResult(), fails, lambda wb, job: PipelineResult()]):
+        assert worker.run_specific(job_id, pipeline)["status"] in ("succeeded", "failed")
+        in_file, in_database = in_file_and_in_database()
+        assert in_file == in_database
+    assert in_database["failed"] >= 1 and in_database["pending"] >= 1 and len(counted) == 1
+    enqueue(2)  # an upload: not this worker's move
+    assert in_file_and_in_database()[0]["pending"] == in_database["pending"]
+    worker.beat("idle")
+    in_file, in_database = in_file_and_in_database()
+    assert in_file == in_database and len(counted) == 2
+
+    every_time = Worker(wb, worker_id="counting-often", beat_every=3600)
+    monkeypatch.setattr(every_time._queue, "every", 0.0)  # every count is past the interval
+    every_time.run_specific(jobs[3], lambda wb, job: PipelineResult())
+    assert len(counted) == 4  # its claim and its end, each past the interval
+    enqueue(1)
+    assert every_time.run_once() is not None
+    in_file, in_database = in_file_and_in_database()
+    assert in_file == in_database
