@@ -28,11 +28,11 @@ from domain.content import Word
 
 # Words read below this confidence get a second opinion, and numbers below the higher
 # bar: Tesseract read a faxed "7.9" as "79" at 0.95, a dropped decimal point that only
-# another engine notices. At most this many words a page (lowest confidence first): a
-# clean scan has far fewer doubtful words, so the cap binds only on poor pages, where
-# the vote is worth most. On standard-resolution faxes of thin typefaces, where most
-# words are doubtful, 50 left many of them unvoted; 150 read 6-8 more fields
-# of 180 on each of three speckle draws, for ~0.2 s of CPU a page (a higher cap: no more).
+# another engine notices. At most this many words a page (lowest confidence first): the
+# cap binds on poor pages, where the vote is worth most. On standard-resolution faxes
+# of thin typefaces, where most words are doubtful, 50 left many of them unvoted; 150
+# read 6-8 more fields of 180 on each of three speckle draws (and 4 more of 375 on
+# speckled 300 dpi scans) for ~0.1-0.2 s of CPU a page; a higher cap read no more.
 VOTE_BELOW = 0.9
 NUMBER_VOTE_BELOW = 0.97
 VOTE_MAX_WORDS = 150
