@@ -289,6 +289,17 @@ def test_confident_words_get_no_vote_and_a_failing_voter_changes_nothing():
     assert (doubtful.text, doubtful.conf) == ("139", 0.4)
 
 
+def test_on_a_page_of_more_doubtful_words_than_the_cap_the_least_sure_are_voted_on(monkeypatch):
+    """A poor page (a standard-resolution fax) has more doubtful words than the vote
+    reads: the cap takes the least sure first, and confident words are never among them."""
+    monkeypatch.setattr(vote, "VOTE_MAX_WORDS", 3)
+    words = [Word(f"{n}", 10 + 40 * n, 10, 40 + 40 * n, 40, conf=c)
+             for n, c in enumerate([0.6, 0.1, 0.95, 0.3, 0.99, 0.2])]
+    assert [w.text for w in vote.voted_on(words)] == ["1", "5", "3"]
+    monkeypatch.setattr(vote, "VOTE_MAX_WORDS", 10)
+    assert [w.text for w in vote.voted_on(words)] == ["1", "5", "3", "0", "2"]  # "4" is sure enough
+
+
 def test_rapidocr_reads_word_crops_for_the_vote(label):
     img, truth = label
     crops = [vote.crop_word(img, Word(t, x0, y0, x1, y1)) for t, x0, y0, x1, y1 in truth[:4]]
