@@ -33,6 +33,7 @@ from extract.formats.ocr.imageprep import glyph_height
 
 # A ruling line is at least this many glyph heights long and at most a fifth of one thick.
 RULE_MIN_GLYPHS = 8
+VERTICAL_RULE_MIN_GLYPHS = 4
 # Unread ink is text-like when its blobs are 0.4-2.5 glyph heights tall.
 MIN_GLYPH_SHARE, MAX_GLYPH_SHARE = 0.4, 2.5
 # Blobs on a row closer than this many glyph heights belong to one region (a word gap
@@ -52,6 +53,7 @@ class Rules:
     mask: np.ndarray
     horizontal: int  # how many
     vertical: int
+    vertical_mask: np.ndarray | None = None  # vertical rules and their shorter pieces (255 on them)
 
     @property
     def ruled(self) -> bool:
@@ -67,12 +69,49 @@ def ink_mask(gray: Image.Image | np.ndarray) -> np.ndarray:
 
 
 def find_rules(ink: np.ndarray, glyph: float) -> Rules:
-    """Long thin runs of ink in either direction: a table's ruling lines."""
+    """Long thin runs of ink in either direction: a table's ruling lines, counted from
+    ``RULE_MIN_GLYPHS`` long. Vertical rules are masked (``mask``, ``vertical_mask``)
+    from a shorter length: a column rule between two section headings spans only the
+    rows of its section, and no letter is that tall; a header row's rules alone do not
+    make a ruled table (``ruled``)."""
     length = max(15, round(RULE_MIN_GLYPHS * glyph))
     horiz = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1)))
     vert = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length)))
-    mask = cv2.bitwise_or(horiz, vert)
-    return Rules(mask=mask, horizontal=_count_runs(horiz), vertical=_count_runs(vert))
+    tall = max(15, round(VERTICAL_RULE_MIN_GLYPHS * glyph))
+    pieces = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, tall)))
+    mask = cv2.bitwise_or(horiz, pieces)  # ``pieces`` holds ``vert``
+    return Rules(mask=mask, horizontal=_count_runs(horiz), vertical=_count_runs(vert), vertical_mask=pieces)
+
+
+# What a table's column rule is read as when OCR takes it for a character ("Troponin |
+# 0.52 1 ng/mL ]"): on office scans and faxes alike, most in rows the rule crosses.
+RULE_GLYPHS = frozenset({"|", "||", "1", "I", "l", "i", "!", "[", "]", "J", "j", "ia", "Tt", "L|", "|L"})
+# A rule glyph's box holds the rule's line, give or take this share of a glyph height
+# (a skewed page's rule leans across rows).
+RULE_GLYPH_SLACK = 0.3
+
+
+def without_rule_glyphs(words: list[Word], ink: PageInk) -> list[Word]:
+    """``words`` less the column rules read as characters: a word that is one of
+    ``RULE_GLYPHS`` lying on the line of a vertical rule found on the page, within the
+    rows that rule spans or the table's header above it. A value or flag in its cell is
+    set off from the rules; a rule's piece too short to be found (one header row) is
+    placed by the longer pieces of the same line below it."""
+    rules = ink.rules
+    if rules is None or rules.vertical_mask is None or not ink.glyph:
+        return words
+    n, _, stats, _ = cv2.connectedComponentsWithStats(rules.vertical_mask, connectivity=8)
+    slack = RULE_GLYPH_SLACK * ink.glyph
+    reach = 4 * ink.glyph  # a header row or two above the rule's piece
+    lines = [(x + w / 2.0, y - reach, y + h + slack) for x, y, w, h, _ in stats[1:n]]
+    if not lines:
+        return words
+
+    def on_a_rule(w: Word) -> bool:
+        return any(w.x0 - slack <= x <= w.x1 + slack and top <= (w.y0 + w.y1) / 2 <= bottom
+                   for x, top, bottom in lines)
+
+    return [w for w in words if w.text.strip() not in RULE_GLYPHS or not on_a_rule(w)]
 
 
 @dataclass(frozen=True)

@@ -78,13 +78,18 @@ class TesseractEngine:
                 words = self.read_words(image, config)
                 if _looks_turned(words):
                     return words
+                # Column rules read as "|", "1" or "]" between cells are no words; the
+                # unread-ink pass leaves the rules' ink out likewise.
+                rules_left_out = ink.result()
+                words = cells.without_rule_glyphs(words, rules_left_out)
                 early = None
                 if self.vote:
                     voter = self._voter or _default_voter()
                     if voter is not None:
                         early = EarlyReadings(image, voter, side.submit)
                         early.ahead(words)
-                found = _read_unread_ink(image, words, self, ink.result())
+                found = cells.without_rule_glyphs(_read_unread_ink(image, words, self, rules_left_out),
+                                                  rules_left_out)
                 if early is not None:
                     early.ahead(found)
                 words += found
