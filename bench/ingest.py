@@ -99,7 +99,7 @@ def end_to_end_ms_per_page(pdfs: list[tuple[bytes, object, int]], *, with_floor:
             samples.append(elapsed / pages)
             if with_floor:  # the texts the vector step is about to embed (read outside its timing)
                 with wb.db.cursor() as cur:
-                    texts = [fact_embedding_text(f.to_dict()) for f in facts_repo.facts_awaiting_vectors(cur, 256)]
+                    texts = [fact_embedding_text(f.to_dict()) for f in facts_repo.facts_to_embed(cur, 256)]
             start = time.perf_counter()
             worker.index_vectors()  # what the worker does next: embed the new active facts
             vector_samples.append((time.perf_counter() - start) * 1000 / pages)

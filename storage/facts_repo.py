@@ -122,21 +122,10 @@ def insert_facts(cur: duckdb.DuckDBPyConnection, facts: list[dict[str, Any]]) ->
     return stored
 
 
-def facts_by_fingerprints(cur: duckdb.DuckDBPyConnection, fingerprints: list[str]) -> dict[str, FactRow]:
-    if not fingerprints:
-        return {}
-    cur.execute("SELECT * FROM document_facts WHERE fact_fingerprint IN (SELECT unnest(?)) ORDER BY id",
-                [fingerprints])
-    found: dict[str, FactRow] = {}
-    for row in fetch_all(cur, FactRow):
-        found.setdefault(row.fact_fingerprint, row)
-    return found
-
-
 def facts_by_fingerprints_or_document(cur: duckdb.DuckDBPyConnection, fingerprints: list[str],
                                       document_id: int) -> tuple[dict[str, FactRow], list[FactRow]]:
-    """``facts_by_fingerprints`` and ``facts_for_document`` in one read: (the first stored
-    fact of each fingerprint, every fact of the document in id order)."""
+    """What a job storing its reading must know in one read: (the first stored fact of
+    each fingerprint, every fact of the document in id order)."""
     cur.execute("SELECT * FROM document_facts WHERE document_id = ? OR fact_fingerprint IN (SELECT unnest(?)) "
                 "ORDER BY id", [document_id, fingerprints])
     wanted = set(fingerprints)
@@ -225,24 +214,14 @@ def pending_identity_reviews(cur: duckdb.DuckDBPyConnection, patient_id: int) ->
     return fetch_all(cur, IdentityCheckRow)
 
 
-def facts_awaiting_vectors(cur: duckdb.DuckDBPyConnection, limit: int) -> list[FactRow]:
-    """Active, unretracted facts of live documents that have no vector yet."""
-    cur.execute(
-        """SELECT f.* FROM document_facts f JOIN documents d ON d.id = f.document_id
-           WHERE f.active AND f.retracted_at IS NULL AND f.vector_indexed_at IS NULL AND NOT d.deleted
-           ORDER BY f.id LIMIT ?""",
-        [limit],
-    )
-    return fetch_all(cur, FactRow)
-
-
 # What embedding a fact reads (retrieve.patient_facts): its ids, kind, words and whether it is active.
 _EMBED_COLUMNS = ("id", "patient_id", "document_id", "fact_type", "fact_text", "active")
 
 
 def facts_to_embed(cur: duckdb.DuckDBPyConnection, limit: int) -> list[FactRow]:
-    """``facts_awaiting_vectors`` with only the columns embedding reads: the vector pass
-    runs after every job, and ``SELECT f.*`` decoded three JSON columns per fact for it."""
+    """Active, unretracted facts of live documents that have no vector yet, with only the
+    columns embedding reads: the vector pass runs after every job, and ``SELECT f.*``
+    decoded three JSON columns per fact for it."""
     cur.execute(
         f"""SELECT {', '.join('f.' + c for c in _EMBED_COLUMNS)} FROM document_facts f
             JOIN documents d ON d.id = f.document_id

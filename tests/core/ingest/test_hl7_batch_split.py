@@ -297,4 +297,4 @@ def test_reading_now_indexes_every_new_fact_not_only_the_first_batch_of_vectors(
                       doc_type="hl7v2_message", by="dr.reviewer")
     assert len(done.report["facts"]) > 256
     with wb.db.cursor() as cur:
-        assert facts_repo.facts_awaiting_vectors(cur, 1000) == []
+        assert facts_repo.facts_to_embed(cur, 1000) == []
