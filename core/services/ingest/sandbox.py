@@ -259,7 +259,13 @@ def _retire(reader: _Reader) -> None:
         reader.conn.close()
     except OSError:
         pass
-    threading.Thread(target=_end, args=(reader.proc,), name="job-child-reaper", daemon=True).start()
+    _reap_later(reader.proc)
+
+
+def _reap_later(proc) -> None:
+    """End a child that answered and is only exiting now (~5-15 ms for a process this
+    size) off the job's path, with ``_end``'s grace and kill."""
+    threading.Thread(target=_end, args=(proc,), name="job-child-reaper", daemon=True).start()
 
 
 def _rss(proc) -> int:
@@ -301,8 +307,8 @@ def _run_in_reader(fn: Callable, args: tuple, *, timeout: float, memory_mb: int,
             _give_back(reader)
         else:
             reader.conn.close()
-            if kind in _ANSWERED:  # it answered and is exiting: reaped off the job's path
-                threading.Thread(target=_end, args=(reader.proc,), name="job-child-reaper", daemon=True).start()
+            if kind in _ANSWERED:  # it answered and is exiting
+                _reap_later(reader.proc)
             else:
                 _end(reader.proc)
     return kind, payload
@@ -321,9 +327,7 @@ def _run_in_fresh_child(fn: Callable, args: tuple, *, timeout: float, memory_mb:
     finally:
         receiver.close()
         if kind in _ANSWERED:
-            # The child sent its answer and is only exiting now (~5-15 ms for a process
-            # this size): reaped off the job's path, with the same grace and kill.
-            threading.Thread(target=_end, args=(proc,), name="job-child-reaper", daemon=True).start()
+            _reap_later(proc)
         else:
             _end(proc)
     return kind, payload
