@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from domain.content import Word
 from domain.policy.context.scope import opens_a_question
 from extract.values import labels
+from extract.values import text_rules as tr
 from extract.values import written_answers as it
 from extract.values.labels import LabelMeaning
 from extract.layout import text_of
@@ -72,16 +73,12 @@ def _misread_colon(word: Word) -> bool:
     return word.conf is not None and len(t) >= 2 and t.endswith(_MISREAD_COLONS) and t[-2].isalpha()
 
 
-# Marks that end these words are the abbreviation's own ("Dr. Hilde Marchetti").
-_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof", "st"})
-
-
 def _names_a_label(text: str) -> bool:
     """``text`` (its last mark a misread colon, left out) is all label vocabulary naming a
-    field or another person, not a title's abbreviation, and no bracket is left open
+    field or another person, not a title ("Dr. Hilde Marchetti"), and no bracket is left open
     before the mark ("Current medicines (name, strength, how often)" is a heading)."""
     text = text[:-1]
-    if text.count("(") > text.count(")") or text.lower() in _ABBREVIATIONS:
+    if text.count("(") > text.count(")") or tr.is_honorific(text):
         return False
     return labels.is_bare_label(text, bilingual=False)
 
@@ -166,15 +163,15 @@ def _mid_label(seg: list[Word], j: int, lo: int) -> tuple[int, int] | None:
     if w.text in _BARE_MID_LABELS and j + 1 < len(seg):
         return j, j + 1
     lead = _leader(w)
+    misread = False
     if lead in ("only", "opens"):
         last, end = j - 1, (j + 1 if lead == "only" else j)
     elif lead == "ends" or (_ends_label(w) and not w.text.startswith("?")):
         last, end = j, j + 1
     elif _misread_colon(w) and j + 1 < len(seg):  # an answer follows, or it is a full stop
-        last, end = j, j + 1
+        last, end, misread = j, j + 1, True
     else:
         return None
-    misread = last == j and not _ends_label(w) and lead is None
     for i in range(max(lo, last - 5), last + 1):
         words = text_of(seg[i: last + 1])
         if lead == "ends":

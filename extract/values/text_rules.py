@@ -26,6 +26,11 @@ _NAME_PART = rf"{_LETTER}(?:{_LETTER}|['\u2019])*(?:-{_LETTER}(?:{_LETTER}|['\u2
 _HONORIFIC = re.compile(r"^(?:mr|mrs|ms|miss|mx|dr)\.?$", re.I)
 
 
+def is_honorific(word: str) -> bool:
+    """"Dr", "Mrs.": a title before a name, its full stop its own."""
+    return bool(_HONORIFIC.match(word.strip()))
+
+
 @dataclass(frozen=True, slots=True)
 class PersonName:
     first: str
