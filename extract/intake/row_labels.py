@@ -74,10 +74,10 @@ def _misread_colon(word: Word) -> bool:
 
 
 def _names_a_label(text: str) -> bool:
-    """``text`` (its last mark a misread colon, left out) is all label vocabulary naming a
-    field or another person, not a title ("Dr. Hilde Marchetti"), and no bracket is left open
-    before the mark ("Current medicines (name, strength, how often)" is a heading)."""
-    text = text[:-1]
+    """``text``, words OCR may have taken a label's colon from, is all label vocabulary
+    naming a field or another person, not a title ("Dr. Hilde Marchetti", "Dr  Hilde"),
+    and leaves no bracket open ("Current medicines (name, strength, how often)" is a
+    heading)."""
     if text.count("(") > text.count(")") or tr.is_honorific(text):
         return False
     return labels.is_bare_label(text, bilingual=False)
@@ -123,7 +123,7 @@ def _first_label(seg: list[Word]) -> int:
             if w.text.endswith("#") and it.classify_label(text_of(seg[: k + 1])) in (None, "other"):
                 continue
             return k + 1
-        if k + 1 < len(seg) and _misread_colon(w) and _names_a_label(text_of(seg[: k + 1])):
+        if k + 1 < len(seg) and _misread_colon(w) and _names_a_label(text_of(seg[: k + 1])[:-1]):
             return k + 1
     if seg and seg[0].text in _BARE_MID_LABELS and len(seg) > 1:
         return 1
@@ -149,7 +149,7 @@ def _label_before_a_lost_colon(seg: list[Word]) -> int:
     if usual <= 0:
         return 0
     for k in range(min(len(gaps), labels.MAX_BARE_LABEL_WORDS)):
-        if gaps[k] >= LOST_COLON_GAP * usual and labels.is_bare_label(text_of(seg[: k + 1]), bilingual=False):
+        if gaps[k] >= LOST_COLON_GAP * usual and _names_a_label(text_of(seg[: k + 1])):
             return k + 1
     return 0
 
@@ -177,9 +177,9 @@ def _mid_label(seg: list[Word], j: int, lo: int) -> tuple[int, int] | None:
         if lead == "ends":
             words = re.sub(rf"{_LEADER}$", "", words)
         elif misread:
+            words = words[:-1]
             if not _names_a_label(words):
                 continue
-            words = words[:-1]
         if not seg[i].text[:1].isupper() or not labels.is_bare_label(words, bilingual=False):
             continue
         meaning = labels.read_label(words)
