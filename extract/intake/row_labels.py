@@ -59,9 +59,12 @@ def _ends_label(word: Word) -> bool:
     return t.endswith((":", "?", "#", "#:")) and (any(c.isalpha() or c == "#" for c in t) or t == ":")
 
 
-# What OCR makes of a colon on a faxed or scanned form: a full stop, comma, semicolon
-# or quote mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F").
-_MISREAD_COLONS = (".", ",", ";", "'", "\u2019")
+# What OCR makes of a colon on a faxed or scanned form: a full stop, semicolon or quote
+# mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F"). Not a comma, which OCR
+# also makes of one: real forms print commas among label words and answers ("123 Any
+# Street, Any Town", "Obstetrician's name, address, and phone #:"), and taking them for
+# colons cut those answers up on the real samples of ../shared/data.
+_MISREAD_COLONS = (".", ";", "'", "\u2019")
 
 
 def _misread_colon(word: Word) -> bool:

@@ -1,7 +1,7 @@
 """What OCR does to an intake form's punctuation, read back (found on faxed forms of
 bench/extraction_accuracy.py; every wording here was written after the rules):
 
-* a label's colon read as ".", ",", ";" or "'" ("Allergies; Latex") still ends the
+* a label's colon read as ".", ";" or "'" ("Allergies; Latex") still ends the
   label, on OCR words only, and only when the words before it are label vocabulary
   naming a field: a title ("Dr.") or a heading with a bracket open is no label;
 * a colon OCR dropped leaves its space: a label-vocabulary run followed by a gap well
@@ -45,9 +45,9 @@ def facts(content: NormalizedContent, fact_type: str) -> list[dict]:
     return [f.structured_value for f in extract_intake(content, "documents:1").facts if f.fact_type == fact_type]
 
 
-def test_a_colon_read_as_a_semicolon_or_comma_still_ends_the_label():
+def test_a_colon_read_as_a_semicolon_or_quote_still_ends_the_label():
     content = page([["Allergies;", "Latex", "(itching)"],
-                    ["Date", "of", "birth,", "03/04/1971"]])
+                    ["Date", "of", "birth'", "03/04/1971"]])
     assert facts(content, "allergy") == [{"substance": "Latex", "reaction": "itching"}]
     result = extract_intake(content, "documents:1")
     assert [(i.kind, i.value) for i in result.identifiers] == [(IdentifierKind.DOB, "1971-03-04")]
@@ -69,6 +69,14 @@ def test_a_text_layer_full_stop_and_a_title_are_not_labels():
     spaced = page([["Dr", "|Philippa", "Gruenwald", "reviewed", "the", "form."]])
     assert not any(str(f.structured_value.get("label", "")).startswith("Dr")
                    for f in extract_intake(spaced, "documents:1").facts)
+
+
+def test_a_comma_is_never_taken_for_a_colon():
+    """Found on ../shared/data's scanned intake form: "Address: 123 Any Street, Any Town,
+    USA" came back as three addresses when "Street," ended a label."""
+    content = page([["Address:", "12", "Mill", "Street,", "Harbour", "Town,", "Canada"]])
+    assert [f["value"] for f in facts(content, "demographic") if f["field"] == "address"] == [
+        "12 Mill Street, Harbour Town, Canada"]
 
 
 def test_a_bracket_left_open_is_a_heading_not_a_label():
