@@ -82,19 +82,19 @@ def warm_ocr() -> None:
     """The OCR engines a scanned page uses, loaded here once instead of in every job's
     child: RapidOCR's models (the vote on doubtful words) took 1-2 s to load per scanned
     job, and its first read ~0.15 s more; Tesseract's engine is two probes of the binary.
-    Both start no thread (RapidOCR runs onnxruntime on one thread, in the caller), so
-    forking stays safe. A failure costs only speed: the child loads them as before."""
+    Neither leaves a thread running (RapidOCR runs onnxruntime on one thread per engine,
+    and its crop readers' helper thread ends with the call), so forking stays safe. A failure costs only speed: the child loads them as before."""
     try:
         from PIL import Image, ImageDraw
 
         from extract.formats.ocr.engines import default_engine
-        from extract.formats.ocr.rapid import rapid_reader
+        from extract.formats.ocr.rapid import CROP_READERS, rapid_reader
 
         if tesseract_available():
             default_engine()
         crop = Image.new("L", (160, 32), 255)
         ImageDraw.Draw(crop).text((6, 10), "Glucose 95 mg/dL", fill=0)
-        rapid_reader()([crop])
+        rapid_reader()([crop] * CROP_READERS)  # every engine's model loaded
     except Exception:  # noqa: BLE001
         pass
 

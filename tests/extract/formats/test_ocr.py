@@ -516,3 +516,18 @@ def test_tesseract_with_its_side_thread_reads_exactly_what_the_steps_read_in_tur
     assert sum(1 for w in expected if w[5] < vote.VOTE_BELOW) >= 5  # the vote had work to do
     assert key(engine.recognize(img)) == expected
     assert key(engine.recognize(img)) == expected
+
+
+@needs_tesseract
+def test_crop_readers_side_by_side_read_each_crop_as_one_engine_does():
+    """The vote's crops dealt out to two engines come back in the crops' order, each
+    read exactly as one engine alone reads it (texts and scores)."""
+    from extract.formats.ocr.rapid import CropReaders
+
+    img = _noisy_lab_page()
+    words = TesseractEngine(reread=False).recognize(img)
+    crops = [vote.crop_word(img, w) for w in vote.voted_on(words)][:12]
+    assert len(crops) >= 5
+    alone = RapidOcrEngine().read_crops(crops)
+    assert CropReaders(2)(crops) == alone
+    assert CropReaders(2)(crops[:1]) == alone[:1]
