@@ -51,6 +51,10 @@ class CachedEngine:
             self.store[key] = getattr(self.engine, method)(image)
         return copy.deepcopy(self.store[key])
 
+    @property
+    def upright_min_conf(self) -> float:
+        return self.engine.upright_min_conf
+
     def recognize(self, image: Image.Image):
         return self._once("recognize", image)
 

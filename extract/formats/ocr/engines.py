@@ -43,6 +43,9 @@ class OcrEngine(Protocol):
     """What the image and scan normalizers need from an OCR engine."""
 
     name: str  # engine and version, e.g. "tesseract 5.3.0"
+    # Mean confidence of a page's words of 3+ characters below which its reading is
+    # taken for a turned page, and the page's orientation is asked (extract/formats/ocr/page.py).
+    upright_min_conf: float
 
     def recognize(self, image: Image.Image) -> list[Word]:
         """Words with pixel boxes of ``image`` and conf in 0..1; ``line`` groups them."""
@@ -102,6 +105,10 @@ class TimedEngine:
         self.engine = engine
         self.name = engine.name
         self.ms = 0.0
+
+    @property
+    def upright_min_conf(self) -> float:
+        return self.engine.upright_min_conf
 
     def recognize(self, image: Image.Image) -> list[Word]:
         start = time.perf_counter()

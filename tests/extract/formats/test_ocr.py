@@ -531,3 +531,38 @@ def test_crop_readers_side_by_side_read_each_crop_as_one_engine_does():
     alone = RapidOcrEngine().read_crops(crops)
     assert CropReaders(2)(crops) == alone
     assert CropReaders(2)(crops[:1]) == alone[:1]
+
+
+def test_a_page_reads_upright_by_its_longer_words_against_the_engines_bar():
+    """Specks read as short low-confidence marks do not make an upright page look
+    turned; words standing on end or long words read at a turned page's confidence do."""
+    from extract.formats.ocr.page import reads_upright
+
+    def word(text: str, conf: float, x0: float = 0, standing: bool = False) -> Word:
+        return Word(text, x0, 0, x0 + (10 if standing else 60), 40 if standing else 12, conf=conf)
+
+    page = [word("Potassium", 0.8), word("mmol/L", 0.7)] + [word(".", 0.1, x0=i) for i in range(8)]
+    assert reads_upright(page, 0.45) and reads_upright(page, 0.7)
+    assert not reads_upright([word("Potassium", 0.3), word("mmol/L", 0.25)], 0.45)
+    assert not reads_upright([word("Potassium", 0.9, standing=True), word("mmol/L", 0.9, standing=True)], 0.45)
+
+
+@needs_tesseract
+def test_an_upright_scan_of_dotted_leaders_is_not_asked_its_orientation():
+    """The specks of its leaders read at low confidence; asking Tesseract which way the
+    page is turned cost ~0.8 s to hear it was upright."""
+    from extract.formats.images import ocr_pdf
+    from golden.fixtures import LAB_CASES, render_lab, with_layout
+    from golden.scan import scan_pdf
+
+    asked: list[int] = []
+
+    class Counting(TesseractEngine):
+        def detect_rotation(self, image: Image.Image) -> int:
+            asked.append(turn := super().detect_rotation(image))
+            return turn
+
+    scan = scan_pdf(render_lab(with_layout(LAB_CASES[0], "dotted")), dpi=200, rotate_deg=1.0, noise=0.02, seed=1)
+    content = ocr_pdf(scan, engine=Counting())
+    assert asked == []
+    assert len(content.pages[0].words) > 50 and content.meta["pages"][0]["turn_tried"] is False
