@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 from domain.content import PageContent, Word
 from domain.policy.facts.citations import reading_rows
-from domain.policy.facts.ocr_readings import edit_distance
+from domain.policy.facts.ocr_readings import one_edit_apart
 
 __all__ = ["reading_rows", "Row", "page_rows", "segments", "ocr_char_width", "norm_token", "PhraseBook",
            "PhraseHit", "LabelledValue", "labelled_values", "text_of"]
@@ -110,6 +110,7 @@ class PhraseHit:
 
 # OCR'd label words this long may be read through one misread letter (PhraseBook).
 _OCR_LABEL_MIN = 6
+_NEAR_CACHE_MAX = 4096
 
 
 class PhraseBook:
@@ -128,6 +129,10 @@ class PhraseBook:
                 raise ValueError(f"label {phrase!r} is already used for {self._by_tokens[tokens]!r}")
         self.max_len = max(len(t) for t in self._by_tokens)
         self._tokens = frozenset(t for tokens in self._by_tokens for t in tokens)
+        # ``_ocr_token``'s answers by token: ``match_at`` runs at every word of a page,
+        # so each token was compared with the whole vocabulary several times (85% of a
+        # scanned lab page's extraction). Emptied when full: a page's tokens fit many times.
+        self._near: dict[str, str] = {}
 
     def _ocr_token(self, w: Word, token: str) -> str:
         """A label word OCR misread by one letter ("Descriptlon", "Roported"), read as
@@ -135,8 +140,14 @@ class PhraseBook:
         and only when no other label word is as close (short labels differ by a letter)."""
         if w.conf is None or len(token) < _OCR_LABEL_MIN or token in self._tokens:
             return token
-        near = [t for t in self._tokens if abs(len(t) - len(token)) <= 1 and edit_distance(token, t) == 1]
-        return near[0] if len(near) == 1 else token
+        found = self._near.get(token)
+        if found is None:
+            near = [t for t in self._tokens if one_edit_apart(token, t)]
+            found = near[0] if len(near) == 1 else token
+            if len(self._near) >= _NEAR_CACHE_MAX:
+                self._near.clear()
+            self._near[token] = found
+        return found
 
     def vouches(self, hit: PhraseHit, after: Sequence[Word]) -> bool:
         """Whether the words after a label written without a colon ("MRN AW-481530",

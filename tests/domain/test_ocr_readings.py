@@ -121,3 +121,17 @@ def test_a_name_one_letter_from_a_known_name_is_too_close_to_chart_as_printed(pr
                                      "Lipase Activity", "Zinc Protoporphyrin"])
 def test_a_known_name_or_one_far_from_every_known_name_is_not_flagged(printed):
     assert lookalike_known_name(printed) is None
+
+
+def test_one_edit_apart_agrees_with_the_edit_distance():
+    """The one-pass test the label reader uses says exactly what edit_distance == 1 says."""
+    import random
+
+    from domain.policy.facts.ocr_readings import edit_distance, one_edit_apart
+
+    rng = random.Random(7)
+    for _ in range(20_000):
+        a, b = ("".join(rng.choice("abc") for _ in range(rng.randint(0, 6))) for _ in range(2))
+        assert one_edit_apart(a, b) == (edit_distance(a, b) == 1), (a, b)
+    assert one_edit_apart("Descriptlon", "Description") and one_edit_apart("Roported", "Reported")
+    assert not one_edit_apart("Reported", "Reported") and not one_edit_apart("Report", "Reported")

@@ -52,6 +52,17 @@ def edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
+def one_edit_apart(a: str, b: str) -> bool:
+    """``edit_distance(a, b) == 1``, told in one pass over the two words."""
+    if len(a) < len(b):
+        a, b = b, a
+    if len(a) - len(b) > 1 or a == b:
+        return False
+    i = next((k for k, (ca, cb) in enumerate(zip(a, b)) if ca != cb), len(b))
+    # Past the first difference, the rest agrees after one substitution or one deletion.
+    return a[i + 1:] == b[i + 1:] if len(a) == len(b) else a[i + 1:] == b[i:]
+
+
 def _fold(text: str) -> str:
     """Accents off ("Triglycérides" is OCR's e with a speck), as the vocabulary is ASCII."""
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
