@@ -41,6 +41,11 @@ CONTINUATION_GAP = 1.0
 # A segment starting this share of the page width right of the answer column is
 # outside the field: a margin note.
 MARGIN_SHIFT = 0.3
+# An answer row that ends more than this share of the text's width short of its right
+# edge did not wrap: a row after it back under the label is a new line of text.
+WRAP_SLACK = 0.25
+_LIST_SEPARATORS = frozenset(",;:/&+-")  # ":" announces the rows below ("Yes - list:")
+_LIST_WORDS = frozenset({"and", "or", "with", "plus"})
 # A block about another person opened by a label with its answer ("Next of kin: Ana
 # Ruiz", then her phone) ends at a vertical gap of more than this many text heights:
 # the form has moved on. One opened by a heading ends only at the next heading or a
@@ -243,6 +248,12 @@ class _PageReader:
         person = _names_someone_else(row)
         if current is not None and gap <= CONTINUATION_GAP * row.height and not _is_heading(row, gap) \
                 and not _is_title(row, current) and person is None and _under(current, segs[0], row):
+            if _after_a_finished_answer(current, segs[0], row):
+                # Not read as more of the answer, but not dropped either: a note beside
+                # the field, which a person reviews (a sentence after the answers).
+                self.set_aside(row.words, row, current)
+                self.current = None
+                return
             _continue(current, segs, row, self.set_aside)
             return
         # Outside any field: titles and instructions on the left are not findings,
@@ -294,6 +305,25 @@ class _PageReader:
 def _under(current: Field, seg: list[Word], row: Row) -> bool:
     """Whether a segment on a later row can continue ``current``: not left of its label."""
     return seg[0].x0 >= current.label_x0 - 0.5 * row.height
+
+
+def _after_a_finished_answer(current: Field, seg: list[Word], row: Row) -> bool:
+    """A row starting left of the answer's last row (back under the label) after an
+    answer row that ended short of the text's right edge and not on a list separator or
+    a colon: the answer did not wrap, so this is a new line of text ("Dr. Gruenwald
+    reviewed the form." under "Allergies: Penicillin (hives); Latex"), not another item
+    of it. A row in line with the answer's last row, or after a row that ran to the
+    edge or ended on ",", ";", "and" or ":" ("[X] Yes - list:"), goes on with the answer."""
+    if not current.rows or row.page is not current.page:
+        return False
+    if seg[0].x0 >= current.rows[-1][0].x0 - 0.5 * row.height:
+        return False  # in line with the answer's last row: a list going on
+    last = current.rows[-1][-1]
+    if last.text[-1:] in _LIST_SEPARATORS or last.text.casefold() in _LIST_WORDS:
+        return False
+    left = min(w.x0 for w in row.page.words)
+    right = max(w.x1 for w in row.page.words)
+    return last.x1 < right - WRAP_SLACK * (right - left)
 
 
 def _distribute(columns: list[Field], segs: list[list[Word]], row: Row, set_aside) -> None:

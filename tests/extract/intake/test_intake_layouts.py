@@ -499,3 +499,31 @@ def test_a_headed_block_about_someone_else_survives_the_spacing_between_its_fiel
         (IdentifierKind.NAME, "Odalys Brannigan"), (IdentifierKind.DOB, "1990-11-30")}
     tomas = [f for f in result.facts if f.structured_value.get("person") == "emergency contact"]
     assert [f.structured_value["value"] for f in tomas] == ["Tomas Brannigan", "05/14/1988"]
+
+
+# --------------------------------------------------------------------------- where an answer ends
+
+
+_WIDE = "Current medications: Atorvastatin 20 mg nightly; Amlodipine 5 mg daily and aspirin 81 mg"
+
+
+def test_a_sentence_back_under_the_label_after_a_finished_answer_is_a_note_not_an_item():
+    """The allergy answer ends short of the text's edge on no separator: the line below
+    it, back at the label's margin, is new text. It is held as a note beside the field
+    for a person, never read as a third allergy."""
+    result = _extract(_line(_WIDE), _line("Allergies: Penicillin (hives); Latex"),
+                      _line("Dr. Philippa Gruenwald reviewed the form."))
+    items = [f for f in _of(result, "allergy") if "note" not in f.structured_value]
+    assert [f.structured_value["substance"] for f in items] == ["Penicillin", "Latex"]
+    (note,) = [f for f in result.facts if (f.structured_value or {}).get("location") == "margin"]
+    assert note.wants_review and "Gruenwald" in note.structured_value["note"]
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Allergies: Penicillin (hives), sulfa (rash),", "latex (swelling)"),  # ended on a separator
+    ("Allergies: Penicillin (hives) and sulfa drugs which gave a rash and", "latex (swelling)"),
+])
+def test_an_answer_that_wraps_goes_on_at_the_margin(first, second):
+    result = _extract(_line(_WIDE), _line(first), _line(second))
+    assert "Latex" in [f.structured_value["substance"].capitalize() for f in _of(result, "allergy")]
+    assert not any((f.structured_value or {}).get("location") == "margin" for f in result.facts)
