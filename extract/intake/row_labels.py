@@ -76,14 +76,15 @@ def _misread_colon(word: Word) -> bool:
     return word.conf is not None and len(t) >= 2 and t.endswith(_MISREAD_COLONS) and t[-2].isalpha()
 
 
-def _names_a_label(text: str) -> bool:
+def _names_a_label(text: str, *, bilingual: bool = False) -> bool:
     """``text``, words OCR may have taken a label's colon from, is all label vocabulary
     naming a field or another person, not a title ("Dr. Hilde Marchetti", "Dr  Hilde"),
     and leaves no bracket open ("Current medicines (name, strength, how often)" is a
-    heading)."""
+    heading). ``bilingual``: at the start of a row, where words before a " / " are the
+    label's translation ("Alergias / Allergies."), not an answer's."""
     if text.count("(") > text.count(")") or tr.is_honorific(text):
         return False
-    return labels.is_bare_label(text, bilingual=False)
+    return labels.is_bare_label(text, bilingual=bilingual)
 
 
 # Dot leaders and blank lines between a label and its answer ("Surname ........ Kowalczyk").
@@ -126,7 +127,7 @@ def _first_label(seg: list[Word]) -> int:
             if w.text.endswith("#") and it.classify_label(text_of(seg[: k + 1])) in (None, "other"):
                 continue
             return k + 1
-        if k + 1 < len(seg) and _misread_colon(w) and _names_a_label(text_of(seg[: k + 1])[:-1]):
+        if k + 1 < len(seg) and _misread_colon(w) and _names_a_label(text_of(seg[: k + 1])[:-1], bilingual=True):
             return k + 1
     if seg and seg[0].text in _BARE_MID_LABELS and len(seg) > 1:
         return 1

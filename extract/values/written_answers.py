@@ -254,11 +254,20 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
 
 
 def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -> list[int]:
-    """The words of an option written by the patient: after its colon, or on rows below its box."""
-    colon = next((n for n, k in enumerate(said) if rows[k] == box_row and words[k].endswith(":")), None)
+    """The words of an option written by the patient: after its colon, or on rows below its box.
+    A "Yes" ending on a full stop or semicolon before more words is taken as ending on
+    its colon: OCR reads a faxed "[X] Sí / Yes: Amoxicilina" as "Yes. Amoxicilina"."""
+    colon = next((n for n, k in enumerate(said) if rows[k] == box_row and (
+        words[k].endswith(":") or _yes_before_more(words, said, n))), None)
     after = [k for n, k in enumerate(said) if rows[k] == box_row and colon is not None and n > colon]
     below = [k for k in said if rows[k] != box_row]
     return after + below
+
+
+def _yes_before_more(words: list[str], said: list[int], n: int) -> bool:
+    """``said[n]`` ends a "Yes" on "." or ";" with more of the option after it."""
+    word = words[said[n]]
+    return n + 1 < len(said) and word[-1:] in ".;" and is_yes_answer(" ".join(words[k] for k in said[: n + 1]))
 
 
 _DOSE = (r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*(?:mg/ml|mg|mcg|µg|ug|gm|g|ml|units?|iu|%|meq|"

@@ -108,3 +108,18 @@ def test_a_record_number_prefix_printed_apart_keeps_its_digits():
     assert [(i.kind, i.value) for i in result.identifiers] == [(IdentifierKind.MRN, "KB 40912")]
     alone = page([["MRN:", "40912", "Ward", "B"]])
     assert [i.value for i in extract_intake(alone, "documents:1").identifiers] == ["40912"]
+
+
+def test_a_bilingual_label_whose_colon_was_misread_is_one_label():
+    """"Alergias / Allergies." opening a row is one label: its Spanish half is no item of
+    the medicines listed above it (found on a faxed bilingual form: "Alergias /" was
+    charted as a medicine)."""
+    content = page([["Medicamentos", "/", "Medicines:", "Metformina", "850", "mg", "daily"],
+                    ["Alergias", "/", "Allergies.", "Sulfa", "(hives)"]])
+    assert [m["name"] for m in facts(content, "medication")] == ["Metformina"]
+    assert facts(content, "allergy") == [{"substance": "Sulfa", "reaction": "hives"}]
+
+
+def test_a_ticked_yes_whose_colon_was_read_as_a_full_stop_still_opens_the_answer():
+    content = page([["Allergies:", "[", "]", "None", "[X]", "Sí/", "Yes.", "Amoxicilina", "(swelling)"]])
+    assert facts(content, "allergy") == [{"substance": "Amoxicilina", "reaction": "swelling"}]
