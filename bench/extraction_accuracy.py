@@ -129,17 +129,21 @@ def _facts_for(case, upload_name: str) -> tuple[list[dict], dict[str, Any]]:
 
 
 def _best_fields(matcher: dict, facts: list[dict]) -> tuple[int, dict | None]:
-    """How many of the matcher's fields the best extracted fact of its type reads."""
+    """How many of the matcher's fields the best extracted fact of its type reads; of
+    facts reading as many, the one about the same subject ("Ferritin 92h" over "TSH ...
+    L", which both read one field of "Ferritin 9 L")."""
     where = matcher["where"]
-    best, best_fact = 0, None
+    subject = next((k for k in SUBJECT_KEYS if k in where), None)
+    best, best_fact = (0, False), None
     for f in facts:
         if matcher.get("fact_type") and f["fact_type"] != matcher["fact_type"]:
             continue
         value = f["structured_value"] or {}
         hits = sum(same(value.get(k), v) for k, v in where.items())
-        if hits > best:
-            best, best_fact = hits, f
-    return best, best_fact
+        score = (hits, bool(hits and subject and _alike(value.get(subject), where[subject])))
+        if score > best:
+            best, best_fact = score, f
+    return best[0], best_fact
 
 
 def _alike(read: Any, wanted: Any) -> bool:
