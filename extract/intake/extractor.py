@@ -26,6 +26,7 @@ from domain.models import (
     IdentityCandidate,
 )
 from domain.policy.facts.citations import quote_from_words
+from domain.policy.facts.ocr_readings import speck_accents
 from domain.policy.context.mentions import red_flag
 from extract.values import labels
 from extract.values.lists import NO_KNOWN_TEXT
@@ -310,7 +311,8 @@ class _Builder:
             parts = (0.4 + 0.3 * (med["dose"] is not None) + 0.3 * (med["frequency"] is not None))
             uncertain = bool(item_doubt(item_text, text))
             self._add("medication", f"Takes {item_text}", med, f.page, item, "current_medications[]",
-                      answer_score(parts, f, uncertain), review=review_reason(item_text, True, answer=text),
+                      answer_score(parts, f, uncertain),
+                      review=review_reason(item_text, True, answer=text) or _accent_doubt(med["name"], item),
                       context=text)
 
     def _allergies(self, f: Field, words: list[Word], text: str) -> None:
@@ -329,7 +331,8 @@ class _Builder:
             parts = 0.7 + 0.3 * (allergy["reaction"] is not None)
             text_out = f"Allergy: {allergy['substance']}" + (f" ({allergy['reaction']})" if allergy["reaction"] else "")
             self._add("allergy", text_out, allergy, f.page, item, "allergies[]",
-                      answer_score(parts, f, uncertain), review=review_reason(item_text, True, answer=text),
+                      answer_score(parts, f, uncertain),
+                      review=review_reason(item_text, True, answer=text) or _accent_doubt(allergy["substance"], item),
                       context=text)
 
     def _family_history(self, f: Field, words: list[Word], text: str) -> None:
@@ -428,3 +431,12 @@ class _Builder:
         self._add(fact_type, f"{label} written {place}: {text!r}", value, page, words, "needs_review_findings[]",
                   confidence - (0.0 if by_content else 0.1),
                   document_only=fact_type == "other", review="; ".join(reasons), context=text)
+
+
+def _accent_doubt(name: str | None, words: list[Word]) -> str | None:
+    """Why an OCR'd medicine or allergen name needs a person: an accent OCR may have
+    read from a speck ("Albutérol" on a faxed form)."""
+    if not name or not any(w.conf is not None for w in words):
+        return None
+    accents = speck_accents(name)
+    return f"the name was read by OCR with {accents!r}, which a speck on the page can make" if accents else None

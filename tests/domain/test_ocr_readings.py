@@ -135,3 +135,11 @@ def test_one_edit_apart_agrees_with_the_edit_distance():
         assert one_edit_apart(a, b) == (edit_distance(a, b) == 1), (a, b)
     assert one_edit_apart("Descriptlon", "Description") and one_edit_apart("Roported", "Reported")
     assert not one_edit_apart("Reported", "Reported") and not one_edit_apart("Report", "Reported")
+
+
+def test_speck_accents_names_the_accented_letters_of_a_name():
+    from domain.policy.facts.ocr_readings import speck_accents
+
+    assert speck_accents("Albutérol inhaler") == "é"
+    assert speck_accents("Ácido acetilsalicílico") == "Áí"
+    assert speck_accents("Albuterol") == "" and speck_accents("µg 5") == ""

@@ -123,3 +123,13 @@ def test_a_bilingual_label_whose_colon_was_misread_is_one_label():
 def test_a_ticked_yes_whose_colon_was_read_as_a_full_stop_still_opens_the_answer():
     content = page([["Allergies:", "[", "]", "None", "[X]", "Sí/", "Yes.", "Amoxicilina", "(swelling)"]])
     assert facts(content, "allergy") == [{"substance": "Amoxicilina", "reaction": "swelling"}]
+
+
+def test_an_accent_on_an_ocr_read_medicine_name_holds_it_for_review():
+    """A speck over a faxed "Albuterol" read as "Albutérol": a name nobody wrote goes to
+    a person, not to the chart; a typed accent is the writer's own."""
+    rows = [["Medications:", "Albutérol", "inhaler", "2", "puffs", "as", "needed"]]
+    (ocr,) = [f for f in extract_intake(page(rows), "documents:1").facts if f.fact_type == "medication"]
+    assert ocr.wants_review and "'é'" in ocr.review_reason
+    (typed,) = [f for f in extract_intake(page(rows, ocr=False), "documents:1").facts if f.fact_type == "medication"]
+    assert not typed.wants_review
