@@ -131,7 +131,8 @@ def _facts_for(case, upload_name: str) -> tuple[list[dict], dict[str, Any]]:
 def _best_fields(matcher: dict, facts: list[dict]) -> tuple[int, dict | None]:
     """How many of the matcher's fields the best extracted fact of its type reads; of
     facts reading as many, the one about the same subject ("Ferritin 92h" over "TSH ...
-    L", which both read one field of "Ferritin 9 L")."""
+    L", which both read one field of "Ferritin 9 L"; "Albutérol inhaler", which reads
+    none of "Albuterol inhaler", over no fact)."""
     where = matcher["where"]
     subject = next((k for k in SUBJECT_KEYS if k in where), None)
     best, best_fact = (0, False), None
@@ -140,7 +141,7 @@ def _best_fields(matcher: dict, facts: list[dict]) -> tuple[int, dict | None]:
             continue
         value = f["structured_value"] or {}
         hits = sum(same(value.get(k), v) for k, v in where.items())
-        score = (hits, bool(hits and subject and _alike(value.get(subject), where[subject])))
+        score = (hits, bool(subject and _alike(value.get(subject), where[subject])))
         if score > best:
             best, best_fact = score, f
     return best[0], best_fact
