@@ -45,7 +45,9 @@ def classify_label(label: str) -> str | None:
 # Allergy-like wording in free text: the word itself, reactions, and the usual
 # culprits (drug classes, foods, stings, contact allergens) in a few spellings.
 _ALLERGY_WORDS = re.compile(
-    r"allerg|\bsulf|\bsulph|penicillin|amoxicillin|cephal|\bcef|latex|codeine|hives|urticaria|anaphyla|\brash\b|"
+    # "cephal" only as a drug's stem: "Encephalopathy" on a case report is no allergy
+    r"allerg|\bsulf|\bsulph|penicillin|amoxicillin|\bcephal(?:ex|os|ot|or)|\bcef|latex|codeine|hives|"
+    r"urticaria|anaphyla|\brash\b|"
     r"swelling|\bnkda\b|reaction|\breact(?:s|ed)?\b|intoleran|sensitiv|epi-?pen|\btingl|\bitch|\bwheal|"
     r"shellfish|seafood|\bprawns?\b|shrimps?|\bcrabs?\b|lobster|mussels?|oysters?|\bclams?\b|scallops?|"
     r"peanut|tree ?nuts?|\bnuts\b|walnut|cashew|almond|hazelnut|pistachio|sesame|"

@@ -96,3 +96,13 @@ def test_a_forms_medication_answer_agrees(line, name, dose, frequency, route):
 def test_a_forms_answer_keeps_a_schedule_the_vocabulary_does_not_know():
     assert written_answers.parse_medication("Metformin 500 mg morning and night")["frequency"] == "morning and night"
     assert lists.parse_medication("Metformin 500 mg morning and night")["frequency"] is None
+
+
+@pytest.mark.parametrize("text, topic", [
+    ("Acute Encephalopathy", None),  # the pertussis case report's symptom list: no allergy
+    ("Cephalexin - hives", "allergy"), ("cephalosporins", "allergy"), ("cefuroxime", "allergy"),
+])
+def test_cephal_names_an_allergy_only_as_a_drugs_stem(text, topic):
+    from extract.values.written_answers import clinical_topic
+
+    assert clinical_topic(text) == topic
