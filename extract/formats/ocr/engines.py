@@ -43,8 +43,8 @@ class OcrEngine(Protocol):
     """What the image and scan normalizers need from an OCR engine."""
 
     name: str  # engine and version, e.g. "tesseract 5.3.0"
-    # Mean confidence of a page's words of 3+ characters below which its reading is
-    # taken for a turned page, and the page's orientation is asked (extract/formats/ocr/page.py).
+    # Mean confidence of a page's longer words below which its reading is taken for a
+    # turned page (extract/formats/ocr/upright.py).
     upright_min_conf: float
 
     def recognize(self, image: Image.Image) -> list[Word]:

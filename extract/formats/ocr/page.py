@@ -23,12 +23,8 @@ from domain.errors import ExtractionError
 from domain.models import ExtractionWarning
 from extract.formats.ocr import cells, imageprep, points
 from extract.formats.ocr.engines import OcrEngine
+from extract.formats.ocr.upright import reads_upright
 
-# A page reads as upright when its words are mostly horizontal and confidently read:
-# its longer words' mean confidence at least the engine's ``upright_min_conf``, or this
-# for an engine that names none. Upside-down pages read at 0.65-0.69 with RapidOCR
-# (classifier off), upright typed pages at 0.85-0.97.
-UPRIGHT_MIN_CONF = 0.7
 # A quarter-turned reading must beat the unturned one by this factor to be kept.
 TURN_MIN_GAIN = 1.2
 # Tokens made only of rule-like marks read below this confidence are form rules, box
@@ -85,7 +81,7 @@ def _ocr_page(gray: Image.Image, engine: OcrEngine, number: int, dpi: int | None
     clean, flattened = imageprep.flatten_background(clean)
     reading = _read(clean, engine, 0, number, dpi, bilevel, side, png)
     tried_turn = False
-    if not reads_upright(reading.words, getattr(engine, "upright_min_conf", UPRIGHT_MIN_CONF)):
+    if not reads_upright(reading.words, engine.upright_min_conf):
         turn = engine.detect_rotation(clean)
         if turn:
             tried_turn = True
@@ -228,18 +224,6 @@ def level_lines(words: list[Word]) -> list[Word]:
 
 def _is_noise(w: Word) -> bool:
     return (w.conf or 0.0) < NOISE_MAX_CONF and all(ch in NOISE_CHARS for ch in w.text)
-
-
-def reads_upright(words: list[Word], min_conf: float = UPRIGHT_MIN_CONF) -> bool:
-    """Confident, horizontal words: the page needs no quarter turn. Judged on words of
-    three characters or more: the specks of a dotted leader or a speckled scan read as
-    short low-confidence marks ("-", "'", ".") on an upright page as on a turned one."""
-    long_words = [w for w in words if len(w.text) >= 3]
-    if not long_words:
-        return False
-    vertical = sum(1 for w in long_words if (w.y1 - w.y0) > (w.x1 - w.x0))
-    mean_conf = sum(w.conf or 0.0 for w in long_words) / len(long_words)
-    return vertical <= len(long_words) / 2 and mean_conf >= min_conf
 
 
 def text_score(words: list[Word]) -> float:

@@ -12,6 +12,7 @@ from domain.content import Word
 from domain.errors import ExtractionError
 from extract.formats.ocr import cells
 from extract.formats.ocr.rapid import rapid_reader
+from extract.formats.ocr.upright import long_words, reads_upright
 from extract.formats.ocr.vote import EarlyReadings, Reader, vote
 
 # Page segmentation mode 3 (automatic layout). Measured against 6 (one uniform block)
@@ -154,16 +155,10 @@ class TesseractEngine:
 
 
 def _looks_turned(words: list[Word]) -> bool:
-    """A page pass that reads like a turned page (upside down: mean confidence ~0.27;
-    sideways: words standing upright): the page code will turn it and read it again,
-    so the re-reads and the vote would be spent on the wrong way up. Judged on words
-    of three letters or digits: table rules read as "|" or "—" say nothing."""
-    long_words = [w for w in words if sum(ch.isalnum() for ch in w.text) >= 3]
-    if not long_words:
-        return False  # nothing read (a boxed table Tesseract took for pictures): recover it
-    standing = sum(1 for w in long_words if (w.y1 - w.y0) > (w.x1 - w.x0))
-    mean_conf = sum(w.conf or 0.0 for w in long_words) / len(long_words)
-    return mean_conf < TURNED_MAX_CONF or standing > len(long_words) / 2
+    """A page pass that reads like a turned page: the page code will turn it and read it
+    again, so the re-reads and the vote would be spent on the wrong way up. Nothing read
+    (a boxed table Tesseract took for pictures) is not turned: it is recovered."""
+    return bool(long_words(words)) and not reads_upright(words, TURNED_MAX_CONF)
 
 
 def words_from_tsv(data: dict) -> list[Word]:

@@ -536,7 +536,7 @@ def test_crop_readers_side_by_side_read_each_crop_as_one_engine_does():
 def test_a_page_reads_upright_by_its_longer_words_against_the_engines_bar():
     """Specks read as short low-confidence marks do not make an upright page look
     turned; words standing on end or long words read at a turned page's confidence do."""
-    from extract.formats.ocr.page import reads_upright
+    from extract.formats.ocr.upright import reads_upright
 
     def word(text: str, conf: float, x0: float = 0, standing: bool = False) -> Word:
         return Word(text, x0, 0, x0 + (10 if standing else 60), 40 if standing else 12, conf=conf)
