@@ -53,7 +53,8 @@ class Rules:
     mask: np.ndarray
     horizontal: int  # how many
     vertical: int
-    vertical_mask: np.ndarray | None = None  # vertical rules and their shorter pieces (255 on them)
+    # Each vertical rule or shorter piece of one: (x of its middle, top, bottom) in pixels.
+    columns: tuple[tuple[float, int, int], ...] = ()
 
     @property
     def ruled(self) -> bool:
@@ -70,8 +71,8 @@ def ink_mask(gray: Image.Image | np.ndarray) -> np.ndarray:
 
 def find_rules(ink: np.ndarray, glyph: float) -> Rules:
     """Long thin runs of ink in either direction: a table's ruling lines, counted from
-    ``RULE_MIN_GLYPHS`` long. Vertical rules are masked (``mask``, ``vertical_mask``)
-    from a shorter length: a column rule between two section headings spans only the
+    ``RULE_MIN_GLYPHS`` long. Vertical rules are masked (``mask``) and listed
+    (``columns``) from a shorter length: a column rule between two section headings spans only the
     rows of its section, and no letter is that tall; a header row's rules alone do not
     make a ruled table (``ruled``)."""
     length = max(15, round(RULE_MIN_GLYPHS * glyph))
@@ -80,7 +81,9 @@ def find_rules(ink: np.ndarray, glyph: float) -> Rules:
     tall = max(15, round(VERTICAL_RULE_MIN_GLYPHS * glyph))
     pieces = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, tall)))
     mask = cv2.bitwise_or(horiz, pieces)  # ``pieces`` holds ``vert``
-    return Rules(mask=mask, horizontal=_count_runs(horiz), vertical=_count_runs(vert), vertical_mask=pieces)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(pieces, connectivity=8)
+    columns = tuple((x + w / 2.0, int(y), int(y + h)) for x, y, w, h, _ in stats[1:n])
+    return Rules(mask=mask, horizontal=_count_runs(horiz), vertical=_count_runs(vert), columns=columns)
 
 
 # What a table's column rule is read as when OCR takes it for a character ("Troponin |
@@ -98,14 +101,11 @@ def without_rule_glyphs(words: list[Word], ink: PageInk) -> list[Word]:
     set off from the rules; a rule's piece too short to be found (one header row) is
     placed by the longer pieces of the same line below it."""
     rules = ink.rules
-    if rules is None or rules.vertical_mask is None or not ink.glyph:
+    if rules is None or not rules.columns or not ink.glyph:
         return words
-    n, _, stats, _ = cv2.connectedComponentsWithStats(rules.vertical_mask, connectivity=8)
     slack = RULE_GLYPH_SLACK * ink.glyph
     reach = 4 * ink.glyph  # a header row or two above the rule's piece
-    lines = [(x + w / 2.0, y - reach, y + h + slack) for x, y, w, h, _ in stats[1:n]]
-    if not lines:
-        return words
+    lines = [(x, top - reach, bottom + slack) for x, top, bottom in rules.columns]
 
     def on_a_rule(w: Word) -> bool:
         return any(w.x0 - slack <= x <= w.x1 + slack and top <= (w.y0 + w.y1) / 2 <= bottom
