@@ -255,10 +255,18 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
     return Ticks(frozenset(answer), frozenset(boxes), problem)
 
 
+# What OCR makes of a colon on a faxed or scanned form: a full stop, semicolon or quote
+# mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F", "[X] Yes. Amoxicilina").
+# Not a comma, which OCR also makes of one: real forms print commas among label words
+# and answers ("123 Any Street, Any Town", "Obstetrician's name, address, and phone #:"),
+# and taking them for colons cut those answers up on the real samples of ../shared/data.
+MISREAD_COLONS = (".", ";", "'", "\u2019")
+
+
 def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -> list[int]:
     """The words of an option written by the patient: after its colon, or on rows below its box.
-    A "Yes" ending on a full stop or semicolon before more words is taken as ending on
-    its colon: OCR reads a faxed "[X] Sí / Yes: Amoxicilina" as "Yes. Amoxicilina"."""
+    A "Yes" ending on a mark OCR makes of a colon, before more words, is taken as ending
+    on its colon: OCR reads a faxed "[X] Sí / Yes: Amoxicilina" as "Yes. Amoxicilina"."""
     colon = next((n for n, k in enumerate(said) if rows[k] == box_row and (
         words[k].endswith(":") or _yes_before_more(words, said, n))), None)
     after = [k for n, k in enumerate(said) if rows[k] == box_row and colon is not None and n > colon]
@@ -267,9 +275,9 @@ def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -
 
 
 def _yes_before_more(words: list[str], said: list[int], n: int) -> bool:
-    """``said[n]`` ends a "Yes" on "." or ";" with more of the option after it."""
-    word = words[said[n]]
-    return n + 1 < len(said) and word[-1:] in ".;" and is_yes_answer(" ".join(words[k] for k in said[: n + 1]))
+    """``said[n]`` ends a "Yes" on a misread colon with more of the option after it."""
+    return n + 1 < len(said) and words[said[n]].endswith(MISREAD_COLONS) \
+        and is_yes_answer(" ".join(words[k] for k in said[: n + 1]))
 
 
 _DOSE = (r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*(?:mg/ml|mg|mcg|µg|ug|gm|g|ml|units?|iu|%|meq|"
