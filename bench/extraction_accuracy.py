@@ -220,7 +220,7 @@ def measure_document(data: bytes, doc_type: str, matchers: list[dict], counts: d
             elif its_result and not best["verified"]:
                 tally.held += 1  # read as this result, wrongly or in part, and held for review
                 label += " (held for review)"
-            elif not (its_result and best["verified"]):
+            elif not its_result:
                 tally.lost += 1
                 label += " [LOST: not read, not reported]"
             tally.missed.append(label)

@@ -83,7 +83,8 @@ def warm_ocr() -> None:
     child: RapidOCR's models (the vote on doubtful words) took 1-2 s to load per scanned
     job, and its first read ~0.15 s more; Tesseract's engine is two probes of the binary.
     Neither leaves a thread running (RapidOCR runs onnxruntime on one thread per engine,
-    and its crop readers' helper thread ends with the call), so forking stays safe. A failure costs only speed: the child loads them as before."""
+    and its crop readers' helper thread ends with the call), so forking stays safe. A
+    failure costs only speed: the child loads them as before."""
     try:
         from PIL import Image, ImageDraw
 
