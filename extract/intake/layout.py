@@ -41,9 +41,9 @@ CONTINUATION_GAP = 1.0
 # A segment starting this share of the page width right of the answer column is
 # outside the field: a margin note.
 MARGIN_SHIFT = 0.3
-# An answer row that ends more than this share of the text's width short of its right
-# edge did not wrap: a row after it back under the label is a new line of text.
-WRAP_SLACK = 0.25
+# A word space is about this share of a row's height (for whether a word would have
+# fitted at the end of the row above).
+SPACE_SHARE = 0.25
 _LIST_SEPARATORS = frozenset(",;:/&+-")  # ":" announces the rows below ("Yes - list:")
 _LIST_WORDS = frozenset({"and", "or", "with", "plus"})
 # A block about another person opened by a label with its answer ("Next of kin: Ana
@@ -308,12 +308,13 @@ def _under(current: Field, seg: list[Word], row: Row) -> bool:
 
 
 def _after_a_finished_answer(current: Field, seg: list[Word], row: Row) -> bool:
-    """A row starting left of the answer's last row (back under the label) after an
-    answer row that ended short of the text's right edge and not on a list separator or
-    a colon: the answer did not wrap, so this is a new line of text ("Dr. Gruenwald
-    reviewed the form." under "Allergies: Penicillin (hives); Latex"), not another item
-    of it. A row in line with the answer's last row, or after a row that ran to the
-    edge or ended on ",", ";", "and" or ":" ("[X] Yes - list:"), goes on with the answer."""
+    """A row starting left of the answer's last row (back under the label) whose first
+    word would have fitted at the end of that row, before the text's right edge, when
+    the row ended on no list separator or colon: the line was broken on purpose, not
+    wrapped, so this is a new line of text ("Dr. Gruenwald reviewed the form." under
+    "Allergies: Penicillin (hives); Latex"), not another item of the answer. A row in
+    line with the answer's last row, a word too long for the room left, or a row above
+    ending on ",", ";", "and" or ":" ("[X] Yes - list:") goes on with the answer."""
     if not current.rows or row.page is not current.page:
         return False
     if seg[0].x0 >= current.rows[-1][0].x0 - 0.5 * row.height:
@@ -321,9 +322,9 @@ def _after_a_finished_answer(current: Field, seg: list[Word], row: Row) -> bool:
     last = current.rows[-1][-1]
     if last.text[-1:] in _LIST_SEPARATORS or last.text.casefold() in _LIST_WORDS:
         return False
-    left = min(w.x0 for w in row.page.words)
+    first = seg[0]
     right = max(w.x1 for w in row.page.words)
-    return last.x1 < right - WRAP_SLACK * (right - left)
+    return last.x1 + SPACE_SHARE * row.height + (first.x1 - first.x0) <= right
 
 
 def _distribute(columns: list[Field], segs: list[list[Word]], row: Row, set_aside) -> None:
