@@ -145,7 +145,7 @@ def _label_before_a_lost_colon(seg: list[Word]) -> int:
     if usual <= 0:
         return 0
     for k in range(min(len(gaps), labels.MAX_BARE_LABEL_WORDS)):
-        if gaps[k] >= LOST_COLON_GAP * usual and _names_a_label(text_of(seg[: k + 1])):
+        if gaps[k] >= LOST_COLON_GAP * usual and _names_a_label(text_of(seg[: k + 1]), bilingual=True):
             return k + 1
     return 0
 

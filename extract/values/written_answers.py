@@ -256,7 +256,7 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
 
 
 # What OCR makes of a colon on a faxed or scanned form: a full stop, semicolon or quote
-# mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F", "[X] Yes. Amoxicilina").
+# mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F").
 # Not a comma, which OCR also makes of one: real forms print commas among label words
 # and answers ("123 Any Street, Any Town", "Obstetrician's name, address, and phone #:"),
 # and taking them for colons cut those answers up on the real samples of ../shared/data.
@@ -265,19 +265,27 @@ MISREAD_COLONS = (".", ";", "'", "\u2019")
 
 def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -> list[int]:
     """The words of an option written by the patient: after its colon, or on rows below its box.
-    A "Yes" ending on a mark OCR makes of a colon, before more words, is taken as ending
-    on its colon: OCR reads a faxed "[X] Sí / Yes: Amoxicilina" as "Yes. Amoxicilina"."""
-    colon = next((n for n, k in enumerate(said) if rows[k] == box_row and (
-        words[k].endswith(":") or _yes_before_more(words, said, n))), None)
+    A "Yes" opening the option's row before more words ends where its colon would: OCR
+    reads a faxed "[X] Sí / Yes: Amoxicilina" as "Yes. Amoxicilina" or loses the colon
+    ("Oui / Yes Codeine"), and the allergen is what follows, not the row below."""
+    on_row = [n for n, k in enumerate(said) if rows[k] == box_row]
+    colon = next((n for n in on_row if words[said[n]].endswith(":")), None)
+    if colon is None:
+        colon = _end_of_yes(words, [said[n] for n in on_row])
     after = [k for n, k in enumerate(said) if rows[k] == box_row and colon is not None and n > colon]
     below = [k for k in said if rows[k] != box_row]
     return after + below
 
 
-def _yes_before_more(words: list[str], said: list[int], n: int) -> bool:
-    """``said[n]`` ends a "Yes" on a misread colon with more of the option after it."""
-    return n + 1 < len(said) and words[said[n]].endswith(MISREAD_COLONS) \
-        and is_yes_answer(" ".join(words[k] for k in said[: n + 1]))
+def _end_of_yes(words: list[str], row: list[int]) -> int | None:
+    """Where the "Yes" opening an option's row ends ("Oui / Yes", "Yes."), when more of
+    the row follows it; ``None`` otherwise."""
+    end = None
+    for n in range(len(row)):
+        if not is_yes_answer(" ".join(words[k] for k in row[: n + 1])):
+            break
+        end = n
+    return end if end is not None and end + 1 < len(row) else None
 
 
 _DOSE = (r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*(?:mg/ml|mg|mcg|µg|ug|gm|g|ml|units?|iu|%|meq|"

@@ -133,3 +133,15 @@ def test_an_accent_on_an_ocr_read_medicine_name_holds_it_for_review():
     assert ocr.wants_review and "'é'" in ocr.review_reason
     (typed,) = [f for f in extract_intake(page(rows, ocr=False), "documents:1").facts if f.fact_type == "medication"]
     assert not typed.wants_review
+
+
+def test_a_ticked_yes_whose_colon_ocr_lost_still_opens_the_answer():
+    """"[X] Oui / Yes Codeine": the allergen is what follows the "Yes" on its row, not
+    the line below it, and not "Oui / Yes Codeine"."""
+    content = page([["Allergies:", "[", "]", "Aucune", "/", "None", "[X]", "Oui", "/", "Yes", "Codeine", "(nausea)"]])
+    assert facts(content, "allergy") == [{"substance": "Codeine", "reaction": "nausea"}]
+
+
+def test_a_bilingual_label_whose_colon_ocr_lost_is_one_label():
+    content = page([["Medicaments", "/", "Medications", "|Ramipril", "5", "mg", "once", "daily"]])
+    assert facts(content, "medication") == [{"name": "Ramipril", "dose": "5 mg", "frequency": "once daily"}]
