@@ -17,6 +17,7 @@ from domain.content import Word
 from domain.policy.context.mentions import assess, red_flag
 from extract.values import written_answers as it
 from extract.values.dates import DateMatch, find_date
+from extract.values.lists import JOINING_WORDS, joins_two_dosed
 from extract.intake.layout import Field
 from extract.layout import text_of
 
@@ -34,6 +35,11 @@ def split_items(rows: list[list[Word]], *, commas: bool) -> list[list[Word]]:
         for k, w in enumerate(words):
             if not cur and (w.text in ("-", "•", "*", "·") or (w.text[:-1].isdigit() and w.text[-1:] in ".)")):
                 continue
+            if cur and depth <= 0 and w.text.casefold() in JOINING_WORDS \
+                    and joins_two_dosed(text_of(cur), _to_item_end(words[k + 1:])):
+                items.append(cur)  # "Amlodipine 5 mg daily and aspirin 81 mg": two medicines
+                cur = []
+                continue
             cur.append(w)
             depth += w.text.count("(") - w.text.count(")")
             if w.text.endswith(";") or (commas and depth <= 0 and w.text.endswith(",")) \
@@ -43,6 +49,16 @@ def split_items(rows: list[list[Word]], *, commas: bool) -> list[list[Word]]:
         if cur:
             items.append(cur)
     return [i for i in items if has_content(it.clean_item(text_of(i)))]
+
+
+def _to_item_end(words: list[Word]) -> str:
+    """The text of ``words`` up to where ``split_items`` would end the item (";" or ",")."""
+    out = []
+    for w in words:
+        out.append(w.text)
+        if w.text.endswith((";", ",")):
+            break
+    return " ".join(out)
 
 
 def _stop_between_items(item: list[Word], following: list[Word]) -> bool:

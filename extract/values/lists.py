@@ -41,6 +41,19 @@ def split_items(text: str, *, commas: bool = True) -> list[str]:
     return out
 
 
+JOINING_WORDS = frozenset({"and", "&", "plus"})
+
+
+def joins_two_dosed(before: str, after: str) -> bool:
+    """Whether an "and" between ``before`` and ``after`` in a list item joins two dosed
+    medicines ("Amlodipine 5 mg daily and aspirin 81 mg" on a form: read as one, the
+    aspirin was lost after the first one's frequency): a dose on each side, the second
+    opening with its name. "500 mg morning and night", "1 tablet and 2 at bedtime" and
+    "10 mg and 5 mg" stay one. (A letter's sentence is split by the drugs it tells:
+    ``extract.values.prose_meds.medications_in``.)"""
+    return bool(_DOSE.search(before)) and bool(_DOSE.search(after)) and after.lstrip()[:1].isalpha()
+
+
 # A list item that opens with one of these goes on with the clause before it
 # ("... gave him a rash after surgery, but this was never confirmed").
 _CLAUSE_GOES_ON = re.compile(r"^(?:but|and|or|although|though|however|which|who|as|so|because|when|while|"

@@ -527,3 +527,30 @@ def test_an_answer_that_wraps_goes_on_at_the_margin(first, second):
     result = _extract(_line(_WIDE), _line(first), _line(second))
     assert "Latex" in [f.structured_value["substance"].capitalize() for f in _of(result, "allergy")]
     assert not any((f.structured_value or {}).get("location") == "margin" for f in result.facts)
+
+
+def test_a_sentence_after_a_long_answer_is_a_note_when_its_first_word_would_have_fitted():
+    """The answer runs most of the way across, but "Completed" would have fitted after
+    "springtime": the line was broken on purpose (a bilingual form written after the
+    rule, where a share-of-the-width rule took the sentence for a third allergy)."""
+    result = _extract(_line(_WIDE), _line("Allergies: Codeine (nausea); pollen and house dust mites in springtime"),
+                      _line("Completed with an interpreter."))
+    items = [f.structured_value["substance"] for f in _of(result, "allergy") if "note" not in f.structured_value]
+    assert items == ["Codeine", "pollen and house dust mites in springtime"]
+    (note,) = [f for f in result.facts if (f.structured_value or {}).get("location") == "margin"]
+    assert note.wants_review
+
+
+def test_a_word_too_long_for_the_room_left_goes_on_with_the_answer():
+    result = _extract(_line(_WIDE), _line("Medications: Lisinopril 10 mg once daily; metformin 500 mg twice daily"),
+                      _line("hydrochlorothiazide 25 mg daily"))
+    assert "hydrochlorothiazide" in [m.structured_value["name"] for m in _of(result, "medication")]
+
+
+@pytest.mark.parametrize("answer, names", [
+    ("Amlodipine 5 mg daily and aspirin 81 mg", ["Amlodipine", "aspirin"]),
+    ("Insulin glargine 20 units at night and insulin lispro 5 units with meals", ["Insulin glargine", "insulin lispro"]),
+    ("Metformin 500 mg morning and night", ["Metformin"]),  # no second dose: one medicine
+])
+def test_two_dosed_medicines_joined_by_and_are_two_items(answer, names):
+    assert [m.structured_value["name"] for m in _of(_extract(_line(f"Medications: {answer}")), "medication")] == names
