@@ -59,13 +59,21 @@ def _ends_label(word: Word) -> bool:
     return t.endswith((":", "?", "#", "#:")) and (any(c.isalpha() or c == "#" for c in t) or t == ":")
 
 
+# What OCR makes of a colon on a faxed or scanned form: a full stop, semicolon or quote
+# mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F").
+# Not a comma, which OCR also makes of one: real forms print commas among label words
+# and answers ("123 Any Street, Any Town", "Obstetrician's name, address, and phone #:"),
+# and taking them for colons cut those answers up on the real samples of ../shared/data.
+_MISREAD_COLONS = (".", ";", "'", "\u2019")
+
+
 def _misread_colon(word: Word) -> bool:
     """Whether ``word`` may close a label whose colon OCR read as another mark: an OCR
     word (a text layer's "Allergies." is the writer's full stop) ending in such a mark
     after a letter. Whether the words before it are a label is the caller's test, on
     their vocabulary (so "Stopped. Tablets" or "Dr. Eriksen" never become labels)."""
     t = word.text
-    return word.conf is not None and len(t) >= 2 and t.endswith(it.MISREAD_COLONS) and t[-2].isalpha()
+    return word.conf is not None and len(t) >= 2 and t.endswith(_MISREAD_COLONS) and t[-2].isalpha()
 
 
 def _names_a_label(text: str, *, bilingual: bool = False) -> bool:

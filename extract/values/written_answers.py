@@ -255,14 +255,6 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
     return Ticks(frozenset(answer), frozenset(boxes), problem)
 
 
-# What OCR makes of a colon on a faxed or scanned form: a full stop, semicolon or quote
-# mark ("Allergies. Codeine", "Birth date' 1986-07-08", "Sex. F").
-# Not a comma, which OCR also makes of one: real forms print commas among label words
-# and answers ("123 Any Street, Any Town", "Obstetrician's name, address, and phone #:"),
-# and taking them for colons cut those answers up on the real samples of ../shared/data.
-MISREAD_COLONS = (".", ";", "'", "\u2019")
-
-
 def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -> list[int]:
     """The words of an option written by the patient: after its colon, or on rows below its box.
     A "Yes" opening the option's row before more words ends where its colon would: OCR
@@ -270,8 +262,8 @@ def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -
     ("Oui / Yes Codeine"), and the allergen is what follows, not the row below."""
     on_row = [n for n, k in enumerate(said) if rows[k] == box_row]
     colon = next((n for n in on_row if words[said[n]].endswith(":")), None)
-    if colon is None:
-        colon = _end_of_yes(words, [said[n] for n in on_row])
+    if colon is None and (end := _end_of_yes(words, [said[n] for n in on_row])) is not None:
+        colon = on_row[end]
     after = [k for n, k in enumerate(said) if rows[k] == box_row and colon is not None and n > colon]
     below = [k for k in said if rows[k] != box_row]
     return after + below
