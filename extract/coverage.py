@@ -50,6 +50,7 @@ from domain.models import BoundingBox, FactProposal
 from domain.policy.facts.analytes import analytes_named, canonical_analyte
 from domain.policy.facts.fhir_reading import LAB_CATEGORIES, OTHER_CATEGORIES
 from domain.policy.facts.lab_vocabulary import known_unit
+from domain.policy.facts.medication_schedule import dose_unit_words
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.layout import page_rows, segments
 from extract.values.dates import find_date
@@ -104,11 +105,9 @@ _ADMIN_LABEL_KINDS = frozenset({"dob", "mrn", "name", "first_name", "middle_name
                                 "address", "sex", "ignore", "relationship"})
 # Units of vital signs beyond the lab units the analyte vocabulary knows.
 VITAL_UNITS = frozenset({"°c", "°f", "degc", "degf", "/min", "breaths/min", "kg/m2", "lb", "lbs"})
-# Amounts of a medicine, not results ("Metformin 500 mg", "Vitamin D 1000 units daily").
-DOSE_UNITS = frozenset("""
-mg mcg ug g gm gram grams units unit iu tab tabs tablet tablets cap caps capsule capsules puff puffs drop drops
-ml spray sprays patch sachet
-""".split())
+# Amounts of a medicine, not results ("Metformin 500 mg", "Vitamin D 1000 units daily"):
+# the medication vocabulary's words, less a bare "U", which is also an enzyme's unit.
+DOSE_UNITS = dose_unit_words() - {"u"}
 
 _NUM = rf"(?:{NUMBER})"
 # A reference range or a bound, also written in words ("below 70", "less than 5.7"):

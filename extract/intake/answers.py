@@ -17,7 +17,7 @@ from domain.content import Word
 from domain.policy.context.mentions import assess, red_flag
 from extract.values import written_answers as it
 from extract.values.dates import DateMatch, find_date
-from extract.values.lists import JOINING_WORDS, joins_two_dosed
+from extract.values.lists import JOINING_WORDS, is_qualifier, joins_two_dosed
 from extract.intake.layout import Field
 from extract.layout import text_of
 
@@ -94,8 +94,14 @@ def med_continues(prev: str, item: str) -> bool:
 
 
 def allergy_continues(prev: str, item: str) -> bool:
-    """"Latex - itching, swelling": a bare reaction adds to the previous one."""
-    return it.is_reaction(item) and it.parse_allergy(prev)["reaction"] is not None
+    """"Latex - itching, swelling": a bare reaction adds to the previous one; "Latex,
+    severe": so does a word that only qualifies it."""
+    return (it.is_reaction(item) and it.parse_allergy(prev)["reaction"] is not None) or is_qualifier(item)
+
+
+def problem_continues(prev: str, item: str) -> bool:
+    """"Asthma, mild" or "Diabetes, diagnosed 2015": a qualifier is part of its problem."""
+    return is_qualifier(item)
 
 
 def family_continues(prev: str, item: str) -> bool:

@@ -34,7 +34,7 @@ from extract.values import written_answers as it
 from extract.values import text_rules as tr
 from extract.intake.answers import (
     allergy_continues, answer_score, family_continues, has_content, item_doubt, leading_date, med_continues,
-    merge_items, review_reason, split_items,
+    merge_items, problem_continues, review_reason, split_items,
 )
 from extract.intake.layout import Field, Loose, read_page
 from extract.layout import page_rows, text_of
@@ -329,7 +329,8 @@ class _Builder:
             allergy["substance"] = it.substance_name(allergy["substance"])
             uncertain = bool(item_doubt(item_text, text))
             parts = 0.7 + 0.3 * (allergy["reaction"] is not None)
-            text_out = f"Allergy: {allergy['substance']}" + (f" ({allergy['reaction']})" if allergy["reaction"] else "")
+            text_out = (f"Allergy: {allergy['substance']}" + (f" ({allergy['reaction']})" if allergy["reaction"] else "")
+                        + (f", {allergy['severity']}" if allergy.get("severity") else ""))
             self._add("allergy", text_out, allergy, f.page, item, "allergies[]",
                       answer_score(parts, f, uncertain),
                       review=review_reason(item_text, True, answer=text) or _accent_doubt(allergy["substance"], item),
@@ -349,7 +350,7 @@ class _Builder:
     def _problems(self, f: Field, words: list[Word], text: str, label: str = "History") -> None:
         if it.is_none_answer(text):
             return
-        for item in split_items(f.rows, commas=True):
+        for item in merge_items(split_items(f.rows, commas=True), problem_continues):
             item_text = it.clean_item(text_of(item))
             # Self-reported history is cited document content, not chart truth: a
             # reviewer may approve it into the problem list.

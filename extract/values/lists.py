@@ -10,35 +10,86 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from domain.policy.facts.medication_schedule import running_text_pattern
+from domain.policy.facts.medication_schedule import dose_amount_pattern, running_text_pattern
 from extract.values.numbers import normalize_ws
 
 # ---------------------------------------------------------------------------- free-text lists
 
 def split_items(text: str, *, commas: bool = True) -> list[str]:
     """Split a list written in prose ("Metformin 500 mg BD; Lisinopril 10 mg daily") into
-    items: on new lines, semicolons, bullets and (optionally) commas outside brackets.
-    Items are returned stripped of bullets and trailing punctuation, as substrings."""
-    items: list[str] = []
-    depth = 0
-    buf: list[str] = []
-    for ch in text:
+    items: on new lines, semicolons, bullets and (optionally) commas outside brackets. A
+    piece after a comma that only qualifies the item before it ("Asthma, mild",
+    "Diabetes, diagnosed 2015") stays with it. Items are returned stripped of bullets
+    and trailing punctuation, as substrings."""
+    pieces: list[tuple[int, int, str]] = []  # start, end, the separator before it
+    depth, start, sep = 0, 0, ""
+    for at, ch in enumerate(text):
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth = max(0, depth - 1)
         if ch in "\n;\u2022" or (commas and ch == "," and depth == 0):
-            items.append("".join(buf))
-            buf = []
+            pieces.append((start, at, sep))
+            start, sep = at + 1, ch
+    pieces.append((start, len(text), sep))
+    spans: list[tuple[int, int]] = []
+    for start, end, sep in pieces:
+        if sep == "," and spans and is_qualifier(text[start:end]):
+            spans[-1] = (spans[-1][0], end)
         else:
-            buf.append(ch)
-    items.append("".join(buf))
+            spans.append((start, end))
     out = []
-    for item in items:
-        item = re.sub(r"^\s*(?:[-*\u2013\u2022\u25aa\u25cf\u00b7]|\d+[.)])\s+", "", item).strip().rstrip(".;,")
+    for start, end in spans:
+        item = re.sub(r"^\s*(?:[-*\u2013\u2022\u25aa\u25cf\u00b7]|\d+[.)])\s+", "", text[start:end]).strip().rstrip(".;,")
         if item:
             out.append(item)
     return out
+
+
+# Words that say how bad, how settled, how often, where, since when or how treated, not
+# what: after a comma they qualify the item before them ("Asthma, mild"; "Knee pain,
+# left"; "Type 2 diabetes, diet controlled"; "Hypertension, since 2010"; "Atrial
+# fibrillation, on warfarin"). Read as an item of its own, "mild" was a problem in the list.
+_QUALIFYING_WORD = (
+    r"(?:(?:very|quite|fairly|well|poorly|badly|not|diet|tablet|insulin)[- ]?)?"
+    r"(?:mild|moderate|severe|life[- ]threatening|controlled|uncontrolled|stable|unstable|resolved|resolving|"
+    r"in remission|active|inactive|chronic|acute|recurrent|intermittent|persistent|ongoing|improving|worsening|"
+    r"occasional|frequent|rare|episodic|seasonal|nocturnal|treated|untreated|managed|suspected|possible|probable|"
+    r"confirmed|left|right|bilateral|upper|lower|(?:type|grade|stage|class) [0-9ivx]+[ab]?)")
+_QUALIFIER = re.compile(
+    rf"{_QUALIFYING_WORD}(?:\s+(?:since|from|in)\s+\S+)?"
+    # a phrase that opens with when, where or how: "since 2010", "on warfarin", "both knees"
+    r"|(?:since|from|diagnosed|dx|onset|as a|last|on|off|treated|managed|with|without|after|following|"
+    r"both|each|all)\b(?:[\s-]+[\w/.'-]+){0,4}"
+    r"|in\s+(?:(?:19|20)\d\d|childhood|the (?:past|\d+s|(?:19|20)\d\ds)|[a-z]+\s+(?:19|20)\d\d)"
+    r"|(?:19|20)\d\d|\d+\s+(?:years?|months?|yrs?)\s+ago|x\s?\d+|\d+\s+times|once|twice|childhood",
+    re.IGNORECASE,
+)
+
+
+def is_qualifier(text: str) -> bool:
+    """Whether a list piece only qualifies the item before it ("mild", "well controlled",
+    "diagnosed 2015", "left", "2010")."""
+    return bool(_QUALIFIER.fullmatch(" ".join(text.strip(" .,;").split())))
+
+
+def split_qualifier(text: str) -> tuple[str, str | None]:
+    """An item and the qualifier a comma adds to it: "Penicillin, severe" ->
+    ("Penicillin", "severe"); without one, the item and None."""
+    head, comma, tail = text.rpartition(",")
+    if comma and head.strip() and is_qualifier(tail):
+        return head.strip(), tail.strip(" .,;")
+    return text, None
+
+
+def severity_in(text: str | None) -> str | None:
+    """The severity a reaction or qualifier states ("rash, severe" -> "severe";
+    anaphylaxis is severe), or None."""
+    sev = _SEVERITY_WORDS.search(text or "")
+    if not sev:
+        return None
+    word = sev.group(1).lower()
+    return "severe" if word.startswith(("anaphyla", "life")) else word
 
 
 JOINING_WORDS = frozenset({"and", "&", "plus"})
@@ -84,12 +135,7 @@ def allergy_items(text: str) -> list[str]:
     return out
 
 
-_DOSE = re.compile(
-    r"(\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*"
-    r"(?:mg/ml|mg/kg|mg|mcg|\u00b5g|\u03bcg|micrograms?|g|ml|mL|units?|iu|IU|%|puffs?|tablets?|tabs?"
-    r"|capsules?|caps?|drops?|mmol|meq|sprays?|patch(?:es)?)\b)",
-    re.IGNORECASE,
-)
+_DOSE = re.compile(rf"({dose_amount_pattern()})", re.IGNORECASE)
 # How often and by which route: the wordings of the medication schedule vocabulary
 # (``domain.policy.facts.medication_schedule``), the same one the chart compares on.
 _FREQUENCY = running_text_pattern("frequencies")
@@ -108,10 +154,25 @@ def parse_medication(text: str) -> dict:
     name = t[:cut].strip(" ,-:(") or t
     return {
         "name": name,
-        "dose": dose.group(1) if dose else None,
+        "dose": _whole_dose(t, dose) if dose else None,
         "frequency": freq.group(1) if freq else None,
         "route": route.group(1) if route else None,
     }
+
+
+# Words that join two amounts of one medicine into one dose ("10 mg and 5 mg on
+# alternate days", "1 or 2 tablets", "5 mg then 2.5 mg").
+_BETWEEN_DOSES = re.compile(r"\s*(?:,|/|-|\u2013|and|or|to|then|alternating with|alternate with)?\s*", re.I)
+
+
+def _whole_dose(text: str, first: re.Match[str]) -> str:
+    """The dose as printed from its first amount: "10 mg and 5 mg" whole, not "10 mg"
+    with the 5 mg left unsaid. A later amount counts only when nothing but a joining
+    word stands between them; otherwise the first amount is the dose."""
+    end = first.end(1)
+    while (nxt := _DOSE.search(text, end)) and _BETWEEN_DOSES.fullmatch(text[end:nxt.start()]):
+        end = nxt.end(1)
+    return text[first.start(1):end]
 
 
 _SEVERITY_WORDS = re.compile(r"\b(mild|moderate|severe|life[- ]threatening|anaphyla\w*)\b", re.IGNORECASE)
@@ -206,12 +267,14 @@ def parse_allergy(text: str) -> dict:
     if none is not None:
         return {**parse_allergy(none.exception), "exception_to": none.status}
     m = re.match(r"(.+?)\s*\((.+)\)\s*$", t) or re.match(r"(.+?)\s*(?:\s[-\u2013\u2014]\s|:|\u2192|->)\s*(.+)$", t)
-    substance, reaction = (m.group(1).strip(), m.group(2).strip()) if m else (t, None)
-    sev = _SEVERITY_WORDS.search(reaction or "")
-    severity = None
-    if sev:
-        word = sev.group(1).lower()
-        severity = "severe" if word.startswith(("anaphyla", "life")) else word
+    if m:
+        substance, reaction = m.group(1).strip(), m.group(2).strip()
+        severity = severity_in(reaction)
+    else:  # "Latex, severe": a severity without a reaction
+        substance, qualifier = split_qualifier(t)
+        reaction, severity = None, severity_in(qualifier)
+        if qualifier and severity is None:
+            substance = t  # "Peanuts, suspected" keeps its word: nothing else holds it
     return {"substance": substance, "reaction": reaction, "severity": severity, "no_known_allergies": False}
 
 

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from domain.policy.facts.analytes import known_name
+from domain.policy.facts.medication_schedule import dose_amount_pattern
 from domain.policy.questions.clinical_terms import DRUG_STEMS
 from extract.values.lists import parse_medication
 from extract.values.prose_text import Span, strip_span
@@ -70,8 +71,7 @@ MORE_FREQUENCIES = re.compile(
 MAX_GAP_WORDS = 2
 
 _WORD = re.compile(r"[A-Za-z][\w'\u2019-]*")
-_DOSE_START = re.compile(r"\s*\(?\d+(?:\.\d+)?\s*(?:mg|mcg|micrograms?|\u00b5g|g|ml|units?|iu|puffs?|tablets?|"
-                         r"mmol|%)\b", re.I)
+_DOSE_START = re.compile(rf"\s*\(?{dose_amount_pattern()}", re.I)
 _CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s*(?:which|who|but|although|as|because|and (?:she|he|they|her|his))\b"
                          r"|\s(?:which|who|but|although|because|for (?:her|his|their))\b", re.I)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from domain.policy.context.mentions import assess, hedge_cue, red_flag
 from extract.values.labels import read_label
-from extract.values.lists import is_only_no_known, no_known
+from extract.values.lists import is_only_no_known, no_known, severity_in, split_qualifier
 from extract.values.lists import parse_medication as list_medication
 
 IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
@@ -280,10 +280,6 @@ def _end_of_yes(words: list[str], row: list[int]) -> int | None:
     return end if end is not None and end + 1 < len(row) else None
 
 
-_DOSE = (r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*(?:mg/ml|mg|mcg|µg|ug|gm|g|ml|units?|iu|%|meq|"
-         r"puffs?|tabs?|tablets?|caps?|capsules?|drops?|sprays?|patch(?:es)?)\b")
-_MED_WITH_DOSE = re.compile(rf"^(?P<name>.+?)\s+(?P<dose>{_DOSE})(?:\s+(?P<freq>.+))?$", re.I)
-
 _FREQUENCY_START = re.compile(r"^(?:as needed|as directed|at |for |with |before |after |when |by mouth|"
                               r"with meals|daily|once|twice|three times|every|each|prn|bid|tid|qid|qd|qhs|nightly|"
                               r"weekly|morning|evening)", re.I)
@@ -303,9 +299,8 @@ def parse_medication(text: str) -> dict[str, str | None]:
     t = clean_item(text)
     parsed = list_medication(t)
     if parsed["frequency"] is None and parsed["dose"]:
-        m = _MED_WITH_DOSE.match(t)
-        if m and m.group("freq"):
-            parsed["frequency"] = m.group("freq").strip(" ,-") or None
+        after = t[t.find(parsed["dose"]) + len(parsed["dose"]):]
+        parsed["frequency"] = after.strip(" ,-") or None
     if parsed["route"] is None:  # a form's medication keeps its three fields unless a route is written
         del parsed["route"]
     return parsed
@@ -331,6 +326,9 @@ def parse_allergy(text: str) -> dict[str, str | None]:
     m = _ALLERGY_PAREN.match(t) or _ALLERGY_SPLIT.match(t) or _trailing_reaction(t)
     if m:
         return {"substance": m.group("s").strip(" ,-"), "reaction": m.group("r").strip(" ,-") or None}
+    substance, qualifier = split_qualifier(t)
+    if (severity := severity_in(qualifier)) is not None:  # "Latex, mild"
+        return {"substance": substance, "reaction": None, "severity": severity}
     return {"substance": t, "reaction": None}
 
 

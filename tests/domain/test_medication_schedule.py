@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from domain.policy.facts import medication_schedule as schedule
@@ -82,3 +84,19 @@ def test_the_running_text_pattern_finds_the_vocabulary(line, found):
 def test_the_running_text_pattern_leaves_ordinary_words():
     pattern = schedule.running_text_pattern("frequencies")
     assert pattern.search("Keep on taking it, apply to the top of the foot") is None
+
+
+@pytest.mark.parametrize("printed", ["500 mg", "0.5mg", "1 gm", "5/325 mg", "1-2 puffs", "1 or 2 tablets",
+                                     "20 units", "10 mg/ml", "1%", "100 micrograms"])
+def test_the_one_dose_pattern_reads_an_amount_as_printed(printed):
+    assert re.fullmatch(schedule.dose_amount_pattern(), printed, re.I)
+
+
+@pytest.mark.parametrize("printed", ["500", "mg", "5 mgs of", "2 tabletsx", "10 mmHg"])
+def test_the_one_dose_pattern_reads_no_amount_without_its_unit(printed):
+    assert not re.fullmatch(schedule.dose_amount_pattern(), printed, re.I)
+
+
+def test_strengths_can_be_left_out_where_a_percent_is_a_result():
+    assert not re.fullmatch(schedule.dose_amount_pattern(strengths=False), "7%", re.I)
+    assert schedule.dose_unit_words() >= {"mg", "gm", "tablets", "puff"}

@@ -62,6 +62,26 @@ def dose(text: str | None) -> str | None:
     return f"{amount:g} {unit[0]}"
 
 
+def dose_unit_words() -> frozenset[str]:
+    """Every word that makes a number an amount of a medicine ("500 mg", "2 tablets"):
+    the units doses are compared in and the dosage forms counted, lower case."""
+    vocab = _vocabulary()
+    return frozenset(vocab["dose_units"]["units"]) | frozenset(vocab["dose_forms"]["words"])
+
+
+@lru_cache(maxsize=2)
+def dose_amount_pattern(*, strengths: bool = True) -> str:
+    """A regular expression (no groups; compile it case-insensitive) for a dose as
+    printed: "500 mg", "0.5mg", "5/325 mg", "1-2 puffs", "1 or 2 tablets", and with ``strengths`` also
+    "10 mg/ml", "1%", "20 mmol". The one pattern every reader of a dose uses; its
+    words are this vocabulary's."""
+    vocab = _vocabulary()
+    words = set(dose_unit_words()) | (set(vocab["dose_strengths"]["units"]) if strengths else set())
+    units = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    number = r"\d+(?:\.\d+)?"
+    return rf"{number}(?:\s*(?:-|\u2013|to|or)\s*{number})?(?:\s*/\s*{number})?\s*(?:{units})(?!\w)"
+
+
 _READERS = {"frequency": frequency, "route": route, "dose": dose}
 
 

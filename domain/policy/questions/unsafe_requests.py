@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
+from domain.policy.facts.medication_schedule import dose_amount_pattern
 from domain.policy.questions.clinical_terms import DRUG_STEMS
 from domain.policy.questions.patterns import POSSESSIVE, PT, START, WE, Rule, named_rules
 from domain.policy.questions.topics import TOPIC_BY_NAME
@@ -39,7 +40,7 @@ _CHANGE_VERBS_ING = (r"(?:starting|stopping|discontinuing|switching|changing|add
                      r"ceasing|pausing|withholding|withdrawing|increasing|decreasing|reducing|doubling|halving|"
                      r"raising|lowering|cutting|bumping|using|putting|taking|getting|keeping)")
 # An amount of a drug (not a lab unit: "131 mg/dL" is a result, "1000 mg" a dose).
-_AMOUNT = r"\b\d+(?:\.\d+)?\s?(?:mg|mcg|micrograms?|milligrams?|g|grams?|units?|iu|ml|tablets?|tabs?|puffs?)\b(?!\s*/)"
+_AMOUNT = rf"\b{dose_amount_pattern(strengths=False)}(?!\s*/)"
 
 
 # ------------------------------------------------------------------ unsafe requests

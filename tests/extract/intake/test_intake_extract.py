@@ -332,6 +332,21 @@ def test_one_line_lists_split_on_commas_and_semicolons():
         {"relative": "father", "condition": "heart disease"}, {"relative": None, "condition": "diabetes"}]
 
 
+def test_a_qualifier_after_a_comma_stays_with_its_problem_or_allergy():
+    # "mild" was a problem of its own, "severe" an allergy to a substance called "severe"
+    result = extract_intake(_content([
+        _words("Medical history: Asthma, mild, hypertension, since 2010, gout"),
+        _words("Allergies: Latex, severe, penicillin - rash"),
+    ]), "documents:1")
+    assert [f.structured_value["description"] for f in _of(result, "problem")] == [
+        "Asthma, mild", "hypertension, since 2010", "gout"]
+    assert [f.structured_value for f in _of(result, "allergy")] == [
+        {"substance": "Latex", "reaction": None, "severity": "severe"},
+        {"substance": "penicillin", "reaction": "rash"}]
+    assert all(f.citation.quote_or_value in "Asthma, mild, hypertension, since 2010, gout Latex, severe, penicillin - rash"
+               for f in result.facts if f.fact_type in ("problem", "allergy"))
+
+
 def test_short_answers_are_cited_with_their_question():
     result = extract_intake(_content([[("Are", 50), ("you", 70), ("pregnant?", 90), ("No", 150)]]), "documents:1")
     (fact,) = result.facts

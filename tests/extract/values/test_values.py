@@ -148,6 +148,51 @@ def test_problem_phrases_and_items():
     assert P.split_items("a, b", commas=False) == ["a, b"]
 
 
+@pytest.mark.parametrize("written, items", [
+    # A piece that only says how bad, how settled, which side or since when stays with its item
+    ("Asthma, mild; Hypertension", ["Asthma, mild", "Hypertension"]),
+    ("Type 2 diabetes, diet controlled, gout", ["Type 2 diabetes, diet controlled", "gout"]),
+    ("Knee pain, left, reflux", ["Knee pain, left", "reflux"]),
+    ("Diabetes, diagnosed 2015, asthma", ["Diabetes, diagnosed 2015", "asthma"]),
+    ("Stroke, 3 years ago", ["Stroke, 3 years ago"]),
+    ("Atrial fibrillation, on warfarin; Back pain, lower", ["Atrial fibrillation, on warfarin", "Back pain, lower"]),
+    ("Hypothyroidism, osteoarthritis, both knees", ["Hypothyroidism", "osteoarthritis, both knees"]),
+    ("Kidney stones, x2, 2018, migraines, occasional", ["Kidney stones, x2, 2018", "migraines, occasional"]),
+    # ... and a piece that names something is an item of its own
+    ("asthma, eczema, hay fever", ["asthma", "eczema", "hay fever"]),
+    ("Left knee, right hip", ["Left knee", "right hip"]),
+    ("Depression, post-traumatic stress disorder", ["Depression", "post-traumatic stress disorder"]),
+    ("Anxiety, in situ carcinoma of cervix", ["Anxiety", "in situ carcinoma of cervix"]),
+])
+def test_a_qualifier_after_a_comma_stays_with_its_item(written, items):
+    assert P.split_items(written) == items
+    assert all(item in written for item in items)  # substrings, so a quote still verifies
+
+
+@pytest.mark.parametrize("written, dose", [
+    ("Ceftriaxone 1 gm IV daily", "1 gm"),  # "gm" was not a unit: the dose stayed in the name
+    ("Prednisone 10 mg and 5 mg on alternate days", "10 mg and 5 mg"),  # the 5 mg was dropped unsaid
+    ("Prednisone 10 mg alternating with 5 mg", "10 mg alternating with 5 mg"),
+    ("Paracetamol 1 or 2 tablets four times daily", "1 or 2 tablets"),
+    ("Salbutamol 1-2 puffs as needed", "1-2 puffs"),
+    ("Oxycodone 5 to 10 mg every 4 hours", "5 to 10 mg"),
+    ("Co-codamol 30/500 mg qds", "30/500 mg"),
+    ("Hydrocortisone 1% cream", "1%"),
+    ("Metformin 500 mg twice daily for 10 days", "500 mg"),
+])
+def test_a_dose_is_read_whole_as_printed(written, dose):
+    med = P.parse_medication(written)
+    assert med["dose"] == dose
+    assert dose not in med["name"]
+
+
+def test_a_severity_after_a_comma_is_the_allergy_s_severity_not_its_substance():
+    assert P.parse_allergy("Latex, severe") == {"substance": "Latex", "reaction": None, "severity": "severe",
+                                                     "no_known_allergies": False}
+    # a qualifier that is no severity stays where it was written: nothing else would hold it
+    assert P.parse_allergy("Peanuts, suspected")["substance"] == "Peanuts, suspected"
+
+
 
 
 def test_confidence():
