@@ -15,6 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from domain.policy.context.mentions import assess, hedge_cue, red_flag
+from domain.policy.facts.medication_schedule import without_leading_preparation
 from extract.values.labels import read_label
 from extract.values.lists import is_only_no_known, no_known, severity_in, split_qualifier
 from extract.values.lists import parse_medication as list_medication
@@ -295,11 +296,11 @@ def parse_medication(text: str) -> dict[str, str | None]:
     None), read by the one list parser (``extract.values.lists.parse_medication``, whose
     frequencies and routes are the schedule vocabulary). A form's answer is short: what
     follows the dose when no known frequency is found ("500 mg morning and night") is kept
-    as the frequency, as the patient wrote it."""
+    as the frequency, as the patient wrote it, less a preparation it opens with ("1% cream")."""
     t = clean_item(text)
     parsed = list_medication(t)
     if parsed["frequency"] is None and parsed["dose"]:
-        after = t[t.find(parsed["dose"]) + len(parsed["dose"]):]
+        after = without_leading_preparation(t[t.find(parsed["dose"]) + len(parsed["dose"]):])
         parsed["frequency"] = after.strip(" ,-") or None
     if parsed["route"] is None:  # a form's medication keeps its three fields unless a route is written
         del parsed["route"]

@@ -82,6 +82,20 @@ def dose_amount_pattern(*, strengths: bool = True) -> str:
     return rf"{number}(?:\s*(?:-|\u2013|to|or)\s*{number})?(?:\s*/\s*{number})?\s*(?:{units})(?!\w)"
 
 
+@lru_cache(maxsize=1)
+def _leading_preparation() -> re.Pattern[str]:
+    words = sorted(_vocabulary()["preparations"]["words"], key=len, reverse=True)
+    return re.compile(r"^(?:(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in words) + r")(?!\w)[\s,]*)+",
+                      re.I)
+
+
+def without_leading_preparation(text: str) -> str:
+    """What follows a dose, less the preparation it opens with ("cream apply thinly" ->
+    "apply thinly", "patch every 72 hours" -> "every 72 hours"): a preparation is part
+    of what the medicine is, never how often it is taken."""
+    return _leading_preparation().sub("", text.strip())
+
+
 _READERS = {"frequency": frequency, "route": route, "dose": dose}
 
 

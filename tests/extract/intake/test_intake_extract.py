@@ -268,6 +268,11 @@ def test_classify_label(label, kind):
     ("Albuterol inhaler 2 puffs as needed", ("Albuterol inhaler", "2 puffs", "as needed")),
     ("Tylenol as needed", ("Tylenol", None, "as needed")),
     ("Fish oil", ("Fish oil", None, None)),
+    # a form's words after the dose are its frequency, less the preparation they open with
+    ("Hydrocortisone 1% cream", ("Hydrocortisone", "1%", None)),
+    ("Fentanyl 25 mcg patch every 72 hours", ("Fentanyl", "25 mcg", "every 72 hours")),
+    ("Metformin 500 mg morning and night", ("Metformin", "500 mg", "morning and night")),
+    ("Prednisone 10 mg and 5 mg", ("Prednisone", "10 mg and 5 mg", None)),
 ])
 def test_parse_medication(text, expected):
     m = it.parse_medication(text)
