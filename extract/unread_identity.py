@@ -31,7 +31,7 @@ from domain.policy.facts.citations import quote_from_words
 from extract.layout import norm_token, page_rows, segments, text_of
 from extract.values import text_rules as tr
 from extract.values.dates import find_date
-from extract.values.identity_labels import NAME_MEANINGS, VOCABULARY
+from extract.values.identity_labels import NAME_MEANINGS, VOCABULARY, record_label_words
 
 # --------------------------------------------------------------------------- vocabulary lookup
 
@@ -410,10 +410,13 @@ def _judge(meaning: str | None, label: list[Word], value: list[Word], read: _Rea
             return None
         return "dob", text_of(words), words, f"printed under {label_text!r}, a label the reader did not take"
     if meaning == "record_number":
+        again = value[:record_label_words([w.text for w in value])]  # "Medical record no.: MRN 6620915"
+        value = value[len(again):]
         words = _leading_identifier(value) or ([value[0]] if any(c.isdigit() for c in value[0].text) else None)
         if words is None or read.covers(page, words, text_of(words)):
             return None
-        return "record_number", text_of(words), words, f"printed under {label_text!r}, a label the reader did not take"
+        return ("record_number", text_of(words), again + words,
+                f"printed under {label_text!r}, a label the reader did not take")
     if meaning in NAME_MEANINGS:
         words = value[:5]
         text = text_of(words)

@@ -29,6 +29,7 @@ from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.ocr_readings import speck_accents
 from domain.policy.context.mentions import red_flag
 from extract.values import labels
+from extract.values.identity_labels import record_label_words
 from extract.values.lists import NO_KNOWN_TEXT
 from extract.values import written_answers as it
 from extract.values import text_rules as tr
@@ -277,7 +278,9 @@ class _Builder:
             # A part alone cannot be judged: the name it makes is (``_name_from_parts``).
             self._name_parts.setdefault(f.kind, (f, words, text))
         elif f.kind == "mrn":
-            first = next((w for w in words if w.text.strip("#:,;")), words[0])
+            # "Medical record no.: MRN 6620915": the label printed again is no part of the number
+            again = record_label_words([w.text for w in words])
+            first = next((w for w in words[again:] if w.text.strip("#:,;")), words[again])
             upto = words.index(first) + 1
             value = first.text.strip(" #:,;")
             if _number_after_prefix(value, words[upto: upto + 1]):

@@ -246,6 +246,7 @@ def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | 
         if f.key not in ("name", "dob", "mrn") or not f.value:
             continue
         value_words = f.value
+        quoted = f.label  # the label and whatever the page prints between it and the value
         ocr = any(w.conf is not None for w in f.value)
         if f.key == "name":
             if tr.parse_person_name(f.value_text, ocr=ocr) is None:
@@ -257,15 +258,17 @@ def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | 
                 continue
             value = _settled(iso, day_first)
         else:
-            value_words = _record_number_words(f.value)
+            number = _without_repeated_label(f.value)
+            quoted = f.label + f.value[:len(f.value) - len(number)]
+            value_words = _record_number_words(number)
             value = "".join(w.text for w in value_words).strip(" ,;")
-            if not any(c.isalnum() for c in value):
-                continue
+            if not any(c.isdigit() for c in value):
+                continue  # no number ("Collected:" under a label whose number is printed after it again)
         kind = IdentifierKind(f.key)
         if (kind.value, value) in seen:
             continue
         seen.add((kind.value, value))
-        quote, box = quote_from_words(f.row.page, f.label + value_words)
+        quote, box = quote_from_words(f.row.page, quoted + value_words)
         out.append(IdentityCandidate(kind=kind, value=value, citation=Citation(
             source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {f.row.page.number}",
             field_or_chunk_id=f"patient.{kind.value}", quote_or_value=quote, page=f.row.page.number,
@@ -303,6 +306,16 @@ def _name_from_parts(fields: list[LabelledValue], source_id: str) -> IdentityCan
             source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {page.number}",
             field_or_chunk_id="patient.name", quote_or_value=quote, page=page.number, bounding_box=box))
     return None
+
+
+def _without_repeated_label(words: list[Word]) -> list[Word]:
+    """A record number's words without a record-number label printed again before it
+    ("Medical record no.: MRN 6620915"): the number was read as "MRN", which no chart
+    holds, and a matching document was quarantined as another patient's."""
+    hit = FIELD_LABELS.match_at(words, 0)
+    if hit is not None and hit.key == "mrn" and FIELD_LABELS.vouches(hit, words[hit.end:]):
+        return words[hit.end:]
+    return words
 
 
 def _record_number_words(words: list[Word]) -> list[Word]:

@@ -71,7 +71,9 @@ DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#]
 MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record number|hospital (?:number|no\.?)"
                          r"|patient (?:id|number|no\.?)|chart (?:number|no\.?|#)|\bUR(?:N\b|\s*no\b\.?)|\bhosp\s*(?:#|no\b\.?)"
                          r"|\bunit (?:number|no\.?)|(?:clinic|hospital) id\b)"
-                         r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
+                         # the label printed again before the number ("Medical record no.: MRN 6620915")
+                         r"\s*[:#]?\s*(?:(?:MRN|MR|URN?)\b\s*[:#]?\s*(?=\d))?"
+                         r"([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
 # A number that identifies the patient elsewhere or the visit (extract.values.identity_labels'
 # other identifiers), printed inline: read as such, never as the record number.
 OTHER_ID_INLINE = re.compile(r"(?:\bNHS(?: (?:number|no\.?))?|\bmedicare(?: (?:number|no\.?))?|\bhealth card"

@@ -80,6 +80,17 @@ COMPARED_MEANINGS = NAME_MEANINGS | {"dob", "record_number"}
 IDENTITY_MEANINGS = COMPARED_MEANINGS | {"other_identifier"}
 
 
+def record_label_words(tokens: list[str]) -> int:
+    """How many of ``tokens`` open with a record-number label printed again before the
+    number ("Medical record no.: MRN 6620915" -> 1 for ["MRN", "6620915"]); 0 when they
+    do not, or when nothing with a digit follows it."""
+    for n in range(min(3, len(tokens) - 1), 0, -1):
+        phrase = " ".join(t.lower().rstrip(":") for t in tokens[:n])
+        if phrase in RECORD_NUMBER and any(c.isdigit() for c in tokens[n]):
+            return n
+    return 0
+
+
 def phrase_table(meanings: dict[str, str], fold=None) -> dict[str, str]:
     """phrase -> a reader's own key for each meaning it maps (``{"record_number":
     "mrn", ...}``); meanings it leaves out are not in the table. ``fold``: how the

@@ -144,3 +144,11 @@ def test_an_unread_value_on_a_fax_page_belongs_to_that_pages_part():
         IdentityCandidate(kind=IdentifierKind.DOB, value="1950-01-01", scope="page 2", citation=cited)])
     (u,) = sweep_identity(content, result, SOURCE, today=TODAY).unread
     assert (u.value, u.scope, u.citation.page) == ("4471-22", "page 2", 2)
+
+
+def test_a_record_number_after_its_label_printed_again_is_reported_when_no_reader_took_it():
+    content, found = _sweep([_line("Medical record no.: MRN 6620915")])
+    (u,) = found.unread
+    assert (u.kind, u.value) == ("record_number", "6620915")
+    assert u.citation.quote_or_value == "Medical record no.: MRN 6620915"
+    assert all(c.verified for c in verify_citations([u.citation], content))

@@ -352,6 +352,15 @@ def test_a_qualifier_after_a_comma_stays_with_its_problem_or_allergy():
                for f in result.facts if f.fact_type in ("problem", "allergy"))
 
 
+def test_a_record_label_printed_again_before_the_number_is_no_part_of_it():
+    # read as "MRN 6620915", the number contradicted the chart's 6620915
+    result = extract_intake(_content([
+        _words("Patient name: Helene Dubois"), _words("Medical record no.: MRN 6620915")]), "documents:1")
+    [mrn] = [i for i in result.identifiers if i.kind.value == "mrn"]
+    assert mrn.value == "6620915"
+    assert mrn.citation.quote_or_value == "Medical record no.: MRN 6620915"
+
+
 def test_short_answers_are_cited_with_their_question():
     result = extract_intake(_content([[("Are", 50), ("you", 70), ("pregnant?", 90), ("No", 150)]]), "documents:1")
     (fact,) = result.facts

@@ -741,3 +741,25 @@ def test_a_name_printed_in_parts_on_one_row_is_one_cited_name():
 ])
 def test_name_parts_that_cannot_be_joined_are_not_half_a_name(rows):
     assert not [i for i in _named(*rows).identifiers if i.kind == IdentifierKind.NAME]
+
+
+# --------------------------------------------------------------------------- a record label printed twice
+
+@pytest.mark.parametrize("printed", [["MRN", "6620915"], ["UR", "no.", "6620915"], ["Hosp#", "6620915"]])
+def test_a_record_label_printed_again_before_the_number_is_no_part_of_it(printed):
+    # "Medical record no.: MRN 6620915" was read as the MRN "MRN", and a document of the
+    # right patient was quarantined as another's
+    row, x = [], 40
+    for w in ["Medical", "record", "no.:", *printed]:
+        row.append((w, x))
+        x += 5 * len(w) + 6
+    result = _named([("Patient:", 40), ("DUBOIS,", 90), ("Helene", 135)], row)
+    [mrn] = [i for i in result.identifiers if i.kind == IdentifierKind.MRN]
+    assert mrn.value == "6620915"
+    assert mrn.citation.quote_or_value.endswith(" ".join(printed))
+
+
+def test_a_record_number_that_opens_with_letters_keeps_them():
+    result = _named([("MRN:", 40), ("AW-481530", 90)])
+    [mrn] = [i for i in result.identifiers if i.kind == IdentifierKind.MRN]
+    assert mrn.value == "AW-481530"

@@ -184,6 +184,16 @@ def test_identifiers_sharing_a_line():
     assert identity(result) == {"name": "Tamsin ORVELLE", "dob": "1990-09-02", "mrn": "QF-100234"}
 
 
+@pytest.mark.parametrize("line", [
+    "Re: Helene DUBOIS, DOB 03-Sep-1957, Medical record no.: MRN 6620915",
+    "Medical record no.: MRN 6620915",
+])
+def test_a_record_label_printed_again_before_the_number_is_no_part_of_it(line):
+    # the number had gone unread, and nothing said so
+    _, result = run(docx_letter("Patient: Helene DUBOIS", "DOB: 03-Sep-1957", line))
+    assert identity(result)["mrn"] == "6620915"
+
+
 def test_list_label_does_not_swallow_later_prose():
     _, result = run(docx_letter("Current medications:", "", "", "", "I saw her in clinic today and she is well."))
     assert not of_type(result, "medication")
