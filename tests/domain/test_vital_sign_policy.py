@@ -26,7 +26,9 @@ def vital(kind="blood_pressure", value="152/94", unit="mmHg", measured_at="2025-
 @pytest.mark.parametrize("label, kind, unit", [
     ("BP", "blood_pressure", ""), ("B/P", "blood_pressure", ""), ("Blood pressure", "blood_pressure", ""),
     ("HR", "heart_rate", ""), ("Pulse (bpm)", "heart_rate", "/min"), ("T", "temperature", ""),
-    ("Temp °C", "temperature", "°C"), ("O2 sat", "spo2", ""), ("SpO2 (%)", "spo2", ""), ("Wt", "weight", ""),
+    ("Temp °C", "temperature", "°C"), ("O2 sat", "spo2", ""), ("SpO2 (%)", "spo2", "%"), ("Wt", "weight", ""),
+    # a label listed whole with its unit still gives the unit: "Weight (kg)" was a weight of no unit, held
+    ("Weight (kg)", "weight", "kg"),
     ("Weight (lbs)", "weight", "lb"), ("Ht", "height", ""), ("BMI", "bmi", ""), ("Systolic", "systolic", ""),
     ("DBP", "diastolic", ""), ("Respirations:", "respiratory_rate", ""),
 ])

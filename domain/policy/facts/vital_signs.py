@@ -94,6 +94,9 @@ def sign_of_label(label: str) -> tuple[str, str] | None:
     blood pressure half comes back as ``systolic`` / ``diastolic``."""
     t = _norm(label)
     words = t.split()
+    bare_unit = _bare(t)[1]
+    if t in _LABEL_OF and bare_unit and (unit := canonical_unit(_LABEL_OF[t], bare_unit)):
+        return _LABEL_OF[t], unit  # listed whole ("weight (kg)"), its bracketed unit still counts
     # The label itself, the label with its unit in brackets ("Temp (°C)"), or the label
     # followed by one of its units ("Temp °F", "Weight kg", "HR bpm", "SpO2 %").
     tries = [(t, ""), _bare(t)] + [(" ".join(words[:i]), " ".join(words[i:])) for i in range(len(words) - 1, 0, -1)]
