@@ -221,7 +221,7 @@ def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue
     """
     found: list[LabelledValue] = []
     for i, row in enumerate(rows):
-        pieces = [p for seg in segments(_unglue_labels(row.words)) for p in _label_pieces(seg, book)]
+        pieces = [p for seg in segments(_unglue_labels(row.words, book)) for p in _label_pieces(seg, book)]
         for j, (hit, label, value) in enumerate(pieces):
             if hit is None:
                 continue
@@ -234,23 +234,41 @@ def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue
 
 
 _GLUED_LABEL = re.compile(r"^(?P<label>[A-Za-z][A-Za-z .#/']*:)(?P<value>[A-Za-z0-9(].*)$")
+_HYPHENED_LABEL = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+:$")
 
 
-def _unglue_labels(words: Sequence[Word]) -> list[Word]:
-    """OCR words "DOB:7/22/58" (the space after a colon lost) as "DOB:" and "7/22/58".
+def _unglue_labels(words: Sequence[Word], book: PhraseBook) -> list[Word]:
+    """OCR words "DOB:7/22/58" (the space after a colon lost) as "DOB:" and "7/22/58",
+    and "Patient-name:" (a space read as a hyphen) as "Patient-" "name:" when that is a
+    label of ``book`` and the word as printed is not.
 
-    Only OCR words are cut, each into two words sharing its box by character count;
-    a citation quoting both still finds the one word the page holds.
+    Only OCR words are cut, each into words sharing its box by character count;
+    a citation quoting them still finds the one word the page holds.
     """
     out: list[Word] = []
     for w in words:
+        if w.conf is not None and _HYPHENED_LABEL.match(w.text):
+            pieces = w.text.split("-")  # each keeps its hyphen, so a quote is still what the page prints
+            parts = _cut(w, [t + "-" for t in pieces[:-1]] + pieces[-1:])
+            hit = book.match_at(parts, 0)
+            if hit is not None and hit.end == len(parts) and book.match_at([w], 0) is None:
+                out.extend(parts)
+                continue
         m = _GLUED_LABEL.match(w.text) if w.conf is not None else None
         if m is None:
             out.append(w)
             continue
-        cut = w.x0 + (w.x1 - w.x0) * len(m.group("label")) / len(w.text)
-        for text, x0, x1 in ((m.group("label"), w.x0, cut), (m.group("value"), cut, w.x1)):
-            out.append(Word(text, x0, w.y0, x1, w.y1, block=w.block, line=w.line, index=w.index, conf=w.conf))
+        out.extend(_cut(w, [m.group("label"), m.group("value")]))
+    return out
+
+
+def _cut(w: Word, texts: list[str]) -> list[Word]:
+    """``w`` as one word per text, sharing its box by character count."""
+    out, x0, total = [], w.x0, sum(map(len, texts))
+    for text in texts:
+        x1 = x0 + (w.x1 - w.x0) * len(text) / total
+        out.append(Word(text, x0, w.y0, x1, w.y1, block=w.block, line=w.line, index=w.index, conf=w.conf))
+        x0 = x1
     return out
 
 

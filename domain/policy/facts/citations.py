@@ -64,9 +64,18 @@ def quote_from_words(page: PageContent, words: Sequence[Word]) -> tuple[str, Bou
     """A citation quote and box built from the page's own words, in the order given.
 
     Extractors pass words row by row, left to right, so the quote is exactly what
-    the verifier will look for.
+    the verifier will look for. Pieces a reader cut from one printed word (an OCR'd
+    "DOB:7/22/58" or "Patient-name:", cut at the label) are joined back as printed.
     """
-    return " ".join(w.text for w in words), union_box(page, words)
+    texts: list[str] = []
+    prev: Word | None = None
+    for w in words:
+        if prev is not None and w.index == prev.index and w.x0 == prev.x1 and w.y0 == prev.y0:
+            texts[-1] += w.text
+        else:
+            texts.append(w.text)
+        prev = w
+    return " ".join(texts), union_box(page, words)
 
 
 # --------------------------------------------------------------------------- matching

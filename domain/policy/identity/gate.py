@@ -70,14 +70,20 @@ OCR_NAME_LOOKALIKES: dict[str, str] = {
 _LOOKALIKE_CHARS = re.escape("".join(OCR_NAME_LOOKALIKES))
 
 
+_SURNAME_STOP = re.compile(r"^\s*(?!(?:MRS?|MS|MISS|DR|PROF|SR|JR|ST)[.;:])([A-Z][A-Z'-]{1,}(?:[ -][A-Z][A-Z'-]+)*)[.;:]\s+(?=[A-Z][a-z])")
+
+
 def name_parts(text: str) -> tuple[list[str], list[str]] | None:
     """Split a printed name into (given names, family names) as lower-case tokens.
 
-    "LAST, FIRST M" puts the family name first; otherwise the last token is the
+    "LAST, FIRST M" puts the family name first (so does "LAST. First", the comma
+    misread by OCR after a surname in capitals); otherwise the last token is the
     family name. Hyphens split a compound surname into parts so that
     "Garcia-Lopez" and "Garcia Lopez" agree. An OCR look-alike inside a word
     ("ikwuemes!") stays in its token (see ``OCR_NAME_LOOKALIKES``).
     """
+    if "," not in text:  # "DUBOIS. Helene": OCR reads the comma after a capitalised surname as a stop
+        text = _SURNAME_STOP.sub(r"\1, ", text)
     text = _fold(text).strip()
     text = re.sub(r"\b(mr|mrs|ms|miss|dr|jr|sr|ii|iii|iv)\b\.?", " ", text)
     if "," in text:

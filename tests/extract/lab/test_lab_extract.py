@@ -467,6 +467,27 @@ def test_ocr_label_glued_to_its_value_is_still_a_field():
     assert result.facts[0].structured_value["collection_date"] == "2026-04-10"
 
 
+def test_ocr_label_with_its_space_read_as_a_hyphen_is_still_a_field():
+    # "Patient-name:" on a scan: the name went unread, and nothing said so
+    page = _ocr_page([[("Patient-name:", 40, 0.95), ("DUBOIS,", 110, 0.95), ("Helene", 150, 0.95)],
+                      [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
+                      [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)]])
+    content = NormalizedContent(source_kind="ocr", pages=[page])
+    result = extract_lab(content, "documents:1")
+    name = next(i for i in result.identifiers if i.kind == IdentifierKind.NAME)
+    assert name.value == "DUBOIS, Helene"
+    assert name.citation.quote_or_value == "Patient-name: DUBOIS, Helene"  # as the page prints it
+    assert verify_citations([name.citation], content)[0].verified
+
+
+def test_a_hyphened_word_that_is_no_label_stays_whole():
+    page = _ocr_page([[("Follow-up:", 40, 0.95), ("6620915", 110, 0.95)],
+                      [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
+                      [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)]])
+    result = extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1")
+    assert not result.identifiers
+
+
 # --------------------------------------------------------------------------- leaders read as debris, lost leaders
 
 
