@@ -38,6 +38,20 @@ __all__ = ["Field", "Loose", "read_page"]
 # An answer continues onto the next row only if the vertical gap is at most this
 # share of the text height (answers are single-spaced; fields are set apart).
 CONTINUATION_GAP = 1.0
+# A text layer's word box is taller than the ink an OCR box hugs: about 1.35 times for
+# the same print (10 pt Helvetica: a 13.7 pt box, 10 pt of ink at 200 dpi). An OCR'd
+# row's gap is measured as a text layer would measure it, or a faxed form's wrapped
+# answer (1.2 ink heights below its first row) was cut off at the wrap.
+OCR_BOX_RATIO = 1.35
+
+
+def _continues(gap: float, row: Row) -> bool:
+    """Whether ``row``, ``gap`` below the answer above it, is near enough to go on with it."""
+    h = row.height
+    if any(w.conf is not None for w in row.words):
+        extra = (OCR_BOX_RATIO - 1) * h  # what the text layer's box would add, half above, half below
+        return gap - extra <= CONTINUATION_GAP * (h + extra)
+    return gap <= CONTINUATION_GAP * h
 # A segment starting this share of the page width right of the answer column is
 # outside the field: a margin note.
 MARGIN_SHIFT = 0.3
@@ -186,7 +200,7 @@ class _PageReader:
         if i + 1 >= len(self.rows):
             return False
         row, below = self.rows[i], self.rows[i + 1]
-        if below.page is not row.page or below.y0 - row.y1 > CONTINUATION_GAP * below.height:
+        if below.page is not row.page or not _continues(below.y0 - row.y1, below):
             return False
         if any(p.label and not p.bare for p in self.cut_rows[i + 1]) or label_row(self.cut_rows[i + 1]):
             return False
@@ -226,7 +240,7 @@ class _PageReader:
             previous = row
             gap = row.y0 - self.current.last_y1 if self.current else float("inf")
             in_notes = self.current is not None and self.current.kind == "notes" \
-                and gap <= CONTINUATION_GAP * row.height and _under(self.current, row.words, row)
+                and _continues(gap, row) and _under(self.current, row.words, row)
             pieces = accept_labels(pieces, lambda x0: self._aligned(x0, row.height), lambda x0: self._below_ok(i, x0),
                                     in_notes=in_notes)
             if any(p.label for p in pieces):
@@ -240,13 +254,13 @@ class _PageReader:
         current = self.current
         if self.columns:
             top = max(f.last_y1 for f in self.columns)
-            if row.y0 - top <= CONTINUATION_GAP * row.height and not _is_heading(row, row.y0 - top):
+            if _continues(row.y0 - top, row) and not _is_heading(row, row.y0 - top):
                 _distribute(self.columns, segments(row.words), row, self.set_aside)
                 return
             self.columns = []
         segs = segments(row.words)
         person = _names_someone_else(row)
-        if current is not None and gap <= CONTINUATION_GAP * row.height and not _is_heading(row, gap) \
+        if current is not None and _continues(gap, row) and not _is_heading(row, gap) \
                 and not _is_title(row, current) and person is None and _under(current, segs[0], row):
             if _after_a_finished_answer(current, segs[0], row):
                 # Not read as more of the answer, but not dropped either: a note beside
@@ -293,7 +307,7 @@ class _PageReader:
             elif awaiting and current is not None:
                 current.add(p.value, row)
                 awaiting = False
-            elif k == 0 and current is not None and gap <= CONTINUATION_GAP * row.height \
+            elif k == 0 and current is not None and _continues(gap, row) \
                     and _under(current, p.value, row):
                 _continue(current, [p.value], row, self.set_aside)
             elif k > 0 or p.query or self._far_right(p.x0, row):

@@ -361,6 +361,26 @@ def test_a_record_label_printed_again_before_the_number_is_no_part_of_it():
     assert mrn.citation.quote_or_value == "Medical record no.: MRN 6620915"
 
 
+def _ocr(content: NormalizedContent) -> NormalizedContent:
+    """The same words as OCR read them (boxes hugging 10 points of ink, with a confidence)."""
+    for w in content.pages[0].words:
+        w.conf = 0.95
+    return content
+
+
+@pytest.mark.parametrize("pitch, wrapped", [(22, True), (32, False)])
+def test_an_ocr_answer_wrapped_onto_the_next_row_goes_on_with_its_field(pitch, wrapped):
+    # A faxed form: OCR boxes hug the ink, so a wrapped answer's second row sat 1.2 ink
+    # heights below the first, and Allopurinol and the cream were lost to a margin note
+    result = extract_intake(_ocr(_content([
+        _words("Current medicines: Furosemide 40 mg each morning, Ramipril 10 mg daily,"),
+        _words("Allopurinol 100 mg daily, Hydrocortisone 1% cream as needed", x=140),
+    ], pitch=pitch)), "documents:1")
+    names = [f.structured_value["name"] for f in _of(result, "medication")]
+    assert names[:2] == ["Furosemide", "Ramipril"]
+    assert (names[2:] == ["Allopurinol", "Hydrocortisone"]) is wrapped
+
+
 def test_short_answers_are_cited_with_their_question():
     result = extract_intake(_content([[("Are", 50), ("you", 70), ("pregnant?", 90), ("No", 150)]]), "documents:1")
     (fact,) = result.facts
