@@ -453,12 +453,18 @@ def test_ocr_table_rows_with_doubtful_parts_go_to_review():
     assert by_name["Glucose"].structured_value["value"] == "105"
 
 
+# A one-result table of OCR words under the identity rows a test prints.
+_OCR_SODIUM_TABLE = [
+    [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
+    [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)],
+]
+
+
 def test_ocr_label_glued_to_its_value_is_still_a_field():
     # OCR lost the space after the colon: "DOB:7/22/58" is one word on the page.
     page = _ocr_page([[("Patient:", 40, 0.95), ("Ann", 85, 0.95), ("Lee", 105, 0.95)],
                       [("DOB:7/22/58", 40, 0.95), ("Collected:04/10/2026", 200, 0.95)],
-                      [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
-                      [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)]])
+                      *_OCR_SODIUM_TABLE])
     content = NormalizedContent(source_kind="ocr", pages=[page])
     result = extract_lab(content, "documents:1")
     dob = next(i for i in result.identifiers if i.kind == IdentifierKind.DOB)
@@ -470,8 +476,7 @@ def test_ocr_label_glued_to_its_value_is_still_a_field():
 def test_ocr_label_with_its_space_read_as_a_hyphen_is_still_a_field():
     # "Patient-name:" on a scan: the name went unread, and nothing said so
     page = _ocr_page([[("Patient-name:", 40, 0.95), ("DUBOIS,", 110, 0.95), ("Helene", 150, 0.95)],
-                      [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
-                      [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)]])
+                      *_OCR_SODIUM_TABLE])
     content = NormalizedContent(source_kind="ocr", pages=[page])
     result = extract_lab(content, "documents:1")
     name = next(i for i in result.identifiers if i.kind == IdentifierKind.NAME)
@@ -482,8 +487,7 @@ def test_ocr_label_with_its_space_read_as_a_hyphen_is_still_a_field():
 
 def test_a_hyphened_word_that_is_no_label_stays_whole():
     page = _ocr_page([[("Follow-up:", 40, 0.95), ("6620915", 110, 0.95)],
-                      [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
-                      [("Sodium", 40, 0.95), ("139", 200, 0.95), ("mmol/L", 280, 0.95), ("134-144", 360, 0.95)]])
+                      *_OCR_SODIUM_TABLE])
     result = extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1")
     assert not result.identifiers
 
