@@ -27,6 +27,8 @@ from extract.values.prose_text import Span, clause_items, strip_span
 ALLERGY_WORDS = r"allergic|allergy|allergies|sensitive|sensitivity|hypersensitivity|intolerant|intolerance|" \
                 r"reaction|reactions|reacted|reacts|react"
 ALLERGY_NOUNS = r"allergy|intolerance|sensitivity|hypersensitivity|reaction"
+# Words that take their substance after "of" ("intolerant of trimethoprim").
+INTOLERANT_OF = r"intolerant|intolerance|intolerances"
 CAUSE_VERBS = ("gave", "gives", "give", "caused", "causes", "cause", "triggered", "triggers", "provoked",
                "provokes", "brought on", "brings on", "led to", "leads to", "resulted in", "produced")
 # Words a substance's name never starts after: what the sentence says before it.
@@ -34,6 +36,7 @@ SUBSTANCE_STARTERS = frozenset("""
 the a an his her their its this that these those whether if think thinks thought believes believed says said
 wonders wondered wondering reports reported recalls recalled feels felt possibly perhaps maybe probably and or
 to with he she they it i we you patient patient's mr mrs ms miss dr which who some any has have had also
+nothing none anything nil
 """.split())
 # Words that end a substance's or a reaction's name.
 MENTION_STOPS = r"after|when|following|on|in|at|during|but|and|or|which|who|that|since|while|although|though|" \
@@ -57,7 +60,8 @@ MAX_SUBSTANCE_WORDS = 4
 _WORD_RUN = r"[A-Za-z0-9][\w'\u2019-]*"
 _STOP = rf"(?=\s+(?:{MENTION_STOPS})\b|\s*[,.;:()!?]|\s+[-\u2013\u2014]\s|\s*$)"
 _TO_SUBSTANCE = re.compile(
-    rf"\b(?:{ALLERGY_WORDS})\s+(?:to|with|against|from|towards?)\s+(?:(?:the|his|her|their|a|an|any|all)\s+)?"
+    rf"\b(?:(?:{ALLERGY_WORDS})\s+(?:to|with|against|from|towards?)|(?:{INTOLERANT_OF})\s+of)\s+"
+    rf"(?:(?:the|his|her|their|a|an|any|all)\s+)?"
     rf"(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,3}}?){_STOP}", re.I)
 _CAUSE_VERB = "|".join(v.replace(" ", r"\s+") for v in CAUSE_VERBS)
 _OBJECT = r"(?:him|her|them|me|us|the patient)"
@@ -119,7 +123,7 @@ def allergy_in(sentence: str) -> AllergyMention | None:
 
 # ----------------------------------------------------------------- several allergies in one sentence
 
-_LIST_OPENER = re.compile(rf"\b(?:{ALLERGY_WORDS})\s+(?:to|against|towards?)\s+", re.I)
+_LIST_OPENER = re.compile(rf"\b(?:(?:{ALLERGY_WORDS})\s+(?:to|against|towards?)|(?:{INTOLERANT_OF})\s+of)\s+", re.I)
 # Where a list of substances after "allergic to" ends: the clause moves on.
 _LIST_END = re.compile(
     rf"[;!?]|\.(?=\s|$)|,\s*(?:which|who|but|although|though|and (?:she|he|they|this|that|it))\b"

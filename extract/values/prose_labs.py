@@ -26,6 +26,9 @@ LINK_WORDS = frozenset({"of", "is", "was", "were", "at", "currently", "now", "le
                         "measured", "came", "back", "today", "recently", "checked", "=", ":", "has", "been",
                         "rose", "risen", "fell", "fallen", "to", "remains", "remained", "reading"})
 MAX_LINKS = 3
+# Verbs of change before "from A to B" ("her eGFR has fallen from 41 to 28"): the result is B.
+CHANGE_WORDS = frozenset({"rose", "risen", "fell", "fallen", "dropped", "increased", "decreased", "gone",
+                          "climbed", "declined", "changed", "improved", "worsened", "moved"})
 MAX_NAME_WORDS = 4
 # A word before the name that makes the number a target or a threshold, not a result.
 NOT_A_RESULT_BEFORE = frozenset({"goal", "target", "targets", "desired", "ideal", "optimal", "keep", "maintain",
@@ -82,6 +85,17 @@ def _unit_fits(analyte_id: str | None, unit: str) -> bool:
     return normalize_unit(unit) in ({normalize_unit(u) for u in entry.units} if entry else set())
 
 
+def _trend_at(tokens: list[re.Match], j: int, sentence: str) -> bool:
+    """Whether tokens from ``j`` tell a change, "from 41 to 28", after a verb of change
+    among the links ("has fallen", "rose"): the earlier number opens no range."""
+    if j + 3 >= len(tokens) or _bare(tokens[j].group(0)) != "from" or _bare(tokens[j + 2].group(0)) != "to":
+        return False
+    before = sentence[:tokens[j].start()].lower().split()[-3:]
+    return bool(set(before) & CHANGE_WORDS) and all(
+        re.fullmatch(V.NUMBER, tokens[k].group(0).rstrip(".")) or k == j + 3 and _NUMBER_GLUED.match(
+            tokens[k].group(0).rstrip(".")) for k in (j + 1, j + 3))
+
+
 def lab_values_in(sentence: str) -> list[LabMention]:
     """Every result the sentence tells, in order (see the module docstring)."""
     tokens = list(_TOKEN.finditer(sentence))
@@ -101,6 +115,8 @@ def lab_values_in(sentence: str) -> list[LabMention]:
                 or _bare(tokens[j - 1].group(0)) in NOT_A_RESULT_BEFORE:
             i += n
             continue
+        if _trend_at(tokens, j, sentence):
+            j += 3  # "has fallen from 41 to 28 mL/min": the result now is the second number
         raw = tokens[j].group(0).rstrip(".")
         m = _NUMBER_GLUED.match(raw)
         if not m or (m.group("u") and not V.looks_like_unit(m.group("u"))):

@@ -25,6 +25,10 @@ def told(sentence: str) -> list[tuple[str, str | None]]:
     ("Erythromycin gave him severe diarrhoea.", [("Erythromycin", "diarrhoea")]),
     ("The ibuprofen made her wheeze.", [("ibuprofen", "wheeze")]),
     ("The patient is allergic to her own cat.", [("own cat", None)]),
+    # "intolerant of": a held-out letter's trimethoprim allergy went unread, and nothing said so
+    ("She is intolerant of trimethoprim, which gave her a widespread rash, and reports a mild reaction to latex "
+     "gloves.", [("trimethoprim", "rash"), ("latex gloves", None)]),
+    ("He has an intolerance of codeine (vomiting) and morphine.", [("codeine", "vomiting"), ("morphine", None)]),
 ])
 def test_allergies_with_their_reactions(sentence, expected):
     assert told(sentence) == expected

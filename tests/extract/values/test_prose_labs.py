@@ -21,6 +21,9 @@ def told(sentence: str) -> list[tuple[str, str, str, str | None]]:
      [("Sodium", "128", "mmol/L", "yesterday"), ("urea", "9.1", "mmol/L", None)]),
     ("Her A1c came back at 9.4% in early June.", [("A1c", "9.4", "%", "in early June")]),
     ("The INR was 1.9 two weeks ago.", [("INR", "1.9", "", "two weeks ago")]),
+    # a change told "from ... to ...": the result now is the second number (a held-out letter's eGFR went unread)
+    ("Her eGFR has fallen from 41 to 28 mL/min over six months.", [("eGFR", "28", "mL/min", None)]),
+    ("Her creatinine rose from 120 to 171 umol/L last week.", [("creatinine", "171", "umol/L", "last week")]),
 ])
 def test_results_in_a_sentence(sentence, expected):
     assert told(sentence) == expected
@@ -30,6 +33,7 @@ def test_results_in_a_sentence(sentence, expected):
     "We aim for a target HbA1c below 53 mmol/mol.",
     "Please keep her INR between 2 and 3.",
     "An INR of 2 to 3 is the goal.",
+    "Keep her potassium from 4 to 5 mmol/L.",  # no verb of change: a range
     "She takes potassium chloride 600 mg twice daily.",  # a dose, not a result
     "If the potassium rises above 6 please stop the ramipril.",
 ])
