@@ -251,6 +251,20 @@ def test_unknown_names_become_lookup_terms():
     assert parse_question("Does she have diabetes?").terms == ()  # the vocabulary knows it
 
 
+@pytest.mark.parametrize("question, terms", [
+    # every allergy is asked about: "drug allergies" was searched for among the problems
+    ("Does she have any drug allergies?", ()),
+    # the substance is looked for among the allergies, not "penicillin allergy" among the problems
+    ("Does she have a penicillin allergy?", (("allergies", "penicillin"),)),
+    ("Does he have any food allergies?", (("allergies", "food"),)),
+    ("Does she have a history of heart failure?", ()),  # other terms as before
+])
+def test_an_allergy_asked_about_by_kind_is_looked_for_among_the_allergies(question, terms):
+    q = parse_question(question)
+    assert q.terms == terms
+    assert "allergies" in q.topics or "heart" in question
+
+
 @pytest.mark.parametrize("previous, question, follow_up, topics, disposition", [
     ("What is her latest A1c?", "and her LDL?", True, ("ldl",), LOOKUP),
     ("What is her latest A1c?", "what about last year?", True, ("a1c",), LOOKUP),

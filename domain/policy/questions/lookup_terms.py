@@ -60,6 +60,16 @@ class LookupTerms:
 _KIND_FRAMES = {"on_medication", "takes_medication", "allergic_to"}
 
 
+def _without_kind_words(term: str, topic: str) -> tuple[str, str]:
+    """A term naming an allergy without the words that name a kind of record: "drug
+    allergies" -> "" (every allergy is asked about), "penicillin allergy" ->
+    "penicillin", looked for among the allergies; any other term as it is."""
+    words = term.split()
+    if len(words) < 2 or not any(w.startswith("allerg") for w in words):
+        return term, topic  # "heart disease" is what to look for, whole
+    return " ".join(w for w in words if not _GENERIC_TERMS.match(w)), "allergies"
+
+
 def lookup_terms(text: str) -> LookupTerms:
     """Free terms a look-up frame names that no specific topic covers, and the frames."""
     found: list[tuple[str, str]] = []
@@ -76,6 +86,11 @@ def lookup_terms(text: str) -> LookupTerms:
         written = re.sub(r"^(?:any|a|an|the|her|his|their)\s+", "", written, flags=re.I)
         term = written.lower()
         if not term or _GENERIC_TERMS.match(term) or _NOT_A_TERM.search(term):
+            continue
+        # "any drug allergies", "a penicillin allergy": words naming a kind of record say
+        # where to look, not what for; an allergy word sends the rest to the allergies
+        term, topic = _without_kind_words(term, topic)
+        if not term:
             continue
         if set(find_topics(term)) - {"labs", "problems", "medications", "allergies"}:
             continue  # the vocabulary knows it ("diabetes", "metformin")
