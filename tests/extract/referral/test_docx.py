@@ -187,6 +187,7 @@ def test_identifiers_sharing_a_line():
 @pytest.mark.parametrize("line", [
     "Re: Helene DUBOIS, DOB 03-Sep-1957, Medical record no.: MRN 6620915",
     "Medical record no.: MRN 6620915",
+    "Re: Helene DUBOIS, DOB 03-Sep-1957, Medical record no.: Hosp# 6620915",  # any label of the vocabulary
 ])
 def test_a_record_label_printed_again_before_the_number_is_no_part_of_it(line):
     # the number had gone unread, and nothing said so
