@@ -195,11 +195,12 @@ def _classify(tokens: list[_Token]) -> None:
     for t in tokens:
         if t.kind == "value" and re.fullmatch(r"\d{1,2}\)", t.text):
             t.kind = "masked"  # "...; 3) Mucoparietal thickening"
-    for prev, t in zip(tokens, tokens[1:]):
-        # A day and month without a year after "on"/"since" ("8.4% on 09/01") is a date.
+    for i, (prev, t) in enumerate(zip(tokens, tokens[1:]), start=1):
+        # A day and month without a year after "on"/"since" ("8.4% on 09/01") is a date;
+        # with a unit after it, it is a value ("TSH has risen to 14.2 mU/L").
         m = _DAY_MONTH.fullmatch(t.text.strip(_EDGE))
         if m and prev.text.lower() in _DATE_WORDS and min(map(int, m.groups())) <= 12 \
-                and max(map(int, m.groups())) <= 31:
+                and max(map(int, m.groups())) <= 31 and not (i + 1 < len(tokens) and tokens[i + 1].kind == "unit"):
             t.kind = "masked"
     # A bare "<100" is the reference range when the piece prints another value; alone it
     # is the value ("CRP <0.5 mg/L 0-5"), and so is a ratio only beside a unit.
@@ -377,13 +378,48 @@ def _fact_tokens(fact: FactProposal) -> frozenset[str]:
                      or set(_NUMBERS.findall(t)) <= own_range)
 
 
+def _wrapped_name(above: list[_Token], piece: _Piece) -> tuple[list[_Token], str] | None:
+    """A sentence wrapped between a test's name and its value ("... and white blood cells"
+    / "41, moderate bacteria"): the words that end the line above, when they name a test
+    and the value opens this line at the same margin, ended by a unit, a flag, a range or
+    punctuation ("2 weeks ago" after a name is no result). Returns those words and why."""
+    first = piece.tokens[0]
+    if not above or first.kind != "value" or first.ref is None:
+        return None
+    nxt = piece.tokens[1] if len(piece.tokens) > 1 else None
+    if not (nxt is None or nxt.kind in ("unit", "flag", "range") or first.text[-1] in ",.;"
+            or _VALUE_UNIT.match(first.text.strip(_EDGE))):
+        return None
+    start, line = above[0].ref, above[-1].ref
+    height = min(line.y1 - line.y0, first.ref.y1 - first.ref.y0)
+    if abs(first.ref.x0 - start.x0) > 2 * height or not 0 <= first.ref.y0 - line.y1 <= height:
+        return None
+    tail: list[_Token] = []
+    for t in reversed(above):
+        if t.kind not in ("text", "unitish") or len(tail) == MAX_NAME_WORDS:
+            break
+        tail.insert(0, t)
+    def names(ts: list[_Token]) -> bool:
+        return bool(analytes_named(" ".join(t.text.strip(_EDGE) for t in ts)))
+
+    if not names(tail):
+        return None
+    while len(tail) > 1 and names(tail[1:]):
+        tail = tail[1:]  # from the test's name on
+    return tail, f"a known test at the end of the line above with a value ({first.text})"
+
+
 def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[str]]]) -> list[UnreadRegion]:
     found: list[UnreadRegion] = []
+    above: list[_Token] = []
     for row in page_rows(page):
         tokens = [_Token(w.text, i, w) for i, seg in enumerate(segments(row.words)) for w in seg]
         _classify(tokens)
-        for piece in _pieces(tokens):
+        for n, piece in enumerate(_pieces(tokens)):
             reason = _result_reason(piece)
+            if n == 0 and (wrapped := _wrapped_name(above, piece)):
+                tail, reason = wrapped  # the value's own name, not one later on its line
+                piece = _Piece(tail + piece.tokens)
             if reason is None:
                 continue
             if all(_cited(t.ref, page, cites) for t in piece.of("value")):
@@ -395,6 +431,7 @@ def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[st
                 continue
             found.append(UnreadRegion(f"page {page.number}", piece.text, reason, page.number,
                                       BoundingBox(x=x, y=y, width=w, height=h)))
+        above = tokens
     return found
 
 

@@ -103,6 +103,26 @@ def test_results_written_in_a_sentence_are_found_and_targets_are_not():
         "On review her ferritin was 8 ug/L and the platelet count 512 x10^9/L."]
 
 
+def test_a_day_and_month_after_from_or_to_is_a_value_when_a_unit_follows():
+    p = page([[(40, "His TSH has risen to 14.2 mU/L this month.")],
+              [(40, "Her potassium was normal on 14.2 and her review is booked from 3.4 onwards.")]])
+    assert texts(unread_content(content(p), [])) == ["His TSH has risen to 14.2 mU/L this month."]
+
+
+def test_a_sentence_wrapped_between_a_tests_name_and_its_value_is_judged_across_the_wrap():
+    p = page([[(40, "She was seen in clinic on Monday and her serum potassium was")],
+              [(40, "5.9 mmol/L, so her ramipril was held. We checked her ferritin")],
+              [(40, "2 weeks ago and will repeat it; her white blood cells")],
+              [(40, "14, on the film."), (300, "Signed: C. Okafor")]])
+    found = unread_content(content(p), [])
+    assert texts(found) == ["potassium was 5.9 mmol/L, so her ramipril was held. We checked her ferritin",
+                            "white blood cells 14, on the film."]
+    assert found[0].box.y < 60 / 792 < found[0].box.y + found[0].box.height  # both lines of the wrap
+    read = [fact_for(p, "potassium was"), fact_for(p, "5.9 mmol/L,"), fact_for(p, "white blood cells"),
+            fact_for(p, "14,")]
+    assert unread_content(content(p), read) == []
+
+
 def test_identity_contact_address_dates_doses_and_page_numbers_are_not_results():
     p = page([[(40, "Larchmont Diagnostics, 88 Ferry Road, Suite 12, Dunmore DM3 4RT")],
               [(40, "Phone (415) 555-0199"), (300, "Fax 415.555.0123")],
