@@ -184,15 +184,20 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     results.sort(key=lambda r: order[id(r)])
     # The report's labelled dates (born, collected, reported...) say which way it prints
     # day and month: 22/07/1953 settles 03/12/2026 as 3 December.
-    day_first = numeric_date_order(f.value_text for f in fields)
-    dates = _collection_dates(fields, day_first)
+    # A cumulative report's date columns count too: "19/11/26" beside "12/11/26" settles both.
+    printed = [f.value_text for f in fields] + [r.collection_date_text for r in results if r.collection_date_text]
+    day_first = numeric_date_order(printed)
+    dates = _collection_dates(fields, day_first, printed)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
     result.identifiers = _identifiers(fields, source_id, day_first)
     # A flag column, or a flag printed beside any result, says this report prints flags.
     flags_printed = flag_column or any(r.flag_text or r.reading.inline_flag for r in results)
     for i, r in enumerate(results):
         page = r.row.page.number
-        date, date_doubt = (r.collection_date, None) if r.collection_date else dates.get(page, dates.get(0, (None, None)))
+        if r.collection_date_text:
+            date, date_doubt = _column_date(r.collection_date_text, day_first, printed)
+        else:
+            date, date_doubt = dates.get(page, dates.get(0, (None, None)))
         result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed, date_doubt=date_doubt))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
@@ -207,9 +212,10 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
 # --------------------------------------------------------------------------- fields
 
 
-def _collection_dates(fields: list[LabelledValue], day_first: bool | None) -> dict[int, tuple[str, str | None]]:
+def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
+                      printed: list[str]) -> dict[int, tuple[str, str | None]]:
     """(collection date, why it is in doubt or None) per page number; key 0 holds the
-    document's first one."""
+    document's first one. ``printed``: every numeric date the report prints."""
     dates: dict[int, tuple[str, str | None]] = {}
     for f in fields:
         if f.key != "collected":
@@ -218,7 +224,7 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None) -> di
         if m is None:
             continue
         found = (_settled(m, day_first), None)
-        if m.day_first_iso and day_first is None and _other_order_printed(fields):
+        if m.day_first_iso and day_first is None and _both_orders(printed):
             # The report prints dates both ways: neither reading of this one is sure.
             found = (m.iso, f"the collection date {f.value_text[m.start:m.end]!r} may be {m.iso} or "
                             f"{m.day_first_iso} (this report prints dates day first and month first)")
@@ -227,15 +233,26 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None) -> di
     return dates
 
 
+def _column_date(text: str, day_first: bool | None, printed: list[str]) -> tuple[str | None, str | None]:
+    """A cumulative column's date, settled as the report prints its dates, and why it
+    is in doubt (the report prints dates both ways) or None."""
+    m = find_date(text)
+    if m is None:
+        return None, None
+    if m.day_first_iso and day_first is None and _both_orders(printed):
+        return m.iso, (f"the column date {text!r} may be {m.iso} or {m.day_first_iso} "
+                       "(this report prints dates day first and month first)")
+    return _settled(m, day_first), None
+
+
 def _settled(m: DateMatch, day_first: bool | None) -> str:
     """A numeric date as the report prints its dates: month first unless its other
     dates show it prints the day first (no evidence: month first, the clinic's order)."""
     return m.day_first_iso if m.day_first_iso and day_first else m.iso
 
 
-def _other_order_printed(fields: list[LabelledValue]) -> bool:
+def _both_orders(texts: list[str]) -> bool:
     """Dates that can only be read day first and others only month first, side by side."""
-    texts = [f.value_text for f in fields]
     return any(numeric_date_order([t]) is True for t in texts) and any(numeric_date_order([t]) is False for t in texts)
 
 

@@ -54,6 +54,7 @@ class RowResult:
     range_expected: bool = False  # the table has a reference range column
     critical_text: str = ""  # printed critical (panic) limits, from their own column
     collection_date: str | None = None  # a cumulative report's date of this result's column
+    collection_date_text: str | None = None  # ... as printed, for the extractor to settle day/month
 
     @property
     def ocr(self) -> bool:
@@ -268,6 +269,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     if column is None and role:
         column = layout.columns[layout.first[role]]
     date = column.date if column is not None else None
+    date_text = column.date_text if column is not None else None
     reading = read_result(value_words, key=key)
     ocr = any(w.conf is not None for w in words)
     # A flag printed in a column without a header of its own lands beside the unit
@@ -289,7 +291,8 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
             reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
             return RowResult(row=row, words=words, test_name=test, reading=reading, flag_text=None,
                              position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
-                             alignment=cells.alignment, unreadable=True, collection_date=date, doubts=range_doubts)
+                             alignment=cells.alignment, unreadable=True, collection_date=date,
+                             collection_date_text=date_text, doubts=range_doubts)
         return None
     if parsed_range:
         reading.reference_range, reading.range_unit = parsed_range
@@ -312,6 +315,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
         status=cells.text("status").strip() or None, range_expected=layout.has("range"),
         critical_text=cells.text("critical").strip(), doubts=doubts, collection_date=date,
+        collection_date_text=date_text,
     )
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from domain.content import Word
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import find_date
+from extract.values.dates import DateMatch, find_date
 from extract.values.flags import FlagKey, flag_meaning
 from extract.layout import OCR_TRUSTED_CONF, PhraseBook, Row, norm_token, ocr_char_width, segments
 from extract.values.ranges import parse_reference_range
@@ -66,6 +66,7 @@ _HEADER_WORDS = frozenset(
     "normal".split())
 _TIME = re.compile(r"^\(?\d{1,2}[:h.]\d{2}\)?$")
 _MAX_DATE_WORDS = 3
+_DOTTED_SHORT_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{2}")
 
 
 @dataclass(slots=True)
@@ -75,6 +76,7 @@ class Column:
     x1: float
     left: float = float("-inf")  # words whose centre lies right of this belong here
     date: str | None = None  # a cumulative report's collection date for this value column
+    date_text: str | None = None  # that date as printed (settled day or month first by the report)
     unit: str = ""  # a unit printed in the header for this column's values
 
 
@@ -108,12 +110,22 @@ class TableLayout:
         return self.x_min <= (w.x0 + w.x1) / 2 < self.x_max
 
 
+def header_date(text: str) -> tuple[DateMatch, str] | None:
+    """The date a header cell prints whole, and its text as ``find_date`` reads it;
+    None when the cell holds anything else. A cell "12.11.26" (day, month and a two-digit
+    year between dots, as European cumulative reports head their date columns) is read
+    as "12/11/26": alone in a header it is a date, where in running text "3.4.10" is not."""
+    text = text.strip("()[]")
+    if _DOTTED_SHORT_DATE.fullmatch(text):
+        text = text.replace(".", "/")
+    m = find_date(text)
+    return (m, text) if m is not None and m.start == 0 and m.end == len(text) else None
+
+
 def _date_at(seg: list[Word], i: int) -> int:
     """How many words from ``seg[i]`` print a full date and nothing else (0 if none)."""
     for n in range(min(_MAX_DATE_WORDS, len(seg) - i), 0, -1):
-        text = " ".join(w.text for w in seg[i : i + n]).strip("()[]")
-        m = find_date(text)
-        if m is not None and m.start == 0 and m.end == len(text):
+        if header_date(" ".join(w.text for w in seg[i : i + n])):
             return n
     return 0
 
@@ -128,8 +140,8 @@ def _header_columns(row: Row) -> tuple[list[Column], int]:
             n = _date_at(seg, i)
             if n:
                 words = seg[i : i + n]
-                iso = find_date(" ".join(w.text for w in words).strip("()[]"))
-                columns.append(Column("result", words[0].x0, words[-1].x1, date=iso.iso if iso else None))
+                m, printed = header_date(" ".join(w.text for w in words))
+                columns.append(Column("result", words[0].x0, words[-1].x1, date=m.iso, date_text=printed))
                 matched += n
                 i += n
                 continue
@@ -228,13 +240,13 @@ def detect_header(row: Row) -> TableLayout | None:
 
 
 def _header_piece(seg: list[Word]) -> tuple[str, object] | None:
-    """What a piece of a second header row says: ("date", iso), ("unit", text),
-    ("label", None) for label words and times; None when it is something else."""
+    """What a piece of a second header row says: ("date", (iso, printed)), ("unit",
+    text), ("label", None) for label words and times; None when it is something else."""
     text = " ".join(w.text for w in seg)
     n = _date_at(seg, 0)
     if n == len(seg):
-        m = find_date(text.strip("()[]"))
-        return ("date", m.iso) if m else None
+        found = header_date(text)
+        return ("date", (found[0].iso, found[1])) if found else None
     bare = text.strip("()[]")
     if len(seg) == 1 and (V.looks_like_unit(bare) or V.looks_like_unit(tr.repair_ocr_unit(bare))):
         return "unit", bare
@@ -282,7 +294,7 @@ def extend_header(tables: list[TableLayout], row: Row, header: Row) -> bool:
             new_columns.append(col)
         # Each date is a value column where it is printed: under its own "Result", or
         # several under one "Results" heading that spans them (wherever it is centred).
-        new_columns += [Column("result", ws[0].x0, ws[-1].x1, date=str(v)) for v, ws in dated]
+        new_columns += [Column("result", ws[0].x0, ws[-1].x1, date=v[0], date_text=v[1]) for v, ws in dated]
         new_columns.sort(key=lambda c: c.x0)
         _set_bounds(new_columns, header.height)
         table.columns = new_columns
