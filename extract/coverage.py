@@ -282,6 +282,21 @@ def _label_words(piece: _Piece) -> list[str]:
     return out
 
 
+def _range_without_dash(piece: _Piece, first_unit: int | None) -> None:
+    """Two rising numbers alone after the unit of values printed before it are the
+    reference range with its dash lost to OCR ("Sodium 138 135 mmol/L 135 145"), as
+    the lab reader repairs it (``extract.values.ranges.repair_ocr_range``)."""
+    if first_unit is None or not any(t.kind == "value" for t in piece.tokens[:first_unit]):
+        return
+    after = piece.tokens[first_unit + 1:]
+    if len(after) != 2 or any(t.kind != "value" for t in after):
+        return
+    low, high = (_NUMBERS.fullmatch(t.text.strip(_EDGE)) for t in after)
+    if low and high and float(low[0].replace(",", ".")) < float(high[0].replace(",", ".")):
+        for t in after:
+            t.kind = "range"
+
+
 def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
     """Why the piece reads as a printed result, or None when it does not. In a table row
     ``label_cell`` is the cell the piece opens with: it must name a test or a vital sign
@@ -305,6 +320,7 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
     for i, t in enumerate(piece.tokens):
         if t.kind == "value" and first_unit is not None and i > first_unit and re.match(COMPARATOR, t.text):
             t.kind = "range"
+    _range_without_dash(piece, first_unit)
     values = piece.of("value")
     if not values:
         return None

@@ -407,7 +407,7 @@ def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey 
     if not words:
         return None
     texts = [w.text for w in words]
-    reading = _read_value(words, texts)
+    reading = _read_value(words, texts, key)
     if reading is None and allow_garbled and tr.garbled_number(texts[0]):
         reading = Reading(value=texts[0], value_words=words[:1], garbled=True)
     if reading is None:
@@ -469,7 +469,7 @@ def _bracket_end(texts: list[str], i: int) -> int:
     return len(texts) - 1
 
 
-def _read_value(words: list[Word], texts: list[str]) -> Reading | None:
+def _read_value(words: list[Word], texts: list[str], key: FlagKey | None = None) -> Reading | None:
     if len(texts) >= 2 and V.is_qualitative(f"{texts[0]} {texts[1]}"):
         return Reading(value=f"{texts[0]} {texts[1]}", value_words=words[:2])
     if len(texts) >= 2 and texts[0] in ("<", ">", "<=", ">=") and V.parse_number(texts[1]) is not None:
@@ -485,8 +485,8 @@ def _read_value(words: list[Word], texts: list[str]) -> Reading | None:
         sign = (m.group("pre") + m.group("post")) if m else ""
         if m is None or not is_sign(sign) or not tr.is_value(m.group("value")):
             return None
-        if words[0].conf is not None and not tr.is_flag_word(sign):
-            return None  # OCR reads specks as signs: only a sign the vocabulary knows counts
+        if words[0].conf is not None and not tr.is_flag_word(sign) and not (key and flag_meaning(sign, key=key)):
+            return None  # OCR reads specks as signs: only a sign the vocabulary or the page's key knows counts
         return Reading(value=m.group("value"), value_words=words[:1], inline_flag=sign)
     value, flag = split
     return Reading(value=value, value_words=words[:1], inline_flag=flag)

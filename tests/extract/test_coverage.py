@@ -123,6 +123,15 @@ def test_a_sentence_wrapped_between_a_tests_name_and_its_value_is_judged_across_
     assert unread_content(content(p), read) == []
 
 
+def test_a_range_whose_dash_ocr_lost_is_no_unread_value():
+    p = page([[(40, "Sodium"), (150, "138"), (200, "135"), (250, "131*"), (320, "mmol/L"), (400, "135 145")],
+              [(40, "Urea"), (150, "9.8*"), (200, "12.4*"), (250, "15.1*"), (320, "mmol/L"), (400, "7.8 2.5")]])
+    read = [fact_for(p, "Sodium 138 135 131*"), fact_for(p, "Urea 9.8* 12.4* 15.1*")]
+    # Sodium's "135 145" rises: its range. Urea's "7.8 2.5" does not: still two unread numbers.
+    assert texts(unread_content(content(p), read)) == ["Urea 9.8* 12.4* 15.1* mmol/L 7.8 2.5"]
+    assert len(unread_content(content(p), [])) == 2
+
+
 def test_identity_contact_address_dates_doses_and_page_numbers_are_not_results():
     p = page([[(40, "Larchmont Diagnostics, 88 Ferry Road, Suite 12, Dunmore DM3 4RT")],
               [(40, "Phone (415) 555-0199"), (300, "Fax 415.555.0123")],

@@ -192,6 +192,19 @@ def test_a_sign_explained_by_the_pages_key_line_is_read_through_it():
     assert got["Potassium"].structured_value["flag_derived"] is False
 
 
+def test_an_ocr_sign_glued_to_a_value_counts_when_the_pages_key_explains_it():
+    # OCR reads specks as signs, so a glued sign counts only when known: "**" is, through this key.
+    rows = [[("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 260, 0.95), ("Range", 320, 0.95)],
+            [("Potassium", 40, 0.96), ("6.3**", 200, 0.26), ("mmol/L", 260, 0.96), ("3.5-5.2", 320, 0.96)]]
+    key = [("Key:", 40, 0.93), ("*", 70, 0.93), ("outside", 80, 0.96), ("range", 120, 0.96), ("**", 160, 0.6),
+           ("critical", 175, 0.94), ("value", 220, 0.96)]
+    (fact,) = _ocr_extract(*rows, key).facts
+    assert (fact.structured_value["value"], fact.structured_value["abnormal_flag"]) == ("6.3", "critical_high")
+    assert fact.wants_review and "low confidence" in fact.review_reason
+    (unkeyed,) = _ocr_extract(*rows).facts
+    assert unkeyed.wants_review and unkeyed.structured_value["abnormal_flag"] != "normal"
+
+
 def test_a_key_line_overrides_the_default_meaning_for_that_document():
     rows = [[("Test", 40), ("Result", 200), ("Flag", 250), ("Range", 300)],
             [("Calcium", 40), ("6.1", 200), ("*", 250), ("8.6-10.3", 300)]]
