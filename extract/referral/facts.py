@@ -17,7 +17,7 @@ from extract.values.prose_allergies import AllergyMention, allergy_in
 from extract.values.prose_meds import medications_in
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import ParsedDate, parse_date
+from extract.values.dates import ParsedDate, find_date, parse_date
 from extract.values.flags import resolve_flag
 from extract.values.written_answers import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.referral.labels import (DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE,
@@ -46,6 +46,7 @@ class Ctx(SectionFacts):
     """One letter's facts; ``scalars``: the referral fields already given."""
 
     scalars: set[str] = field(default_factory=set)
+    day_first: bool | None = None  # how the letter's other numeric dates settle "02/08/1944"
 
     def cite(self, section: Section, quote: str, path: str) -> Citation:
         """A paragraph of a PDF letter is cited by page and the box of the quoted words."""
@@ -160,13 +161,17 @@ def _identity(ctx: Ctx, item: Found) -> None:
         if mrn:  # "DOB: 03/14/1978  MRN: WB-204118" on one line
             _identity(ctx, Found("mrn", mrn.group(1), item.section, item.how))
         if parsed and parsed.iso:
-            value = printed
-            if parsed.ambiguous:
+            value, iso = printed, parsed.iso
+            both = find_date(printed)
+            settled = both is not None and both.day_first_iso is not None and ctx.day_first is not None
+            if settled and ctx.day_first:
+                iso = both.day_first_iso  # the letter's other dates can only be read day first
+            if parsed.ambiguous and not settled:
                 ctx.warnings.append(ExtractionWarning(
                     code="docx_ambiguous_date",
-                    message=f"Date of birth {value!r} could be read day-first or month-first; read as {parsed.iso}.",
+                    message=f"Date of birth {value!r} could be read day-first or month-first; read as {iso}.",
                 ))
-            _add_identifier(ctx, IdentifierKind.DOB, parsed.iso, item.section, value, "patient.dob")
+            _add_identifier(ctx, IdentifierKind.DOB, iso, item.section, value, "patient.dob")
         else:
             ctx.warnings.append(ExtractionWarning(
                 code="docx_invalid_dob", message=f"Date of birth {value!r} is not a complete date; not used."))

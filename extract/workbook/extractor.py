@@ -36,7 +36,7 @@ from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_
 from domain.policy.context.mentions import hedge_cue
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import parse_date
+from extract.values.dates import find_date, numeric_date_order, parse_date
 from extract.values.flags import resolve_flag
 from extract.values.lists import parse_medication
 from extract.values.ranges import split_range_unit
@@ -72,8 +72,10 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
         by_sheet.setdefault(s.meta["sheet"], []).append(s)
     plans = {sheet: _find_tables(ctx, sheet, secs) for sheet, secs in by_sheet.items()}
     sheet_dates: dict[str, str | None] = {}
+    # One workbook prints its dates one way: "16/09/2026" in a cell settles "02/08/1944".
+    day_first = numeric_date_order(c.get("text") or "" for s in content.sections for c in _row_cells(s))
     for sheet, secs in by_sheet.items():
-        sheet_dates[sheet] = _identity_block(ctx, secs, plans[sheet])
+        sheet_dates[sheet] = _identity_block(ctx, secs, plans[sheet], day_first)
     has_identity = bool(ctx.identifiers)
     vitals = VitalRows(ctx, has_identity)
     for sheet, secs in by_sheet.items():
@@ -194,7 +196,7 @@ def _table_for(row: int, tables: list[_Table]) -> _Table | None:
 # ---------------------------------------------------------------------------- identity
 
 
-def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table]) -> str | None:
+def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table], day_first: bool | None = None) -> str | None:
     """Label/value cells above the first table (or anywhere on a sheet without one).
 
     Only short rows count (at most two label/value pairs), so a data dictionary whose first
@@ -231,10 +233,9 @@ def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table]) -> str
                 parts.setdefault(kind, (value, value_cell))  # a name written in parts
                 continue
             if kind == "collected":
-                parsed = parse_date(value) if value_cell.meta.get("iso") is None else None
-                collected = value_cell.meta.get("iso") or (parsed.iso if parsed else None)
+                collected = value_cell.meta.get("iso") or _text_date(value, day_first)[0]
                 continue
-            _identifier(ctx, kind, value, value_cell)
+            _identifier(ctx, kind, value, value_cell, day_first)
     if "first_name" in parts and "last_name" in parts:
         (last, last_cell), (first, _) = parts["last_name"], parts["first_name"]
         middle = parts["middle_name"][0] if "middle_name" in parts else ""
@@ -261,7 +262,19 @@ def _reads_as_name(name: str) -> bool:
         and all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words)
 
 
-def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section) -> None:
+def _text_date(value: str, day_first: bool | None) -> tuple[str | None, bool]:
+    """A date typed as text in a cell, settled day or month first by the workbook's other
+    numeric dates: (iso or None, whether it is still open)."""
+    parsed = parse_date(value)
+    if parsed is None or parsed.iso is None:
+        return None, False
+    both = find_date(value) if parsed.ambiguous else None
+    if both is not None and both.day_first_iso and day_first is not None:
+        return (both.day_first_iso if day_first else parsed.iso), False
+    return parsed.iso, parsed.ambiguous
+
+
+def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool | None = None) -> None:
     if kind == "name":
         if not re.search(r"[A-Za-z]", value) or len(value) > 80 or "_" in value:
             return
@@ -269,9 +282,8 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section) -> None:
     elif kind == "dob":
         iso = cell.meta.get("iso")
         if iso is None:
-            parsed = parse_date(value)
-            iso = parsed.iso if parsed else None
-            if parsed and parsed.ambiguous:
+            iso, ambiguous = _text_date(value, day_first)
+            if ambiguous:
                 ctx.warnings.append(ExtractionWarning(
                     code="xlsx_ambiguous_date",
                     message=f"{cell.locator}: date of birth {value!r} could be read day- or month-first; read as {iso}."))

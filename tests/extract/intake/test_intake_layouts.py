@@ -439,6 +439,12 @@ def test_a_day_or_month_first_date_of_birth_follows_the_label_or_is_warned(label
     assert ("intake_ambiguous_date" in {w.code for w in result.warnings}) is warned
 
 
+def test_the_forms_other_dates_settle_an_open_date_of_birth():
+    result = _extract(_line("Date of birth: 02/08/1944"), _line("Date completed: 16/09/2026"))
+    assert [i.value for i in result.identifiers] == ["1944-08-02"]
+    assert "intake_ambiguous_date" not in {w.code for w in result.warnings}
+
+
 # --------------------------------------------------------------------------- labels in two languages
 
 

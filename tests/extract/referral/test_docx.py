@@ -184,6 +184,18 @@ def test_identifiers_sharing_a_line():
     assert identity(result) == {"name": "Tamsin ORVELLE", "dob": "1990-09-02", "mrn": "QF-100234"}
 
 
+@pytest.mark.parametrize("other, dob, warned", [
+    ("Her creatinine was 176 umol/L on 28/10/2026.", "1944-08-02", False),  # the letter prints days first
+    ("Her creatinine was 176 umol/L on 10/28/2026.", "1944-02-08", False),  # ... months first
+    ("Her creatinine was 176 umol/L on 05/10/2026.", "1944-02-08", True),  # nothing settles it: month first
+])
+def test_a_letters_other_dates_settle_an_open_date_of_birth(other, dob, warned):
+    # a held-out letter's "02/08/1944" was read as 8 February and the right patient quarantined
+    _, result = run(docx_letter("Patient: Ngaire WHITFIELD-TANE", "Date of birth: 02/08/1944", other))
+    assert identity(result)["dob"] == dob
+    assert ("docx_ambiguous_date" in {w.code for w in result.warnings}) is warned
+
+
 @pytest.mark.parametrize("line", [
     "Re: Helene DUBOIS, DOB 03-Sep-1957, Medical record no.: MRN 6620915",
     "Medical record no.: MRN 6620915",

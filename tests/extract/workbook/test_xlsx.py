@@ -140,6 +140,23 @@ def test_incomplete_and_ambiguous_dates():
     assert t4.confidence == pytest.approx(0.83) and tsh.confidence == pytest.approx(0.70)
 
 
+@pytest.mark.parametrize("other, dob, warned", [
+    ("16/09/2026", "1944-08-02", False),  # the workbook prints days first
+    ("09/16/2026", "1944-02-08", False),  # ... months first
+    ("05/09/2026", "1944-02-08", True),  # nothing settles it: month first, warned
+])
+def test_the_workbooks_other_dates_settle_an_open_date_of_birth(other, dob, warned):
+    def sheet(ws):
+        ws.append(["Patient:", "WHITFIELD-TANE, Ngaire"])
+        ws.append(["DOB:", "02/08/1944"])
+        ws.append(["Test", "Result", "Units", "Date"])
+        ws.append(["Creatinine", 176, "umol/L", other])
+
+    _, result = run(_book(sheet))
+    assert [i.value for i in result.identifiers if i.kind.value == "dob"] == [dob]
+    assert ("xlsx_ambiguous_date" in {w.code for w in result.warnings}) is warned
+
+
 def test_excel_error_values_are_not_results():
     def sheet(ws):
         ws.append(["Patient:", "ORVELLE, Tamsin"])
