@@ -122,13 +122,26 @@ def test_hedge_reason_keeps_the_extractors_own_reason():
     ("allergy", {"substance": "peanuts"}, "sister allergic to peanuts", "about the patient's family"),
     ("problem", {"description": "influenza"}, "husband has influenza", "about the patient's contacts"),
     ("problem", {"description": "chest pain"}, "return if chest pain", 'hypothetical ("return if")'),
-    ("medication", {"name": "metformin"}, "stopped metformin last year", "historical: not a current medication"),
+    ("medication", {"name": "metformin"}, "stopped metformin last year", 'historical ("stopped"'),
     ("medication", {"name": "aspirin"}, "Aspirin - patient does not take", 'negated ("does not take")'),
 ])
 def test_negated_someone_elses_hypothetical_or_past_medication_is_never_verified(fact_type, value, quote, reason):
     p = apply_to(free_text(fact_type, value, quote))
     out = classify(p, citation_verified=True, paged=False)
     assert out.certainty is Certainty.DOCUMENT_FACT and out.reason.startswith(reason), out.reason
+
+
+def test_a_stopped_medicine_is_history_before_any_doubt_the_reader_had():
+    # A letter's sentence is always held for review; approving "I stopped his amlodipine"
+    # had put amlodipine in the chart as a current medicine.
+    told = apply_to(free_text("medication", {"name": "amlodipine"}, "I stopped his amlodipine last month",
+                              wants_review=True, review_reason="read from a sentence of the letter"))
+    out = classify(told, citation_verified=True, paged=False)
+    assert out.certainty is Certainty.DOCUMENT_FACT and out.reason.startswith('historical ("stopped"')
+    listed = free_text("medication", {"name": "amlodipine", "status": "Stopped 03/2026"}, "amlodipine",
+                       wants_review=True, review_reason="a row OCR read with low confidence")
+    out = classify(listed, citation_verified=True, paged=False)
+    assert out.certainty is Certainty.DOCUMENT_FACT and "not a current medication" in out.reason
 
 
 @pytest.mark.parametrize("fact_type, value, quote", [

@@ -186,6 +186,23 @@ def not_the_patients_fact(ctx: ClinicalContext | None) -> str | None:
     return None
 
 
+def not_a_current_medication(fact_type: str | None, value: dict | None, ctx: ClinicalContext | None) -> str | None:
+    """Why a medication is the patient's history and never a current chart medication,
+    or None: told as past ("I stopped his amlodipine", "previously on") or recorded with
+    a status that says it is not taken now ("Stopped 03/2026"). Checked when a fact is
+    classified and again when a reviewer approves one: a person confirming that the
+    letter says it does not make a stopped medicine current."""
+    if fact_type != "medication":
+        return None
+    if ctx is not None and ctx.temporality == "historical":
+        cue = ", ".join(f'"{t}"' for t in ctx.triggers)
+        return f"historical ({cue}): not a current medication" if cue else "historical: not a current medication"
+    status = (value or {}).get("status")
+    if status_reading(status) == "not_current":
+        return f"recorded as {str(status).strip()!r}: not a current medication"
+    return None
+
+
 def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, ocr: bool = False) -> Classification:
     """Pure: decide the bucket for one proposal after its citation was checked.
     ``ocr``: the words came from OCR, which can misread; promotion asks more of them."""
@@ -199,18 +216,17 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
     if proposal.fact_type not in HEDGE_EXEMPT and (hedge := hedged(proposal.context)):
         reasons = [hedge] + ([proposal.review_reason] if proposal.wants_review and proposal.review_reason else [])
         return Classification(Certainty.NEEDS_REVIEW, "; ".join(reasons))
+    if past := not_a_current_medication(proposal.fact_type, value, proposal.context):
+        # Before the extractor's doubts: whatever a person confirms, it is not current.
+        return Classification(Certainty.DOCUMENT_FACT, past)
     if proposal.wants_review:
         return Classification(Certainty.NEEDS_REVIEW, proposal.review_reason or "flagged for review by the extractor")
     if proposal.fact_type in NAMED_FACTS and (markup := markup_or_link(value)):
         return Classification(Certainty.NEEDS_REVIEW, markup)
     if absent := not_the_patients_fact(proposal.context):
         return Classification(Certainty.DOCUMENT_FACT, absent)
-    if proposal.fact_type == "medication" and proposal.context and proposal.context.temporality == "historical":
-        return Classification(Certainty.DOCUMENT_FACT, "historical: not a current medication")
-    if proposal.fact_type == "medication" and (status := status_reading(value.get("status"))) not in (None, "current"):
+    if proposal.fact_type == "medication" and status_reading(value.get("status")) == "unknown":
         printed = str(value.get("status")).strip()
-        if status == "not_current":
-            return Classification(Certainty.DOCUMENT_FACT, f"recorded as {printed!r}: not a current medication")
         return Classification(Certainty.NEEDS_REVIEW, f"status {printed!r} does not say whether it is taken now")
     if proposal.document_fact_only or proposal.fact_type not in PROMOTABLE:
         return Classification(Certainty.DOCUMENT_FACT)

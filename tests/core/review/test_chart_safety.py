@@ -223,6 +223,27 @@ def test_a_hedged_allergy_never_reaches_the_chart_by_a_document_decision(wb, ide
     assert any("shellfish" in a for a in allergies)
 
 
+def test_a_medicine_told_as_stopped_is_never_a_current_chart_medicine_even_when_approved(wb):
+    from tests.support.synthetic import docx_letter
+
+    patient = add_patient(wb, mrn="ZAB1234", first="Piripi", last="Hokianga", dob="1950-03-11", by="dr.reviewer")
+    letter = docx_letter("Re: Mr Piripi HOKIANGA, DOB 1950-03-11, MRN ZAB1234", "Dear Colleague,",
+                         "I stopped his amlodipine last month because of ankle swelling. He may have stopped his "
+                         "atorvastatin too. He takes ramipril 5 mg daily.", "Yours sincerely,", "Dr A. Brennan")
+    report = ingest(wb, patient, letter, "referral_docx", "letter.docx")
+    assert report["identity"]["status"] == "identity_verified"
+    meds = {f["structured_value"]["name"].lower(): f for f in report["facts"] if f["fact_type"] == "medication"}
+    assert meds["amlodipine"]["certainty"] == "document_fact"  # history: not asked about, not charted
+    assert meds["amlodipine"]["context"]["temporality"] == "historical"
+    for name in ("atorvastatin", "ramipril"):  # held: a hedge, and a sentence read less surely than a list
+        assert meds[name]["certainty"] == "needs_review"
+        decide_fact(wb, meds[name]["fact_id"], approve=True, by="dr.reviewer")
+    charted = {r["name"].lower() for r in chart_view(wb, patient["id"])["medications"]}
+    assert charted == {"ramipril"}  # a person confirming "may have stopped" does not make it current
+    after = {f["fact_id"]: f for f in document_report(wb, report["document_id"])["facts"]}
+    assert after[meds["atorvastatin"]["fact_id"]]["promotion_status"] == "not_promotable"
+
+
 # ------------------------------------------------------------------ approving findings of untrusted documents
 @pytest.mark.parametrize("state", ["quarantined", "rejected"])
 def test_approving_a_finding_of_an_untrusted_document_fails_and_changes_nothing(wb, state):
