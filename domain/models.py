@@ -225,6 +225,9 @@ class IdentityCandidate(BaseModel):
     value: str
     citation: Citation | None = None
     scope: str | None = None  # e.g. "page 3" for per-page checks in fax packets
+    # A numeric date of birth nothing on the document settles ("11/03/1950"): ``value``
+    # is its month-first reading, this its day-first one. The gate calls neither a match.
+    other_reading: str | None = None
 
 
 class UnreadIdentifier(BaseModel):

@@ -262,7 +262,7 @@ class _Builder:
                   answer_score(0.8, f, False), document_only=True)
 
     def _demographic(self, f: Field, words: list[Word], text: str) -> None:
-        value, parsed = text, 1.0
+        value, parsed, other = text, 1.0, None
         cite_words = self._with_label(f, words)
         if f.kind == "dob":
             found, printed = leading_date(words, f.label_text)
@@ -271,7 +271,7 @@ class _Builder:
             if found:
                 value, cite_words = found.iso, self._with_label(f, printed)
                 if found.ambiguous:
-                    parsed = 0.7
+                    parsed, other = 0.7, found.day_first_iso
                     self.warnings.append(ExtractionWarning(
                         code="intake_ambiguous_date", page=f.page.number,
                         message=f"Date of birth {text_of(printed)!r} could be read day-first or month-first; "
@@ -300,7 +300,7 @@ class _Builder:
             self._printed[IdentifierKind(f.kind)].append(value)
         if f.kind in ("name", "dob", "mrn") and parsed >= 0.7 and value:
             self.identifiers.append(IdentityCandidate(
-                kind=IdentifierKind(f.kind), value=value,
+                kind=IdentifierKind(f.kind), value=value, other_reading=other,
                 citation=self._citation(f.page, cite_words, f"patient.{f.kind}"),
             ))
 

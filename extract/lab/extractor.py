@@ -265,6 +265,7 @@ def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | 
         value_words = f.value
         quoted = f.label  # the label and whatever the page prints between it and the value
         ocr = any(w.conf is not None for w in f.value)
+        other = None  # a date of birth's day-first reading when nothing settles it
         if f.key == "name":
             if tr.parse_person_name(f.value_text, ocr=ocr) is None:
                 continue
@@ -274,6 +275,7 @@ def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | 
             if iso is None or iso.start > 0:
                 continue
             value = _settled(iso, day_first)
+            other = iso.day_first_iso if iso.day_first_iso and day_first is None else None
         else:
             number = _without_repeated_label(f.value)
             quoted = f.label + f.value[:len(f.value) - len(number)]
@@ -286,7 +288,7 @@ def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | 
             continue
         seen.add((kind.value, value))
         quote, box = quote_from_words(f.row.page, quoted + value_words)
-        out.append(IdentityCandidate(kind=kind, value=value, citation=Citation(
+        out.append(IdentityCandidate(kind=kind, value=value, other_reading=other, citation=Citation(
             source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {f.row.page.number}",
             field_or_chunk_id=f"patient.{kind.value}", quote_or_value=quote, page=f.row.page.number,
             bounding_box=box,

@@ -166,12 +166,13 @@ def _identity(ctx: Ctx, item: Found) -> None:
             settled = both is not None and both.day_first_iso is not None and ctx.day_first is not None
             if settled and ctx.day_first:
                 iso = both.day_first_iso  # the letter's other dates can only be read day first
+            other = both.day_first_iso if both is not None and not settled else None
             if parsed.ambiguous and not settled:
                 ctx.warnings.append(ExtractionWarning(
                     code="docx_ambiguous_date",
                     message=f"Date of birth {value!r} could be read day-first or month-first; read as {iso}.",
                 ))
-            _add_identifier(ctx, IdentifierKind.DOB, iso, item.section, value, "patient.dob")
+            _add_identifier(ctx, IdentifierKind.DOB, iso, item.section, value, "patient.dob", other)
         else:
             ctx.warnings.append(ExtractionWarning(
                 code="docx_invalid_dob", message=f"Date of birth {value!r} is not a complete date; not used."))
@@ -192,10 +193,12 @@ def _leading_date(text: str) -> tuple[ParsedDate | None, str]:
     return None, text
 
 
-def _add_identifier(ctx: Ctx, kind: IdentifierKind, value: str, section: Section, quote: str, path: str) -> None:
+def _add_identifier(ctx: Ctx, kind: IdentifierKind, value: str, section: Section, quote: str, path: str,
+                    other_reading: str | None = None) -> None:
     if any(c.kind == kind and c.value == value for c in ctx.identifiers):
         return
-    ctx.identifiers.append(IdentityCandidate(kind=kind, value=value, citation=ctx.cite(section, quote, path)))
+    ctx.identifiers.append(IdentityCandidate(kind=kind, value=value, citation=ctx.cite(section, quote, path),
+                                             other_reading=other_reading))
 
 
 def _referral(ctx: Ctx, item: Found) -> None:

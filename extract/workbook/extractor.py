@@ -275,6 +275,7 @@ def _text_date(value: str, day_first: bool | None) -> tuple[str | None, bool]:
 
 
 def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool | None = None) -> None:
+    other = None  # a date of birth's day-first reading when nothing settles it
     if kind == "name":
         if not re.search(r"[A-Za-z]", value) or len(value) > 80 or "_" in value:
             return
@@ -283,6 +284,8 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool
         iso = cell.meta.get("iso")
         if iso is None:
             iso, ambiguous = _text_date(value, day_first)
+            if ambiguous and (both := find_date(value)) is not None:
+                other = both.day_first_iso
             if ambiguous:
                 ctx.warnings.append(ExtractionWarning(
                     code="xlsx_ambiguous_date",
@@ -300,7 +303,8 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool
     if any(c.kind == ident_kind and c.value == ident_value for c in ctx.identifiers):
         return
     ctx.identifiers.append(IdentityCandidate(
-        kind=ident_kind, value=ident_value, citation=ctx.cite(cell, quote, f"patient.{ident_kind.value}")))
+        kind=ident_kind, value=ident_value, citation=ctx.cite(cell, quote, f"patient.{ident_kind.value}"),
+        other_reading=other))
 
 
 # ---------------------------------------------------------------------------- rows

@@ -153,3 +153,22 @@ def test_an_account_visit_or_nhs_number_never_contradicts_the_mrn(number):
 def test_another_identifier_that_is_the_charts_number_agrees_with_it():
     outcome = check_identity([cand("name", "Marisol Quintero-Vale"), cand("other_id", "demo 1001")], PATIENT)
     assert outcome.status is IdentityStatus.VERIFIED and outcome.matched == {"name": True, "mrn": True}
+
+
+def test_an_open_date_of_birth_whose_other_reading_is_the_charts_goes_to_a_person():
+    # "03/12/1961" with nothing on the document to settle it: read month first it is
+    # 12 March, day first 3 December. One reading is the chart's: no mismatch, no match.
+    chart = {**PATIENT, "dob": date(1961, 12, 3)}
+    open_dob = IdentityCandidate(kind=IdentifierKind.DOB, value="1961-03-12", other_reading="1961-12-03")
+    out = check_identity([cand("name", "Marisol Quintero-Vale"), cand("mrn", "DEMO-1001"), open_dob], chart)
+    assert out.status is IdentityStatus.AMBIGUOUS and "dob" not in out.matched
+    assert "1961-03-12 month first or 1961-12-03 day first" in out.mismatch_reason
+    # neither reading is the chart's: a contradiction, as before
+    out = check_identity([cand("name", "Marisol Quintero-Vale"), open_dob], {**PATIENT, "dob": date(1961, 5, 7)})
+    assert out.status is IdentityStatus.MISMATCH
+    # the month-first reading is the chart's: a match, as before
+    out = check_identity([cand("name", "Marisol Quintero-Vale"), open_dob], {**PATIENT, "dob": date(1961, 3, 12)})
+    assert out.status is IdentityStatus.VERIFIED
+    # another identifier that contradicts still quarantines
+    out = check_identity([cand("name", "Rosa Quintero"), open_dob], chart)
+    assert out.status is IdentityStatus.MISMATCH

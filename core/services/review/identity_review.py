@@ -72,7 +72,8 @@ def identity_comparison(wb: Workbench, check_id: int) -> dict[str, Any]:
             word = "not_read" if not_read else "absent"
         fields.append({
             "kind": kind.value,
-            "document": [c.value for c in printed],
+            # An open date of birth shows both readings ("1950-11-03 or 1950-03-11").
+            "document": [f"{c.value} or {c.other_reading}" if c.other_reading else c.value for c in printed],
             "not_read": [u.value for u in not_read],
             "chart": _chart_value(kind, patient),
             "verdict": word,

@@ -215,6 +215,7 @@ def _check_read(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]
     """The gate over the identifiers that were read."""
     matched: dict[str, bool] = {}
     reasons: list[str] = []
+    open_dates: list[str] = []
     for cand in candidates:
         key = cand.kind.value
         if cand.kind is IdentifierKind.NAME:
@@ -229,6 +230,12 @@ def _check_read(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]
             if isinstance(chart_dob, str):
                 chart_dob = date.fromisoformat(chart_dob)
             verdict = parsed == chart_dob
+            if not verdict and cand.other_reading and parse_dob(cand.other_reading) == chart_dob:
+                # Read the other way round it is the chart's: neither a match nor a contradiction.
+                printed = cand.citation.quote_or_value if cand.citation else cand.value
+                open_dates.append(f"the date of birth ({printed}) reads {cand.value} month first or "
+                                  f"{cand.other_reading} day first, the chart's; nothing on the document settles which")
+                continue
         elif cand.kind is IdentifierKind.OTHER_ID:
             # Agrees when the chart's record number is this very number; a different
             # account, visit or NHS number is expected and says nothing.
@@ -244,7 +251,9 @@ def _check_read(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]
         if not verdict:
             reasons.append(f"{key} on the document does not match the chart")
     if any(v is False for v in matched.values()):
-        return IdentityOutcome(IdentityStatus.MISMATCH, matched, "; ".join(dict.fromkeys(reasons)))
+        return IdentityOutcome(IdentityStatus.MISMATCH, matched, "; ".join(dict.fromkeys(reasons + open_dates)))
+    if open_dates:  # a person settles it (fail closed), whatever else agrees
+        return IdentityOutcome(IdentityStatus.AMBIGUOUS, matched, "; ".join(dict.fromkeys(open_dates)))
     agreeing = set(k for k, v in matched.items() if v)
     if {"name", "dob"} <= agreeing or ("mrn" in agreeing and agreeing & {"name", "dob"}):
         return IdentityOutcome(IdentityStatus.VERIFIED, matched)

@@ -320,6 +320,22 @@ def test_identity_comparison_sets_the_documents_fields_beside_the_charts(wb):
     assert verdicts["name"] == "match" and verdicts["dob"] == "match"
 
 
+def test_an_open_date_of_birth_whose_other_reading_is_the_charts_is_shown_both_ways_not_quarantined(wb):
+    # A held-out letter printed "DOB 11/03/1950" and no other date; the chart holds 11 March.
+    # Read month first only, the right patient's letter was quarantined as another's.
+    from tests.support.synthetic import docx_letter
+
+    patient = add_patient(wb, mrn="ZAB1234", first="Piripi", last="Hokianga", dob="1950-03-11", by="dr.alice")
+    letter = docx_letter("Re: Mr Piripi HOKIANGA, DOB 11/03/1950, MRN ZAB1234", "Dear Colleague,",
+                         "He takes ramipril 5 mg daily.", "Yours sincerely,", "Dr A. Brennan")
+    report = ingest(wb, patient, letter, "referral_docx", "letter.docx")
+    assert report["identity"]["status"] == "identity_ambiguous_needs_review"
+    assert "1950-11-03 month first or 1950-03-11 day first" in report["identity"]["mismatch_reason"]
+    fields = {f["kind"]: f for f in identity_comparison(wb, report["identity"]["identity_check_id"])["fields"]}
+    assert fields["dob"]["document"] == ["1950-11-03 or 1950-03-11"] and fields["dob"]["verdict"] == "unclear"
+    assert fields["mrn"]["verdict"] == "match"
+
+
 # ------------------------------------------------------------------ bulk, keep
 def test_bulk_approval_decides_each_item_on_its_own(wb):
     patient, report = ambiguous(wb)

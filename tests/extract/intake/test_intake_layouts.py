@@ -437,6 +437,7 @@ def test_a_day_or_month_first_date_of_birth_follows_the_label_or_is_warned(label
     result = _extract(_line(f"{label} 03/04/1979"))
     assert [i.value for i in result.identifiers] == [iso]
     assert ("intake_ambiguous_date" in {w.code for w in result.warnings}) is warned
+    assert [i.other_reading for i in result.identifiers] == ["1979-04-03" if warned else None]
 
 
 def test_the_forms_other_dates_settle_an_open_date_of_birth():

@@ -726,6 +726,9 @@ def test_a_reports_own_dates_settle_day_and_month(dob, collected, expected_colle
     [fact] = result.facts
     assert fact.structured_value["collection_date"] == expected_collected and not fact.wants_review
     assert [i.value for i in result.identifiers if i.kind == IdentifierKind.DOB] == [expected_dob]
+    # only an open birth date carries its day-first reading, for the gate to weigh
+    open_dob = [i.other_reading for i in result.identifiers if i.kind == IdentifierKind.DOB]
+    assert open_dob == (["1967-06-05"] if (dob, collected) == ("05/06/1967", "05/11/2026") else [None])
 
 
 def test_a_report_printing_dates_both_ways_sends_an_open_date_to_review():

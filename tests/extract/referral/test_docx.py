@@ -194,6 +194,9 @@ def test_a_letters_other_dates_settle_an_open_date_of_birth(other, dob, warned):
     _, result = run(docx_letter("Patient: Ngaire WHITFIELD-TANE", "Date of birth: 02/08/1944", other))
     assert identity(result)["dob"] == dob
     assert ("docx_ambiguous_date" in {w.code for w in result.warnings}) is warned
+    # an open date carries its day-first reading for the gate to weigh
+    [cand] = [i for i in result.identifiers if i.kind.value == "dob"]
+    assert cand.other_reading == ("1944-08-02" if warned else None)
 
 
 @pytest.mark.parametrize("line", [

@@ -155,6 +155,8 @@ def test_the_workbooks_other_dates_settle_an_open_date_of_birth(other, dob, warn
     _, result = run(_book(sheet))
     assert [i.value for i in result.identifiers if i.kind.value == "dob"] == [dob]
     assert ("xlsx_ambiguous_date" in {w.code for w in result.warnings}) is warned
+    assert [i.other_reading for i in result.identifiers if i.kind.value == "dob"] == [
+        "1944-08-02" if warned else None]
 
 
 def test_excel_error_values_are_not_results():
