@@ -25,6 +25,8 @@ PROBLEM_CUES = (
     r"p\.?m\.?h\.?x?\s*(?:includes?|of|is|:|-)", r"background (?:history )?(?:of|includes?|including|:)",
     r"(?:a )?(?:known )?diagnosis of", r"(?:was|were|been|is) diagnosed with", r"diagnosed with",
     r"known to have", r"(?:she|he|they) (?:is )?known (?:with|to be)", r"(?:she|he|they) (?:also )?(?:has|have) known",
+    # "She has longstanding hypertension": a condition held for years, said so.
+    r"(?:she|he|they) (?:also )?(?:has|have) (?:longstanding|long-standing|long standing|established)",
     r"suffers? from", r"comorbidities (?:include|including|are|of|:)", r"co-morbidities (?:include|including|are|of|:)",
     r"(?:other )?(?:medical )?problems (?:include|including|are|:)", r"conditions (?:include|including|are|:)",
 )
@@ -39,7 +41,7 @@ PROBLEM_STOPS = (
 NOT_A_PROBLEM = frozenset("""
 been had a an no not some any good well fine several many been been otherwise always never also just recently
 noticed experienced developed become been seen tried taken lost gained two three four five his her their
-been difficulty trouble problems
+been difficulty trouble problems care
 """.split())
 MAX_PROBLEM_WORDS = 6
 

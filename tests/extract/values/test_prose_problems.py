@@ -23,6 +23,11 @@ def told(sentence: str) -> list[str]:
     ("Comorbidities include heart failure with reduced ejection fraction; he is otherwise well.",
      ["heart failure with reduced ejection fraction"]),
     ("He is known to have polymyalgia rheumatica and a hiatus hernia.", ["polymyalgia rheumatica", "hiatus hernia"]),
+    # held-out letters: a condition said to be long held
+    ("She has longstanding hypertension and type 2 diabetes, and had a left total hip replacement in 2019.",
+     ["hypertension", "type 2 diabetes"]),
+    ("He has long-standing atrial fibrillation on warfarin.", ["atrial fibrillation"]),
+    ("She has established chronic kidney disease stage 3b.", ["chronic kidney disease stage 3b"]),
 ])
 def test_problems_after_a_cue(sentence, expected):
     assert told(sentence) == expected
@@ -32,6 +37,7 @@ def test_problems_after_a_cue(sentence, expected):
     "She has been well until last month.",
     "I would be grateful for your advice on her management.",
     "He takes ramipril 5 mg daily.",
+    "They have established care with a new practice.",
 ])
 def test_sentences_that_list_no_problem(sentence):
     assert told(sentence) == []
