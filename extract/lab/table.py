@@ -67,6 +67,7 @@ _HEADER_WORDS = frozenset(
 _TIME = re.compile(r"^\(?\d{1,2}[:h.]\d{2}\)?$")
 _MAX_DATE_WORDS = 3
 _DOTTED_SHORT_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{2}")
+_TRAILING_TIME = re.compile(r"\s+\(?\d{1,2}[:h]\d{2}\)?$")
 
 
 @dataclass(slots=True)
@@ -111,11 +112,11 @@ class TableLayout:
 
 
 def header_date(text: str) -> tuple[DateMatch, str] | None:
-    """The date a header cell prints whole, and its text as ``find_date`` reads it;
-    None when the cell holds anything else. A cell "12.11.26" (day, month and a two-digit
+    """The date a header cell prints whole (perhaps with its time of day), and its text
+    as ``find_date`` reads it; None when the cell holds anything else. A cell "12.11.26" (day, month and a two-digit
     year between dots, as European cumulative reports head their date columns) is read
     as "12/11/26": alone in a header it is a date, where in running text "3.4.10" is not."""
-    text = text.strip("()[]")
+    text = _TRAILING_TIME.sub("", text.strip("()[]"))  # "26/11/26 08:10": the day's column
     if _DOTTED_SHORT_DATE.fullmatch(text):
         text = text.replace(".", "/")
     m = find_date(text)

@@ -130,6 +130,15 @@ def test_a_date_column_is_read_day_first_when_the_header_or_the_report_shows_it_
     assert second.structured_value["collection_date"] == "2026-11-19" and "may be" not in (second.review_reason or "")
 
 
+def test_a_date_column_headed_with_its_time_of_day_is_a_dated_column():
+    _, result = _extract(
+        [("Test", 40), ("26/11/26", 150), ("08:10", 190), ("19/11/26", 250), ("07:45", 290), ("Units", 400)],
+        [("Potassium", 40), ("6.3", 160), ("5.6", 260), ("mmol/L", 400)],
+    )
+    assert [(f.structured_value["value"], f.structured_value["collection_date"]) for f in result.facts] == [
+        ("6.3", "2026-11-26"), ("5.6", "2026-11-19")]
+
+
 def test_dates_on_a_second_header_row_under_a_spanning_heading_become_dated_columns():
     page = _page([
         [("Test", 40), ("Results", 240), ("Units", 420)],
