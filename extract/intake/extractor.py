@@ -203,7 +203,20 @@ class _Builder:
             self._unclear(f, flat, it.clean_item(text_of(flat)), ticks.problem)
             return None, flat
         pos = {id(w): k for k, w in enumerate(flat)}
-        rows = [kept for r in f.rows if (kept := [w for w in r if pos[id(w)] in ticks.answer])]
+        # Each run of kept words is its own line: options ticked on one row of a grid
+        # ("[X] High blood pressure [ ] Asthma [X] Diabetes") are two answers, not one.
+        rows: list[list[Word]] = []
+        for r in f.rows:
+            run: list[Word] = []
+            for w in r:
+                if pos[id(w)] not in ticks.answer:
+                    continue
+                if run and pos[id(w)] != pos[id(run[-1])] + 1:
+                    rows.append(run)
+                    run = []
+                run.append(w)
+            if run:
+                rows.append(run)
         cite = [w for k, w in enumerate(flat) if k in ticks.answer or k in ticks.boxes]
         return replace(f, rows=rows), cite
 

@@ -297,13 +297,18 @@ class _PageReader:
                 if meaning.owner is not None and p.kind not in it.PATIENT_ONLY_KINDS and person == meaning.owner:
                     self.owner.open(meaning.owner, strong=not p.value)
                     row_owner = meaning.owner
-                self.current = Field(p.kind or "other", p.label, row.page, last_y1=row.y1, label_x0=p.x0,
+                value = p.value
+                label = p.label
+                if value and it.is_instruction(" ".join(w.text for w in value)):
+                    # "(check all that apply)" says how to answer: the answer comes below.
+                    label, value = label + value, []
+                self.current = Field(p.kind or "other", label, row.page, last_y1=row.y1, label_x0=p.x0,
                                      owner=person)
                 self.fields.append(self.current)
                 created.append(self.current)
-                if p.value:
-                    self.current.add(p.value, row)
-                awaiting = not p.value
+                if value:
+                    self.current.add(value, row)
+                awaiting = not value
             elif awaiting and current is not None:
                 current.add(p.value, row)
                 awaiting = False
@@ -360,6 +365,9 @@ def _continue(current: Field, segs: list[list[Word]], row: Row, set_aside) -> No
     first = segs[0]
     if first[0].x0 - start > MARGIN_SHIFT * row.page.width:
         set_aside([w for s in segs for w in s], row, current)
+        return
+    if len(segs) > 1 and all(it.starts_with_box([w.text for w in seg]) for seg in segs):
+        current.add([w for seg in segs for w in seg], row)  # a row of tick-box options, all of the answer
         return
     current.add(first, row)
     for seg in segs[1:]:

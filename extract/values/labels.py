@@ -64,7 +64,8 @@ FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
                        "why have you come", "come in today", "coming in today", "what has brought you")),
     ("symptoms", ("symptom*",)),
     ("problems", ("medical history", "past history", "health history", "condition*", "diagnos*",
-                  "health problems", "surger*", "surgical", "illness*", "operations")),
+                  "health problems", "surger*", "surgical", "illness*", "operations",
+                  "been told you have", "been told that you have", "told you had")),
     ("preference", ("prefer*", "best time", "contact method", "how should we contact", "how may we contact",
                     "how can we contact", "appointment time", "language", "interpreter")),
     # About a birth, not its date ("Place of birth", "Infant birth weight"): before "dob".

@@ -177,6 +177,21 @@ _TICKED = frozenset({"[x]", "[✓]", "[✔]", "☒", "☑", "■", "✓", "✔",
 _TICK_MARKS = frozenset({"x", "✓", "✔"})
 
 
+# How to answer, printed after a question: "(check all that apply)", "(tick one)", "Circle one".
+_INSTRUCTION = re.compile(r"^\(?\s*(?:please\s+)?(?:check|tick|circle|select|mark|choose|cross)\b"
+                          r"[^()]*(?:all|any|one|each|that apply|applies|below|box(?:es)?)[^()]*\)?[.:]?$", re.I)
+
+
+def is_instruction(text: str) -> bool:
+    """Whether ``text`` says how to answer ("(check all that apply)"), not an answer."""
+    return bool(_INSTRUCTION.match(text.strip()))
+
+
+def starts_with_box(words: list[str]) -> bool:
+    """Whether the words open with a tick box, ticked or not ("[X] Diabetes", "☐ Asthma")."""
+    return bool(words) and _box(words, 0) is not None
+
+
 def strip_box(text: str) -> str:
     """A word without a box glyph glued to its front ("\uf0feYes" -> "Yes")."""
     box = _box([text], 0)

@@ -159,6 +159,22 @@ def _extract(*rows) -> object:
     return extract_intake(_content(list(rows)), SOURCE)
 
 
+def test_a_grid_of_tick_boxes_under_a_question_gives_each_ticked_condition():
+    # A held-out questionnaire: the instruction after the question was read as its answer,
+    # the grid's first row became a margin note and "Thyroid disease" on its second was lost.
+    result = _extract(
+        _line("Have you ever been told you have any of the following? (check all that apply)", 40),
+        _line("[X] High blood pressure", 50) + _line("[ ] Asthma", 250) + _line("[X] Diabetes", 420),
+        _line("[ ] Heart disease", 50) + _line("[X] Thyroid disease", 250) + _line("[ ] Stroke", 420),
+        _line("Smoking: [ ] Never [X] Former [ ] Current", 40),
+    )
+    problems = _of(result, "problem")
+    assert [f.structured_value["description"] for f in problems] == ["High blood pressure", "Diabetes",
+                                                                     "Thyroid disease"]
+    assert [f.citation.quote_or_value for f in problems] == ["High blood pressure", "Diabetes", "Thyroid disease"]
+    assert not [f for f in result.facts if "check all" in f.fact_text.lower()]
+
+
 def test_a_question_mark_glued_to_an_item_holds_it_for_review():
     result = _extract(_line("Allergies: Penicillin (hives), shellfish?"))
     penicillin, shellfish = _of(result, "allergy")

@@ -106,3 +106,12 @@ def test_cephal_names_an_allergy_only_as_a_drugs_stem(text, topic):
     from extract.values.written_answers import clinical_topic
 
     assert clinical_topic(text) == topic
+
+
+@pytest.mark.parametrize("text, instruction", [
+    ("(check all that apply)", True), ("(tick one)", True), ("Circle one", True), ("(please select all that apply)", True),
+    ("(mark each box that applies)", True), ("check-up last year", False), ("Diabetes", False),
+    ("(checked by Dr Lee)", False), ("circle of willis aneurysm", False),
+])
+def test_an_instruction_after_a_question_is_no_answer(text, instruction):
+    assert written_answers.is_instruction(text) is instruction
