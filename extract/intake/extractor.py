@@ -412,8 +412,8 @@ class _Builder:
         if ticks is not None and not ticks.problem:  # options of a question, wrapped beside its answer
             if not ticks.answer:
                 return  # boxes nobody ticked say nothing
+            # The note says what was ticked and cites the options as printed, one run of words.
             said = [w for k, w in enumerate(m.words) if k in ticks.answer]
-            words = [w for k, w in enumerate(m.words) if k in ticks.answer or k in ticks.boxes]
         where = "written outside the form's fields"
         if m.near is not None:
             where += f" (beside {m.near.label_text!r})"

@@ -366,8 +366,13 @@ def _continue(current: Field, segs: list[list[Word]], row: Row, set_aside) -> No
     if first[0].x0 - start > MARGIN_SHIFT * row.page.width:
         set_aside([w for s in segs for w in s], row, current)
         return
-    if len(segs) > 1 and all(it.starts_with_box([w.text for w in seg]) for seg in segs):
-        current.add([w for seg in segs for w in seg], row)  # a row of tick-box options, all of the answer
+    boxed = [it.starts_with_box([w.text for w in seg]) for seg in segs]
+    grid = bool(current.rows) and any(it.starts_with_box([w.text]) for w in current.rows[-1]) \
+        and first[0].x0 >= current.rows[-1][0].x0 - 0.5 * row.height  # not back at the label column
+    if len(segs) > 1 and all(boxed[1:]) and (boxed[0] or grid):
+        # A row of tick-box options, all of the answer (under a row of them, its first
+        # box may be one OCR lost: the answer's reader then asks a person to look).
+        current.add([w for seg in segs for w in seg], row)
         return
     current.add(first, row)
     for seg in segs[1:]:

@@ -175,6 +175,7 @@ def is_yes_answer(text: str) -> bool:
 _EMPTY = frozenset({"[]", "☐", "□", "❏", "❑", "\uf06f", "\uf0a8", "\uf072", "\uf071"})
 _TICKED = frozenset({"[x]", "[✓]", "[✔]", "☒", "☑", "■", "✓", "✔", "\uf0fe", "\uf078", "\uf0fd"})
 _TICK_MARKS = frozenset({"x", "✓", "✔"})
+_OCR_BOX = re.compile(r"(?:\{[xX✓✔]?[\]}]|\[[xX✓✔]?\})")
 
 
 # How to answer, printed after a question: "(check all that apply)", "(tick one)", "Circle one".
@@ -201,6 +202,8 @@ def strip_box(text: str) -> str:
 def _box(words: list[str], i: int) -> tuple[bool, int, str] | None:
     """(ticked, words the box takes, text glued after it) for a box at ``words[i]``."""
     t = words[i]
+    if _OCR_BOX.fullmatch(t):  # OCR reads a bracket of a box as a brace: "{X]", "{]", "[X}"
+        return t[1:-1].lower() in _TICK_MARKS, 1, ""
     if t == "[" and i + 1 < len(words):  # "[ ]" and "[ X ]" come out as separate words
         if words[i + 1] == "]":
             return False, 2, ""
@@ -253,7 +256,13 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
     boxes: list[int] = []
     ticked_texts: list[str] = []
     filled_unticked = False
+    unboxed: list[int] = []  # words on a row below a complete option: an option whose box was not read
     for ticked, start, end, said in options:
+        if not _invites_writing(words, [k for k in said if rows[k] == rows[start]]):
+            # "[X] Diabetes" is whole on its row; what lies below is no writing of its own
+            # ("Heart disease" whose box OCR lost must not be taken as Diabetes' answer).
+            unboxed += [k for k in said if rows[k] != rows[start] and any(c.isalnum() for c in words[k])]
+            said = [k for k in said if rows[k] == rows[start]]
         written = _written(words, rows, rows[start], said)
         filled = any(any(c.isalnum() for c in words[k]) for k in written)
         if ticked:
@@ -268,7 +277,25 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
         problem = "tick boxes contradict each other"
     elif filled_unticked and not ticked_texts:
         problem = "an answer was written but no box was ticked"
+    elif unboxed:
+        problem = (f"the box of an option could not be read ({' '.join(words[k] for k in unboxed)!r}): "
+                   "check which boxes are ticked on the page")
     return Ticks(frozenset(answer), frozenset(boxes), problem)
+
+
+# Words that end an option asking the patient to write ("[X] Yes - list:", "[X] Other, specify").
+_ASKS = frozenset({"list", "specify", "other", "details", "explain", "describe", "which", "what"})
+
+
+def _invites_writing(words: list[str], own_row: list[int]) -> bool:
+    """Whether an option asks for writing on the rows below its box: nothing after the
+    box, a colon, a "Yes", or a word such as "list" or "specify" ending its row."""
+    if not own_row:
+        return True
+    text = " ".join(strip_box(words[k]) for k in own_row).strip()
+    last = text.split()[-1].strip(".-:").casefold() if text.split() else ""
+    return (text.endswith(":") or last in _ASKS or is_yes_answer(text)
+            or _end_of_yes(words, own_row) is not None)
 
 
 def _written(words: list[str], rows: list[int], box_row: int, said: list[int]) -> list[int]:

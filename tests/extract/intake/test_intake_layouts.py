@@ -175,6 +175,23 @@ def test_a_grid_of_tick_boxes_under_a_question_gives_each_ticked_condition():
     assert not [f for f in result.facts if "check all" in f.fact_text.lower()]
 
 
+def test_a_grid_whose_box_ocr_lost_goes_to_a_person_and_invents_no_ticked_condition():
+    # Faxed, the same questionnaire's grid read "Heart disease {X] Thyroid disease {] Stroke":
+    # the first box lost, the others with a brace. "Heart disease" had been taken as what
+    # the ticked Diabetes box above it said.
+    from domain.policy.facts.citations import verify_citations
+
+    rows = [_line("Have you ever been told you have any of the following? (check all that apply)", 40),
+            _line("[X] High blood pressure", 50) + _line("[] Asthma", 250) + _line("[X] Diabetes", 420),
+            _line("Heart disease", 62) + _line("{X] Thyroid disease", 250) + _line("{] Stroke", 420)]
+    content = _content(rows)
+    result = extract_intake(content, SOURCE)
+    assert not [f for f in _of(result, "problem") if "Heart" in f.fact_text]
+    [grid] = [f for f in result.facts if "Thyroid disease" in f.fact_text]
+    assert grid.wants_review and "the box of an option could not be read ('Heart disease')" in grid.review_reason
+    assert all(c.verified for c in verify_citations([f.citation for f in result.facts], content))
+
+
 def test_a_question_mark_glued_to_an_item_holds_it_for_review():
     result = _extract(_line("Allergies: Penicillin (hives), shellfish?"))
     penicillin, shellfish = _of(result, "allergy")

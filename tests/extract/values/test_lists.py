@@ -115,3 +115,15 @@ def test_cephal_names_an_allergy_only_as_a_drugs_stem(text, topic):
 ])
 def test_an_instruction_after_a_question_is_no_answer(text, instruction):
     assert written_answers.is_instruction(text) is instruction
+
+
+def test_a_box_ocr_read_with_a_brace_is_a_box_and_a_row_below_a_whole_option_is_not_its_answer():
+    words = "[X] Diabetes [] Asthma Heart disease {X] Thyroid {] Stroke".split()
+    rows = [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
+    ticks = written_answers.read_ticks(words, rows)
+    assert [words[k] for k in sorted(ticks.answer)] == ["Diabetes", "Thyroid"]
+    assert "could not be read ('Heart disease')" in ticks.problem
+    # an option that asks for writing still takes the rows below it
+    words = "[] No [X] Yes - list: codeine (vomiting)".split()
+    ticks = written_answers.read_ticks(words, [0, 0, 0, 0, 0, 0, 1, 1])
+    assert [words[k] for k in sorted(ticks.answer)] == ["codeine", "(vomiting)"] and ticks.problem is None
