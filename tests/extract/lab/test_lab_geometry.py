@@ -101,31 +101,23 @@ def test_one_result_per_analyte_and_date_each_with_its_date_and_its_own_box():
     assert result.facts[1].citation.quote_or_value.endswith("1.8")
 
 
+def _potassium_by_date(*rows) -> list:
+    """A cumulative page of these rows over a Potassium row (4.9, 6.3): its facts."""
+    page = _page([*rows, [("Potassium", 40), ("4.9", 160), ("6.3", 240), ("mmol/L", 400)]])
+    return extract_lab(NormalizedContent(source_kind="pdf_text", pages=[page]), "documents:1").facts
+
+
 def test_a_date_column_is_read_day_first_when_the_header_or_the_report_shows_it_prints_days_first():
     # "19/11/26" can only be day first, so "12/11/26" beside it is 12 November, not 11 December.
-    _, result = _extract(
-        [("Test", 40), ("12/11/26", 150), ("19/11/26", 230), ("Units", 400)],
-        [("Sodium", 40), ("138", 160), ("131", 240), ("mmol/L", 400)],
-    )
-    assert [(f.structured_value["value"], f.structured_value["collection_date"]) for f in result.facts] == [
-        ("138", "2026-11-12"), ("131", "2026-11-19")]
+    facts = _potassium_by_date([("Test", 40), ("12/11/26", 150), ("19/11/26", 230), ("Units", 400)])
+    assert [f.structured_value["collection_date"] for f in facts] == ["2026-11-12", "2026-11-19"]
     # European headers with dots and a two-digit year, settled by the birth date printed above.
-    page = _page([
-        [("D.O.B.:", 40), ("14.03.1949", 80)],
-        [("Test", 40), ("03.11.26", 150), ("05.11.26", 230), ("Units", 400)],
-        [("Potassium", 40), ("4.9", 160), ("6.3", 240), ("mmol/L", 400)],
-    ])
-    result = extract_lab(NormalizedContent(source_kind="pdf_text", pages=[page]), "documents:1")
-    assert [(f.structured_value["value"], f.structured_value["collection_date"]) for f in result.facts] == [
-        ("4.9", "2026-11-03"), ("6.3", "2026-11-05")]
+    facts = _potassium_by_date([("D.O.B.:", 40), ("14.03.1949", 80)],
+                               [("Test", 40), ("03.11.26", 150), ("05.11.26", 230), ("Units", 400)])
+    assert [f.structured_value["collection_date"] for f in facts] == ["2026-11-03", "2026-11-05"]
     # A report printing dates both ways leaves an open column date in doubt.
-    page = _page([
-        [("Printed:", 40), ("11/27/2026", 100)],
-        [("Test", 40), ("03/11/26", 150), ("19/11/26", 230), ("Units", 400)],
-        [("Potassium", 40), ("4.9", 160), ("6.3", 240), ("mmol/L", 400)],
-    ])
-    result = extract_lab(NormalizedContent(source_kind="pdf_text", pages=[page]), "documents:1")
-    first, second = result.facts
+    first, second = _potassium_by_date([("Reported:", 40), ("11/27/2026", 110)],
+                                       [("Test", 40), ("03/11/26", 150), ("19/11/26", 230), ("Units", 400)])
     assert first.wants_review and "may be 2026-03-11 or 2026-11-03" in first.review_reason
     assert second.structured_value["collection_date"] == "2026-11-19" and "may be" not in (second.review_reason or "")
 
