@@ -78,10 +78,11 @@ MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record nu
                          r"([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
 # A number that identifies the patient elsewhere or the visit (extract.values.identity_labels'
 # other identifiers), printed inline: read as such, never as the record number.
-OTHER_ID_INLINE = re.compile(r"(?:\bNHS(?: (?:number|no\.?))?|\bmedicare(?: (?:number|no\.?))?|\bhealth card"
-                             r"(?: (?:number|no\.?))?|\bHCN\b|\bacc(?:oun)?t(?: (?:number|no\.?|#))?"
-                             r"|\b(?:visit|encounter) (?:number|no\.?|#|id))"
-                             r"\s*[:#]?\s*([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
+# Its labels are the shared vocabulary's; the number holds a digit ("Re: Mr Chi Wong" names no "CHI" number).
+_OTHER_LABELS = "|".join(re.escape(p) for p in sorted(IDENTITY_VOCABULARY["other_identifier"], key=len, reverse=True))
+OTHER_ID_INLINE = re.compile(rf"(?<![A-Za-z])(?:{_OTHER_LABELS})(?![A-Za-z])"
+                             r"\s*[:#]?\s*((?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b",
+                             re.IGNORECASE)
 # A printed identifier value: letters/digits with at least one digit ("WB-204118",
 # "943 476 5919").
 MRN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: \d{3,4}){0,2}\b")

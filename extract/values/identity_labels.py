@@ -47,7 +47,7 @@ OTHER_IDENTIFIER = (
     "account no.", "account number", "visit", "visit #", "visit no", "visit no.", "visit number", "visit id",
     "encounter", "encounter #", "encounter no", "encounter no.", "encounter number", "encounter id", "csn", "fin", "fin #",
     "chi", "chi no", "chi number", "ssn", "social security", "social security number", "insurance id",
-    "member id", "policy no", "policy number",
+    "member id", "policy no", "policy number", "nhi", "nhi no", "nhi no.", "nhi #", "nhi number",
 )
 COLLECTED = (
     "collected", "collection date", "date collected", "specimen collected", "date of service", "collection",

@@ -199,6 +199,20 @@ def test_a_letters_other_dates_settle_an_open_date_of_birth(other, dob, warned):
     assert cand.other_reading == ("1944-08-02" if warned else None)
 
 
+@pytest.mark.parametrize("line, expected", [
+    # any other-identifier label of the shared vocabulary, New Zealand's NHI among them
+    ("Re: Mr Piripi HOKIANGA, DOB 11/03/1950, NHI ZAB1234",
+     {"name": "Mr Piripi HOKIANGA", "dob": "1950-11-03", "other_id": "ZAB1234"}),
+    ("Re: Mrs Ann FIN, DOB 2 May 1950, Visit no. 20931",
+     {"name": "Mrs Ann FIN", "dob": "1950-05-02", "other_id": "20931"}),
+    # a label word inside a name is no label when no number follows it
+    ("Re: Mr Chi WONG, DOB 2 May 1950", {"name": "Mr Chi WONG", "dob": "1950-05-02"}),
+])
+def test_an_other_identifier_printed_inline_is_read_as_such(line, expected):
+    _, result = run(docx_letter(line, "Dear Colleague,", "Thank you for seeing him."))
+    assert identity(result) == expected
+
+
 @pytest.mark.parametrize("line", [
     "Re: Helene DUBOIS, DOB 03-Sep-1957, Medical record no.: MRN 6620915",
     "Medical record no.: MRN 6620915",
