@@ -127,7 +127,7 @@ def leading_date(words: list[Word], label: str) -> tuple[DateMatch | None, list[
         return None, words
     n = len(text[: found.end].split())
     if day_first or _MONTH_FIRST.search(label):
-        found = replace(found, ambiguous=False)
+        found = replace(found, ambiguous=False, day_first_iso=None)  # settled by the label: no other reading
     return found, words[:n]
 
 

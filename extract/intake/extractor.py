@@ -39,7 +39,7 @@ from extract.intake.answers import (
 )
 from extract.intake.layout import Field, Loose, read_page
 from extract.layout import page_rows, text_of
-from extract.values.dates import numeric_date_order
+from extract.values.dates import numeric_date_order, settle
 
 SOURCE_TYPE = DocType.INTAKE_FORM.value
 
@@ -52,9 +52,8 @@ def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResu
     for page in content.pages:
         if page.words:
             read_page(page_rows(page), fields, margins)
-    builder = _Builder(source_id)
     # One form prints its dates one way: "16/09/2026" beside it settles "02/08/1944".
-    builder.day_first = numeric_date_order(" ".join(w.text for w in page.words) for page in content.pages)
+    builder = _Builder(source_id, numeric_date_order(" ".join(w.text for w in page.words) for page in content.pages))
     for f in fields:
         builder.field(f)
     for m in margins:
@@ -102,14 +101,14 @@ MAX_NAME_SPAN_WORDS = 12
 class _Builder:
     """Turns fields and margin notes into cited facts and identity candidates."""
 
-    def __init__(self, source_id: str):
+    def __init__(self, source_id: str, day_first: bool | None = None):
         self.source_id = source_id
+        self.day_first = day_first  # how the form's other numeric dates settle an open one
         self.facts: list[FactProposal] = []
         self.identifiers: list[IdentityCandidate] = []
         self.warnings: list[ExtractionWarning] = []
         self._counts: dict[str, int] = {}
         self._name_parts: dict[str, tuple[Field, list[Word], str]] = {}
-        self.day_first: bool | None = None  # how the form's other numeric dates settle an open one
         # Every value the form prints for the patient's identity, read or not.
         self._printed: dict[IdentifierKind, list[str]] = {kind: [] for kind in _IDENTITY_OF}
         self._order: dict[int, tuple[list[Word], dict[int, int]]] = {}  # page -> words in reading order
@@ -279,11 +278,10 @@ class _Builder:
         cite_words = self._with_label(f, words)
         if f.kind == "dob":
             found, printed = leading_date(words, f.label_text)
-            if found and found.ambiguous and found.day_first_iso and self.day_first is not None:
-                found = replace(found, ambiguous=False, iso=found.day_first_iso if self.day_first else found.iso)
             if found:
+                found = settle(found, self.day_first)  # by the form's other dates, when they show the order
                 value, cite_words = found.iso, self._with_label(f, printed)
-                if found.ambiguous:
+                if found.day_first_iso is not None:  # nothing settled day and month
                     parsed, other = 0.7, found.day_first_iso
                     self.warnings.append(ExtractionWarning(
                         code="intake_ambiguous_date", page=f.page.number,

@@ -44,7 +44,7 @@ from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import DateMatch, find_date, numeric_date_order
+from extract.values.dates import DateMatch, find_date, numeric_date_order, settle
 from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
@@ -185,17 +185,18 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     # The report's labelled dates (born, collected, reported...) say which way it prints
     # day and month: 22/07/1953 settles 03/12/2026 as 3 December.
     # A cumulative report's date columns count too: "19/11/26" beside "12/11/26" settles both.
-    printed = [f.value_text for f in fields] + [r.collection_date_text for r in results if r.collection_date_text]
+    printed = [f.value_text for f in fields] + [r.column_date for r in results if r.column_date]
     day_first = numeric_date_order(printed)
-    dates = _collection_dates(fields, day_first, printed)
+    both_orders = _both_orders(printed)
+    dates = _collection_dates(fields, day_first, both_orders)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")
     result.identifiers = _identifiers(fields, source_id, day_first)
     # A flag column, or a flag printed beside any result, says this report prints flags.
     flags_printed = flag_column or any(r.flag_text or r.reading.inline_flag for r in results)
     for i, r in enumerate(results):
         page = r.row.page.number
-        if r.collection_date_text:
-            date, date_doubt = _column_date(r.collection_date_text, day_first, printed)
+        if r.column_date and (m := find_date(r.column_date)):
+            date, date_doubt = _report_date(m, r.column_date, "column date", day_first, both_orders)
         else:
             date, date_doubt = dates.get(page, dates.get(0, (None, None)))
         result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed, date_doubt=date_doubt))
@@ -204,7 +205,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
     if not result.facts:
         result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
-    elif not dates and not all(r.collection_date for r in results):
+    elif not dates and not all(r.column_date for r in results):
         result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
     return result
 
@@ -213,9 +214,9 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
 
 
 def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
-                      printed: list[str]) -> dict[int, tuple[str, str | None]]:
+                      both_orders: bool) -> dict[int, tuple[str, str | None]]:
     """(collection date, why it is in doubt or None) per page number; key 0 holds the
-    document's first one. ``printed``: every numeric date the report prints."""
+    document's first one."""
     dates: dict[int, tuple[str, str | None]] = {}
     for f in fields:
         if f.key != "collected":
@@ -223,32 +224,22 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
         m = find_date(f.value_text)
         if m is None:
             continue
-        found = (_settled(m, day_first), None)
-        if m.day_first_iso and day_first is None and _both_orders(printed):
-            # The report prints dates both ways: neither reading of this one is sure.
-            found = (m.iso, f"the collection date {f.value_text[m.start:m.end]!r} may be {m.iso} or "
-                            f"{m.day_first_iso} (this report prints dates day first and month first)")
+        found = _report_date(m, f.value_text[m.start:m.end], "collection date", day_first, both_orders)
         dates.setdefault(f.row.page.number, found)
         dates.setdefault(0, found)
     return dates
 
 
-def _column_date(text: str, day_first: bool | None, printed: list[str]) -> tuple[str | None, str | None]:
-    """A cumulative column's date, settled as the report prints its dates, and why it
-    is in doubt (the report prints dates both ways) or None."""
-    m = find_date(text)
-    if m is None:
-        return None, None
-    if m.day_first_iso and day_first is None and _both_orders(printed):
-        return m.iso, (f"the column date {text!r} may be {m.iso} or {m.day_first_iso} "
+def _report_date(m: DateMatch, printed: str, what: str, day_first: bool | None,
+                 both_orders: bool) -> tuple[str, str | None]:
+    """A date the report prints, read as it prints its dates (``dates.settle``: no
+    evidence, month first, the clinic's order), and why it is in doubt or None: open on
+    a report that prints dates both ways, neither reading is sure."""
+    m = settle(m, day_first)
+    if m.day_first_iso and both_orders:
+        return m.iso, (f"the {what} {printed!r} may be {m.iso} or {m.day_first_iso} "
                        "(this report prints dates day first and month first)")
-    return _settled(m, day_first), None
-
-
-def _settled(m: DateMatch, day_first: bool | None) -> str:
-    """A numeric date as the report prints its dates: month first unless its other
-    dates show it prints the day first (no evidence: month first, the clinic's order)."""
-    return m.day_first_iso if m.day_first_iso and day_first else m.iso
+    return m.iso, None
 
 
 def _both_orders(texts: list[str]) -> bool:
@@ -274,8 +265,8 @@ def _identifiers(fields: list[LabelledValue], source_id: str, day_first: bool | 
             iso = find_date(f.value_text)
             if iso is None or iso.start > 0:
                 continue
-            value = _settled(iso, day_first)
-            other = iso.day_first_iso if iso.day_first_iso and day_first is None else None
+            iso = settle(iso, day_first)
+            value, other = iso.iso, iso.day_first_iso
         else:
             number = _without_repeated_label(f.value)
             quoted = f.label + f.value[:len(f.value) - len(number)]

@@ -53,8 +53,7 @@ class RowResult:
     doubts: list[str] = field(default_factory=list)  # why a person must check the reading
     range_expected: bool = False  # the table has a reference range column
     critical_text: str = ""  # printed critical (panic) limits, from their own column
-    collection_date: str | None = None  # a cumulative report's date of this result's column
-    collection_date_text: str | None = None  # ... as printed, for the extractor to settle day/month
+    column_date: str | None = None  # a cumulative report's date of this result's column, as printed
 
     @property
     def ocr(self) -> bool:
@@ -269,7 +268,6 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     if column is None and role:
         column = layout.columns[layout.first[role]]
     date = column.date if column is not None else None
-    date_text = column.date_text if column is not None else None
     reading = read_result(value_words, key=key)
     ocr = any(w.conf is not None for w in words)
     # A flag printed in a column without a header of its own lands beside the unit
@@ -291,8 +289,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
             reading = Reading(value=" ".join(w.text for w in value_words), value_words=value_words)
             return RowResult(row=row, words=words, test_name=test, reading=reading, flag_text=None,
                              position_flag=None, unit_clean=False, range_clean=bool(parsed_range),
-                             alignment=cells.alignment, unreadable=True, collection_date=date,
-                             collection_date_text=date_text, doubts=range_doubts)
+                             alignment=cells.alignment, unreadable=True, column_date=date, doubts=range_doubts)
         return None
     if parsed_range:
         reading.reference_range, reading.range_unit = parsed_range
@@ -314,8 +311,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
         alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
         status=cells.text("status").strip() or None, range_expected=layout.has("range"),
-        critical_text=cells.text("critical").strip(), doubts=doubts, collection_date=date,
-        collection_date_text=date_text,
+        critical_text=cells.text("critical").strip(), doubts=doubts, column_date=date,
     )
 
 

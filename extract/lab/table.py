@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from domain.content import Word
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import DateMatch, find_date
+from extract.values.dates import find_date
 from extract.values.flags import FlagKey, flag_meaning
 from extract.layout import OCR_TRUSTED_CONF, PhraseBook, Row, norm_token, ocr_char_width, segments
 from extract.values.ranges import parse_reference_range
@@ -76,8 +76,9 @@ class Column:
     x0: float  # header words' extent
     x1: float
     left: float = float("-inf")  # words whose centre lies right of this belong here
-    date: str | None = None  # a cumulative report's collection date for this value column
-    date_text: str | None = None  # that date as printed (settled day or month first by the report)
+    # A cumulative report's collection date for this value column, as printed ("12/11/26"):
+    # the extractor reads it day or month first as the report prints its dates.
+    date: str | None = None
     unit: str = ""  # a unit printed in the header for this column's values
 
 
@@ -111,16 +112,17 @@ class TableLayout:
         return self.x_min <= (w.x0 + w.x1) / 2 < self.x_max
 
 
-def header_date(text: str) -> tuple[DateMatch, str] | None:
-    """The date a header cell prints whole (perhaps with its time of day), and its text
-    as ``find_date`` reads it; None when the cell holds anything else. A cell "12.11.26" (day, month and a two-digit
-    year between dots, as European cumulative reports head their date columns) is read
-    as "12/11/26": alone in a header it is a date, where in running text "3.4.10" is not."""
+def header_date(text: str) -> str | None:
+    """The date a header cell prints whole (perhaps with its time of day), as
+    ``find_date`` reads it; None when the cell holds anything else. A cell "12.11.26"
+    (day, month and a two-digit year between dots, as European cumulative reports head
+    their date columns) is read as "12/11/26": alone in a header it is a date, where in
+    running text "3.4.10" is not."""
     text = _TRAILING_TIME.sub("", text.strip("()[]"))  # "26/11/26 08:10": the day's column
     if _DOTTED_SHORT_DATE.fullmatch(text):
         text = text.replace(".", "/")
     m = find_date(text)
-    return (m, text) if m is not None and m.start == 0 and m.end == len(text) else None
+    return text if m is not None and m.start == 0 and m.end == len(text) else None
 
 
 def _date_at(seg: list[Word], i: int) -> int:
@@ -141,8 +143,8 @@ def _header_columns(row: Row) -> tuple[list[Column], int]:
             n = _date_at(seg, i)
             if n:
                 words = seg[i : i + n]
-                m, printed = header_date(" ".join(w.text for w in words))
-                columns.append(Column("result", words[0].x0, words[-1].x1, date=m.iso, date_text=printed))
+                date = header_date(" ".join(w.text for w in words))
+                columns.append(Column("result", words[0].x0, words[-1].x1, date=date))
                 matched += n
                 i += n
                 continue
@@ -241,13 +243,14 @@ def detect_header(row: Row) -> TableLayout | None:
 
 
 def _header_piece(seg: list[Word]) -> tuple[str, object] | None:
-    """What a piece of a second header row says: ("date", (iso, printed)), ("unit",
-    text), ("label", None) for label words and times; None when it is something else."""
+    """What a piece of a second header row says: ("date", the date as ``header_date``
+    reads it), ("unit", text), ("label", None) for label words and times; None when it
+    is something else."""
     text = " ".join(w.text for w in seg)
     n = _date_at(seg, 0)
     if n == len(seg):
-        found = header_date(text)
-        return ("date", (found[0].iso, found[1])) if found else None
+        date = header_date(text)
+        return ("date", date) if date else None
     bare = text.strip("()[]")
     if len(seg) == 1 and (V.looks_like_unit(bare) or V.looks_like_unit(tr.repair_ocr_unit(bare))):
         return "unit", bare
@@ -295,7 +298,7 @@ def extend_header(tables: list[TableLayout], row: Row, header: Row) -> bool:
             new_columns.append(col)
         # Each date is a value column where it is printed: under its own "Result", or
         # several under one "Results" heading that spans them (wherever it is centred).
-        new_columns += [Column("result", ws[0].x0, ws[-1].x1, date=v[0], date_text=v[1]) for v, ws in dated]
+        new_columns += [Column("result", ws[0].x0, ws[-1].x1, date=str(v)) for v, ws in dated]
         new_columns.sort(key=lambda c: c.x0)
         _set_bounds(new_columns, header.height)
         table.columns = new_columns

@@ -17,7 +17,7 @@ from extract.values.prose_allergies import AllergyMention, allergy_in
 from extract.values.prose_meds import medications_in
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import ParsedDate, find_date, parse_date
+from extract.values.dates import ParsedDate, find_date, parse_date, settle
 from extract.values.flags import resolve_flag
 from extract.values.written_answers import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.referral.labels import (DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE,
@@ -161,13 +161,11 @@ def _identity(ctx: Ctx, item: Found) -> None:
         if mrn:  # "DOB: 03/14/1978  MRN: WB-204118" on one line
             _identity(ctx, Found("mrn", mrn.group(1), item.section, item.how))
         if parsed and parsed.iso:
-            value, iso = printed, parsed.iso
-            both = find_date(printed)
-            settled = both is not None and both.day_first_iso is not None and ctx.day_first is not None
-            if settled and ctx.day_first:
-                iso = both.day_first_iso  # the letter's other dates can only be read day first
-            other = both.day_first_iso if both is not None and not settled else None
-            if parsed.ambiguous and not settled:
+            value, iso, other = printed, parsed.iso, None
+            if (found := find_date(printed)) is not None:
+                found = settle(found, ctx.day_first)  # by the letter's other dates, when they show the order
+                iso, other = found.iso, found.day_first_iso
+            if other is not None or (parsed.ambiguous and found is None):
                 ctx.warnings.append(ExtractionWarning(
                     code="docx_ambiguous_date",
                     message=f"Date of birth {value!r} could be read day-first or month-first; read as {iso}.",

@@ -9,7 +9,7 @@ that could be the other way round (03/04/2020, a two-digit year) says so.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Iterable
 
@@ -186,6 +186,16 @@ def numeric_date_order(texts: Iterable[str]) -> bool | None:
                 day_only |= a > 12 >= b
                 month_only |= b > 12 >= a
     return day_only if day_only != month_only else None
+
+
+def settle(m: DateMatch, day_first: bool | None) -> DateMatch:
+    """``m`` read the way its document prints numeric dates (``numeric_date_order``):
+    day first or month first when the document's other dates show which, and then no
+    longer open. With nothing to settle it (``None``), ``m`` as found: read month first,
+    its ``day_first_iso`` the other reading a person may need to weigh."""
+    if m.day_first_iso is None or day_first is None:
+        return m
+    return replace(m, iso=m.day_first_iso if day_first else m.iso, ambiguous=False, day_first_iso=None)
 
 
 def parse_date(value: object, *, today: date | None = None) -> ParsedDate | None:

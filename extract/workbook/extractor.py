@@ -36,7 +36,7 @@ from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_
 from domain.policy.context.mentions import hedge_cue
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import find_date, numeric_date_order, parse_date
+from extract.values.dates import find_date, numeric_date_order, parse_date, settle
 from extract.values.flags import resolve_flag
 from extract.values.lists import parse_medication
 from extract.values.ranges import split_range_unit
@@ -262,16 +262,17 @@ def _reads_as_name(name: str) -> bool:
         and all(w[:1].isupper() or w.lower() in _NAME_PARTICLES for w in words)
 
 
-def _text_date(value: str, day_first: bool | None) -> tuple[str | None, bool]:
+def _text_date(value: str, day_first: bool | None) -> tuple[str | None, str | None]:
     """A date typed as text in a cell, settled day or month first by the workbook's other
-    numeric dates: (iso or None, whether it is still open)."""
+    numeric dates (``dates.settle``): (iso or None, its day-first reading while open)."""
     parsed = parse_date(value)
     if parsed is None or parsed.iso is None:
-        return None, False
-    both = find_date(value) if parsed.ambiguous else None
-    if both is not None and both.day_first_iso and day_first is not None:
-        return (both.day_first_iso if day_first else parsed.iso), False
-    return parsed.iso, parsed.ambiguous
+        return None, None
+    found = find_date(value) if parsed.ambiguous else None
+    if found is None:
+        return parsed.iso, None
+    found = settle(found, day_first)
+    return found.iso, found.day_first_iso
 
 
 def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool | None = None) -> None:
@@ -283,10 +284,8 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool
     elif kind == "dob":
         iso = cell.meta.get("iso")
         if iso is None:
-            iso, ambiguous = _text_date(value, day_first)
-            if ambiguous and (both := find_date(value)) is not None:
-                other = both.day_first_iso
-            if ambiguous:
+            iso, other = _text_date(value, day_first)
+            if other is not None:
                 ctx.warnings.append(ExtractionWarning(
                     code="xlsx_ambiguous_date",
                     message=f"{cell.locator}: date of birth {value!r} could be read day- or month-first; read as {iso}."))

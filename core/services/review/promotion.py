@@ -115,10 +115,11 @@ class _Planner:
             return self.record(fact, PromotionOutcome.NEEDS_REVIEW, review_status="pending")
         if certainty is Certainty.DOCUMENT_FACT or fact_type not in CHART_DESTINATIONS:
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE)
-        if past := past_medication(fact.to_dict()):
+        stored = fact.to_dict()
+        if past := past_medication(stored):
             # Approved or not, a medicine told as stopped is history, never a current chart row.
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE, conflict_reason=past)
-        if not self.reviewed and (held := held_for_item_review(fact.to_dict())):
+        if not self.reviewed and (held := held_for_item_review(stored)):
             # Hedged, negated, family or hypothetical wording: only a person deciding on
             # this very item may put it in the chart, never a document-level decision.
             return self.record(fact, PromotionOutcome.NEEDS_REVIEW, review_status="pending", conflict_reason=held)

@@ -477,6 +477,9 @@ def test_the_forms_other_dates_settle_an_open_date_of_birth():
     result = _extract(_line("Date of birth: 02/08/1944"), _line("Date completed: 16/09/2026"))
     assert [i.value for i in result.identifiers] == ["1944-08-02"]
     assert "intake_ambiguous_date" not in {w.code for w in result.warnings}
+    # a label that states the order decides, whatever the form's other dates show
+    result = _extract(_line("DOB (dd/mm/yyyy): 03/04/1979"), _line("Date completed: 11/30/2026"))
+    assert [(i.value, i.other_reading) for i in result.identifiers] == [("1979-04-03", None)]
 
 
 # --------------------------------------------------------------------------- labels in two languages

@@ -141,7 +141,7 @@ def test_dates_on_a_second_header_row_under_a_spanning_heading_become_dated_colu
     tables = detect_tables(rows[0])
     assert extend_header(tables, rows[1], rows[0])
     assert [(c.role, c.date) for c in tables[0].columns] == [
-        ("test", None), ("result", "2025-10-14"), ("result", "2026-01-12"), ("result", "2026-04-09"), ("units", None)]
+        ("test", None), ("result", "10/14/2025"), ("result", "01/12/2026"), ("result", "04/09/2026"), ("units", None)]
     result = extract_lab(NormalizedContent(source_kind="pdf_text", pages=[page]), "documents:1")
     assert [(f.structured_value["value"], f.structured_value["collection_date"]) for f in result.facts] == [
         ("162", "2025-10-14"), ("131", "2026-01-12"), ("98", "2026-04-09")]
