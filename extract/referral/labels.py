@@ -68,14 +68,13 @@ NOT_SIGNER = re.compile(r"^(?:dictated|electronically signed|signed electronical
                          re.IGNORECASE)
 DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#]?\s*([0-9A-Za-z][0-9A-Za-z ,./-]{4,20}?\d{2,4})",
                          re.IGNORECASE)
-# A record-number label of the shared vocabulary printed again before the number
-# ("Medical record no.: MRN 6620915", "... Hosp# 6620915"): no part of the number.
-_LABEL_AGAIN = "|".join(re.escape(p) for p in sorted(IDENTITY_VOCABULARY["record_number"], key=len, reverse=True))
-MRN_INLINE = re.compile(r"(?:\bMRN\b|medical record (?:number|no\.?|#)|record number|hospital (?:number|no\.?)"
-                         r"|patient (?:id|number|no\.?)|chart (?:number|no\.?|#)|\bUR(?:N\b|\s*no\b\.?)|\bhosp\s*(?:#|no\b\.?)"
-                         r"|\bunit (?:number|no\.?)|(?:clinic|hospital) id\b)"
-                         rf"\s*[:#]?\s*(?:(?:{_LABEL_AGAIN})(?![A-Za-z])\.?\s*[:#]?\s*(?=\d))?"
-                         r"([A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
+# A record-number label of the shared vocabulary ("MRN", "Hosp#", "UR no."), perhaps
+# printed again before the number ("Medical record no.: MRN 6620915"); the number holds
+# a digit, so a label word inside a name or a sentence is no label.
+_RECORD_LABELS = "|".join(re.escape(p) for p in sorted(IDENTITY_VOCABULARY["record_number"], key=len, reverse=True))
+_RECORD_LABEL = rf"(?<![A-Za-z])(?:{_RECORD_LABELS})(?![A-Za-z])\.?\s*[:#]?\s*"
+MRN_INLINE = re.compile(rf"{_RECORD_LABEL}(?:{_RECORD_LABEL}(?=\d))?"
+                        r"((?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{2,20}(?: \d{3,4}){0,2})\b", re.IGNORECASE)
 # A number that identifies the patient elsewhere or the visit (extract.values.identity_labels'
 # other identifiers), printed inline: read as such, never as the record number.
 # Its labels are the shared vocabulary's; the number holds a digit ("Re: Mr Chi Wong" names no "CHI" number).

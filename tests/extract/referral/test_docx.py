@@ -213,6 +213,20 @@ def test_an_other_identifier_printed_inline_is_read_as_such(line, expected):
     assert identity(result) == expected
 
 
+@pytest.mark.parametrize("line, expected", [
+    # any record-number label of the shared vocabulary, as the lab and form readers take them
+    ("Re: Mr Sione TAUFA (DOB 9 October 1961), Med rec # 40029177",
+     {"name": "Mr Sione TAUFA", "dob": "1961-10-09", "mrn": "40029177"}),
+    ("Re: Mrs Ana LOTO, DOB 9 October 1961, File no. C-88123",
+     {"name": "Mrs Ana LOTO", "dob": "1961-10-09", "mrn": "C-88123"}),
+    # a label word inside a name is no label when no number follows it
+    ("Re: Mrs Ursula CHARTWELL, DOB 9 October 1961", {"name": "Mrs Ursula CHARTWELL", "dob": "1961-10-09"}),
+])
+def test_a_record_number_printed_inline_is_read_under_any_label_of_the_vocabulary(line, expected):
+    _, result = run(docx_letter(line, "Dear Colleague,", "Thank you for seeing him."))
+    assert identity(result) == expected
+
+
 @pytest.mark.parametrize("line", [
     "Re: Helene DUBOIS, DOB 03-Sep-1957, Medical record no.: MRN 6620915",
     "Medical record no.: MRN 6620915",
