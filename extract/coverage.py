@@ -98,6 +98,8 @@ SENTENCE_WORDS = frozenset("""
 must not is are was were be been will would should may might can could we you he she they it this that these
 those please if shall
 """.split())
+# Words whose number is part of a condition's name, not a result: "type 2 diabetes".
+NAME_NUMBER_WORDS = frozenset({"type", "stage", "grade", "class"})
 # A test name is a few words; a longer run before the value is a sentence about something else.
 MAX_NAME_WORDS = 6
 # Read by the intake label vocabulary: a value under these labels is never a result.
@@ -195,6 +197,9 @@ def _classify(tokens: list[_Token]) -> None:
     for t in tokens:
         if t.kind == "value" and re.fullmatch(r"\d{1,2}\)", t.text):
             t.kind = "masked"  # "...; 3) Mucoparietal thickening"
+    for prev, t in zip(tokens, tokens[1:]):
+        if t.kind == "value" and prev.text.lower() in NAME_NUMBER_WORDS:
+            t.kind = "masked"  # "type 2 diabetes", "stage 3 kidney disease": part of a name
     for i, (prev, t) in enumerate(zip(tokens, tokens[1:]), start=1):
         # A day and month without a year after "on"/"since" ("8.4% on 09/01") is a date;
         # with a unit after it, it is a value ("TSH has risen to 14.2 mU/L").
@@ -394,6 +399,10 @@ def _fact_tokens(fact: FactProposal) -> frozenset[str]:
                      or set(_NUMBERS.findall(t)) <= own_range)
 
 
+def _names_a_test(tokens: list[_Token]) -> bool:
+    return bool(analytes_named(" ".join(t.text.strip(_EDGE) for t in tokens)))
+
+
 def _wrapped_name(above: list[_Token], piece: _Piece) -> tuple[list[_Token], str] | None:
     """A sentence wrapped between a test's name and its value ("... and white blood cells"
     / "41, moderate bacteria"): the words that end the line above, when they name a test
@@ -415,12 +424,9 @@ def _wrapped_name(above: list[_Token], piece: _Piece) -> tuple[list[_Token], str
         if t.kind not in ("text", "unitish") or len(tail) == MAX_NAME_WORDS:
             break
         tail.insert(0, t)
-    def names(ts: list[_Token]) -> bool:
-        return bool(analytes_named(" ".join(t.text.strip(_EDGE) for t in ts)))
-
-    if not names(tail):
+    if not _names_a_test(tail):
         return None
-    while len(tail) > 1 and names(tail[1:]):
+    while len(tail) > 1 and _names_a_test(tail[1:]):
         tail = tail[1:]  # from the test's name on
     return tail, f"a known test at the end of the line above with a value ({first.text})"
 

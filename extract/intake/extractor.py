@@ -196,6 +196,12 @@ class _Builder:
         boxes), as written otherwise. ``None`` when a contradiction went to review."""
         flat = [w for r in f.rows for w in r]
         ticks = it.read_ticks([w.text for w in flat], [n for n, r in enumerate(f.rows) for _ in r])
+        if ticks is None and flat and f.kind not in ("other", "ignore") and it.asks_to_mark(f.label_text):
+            # Options to tick or circle, and no mark the page's text shows (a pen circle, a
+            # box glyph the text lost): printed options are not the patient's answers.
+            self._unclear(f, flat, it.clean_item(text_of(flat)),
+                          "the question asks to tick or circle answers, but no mark was read: check the page")
+            return None, flat
         if ticks is None or (ticks.problem and f.kind in ("other", "ignore")):
             return f, flat
         if ticks.problem:

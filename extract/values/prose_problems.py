@@ -25,8 +25,9 @@ PROBLEM_CUES = (
     r"p\.?m\.?h\.?x?\s*(?:includes?|of|is|:|-)", r"background (?:history )?(?:of|includes?|including|:)",
     r"(?:a )?(?:known )?diagnosis of", r"(?:was|were|been|is) diagnosed with", r"diagnosed with",
     r"known to have", r"(?:she|he|they) (?:is )?known (?:with|to be)", r"(?:she|he|they) (?:also )?(?:has|have) known",
-    # "She has longstanding hypertension": a condition held for years, said so.
-    r"(?:she|he|they) (?:also )?(?:has|have) (?:longstanding|long-standing|long standing|established)",
+    # "She has longstanding hypertension", "Mr Taufa has established gout": held for years, said so.
+    # An article after it is the verb: "has established a clinic".
+    r"(?:has|have) (?:longstanding|long-standing|long standing|established)(?!\s+(?:a|an|the|this|that)\b)",
     r"suffers? from", r"comorbidities (?:include|including|are|of|:)", r"co-morbidities (?:include|including|are|of|:)",
     r"(?:other )?(?:medical )?problems (?:include|including|are|:)", r"conditions (?:include|including|are|:)",
 )

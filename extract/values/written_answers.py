@@ -179,13 +179,21 @@ _OCR_BOX = re.compile(r"(?:\{[xX✓✔]?[\]}]|\[[xX✓✔]?\})")
 
 
 # How to answer, printed after a question: "(check all that apply)", "(tick one)", "Circle one".
-_INSTRUCTION = re.compile(r"^\(?\s*(?:please\s+)?(?:check|tick|circle|select|mark|choose|cross)\b"
-                          r"[^()]*(?:all|any|one|each|that apply|applies|below|box(?:es)?)[^()]*\)?[.:]?$", re.I)
+_MARK = (r"(?:check|tick|circle|select|mark|choose|cross)\b[^()]*"
+         r"(?:all|any|one|each|that apply|applies|below|box(?:es)?)")
+_INSTRUCTION = re.compile(rf"^\(?\s*(?:please\s+)?{_MARK}[^()]*\)?[.:]?$", re.I)
+_ASKS_TO_MARK = re.compile(rf"\b{_MARK}\b", re.I)
 
 
 def is_instruction(text: str) -> bool:
     """Whether ``text`` says how to answer ("(check all that apply)"), not an answer."""
     return bool(_INSTRUCTION.match(text.strip()))
+
+
+def asks_to_mark(label: str) -> bool:
+    """Whether a question asks the patient to tick or circle its answers ("Do you have
+    any of these? Tick one or more"): then printed options are no answer by themselves."""
+    return bool(_ASKS_TO_MARK.search(label))
 
 
 def starts_with_box(words: list[str]) -> bool:

@@ -103,6 +103,14 @@ def test_results_written_in_a_sentence_are_found_and_targets_are_not():
         "On review her ferritin was 8 ug/L and the platelet count 512 x10^9/L."]
 
 
+def test_a_number_in_a_conditions_name_is_no_result():
+    # a held-out letter's unread "type 2 diabetes" was reported as a result beside its HbA1c
+    p = page([[(40, "He has type 2 diabetes and stage 3 kidney disease; his HbA1c was 78 mmol/mol.")]])
+    read = [fact_for(p, "HbA1c was 78 mmol/mol.")]
+    assert unread_content(content(p), read) == []
+    assert len(unread_content(content(p), [])) == 1
+
+
 def test_a_day_and_month_after_from_or_to_is_a_value_when_a_unit_follows():
     p = page([[(40, "His TSH has risen to 14.2 mU/L this month.")],
               [(40, "Her potassium was normal on 14.2 and her review is booked from 3.4 onwards.")]])

@@ -192,6 +192,19 @@ def test_a_grid_whose_box_ocr_lost_goes_to_a_person_and_invents_no_ticked_condit
     assert all(c.verified for c in verify_citations([f.citation for f in result.facts], content))
 
 
+def test_options_to_tick_with_no_mark_the_text_shows_are_no_answers():
+    # A fresh registration form whose box glyphs the text layer lost ("·" for ticked and
+    # empty alike): "Epilepsy", not ticked, had become part of the patient's history.
+    result = _extract(_line("Do you have any of these conditions? Tick one or more", 40),
+                      _line("· Diabetes", 50), _line("· Epilepsy", 50))
+    assert _of(result, "problem") == []
+    [held] = [f for f in result.facts if "Epilepsy" in f.fact_text]
+    assert held.wants_review and "no mark was read" in held.review_reason
+    # without the instruction, a written list is the answer, as before
+    assert len(_of(_extract(_line("Medical conditions:", 40), _line("Diabetes", 50), _line("Epilepsy", 50)),
+                   "problem")) == 2
+
+
 def test_a_question_mark_glued_to_an_item_holds_it_for_review():
     result = _extract(_line("Allergies: Penicillin (hives), shellfish?"))
     penicillin, shellfish = _of(result, "allergy")

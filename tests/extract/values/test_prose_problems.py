@@ -28,6 +28,7 @@ def told(sentence: str) -> list[str]:
      ["hypertension", "type 2 diabetes"]),
     ("He has long-standing atrial fibrillation on warfarin.", ["atrial fibrillation"]),
     ("She has established chronic kidney disease stage 3b.", ["chronic kidney disease stage 3b"]),
+    ("Mr Taufa has established type 2 diabetes and long-standing gout.", ["type 2 diabetes", "long-standing gout"]),
 ])
 def test_problems_after_a_cue(sentence, expected):
     assert told(sentence) == expected
@@ -38,6 +39,7 @@ def test_problems_after_a_cue(sentence, expected):
     "I would be grateful for your advice on her management.",
     "He takes ramipril 5 mg daily.",
     "They have established care with a new practice.",
+    "The practice has established a weekly clinic.",
 ])
 def test_sentences_that_list_no_problem(sentence):
     assert told(sentence) == []
