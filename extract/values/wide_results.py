@@ -168,6 +168,19 @@ def _split_flag(text: str) -> tuple[str, str]:
     return t, ""
 
 
+NOT_A_VALUE = "a word or mark that is no result value"
+
+
+def read_result_cell(text: str) -> tuple[str, str, str] | None:
+    """(value, unit, flag) of one result cell ("6.1 H", "231 umol/L", "negative"), or None
+    when the cell holds no result value (a word such as "haemolysed", a mark)."""
+    value, flag = _split_flag(text)
+    value, unit = V.split_value_unit(value)
+    if not (V.is_numeric_result(value) or V.is_qualitative(value)):
+        return None
+    return value, unit, flag
+
+
 def read_row(header: WideHeader, cells: list[tuple[int, str]], date_iso: str | None = None) -> WideRow:
     """The results a data row prints, one per filled cell under an analyte column.
     ``date_iso``: the date cell's value when the format gives it as a real date."""
@@ -193,11 +206,11 @@ def read_row(header: WideHeader, cells: list[tuple[int, str]], date_iso: str | N
         text = by_col.get(col)
         if not text:
             continue
-        value, flag = _split_flag(text)
-        value, unit = V.split_value_unit(value)
-        if not (V.is_numeric_result(value) or V.is_qualitative(value)):
-            unread[col] = (column.label, "a word or mark that is no result value")  # "haemolysed", "96 ▼"
+        read = read_result_cell(text)
+        if read is None:
+            unread[col] = (column.label, NOT_A_VALUE)  # "haemolysed", "96 ▼"
             continue
+        value, unit, flag = read
         results.append(WideCell(col, text, column, value, unit or column.unit, flag))
     for col, label in header.unknown.items():
         text = by_col.get(col)

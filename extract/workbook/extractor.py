@@ -42,6 +42,8 @@ from extract.values.lists import parse_medication
 from extract.values.ranges import split_range_unit
 from extract.section_facts import SectionFacts
 from extract.workbook.labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
+from extract.workbook.allergy_rows import allergy_header, allergy_row, allergy_table_row
+from extract.workbook.dated_columns import DateColumn, DatedHeader, DatedRows, read_dated_header
 from extract.workbook.vitals import VitalRows, VitalTable, find_vital_header, sheet_date_above
 from extract.workbook.wide_labs import WideLabRows
 from extract.values.wide_results import WideCell, WideHeader, read_header, settle_dates
@@ -52,13 +54,14 @@ SOURCE_TYPE = DocType.CLINICAL_WORKBOOK.value
 
 @dataclass(slots=True)
 class _Table:
-    kind: str  # lab | medication | vitals | wide_lab (a column per test)
+    kind: str  # lab | medication | vitals | wide_lab (a column per test) | dated (a column per date) | allergy
     header_row: int
     columns: dict[str, int]  # role -> column number
     header_units: str = ""  # "Result (mmol/L)"
     vitals: VitalTable | None = None
     sheet_date: str | None = None  # a date printed above a vitals table for all its rows
     wide: WideHeader | None = None
+    dated: DatedHeader | None = None  # a column per date (``extract.workbook.dated_columns``)
 
 
 _Ctx = SectionFacts
@@ -70,10 +73,10 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
     by_sheet: dict[str, list[Section]] = {}
     for s in content.sections:
         by_sheet.setdefault(s.meta["sheet"], []).append(s)
-    plans = {sheet: _find_tables(ctx, sheet, secs) for sheet, secs in by_sheet.items()}
-    sheet_dates: dict[str, str | None] = {}
     # One workbook prints its dates one way: "16/09/2026" in a cell settles "02/08/1944".
     day_first = numeric_date_order(c.get("text") or "" for s in content.sections for c in _row_cells(s))
+    plans = {sheet: _find_tables(ctx, sheet, secs, day_first) for sheet, secs in by_sheet.items()}
+    sheet_dates: dict[str, str | None] = {}
     for sheet, secs in by_sheet.items():
         sheet_dates[sheet] = _identity_block(ctx, secs, plans[sheet], day_first)
     has_identity = bool(ctx.identifiers)
@@ -115,11 +118,19 @@ def _report_unread_sheets(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None
         ))
 
 
-def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section]) -> list[_Table]:
+def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section], day_first: bool | None = None) -> list[_Table]:
     tables: list[_Table] = []
     for s in _rows_of(secs):
         cells = _row_cells(s)
         if len(cells) < 2:
+            continue
+        dated = read_dated_header(cells, s.meta["row"], day_first)
+        if dated is not None:
+            tables.append(_Table("dated", s.meta["row"], {}, dated=dated))
+            continue
+        allergies = allergy_header(cells)
+        if allergies is not None:
+            tables.append(_Table("allergy", s.meta["row"], allergies))
             continue
         texts = [c["text"] for c in cells]
         header_roles = {column_role(c["text"], LAB_ROLES) for c in cells if c["kind"] == "text"}
@@ -330,9 +341,18 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
             date_problem=problem), has_identity, unsure)
 
+    dated = {t.header_row: DatedRows(sheet, t.dated) for t in tables if t.dated is not None}
+    allergy_rows: dict[int, int] = {}  # an allergy table's header row -> its last row read
+
+    def dated_result(cell: Section, quote: str, name: str, value: str, unit: str, ref: str, flag: str,
+                     column: DateColumn) -> None:
+        lab_fact(ctx, cell, quote, LabReading(name=name, value=value, unit=unit, ref=ref, printed_flag=flag,
+                                              collected=column.iso, date_problem=column.problem), has_identity,
+                 (column.open_question,) if column.open_question else ())
+
     for s in _rows_of(secs):
         row = s.meta["row"]
-        if row in header_rows:
+        if row in header_rows or allergy_row(ctx, s, _row_cells(s), has_identity):
             continue
         table = _table_for(row, tables)
         if table is None:
@@ -341,8 +361,16 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             wide[table.header_row].row(s, _row_cells(s), cell_sections, emit)
             continue
         by_col = {c["col"]: c for c in _row_cells(s)}
+        if table.kind == "allergy":  # an allergen alone on its row is still one; an empty row ends the table
+            if row - allergy_rows.setdefault(table.header_row, table.header_row) == 1:
+                allergy_rows[table.header_row] = row
+                allergy_table_row(ctx, s, by_col, table.columns, has_identity)
+            continue
         if len(by_col) < 2:
             continue  # a title or a note inside the table area
+        if table.kind == "dated":
+            dated[table.header_row].row(s, by_col, cell_sections, dated_result, vitals)
+            continue
         if table.kind == "vitals":
             if table.wide is not None:
                 wide[table.header_row].row(s, _row_cells(s), cell_sections, emit)
@@ -359,7 +387,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
                 _lab_row(ctx, s, table, by_col, sheet_date, has_identity)
         else:
             _med_row(ctx, s, table, by_col, has_identity)
-    for reader in wide.values():
+    for reader in [*wide.values(), *dated.values()]:
         reader.finish(ctx)
 
 

@@ -129,7 +129,7 @@ def sheet_date_above(secs: list[Section], header_row: int) -> tuple[str | None, 
 
 
 @dataclass(slots=True)
-class _Row:
+class VitalRow:
     """One row being read: its span (the citation) and its cells by column."""
 
     section: Section
@@ -145,14 +145,15 @@ class VitalRows:
     has_identity: bool
     # Systolic and diastolic printed on two rows of a long table, waiting for each other
     # by the time they were taken; ``finish`` joins them.
-    pending: dict[tuple[str, str | None], dict[str, tuple[_Row, dict, list[str]]]] = field(default_factory=dict)
+    pending: dict[tuple[str, str | None], dict[str, tuple[VitalRow, dict, list[str], Section | None]]] = \
+        field(default_factory=dict)
     # Numbers under a header of a column-per-sign table that names no known sign
     # ("GCS", "Pain"): (sheet, header row, header label) -> cells, reported by ``finish``.
     unread_columns: dict[tuple[str, int, str], list[str]] = field(default_factory=dict)
 
     def wide(self, section: Section, by_col: dict[int, dict], table: VitalTable, fallback_date: str | None) -> None:
         """One row of a column-per-sign table: a reading per sign cell that holds one."""
-        row = _Row(section, by_col, fallback_date)
+        row = VitalRow(section, by_col, fallback_date)
         measured_at, doubts = _when(row, table.columns)
         parts: dict[str, dict] = {}
         for col, (kind, header_unit, label) in table.signs.items():
@@ -184,7 +185,7 @@ class VitalRows:
         """One row of a row-per-sign table (``columns``: sign, value, unit, date, time).
         Returns whether the row names a vital sign. ``strict``: a row naming none is
         reported (in a vital-signs table); in a lab table it is a lab result instead."""
-        row = _Row(section, by_col, fallback_date)
+        row = VitalRow(section, by_col, fallback_date)
         sign_cell, value_cell = by_col.get(columns["sign"]), by_col.get(columns["value"])
         if sign_cell is None or sign_cell["kind"] != "text":
             return False
@@ -199,34 +200,43 @@ class VitalRows:
         unit_cell = by_col.get(columns["unit"]) if "unit" in columns else None
         unit = V.normalize_ws(unit_cell["text"]) if unit_cell else label_unit
         measured_at, doubts = _when(row, columns)
+        self.one(row, kind, V.normalize_ws(sign_cell["text"]), value_cell, unit, measured_at, doubts)
+        return True
+
+    def one(self, row: VitalRow, kind: str, label: str, value_cell: dict, unit: str, measured_at: str | None,
+            doubts: list[str], cite: Section | None = None) -> None:
+        """One sign's value cell on ``row``, taken at ``measured_at``; cited by ``cite``
+        (the cell, in a table with a column per date) or else by the row. A blood
+        pressure half waits for its other half of the same time (``finish``)."""
         if kind in ("systolic", "diastolic"):
-            key = (section.meta["sheet"], measured_at)
-            self.pending.setdefault(key, {})[kind] = (row, value_cell, doubts)
-            return True
+            key = (row.section.meta["sheet"], measured_at)
+            self.pending.setdefault(key, {})[kind] = (row, value_cell, doubts, cite)
+            return
         reading = read_vital(kind, value_cell["text"], unit)
         if reading is None:
             self._not_read(row, value_cell, f"{value_cell['text']!r} is not a {VITAL_SIGNS[kind].display} reading")
-            return True
-        self._add(row, reading, V.normalize_ws(sign_cell["text"]), value_cell["text"], measured_at, doubts)
-        return True
+            return
+        cited = row if cite is None else VitalRow(cite, row.by_col, row.fallback_date)
+        self._add(cited, reading, label, value_cell["text"], measured_at, doubts)
 
     def finish(self) -> None:
         """Join the systolic and diastolic rows of one time into one blood pressure,
         cited by both rows (``joined_rows``); a half without its other number is reported."""
         for (_, measured_at), halves in self.pending.items():
             if len(halves) == 1:
-                (part, (row, cell, _)), = halves.items()
+                (part, (row, cell, _, _)), = halves.items()
                 self._not_read(row, cell, f"a {part} pressure ({cell['text']!r}) without its other number")
                 continue
-            row, sys_cell, doubts = halves["systolic"]
-            dia_row, dia_cell, dia_doubts = halves["diastolic"]
+            row, sys_cell, doubts, sys_cite = halves["systolic"]
+            dia_row, dia_cell, dia_doubts, dia_cite = halves["diastolic"]
             reading = read_bp_parts(sys_cell["text"], dia_cell["text"])
             if reading is None:
                 self._not_read(row, sys_cell, f"blood pressure {sys_cell['text']!r}/{dia_cell['text']!r} is not a "
                                               f"reading")
                 continue
-            section, quote = joined_rows(row.section, sys_cell, dia_row.section, dia_cell)
-            self._add(_Row(section, row.by_col, row.fallback_date), reading, "Systolic/Diastolic", quote,
+            joined = joined_cells(sys_cite, dia_cite) if sys_cite is not None and dia_cite is not None else None
+            section, quote = joined or joined_rows(row.section, sys_cell, dia_row.section, dia_cell)
+            self._add(VitalRow(section, row.by_col, row.fallback_date), reading, "Systolic/Diastolic", quote,
                       measured_at, [*doubts, *dia_doubts])
         self.pending.clear()
         for (sheet, header_row, label), coords in self.unread_columns.items():
@@ -236,7 +246,7 @@ class VitalRows:
                         f"{header_row}) are not a vital sign the reader knows; not read."))
         self.unread_columns.clear()
 
-    def _bp(self, row: _Row, sys_cell: dict, dia_cell: dict, measured_at: str | None, doubts: list[str]) -> None:
+    def _bp(self, row: VitalRow, sys_cell: dict, dia_cell: dict, measured_at: str | None, doubts: list[str]) -> None:
         reading = read_bp_parts(sys_cell["text"], dia_cell["text"])
         if reading is None:
             self._not_read(row, sys_cell, f"blood pressure {sys_cell['text']!r}/{dia_cell['text']!r} is not a reading")
@@ -245,7 +255,7 @@ class VitalRows:
         quote = pair if V.contains_normalized(row.section.text, pair) else sys_cell["text"]
         self._add(row, reading, "Systolic/Diastolic", quote, measured_at, doubts)
 
-    def _add(self, row: _Row, reading: VitalReading, label: str, quote: str, measured_at: str | None,
+    def _add(self, row: VitalRow, reading: VitalReading, label: str, quote: str, measured_at: str | None,
              doubts: list[str]) -> None:
         reasons = [*(reading.doubts or []), *doubts]
         factors = [0.8] * len(reasons)
@@ -269,7 +279,7 @@ class VitalRows:
             wants_review=bool(reasons), review_reason="; ".join(dict.fromkeys(reasons)) or None,
         ))
 
-    def _not_read(self, row: _Row, cell: dict, what: str) -> None:
+    def _not_read(self, row: VitalRow, cell: dict, what: str) -> None:
         self.ctx.warnings.append(ExtractionWarning(
             code="xlsx_vital_not_read", message=f"{row.section.meta['sheet']}!{cell['coord']}: {what}; not read."))
 
@@ -295,11 +305,24 @@ def joined_rows(first: Section, first_cell: dict, second: Section, second_cell: 
     return Section(span, f"{top.text} | {low.text}", "row", {"sheet": sheet, "row": top.meta["row"]}), quote
 
 
+def joined_cells(first: Section, second: Section) -> tuple[Section, str] | None:
+    """The span down one column over two cells of adjacent rows ("Obs!C3:C4", a systolic
+    and a diastolic row of a table with a column per date) and its text, the two values
+    joined by " | " (as the citation verifier reads such a range); None for cells elsewhere."""
+    (top, low) = sorted((first, second), key=lambda s: s.meta["row"])
+    if low.meta["row"] - top.meta["row"] != 1 or top.meta["col"] != low.meta["col"]:
+        return None
+    sheet = top.meta["sheet"]
+    text = f"{top.text} | {low.text}"
+    span = f"{sheet}!{top.meta['coord']}:{low.meta['coord']}"
+    return Section(span, text, "cells", {"sheet": sheet, "row": top.meta["row"]}), text
+
+
 def _letters(coord: str) -> str:
     return re.sub(r"\d+$", "", coord)
 
 
-def _when(row: _Row, columns: dict[str, int]) -> tuple[str | None, list[str]]:
+def _when(row: VitalRow, columns: dict[str, int]) -> tuple[str | None, list[str]]:
     """(measured_at, doubts) from the row's date and time cells, else the sheet's date."""
     doubts: list[str] = []
     date_cell = row.by_col.get(columns["date"]) if "date" in columns else None

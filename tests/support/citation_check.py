@@ -3,7 +3,8 @@
 A citation to a DOCX/XLSX/HL7 source is good when a section with exactly its locator
 exists and that section's text contains the quote once whitespace is normalised; a
 workbook range over several rows (a reading joined from two rows, "Obs!A3:D4") is good
-when the rows' texts joined by " | " contain it. Kept here (not imported from the policy
+when the rows' texts joined by " | " contain it, and one down a single column
+("Obs!C3:C4") when its cells' texts joined so do. Kept here (not imported from the policy
 module) so these tests pin the contract itself.
 """
 
@@ -21,14 +22,21 @@ def _ws(text: str) -> str:
 
 def _rows(content: NormalizedContent, citation: Citation) -> list:
     """The rows of a workbook range over several rows, as one section of their joined texts."""
-    m = re.match(r"^(.+)![A-Z]+(\d+):[A-Z]+(\d+)$", citation.page_or_section)
-    if not m or int(m[3]) <= int(m[2]):
+    from domain.content import Section
+
+    m = re.match(r"^(.+)!([A-Z]+)(\d+):([A-Z]+)(\d+)$", citation.page_or_section)
+    if not m or int(m[5]) <= int(m[3]):
         return []
+    if m[2] == m[4]:  # down one column: its cells joined
+        cells = [s for s in content.sections if s.section_type == "cell" and s.meta.get("sheet") == m[1]
+                 and s.meta["coord"].rstrip("0123456789") == m[2] and int(m[3]) <= s.meta["row"] <= int(m[5])]
+        return [Section(citation.page_or_section, " | ".join(s.text for s in sorted(cells, key=lambda s: s.meta["row"])))
+                ] if cells else []
+    m = re.match(r"^(.+)![A-Z]+(\d+):[A-Z]+(\d+)$", citation.page_or_section)
     rows = [s for s in content.sections if s.meta.get("sheet") == m[1] and int(m[2]) <= s.meta.get("row", 0) <= int(m[3])
             and (s.section_type == "row" or s.meta.get("only_cell_in_row"))]
     if not rows:
         return []
-    from domain.content import Section
     return [Section(citation.page_or_section, " | ".join(s.text for s in sorted(rows, key=lambda s: s.meta["row"])))]
 
 

@@ -175,15 +175,20 @@ def _section_texts(content: NormalizedContent) -> dict[str | None, list[str]]:
     return texts
 
 
-_CELL_RANGE = re.compile(r"^(?P<sheet>.+)![A-Z]{1,3}(?P<r0>\d+)(?::[A-Z]{1,3}(?P<r1>\d+))?$")
+_CELL_RANGE = re.compile(r"^(?P<sheet>.+)!(?P<c0>[A-Z]{1,3})(?P<r0>\d+)(?::(?P<c1>[A-Z]{1,3})(?P<r1>\d+))?$")
 
 
 def _rows_text(locator: str, sections: dict[str | None, list[str]]) -> list[str]:
     """A workbook range over several rows ("Obs!A12:D13", a reading joined from two rows):
-    its rows' texts joined in order with " | ", as one row's cells are. Nothing else."""
+    its rows' texts joined in order with " | ", as one row's cells are; a range down one
+    column ("Obs!C3:C4", a reading from two rows of a column per date) is that column's
+    cells joined so. Nothing else."""
     m = _CELL_RANGE.match(locator or "")
     if not m or not m["r1"] or int(m["r1"]) <= int(m["r0"]):
         return []
+    if m["c0"] == m["c1"]:
+        cells = [sections.get(f"{m['sheet']}!{m['c0']}{r}") for r in range(int(m["r0"]), int(m["r1"]) + 1)]
+        return [" | ".join(found[0] for found in cells if found)] if any(cells) else []
     rows: dict[int, list[tuple[bool, str]]] = {}
     for loc, texts in sections.items():
         part = _CELL_RANGE.match(loc or "")
