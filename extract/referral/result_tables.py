@@ -1,9 +1,11 @@
 """Result tables in a letter with one column per test and one row per date ("Taken |
-Hb (g/L) | Ferritin | MCV"): one result per filled cell, cited to its table cell
-("table 2 row 3 col 2", quoting the cell), dated by its row. The columns are read by
-``extract.values.wide_results``; a column whose header names no known test is reported,
-never guessed, and so is a cell under a test that holds no value. The table ends at a
-row whose date cell holds something other than a date.
+Hb (g/L) | Ferritin | MCV"), or one column per date and one row per test ("Test |
+02/09/2026 | 07/10/2026", ``extract.values.dated_results``): one result per filled cell,
+cited to its table cell ("table 2 row 3 col 2", quoting the cell), dated by its row or
+its column. A column (or row) naming no known test is reported, never guessed, and so
+is a cell under a test that holds no value; a letter's rows of vital signs are reported
+too. A table with a column per test ends at a row whose date cell holds something other
+than a date.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 from domain.content import NormalizedContent, Section
 from domain.models import ExtractionWarning
 from extract.referral.facts import Found
-from extract.values.dates import parse_date
+from domain.policy.facts.analytes import canonical_analyte
+from extract.values.dated_results import DatedHeader, read_dated_header, read_dated_row
+from extract.values.dates import numeric_date_order, parse_date
 from extract.values.wide_results import (WideHeader, is_data_row, read_description_row, read_header, read_row,
                                         settle_dates)
 
@@ -23,19 +27,27 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
     tables: set[int] = set()
     unread: dict[tuple[int, str, str], list[str]] = {}
     header: WideHeader | None = None
+    dated: DatedHeader | None = None
     table = None
     rows = [s for s in content.sections if s.section_type == "table_row"]
+    # One letter prints its dates one way: "17/11/2026" anywhere settles a column's "04/11/2026".
+    day_first = numeric_date_order(s.text for s in content.sections if s.section_type != "table_cell")
     for i, row in enumerate(rows):
         t, r = row.meta["table"], row.meta["row"]
         pairs = [(c, text.strip()) for c, text in row.meta["cells"]]
         if t != table:
-            table, header = t, None
+            table, header, dated = t, None, None
+        if dated is not None:
+            _dated_row(dated, row, pairs, cells, found, unread)
+            continue
         if header is None:
             header = read_header(pairs)
             if header is not None:
                 tables.add(t)
                 settle_dates(header, [dict(later.meta["cells"]).get(header.date_col, "") for later in rows[i + 1:]
                                       if later.meta["table"] == t])
+            elif (dated := read_dated_header([(c, text, None) for c, text in pairs], day_first)) is not None:
+                tables.add(t)
             continue
         if read_description_row(header, pairs):
             continue
@@ -50,12 +62,36 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
             section = cells.get(f"table {t} row {r} col {result.col}", row)
             found.append(_found(section, result, read.date, read.date_problem))
         for col, (label, why) in read.unread.items():
-            unread.setdefault((t, label, why), []).append(f"row {r} col {col}")
+            unread.setdefault((t, f"under the column {label!r}", why), []).append(f"row {r} col {col}")
     warnings = [ExtractionWarning(
         code="docx_result_not_read",
-        message=f"Table {t} ({', '.join(places[:10])}): values under the column {label!r} were not read: {why}.")
-        for (t, label, why), places in unread.items()]
+        message=f"Table {t} ({', '.join(places[:10])}): values {where} were not read: {why}.")
+        for (t, where, why), places in unread.items()]
     return found, tables, warnings
+
+
+def _dated_row(header: DatedHeader, row: Section, pairs: list[tuple[int, str]], cells: dict[str, Section],
+               found: list[Found], unread: dict[tuple[int, str, str], list[str]]) -> None:
+    """One row of a table with a column per date: a result per filled cell, dated by its column."""
+    t, r = row.meta["table"], row.meta["row"]
+    read = read_dated_row(header, dict(pairs))
+    if read is None:
+        return
+    for cols, why in read.unread:
+        unread.setdefault((t, f"on the row {read.label or 'without a name'!r}", why), []).extend(
+            f"row {r} col {c}" for c in cols)
+    if read.sign is not None and read.cells:  # a letter's reader reads no vital signs: said, not guessed
+        unread.setdefault((t, f"on the row {read.label!r}", "a letter's tables are not read for vital signs"), []).extend(
+            f"row {r} col {c.col}" for c in read.cells)
+        return
+    for cell in read.cells:
+        column = cell.column
+        found.append(Found("labs", read.name, cells.get(f"table {t} row {r} col {cell.col}", row), "result_table",
+                           cell.text, parsed={
+                               "test_name": read.name, "value": cell.value, "unit": cell.unit,
+                               "reference_range": read.reference_range, "printed_flag": cell.flag,
+                               "analyte": canonical_analyte(read.name, unit=cell.unit or None), "collection_date":
+                               column.iso, "date_problem": column.open_question or column.problem}))
 
 
 def _found(section: Section, result, date: str | None, problem: str | None) -> Found:

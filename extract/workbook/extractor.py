@@ -43,7 +43,8 @@ from extract.values.ranges import split_range_unit
 from extract.section_facts import SectionFacts
 from extract.workbook.labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
 from extract.workbook.allergy_rows import allergy_header, allergy_row, allergy_table_row
-from extract.workbook.dated_columns import DateColumn, DatedHeader, DatedRows, read_dated_header
+from extract.values.dated_results import DatedCell, DatedHeader, DatedRow
+from extract.workbook.dated_columns import DatedRows, dated_header
 from extract.workbook.vitals import VitalRows, VitalTable, find_vital_header, sheet_date_above
 from extract.workbook.wide_labs import WideLabRows
 from extract.values.wide_results import WideCell, WideHeader, read_header, settle_dates
@@ -124,7 +125,7 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section], day_first: bool | N
         cells = _row_cells(s)
         if len(cells) < 2:
             continue
-        dated = read_dated_header(cells, s.meta["row"], day_first)
+        dated = dated_header(cells, day_first)
         if dated is not None:
             tables.append(_Table("dated", s.meta["row"], {}, dated=dated))
             continue
@@ -341,14 +342,15 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
             date_problem=problem), has_identity, unsure)
 
-    dated = {t.header_row: DatedRows(sheet, t.dated) for t in tables if t.dated is not None}
+    dated = {t.header_row: DatedRows(sheet, t.dated, t.header_row) for t in tables if t.dated is not None}
     allergy_rows: dict[int, int] = {}  # an allergy table's header row -> its last row read
 
-    def dated_result(cell: Section, quote: str, name: str, value: str, unit: str, ref: str, flag: str,
-                     column: DateColumn) -> None:
-        lab_fact(ctx, cell, quote, LabReading(name=name, value=value, unit=unit, ref=ref, printed_flag=flag,
-                                              collected=column.iso, date_problem=column.problem), has_identity,
-                 (column.open_question,) if column.open_question else ())
+    def dated_result(cell_section: Section, row: DatedRow, cell: DatedCell) -> None:
+        column = cell.column
+        lab_fact(ctx, cell_section, cell.text, LabReading(
+            name=row.name, value=cell.value, unit=cell.unit, ref=row.reference_range, printed_flag=cell.flag,
+            collected=column.iso, date_problem=column.problem), has_identity,
+            (column.open_question,) if column.open_question else ())
 
     for s in _rows_of(secs):
         row = s.meta["row"]

@@ -53,3 +53,27 @@ def test_unknown_headers_are_reported_and_near_miss_tables_give_no_result():
     said = [w.message for w in result.warnings if w.code == "docx_result_not_read"]
     assert len(said) == 1 and "'Foot score'" in said[0]
     assert [f.structured_value["name"] for f in of_type(result, "medication")] == ["Metformin"]
+
+
+def test_a_table_with_a_column_per_date_gives_a_result_per_cell_dated_by_its_column():
+    # The letter's DOB (17/10/1972) prints dates day first: 05/03/2026 is 5 March.
+    content, result = read_referral_docx(letter(
+        [["Investigation", "Units", "05/03/2026", "09/04/2026"], ["Haemoglobin", "g/L", "97 L", "104"],
+         ["Ferritin", "ug/L", "8", "41"], ["Pulse", "bpm", "92", "84"]]))
+    got = {(f.structured_value["test_name"], f.structured_value["collection_date"]): f for f in of_type(result, "lab_result")}
+    assert sorted(got) == [("Ferritin", "2026-03-05"), ("Ferritin", "2026-04-09"), ("Haemoglobin", "2026-03-05"),
+                           ("Haemoglobin", "2026-04-09")]
+    hb = got[("Haemoglobin", "2026-03-05")]
+    assert (hb.citation.page_or_section, hb.citation.quote_or_value) == ("table 1 row 2 col 3", "97 L")
+    assert (hb.structured_value["value"], hb.structured_value["unit"], hb.structured_value["abnormal_flag"]) == (
+        "97", "g/L", "low")
+    assert all(f.wants_review for f in got.values())
+    said = [w.message for w in result.warnings if w.code == "docx_result_not_read"]
+    assert len(said) == 1 and "on the row 'Pulse'" in said[0] and "vital signs" in said[0]
+    assert [r.locator for r in unread_content(content, result.facts)] == ["table 1 row 4"]  # the pulse, to a person
+
+
+def test_a_row_of_dates_over_a_list_of_appointments_is_no_result_table():
+    _, result = read_referral_docx(letter(
+        [["Clinic", "12/01/2026", "19/01/2026"], ["Podiatry", "booked", "attended"]]))
+    assert not of_type(result, "lab_result")
