@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from domain.policy.checks.indications import named_conditions
 from extract.values.prose_text import Span, clause_items
 
 # --------------------------------------------------------------------------- vocabulary (data)
@@ -46,7 +47,24 @@ been difficulty trouble problems care
 """.split())
 MAX_PROBLEM_WORDS = 6
 
+# "She has atrial fibrillation": after a plain "has", only the items that open with a
+# condition the workbench knows by name (``named_condition_at``) are conditions.
+HAS_CUE = r"(?:also\s+)?(?:has|have)\s+(?:also\s+|both\s+)?"
+SHORT_TERM = 4  # a name this short ("AF", "CKD", "DVT") counts only in capitals
+# Who may "have" a condition: the word before "has" ("she has", "her mother has"); a
+# capitalised name counts too.
+PERSON_WORDS = frozenset("""
+she he they i we you patient patients mother father brother brothers sister sisters son sons daughter daughters
+parent parents sibling siblings husband wife partner grandmother grandfather aunt uncle cousin twin both also
+""".split())
+# Words that make a condition's name part of something else: "a heart failure nurse".
+SERVICE_WORDS = frozenset("""
+nurse nurses clinic clinics team service services specialist specialists appointment appointments review
+leaflet plan pack diary monitor meter programme program educator group
+""".split())
+
 _CUE = re.compile(r"\b(?:" + "|".join(PROBLEM_CUES) + r")\s*", re.I)
+_HAS = re.compile(rf"\b{HAS_CUE}", re.I)
 _STOP = re.compile("|".join(PROBLEM_STOPS), re.I)
 @dataclass(frozen=True, slots=True)
 class ProblemMention:
@@ -59,14 +77,43 @@ class ProblemMention:
 def problems_in(sentence: str) -> list[ProblemMention]:
     """Every condition the sentence lists after a cue, in order."""
     out: list[ProblemMention] = []
-    for cue in _CUE.finditer(sentence):
-        if any(p.description.start <= cue.start() < p.description.end for p in out):
-            continue  # the cue's words are part of a condition already read
+    cues = [(cue, False) for cue in _CUE.finditer(sentence)]
+    cues += [(cue, True) for cue in _HAS.finditer(sentence)]
+    for cue, named_only in sorted(cues, key=lambda c: c[0].start()):
+        if any(p.description.start <= cue.start() < p.description.end or p.cue.start <= cue.start() < p.cue.end
+               for p in out):
+            continue  # the cue's words are part of a condition or a cue already read
         stop = _STOP.search(sentence, cue.end())
         end = stop.start() if stop else len(sentence)
         for item in clause_items(sentence, cue.end(), end, max_words=MAX_PROBLEM_WORDS):
             first = item.text.split()[0].lower().strip(",.:")
             if first in NOT_A_PROBLEM or not re.match(r"[A-Za-z]", item.text):
                 continue
+            if named_only and not (named_condition_at(sentence, item.start) and _a_person_has(sentence, cue.start())
+                                   and not SERVICE_WORDS.intersection(w.lower() for w in item.text.split())):
+                continue  # "has hypertension and takes amlodipine": only what is named as a condition
             out.append(ProblemMention(item, Span(cue.group(0).strip(), cue.start(), cue.end())))
     return out
+
+
+def _a_person_has(sentence: str, at: int) -> bool:
+    """Whether the word before a plain "has" names a person: a pronoun, a relative,
+    "patient", or a capitalised name ("Mrs Okafor has"), not "the ward" or "the clinic"."""
+    before = re.findall(r"[A-Za-z']+", sentence[:at])
+    if not before:
+        return False
+    word = before[-1]
+    return word.lower() in PERSON_WORDS or (word[0].isupper() and word.lower() not in ("the", "this", "that", "it"))
+
+
+def named_condition_at(text: str, at: int) -> bool:
+    """Whether ``text`` at ``at`` opens with a condition the workbench knows by name
+    (``named_conditions``): whole words, an abbreviation only in capitals ("AF", not "af")."""
+    rest = text[at:]
+    for term in named_conditions():
+        if len(term) <= SHORT_TERM:
+            if re.match(rf"{re.escape(term.upper())}\b", rest):
+                return True
+        elif re.match(rf"{re.escape(term)}\b", rest, re.I):
+            return True
+    return False

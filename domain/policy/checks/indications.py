@@ -32,3 +32,10 @@ def names_indication(class_id: str, description: str | None, code: str | None) -
         return True
     c = (code or "").strip().upper()
     return bool(c) and any(c.startswith(p) for p in prefixes)
+
+
+@lru_cache(maxsize=1)
+def named_conditions() -> tuple[str, ...]:
+    """Every condition the table names (lower-case words, longest first): the conditions
+    the workbench knows by name, which a letter's plain "she has ..." may introduce."""
+    return tuple(sorted({t for terms, _ in _table().values() for t in terms}, key=len, reverse=True))

@@ -87,7 +87,11 @@ def test_pdf_letter_reads_routes_and_frequencies_and_a_denied_allergy():
     assert meds["furosemide"].structured_value["dose"] == "40 mg"
     contrast = _by(result, "allergy", "substance")["iodinated contrast"]
     assert _certainty(contrast, paged=True) is Certainty.DOCUMENT_FACT
-    assert set(_by(result, "problem", "description")) == {"AF", "CKD stage 3", "gout"}
+    problems = _by(result, "problem", "description")
+    assert {k for k, f in problems.items() if not f.document_fact_only} == {"AF", "CKD stage 3", "gout"}
+    # "His brother has type 1 diabetes": read, and his brother's (the context policy), never the chart's
+    assert set(problems) - {"AF", "CKD stage 3", "gout"} == {"type 1 diabetes"}
+    assert problems["type 1 diabetes"].document_fact_only
 
 
 def test_no_known_drug_allergies_in_a_sentence_is_the_none_statement():

@@ -29,6 +29,12 @@ def told(sentence: str) -> list[str]:
     ("He has long-standing atrial fibrillation on warfarin.", ["atrial fibrillation"]),
     ("She has established chronic kidney disease stage 3b.", ["chronic kidney disease stage 3b"]),
     ("Mr Taufa has established type 2 diabetes and long-standing gout.", ["type 2 diabetes", "long-standing gout"]),
+    # a plain "has" before a condition the workbench knows by name; only such items
+    ("Mrs Okafor has chronic kidney disease stage 3b and atrial fibrillation.",
+     ["chronic kidney disease stage 3b", "atrial fibrillation"]),
+    ("He also has COPD, hypothyroidism and a DVT in 2021.", ["hypothyroidism", "DVT"]),
+    ("She has hypertension and walks daily.", ["hypertension"]),
+    ("Both of her brothers have CKD.", ["CKD"]),  # whose it is: the context policy's to say
 ])
 def test_problems_after_a_cue(sentence, expected):
     assert told(sentence) == expected
@@ -40,6 +46,10 @@ def test_problems_after_a_cue(sentence, expected):
     "He takes ramipril 5 mg daily.",
     "They have established care with a new practice.",
     "The practice has established a weekly clinic.",
+    "The ward has a heart failure nurse specialist.",
+    "She has pad changes twice a day.",  # an abbreviation counts only in capitals
+    "He has had chest pain on exertion.",
+    "She has a heart failure nurse who visits weekly.",
 ])
 def test_sentences_that_list_no_problem(sentence):
     assert told(sentence) == []
