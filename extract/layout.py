@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 from domain.content import PageContent, Word
 from domain.policy.facts.citations import reading_rows
-from domain.policy.facts.ocr_readings import one_edit_apart
+from domain.policy.facts.ocr_readings import alike_letters_apart, one_edit_apart
 
 __all__ = ["reading_rows", "Row", "page_rows", "segments", "ocr_char_width", "norm_token", "PhraseBook",
            "PhraseHit", "LabelledValue", "labelled_values", "text_of"]
@@ -135,14 +135,16 @@ class PhraseBook:
         self._near: dict[str, str] = {}
 
     def _ocr_token(self, w: Word, token: str) -> str:
-        """A label word OCR misread by one letter ("Descriptlon", "Roported"), read as
-        the one label word it stands for; only for OCR'd words of six letters or more,
-        and only when no other label word is as close (short labels differ by a letter)."""
+        """A label word OCR misread by one letter ("Descriptlon", "Roported"), or a long one
+        by two letters OCR prints alike ("Roforence"), read as the one label word it stands
+        for; only for OCR'd words of six letters or more, and only when no other label word
+        is as close (short labels differ by a letter)."""
         if w.conf is None or len(token) < _OCR_LABEL_MIN or token in self._tokens:
             return token
         found = self._near.get(token)
         if found is None:
-            near = [t for t in self._tokens if one_edit_apart(token, t)]
+            near = [t for t in self._tokens if one_edit_apart(token, t)] or \
+                [t for t in self._tokens if alike_letters_apart(token, t)]
             found = near[0] if len(near) == 1 else token
             if len(self._near) >= _NEAR_CACHE_MAX:
                 self._near.clear()

@@ -143,3 +143,13 @@ def test_speck_accents_names_the_accented_letters_of_a_name():
     assert speck_accents("Albutérol inhaler") == "é"
     assert speck_accents("Ácido acetilsalicílico") == "Áí"
     assert speck_accents("Albuterol") == "" and speck_accents("µg 5") == ""
+
+
+def test_alike_letters_apart_allows_two_letters_a_fax_prints_alike_in_a_long_word():
+    from domain.policy.facts.ocr_readings import alike_letters_apart
+
+    assert alike_letters_apart("roforence", "reference") and alike_letters_apart("collectod", "collected")
+    assert not alike_letters_apart("reference", "reference")  # the same word: nothing to read
+    assert not alike_letters_apart("roforonco", "reference")  # three letters off
+    assert not alike_letters_apart("rexerence", "reference")  # x is no lookalike of f
+    assert not alike_letters_apart("rosult", "result")  # under eight letters: one edit only, elsewhere

@@ -63,6 +63,25 @@ def one_edit_apart(a: str, b: str) -> bool:
     return a[i + 1:] == b[i + 1:] if len(a) == len(b) else a[i + 1:] == b[i:]
 
 
+# Letters a low-resolution scan or fax prints alike (the bowl of an e closes into an o
+# or opens into a c; a thin l, i, t or f loses its crossbar or dot).
+_ALIKE = (frozenset("eoca"), frozenset("iltf1"))
+# How many such letters a long word may have misread and still be taken for a label word.
+MAX_ALIKE_LETTERS = 2
+_ALIKE_MIN_LETTERS = 8
+
+
+def alike_letters_apart(a: str, b: str) -> bool:
+    """Whether two words of the same length, eight letters or more, differ only in up to
+    ``MAX_ALIKE_LETTERS`` letters OCR misreads for each other ("Roforence" for
+    "Reference", "Collectod" for "Collected"): a garble more than one edit away that is
+    still no other word's."""
+    if len(a) != len(b) or len(a) < _ALIKE_MIN_LETTERS or a == b:
+        return False
+    differ = [(x, y) for x, y in zip(a, b) if x != y]
+    return len(differ) <= MAX_ALIKE_LETTERS and all(any(x in g and y in g for g in _ALIKE) for x, y in differ)
+
+
 def speck_accents(text: str) -> str:
     """The accented letters of an OCR'd name ("é" of "Albutérol"), or "": OCR reads a
     speck of a fax or scan over a letter as its accent, and the name then reads as a

@@ -20,6 +20,7 @@ costs a fraction of a second full-page reading.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import Callable, Sequence
 
 from PIL import Image
@@ -45,6 +46,9 @@ VOTER_REPLACES_AT = 0.9
 # A word whose text the vote changed is capped below the confidence the readers trust
 # (extract.layout.OCR_TRUSTED_CONF, 0.5): a changed value is always reviewed.
 CHANGED_MAX_CONF = 0.45
+# A word inside another's box read at least this sure is a neighbour the second reading
+# must not take in (``_reads_neighbours``): the readers' trust line.
+NEIGHBOUR_TRUSTED_CONF = 0.5
 
 # crops -> (text, score 0..1) per crop
 Reader = Callable[[list[Image.Image]], list[tuple[str, float]]]
@@ -153,6 +157,7 @@ def vote(
     except Exception:  # noqa: BLE001 - a second opinion that fails must not fail the page
         return words
     alternatives = alternatives or {}
+    crowded = _crowded(words, doubtful)
     for w, box in zip(doubtful, boxes):
         if box not in known:  # a reader that answered for fewer crops than it was given
             continue
@@ -166,8 +171,41 @@ def vote(
         w.conf = round(min(conf, score), 4)
         if not text or " " in text.strip() or score < VOTER_MIN_SCORE:
             continue
+        if _reads_neighbours(text, w, crowded.get(id(w), ())):
+            continue  # the crop holds other words too, and the reading took theirs in
         backed = any(same_text(a, text) for a in alternatives.get(id(w), ()))
         if backed or score >= VOTER_REPLACES_AT:
             w.text = text  # one token, as a word must be (a split is the re-read's call)
             w.conf = round(min(w.conf, CHANGED_MAX_CONF), 4)
     return words
+
+
+def _crowded(words: list[Word], doubtful: list[Word]) -> dict[int, list[Word]]:
+    """The other words whose middle lies inside a doubtful word's box, by ``id`` of the
+    doubtful word: a box the engine drew too wide ("115" over the whole "115 - 165",
+    beside its own "-" and "165"), or a re-read's part overlapping the next one."""
+    by_y = sorted(((w.y0 + w.y1) / 2, i) for i, w in enumerate(words))
+    ys = [y for y, _ in by_y]
+    out: dict[int, list[Word]] = {}
+    for w in doubtful:
+        for _, i in by_y[bisect_left(ys, w.y0):bisect_right(ys, w.y1)]:
+            o = words[i]
+            if o is not w and w.x0 < (o.x0 + o.x1) / 2 < w.x1:
+                out.setdefault(id(w), []).append(o)
+    return out
+
+
+def _reads_neighbours(text: str, w: Word, inside: Sequence[Word]) -> bool:
+    """Whether the second reading of ``w``'s crop ("115-165") ends with the text of a word
+    read with trust in the right part of its box ("165"), or starts with one in the left
+    part: taken for this word, it would print that neighbour twice. A reading that only
+    spans junk read inside the box ("mmol/L" over "mime", "/", "1,") is this word's."""
+    joined = "".join(text.split())
+    middle = (w.x0 + w.x1) / 2
+    for o in inside:
+        if (o.conf or 0.0) < NEIGHBOUR_TRUSTED_CONF or not o.text.strip():
+            continue
+        if (o.x0 + o.x1) / 2 > middle and joined.endswith(o.text) or \
+                (o.x0 + o.x1) / 2 < middle and joined.startswith(o.text):
+            return True
+    return False

@@ -274,6 +274,22 @@ def test_a_word_the_vote_changes_is_never_left_trusted():
     assert backed.text == "A1c" and backed.conf < OCR_TRUSTED_CONF
 
 
+def test_a_vote_reading_a_too_wide_box_does_not_print_the_neighbours_twice():
+    """Tesseract drew "115" over the whole printed "115 - 165" and read "-" and "165" on
+    their own too: the second engine reads the crop as "115-165", which taken for "115"
+    made the range "115-165 - 165". A reading that only spans junk read inside the box
+    ("mmol/L" over "mime", "/", "1,") is still the word's."""
+    img = Image.new("L", (400, 60), 255)
+    wide, dash, high = Word("115", 10, 10, 180, 40, conf=0.7), Word("-", 90, 10, 100, 40, conf=0.7), \
+        Word("165", 110, 10, 180, 40, conf=0.96)
+    vote.vote(img, [wide, dash, high], _fixed_reader({0: ("115-165", 0.97)}))
+    assert [w.text for w in (wide, dash, high)] == ["115", "-", "165"] and wide.conf == 0.7
+    mime, slash, junk = Word("mime", 200, 10, 345, 40, conf=0.3), Word("/", 304, 10, 316, 40, conf=0.2), \
+        Word("1,", 324, 10, 348, 40, conf=0.1)
+    vote.vote(img, [mime, slash, junk], _fixed_reader({1: ("mmol/L", 0.95)}))  # "1," is read first: less sure
+    assert mime.text == "mmol/L"
+
+
 def test_confident_words_get_no_vote_and_a_failing_voter_changes_nothing():
     img = Image.new("L", (200, 60), 255)
     sure = Word("Sodium", 10, 10, 90, 40, conf=0.96)

@@ -689,6 +689,20 @@ def test_scanned_table_cells_read_through_ocr_marks():
     assert "Creatinlne" in creatinine.citation.quote_or_value  # the quote keeps what OCR read
 
 
+def test_a_fax_header_read_two_letters_off_still_names_its_column():
+    # A standard-resolution fax printed "Reference" as "Roforence" (an e closed into an o,
+    # twice): unread, the units column ran on over the ranges ("mmol/L 135 - 145").
+    result = _ocr_extract(
+        [("Test", 40, 0.9), ("Result", 190, 0.9), ("Flag", 250, 0.9), ("Units", 290, 0.9), ("Roforence", 380, 0.6)],
+        [("Sodium", 40, 0.9), ("131", 190, 0.9), ("L", 250, 0.9), ("mmol/L", 290, 0.9), ("135", 380, 0.9),
+         ("-", 400, 0.9), ("145", 410, 0.9)],
+        [("Chloride", 40, 0.9), ("99", 190, 0.9), ("mmol/L", 290, 0.9), ("95-110", 380, 0.9)],
+    )
+    got = {f.structured_value["test_name"]: f.structured_value for f in result.facts}
+    assert (got["Sodium"]["unit"], got["Sodium"]["reference_range"]) == ("mmol/L", "135 - 145")
+    assert (got["Chloride"]["unit"], got["Chloride"]["abnormal_flag"]) == ("mmol/L", "normal")
+
+
 def test_a_typed_label_ending_in_a_colon_is_still_no_result():
     # The speck rule is for OCR'd words standing apart; a typed "Comment :" row stays a label.
     result = _extract(_page([
