@@ -44,6 +44,7 @@ _TIME_OF_DAY = re.compile(r"\d{1,2}[:.]\d{2}(?::\d{2})?\s*(?:am|pm)?", re.IGNORE
 class DateColumn:
     iso: str
     printed: str
+    clock: str | None = None  # "20:00": the time of day the header prints (an obs chart's two columns of one day)
     problem: str | None = None  # a small doubt: a two-digit year's century
     open_question: str | None = None  # day or month first, unsettled: each result under it goes to a person
 
@@ -86,18 +87,34 @@ def column_date(text: str, iso: str | None, day_first: bool | None) -> DateColum
     """The date a header cell prints as a whole (``iso``: a cell that is a real date), a
     time of day after it allowed; None for anything else."""
     if iso:
-        return DateColumn(iso[:10], text)
+        shown = V.normalize_ws(text)  # a date cell's text: "2026-11-03 08:00" when it holds a time
+        return DateColumn(iso[:10], text, _clock(shown[10:]) if shown.startswith(iso[:10]) else None)
     text = V.normalize_ws(text)
     found = find_date(text)
     rest = text[found.end:].strip(" ,") if found else ""
     if found is None or found.start != 0 or (rest and not _TIME_OF_DAY.fullmatch(rest)):
         return None
-    found = settle(found, day_first)
+    found, clock = settle(found, day_first), _clock(rest)
     if found.day_first_iso is not None:
-        return DateColumn(found.iso, text, open_question=(
+        return DateColumn(found.iso, text, clock, open_question=(
             f"the column date {text!r} reads {found.iso} month first or {found.day_first_iso} day first; "
             "nothing in the document settles which"))
-    return DateColumn(found.iso, text, f"ambiguous date {text!r} (read as {found.iso})" if found.ambiguous else None)
+    return DateColumn(found.iso, text, clock,
+                      f"ambiguous date {text!r} (read as {found.iso})" if found.ambiguous else None)
+
+
+def _clock(text: str) -> str | None:
+    """"08:10" of " 08:10", "T08:10:00" or "8.10 pm"; None for no time or midnight (a
+    date cell that holds no time of day)."""
+    m = re.search(r"(\d{1,2})[:.](\d{2})(?::\d{2})?\s*(am|pm)?", text or "", re.IGNORECASE)
+    if not m:
+        return None
+    hour, minute = int(m[1]), int(m[2])
+    if m[3]:
+        hour = hour % 12 + (12 if m[3].lower() == "pm" else 0)
+    if hour > 23 or minute > 59 or (hour, minute) == (0, 0):
+        return None
+    return f"{hour:02d}:{minute:02d}"
 
 
 def read_dated_header(cells: list[tuple[int, str, str | None]], day_first: bool | None) -> DatedHeader | None:

@@ -45,8 +45,9 @@ class DatedRows:
             if read.sign is not None:
                 kind, label_unit = read.sign
                 doubts = [d for d in (cell.column.open_question, cell.column.problem) if d]
+                when = f"{cell.column.iso} {cell.column.clock}" if cell.column.clock else cell.column.iso
                 vitals.one(VitalRow(section, by_col, None), kind, read.label, by_col[cell.col], read.unit or label_unit,
-                           cell.column.iso, doubts, cite=cite)
+                           when, doubts, cite=cite)
             else:
                 lab(cite, read, cell)
 

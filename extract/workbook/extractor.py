@@ -347,10 +347,12 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
 
     def dated_result(cell_section: Section, row: DatedRow, cell: DatedCell) -> None:
         column = cell.column
+        doubts = [column.open_question] if column.open_question else []
+        if not cell.unit and V.is_numeric_result(cell.value) and not unitless_analyte(row.name):
+            doubts.append(f"no unit printed for {row.label!r}: check the row holds the test's results")
         lab_fact(ctx, cell_section, cell.text, LabReading(
             name=row.name, value=cell.value, unit=cell.unit, ref=row.reference_range, printed_flag=cell.flag,
-            collected=column.iso, date_problem=column.problem), has_identity,
-            (column.open_question,) if column.open_question else ())
+            collected=column.iso, date_problem=column.problem), has_identity, tuple(doubts))
 
     for s in _rows_of(secs):
         row = s.meta["row"]

@@ -94,3 +94,27 @@ def test_a_medication_row_with_two_dates_is_no_header_of_dates():
     ]})
     assert [f.structured_value["name"] for f in of_type(result, "medication")] == ["Apixaban", "Metoprolol"]
     assert not of_type(result, "lab_result")
+
+
+def test_an_obs_chart_with_two_times_a_day_keeps_each_reading_at_its_time():
+    _, result = run({"Obs": ID_ROWS + [
+        ["Date", datetime(2026, 11, 3, 8, 0), datetime(2026, 11, 3, 20, 0), datetime(2026, 11, 4, 8, 0)],
+        ["BP", "138/82", "151/90", "129/77"],
+        ["Resp rate", 16, 22, 18],
+    ]})
+    signs = by_date(result, "vital_sign", "kind", "measured_at")
+    assert signs[("blood_pressure", "2026-11-03 20:00")].structured_value["systolic"] == "151"
+    assert signs[("respiratory_rate", "2026-11-04 08:00")].citation.page_or_section == "Obs!D7"
+    assert len(signs) == 6
+
+
+def test_results_under_dates_with_no_unit_anywhere_go_to_a_person():
+    # "Results" spans the dates on the row above them; no units column, none in the cells.
+    _, result = run({"Cum": ID_ROWS + [
+        ["Analyte", "Results"],
+        [None, "02/09/2026", "07/10/2026", "17/11/2026"],
+        ["Sodium", 138, 134, 131],
+    ]})
+    sodium = of_type(result, "lab_result")
+    assert [f.structured_value["collection_date"] for f in sodium] == ["2026-09-02", "2026-10-07", "2026-11-17"]
+    assert all(f.wants_review and "no unit printed for 'Sodium'" in f.review_reason for f in sodium)
