@@ -61,7 +61,7 @@ class PageContent:
     words: list[Word] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     image_path: str | None = None
-    page_class: str | None = None  # fax packets: lab | intake | cover | other
+    page_class: str | None = None  # fax packets: lab | intake | letter | cover | other
 
     def normalize(self, x0: float, y0: float, x1: float, y1: float) -> tuple[float, float, float, float]:
         """Clamp a box to the page and return (x, y, width, height) in 0..1."""

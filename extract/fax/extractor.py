@@ -1,6 +1,6 @@
 """Fax packets (doc_type ``fax_packet``): classify pages, extract each part by its class.
 
-A packet mixes a cover sheet, lab reports, intake forms and anything else, often
+A packet mixes a cover sheet, lab reports, intake forms, letters and anything else, often
 for more than one patient. Pages are classified by vocabulary; consecutive pages
 of the same class form one part, and a page that prints its own patient
 identifiers starts a new part (so a continuation page without a header stays
@@ -19,6 +19,7 @@ from domain.models import Citation, DocType, ExtractionResult, ExtractionWarning
 from domain.policy.facts.citations import quote_from_words
 from extract.intake.extractor import extract_intake
 from extract.lab.extractor import extract_lab
+from extract.referral.extractor import extract_referral
 
 _VOCAB = {
     "lab": re.compile(r"\b(result|results|reference|range|units?|flag|specimen|collected|laboratory|lab report|"
@@ -27,25 +28,34 @@ _VOCAB = {
                          r"allerg\w*|family history|emergency contact|insurance|questionnaire|symptoms)\b", re.I),
     "cover": re.compile(r"\b(fax|facsimile|cover|transmission|pages?|confidential|to:|from:|re:|sender|recipient|"
                         r"intended recipient)\b", re.I),
+    # A letter's greeting, thanks, request and sign-off ("Dear Dr Whitcombe", "Thank you for
+    # seeing", "I would be grateful", "Yours sincerely").
+    "letter": re.compile(r"(?:\bdear\s+(?:dr|doctor|mr|mrs|ms|miss|prof|colleague|sir)\b|\byours\s+(?:sincerely|faithfully|"
+                         r"truly)|\b(?:kind|best|warm)\s+regards\b|\bmany thanks\b|\bthank you for (?:asking|referring|"
+                         r"seeing|your referral)|\bi (?:would be|am) grateful\b|\bgrateful if you\b|\breferr(?:al|ed|ing)\b|"
+                         r"\bon examination\b|\bsincerely\b)", re.I),
 }
+_LETTER_MARKS = re.compile(r"\bdear\s+(?:dr|doctor|mr|mrs|ms|miss|prof|colleague|sir)\b|\byours\s+(?:sincerely|faithfully|"
+                           r"truly)", re.I)
 _IDENTIFIER = re.compile(r"\b(patient( name)?|name|dob|date of birth|mrn|account|chart ?#?)\s*:", re.I)
 MIN_SCORE = 3
 
 
 def classify_page(page: PageContent) -> str:
-    """lab | intake | cover | other, by how much of each vocabulary the page uses."""
+    """lab | intake | letter | cover | other, by how much of each vocabulary the page uses."""
     return classify_text(" ".join(w.text for w in page.words))
 
 
 def classify_text(text: str) -> str:
-    """lab | intake | cover | other for one page's text (see ``classify_page``)."""
+    """lab | intake | letter | cover | other for one page's text (see ``classify_page``)."""
     scores = {page_class: len(pattern.findall(text)) for page_class, pattern in _VOCAB.items()}
+    scores["letter"] += len(_LETTER_MARKS.findall(text))  # a greeting or a sign-off weighs double
     page_class, best = max(scores.items(), key=lambda kv: kv[1])
     if best < MIN_SCORE:
         return "other"
     # A cover sheet mentions "pages" and "fax" but a report page outweighs it.
-    if page_class == "cover" and max(scores["lab"], scores["intake"]) >= best:
-        page_class = "lab" if scores["lab"] >= scores["intake"] else "intake"
+    if page_class == "cover" and max(scores["lab"], scores["intake"], scores["letter"]) >= best:
+        page_class = max(("lab", "intake", "letter"), key=lambda c: scores[c])
     return page_class
 
 
@@ -67,7 +77,7 @@ def split_parts(content: NormalizedContent) -> list[_Part]:
         page.page_class = page_class
         has_ids = bool(_IDENTIFIER.search(" ".join(w.text for w in page.words[:200])))
         previous = parts[-1] if parts else None
-        if previous and previous.page_class == page_class and page_class in ("lab", "intake") and not has_ids:
+        if previous and previous.page_class == page_class and page_class in ("lab", "intake", "letter") and not has_ids:
             previous.pages.append(page)
         else:
             parts.append(_Part(page_class, [page]))
@@ -97,6 +107,8 @@ def extract_fax(content: NormalizedContent, source_id: str) -> ExtractionResult:
             found = extract_lab(sub, source_id)
         elif part.page_class == "intake":
             found = extract_intake(sub, source_id)
+        elif part.page_class == "letter":
+            found = extract_referral(sub, source_id)
         else:
             if part.page_class == "cover" and (fact := _cover_fact(part.pages[0], source_id, None)):
                 result.facts.append(fact)

@@ -40,11 +40,12 @@ from extract.referral.sentence_facts import read_sentence
 from extract.values.prose_text import sentences
 from extract.values.dates import numeric_date_order, parse_date
 from extract.formats.office.docx import ENGINE
+from extract.layout import OCR_TRUSTED_CONF
 from extract.values.labels import read_label
 from extract.referral.facts import INFERRED, Ctx, Found, emit
 from extract.referral.labels import (
-    CLOSING, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, NOBODY, NOT_SIGNER, SALUTATION, label_field,
-    norm_label,
+    CLOSING, DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, MRN_INLINE, NOBODY, NOT_SIGNER,
+    SALUTATION, label_field, norm_label,
 )
 
 SOURCE_TYPE = DocType.REFERRAL_DOCX.value
@@ -65,6 +66,7 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
     found = _from_paragraphs(content) + _from_tables(content, skip=result_tables) + results
     for item in [i for i in found if i.how not in INFERRED] + [i for i in found if i.how in INFERRED]:
         emit(ctx, item)
+    _hold_doubtful_ocr(ctx)
     if not ctx.facts and not ctx.identifiers:
         ctx.warnings.append(ExtractionWarning(
             code="docx_not_a_referral",
@@ -73,6 +75,20 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
         ))
     return ExtractionResult(doc_type=DocType.REFERRAL_DOCX, facts=ctx.facts, identifiers=ctx.identifiers,
                             warnings=ctx.warnings, engine=content.engine if content.source_kind != "docx" else ENGINE)
+
+
+def _hold_doubtful_ocr(ctx: Ctx) -> None:
+    """A fact of a scanned or faxed letter whose quoted words OCR read below the readers'
+    trust line goes to a person, as an OCR'd lab result does: "2.5 mg" may have been
+    printed where "25 mg" was read."""
+    for i, fact in enumerate(ctx.facts):
+        conf = ctx.ocr_conf.get(fact.citation.field_or_chunk_id or "")
+        if conf is None or conf >= OCR_TRUSTED_CONF or fact.document_fact_only:
+            continue
+        reason = f"read by OCR with low confidence ({conf:.2f}): check it against the page"
+        ctx.facts[i] = fact.model_copy(update={
+            "wants_review": True, "confidence": min(fact.confidence, conf),
+            "review_reason": "; ".join(filter(None, [fact.review_reason, reason]))})
 
 
 # ---------------------------------------------------------------------------- whose details
@@ -117,6 +133,21 @@ def _is_title(text: str, heading: bool) -> bool:
 # ---------------------------------------------------------------------------- paragraphs
 
 
+# "Re Grace OKAFOR, born 22/04/1957, ...": a letter's subject line whose colon OCR lost.
+_RE_WITHOUT_COLON = re.compile(r"^\s*(Re|RE|Regarding)\s+(?=[A-Z])(.*)$", re.DOTALL)
+
+
+def _re_line_colon_lost(s: Section, text: str) -> re.Match | None:
+    """The subject line of a scanned or faxed letter printed "Re:" but read "Re", taken as
+    the label it is when it also names a birth date or a record number: an OCR'd
+    paragraph only (a typed "Re Smith" without its colon is not read so)."""
+    words = s.meta.get("words") or []
+    if not words or all(w.conf is None for w in words) or len(text) > 200:
+        return None
+    m = _RE_WITHOUT_COLON.match(text)
+    return m if m and (DOB_INLINE.search(m.group(2)) or MRN_INLINE.search(m.group(2))) else None
+
+
 def _from_paragraphs(content: NormalizedContent) -> list[Found]:
     """Labelled values, label-then-list blocks, salutation, signature, a standalone date,
     and referral requests written as prose.
@@ -151,7 +182,7 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
                 person = whole.split("_")[0]
             continue
 
-        m = INLINE.match(text)
+        m = INLINE.match(text) or _re_line_colon_lost(s, text)
         f = label_field(m.group(1)) if m else None
         if m and f:
             value = m.group(2).strip()

@@ -12,7 +12,7 @@ from domain.models import Citation, ExtractionWarning, FactProposal, IdentifierK
 from extract.values import lists as phrases
 from extract.values.lists import NO_KNOWN_TEXT
 from extract.referral import prose as P
-from extract.referral.pages import cite_words
+from extract.referral.pages import cite_words, words_of
 from extract.values.prose_allergies import AllergyMention, allergy_in
 from extract.values.prose_meds import medications_in
 from extract.values import text_rules as tr
@@ -47,10 +47,15 @@ class Ctx(SectionFacts):
 
     scalars: set[str] = field(default_factory=set)
     day_first: bool | None = None  # how the letter's other numeric dates settle "02/08/1944"
+    # Cited by OCR'd words: the least confidence among each citation's words, by field path.
+    ocr_conf: dict[str, float] = field(default_factory=dict)
 
     def cite(self, section: Section, quote: str, path: str) -> Citation:
         """A paragraph of a PDF letter is cited by page and the box of the quoted words."""
         if "words" in section.meta:
+            confs = [w.conf for w in (words_of(section, quote) or section.meta["words"]) if w.conf is not None]
+            if confs:
+                self.ocr_conf[path] = min(confs)
             return cite_words(self.source_type, self.source_id, section, quote, path)
         return SectionFacts.cite(self, section, quote, path)
 

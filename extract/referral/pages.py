@@ -6,17 +6,20 @@ box of exactly those words.
 A row ends its paragraph when the next row starts after a gap wider than the page's
 usual line spacing, or when it stops well short of the text's right edge (the last
 line of a paragraph, a label line, a salutation), or ends with ":" (a label whose
-list follows); wrapped lines of one paragraph run on.
+list follows), and a row opening with a label the letter is read by ("Allergies:")
+starts one; wrapped lines of one paragraph run on.
 """
 
 from __future__ import annotations
 
+import re
 from statistics import median
 
 from domain.content import NormalizedContent, PageContent, Section, Word
 from domain.models import Citation
 from domain.policy.facts.citations import quote_from_words
 from extract.layout import Row, page_rows
+from extract.referral.labels import label_field
 
 # A gap between rows wider than this many times the page's usual one starts a paragraph.
 PARAGRAPH_GAP = 1.45
@@ -29,7 +32,19 @@ def _ends_paragraph(row: Row, nxt: Row, pitch: float, right: float, left: float)
         return True
     if row.text.rstrip().endswith((":", "\uff1a")):
         return True
+    if _opens_with_label(nxt.text):
+        return True  # "Allergies: ..." under a line of prose starts its own paragraph, however spaced
     return row.x1 < left + SHORT_ROW * (right - left)
+
+
+_LABEL_OPENING = re.compile(r"^\s*([A-Za-z][A-Za-z .'/()&-]{1,40}?)\s*[:\uff1a]")
+
+
+def _opens_with_label(text: str) -> bool:
+    """Whether a row opens with a label a letter is read by ("Re:", "Allergies:",
+    "Current medications:")."""
+    m = _LABEL_OPENING.match(text)
+    return bool(m) and label_field(m.group(1)) is not None
 
 
 def paragraphs(page: PageContent, start_index: int = 0) -> list[Section]:

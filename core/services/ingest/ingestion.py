@@ -265,7 +265,8 @@ def list_categories(wb: Workbench) -> list[dict[str, Any]]:
 
 
 # What the fax reader calls a page, as the doc type a PDF made of such pages is read as.
-_PAGE_CLASSES = {"cover": DocType.FAX_PACKET, "intake": DocType.INTAKE_FORM, "lab": DocType.LAB_PDF}
+_PAGE_CLASSES = {"cover": DocType.FAX_PACKET, "intake": DocType.INTAKE_FORM, "lab": DocType.LAB_PDF,
+                 "letter": DocType.REFERRAL_DOCX}
 _NAME_HINTS: tuple[tuple[DocType, tuple[str, ...]], ...] = (
     (DocType.FAX_PACKET, ("fax",)),
     (DocType.INTAKE_FORM, ("intake", "questionnaire")),

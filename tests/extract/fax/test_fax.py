@@ -58,3 +58,54 @@ def test_mixed_patient_packet_quarantines_only_the_foreign_page(wb):
     promoted_pages = {f["citation"]["page"] for f in report["facts"] if f["promotion_status"] == "promoted"}
     assert promoted_pages <= {2, 3} and 2 in promoted_pages
     assert all(f["citation"]["source_type"] == "fax_packet" for f in report["facts"])
+
+
+def _typed_pages(*pages: list[str | tuple[str, ...]]) -> bytes:
+    """One page per list of paragraphs (a tuple: a paragraph's wrapped lines), a blank
+    line between paragraphs, as a letter is typed."""
+    doc = pymupdf.open()
+    for paragraphs in pages:
+        page, y = doc.new_page(width=612, height=792), 72
+        for paragraph in paragraphs:
+            for line in (paragraph,) if isinstance(paragraph, str) else paragraph:
+                page.insert_text((72, y), line, fontsize=11, fontname="helv")
+                y += 14
+            y += 14
+    return doc.tobytes()
+
+
+COVER = ["FACSIMILE", "To: Dr Ines Varga   Fax: 03 9555 0199", "From: Ridgeway Renal Service   Pages: 3",
+         "Confidential: for the intended recipient only."]
+LETTER = ["Ridgeway Renal Service", "2 December 2026", "Dear Dr Varga,",
+          "Re: Tomasz KOWALCZYK, DOB 09/03/1961, MRN RR-330417",
+          ("Thank you for referring Mr Kowalczyk, whom I saw in clinic today with his daughter. His",
+           "renal function has declined steadily over the last year. He has chronic kidney disease",
+           "stage 4 and atrial fibrillation, and an episode of gout last winter."),
+          "Allergies: penicillin (anaphylaxis)", "Medications: ramipril 10 mg daily, allopurinol 100 mg daily"]
+LETTER_END = [("I would be grateful if you could repeat his renal function in four weeks and let me know",
+               "if his potassium rises."), "Yours sincerely,", "Dr Helena Ruiz, Nephrologist"]
+
+
+def test_a_letter_in_a_packet_is_read_as_a_letter_with_its_continuation_page():
+    content = normalize_pdf(_typed_pages(COVER, LETTER, LETTER_END))
+    assert [classify_page(p) for p in content.pages] == ["cover", "letter", "letter"]
+    assert [p.page_class for p in split_parts(content)] == ["cover", "letter"]
+    from extract.fax.extractor import extract_fax
+
+    result = extract_fax(content, "documents:9")
+    facts = {(f.fact_type, (f.structured_value or {}).get("substance") or (f.structured_value or {}).get("name")
+              or (f.structured_value or {}).get("description")): f for f in result.facts}
+    assert {("allergy", "penicillin"), ("medication", "ramipril"), ("medication", "allopurinol"),
+            ("problem", "chronic kidney disease stage 4"), ("problem", "atrial fibrillation")} <= set(facts)
+    assert all(f.scope == "pages 2-3" and f.citation.source_type == "fax_packet" for f in result.facts
+               if f.fact_type != "other")
+    assert {i.kind.value for i in result.identifiers} == {"name", "dob", "mrn"}
+    assert any(f.fact_type == "referral" and "Ruiz" in f.fact_text for f in result.facts)  # the signer, page 3
+
+
+def test_a_typed_letter_pdf_is_suggested_as_a_referral_letter():
+    from core.services.ingest.ingestion import suggest_doc_type
+    from domain.models import DocType
+
+    assert suggest_doc_type("scan0042.pdf", _typed_pages(LETTER, LETTER_END)) is DocType.REFERRAL_DOCX
+    assert suggest_doc_type("scan0043.pdf", _typed_pages(COVER, LETTER)) is DocType.FAX_PACKET
