@@ -29,6 +29,10 @@ def told(sentence: str) -> list[tuple[str, str | None]]:
     ("She is intolerant of trimethoprim, which gave her a widespread rash, and reports a mild reaction to latex "
      "gloves.", [("trimethoprim", "rash"), ("latex gloves", None)]),
     ("He has an intolerance of codeine (vomiting) and morphine.", [("codeine", "vomiting"), ("morphine", None)]),
+    # "allergic" as a fax printed it: OCR read its c as o, or an l as 1
+    ("She is allergio to sulfonamides, which gave her an urticarial rash in 2019.",
+     [("sulfonamides", "urticarial rash")]),
+    ("He is a1lergic to co-amoxiclav.", [("co-amoxiclav", None)]),
 ])
 def test_allergies_with_their_reactions(sentence, expected):
     assert told(sentence) == expected
