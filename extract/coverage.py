@@ -383,9 +383,18 @@ def _quote_tokens(quote: str) -> frozenset[str]:
 _READING_KEYS = ("value", "systolic", "diastolic")
 
 
+# Facts that read no result: what their quotes print of numbers is not covered by them.
+_NOT_READINGS = frozenset({"allergy", "problem", "family_history"})
+
+
 def _fact_tokens(fact: FactProposal) -> frozenset[str]:
     words = [t.strip(_EDGE) for t in fact.citation.quote_or_value.split()]
     value = fact.structured_value or {}
+    if fact.fact_type in _NOT_READINGS:
+        # A problem or an allergy cites its whole sentence, and a sentence may tell a result
+        # too ("... potassium was 5.9 mmol/L. She has CKD" run together where a scan lost the
+        # stop): its numbers are not read by that fact, so they stay the guard's to report.
+        return frozenset(t for t in words if not _NUMBERS.search(t))
     if fact.fact_type not in ("lab_result", "vital_sign") or not value.get("value"):
         return frozenset(words)
     own = set(_NUMBERS.findall(" ".join(str(value.get(k) or "") for k in _READING_KEYS)))

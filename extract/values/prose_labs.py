@@ -96,6 +96,16 @@ def _trend_at(tokens: list[re.Match], j: int, sentence: str) -> bool:
             tokens[k].group(0).rstrip(".")) for k in (j + 1, j + 3))
 
 
+def _split_number(tokens: list[re.Match], j: int, sentence: str) -> bool:
+    """Whether the number at ``tokens[j]`` is followed, a space apart, by one or two lone
+    digits and then a unit ("5 9 mmol/L", "14 8 mmol/L"): one number whose decimal point
+    a scan or fax lost, not a result of the first part."""
+    if j + 2 >= len(tokens) or not re.fullmatch(r"\d{1,2}", tokens[j + 1].group(0)):
+        return False
+    after = tokens[j + 2]
+    return not sentence[tokens[j + 1].end(): after.start()].strip() and V.looks_like_unit(after.group(0).rstrip("."))
+
+
 def lab_values_in(sentence: str) -> list[LabMention]:
     """Every result the sentence tells, in order (see the module docstring)."""
     tokens = list(_TOKEN.finditer(sentence))
@@ -128,6 +138,9 @@ def lab_values_in(sentence: str) -> list[LabMention]:
         if nxt is not None and joined and _bare(nxt.group(0)) in RANGE_AFTER:
             i = j + 1
             continue  # "5 to 7": a range, not a result
+        if not unit and nxt is not None and joined and _split_number(tokens, j, sentence):
+            i = j + 2
+            continue  # "5 9 mmol/L": a scan lost the point of 5.9; which number it is, a person reads
         if not unit and nxt is not None and joined and not raw != tokens[j].group(0) \
                 and V.looks_like_unit(cand := nxt.group(0).rstrip(".")):
             unit, end = cand, nxt.start() + len(cand)

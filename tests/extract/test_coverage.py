@@ -377,3 +377,15 @@ def test_the_guards_column_per_test_layouts_are_now_read_whole():
         assert len(facts) == len(layout.truth), name
         assert all(c.verified for c in verify_citations([f.citation for f in facts], content)), name
         assert unread_content(content, facts) == [], name
+
+
+def test_a_problem_citing_its_whole_sentence_does_not_cover_a_result_told_in_it():
+    # A scan lost the stop between two sentences: the problem read from the second cites
+    # the run-together sentence, potassium and all; the potassium is still not read.
+    p = page([[(40, "Her potassium was 5.9 mmol/L last week She has atrial fibrillation.")]])
+    problem = fact_for(p, "Her potassium was 5.9 mmol/L last week She has atrial fibrillation.")
+    problem = problem.model_copy(update={"fact_type": "problem", "structured_value": {"description": "atrial fibrillation"}})
+    assert texts(unread_content(content(p), [problem])) == [
+        "Her potassium was 5.9 mmol/L last week She has atrial fibrillation."]
+    result = fact_for(p, "potassium was 5.9 mmol/L")
+    assert unread_content(content(p), [problem, result]) == []

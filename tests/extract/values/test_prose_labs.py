@@ -41,6 +41,14 @@ def test_targets_thresholds_ranges_and_doses_are_not_results(sentence):
     assert told(sentence) == []
 
 
+def test_a_number_a_scan_split_at_its_point_is_no_result_of_its_first_part():
+    # A faxed "5.9 mmol/L" read as "5 9 mmol/L": "potassium 5" would be a wrong value. The
+    # creatinine beside it is read; the potassium is left for the coverage guard to report.
+    assert told("Her potassium was 5 9 mmol/L and her creatinine 148 umol/L.") == [
+        ("creatinine", "148", "umol/L", None)]
+    assert told("Her eGFR is 31 and her urea 9.") == [("eGFR", "31", "", None), ("urea", "9", "", None)]
+
+
 def test_the_mention_is_quoted_as_printed():
     sentence = "Most recently her creatinine was 143 umol/L."
     (m,) = lab_values_in(sentence)
