@@ -411,18 +411,26 @@ class _Builder:
     # -- text outside the fields
 
     def margin(self, m: Loose) -> None:
-        words, said = m.words, m.words
+        words, said, near = m.words, m.words, m.near
         ticks = it.read_ticks([w.text for w in words], [0] * len(words))
+        text = None
         if ticks is not None and not ticks.problem:  # options of a question, wrapped beside its answer
             if not ticks.answer:
                 return  # boxes nobody ticked say nothing
             # The note says what was ticked and cites the options as printed, one run of words.
             said = [w for k, w in enumerate(m.words) if k in ticks.answer]
+            stem = _stem(words)
+            ticked = it.clean_item(" ".join(it.strip_box(w.text) for w in said if w not in stem))
+            if stem and ticked:  # "Smoking [] Never [X] Former": a question of its own, asked beside another answer
+                question = it.clean_item(" ".join(w.text for w in stem))
+                text = f"{question}: {ticked}"
+                if it.is_habit_question(question):
+                    near = None  # never more of the allergy or medicine answer it stands beside
         where = "written outside the form's fields"
         if m.near is not None:
             where += f" (beside {m.near.label_text!r})"
-        self._free_text(words, m.page, "margin", where, near=m.near,
-                        text=it.clean_item(" ".join(it.strip_box(w.text) for w in said)))
+        self._free_text(words, m.page, "margin", where, near=near,
+                        text=text or it.clean_item(" ".join(it.strip_box(w.text) for w in said)))
 
     def _free_text(self, words: list[Word], page: PageContent, location: str, where: str,
                    near: Field | None = None, text: str | None = None) -> None:
@@ -458,6 +466,11 @@ class _Builder:
         self._add(fact_type, f"{label} written {place}: {text!r}", value, page, words, "needs_review_findings[]",
                   confidence - (0.0 if by_content else 0.1),
                   document_only=fact_type == "other", review="; ".join(reasons), context=text)
+
+
+def _stem(words: list[Word]) -> list[Word]:
+    """The question a line of tick boxes prints before its first box ("Smoking")."""
+    return words[:it.question_before_boxes([w.text for w in words])]
 
 
 def _accent_doubt(name: str | None, words: list[Word]) -> str | None:

@@ -177,6 +177,23 @@ class _Owner:
 _CONTACT_KINDS = frozenset({"phone", "email", "address"})
 
 
+def _asks_its_own_question(row: Row) -> bool:
+    """A row that prints a question the form's labels do not know and ticks an answer to
+    it ("Alcohol [X] None [ ] Weekly"): a field of its own, not more of the answer above
+    nor a title; read as a note (``extract.intake.extractor``'s margin notes)."""
+    texts = [w.text for w in row.words]
+    if not it.question_before_boxes(texts):
+        return False
+    ticks = it.read_ticks(texts, [0] * len(texts))
+    return ticks is not None and bool(ticks.boxes)
+
+
+def _answered_in_boxes(f: Field) -> bool:
+    """Whether a field's answer so far is options in tick boxes."""
+    texts = [w.text for r in f.rows for w in r]
+    return any(it.starts_with_box(texts[k:]) for k in range(len(texts)))
+
+
 def read_page(rows: list[Row], fields: list[Field], margins: list[Loose]) -> None:
     """The fields of one page's rows, appended to ``fields``; text outside every
     field to ``margins``."""
@@ -260,7 +277,11 @@ class _PageReader:
             self.columns = []
         segs = segments(row.words)
         person = _names_someone_else(row)
-        if current is not None and _continues(gap, row) and not _is_heading(row, gap) \
+        # A row of another question's boxes ends the answer above, unless that answer is
+        # itself options in boxes: then a row "Heart disease [X] Thyroid" is more options,
+        # one whose box OCR lost, for the tick reader to question.
+        asks = _asks_its_own_question(row) and not (current is not None and _answered_in_boxes(current))
+        if current is not None and _continues(gap, row) and not _is_heading(row, gap) and not asks \
                 and not _is_title(row, current) and person is None and _under(current, segs[0], row):
             if _after_a_finished_answer(current, segs[0], row):
                 # Not read as more of the answer, but not dropped either: a note beside
@@ -274,6 +295,9 @@ class _PageReader:
         # but text far to the right of the form's label column is a margin note.
         near = current if current is not None and row.page is current.page else None
         self.current = None
+        if asks:  # "Smoking [] Never [X] Former": no title, and no more of the answer above
+            self.set_aside(row.words, row, near)
+            return
         if person is not None:
             self.owner.open(person, strong=True)
         elif _is_heading(row, gap) or len(row.words) <= 6:

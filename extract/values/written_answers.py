@@ -59,6 +59,17 @@ _ALLERGY_WORDS = re.compile(
     r"picadura", re.I)
 _MEDICATION_WORDS = re.compile(r"\d+\s?(?:mg|mcg|units?)\b|medicat|medicine|\bpills?\b|tablet|inhaler|insulin|"
                                r"\bdose\b|statin|aspirin|ibuprofen|metformin|warfarin", re.I)
+# Questions about habits ("Smoking [] Never [X] Former", "Alcohol per week"): their
+# answers are never an allergy or a medicine, whatever answer they are printed beside.
+_HABIT_QUESTION = re.compile(r"^\W*(?:smok|tobacco|cigar|vap(?:e|ing)|alcohol|drink|exercis|physical activity|"
+                             r"caffeine|coffee|recreational|street drugs|diet\b|sleep)", re.I)
+
+
+def is_habit_question(text: str) -> bool:
+    """Whether ``text`` asks about a habit (smoking, alcohol, exercise...)."""
+    return bool(_HABIT_QUESTION.match(text))
+
+
 _PREGNANCY_WORDS = re.compile(r"pregnan|\blmp\b|last (?:menstrual )?period|missed (?:a )?period", re.I)
 _SYMPTOM_WORDS = re.compile(r"\bpain\b|fever|cough|bleed|dizz|nausea|vomit|headache|numb|swollen|"
                             r"breath|palpitation", re.I)
@@ -199,6 +210,16 @@ def asks_to_mark(label: str) -> bool:
 def starts_with_box(words: list[str]) -> bool:
     """Whether the words open with a tick box, ticked or not ("[X] Diabetes", "☐ Asthma")."""
     return bool(words) and _box(words, 0) is not None
+
+
+def question_before_boxes(words: list[str]) -> int:
+    """How many words a line of tick boxes prints before its first box when they say
+    something ("Smoking" of "Smoking [] Never [X] Former"): the question the boxes
+    answer; 0 when the line opens with a box or holds none."""
+    first = next((k for k in range(len(words)) if _box(words, k) is not None), None)
+    if not first:
+        return 0
+    return first if any(c.isalpha() for w in words[:first] for c in w) else 0
 
 
 def strip_box(text: str) -> str:

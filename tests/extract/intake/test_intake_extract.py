@@ -219,6 +219,43 @@ def test_margin_note_on_its_own_row_far_right_of_the_answers():
     assert note.citation.quote_or_value == "maybe warfarin?"
 
 
+ALLERGY_ROW = [("Drug", 50), ("allergies:", 80), ("latex", 140), ("(hives)", 170)]
+
+
+@pytest.mark.parametrize("row, note", [
+    # at the label column, it was taken for a title and dropped
+    ([("Alcohol", 50), ("[X]", 100), ("None", 120), ("[", 160), ("]", 166), ("Weekly", 175)], "Note: Alcohol: None"),
+    # under the answer, it was more of the allergy: "Allergy: Smoking", not even held
+    ([("Smoking", 140), ("[]Never", 180), ("[X]", 225), ("Former", 242), ("[]", 280), ("Current", 292)],
+     "Note: Smoking: Former"),
+])
+def test_a_row_of_tick_boxes_asking_about_a_habit_is_no_part_of_the_answer_above(row, note):
+    result = extract_intake(_content([ALLERGY_ROW, row]), "documents:1")
+    allergy, said = result.facts
+    assert allergy.fact_type == "allergy" and allergy.structured_value["substance"] == "latex"
+    assert said.fact_text == note and said.document_fact_only and not said.wants_review
+
+
+def test_a_row_of_tick_boxes_asking_something_else_beside_the_allergies_goes_to_a_person():
+    result = extract_intake(_content([ALLERGY_ROW, [("Trimethoprim", 140), ("[X]", 215), ("Yes", 232), ("[]", 260),
+                                                    ("No", 272)]]), "documents:1")
+    allergy, said = result.facts
+    assert allergy.structured_value["substance"] == "latex"
+    assert said.fact_type == "allergy" and said.wants_review and "Trimethoprim" in said.fact_text
+
+
+def test_a_second_row_of_options_stays_with_its_question_when_a_box_was_lost():
+    # "Heart disease" lost its box to OCR: still one of the grid's options, and the grid
+    # goes to a person, never a note of its own.
+    result = extract_intake(_content([
+        [("Conditions", 50), ("(check", 110), ("all", 145), ("that", 160), ("apply):", 180)],
+        [("[X]", 60), ("Asthma", 75), ("[", 140), ("]", 146), ("Gout", 155)],
+        [("Heart", 60), ("disease", 90), ("[X]", 140), ("Thyroid", 155), ("disease", 195)],
+    ]), "documents:1")
+    assert not [f for f in result.facts if f.fact_text.startswith(("Note:", "Reported"))]
+    assert any(f.wants_review and "could not be read ('Heart disease')" in (f.review_reason or "") for f in result.facts)
+
+
 def test_unknown_label_inside_an_answer_does_not_split_the_field():
     result = extract_intake(_content([
         [("Family", 50), ("history:", 85)],
