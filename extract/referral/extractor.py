@@ -133,6 +133,13 @@ def _is_title(text: str, heading: bool) -> bool:
 # ---------------------------------------------------------------------------- paragraphs
 
 
+def _opens_another_block(text: str) -> bool:
+    """A short line that is a label of its own ("Plan:", "Impression and plan:"): what
+    follows it is not more of the list above."""
+    return len(text) <= 50 and text.endswith((":", "\uff1a")) and not label_field(text) \
+        and bool(re.match(r"^[A-Za-z][A-Za-z &/,()'-]*[:\uff1a]$", text))
+
+
 # "Re Grace OKAFOR, born 22/04/1957, ...": a letter's subject line whose colon OCR lost.
 _RE_WITHOUT_COLON = re.compile(r"^\s*(Re|RE|Regarding)\s+(?=[A-Z])(.*)$", re.DOTALL)
 
@@ -200,6 +207,9 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
             continue
 
         letter_line = SALUTATION.match(text) or CLOSING.match(text.splitlines()[0].strip() if text else "")
+        if pending and _opens_another_block(text):
+            pending = None  # "Plan:", "Impression:": a label the reader does not know ends the list, it is no item
+            continue
         if pending and is_body and not heading and index - last_index <= 2 and not letter_line:
             if pending in LIST_FIELDS and len(text) <= 240:
                 out.append(Found(pending, text, s, "following", text))

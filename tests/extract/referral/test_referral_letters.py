@@ -265,6 +265,19 @@ def test_an_allergy_label_heading_a_list_of_paragraphs():
             for a in of_type(result, "allergy")] == [("Morphine", "itching", False), ("Latex", "hives", False)]
 
 
+@pytest.mark.parametrize("heading", ["Plan:", "Impression and plan:", "Recommendations:", "Actions for the GP:"])
+def test_a_label_the_reader_does_not_know_ends_the_list_above_it(heading):
+    # "Plan:" under a list of medicines was read as a medicine, and each planned change
+    # under it ("Start empagliflozin 10 mg once daily") as a current one, charted.
+    _, result = run(_bulleted("Patient: Tamsin ORVELLE", "Current medications:",
+                              ("Ramipril 5 mg once daily", "Atorvastatin 40 mg at night"), heading,
+                              ("Start empagliflozin 10 mg once daily", "Stop atorvastatin")))
+    meds = {m.structured_value["name"]: m for m in of_type(result, "medication")}
+    assert not meds["Ramipril"].wants_review and not meds["Atorvastatin"].wants_review
+    assert set(meds) == {"Ramipril", "Atorvastatin", "empagliflozin"}  # no "Plan", no "Start ..." nor "Stop ..."
+    assert meds["empagliflozin"].wants_review  # a planned medicine, told in a sentence: a person decides
+
+
 @pytest.mark.parametrize("label", ["Allergy testing", "Allergic to penicillin", "Drug levels", "Next of kin allergies"])
 def test_wordings_that_are_no_allergy_label(label):
     from extract.referral.labels import label_field
