@@ -101,9 +101,11 @@ RULES = [
      "value rules (numbers, dates, ranges, flags, lists, labels) know no format or document type"),
     (("extract/formats/**/*.py",), allowed_only("domain", "extract.formats", "extract.values", "extract.sniff"),
      "formats turn bytes into content; they know no document type and no registry"),
-    (("extract/fax/*.py",), lambda m: not within(m, ("extract.referral", "extract.workbook", "extract.hl7",
-                                                     "extract.registry")),
-     "a fax packet is made of lab and intake pages, and reads them with those readers only"),
+    (("extract/fax/*.py",), lambda m: not within(m, ("extract.workbook", "extract.hl7", "extract.registry"))
+     and (not within(m, ("extract.referral",)) or m == "extract.referral.extractor"
+          or m.startswith("extract.referral.extractor.")),
+     "a fax packet is made of lab, intake and letter pages, and reads them with those readers only "
+     "(a letter by the letter reader's entry point)"),
     (("storage/*.py",), allowed_only("domain", "storage"),
      "storage knows no services, extraction, retrieval or UI"),
     (("retrieve/*.py",), lambda m: within(m, ("domain", "retrieve", "corpus", "storage.protocols", "storage.keyword_index",
