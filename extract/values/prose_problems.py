@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from domain.policy.checks.indications import named_conditions
 from extract.values.prose_text import Span, clause_items
@@ -57,6 +58,8 @@ PERSON_WORDS = frozenset("""
 she he they i we you patient patients mother father brother brothers sister sisters son sons daughter daughters
 parent parents sibling siblings husband wife partner grandmother grandfather aunt uncle cousin twin both also
 """.split())
+# Capitalised words before "has" that name nobody: "This has", "Who has heart failure?".
+NOT_A_PERSON = frozenset("the this that it who what which whoever whichever nobody everyone anyone".split())
 # Words that make a condition's name part of something else: "a heart failure nurse".
 SERVICE_WORDS = frozenset("""
 nurse nurses clinic clinics team service services specialist specialists appointment appointments review
@@ -103,17 +106,17 @@ def _a_person_has(sentence: str, at: int) -> bool:
     if not before:
         return False
     word = before[-1]
-    return word.lower() in PERSON_WORDS or (word[0].isupper() and word.lower() not in ("the", "this", "that", "it"))
+    return word.lower() in PERSON_WORDS or (word[0].isupper() and word.lower() not in NOT_A_PERSON)
 
 
 def named_condition_at(text: str, at: int) -> bool:
     """Whether ``text`` at ``at`` opens with a condition the workbench knows by name
     (``named_conditions``): whole words, an abbreviation only in capitals ("AF", not "af")."""
-    rest = text[at:]
-    for term in named_conditions():
-        if len(term) <= SHORT_TERM:
-            if re.match(rf"{re.escape(term.upper())}\b", rest):
-                return True
-        elif re.match(rf"{re.escape(term)}\b", rest, re.I):
-            return True
-    return False
+    return _named_conditions().match(text, at) is not None
+
+
+@lru_cache(maxsize=1)
+def _named_conditions() -> re.Pattern:
+    """The named conditions as one pattern, longest first: short names as capitals only."""
+    terms = [re.escape(t.upper()) if len(t) <= SHORT_TERM else f"(?i:{re.escape(t)})" for t in named_conditions()]
+    return re.compile(rf"(?:{'|'.join(terms)})\b")

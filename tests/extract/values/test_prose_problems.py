@@ -50,6 +50,7 @@ def test_problems_after_a_cue(sentence, expected):
     "She has pad changes twice a day.",  # an abbreviation counts only in capitals
     "He has had chest pain on exertion.",
     "She has a heart failure nurse who visits weekly.",
+    "Who has heart failure in the family?",  # a question asks, it tells nobody's condition
 ])
 def test_sentences_that_list_no_problem(sentence):
     assert told(sentence) == []
