@@ -21,6 +21,8 @@ from extract.intake.extractor import extract_intake
 from extract.lab.extractor import extract_lab
 from extract.referral.extractor import extract_referral
 
+_GREETING_OR_SIGN_OFF = (r"\bdear\s+(?:dr|doctor|mr|mrs|ms|miss|prof|colleague|sir)\b"
+                         r"|\byours\s+(?:sincerely|faithfully|truly)")
 _VOCAB = {
     "lab": re.compile(r"\b(result|results|reference|range|units?|flag|specimen|collected|laboratory|lab report|"
                       r"wbc|hemoglobin|a1c|cholesterol|glucose|creatinine|platelets|ldl|hdl|tsh|panel)\b", re.I),
@@ -30,13 +32,11 @@ _VOCAB = {
                         r"intended recipient)\b", re.I),
     # A letter's greeting, thanks, request and sign-off ("Dear Dr Whitcombe", "Thank you for
     # seeing", "I would be grateful", "Yours sincerely").
-    "letter": re.compile(r"(?:\bdear\s+(?:dr|doctor|mr|mrs|ms|miss|prof|colleague|sir)\b|\byours\s+(?:sincerely|faithfully|"
-                         r"truly)|\b(?:kind|best|warm)\s+regards\b|\bmany thanks\b|\bthank you for (?:asking|referring|"
-                         r"seeing|your referral)|\bi (?:would be|am) grateful\b|\bgrateful if you\b|\breferr(?:al|ed|ing)\b|"
-                         r"\bon examination\b|\bsincerely\b)", re.I),
+    "letter": re.compile(rf"(?:{_GREETING_OR_SIGN_OFF}|\b(?:kind|best|warm)\s+regards\b|\bmany thanks\b|"
+                         r"\bthank you for (?:asking|referring|seeing|your referral)|\bi (?:would be|am) grateful\b|"
+                         r"\bgrateful if you\b|\breferr(?:al|ed|ing)\b|\bon examination\b|\bsincerely\b)", re.I),
 }
-_LETTER_MARKS = re.compile(r"\bdear\s+(?:dr|doctor|mr|mrs|ms|miss|prof|colleague|sir)\b|\byours\s+(?:sincerely|faithfully|"
-                           r"truly)", re.I)
+_LETTER_MARKS = re.compile(_GREETING_OR_SIGN_OFF, re.I)  # they weigh double
 _IDENTIFIER = re.compile(r"\b(patient( name)?|name|dob|date of birth|mrn|account|chart ?#?)\s*:", re.I)
 MIN_SCORE = 3
 

@@ -190,8 +190,7 @@ def _asks_its_own_question(row: Row) -> bool:
 
 def _answered_in_boxes(f: Field) -> bool:
     """Whether a field's answer so far is options in tick boxes."""
-    texts = [w.text for r in f.rows for w in r]
-    return any(it.starts_with_box(texts[k:]) for k in range(len(texts)))
+    return it.first_box([w.text for r in f.rows for w in r]) is not None
 
 
 def read_page(rows: list[Row], fields: list[Field], margins: list[Loose]) -> None:

@@ -134,10 +134,11 @@ def _is_title(text: str, heading: bool) -> bool:
 
 
 def _opens_another_block(text: str) -> bool:
-    """A short line that is a label of its own ("Plan:", "Impression and plan:"): what
-    follows it is not more of the list above."""
-    return len(text) <= 50 and text.endswith((":", "\uff1a")) and not label_field(text) \
-        and bool(re.match(r"^[A-Za-z][A-Za-z &/,()'-]*[:\uff1a]$", text))
+    """A short line that is a label alone ("Plan:", "Impression and plan:"), one the
+    reader does not know (those are read before): what follows it is not more of the
+    list above."""
+    m = INLINE.match(text) if len(text) <= 50 else None
+    return m is not None and not m.group(2).strip()
 
 
 # "Re Grace OKAFOR, born 22/04/1957, ...": a letter's subject line whose colon OCR lost.

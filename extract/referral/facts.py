@@ -53,10 +53,11 @@ class Ctx(SectionFacts):
     def cite(self, section: Section, quote: str, path: str) -> Citation:
         """A paragraph of a PDF letter is cited by page and the box of the quoted words."""
         if "words" in section.meta:
-            confs = [w.conf for w in (words_of(section, quote) or section.meta["words"]) if w.conf is not None]
+            words = words_of(section, quote) or section.meta["words"]
+            confs = [w.conf for w in words if w.conf is not None]
             if confs:
                 self.ocr_conf[path] = min(confs)
-            return cite_words(self.source_type, self.source_id, section, quote, path)
+            return cite_words(self.source_type, self.source_id, section, path, words)
         return SectionFacts.cite(self, section, quote, path)
 
 
@@ -327,18 +328,14 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
             reasons.append(f"{parsed['substance']!r} does not read as one allergen")
         if parsed["substance"] and "~~" in parsed["substance"]:
             parsed["substance"] = parsed["substance"].replace("~~", "").strip()
-        if parsed.get("no_known_allergies"):
+        fact_text, none_known = phrases.allergy_fact_text(parsed)
+        if none_known:
             doc_only = True  # an explicit statement, cited, but never a chart allergy
-            status = parsed.get("status") or "no_known_allergies"
-            parsed.update(substance="", status=status)
-            fact_text = f"Allergies: {NO_KNOWN_TEXT[status]}"
             if not is_no_known_allergies(text):  # more written after it than a none
                 factors.append(0.5)
-                reasons.append(f"'{NO_KNOWN_TEXT[status]}' with more written after it ({text!r})")
-        else:
-            if parsed.get("exception_to"):  # "NKDA except penicillin": the penicillin allergy, checked
-                reasons.append(_exception_reason(parsed["exception_to"]))
-            fact_text = f"Allergy: {parsed['substance']}" + (f" - reaction: {parsed['reaction']}" if parsed["reaction"] else "")
+                reasons.append(f"'{NO_KNOWN_TEXT[parsed['status']]}' with more written after it ({text!r})")
+        elif parsed.get("exception_to"):  # "NKDA except penicillin": the penicillin allergy, checked
+            reasons.append(_exception_reason(parsed["exception_to"]))
     else:
         parsed = phrases.parse_problem(text)
         if columns:

@@ -9,6 +9,7 @@ import re
 from extract.values import numbers as V
 from extract.values.identity_labels import VOCABULARY as IDENTITY_VOCABULARY
 from extract.values.labels import read_label, reads_as_label
+from extract.values.lists import ALLERGY_COLUMNS
 
 
 def norm_label(text: str) -> str:
@@ -92,11 +93,7 @@ HEADER_COLUMNS = {
         "frequency": ("frequency", "directions", "sig", "how often", "schedule", "instructions"),
         "route": ("route",),
     },
-    "allergies": {
-        "substance": ("allergen", "allergy", "allergies", "substance", "agent", "drug", "trigger"),
-        "reaction": ("reaction", "reactions", "response", "effect", "manifestation"),
-        "severity": ("severity",),
-    },
+    "allergies": ALLERGY_COLUMNS,
     "problems": {
         "description": ("diagnosis", "diagnoses", "problem", "problems", "condition", "conditions", "description"),
         "code": ("code", "icd", "icd-10", "icd10", "icd code", "icd-10 code"),

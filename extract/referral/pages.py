@@ -12,14 +12,13 @@ starts one; wrapped lines of one paragraph run on.
 
 from __future__ import annotations
 
-import re
 from statistics import median
 
 from domain.content import NormalizedContent, PageContent, Section, Word
 from domain.models import Citation
 from domain.policy.facts.citations import quote_from_words
 from extract.layout import Row, page_rows
-from extract.referral.labels import label_field
+from extract.referral.labels import INLINE, label_field
 
 # A gap between rows wider than this many times the page's usual one starts a paragraph.
 PARAGRAPH_GAP = 1.45
@@ -37,13 +36,10 @@ def _ends_paragraph(row: Row, nxt: Row, pitch: float, right: float, left: float)
     return row.x1 < left + SHORT_ROW * (right - left)
 
 
-_LABEL_OPENING = re.compile(r"^\s*([A-Za-z][A-Za-z .'/()&-]{1,40}?)\s*[:\uff1a]")
-
-
 def _opens_with_label(text: str) -> bool:
     """Whether a row opens with a label a letter is read by ("Re:", "Allergies:",
     "Current medications:")."""
-    m = _LABEL_OPENING.match(text)
+    m = INLINE.match(text)
     return bool(m) and label_field(m.group(1)) is not None
 
 
@@ -97,10 +93,9 @@ def words_of(section: Section, quote: str) -> list[Word] | None:
     return words[first: last + 1]
 
 
-def cite_words(source_type: str, source_id: str, section: Section, quote: str, path: str) -> Citation:
-    """A page citation of the words of ``section`` that print ``quote`` (all of its words when none do)."""
+def cite_words(source_type: str, source_id: str, section: Section, path: str, words: list[Word]) -> Citation:
+    """A page citation of ``words`` of ``section`` (those that print the quote, ``words_of``)."""
     page: PageContent = section.meta["page"]
-    words = words_of(section, quote) or section.meta["words"]
     printed, box = quote_from_words(page, words)
     return Citation(source_type=source_type, source_id=source_id, page_or_section=f"page {page.number}",
                     field_or_chunk_id=path, quote_or_value=printed, page=page.number, bounding_box=box)

@@ -60,7 +60,10 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
         read = read_row(header, pairs)
         for result in read.results:
             section = cells.get(f"table {t} row {r} col {result.col}", row)
-            found.append(_found(section, result, read.date, read.date_problem))
+            column = result.column
+            found.append(_found(section, result.text, column.test_name, result.value, result.unit,
+                                column.reference_range, result.printed_flag, column.analyte, read.date,
+                                read.date_problem))
         for col, (label, why) in read.unread.items():
             unread.setdefault((t, f"under the column {label!r}", why), []).append(f"row {r} col {col}")
     warnings = [ExtractionWarning(
@@ -86,17 +89,15 @@ def _dated_row(header: DatedHeader, row: Section, pairs: list[tuple[int, str]], 
         return
     for cell in read.cells:
         column = cell.column
-        found.append(Found("labs", read.name, cells.get(f"table {t} row {r} col {cell.col}", row), "result_table",
-                           cell.text, parsed={
-                               "test_name": read.name, "value": cell.value, "unit": cell.unit,
-                               "reference_range": read.reference_range, "printed_flag": cell.flag,
-                               "analyte": canonical_analyte(read.name, unit=cell.unit or None), "collection_date":
-                               column.iso, "date_problem": column.open_question or column.problem}))
+        found.append(_found(cells.get(f"table {t} row {r} col {cell.col}", row), cell.text, read.name, cell.value,
+                            cell.unit, read.reference_range, cell.flag,
+                            canonical_analyte(read.name, unit=cell.unit or None), column.iso,
+                            column.open_question or column.problem))
 
 
-def _found(section: Section, result, date: str | None, problem: str | None) -> Found:
-    column = result.column
-    return Found("labs", column.test_name, section, "result_table", result.text, parsed={
-        "test_name": column.test_name, "value": result.value, "unit": result.unit,
-        "reference_range": column.reference_range, "printed_flag": result.printed_flag, "analyte": column.analyte,
-        "collection_date": date, "date_problem": problem})
+def _found(section: Section, quote: str, test_name: str, value: str, unit: str, reference_range: str, flag: str,
+           analyte: str | None, date: str | None, problem: str | None) -> Found:
+    """One result of a letter's table, as the letter reader takes it (``facts._table_result``)."""
+    return Found("labs", test_name, section, "result_table", quote, parsed={
+        "test_name": test_name, "value": value, "unit": unit, "reference_range": reference_range,
+        "printed_flag": flag, "analyte": analyte, "collection_date": date, "date_problem": problem})

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.values import numbers as V
-from extract.values.dates import find_date, settle
+from extract.values.dates import find_date, settle, time_of_day
 from extract.values.ranges import split_range_unit
-from extract.values.wide_results import NOT_A_VALUE, RANGE_ROW_LABELS, UNIT_ROW_LABELS, read_result_cell
+from extract.values.wide_results import BRACKETS, NOT_A_VALUE, RANGE_ROW_LABELS, UNIT_ROW_LABELS, read_result_cell
 
 MIN_DATE_COLUMNS = 2
 # Corner words saying the rows are tests or signs.
@@ -36,8 +36,6 @@ NAME_HEADERS = frozenset({"test", "tests", "test name", "analyte", "analytes", "
 # Corner words saying nothing of what the rows are: rows must then name a known test or sign.
 CORNER_WORDS = frozenset({"date", "dates", "date/time", "date time", "collected", "collection date", "sample date",
                           "date taken", "taken", "week", "day", "visit", "visit date"})
-_NULL = re.compile(r"^\s*(?:n/?a|none|null|-+|\?+)\s*$", re.IGNORECASE)
-_TIME_OF_DAY = re.compile(r"\d{1,2}[:.]\d{2}(?::\d{2})?\s*(?:am|pm)?", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -88,33 +86,21 @@ def column_date(text: str, iso: str | None, day_first: bool | None) -> DateColum
     time of day after it allowed; None for anything else."""
     if iso:
         shown = V.normalize_ws(text)  # a date cell's text: "2026-11-03 08:00" when it holds a time
-        return DateColumn(iso[:10], text, _clock(shown[10:]) if shown.startswith(iso[:10]) else None)
+        clock = time_of_day(shown[10:]) if shown.startswith(iso[:10]) and shown[10:].strip() else None
+        return DateColumn(iso[:10], text, clock if clock != "00:00" else None)  # midnight: a date without a time
     text = V.normalize_ws(text)
     found = find_date(text)
     rest = text[found.end:].strip(" ,") if found else ""
-    if found is None or found.start != 0 or (rest and not _TIME_OF_DAY.fullmatch(rest)):
+    clock = time_of_day(rest) if rest else None
+    if found is None or found.start != 0 or (rest and clock is None):
         return None
-    found, clock = settle(found, day_first), _clock(rest)
+    found = settle(found, day_first)
     if found.day_first_iso is not None:
         return DateColumn(found.iso, text, clock, open_question=(
             f"the column date {text!r} reads {found.iso} month first or {found.day_first_iso} day first; "
             "nothing in the document settles which"))
     return DateColumn(found.iso, text, clock,
                       f"ambiguous date {text!r} (read as {found.iso})" if found.ambiguous else None)
-
-
-def _clock(text: str) -> str | None:
-    """"08:10" of " 08:10", "T08:10:00" or "8.10 pm"; None for no time or midnight (a
-    date cell that holds no time of day)."""
-    m = re.search(r"(\d{1,2})[:.](\d{2})(?::\d{2})?\s*(am|pm)?", text or "", re.IGNORECASE)
-    if not m:
-        return None
-    hour, minute = int(m[1]), int(m[2])
-    if m[3]:
-        hour = hour % 12 + (12 if m[3].lower() == "pm" else 0)
-    if hour > 23 or minute > 59 or (hour, minute) == (0, 0):
-        return None
-    return f"{hour:02d}:{minute:02d}"
 
 
 def read_dated_header(cells: list[tuple[int, str, str | None]], day_first: bool | None) -> DatedHeader | None:
@@ -136,7 +122,7 @@ def read_dated_header(cells: list[tuple[int, str, str | None]], day_first: bool 
     header = DatedHeader(-1, dates)
     for col, text in others:
         t = _norm(text)
-        bare = re.sub(r"\s*\(.*?\)\s*", " ", t).strip()
+        bare = BRACKETS.sub(" ", t).strip()
         if header.name_col < 0 and (t in NAME_HEADERS or bare in NAME_HEADERS):
             header.name_col, header.named = col, True
         elif header.name_col < 0 and t in CORNER_WORDS:
@@ -157,14 +143,14 @@ def read_dated_header(cells: list[tuple[int, str, str | None]], day_first: bool 
 def read_dated_row(header: DatedHeader, by_col: dict[int, str]) -> DatedRow | None:
     """What one row under the header prints, or None for a row with nothing under a date."""
     by_col = {col: V.normalize_ws(text) for col, text in by_col.items() if V.normalize_ws(text)}
-    filled = [col for col in header.dates if col in by_col and not _NULL.match(by_col[col])]
+    filled = [col for col in header.dates if col in by_col and not V.NULL_VALUE.match(by_col[col])]
     if not filled:
         return None
     name = by_col.get(header.name_col, "")
     unit, ref = by_col.get(header.unit_col, ""), by_col.get(header.range_col, "")
     ref, unit = split_range_unit(ref, unit)
-    bare = re.sub(r"\s*[\(\[]([^)\]]*)[\)\]]\s*", " ", name).strip()
-    if not unit and (inside := re.search(r"[\(\[]([^)\]]*)[\)\]]", name)) and V.looks_like_unit(inside.group(1)):
+    bare = BRACKETS.sub(" ", name).strip()
+    if not unit and (inside := BRACKETS.search(name)) and V.looks_like_unit(inside.group(1)):
         unit = inside.group(1).strip()  # "Sodium (mmol/L)"
     row = DatedRow(bare or name, name, sign_of_label(name) if name else None, unit, ref)
     if not name or V.parse_number(name) is not None:

@@ -188,6 +188,21 @@ def numeric_date_order(texts: Iterable[str]) -> bool | None:
     return day_only if day_only != month_only else None
 
 
+_CLOCK = re.compile(r"^T?(\d{1,2})[:.h](\d{2})(?::\d{2})?\s*(am|pm)?$", re.IGNORECASE)
+
+
+def time_of_day(text: str) -> str | None:
+    """"08:10" of "08:10", "8.10 pm", "20h10" or "T08:10:00" (a text that is a time of
+    day and nothing else); None for anything else."""
+    m = _CLOCK.match((text or "").strip())
+    if not m:
+        return None
+    hour, minute = int(m[1]), int(m[2])
+    if m[3]:
+        hour = hour % 12 + (12 if m[3].lower() == "pm" else 0)
+    return f"{hour:02d}:{minute:02d}" if hour < 24 and minute < 60 else None
+
+
 def settle(m: DateMatch, day_first: bool | None) -> DateMatch:
     """``m`` read the way its document prints numeric dates (``numeric_date_order``):
     day first or month first when the document's other dates show which, and then no

@@ -200,6 +200,26 @@ NO_KNOWN_STATUS = {
 }
 NO_KNOWN_TEXT = {"no_known_drug_allergies": "no known drug allergies",
                  "no_known_food_allergies": "no known food allergies", "no_known_allergies": "no known allergies"}
+# The columns of an allergy table, by what they hold (a letter's, a workbook's).
+ALLERGY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "substance": ("allergen", "allergy", "allergies", "substance", "agent", "drug", "trigger", "allergic to"),
+    "reaction": ("reaction", "reactions", "reaction type", "response", "effect", "manifestation"),
+    "severity": ("severity", "how severe"),
+}
+
+
+def allergy_fact_text(parsed: dict) -> tuple[str, bool]:
+    """(fact text, whether it says no allergies are known) for a ``parse_allergy``
+    result. A "no known allergies" item is made the statement it is (no substance, its
+    status kept): a document fact, never a chart allergy."""
+    if parsed.get("no_known_allergies"):
+        status = parsed.get("status") or "no_known_allergies"
+        parsed.update(substance="", status=status)
+        return f"Allergies: {NO_KNOWN_TEXT[status]}", True
+    reaction = f" - reaction: {parsed['reaction']}" if parsed.get("reaction") else ""
+    return f"Allergy: {parsed['substance']}{reaction}", False
+
+
 _NO_KNOWN_WORDING = sorted(((w, status) for status, words in NO_KNOWN_STATUS.items() for w in words),
                            key=lambda p: len(p[0]), reverse=True)
 NO_KNOWN_PATTERN = re.compile(

@@ -144,6 +144,10 @@ _QUALITATIVE_PHRASES = frozenset({"not detected", "none detected", "not isolated
                                   "within normal limits", "presumptive positive"})
 
 
+# A cell or field that holds no value ("n/a", "-", "??", "see note"): nothing to read.
+NULL_VALUE = re.compile(r"^\s*(?:n/?a|none|null|unknown|tbd|tbc|-+|\?+|redacted|see .*)\s*$", re.IGNORECASE)
+
+
 def is_qualitative(text: str) -> bool:
     """A result printed as a word: Negative, Not detected, Trace, Yellow, Abnormal..."""
     t = normalize_ws(text or "").lower()

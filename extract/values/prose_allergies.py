@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from domain.policy.facts.ocr_readings import alike_spellings
 from extract.values.lists import no_known
 from extract.values.prose_text import Span, clause_items, strip_span
 
@@ -24,10 +25,10 @@ from extract.values.prose_text import Span, clause_items, strip_span
 # chlorhexidine wash gave him a rash", "She reacted to co-amoxiclav with hives",
 # "a possible latex allergy"): the words that name an allergic response, the verbs
 # that say a substance caused one, and where a substance's name stops.
-# "allergic" as a scan or fax may print it ("allergio", "a1lergic"): an l read as 1 or I, an e
-# or c as o. A text layer never spells these, so only OCR'd letters can match them; the quote
-# keeps the word as read, and an allergy told in a sentence is always held for a person.
-OCR_ALLERGIC = r"a[l1I][l1I][eoc]rg[il1][coe]"
+# "allergic" as a scan or fax may print it ("allergio", "a1lergic": ``alike_spellings``). A
+# text layer never spells these, so only OCR'd letters can match them; the quote keeps the
+# word as read, and an allergy told in a sentence is always held for a person.
+OCR_ALLERGIC = alike_spellings("allergic")
 ALLERGY_WORDS = rf"allergic|{OCR_ALLERGIC}|allergy|allergies|sensitive|sensitivity|hypersensitivity|intolerant|intolerance|" \
                 r"reaction|reactions|reacted|reacts|react"
 ALLERGY_NOUNS = r"allergy|intolerance|sensitivity|hypersensitivity|reaction"

@@ -40,7 +40,7 @@ RANGE_ROW_LABELS = frozenset({
 NOTE_HEADERS = frozenset({"note", "notes", "comment", "comments", "remarks", "remark", "by", "initials",
                           "lab", "lab no", "lab number", "specimen", "source", "requested by", "location"})
 MIN_ANALYTE_COLUMNS = 2
-_BRACKETS = re.compile(r"\s*[\(\[]([^)\]]*)[\)\]]\s*")
+BRACKETS = re.compile(r"\s*[\(\[]([^)\]]*)[\)\]]\s*")
 
 
 def _norm(text: str) -> str:
@@ -107,7 +107,7 @@ def read_header(cells: list[tuple[int, str]], min_analytes: int = MIN_ANALYTE_CO
         text = V.normalize_ws(raw)
         if not text:
             continue
-        bare = _BRACKETS.sub(" ", text).strip()
+        bare = BRACKETS.sub(" ", text).strip()
         if date_col is None and (_norm(text) in DATE_HEADERS or _norm(bare) in DATE_HEADERS):
             date_col = col
             continue
@@ -119,7 +119,7 @@ def read_header(cells: list[tuple[int, str]], min_analytes: int = MIN_ANALYTE_CO
                 unknown[col] = text
             continue
         column = AnalyteColumn(col, text, bare, analyte)
-        for inside in _BRACKETS.findall(text):
+        for inside in BRACKETS.findall(text):
             _describe(column, inside)
         analytes[col] = column
     if date_col is None or len(analytes) < min_analytes:

@@ -212,11 +212,16 @@ def starts_with_box(words: list[str]) -> bool:
     return bool(words) and _box(words, 0) is not None
 
 
+def first_box(words: list[str]) -> int | None:
+    """Where the first tick box, ticked or not, stands among ``words``; None if none."""
+    return next((k for k in range(len(words)) if _box(words, k) is not None), None)
+
+
 def question_before_boxes(words: list[str]) -> int:
     """How many words a line of tick boxes prints before its first box when they say
     something ("Smoking" of "Smoking [] Never [X] Former"): the question the boxes
     answer; 0 when the line opens with a box or holds none."""
-    first = next((k for k in range(len(words)) if _box(words, k) is not None), None)
+    first = first_box(words)
     if not first:
         return 0
     return first if any(c.isalpha() for w in words[:first] for c in w) else 0

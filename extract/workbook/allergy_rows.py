@@ -18,11 +18,12 @@ from domain.models import FactProposal
 from extract.section_facts import SectionFacts
 from extract.values import numbers as V
 from extract.values.labels import read_label, reads_as_label
-from extract.values.lists import NO_KNOWN_TEXT, allergy_items, parse_allergy
+from extract.values.lists import ALLERGY_COLUMNS, allergy_fact_text, allergy_items, parse_allergy
 
 REVIEW_REASON = "allergy read from a labelled row of a workbook: check it is current before it enters the chart"
-_COLUMN_WORDS = frozenset({"reaction", "reactions", "severity", "type", "status", "onset", "date", "comment",
-                           "comments", "note", "notes", "substance", "allergen", "agent", "reaction type"})
+# Header words of an allergy table: a row "Allergies | Reaction | Severity" is its header, not an answer.
+_COLUMN_WORDS = frozenset(w for words in ALLERGY_COLUMNS.values() for w in words) | {
+    "type", "status", "onset", "date", "comment", "comments", "note", "notes"}
 _INLINE = re.compile(r"^\s*([^:]{2,40}?)\s*:\s*(\S.*)$")
 
 
@@ -54,29 +55,20 @@ def allergy_row(ctx: SectionFacts, section: Section, cells: list[dict], has_iden
 
 def _answer_facts(ctx: SectionFacts, section: Section, answer: str, has_identity: bool) -> None:
     for item in allergy_items(answer):
-        parsed = parse_allergy(item)
-        reasons = [REVIEW_REASON]
-        doc_only = bool(parsed.get("no_known_allergies"))
-        if doc_only:
-            status = parsed.get("status") or "no_known_allergies"
-            parsed.update(substance="", status=status)
-            text = f"Allergies: {NO_KNOWN_TEXT[status]}"
-            reasons = []
-        else:
-            text = f"Allergy: {parsed['substance']}" + (f" - reaction: {parsed['reaction']}" if parsed["reaction"] else "")
-        if not has_identity:
-            reasons.append("the workbook does not identify the patient")
-        ctx.facts.append(FactProposal(
-            fact_type="allergy", fact_text=text, structured_value=parsed,
-            citation=ctx.cite(section, item, ctx.path("allergies")), confidence=V.confidence(0.85, [0.9] * len(reasons)),
-            wants_review=bool(reasons), review_reason="; ".join(reasons) or None, document_fact_only=doc_only,
-        ))
+        _add(ctx, section, item, parse_allergy(item), has_identity)
 
 
-_SUBSTANCE_WORDS = frozenset({"allergen", "substance", "agent", "allergy", "allergies", "drug allergy",
-                              "allergic to", "trigger"})
-_REACTION_WORDS = frozenset({"reaction", "reactions", "reaction type", "response", "symptoms", "what happens"})
-_SEVERITY_WORDS = frozenset({"severity", "how severe", "grade"})
+def _add(ctx: SectionFacts, section: Section, quote: str, parsed: dict, has_identity: bool) -> None:
+    """An allergy fact, held for a person; "no known allergies" a document statement."""
+    text, none_known = allergy_fact_text(parsed)
+    reasons = [] if none_known else [REVIEW_REASON]
+    if not has_identity:
+        reasons.append("the workbook does not identify the patient")
+    ctx.facts.append(FactProposal(
+        fact_type="allergy", fact_text=text, structured_value=parsed,
+        citation=ctx.cite(section, quote, ctx.path("allergies")), confidence=V.confidence(0.85, [0.9] * len(reasons)),
+        wants_review=bool(reasons), review_reason="; ".join(reasons) or None, document_fact_only=none_known,
+    ))
 
 
 def allergy_header(cells: list[dict]) -> dict[str, int] | None:
@@ -85,8 +77,7 @@ def allergy_header(cells: list[dict]) -> dict[str, int] | None:
     columns: dict[str, int] = {}
     for c in cells:
         t = V.normalize_ws(c["text"]).lower().rstrip(":# ")
-        for role, words in (("substance", _SUBSTANCE_WORDS), ("reaction", _REACTION_WORDS),
-                            ("severity", _SEVERITY_WORDS)):
+        for role, words in ALLERGY_COLUMNS.items():
             if t in words and role not in columns:
                 columns[role] = c["col"]
     return columns if {"substance", "reaction"} <= columns.keys() else None
@@ -100,16 +91,9 @@ def allergy_table_row(ctx: SectionFacts, section: Section, by_col: dict[int, dic
         return
     substance = V.normalize_ws(substance_cell["text"])
     parsed = parse_allergy(substance)
-    if parsed.get("no_known_allergies"):
-        _answer_facts(ctx, section, substance, has_identity)  # "NKDA" under the allergen column
-        return
-    reaction = V.normalize_ws(by_col[columns["reaction"]]["text"]) if columns["reaction"] in by_col else ""
-    severity = V.normalize_ws(by_col[columns["severity"]]["text"]) if columns.get("severity") in by_col else ""
-    structured = {"substance": substance, "reaction": reaction or None, "severity": severity.lower() or None,
+    if not parsed.get("no_known_allergies"):  # "NKDA" under the allergen column is the statement
+        reaction = V.normalize_ws(by_col[columns["reaction"]]["text"]) if columns["reaction"] in by_col else ""
+        severity = V.normalize_ws(by_col[columns["severity"]]["text"]) if columns.get("severity") in by_col else ""
+        parsed = {"substance": substance, "reaction": reaction or None, "severity": severity.lower() or None,
                   "no_known_allergies": False}
-    reasons = [REVIEW_REASON] + (["the workbook does not identify the patient"] if not has_identity else [])
-    ctx.facts.append(FactProposal(
-        fact_type="allergy", fact_text=f"Allergy: {substance}" + (f" - reaction: {reaction}" if reaction else ""),
-        structured_value=structured, citation=ctx.cite(section, substance, ctx.path("allergies")),
-        confidence=V.confidence(0.85, [0.9] * len(reasons)), wants_review=True, review_reason="; ".join(reasons),
-    ))
+    _add(ctx, section, substance, parsed, has_identity)

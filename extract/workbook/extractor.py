@@ -335,8 +335,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         column = result.column
         # Only a header says this column is a test's: without any unit, a count under
         # "Iron" or "Magnesium" on a stock sheet would read the same, so a person checks.
-        unsure = () if result.unit or not V.is_numeric_result(result.value) or unitless_analyte(column.test_name) \
-            else (f"no unit printed for {column.label!r}: check the column holds the test's results",)
+        unsure = _no_unit(result.value, result.unit, column.test_name, column.label, "column")
         lab_fact(ctx, cell, result.text, LabReading(
             name=column.test_name, value=result.value, unit=result.unit, ref=column.reference_range,
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
@@ -347,12 +346,11 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
 
     def dated_result(cell_section: Section, row: DatedRow, cell: DatedCell) -> None:
         column = cell.column
-        doubts = [column.open_question] if column.open_question else []
-        if not cell.unit and V.is_numeric_result(cell.value) and not unitless_analyte(row.name):
-            doubts.append(f"no unit printed for {row.label!r}: check the row holds the test's results")
+        doubts = ((column.open_question,) if column.open_question else ()) + \
+            _no_unit(cell.value, cell.unit, row.name, row.label, "row")
         lab_fact(ctx, cell_section, cell.text, LabReading(
             name=row.name, value=cell.value, unit=cell.unit, ref=row.reference_range, printed_flag=cell.flag,
-            collected=column.iso, date_problem=column.problem), has_identity, tuple(doubts))
+            collected=column.iso, date_problem=column.problem), has_identity, doubts)
 
     for s in _rows_of(secs):
         row = s.meta["row"]
@@ -393,6 +391,14 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             _med_row(ctx, s, table, by_col, has_identity)
     for reader in [*wide.values(), *dated.values()]:
         reader.finish(ctx)
+
+
+def _no_unit(value: str, unit: str, test_name: str, label: str, where: str) -> tuple[str, ...]:
+    """Why a number read as a test's result without any unit goes to a person (a column or
+    row whose label alone says it holds that test's results), or nothing."""
+    if unit or not V.is_numeric_result(value) or unitless_analyte(test_name):
+        return ()
+    return (f"no unit printed for {label!r}: check the {where} holds the test's results",)
 
 
 def _cell(by_col: dict[int, dict], table: _Table, role: str) -> dict | None:

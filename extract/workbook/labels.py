@@ -74,7 +74,7 @@ for _meaning, _phrases in IDENTITY_VOCABULARY.items():
         _ID_OF.setdefault(_norm(_phrase), _ID_MEANINGS.get(_meaning))  # None: a label, of nothing of ours
 _ID_OF = {label: kind for label, kind in _ID_OF.items() if kind is not None}
 
-NULL_VALUE = re.compile(r"^\s*(?:n/?a|none|null|unknown|tbd|tbc|-+|\?+|redacted|see .*)\s*$", re.IGNORECASE)
+NULL_VALUE = V.NULL_VALUE  # a cell that holds no value
 
 
 def column_role(text: str, roles: dict[str, tuple[str, ...]]) -> str | None:

@@ -26,7 +26,7 @@ from domain.policy.context.mentions import hedge_cue
 from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible, sign_of_label, vital_text
 from extract.section_facts import SectionFacts
 from extract.values import numbers as V
-from extract.values.dates import parse_date
+from extract.values.dates import parse_date, time_of_day
 from extract.values.vital_readings import VitalReading, read_bp_parts, read_vital
 from extract.workbook.labels import NULL_VALUE
 
@@ -54,7 +54,6 @@ _OTHER_DATES = frozenset({"birth", "dob", "due", "next", "review", "referral", "
 def _sheet_date_label(text: str) -> bool:
     t = _norm(text)
     return t in _SHEET_DATE_LABELS or (bool(_DATE_LABEL.match(t)) and not set(t.split()) & _OTHER_DATES)
-_TIME = re.compile(r"^(\d{1,2})[:.h](\d{2})(?::\d{2})?\s*(am|pm)?$", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -341,19 +340,9 @@ def _when(row: VitalRow, columns: dict[str, int]) -> tuple[str | None, list[str]
                 if parsed.ambiguous:
                     doubts.append(f"ambiguous date {text!r} (read as {parsed.iso})")
         m = re.search(r"\b(\d{1,2}[:.]\d{2})\s*(am|pm)?$", text, re.IGNORECASE)
-        clock = _clock(m.group(0)) if m and day else None
+        clock = time_of_day(m.group(0)) if m and day else None
     if time_cell is not None:
-        clock = _clock(V.normalize_ws(time_cell["text"])) or clock
+        clock = time_of_day(V.normalize_ws(time_cell["text"])) or clock
     if day is None and not doubts:
         day = row.fallback_date
     return (f"{day} {clock}" if day and clock else day), doubts
-
-
-def _clock(text: str) -> str | None:
-    m = _TIME.match(text.strip())
-    if not m:
-        return None
-    hour, minute = int(m.group(1)), int(m.group(2))
-    if m.group(3):
-        hour = hour % 12 + (12 if m.group(3).lower() == "pm" else 0)
-    return f"{hour:02d}:{minute:02d}" if hour < 24 and minute < 60 else None

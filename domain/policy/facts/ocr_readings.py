@@ -82,6 +82,17 @@ def alike_letters_apart(a: str, b: str) -> bool:
     return len(differ) <= MAX_ALIKE_LETTERS and all(any(x in g and y in g for g in _ALIKE) for x, y in differ)
 
 
+def alike_spellings(word: str) -> str:
+    """A regular expression for ``word`` as a scan may print it: each letter of a group
+    OCR prints alike (``_ALIKE``) may be any letter of its group ("allergio", "a1lergic"
+    for "allergic"). For words no text layer spells otherwise."""
+    out = []
+    for ch in word.lower():
+        group = next((g for g in _ALIKE if ch in g), None)
+        out.append(f"[{''.join(sorted(group))}]" if group else re.escape(ch))
+    return "".join(out)
+
+
 def speck_accents(text: str) -> str:
     """The accented letters of an OCR'd name ("é" of "Albutérol"), or "": OCR reads a
     speck of a fax or scan over a letter as its accent, and the name then reads as a
