@@ -129,6 +129,8 @@ def location(citation: dict[str, Any], fact: dict[str, Any] | None = None) -> st
         if len(name) > 1 and name[0] == name[-1] == "'":  # Excel's quoting: 'Sheet 1'!B3, 'O''Hara'!B3
             name = name[1:-1].replace("''", "'")
         text = f"sheet {name}, row{'s' if '–' in rows else ''} {rows}"
+        if not sheet["c2"]:  # one cell: a table with a column per date cites a value per cell of its row
+            text += f", column {sheet['c1']}"
         return f"{text} ({label})" if label else text
     if where.startswith("page ") and label:
         return f"{where}, row ‘{label}’"

@@ -355,11 +355,12 @@ def test_workers_are_fresh_or_stale_by_the_health_threshold(wb):
     ("OBX[1]-5", {"structured_value": {"observation": "Status in immunization series"}},
      "result 1 (Status in immunization series)"),
     # sheet names as openpyxl gives them: spaces, '!' inside, Excel's own quoting
-    ("Sheet 1!B3", {"structured_value": {"test_name": "Sodium"}}, "sheet Sheet 1, row 3 (Sodium)"),
+    ("Sheet 1!B3", {"structured_value": {"test_name": "Sodium"}}, "sheet Sheet 1, row 3, column B (Sodium)"),
     ("Labs!2024!A7:F7", None, "sheet Labs!2024, row 7"),
     ("Labs!2024!A7:F9", None, "sheet Labs!2024, rows 7–9"),
-    ("'Sheet 1'!B3", None, "sheet Sheet 1, row 3"),
-    ("'Dr O''Hara'!C2", None, "sheet Dr O'Hara, row 2"),
+    ("'Sheet 1'!B3", None, "sheet Sheet 1, row 3, column B"),
+    ("'Dr O''Hara'!C2", None, "sheet Dr O'Hara, row 2, column C"),
+    ("Flowsheet!C3:C4", None, "sheet Flowsheet, rows 3–4"),  # a reading joined down a column
     # DOCX locators (extract/formats/office/docx.py) are already words
     ("table 2 row 3 col 1", {"structured_value": {"substance": "Penicillin"}}, "table 2 row 3 col 1"),
     ("paragraph 7", None, "paragraph 7"),
