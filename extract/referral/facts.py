@@ -8,7 +8,9 @@ import re
 from dataclasses import dataclass, field
 
 from domain.content import Section
-from domain.models import Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate
+from domain.models import (Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate,
+                           VitalSignValue)
+from domain.policy.facts.vital_signs import implausible, vital_text
 from extract.values import lists as phrases
 from extract.values.lists import NO_KNOWN_TEXT
 from extract.referral import prose as P
@@ -373,6 +375,8 @@ def _exception_reason(status: str) -> str:
 # ---------------------------------------------------------------------------- told in a sentence
 
 SENTENCE_REASON = "read from a sentence of the letter, not a list: check it against the sentence"
+VITAL_SENTENCE_REASON = ("a reading told in a sentence of the letter: no time of measurement goes with it; "
+                         "check the sign, the numbers and the unit against the sentence")
 LAB_SENTENCE_REASON = ("a result told in a sentence of the letter: no reference range or collection date goes "
                        "with it; check the test, value and unit in the source before it enters the chart")
 
@@ -395,6 +399,12 @@ def _sentence_item(ctx: Ctx, item: Found) -> None:
         fact_type, collection, reasons = "lab_result", "text_results", [LAB_SENTENCE_REASON]
         text = f"{value['test_name']} {value['value']}" + (f" {value['unit']}" if value["unit"] else "") \
             + (f" ({when})" if when else "") + " (stated in the letter)"
+    elif item.field == "vitals":
+        value = VitalSignValue(**{k: parsed[k] for k in ("kind", "label", "value", "unit", "systolic", "diastolic")})
+        fact_type, collection, text = "vital_sign", "vital_signs", vital_text(value.model_dump()) + " (stated in the letter)"
+        problem = implausible(value.kind, value.value, value.unit, value.systolic, value.diastolic)
+        reasons = [VITAL_SENTENCE_REASON, *parsed["doubts"], *([problem] if problem else [])]
+        value = value.model_dump()
     elif item.field == "allergies" and parsed.get("no_known_allergies"):
         status = parsed.get("status") or "no_known_allergies"
         fact_type, collection, text, reasons, other = "allergy", "allergies", f"Allergies: {NO_KNOWN_TEXT[status]}", \

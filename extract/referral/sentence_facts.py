@@ -1,8 +1,10 @@
-"""Allergies, medications, problems and lab values told in a letter's sentences
-("She is allergic to penicillin, which gave her a rash. She takes warfarin 5 mg
-orally once daily ... Her HbA1c was 8.1% in March"), read by the sentence readers of
-``extract.values`` (``prose_allergies``, ``prose_meds``, ``prose_problems``,
-``prose_labs``) and turned into ``Found`` items for ``extract.referral.facts``.
+"""Allergies, medications, problems, lab values and vital signs told in a letter's
+sentences ("She is allergic to penicillin, which gave her a rash. She takes warfarin 5 mg
+orally once daily ... Her HbA1c was 8.1% in March. Her blood pressure was 148/86"), read
+by the sentence readers of ``extract.values`` (``prose_allergies``, ``prose_meds``,
+``prose_problems``, ``prose_labs``, ``prose_vitals``) and turned into ``Found`` items for
+``extract.referral.facts``. Words read as a result or a reading name no medicine
+("sodium 133 mmol/L" is no sodium salt, "saturation 94%" no drug at 94%).
 
 A sentence is read less surely than a list: every item read here is held for review,
 cited to its sentence (an allergy or a problem) or to its own words (a medication
@@ -23,6 +25,7 @@ from extract.values.prose_labs import lab_values_in
 from extract.values.prose_meds import medications_in
 from extract.values.prose_problems import problems_in
 from extract.values.prose_text import Span
+from extract.values.prose_vitals import vital_values_in
 
 
 def not_the_patients(sentence: str, span: Span) -> bool:
@@ -53,7 +56,11 @@ def read_sentence(section: Section, sentence: Span) -> list[Found]:
         out.append(Found("allergies", a.substance.text, section, "sentence", text, context=text, parsed={
             "substance": a.substance.text, "reaction": a.reaction.text if a.reaction else None,
             "not_the_patients": not_the_patients(text, a.substance)}))
+    vitals = vital_values_in(text)
+    labs = [r for r in lab_values_in(text) if not any(r.mention.start < v.mention.end and v.mention.start < r.mention.end
+                                                      for v in vitals)]
     taken = [(a.substance.start, a.substance.end) for a in allergies]
+    taken += [(r.mention.start, r.mention.end) for r in (*labs, *vitals)]
     for m in medications_in(text, exclude=taken):
         out.append(Found("medications", m.name.text, section, "sentence", m.mention.text, context=text, parsed={
             "name": m.name.text, "dose": m.dose, "route": m.route, "frequency": m.frequency,
@@ -61,10 +68,16 @@ def read_sentence(section: Section, sentence: Span) -> list[Found]:
     for p in problems_in(text):
         out.append(Found("problems", p.description.text, section, "sentence", text, context=text, parsed={
             "description": p.description.text, "not_the_patients": not_the_patients(text, p.description)}))
-    for r in lab_values_in(text):
+    for r in labs:
         if not_the_patients(text, r.mention):
             continue  # "her mother's HbA1c", "if her potassium is 6": no result of the patient's
         out.append(Found("labs", r.test_name, section, "sentence", r.mention.text, context=text, parsed={
             "test_name": r.test_name, "value": r.value, "unit": r.unit, "analyte": r.analyte,
             "stated_when": r.when.text if r.when else None}))
+    for v in vitals:
+        if not_the_patients(text, v.mention):
+            continue  # "if her blood pressure is above 160/100", "her husband's pulse": not her reading
+        out.append(Found("vitals", v.label, section, "sentence", v.mention.text, context=text, parsed={
+            "kind": v.reading.kind, "label": v.label, "value": v.reading.value, "unit": v.reading.unit,
+            "systolic": v.reading.systolic, "diastolic": v.reading.diastolic, "doubts": v.reading.doubts or []}))
     return out

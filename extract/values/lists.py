@@ -155,9 +155,28 @@ def parse_medication(text: str) -> dict:
     return {
         "name": name,
         "dose": _whole_dose(t, dose) if dose else None,
-        "frequency": freq.group(1) if freq else None,
+        "frequency": _whole_frequency(t, freq, name_end=len(name)) if freq else None,
         "route": route.group(1) if route else None,
     }
+
+
+# Words that limit a frequency ("up to four times a day") and what may join two
+# wordings of one frequency ("four times a day when needed", "q4h, prn").
+_FREQUENCY_LIMIT = re.compile(r"(?:up to|not more than|no more than|maximum(?: of)?|max\.?)\s+$", re.IGNORECASE)
+_BETWEEN_FREQUENCIES = re.compile(r"[\s,]*(?:(?:and|or|up to)\s+)?", re.IGNORECASE)
+
+
+def _whole_frequency(text: str, first: re.Match[str], *, name_end: int) -> str:
+    """How often as printed from its first wording: "up to four times a day when needed"
+    whole, not "four times a day" with the limit and the "when needed" left unsaid (a
+    medicine taken as needed is not a regular one). Later wordings count only when
+    nothing but a joining word stands between them."""
+    start, end = first.start(1), first.end(1)
+    if (limit := _FREQUENCY_LIMIT.search(text, name_end, start)) is not None:
+        start = limit.start()
+    while (nxt := _FREQUENCY.search(text, end)) and _BETWEEN_FREQUENCIES.fullmatch(text[end:nxt.start()]):
+        end = nxt.end(1)
+    return text[start:end]
 
 
 # Words that join two amounts of one medicine into one dose ("10 mg and 5 mg on

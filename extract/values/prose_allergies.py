@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from domain.policy.facts.ocr_readings import alike_spellings
 from extract.values.lists import no_known
+from extract.values.prose_meds import is_drug_name
 from extract.values.prose_text import Span, clause_items, strip_span
 
 # --------------------------------------------------------------------------- vocabulary (data)
@@ -228,6 +229,12 @@ def allergies_in(sentence: str) -> list[AllergyMention]:
             continue
         found.append(AllergyMention(substance, Span(c.group("r"), c.start("r"), c.end("r"))))
         taken.append((substance.start, c.end()))
+    for r in _REACTION_ON.finditer(sentence):
+        substance = Span(r.group("s"), r.start("s"), r.end("s"))
+        if _overlaps(substance, taken) or not is_drug_name(substance.text):
+            continue
+        found.append(AllergyMention(substance, Span(r.group("r"), r.start("r"), r.end("r"))))
+        taken.append((r.start(), r.end()))
     return sorted(found, key=lambda m: m.substance.start)
 
 
@@ -243,3 +250,12 @@ REACTION_WORDS = (r"rash\w*|hives|urticaria|swell\w*|angioedema|anaphyla\w*|whee
                   r"blister\w*|diarrh\w*|confus\w*|headache\w*|dizz\w*|breathless\w*|flushing|redness|"
                   r"stevens[- ]johnson|collapse|palpitations")
 _REACTION_WORDS = re.compile(rf"\b(?:{REACTION_WORDS})", re.I)
+# A reaction told before the drug that caused it ("developed angioedema on ramipril",
+# "a rash after amoxicillin", "a dry cough with lisinopril"): only reactions a drug is
+# blamed for, never how ill the patient is ("breathless on exertion", "remains
+# breathless on bisoprolol" is not an allergy), and only a drug's name after them.
+REACTION_BEFORE_DRUG = (r"rash\w*|hives|urticaria|angioedema|anaphyla\w*|itch\w*|pruritus|vomit\w*|nause\w*|"
+                        r"blister\w*|diarrh\w*|stevens[- ]johnson(?: syndrome)?|(?:dry |tickly |persistent )?cough|"
+                        r"myalgia|muscle (?:aches?|pains?)|(?:lip|tongue|facial) swelling")
+_REACTION_ON = re.compile(rf"\b(?P<r>{REACTION_BEFORE_DRUG})\s+(?:on|with|after|from|following|to)\s+"
+                          rf"(?:(?:the|his|her|their|starting|taking|a course of)\s+)*(?P<s>[A-Za-z][\w-]*)\b", re.I)

@@ -88,7 +88,8 @@ class MedicationMention:
     frequency: str | None = None
 
 
-def _drug_name(word: str) -> bool:
+def is_drug_name(word: str) -> bool:
+    """Whether one word names a drug: a common drug listed above or a name with a known stem."""
     w = word.lower()
     return w in NAMED_DRUGS or bool(DRUG_STEMS.fullmatch(w))
 
@@ -99,7 +100,7 @@ def _names(sentence: str, cued: bool) -> list[Span]:
     words = list(_WORD.finditer(sentence))
     for i, m in enumerate(words):
         word = m.group(0)
-        known = _drug_name(word)
+        known = is_drug_name(word)
         before_dose = cued and bool(_DOSE_START.match(sentence, m.end())) and word.lower() not in NOT_A_DRUG \
             and not known_name(word) and word[:1].isalpha()
         if not known and not before_dose:

@@ -132,3 +132,35 @@ def test_a_labelled_medication_paragraph_written_as_a_sentence_gives_one_item_pe
     assert [(m.structured_value["name"], m.structured_value["dose"]) for m in meds] == [
         ("nifedipine", "30 mg"), ("doxazosin", "4 mg")]
     assert all(m.wants_review for m in meds)
+
+
+def test_a_held_out_respiratory_letter_keeps_results_readings_and_reactions_apart_from_medicines():
+    # Written after the rules: "sodium 133 mmol/L" was read as a medicine named sodium,
+    # "oxygen saturation 94%" as one named saturation, "angioedema on ramipril" as ramipril
+    # taken, the vital signs were only reported, and "up to ... when needed" was dropped.
+    _, result = _read(docx_letter(
+        "Re: Tomasz WIECZOREK  DOB 14/03/1952  MRN HX-771203",
+        "Dear Dr Okafor,",
+        "He reports an intolerance to codeine, which causes nausea, and developed angioedema on ramipril in 2019.",
+        "His regular medicines are apixaban 5 mg twice daily and furosemide 40 mg each morning. He takes "
+        "paracetamol 1 g up to four times a day when needed.",
+        "Bloods on 02/11/2026 showed creatinine 142 umol/L, sodium 133 mmol/L and calcium 2.41 mmol/L.",
+        "On examination his blood pressure was 148/86 mmHg, pulse 92 and irregular, and oxygen saturation 94% on "
+        "room air.",
+        "Kind regards,", "Dr Helena Marsh"), pdf=False)
+    meds = _by(result, "medication", "name")
+    assert set(meds) == {"apixaban", "furosemide", "paracetamol"}
+    assert meds["paracetamol"].structured_value["frequency"] == "up to four times a day when needed"
+    allergies = _by(result, "allergy", "substance")
+    assert {k: v.structured_value["reaction"] for k, v in allergies.items()} == {
+        "codeine": "nausea", "ramipril": "angioedema"}
+    assert {f.structured_value["test_name"] for f in of_type(result, "lab_result")} == {
+        "creatinine", "sodium", "calcium"}
+    vitals = {f.structured_value["kind"]: f for f in of_type(result, "vital_sign")}
+    assert {k: (f.structured_value["value"], f.structured_value["unit"]) for k, f in vitals.items()} == {
+        "blood_pressure": ("148/86", "mmHg"), "heart_rate": ("92", "/min"), "spo2": ("94", "%")}
+    assert vitals["blood_pressure"].structured_value["systolic"] == "148"
+    for f in vitals.values():
+        assert f.wants_review and _certainty(f, paged=False) is Certainty.NEEDS_REVIEW
+        assert f.citation.quote_or_value in f.context_text
+    assert vitals["spo2"].citation.quote_or_value == "oxygen saturation 94%"

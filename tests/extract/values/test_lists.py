@@ -77,7 +77,13 @@ MEDICATION_TABLE = [
     ("Ondansetron 4 mg IV q8h", "Ondansetron", "4 mg", "q8h", "IV"),
     ("Atorvastatin 40 mg nocte", "Atorvastatin", "40 mg", "nocte", None),
     ("Furosemide 40 mg t.i.d.", "Furosemide", "40 mg", "t.i.d.", None),
-    ("Salbutamol 2 puffs q4h prn", "Salbutamol", "2 puffs", "q4h", None),
+    # "prn" and "up to" are part of how often: taken as needed is not taken every 4 hours
+    ("Salbutamol 2 puffs q4h prn", "Salbutamol", "2 puffs", "q4h prn", None),
+    ("paracetamol 1 g up to four times a day when needed", "paracetamol", "1 g",
+     "up to four times a day when needed", None),
+    ("Salbutamol 2 puffs as required, up to 4 times a day", "Salbutamol", "2 puffs",
+     "as required, up to 4 times a day", None),
+    ("Insulin glargine 20 units at night", "Insulin glargine", "20 units", "at night", None),
 ]
 
 

@@ -33,6 +33,12 @@ def told(sentence: str) -> list[tuple[str, str | None]]:
     ("She is allergio to sulfonamides, which gave her an urticarial rash in 2019.",
      [("sulfonamides", "urticarial rash")]),
     ("He is a1lergic to co-amoxiclav.", [("co-amoxiclav", None)]),
+    # the reaction told before the drug that caused it: a held-out letter's "angioedema on ramipril" was read
+    # as ramipril taken
+    ("He developed angioedema on ramipril in 2019.", [("ramipril", "angioedema")]),
+    ("She had a rash after amoxicillin as a child.", [("amoxicillin", "rash")]),
+    ("A dry cough with lisinopril, so switched to losartan.", [("lisinopril", "dry cough")]),
+    ("He was nauseated on metformin and stopped it.", [("metformin", "nauseated")]),
 ])
 def test_allergies_with_their_reactions(sentence, expected):
     assert told(sentence) == expected
@@ -62,6 +68,10 @@ def test_a_reaction_told_after_a_list_goes_to_each_substance_without_one():
     "He takes amlodipine 10 mg daily.",
     "She was seen in the allergy clinic last year.",
     "Her blood pressure reacts well to rest.",
+    # how ill the patient is on a treatment, or a reaction to no drug, is no allergy
+    "She remains breathless on bisoprolol and furosemide.",
+    "He has had a rash on his forearm for two weeks.",
+    "Her cough with exertion is worse.",
 ])
 def test_sentences_that_tell_of_no_allergy(sentence):
     assert told(sentence) == []
