@@ -235,7 +235,9 @@ def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue
     return found
 
 
-_GLUED_LABEL = re.compile(r"^(?P<label>[A-Za-z][A-Za-z .#/']*:)(?P<value>[A-Za-z0-9(].*)$")
+# "DOB:7/22/58", and "DOB.14/03/1952" (a fax's speck or a lost space read as a point) before a number.
+_GLUED_LABEL = re.compile(r"^(?P<label>[A-Za-z][A-Za-z .#/']*:)(?P<value>[A-Za-z0-9(].*)$"
+                          r"|^(?P<plabel>[A-Za-z][A-Za-z.]*[A-Za-z]\.)(?P<pvalue>\d.*)$")
 _HYPHENED_LABEL = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+:$")
 
 
@@ -260,7 +262,11 @@ def _unglue_labels(words: Sequence[Word], book: PhraseBook) -> list[Word]:
         if m is None:
             out.append(w)
             continue
-        out.extend(_cut(w, [m.group("label"), m.group("value")]))
+        label = m.group("label") or m.group("plabel")
+        if m.group("plabel") and book.match_at([Word(label, w.x0, w.y0, w.x1, w.y1)], 0) is None:
+            out.append(w)  # "No.5", "approx.3": only a label of the book is cut off its number
+            continue
+        out.extend(_cut(w, [label, m.group("value") or m.group("pvalue")]))
     return out
 
 
@@ -282,7 +288,7 @@ def _label_pieces(seg: list[Word], book: PhraseBook) -> list[tuple[PhraseHit | N
     while i < len(seg):
         hit = book.match_at(seg, i)
         trusted = hit is not None and (hit.ends_with_colon or (i == 0 and (
-            hit.tokens >= 2 or book.vouches(hit, seg[hit.end:]))))
+            hit.tokens >= 2 or book.vouches(hit, seg[hit.end:]))) or _labels_inside(hit, seg, book))
         if trusted:
             starts.append(hit)
             i = hit.end
@@ -297,6 +303,16 @@ def _label_pieces(seg: list[Word], book: PhraseBook) -> list[tuple[PhraseHit | N
         stop = starts[k + 1].start if k + 1 < len(starts) else len(seg)
         pieces.append((hit, seg[hit.start : hit.end], seg[hit.end : stop]))
     return pieces
+
+
+def _labels_inside(hit: PhraseHit, seg: list[Word], book: PhraseBook) -> bool:
+    """A label inside a segment without a colon ("Patient: WIECZOREK, Tomasz DOB 14/03/1952
+    MRN HX-771203", its gaps too narrow to split): trusted when what follows has the shape
+    of its value and the label is several words ("Date of birth") or printed in capitals
+    ("DOB", "MRN") or capitalised ("Born", "Visit"), never a word of running text in lower
+    case ("... was born 01/02/1960")."""
+    printed = "".join(c for w in seg[hit.start:hit.end] for c in w.text if c.isalpha())
+    return (hit.tokens >= 2 or (len(printed) >= 2 and printed[0].isupper())) and book.vouches(hit, seg[hit.end:])
 
 
 def _words_below(label: list[Word], row: Row, below: Row) -> list[Word]:

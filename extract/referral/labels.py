@@ -67,7 +67,7 @@ NOBODY = re.compile(r"^(?:colleagues?|sir(?:\s*(?:/|or)\s*madam)?|madam|doctor|t
 # Lines of a signature block that are not the signer.
 NOT_SIGNER = re.compile(r"^(?:dictated|electronically signed|signed electronically|typed by|pp\.?\s|cc\b|enc)",
                          re.IGNORECASE)
-DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#]?\s*([0-9A-Za-z][0-9A-Za-z ,./-]{4,20}?\d{2,4})",
+DOB_INLINE = re.compile(r"(?:\bDOB\b|\bD\.O\.B\.?|date of birth|\bborn\b)\s*[:#.]?\s*([0-9A-Za-z][0-9A-Za-z ,./-]{4,20}?\d{2,4})",
                          re.IGNORECASE)
 # A record-number label of the shared vocabulary ("MRN", "Hosp#", "UR no."), perhaps
 # printed again before the number ("Medical record no.: MRN 6620915"); the number holds

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pytest
+import pymupdf
 
 from domain.content import NormalizedContent, PageContent, Word
 from domain.models import DocType, IdentifierKind
@@ -471,6 +472,40 @@ def test_ocr_label_glued_to_its_value_is_still_a_field():
     assert dob.value == "1958-07-22"
     assert verify_citations([dob.citation], content)[0].verified  # the quote still finds the one OCR word
     assert result.facts[0].structured_value["collection_date"] == "2026-04-10"
+
+
+def test_ocr_label_glued_to_its_value_by_a_point_is_still_a_field():
+    # A fax read "DOB 14/03/1952" as "DOB.14/03/1952": the name and the date of birth went
+    # unread; a word that only looks like it ("No.5") stays whole.
+    page = _ocr_page([[("Patient:", 40, 0.95), ("Tomasz", 85, 0.95), ("WIECZOREK", 125, 0.95),
+                       ("DOB.14/03/1952", 190, 0.9), ("MRN", 260, 0.95), ("HX-771203", 285, 0.95)],
+                      *_OCR_SODIUM_TABLE])
+    content = NormalizedContent(source_kind="ocr", pages=[page])
+    result = extract_lab(content, "documents:1")
+    got = {i.kind: i.value for i in result.identifiers}
+    assert got == {IdentifierKind.NAME: "Tomasz WIECZOREK", IdentifierKind.DOB: "1952-03-14",
+                   IdentifierKind.MRN: "HX-771203"}
+    assert all(c.verified for c in verify_citations([i.citation for i in result.identifiers], content))
+
+
+@pytest.mark.parametrize("row, expected", [
+    # labels inside one segment, without colons: the name ran on to the end of the row and nothing was read
+    ("Patient: WIECZOREK, Tomasz  DOB 14/03/1952  MRN HX-771203",
+     {"name": "WIECZOREK, Tomasz", "dob": "1952-03-14", "mrn": "HX-771203"}),
+    ("Name: Ann LEE Date of birth 01/02/1960 Hosp# 445566", {"name": "Ann LEE", "dob": "1960-01-02", "mrn": "445566"}),
+    ("Pt: LEE, Ann Visit 2231", {"name": "LEE, Ann"}),
+    # a label word in lower case is running text: nothing is attributed, so nothing is read
+    ("Patient: Ann LEE born 01/02/1960", {}),
+])
+def test_labels_inside_a_row_without_colons(row, expected):
+    from extract.formats.pdf import normalize_pdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    for y, text in ((72, row), (100, "Collected 02/11/2026"), (114, "Sodium 133 mmol/L 135-145 L")):
+        page.insert_text((72, y), text, fontsize=10)
+    result = extract_lab(normalize_pdf(doc.tobytes()), "documents:1")
+    assert {i.kind.value: i.value for i in result.identifiers} == expected
 
 
 def test_ocr_label_with_its_space_read_as_a_hyphen_is_still_a_field():

@@ -48,3 +48,12 @@ def test_an_item_whose_words_ocr_doubted_goes_to_a_person():
         "read by OCR with low confidence (0.31): check it against the page"
     bisoprolol, = [f for f in doubted.facts if f.fact_type == "medication" and "bisoprolol" in f.fact_text]
     assert "read by OCR with low confidence (0.40)" in bisoprolol.review_reason  # added to its other doubt
+
+
+def test_a_date_of_birth_label_glued_to_its_date_by_a_point_still_names_the_patient():
+    # A fax read "DOB 14/03/1952" as "DOB.14/03/1952": neither the name nor the date was read,
+    # and the letter went to identity review as "missing: dob, name".
+    lines = ["Re: Tomasz WIECZOREK DOB.14/03/1952 MRN HX-771203", "Dear Dr Okafor,", "Yours sincerely,",
+             "Dr Helena Marsh"]
+    ids = {i.kind.value: i.value for i in extract_referral(_ocr_letter(lines), "documents:3").identifiers}
+    assert ids == {"name": "Tomasz WIECZOREK", "dob": "1952-03-14", "mrn": "HX-771203"}
