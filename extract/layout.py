@@ -223,7 +223,9 @@ def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue
     """
     found: list[LabelledValue] = []
     for i, row in enumerate(rows):
-        pieces = [p for seg in segments(_unglue_labels(row.words, book)) for p in _label_pieces(seg, book)]
+        segs = segments(_unglue_labels(row.words, book))
+        pieces = [p for k, seg in enumerate(segs)
+                  for p in _label_pieces(seg, book, segs[k + 1] if k + 1 < len(segs) else [])]
         for j, (hit, label, value) in enumerate(pieces):
             if hit is None:
                 continue
@@ -280,15 +282,18 @@ def _cut(w: Word, texts: list[str]) -> list[Word]:
     return out
 
 
-def _label_pieces(seg: list[Word], book: PhraseBook) -> list[tuple[PhraseHit | None, list[Word], list[Word]]]:
+def _label_pieces(seg: list[Word], book: PhraseBook, next_seg: Sequence[Word] = ()
+                  ) -> list[tuple[PhraseHit | None, list[Word], list[Word]]]:
     """Cut a segment at its labels: (hit, label words, value words) per piece; text
-    before the first label is a piece without a hit."""
+    before the first label is a piece without a hit. A label that is the whole segment
+    is vouched for by the next segment of its row ("Collected      28-Nov-2026 07:45",
+    a column apart and its colon lost on a scan)."""
     starts: list[PhraseHit] = []
     i = 0
     while i < len(seg):
         hit = book.match_at(seg, i)
         trusted = hit is not None and (hit.ends_with_colon or (i == 0 and (
-            hit.tokens >= 2 or book.vouches(hit, seg[hit.end:]))) or _labels_inside(hit, seg, book))
+            hit.tokens >= 2 or book.vouches(hit, seg[hit.end:] or next_seg))) or _labels_inside(hit, seg, book))
         if trusted:
             starts.append(hit)
             i = hit.end

@@ -131,6 +131,15 @@ def test_same_quantity_allows_only_the_rounding_of_what_was_printed():
     assert same_quantity("platelets", "150", "G/L", "150", "x10^9/L") is None  # refused unit: cannot tell
 
 
+def test_a_limit_is_the_same_as_the_same_limit_however_it_is_spaced():
+    # a scan of a typed lab closed the gap in "< 3": the chart's bilirubin became a conflict with itself
+    assert same_quantity("bilirubin", "<3", "umol/L", "< 3", "umol/L") is True
+    assert same_quantity("egfr", "> 60", "mL/min/1.73m2", ">60", "mL/min/1.73m2") is True
+    assert same_quantity("bilirubin", "<3", "umol/L", "<5", "umol/L") is False
+    assert same_quantity("egfr", ">60", "mL/min/1.73m2", "<60", "mL/min/1.73m2") is None  # the other side
+    assert same_quantity("bilirubin", "<3", "umol/L", "3", "umol/L") is None  # a limit beside a value
+
+
 def test_a_converted_value_keeps_a_readable_precision():
     assert display_number(0.9955, like="1.4") == "0.996"
     assert display_number(88.4) == "88.4"

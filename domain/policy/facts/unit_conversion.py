@@ -178,10 +178,12 @@ def read_number(text: str | None) -> PrintedNumber | None:
 def same_quantity(analyte_id: str | None, value_a: str, unit_a: str, value_b: str, unit_b: str) -> bool | None:
     """Whether two printed results of one analyte state the same quantity once in one
     unit: equal within the rounding of what was printed (88 umol/L and 1.0 mg/dL of
-    creatinine are; 88 umol/L and 1.2 mg/dL are not). None when it cannot be told (not
-    plain numbers, a comparator, a unit the table cannot convert)."""
+    creatinine are; 88 umol/L and 1.2 mg/dL are not). A limit is compared with a limit of
+    the same side ("<3" and "< 3" umol/L are one statement, a scan having closed the
+    gap). None when it cannot be told (not numbers, a limit beside a plain number or
+    one of the other side, a unit the table cannot convert)."""
     a, b = read_number(value_a), read_number(value_b)
-    if a is None or b is None or a.comparator or b.comparator:
+    if a is None or b is None or a.comparator != b.comparator:
         return None
     f = factor(analyte_id, unit_a, unit_b)
     if f is None:

@@ -488,6 +488,19 @@ def test_ocr_label_glued_to_its_value_by_a_point_is_still_a_field():
     assert all(c.verified for c in verify_citations([i.citation for i in result.identifiers], content))
 
 
+def test_a_label_a_column_apart_from_its_value_is_vouched_for_by_the_value():
+    # A scanned header box lost its colons: "DOB      09-Aug-1963", "Collected      28-Nov-2026 07:45",
+    # each label a column apart from its value; neither was read ("no collection date label").
+    page = _ocr_page([[("Surname:", 40, 0.95), ("MBEKI-LARSSON", 110, 0.95), ("Collected", 300, 0.95),
+                       ("28-Nov-2026", 400, 0.95), ("07:45", 460, 0.95)],
+                      [("DOB", 40, 0.45), ("09-Aug-1963", 110, 0.95), ("Received", 300, 0.95),
+                       ("28-Nov-2026", 400, 0.95)],
+                      *_OCR_SODIUM_TABLE])
+    result = extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1")
+    assert {i.kind: i.value for i in result.identifiers}[IdentifierKind.DOB] == "1963-08-09"
+    assert result.facts[0].structured_value["collection_date"] == "2026-11-28"
+
+
 @pytest.mark.parametrize("row, expected", [
     # labels inside one segment, without colons: the name ran on to the end of the row and nothing was read
     ("Patient: WIECZOREK, Tomasz  DOB 14/03/1952  MRN HX-771203",
