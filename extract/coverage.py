@@ -51,6 +51,7 @@ from domain.policy.facts.analytes import analytes_named, canonical_analyte
 from domain.policy.facts.fhir_reading import LAB_CATEGORIES, OTHER_CATEGORIES
 from domain.policy.facts.lab_vocabulary import known_unit
 from domain.policy.facts.medication_schedule import dose_unit_words
+from domain.policy.facts.ocr_readings import ocr_name_reading
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.layout import page_rows, segments
 from extract.values.dates import find_date
@@ -309,7 +310,7 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
     values = piece.of("value")
     words = " ".join(t.text.strip(_EDGE + "\"'") for t in piece.tokens if t.kind == "text")  # "(HbA1c" -> HbA1c
     named = _names_whole(label_cell) if label_cell is not None else ("a known test" if analytes_named(words)
-                                                                     else None)
+                                                                     else _ocr_names_a_test(piece))
     if not values:
         # A result printed as a word ("Urine Glucose Positive (Negative)") counts beside a
         # known test; the one in brackets is the reference.
@@ -358,6 +359,18 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
 
 
 # --------------------------------------------------------------------------- pages
+
+def _ocr_names_a_test(piece: _Piece) -> str | None:
+    """"a known test as OCR read it" when a word a scan or fax read names a test through a
+    misread letter ("Previous potasslum 5.4 mmol/t."), the policy's reading of garbled
+    names (``ocr_name_reading``); None on a text layer, whose spelling is the print's."""
+    for t in piece.tokens:
+        word = t.text.strip(_EDGE)
+        if t.kind == "text" and getattr(t.ref, "conf", None) is not None and len(word) >= 5 \
+                and ocr_name_reading(word):
+            return "a known test as OCR read it"
+    return None
+
 
 def _cited(word, page: PageContent, cites: Sequence[tuple[BoundingBox, frozenset[str]]],
            slack: float = 0.002) -> bool:

@@ -114,8 +114,10 @@ def _same_positions(parsed: PersonName, shape: str, text: str) -> PersonName:
 _LOOKALIKE_ONE, _LOOKALIKE_ZERO = "1lI|", "0oO"
 _POWER_OF_TEN = re.compile(
     rf"^(?P<x>[xX\u00d7]\s?)(?P<ten>[{_LOOKALIKE_ONE}]{{1,2}}[{_LOOKALIKE_ZERO}]{{1,2}})"
-    r"(?P<rest>[Ee^*]\d{1,2}/[A-Za-z\u00b5\u03bc]+)$"
+    r"(?P<rest>[Ee^*\u00b0\u00ba]\d{1,2}/[A-Za-z\u00b5\u03bc]+)$"
 )
+# A fax prints the caret of "x10^9/L" as a degree sign: no unit has a degree there.
+_CARET_READ_AS = "\u00b0\u00ba"
 
 
 def _ten(unit: str) -> re.Match | None:
@@ -135,12 +137,16 @@ def repair_ocr_unit(unit: str) -> str:
     """Undo OCR's letter-for-digit swap in the "10" of "x10E3/uL"; anything else as is.
 
     "xlOE3/uL" -> "x10E3/uL", "x 1oE6/uL" -> "x 10E6/uL", "x1l0E3/uL" -> "x10E3/uL"
-    (a stroke too many: see ``ocr_unit_doubt``); "%o" and "x100E3/uL" stay as read.
+    (a stroke too many: see ``ocr_unit_doubt``), and the caret a fax read as a degree
+    sign, "x10°9/L" -> "x10^9/L"; "%o" and "x100E3/uL" stay as read.
     """
     m = _ten(unit)
     if m is None:
         return unit
-    return f"{m.group('x')}10{m.group('rest')}"
+    rest = m.group("rest")
+    if rest[0] in _CARET_READ_AS:
+        rest = "^" + rest[1:]
+    return f"{m.group('x')}10{rest}"
 
 
 def ocr_unit_doubt(unit: str) -> str | None:

@@ -140,6 +140,18 @@ def test_a_range_whose_dash_ocr_lost_is_no_unread_value():
     assert len(unread_content(content(p), [])) == 2
 
 
+def test_a_test_name_ocr_misread_by_a_letter_still_makes_a_result():
+    # A faxed lab's comment line "Previous potassium 5.4 mmol/L on 21/11/2026" read as "potasslum ...
+    # mmol/t.": nothing read it and nothing said so.
+    p = page([[(40, "Previous potasslum 5.4 mmol/t. on 21/11/2026.")]])
+    assert texts(unread_content(content(p), [])) == []  # a text layer's spelling is the print's
+    for w in p.words:
+        w.conf = 0.9
+    scanned = NormalizedContent(source_kind="ocr", pages=[p])
+    (region,) = unread_content(scanned, [])
+    assert region.text.startswith("Previous potasslum 5.4") and "as OCR read it" in region.reason
+
+
 def test_identity_contact_address_dates_doses_and_page_numbers_are_not_results():
     p = page([[(40, "Larchmont Diagnostics, 88 Ferry Road, Suite 12, Dunmore DM3 4RT")],
               [(40, "Phone (415) 555-0199"), (300, "Fax 415.555.0123")],

@@ -63,6 +63,9 @@ def test_split_value_flag_rejects_non_values(text):
     ("%o", "%o"),
     ("mg/dL", "mg/dL"),
     ("lOE3/uL", "lOE3/uL"),  # without the "x" it is not a power-of-ten unit
+    ("x10\u00b09/L", "x10^9/L"),  # a fax's caret read as a degree sign (a held-out lab's platelets)
+    ("xlO\u00b09/L", "x10^9/L"),
+    ("\u00b0C", "\u00b0C"),  # a degree sign where a degree belongs stays
 ])
 def test_repair_ocr_unit_only_touches_the_ten_of_a_power_of_ten(text, expected):
     assert tr.repair_ocr_unit(text) == expected
