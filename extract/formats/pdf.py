@@ -25,6 +25,7 @@ from domain.models import ExtractionWarning
 from domain.policy.facts.certainty import FILE_REPAIRED
 from domain.policy.facts.citations import reading_rows
 from domain.limits import DEFAULT_LIMITS, PAGE_TOO_LARGE, TOO_MANY_PAGES, Limits, exceeded
+from extract.formats.pdf_boxes import with_drawn_boxes
 
 MAX_PAGES = DEFAULT_LIMITS.max_pages  # the default; jobs use their settings' ``limits``
 ENGINE = "pymupdf"
@@ -220,7 +221,7 @@ def _read_page(doc: pymupdf.Document, number: int,
             PageContent(number=number, width=612.0, height=792.0),
             ExtractionWarning("page_unreadable", f"Page {number} could not be read ({exc}).", number),
         )
-    words = _words(raw, rotation)
+    words = with_drawn_boxes(page, _words(raw, rotation), rotation)
     rows = reading_rows(words)
     ordered = [w for row in rows for w in row]
     for i, w in enumerate(ordered):

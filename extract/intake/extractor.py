@@ -23,9 +23,10 @@ from dataclasses import replace
 from domain.content import NormalizedContent, PageContent, Word
 from domain.models import (
     Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
-    IdentityCandidate,
+    IdentityCandidate, VitalSignValue,
 )
 from domain.policy.facts.citations import quote_from_words
+from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible, sign_of_label, vital_text
 from domain.policy.facts.ocr_readings import speck_accents
 from domain.policy.context.mentions import red_flag
 from extract.values import labels
@@ -40,6 +41,7 @@ from extract.intake.answers import (
 from extract.intake.layout import Field, Loose, read_page
 from extract.layout import page_rows, text_of
 from extract.values.dates import numeric_date_order, settle
+from extract.values.vital_readings import read_vital
 
 SOURCE_TYPE = DocType.INTAKE_FORM.value
 
@@ -69,6 +71,7 @@ def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResu
 
 
 
+FORM_VITAL_REASON = "a reading written on a form: no time of measurement goes with it; check it on the page"
 _LIST_KINDS = frozenset({"medications", "allergies", "family_history", "problems", "symptoms"})
 _IDENTITY_OF = {IdentifierKind.NAME: ("name", "first_name", "middle_name", "last_name"),
                 IdentifierKind.DOB: ("dob",), IdentifierKind.MRN: ("mrn",)}
@@ -331,7 +334,7 @@ class _Builder:
             self._add("other", "Reports taking no current medications", {"no_current_medications": True},
                       f.page, words, "other_document_facts[]", answer_score(1.0, f, False), document_only=True)
             return
-        for item in merge_items(split_items(f.rows, commas=True), med_continues):
+        for item, _ in _list_items(f, med_continues):
             item_text = it.clean_item(text_of(item))
             med = it.parse_medication(item_text)
             parts = (0.4 + 0.3 * (med["dose"] is not None) + 0.3 * (med["frequency"] is not None))
@@ -349,9 +352,11 @@ class _Builder:
                       {"substance": "", "status": status}, f.page, words, "allergies[]",
                       answer_score(1.0, f, False), document_only=True, context=text)
             return
-        for item in merge_items(split_items(f.rows, commas=True), allergy_continues):
+        for item, cells in _list_items(f, allergy_continues):
             item_text = it.clean_item(text_of(item))
             allergy = it.parse_allergy(item_text)
+            if cells is not None and len(cells) >= 2:  # a table's row: the substance's cell, then the reaction's
+                allergy.update(substance=it.clean_item(text_of(cells[0])), reaction=it.clean_item(text_of(cells[1])))
             allergy["substance"] = it.substance_name(allergy["substance"])
             uncertain = bool(item_doubt(item_text, text))
             parts = 0.7 + 0.3 * (allergy["reaction"] is not None)
@@ -403,6 +408,21 @@ class _Builder:
     def _notes(self, f: Field, words: list[Word], text: str) -> None:
         for item in split_items(f.rows, commas=False):
             self._free_text(item, f.page, "notes", f"written in the form's {f.label_text!r} box")
+
+    def _vital_sign(self, f: Field, words: list[Word], text: str) -> None:
+        """A reading under a sign's label ("BP: 128/82", "Weight: 71.5 kg"): a vital sign
+        held for a person (a form gives no time of measurement); any other answer as written."""
+        sign = sign_of_label(f.label_text)
+        reading = read_vital(sign[0], text, sign[1]) if sign and sign[0] in VITAL_SIGNS else None
+        if reading is None:
+            self._other(f, words, text)
+            return
+        value = VitalSignValue(kind=reading.kind, label=f.label_text, value=reading.value, unit=reading.unit,
+                               systolic=reading.systolic, diastolic=reading.diastolic).model_dump()
+        problem = implausible(reading.kind, reading.value, reading.unit, reading.systolic, reading.diastolic)
+        reasons = [FORM_VITAL_REASON, *(reading.doubts or []), *([problem] if problem else [])]
+        self._add("vital_sign", vital_text(value), value, f.page, self._with_label(f, words), "vital_signs[]",
+                  answer_score(1.0, f, bool(problem)), review="; ".join(reasons), context=text)
 
     def _other(self, f: Field, words: list[Word], text: str) -> None:
         self._add("other", f"{f.label_text}: {text}", {"label": f.label_text, "value": text}, f.page,
@@ -466,6 +486,27 @@ class _Builder:
         self._add(fact_type, f"{label} written {place}: {text!r}", value, page, words, "needs_review_findings[]",
                   confidence - (0.0 if by_content else 0.1),
                   document_only=fact_type == "other", review="; ".join(reasons), context=text)
+
+
+def _list_items(f: Field, continues) -> list[tuple[list[Word], list[list[Word]] | None]]:
+    """A list answer's items, each with its cells when it is a table's row: a table row
+    is one item as printed; written rows are split and joined as before."""
+    out: list[tuple[list[Word], list[list[Word]] | None]] = []
+    plain: list[list[Word]] = []
+
+    def flush() -> None:
+        out.extend((item, None) for item in merge_items(split_items(plain, commas=True), continues))
+        plain.clear()
+
+    for r in f.rows:
+        cells = f.cells.get(id(r[0])) if r else None
+        if cells is not None and [id(w) for w in r] == [id(w) for c in cells for w in c]:
+            flush()
+            out.append((r, cells))
+        else:
+            plain.append(r)
+    flush()
+    return out
 
 
 def _stem(words: list[Word]) -> list[Word]:

@@ -31,6 +31,7 @@ from extract.values import labels
 from extract.values import written_answers as it
 from extract.values.labels import LabelMeaning
 from extract.intake.row_labels import Piece, accept_labels, answer_follows, cut_segment, label_row, label_text
+from extract.intake.tables import TABLE_COLUMNS, table_rows
 from extract.layout import Row, segments
 
 __all__ = ["Field", "Loose", "read_page"]
@@ -81,6 +82,9 @@ class Field:
     crowded: bool = False  # stray text sat beside the answer (it was set aside as a margin note)
     owner: str | None = None  # the person the field is about when not the patient
     text_height: float = 0.0  # print size of the answer's last row
+    # A list printed as a table (extract.intake.tables): a row's cells, by the id of its first word.
+    cells: dict[int, list[list[Word]]] = field(default_factory=dict)
+    table: bool = False  # opened by a table's header row
 
     @property
     def label_text(self) -> str:
@@ -210,6 +214,7 @@ class _PageReader:
         self.owner = _Owner()
         self.current: Field | None = None
         self.columns: list[Field] = []  # a row of labels whose answers are written under them
+        self.table_headers, self.table_body = table_rows(rows)
 
     def _below_ok(self, i: int, x0: float) -> bool:
         """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
@@ -257,12 +262,44 @@ class _PageReader:
             gap = row.y0 - self.current.last_y1 if self.current else float("inf")
             in_notes = self.current is not None and self.current.kind == "notes" \
                 and _continues(gap, row) and _under(self.current, row.words, row)
+            if self._table_row(i, row, pieces, gap):
+                continue
             pieces = accept_labels(pieces, lambda x0: self._aligned(x0, row.height), lambda x0: self._below_ok(i, x0),
                                     in_notes=in_notes)
             if any(p.label for p in pieces):
                 self._labelled_row(row, pieces, gap)
             else:
                 self._plain_row(row, gap, noted=any(p.query for p in pieces))
+
+    def _table_row(self, i: int, row: Row, pieces: list[Piece], gap: float) -> bool:
+        """A medicines or allergies table's header or row (``extract.intake.tables``):
+        a header opens the list (or goes on with the list label above it); a row whose
+        cells line up goes into the open list as one item, its cells kept. False for
+        any other row, and for a row that prints a label of the form's own."""
+        kind = self.table_headers.get(i)
+        current = self.current
+        if kind is not None:
+            self.columns = []
+            if current is not None and current.kind == kind and not current.table \
+                    and _continues(gap, row) and row.page is current.page:
+                current.last_y1 = row.y1  # "Current medicines:" above the header: one list
+            else:
+                self.current = Field(kind, list(row.words), row.page, last_y1=row.y1, label_x0=row.x0,
+                                     owner=self.owner.person)
+                self.fields.append(self.current)
+            self.current.table = True
+            return True
+        if i not in self.table_body or current is None or current.kind not in TABLE_COLUMNS \
+                or not _continues(gap, row) or row.page is not current.page \
+                or any(p.label and p.kind not in (None, "other") for p in pieces):
+            return False
+        if not current.table and any(id(r[0]) not in current.cells for r in current.rows):
+            return False  # the list's label was answered on its own row: rows in line below are other questions
+        if any(it.starts_with_box([w.text]) for w in row.words) or row.words[-1].text.endswith("?"):
+            return False  # a row of questions and their boxes is no table of medicines
+        current.add(list(row.words), row)
+        current.cells[id(row.words[0])] = segments(row.words)
+        return True
 
     def _plain_row(self, row: Row, gap: float, noted: bool = False) -> None:
         """A row without labels: answers under box headings, more of the answer above,
@@ -338,10 +375,25 @@ class _PageReader:
             elif k == 0 and current is not None and _continues(gap, row) \
                     and _under(current, p.value, row):
                 _continue(current, [p.value], row, self.set_aside)
+            elif k > 0 and current is not None and created and current is created[-1] and current.rows \
+                    and current.rows[-1][0] in row.words and _more_options(current.rows[-1], p.value):
+                current.rows[-1] = current.rows[-1] + p.value  # "☐ No     ☒ Yes - please list"
             elif k > 0 or p.query or self._far_right(p.x0, row):
                 self.set_aside(p.value, row, current)
         if len(created) >= 2 and not any(f.rows for f in created):
             self.columns = created  # box headings: their answers come in the rows below
+
+
+def _more_options(answer: list[Word], seg: list[Word]) -> bool:
+    """Whether a segment set apart on the answer's row is more of its tick-box options:
+    both open with a box and one of them is ticked ("☐ No     ☒ Yes - please list"). Left
+    apart, the unticked "No" was read as the answer. A row of boxes none of which is
+    ticked stays as it was read."""
+    texts = [w.text for w in answer + seg]
+    if not (it.starts_with_box([answer[0].text]) and it.starts_with_box([seg[0].text])):
+        return False
+    ticks = it.read_ticks(texts, [0] * len(texts))
+    return ticks is not None and bool(ticks.answer) and not ticks.problem
 
 
 def _under(current: Field, seg: list[Word], row: Row) -> bool:

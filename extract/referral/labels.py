@@ -9,7 +9,7 @@ import re
 from extract.values import numbers as V
 from extract.values.identity_labels import VOCABULARY as IDENTITY_VOCABULARY
 from extract.values.labels import read_label, reads_as_label
-from extract.values.lists import ALLERGY_COLUMNS
+from extract.values.lists import ALLERGY_COLUMNS, MEDICATION_COLUMNS
 
 
 def norm_label(text: str) -> str:
@@ -87,12 +87,7 @@ OTHER_ID_INLINE = re.compile(rf"(?<![A-Za-z])(?:{_OTHER_LABELS})(?![A-Za-z])"
 # "943 476 5919").
 MRN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: \d{3,4}){0,2}\b")
 HEADER_COLUMNS = {
-    "medications": {
-        "name": ("medication", "medications", "drug", "medicine", "name", "medication name", "drug name"),
-        "dose": ("dose", "strength", "dosage", "amount"),
-        "frequency": ("frequency", "directions", "sig", "how often", "schedule", "instructions"),
-        "route": ("route",),
-    },
+    "medications": {role: MEDICATION_COLUMNS[role] for role in ("name", "dose", "frequency", "route")},
     "allergies": ALLERGY_COLUMNS,
     "problems": {
         "description": ("diagnosis", "diagnoses", "problem", "problems", "condition", "conditions", "description"),

@@ -86,8 +86,13 @@ FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("phone", ("phone*", "telephone", "mobile", "cell", "tel")),
     ("email", ("e-mail", "email")),
     ("address", ("address", "street", "city", "town", "state", "zip*", "postcode", "postal code", "county")),
+    # Vital signs a form's staff section records ("Height: 164 cm   BP: 128/82"); an answer
+    # that is no reading ("Recent weight loss? No") is kept as written, as before.
+    ("vital_sign", ("height", "weight", "blood pressure", "bp", "pulse", "pulse rate", "heart rate",
+                    "temperature", "temp", "respiratory rate", "resp rate", "spo2", "oxygen saturation",
+                    "o2 sat*", "sats", "bmi", "body mass index")),
     ("misc", ("marital*", "occupation", "race", "ethnicity", "religion", "social security", "ssn", "age",
-              "height", "weight", "employment", "driver's licen*", "driving licen*")),
+              "employment", "driver's licen*", "driving licen*")),
     ("notes", ("note*", "comment*", "anything else", "additional information", "other information")),
 )
 

@@ -219,11 +219,22 @@ NO_KNOWN_STATUS = {
 }
 NO_KNOWN_TEXT = {"no_known_drug_allergies": "no known drug allergies",
                  "no_known_food_allergies": "no known food allergies", "no_known_allergies": "no known allergies"}
-# The columns of an allergy table, by what they hold (a letter's, a workbook's).
+# The columns of an allergy table, by what they hold (a letter's, a workbook's, a form's).
 ALLERGY_COLUMNS: dict[str, tuple[str, ...]] = {
     "substance": ("allergen", "allergy", "allergies", "substance", "agent", "drug", "trigger", "allergic to"),
-    "reaction": ("reaction", "reactions", "reaction type", "response", "effect", "manifestation"),
+    "reaction": ("reaction", "reactions", "reaction type", "response", "effect", "manifestation", "what happened",
+                 "what happens", "what happened to you"),
     "severity": ("severity", "how severe"),
+}
+# The columns of a medicines table (a letter's, a form's): what each holds. "purpose"
+# says what a medicine is for; it is part of the row as printed, no part of the dose.
+MEDICATION_COLUMNS: dict[str, tuple[str, ...]] = {
+    "name": ("medication", "medications", "drug", "medicine", "medicines", "name", "medication name", "drug name"),
+    "dose": ("dose", "strength", "dosage", "amount"),
+    "frequency": ("frequency", "directions", "sig", "how often", "schedule", "instructions", "when taken",
+                  "how often taken"),
+    "route": ("route",),
+    "purpose": ("what for", "what it is for", "reason", "indication", "purpose", "used for", "condition"),
 }
 
 

@@ -1,0 +1,132 @@
+"""A form's medicines and allergies printed as tables, tick boxes it draws, and the
+vital signs its staff section records. Written after a new-patient questionnaire (made
+in a layout tool) gave a medicine named "Strength", lost two of three medicines and an
+allergy without a word, read its unticked "No" as "no known allergies", "Do you smoke?"
+as "Yes", and its height, weight and blood pressure as notes."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from extract.formats.pdf import normalize_pdf
+from extract.intake.extractor import extract_intake
+from tests.support.synthetic import assert_page_citations_verify
+
+
+def _form(draw) -> tuple:
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    draw(page)
+    content = normalize_pdf(doc.tobytes())
+    result = extract_intake(content, "documents:3")
+    assert_page_citations_verify(content, result)
+    return content, result
+
+
+def _text(page, x: float, y: float, s: str, bold: bool = False) -> None:
+    page.insert_text((x, y), s, fontsize=10, fontname="hebo" if bold else "helv")
+
+
+def _box(page, x: float, y: float, ticked: bool) -> None:
+    page.draw_rect(pymupdf.Rect(x, y - 8, x + 8, y), width=0.6)
+    if ticked:
+        page.insert_text((x + 1, y - 1), "X", fontsize=8)
+
+
+def _rows(page, y: float, rows: list[tuple[str, ...]], step: float = 130) -> float:
+    for row in rows:
+        for k, cell in enumerate(row):
+            _text(page, 50 + k * step, y, cell)
+        y += 15
+    return y
+
+
+def _of(result, fact_type: str) -> list:
+    return [f for f in result.facts if f.fact_type == fact_type]
+
+
+def test_tables_of_medicines_and_allergies_under_their_headers():
+    def draw(page):
+        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 90, "Current medicines (include over-the-counter)", bold=True)
+        y = _rows(page, 106, [("Medicine", "Strength", "How often", "What for")])
+        y = _rows(page, y, [("Levothyroxine", "100 mcg", "every morning", "thyroid"),
+                            ("Sertraline", "50 mg", "once a day", "mood"),
+                            ("Ibuprofen", "400 mg", "when needed", "back pain")])
+        _text(page, 50, y + 20, "Allergies or bad reactions to medicines?", bold=True)
+        _box(page, 330, y + 20, False)
+        _text(page, 342, y + 20, "No")
+        _box(page, 380, y + 20, True)
+        _text(page, 392, y + 20, "Yes - please list")
+        y = _rows(page, y + 36, [("Allergic to", "What happened")], step=150)
+        _rows(page, y, [("Trimethoprim", "hives all over"), ("Elastoplast", "blisters")], step=150)
+    _, result = _form(draw)
+    meds = {f.structured_value["name"]: f.structured_value for f in _of(result, "medication")}
+    assert {k: (v["dose"], v["frequency"]) for k, v in meds.items()} == {
+        "Levothyroxine": ("100 mcg", "every morning"), "Sertraline": ("50 mg", "once a day"),
+        "Ibuprofen": ("400 mg", "when needed")}
+    allergies = {f.structured_value["substance"]: f.structured_value["reaction"] for f in _of(result, "allergy")}
+    assert allergies == {"Trimethoprim": "hives all over", "Elastoplast": "blisters"}  # never "no known allergies"
+
+
+def test_a_table_under_a_list_label_without_a_header():
+    def draw(page):
+        _text(page, 50, 60, "Current medications:")
+        _rows(page, 76, [("Metformin", "500 mg", "twice daily"), ("Atorvastatin", "20 mg", "at night")])
+    _, result = _form(draw)
+    meds = [(f.structured_value["name"], f.structured_value["dose"], f.structured_value["frequency"])
+            for f in _of(result, "medication")]
+    assert meds == [("Metformin", "500 mg", "twice daily"), ("Atorvastatin", "20 mg", "at night")]
+
+
+def test_questions_in_line_with_their_boxes_are_no_table():
+    # A screening form's questions each with Yes/No boxes line up like a table's rows;
+    # the allergy question above them must not take them in.
+    def draw(page):
+        y = 60
+        for q in ("Do you have sensitivity to latex?", "Do you have a seizure disorder?", "Are you pregnant?"):
+            _text(page, 50, y, q)
+            _box(page, 400, y, False)
+            _box(page, 450, y, False)
+            y += 16
+    _, result = _form(draw)
+    assert not _of(result, "allergy") and not _of(result, "medication")
+    assert all("seizure" not in f.fact_text or "latex" not in f.fact_text for f in result.facts)
+
+
+def test_tick_boxes_set_apart_on_the_answer_row_are_one_answer():
+    def draw(page):
+        _text(page, 50, 40, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 60, "Do you smoke?")
+        _box(page, 150, 60, False)
+        _text(page, 162, 60, "Yes")
+        _box(page, 200, 60, True)
+        _text(page, 212, 60, "No, never")
+        _text(page, 50, 80, "Any allergies?")
+        _box(page, 150, 80, False)
+        _text(page, 162, 80, "No")
+        _box(page, 200, 80, True)
+        _text(page, 212, 80, "Yes: penicillin")
+    _, result = _form(draw)
+    (smoke,) = [f for f in result.facts if "smoke" in f.fact_text.lower()]
+    assert smoke.fact_text == "Do you smoke: No, never"
+    (allergy,) = [f for f in result.facts if f.fact_type == "allergy"]
+    assert allergy.structured_value["substance"] == "penicillin"  # not "no known allergies"
+
+
+def test_vital_signs_recorded_on_a_form_are_held_readings_and_other_answers_stay_as_written():
+    def draw(page):
+        _text(page, 50, 60, "Height: 164 cm")
+        _text(page, 170, 60, "Weight: 71.5 kg")
+        _text(page, 290, 60, "BP: 128/82")
+        _text(page, 390, 60, "Pulse: 76")
+        _text(page, 50, 90, "Recent weight loss: No")
+    _, result = _form(draw)
+    vitals = {f.structured_value["kind"]: f for f in _of(result, "vital_sign")}
+    assert {k: (f.structured_value["value"], f.structured_value["unit"]) for k, f in vitals.items()} == {
+        "height": ("164", "cm"), "weight": ("71.5", "kg"), "blood_pressure": ("128/82", "mmHg"),
+        "heart_rate": ("76", "/min")}
+    assert all(f.wants_review and "no time of measurement" in f.review_reason for f in vitals.values())
+    assert vitals["blood_pressure"].citation.quote_or_value == "BP: 128/82"
+    (loss,) = [f for f in result.facts if "weight loss" in f.fact_text.lower()]
+    assert loss.fact_type == "other" and loss.fact_text == "Recent weight loss: No"
