@@ -58,7 +58,8 @@ class LabMention:
     when: Span | None = None
 
 
-def _bare(text: str) -> str:
+def bare(text: str) -> str:
+    """A token as a word: quotes, a closing point or colon and case off."""
     return text.strip().strip("\"'").rstrip(".:").lower()
 
 
@@ -88,7 +89,7 @@ def _unit_fits(analyte_id: str | None, unit: str) -> bool:
 def _trend_at(tokens: list[re.Match], j: int, sentence: str) -> bool:
     """Whether tokens from ``j`` tell a change, "from 41 to 28", after a verb of change
     among the links ("has fallen", "rose"): the earlier number opens no range."""
-    if j + 3 >= len(tokens) or _bare(tokens[j].group(0)) != "from" or _bare(tokens[j + 2].group(0)) != "to":
+    if j + 3 >= len(tokens) or bare(tokens[j].group(0)) != "from" or bare(tokens[j + 2].group(0)) != "to":
         return False
     before = sentence[:tokens[j].start()].lower().split()[-3:]
     return bool(set(before) & CHANGE_WORDS) and all(
@@ -106,6 +107,21 @@ def _split_number(tokens: list[re.Match], j: int, sentence: str) -> bool:
     return not sentence[tokens[j + 1].end(): after.start()].strip() and V.looks_like_unit(after.group(0).rstrip("."))
 
 
+def value_at(tokens: list[re.Match], start: int, sentence: str) -> int | None:
+    """Where the value of a name that ends before ``tokens[start]`` stands: past at most
+    ``MAX_LINKS`` linking words ("was", "of", "is now"); None when a comma, a clause's
+    end or a target word ("below") comes first. Shared with ``prose_vitals``."""
+    j, links = start, 0
+    while j < len(tokens) and links < MAX_LINKS and bare(tokens[j].group(0)) in LINK_WORDS \
+            and not re.match(r"[,;.]", sentence[tokens[j - 1].end():tokens[j].start()].strip() or " "):
+        j += 1
+        links += 1
+    if j >= len(tokens) or re.search(r"[,;]", sentence[tokens[j - 1].end(): tokens[j].start()]) \
+            or bare(tokens[j - 1].group(0)) in NOT_A_RESULT_BEFORE:
+        return None
+    return j
+
+
 def lab_values_in(sentence: str) -> list[LabMention]:
     """Every result the sentence tells, in order (see the module docstring)."""
     tokens = list(_TOKEN.finditer(sentence))
@@ -113,16 +129,11 @@ def lab_values_in(sentence: str) -> list[LabMention]:
     i = 0
     while i < len(tokens):
         n = _name_at(tokens, i, sentence)
-        if n == 0 or (i > 0 and _bare(tokens[i - 1].group(0)) in NOT_A_RESULT_BEFORE):
+        if n == 0 or (i > 0 and bare(tokens[i - 1].group(0)) in NOT_A_RESULT_BEFORE):
             i += max(n, 1)
             continue
-        j, links = i + n, 0
-        while j < len(tokens) and links < MAX_LINKS and _bare(tokens[j].group(0)) in LINK_WORDS \
-                and not re.match(r"[,;.]", sentence[tokens[j - 1].end():tokens[j].start()].strip() or " "):
-            j += 1
-            links += 1
-        if j >= len(tokens) or re.search(r"[,;]", sentence[tokens[j - 1].end(): tokens[j].start()]) \
-                or _bare(tokens[j - 1].group(0)) in NOT_A_RESULT_BEFORE:
+        j = value_at(tokens, i + n, sentence)
+        if j is None:
             i += n
             continue
         if _trend_at(tokens, j, sentence):
@@ -135,7 +146,7 @@ def lab_values_in(sentence: str) -> list[LabMention]:
         value, unit, end = m.group("n"), m.group("u") or "", tokens[j].start() + len(raw)
         nxt = tokens[j + 1] if j + 1 < len(tokens) else None
         joined = nxt is not None and not sentence[tokens[j].end(): nxt.start()].strip()
-        if nxt is not None and joined and _bare(nxt.group(0)) in RANGE_AFTER:
+        if nxt is not None and joined and bare(nxt.group(0)) in RANGE_AFTER:
             i = j + 1
             continue  # "5 to 7": a range, not a result
         if not unit and nxt is not None and joined and _split_number(tokens, j, sentence):

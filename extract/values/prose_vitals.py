@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from domain.policy.facts.vital_signs import VITAL_SIGNS, canonical_unit, sign_of_label
-from extract.values.prose_labs import LINK_WORDS, MAX_LINKS, NOT_A_RESULT_BEFORE, RANGE_AFTER
+from extract.values.prose_labs import NOT_A_RESULT_BEFORE, RANGE_AFTER, bare, value_at
 from extract.values.prose_text import Span
 from extract.values.vital_readings import VitalReading, read_vital
 
@@ -42,10 +42,6 @@ class VitalMention:
     mention: Span
     label: str
     reading: VitalReading
-
-
-def _bare(text: str) -> str:
-    return text.strip().strip("\"'").rstrip(".:").lower()
 
 
 def _sign_at(tokens: list[re.Match], i: int, sentence: str) -> tuple[int, str]:
@@ -81,16 +77,11 @@ def vital_values_in(sentence: str) -> list[VitalMention]:
     i = 0
     while i < len(tokens):
         n, kind = _sign_at(tokens, i, sentence)
-        if n == 0 or (i > 0 and _bare(tokens[i - 1].group(0)) in NOT_A_RESULT_BEFORE):
+        if n == 0 or (i > 0 and bare(tokens[i - 1].group(0)) in NOT_A_RESULT_BEFORE):
             i += max(n, 1)
             continue
-        j, links = i + n, 0
-        while j < len(tokens) and links < MAX_LINKS and _bare(tokens[j].group(0)) in LINK_WORDS \
-                and not re.search(r"[,;.]", sentence[tokens[j - 1].end():tokens[j].start()]):
-            j += 1
-            links += 1
-        if j >= len(tokens) or re.search(r"[,;]", sentence[tokens[j - 1].end(): tokens[j].start()]) \
-                or _bare(tokens[j - 1].group(0)) in NOT_A_RESULT_BEFORE:
+        j = value_at(tokens, i + n, sentence)
+        if j is None:
             i += n
             continue
         raw = tokens[j].group(0).rstrip(".")
@@ -101,7 +92,7 @@ def vital_values_in(sentence: str) -> list[VitalMention]:
             continue
         nxt = tokens[j + 1] if j + 1 < len(tokens) else None
         if nxt is not None and not sentence[tokens[j].end(): nxt.start()].strip(" ") \
-                and (_bare(nxt.group(0)) in RANGE_AFTER | {"from"}):
+                and (bare(nxt.group(0)) in RANGE_AFTER | {"from"}):
             i = j + 1
             continue  # "pulse 60 to 100": a range, not a reading
         end, unit = tokens[j].start() + len(raw), glued
