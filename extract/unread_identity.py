@@ -142,9 +142,10 @@ def _ends_label_soon(seg: Sequence[Word], k: int) -> bool:
 # --------------------------------------------------------------------------- what was read
 
 
-# Facts that attribute printed identity to someone (an emergency contact's date of
-# birth, a demographic answer): what they cite was read, whoever it is about.
-ATTRIBUTING_FACTS = frozenset({"demographic", "other", "referral"})
+# Facts that attribute a printed value to someone or something (an emergency contact's
+# date of birth, a demographic answer, a reading "BP: 128/82"): what they cite was read,
+# whoever or whatever it is about, and is no identifier left unread.
+ATTRIBUTING_FACTS = frozenset({"demographic", "other", "referral", "vital_sign"})
 
 
 class _Read:

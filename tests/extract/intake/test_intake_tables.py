@@ -10,6 +10,7 @@ import pymupdf
 
 from extract.formats.pdf import normalize_pdf
 from extract.intake.extractor import extract_intake
+from extract.unread_identity import unread_identifiers
 from tests.support.synthetic import assert_page_citations_verify
 
 
@@ -121,8 +122,10 @@ def test_vital_signs_recorded_on_a_form_are_held_readings_and_other_answers_stay
         _text(page, 290, 60, "BP: 128/82")
         _text(page, 390, 60, "Pulse: 76")
         _text(page, 50, 90, "Recent weight loss: No")
-    _, result = _form(draw)
+    content, result = _form(draw)
     vitals = {f.structured_value["kind"]: f for f in _of(result, "vital_sign")}
+    # read as a reading, "128/82" is no identifier left unread (the served app asked for identity review)
+    assert unread_identifiers(content, result, "documents:3") == []
     assert {k: (f.structured_value["value"], f.structured_value["unit"]) for k, f in vitals.items()} == {
         "height": ("164", "cm"), "weight": ("71.5", "kg"), "blood_pressure": ("128/82", "mmHg"),
         "heart_rate": ("76", "/min")}
