@@ -23,7 +23,8 @@ ALIGN = 0.6  # cells line up when their left edges are within this many text hei
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[:*#?]+$", "", " ".join(text.lower().split())).strip()
+    # A scan may read the space in "Allergic to" as a hyphen.
+    return re.sub(r"[:*#?]+$", "", " ".join(text.lower().replace("-", " ").split())).strip()
 
 
 def table_header(row: Row) -> str | None:

@@ -133,3 +133,14 @@ def test_vital_signs_recorded_on_a_form_are_held_readings_and_other_answers_stay
     assert vitals["blood_pressure"].citation.quote_or_value == "BP: 128/82"
     (loss,) = [f for f in result.facts if "weight loss" in f.fact_text.lower()]
     assert loss.fact_type == "other" and loss.fact_text == "Recent weight loss: No"
+
+
+def test_a_header_whose_space_a_scan_read_as_a_hyphen_still_heads_the_table():
+    from domain.content import PageContent, Word
+    from extract.intake.tables import table_header
+    from extract.layout import page_rows
+
+    words = [Word("Allergic-to", 54, 100, 104, 110, conf=0.9), Word("What", 205, 100, 228, 110, conf=0.9),
+             Word("happened", 231, 100, 272, 110, conf=0.9)]
+    (row,) = page_rows(PageContent(1, 612, 792, words))
+    assert table_header(row) == "allergies"
