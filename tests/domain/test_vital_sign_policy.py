@@ -105,3 +105,10 @@ def test_a_24_hr_urine_is_no_question_about_the_pulse():
 def test_a_reading_is_about_its_sign_and_the_vitals():
     assert topics_of("vital_sign", {"kind": "heart_rate"}, "Pulse 112 /min") == {"pulse", "vitals"}
     assert "blood_pressure" in topics_of("vital_sign", {"kind": "blood_pressure"}, "BP 152/94 mmHg")
+
+
+def test_a_readings_one_line_text_names_height_and_weight_in_plain_words():
+    # the review queue showed a form's readings as "Ht 164 cm" and "Wt 71.5 kg"
+    assert summary("height", "164", "cm") == "Height 164 cm"
+    assert summary("weight", "71.5", "kg") == "Weight 71.5 kg"
+    assert summary("blood_pressure", "128/82", "mmHg") == "BP 128/82 mmHg"  # the abbreviation every chart uses
