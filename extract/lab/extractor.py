@@ -523,7 +523,10 @@ def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
         field_or_chunk_id=f"text_results[{i}]", quote_or_value=quote, page=m.page.number, bounding_box=box,
     )
     value = LabResultValue(test_name=m.test_name, value=m.value, unit=m.unit).model_dump()
-    text = f"{m.test_name} {m.value}" + (f" {m.unit}" if m.unit else "") + " (stated in running text)"
+    if m.when:  # "Previous potassium 5.4 mmol/L on 21/11/2026": kept as printed, never a collection date
+        value["stated_when"] = m.when
+    text = f"{m.test_name} {m.value}" + (f" {m.unit}" if m.unit else "") + (f" ({m.when})" if m.when else "") \
+        + " (stated in running text)"
     confs = [w.conf for w in m.words if w.conf is not None]
     confidence = PROSE_CONFIDENCE * ((0.5 + 0.5 * sum(confs) / len(confs)) if confs else 1.0)
     return FactProposal(

@@ -27,6 +27,7 @@ from domain.content import PageContent, Word
 from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit
 from extract.values import numbers as V
 from extract.layout import OCR_TRUSTED_CONF, Row
+from extract.values.prose_labs import WHEN
 
 # Words that may stand between a test name and its value in a sentence.
 _LINK_WORDS = frozenset({"of", "is", "was", "were", "at", "currently", "now", "level", "levels", "value",
@@ -54,6 +55,7 @@ class ProseResult:
     value: str
     unit: str
     analyte: str | None
+    when: str | None = None  # when the text says it was measured, as printed ("on 21/11/2026")
 
 
 def _bare(text: str) -> str:
@@ -178,16 +180,32 @@ def prose_results(rows: list[tuple[Row, list[Word]]]) -> list[ProseResult]:
             key = (analyte_id or name.lower(), value, normalize_unit(unit))
             if key not in seen:
                 seen.add(key)
-                found.append(ProseResult(page, words[i:end], name, value, unit, analyte_id))
+                found.append(ProseResult(page, words[i:end], name, value, unit, analyte_id, _when_after(words, end)))
             # "HbA1c 7.9% on 03/02 and 8.4% on 06/01": more values of the same test.
             while (more := _another_value(words, end, unit)) is not None:
                 end, value2, unit2 = more
                 key = (analyte_id or name.lower(), value2, normalize_unit(unit2))
                 if key not in seen:
                     seen.add(key)
-                    found.append(ProseResult(page, words[i:end], name, value2, unit2, analyte_id))
+                    found.append(ProseResult(page, words[i:end], name, value2, unit2, analyte_id,
+                                             _when_after(words, end)))
             i = end
     return found
+
+
+def _when_after(words: list[Word], end: int) -> str | None:
+    """When the words right after a value say it was measured ("Previous potassium 5.4
+    mmol/L on 21/11/2026."), as printed; the words of the sentence-reading rule
+    (``prose_labs.WHEN``), up to the clause's end."""
+    clause: list[str] = []
+    for w in words[end:end + 6]:
+        if w.text.lower() in ("and", "then", "but"):
+            break
+        clause.append(w.text)
+        if w.text[-1:] in ",;":
+            break
+    m = WHEN.match(" ".join(clause).rstrip(",;."))
+    return m.group(0) if m else None
 
 
 # Between two values of one test: when the first was measured, then "and", "then", ",".

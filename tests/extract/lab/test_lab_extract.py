@@ -285,6 +285,22 @@ def test_prose_mentioning_values_is_not_a_table_but_its_results_are_shown_for_re
     assert all(f.confidence < 0.7 for f in result.facts)
 
 
+def test_a_result_in_running_text_keeps_when_the_text_says_it_was_measured():
+    # a held-out lab's comment "Previous potassium 5.4 mmol/L on 21/11/2026": the date was dropped,
+    # so the held item read like a result of this report
+    result = _extract(_page([
+        [("Previous", 40), ("potassium", 85), ("5.4", 140), ("mmol/L", 160), ("on", 200), ("21/11/2026.", 215)],
+        [("HbA1c", 40), ("7.9%", 75), ("on", 100), ("03/02", 115), ("and", 145), ("8.4%", 165), ("on", 190),
+         ("06/01.", 205)],
+    ]))
+    by_value = {f.structured_value["value"]: f for f in result.facts}
+    assert by_value["5.4"].structured_value["stated_when"] == "on 21/11/2026"
+    assert by_value["5.4"].structured_value["collection_date"] is None  # never taken for the report's date
+    assert "(on 21/11/2026)" in by_value["5.4"].fact_text
+    assert "stated_when" not in by_value["7.9"].structured_value  # "on 03/02": no year, not a date it can say
+    assert all(f.wants_review for f in result.facts)
+
+
 @pytest.mark.parametrize("sentence, expected", [
     # name, links, value, unit; a name at the end of a line finds its value on the next
     ("Her sodium was 131 mmol/L on admission.", {("sodium", "131", "mmol/L")}),
