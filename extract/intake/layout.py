@@ -376,7 +376,7 @@ class _PageReader:
                     and _under(current, p.value, row):
                 _continue(current, [p.value], row, self.set_aside)
             elif k > 0 and current is not None and created and current is created[-1] and current.rows \
-                    and current.rows[-1][0] in row.words and _more_options(current.rows[-1], p.value):
+                    and any(w is current.rows[-1][0] for w in row.words) and _more_options(current.rows[-1], p.value):
                 current.rows[-1] = current.rows[-1] + p.value  # "☐ No     ☒ Yes - please list"
             elif k > 0 or p.query or self._far_right(p.x0, row):
                 self.set_aside(p.value, row, current)
