@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -145,10 +146,22 @@ finally:
 def core_json(env: dict[str, str], *args: str, timeout: float = 600) -> dict[str, Any]:
     """`python -m core <args> --json` beside a served app's data dir, as an operator runs
     it; its JSON answer, or the test fails with the command's error output."""
-    proc = subprocess.run([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-    assert proc.returncode == 0, f"core {' '.join(args)} failed: {proc.stderr[-2000:]}"
-    return json.loads(proc.stdout)
+    # PYTHONFAULTHANDLER: a command still running at the timeout is sent SIGABRT, so its
+    # stderr shows where each of its threads waits (a one-off hang is then diagnosable).
+    proc = subprocess.Popen([sys.executable, "-m", "core", *args, "--json"], cwd=ROOT,
+                            env={**env, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            _, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        pytest.fail(f"core {' '.join(args)} was still running after {timeout:g} s; where it waited:\n{err[-6000:]}")
+    assert proc.returncode == 0, f"core {' '.join(args)} failed: {err[-2000:]}"
+    return json.loads(out)
 
 
 def add_account(env: dict[str, str], username: str, role: str, password: str = PASSWORD) -> dict[str, Any]:

@@ -12,6 +12,12 @@ name ``__main__``. That means overriding two private hooks the standard library 
 ``ForkServerProcess._Popen`` and ``popen_forkserver.Popen._launch``, and reading what
 the original reads there: the launcher's ``self._fds`` and the process's ``_name``.
 
+The launch is also bounded in time (``START_SECONDS``): the original waits without a
+limit for the forkserver to report the child's pid, so a forkserver stuck in its start-up
+(in importing the readers it preloads) would hold the job, and the worker, for ever. A
+launch that gets no pid in time raises ``ForkserverStuck`` after ending that forkserver
+(``restart_forkserver``): the next launch starts a fresh one.
+
 Checked against CPython 3.11 (3.11.7; README: Python 3.11 is required), whose
 ``multiprocessing/popen_forkserver.py`` ``Popen._launch`` this copies. What breaks if
 the standard library changes: a renamed hook is silently not called, and the child is
@@ -25,12 +31,47 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
+from multiprocessing.connection import wait
 from multiprocessing.context import ForkServerProcess, set_spawning_popen
 
 # What multiprocessing's preparation data uses to re-create the parent's __main__ in a
 # child; a job's child must never run a page script.
 _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
+
+# How long a launch waits for the forkserver to fork the child. Its first launch includes
+# the server's start-up (importing and warming the readers: ~3 s here, more on a busy
+# machine); a launch to a running server takes milliseconds.
+START_SECONDS = 120.0
+
+
+class ForkserverStuck(RuntimeError):
+    """The forkserver did not start a child within ``START_SECONDS``; it was ended."""
+
+
+def restart_forkserver() -> None:
+    """End this process's forkserver (killed: a stuck one does not answer the polite
+    request to stop) and forget it, so that the next launch starts a fresh one. Children
+    it already started are not touched: each watches its own worker."""
+    server = forkserver._forkserver
+    with server._lock:
+        pid = server._forkserver_pid
+        if pid is None:
+            return
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass  # it ended meanwhile, or was reaped already
+        os.close(server._forkserver_alive_fd)
+        address = server._forkserver_address
+        if address and not util.is_abstract_socket_namespace(address):
+            try:
+                os.unlink(address)
+            except FileNotFoundError:
+                pass
+        server._forkserver_pid = server._forkserver_alive_fd = server._forkserver_address = None
 
 
 def preparation_data(name: str) -> dict:
@@ -44,8 +85,9 @@ def preparation_data(name: str) -> dict:
 
 class _PopenWithoutMain(popen_forkserver.Popen):
     """The standard library's forkserver launch (Python 3.11), with the preparation data
-    from ``preparation_data`` instead of ``spawn.get_preparation_data``. Kept line for
-    line with the original otherwise, so the child side (spawn._main) is unchanged."""
+    from ``preparation_data`` instead of ``spawn.get_preparation_data``, and a time limit
+    on the wait for the child's pid. Kept line for line with the original otherwise, so
+    the child side (spawn._main) is unchanged."""
 
     def _launch(self, process_obj):
         prep_data = preparation_data(process_obj._name)
@@ -61,6 +103,9 @@ class _PopenWithoutMain(popen_forkserver.Popen):
         self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
         with open(w, "wb", closefd=True) as f:
             f.write(buf.getbuffer())
+        if not wait([self.sentinel], START_SECONDS):
+            restart_forkserver()
+            raise ForkserverStuck(f"the forkserver started no child in {START_SECONDS:g} s")
         self.pid = forkserver.read_signed(self.sentinel)
 
 

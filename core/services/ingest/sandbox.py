@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 import psutil
 
-from core.services.ingest.forkserver_internals import JobProcess
+from core.services.ingest.forkserver_internals import START_SECONDS, ForkserverStuck, JobProcess
 from domain.errors import ExtractionError
 
 RESOURCE_LIMIT = "resource_limit"
@@ -232,13 +232,29 @@ _readers_lock = threading.Lock()
 _idle_readers: list[_Reader] = []
 
 
+def stuck_message() -> str:
+    return (f"The process that reads documents did not start within {START_SECONDS:g} s, twice; the original is "
+            "kept. This is a fault in the workbench, not in the file. Tell an administrator, who can retry it once "
+            "the fault is fixed.")
+
+
 def _start_reader(method: str) -> _Reader:
+    """A new reader child. A forkserver that starts no child in time has been ended by
+    then (forkserver_internals); one more try starts a fresh server, and a second stuck
+    start fails the job instead of holding the worker."""
     ctx = _context(method)
-    mine, theirs = ctx.Pipe(duplex=True)
-    proc = _process_class(method, ctx)(target=_serve, args=(theirs, os.getpid()), daemon=True)
-    proc.start()
-    theirs.close()
-    return _Reader(proc=proc, conn=mine, owner=os.getpid())
+    for _attempt in range(2):
+        mine, theirs = ctx.Pipe(duplex=True)
+        proc = _process_class(method, ctx)(target=_serve, args=(theirs, os.getpid()), daemon=True)
+        try:
+            proc.start()
+        except ForkserverStuck:
+            mine.close()
+            continue
+        finally:
+            theirs.close()
+        return _Reader(proc=proc, conn=mine, owner=os.getpid())
+    raise ExtractionError(stuck_message(), code=INTERNAL_ERROR)
 
 
 def _take_reader(method: str) -> _Reader:
