@@ -101,6 +101,10 @@ those please if shall
 """.split())
 # Words whose number is part of a condition's name, not a result: "type 2 diabetes".
 NAME_NUMBER_WORDS = frozenset({"type", "stage", "grade", "class"})
+# A number followed by one of these is a span of time ("repeat FBC in 4 weeks"), not a
+# result. Seconds, minutes and hours are left out: "PT 13.2 seconds" is one.
+DURATION_WORDS = frozenset({"day", "days", "week", "weeks", "wk", "wks", "month", "months", "mths", "year", "years",
+                            "yr", "yrs"})
 # A test name is a few words; a longer run before the value is a sentence about something else.
 MAX_NAME_WORDS = 6
 # Read by the intake label vocabulary: a value under these labels is never a result.
@@ -213,6 +217,8 @@ def _classify(tokens: list[_Token]) -> None:
     for i, t in enumerate(tokens):
         if t.kind == "value" and _YEAR.match(t.text.strip(_EDGE)) and not _unit_after(tokens, i):
             t.kind = "masked"  # "checked in 2019"
+        if t.kind == "value" and i + 1 < len(tokens) and tokens[i + 1].text.strip(_EDGE).lower() in DURATION_WORDS:
+            t.kind = "masked"  # "in 4 weeks", "for 3 days": when, not what was measured
         if t.kind == "value" and _dose_after(tokens, i):
             t.kind = "masked"
             if i + 1 < len(tokens) and tokens[i + 1].kind in ("unit", "unitish"):

@@ -12,6 +12,9 @@ General rules, no templates:
   is still read as a printed flag, so the flag rule sends the result to review;
 - a sentence printed under a table (one run of words across its column starts) is
   running text, and a table row no cell rule read is offered to the prose rule;
+- a result written out with labelled parts ("Result: 6.2 mmol/L  Reference: 3.5 - 5.3
+  mmol/L"), on its test's row or under its name on the rows below, is read as a whole
+  line once the labels are left out (``extract.lab.rows.labelled_result``);
 - a dotted line "WBC ....... 11.8 x10E3/uL (3.4-10.8) H" is a result anywhere (the
   leader may be dashes, underscores or other debris); outside a table, so is one whose
   leader OCR read as junk words ("WBC eos wae 11.8 ...") or lost altogether ("WBC 11.8
@@ -48,8 +51,8 @@ from extract.values.dates import DateMatch, find_date, numeric_date_order, settl
 from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
-    RowResult, dotted_result, is_comment, is_note, line_result, ocr_leader_result, repeated_edge_rows, table_results,
-    unreadable_dotted, without_page_number,
+    RowResult, dotted_result, has_result_label, is_comment, is_name_alone, is_note, labelled_result, line_result,
+    ocr_leader_result, repeated_edge_rows, stacked_parts, table_results, unreadable_dotted, without_page_number,
 )
 from extract.lab.table import TableLayout, assign_columns, crosses_columns, detect_tables, extend_header, stacked_header
 from extract.layout import (
@@ -109,6 +112,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     all_rows = [r for rows in rows_by_page for r in rows]
     fields = labelled_values(all_rows, FIELD_LABELS)
     field_rows = {id(f.row) for f in fields if f.key != "other" or f.label[-1].text.endswith(":")}
+    field_rows -= {id(r) for r in all_rows if has_result_label(r.words)}  # "Result: 138 mmol/L  Reference: ..."
     boilerplate = repeated_edge_rows(rows_by_page)
     key, key_rows = _flag_key(all_rows)
 
@@ -123,7 +127,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
         group += 1
         skip = -1
         for n, row in enumerate(rows):
-            if id(row) in key_rows or n == skip:
+            if id(row) in key_rows or n <= skip:
                 continue
             if header is not None and row.index == header.index + 1 and extend_header(tables, row, header):
                 header = row if row.page is header.page else header
@@ -147,7 +151,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             if in_table and crosses_columns(words, tables[0] if len(tables) == 1 else _spanning(tables)):
                 running_text.append((row, words))  # a sentence under the table, not a row of it
                 continue
-            if is_note(_without_flag_cells(words, tables) if in_table else words):
+            if is_note(_without_flag_cells(words, tables) if in_table else words) and not has_result_label(words):
                 if not in_table and not is_comment(words):
                     running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
@@ -170,10 +174,20 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                 order[id(found)] = (group, 0, len(results))
                 results.append(found)
                 continue
+            # The test's name alone, its labelled parts on the next row ("POTASSIUM" over
+            # "Result: 6.2 mmol/L  Reference: 3.5 - 5.3 mmol/L  ** HIGH **").
+            below, used = stacked_parts(rows, n)
+            if (below and is_name_alone(words)
+                    and (found := labelled_result(row, below, key, name_words=words)) is not None):
+                order[id(found)] = (group, 0, len(results))
+                results.append(found)
+                skip = n + used
+                continue
             # No table here: a dotted line whose dots OCR read as junk, or a line
-            # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether.
+            # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether, or one
+            # whose parts are labelled ("Result: ...  Reference: ...").
             found = (ocr_leader_result(row, words, key) or line_result(row, words, key)
-                     or unreadable_dotted(row, words))
+                     or labelled_result(row, words, key) or unreadable_dotted(row, words))
             if found is not None:
                 order[id(found)] = (group, 0, len(results))
                 results.append(found)

@@ -191,6 +191,95 @@ def line_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowR
     )
 
 
+# Labels a report prints before the parts of a result written out rather than in
+# columns ("Result: 6.2 mmol/L   Reference: 3.5 - 5.3 mmol/L   Flag: H"). A label counts
+# only with its colon; a two-word label's first word is listed with its second.
+_PART_LABELS = frozenset({"result", "results", "value", "reference", "ref", "range", "interval", "units", "unit",
+                          "flag", "normal"})
+_PART_LABEL_FIRSTS = frozenset({"reference", "ref", "ref.", "normal", "your", "test"})
+_RESULT_LABELS = frozenset({"result", "results", "value"})  # a second row starting so carries the result
+
+
+def _part_label_at(words: list[Word], i: int) -> int:
+    """How many words the result-part label at ``words[i]`` takes: 0 for none."""
+    if not words[i].text.endswith(":"):
+        if (i + 1 < len(words) and words[i].text.lower() in _PART_LABEL_FIRSTS
+                and words[i + 1].text.endswith(":") and words[i + 1].text[:-1].lower() in _PART_LABELS):
+            return 2  # "Reference range:", "Your result:", "Normal range:"
+        return 0
+    return 1 if words[i].text[:-1].lower() in _PART_LABELS else 0
+
+
+def _without_part_labels(words: list[Word]) -> tuple[list[Word], int]:
+    """The words with every result-part label left out, and how many labels there were."""
+    kept, labels, i = [], 0, 0
+    while i < len(words):
+        n = _part_label_at(words, i)
+        if n:
+            labels += 1
+            i += n
+        else:
+            kept.append(words[i])
+            i += 1
+    return kept, labels
+
+
+def has_result_label(words: list[Word]) -> bool:
+    """A row that prints "Result:" ("Value:", "Your result:") somewhere: a result written
+    out with its labelled parts, whatever other labels ("Reference:") it shares with the
+    report's fields."""
+    return any(starts_with_result_label(words[i:]) for i in range(len(words)))
+
+
+def starts_with_result_label(words: list[Word]) -> bool:
+    """A row that opens with "Result:" ("Value:", "Your result:"): the result of the test
+    named on the row above it."""
+    n = _part_label_at(words, 0) if words else 0
+    return bool(n) and words[n - 1].text[:-1].lower() in _RESULT_LABELS
+
+
+def is_name_alone(words: list[Word]) -> bool:
+    """A row that could be a test's name and nothing else ("MAGNESIUM", "Cortisol (9am)",
+    "Vitamin B12"): a few words, the first a word, no value after it."""
+    return (0 < len(words) <= _LINE_NAME_WORDS and words[0].text[:1].isalpha()
+            and not any(value_starts(words[k:]) for k in range(1, len(words))))
+
+
+def stacked_parts(rows: list[Row], n: int) -> tuple[list[Word], int]:
+    """The labelled parts printed under a test's name on ``rows[n]``: the row below it that
+    opens with "Result:", and each row after that opening with another part label
+    ("Normal range: 0.4 - 4.0 mU/L", "Flag: H"). Their words in order, and how many rows."""
+    first = without_page_number(rows[n + 1].words) if n + 1 < len(rows) else []
+    if not first or not starts_with_result_label(first):
+        return [], 0
+    words, used = list(first), 1
+    for row in rows[n + 2:]:
+        more = without_page_number(row.words)
+        if not more or not _part_label_at(more, 0) or starts_with_result_label(more):
+            break
+        words += more
+        used += 1
+    return words, used
+
+
+def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
+                    name_words: list[Word] | None = None) -> RowResult | None:
+    """A result whose parts are labelled: "POTASSIUM  Result: 6.2 mmol/L  Reference: 3.5 -
+    5.3 mmol/L  ** HIGH **" on one line, or the test's name alone on the line above
+    (``name_words``, the row before ``row``) and its labelled parts on this one. Read as
+    a whole line once the labels are left out, by the same rule (``line_result``), so
+    nothing may be left over; the quote is every word of the rows, labels included."""
+    name_words = name_words or []
+    parts, labels = _without_part_labels(words)
+    if not labels:
+        return None
+    found = line_result(row, [*name_words, *parts], key)
+    if found is None:
+        return None
+    found.words = [*name_words, *words]
+    return found
+
+
 def _name_of(words: list[Word]) -> str:
     """A test name from its words, without a trailing colon or leader debris."""
     return re.sub(r"[\s.:;,_\-]+$", "", " ".join(w.text for w in words))

@@ -385,6 +385,10 @@ _GLUED_SIGN = re.compile(r"^(?P<pre>[^\w\s]*?)(?P<value>[<>]?=?\d[\d.,]*)(?P<pos
 _GLUED_UNIT = re.compile(r"^(?P<value>[<>]?=?\d[\d.,]*?)(?P<unit>%|[a-zA-Z\u00b5\u03bc][\w/\u00b5\u03bc.^\-]*)$")
 
 
+# Stars printed round a flag word for emphasis ("** HIGH **"), not a flag of their own.
+_EMPHASIS = re.compile(r"^\*{1,3}$")
+
+
 def is_sign(text: str) -> bool:
     t = text.strip()
     return bool(t) and len(t) <= 3 and not any(c.isalnum() or c.isspace() or c in _NOT_SIGN for c in t)
@@ -448,10 +452,17 @@ def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey 
             reading.unit = f"{t}{texts[i + 1]}"
             i += 2
             continue
+        if (_EMPHASIS.match(t) and reading.flag is None and reading.inline_flag is None and i + 1 < len(texts)
+                and tr.is_flag_word(texts[i + 1]) and (i + 2 == len(texts) or texts[i + 2] == t)):
+            reading.flag = texts[i + 1]  # "** HIGH **": the word is the flag, the stars its emphasis
+            i += 3 if i + 2 < len(texts) else 2
+            continue
         if flag and reading.flag is None and reading.inline_flag is None and len(t) <= 8:
             reading.flag = t
         elif V.looks_like_unit(t) and not reading.unit:
             reading.unit = t
+        elif V.looks_like_unit(t) and reading.reference_range and not reading.range_unit:
+            reading.range_unit = t  # "133 - 146 mmol/L": the unit printed after the range is the range's
         elif not reading.reference_range and (rng := _range_at(texts, i)):
             reading.reference_range, reading.range_unit, used = rng
             i += used
