@@ -256,6 +256,8 @@ def _dose_after(tokens: list[_Token], i: int) -> bool:
     if m and m["unit"].rstrip(".") in DOSE_UNITS:
         return True
     nxt = tokens[i + 1].text.strip("(),;.").lower() if i + 1 < len(tokens) else ""
+    if nxt in ("unit", "units") and i + 2 < len(tokens) and looks_like_unit(tokens[i + 2].text.strip(_EDGE)):
+        return False  # "402 Units x10^9/L": the label of the unit that follows (its colon lost to OCR)
     return nxt in DOSE_UNITS
 
 

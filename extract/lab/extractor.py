@@ -183,11 +183,15 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                 results.append(found)
                 skip = n + used
                 continue
-            # No table here: a dotted line whose dots OCR read as junk, or a line
-            # "WBC 11.8 x10E3/uL (3.4-10.8) H" whose leader was lost altogether, or one
-            # whose parts are labelled ("Result: ...  Reference: ...").
-            found = (ocr_leader_result(row, words, key) or line_result(row, words, key)
-                     or labelled_result(row, words, key) or unreadable_dotted(row, words))
+            # No table here: a line whose parts are labelled ("Result: ...  Reference: ..."),
+            # whose words between name and value are labels, never a leader; else a dotted
+            # line whose dots OCR read as junk, or a line "WBC 11.8 x10E3/uL (3.4-10.8) H"
+            # whose leader was lost altogether.
+            if has_result_label(words):
+                found = labelled_result(row, words, key)
+            else:
+                found = (ocr_leader_result(row, words, key) or line_result(row, words, key)
+                         or unreadable_dotted(row, words))
             if found is not None:
                 order[id(found)] = (group, 0, len(results))
                 results.append(found)

@@ -193,49 +193,72 @@ def line_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowR
 
 # Labels a report prints before the parts of a result written out rather than in
 # columns ("Result: 6.2 mmol/L   Reference: 3.5 - 5.3 mmol/L   Flag: H"). A label counts
-# only with its colon; a two-word label's first word is listed with its second.
+# with its colon (glued, or read apart by OCR: "range :"); on a row that prints two such
+# labels, also without it (OCR drops colons). A two-word label's first word is listed apart.
 _PART_LABELS = frozenset({"result", "results", "value", "reference", "ref", "range", "interval", "units", "unit",
-                          "flag", "normal"})
+                          "flag"})
 _PART_LABEL_FIRSTS = frozenset({"reference", "ref", "ref.", "normal", "your", "test"})
 _RESULT_LABELS = frozenset({"result", "results", "value"})  # a second row starting so carries the result
 
 
-def _part_label_at(words: list[Word], i: int) -> int:
-    """How many words the result-part label at ``words[i]`` takes: 0 for none."""
-    if not words[i].text.endswith(":"):
-        if (i + 1 < len(words) and words[i].text.lower() in _PART_LABEL_FIRSTS
-                and words[i + 1].text.endswith(":") and words[i + 1].text[:-1].lower() in _PART_LABELS):
-            return 2  # "Reference range:", "Your result:", "Normal range:"
-        return 0
-    return 1 if words[i].text[:-1].lower() in _PART_LABELS else 0
+def _part_label_at(words: list[Word], i: int, loose: bool = False) -> tuple[int, str]:
+    """How many words the result-part label at ``words[i]`` takes (0: none), and its last
+    word. ``loose``: the colon may be missing."""
+    for n in (2, 1):
+        if i + n > len(words):
+            continue
+        texts = [w.text for w in words[i : i + n]]
+        last = texts[-1].lower().rstrip(":")
+        if n == 2 and (texts[0].lower() not in _PART_LABEL_FIRSTS or texts[0].endswith(":")):
+            continue
+        if last not in _PART_LABELS:
+            continue
+        if texts[-1].endswith(":"):
+            return n, last
+        if i + n < len(words) and words[i + n].text == ":":
+            return n + 1, last
+        if loose:
+            return n, last
+    return 0, ""
+
+
+def _part_labels(words: list[Word], loose: bool) -> list[tuple[int, int, str]]:
+    """(start, length, last word) of each result-part label on the row, left to right."""
+    found, i = [], 0
+    while i < len(words):
+        n, last = _part_label_at(words, i, loose)
+        if n:
+            found.append((i, n, last))
+            i += n
+        else:
+            i += 1
+    return found
+
+
+def _row_labels(words: list[Word]) -> list[tuple[int, int, str]]:
+    strict = _part_labels(words, loose=False)
+    return _part_labels(words, loose=True) if len(strict) >= 2 else strict
 
 
 def _without_part_labels(words: list[Word]) -> tuple[list[Word], int]:
     """The words with every result-part label left out, and how many labels there were."""
-    kept, labels, i = [], 0, 0
-    while i < len(words):
-        n = _part_label_at(words, i)
-        if n:
-            labels += 1
-            i += n
-        else:
-            kept.append(words[i])
-            i += 1
-    return kept, labels
+    labels = _row_labels(words)
+    dropped = {k for i, n, _ in labels for k in range(i, i + n)}
+    return [w for k, w in enumerate(words) if k not in dropped], len(labels)
 
 
 def has_result_label(words: list[Word]) -> bool:
     """A row that prints "Result:" ("Value:", "Your result:") somewhere: a result written
     out with its labelled parts, whatever other labels ("Reference:") it shares with the
     report's fields."""
-    return any(starts_with_result_label(words[i:]) for i in range(len(words)))
+    return any(last in _RESULT_LABELS for _, _, last in _row_labels(words))
 
 
 def starts_with_result_label(words: list[Word]) -> bool:
     """A row that opens with "Result:" ("Value:", "Your result:"): the result of the test
     named on the row above it."""
-    n = _part_label_at(words, 0) if words else 0
-    return bool(n) and words[n - 1].text[:-1].lower() in _RESULT_LABELS
+    n, last = _part_label_at(words, 0) if words else (0, "")
+    return bool(n) and last in _RESULT_LABELS
 
 
 def is_name_alone(words: list[Word]) -> bool:
@@ -255,7 +278,7 @@ def stacked_parts(rows: list[Row], n: int) -> tuple[list[Word], int]:
     words, used = list(first), 1
     for row in rows[n + 2:]:
         more = without_page_number(row.words)
-        if not more or not _part_label_at(more, 0) or starts_with_result_label(more):
+        if not more or not _part_label_at(more, 0)[0] or starts_with_result_label(more):
             break
         words += more
         used += 1

@@ -452,11 +452,15 @@ def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey 
             reading.unit = f"{t}{texts[i + 1]}"
             i += 2
             continue
-        if (_EMPHASIS.match(t) and reading.flag is None and reading.inline_flag is None and i + 1 < len(texts)
-                and tr.is_flag_word(texts[i + 1]) and (i + 2 == len(texts) or texts[i + 2] == t)):
-            reading.flag = texts[i + 1]  # "** HIGH **": the word is the flag, the stars its emphasis
-            i += 3 if i + 2 < len(texts) else 2
-            continue
+        if _EMPHASIS.match(t):
+            if (reading.flag is None and reading.inline_flag is None and i + 1 < len(texts)
+                    and tr.is_flag_word(texts[i + 1])):
+                reading.flag = texts[i + 1]  # "** HIGH **": the word is the flag, the stars its emphasis
+                i += 3 if i + 2 < len(texts) and _EMPHASIS.match(texts[i + 2]) else 2
+                continue
+            if reading.flag is not None and texts[i - 1] == reading.flag and tr.is_flag_word(reading.flag):
+                i += 1  # "LOW **" (a star OCR lost before the word): the closing emphasis
+                continue
         if flag and reading.flag is None and reading.inline_flag is None and len(t) <= 8:
             reading.flag = t
         elif V.looks_like_unit(t) and not reading.unit:

@@ -6,6 +6,8 @@ read from a label row that does not print a result label."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pymupdf
 import pytest
 
@@ -92,3 +94,39 @@ def test_seconds_stay_a_results_unit_for_the_guard():
     content, _, _ = _read([(50, 120, "Comment: PT 13.2 seconds on the repeat sample.")])
     regions = unread_content(content, [])  # with nothing read, the guard must report it
     assert regions and "13.2" in regions[0].text
+
+
+def test_labels_whose_colons_ocr_dropped_or_set_apart_on_a_labelled_row():
+    """OCR drops a label's colon ("Value 402") or reads it apart ("Normal range : 150-400");
+    a row that still prints two labels with their colons is a labelled row all the same."""
+    _, result, got = _read([
+        (50, 120, "Platelets"), (150, 120, "Value 402"), (240, 120, "Units: x10^9/L"),
+        (350, 120, "Normal range : 150-400"), (480, 120, "Flag: H"),
+        (50, 150, "ALBUMIN"), (70, 164, "Result: 33 g/L"), (250, 164, "Reference: 35 - 50 g/L"), (430, 164, "LOW **"),
+    ])
+    assert [(g["test_name"], g["value"], g["unit"], g["reference_range"], g["abnormal_flag"]) for g in got] == [
+        ("Platelets", "402", "x10^9/L", "150-400", "high"), ("ALBUMIN", "33", "g/L", "35 - 50", "low")]
+
+
+def test_a_labelled_row_is_never_read_as_a_dotted_line_with_a_junk_leader():
+    """The words between a labelled row's test name and its value are labels: a row the
+    labelled rule cannot read whole is left to the prose rule and the guard, never read
+    as "name, leader, value" with the labels in the test's name."""
+    content = normalize_pdf(_pdf(HEAD + [(50, 120, "White cell count"), (150, 120, "Value: 129"),
+                                         (240, 120, "Units x10^9/."), (350, 120, "Normal range: 4.0.1 10"),
+                                         (480, 120, "I lag H")]))
+    # As a fax's OCR read it: every word with a confidence, the labels and the range low.
+    low = {"White", "Value:", "Units", "x10^9/.", "range:", "4.0.1", "10", "I", "lag"}
+    for page in content.pages:
+        page.words = [dataclasses.replace(w, conf=0.3 if w.text in low else 0.95) for w in page.words]
+    result = extract_lab(content, "documents:5")
+    got = [f.structured_value for f in result.facts]
+    assert not any("Value" in g["test_name"] for g in got)
+    assert all(f.wants_review for f in result.facts)
+
+
+def test_the_guard_reports_a_labelled_row_whose_unit_label_lost_its_colon():
+    """"402 Units x10^9/L" is a value and the label of its unit, not a dose of 402 units."""
+    content, _, _ = _read([(50, 120, "Platelets Value: 402 Units x10^9/L Normal range: 150-400 Flag: H")])
+    regions = unread_content(content, [])
+    assert regions and "402" in regions[0].text
