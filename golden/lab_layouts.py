@@ -695,6 +695,40 @@ def _lab_bracket_ranges(case: LabCase) -> bytes:
     return c.tobytes()
 
 
+def _lab_labelled_parts(case: LabCase) -> bytes:
+    """A4, Helvetica: no columns. Each test's name alone in bold, and under it its
+    labelled parts, "Result: 6.2 mmol/L   Reference: 3.5 - 5.3 mmol/L   ** H **", the
+    unit printed after the range as well, a flag that is no word as "Flag: *"; panel
+    names as headings (issue 23)."""
+    c = Canvas(width=595, height=842)
+    p = case.patient
+    c.text(50, 56, case.lab_name, "hebo", 13)
+    c.text(50, 80, f"Patient: {last_first(p)}")
+    c.text(320, 80, f"DOB: {day_mon_year(p.dob)}")
+    c.text(50, 94, f"Hospital No: {p.mrn}")
+    c.text(320, 94, f"Sample collected: {day_mon_year(case.collection_date)}")
+    y = 126
+    for panel, rows in case.panels:
+        c.text(50, y, panel.upper(), "hebo", 11)
+        y += 20
+        for r in rows:
+            if y > 790:  # a result's two rows stay together on the next page
+                c.new_page()
+                y = 60
+            c.text(50, y, r.test_name, "hebo")
+            y += 13
+            c.text(70, y, f"Result: {r.value} {r.unit}".rstrip())
+            if r.reference_range:
+                c.text(250, y, f"Reference: {r.reference_range} {r.unit}".rstrip())
+            if r.printed_flag.isalpha():
+                c.text(450, y, f"** {r.printed_flag} **")  # a word flag, emphasised
+            elif r.printed_flag:
+                c.text(450, y, f"Flag: {r.printed_flag}")
+            y += 20
+        y += 6
+    return c.tobytes()
+
+
 def _lab_ruled_grid(case: LabCase) -> bytes:
     """Letter, small Helvetica: a ruled grid (a box round every cell), values centred
     in their cells: Test | Result | Units | Reference Range | Flag."""
@@ -828,6 +862,7 @@ GEOMETRY_LAB_LAYOUTS: dict[str, Callable[[LabCase], bytes]] = {
     "bracket_ranges": _lab_bracket_ranges,
     "ruled_grid": _lab_ruled_grid,
     "two_panel_cumulative": _lab_two_panel_cumulative,
+    "labelled_parts": _lab_labelled_parts,
 }
 
 

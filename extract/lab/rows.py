@@ -20,8 +20,8 @@ from domain.policy.facts.ocr_readings import ocr_name_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.lab.table import (
-    VALUE_ROLES, Cells, Column, Reading, TableLayout, assign_columns, is_label_word, read_result, split_dotted,
-    split_ocr_leader, value_starts,
+    EMPHASIS, VALUE_ROLES, Cells, Column, Reading, TableLayout, assign_columns, is_flag, is_label_word, read_result,
+    split_dotted, split_ocr_leader, value_starts,
 )
 from extract.layout import OCR_TRUSTED_CONF, Row, ocr_char_width, segments
 from extract.values.flags import FlagKey
@@ -193,12 +193,18 @@ def line_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowR
 
 # Labels a report prints before the parts of a result written out rather than in
 # columns ("Result: 6.2 mmol/L   Reference: 3.5 - 5.3 mmol/L   Flag: H"). A label counts
-# with its colon (glued, or read apart by OCR: "range :"); on a row that prints two such
-# labels, also without it (OCR drops colons). A two-word label's first word is listed apart.
+# with its colon (glued, read apart by OCR, "range :", or misread as ";" or "."); on a row
+# that prints a result label or two labels with their colons, also without it (OCR drops
+# colons). A two-word label's first word is listed apart.
 _PART_LABELS = frozenset({"result", "results", "value", "reference", "ref", "range", "interval", "units", "unit",
                           "flag"})
 _PART_LABEL_FIRSTS = frozenset({"reference", "ref", "ref.", "normal", "your", "test"})
 _RESULT_LABELS = frozenset({"result", "results", "value"})  # a second row starting so carries the result
+
+
+def _colon_ended(word: Word) -> bool:
+    """A label's colon, or what OCR made of one (";", ".")."""
+    return word.text.endswith(":") or (word.conf is not None and word.text[-1:] in ";.")
 
 
 def _part_label_at(words: list[Word], i: int, loose: bool = False) -> tuple[int, str]:
@@ -208,12 +214,12 @@ def _part_label_at(words: list[Word], i: int, loose: bool = False) -> tuple[int,
         if i + n > len(words):
             continue
         texts = [w.text for w in words[i : i + n]]
-        last = texts[-1].lower().rstrip(":")
-        if n == 2 and (texts[0].lower() not in _PART_LABEL_FIRSTS or texts[0].endswith(":")):
+        last = texts[-1].lower().rstrip(":;.")
+        if n == 2 and (texts[0].lower() not in _PART_LABEL_FIRSTS or _colon_ended(words[i])):
             continue
         if last not in _PART_LABELS:
             continue
-        if texts[-1].endswith(":"):
+        if _colon_ended(words[i + n - 1]):
             return n, last
         if i + n < len(words) and words[i + n].text == ":":
             return n + 1, last
@@ -236,8 +242,12 @@ def _part_labels(words: list[Word], loose: bool) -> list[tuple[int, int, str]]:
 
 
 def _row_labels(words: list[Word]) -> list[tuple[int, int, str]]:
+    """The row's part labels: with their colons, or without on a row that prints a result
+    label or two labels with theirs."""
     strict = _part_labels(words, loose=False)
-    return _part_labels(words, loose=True) if len(strict) >= 2 else strict
+    if len(strict) >= 2 or any(last in _RESULT_LABELS for _, _, last in strict):
+        return _part_labels(words, loose=True)
+    return strict
 
 
 def _without_part_labels(words: list[Word]) -> tuple[list[Word], int]:
@@ -285,22 +295,88 @@ def stacked_parts(rows: list[Row], n: int) -> tuple[list[Word], int]:
     return words, used
 
 
+# What each part label says its words are.
+_PART_MEANINGS = {"result": "result", "results": "result", "value": "result", "reference": "reference",
+                  "ref": "reference", "range": "reference", "interval": "reference", "units": "units",
+                  "unit": "units", "flag": "flag"}
+
+
 def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
                     name_words: list[Word] | None = None) -> RowResult | None:
-    """A result whose parts are labelled: "POTASSIUM  Result: 6.2 mmol/L  Reference: 3.5 -
-    5.3 mmol/L  ** HIGH **" on one line, or the test's name alone on the line above
-    (``name_words``, the row before ``row``) and its labelled parts on this one. Read as
-    a whole line once the labels are left out, by the same rule (``line_result``), so
-    nothing may be left over; the quote is every word of the rows, labels included."""
-    name_words = name_words or []
-    parts, labels = _without_part_labels(words)
-    if not labels:
+    """A result whose parts are labelled: "Folate  Value: 2.1  Units: ug/L  Normal range:
+    3.9-26.8  Flag: L" on one line, or the test's name alone on the line above
+    (``name_words``, the rows before ``words``) and "Result: 6.2 mmol/L  Reference: 3.5 -
+    5.3 mmol/L  ** HIGH **" under it. Each part is read as what its label says: the value
+    (with its unit) after "Result:", the range (a qualitative one too: "Negative") after
+    "Reference:", the unit after "Units:", the flag after "Flag:" or after the range. A
+    value and a range are required, and the value's part must read whole; a word after
+    the range that is no flag is counted unread (the fact goes to review), never
+    dropped. The quote is every word of the rows, labels included."""
+    labels = _row_labels(words)
+    if not any(_PART_MEANINGS[last] == "result" for _, _, last in labels):
         return None
-    found = line_result(row, [*name_words, *parts], key)
-    if found is None:
+    parts: dict[str, list[Word]] = {}
+    for k, (i, n, last) in enumerate(labels):
+        end = labels[k + 1][0] if k + 1 < len(labels) else len(words)
+        parts.setdefault(_PART_MEANINGS[last], words[i + n : end])
+    name = _name_of([*(name_words or []), *words[: labels[0][0]]])
+    if sum(c.isalpha() for c in name) < 2:
         return None
-    found.words = [*name_words, *words]
-    return found
+    ocr = any(w.conf is not None for w in words)
+    reading = read_result(parts.get("result", []), allow_garbled=ocr, key=key)
+    reference = _reference_part(parts.get("reference", []), key)
+    if reading is None or reading.leftovers or reference is None:
+        return None
+    reading.reference_range, reading.range_unit, flag, reading.leftovers = reference
+    unit = " ".join(w.text for w in parts.get("units", []))
+    if unit and not reading.unit and V.looks_like_unit(unit):
+        reading.unit = unit
+    elif unit and unit != reading.unit:
+        reading.leftovers += len(parts["units"])
+    flag_words = _unemphasised(parts.get("flag", []))
+    if flag_words:
+        flag_text = " ".join(w.text for w in flag_words)
+        if is_flag(flag_text, key):
+            flag = flag or flag_text
+        else:
+            reading.leftovers += len(flag_words)
+    if flag and reading.flag is None and reading.inline_flag is None:
+        reading.flag = flag
+    doubts = [] if known_name(name) or (ocr and ocr_name_reading(name)) else [
+        f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
+    return RowResult(
+        row=row, words=[*(name_words or []), *words], test_name=name, reading=reading,
+        flag_text=reading.flag or reading.inline_flag, position_flag=None,
+        unit_clean=bool(reading.unit), range_clean=True, alignment=1.0, unreadable=reading.garbled,
+        doubts=doubts,
+    )
+
+
+def _unemphasised(words: list[Word]) -> list[Word]:
+    """The words without the stars printed round a flag for emphasis ("** HIGH **"); a
+    star alone is the flag itself ("Flag: *")."""
+    return [w for w in words if not EMPHASIS.match(w.text)] or words
+
+
+def _reference_part(words: list[Word], key: FlagKey | None) -> tuple[str, str, str | None, int] | None:
+    """The words after a range label: the range (the longest run of them that reads as
+    one, with its unit), then a flag the report printed after it ("** H **", "Crit H").
+    (range, range unit, flag or None, words left unread); None without a range."""
+    texts = [w.text for w in words]
+    for n in range(len(texts), 0, -1):
+        parsed = parse_reference_range(" ".join(texts[:n]))
+        if parsed is None:
+            continue
+        rest = words[n:]
+        unit = parsed[1]
+        if rest and not unit and V.looks_like_unit(rest[0].text):
+            unit, rest = rest[0].text, rest[1:]
+        rest = _unemphasised(rest)
+        if not rest:
+            return parsed[0], unit, None, 0
+        flag = " ".join(w.text for w in rest)
+        return (parsed[0], unit, flag, 0) if is_flag(flag, key) else (parsed[0], unit, None, len(rest))
+    return None
 
 
 def _name_of(words: list[Word]) -> str:

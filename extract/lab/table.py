@@ -386,7 +386,7 @@ _GLUED_UNIT = re.compile(r"^(?P<value>[<>]?=?\d[\d.,]*?)(?P<unit>%|[a-zA-Z\u00b5
 
 
 # Stars printed round a flag word for emphasis ("** HIGH **"), not a flag of their own.
-_EMPHASIS = re.compile(r"^\*{1,3}$")
+EMPHASIS = re.compile(r"^\*{1,3}$")
 
 
 def is_sign(text: str) -> bool:
@@ -452,11 +452,11 @@ def read_result(words: list[Word], *, allow_garbled: bool = False, key: FlagKey 
             reading.unit = f"{t}{texts[i + 1]}"
             i += 2
             continue
-        if _EMPHASIS.match(t):
+        if EMPHASIS.match(t):
             if (reading.flag is None and reading.inline_flag is None and i + 1 < len(texts)
                     and tr.is_flag_word(texts[i + 1])):
                 reading.flag = texts[i + 1]  # "** HIGH **": the word is the flag, the stars its emphasis
-                i += 3 if i + 2 < len(texts) and _EMPHASIS.match(texts[i + 2]) else 2
+                i += 3 if i + 2 < len(texts) and EMPHASIS.match(texts[i + 2]) else 2
                 continue
             if reading.flag is not None and texts[i - 1] == reading.flag and tr.is_flag_word(reading.flag):
                 i += 1  # "LOW **" (a star OCR lost before the word): the closing emphasis

@@ -130,3 +130,17 @@ def test_the_guard_reports_a_labelled_row_whose_unit_label_lost_its_colon():
     content, _, _ = _read([(50, 120, "Platelets Value: 402 Units x10^9/L Normal range: 150-400 Flag: H")])
     regions = unread_content(content, [])
     assert regions and "402" in regions[0].text
+
+
+def test_a_scans_label_colons_read_as_other_marks_or_lost_after_a_result_label():
+    """OCR reads a label's colon as ";" or "." or loses it ("Reference 133 - 146"): on a
+    row that prints "Result:", the other labels count without theirs."""
+    content = normalize_pdf(_pdf(HEAD + [(50, 120, "SODIUM"), (70, 134, "Result: 138 mmol/L"),
+                                         (250, 134, "Reference 133 - 146 mmol/L"),
+                                         (50, 160, "POTASSIUM"), (70, 174, "Result. 6.2 mmol/L"),
+                                         (250, 174, "Reference; 3.5 - 5.3 mmol/L"), (430, 174, "** HIGH **")]))
+    for page in content.pages:  # as a scan's OCR reads it
+        page.words = [dataclasses.replace(w, conf=0.95) for w in page.words]
+    got = [f.structured_value for f in extract_lab(content, "documents:5").facts]
+    assert [(g["test_name"], g["value"], g["reference_range"], g["abnormal_flag"]) for g in got] == [
+        ("SODIUM", "138", "133 - 146", "normal"), ("POTASSIUM", "6.2", "3.5 - 5.3", "high")]
