@@ -437,6 +437,19 @@ def table_results(row: Row, words: list[Word], layout: TableLayout, key: FlagKey
 _OCR_NAME_DEBRIS = re.compile(r"(?:\s+[.:;,'`_\-]+)+$")
 
 
+# A unit printed in brackets after the test's name ("Sodium (mmol/L)", under "Analyte (units)").
+_NAME_UNIT = re.compile(r"^(?P<name>.*\S)\s*\((?P<unit>[^()]+)\)$")
+
+
+def name_and_unit(test: str) -> tuple[str, str]:
+    """("Sodium", "mmol/L") for "Sodium (mmol/L)"; the name as it is, and no unit, when
+    the bracket holds anything but a unit ("HbA1c (IFCC)", "Cortisol (9am)")."""
+    m = _NAME_UNIT.match(test)
+    if m and V.looks_like_unit(m["unit"].strip()):
+        return m["name"], m["unit"].strip()
+    return test, ""
+
+
 def _test_text(cells: Cells, words: list[Word]) -> str:
     test = cells.text("test").strip()
     return _OCR_NAME_DEBRIS.sub("", test) if any(w.conf is not None for w in words) else test
@@ -487,10 +500,17 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         reading.unit = unit_text
     elif not reading.unit and column is not None and column.unit:
         reading.unit = column.unit  # printed once, in the header row under the column
+    elif not reading.unit and not reading.range_unit and (split := name_and_unit(test))[1]:
+        test, reading.unit = split  # "Sodium (mmol/L)": the unit printed with the name
     flag_words = cells.words("flag")
     flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
                  or stray_flag or stray_range_flag)
     doubts = range_doubts + (_ocr_flag_doubts(words, flag_words, layout, reading) if ocr else [])
+    if unit_text and not V.looks_like_unit(unit_text) and not ocr:
+        # "Total | 5.1 | cholesterol (mmol/L)": words of another column under the unit's
+        # header; the columns were not read as printed (OCR's own misreads have their reasons).
+        doubts.append(f"the unit column holds {unit_text!r}, which is no unit: the columns may not have "
+                      "been read as printed")
     position_flag = {"in_range": "normal", "out_range": "abnormal"}.get(role)
     return RowResult(
         row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,

@@ -153,6 +153,13 @@ def _header_columns(row: Row) -> tuple[list[Column], int]:
                 i += 1
                 continue
             words = seg[hit.start : hit.end]
+            if hit.key == "units" and words[0].text.startswith("(") and columns and columns[-1].role == "test" \
+                    and hit.start > 0 and columns[-1].x1 >= seg[hit.start - 1].x1:
+                # "Analyte (units)": a note on the test column (each name prints its unit
+                # in brackets, "Sodium (mmol/L)"), not a column of its own.
+                matched += hit.end - hit.start
+                i = hit.end
+                continue
             columns.append(Column(hit.key, words[0].x0, words[-1].x1))
             matched += hit.end - hit.start
             i = hit.end

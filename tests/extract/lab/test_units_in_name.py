@@ -1,0 +1,69 @@
+"""A unit printed with the test's name ("Sodium (mmol/L)" under "Analyte (units)"), and
+what happens when a name spills into the unit column (issue 23, a held-out report).
+
+Before: "(units)" in the header made a unit column inside the names, so "Total
+cholesterol (mmol/L)" was charted as a test "Total" with the unit "cholesterol (mmol/L)"."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from extract.formats.pdf import normalize_pdf
+from extract.lab.extractor import extract_lab
+from extract.lab.rows import name_and_unit
+
+
+def _pdf(header: list[tuple[float, str]], rows: list[list[tuple[float, str]]]) -> bytes:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for x, y, text in ((40, 50, "Name: QUILLFEATHER, Rosamund"), (330, 50, "Born: 19/10/1950"),
+                       (40, 64, "UR No: 5580213"), (330, 64, "Collected: 27/11/2026")):
+        page.insert_text((x, y), text, fontsize=9.5, fontname="helv")
+    for x, text in header:
+        page.insert_text((x, 100), text, fontsize=9.5, fontname="hebo")
+    for n, cells in enumerate(rows):
+        for x, text in cells:
+            page.insert_text((x, 118 + 15 * n), text, fontsize=9.5, fontname="helv")
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
+def _facts(header, rows):
+    return extract_lab(normalize_pdf(_pdf(header, rows)), "documents:3").facts
+
+
+def test_the_unit_in_brackets_after_each_name_is_the_results_unit():
+    facts = _facts([(40, "Test (Units)"), (230, "Result"), (300, "Flag"), (350, "Reference")], [
+        [(40, "Magnesium (mmol/L)"), (230, "0.61"), (300, "L"), (350, "0.70-1.00")],
+        [(40, "Total bilirubin (umol/L)"), (230, "27"), (300, "H"), (350, "<21")],
+        [(40, "HbA1c (IFCC) (mmol/mol)"), (230, "61"), (300, "H"), (350, "20-41")],
+        [(40, "Free T4 (pmol/L)"), (230, "14.2"), (350, "9.0-19.0")],
+    ])
+    got = [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"],
+            f.structured_value["abnormal_flag"]) for f in facts]
+    assert got == [("Magnesium", "0.61", "mmol/L", "low"), ("Total bilirubin", "27", "umol/L", "high"),
+                   ("HbA1c (IFCC)", "61", "mmol/mol", "high"), ("Free T4", "14.2", "pmol/L", "normal")]
+    assert not any(f.wants_review for f in facts)
+
+
+@pytest.mark.parametrize("name, split", [
+    ("Sodium (mmol/L)", ("Sodium", "mmol/L")), ("HbA1c (IFCC)", ("HbA1c (IFCC)", "")),
+    ("Cortisol (9am)", ("Cortisol (9am)", "")), ("eGFR (CKD-EPI)", ("eGFR (CKD-EPI)", "")),
+    ("Haemoglobin", ("Haemoglobin", "")),
+])
+def test_only_a_unit_in_the_brackets_is_taken_from_the_name(name, split):
+    assert name_and_unit(name) == split
+
+
+def test_a_name_spilling_into_the_unit_column_sends_the_result_to_review():
+    """A unit column whose cell reads as no unit ("cholesterol mmol/L") means the columns
+    were not read as printed: the result waits for a person, it is never charted so."""
+    facts = _facts([(40, "Test"), (120, "Units"), (230, "Result"), (350, "Reference")], [
+        [(40, "Sodium"), (140, "mmol/L"), (230, "139"), (350, "135-145")],
+        [(40, "Total serum cholesterol"), (160, "mmol/L"), (230, "5.1"), (350, "<5.5")],
+    ])
+    sodium, cholesterol = facts
+    assert not sodium.wants_review
+    assert cholesterol.wants_review and "which is no unit" in cholesterol.review_reason
