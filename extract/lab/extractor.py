@@ -176,9 +176,9 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                 continue
             # The test's name alone, its labelled parts on the next row ("POTASSIUM" over
             # "Result: 6.2 mmol/L  Reference: 3.5 - 5.3 mmol/L  ** HIGH **").
-            below, used = stacked_parts(rows, n)
+            below, used, between = stacked_parts(rows, n)
             if (below and is_name_alone(words)
-                    and (found := labelled_result(row, below, key, name_words=words)) is not None):
+                    and (found := labelled_result(row, below, key, name_words=words, between=between)) is not None):
                 order[id(found)] = (group, 0, len(results))
                 results.append(found)
                 skip = n + used

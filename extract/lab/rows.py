@@ -11,6 +11,7 @@ as a value, unit, range and flag is ``extract.lab.table``'s.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -278,21 +279,33 @@ def is_name_alone(words: list[Word]) -> bool:
             and not any(value_starts(words[k:]) for k in range(1, len(words))))
 
 
-def stacked_parts(rows: list[Row], n: int) -> tuple[list[Word], int]:
+def _ocr_debris(words: list[Word]) -> bool:
+    """A row of specks OCR read on its own ("*e **"): a few short words, each read with
+    low confidence, none with a digit."""
+    return (0 < len(words) <= 3 and all(w.conf is not None and w.conf < OCR_TRUSTED_CONF and len(w.text) <= 3
+                                        and not any(c.isdigit() for c in w.text) for w in words))
+
+
+def stacked_parts(rows: list[Row], n: int) -> tuple[list[Word], int, list[Word]]:
     """The labelled parts printed under a test's name on ``rows[n]``: the row below it that
     opens with "Result:", and each row after that opening with another part label
-    ("Normal range: 0.4 - 4.0 mU/L", "Flag: H"). Their words in order, and how many rows."""
-    first = without_page_number(rows[n + 1].words) if n + 1 < len(rows) else []
+    ("Normal range: 0.4 - 4.0 mU/L", "Flag: H"). Their words in order, how many rows, and
+    the words of a row of OCR specks between the name and its parts (cited, never read)."""
+    at = n + 1
+    debris: list[Word] = []
+    if at + 1 < len(rows) and _ocr_debris(rows[at].words):
+        debris, at = list(rows[at].words), at + 1  # stars OCR set on a row of their own ("** **")
+    first = without_page_number(rows[at].words) if at < len(rows) else []
     if not first or not starts_with_result_label(first):
-        return [], 0
-    words, used = list(first), 1
-    for row in rows[n + 2:]:
+        return [], 0, []
+    words, used = list(first), at - n
+    for row in rows[at + 1:]:
         more = without_page_number(row.words)
         if not more or not _part_label_at(more, 0)[0] or starts_with_result_label(more):
             break
         words += more
         used += 1
-    return words, used
+    return words, used, debris
 
 
 # What each part label says its words are.
@@ -302,7 +315,7 @@ _PART_MEANINGS = {"result": "result", "results": "result", "value": "result", "r
 
 
 def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
-                    name_words: list[Word] | None = None) -> RowResult | None:
+                    name_words: list[Word] | None = None, between: list[Word] | None = None) -> RowResult | None:
     """A result whose parts are labelled: "Folate  Value: 2.1  Units: ug/L  Normal range:
     3.9-26.8  Flag: L" on one line, or the test's name alone on the line above
     (``name_words``, the rows before ``words``) and "Result: 6.2 mmol/L  Reference: 3.5 -
@@ -311,8 +324,10 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
     "Reference:", the unit after "Units:", the flag after "Flag:" or after the range. A
     value and a range are required, and the value's part must read whole; a word after
     the range that is no flag is counted unread (the fact goes to review), never
-    dropped. The quote is every word of the rows, labels included."""
+    dropped. The quote is every word of the rows, labels included (and ``between``, specks
+    OCR read on a row of their own between the name and its parts)."""
     labels = _row_labels(words)
+    cited = [*(name_words or []), *(between or []), *words]
     if not any(_PART_MEANINGS[last] == "result" for _, _, last in labels):
         return None
     parts: dict[str, list[Word]] = {}
@@ -323,8 +338,18 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
     if sum(c.isalpha() for c in name) < 2:
         return None
     ocr = any(w.conf is not None for w in words)
-    reading = read_result(parts.get("result", []), allow_garbled=ocr, key=key)
+    value_part = parts.get("result", [])
+    reading = read_result(value_part, allow_garbled=ocr, key=key)
     reference = _reference_part(parts.get("reference", []), key)
+    if reading is None and reference is not None and known_name(name) \
+            and any(c.isdigit() for w in value_part for c in w.text):
+        # A known test whose labelled value cannot be read ("Result: { .71 mmol/L"): kept
+        # for review with what was printed, never guessed, never lost.
+        reading = Reading(value=" ".join(w.text for w in value_part), value_words=value_part)
+        reading.reference_range, reading.range_unit = reference[0], reference[1]
+        return RowResult(row=row, words=cited, test_name=name, reading=reading,
+                         flag_text=None, position_flag=None, unit_clean=False, range_clean=True, alignment=1.0,
+                         unreadable=True)
     if reading is None or reading.leftovers or reference is None:
         return None
     reading.reference_range, reading.range_unit, flag, reading.leftovers = reference
@@ -345,7 +370,7 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
     doubts = [] if known_name(name) or (ocr and ocr_name_reading(name)) else [
         f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
     return RowResult(
-        row=row, words=[*(name_words or []), *words], test_name=name, reading=reading,
+        row=row, words=cited, test_name=name, reading=reading,
         flag_text=reading.flag or reading.inline_flag, position_flag=None,
         unit_clean=bool(reading.unit), range_clean=True, alignment=1.0, unreadable=reading.garbled,
         doubts=doubts,
@@ -353,9 +378,15 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
 
 
 def _unemphasised(words: list[Word]) -> list[Word]:
-    """The words without the stars printed round a flag for emphasis ("** HIGH **"); a
-    star alone is the flag itself ("Flag: *")."""
-    return [w for w in words if not EMPHASIS.match(w.text)] or words
+    """The words without the stars printed round a flag for emphasis ("** HIGH **", or
+    glued to it by OCR: "H**"); a star alone is the flag itself ("Flag: *")."""
+    kept = []
+    for w in words:
+        if EMPHASIS.match(w.text):
+            continue
+        bare = w.text.strip("*")
+        kept.append(w if bare == w.text or not bare else dataclasses.replace(w, text=bare))
+    return kept or words
 
 
 def _reference_part(words: list[Word], key: FlagKey | None) -> tuple[str, str, str | None, int] | None:

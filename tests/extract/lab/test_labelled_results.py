@@ -18,11 +18,12 @@ from extract.lab.extractor import extract_lab
 from extract.unread_identity import unread_identifiers
 
 
-def _pdf(lines: list[tuple[float, float, str]]) -> bytes:
+def _pdf(lines: list[tuple]) -> bytes:
+    """A page of (x, baseline, text[, font size]) lines in Helvetica."""
     doc = pymupdf.open()
     page = doc.new_page(width=612, height=792)
-    for x, y, text in lines:
-        page.insert_text((x, y), text, fontsize=10, fontname="helv")
+    for x, y, text, *size in lines:
+        page.insert_text((x, y), text, fontsize=size[0] if size else 10, fontname="helv")
     data = doc.tobytes()
     doc.close()
     return data
@@ -144,3 +145,38 @@ def test_a_scans_label_colons_read_as_other_marks_or_lost_after_a_result_label()
     got = [f.structured_value for f in extract_lab(content, "documents:5").facts]
     assert [(g["test_name"], g["value"], g["reference_range"], g["abnormal_flag"]) for g in got] == [
         ("SODIUM", "138", "133 - 146", "normal"), ("POTASSIUM", "6.2", "3.5 - 5.3", "high")]
+
+
+def _as_ocr(lines, low=frozenset()):
+    """The page as a scan's OCR gives it: every word with a confidence, ``low`` ones low."""
+    content = normalize_pdf(_pdf(HEAD + lines))
+    for page in content.pages:
+        page.words = [dataclasses.replace(w, conf=0.3 if w.text in low else 0.95) for w in page.words]
+    return content
+
+
+def test_a_scans_stray_row_of_stars_glued_stars_and_an_unreadable_value():
+    """What a 300 dpi scan of the golden layout gave: the stars of "** H **" read as a row
+    of their own between the name and its parts ("*e **"), or glued to the flag ("H**"),
+    and a value whose digit OCR lost ("{ .71"): read, read, and held for review by name."""
+    content = _as_ocr([
+        (50, 116, "Creatinine"), (70, 127, "*e **", 4), (70, 138, "Result: 187 umol/L"),
+        (250, 138, "Reference: 45 - 84 umol/L"),
+        (50, 160, "Potassium"), (70, 174, "Result: 5.9 mmol/L"), (250, 174, "Reference: 3.5 - 5.3 mmol/L"),
+        (430, 174, "** H**"),
+        (50, 200, "Phosphate"), (70, 214, "Result: { .71 mmol/L"), (250, 214, "Reference: 0.80 - 1.50 mmol/L"),
+    ], low={"*e", "**", "H**", "{", ".71"})
+    result = extract_lab(content, "documents:5")
+    creatinine, potassium, phosphate = result.facts
+    assert (creatinine.structured_value["test_name"], creatinine.structured_value["value"]) == ("Creatinine", "187")
+    assert (potassium.structured_value["value"], potassium.structured_value["abnormal_flag"]) == ("5.9", "high")
+    assert phosphate.structured_value["test_name"] == "Phosphate" and phosphate.wants_review
+    assert "could not be read" in phosphate.review_reason
+    assert all(c.verified for c in verify_citations([f.citation for f in result.facts], content))
+
+
+def test_adjusted_calcium_is_a_test_of_its_own():
+    _, result, got = _read([(50, 120, "Adjusted calcium"), (70, 134, "Result: 2.31 mmol/L"),
+                            (250, 134, "Reference: 2.20 - 2.60 mmol/L")])
+    assert [(g["test_name"], g["value"]) for g in got] == [("Adjusted calcium", "2.31")]
+    assert not result.facts[0].wants_review
