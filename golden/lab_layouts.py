@@ -729,6 +729,33 @@ def _lab_labelled_parts(case: LabCase) -> bytes:
     return c.tobytes()
 
 
+def _lab_units_in_name(case: LabCase) -> bytes:
+    """A4, Helvetica: Analyte (units) | Result | Flag | Ref. interval. Each name prints its
+    unit in brackets ("Sodium (mmol/L)"); there is no units column (issue 23)."""
+    c = Canvas(width=595, height=842, size=9.5)
+    p = case.patient
+    c.text(40, 50, case.lab_name, "hebo", 12)
+    c.text(40, 72, f"Name: {last_first(p)}")
+    c.text(330, 72, f"Born: {day_mon_year(p.dob)}")
+    c.text(40, 86, f"UR No: {p.mrn}")
+    c.text(330, 86, f"Collected: {day_mon_year(case.collection_date)}")
+    for x, label in ((40, "Analyte (units)"), (230, "Result"), (300, "Flag"), (350, "Ref. interval")):
+        c.text(x, 115, label, "hebo")
+    c.rule(119, 40, 555)
+    y = 134
+    for panel, rows in case.panels:
+        c.text(40, y, panel, "heit")
+        y += 15
+        for r in rows:
+            c.text(46, y, f"{r.test_name} ({r.unit})" if r.unit else r.test_name)
+            c.text(230, y, r.value)
+            c.text(300, y, r.printed_flag)
+            c.text(350, y, r.reference_range)
+            y += 15
+        y += 6
+    return c.tobytes()
+
+
 def _lab_ruled_grid(case: LabCase) -> bytes:
     """Letter, small Helvetica: a ruled grid (a box round every cell), values centred
     in their cells: Test | Result | Units | Reference Range | Flag."""
@@ -863,6 +890,7 @@ GEOMETRY_LAB_LAYOUTS: dict[str, Callable[[LabCase], bytes]] = {
     "ruled_grid": _lab_ruled_grid,
     "two_panel_cumulative": _lab_two_panel_cumulative,
     "labelled_parts": _lab_labelled_parts,
+    "units_in_name": _lab_units_in_name,
 }
 
 
