@@ -492,6 +492,17 @@ def table_result(row: Row, words: list[Word], layout: TableLayout, key: FlagKey 
     return found[0] if found else None
 
 
+def _range_from_ends(cells: Cells) -> str:
+    """A range printed as its two ends in columns of their own ("Ref Low | Ref High"):
+    "12.0-15.5"; one end alone is a bound (">150", "<40"); "" when neither is printed."""
+    low, high = cells.text("range_low").strip(), cells.text("range_high").strip()
+    if low and high:
+        return f"{low}-{high}"
+    if low:
+        return f">={low}"
+    return f"<={high}" if high else ""
+
+
 def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout, role: str, value_words: list[Word],
                  column: Column | None, key: FlagKey | None) -> RowResult | None:
     test = _test_text(cells, words)
@@ -507,7 +518,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     unit_text, stray_flag = _pop_flag(cells.text("units"))
     if ocr and V.looks_like_unit(whole := re.sub(r"\s+(?=/)", "", unit_text)):
         unit_text = whole  # OCR split the unit at its slash ("x10E3 /uL")
-    range_text, stray_range_flag = _pop_flag(cells.text("range"))
+    range_text, stray_range_flag = _pop_flag(cells.text("range") or _range_from_ends(cells))
     parsed_range = parse_reference_range(range_text) if range_text else None
     range_doubts = []
     if range_text and ocr and (repaired := repair_ocr_range(range_text)):
@@ -549,7 +560,8 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or V.looks_like_unit(unit_text)),
         range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
         alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
-        status=cells.text("status").strip() or None, range_expected=layout.has("range"),
+        status=cells.text("status").strip() or None,
+        range_expected=layout.has("range") or layout.has("range_low") or layout.has("range_high"),
         critical_text=cells.text("critical").strip(), doubts=doubts, column_date=date,
     )
 

@@ -46,15 +46,25 @@ COLUMN_LABELS = PhraseBook({
     **dict.fromkeys(["in range", "within range", "normal result", "result in range"], "in_range"),
     **dict.fromkeys(["out of range", "outside range", "abnormal result", "result out of range",
                      "flagged result"], "out_range"),
-    **dict.fromkeys(["flag", "flags", "abn flag", "abnormal flag", "h/l", "indicator", "alert"], "flag"),
+    **dict.fromkeys(["flag", "flags", "abn flag", "abnormal flag", "h/l", "indicator", "alert",
+                     "abnormal indicator"], "flag"),
     **dict.fromkeys(["units", "unit", "uom", "unit of measure"], "units"),
     **dict.fromkeys(["reference range", "reference interval", "reference intervals", "ref range",
                      "ref. range", "ref interval", "ref", "reference", "normal range", "range",
                      "standard range", "expected range", "expected", "normal values",
                      "reference values", "biological ref interval", "normal", "target"], "range"),
+    # The range's two ends in columns of their own ("Ref Low | Ref High"): joined into one range.
+    **dict.fromkeys(["ref low", "reference low", "low", "low limit", "lower limit", "lower", "normal low",
+                     "range low", "ref range low", "low ref", "low normal"], "range_low"),
+    **dict.fromkeys(["ref high", "reference high", "high", "high limit", "upper limit", "upper", "normal high",
+                     "range high", "ref range high", "high ref", "high normal"], "range_high"),
     **dict.fromkeys(["critical range", "critical ranges", "critical limits", "critical values", "critical value",
                      "panic values", "panic range", "panic limits", "critical"], "critical"),
     **dict.fromkeys(["status", "result status"], "status"),
+    # Critical limits as two ends in columns of their own: kept apart from the reference
+    # range's ends (never read as them), not read as limits (the policy's limits apply).
+    **dict.fromkeys(["critical low", "critical high", "crit low", "crit high", "panic low", "panic high",
+                     "critical lower", "critical upper"], "other"),
     **dict.fromkeys(["lab", "performing lab", "site", "code", "loinc", "method", "specimen",
                      "prior result", "previous result", "previous", "prior", "date", "comments"], "other"),
 })
