@@ -181,7 +181,12 @@ def line_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowR
     reading = read_result(words[k:], allow_garbled=ocr, key=key)
     if reading is None or not reading.reference_range or reading.leftovers:
         return None
-    # A garbled name the vocabulary can read is taken with its own reason (extractor).
+    return _line_row_result(row, words, name, reading, ocr)
+
+
+def _line_row_result(row: Row, words: list[Word], name: str, reading: Reading, ocr: bool) -> RowResult:
+    """A result read from a line outside a table: a test name the vocabulary does not know
+    sends it to review (a garbled one it can read is taken with its own reason, extractor)."""
     doubts = [] if known_name(name) or (ocr and ocr_name_reading(name)) else [
         f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
     return RowResult(
@@ -367,14 +372,7 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
             reading.leftovers += len(flag_words)
     if flag and reading.flag is None and reading.inline_flag is None:
         reading.flag = flag
-    doubts = [] if known_name(name) or (ocr and ocr_name_reading(name)) else [
-        f"read from a line outside a results table, and {name!r} is not a test name the vocabulary knows"]
-    return RowResult(
-        row=row, words=cited, test_name=name, reading=reading,
-        flag_text=reading.flag or reading.inline_flag, position_flag=None,
-        unit_clean=bool(reading.unit), range_clean=True, alignment=1.0, unreadable=reading.garbled,
-        doubts=doubts,
-    )
+    return _line_row_result(row, cited, name, reading, ocr)
 
 
 def _unemphasised(words: list[Word]) -> list[Word]:

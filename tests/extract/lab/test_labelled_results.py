@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pymupdf
 import pytest
 
 from domain.policy.facts.citations import verify_citations
@@ -16,17 +15,7 @@ from extract.coverage import unread_content
 from extract.formats.pdf import normalize_pdf
 from extract.lab.extractor import extract_lab
 from extract.unread_identity import unread_identifiers
-
-
-def _pdf(lines: list[tuple]) -> bytes:
-    """A page of (x, baseline, text[, font size]) lines in Helvetica."""
-    doc = pymupdf.open()
-    page = doc.new_page(width=612, height=792)
-    for x, y, text, *size in lines:
-        page.insert_text((x, y), text, fontsize=size[0] if size else 10, fontname="helv")
-    data = doc.tobytes()
-    doc.close()
-    return data
+from tests.support.file_builders import placed_text_pdf
 
 
 HEAD = [(50, 50, "Westbrook Hospital Pathology"), (50, 70, "Patient: DUNMORE, Agnes"), (320, 70, "DOB: 23/05/1951"),
@@ -34,7 +23,7 @@ HEAD = [(50, 50, "Westbrook Hospital Pathology"), (50, 70, "Patient: DUNMORE, Ag
 
 
 def _read(lines):
-    content = normalize_pdf(_pdf(HEAD + lines))
+    content = normalize_pdf(placed_text_pdf(HEAD + lines))
     result = extract_lab(content, "documents:5")
     return content, result, [f.structured_value for f in result.facts]
 
@@ -113,7 +102,7 @@ def test_a_labelled_row_is_never_read_as_a_dotted_line_with_a_junk_leader():
     """The words between a labelled row's test name and its value are labels: a row the
     labelled rule cannot read whole is left to the prose rule and the guard, never read
     as "name, leader, value" with the labels in the test's name."""
-    content = normalize_pdf(_pdf(HEAD + [(50, 120, "White cell count"), (150, 120, "Value: 129"),
+    content = normalize_pdf(placed_text_pdf(HEAD + [(50, 120, "White cell count"), (150, 120, "Value: 129"),
                                          (240, 120, "Units x10^9/."), (350, 120, "Normal range: 4.0.1 10"),
                                          (480, 120, "I lag H")]))
     # As a fax's OCR read it: every word with a confidence, the labels and the range low.
@@ -136,7 +125,7 @@ def test_the_guard_reports_a_labelled_row_whose_unit_label_lost_its_colon():
 def test_a_scans_label_colons_read_as_other_marks_or_lost_after_a_result_label():
     """OCR reads a label's colon as ";" or "." or loses it ("Reference 133 - 146"): on a
     row that prints "Result:", the other labels count without theirs."""
-    content = normalize_pdf(_pdf(HEAD + [(50, 120, "SODIUM"), (70, 134, "Result: 138 mmol/L"),
+    content = normalize_pdf(placed_text_pdf(HEAD + [(50, 120, "SODIUM"), (70, 134, "Result: 138 mmol/L"),
                                          (250, 134, "Reference 133 - 146 mmol/L"),
                                          (50, 160, "POTASSIUM"), (70, 174, "Result. 6.2 mmol/L"),
                                          (250, 174, "Reference; 3.5 - 5.3 mmol/L"), (430, 174, "** HIGH **")]))
@@ -149,7 +138,7 @@ def test_a_scans_label_colons_read_as_other_marks_or_lost_after_a_result_label()
 
 def _as_ocr(lines, low=frozenset()):
     """The page as a scan's OCR gives it: every word with a confidence, ``low`` ones low."""
-    content = normalize_pdf(_pdf(HEAD + lines))
+    content = normalize_pdf(placed_text_pdf(HEAD + lines))
     for page in content.pages:
         page.words = [dataclasses.replace(w, conf=0.3 if w.text in low else 0.95) for w in page.words]
     return content

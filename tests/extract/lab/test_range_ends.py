@@ -4,25 +4,19 @@ critical limits printed the same way are never taken for the range."""
 
 from __future__ import annotations
 
-import pymupdf
-
 from extract.formats.pdf import normalize_pdf
 from extract.lab.extractor import extract_lab
+from tests.support.file_builders import placed_text_pdf
+
+
+HEAD = [(40, 50, "Patient Name: Whitcombe, Harriet L", 9), (330, 50, "Date of Birth: 04/19/1963", 9),
+        (40, 64, "Patient ID: MHN-00482217", 9), (330, 64, "Specimen Collected: 11/30/2026 06:45", 9)]
 
 
 def _facts(header: list[tuple[float, str]], rows: list[list[tuple[float, str]]]):
-    doc = pymupdf.open()
-    page = doc.new_page(width=612, height=792)
-    for x, y, text in ((40, 50, "Patient Name: Whitcombe, Harriet L"), (330, 50, "Date of Birth: 04/19/1963"),
-                       (40, 64, "Patient ID: MHN-00482217"), (330, 64, "Specimen Collected: 11/30/2026 06:45")):
-        page.insert_text((x, y), text, fontsize=9, fontname="helv")
-    for x, text in header:
-        page.insert_text((x, 100), text, fontsize=9, fontname="hebo")
-    for n, cells in enumerate(rows):
-        for x, text in cells:
-            page.insert_text((x, 118 + 14 * n), text, fontsize=9, fontname="helv")
-    content = normalize_pdf(doc.tobytes())
-    doc.close()
+    content = normalize_pdf(placed_text_pdf(
+        [*HEAD, *((x, 100, text, 9, "hebo") for x, text in header),
+         *((x, 118 + 14 * n, text, 9) for n, cells in enumerate(rows) for x, text in cells)], height=792))
     return [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["reference_range"],
              f.structured_value["abnormal_flag"], f.wants_review) for f in extract_lab(content, "documents:4").facts]
 

@@ -6,28 +6,22 @@ cholesterol (mmol/L)" was charted as a test "Total" with the unit "cholesterol (
 
 from __future__ import annotations
 
-import pymupdf
 import pytest
 
 from extract.formats.pdf import normalize_pdf
 from extract.lab.extractor import extract_lab
 from extract.lab.rows import name_and_unit
+from tests.support.file_builders import placed_text_pdf
+
+
+HEAD = [(40, 50, "Name: QUILLFEATHER, Rosamund", 9.5), (330, 50, "Born: 19/10/1950", 9.5),
+        (40, 64, "UR No: 5580213", 9.5), (330, 64, "Collected: 27/11/2026", 9.5)]
 
 
 def _pdf(header: list[tuple[float, str]], rows: list[list[tuple[float, str]]]) -> bytes:
-    doc = pymupdf.open()
-    page = doc.new_page(width=595, height=842)
-    for x, y, text in ((40, 50, "Name: QUILLFEATHER, Rosamund"), (330, 50, "Born: 19/10/1950"),
-                       (40, 64, "UR No: 5580213"), (330, 64, "Collected: 27/11/2026")):
-        page.insert_text((x, y), text, fontsize=9.5, fontname="helv")
-    for x, text in header:
-        page.insert_text((x, 100), text, fontsize=9.5, fontname="hebo")
-    for n, cells in enumerate(rows):
-        for x, text in cells:
-            page.insert_text((x, 118 + 15 * n), text, fontsize=9.5, fontname="helv")
-    data = doc.tobytes()
-    doc.close()
-    return data
+    return placed_text_pdf([*HEAD, *((x, 100, text, 9.5, "hebo") for x, text in header),
+                            *((x, 118 + 15 * n, text, 9.5) for n, cells in enumerate(rows) for x, text in cells)],
+                           width=595)
 
 
 def _facts(header, rows):
