@@ -57,6 +57,7 @@ from extract.layout import page_rows, segments
 from extract.values.dates import find_date
 from extract.values.labels import read_label
 from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_like_unit
+from extract.values.result_parts import PART_LABEL_FIRSTS, RESULT_LABELS
 from extract.values.text_rules import is_flag_word
 
 __all__ = ["UnreadRegion", "unread_content", "summary_sentence", "related_locators", "joined_from"]
@@ -433,6 +434,19 @@ def _names_a_test(tokens: list[_Token]) -> bool:
     return bool(analytes_named(" ".join(t.text.strip(_EDGE) for t in tokens)))
 
 
+def _under_result_label(above: list[_Token], piece: _Piece) -> tuple[_Piece, str] | None:
+    """"Result: 22 mL/min/1 73m2" (its unit garbled by a fax): a value after a result label
+    is a result whatever else on the line reads. Its test's name printed alone on the line
+    above ("eGFR") joins the region, so the reviewer sees what was measured."""
+    words = [t.text.lower().rstrip(":;.") for t in piece.tokens[:2]]
+    k = 1 if words[0] in RESULT_LABELS else 2 if words[0] in PART_LABEL_FIRSTS and words[1:] and \
+        words[1] in RESULT_LABELS else 0  # "Result:", "Your result:"
+    if not k or len(piece.tokens) <= k or piece.tokens[k].kind != "value":
+        return None
+    name = above if above and len(above) <= MAX_NAME_WORDS and all(t.kind == "text" for t in above) else []
+    return _Piece(name + piece.tokens), f"a value after a result label ({piece.tokens[k].text})"
+
+
 def _wrapped_name(above: list[_Token], piece: _Piece) -> tuple[list[_Token], str] | None:
     """A sentence wrapped between a test's name and its value ("... and white blood cells"
     / "41, moderate bacteria"): the words that end the line above, when they name a test
@@ -472,6 +486,8 @@ def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[st
             if n == 0 and (wrapped := _wrapped_name(above, piece)):
                 tail, reason = wrapped  # the value's own name, not one later on its line
                 piece = _Piece(tail + piece.tokens)
+            if n == 0 and (labelled := _under_result_label(above, piece)):
+                piece, reason = labelled[0], reason or labelled[1]
             if reason is None:
                 continue
             if all(_cited(t.ref, page, cites) for t in piece.of("value")):

@@ -27,6 +27,7 @@ from extract.lab.table import (
 from extract.layout import OCR_TRUSTED_CONF, Row, ocr_char_width, segments
 from extract.values.flags import FlagKey
 from extract.values.ranges import parse_reference_range, repair_ocr_range
+from extract.values.result_parts import PART_LABEL_FIRSTS, PART_LABELS, PART_MEANINGS, RESULT_LABELS
 
 _NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
                          "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
@@ -201,11 +202,7 @@ def _line_row_result(row: Row, words: list[Word], name: str, reading: Reading, o
 # columns ("Result: 6.2 mmol/L   Reference: 3.5 - 5.3 mmol/L   Flag: H"). A label counts
 # with its colon (glued, read apart by OCR, "range :", or misread as ";" or "."); on a row
 # that prints a result label or two labels with their colons, also without it (OCR drops
-# colons). A two-word label's first word is listed apart.
-_PART_LABELS = frozenset({"result", "results", "value", "reference", "ref", "range", "interval", "units", "unit",
-                          "flag"})
-_PART_LABEL_FIRSTS = frozenset({"reference", "ref", "ref.", "normal", "your", "test"})
-_RESULT_LABELS = frozenset({"result", "results", "value"})  # a second row starting so carries the result
+# colons). The labels are data: extract.values.result_parts.
 
 
 def _colon_ended(word: Word) -> bool:
@@ -221,9 +218,9 @@ def _part_label_at(words: list[Word], i: int, loose: bool = False) -> tuple[int,
             continue
         texts = [w.text for w in words[i : i + n]]
         last = texts[-1].lower().rstrip(":;.")
-        if n == 2 and (texts[0].lower() not in _PART_LABEL_FIRSTS or _colon_ended(words[i])):
+        if n == 2 and (texts[0].lower() not in PART_LABEL_FIRSTS or _colon_ended(words[i])):
             continue
-        if last not in _PART_LABELS:
+        if last not in PART_LABELS:
             continue
         if _colon_ended(words[i + n - 1]):
             return n, last
@@ -251,7 +248,7 @@ def _row_labels(words: list[Word]) -> list[tuple[int, int, str]]:
     """The row's part labels: with their colons, or without on a row that prints a result
     label or two labels with theirs."""
     strict = _part_labels(words, loose=False)
-    if len(strict) >= 2 or any(last in _RESULT_LABELS for _, _, last in strict):
+    if len(strict) >= 2 or any(last in RESULT_LABELS for _, _, last in strict):
         return _part_labels(words, loose=True)
     return strict
 
@@ -267,14 +264,14 @@ def has_result_label(words: list[Word]) -> bool:
     """A row that prints "Result:" ("Value:", "Your result:") somewhere: a result written
     out with its labelled parts, whatever other labels ("Reference:") it shares with the
     report's fields."""
-    return any(last in _RESULT_LABELS for _, _, last in _row_labels(words))
+    return any(last in RESULT_LABELS for _, _, last in _row_labels(words))
 
 
 def starts_with_result_label(words: list[Word]) -> bool:
     """A row that opens with "Result:" ("Value:", "Your result:"): the result of the test
     named on the row above it."""
     n, last = _part_label_at(words, 0) if words else (0, "")
-    return bool(n) and last in _RESULT_LABELS
+    return bool(n) and last in RESULT_LABELS
 
 
 def is_name_alone(words: list[Word]) -> bool:
@@ -313,12 +310,6 @@ def stacked_parts(rows: list[Row], n: int) -> tuple[list[Word], int, list[Word]]
     return words, used, debris
 
 
-# What each part label says its words are.
-_PART_MEANINGS = {"result": "result", "results": "result", "value": "result", "reference": "reference",
-                  "ref": "reference", "range": "reference", "interval": "reference", "units": "units",
-                  "unit": "units", "flag": "flag"}
-
-
 def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
                     name_words: list[Word] | None = None, between: list[Word] | None = None) -> RowResult | None:
     """A result whose parts are labelled: "Folate  Value: 2.1  Units: ug/L  Normal range:
@@ -333,12 +324,12 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
     OCR read on a row of their own between the name and its parts)."""
     labels = _row_labels(words)
     cited = [*(name_words or []), *(between or []), *words]
-    if not any(_PART_MEANINGS[last] == "result" for _, _, last in labels):
+    if not any(PART_MEANINGS[last] == "result" for _, _, last in labels):
         return None
     parts: dict[str, list[Word]] = {}
     for k, (i, n, last) in enumerate(labels):
         end = labels[k + 1][0] if k + 1 < len(labels) else len(words)
-        parts.setdefault(_PART_MEANINGS[last], words[i + n : end])
+        parts.setdefault(PART_MEANINGS[last], words[i + n : end])
     name = _name_of([*(name_words or []), *words[: labels[0][0]]])
     if sum(c.isalpha() for c in name) < 2:
         return None

@@ -169,3 +169,13 @@ def test_adjusted_calcium_is_a_test_of_its_own():
                             (250, 134, "Reference: 2.20 - 2.60 mmol/L")])
     assert [(g["test_name"], g["value"]) for g in got] == [("Adjusted calcium", "2.31")]
     assert not result.facts[0].wants_review
+
+
+def test_the_guard_reports_a_labelled_value_no_rule_read_with_the_name_above_it():
+    """A fax garbled the unit ("mL/min/1 73m2") so no rule reads the row; the value after
+    "Result:" is a result all the same, reported with its test's name from the row above."""
+    content = _as_ocr([(50, 120, "eGFR"), (70, 134, "Result; 22 mL/min/1 73m2"), (250, 134, "Reference +> 60"),
+                       (50, 160, "TSH"), (70, 174, "Your result 7.8 mU/L")], low={"Result;", "+>"})
+    regions = [r.text for r in unread_content(content, extract_lab(content, "documents:5").facts)]
+    assert any(r.startswith("eGFR Result; 22") for r in regions), regions
+    assert any(r.startswith("TSH Your result 7.8") for r in regions), regions
