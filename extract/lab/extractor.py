@@ -112,7 +112,9 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     all_rows = [r for rows in rows_by_page for r in rows]
     fields = labelled_values(all_rows, FIELD_LABELS)
     field_rows = {id(f.row) for f in fields if f.key != "other" or f.label[-1].text.endswith(":")}
-    field_rows -= {id(r) for r in all_rows if has_result_label(r.words)}  # "Result: 138 mmol/L  Reference: ..."
+    # Rows that print "Result:": results written out with labelled parts, never field or label rows.
+    labelled_rows = {id(r) for r in all_rows if has_result_label(r.words)}
+    field_rows -= labelled_rows
     boilerplate = repeated_edge_rows(rows_by_page)
     key, key_rows = _flag_key(all_rows)
 
@@ -151,7 +153,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             if in_table and crosses_columns(words, tables[0] if len(tables) == 1 else _spanning(tables)):
                 running_text.append((row, words))  # a sentence under the table, not a row of it
                 continue
-            if is_note(_without_flag_cells(words, tables) if in_table else words) and not has_result_label(words):
+            if is_note(_without_flag_cells(words, tables) if in_table else words) and id(row) not in labelled_rows:
                 if not in_table and not is_comment(words):
                     running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
@@ -187,7 +189,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             # whose words between name and value are labels, never a leader; else a dotted
             # line whose dots OCR read as junk, or a line "WBC 11.8 x10E3/uL (3.4-10.8) H"
             # whose leader was lost altogether.
-            if has_result_label(words):
+            if id(row) in labelled_rows:
                 found = labelled_result(row, words, key)
             else:
                 found = (ocr_leader_result(row, words, key) or line_result(row, words, key)

@@ -27,7 +27,7 @@ from extract.lab.table import (
 from extract.layout import OCR_TRUSTED_CONF, Row, ocr_char_width, segments
 from extract.values.flags import FlagKey
 from extract.values.ranges import parse_reference_range, repair_ocr_range
-from extract.values.result_parts import PART_LABEL_FIRSTS, PART_LABELS, PART_MEANINGS, RESULT_LABELS
+from extract.values.result_parts import NAME_LABELS, PART_LABEL_FIRSTS, PART_LABELS, PART_MEANINGS, RESULT_LABELS
 
 _NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "interpretation", "interpretive",
                          "footnote", "disclaimer", "please", "reviewed", "performed", "methodology"})
@@ -253,13 +253,6 @@ def _row_labels(words: list[Word]) -> list[tuple[int, int, str]]:
     return strict
 
 
-def _without_part_labels(words: list[Word]) -> tuple[list[Word], int]:
-    """The words with every result-part label left out, and how many labels there were."""
-    labels = _row_labels(words)
-    dropped = {k for i, n, _ in labels for k in range(i, i + n)}
-    return [w for k, w in enumerate(words) if k not in dropped], len(labels)
-
-
 def has_result_label(words: list[Word]) -> bool:
     """A row that prints "Result:" ("Value:", "Your result:") somewhere: a result written
     out with its labelled parts, whatever other labels ("Reference:") it shares with the
@@ -330,7 +323,7 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
     for k, (i, n, last) in enumerate(labels):
         end = labels[k + 1][0] if k + 1 < len(labels) else len(words)
         parts.setdefault(PART_MEANINGS[last], words[i + n : end])
-    name = _name_of([*(name_words or []), *words[: labels[0][0]]])
+    name = _name_of(_without_name_label([*(name_words or []), *words[: labels[0][0]]]))
     if sum(c.isalpha() for c in name) < 2:
         return None
     ocr = any(w.conf is not None for w in words)
@@ -364,6 +357,15 @@ def labelled_result(row: Row, words: list[Word], key: FlagKey | None = None,
     if flag and reading.flag is None and reading.inline_flag is None:
         reading.flag = flag
     return _line_row_result(row, cited, name, reading, ocr)
+
+
+def _without_name_label(words: list[Word]) -> list[Word]:
+    """The test's name without the label printed before it ("Test: Sodium" -> "Sodium")."""
+    for n in (2, 1):
+        if len(words) > n and words[n - 1].text.endswith(":") and \
+                " ".join(w.text for w in words[:n]).lower().rstrip(":") in NAME_LABELS:
+            return words[n:]
+    return words
 
 
 def _unemphasised(words: list[Word]) -> list[Word]:
@@ -483,7 +485,7 @@ def table_result(row: Row, words: list[Word], layout: TableLayout, key: FlagKey 
 
 def _range_from_ends(cells: Cells) -> str:
     """A range printed as its two ends in columns of their own ("Ref Low | Ref High"):
-    "12.0-15.5"; one end alone is a bound (">150", "<40"); "" when neither is printed."""
+    "12.0-15.5"; one end alone is a bound (">=150", "<=40"); "" when neither is printed."""
     low, high = cells.text("range_low").strip(), cells.text("range_high").strip()
     if low and high:
         return f"{low}-{high}"

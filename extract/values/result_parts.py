@@ -13,3 +13,5 @@ PART_LABELS = frozenset(PART_MEANINGS)
 # First words of two-word labels ("Reference range:", "Your result:", "Normal range:").
 PART_LABEL_FIRSTS = frozenset({"reference", "ref", "ref.", "normal", "your", "test"})
 RESULT_LABELS = frozenset(word for word, meaning in PART_MEANINGS.items() if meaning == "result")
+# Labels before the test's own name on such a row ("Test: Sodium  Result: 129 mmol/L").
+NAME_LABELS = frozenset({"test", "test name", "analyte", "investigation", "examination"})

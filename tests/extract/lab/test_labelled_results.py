@@ -179,3 +179,14 @@ def test_the_guard_reports_a_labelled_value_no_rule_read_with_the_name_above_it(
     regions = [r.text for r in unread_content(content, extract_lab(content, "documents:5").facts)]
     assert any(r.startswith("eGFR Result; 22") for r in regions), regions
     assert any(r.startswith("TSH Your result 7.8") for r in regions), regions
+
+
+def test_a_label_before_the_tests_own_name_is_not_part_of_it():
+    """Written after the rule, as a check of it: "Test: Sodium  Result: ...  Range: ...";
+    the name is "Sodium", the quote keeps the label as printed."""
+    content, result, got = _read([(50, 120, "Test: Sodium"), (170, 120, "Result: 129 mmol/L"),
+                                  (300, 120, "Range: 135-145"), (420, 120, "Flag: Low")])
+    assert [(g["test_name"], g["value"], g["reference_range"], g["abnormal_flag"]) for g in got] == [
+        ("Sodium", "129", "135-145", "low")]
+    assert result.facts[0].citation.quote_or_value.startswith("Test: Sodium")
+    assert not result.facts[0].wants_review
