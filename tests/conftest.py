@@ -145,6 +145,27 @@ def queued(wb, demo_patient, tmp_path):
     return attach_and_extract(wb, patient_id=demo_patient["id"], source=f, doc_type="lab_pdf", by="dr.reviewer")
 
 
+# -- `core init` once per test worker, for the CLI tests that only start from it -----
+@pytest.fixture(scope="session")
+def cli_init(tmp_path_factory):
+    """``cli_init(data_dir)`` gives a test a data dir as `core init --json` leaves it: the
+    command is run once per test worker, as a user runs it (cli_support.cli, make run's
+    environment), and each caller gets a copy (modes kept: owner-only). ``init`` costs
+    ~5 s on a busy machine (importing LanceDB, embedding the guideline corpus), and a
+    dozen end-to-end tests start from it without being about it; the tests of `init`
+    itself (test_cli, test_cli_users, test_hardening's file modes) still run it."""
+    from tests.support.cli_support import as_json, cli
+
+    template = tmp_path_factory.mktemp("cli-init") / "data"
+    as_json(cli(template, "init", "--json"))
+
+    def copy(data_dir: Path) -> Path:
+        shutil.copytree(template, data_dir)
+        return data_dir
+
+    return copy
+
+
 # -- OCR kept by image hash, for the readers' unit tests ------------------------------
 @pytest.fixture(scope="session")
 def _ocr_store() -> dict:

@@ -186,9 +186,8 @@ def test_an_older_data_dir_is_tightened_when_opened(built, tmp_path):
 # -- error lines name ids, never a file name or an MRN ---------------------------
 
 @pytest.fixture(scope="module")
-def patient_dir(tmp_path_factory):
-    data = tmp_path_factory.mktemp("logs") / "data"
-    cli(data, "init", "--json")
+def patient_dir(tmp_path_factory, cli_init):
+    data = cli_init(tmp_path_factory.mktemp("logs") / "data")
     cli(data, "patient", "add", "--mrn", MRN, "--first", FIRST, "--last", LAST, "--dob", "1961-04-09", "--json")
     return data
 

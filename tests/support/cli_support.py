@@ -28,17 +28,16 @@ def as_json(proc):
     return json.loads(lines[0])
 
 
-def two_labs_in_conflict(tmp_path, case):
+def two_labs_in_conflict(tmp_path, case, cli_init):
     """A reviewer, ``case``'s patient and two of its lab reports uploaded through the CLI,
     the second with its first result changed (12.9), so that result waits as a conflict
     with the chart. Returns (data dir, the two ingest reports, the conflicting fact, the
-    first panel's rows)."""
+    first panel's rows). ``cli_init``: the conftest fixture (a copy of `core init`'s data dir)."""
     import dataclasses
 
     from golden.fixtures import render_lab
 
-    d = tmp_path / "data"
-    as_json(cli(d, "init", "--json"))
+    d = cli_init(tmp_path / "data")
     as_json(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
                 stdin="cli-reviewer-amber-heron\n"))
     p = case.patient

@@ -30,10 +30,9 @@ INTAKE = dataclasses.replace(
 
 
 @pytest.fixture(scope="module")
-def ingested(tmp_path_factory):
+def ingested(tmp_path_factory, cli_init):
     work = tmp_path_factory.mktemp("checks")
-    d = work / "data"
-    as_json(cli(d, "init", "--json"))
+    d = cli_init(work / "data")
     as_json(cli(d, "user", "add", "--username", "dr.checks", "--role", "reviewer", "--json",
                 stdin="checks-reviewer-amber-heron\n"))
     as_json(cli(d, "patient", "add", "--mrn", PATIENT.mrn, "--first", PATIENT.first, "--last", PATIENT.last,

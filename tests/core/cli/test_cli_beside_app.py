@@ -100,9 +100,8 @@ def same_shape(direct, handed, ignore=()):
 # this module needs (through wb) to get a throwaway WORKBENCH_DATA_DIR; shadowed, its
 # workbench went to ./data, make run's default data dir.
 @pytest.fixture(scope="module")
-def app_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("beside") / "data"
-    assert ok(cli(d, "init", "--json"))["ok"] is True
+def app_dir(tmp_path_factory, cli_init):
+    d = cli_init(tmp_path_factory.mktemp("beside") / "data")
     ok(cli(d, "user", "add", "--username", "dr.cli", "--role", "reviewer", "--json",
            stdin="cli-reviewer-spruce-otter\n"))
     return d

@@ -6,9 +6,8 @@ from __future__ import annotations
 from tests.support.cli_support import as_json, cli
 
 
-def test_brief_command_answers_in_the_contracts_shape(tmp_path):
-    data = tmp_path / "data"
-    as_json(cli(data, "init", "--json"))
+def test_brief_command_answers_in_the_contracts_shape(tmp_path, cli_init):
+    data = cli_init(tmp_path / "data")
     out = as_json(cli(data, "brief", "--patient", "DEMO-1002", "--budget-tokens", "600", "--json"))
     assert {"sections", "tokens", "budget", "cut"} <= set(out)
     assert out["budget"] == 600 and out["tokens"] <= 600 and out["patient_mrn"] == "DEMO-1002"

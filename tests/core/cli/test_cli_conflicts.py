@@ -10,8 +10,8 @@ from tests.support.cli_support import as_json, cli, two_labs_in_conflict
 CASE = LAB_CASES[0]
 
 
-def test_a_conflict_needs_an_explicit_resolution(tmp_path):
-    d, reports, conflict, rows = two_labs_in_conflict(tmp_path, CASE)
+def test_a_conflict_needs_an_explicit_resolution(tmp_path, cli_init):
+    d, reports, conflict, rows = two_labs_in_conflict(tmp_path, CASE, cli_init)
     p = CASE.patient
 
     refused = cli(d, "review", "approve-fact", "--fact", str(conflict["fact_id"]), "--by", "dr.cli", "--json",

@@ -12,9 +12,8 @@ from tests.support.cli_support import as_json, cli
 
 
 @pytest.mark.parametrize("layout", ["dotted", "split_range"])
-def test_a_potassium_printed_only_high_is_charted_critical_by_its_limit(tmp_path, layout):
-    data = tmp_path / "data"
-    as_json(cli(data, "init", "--json"))
+def test_a_potassium_printed_only_high_is_charted_critical_by_its_limit(tmp_path, layout, cli_init):
+    data = cli_init(tmp_path / "data")
     p = Patient("Evander", "Quillfeather-Obi", "1949-06-17", "EQ-720315", sex="M")
     as_json(cli(data, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob,
                 "--json"))

@@ -16,9 +16,8 @@ _ORU = "\r".join([
 ]) + "\r"
 
 
-def test_export_fhir_writes_the_bundle_and_answers_in_one_json_object(tmp_path):
-    data = tmp_path / "data"
-    as_json(cli(data, "init", "--json"))
+def test_export_fhir_writes_the_bundle_and_answers_in_one_json_object(tmp_path, cli_init):
+    data = cli_init(tmp_path / "data")
     message = tmp_path / "glucose.hl7"
     message.write_text(_ORU)
     as_json(cli(data, "ingest", str(message), "--patient", "DEMO-1001", "--doc-type", "hl7v2_message", "--json"))

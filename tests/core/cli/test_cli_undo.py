@@ -15,8 +15,8 @@ def lab_values(d, mrn, test_name):
     return sorted((r["value"], r.get("reference_range")) for r in chart["labs"] if r["test_name"] == test_name)
 
 
-def test_undo_restores_the_replaced_value_and_refuses_a_second_undo(tmp_path):
-    d, reports, conflict, rows = two_labs_in_conflict(tmp_path, CASE)
+def test_undo_restores_the_replaced_value_and_refuses_a_second_undo(tmp_path, cli_init):
+    d, reports, conflict, rows = two_labs_in_conflict(tmp_path, CASE, cli_init)
     p = CASE.patient
     name = rows[0].test_name
 

@@ -198,7 +198,7 @@ def test_deleting_the_parent_retracts_every_part_and_a_part_alone_leaves_the_par
 # ---------------------------------------------------------------------------- the CLI
 
 
-def test_cli_ingest_of_a_split_batch_runs_every_part_and_lists_them(tmp_path):
+def test_cli_ingest_of_a_split_batch_runs_every_part_and_lists_them(tmp_path, cli_init):
     from tests.support.browser_support import make_run_env
 
     # Production defaults (each part read in the forkserver child) but for the setting under
@@ -209,7 +209,7 @@ def test_cli_ingest_of_a_split_batch_runs_every_part_and_lists_them(tmp_path):
         return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True,
                               text=True, timeout=300)
 
-    assert cli("init", "--json").returncode == 0
+    cli_init(tmp_path / "data")
     f = tmp_path / "batch.hl7"
     f.write_bytes(batch(5))
     proc = cli("ingest", str(f), "--patient", "DEMO-1001", "--doc-type", "hl7v2_message", "--json")
