@@ -29,8 +29,8 @@ from tests.support.served_app import served_app
 
 
 @pytest.fixture(scope="session")
-def served(tmp_path_factory):
-    with served_app(tmp_path_factory.mktemp("served-app")) as app:
+def served(tmp_path_factory, cli_init):
+    with served_app(tmp_path_factory.mktemp("served-app"), cli_init) as app:
         yield app
 
 

@@ -39,13 +39,11 @@ def send(port: int, *messages: bytes) -> None:
             assert msa(read_reply(sock))[1] == "AA"
 
 
-def test_a_reviewer_puts_one_message_on_a_chart_and_sets_another_aside(tmp_path):
-    data = tmp_path / "data"
+def test_a_reviewer_puts_one_message_on_a_chart_and_sets_another_aside(tmp_path, cli_init):
+    data = cli_init(tmp_path / "data")
     mllp_port = free_port()
     # make run's environment plus the HL7 listener (off by default), the feature under test.
     env = server_env(data) | {"WORKBENCH_START_MLLP": "true", "WORKBENCH_MLLP_PORT": str(mllp_port)}
-    subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
     add_account(env, REVIEWER, "reviewer")
     with serving(env) as (url, proc), chromium_context(tmp_path / "chromium-profile") as browser:
         # Marisol Quintero-Vale's glucose under the lab's MRN, and a result for someone no chart knows.

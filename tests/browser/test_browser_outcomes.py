@@ -27,11 +27,10 @@ WRONG, TYPED, FAX, REPEAT = ("demo-wrong-patient-lab.pdf", "demo-lab-typed.pdf",
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
+def demo(tmp_path_factory, cli_init):
     """`core init`, a reviewer, `core demo`; then the app served with make run's defaults."""
-    data = tmp_path_factory.mktemp("outcomes") / "data"
+    data = cli_init(tmp_path_factory.mktemp("outcomes") / "data")
     env = server_env(data)
-    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
     loaded = core_json(env, "demo")
     documents = {d["filename"]: d["document_id"] for d in loaded["documents"] if d["patient_mrn"] == MRN}

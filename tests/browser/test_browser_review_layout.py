@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -55,12 +53,9 @@ def ocr_copies(wb, patient: dict) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    data = tmp_path_factory.mktemp("review-layout") / "data"
+def app(tmp_path_factory, cli_init):
+    data = cli_init(tmp_path_factory.mktemp("review-layout") / "data")
     env = server_env(data)
-    init = subprocess.run([sys.executable, "-m", "core", "init", "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert init.returncode == 0, init.stderr[-2000:]
     add_account(env, REVIEWER, "reviewer")
     with filling(data) as wb:
         from tests.support.accounts import seed_test_accounts

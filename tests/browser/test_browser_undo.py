@@ -37,11 +37,10 @@ def chart_values(env: dict[str, str]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, cli_init):
     root = tmp_path_factory.mktemp("undo")
-    data = root / "data"
+    data = cli_init(root / "data")
     env = server_env(data)
-    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
     p = CASE.patient
     patient = core_json(env, "patient", "add", "--mrn", p.mrn, "--first", p.first, "--last", p.last, "--dob", p.dob)

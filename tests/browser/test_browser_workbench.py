@@ -97,10 +97,9 @@ def _read_demo(db_path: Path) -> tuple[int, dict[int, dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    data = tmp_path_factory.mktemp("workbench") / "data"
+def demo(tmp_path_factory, cli_init):
+    data = cli_init(tmp_path_factory.mktemp("workbench") / "data")
     env = server_env(data)
-    core_json(env, "init")
     accounts = {name: add_account(env, name, role)["user_id"] for name, role in ((REVIEWER, "reviewer"),
                                                                                   (ADMIN, "admin"))}
     loaded = core_json(env, "demo")

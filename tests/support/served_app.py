@@ -1,7 +1,8 @@
 """One served app per test worker, shared by the browser tests that need nothing of the
 app but its production defaults (tests/browser/conftest.py: the ``served`` fixture).
 
-Started as `make run` serves it: `core init`, then `python -m ui.serve` with make run's
+Started as `make run` serves it: `core init` (a copy of the test worker's one run, the
+``cli_init`` fixture), then `python -m ui.serve` with make run's
 environment (browser_support.server_env: only the data dir and the port set, every other
 WORKBENCH_* and STREAMLIT_* variable unset, so jobs are read in the forkserver child and
 the worker thread and the CLI's endpoint run). What differs from a fresh `make run` is
@@ -131,14 +132,14 @@ def fill_media(wb) -> tuple[int, dict[str, int]]:
 
 
 @contextmanager
-def served_app(root: Path) -> Iterator[ServedApp]:
-    """The shared app on a data dir under ``root``, filled as the module docstring says."""
+def served_app(root: Path, cli_init) -> Iterator[ServedApp]:
+    """The shared app on a data dir under ``root``, filled as the module docstring says;
+    ``cli_init``: the conftest fixture (a copy of a `core init` data dir)."""
     from tests.support.accounts import seed_test_accounts
     from tests.support.inert_support import ingest_payload_documents
 
-    data = root / "data"
+    data = cli_init(root / "data")
     env = server_env(data)
-    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
     add_account(env, ADMIN, "admin")  # the Evals page's "Run the gate" and Operations are an admin's
     with filling(data) as wb:
