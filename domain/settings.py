@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from domain.errors import BadInput
 from domain.limits import DEFAULT_LIMITS as _LIMITS
 
 
@@ -35,6 +37,10 @@ class Settings(BaseSettings):
     start_worker: bool = True  # the UI process runs the worker thread
     load_demo: bool = True  # `make run` loads the demo documents into an empty data dir
     ocr_engine: str = "auto"  # auto (Tesseract when installed, else RapidOCR) | tesseract | rapidocr
+    # The clinic's order for a numeric date that reads either way (01/12/2026) when nothing
+    # the document prints settles it (docs/decisions.md): "day_first" or "month_first".
+    # Unset (""): read month first, and left open where the reader names both readings.
+    date_order: Literal["", "month_first", "day_first"] = ""
     # HL7 v2 over MLLP (docs/decisions.md): the app process listens on 127.0.0.1:mllp_port
     # when start_mllp is on; `python -m core mllp` runs the same listener headless.
     mllp_port: int = 2575
@@ -139,7 +145,14 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    """The settings from the environment; a value a setting cannot take is bad input
+    naming the variable and what it may be (settings hold no patient data)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"WORKBENCH_{'_'.join(str(part) for part in e['loc']).upper()}: {e['msg']}"
+                             for e in exc.errors())
+        raise BadInput(f"A setting has a value it cannot take: {problems}.", code="bad_setting") from None
 
 
 def reload_settings() -> Settings:

@@ -40,7 +40,7 @@ from extract.intake.answers import (
 )
 from extract.intake.layout import Field, Loose, read_page
 from extract.layout import page_rows, text_of
-from extract.values.dates import numeric_date_order, settle
+from extract.values.dates import document_date_order, settle
 from extract.values.vital_readings import read_vital
 
 SOURCE_TYPE = DocType.INTAKE_FORM.value
@@ -55,7 +55,7 @@ def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResu
         if page.words:
             read_page(page_rows(page), fields, margins)
     # One form prints its dates one way: "16/09/2026" beside it settles "02/08/1944".
-    builder = _Builder(source_id, numeric_date_order(" ".join(w.text for w in page.words) for page in content.pages))
+    builder = _Builder(source_id, document_date_order(" ".join(w.text for w in page.words) for page in content.pages))
     for f in fields:
         builder.field(f)
     for m in margins:

@@ -47,7 +47,7 @@ from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import DateMatch, find_date, numeric_date_order, settle
+from extract.values.dates import DateMatch, document_date_order, find_date, numeric_date_order, settle
 from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
@@ -206,7 +206,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     # day and month: 22/07/1953 settles 03/12/2026 as 3 December.
     # A cumulative report's date columns count too: "19/11/26" beside "12/11/26" settles both.
     printed = [f.value_text for f in fields] + [r.column_date for r in results if r.column_date]
-    day_first = numeric_date_order(printed)
+    day_first = document_date_order(printed)
     both_orders = _both_orders(printed)
     dates = _collection_dates(fields, day_first, both_orders)
     result = ExtractionResult(doc_type=DocType.LAB_PDF, engine=f"lab-rules+{content.engine or content.source_kind}")

@@ -38,7 +38,7 @@ from extract.referral.pages import as_sections
 from extract.referral.result_tables import results_in_tables
 from extract.referral.sentence_facts import read_sentence
 from extract.values.prose_text import sentences
-from extract.values.dates import numeric_date_order, parse_date
+from extract.values.dates import document_date_order, parse_date
 from extract.formats.office.docx import ENGINE
 from extract.layout import OCR_TRUSTED_CONF
 from extract.values.labels import read_label
@@ -60,7 +60,7 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
     else:
         ctx = Ctx.for_content(content, "docx", SOURCE_TYPE, source_id)
     # One letter prints its dates one way: "16/09/2026" in its results settles "02/08/1944".
-    ctx.day_first = numeric_date_order(s.text for s in content.sections)
+    ctx.day_first = document_date_order(s.text for s in content.sections)
     results, result_tables, unread = results_in_tables(content)
     ctx.warnings += unread
     found = _from_paragraphs(content) + _from_tables(content, skip=result_tables) + results

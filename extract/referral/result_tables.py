@@ -15,7 +15,7 @@ from domain.models import ExtractionWarning
 from extract.referral.facts import Found
 from domain.policy.facts.analytes import canonical_analyte
 from extract.values.dated_results import DatedHeader, read_dated_header, read_dated_row
-from extract.values.dates import numeric_date_order, parse_date
+from extract.values.dates import document_date_order, parse_date
 from extract.values.wide_results import (WideHeader, is_data_row, read_description_row, read_header, read_row,
                                         settle_dates)
 
@@ -31,7 +31,7 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
     table = None
     rows = [s for s in content.sections if s.section_type == "table_row"]
     # One letter prints its dates one way: "17/11/2026" anywhere settles a column's "04/11/2026".
-    day_first = numeric_date_order(s.text for s in content.sections if s.section_type != "table_cell")
+    day_first = document_date_order(s.text for s in content.sections if s.section_type != "table_cell")
     for i, row in enumerate(rows):
         t, r = row.meta["table"], row.meta["row"]
         pairs = [(c, text.strip()) for c, text in row.meta["cells"]]

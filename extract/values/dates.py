@@ -9,9 +9,11 @@ that could be the other way round (03/04/2020, a two-digit year) says so.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from extract.values.numbers import normalize_ws
 
@@ -173,11 +175,8 @@ def _other_reading(m: re.Match, iso: str) -> str | None:
     return f"{iso[:4]}-{iso[8:10]}-{iso[5:7]}"
 
 
-def numeric_date_order(texts: Iterable[str]) -> bool | None:
-    """How a document prints its numeric dates: day first (True: some date can only be
-    read so, 30/09/2025, and none only month first), month first (False: the other way
-    round), or None (no such date, or both kinds: nothing settles it). One document
-    prints its dates one way, so its other dates settle how to read 04/09/2025."""
+def _printed_orders(texts: Iterable[str]) -> tuple[bool, bool]:
+    """(some numeric date can only be read day first, some only month first)."""
     day_only = month_only = False
     for text in texts:
         for pattern in _NUMERIC_PATTERNS:
@@ -185,7 +184,45 @@ def numeric_date_order(texts: Iterable[str]) -> bool | None:
                 a, b = int(m["a"]), int(m["b"])
                 day_only |= a > 12 >= b
                 month_only |= b > 12 >= a
+    return day_only, month_only
+
+
+def numeric_date_order(texts: Iterable[str]) -> bool | None:
+    """How a document prints its numeric dates: day first (True: some date can only be
+    read so, 30/09/2025, and none only month first), month first (False: the other way
+    round), or None (no such date, or both kinds: nothing settles it). One document
+    prints its dates one way, so its other dates settle how to read 04/09/2025."""
+    day_only, month_only = _printed_orders(texts)
     return day_only if day_only != month_only else None
+
+
+# The clinic's order for numeric dates nothing on a document settles (the setting
+# WORKBENCH_DATE_ORDER, handed to the reader for one reading: ``clinic_date_order``).
+# None: no order set; such a date is read month first and stays open.
+_CLINIC_DAY_FIRST: ContextVar[bool | None] = ContextVar("clinic_day_first", default=None)
+DATE_ORDERS = {"": None, "month_first": False, "day_first": True}
+
+
+@contextmanager
+def clinic_date_order(order: str | None) -> Iterator[None]:
+    """Within this block, ``document_date_order`` falls back on the clinic's ``order``
+    ("day_first", "month_first", or "" / None for none) where a document settles nothing."""
+    token = _CLINIC_DAY_FIRST.set(DATE_ORDERS[order or ""])
+    try:
+        yield
+    finally:
+        _CLINIC_DAY_FIRST.reset(token)
+
+
+def document_date_order(texts: Iterable[str]) -> bool | None:
+    """``numeric_date_order`` of a whole document's dates, and where none of them
+    settles it, the clinic's order when one is set. A document that prints dates both
+    ways (31/01 beside 01/31) stays unsettled whatever the clinic's order: it contradicts
+    itself, and a person reads it."""
+    day_only, month_only = _printed_orders(texts)
+    if day_only != month_only:
+        return day_only
+    return None if day_only else _CLINIC_DAY_FIRST.get()
 
 
 _CLOCK = re.compile(r"^T?(\d{1,2})[:.h](\d{2})(?::\d{2})?\s*(am|pm)?$", re.IGNORECASE)

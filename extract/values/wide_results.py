@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.values import numbers as V
-from extract.values.dates import numeric_date_order, parse_date
+from extract.values.dates import document_date_order, parse_date
 from extract.values.flags import flag_meaning
 from extract.values.ranges import parse_reference_range
 
@@ -73,7 +73,7 @@ def settle_dates(header: WideHeader, date_texts: list[str]) -> None:
     day-first (30/09/2025) and none only month-first (09/30/2025), its ambiguous dates
     (04/09/2025) are read day-first too, and the other way round. Mixed or no evidence:
     they stay ambiguous."""
-    header.day_first = numeric_date_order(date_texts)
+    header.day_first = document_date_order(date_texts)
 
 
 @dataclass(slots=True)

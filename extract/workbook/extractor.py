@@ -36,7 +36,7 @@ from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_
 from domain.policy.context.mentions import hedge_cue
 from extract.values import text_rules as tr
 from extract.values import numbers as V
-from extract.values.dates import find_date, numeric_date_order, parse_date, settle
+from extract.values.dates import document_date_order, find_date, parse_date, settle
 from extract.values.flags import resolve_flag
 from extract.values.lists import parse_medication
 from extract.values.ranges import split_range_unit
@@ -75,7 +75,7 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
     for s in content.sections:
         by_sheet.setdefault(s.meta["sheet"], []).append(s)
     # One workbook prints its dates one way: "16/09/2026" in a cell settles "02/08/1944".
-    day_first = numeric_date_order(c.get("text") or "" for s in content.sections for c in _row_cells(s))
+    day_first = document_date_order(c.get("text") or "" for s in content.sections for c in _row_cells(s))
     plans = {sheet: _find_tables(ctx, sheet, secs, day_first) for sheet, secs in by_sheet.items()}
     sheet_dates: dict[str, str | None] = {}
     for sheet, secs in by_sheet.items():
@@ -83,7 +83,7 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
     has_identity = bool(ctx.identifiers)
     vitals = VitalRows(ctx, has_identity)
     for sheet, secs in by_sheet.items():
-        _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity, vitals)
+        _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity, vitals, day_first)
     vitals.finish()
     _report_unread_sheets(ctx, by_sheet)
     return ExtractionResult(doc_type=DocType.CLINICAL_WORKBOOK, facts=ctx.facts, identifiers=ctx.identifiers,
@@ -322,7 +322,7 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool
 
 
 def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], sheet_date: str | None,
-          has_identity: bool, vitals: VitalRows) -> None:
+          has_identity: bool, vitals: VitalRows, day_first: bool | None = None) -> None:
     header_rows = {t.header_row for t in tables}
     cell_sections = {c.locator: c for c in secs if c.section_type == "cell"}
     wide = {t.header_row: WideLabRows(sheet, t.wide, t.header_row) for t in tables if t.wide is not None}
@@ -386,9 +386,9 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             as_vital = {"sign": table.columns["test"], "value": table.columns["value"],
                         **{r: table.columns[r] for r in ("unit", "date") if r in table.columns}}
             if not vitals.long(s, by_col, as_vital, sheet_date, strict=False):
-                _lab_row(ctx, s, table, by_col, sheet_date, has_identity)
+                _lab_row(ctx, s, table, by_col, sheet_date, has_identity, day_first)
         else:
-            _med_row(ctx, s, table, by_col, has_identity)
+            _med_row(ctx, s, table, by_col, has_identity, day_first)
     for reader in [*wide.values(), *dated.values()]:
         reader.finish(ctx)
 
@@ -406,8 +406,9 @@ def _cell(by_col: dict[int, dict], table: _Table, role: str) -> dict | None:
     return by_col.get(col) if col is not None else None
 
 
-def _date_of(cell: dict | None) -> tuple[str | None, str | None]:
-    """(ISO date, problem) from a date cell: real dates, or text in common formats."""
+def _date_of(cell: dict | None, day_first: bool | None = None) -> tuple[str | None, str | None]:
+    """(ISO date, problem) from a date cell: real dates, or text in common formats, day
+    and month settled as the workbook's other dates (or the clinic's order) settle them."""
     if cell is None:
         return None, None
     if cell.get("iso"):
@@ -418,12 +419,16 @@ def _date_of(cell: dict | None) -> tuple[str | None, str | None]:
     if parsed.iso is None:
         return None, f"incomplete date {cell['text']!r}"
     if parsed.ambiguous:
+        found = find_date(cell["text"])
+        four_digit_year = found is not None and re.search(r"\d{4}$", cell["text"][found.start:found.end])
+        if four_digit_year and found.day_first_iso is not None and day_first is not None:
+            return settle(found, day_first).iso, None  # a two-digit year stays a doubt
         return parsed.iso, f"ambiguous date {cell['text']!r} (read month-first as {parsed.iso})"
     return parsed.iso, None
 
 
 def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], sheet_date: str | None,
-             has_identity: bool) -> None:
+             has_identity: bool, day_first: bool | None = None) -> None:
     test, value_cell = _cell(by_col, table, "test"), _cell(by_col, table, "value")
     if test is None or value_cell is None or test["kind"] != "text":
         return
@@ -434,7 +439,7 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     if not unit:
         value, unit = V.split_value_unit(value)  # "7.9 %" in one cell
     ref, unit = split_range_unit(V.normalize_ws(range_cell["text"]) if range_cell else "", unit)  # "3.5-5.0 mmol/L"
-    coll, date_problem = _date_of(_cell(by_col, table, "date"))
+    coll, date_problem = _date_of(_cell(by_col, table, "date"), day_first)
     if coll is None and date_problem is None:
         coll = sheet_date
     lab_fact(ctx, s, value_cell["text"], LabReading(
@@ -514,7 +519,8 @@ def lab_fact(ctx: _Ctx, s: Section, quote: str, r: LabReading, has_identity: boo
     ))
 
 
-def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_identity: bool) -> None:
+def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_identity: bool,
+             day_first: bool | None = None) -> None:
     name_cell = _cell(by_col, table, "name")
     if name_cell is None or name_cell["kind"] != "text":
         return
@@ -526,7 +532,7 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
     frequency = parts.get("frequency") or parsed["frequency"]
     if not dose and frequency:
         dose = parse_medication(frequency)["dose"]
-    start, date_problem = _date_of(_cell(by_col, table, "start"))
+    start, date_problem = _date_of(_cell(by_col, table, "start"), day_first)
     structured = {"name": name, "dose": dose or None, "frequency": frequency or None,
                   "route": parts.get("route") or parsed["route"], "start_date": start,
                   "status": parts.get("status") or None}

@@ -31,6 +31,7 @@ from core.services.ingest.sandbox import run_isolated
 from core.services.workbench import Workbench
 from extract.coverage import UnreadRegion, summary_sentence, unread_content
 from extract.registry import extractor_for, require_extractor
+from extract.values.dates import clinic_date_order
 from domain.limits import Limits
 from extract.normalize import normalize
 from extract.unread_identity import sweep_identity
@@ -251,20 +252,23 @@ def _store_facts(cur, prepared: list[dict[str, Any]], counts: dict[str, int],
 
 
 def read_document(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: str | None,
-                  source_id: str, limits: Limits) -> tuple[NormalizedContent, ExtractionResult, float]:
+                  source_id: str, limits: Limits,
+                  date_order: str = "") -> tuple[NormalizedContent, ExtractionResult, float]:
     """The stored bytes to content and proposed facts, with the ms spent extracting. Runs
     in the job's child process (core.services.ingest.sandbox): no database here, and the return
-    value goes back to the worker pickled."""
+    value goes back to the worker pickled. ``date_order``: the clinic's order for numeric
+    dates a document does not settle itself (the setting ``date_order``; "" for none)."""
     extractor = extractor_for(doc_type)
     content = normalize(data, render_dir=render_dir, doc_type=doc_type, ocr_engine=ocr_engine, limits=limits)
     started = time.perf_counter()
-    result = extractor(content, source_id)
-    validate_response(result, doc_type)
-    # HL7 names its patient in PID fields and FHIR in Patient resources, not under printed labels.
-    if doc_type not in (DocType.HL7V2_MESSAGE, DocType.FHIR_BUNDLE):
-        found = sweep_identity(content, result, source_id)
-        result.identifiers += found.other_ids
-        result.unread_identifiers += found.unread
+    with clinic_date_order(date_order):
+        result = extractor(content, source_id)
+        validate_response(result, doc_type)
+        # HL7 names its patient in PID fields and FHIR in Patient resources, not under printed labels.
+        if doc_type not in (DocType.HL7V2_MESSAGE, DocType.FHIR_BUNDLE):
+            found = sweep_identity(content, result, source_id)
+            result.identifiers += found.other_ids
+            result.unread_identifiers += found.unread
     return content, result, round((time.perf_counter() - started) * 1000, 2)
 
 
@@ -310,11 +314,12 @@ def _stage_timings(clock: _Stopwatch, content: NormalizedContent, read_ms: float
 
 
 def read_verified(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: str | None,
-                  source_id: str, limits: Limits) -> Reading:
+                  source_id: str, limits: Limits, date_order: str = "") -> Reading:
     """``read_document`` and the verification of what it read: the whole pure part of a
     job, with its stage timings, for a child process anywhere (the backfill's tasks)."""
     clock = _Stopwatch()
-    content, result, extract_ms = read_document(data, doc_type, render_dir, ocr_engine, source_id, limits)
+    content, result, extract_ms = read_document(data, doc_type, render_dir, ocr_engine, source_id, limits,
+                                                date_order)
     _stage_timings(clock, content, clock.lap("normalize"), extract_ms)
     reading = verified_reading(content, result)
     reading.timings = dict(clock.timings, verify=clock.lap("verify"))
@@ -324,7 +329,7 @@ def read_verified(data: bytes, doc_type: DocType, render_dir: Path, ocr_engine: 
 def reading_args(settings, data: bytes, doc_type: DocType, document: dict) -> tuple:
     """The arguments of ``read_document`` / ``read_verified`` for a stored document."""
     return (data, doc_type, settings.renders_dir / document["sha256"][:16], settings.ocr_preference,
-            f"documents:{document['id']}", Limits.from_settings(settings))
+            f"documents:{document['id']}", Limits.from_settings(settings), settings.date_order)
 
 
 def job_document(wb: Workbench, job: JobRow) -> tuple[dict, dict]:
