@@ -90,6 +90,38 @@ _RUNTIME: _Runtime | None = None
 _RUNTIME_LOCK = threading.Lock()
 
 
+class _VectorCache:
+    """The vectors of texts embedded before in this process, newest kept, at most
+    ``size``: a question asked again (the suggested ones are), a finding promoted again
+    after an undo or a re-read, the same findings on a copy of a chart. A text's vector
+    does not depend on the batch it came in (checked: bit-identical alone or among 40 of
+    other lengths), so a kept one is what encoding it again would give."""
+
+    def __init__(self, size: int = 4096):
+        self._size = size
+        self._vectors: dict[str, np.ndarray] = {}  # insertion order: oldest first
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            vector = self._vectors.pop(text, None)
+            if vector is not None:
+                self._vectors[text] = vector  # now the newest
+            return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        kept = vector.copy()
+        kept.flags.writeable = False
+        with self._lock:
+            self._vectors.pop(text, None)
+            self._vectors[text] = kept
+            while len(self._vectors) > self._size:
+                del self._vectors[next(iter(self._vectors))]
+
+
+_MINILM_CACHE = _VectorCache()
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:
@@ -148,14 +180,23 @@ class MiniLmOnnxEmbedder:
         self._batch_size = batch_size
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        runtime = _load_runtime(self._threads)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
+        missing: list[int] = []
+        for i, text in enumerate(texts):
+            kept = _MINILM_CACHE.get(text)
+            if kept is None:
+                missing.append(i)
+            else:
+                out[i] = kept
+        if not missing:
+            return out
+        runtime = _load_runtime(self._threads)
+        order = sorted(missing, key=lambda i: len(texts[i]))
         for start in range(0, len(order), self._batch_size):
             idx = order[start : start + self._batch_size]
             out[idx] = self._encode(runtime, [texts[i] for i in idx])
+        for i in missing:
+            _MINILM_CACHE.put(texts[i], out[i])
         return out
 
     @staticmethod

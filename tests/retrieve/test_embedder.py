@@ -43,7 +43,10 @@ def test_empty_input(minilm):
     assert minilm.embed([]).shape == (0, MINILM_DIM)
 
 
-def test_batching_and_order_do_not_change_vectors(minilm):
+def test_batching_and_order_do_not_change_vectors(minilm, monkeypatch):
+    # Each call encodes (nothing kept): what lets the cache hand back a text's vector
+    # whatever batch it first came in.
+    monkeypatch.setattr(embedder_module, "_MINILM_CACHE", embedder_module._VectorCache(size=0))
     texts = ["short", "a somewhat longer sentence about kidney function", "TSH after a dose change"]
     together = minilm.embed(texts)
     alone = np.vstack([minilm.embed([t]) for t in texts])
@@ -63,6 +66,26 @@ def test_model_loads_once_per_process(minilm):
     runtime = embedder_module._RUNTIME
     MiniLmOnnxEmbedder().embed(["again"])
     assert embedder_module._RUNTIME is runtime
+
+
+def test_a_text_embedded_before_is_not_encoded_again_and_the_cache_is_bounded(minilm, monkeypatch):
+    monkeypatch.setattr(embedder_module, "_MINILM_CACHE", embedder_module._VectorCache(size=2))
+    encoded: list[str] = []
+    real = MiniLmOnnxEmbedder._encode
+
+    def counting(runtime, batch):
+        encoded.extend(batch)
+        return real(runtime, batch)
+
+    monkeypatch.setattr(MiniLmOnnxEmbedder, "_encode", staticmethod(counting))
+    first = minilm.embed(["Potassium 6.9 mmol/L", "INR 3.9"])
+    again = minilm.embed(["INR 3.9", "Potassium 6.9 mmol/L"])
+    assert encoded == ["INR 3.9", "Potassium 6.9 mmol/L"]  # once each (shortest first)
+    np.testing.assert_array_equal(again, first[::-1])
+    again[:] = 0.0  # a caller's array is its own: the kept vectors do not change with it
+    minilm.embed(["Sodium 139 mmol/L"])  # two kept at most: the least recently used, INR, goes
+    np.testing.assert_array_equal(minilm.embed(["Potassium 6.9 mmol/L", "INR 3.9"]), first)
+    assert encoded[2:] == ["Sodium 139 mmol/L", "INR 3.9"]
 
 
 def test_threads_are_capped():
