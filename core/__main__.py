@@ -49,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     restrict_new_files()  # everything this command writes in the data dir is the owner's only
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    if getattr(args, "reads_once", False):
+        from core.services.ingest.sandbox import read_lazily
+
+        read_lazily()  # this process reads its documents and ends: no reader warmed up front
     if getattr(args, "takes_wb", False):
         run = lambda: _here_or_in_app(args, argv)  # noqa: E731
     else:

@@ -13,10 +13,11 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(name: str, fn: Callable, help_text: str, *, takes_wb: bool = False,
-            handover: bool = False) -> argparse.ArgumentParser:
+            handover: bool = False, reads_once: bool = False) -> argparse.ArgumentParser:
+        """``reads_once``: the command reads its documents and ends (sandbox.read_lazily)."""
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-        p.set_defaults(fn=fn, takes_wb=takes_wb or handover, handover=handover)
+        p.set_defaults(fn=fn, takes_wb=takes_wb or handover, handover=handover, reads_once=reads_once)
         return p
 
     add("init", operations.cmd_init, "create or upgrade the data dir, schema, demo patients and corpus index")
@@ -34,7 +35,8 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=documents.cmd_patient_list, takes_wb=True, handover=True)
 
-    p = add("ingest", documents.cmd_ingest, "attach a document and extract it now", handover=True)
+    p = add("ingest", documents.cmd_ingest, "attach a document and extract it now", handover=True,
+            reads_once=True)
     p.add_argument("file")
     p.add_argument("--patient", required=True, help="patient MRN")
     p.add_argument("--doc-type", dest="doc_type")
@@ -100,7 +102,7 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p.add_argument("--once", action="store_true")
 
     p = add("retry", documents.cmd_retry, "retry a failed job (attempts reset, audited) and process it now",
-            handover=True)
+            handover=True, reads_once=True)
     p.add_argument("job_id", type=int)
     p.add_argument("--queue", action="store_true", help="only put it back in the queue (a running worker reads it)")
     p.add_argument("--by", default=None, help=_BY_OPTIONAL)
@@ -125,14 +127,15 @@ def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.Argument
     p.add_argument("query")
     p.add_argument("--k", type=int, default=5)
 
-    p = add("demo", operations.cmd_demo, "load the demo documents for the demo patients through the normal upload path")
+    p = add("demo", operations.cmd_demo, "load the demo documents for the demo patients through the normal upload path",
+            reads_once=True)
     p.add_argument("--queue", action="store_true", help="only queue the jobs (a running worker processes them)")
     p.add_argument("--auto", action="store_true",
                    help="skip when WORKBENCH_LOAD_DEMO is off or the data dir already holds documents")
 
     p = add("backfill", backfill.cmd_backfill,
             "read a manifest of documents (CSV: path, patient MRN, category or doc type) into the charts; resumable",
-            takes_wb=True)
+            takes_wb=True, reads_once=True)
     p.add_argument("manifest", help="the manifest CSV; relative paths are read from its folder")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="local: readers on this machine (the baseline); ray: Ray tasks (a local Ray by default)")

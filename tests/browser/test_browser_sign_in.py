@@ -235,10 +235,9 @@ IDLE_MINUTES = 0.1  # 6 s; the page then checks every second
 
 
 @pytest.fixture(scope="module")
-def quick_idle_app(tmp_path_factory):
-    data = tmp_path_factory.mktemp("idle") / "data"
+def quick_idle_app(tmp_path_factory, cli_init):
+    data = cli_init(tmp_path_factory.mktemp("idle") / "data")
     env = {**server_env(data), "WORKBENCH_IDLE_TIMEOUT_MINUTES": str(IDLE_MINUTES), "WORKBENCH_LOAD_DEMO": "false"}
-    core_json(env, "init")
     add_account(env, REVIEWER, "reviewer")
     with serving(env) as (url, _proc):
         yield url

@@ -61,8 +61,11 @@ _POLL_SECONDS = 0.05  # how soon a finished child's answer is taken
 # child by its address-space limit meanwhile.
 _MEMORY_LOOK_SECONDS = 0.25
 _MB = 1024 * 1024
-# Modules the forkserver imports once so that every job's child starts warm.
+# Modules the forkserver imports once so that every job's child starts warm; a process
+# that reads a few documents and exits (``read_lazily``) preloads only the process group.
 _PRELOAD = ["core.services.ingest.sandbox_preload"]
+_LAZY_PRELOAD = ["core.services.ingest.sandbox_group"]
+_warm = True
 _context_lock = threading.Lock()
 _contexts: dict[str, Any] = {}
 # A reader child answers at most this many jobs, and is replaced once it has grown this
@@ -79,12 +82,25 @@ class _ChildDefect(Exception):
     """A defect in the child whose exception could not be sent back as it was."""
 
 
+def read_lazily() -> None:
+    """For a process that reads a few documents and ends (a CLI command's ``ingest``,
+    ``retry``, ``demo``, ``backfill``): its forkserver, started at the first job, imports
+    and warms nothing, and the first reader child imports only the reader its document
+    needs (kept children then read the rest warm). Warming every reader up front (~2 s:
+    the PDF, image, office and HL7 readers, both OCR engines' models) pays off in the app
+    and `core worker`, whose forkserver lives for days; for one command it was most of
+    the time a typed page took. Call it before the first job; the ceilings are the same."""
+    global _warm
+    with _context_lock:
+        _warm = False
+
+
 def _context(method: str):
     with _context_lock:
         if method not in _contexts:
             ctx = multiprocessing.get_context(method)
             if method == "forkserver":
-                ctx.set_forkserver_preload(_PRELOAD)
+                ctx.set_forkserver_preload(_PRELOAD if _warm else _LAZY_PRELOAD)
             _contexts[method] = ctx
         return _contexts[method]
 

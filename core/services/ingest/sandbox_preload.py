@@ -13,20 +13,7 @@ readers do no large linear algebra), and a few idle ones of PyMuPDF's, which tak
 lock while the server waits to fork. The OCR engines are loaded here too (warm_ocr):
 they start no thread of their own."""
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported, or it starts a pool
-
-# A process group of its own (and so of every job's child forked from it): Ctrl-C in the
-# terminal running `make run`, or a signal sent to the app's group, would otherwise end a
-# reading midway while the app shuts down in order. The forkserver still ends with the app
-# (multiprocessing closes its "alive" pipe), and a child ends itself within half a second
-# of its worker's end (sandbox._orphan_watch).
-try:
-    os.setpgid(0, 0)
-except OSError:  # already a group or session leader
-    pass
-
+import core.services.ingest.sandbox_group  # noqa: F401 - first: one BLAS thread, a process group of its own
 import core.services.ingest.processing  # noqa: E402,F401 - the child's entry point, read_document
 import extract.formats.images  # noqa: E402,F401
 import extract.formats.ocr.engines  # noqa: E402,F401
