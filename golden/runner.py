@@ -351,7 +351,8 @@ def run_cases(case_ids: list[str], *, jobs: int | None = None,
     """Run the cases (in parallel worker processes when jobs > 1), results in case order.
     With ``keep_dir`` the uploaded documents are kept there (``run_case``)."""
     keep = str(keep_dir) if keep_dir is not None else None
-    jobs = jobs or default_jobs()
+    # No more worker processes than cases: one chosen case runs here, without a pool's start.
+    jobs = max(1, min(jobs or default_jobs(), len(case_ids)))
     root = Path(tempfile.mkdtemp(prefix="golden-"))
     results: dict[str, dict[str, Any]] = {}
     try:
