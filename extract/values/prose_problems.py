@@ -51,6 +51,12 @@ MAX_PROBLEM_WORDS = 6
 # "She has atrial fibrillation": after a plain "has", only the items that open with a
 # condition the workbench knows by name (``named_condition_at``) are conditions.
 HAS_CUE = r"(?:also\s+)?(?:has|have)\s+(?:also\s+|both\s+)?"
+# "a 65 year old man with type 2 diabetes and CKD", how a referral letter introduces its
+# patient: the cue names the person; as after "has", only named conditions count ("a
+# 40-year-old woman with a two-week cough" lists none).
+AGED_WITH_CUE = (r"(?:\d{1,3}|an?)[- ]?(?:years?|yrs?|y\.?o\.?)[- ]?(?:old\s+)?"
+                 r"(?:man|woman|male|female|gentleman|lady|boy|girl|patient|person|child|infant|mother|father)"
+                 r"\s+with\s+")
 SHORT_TERM = 4  # a name this short ("AF", "CKD", "DVT") counts only in capitals
 # Who may "have" a condition: the word before "has" ("she has", "her mother has"); a
 # capitalised name counts too.
@@ -68,6 +74,7 @@ leaflet plan pack diary monitor meter programme program educator group
 
 _CUE = re.compile(r"\b(?:" + "|".join(PROBLEM_CUES) + r")\s*", re.I)
 _HAS = re.compile(rf"\b{HAS_CUE}", re.I)
+_AGED_WITH = re.compile(rf"\b{AGED_WITH_CUE}", re.I)
 _STOP = re.compile("|".join(PROBLEM_STOPS), re.I)
 @dataclass(frozen=True, slots=True)
 class ProblemMention:
@@ -80,9 +87,11 @@ class ProblemMention:
 def problems_in(sentence: str) -> list[ProblemMention]:
     """Every condition the sentence lists after a cue, in order."""
     out: list[ProblemMention] = []
-    cues = [(cue, False) for cue in _CUE.finditer(sentence)]
-    cues += [(cue, True) for cue in _HAS.finditer(sentence)]
-    for cue, named_only in sorted(cues, key=lambda c: c[0].start()):
+    # (cue, only named conditions count, the cue names the person itself)
+    cues = [(cue, False, True) for cue in _CUE.finditer(sentence)]
+    cues += [(cue, True, False) for cue in _HAS.finditer(sentence)]
+    cues += [(cue, True, True) for cue in _AGED_WITH.finditer(sentence)]
+    for cue, named_only, names_person in sorted(cues, key=lambda c: c[0].start()):
         if any(p.description.start <= cue.start() < p.description.end or p.cue.start <= cue.start() < p.cue.end
                for p in out):
             continue  # the cue's words are part of a condition or a cue already read
@@ -92,7 +101,8 @@ def problems_in(sentence: str) -> list[ProblemMention]:
             first = item.text.split()[0].lower().strip(",.:")
             if first in NOT_A_PROBLEM or not re.match(r"[A-Za-z]", item.text):
                 continue
-            if named_only and not (named_condition_at(sentence, item.start) and _a_person_has(sentence, cue.start())
+            if named_only and not (named_condition_at(sentence, item.start)
+                                   and (names_person or _a_person_has(sentence, cue.start()))
                                    and not SERVICE_WORDS.intersection(w.lower() for w in item.text.split())):
                 continue  # "has hypertension and takes amlodipine": only what is named as a condition
             out.append(ProblemMention(item, Span(cue.group(0).strip(), cue.start(), cue.end())))

@@ -35,6 +35,13 @@ def told(sentence: str) -> list[str]:
     ("He also has COPD, hypothyroidism and a DVT in 2021.", ["hypothyroidism", "DVT"]),
     ("She has hypertension and walks daily.", ["hypertension"]),
     ("Both of her brothers have CKD.", ["CKD"]),  # whose it is: the context policy's to say
+    # how a referral introduces its patient: "a 65 year old man with ..."; named conditions only
+    ("Thank you for seeing Mr Fenwick-Arden, a 65 year old man with type 2 diabetes and chronic kidney disease "
+     "stage 3b, who I am referring for review.", ["type 2 diabetes", "chronic kidney disease stage 3b"]),
+    ("I saw Ms Adeyemi, a 59-year-old woman with atrial fibrillation and hypertension, today.",
+     ["atrial fibrillation", "hypertension"]),
+    ("Mrs Bell is an 81 yo female with heart failure on furosemide.", ["heart failure"]),
+    ("This 47 yr old patient with a swollen left calf and a DVT in 2019 was seen.", ["DVT"]),
 ])
 def test_problems_after_a_cue(sentence, expected):
     assert told(sentence) == expected
@@ -51,6 +58,8 @@ def test_problems_after_a_cue(sentence, expected):
     "He has had chest pain on exertion.",
     "She has a heart failure nurse who visits weekly.",
     "Who has heart failure in the family?",  # a question asks, it tells nobody's condition
+    "A 40 year old woman with a two-week cough and fever.",  # nothing named as a condition
+    "He brought his 12-year-old son with a note from school.",
 ])
 def test_sentences_that_list_no_problem(sentence):
     assert told(sentence) == []
