@@ -355,7 +355,8 @@ def resolve_flag(
     elif known:
         as_direction = {"critical_high": "high", "critical_low": "low"}.get(flag, flag)
         if (as_direction in ("high", "low", "normal") and derived in ("high", "low", "normal")
-                and as_direction != derived) or (as_direction == "normal" and derived == "abnormal"):
+                and as_direction != derived) or (as_direction == "normal" and derived == "abnormal") \
+                or (set(known) == {"abnormal"} and derived == "normal"):
             disagreement = (f"printed flag {'~'.join(shown)!r} disagrees with value {value} "
                             f"and range {reference_range!r}")
     if past_limits and flag not in CRITICAL_FLAGS:

@@ -103,6 +103,11 @@ def test_derived_flags_and_disagreement():
     assert resolve_flag(["N"], "5.9", "3.5-5.1").disagreement
     assert resolve_flag(["HH"], "5.9", "3.5-5.1").disagreement is None
     assert resolve_flag(["A"], "5.9", "3.5-5.1").disagreement is None
+    # "abnormal" ("A", or "*" by a page's key) printed on a value inside its range: a person looks
+    # (an Australian report written after the rule starred its potassium 5.8 against 3.5-5.2).
+    inside = resolve_flag(["A"], "4.4", "3.5-5.1")
+    assert inside.flag == "abnormal" and "disagrees" in inside.disagreement
+    assert resolve_flag(["A"], "Positive", "Negative").disagreement is None
 
 
 def test_numbers_and_units():
