@@ -17,7 +17,7 @@ from domain.content import Word
 from domain.policy.context.mentions import assess, red_flag
 from extract.values import written_answers as it
 from extract.values.dates import DateMatch, find_date
-from extract.values.lists import JOINING_WORDS, is_qualifier, joins_two_dosed
+from extract.values.lists import JOINING_WORDS, is_list_marker, is_qualifier, joins_two_dosed
 from extract.intake.layout import Field
 from extract.layout import text_of
 
@@ -33,7 +33,7 @@ def split_items(rows: list[list[Word]], *, commas: bool) -> list[list[Word]]:
         cur: list[Word] = []
         depth = 0
         for k, w in enumerate(words):
-            if not cur and (w.text in ("-", "•", "*", "·") or (w.text[:-1].isdigit() and w.text[-1:] in ".)")):
+            if not cur and is_list_marker(w.text):
                 continue
             if cur and depth <= 0 and w.text.casefold() in JOINING_WORDS \
                     and joins_two_dosed(text_of(cur), _to_item_end(words[k + 1:])):

@@ -15,6 +15,21 @@ from extract.values.numbers import normalize_ws
 
 # ---------------------------------------------------------------------------- free-text lists
 
+# What numbers or bullets a list's items, never part of an item: a bullet sign, "1." "1)"
+# "(1)", a lower-case letter or roman numeral with "." or ")" ("a)", "b.", "iv)"), and
+# an upper-case letter only with ")" ("A)"; "E. coli" starts with an initial).
+_ROMAN = r"(?:i|ii|iii|iv|v|vi|vii|viii|ix|x)"
+LIST_MARKER = (r"(?:[-*\u2013\u2022\u25aa\u25cf\u00b7]|\d{1,2}[.)]|\((?:\d{1,2}|[A-Za-z]|" + _ROMAN + r")\)"
+               r"|[a-z][.)]|[A-Z]\)|" + _ROMAN + r"[.)])")
+_LIST_MARKER = re.compile(LIST_MARKER)
+_LEADING_MARKER = re.compile(rf"^\s*{LIST_MARKER}\s+")
+
+
+def is_list_marker(token: str) -> bool:
+    """Whether a word is a list's bullet or numbering ("-", "2.", "a)", "(iv)")."""
+    return _LIST_MARKER.fullmatch(token) is not None
+
+
 def split_items(text: str, *, commas: bool = True) -> list[str]:
     """Split a list written in prose ("Metformin 500 mg BD; Lisinopril 10 mg daily") into
     items: on new lines, semicolons, bullets and (optionally) commas outside brackets. A
@@ -40,7 +55,7 @@ def split_items(text: str, *, commas: bool = True) -> list[str]:
             spans.append((start, end))
     out = []
     for start, end in spans:
-        item = re.sub(r"^\s*(?:[-*\u2013\u2022\u25aa\u25cf\u00b7]|\d+[.)])\s+", "", text[start:end]).strip().rstrip(".;,")
+        item = _LEADING_MARKER.sub("", text[start:end]).strip().rstrip(".;,")
         if item:
             out.append(item)
     return out

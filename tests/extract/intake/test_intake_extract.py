@@ -510,3 +510,19 @@ def test_form_questions_still_take_their_answers(rows, kind):
 def test_a_short_label_with_its_answer_on_the_row_is_still_a_question():
     (fact,) = extract_intake(_content([_words("Latex allergy? Yes - hives")]), "documents:1").facts
     assert fact.fact_type == "allergy" and "Yes - hives" in fact.citation.quote_or_value
+
+
+def test_lettered_medicines_are_charted_without_their_letters():
+    # A new-patient questionnaire written after the rule lists its medicines "a)" to "d)"
+    # under a numbered question; "a) levothyroxine" had reached the chart as the name.
+    from tests.support.file_builders import placed_text_pdf
+
+    page = placed_text_pdf([
+        (50, 80, "Family name:  Vasquez-Thornbury"), (320, 80, "First name(s):  Marguerite"),
+        (50, 98, "Date of birth:  March 3, 1949"), (320, 98, "Chart #:  HMC-220871"),
+        (50, 130, "2. Medicines you take now (include over-the-counter and vitamins):"),
+        (70, 146, "a) levothyroxine 75 mcg every morning"), (70, 160, "b) amlodipine 5 mg daily"),
+        (70, 174, "(iii) ibuprofen 400 mg as needed for knee pain"),
+    ])
+    meds = _of(extract_intake(normalize_pdf(page), "documents:3"), "medication")
+    assert [m.structured_value["name"] for m in meds] == ["levothyroxine", "amlodipine", "ibuprofen"]

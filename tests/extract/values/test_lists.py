@@ -133,3 +133,20 @@ def test_a_box_ocr_read_with_a_brace_is_a_box_and_a_row_below_a_whole_option_is_
     words = "[] No [X] Yes - list: codeine (vomiting)".split()
     ticks = written_answers.read_ticks(words, [0, 0, 0, 0, 0, 0, 1, 1])
     assert [words[k] for k in sorted(ticks.answer)] == ["codeine", "(vomiting)"] and ticks.problem is None
+
+
+@pytest.mark.parametrize("token, marker", [
+    ("-", True), ("•", True), ("2.", True), ("12)", True), ("(3)", True), ("a)", True), ("b.", True), ("(c)", True),
+    ("iv)", True), ("(ii)", True), ("A)", True),
+    ("A.", False), ("E.", False), ("Dr.", False), ("10mg", False), ("coli", False), ("(left)", False),
+])
+def test_what_numbers_or_bullets_a_list(token, marker):
+    assert lists.is_list_marker(token) is marker
+
+
+def test_lettered_and_roman_items_lose_their_markers_and_an_initial_keeps_its_item():
+    # An intake form written after the rule numbered its medicines "a)" to "d)"; they were
+    # charted as "a) levothyroxine".
+    text = "a) levothyroxine 75 mcg\nb. amlodipine 5 mg\n(iii) aspirin 81 mg\nE. coli urinary infection\nA) metformin"
+    assert lists.split_items(text) == ["levothyroxine 75 mcg", "amlodipine 5 mg", "aspirin 81 mg",
+                                       "E. coli urinary infection", "metformin"]
