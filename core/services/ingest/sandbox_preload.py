@@ -1,5 +1,6 @@
-"""Imported once by the jobs' forkserver (core.services.ingest.sandbox) before any job's child
-is forked from it, so that each child starts with the readers and extractors loaded
+"""Imported once by a warm jobs' forkserver (core.services.ingest.sandbox: the app's and
+`core worker`'s; a command that reads a few documents and ends loads only sandbox_group)
+before any job's child is forked from it, so that each child starts with the readers and extractors loaded
 (cold, they cost ~1-2 s a job; PyMuPDF alone ~1 s), and warmed: one small typed page is
 read here, so what the readers load on first use (the analyte vocabulary, compiled
 patterns, PyMuPDF's fonts and PNG encoder) is in the server's memory too. Each child is a
@@ -8,19 +9,19 @@ lab page took ~40 ms to read in its child against ~8 ms warm.
 
 Forking is safe when no other thread holds a lock at that moment. No Python thread of
 ours runs here. Two libraries start
-native threads on import: numpy's OpenBLAS pool, which we keep to one thread (the
-readers do no large linear algebra), and a few idle ones of PyMuPDF's, which take no
+native threads on import: numpy's OpenBLAS pool, which sandbox_group keeps to one thread
+(the readers do no large linear algebra), and a few idle ones of PyMuPDF's, which take no
 lock while the server waits to fork. The OCR engines are loaded here too (warm_ocr):
 they start no thread of their own."""
 
 import core.services.ingest.sandbox_group  # noqa: F401 - first: one BLAS thread, a process group of its own
-import core.services.ingest.processing  # noqa: E402,F401 - the child's entry point, read_document
-import extract.formats.images  # noqa: E402,F401
-import extract.formats.ocr.engines  # noqa: E402,F401
-import extract.formats.pdf  # noqa: E402,F401
-import hl7apy.parser  # noqa: E402,F401
-from extract.registry import preload  # noqa: E402
-from extract.formats.ocr.engines import tesseract_available  # noqa: E402
+import core.services.ingest.processing  # noqa: F401 - the child's entry point, read_document
+import extract.formats.images  # noqa: F401
+import extract.formats.ocr.engines  # noqa: F401
+import extract.formats.pdf  # noqa: F401
+import hl7apy.parser  # noqa: F401
+from extract.registry import preload
+from extract.formats.ocr.engines import tesseract_available
 
 preload()
 tesseract_available()  # probed once here (two short subprocess runs), not in every job's child
