@@ -43,13 +43,17 @@ from core.commands.parser import build_parser
 from domain.settings import get_settings
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
+    """Run one command; its exit code. ``own_process``: this process runs only this command
+    (``python -m core``), so a command that reads a few documents may start its jobs'
+    forkserver cold. The forkserver is one per process: a caller that goes on (a test
+    calling ``main``) keeps its warm one."""
     from storage.private_files import restrict_new_files
 
     restrict_new_files()  # everything this command writes in the data dir is the owner's only
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
-    if getattr(args, "reads_once", False):
+    if own_process and getattr(args, "reads_once", False):
         from core.services.ingest.sandbox import read_lazily
 
         read_lazily()  # this process reads its documents and ends: no reader warmed up front
@@ -121,4 +125,4 @@ def _read_ingest_file(args) -> bytes:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(own_process=True))

@@ -43,3 +43,16 @@ def test_a_cold_forkserver_child_imports_only_what_its_job_needs_and_keeps_its_c
     assert not child["readers_imported"], child  # nothing warmed up front
     assert answer["lab"] == ["Sodium", "Potassium"]  # a typed page read in such a child
     assert answer["hog"] == "resource_limit"  # the memory ceiling holds as for a warm child
+
+
+def test_a_command_called_in_process_leaves_the_callers_forkserver_warm(data_dir, monkeypatch, capsys):
+    """Only ``python -m core`` (its own process) reads cold: a test calling ``main`` for
+    `demo` had left its whole test worker's forkserver cold, and a later job's child then
+    loaded the OCR models itself under a tight memory ceiling."""
+    from core.__main__ import main
+    from core.services.ingest import sandbox
+
+    monkeypatch.setattr(sandbox, "_warm", True)  # put back whatever this test does
+    code = main(["ingest", "--json", "--patient", "NOBODY", "--doc-type", "lab_pdf", str(data_dir / "missing.pdf")])
+    assert code != 0 and "not found" in capsys.readouterr().err.lower()
+    assert sandbox._warm is True
