@@ -38,7 +38,7 @@ from extract.intake.answers import (
     allergy_continues, answer_score, family_continues, has_content, item_doubt, leading_date, med_continues,
     merge_items, problem_continues, review_reason, split_items,
 )
-from extract.intake.layout import Field, Loose, read_page
+from extract.intake.layout import LIST_KINDS, Field, Loose, read_page
 from extract.layout import page_rows, text_of
 from extract.values.dates import document_date_order, settle
 from extract.values.vital_readings import read_vital
@@ -72,7 +72,6 @@ def extract_intake(content: NormalizedContent, source_id: str) -> ExtractionResu
 
 
 FORM_VITAL_REASON = "a reading written on a form: no time of measurement goes with it; check it on the page"
-_LIST_KINDS = frozenset({"medications", "allergies", "family_history", "problems", "symptoms"})
 _IDENTITY_OF = {IdentifierKind.NAME: ("name", "first_name", "middle_name", "last_name"),
                 IdentifierKind.DOB: ("dob",), IdentifierKind.MRN: ("mrn",)}
 
@@ -172,7 +171,7 @@ class _Builder:
             return
         rows = [" ".join(it.strip_box(w.text) for w in r) for r in f.rows]
         # One item per row for a list: the rows stay apart for the context policy.
-        text = ("; ".join(t for t in map(it.clean_item, rows) if t) if f.kind in _LIST_KINDS
+        text = ("; ".join(t for t in map(it.clean_item, rows) if t) if f.kind in LIST_KINDS
                 else it.clean_item(" ".join(rows)))
         if f.kind == "ignore" or not has_content(text):
             return
@@ -184,7 +183,7 @@ class _Builder:
         handler = getattr(self, f"_{f.kind}", None)
         if f.owner is not None:
             self._about_someone_else(f, words, text)
-        elif f.kind in _LIST_KINDS and it.is_yes_answer(text):
+        elif f.kind in LIST_KINDS and it.is_yes_answer(text):
             self._unclear(f, words, text, "answered yes but listed nothing")
         elif f.kind in it.DEMOGRAPHIC_KINDS:
             self._demographic(f, words, text)
@@ -225,21 +224,31 @@ class _Builder:
                 run.append(w)
             if run:
                 rows.append(run)
-        cite = [w for k, w in enumerate(flat) if k in ticks.answer or k in ticks.boxes]
-        return replace(f, rows=rows), cite
+        # Quoted from the first ticked box to the answer's last word, so the quote reads on:
+        # a ticked "Yes" whose answer is written on the row below ("How much: 10 units")
+        # keeps the "Yes" between them.
+        kept = [k for k in range(len(flat)) if k in ticks.answer or k in ticks.boxes]
+        return replace(f, rows=rows), flat[kept[0]: kept[-1] + 1] if kept else []
 
     def _unclear(self, f: Field, words: list[Word], text: str, problem: str) -> None:
         """An answer a person must read: boxes that contradict each other, a "yes"
-        with nothing listed. A document fact for review, never chart data."""
+        with nothing listed. A document fact for review, never chart data. A follow-up
+        label between the answer's rows ("If yes, list them:") is quoted with them."""
+        cite = self._with_label(f, words)
+        if f.asked:
+            _, pos = self._reading(f.page)
+            cite = sorted({id(w): w for w in cite + f.asked}.values(), key=lambda w: pos.get(id(w), -1))
         self._add("other", f"{f.label_text}: {text}", {"field": f.kind, "label": f.label_text, "answer": text},
-                  f.page, self._with_label(f, words), "needs_review_findings[]", answer_score(0.3, f, True),
+                  f.page, cite, "needs_review_findings[]", answer_score(0.3, f, True),
                   document_only=True, review=problem, context=text)
 
     def finish(self) -> None:
         """Identity from a name written in parts; no identifier of a kind where the
         form disagrees with itself about the patient - two different names, or a
-        name that reads and one that does not (another page's applicant, OCR noise)."""
+        name that reads and one that does not (another page's applicant, OCR noise).
+        A "no known allergies" beside allergies the form lists goes to review."""
         self._name_from_parts()
+        self._no_known_beside_listed()
         for kind, fields in _IDENTITY_OF.items():
             printed = self._printed[kind]
             distinct = {_same_person_value(kind, v) for v in printed}
@@ -253,6 +262,20 @@ class _Builder:
             self.facts = [fact.model_copy(update={"wants_review": True, "review_reason": reason})
                           if fact.fact_type == "demographic" and fact.structured_value.get("field") in fields
                           else fact for fact in self.facts]
+
+    def _no_known_beside_listed(self) -> None:
+        """A form that answers "None" to one allergy question and lists allergies under
+        another contradicts itself: its "no known allergies" goes to a person. One
+        scoped to drugs or foods ("Allergic to any foods? No") stands beside a list,
+        since the list may be of the other kind."""
+        listed = [f.structured_value["substance"] for f in self.facts
+                  if f.fact_type == "allergy" and f.structured_value.get("substance")]
+        if not listed:
+            return
+        reason = f"the form also lists allergies ({', '.join(listed)})"
+        self.facts = [fact.model_copy(update={"wants_review": True, "review_reason": reason})
+                      if fact.fact_type == "allergy" and fact.structured_value.get("status") == "no_known_allergies"
+                      else fact for fact in self.facts]
 
     def _name_from_parts(self) -> None:
         """Identity from a name written in parts ("First name" / "Last name")."""
@@ -346,6 +369,12 @@ class _Builder:
 
     def _allergies(self, f: Field, words: list[Word], text: str) -> None:
         if (status := it.no_known_status(text)) is not None:
+            scope = labels.allergy_scope(f.label_text)
+            if scope == "substance":  # "Allergic to latex? No": no latex allergy, nothing more
+                self._other(f, words, text)
+                return
+            if status == "no_known_allergies" and scope is not None:  # "Allergies to medicines? No"
+                status = f"no_known_{scope}_allergies"
             # An explicit statement, not silence: cited, but never a chart allergy; "NKDA"
             # stays drug-specific ("no known drug allergies reported").
             self._add("allergy", f"{NO_KNOWN_TEXT[status].capitalize()} reported",

@@ -53,6 +53,8 @@ def _continues(gap: float, row: Row) -> bool:
         extra = (OCR_BOX_RATIO - 1) * h  # what the text layer's box would add, half above, half below
         return gap - extra <= CONTINUATION_GAP * (h + extra)
     return gap <= CONTINUATION_GAP * h
+# Fields whose answer is a list of items (one fact each).
+LIST_KINDS = frozenset({"medications", "allergies", "family_history", "problems", "symptoms"})
 # A segment starting this share of the page width right of the answer column is
 # outside the field: a margin note.
 MARGIN_SHIFT = 0.3
@@ -85,6 +87,9 @@ class Field:
     # A list printed as a table (extract.intake.tables): a row's cells, by the id of its first word.
     cells: dict[int, list[list[Word]]] = field(default_factory=dict)
     table: bool = False  # opened by a table's header row
+    # Under a follow-up label with nothing after it ("Please list:"): its list comes on the rows below.
+    awaits_list: bool = False
+    asked: list[Word] = field(default_factory=list)  # follow-up labels' words ("If yes, list them:")
 
     @property
     def label_text(self) -> str:
@@ -106,6 +111,7 @@ class Field:
                 return
         self.rows.append(words)
         self.last_y1 = row.y1
+        self.awaits_list = False
         self.text_height = row.height
 
 
@@ -264,12 +270,33 @@ class _PageReader:
                 and _continues(gap, row) and _under(self.current, row.words, row)
             if self._table_row(i, row, pieces, gap):
                 continue
+            if self._follow_up(row, pieces, gap):
+                continue
             pieces = accept_labels(pieces, lambda x0: self._aligned(x0, row.height), lambda x0: self._below_ok(i, x0),
                                     in_notes=in_notes)
             if any(p.label for p in pieces):
                 self._labelled_row(row, pieces, gap)
             else:
                 self._plain_row(row, gap, noted=any(p.query for p in pieces))
+
+    def _follow_up(self, row: Row, pieces: list[Piece], gap: float) -> bool:
+        """A row "If yes, list each and what happened: sulfa - hives" right under a list
+        question answered above ("Any allergies to medicines? [ ] No [X] Yes"): what
+        it lists is that question's answer, a row of it under the ticked box. Set
+        apart, the list became a margin note and the question "yes, listed nothing"."""
+        current = self.current
+        if current is None or current.kind not in LIST_KINDS or not current.rows or row.page is not current.page \
+                or not _continues(gap, row) or len(pieces) != 1:
+            return False
+        p = pieces[0]
+        if not p.label or p.kind not in (None, "other") or not it.is_follow_up(label_text(p.label)):
+            return False
+        current.asked += p.label
+        if p.value:
+            current.add(p.value, row)
+        else:
+            current.last_y1, current.awaits_list = row.y1, True
+        return True
 
     def _table_row(self, i: int, row: Row, pieces: list[Piece], gap: float) -> bool:
         """A medicines or allergies table's header or row (``extract.intake.tables``):
@@ -390,7 +417,8 @@ def _more_options(answer: list[Word], seg: list[Word]) -> bool:
     apart, the unticked "No" was read as the answer. A row of boxes none of which is
     ticked stays as it was read."""
     texts = [w.text for w in answer + seg]
-    if not (it.starts_with_box([answer[0].text]) and it.starts_with_box([seg[0].text])):
+    # The whole of each, not its first word: "[ ]" prints as two words, "[" and "]".
+    if not (it.starts_with_box([w.text for w in answer]) and it.starts_with_box([w.text for w in seg])):
         return False
     ticks = it.read_ticks(texts, [0] * len(texts))
     return ticks is not None and bool(ticks.answer) and not ticks.problem
@@ -409,7 +437,7 @@ def _after_a_finished_answer(current: Field, seg: list[Word], row: Row) -> bool:
     "Allergies: Penicillin (hives); Latex"), not another item of the answer. A row in
     line with the answer's last row, a word too long for the room left, or a row above
     ending on ",", ";", "and" or ":" ("[X] Yes - list:") goes on with the answer."""
-    if not current.rows or row.page is not current.page:
+    if not current.rows or row.page is not current.page or current.awaits_list:
         return False
     if seg[0].x0 >= current.rows[-1][0].x0 - 0.5 * row.height:
         return False  # in line with the answer's last row: a list going on

@@ -276,7 +276,7 @@ def accept_labels(pieces: list[Piece], aligned, below, *, in_notes: bool = False
         if p.label and p.label[0] is p.words[0] and (k == 0 or p.seg != pieces[k - 1].seg) and not p.bare \
                 and p.label[-1].text.endswith("?") \
                 and not _asks(label_text(p.label), answered=bool(p.value) or answer_follows(pieces, k),
-                              in_notes=in_notes):
+                              boxed=_boxes_follow(pieces, k), in_notes=in_notes):
             p = Piece([], p.words, seg=p.seg, query=True)
         if p.label and p.label[0] is p.words[0] and (k == 0 or p.seg != pieces[k - 1].seg):
             if p.bare:
@@ -300,18 +300,25 @@ def accept_labels(pieces: list[Piece], aligned, below, *, in_notes: bool = False
 MAX_QUESTION_LABEL_WORDS = 4
 
 
-def _asks(text: str, *, answered: bool, in_notes: bool = False) -> bool:
+def _boxes_follow(pieces: list[Piece], k: int) -> bool:
+    """Whether the answer after piece ``k`` on its row opens with a tick box."""
+    after = pieces[k].value or (pieces[k + 1].words if k + 1 < len(pieces) else [])
+    return it.starts_with_box([w.text for w in after])
+
+
+def _asks(text: str, *, answered: bool, boxed: bool = False, in_notes: bool = False) -> bool:
     """Whether a label ending in "?" asks one of the form's questions rather than
     doubting something written as free text: it opens like a question ("Are you
     pregnant?", "¿Toma medicamentos?", "Anything you're allergic to?"), names a field
     in label words only ("Pregnant?", "Any allergies?"), or is a short phrase answered
-    on its row ("Smoker? No"). "Lips tingled after a prawn curry - shellfish?",
+    on its row ("Smoker? No"), or is answered by tick boxes printed on its row (a
+    patient's doubt comes with no boxes). "Lips tingled after a prawn curry - shellfish?",
     "Allergic to shellfish?" or "shellfish?" alone ask nothing of the reader: they
     are notes, and their "?" a hedge. Inside a Notes box every line is the
     patient's note, a question too ("Is parking free?")."""
     if in_notes:
         return False  # what the patient wrote in a Notes box is a note, questions included
-    if opens_a_question(text) or labels.is_bare_label(text.rstrip("? ")):
+    if boxed or opens_a_question(text) or labels.is_bare_label(text.rstrip("? ")):
         return True
     return answered and 0 < len(text.rstrip("? ").split()) <= MAX_QUESTION_LABEL_WORDS
 

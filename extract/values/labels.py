@@ -47,9 +47,9 @@ def _multiword(meaning: str) -> tuple[str, ...]:
 FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ignore", ("signature", "signed", "office use", "staff use", "initials", "for office")),
     ("relationship", ("relationship", "relation to patient", "relation to you")),
-    ("allergies", ("allerg*", "bad reaction*", "reactions to", "sensitivit*", "hypersensitiv*", "intoleran*",
+    ("allergies", ("allerg*", "bad reaction*", "reactions to", "reacted badly", "react badly", "reacted to", "sensitivit*", "hypersensitiv*", "intoleran*",
                    "adverse reaction*", "adverse drug reaction*", "drug reaction*", "adr", "adrs")),
-    ("medications", ("medication*", "medicine*", "meds", "prescription*", "pills", "drugs you take",
+    ("medications", ("medication*", "medicine*", "meds", "prescription*", "pills", "inhaler*", "drugs you take",
                      "drugs do you take", "tablets you take", "supplements")),
     ("pregnancy", ("pregnan*", "expecting a baby")),
     ("first_name", ("first name", "given name*", "forename*", "christian name")),
@@ -220,6 +220,36 @@ def read_label(text: str) -> LabelMeaning:
         kind, owner = None, "clinician"
     return LabelMeaning(kind, owner, any(w in PATIENT_WORDS for w in words),
                         any(w in READER_WORDS for w in words))
+
+
+# What an allergy question asks about, when not about allergies in general: a "No"
+# under "Allergies to medicines?" rules out drug allergies only, under "Allergic to any
+# foods?" food allergies only, and under "Allergic to latex?" that one substance, which
+# is no "no known allergies" of any kind.
+ALLERGY_SCOPE_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("substance", ("latex", "rubber", "insect*", "bee", "bees", "wasp*", "sting*", "pollen*", "hay fever",
+                   "environment*", "seasonal", "animal*", "pet", "pets", "dust", "mould*", "mold*", "contrast",
+                   "dye*", "iodine", "tape", "plaster*", "adhesive*", "dressing*", "metal*", "nickel", "shellfish",
+                   "peanut*", "nuts", "tree nut*", "egg*", "milk", "dairy", "gluten", "penicillin*", "sulfa*",
+                   "sulpha*", "anaesthe*", "anesthe*")),
+    ("drug", ("medicine*", "medication*", "drug*", "meds", "prescription*", "antibiotic*", "tablets", "pills")),
+    ("food", ("food*",)),
+)
+_ALLERGY_SCOPES = [(scope, [_compile(p) for p in phrases]) for scope, phrases in ALLERGY_SCOPE_PHRASES]
+
+
+def allergy_scope(label: str) -> str | None:
+    """What an allergy label asks about: "drug", "food", "substance" (only named
+    substances or classes: latex, insects, contrast dye), or None for allergies in
+    general - also when it names both drugs and foods ("Allergies (medicines, foods,
+    latex)"). Drugs or foods named beside a substance decide: "Allergic to penicillin
+    or other medicines?" asks about drugs."""
+    words = tokens(label)
+    found = {scope for scope, phrases in _ALLERGY_SCOPES if any(_contains(words, p) for p in phrases)}
+    classes = found - {"substance"}
+    if len(classes) == 1:
+        return classes.pop()
+    return "substance" if found == {"substance"} else None
 
 
 _VOCABULARY = frozenset(w for _, phrases in _FIELDS + _OWNERS for p in phrases for w in p if not w.endswith("*"))

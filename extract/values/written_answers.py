@@ -196,6 +196,18 @@ _INSTRUCTION = re.compile(rf"^\(?\s*(?:please\s+)?{_MARK}[^()]*\)?[.:]?$", re.I)
 _ASKS_TO_MARK = re.compile(rf"\b{_MARK}\b", re.I)
 
 
+# A label that asks for more about the answer above it ("If yes, list each and what
+# happened:", "If so, please specify:", "Please list:"): no field of its own.
+_FOLLOW_UP = re.compile(r"^\W*(?:if\s+(?:[\w']+\s+){0,4}?(?:yes|so|any)\b|if\s+you\s+(?:do|did|have)\b"
+                        r"|(?:please\s+)?(?:list|specify|describe|give\s+details)\b"
+                        r"|which\s+ones?\b|details\b)", re.I)
+
+
+def is_follow_up(label: str) -> bool:
+    """Whether a label asks for more about the answer above it rather than a new field."""
+    return bool(_FOLLOW_UP.match(label))
+
+
 def is_instruction(text: str) -> bool:
     """Whether ``text`` says how to answer ("(check all that apply)"), not an answer."""
     return bool(_INSTRUCTION.match(text.strip()))

@@ -186,8 +186,10 @@ _OFFERS_A_CHOICE = re.compile(rf"\?\s*{_CHOICE}$", re.IGNORECASE)
 # The first word of an answer ("No.", "yes - last week", "N/A", "not applicable"),
 # after the choice it picks from ("(Y/N) N").
 _ANSWER = re.compile(rf"\s*(?:{_CHOICE}(?=\s+\w)\s*)?(not applicable|[A-Za-z/]+)\b", re.IGNORECASE)
-# The first word of a question, after an "If yes," that ties it to the one before.
-_OPENER = re.compile(r"[\s\d.)(*•-]*(?:if (?:yes|so|no|any),\s*)?([A-Za-z]+)", re.IGNORECASE)
+# The first word of a question, after its number ("3.", "B1.", "Q2)", "(iv)") and an
+# "If yes," that ties it to the one before.
+_OPENER = re.compile(r"[\s\d.)(*•-]*(?:(?:[A-Za-z]{1,2}\d+[a-z]?|[A-Za-z]|[ivx]{1,4})[.):]\s+|\(\w{1,4}\)\s*)?"
+                     r"(?:if (?:yes|so|no|any),\s*)?([A-Za-z]+)", re.IGNORECASE)
 
 
 def opens_a_question(text: str) -> bool:

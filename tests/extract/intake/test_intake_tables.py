@@ -144,3 +144,99 @@ def test_a_header_whose_space_a_scan_read_as_a_hyphen_still_heads_the_table():
              Word("happened", 231, 100, 272, 110, conf=0.9)]
     (row,) = page_rows(PageContent(1, 612, 792, words))
     assert table_header(row) == "allergies"
+
+
+def _allergies(result) -> dict:
+    return {f.structured_value["substance"]: f.structured_value.get("reaction") for f in _of(result, "allergy")
+            if f.structured_value.get("substance")}
+
+
+def test_a_follow_up_line_under_a_ticked_yes_is_that_questions_list():
+    # Written after a questionnaire whose "If yes, list each and what happened:" line was
+    # held as a margin note, and its allergy question as "answered yes but listed nothing".
+    def draw(page):
+        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 90, "6) Have you ever reacted badly to a medicine?   [ ] No   [X] Yes")
+        _text(page, 68, 106, "If so, what was it and what happened: amoxicillin - swollen lips; morphine - itch")
+        _text(page, 50, 122, "7) Family illnesses:   [ ] None   [X] Yes")
+        _text(page, 68, 138, "Please list:")
+        _text(page, 80, 154, "Father - bowel cancer at 60")
+    _, result = _form(draw)
+    assert _allergies(result) == {"amoxicillin": "swollen lips", "morphine": "itch"}
+    assert [f.structured_value["relative"] for f in _of(result, "family_history")] == ["Father"]
+    assert not [f for f in result.facts if "listed nothing" in (f.review_reason or "")
+                or "outside the form's fields" in (f.review_reason or "")]
+
+
+def test_a_follow_up_under_a_ticked_no_that_lists_something_goes_to_review():
+    def draw(page):
+        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 90, "Allergies to any medication?   [X] No   [ ] Yes")
+        _text(page, 68, 106, "If yes, list them: latex gloves")
+    _, result = _form(draw)
+    assert not _allergies(result)
+    assert not [f for f in _of(result, "allergy") if not f.wants_review]
+
+
+def test_a_no_under_a_narrow_allergy_question_rules_out_only_what_it_asked():
+    def draw(page):
+        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 90, "Food allergies: none")
+        _text(page, 50, 106, "Are you allergic to latex or sticking plasters?   [X] No   [ ] Yes")
+        _text(page, 50, 122, "Allergies to prescribed drugs: None")
+    _, result = _form(draw)
+    statuses = [f.structured_value.get("status") for f in _of(result, "allergy")]
+    assert statuses == ["no_known_food_allergies", "no_known_drug_allergies"]  # latex "No" is no such statement
+    (latex,) = [f for f in result.facts if "latex" in f.fact_text]
+    assert latex.fact_type == "other" and latex.fact_text.endswith(": No")
+
+
+def test_no_known_allergies_beside_a_listed_allergy_goes_to_review():
+    def draw(page):
+        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 90, "Allergies: None known")
+        _text(page, 50, 122, "Bad reactions to anything?   [ ] No   [X] Yes: penicillin - rash")
+    _, result = _form(draw)
+    (none_known,) = [f for f in _of(result, "allergy") if f.structured_value.get("status")]
+    assert none_known.wants_review and "penicillin" in none_known.review_reason
+    assert _allergies(result) == {"penicillin": "rash"}
+
+
+def test_a_numbered_question_answered_by_boxes_on_its_row_is_a_question():
+    # "B1." before the question word, and a long question with no question word: the
+    # boxes printed after it make it a form's question, not a doubt the patient wrote.
+    def draw(page):
+        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 90, "D4. Any sensitivity to medicines, dressings or other things used in hospital?")
+        _box(page, 470, 90, False)
+        _text(page, 482, 90, "No")
+        _box(page, 510, 90, True)
+        _text(page, 522, 90, "Yes")
+        _text(page, 68, 106, "If the answer is yes, give details of each:")
+        _text(page, 80, 122, "Chlorhexidine - red weals")
+        _text(page, 50, 144, "D5. Do you use any inhalers?")
+        _box(page, 470, 144, False)
+        _text(page, 482, 144, "No")
+        _box(page, 510, 144, True)
+        _text(page, 522, 144, "Yes")
+        _text(page, 68, 160, "Which ones: salbutamol 100 mcg two puffs when needed")
+    _, result = _form(draw)
+    assert _allergies(result) == {"Chlorhexidine": "red weals"}
+    assert [f.structured_value["name"] for f in _of(result, "medication")] == ["salbutamol"]
+    assert not [f for f in result.facts if f.wants_review]
+
+
+def test_a_ticked_yes_answered_on_the_row_below_is_quoted_as_printed():
+    # The quote once skipped the "Yes" between the ticked box and the answer below it,
+    # so it was found nowhere on the page and the fact could not be verified.
+    def draw(page):
+        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
+        _text(page, 50, 90, "Do you drink alcohol?")
+        _box(page, 300, 90, False)
+        _text(page, 312, 90, "No")
+        _box(page, 340, 90, True)
+        _text(page, 352, 90, "Yes")
+        _text(page, 68, 106, "How much in a week: about 10 units")
+    _, result = _form(draw)  # every citation verifies on the page
+    (alcohol,) = [f for f in result.facts if "alcohol" in f.fact_text]
+    assert alcohol.fact_text.endswith("about 10 units") and "Yes" in alcohol.citation.quote_or_value
