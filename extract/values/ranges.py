@@ -22,11 +22,21 @@ _RANGE_NUMBERS = re.compile(rf"({NUMBER})\s*(?:-|\u2013|\u2014|to|_|\.\.)\s*({NU
 _RANGE_BOUND = re.compile(rf"({COMPARATOR})\s*({NUMBER})(?![\d.])")
 
 
+# "> OR = 60", ">OR=60", "< or = 5.6": how some US labs print ">=" and "<=".
+_SPELLED_COMPARATOR = re.compile(r"([<>])\s*or\s*=\s*", re.I)
+# "<5.7 % of total Hgb": a percentage of what the value is a share of, said after the unit.
+_SHARE_OF = re.compile(r"(?<=%)\s+of\s+total(?:\s+[A-Za-z0-9]+)?$", re.I)
+
+
+def _plain_comparators(text: str) -> str:
+    return _SPELLED_COMPARATOR.sub(r"\1=", text)
+
+
 def parse_range(text: str) -> RangeBounds | None:
     """Bounds of a printed reference range: "4.3 to 6.2", "13-18", "70 - 99", "70_105",
     "<30", "<= 5.6", ">40", "\u2264 5", "<9 mcg/dL: acceptable ...". Units or words after
     the numbers are ignored; a qualitative range ("Negative") has no bounds (None)."""
-    t = normalize_ws(text or "")
+    t = _plain_comparators(normalize_ws(text or ""))
     if t[:1] in "([" and t[-1:] in ")]":
         t = t[1:-1].strip()
     if not t:
@@ -53,14 +63,16 @@ def parse_reference_range(text: str) -> tuple[str, str] | None:
 
     "65-99" -> ("65-99", ""); "3.4 - 10.8" -> ("3.4 - 10.8", ""); "<5.7" -> ("<5.7", "");
     "65-99 mg/dL" -> ("65-99", "mg/dL"); "(3.4-10.8)" -> ("3.4-10.8", "");
-    "Ref: <100" -> ("<100", ""); "Negative" -> ("Negative", ""). None for anything else.
+    "Ref: <100" -> ("<100", ""); "Negative" -> ("Negative", ""); "> OR = 60 mL/min/1.73m2"
+    -> (">=60", "mL/min/1.73m2"); "<5.7 % of total Hgb" -> ("<5.7", "%"). None for
+    anything else.
 
     Critical (panic) limits printed in the cell stay with the range, wherever the unit
     is: "3.5-5.0 (critical <2.5 or >6.5) mmol/L" and "3.5-5.0 mmol/L (critical <2.5 or
     >6.5)" -> ("3.5-5.0 (critical <2.5 or >6.5)", "mmol/L"); the flag rules read the
     limits from the range (``labelled_critical_limits``).
     """
-    t = _RANGE_PREFIX.sub("", normalize_ws(text or ""))
+    t = _SHARE_OF.sub("", _plain_comparators(_RANGE_PREFIX.sub("", normalize_ws(text or ""))))
     note = _CRITICAL_NOTE.search(t)
     if note is not None and note.start() > 0:
         rest = normalize_ws(t[: note.start()] + " " + t[note.end():])

@@ -40,3 +40,23 @@ def test_critical_limits_printed_as_two_ends_are_never_the_reference_range():
     ])
     assert [(name, value, rng, flag) for name, value, rng, flag, _ in got] == [
         ("Potassium", "5.8", "3.5-5.1", "high")]
+
+
+def test_in_range_and_out_of_range_columns_with_units_inside_the_range():
+    # A held-out US report: the value stands in "In Range" or "Out Of Range" (with its
+    # flag), and the unit is printed inside the reference range, which spells ">=" as
+    # "> OR =" and says what a percentage is a share of.
+    content = normalize_pdf(placed_text_pdf(
+        [*HEAD, *((x, 100, text, 9, "hebo") for x, text in
+                  [(40, "Test Name"), (220, "In Range"), (290, "Out Of Range"), (380, "Reference Range"), (530, "Lab")]),
+         *((x, 118 + 14 * n, text, 9) for n, cells in enumerate([
+             [(40, "EGFR"), (290, "43 L"), (380, "> OR = 60 mL/min/1.73m2"), (530, "NG")],
+             [(40, "HEMOGLOBIN A1c"), (290, "7.4 H"), (380, "<5.7 % of total Hgb"), (530, "NG")],
+             [(40, "GLUCOSE"), (220, "88"), (380, "65-99 mg/dL"), (530, "NG")],
+             [(40, "LDL-CHOLESTEROL"), (220, "91"), (380, "< OR = 99 mg/dL"), (530, "NG")],
+         ]) for x, text in cells)], height=792))
+    got = [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"],
+            f.structured_value["reference_range"], f.structured_value["abnormal_flag"])
+           for f in extract_lab(content, "documents:4").facts]
+    assert got == [("EGFR", "43", "mL/min/1.73m2", ">=60", "low"), ("HEMOGLOBIN A1c", "7.4", "%", "<5.7", "high"),
+                   ("GLUCOSE", "88", "mg/dL", "65-99", "normal"), ("LDL-CHOLESTEROL", "91", "mg/dL", "<=99", "normal")]

@@ -272,6 +272,10 @@ def test_two_digit_year_pivots_on_today():
     ("Ref: <100", ("<100", "")),
     ("0.5 to 1.2", ("0.5 to 1.2", "")),
     ("Negative", ("Negative", "")),
+    # How some US labs print ">=" and "<=", and a percentage said to be of a total.
+    ("> OR = 60 mL/min/1.73m2", (">=60", "mL/min/1.73m2")),
+    ("< or = 5.6", ("<=5.6", "")),
+    ("<5.7 % of total Hgb", ("<5.7", "%")),
 ])
 def test_parse_reference_range(text, expected):
     assert parse_reference_range(text) == expected
@@ -280,6 +284,11 @@ def test_parse_reference_range(text, expected):
 @pytest.mark.parametrize("text", ["hello", "100 apples", "", "See note", "65-"])
 def test_parse_reference_range_rejects(text):
     assert parse_reference_range(text) is None
+
+
+def test_a_spelled_comparator_bounds_the_range():
+    assert parse_range("> OR = 60") == parse_range(">=60")
+    assert parse_range("< OR = 5.6 mmol/L") == parse_range("<=5.6")
 
 
 @pytest.mark.parametrize("text, flag", [
