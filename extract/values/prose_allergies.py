@@ -46,7 +46,7 @@ nothing none anything nil
 """.split())
 # Words that end a substance's or a reaction's name.
 MENTION_STOPS = r"after|when|following|on|in|at|during|but|and|or|which|who|that|since|while|although|though|" \
-                r"because|as|so|this|was|were|is|has|had|from|with|last|once|twice|ago|years?|months?|weeks?|" \
+                r"because|due|owing|as|so|this|was|were|is|has|had|from|with|last|once|twice|ago|years?|months?|weeks?|" \
                 r"days?|yesterday|today|recently|previously|earlier|before|then|used|given|taken|prescribed|" \
                 r"applied|injected"
 # "made her vomit": a cause verb only with its object.
@@ -54,8 +54,12 @@ CAUSE_VERBS_WITH_OBJECT = ("made", "makes", "make")
 # Words before "allergy" that say what kind of allergy, not to what ("a known allergy").
 NOT_A_SUBSTANCE = frozenset("""
 known drug food medication medicine documented reported recorded severe mild moderate true confirmed suspected
-possible no any other previous prior serious significant life-threatening
+possible no any other previous prior serious significant life-threatening anaphylactic anaphylactoid allergic
+adverse skin cutaneous local systemic bad nasty immediate delayed
 """.split())
+# "could not tolerate metformin because of diarrhoea": an intolerance told with a verb.
+NOT_TOLERATED = r"(?:cannot|can't|could\s+not|couldn't|did\s+not|didn't|does\s+not|doesn't|unable\s+to|never)\s+tolerated?"
+REASON_MARKS = r"because\s+of|due\s+to|owing\s+to|as\s+it\s+(?:gave|causes?|caused)\s+(?:him|her|them)"
 # Where a reaction is written after a substance: "(rash)", "- rash", ": rash".
 REACTION_MARKS = r"\s*\(\s*|\s[-\u2013\u2014]\s*|\s*:\s*|\s*\u2192\s*|\s*->\s*"
 # A substance in a list of them is at most this many words ("sulfonamide antibiotics").
@@ -197,8 +201,13 @@ def allergies_in(sentence: str) -> list[AllergyMention]:
             continue
         told = _CAUSES.match(sentence, end) or _CAUSES.search(sentence[:_clause_end(sentence, end)], end) \
             or _REACTED_WITH.match(sentence, end) or _REACTED_WITH.match(sentence, end + 1)
+        kind = _KIND_BEFORE.search(sentence, 0, opener.start())  # "an anaphylactic reaction to peanuts"
         if told:
             reaction = Span(told.group("r"), told.start("r"), told.end("r"))
+            items = [i if i.reaction else AllergyMention(i.substance, reaction) for i in items]
+        elif kind is not None:
+            noun_end = opener.start() + len(opener.group(0).split()[0])
+            reaction = Span(sentence[kind.start("r"):noun_end], kind.start("r"), noun_end)
             items = [i if i.reaction else AllergyMention(i.substance, reaction) for i in items]
         found += items
         # What the list's items and its told reaction cover, not the whole clause: words the
@@ -229,6 +238,14 @@ def allergies_in(sentence: str) -> list[AllergyMention]:
             continue
         found.append(AllergyMention(substance, Span(c.group("r"), c.start("r"), c.end("r"))))
         taken.append((substance.start, c.end()))
+    for t in _NOT_TOLERATED.finditer(sentence):
+        substance = Span(t.group("s"), t.start("s"), t.end("s"))
+        reaction = Span(t.group("r"), t.start("r"), t.end("r")) if t.group("r") else None
+        if _overlaps(substance, taken) or t.group("s").split()[0].lower() in SUBSTANCE_STARTERS \
+                or (reaction is None and not is_drug_name(substance.text)):
+            continue  # "did not tolerate the CPAP mask": no drug, and nothing it caused
+        found.append(AllergyMention(substance, reaction))
+        taken.append((t.start(), t.end()))
     for r in _REACTION_ON.finditer(sentence):
         substance = Span(r.group("s"), r.start("s"), r.end("s"))
         if _overlaps(substance, taken) or not is_drug_name(substance.text):
@@ -248,8 +265,10 @@ _ALLERGY_CONTEXT = re.compile(rf"\b(?:{ALLERGY_WORDS})\b", re.I)
 # printed ("the codeine gave her hives"), not a benefit ("gave him good relief").
 REACTION_WORDS = (r"rash\w*|hives|urticaria|swell\w*|angioedema|anaphyla\w*|wheez\w*|itch\w*|vomit\w*|nause\w*|"
                   r"blister\w*|diarrh\w*|confus\w*|headache\w*|dizz\w*|breathless\w*|flushing|redness|"
-                  r"stevens[- ]johnson|collapse|palpitations")
+                  r"stevens[- ]johnson|collapse|palpitations|myalgia|muscle (?:aches?|pains?|cramps?)")
 _REACTION_WORDS = re.compile(rf"\b(?:{REACTION_WORDS})", re.I)
+# A reaction named as the kind of reaction right before "reaction to": "an anaphylactic reaction to".
+_KIND_BEFORE = re.compile(rf"\b(?P<r>{REACTION_WORDS}|urticarial)\s+$", re.I)
 # A reaction told before the drug that caused it ("developed angioedema on ramipril",
 # "a rash after amoxicillin", "a dry cough with lisinopril"): only reactions a drug is
 # blamed for, never how ill the patient is ("breathless on exertion", "remains
@@ -257,5 +276,9 @@ _REACTION_WORDS = re.compile(rf"\b(?:{REACTION_WORDS})", re.I)
 REACTION_BEFORE_DRUG = (r"rash\w*|hives|urticaria|angioedema|anaphyla\w*|itch\w*|pruritus|vomit\w*|nause\w*|"
                         r"blister\w*|diarrh\w*|stevens[- ]johnson(?: syndrome)?|(?:dry |tickly |persistent )?cough|"
                         r"myalgia|muscle (?:aches?|pains?)|(?:lip|tongue|facial) swelling")
-_REACTION_ON = re.compile(rf"\b(?P<r>{REACTION_BEFORE_DRUG})\s+(?:on|with|after|from|following|to)\s+"
+_NOT_TOLERATED = re.compile(
+    rf"\b{NOT_TOLERATED}\s+(?:(?:the|his|her|their|any)\s+)?(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN})??){_STOP}"
+    rf"(?:\s*,?\s*(?:{REASON_MARKS})\s+(?:(?:an?|the|some|bad|severe)\s+)*(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?){_STOP})?",
+    re.I)
+_REACTION_ON = re.compile(rf"\b(?P<r>{REACTION_BEFORE_DRUG})\s+(?:on|with|after|from|following|to|due\s+to)\s+"
                           rf"(?:(?:the|his|her|their|starting|taking|a course of)\s+)*(?P<s>[A-Za-z][\w-]*)\b", re.I)

@@ -58,6 +58,29 @@ def test_an_allergy_told_after_a_list_in_the_same_sentence_is_read_too(sentence,
     assert told(sentence) == expected
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    # Written after a held-out letter's "could not tolerate" went unread and its
+    # "anaphylactic reaction to peanuts" gave a substance called "anaphylactic".
+    ("She had an anaphylactic reaction to peanuts in 2011.", [("peanuts", "anaphylactic reaction")]),
+    ("He could not tolerate metformin because of diarrhoea.", [("metformin", "diarrhoea")]),
+    ("She was unable to tolerate atorvastatin due to muscle aches, so takes ezetimibe.",
+     [("atorvastatin", "muscle aches")]),
+    ("He didn't tolerate simvastatin.", [("simvastatin", None)]),
+    ("Rosuvastatin caused myalgia last spring.", [("Rosuvastatin", "myalgia")]),
+    ("She developed an itchy rash due to flucloxacillin.", [("flucloxacillin", "rash")]),
+])
+def test_intolerances_told_with_a_verb_and_the_kind_of_reaction(sentence, expected):
+    assert told(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "She did not tolerate the CPAP mask.",  # no drug, and nothing it caused
+    "He tolerates ramipril well.",
+])
+def test_what_a_patient_tolerates_or_a_device_is_no_allergy(sentence):
+    assert told(sentence) == []
+
+
 def test_a_reaction_told_after_a_list_goes_to_each_substance_without_one():
     assert told("She is allergic to penicillin and flucloxacillin, which both gave her a rash.") == [
         ("penicillin", "rash"), ("flucloxacillin", "rash")]
