@@ -166,6 +166,49 @@ def cli_init(tmp_path_factory):
     return copy
 
 
+# -- one demo-loaded data dir for the browser modules that start from the demo --------
+@pytest.fixture(scope="session")
+def demo_loaded(tmp_path_factory, worker_id, cli_init):
+    """``demo_loaded(data_dir)`` copies to ``data_dir`` a data dir as an operator leaves it
+    after `core init`, the browser tests' two accounts (``add_account``: REVIEWER and
+    ADMIN, first passwords changed) and `core demo --json`; it returns what those
+    commands answered: {"demo": the demo's JSON, "accounts": user name -> account id}.
+    Three browser modules start from exactly this, and `core demo` reads a dozen
+    documents (OCR'd pages among them), so it is built once per run, not once per
+    module: the first test worker to ask builds it while the other waits on a file lock
+    in the run's shared temp dir. A copy is a whole data dir of its own (the database
+    names its originals by content under the data dir, never by the template's path)."""
+    import fcntl
+    import json
+
+    from tests.support.browser_support import ADMIN, REVIEWER, add_account, core_json, server_env
+
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # shared by the xdist workers of this run
+    home = root / "demo-template"
+    home.mkdir(exist_ok=True)
+    answers = home / "answers.json"
+    with open(home / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not answers.exists():
+            data = cli_init(home / "data")
+            env = server_env(data)
+            accounts = {name: add_account(env, name, role)["user_id"] for name, role in ((REVIEWER, "reviewer"),
+                                                                                          (ADMIN, "admin"))}
+            loaded = core_json(env, "demo")
+            assert all(d["job"]["status"] == "succeeded" for d in loaded["documents"]), loaded
+            answers.write_text(json.dumps({"demo": loaded, "accounts": accounts}))
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    said = json.loads(answers.read_text())
+
+    def copy(data_dir: Path) -> dict:
+        shutil.copytree(home / "data", data_dir)
+        return said
+
+    return copy
+
+
 # -- OCR kept by image hash, for the readers' unit tests ------------------------------
 @pytest.fixture(scope="session")
 def _ocr_store() -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, core_json,
+from tests.support.browser_support import (CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, core_json,
                                            chromium_context, full_page_screenshot, grid_rows, open_signed_in,
                                            server_env, serving, settle, sign_in)
 
@@ -27,12 +27,11 @@ WRONG, TYPED, FAX, REPEAT = ("demo-wrong-patient-lab.pdf", "demo-lab-typed.pdf",
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, cli_init):
-    """`core init`, a reviewer, `core demo`; then the app served with make run's defaults."""
-    data = cli_init(tmp_path_factory.mktemp("outcomes") / "data")
+def demo(tmp_path_factory, demo_loaded):
+    """`core init`, a reviewer (and an admin), `core demo`; then the app served with make run's defaults."""
+    data = tmp_path_factory.mktemp("outcomes") / "data"
+    loaded = demo_loaded(data)["demo"]
     env = server_env(data)
-    add_account(env, REVIEWER, "reviewer")
-    loaded = core_json(env, "demo")
     documents = {d["filename"]: d["document_id"] for d in loaded["documents"] if d["patient_mrn"] == MRN}
     patient_id = next(p["patient_id"] for p in core_json(env, "patient", "list")["patients"] if p["mrn"] == MRN)
     with serving(env) as (url, _proc):

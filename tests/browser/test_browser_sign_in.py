@@ -40,15 +40,14 @@ done: dict[str, Any] = {}
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, demo_loaded):
     data = tmp_path_factory.mktemp("sign-in") / "data"
+    demo_loaded(data)  # `core init`, REVIEWER (and an admin), `core demo`; the first admin's password unchanged
     env = server_env(data)
-    init = core_json(env, "init")
-    password_file = Path(init["initial_admin_password_file"])
+    # Where `core init` said it wrote the one-time password (tests/core/cli/test_cli_users runs init itself).
+    password_file = data / "initial-admin-password.txt"
     assert password_file.stat().st_mode & 0o777 == 0o600
     one_time = re.search(r"^password: (\S+)$", password_file.read_text(), re.M).group(1)
-    core_json(env, "demo")
-    add_account(env, REVIEWER, "reviewer")
     add_account(env, LEAVING, "reviewer")
     patients = core_json(env, "patient", "list")["patients"]
     private = [v for p in patients for v in (p["mrn"], p["first_name"], p["last_name"])]  # not before sign-in

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.support.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, add_account, choose,
+from tests.support.browser_support import (ADMIN, CHROMIUM, LOAD, NO_CHROMIUM, REVIEWER, ROOT, choose,
                                            chromium_context, core_json, drawn_boxes, full_page_screenshot, grid_rows,
                                            open_signed_in, selectbox, server_env, serving, settle, sign_in)
 from ui import labels
@@ -97,13 +97,11 @@ def _read_demo(db_path: Path) -> tuple[int, dict[int, dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, cli_init):
-    data = cli_init(tmp_path_factory.mktemp("workbench") / "data")
+def demo(tmp_path_factory, demo_loaded):
+    data = tmp_path_factory.mktemp("workbench") / "data"
+    said = demo_loaded(data)  # `core init`, REVIEWER and ADMIN, `core demo`
     env = server_env(data)
-    accounts = {name: add_account(env, name, role)["user_id"] for name, role in ((REVIEWER, "reviewer"),
-                                                                                  (ADMIN, "admin"))}
-    loaded = core_json(env, "demo")
-    assert all(d["job"]["status"] == "succeeded" for d in loaded["documents"]), loaded
+    accounts, loaded = said["accounts"], said["demo"]
     documents = {d["filename"]: d["document_id"] for d in loaded["documents"] if d["patient_mrn"] == MRN}
     chart_before = core_json(env, "chart", "--patient", MRN)
     patient_id, facts = _read_demo(data / "workbench.duckdb")
