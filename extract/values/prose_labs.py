@@ -64,7 +64,10 @@ def bare(text: str) -> str:
 
 
 def _name_at(tokens: list[re.Match], i: int, sentence: str) -> int:
-    """How many tokens from ``i`` make a known test name (longest first), or 0."""
+    """How many tokens from ``i`` make a known test name (longest first), or 0. A name
+    starts with a letter or digit: "(24/11/2026): HbA1c" names "HbA1c", not ": HbA1c"."""
+    if not tokens[i].group(0)[:1].isalnum():
+        return 0
     for n in range(min(MAX_NAME_WORDS, len(tokens) - i), 0, -1):
         span = tokens[i: i + n]
         gap = sentence[span[0].start(): span[-1].end()]

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from domain.policy.checks.indications import named_conditions
+from domain.policy.checks.indications import condition_words, named_conditions
 from extract.values.prose_text import Span, clause_items
 
 # --------------------------------------------------------------------------- vocabulary (data)
@@ -105,17 +105,22 @@ def problems_in(sentence: str) -> list[ProblemMention]:
                                    and (names_person or _a_person_has(sentence, cue.start()))
                                    and not SERVICE_WORDS.intersection(w.lower() for w in item.text.split())):
                 continue  # "has hypertension and takes amlodipine": only what is named as a condition
+            if any(p.description.start < item.end and item.start < p.description.end for p in out):
+                continue  # "He has a background of IHD and gout": read once, whichever cue reaches it first
             out.append(ProblemMention(item, Span(cue.group(0).strip(), cue.start(), cue.end())))
-    return out
+    return sorted(out, key=lambda p: p.description.start)
 
 
 def _a_person_has(sentence: str, at: int) -> bool:
     """Whether the word before a plain "has" names a person: a pronoun, a relative,
-    "patient", or a capitalised name ("Mrs Okafor has"), not "the ward" or "the clinic"."""
+    "patient", or a capitalised name ("Mrs Okafor has"), not "the ward" or "the clinic";
+    after "and", the sentence's first word ("She ... and has gout")."""
     before = re.findall(r"[A-Za-z']+", sentence[:at])
     if not before:
         return False
     word = before[-1]
+    if word.lower() == "and" and len(before) > 1:
+        word = before[0]  # "He was diagnosed with ... and also has gout": the sentence's subject has it
     return word.lower() in PERSON_WORDS or (word[0].isupper() and word.lower() not in NOT_A_PERSON)
 
 
@@ -128,5 +133,7 @@ def named_condition_at(text: str, at: int) -> bool:
 @lru_cache(maxsize=1)
 def _named_conditions() -> re.Pattern:
     """The named conditions as one pattern, longest first: short names as capitals only."""
-    terms = [re.escape(t.upper()) if len(t) <= SHORT_TERM else f"(?i:{re.escape(t)})" for t in named_conditions()]
+    words = condition_words()
+    terms = [re.escape(t.upper()) if len(t) <= SHORT_TERM and t not in words else f"(?i:{re.escape(t)})"
+             for t in named_conditions()]
     return re.compile(rf"(?:{'|'.join(terms)})\b")

@@ -34,8 +34,27 @@ def names_indication(class_id: str, description: str | None, code: str | None) -
     return bool(c) and any(c.startswith(p) for p in prefixes)
 
 
+CONDITIONS_PATH = Path(__file__).with_name("conditions.json")
+
+
+@lru_cache(maxsize=1)
+def _conditions() -> dict:
+    return json.loads(CONDITIONS_PATH.read_text(encoding="utf-8"))
+
+
 @lru_cache(maxsize=1)
 def named_conditions() -> tuple[str, ...]:
-    """Every condition the table names (lower-case words, longest first): the conditions
-    the workbench knows by name, which a letter's plain "she has ..." may introduce."""
-    return tuple(sorted({t for terms, _ in _table().values() for t in terms}, key=len, reverse=True))
+    """Every condition the workbench knows by name (lower-case, longest first): the
+    indications of this table and the common conditions of conditions.json, which a
+    letter's plain "she has ..." may introduce."""
+    terms = {t for terms, _ in _table().values() for t in terms}
+    terms |= {words(n).strip() for n in _conditions()["names"]}
+    terms |= {a.lower() for a in _conditions()["abbreviations"]}
+    return tuple(sorted(terms, key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def condition_words() -> frozenset[str]:
+    """Names of conditions short enough to look like an abbreviation that are words, and
+    match in any case ("gout", "lupus"); other short names count only in capitals."""
+    return frozenset(words(n).strip() for n in _conditions()["names"])

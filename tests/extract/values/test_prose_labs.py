@@ -24,6 +24,10 @@ def told(sentence: str) -> list[tuple[str, str, str, str | None]]:
     # a change told "from ... to ...": the result now is the second number (a held-out letter's eGFR went unread)
     ("Her eGFR has fallen from 41 to 28 mL/min over six months.", [("eGFR", "28", "mL/min", None)]),
     ("Her creatinine rose from 120 to 171 umol/L last week.", [("creatinine", "171", "umol/L", "last week")]),
+    # A held-out NZ letter: a date in brackets before the colon is no part of the first name,
+    # and urate is reported in mmol/L there.
+    ("Bloods (02/12/2026): ALP 131 U/L, urate 0.51 mmol/L and TSH 3.2 mIU/L.",
+     [("ALP", "131", "U/L", None), ("urate", "0.51", "mmol/L", None), ("TSH", "3.2", "mIU/L", None)]),
 ])
 def test_results_in_a_sentence(sentence, expected):
     assert told(sentence) == expected

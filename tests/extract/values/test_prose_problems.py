@@ -32,7 +32,7 @@ def told(sentence: str) -> list[str]:
     # a plain "has" before a condition the workbench knows by name; only such items
     ("Mrs Okafor has chronic kidney disease stage 3b and atrial fibrillation.",
      ["chronic kidney disease stage 3b", "atrial fibrillation"]),
-    ("He also has COPD, hypothyroidism and a DVT in 2021.", ["hypothyroidism", "DVT"]),
+    ("He also has COPD, hypothyroidism and a DVT in 2021.", ["COPD", "hypothyroidism", "DVT"]),
     ("She has hypertension and walks daily.", ["hypertension"]),
     ("Both of her brothers have CKD.", ["CKD"]),  # whose it is: the context policy's to say
     # how a referral introduces its patient: "a 65 year old man with ..."; named conditions only
@@ -42,6 +42,11 @@ def told(sentence: str) -> list[str]:
      ["atrial fibrillation", "hypertension"]),
     ("Mrs Bell is an 81 yo female with heart failure on furosemide.", ["heart failure"]),
     ("This 47 yr old patient with a swollen left calf and a DVT in 2019 was seen.", ["DVT"]),
+    # Common conditions beyond the medication indications (conditions.json), written after a held-out
+    # letter's "and also has gout and obstructive sleep apnoea" was read as nothing.
+    ("She was diagnosed with angina in 2020 and has osteoarthritis and OSA, for which she uses CPAP.",
+     ["angina", "osteoarthritis", "OSA"]),
+    ("Mr Ngata is a 70 year old man with COPD and gout.", ["COPD", "gout"]),
 ])
 def test_problems_after_a_cue(sentence, expected):
     assert told(sentence) == expected
@@ -60,6 +65,8 @@ def test_problems_after_a_cue(sentence, expected):
     "Who has heart failure in the family?",  # a question asks, it tells nobody's condition
     "A 40 year old woman with a two-week cough and fever.",  # nothing named as a condition
     "He brought his 12-year-old son with a note from school.",
+    "She has anxiety about the operation.",  # a feeling, not the disorder
+    "The practice referred him and has asthma nurses.",
 ])
 def test_sentences_that_list_no_problem(sentence):
     assert told(sentence) == []
