@@ -47,7 +47,7 @@ VITAL_SIGNS: dict[str, VitalSign] = {s.kind: s for s in (
                "sat", "pulse ox", "pulse oximetry", "spo2 (%)", "o2sat"),
               {"%": (("%", "percent", "pct"), 50, 100)}),
     VitalSign("weight", "weight", "Weight",
-              ("wt", "weight", "body weight", "wt.", "weight (kg)"),
+              ("wt", "weight", "body weight", "wt.", "weight (kg)", "weighs", "weighed"),  # "he weighs 128 kg"
               {"kg": (("kg", "kgs", "kilograms", "kilogram"), 0.5, 350),
                "lb": (("lb", "lbs", "pounds", "pound"), 1, 770)}),
     VitalSign("height", "height", "Height",
