@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+import datetime
 
 from domain.content import NormalizedContent, Section
 from domain.models import (
@@ -86,6 +87,7 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
         _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity, vitals, day_first)
     vitals.finish()
     _report_unread_sheets(ctx, by_sheet)
+    _report_unread_rows(ctx, by_sheet)
     return ExtractionResult(doc_type=DocType.CLINICAL_WORKBOOK, facts=ctx.facts, identifiers=ctx.identifiers,
                             warnings=ctx.warnings, engine=ENGINE)
 
@@ -117,6 +119,41 @@ def _report_unread_sheets(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None
             message=f"Sheet {sheet!r} was not read: none of its {cells} filled cell(s) could be made sense of as "
                     f"lab results, medications, vital signs or patient details. Check it by eye.",
         ))
+
+
+# A run of this many rows of two or more cells that nothing cites is content the reader
+# could not place (a table of problems, of appointments), not a lone table header.
+MIN_UNREAD_RUN = 2
+_CITED_ROWS = re.compile(r"^(?P<sheet>.+)!\$?[A-Z]+\$?(?P<first>\d+)(?::\$?[A-Z]+\$?(?P<last>\d+))?$")
+
+
+def _report_unread_rows(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None:
+    """In a sheet of which something was read, name the runs of rows nothing was read
+    from: a problem list on the sheet that carries the patient's details once went
+    unread without a word."""
+    cited: dict[str, set[int]] = {}
+    for c in [f.citation for f in ctx.facts] + [i.citation for i in ctx.identifiers if i.citation]:
+        m = _CITED_ROWS.match(c.page_or_section or "")
+        if m:
+            first = int(m["first"])
+            cited.setdefault(m["sheet"], set()).update(range(first, int(m["last"] or first) + 1))
+    for sheet, secs in by_sheet.items():
+        if sheet not in cited:
+            continue  # a sheet nothing was read from is named whole (_report_unread_sheets)
+        # Two different texts at least: a merged title repeats one text in every cell.
+        rows = sorted(s.meta["row"] for s in secs if s.section_type == "row"
+                      and len({c["text"] for c in s.meta["cells"]}) >= 2 and s.meta["row"] not in cited[sheet])
+        runs: list[list[int]] = []
+        for r in rows:
+            if runs and r == runs[-1][-1] + 1:
+                runs[-1].append(r)
+            else:
+                runs.append([r])
+        for run in (r for r in runs if len(r) >= MIN_UNREAD_RUN):
+            ctx.warnings.append(ExtractionWarning(
+                code="xlsx_rows_not_read",
+                message=f"Sheet {sheet!r}, rows {run[0]}-{run[-1]}: {len(run)} rows were not read as lab results, "
+                        f"medications, allergies, vital signs or patient details. Check them by eye."))
 
 
 def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section], day_first: bool | None = None) -> list[_Table]:
@@ -533,11 +570,28 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
     if not dose and frequency:
         dose = parse_medication(frequency)["dose"]
     start, date_problem = _date_of(_cell(by_col, table, "start"), day_first)
-    structured = {"name": name, "dose": dose or None, "frequency": frequency or None,
-                  "route": parts.get("route") or parsed["route"], "start_date": start,
-                  "status": parts.get("status") or None}
+    status = parts.get("status") or None
     factors: list[float] = []
     reasons: list[str] = []
+    stop_cell = _cell(by_col, table, "stop")
+    stop, stop_problem = _date_of(stop_cell, day_first)
+    if stop_cell is not None and V.normalize_ws(stop_cell["text"]):
+        # A stop printed in its own column: the medication policy reads the status, so the
+        # stop goes into it ("stopped 2022-01-25"). A stop still to come is a course that
+        # ends: a person checks it. A status that says current beside a stop disagrees,
+        # and the combined words read as unknown to the policy: to review (fail closed).
+        if stop is not None and stop > datetime.date.today().isoformat():
+            reasons.append(f"a stop date still to come ({stop})")
+        else:
+            said = f"stopped {stop or V.normalize_ws(stop_cell['text'])}"
+            status = f"{status}; {said}" if status else said
+            if stop_problem:
+                reasons.append(stop_problem)
+    structured = {"name": name, "dose": dose or None, "frequency": frequency or None,
+                  "route": parts.get("route") or parsed["route"], "start_date": start,
+                  "status": status}
+    if stop is not None:
+        structured["stop_date"] = stop
     if not dose:
         factors.append(0.8)
         reasons.append("dose not stated")
@@ -553,7 +607,8 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
         factors.append(0.7)
         reasons.append("the workbook does not identify the patient")
     path = ctx.path("medications")
-    summary = " ".join(v for v in (name, dose, structured["route"], frequency) if v)
+    summary = " ".join(v for v in (name, dose, structured["route"], frequency) if v) + (
+        f" ({status})" if stop_cell is not None and status else "")
     ctx.facts.append(FactProposal(
         fact_type="medication", fact_text=f"Medication: {summary}", structured_value=structured,
         citation=ctx.cite(s, name_cell["text"], path), confidence=V.confidence(0.9, factors),

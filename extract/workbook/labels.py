@@ -40,6 +40,9 @@ MED_ROLES: dict[str, tuple[str, ...]] = {
     "frequency": ("frequency", "directions", "sig", "how often", "instructions", "schedule"),
     "route": ("route",),
     "start": ("start date", "started", "start", "date started"),
+    # When it was stopped: a row with a stop date is history, not a current medicine.
+    "stop": ("stopped", "stop date", "date stopped", "end date", "end", "ended", "discontinued", "date discontinued",
+             "ceased", "date ceased", "stop"),
     "status": ("status",),
 }
 TEST_PLAN = re.compile(r"test case|pass\s*/\s*fail|expected result|expected value", re.IGNORECASE)

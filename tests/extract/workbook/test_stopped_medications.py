@@ -1,0 +1,55 @@
+"""A medication list whose stop dates stand in a column of their own ("Stopped", "End
+date"): a row with a stop date is the patient's history, never a current chart
+medication. Written after a held-out heart-failure workbook charted its ramipril,
+stopped in January 2022, as a current medicine beside the sacubitril/valsartan that
+replaced it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from domain.policy.facts.medication_status import status_reading
+from extract.formats.office.xlsx import normalize_xlsx
+from extract.workbook.extractor import extract_workbook
+from tests.support.file_builders import sheets_workbook
+
+HEAD = [["Patient", "Ferreira-Lund, Matilde"], ["DOB", datetime(1950, 6, 17)], ["MRN", "HL-220931"], []]
+
+
+def _meds(rows: list[list]) -> dict[str, tuple[str | None, bool]]:
+    facts = extract_workbook(normalize_xlsx(sheets_workbook({"Medicines": HEAD + rows})), "documents:1").facts
+    return {f.structured_value["name"]: (status_reading(f.structured_value.get("status")), f.wants_review)
+            for f in facts if f.fact_type == "medication"}
+
+
+def test_a_row_with_a_stop_date_is_history_and_the_others_are_current():
+    got = _meds([["Medicine", "Dose", "Frequency", "Start date", "End date"],
+                 ["Digoxin", "62.5 mcg", "once daily", datetime(2023, 2, 1), None],
+                 ["Amiodarone", "200 mg", "once daily", datetime(2020, 5, 4), datetime(2021, 11, 30)],
+                 ["Furosemide", "40 mg", "each morning", "03/03/2024", "19/08/2025"]])
+    assert got == {"Digoxin": (None, False), "Amiodarone": ("not_current", False),
+                   "Furosemide": ("not_current", False)}
+
+
+def test_a_stop_still_to_come_or_beside_an_active_status_goes_to_a_person():
+    got = _meds([["Drug", "Dose", "Status", "Discontinued"],
+                 ["Doxycycline", "100 mg", "", datetime(2099, 1, 10)],  # a course that ends later
+                 ["Warfarin", "3 mg", "Active", datetime(2024, 7, 1)]])  # the row disagrees with itself
+    assert got["Doxycycline"] == (None, True)
+    assert got["Warfarin"][0] == "unknown"  # the medication policy sends an unknown status to review
+
+
+def test_a_stopped_medicine_says_so_in_its_text():
+    facts = extract_workbook(normalize_xlsx(sheets_workbook({"Medicines": HEAD + [
+        ["Drug", "Dose", "Stopped"], ["Ramipril", "5 mg", datetime(2022, 1, 25)]]})), "documents:1").facts
+    assert [f.fact_text for f in facts if f.fact_type == "medication"] == ["Medication: Ramipril 5 mg (stopped 2022-01-25)"]
+
+
+def test_rows_no_reader_could_place_are_named_on_a_sheet_that_was_read():
+    # The same held-out workbook printed its problem list under the patient's details:
+    # the sheet counted as read, and the problems went without a word.
+    result = extract_workbook(normalize_xlsx(sheets_workbook({"Summary": HEAD + [
+        ["Problem", "Onset", "Status"], ["Heart failure", "2021", "Active"], ["Gout", "2018", "Active"]]})),
+        "documents:1")
+    (unread,) = [w.message for w in result.warnings if w.code == "xlsx_rows_not_read"]
+    assert "Sheet 'Summary', rows 5-7: 3 rows" in unread
