@@ -34,6 +34,28 @@ def _box(page, x: float, y: float, ticked: bool) -> None:
         page.insert_text((x + 1, y - 1), "X", fontsize=8)
 
 
+def _lines(*lines: tuple[float, float, str]):
+    """A form drawn as its lines of text, each (x, y, text)."""
+    def draw(page):
+        for x, y, text in lines:
+            _text(page, x, y, text)
+    return draw
+
+
+def _boxes(page, x: float, y: float, options: tuple[str, ...], ticked: str) -> None:
+    """Drawn tick boxes on one row, each with its option after it, ``ticked`` marked."""
+    for k, option in enumerate(options):
+        _box(page, x + 40 * k, y, option == ticked)
+        _text(page, x + 40 * k + 12, y, option)
+
+
+def _answered_yes(page, y: float, question: str, below: str, boxes_x: float = 470) -> None:
+    """A question with "No" and "Yes" boxes on its row, "Yes" ticked, and a line under it."""
+    _text(page, 50, y, question)
+    _boxes(page, boxes_x, y, ("No", "Yes"), "Yes")
+    _text(page, 68, y + 16, below)
+
+
 def _rows(page, y: float, rows: list[tuple[str, ...]], step: float = 130) -> float:
     for row in rows:
         for k, cell in enumerate(row):
@@ -154,14 +176,13 @@ def _allergies(result) -> dict:
 def test_a_follow_up_line_under_a_ticked_yes_is_that_questions_list():
     # Written after a questionnaire whose "If yes, list each and what happened:" line was
     # held as a margin note, and its allergy question as "answered yes but listed nothing".
-    def draw(page):
-        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
-        _text(page, 50, 90, "6) Have you ever reacted badly to a medicine?   [ ] No   [X] Yes")
-        _text(page, 68, 106, "If so, what was it and what happened: amoxicillin - swollen lips; morphine - itch")
-        _text(page, 50, 122, "7) Family illnesses:   [ ] None   [X] Yes")
-        _text(page, 68, 138, "Please list:")
-        _text(page, 80, 154, "Father - bowel cancer at 60")
-    _, result = _form(draw)
+    _, result = _form(_lines(
+        (50, 60, "Full name: Oduya, Priscilla Amara"),
+        (50, 90, "6) Have you ever reacted badly to a medicine?   [ ] No   [X] Yes"),
+        (68, 106, "If so, what was it and what happened: amoxicillin - swollen lips; morphine - itch"),
+        (50, 122, "7) Family illnesses:   [ ] None   [X] Yes"),
+        (68, 138, "Please list:"),
+        (80, 154, "Father - bowel cancer at 60")))
     assert _allergies(result) == {"amoxicillin": "swollen lips", "morphine": "itch"}
     assert [f.structured_value["relative"] for f in _of(result, "family_history")] == ["Father"]
     assert not [f for f in result.facts if "listed nothing" in (f.review_reason or "")
@@ -169,22 +190,17 @@ def test_a_follow_up_line_under_a_ticked_yes_is_that_questions_list():
 
 
 def test_a_follow_up_under_a_ticked_no_that_lists_something_goes_to_review():
-    def draw(page):
-        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
-        _text(page, 50, 90, "Allergies to any medication?   [X] No   [ ] Yes")
-        _text(page, 68, 106, "If yes, list them: latex gloves")
-    _, result = _form(draw)
+    _, result = _form(_lines((50, 60, "Full name: Oduya, Priscilla Amara"),
+                             (50, 90, "Allergies to any medication?   [X] No   [ ] Yes"),
+                             (68, 106, "If yes, list them: latex gloves")))
     assert not _allergies(result)
     assert not [f for f in _of(result, "allergy") if not f.wants_review]
 
 
 def test_a_no_under_a_narrow_allergy_question_rules_out_only_what_it_asked():
-    def draw(page):
-        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
-        _text(page, 50, 90, "Food allergies: none")
-        _text(page, 50, 106, "Are you allergic to latex or sticking plasters?   [X] No   [ ] Yes")
-        _text(page, 50, 122, "Allergies to prescribed drugs: None")
-    _, result = _form(draw)
+    _, result = _form(_lines((50, 60, "Full name: Oduya, Priscilla Amara"), (50, 90, "Food allergies: none"),
+                             (50, 106, "Are you allergic to latex or sticking plasters?   [X] No   [ ] Yes"),
+                             (50, 122, "Allergies to prescribed drugs: None")))
     statuses = [f.structured_value.get("status") for f in _of(result, "allergy")]
     assert statuses == ["no_known_food_allergies", "no_known_drug_allergies"]  # latex "No" is no such statement
     (latex,) = [f for f in result.facts if "latex" in f.fact_text]
@@ -192,11 +208,8 @@ def test_a_no_under_a_narrow_allergy_question_rules_out_only_what_it_asked():
 
 
 def test_no_known_allergies_beside_a_listed_allergy_goes_to_review():
-    def draw(page):
-        _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
-        _text(page, 50, 90, "Allergies: None known")
-        _text(page, 50, 122, "Bad reactions to anything?   [ ] No   [X] Yes: penicillin - rash")
-    _, result = _form(draw)
+    _, result = _form(_lines((50, 60, "Full name: Oduya, Priscilla Amara"), (50, 90, "Allergies: None known"),
+                             (50, 122, "Bad reactions to anything?   [ ] No   [X] Yes: penicillin - rash")))
     (none_known,) = [f for f in _of(result, "allergy") if f.structured_value.get("status")]
     assert none_known.wants_review and "penicillin" in none_known.review_reason
     assert _allergies(result) == {"penicillin": "rash"}
@@ -207,19 +220,10 @@ def test_a_numbered_question_answered_by_boxes_on_its_row_is_a_question():
     # boxes printed after it make it a form's question, not a doubt the patient wrote.
     def draw(page):
         _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
-        _text(page, 50, 90, "D4. Any sensitivity to medicines, dressings or other things used in hospital?")
-        _box(page, 470, 90, False)
-        _text(page, 482, 90, "No")
-        _box(page, 510, 90, True)
-        _text(page, 522, 90, "Yes")
-        _text(page, 68, 106, "If the answer is yes, give details of each:")
+        _answered_yes(page, 90, "D4. Any sensitivity to medicines, dressings or other things used in hospital?",
+                      "If the answer is yes, give details of each:")
         _text(page, 80, 122, "Chlorhexidine - red weals")
-        _text(page, 50, 144, "D5. Do you use any inhalers?")
-        _box(page, 470, 144, False)
-        _text(page, 482, 144, "No")
-        _box(page, 510, 144, True)
-        _text(page, 522, 144, "Yes")
-        _text(page, 68, 160, "Which ones: salbutamol 100 mcg two puffs when needed")
+        _answered_yes(page, 144, "D5. Do you use any inhalers?", "Which ones: salbutamol 100 mcg two puffs when needed")
     _, result = _form(draw)
     assert _allergies(result) == {"Chlorhexidine": "red weals"}
     assert [f.structured_value["name"] for f in _of(result, "medication")] == ["salbutamol"]
@@ -231,12 +235,7 @@ def test_a_ticked_yes_answered_on_the_row_below_is_quoted_as_printed():
     # so it was found nowhere on the page and the fact could not be verified.
     def draw(page):
         _text(page, 50, 60, "Full name: Oduya, Priscilla Amara")
-        _text(page, 50, 90, "Do you drink alcohol?")
-        _box(page, 300, 90, False)
-        _text(page, 312, 90, "No")
-        _box(page, 340, 90, True)
-        _text(page, 352, 90, "Yes")
-        _text(page, 68, 106, "How much in a week: about 10 units")
+        _answered_yes(page, 90, "Do you drink alcohol?", "How much in a week: about 10 units", boxes_x=300)
     _, result = _form(draw)  # every citation verifies on the page
     (alcohol,) = [f for f in result.facts if "alcohol" in f.fact_text]
     assert alcohol.fact_text.endswith("about 10 units") and "Yes" in alcohol.citation.quote_or_value
