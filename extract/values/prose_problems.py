@@ -130,10 +130,19 @@ def named_condition_at(text: str, at: int) -> bool:
     return _named_conditions().match(text, at) is not None
 
 
+# Between the words of a name as the vocabulary keeps it (punctuation made spaces): a
+# space, an apostrophe or a hyphen as printed ("Crohn's disease", "gastro-oesophageal").
+_NAME_GAP = r"(?:\s+|\s*['\u2019-]\s*)"
+
+
 @lru_cache(maxsize=1)
 def _named_conditions() -> re.Pattern:
     """The named conditions as one pattern, longest first: short names as capitals only."""
     words = condition_words()
-    terms = [re.escape(t.upper()) if len(t) <= SHORT_TERM and t not in words else f"(?i:{re.escape(t)})"
+
+    def printed(term: str) -> str:
+        return _NAME_GAP.join(map(re.escape, term.split()))
+
+    terms = [printed(t.upper()) if len(t) <= SHORT_TERM and t not in words else f"(?i:{printed(t)})"
              for t in named_conditions()]
     return re.compile(rf"(?:{'|'.join(terms)})\b")

@@ -55,6 +55,6 @@ def named_conditions() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def condition_words() -> frozenset[str]:
-    """Names of conditions short enough to look like an abbreviation that are words, and
-    match in any case ("gout", "lupus"); other short names count only in capitals."""
+    """The names of conditions.json, which match in any case however short ("gout");
+    other short names (the indications' "af", "ckd") count only in capitals."""
     return frozenset(words(n).strip() for n in _conditions()["names"])

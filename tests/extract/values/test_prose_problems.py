@@ -47,6 +47,9 @@ def told(sentence: str) -> list[str]:
     ("She was diagnosed with angina in 2020 and has osteoarthritis and OSA, for which she uses CPAP.",
      ["angina", "osteoarthritis", "OSA"]),
     ("Mr Ngata is a 70 year old man with COPD and gout.", ["COPD", "gout"]),
+    # a name kept with its apostrophe or hyphen as spaces still matches as printed (it never had)
+    ("He also has Parkinson’s disease and gastro-oesophageal reflux disease.",
+     ["Parkinson’s disease", "gastro-oesophageal reflux disease"]),
 ])
 def test_problems_after_a_cue(sentence, expected):
     assert told(sentence) == expected
