@@ -291,6 +291,8 @@ class _PageReader:
         p = pieces[0]
         if not p.label or p.kind not in (None, "other") or not it.is_follow_up(label_text(p.label)):
             return False
+        if (p.meaning or labels.read_label(label_text(p.label))).owner is not None:
+            return False  # "If you have a carer, their name:" asks about someone else, not for the list
         current.asked += p.label
         if p.value:
             current.add(p.value, row)

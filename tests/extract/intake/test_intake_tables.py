@@ -239,3 +239,14 @@ def test_a_ticked_yes_answered_on_the_row_below_is_quoted_as_printed():
     _, result = _form(draw)  # every citation verifies on the page
     (alcohol,) = [f for f in result.facts if "alcohol" in f.fact_text]
     assert alcohol.fact_text.endswith("about 10 units") and "Yes" in alcohol.citation.quote_or_value
+
+
+def test_a_follow_up_about_another_person_is_no_part_of_the_list_above():
+    # Tried after the follow-up rule: "If you have a carer, their name:" under a medicines
+    # question charted "Takes Joseph Oduya".
+    _, result = _form(_lines((50, 60, "Full name: Oduya, Priscilla Amara"),
+                             (50, 90, "Do you take any medicines?   [ ] No   [X] Yes"),
+                             (68, 106, "If you have a carer, their name: Joseph Oduya")))
+    assert not _of(result, "medication")
+    (carer,) = [f for f in result.facts if "Joseph" in f.fact_text]
+    assert carer.structured_value["person"] == "guardian"
