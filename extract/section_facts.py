@@ -19,6 +19,7 @@ class SectionFacts:
     identifiers: list[IdentityCandidate] = field(default_factory=list)
     warnings: list[ExtractionWarning] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    cited: list[Section] = field(default_factory=list)  # every section a citation names, in order
 
     @classmethod
     def for_content(cls, content: NormalizedContent, expected_kind: str, source_type: str, source_id: str):
@@ -36,6 +37,7 @@ class SectionFacts:
         return f"{collection}[{k}]"
 
     def cite(self, section: Section, quote: str, path: str) -> Citation:
+        self.cited.append(section)
         q = quote.strip() if quote and V.contains_normalized(section.text, quote) else section.text.strip()
         return Citation(source_type=self.source_type, source_id=self.source_id, page_or_section=section.locator,
                         field_or_chunk_id=path, quote_or_value=q)

@@ -34,6 +34,7 @@ from domain.models import (
     LabResultValue,
 )
 from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_units_problem
+from domain.policy.facts.medication_status import status_reading
 from domain.policy.context.mentions import hedge_cue
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -124,7 +125,6 @@ def _report_unread_sheets(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None
 # A run of this many rows of two or more cells that nothing cites is content the reader
 # could not place (a table of problems, of appointments), not a lone table header.
 MIN_UNREAD_RUN = 2
-_CITED_ROWS = re.compile(r"^(?P<sheet>.+)!\$?[A-Z]+\$?(?P<first>\d+)(?::\$?[A-Z]+\$?(?P<last>\d+))?$")
 
 
 def _report_unread_rows(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None:
@@ -132,11 +132,8 @@ def _report_unread_rows(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None:
     from: a problem list on the sheet that carries the patient's details once went
     unread without a word."""
     cited: dict[str, set[int]] = {}
-    for c in [f.citation for f in ctx.facts] + [i.citation for i in ctx.identifiers if i.citation]:
-        m = _CITED_ROWS.match(c.page_or_section or "")
-        if m:
-            first = int(m["first"])
-            cited.setdefault(m["sheet"], set()).update(range(first, int(m["last"] or first) + 1))
+    for section in ctx.cited:  # a row's span or one of its cells
+        cited.setdefault(section.meta["sheet"], set()).add(section.meta["row"])
     for sheet, secs in by_sheet.items():
         if sheet not in cited:
             continue  # a sheet nothing was read from is named whole (_report_unread_sheets)
@@ -575,14 +572,15 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
     reasons: list[str] = []
     stop_cell = _cell(by_col, table, "stop")
     stop, stop_problem = _date_of(stop_cell, day_first)
-    if stop_cell is not None and V.normalize_ws(stop_cell["text"]):
+    stopped = stop_cell is not None and not NULL_VALUE.match(stop_cell["text"]) and V.normalize_ws(stop_cell["text"])
+    if stopped:
         # A stop printed in its own column: the medication policy reads the status, so the
         # stop goes into it ("stopped 2022-01-25"). A stop still to come is a course that
         # ends: a person checks it. A status that says current beside a stop disagrees,
         # and the combined words read as unknown to the policy: to review (fail closed).
         if stop is not None and stop > datetime.date.today().isoformat():
             reasons.append(f"a stop date still to come ({stop})")
-        else:
+        elif status_reading(status) != "not_current":  # "Discontinued" beside its date says it already
             said = f"stopped {stop or V.normalize_ws(stop_cell['text'])}"
             status = f"{status}; {said}" if status else said
             if stop_problem:
@@ -608,7 +606,7 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
         reasons.append("the workbook does not identify the patient")
     path = ctx.path("medications")
     summary = " ".join(v for v in (name, dose, structured["route"], frequency) if v) + (
-        f" ({status})" if stop_cell is not None and status else "")
+        f" ({status})" if stopped and status else "")
     ctx.facts.append(FactProposal(
         fact_type="medication", fact_text=f"Medication: {summary}", structured_value=structured,
         citation=ctx.cite(s, name_cell["text"], path), confidence=V.confidence(0.9, factors),

@@ -53,3 +53,10 @@ def test_rows_no_reader_could_place_are_named_on_a_sheet_that_was_read():
         "documents:1")
     (unread,) = [w.message for w in result.warnings if w.code == "xlsx_rows_not_read"]
     assert "Sheet 'Summary', rows 5-7: 3 rows" in unread
+
+
+def test_a_stop_column_that_says_not_applicable_or_a_status_that_says_stopped_needs_no_review():
+    got = _meds([["Drug", "Dose", "Status", "Date stopped"],
+                 ["Allopurinol", "300 mg", "", "N/A"],  # not stopped
+                 ["Colchicine", "500 mcg", "Discontinued", datetime(2025, 3, 2)]])
+    assert got == {"Allopurinol": (None, False), "Colchicine": ("not_current", False)}
