@@ -176,8 +176,9 @@ def demo_loaded(tmp_path_factory, worker_id, cli_init):
     Three browser modules start from exactly this, and `core demo` reads a dozen
     documents (OCR'd pages among them), so it is built once per run, not once per
     module: the first test worker to ask builds it while the other waits on a file lock
-    in the run's shared temp dir. A copy is a whole data dir of its own (the database
-    names its originals by content under the data dir, never by the template's path)."""
+    in the run's shared temp dir. A copy is a whole data dir of its own: originals are
+    found by their content hash under the copy's data dir (the documents table's
+    ``stored_path`` still names the template's file, and nothing reads it)."""
     import fcntl
     import json
 

@@ -47,7 +47,8 @@ def _multiword(meaning: str) -> tuple[str, ...]:
 FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ignore", ("signature", "signed", "office use", "staff use", "initials", "for office")),
     ("relationship", ("relationship", "relation to patient", "relation to you")),
-    ("allergies", ("allerg*", "bad reaction*", "reactions to", "reacted badly", "react badly", "reacted to", "sensitivit*", "hypersensitiv*", "intoleran*",
+    ("allergies", ("allerg*", "bad reaction*", "reactions to", "reacted badly", "react badly", "reacted to",
+                   "sensitivit*", "hypersensitiv*", "intoleran*",
                    "adverse reaction*", "adverse drug reaction*", "drug reaction*", "adr", "adrs")),
     ("medications", ("medication*", "medicine*", "meds", "prescription*", "pills", "inhaler*", "drugs you take",
                      "drugs do you take", "tablets you take", "supplements")),

@@ -46,7 +46,8 @@ nothing none anything nil
 """.split())
 # Words that end a substance's or a reaction's name.
 MENTION_STOPS = r"after|when|following|on|in|at|during|but|and|or|which|who|that|since|while|although|though|" \
-                r"because|due|owing|as|so|this|was|were|is|has|had|from|with|last|once|twice|ago|years?|months?|weeks?|" \
+                r"because|due|owing|as|so|this|was|were|is|has|had|from|with|last|once|twice|ago|" \
+                r"years?|months?|weeks?|" \
                 r"days?|yesterday|today|recently|previously|earlier|before|then|used|given|taken|prescribed|" \
                 r"applied|injected"
 # "made her vomit": a cause verb only with its object.
@@ -58,7 +59,8 @@ possible no any other previous prior serious significant life-threatening anaphy
 adverse skin cutaneous local systemic bad nasty immediate delayed
 """.split())
 # "could not tolerate metformin because of diarrhoea": an intolerance told with a verb.
-NOT_TOLERATED = r"(?:cannot|can't|could\s+not|couldn't|did\s+not|didn't|does\s+not|doesn't|unable\s+to|never)\s+tolerated?"
+NOT_TOLERATED = (r"(?:cannot|can't|could\s+not|couldn't|did\s+not|didn't|does\s+not|doesn't|unable\s+to|never)"
+                 r"\s+tolerated?")
 REASON_MARKS = r"because\s+of|due\s+to|owing\s+to|as\s+it\s+(?:gave|causes?|caused)\s+(?:him|her|them)"
 # Where a reaction is written after a substance: "(rash)", "- rash", ": rash".
 REACTION_MARKS = r"\s*\(\s*|\s[-\u2013\u2014]\s*|\s*:\s*|\s*\u2192\s*|\s*->\s*"
@@ -278,7 +280,8 @@ REACTION_BEFORE_DRUG = (r"rash\w*|hives|urticaria|angioedema|anaphyla\w*|itch\w*
                         r"myalgia|muscle (?:aches?|pains?)|(?:lip|tongue|facial) swelling")
 _NOT_TOLERATED = re.compile(
     rf"\b{NOT_TOLERATED}\s+(?:(?:the|his|her|their|any)\s+)?(?P<s>{_WORD_RUN}(?:\s+{_WORD_RUN})??){_STOP}"
-    rf"(?:\s*,?\s*(?:{REASON_MARKS})\s+(?:(?:an?|the|some|bad|severe)\s+)*(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?){_STOP})?",
+    rf"(?:\s*,?\s*(?:{REASON_MARKS})\s+(?:(?:an?|the|some|bad|severe)\s+)*"
+    rf"(?P<r>{_WORD_RUN}(?:\s+{_WORD_RUN}){{0,2}}?){_STOP})?",
     re.I)
 _REACTION_ON = re.compile(rf"\b(?P<r>{REACTION_BEFORE_DRUG})\s+(?:on|with|after|from|following|to|due\s+to)\s+"
                           rf"(?:(?:the|his|her|their|starting|taking|a course of)\s+)*(?P<s>[A-Za-z][\w-]*)\b", re.I)

@@ -47,8 +47,9 @@ def test_in_range_and_out_of_range_columns_with_units_inside_the_range():
     # flag), and the unit is printed inside the reference range, which spells ">=" as
     # "> OR =" and says what a percentage is a share of.
     content = normalize_pdf(placed_text_pdf(
-        [*HEAD, *((x, 100, text, 9, "hebo") for x, text in
-                  [(40, "Test Name"), (220, "In Range"), (290, "Out Of Range"), (380, "Reference Range"), (530, "Lab")]),
+        [*HEAD, *((x, 100, text, 9, "hebo") for x, text in [(40, "Test Name"), (220, "In Range"),
+                                                             (290, "Out Of Range"), (380, "Reference Range"),
+                                                             (530, "Lab")]),
          *((x, 118 + 14 * n, text, 9) for n, cells in enumerate([
              [(40, "EGFR"), (290, "43 L"), (380, "> OR = 60 mL/min/1.73m2"), (530, "NG")],
              [(40, "HEMOGLOBIN A1c"), (290, "7.4 H"), (380, "<5.7 % of total Hgb"), (530, "NG")],

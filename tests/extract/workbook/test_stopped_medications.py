@@ -42,7 +42,8 @@ def test_a_stop_still_to_come_or_beside_an_active_status_goes_to_a_person():
 def test_a_stopped_medicine_says_so_in_its_text():
     facts = extract_workbook(normalize_xlsx(sheets_workbook({"Medicines": HEAD + [
         ["Drug", "Dose", "Stopped"], ["Ramipril", "5 mg", datetime(2022, 1, 25)]]})), "documents:1").facts
-    assert [f.fact_text for f in facts if f.fact_type == "medication"] == ["Medication: Ramipril 5 mg (stopped 2022-01-25)"]
+    (ramipril,) = [f.fact_text for f in facts if f.fact_type == "medication"]
+    assert ramipril == "Medication: Ramipril 5 mg (stopped 2022-01-25)"
 
 
 def test_rows_no_reader_could_place_are_named_on_a_sheet_that_was_read():
