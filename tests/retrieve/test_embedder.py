@@ -88,6 +88,25 @@ def test_a_text_embedded_before_is_not_encoded_again_and_the_cache_is_bounded(mi
     assert encoded[2:] == ["Sodium 139 mmol/L", "INR 3.9"]
 
 
+def test_forgetting_the_kept_vectors_encodes_a_text_again(minilm, monkeypatch):
+    # What the ingest bench does before it times a repeated document's vector step.
+    monkeypatch.setattr(embedder_module, "_MINILM_CACHE", embedder_module._VectorCache(size=8))
+    encoded: list[str] = []
+    real = MiniLmOnnxEmbedder._encode
+
+    def counting(runtime, batch):
+        encoded.extend(batch)
+        return real(runtime, batch)
+
+    monkeypatch.setattr(MiniLmOnnxEmbedder, "_encode", staticmethod(counting))
+    first = minilm.embed(["Creatinine 88 umol/L"])
+    minilm.embed(["Creatinine 88 umol/L"])
+    assert encoded == ["Creatinine 88 umol/L"]
+    embedder_module.forget_kept_vectors()
+    np.testing.assert_array_equal(minilm.embed(["Creatinine 88 umol/L"]), first)
+    assert encoded == ["Creatinine 88 umol/L"] * 2
+
+
 def test_threads_are_capped():
     with pytest.raises(ValueError):
         MiniLmOnnxEmbedder(threads=4)
