@@ -463,10 +463,14 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         value = LabResultValue(test_name=name, value=reading.value, unit=unit,
                                reference_range=reading.reference_range, collection_date=date)
         reason = "the row looks like a lab result but its value could not be read"
-        if tr.garbled_number(reading.value):
+        text = f"{name}: result value unreadable ({reading.value!r})"
+        if V.not_resulted(reading.value or ""):
+            reason = f"the report gives no result for this test: it says {reading.value!r}"
+            text = f"{name}: no result ({reading.value})"
+        elif tr.garbled_number(reading.value):
             reason = f"the value {reading.value!r} reads as a number with letters in it (an OCR misread?): not guessed"
         return FactProposal(
-            fact_type="lab_result", fact_text=f"{name}: result value unreadable ({reading.value!r})",
+            fact_type="lab_result", fact_text=text,
             structured_value=value.model_dump(), citation=citation,
             confidence=_confidence(r, date is not None, "unknown", False),
             wants_review=True, review_reason="; ".join([reason, *r.doubts, *name_doubts]),

@@ -22,7 +22,7 @@ from domain.policy.facts.chart_rules import CRITICAL_FLAGS
 from extract.values.ranges import (
     CriticalLimits, critical_direction, labelled_critical_limits, parse_critical_limits, parse_range, range_problem,
 )
-from extract.values.numbers import normalize_ws, value_bounds
+from extract.values.numbers import RangeBounds, normalize_ws, value_bounds
 
 # A qualitative result and a qualitative range compare by meaning: "Not detected"
 # against "Negative" is normal, "Positive" against it abnormal.
@@ -170,8 +170,9 @@ def derive_flag(value: str | None, reference_range: str | None) -> str | None:
     "abnormal" or None when the two cannot be compared.
 
     Numbers are compared as intervals: "<0.1" against "<0.4" is normal, ">90" against
-    ">60" normal, "<5" against "15-150" low, but "<10" against "5-20" could lie on
-    either side of 5 and gives None. Words compare by meaning: "Positive" against a
+    ">60" normal, "<5" against "15-150" low, "<4" against "0-5" normal (nothing is
+    below a range's 0), but "<10" against "5-20" could lie on either side of 5 and
+    gives None. Words compare by meaning: "Positive" against a
     "Negative" range is abnormal, "Not detected" against "Negative" normal, a result
     printed as "Abnormal" is abnormal; other words only match themselves ("Yellow"/"Yellow").
     A decimal comma ("7,9" against "12,0-16,0") is read as such; a text that could hold
@@ -195,6 +196,10 @@ def derive_flag(value: str | None, reference_range: str | None) -> str | None:
     r = parse_range(r_text)
     if r is None:
         return None
+    if v.low is None and r.low == 0 and r.low_inclusive:
+        # A range that starts at 0 is for what cannot be below it (CRP "0-5"): "<4" is
+        # then 0 up to 4, inside the range. Against "-2-2" a "<1" still could be low.
+        v = RangeBounds(0.0, v.high, True, v.high_inclusive)
     if r.low is not None and v.high is not None and (
             v.high < r.low or (v.high == r.low and not (v.high_inclusive and r.low_inclusive))):
         return "low"

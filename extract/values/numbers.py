@@ -148,6 +148,23 @@ _QUALITATIVE_PHRASES = frozenset({"not detected", "none detected", "not isolated
 NULL_VALUE = re.compile(r"^\s*(?:n/?a|none|null|unknown|tbd|tbc|-+|\?+|redacted|see .*)\s*$", re.IGNORECASE)
 
 
+# What a lab prints in a result's place when it gives none: the sample could not be
+# tested, the test was not done, or its result is still to come.
+_NOT_RESULTED = re.compile(
+    r"^\s*(?:(?:sample|specimen)\s+)?(?:haemolysed|hemolysed|hemolyzed|clotted|lipaemic|lipemic|unlabelled|unlabeled"
+    r"|leaked|lost|unsuitable|insufficient(?:\s+(?:sample|specimen|quantity|volume))?|qns|q\.n\.s\."
+    r"|(?:test\s+)?not\s+(?:done|performed|tested|processed|received)|cancell?ed|pending|to\s+follow|in\s+progress"
+    r"|awaited)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def not_resulted(text: str) -> bool:
+    """A result cell that says no result was given ("haemolysed", "insufficient sample",
+    "not done", "pending"): not a value, and not one that failed to be read."""
+    return bool(_NOT_RESULTED.match(normalize_ws(text or "")))
+
+
 def is_qualitative(text: str) -> bool:
     """A result printed as a word: Negative, Not detected, Trace, Yellow, Abnormal..."""
     t = normalize_ws(text or "").lower()

@@ -101,6 +101,20 @@ def test_one_result_per_analyte_and_date_each_with_its_date_and_its_own_box():
     assert result.facts[1].citation.quote_or_value.endswith("1.8")
 
 
+def test_a_cell_saying_no_result_was_given_is_held_as_no_result_not_as_a_misread():
+    # A UK renal report written after the rule: the lab printed "haemolysed" for one date.
+    _, result = _extract(
+        [("Test", 40), ("02/12/26", 150), ("28/11/26", 230), ("14/11/26", 310), ("Units", 400)],
+        [("Potassium", 40), ("5.9", 160), ("haemolysed", 240), ("5.1", 320), ("mmol/L", 400)],
+        [("Sodium", 40), ("136", 160), ("insufficient sample", 240), ("138", 320), ("mmol/L", 400)],
+    )
+    held = [f for f in result.facts if f.wants_review]
+    assert [f.fact_text for f in held] == ["Potassium: no result (haemolysed)", "Sodium: no result (insufficient sample)"]
+    assert all("gives no result for this test" in f.review_reason for f in held)
+    assert [f.structured_value["collection_date"] for f in held] == ["2026-11-28"] * 2
+    assert len(result.facts) == 6
+
+
 def _potassium_by_date(*rows) -> list:
     """A cumulative page of these rows over a Potassium row (4.9, 6.3): its facts."""
     page = _page([*rows, [("Potassium", 40), ("4.9", 160), ("6.3", 240), ("mmol/L", 400)]])

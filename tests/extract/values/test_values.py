@@ -98,7 +98,12 @@ def test_derived_flags_and_disagreement():
     assert derive_flag("118", "120-150") == "low"
     assert derive_flag("139", "135-145") == "normal"
     assert derive_flag("Negative", "negative") == "normal"
-    assert derive_flag("<0.5", "0-5") is None  # a comparator is never compared
+    # A result printed below a limit lies inside a range that starts at 0 (nothing is below
+    # it): a cumulative CRP "<4" against "0-5" was "unknown" (UK renal report, written after).
+    assert derive_flag("<0.5", "0-5") == "normal" and derive_flag("<4", "0-5") == "normal"
+    assert derive_flag("<4", "0-3") is None  # 0 up to 4: on either side of 3
+    assert derive_flag("<1", "-2-2") is None  # a range below 0: "<1" could be under -2
+    assert derive_flag("<4", "1-5") is None  # could lie on either side of 1
     assert derive_flag("7.9", "") is None
     assert resolve_flag(["N"], "5.9", "3.5-5.1").disagreement
     assert resolve_flag(["HH"], "5.9", "3.5-5.1").disagreement is None
@@ -108,6 +113,15 @@ def test_derived_flags_and_disagreement():
     inside = resolve_flag(["A"], "4.4", "3.5-5.1")
     assert inside.flag == "abnormal" and "disagrees" in inside.disagreement
     assert resolve_flag(["A"], "Positive", "Negative").disagreement is None
+
+
+@pytest.mark.parametrize("text,meant", [
+    ("haemolysed", True), ("Sample hemolyzed.", True), ("insufficient sample", True), ("QNS", True),
+    ("not done", True), ("Test not performed", True), ("cancelled", True), ("to follow", True), ("pending", True),
+    ("Not detected", False), ("Negative", False), ("5.9", False), ("haemolysed 5.9", False), ("see comment", False),
+])
+def test_a_cell_that_says_no_result_was_given(text, meant):
+    assert V.not_resulted(text) is meant
 
 
 def test_numbers_and_units():
@@ -374,7 +388,8 @@ def test_one_date_rule_for_every_format():
 @pytest.mark.parametrize("value,rng,flag", [
     ("<0.01", "<0.04", "normal"), (">90", ">60", "normal"), ("<5", "15-150", "low"), (">500", "0-200", "high"),
     ("<10", "5-20", None),  # below 10 may be below 5 or not: not guessed
-    ("<0.5", "0-5", None), (">=60", ">=60", "normal"), ("<=4", "<4", None), ("<4", "<=4", "normal"),
+    ("<0.5", "0-5", "normal"),  # nothing lies below a range that starts at 0
+    ("<1", "-2 to +2", None), (">=60", ">=60", "normal"), ("<=4", "<4", None), ("<4", "<=4", "normal"),
     ("-3", "-2 to +2", "low"), ("1,250", "150-1,000", "high"),
 ])
 def test_comparator_values_are_compared_as_intervals(value, rng, flag):
