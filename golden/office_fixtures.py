@@ -125,7 +125,7 @@ WORKBOOK_LABS = WorkbookCase(
         ExpectedLab("Potassium", "5.9", "mmol/L", "3.5-5.1", "high", collection_date="2024-03-12", flag_derived=True),
         ExpectedLab("Creatinine", "88", "umol/L", "45-90", "normal", collection_date="2024-03-12"),
         ExpectedLab("HbA1c", "7.9", "%", "<5.7", "high", collection_date="2024-03-12"),
-        ExpectedLab("CRP", "<0.5", "mg/L", "0-5", "unknown", collection_date="2024-03-12"),
+        ExpectedLab("CRP", "<0.5", "mg/L", "0-5", "normal", collection_date="2024-03-12", flag_derived=True),
         ExpectedLab("Haemoglobin", "118", "g/L", "120-150", "low", collection_date="2024-03-14", flag_derived=True),
         ExpectedLab("White cell count", "6.2", "x10^9/L", "4.0-11.0", "normal",
                     collection_date="2024-03-14", flag_derived=True),

@@ -45,7 +45,7 @@ from extract.values.labels import read_label
 from extract.referral.facts import INFERRED, Ctx, Found, emit
 from extract.referral.labels import (
     CLOSING, DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, MRN_INLINE, NOBODY, NOT_SIGNER,
-    SALUTATION, label_field, norm_label,
+    SALUTATION, is_other_heading, label_field, list_status, names_one_item, norm_label,
 )
 
 SOURCE_TYPE = DocType.REFERRAL_DOCX.value
@@ -137,6 +137,8 @@ def _opens_another_block(text: str) -> bool:
     """A short line that is a label alone ("Plan:", "Impression and plan:"), one the
     reader does not know (those are read before): what follows it is not more of the
     list above."""
+    if is_other_heading(text):
+        return True  # "Results" set alone as a heading: the list above is over
     m = INLINE.match(text) if len(text) <= 50 else None
     return m is not None and not m.group(2).strip()
 
@@ -168,6 +170,8 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
     """
     out: list[Found] = []
     pending: str | None = None
+    pending_status: str | None = None  # of every item of the pending list ("stopped")
+    pending_one = False  # the pending list's label names one item ("Principal diagnosis")
     last_index = -10  # index of the last paragraph that a pending label consumed
     closing_seen = False
     person: str | None = None  # the block's subject when it is not the patient
@@ -185,7 +189,8 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
 
         whole = label_field(text) if len(text) <= 50 else None
         if whole and (text.endswith((":", "\uff1a")) or heading or whole in LIST_FIELDS):
-            pending, last_index = whole, index
+            pending, last_index, pending_status = whole, index, list_status(text)
+            pending_one = names_one_item(text)
             if whole in ("referring_provider", "receiving_provider"):
                 person = whole.split("_")[0]
             continue
@@ -199,10 +204,12 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
             elif f not in IDENTITY_FIELDS and f not in ("referring_clinic", "receiving_clinic"):
                 person = None
             if value:
-                out.append(_for_person(Found(f, value, s, "inline", value), person))
+                out.append(_for_person(Found(f, value, s, "inline", value, status=list_status(m.group(1)),
+                                             whole=names_one_item(m.group(1))), person))
                 pending = None
             else:
-                pending, last_index = f, index
+                pending, last_index, pending_status = f, index, list_status(m.group(1))
+                pending_one = names_one_item(m.group(1))
                 if f in ("referring_provider", "receiving_provider"):
                     person = f.split("_")[0]
             continue
@@ -213,7 +220,7 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
             continue
         if pending and is_body and not heading and index - last_index <= 2 and not letter_line:
             if pending in LIST_FIELDS and len(text) <= 240:
-                out.append(Found(pending, text, s, "following", text))
+                out.append(Found(pending, text, s, "following", text, status=pending_status, whole=pending_one))
                 last_index = index
                 continue
             if pending not in LIST_FIELDS:

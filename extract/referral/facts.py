@@ -41,6 +41,8 @@ class Found:
     person: str | None = None  # an identity field of someone else: whose ("next of kin"...)
     context: str | None = None  # the sentence or answer a free-text value was read from
     parsed: dict | None = None  # an item a sentence reader took apart (how == "sentence")
+    status: str | None = None  # what the list's heading says of every item ("stopped": "Medications stopped")
+    whole: bool = False  # one item, commas and all (under "Principal diagnosis")
 
 
 @dataclass(slots=True)
@@ -87,8 +89,9 @@ def emit(ctx: Ctx, item: Found) -> None:
                 told = allergy_in(text) if len(text.split()) >= MIN_PROSE_WORDS else None
                 _list_item(ctx, item.field, None, item, text, told=told)
             return
-        for text in phrases.split_items(item.value, commas=item.field != "medications"):
-            told = medications_in(text) if item.field == "medications" else []
+        items = [item.value] if item.whole else phrases.split_items(item.value, commas=item.field != "medications")
+        for text in items:
+            told = medications_in(text) if item.field == "medications" and not _with_status(text) else []
             if len(told) > 1 or (told and len(phrases.parse_medication(text)["name"].split()) > MAX_NAME_WORDS):
                 # "She takes warfarin 5 mg daily and metformin 500 mg bd": one item per drug, as told
                 for m in told:
@@ -103,6 +106,13 @@ def emit(ctx: Ctx, item: Found) -> None:
         _identity(ctx, item)
         return
     _referral(ctx, item)
+
+
+def _with_status(text: str) -> bool:
+    """A listed medicine that prints its status after it ("Diltiazem 120 mg daily -
+    STOPPED, replaced by bisoprolol"): one item, whatever else its status names."""
+    parsed = phrases.parse_medication(text)
+    return bool(parsed.get("status")) and 0 < len(parsed["name"].split()) <= MAX_NAME_WORDS
 
 
 def _other_person(ctx: Ctx, item: Found) -> None:
@@ -300,6 +310,8 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
         if columns:
             parsed = {"name": columns.get("name") or parsed["name"], "dose": columns.get("dose") or None,
                       "frequency": columns.get("frequency") or None, "route": columns.get("route") or None}
+        if item.status and not parsed.get("status"):
+            parsed["status"] = item.status  # under "Medications stopped": the medicine's history
         structured = parsed
         if not parsed["dose"]:
             factors.append(0.8)
@@ -311,7 +323,7 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
             reasons.append(SENTENCE_REASON)
         fact_type, collection = "medication", "medications"
         summary = " ".join(v for v in (parsed["name"], parsed["dose"], parsed["route"], parsed["frequency"]) if v)
-        fact_text = f"Medication: {summary}"
+        fact_text = f"Medication: {summary}" + (f" ({parsed['status']})" if parsed.get("status") else "")
     elif kind == "allergies":
         parsed = phrases.parse_allergy(text)
         if columns:

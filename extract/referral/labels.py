@@ -43,16 +43,66 @@ _LABELS: dict[str, tuple[str, ...]] = {
     "urgency": ("urgency", "priority"),
     "problems": ("diagnosis", "diagnoses", "problem list", "problems", "active problems", "past medical history",
                  "pmh", "medical history", "working diagnosis", "conditions", "active diagnoses",
-                 "relevant diagnoses", "relevant medical history"),
+                 "relevant diagnoses", "relevant medical history",
+                 # a discharge summary's
+                 "principal diagnosis", "primary diagnosis", "discharge diagnosis", "discharge diagnoses",
+                 "final diagnosis", "secondary diagnoses", "secondary diagnosis", "other diagnoses",
+                 "additional diagnoses", "comorbidities", "co-morbidities", "comorbid conditions", "main diagnosis"),
     "medications": ("medications", "current medications", "medication list", "medication", "meds",
-                    "current meds", "regular medications", "current medication", "medicines"),
+                    "current meds", "regular medications", "current medication", "medicines",
+                    "medications on discharge", "medication on discharge", "discharge medications",
+                    "discharge medication", "medications at discharge", "medicines on discharge",
+                    "discharge medicines"),
     "allergies": ("allergies", "allergy", "drug allergies", "allergies and reactions", "known allergies",
                   "allergies/adverse reactions", "adverse reactions", "allergies / intolerances"),
 }
+# Headings of a list of medicines the patient no longer takes (a discharge summary's
+# "Medications stopped"): each item under one is read as stopped, kept as history.
+_STOPPED_LISTS = ("medications stopped", "medication stopped", "stopped medications", "medications ceased",
+                  "ceased medications", "medications discontinued", "discontinued medications", "medicines stopped",
+                  "stopped medicines", "medications withheld", "withheld medications", "medications suspended")
 _LABEL_OF: dict[str, str] = {}
-for _field, _spellings in _LABELS.items():
+for _field, _spellings in {**_LABELS, "medications": _LABELS["medications"] + _STOPPED_LISTS}.items():
     for _spelling in _spellings:
         _LABEL_OF.setdefault(norm_label(_spelling), _field)
+_STOPPED_LIST_LABELS = frozenset(norm_label(s) for s in _STOPPED_LISTS)
+
+
+# Headings of a letter's other sections: under one, the list above has ended. A
+# discharge summary sets them alone on a line, without a colon ("Results",
+# "Follow-up for the GP").
+_OTHER_HEADINGS = re.compile(
+    r"^(?:results?|investigations?|blood results|plan|management plan|follow[- ]?up\b.*|recommendations?|"
+    r"hospital course|clinical course|course in hospital|progress|summary|clinical summary|impression|assessment|"
+    r"examination|on examination|history of presenting complaint|presenting complaint|social history|"
+    r"family history|discharge plan|instructions?(?: for .*)?|advice|actions? for .*|information for .*|"
+    r"procedures?|operations?|imaging|observations|vital signs)$", re.IGNORECASE)
+
+
+def is_other_heading(text: str) -> bool:
+    """A heading of a section that is no list the letter is read by ("Results")."""
+    return len(text) <= 50 and bool(_OTHER_HEADINGS.match(norm_label(text)))
+
+
+# List headings that name one item: its commas are part of it ("Principal diagnosis:
+# pneumonia, right lower lobe" is one diagnosis).
+_ONE_ITEM = frozenset({"principal diagnosis", "primary diagnosis", "final diagnosis", "main diagnosis",
+                       "discharge diagnosis", "working diagnosis"})
+
+
+def names_one_item(label: str) -> bool:
+    return norm_label(label) in _ONE_ITEM
+
+
+def list_status(label: str) -> str | None:
+    """The status every item under a list's label has, as its label words it
+    ("stopped" under "Medications stopped"); None under a list of current ones."""
+    key = norm_label(label)
+    if key not in _STOPPED_LIST_LABELS:
+        return None
+    return next(w for w in key.split() if not w.startswith("medic"))
+
+
 LIST_FIELDS = ("problems", "medications", "allergies")
 # Fields that identify the patient; under a heading about someone else they are that person's.
 IDENTITY_FIELDS = ("patient_name", "dob", "mrn")

@@ -8,17 +8,25 @@ usual line spacing, or when it stops well short of the text's right edge (the la
 line of a paragraph, a label line, a salutation), or ends with ":" (a label whose
 list follows), and a row opening with a label the letter is read by ("Allergies:")
 starts one; wrapped lines of one paragraph run on.
+
+A row that is only such a label, without its colon (a discharge summary's "Principal
+diagnosis" or "Medications on discharge" set as a heading), is a paragraph of its own,
+however closely the lines are set. Under a list's heading, a row that starts at the
+list's left edge with a capital letter starts the next item (a medicine's item only
+when it prints a dose), unless the row above breaks off mid-phrase ("with", ",").
 """
 
 from __future__ import annotations
 
+import re
 from statistics import median
 
 from domain.content import NormalizedContent, PageContent, Section, Word
 from domain.models import Citation
 from domain.policy.facts.citations import quote_from_words
 from extract.layout import Row, page_rows
-from extract.referral.labels import INLINE, label_field
+from extract.referral.labels import INLINE, LIST_FIELDS, is_other_heading, label_field
+from extract.values.lists import parse_medication
 
 # A gap between rows wider than this many times the page's usual one starts a paragraph.
 PARAGRAPH_GAP = 1.45
@@ -33,6 +41,8 @@ def _ends_paragraph(row: Row, nxt: Row, pitch: float, right: float, left: float)
         return True
     if _opens_with_label(nxt.text):
         return True  # "Allergies: ..." under a line of prose starts its own paragraph, however spaced
+    if _label_alone(row.text) or _label_alone(nxt.text):
+        return True  # a heading without its colon, set as close as the lines around it
     return row.x1 < left + SHORT_ROW * (right - left)
 
 
@@ -41,6 +51,27 @@ def _opens_with_label(text: str) -> bool:
     "Current medications:")."""
     m = INLINE.match(text)
     return bool(m) and label_field(m.group(1)) is not None
+
+
+def _label_alone(text: str) -> bool:
+    """A row that is a label the letter is read by, or another section's heading, and
+    nothing else ("Comorbidities", "Results")."""
+    t = text.strip()
+    return 0 < len(t) <= 50 and len(t.split()) <= 6 and (label_field(t) is not None or is_other_heading(t))
+
+
+# What a row ending mid-phrase ends with: the next row carries on the same item.
+_BREAKS_OFF = re.compile(r"(?:[,;/(&+\-\u2013]|\b(?:and|or|with|of|for|to|then|in|on|at|by|the|a|an|plus))\s*$",
+                         re.IGNORECASE)
+
+
+def _next_item(row: Row, nxt: Row, kind: str, list_left: float, pitch: float) -> bool:
+    """Under a list's heading: whether ``nxt`` starts the list's next item rather than
+    carrying on ``row`` (each item on a row of its own, long ones reaching the margin)."""
+    first = nxt.text.lstrip()
+    if abs(nxt.x0 - list_left) > 0.5 * pitch or not first[:1].isupper() or _BREAKS_OFF.search(row.text):
+        return False
+    return kind != "medications" or parse_medication(first)["dose"] is not None
 
 
 def paragraphs(page: PageContent, start_index: int = 0) -> list[Section]:
@@ -52,8 +83,15 @@ def paragraphs(page: PageContent, start_index: int = 0) -> list[Section]:
     pitch = median(steps) if steps else max(r.height for r in rows) * 1.5
     left, right = min(r.x0 for r in rows), max(r.x1 for r in rows)
     groups: list[list[Row]] = [[rows[0]]]
+    listing: str | None = None  # the list whose heading was the last label alone
     for row, nxt in zip(rows, rows[1:]):
-        if _ends_paragraph(row, nxt, pitch, right, left):
+        if _label_alone(row.text):
+            field = label_field(row.text.strip())  # None under "Results": no list
+            listing = field if field in LIST_FIELDS else None
+        elif _opens_with_label(row.text) or nxt.y0 - row.y0 > 2 * PARAGRAPH_GAP * pitch:
+            listing = None  # another label, or a wide gap: the list is over
+        if _ends_paragraph(row, nxt, pitch, right, left) or (
+                listing and _next_item(row, nxt, listing, groups[-1][0].x0, pitch)):
             groups.append([nxt])
         else:
             groups[-1].append(nxt)

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from domain.policy.facts.medication_schedule import dose_amount_pattern, running_text_pattern
+from domain.policy.facts.medication_status import status_after
 from extract.values.numbers import normalize_ws
 
 # ---------------------------------------------------------------------------- free-text lists
@@ -166,13 +167,23 @@ def parse_medication(text: str) -> dict:
     freq = _FREQUENCY.search(t)
     route = _ROUTE.search(t)
     cut = min([m.start() for m in (dose, freq, route) if m] or [len(t)])
+    status = status_after(t[cut:])
+    if cut == len(t) and (part := _STATUS_SEPARATOR.search(t, 1)) and status_after(t[part.start():]):
+        cut, status = part.start(), status_after(t[part.start():])  # "Aspirin (stopped)": no dose or frequency
     name = t[:cut].strip(" ,-:(") or t
-    return {
+    parsed = {
         "name": name,
         "dose": _whole_dose(t, dose) if dose else None,
         "frequency": _whole_frequency(t, freq, name_end=len(name)) if freq else None,
         "route": route.group(1) if route else None,
     }
+    if status:  # "- STOPPED (...)", "(unchanged)": the status policy reads it
+        parsed["status"] = status
+    return parsed
+
+
+# Where a medicine's name with no dose or frequency may end and its status start.
+_STATUS_SEPARATOR = re.compile(r"\s*(?:[,;:(\[]|\s[-\u2013\u2014]\s)")
 
 
 # Words that limit a frequency ("up to four times a day") and what may join two
@@ -318,6 +329,11 @@ def is_only_no_known(text: str) -> bool:
     return found is not None and not re.search(r"\w", text[found.end:])
 
 
+# A bracket at the end of an allergy that says only when it happened.
+_WHEN_IN_BRACKETS = re.compile(r"\s*\((?:(?:in|since|c\.?|circa|age[d]?)\s+)?(?:\d{4}|\d{1,2}[/.\-]\d{2,4}(?:[/.\-]\d{2,4})?"
+                               r"|as a child|in childhood|childhood)\)\s*$", re.IGNORECASE)
+
+
 def parse_allergy(text: str) -> dict:
     """Substance, reaction and severity from "Penicillin (rash)", "Codeine - nausea",
     "Latex: hives, severe". "NKDA"/"No known allergies" sets ``no_known_allergies``
@@ -331,6 +347,7 @@ def parse_allergy(text: str) -> dict:
                 "status": none.status}
     if none is not None:
         return {**parse_allergy(none.exception), "exception_to": none.status}
+    t = _WHEN_IN_BRACKETS.sub("", t)  # "Penicillin - anaphylaxis (1998)": when, not the reaction
     m = re.match(r"(.+?)\s*\((.+)\)\s*$", t) or re.match(r"(.+?)\s*(?:\s[-\u2013\u2014]\s|:|\u2192|->)\s*(.+)$", t)
     if m:
         substance, reaction = m.group(1).strip(), m.group(2).strip()

@@ -168,5 +168,32 @@ def lab_values_in(sentence: str) -> list[LabMention]:
         start = tokens[i].start()
         out.append(LabMention(Span(sentence[start:end], start, end), name, value, unit, analyte_id,
                               Span(when.group(0), when.start(), when.end()) if when else None))
+        out += _later_values(sentence, start, end, name, unit, analyte_id)
         i = j + 1
+        while i < len(tokens) and tokens[i].start() < out[-1].mention.end:
+            i += 1
+    return out
+
+
+# The same test's next value after a comma, in the same unit ("CRP 212 mg/L on admission,
+# 38 mg/L on 02/12/2026"); between them only words or when the first was measured.
+_LATER_VALUE = re.compile(rf"(?P<gap>[^,;.]{{0,40}}?),\s*(?:and\s+|then\s+|and then\s+|now\s+)?"
+                          rf"(?P<n>{V.NUMBER})\s*(?P<u>[^\s,;()]+)")
+
+
+def _later_values(sentence: str, start: int, end: int, name: str, unit: str, analyte_id: str | None
+                  ) -> list[LabMention]:
+    """Values told after a result of the same test, each in the result's unit: one
+    mention each, quoted from the test's name so the quote says what was measured."""
+    out: list[LabMention] = []
+    while unit and (m := _LATER_VALUE.match(sentence, end)):
+        gap = m.group("gap").strip()
+        later_unit = m.group("u").rstrip(".")
+        if (re.search(r"\d", gap) and not WHEN.fullmatch(gap)) or later_unit.lower() != unit.lower():
+            break
+        end = m.start("u") + len(later_unit)
+        clause = re.search(r"[,;]|\sand\s|$", sentence[end:])
+        when = WHEN.search(sentence, end, end + clause.start()) if clause else None
+        out.append(LabMention(Span(sentence[start:end], start, end), name, m.group("n"), later_unit, analyte_id,
+                              Span(when.group(0), when.start(), when.end()) if when else None))
     return out

@@ -61,6 +61,8 @@ a an the of to at was were is are and or with from by her his their its this tha
 under up down only total daily dose doses taking takes took on was reduced increased last weight lost gained
 inhaler inhalers puffer tablet tablets capsule capsules injection injections patch patches cream spray drops
 solution liquid suspension pen
+above below beneath than exceeds exceeded exceeding rises rose risen falls fell fallen reaches reached target
+targets goal level levels between within approximately roughly nearly almost least most
 """.split())
 # How often, in words the list reader does not know ("each morning", "three times a week").
 MORE_FREQUENCIES = re.compile(

@@ -1,0 +1,121 @@
+"""Discharge summaries printed to PDF (issue 23, item 5): headings set alone on a line
+without a colon and as close as the lines around them ("Primary diagnosis",
+"Discharge medications"), one medicine per row, a status printed after a medicine
+("- STOPPED (...)", "(withheld)"), a list of the medicines stopped, and a test's later
+values told after a comma. The summary below was written after the rules, in another
+layout and other wording than the one that found the gaps."""
+
+from __future__ import annotations
+
+from domain.limits import Limits
+from domain.models import Certainty
+from domain.policy.context.mentions import apply_to
+from domain.policy.facts.certainty import classify
+from domain.policy.facts.medication_status import status_after
+from extract.values.lists import parse_medication
+from tests.support.file_builders import placed_text_pdf
+from tests.support.synthetic import assert_page_citations_verify
+
+
+def _summary() -> bytes:
+    rows, y = [], 60
+
+    def line(text, x=56, size=10, font="helv", gap=13):
+        nonlocal y
+        rows.append((x, y, text, size, font))
+        y += gap
+
+    line("NORTHERN BEACHES HOSPITAL - INPATIENT DISCHARGE SUMMARY", size=12, font="hebo", gap=18)
+    line("Name: Ms Ingrid HALVORSEN     Date of birth: 30/06/1949     UR number: NB0455821")
+    line("Date of admission 21/11/2026     Date of discharge 28/11/2026     Unit: General Medicine")
+    line("Primary diagnosis", font="hebo")
+    line("Urinary tract infection with delirium, resolved")
+    line("Secondary diagnoses", font="hebo")
+    line("Heart failure with reduced ejection fraction; Hypertension; Osteoarthritis of both knees")
+    line("Adverse drug reactions", font="hebo")
+    line("Codeine - confusion; Nitrofurantoin - nausea")
+    line("Discharge medications", font="hebo")
+    line("Sacubitril/valsartan 49/51 mg twice daily (unchanged)", x=66)
+    line("Carvedilol 12.5 mg twice daily (dose reduced from 25 mg during the admission because of a low blood",
+         x=66)
+    line("pressure)", x=66)
+    line("Cefalexin 500 mg four times daily for 4 more days (new)", x=66)
+    line("Spironolactone 25 mg daily (withheld until potassium is below 5.0)", x=66)
+    line("Ceased medications", font="hebo")
+    line("Oxybutynin 5 mg twice daily - ceased, may have added to the delirium", x=66)
+    line("Investigations", font="hebo")
+    line("Sodium 129 mmol/L on admission, 134 mmol/L on 27/11/2026. Potassium 5.4 mmol/L.")
+    line("Plan", font="hebo")
+    line("GP to recheck electrolytes in one week and to restart spironolactone if potassium is below 5.0.")
+    return placed_text_pdf(rows)
+
+
+def _read():
+    from core.services.ingest.processing import validate_response
+    from extract.formats.pdf import normalize_pdf
+    from extract.referral.extractor import extract_referral
+
+    content = normalize_pdf(_summary(), render_dir=None, limits=Limits())
+    result = extract_referral(content, "documents:8")
+    assert_page_citations_verify(content, result)
+    validate_response(result, result.doc_type)
+    return result
+
+
+def _certainty(fact) -> Certainty | None:
+    return classify(apply_to(fact), citation_verified=True, paged=True).certainty
+
+
+def _texts(result, kind: str) -> list[str]:
+    return [f.fact_text for f in result.facts if f.fact_type == kind]
+
+
+def test_headings_without_a_colon_start_their_lists():
+    result = _read()
+    assert _texts(result, "problem") == [
+        "Problem: Urinary tract infection with delirium, resolved", "Problem: Heart failure with reduced ejection fraction",
+        "Problem: Hypertension", "Problem: Osteoarthritis of both knees"]
+    allergies = [f.structured_value for f in result.facts if f.fact_type == "allergy"]
+    assert [(a["substance"], a["reaction"]) for a in allergies] == [("Codeine", "confusion"),
+                                                                    ("Nitrofurantoin", "nausea")]
+
+
+def test_each_listed_medicine_keeps_its_status_and_a_stopped_or_withheld_one_is_history():
+    result = _read()
+    medicines = {f.structured_value["name"]: f for f in result.facts if f.fact_type == "medication"}
+    listed = ["Sacubitril/valsartan", "Carvedilol", "Cefalexin", "Spironolactone", "Oxybutynin"]
+    assert [n for n in medicines if n in listed] == listed  # the wrapped row is part of carvedilol's
+    assert medicines["Carvedilol"].structured_value["dose"] == "12.5 mg"
+    statuses = {n: medicines[n].structured_value.get("status") for n in listed}
+    assert statuses == {"Sacubitril/valsartan": "unchanged", "Carvedilol": "dose reduced", "Cefalexin": "new",
+                        "Spironolactone": "withheld", "Oxybutynin": "ceased"}
+    assert medicines["Oxybutynin"].fact_text == "Medication: Oxybutynin 5 mg twice daily (ceased)"
+    certainty = {n: _certainty(medicines[n]) for n in listed}
+    assert certainty["Spironolactone"] == certainty["Oxybutynin"] == Certainty.DOCUMENT_FACT
+    assert certainty["Sacubitril/valsartan"] == certainty["Cefalexin"] == Certainty.VERIFIED
+    # the plan's "restart spironolactone if ..." is not a medicine taken now
+    assert all(_certainty(f) != Certainty.VERIFIED for f in result.facts
+               if f.fact_type == "medication" and f.structured_value["name"].lower() == "spironolactone")
+
+
+def test_a_tests_later_value_after_a_comma_is_read_with_its_own_date():
+    results = [f.structured_value for f in _read().facts if f.fact_type == "lab_result"]
+    assert [(r["test_name"], r["value"], r["unit"]) for r in results] == [
+        ("Sodium", "129", "mmol/L"), ("Sodium", "134", "mmol/L"), ("Potassium", "5.4", "mmol/L")]
+
+
+def test_a_list_under_a_heading_ends_at_the_next_sections_heading():
+    result = _read()
+    assert not [f for f in result.facts if f.fact_type == "medication"
+                and f.structured_value["name"] in ("Investigations", "Sodium", "Plan", "GP")]
+
+
+def test_status_words_after_a_medicine():
+    assert parse_medication("Metformin 500 mg BD (stopped)")["status"] == "stopped"
+    assert parse_medication("Aspirin (stopped)") == {"name": "Aspirin", "dose": None, "frequency": None,
+                                                       "route": None, "status": "stopped"}
+    assert "status" not in parse_medication("ibuprofen as needed")  # a frequency, not a status
+    assert "status" not in parse_medication("Paracetamol 1 g four times daily, prior to meals")
+    # a stopping word in another phrase is a status the policy does not know: a person reads it
+    assert status_after(" (hold if systolic below 100)") == "hold if systolic below 100"
+    assert status_after(" - complete the course") is None
