@@ -9,6 +9,9 @@ line of a paragraph, a label line, a salutation), or ends with ":" (a label whos
 list follows), and a row opening with a label the letter is read by ("Allergies:")
 starts one; wrapped lines of one paragraph run on.
 
+A row printed in columns, one of which opens with such a label ("Patient ID: 12345"
+at the right of a letterhead), is read as one row per column.
+
 A row that is only such a label, without its colon (a discharge summary's "Principal
 diagnosis" or "Medications on discharge" set as a heading), is a paragraph of its own,
 however closely the lines are set. Under a list's heading, a row that starts at the
@@ -41,6 +44,8 @@ def _ends_paragraph(row: Row, nxt: Row, pitch: float, right: float, left: float)
         return True
     if _opens_with_label(nxt.text):
         return True  # "Allergies: ..." under a line of prose starts its own paragraph, however spaced
+    if _opens_with_label(row.text) and nxt.x0 < row.x0 - COLUMN_GAP * row.height:
+        return True  # a labelled line in a right-hand column; the next row is the left column's
     if _label_alone(row.text) or _label_alone(nxt.text):
         return True  # a heading without its colon, set as close as the lines around it
     return row.x1 < left + SHORT_ROW * (right - left)
@@ -74,9 +79,27 @@ def _next_item(row: Row, nxt: Row, kind: str, list_left: float, pitch: float) ->
     return kind != "medications" or parse_medication(first)["dose"] is not None
 
 
+# Words further apart than this many times the row's text height stand in columns.
+COLUMN_GAP = 2.5
+
+
+def _label_columns(row: Row) -> list[Row]:
+    """A row printed in columns, one of which opens with a label the letter is read by
+    ("Community Health Hospital      Patient ID: 12345"; "Patient Name: Levin, Henry L.
+    Discharge Summary"), as one row per column, so the label's value is only its own
+    column's words. Other rows, columns of a table among them, stay whole."""
+    cuts = [k for k in range(1, len(row.words))
+            if row.words[k].x0 - row.words[k - 1].x1 > COLUMN_GAP * row.height]
+    if not cuts:
+        return [row]
+    bounds = [0, *cuts, len(row.words)]
+    columns = [Row(row.page, row.words[a:b], row.index) for a, b in zip(bounds, bounds[1:])]
+    return columns if any(_opens_with_label(c.text) for c in columns) else [row]
+
+
 def paragraphs(page: PageContent, start_index: int = 0) -> list[Section]:
     """The page's paragraphs as sections ("page 1"), with their words in reading order."""
-    rows = page_rows(page)
+    rows = [column for row in page_rows(page) for column in _label_columns(row)]
     if not rows:
         return []
     steps = [b.y0 - a.y0 for a, b in zip(rows, rows[1:]) if b.y0 > a.y0]

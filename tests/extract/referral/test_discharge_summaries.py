@@ -119,3 +119,22 @@ def test_status_words_after_a_medicine():
     # a stopping word in another phrase is a status the policy does not know: a person reads it
     assert status_after(" (hold if systolic below 100)") == "hold if systolic below 100"
     assert status_after(" - complete the course") is None
+
+
+def test_identity_printed_in_a_right_hand_column_beside_the_letterhead_is_read():
+    # As the real C-CDA discharge summary in ../shared/data prints it, in other words.
+    from extract.formats.pdf import normalize_pdf
+    from extract.referral.extractor import extract_referral
+
+    pdf = placed_text_pdf([
+        (56, 60, "Eastfield Community Hospital", 14, "hebo"), (330, 60, "Hospital No: EF-209311"),
+        (330, 74, "Patient: Okoro, Chidi A."), (56, 80, "Transfer Letter", 12, "hebo"),
+        (330, 88, "Born: 24/10/1963"),
+        (56, 120, "Diagnoses:"), (56, 134, "1. Cellulitis of the left leg."), (56, 148, "2. Gout."),
+    ])
+    content = normalize_pdf(pdf, render_dir=None, limits=Limits())
+    result = extract_referral(content, "documents:9")
+    assert_page_citations_verify(content, result)
+    ids = {i.kind.value: i.value for i in result.identifiers}
+    assert ids == {"name": "Okoro, Chidi A.", "mrn": "EF-209311", "dob": "1963-10-24"}
+    assert _texts(result, "problem") == ["Problem: Cellulitis of the left leg", "Problem: Gout"]
