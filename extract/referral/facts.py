@@ -4,12 +4,14 @@ date of birth and number, and other people's details as document facts only."""
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass, field
 
 from domain.content import Section
 from domain.models import (Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate,
                            VitalSignValue)
+from domain.policy.facts.medication_status import status_reading, status_with_stop
 from domain.policy.facts.vital_signs import implausible, vital_text
 from extract.values import lists as phrases
 from extract.values.lists import NO_KNOWN_TEXT
@@ -106,6 +108,30 @@ def emit(ctx: Ctx, item: Found) -> None:
         _identity(ctx, item)
         return
     _referral(ctx, item)
+
+
+def _column_status(ctx: Ctx, columns: dict[str, str]) -> tuple[str | None, str | None]:
+    """(status, doubt) of a medicine from its table's "Status" and "Stopped" columns
+    (the medication status policy reads them; a stop still to come is a doubt)."""
+    status = V.normalize_ws(columns.get("status") or "")
+    status = None if not status or V.NULL_VALUE.match(status) else status
+    stop = V.normalize_ws(columns.get("stop") or "")
+    if not stop or V.NULL_VALUE.match(stop):
+        return status, None
+    found = find_date(stop)
+    iso = None
+    if found is not None:
+        found = settle(found, ctx.day_first)  # by the letter's other dates, when they show the order
+        iso = found.iso if found.day_first_iso is None else None  # an open order: the date as printed
+    return status_with_stop(status, iso or stop, datetime.date.today().isoformat())
+
+
+def _status_words(status: str) -> str:
+    """A status as a medicine's text shows it: as printed, but a bare "Yes"/"No" of a
+    "Current?" column in words that say what it answers."""
+    if status.strip().lower() in ("yes", "y", "no", "n"):
+        return "taken now" if status_reading(status) == "current" else "not taken now"
+    return status
 
 
 def _with_status(text: str) -> bool:
@@ -310,6 +336,11 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
         if columns:
             parsed = {"name": columns.get("name") or parsed["name"], "dose": columns.get("dose") or None,
                       "frequency": columns.get("frequency") or None, "route": columns.get("route") or None}
+            status, doubt = _column_status(ctx, columns)
+            if status:
+                parsed["status"] = status
+            if doubt:
+                reasons.append(doubt)
         if item.status and not parsed.get("status"):
             parsed["status"] = item.status  # under "Medications stopped": the medicine's history
         structured = parsed
@@ -323,7 +354,7 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
             reasons.append(SENTENCE_REASON)
         fact_type, collection = "medication", "medications"
         summary = " ".join(v for v in (parsed["name"], parsed["dose"], parsed["route"], parsed["frequency"]) if v)
-        fact_text = f"Medication: {summary}" + (f" ({parsed['status']})" if parsed.get("status") else "")
+        fact_text = f"Medication: {summary}" + (f" ({_status_words(parsed['status'])})" if parsed.get("status") else "")
     elif kind == "allergies":
         parsed = phrases.parse_allergy(text)
         if columns:

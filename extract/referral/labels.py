@@ -137,7 +137,8 @@ OTHER_ID_INLINE = re.compile(rf"(?<![A-Za-z])(?:{_OTHER_LABELS})(?![A-Za-z])"
 # "943 476 5919").
 MRN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: \d{3,4}){0,2}\b")
 HEADER_COLUMNS = {
-    "medications": {role: MEDICATION_COLUMNS[role] for role in ("name", "dose", "frequency", "route")},
+    "medications": {role: MEDICATION_COLUMNS[role] for role in ("name", "dose", "frequency", "route", "status",
+                                                                  "stop")},
     "allergies": ALLERGY_COLUMNS,
     "problems": {
         "description": ("diagnosis", "diagnoses", "problem", "problems", "condition", "conditions", "description"),

@@ -261,6 +261,12 @@ MEDICATION_COLUMNS: dict[str, tuple[str, ...]] = {
                   "how often taken"),
     "route": ("route",),
     "purpose": ("what for", "what it is for", "reason", "indication", "purpose", "used for", "condition"),
+    # whether it is taken now ("Active", "Withheld"), and when it was stopped: read by the
+    # medication status policy (domain.policy.facts.medication_status)
+    "status": ("status", "current status", "medication status", "still taking", "taking now", "current?",
+               "taking?", "active?"),
+    "stop": ("stopped", "date stopped", "stop date", "end date", "date ended", "ceased", "date ceased",
+             "discontinued", "date discontinued"),
 }
 
 

@@ -34,7 +34,7 @@ from domain.models import (
     LabResultValue,
 )
 from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_units_problem
-from domain.policy.facts.medication_status import status_reading
+from domain.policy.facts.medication_status import status_with_stop
 from domain.policy.context.mentions import hedge_cue
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -574,17 +574,14 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
     stop, stop_problem = _date_of(stop_cell, day_first)
     stopped = stop_cell is not None and not NULL_VALUE.match(stop_cell["text"]) and V.normalize_ws(stop_cell["text"])
     if stopped:
-        # A stop printed in its own column: the medication policy reads the status, so the
-        # stop goes into it ("stopped 2022-01-25"). A stop still to come is a course that
-        # ends: a person checks it. A status that says current beside a stop disagrees,
-        # and the combined words read as unknown to the policy: to review (fail closed).
-        if stop is not None and stop > datetime.date.today().isoformat():
-            reasons.append(f"a stop date still to come ({stop})")
-        elif status_reading(status) != "not_current":  # "Discontinued" beside its date says it already
-            said = f"stopped {stop or V.normalize_ws(stop_cell['text'])}"
-            status = f"{status}; {said}" if status else said
-            if stop_problem:
-                reasons.append(stop_problem)
+        # A stop printed in its own column goes into the status the medication policy reads.
+        before = status
+        status, doubt = status_with_stop(status, stop or V.normalize_ws(stop_cell["text"]),
+                                         datetime.date.today().isoformat())
+        if doubt:
+            reasons.append(doubt)
+        elif status != before and stop_problem:
+            reasons.append(stop_problem)
     structured = {"name": name, "dose": dose or None, "frequency": frequency or None,
                   "route": parts.get("route") or parsed["route"], "start_date": start,
                   "status": status}

@@ -27,6 +27,24 @@ NOT_CURRENT = frozenset({
     "paused", "no longer taking", "not taking", "not taken", "completed course", "past", "previous", "former", "prior", "expired",
     "cancelled", "canceled", "no", "n", "withheld", "withhold", "withdrawn", "omitted",
 })
+def status_with_stop(status: str | None, stop: str | None, today: str) -> tuple[str | None, str | None]:
+    """(the status to record, a doubt for a person or None) for a medicine whose list
+    prints when it was stopped in a column of its own (``stop``: the date as ISO when
+    it reads as one, else as printed; None or "" when the cell holds none). A stop
+    still to come is a course that ends: a person checks it. A status that already
+    says it is not taken keeps its words ("Discontinued" beside its date); otherwise
+    the stop joins it ("stopped 2022-01-25"), and a status that said current beside a
+    stop reads as unknown to ``status_reading``: to review (fail closed)."""
+    if not stop:
+        return status, None
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stop) and stop > today:
+        return status, f"a stop date still to come ({stop})"
+    if status_reading(status) == "not_current":
+        return status, None
+    said = f"stopped {stop}"
+    return (f"{status}; {said}" if status else said), None
+
+
 def _words_pattern(words) -> str:
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True) if len(w) > 2)
 
@@ -44,6 +62,11 @@ _STATUS_PART = re.compile(
 # systolic < 100"); "prior to meals" and "complete the course" do not.
 _STOPPING = ("stopped", "stop", "discontinued", "discontinue", "ceased", "cease", "held", "hold", "withheld",
              "withhold", "suspended", "paused", "omitted", "omit", "cancelled", "canceled")
+# A status that ends a part after the dose and frequency, as a table's last column
+# does ("400 mg as needed Stopped"); an instruction ("stop", "hold") is no status there.
+_STATUS_LAST = re.compile(
+    rf"\s({_words_pattern((CURRENT - _SCHEDULE - {'continue', 'taking', 'yes'}) | (NOT_CURRENT - {'stop', 'hold', 'discontinue', 'withhold', 'no'}))})$",
+    re.IGNORECASE)
 _NOT_CURRENT_WORD = re.compile(rf"(?<![\w'])(?:{_words_pattern(_STOPPING)})(?![\w'])", re.IGNORECASE)
 _PARTS = re.compile(r"[,;:()\[\]]|\s[-\u2013\u2014]\s|^\s*[-\u2013\u2014]")
 
@@ -55,7 +78,7 @@ def status_after(text: str) -> str | None:
     about stopping it in another phrase ("hold if systolic < 100") are returned whole: a status the vocabulary does not know, which a
     person reads (fail closed). None when nothing is said."""
     for part in _PARTS.split(text or ""):
-        m = _STATUS_PART.match(part.strip())
+        m = _STATUS_PART.match(part.strip()) or _STATUS_LAST.search(part.strip())
         if m:
             return m.group(1)
     for part in _PARTS.split(text or ""):

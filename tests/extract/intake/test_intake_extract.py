@@ -9,7 +9,7 @@ from functools import lru_cache
 import pytest
 
 from domain.content import NormalizedContent
-from domain.models import DocType, IdentifierKind
+from domain.models import Certainty, DocType, IdentifierKind
 from extract.values import written_answers as it
 from extract.registry import extractor_for
 from extract.intake.extractor import extract_intake
@@ -526,3 +526,24 @@ def test_lettered_medicines_are_charted_without_their_letters():
     ])
     meds = _of(extract_intake(normalize_pdf(page), "documents:3"), "medication")
     assert [m.structured_value["name"] for m in meds] == ["levothyroxine", "amlodipine", "ibuprofen"]
+
+
+def test_a_medicines_table_with_a_status_column_keeps_a_stopped_medicine_off_the_chart():
+    # Written after the status rule: the form's table prints each medicine's status last.
+    from domain.policy.context.mentions import apply_to
+    from domain.policy.facts.certainty import classify
+    from extract.formats.pdf import normalize_pdf
+    from tests.support.file_builders import placed_text_pdf
+
+    pdf = placed_text_pdf([
+        (50, 50, "NEW PATIENT FORM", 12, "hebo"), (50, 70, "Name: Maria Quispe"), (300, 70, "Date of birth: 12/05/1980"),
+        (50, 100, "Current medications:"),
+        (50, 116, "Medication"), (200, 116, "Dose"), (300, 116, "How often"), (420, 116, "Status"),
+        (50, 130, "Sertraline"), (200, 130, "50 mg"), (300, 130, "daily"), (420, 130, "Active"),
+        (50, 144, "Ibuprofen"), (200, 144, "400 mg"), (300, 144, "as needed"), (420, 144, "Stopped")])
+    medicines = {f.structured_value["name"]: f for f in extract_intake(normalize_pdf(pdf), "documents:1").facts
+                 if f.fact_type == "medication"}
+    assert {n: f.structured_value.get("status") for n, f in medicines.items()} == {"Sertraline": "Active",
+                                                                                 "Ibuprofen": "Stopped"}
+    certainty = {n: classify(apply_to(f), citation_verified=True, paged=True).certainty for n, f in medicines.items()}
+    assert certainty == {"Sertraline": Certainty.VERIFIED, "Ibuprofen": Certainty.DOCUMENT_FACT}

@@ -62,8 +62,8 @@ def _read():
     return result
 
 
-def _certainty(fact) -> Certainty | None:
-    return classify(apply_to(fact), citation_verified=True, paged=True).certainty
+def _certainty(fact, paged: bool = True) -> Certainty | None:
+    return classify(apply_to(fact), citation_verified=True, paged=paged).certainty
 
 
 def _texts(result, kind: str) -> list[str]:
@@ -138,3 +138,31 @@ def test_identity_printed_in_a_right_hand_column_beside_the_letterhead_is_read()
     ids = {i.kind.value: i.value for i in result.identifiers}
     assert ids == {"name": "Okoro, Chidi A.", "mrn": "EF-209311", "dob": "1963-10-24"}
     assert _texts(result, "problem") == ["Problem: Cellulitis of the left leg", "Problem: Gout"]
+
+
+def test_a_letters_medicine_table_with_status_and_stop_columns_keeps_what_is_no_longer_taken_off_the_chart():
+    # A rheumatology letter's table written after the rule: a status column and a stop column.
+    from golden.documents import build_spec
+    from extract.formats.office.docx import normalize_docx
+    from extract.referral.extractor import extract_referral
+
+    docx = build_spec({"kind": "docx", "paragraphs": [
+        "Re: Mr Tavita Fonoti, DOB 02/03/1970, MRN RP-771200", "Dear colleague,", "His medicines:"],
+        "table": [["Drug", "Dose", "How often", "Current?", "Date stopped"],
+                  ["Leflunomide", "20 mg", "daily", "No", "14/10/2026"],
+                  ["Naproxen", "500 mg", "twice daily", "Yes", "31/12/2099"],
+                  ["Etanercept", "50 mg", "weekly", "Yes", "-"],
+                  ["Sulfasalazine", "1 g", "twice daily", "", "02/09/2026"]],
+        "after_table": ["Yours sincerely,", "Dr Amaru Keale"]}, {})[0]
+    result = extract_referral(normalize_docx(docx, Limits()), "documents:10")
+    medicines = {f.structured_value["name"]: f for f in result.facts if f.fact_type == "medication"}
+    status = {n: f.structured_value.get("status") for n, f in medicines.items()}
+    assert status == {"Leflunomide": "No", "Naproxen": "Yes", "Etanercept": "Yes",
+                      "Sulfasalazine": "stopped 2026-09-02"}
+    assert medicines["Leflunomide"].fact_text == "Medication: Leflunomide 20 mg daily (not taken now)"
+    certainty = {n: _certainty(f, paged=False) for n, f in medicines.items()}
+    assert certainty["Leflunomide"] == certainty["Sulfasalazine"] == Certainty.DOCUMENT_FACT
+    assert certainty["Etanercept"] == Certainty.VERIFIED
+    # a stop still to come: a person checks the course
+    assert certainty["Naproxen"] == Certainty.NEEDS_REVIEW
+    assert "stop date still to come" in medicines["Naproxen"].review_reason
