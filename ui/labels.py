@@ -96,6 +96,11 @@ def review_reason(reason: str | None) -> str:
         return identity_status(reason)
     if reason in ("conflict_needs_review", "needs_review"):
         return promotion(reason)
+    if reason and glossary.reason(reason) == "low confidence":
+        # The certainty policy's bar for entering the chart by itself (85 % for a problem)
+        # lies above what the queue calls a high confidence (80 %): "low" beside "high 80 %"
+        # contradicted itself on the page.
+        return "not sure enough to enter the chart without a person's check"
     return glossary.reason(reason) if reason else "—"
 
 
