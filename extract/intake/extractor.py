@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from domain.policy.checks.indications import names_a_condition
 from domain.content import NormalizedContent, PageContent, Word
 from domain.models import (
     Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
@@ -460,6 +461,11 @@ class _Builder:
     # -- text outside the fields
 
     def margin(self, m: Loose) -> None:
+        items = _checklist_items(m.words)
+        if len(items) > 1:  # "Diabetes [ ] Y [X] N    Asthma [X] Y [ ] N": each item on its own
+            for item in items:
+                self.margin(Loose(item, m.page, m.near))
+            return
         words, said, near = m.words, m.words, m.near
         ticks = it.read_ticks([w.text for w in words], [0] * len(words))
         text = None
@@ -473,6 +479,12 @@ class _Builder:
             if stem and ticked:  # "Smoking [] Never [X] Former": a question of its own, asked beside another answer
                 question = it.clean_item(" ".join(w.text for w in stem))
                 text = f"{question}: {ticked}"
+                if it.is_yes_answer(ticked) and names_a_condition(question):
+                    # A medical-history checklist's row ("Asthma [X] Y [ ] N"): the history the
+                    # patient reports, cited document content, as a listed answer is.
+                    self._add("problem", f"History: {question}", {"description": question, "field": "checklist"},
+                              m.page, words, "problems[]", 0.8, document_only=True, context=text)
+                    return
                 if it.is_habit_question(question):
                     near = None  # never more of the allergy or medicine answer it stands beside
         where = "written outside the form's fields"
@@ -536,6 +548,31 @@ def _list_items(f: Field, continues) -> list[tuple[list[Word], list[list[Word]] 
             plain.append(r)
     flush()
     return out
+
+
+def _checklist_items(words: list[Word]) -> list[list[Word]]:
+    """A row printing several checklist items side by side, each a label with its tick
+    boxes ("Diabetes [ ] Y [X] N      Asthma [X] Y [ ] N"), as one list of words per
+    item; the row whole when it is not such a row. Items stand further apart than the
+    words of one (a gap wider than 2.5 text heights); a label's boxes may too."""
+    if len(words) < 4:
+        return [words]
+    height = sorted(w.y1 - w.y0 for w in words)[len(words) // 2]
+    chunks: list[list[Word]] = [[words[0]]]
+    for prev, w in zip(words, words[1:]):
+        if w.x0 - prev.x1 > 2.5 * height:
+            chunks.append([w])
+        else:
+            chunks[-1].append(w)
+    items: list[list[Word]] = []
+    for chunk in chunks:
+        boxed = it.starts_with_box([w.text for w in chunk])
+        if boxed and items and it.first_box([w.text for w in items[-1]]) is None:
+            items[-1] += chunk  # the boxes of the label before
+        else:
+            items.append(list(chunk))
+    answered = [i for i in items if it.question_before_boxes([w.text for w in i])]
+    return items if len(items) > 1 and len(answered) == len(items) else [words]
 
 
 def _stem(words: list[Word]) -> list[Word]:

@@ -58,3 +58,21 @@ def condition_words() -> frozenset[str]:
     """The names of conditions.json, which match in any case however short ("gout");
     other short names (the indications' "af", "ckd") count only in capitals."""
     return frozenset(words(n).strip() for n in _conditions()["names"])
+
+
+# A checklist's label of more words than this is a question or a sentence, not a condition.
+MAX_CONDITION_LABEL_WORDS = 5
+
+
+def names_a_condition(label: str) -> bool:
+    """Whether a short label names a condition: one the workbench knows by name
+    (``named_conditions``), or one made of a few words with a condition's head word
+    ("Kidney disease", "Thyroid problems", "Cancer"; conditions.json's head_words). For a
+    medical-history checklist's rows ("Asthma  [x] Y  [ ] N")."""
+    said = words(label).strip()
+    if not said or len(said.split()) > MAX_CONDITION_LABEL_WORDS:
+        return False
+    padded = f" {said} "
+    if any(f" {name} " in padded for name in named_conditions()):
+        return True
+    return any(w in _conditions()["head_words"] for w in said.split())

@@ -547,3 +547,23 @@ def test_a_medicines_table_with_a_status_column_keeps_a_stopped_medicine_off_the
                                                                                  "Ibuprofen": "Stopped"}
     certainty = {n: classify(apply_to(f), citation_verified=True, paged=True).certainty for n, f in medicines.items()}
     assert certainty == {"Sertraline": Certainty.VERIFIED, "Ibuprofen": Certainty.DOCUMENT_FACT}
+
+
+def test_a_medical_history_checklist_two_to_a_row_gives_each_condition_ticked_yes():
+    # Written after the checklist rule: bracket boxes, two items a row, a row that is no condition.
+    from extract.formats.pdf import normalize_pdf
+    from tests.support.file_builders import placed_text_pdf
+
+    rows = [(50, 50, "PAST HISTORY", 11, "hebo"), (50, 66, "Name: Aiko Tanabe-Rowe"), (320, 66, "DOB: 02/11/1958")]
+    grid = [("Stroke", False), ("Migraine", True), ("Gout", True), ("Liver disease", False),
+            ("Interpreter needed", True), ("Bowel cancer", True)]
+    for k, (name, yes) in enumerate(grid):
+        x, y = 50 + (k % 2) * 260, 90 + (k // 2) * 16
+        rows += [(x, y, name), (x + 130, y, ("[X]" if yes else "[ ]") + " Yes   " + ("[ ]" if yes else "[X]") + " No")]
+    result = extract_intake(normalize_pdf(placed_text_pdf(rows)), "documents:3")
+    problems = [f for f in result.facts if f.fact_type == "problem"]
+    assert [f.fact_text for f in problems] == ["History: Migraine", "History: Gout", "History: Bowel cancer"]
+    assert all(f.document_fact_only for f in problems)  # self-reported: a reviewer may chart it
+    assert "Migraine" in problems[0].citation.quote_or_value and "Stroke" not in problems[0].citation.quote_or_value
+    notes = [f.fact_text for f in result.facts if f.fact_type == "other"]
+    assert "Note: Interpreter needed: Yes" in notes  # no condition: a note, as before
