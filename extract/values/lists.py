@@ -336,8 +336,9 @@ def is_only_no_known(text: str) -> bool:
 
 
 # A bracket at the end of an allergy that says only when it happened.
-_WHEN_IN_BRACKETS = re.compile(r"\s*\((?:(?:in|since|c\.?|circa|age[d]?)\s+)?(?:\d{4}|\d{1,2}[/.\-]\d{2,4}(?:[/.\-]\d{2,4})?"
-                               r"|as a child|in childhood|childhood)\)\s*$", re.IGNORECASE)
+_WHEN_IN_BRACKETS = re.compile(r"\s*\((?:(?:in|since|c\.?|circa|age[d]?)\s+)?"
+                               r"(?:\d{4}|\d{1,2}[/.\-]\d{2,4}(?:[/.\-]\d{2,4})?|as a child|in childhood|childhood)\)\s*$",
+                               re.IGNORECASE)
 
 
 def parse_allergy(text: str) -> dict:

@@ -178,7 +178,7 @@ def lab_values_in(sentence: str) -> list[LabMention]:
 # The same test's next value after a comma, in the same unit ("CRP 212 mg/L on admission,
 # 38 mg/L on 02/12/2026"); between them only words or when the first was measured.
 _LATER_VALUE = re.compile(rf"(?P<gap>[^,;.]{{0,40}}?),\s*(?:and\s+|then\s+|and then\s+|now\s+)?"
-                          rf"(?P<n>{V.NUMBER})\s*(?P<u>[^\s,;()]+)")
+                          rf"(?P<n>{V.NUMBER})\s*(?P<u>[^\s,;()]+)(?!\s+(?:of|in|for|per)\b)")
 
 
 def _later_values(sentence: str, start: int, end: int, name: str, unit: str, analyte_id: str | None

@@ -79,8 +79,10 @@ def test_a_reason_keeps_its_words_but_not_the_raw_confidence_number():
     assert glossary.reason("low confidence (0.61)") == "low confidence"
     # The review queue's words for it: the chart's bar (85 % for a problem) lies above what
     # the queue calls high (80 %), so "low confidence" beside "high (80 %)" contradicted itself.
-    assert labels.review_reason("low confidence (0.80)") == "not sure enough to enter the chart without a person's check"
-    assert labels.review_reason("value read by OCR with low confidence (0.33)") == "value read by OCR with low confidence"
+    assert labels.review_reason("low confidence (0.80)") == (
+        "not sure enough to enter the chart without a person's check")
+    assert labels.review_reason("value read by OCR with low confidence (0.33)") == (
+        "value read by OCR with low confidence")
     assert glossary.reason("unit 'mg/dL.' is not a known unit") == "unit 'mg/dL.' is not a known unit"
     assert glossary.reason("conflict_needs_review") == "differs from the chart: needs review"
     assert glossary.reason(None) == "—"

@@ -46,6 +46,8 @@ def status_with_stop(status: str | None, stop: str | None, today: str) -> tuple[
 
 
 def _words_pattern(words) -> str:
+    """Longest first, spaces as any run of them; words of two letters or fewer ("no",
+    "y") are too short to tell after a medicine."""
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True) if len(w) > 2)
 
 
@@ -64,9 +66,9 @@ _STOPPING = ("stopped", "stop", "discontinued", "discontinue", "ceased", "cease"
              "withhold", "suspended", "paused", "omitted", "omit", "cancelled", "canceled")
 # A status that ends a part after the dose and frequency, as a table's last column
 # does ("400 mg as needed Stopped"); an instruction ("stop", "hold") is no status there.
-_STATUS_LAST = re.compile(
-    rf"\s({_words_pattern((CURRENT - _SCHEDULE - {'continue', 'taking', 'yes'}) | (NOT_CURRENT - {'stop', 'hold', 'discontinue', 'withhold', 'no'}))})$",
-    re.IGNORECASE)
+_LAST_WORDS = (CURRENT - _SCHEDULE - {"continue", "taking", "yes"}) | (
+    NOT_CURRENT - {"stop", "hold", "discontinue", "withhold", "no"})
+_STATUS_LAST = re.compile(rf"\s({_words_pattern(_LAST_WORDS)})$", re.IGNORECASE)
 _NOT_CURRENT_WORD = re.compile(rf"(?<![\w'])(?:{_words_pattern(_STOPPING)})(?![\w'])", re.IGNORECASE)
 _PARTS = re.compile(r"[,;:()\[\]]|\s[-\u2013\u2014]\s|^\s*[-\u2013\u2014]")
 
@@ -75,8 +77,9 @@ def status_after(text: str) -> str | None:
     """The status a medicine's line prints after its name, dose and frequency
     (``text`` is what follows them), as printed: "STOPPED" of " - STOPPED (two
     hypoglycaemic episodes)", "NEW" of " for 3 days - NEW, last dose 06/12". Words
-    about stopping it in another phrase ("hold if systolic < 100") are returned whole: a status the vocabulary does not know, which a
-    person reads (fail closed). None when nothing is said."""
+    about stopping it in another phrase ("hold if systolic < 100") are returned whole:
+    a status the vocabulary does not know, which a person reads (fail closed). None
+    when nothing is said."""
     for part in _PARTS.split(text or ""):
         m = _STATUS_PART.match(part.strip()) or _STATUS_LAST.search(part.strip())
         if m:

@@ -73,8 +73,9 @@ def _texts(result, kind: str) -> list[str]:
 def test_headings_without_a_colon_start_their_lists():
     result = _read()
     assert _texts(result, "problem") == [
-        "Problem: Urinary tract infection with delirium, resolved", "Problem: Heart failure with reduced ejection fraction",
-        "Problem: Hypertension", "Problem: Osteoarthritis of both knees"]
+        "Problem: Urinary tract infection with delirium, resolved",
+        "Problem: Heart failure with reduced ejection fraction", "Problem: Hypertension",
+        "Problem: Osteoarthritis of both knees"]
     allergies = [f.structured_value for f in result.facts if f.fact_type == "allergy"]
     assert [(a["substance"], a["reaction"]) for a in allergies] == [("Codeine", "confusion"),
                                                                     ("Nitrofurantoin", "nausea")]
@@ -166,3 +167,13 @@ def test_a_letters_medicine_table_with_status_and_stop_columns_keeps_what_is_no_
     # a stop still to come: a person checks the course
     assert certainty["Naproxen"] == Certainty.NEEDS_REVIEW
     assert "stop date still to come" in medicines["Naproxen"].review_reason
+
+
+def test_a_later_value_in_the_same_unit_is_the_same_tests_only_when_nothing_else_claims_it():
+    from extract.values.prose_labs import lab_values_in
+
+    told = lab_values_in("Creatinine 168 umol/L on admission, 142 umol/L on 01/12/2026, then 131 umol/L.")
+    assert [(m.test_name, m.value, m.when.text if m.when else None) for m in told] == [
+        ("Creatinine", "168", None), ("Creatinine", "142", "on 01/12/2026"), ("Creatinine", "131", None)]
+    assert [m.value for m in lab_values_in("Sodium 139 mmol/L, 4 mmol/L of potassium chloride was added.")] == ["139"]
+    assert [m.value for m in lab_values_in("Potassium 5.6 mmol/L, 12 mg/L CRP.")] == ["5.6"]  # another unit
