@@ -441,7 +441,9 @@ def _after_a_finished_answer(current: Field, seg: list[Word], row: Row) -> bool:
     ending on ",", ";", "and" or ":" ("[X] Yes - list:") goes on with the answer."""
     if not current.rows or row.page is not current.page or current.awaits_list:
         return False
-    if seg[0].x0 >= current.rows[-1][0].x0 - 0.5 * row.height:
+    line = current.rows[-1][0]  # the answer's last line starts at its leftmost item
+    line_x0 = min(r[0].x0 for r in current.rows if abs(r[0].y0 - line.y0) <= 0.5 * row.height)
+    if seg[0].x0 >= line_x0 - 0.5 * row.height:
         return False  # in line with the answer's last row: a list going on
     last = current.rows[-1][-1]
     if last.text[-1:] in _LIST_SEPARATORS or last.text.casefold() in _LIST_WORDS:
@@ -480,7 +482,20 @@ def _continue(current: Field, segs: list[list[Word]], row: Row, set_aside) -> No
         current.add([w for seg in segs for w in seg], row)
         return
     current.add(first, row)
+    previous = first
     for seg in segs[1:]:
+        if _next_list_item(current, previous, seg, start, row):
+            current.add(seg, row)  # "Amoxicillin - swollen lips.   Elastoplast - itchy skin."
+            previous = seg
+            continue
         set_aside(seg, row, current)
+
+
+def _next_list_item(current: Field, previous: list[Word], seg: list[Word], start: float, row: Row) -> bool:
+    """Whether a segment set apart on a list answer's row is the list's next item: the
+    segment before it ended its item (".", ";", ","), and it starts a new one within the
+    answer's part of the page. Anything else there stays a note beside the answer."""
+    return current.kind in LIST_KINDS and previous[-1].text.endswith((".", ";", ",")) \
+        and seg[0].text[:1].isalnum() and seg[0].x0 - start <= MARGIN_SHIFT * row.page.width
 
 

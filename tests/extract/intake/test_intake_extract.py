@@ -567,3 +567,22 @@ def test_a_medical_history_checklist_two_to_a_row_gives_each_condition_ticked_ye
     assert "Migraine" in problems[0].citation.quote_or_value and "Stroke" not in problems[0].citation.quote_or_value
     notes = [f.fact_text for f in result.facts if f.fact_type == "other"]
     assert "Note: Interpreter needed: Yes" in notes  # no condition: a note, as before
+
+
+def test_a_list_answers_second_item_set_apart_on_its_row_is_read_as_the_next_item():
+    # Written after the rule: medicines two to a row, and a note far to the right stays a note.
+    from extract.formats.pdf import normalize_pdf
+    from tests.support.file_builders import placed_text_pdf
+
+    pdf = placed_text_pdf([
+        (50, 50, "Name: Tomas Lindgren"), (320, 50, "DOB: 14/02/1949"),
+        (50, 80, "Please list the medicines you take:"),
+        (50, 96, "Ramipril 5 mg daily;"), (200, 96, "Atorvastatin 40 mg at night"),
+        (50, 112, "Aspirin 100 mg daily"), (470, 112, "ran out last week?"),
+    ])
+    result = extract_intake(normalize_pdf(pdf), "documents:4")
+    medicines = [f.structured_value["name"] for f in result.facts if f.fact_type == "medication"
+                 and not f.fact_text.startswith("Possible")]
+    assert medicines == ["Ramipril", "Atorvastatin", "Aspirin"]
+    assert any("ran out last week" in f.fact_text for f in result.facts if f.fact_type != "medication"
+               or f.fact_text.startswith("Possible"))
