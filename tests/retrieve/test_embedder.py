@@ -68,8 +68,10 @@ def test_model_loads_once_per_process(minilm):
     assert embedder_module._RUNTIME is runtime
 
 
-def test_a_text_embedded_before_is_not_encoded_again_and_the_cache_is_bounded(minilm, monkeypatch):
-    monkeypatch.setattr(embedder_module, "_MINILM_CACHE", embedder_module._VectorCache(size=2))
+def _encoded_texts(monkeypatch, cache_size: int) -> list[str]:
+    """A fresh cache of ``cache_size`` vectors, and the texts the model encodes from now
+    on, in order (the model still encodes them)."""
+    monkeypatch.setattr(embedder_module, "_MINILM_CACHE", embedder_module._VectorCache(size=cache_size))
     encoded: list[str] = []
     real = MiniLmOnnxEmbedder._encode
 
@@ -78,6 +80,11 @@ def test_a_text_embedded_before_is_not_encoded_again_and_the_cache_is_bounded(mi
         return real(runtime, batch)
 
     monkeypatch.setattr(MiniLmOnnxEmbedder, "_encode", staticmethod(counting))
+    return encoded
+
+
+def test_a_text_embedded_before_is_not_encoded_again_and_the_cache_is_bounded(minilm, monkeypatch):
+    encoded = _encoded_texts(monkeypatch, 2)
     first = minilm.embed(["Potassium 6.9 mmol/L", "INR 3.9"])
     again = minilm.embed(["INR 3.9", "Potassium 6.9 mmol/L"])
     assert encoded == ["INR 3.9", "Potassium 6.9 mmol/L"]  # once each (shortest first)
@@ -90,15 +97,7 @@ def test_a_text_embedded_before_is_not_encoded_again_and_the_cache_is_bounded(mi
 
 def test_forgetting_the_kept_vectors_encodes_a_text_again(minilm, monkeypatch):
     # What the ingest bench does before it times a repeated document's vector step.
-    monkeypatch.setattr(embedder_module, "_MINILM_CACHE", embedder_module._VectorCache(size=8))
-    encoded: list[str] = []
-    real = MiniLmOnnxEmbedder._encode
-
-    def counting(runtime, batch):
-        encoded.extend(batch)
-        return real(runtime, batch)
-
-    monkeypatch.setattr(MiniLmOnnxEmbedder, "_encode", staticmethod(counting))
+    encoded = _encoded_texts(monkeypatch, 8)
     first = minilm.embed(["Creatinine 88 umol/L"])
     minilm.embed(["Creatinine 88 umol/L"])
     assert encoded == ["Creatinine 88 umol/L"]
