@@ -70,16 +70,23 @@ def server_env(data: Path, port: int | None = None) -> dict[str, str]:
     return {**make_run_env(data), "STREAMLIT_SERVER_PORT": str(port or free_port())}
 
 
-def wait_healthy(url: str, wait_s: float = 90) -> bool:
-    """Whether the Streamlit server at ``url`` answered its health check within ``wait_s``."""
+def wait_healthy(url: str, wait_s: float = 90, proc: subprocess.Popen | None = None) -> bool:
+    """Whether the Streamlit server at ``url`` answered its health check within ``wait_s``
+    (no longer than ``proc``, the server, keeps running)."""
     deadline = time.time() + wait_s
     while time.time() < deadline:
         try:
             if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
                 return True
         except OSError:
+            if proc is not None and proc.poll() is not None:
+                return False
             time.sleep(0.3)
     return False
+
+
+# Times a server is started again on another port when its own was taken meanwhile.
+PORT_RETRIES = 3
 
 
 @contextmanager
@@ -87,16 +94,29 @@ def serving(env: dict[str, str], *, wait_s: float = 90,
             log: Path | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
     """`python -m ui.serve` as `make run` starts it; yields its URL once healthy. With
     ``log``, the server's stderr goes to that file (read it when a test fails; a pipe
-    nobody reads can fill up and stall the server during a long test)."""
-    err = open(log, "wb") if log is not None else subprocess.PIPE
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=err)
-    url = f"http://127.0.0.1:{env['STREAMLIT_SERVER_PORT']}"
+    nobody reads can fill up and stall the server during a long test).
+
+    ``free_port`` only finds a port free for a moment: another process of the run (a
+    browser, a client's connection) may take it before the server binds it, which then
+    stops with "Port ... is not available". The server is then started on another free
+    port, which ``env`` then names, up to PORT_RETRIES times."""
+    for attempt in range(PORT_RETRIES + 1):
+        err = open(log, "wb") if log is not None else subprocess.PIPE
+        proc = subprocess.Popen([sys.executable, "-m", "ui.serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                stderr=err)
+        url = f"http://127.0.0.1:{env['STREAMLIT_SERVER_PORT']}"
+        if wait_healthy(url, wait_s, proc):
+            break
+        proc.kill()
+        proc.wait(20)
+        said = (log.read_bytes() if log is not None else proc.stderr.read()).decode(errors="replace")
+        if log is not None:
+            err.close()
+        if "is not available" in said and attempt < PORT_RETRIES:
+            env["STREAMLIT_SERVER_PORT"] = str(free_port())
+            continue
+        pytest.fail("Streamlit did not come up: " + said[-2000:])
     try:
-        if not wait_healthy(url, wait_s):
-            proc.kill()
-            said = log.read_bytes() if log is not None else proc.stderr.read()
-            pytest.fail("Streamlit did not come up: " + said.decode(errors="replace")[-2000:])
         yield url, proc
     finally:
         if proc.poll() is None:
