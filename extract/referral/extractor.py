@@ -33,6 +33,7 @@ import re
 from domain.content import NormalizedContent, Section
 from domain.models import DocType, ExtractionResult, ExtractionWarning
 from domain.policy.context.mentions import assess
+from domain.policy.facts.medication_status import status_after
 from extract.referral import prose as P
 from extract.referral.pages import as_sections
 from extract.referral.result_tables import results_in_tables
@@ -42,6 +43,7 @@ from extract.values.dates import document_date_order, parse_date
 from extract.formats.office.docx import ENGINE
 from extract.layout import OCR_TRUSTED_CONF
 from extract.values.labels import read_label
+from extract.values.lists import parse_medication
 from extract.referral.facts import INFERRED, Ctx, Found, emit
 from extract.referral.labels import (
     CLOSING, DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, MRN_INLINE, NOBODY, NOT_SIGNER,
@@ -143,6 +145,12 @@ def _opens_another_block(text: str) -> bool:
     return m is not None and not m.group(2).strip()
 
 
+def _stopping_heading(text: str) -> bool:
+    """A short line in a list of medicines that names no medicine's dose but speaks of
+    stopping ("Stopped during admission", "Ceased:")."""
+    return len(text.split()) <= 6 and parse_medication(text)["dose"] is None and status_after(text) is not None
+
+
 # "Re Grace OKAFOR, born 22/04/1957, ...": a letter's subject line whose colon OCR lost.
 _RE_WITHOUT_COLON = re.compile(r"^\s*(Re|RE|Regarding)\s+(?=[A-Z])(.*)$", re.DOTALL)
 
@@ -219,6 +227,12 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
             pending = None  # "Plan:", "Impression:": a label the reader does not know ends the list, it is no item
             continue
         if pending and is_body and not heading and index - last_index <= 2 and not letter_line:
+            if pending == "medications" and _stopping_heading(text):
+                # A heading the reader does not know that speaks of stopping ("Ceased on the
+                # ward"): the items under it take its status ("Ceased"), or, when its words
+                # are not a status the policy knows, go to a person.
+                pending_status, last_index = status_after(text), index
+                continue
             if pending in LIST_FIELDS and len(text) <= 240:
                 out.append(Found(pending, text, s, "following", text, status=pending_status, whole=pending_one))
                 last_index = index

@@ -43,29 +43,46 @@ _LABELS: dict[str, tuple[str, ...]] = {
     "urgency": ("urgency", "priority"),
     "problems": ("diagnosis", "diagnoses", "problem list", "problems", "active problems", "past medical history",
                  "pmh", "medical history", "working diagnosis", "conditions", "active diagnoses",
-                 "relevant diagnoses", "relevant medical history",
-                 # a discharge summary's
-                 "principal diagnosis", "primary diagnosis", "discharge diagnosis", "discharge diagnoses",
-                 "final diagnosis", "secondary diagnoses", "secondary diagnosis", "other diagnoses",
-                 "additional diagnoses", "comorbidities", "co-morbidities", "comorbid conditions", "main diagnosis"),
+                 "relevant diagnoses", "relevant medical history"),
     "medications": ("medications", "current medications", "medication list", "medication", "meds",
-                    "current meds", "regular medications", "current medication", "medicines",
-                    "medications on discharge", "medication on discharge", "discharge medications",
-                    "discharge medication", "medications at discharge", "medicines on discharge",
-                    "discharge medicines"),
+                    "current meds", "regular medications", "current medication", "medicines"),
     "allergies": ("allergies", "allergy", "drug allergies", "allergies and reactions", "known allergies",
                   "allergies/adverse reactions", "adverse reactions", "allergies / intolerances"),
 }
-# Headings of a list of medicines the patient no longer takes (a discharge summary's
-# "Medications stopped"): each item under one is read as stopped, kept as history.
-_STOPPED_LISTS = ("medications stopped", "medication stopped", "stopped medications", "medications ceased",
-                  "ceased medications", "medications discontinued", "discontinued medications", "medicines stopped",
-                  "stopped medicines", "medications withheld", "withheld medications", "medications suspended")
 _LABEL_OF: dict[str, str] = {}
-for _field, _spellings in {**_LABELS, "medications": _LABELS["medications"] + _STOPPED_LISTS}.items():
+for _field, _spellings in _LABELS.items():
     for _spelling in _spellings:
         _LABEL_OF.setdefault(norm_label(_spelling), _field)
-_STOPPED_LIST_LABELS = frozenset(norm_label(s) for s in _STOPPED_LISTS)
+
+# A list's heading read by meaning, as a discharge summary words it ("Principal
+# diagnosis", "Diagnoses this admission", "Medicines on discharge", "Medications
+# stopped during this admission"): a word naming the list, the rest words that only
+# say which part of the stay it covers; a stopping word says every item is stopped.
+_LIST_HEADS = {
+    "medications": frozenset({"medications", "medication", "medicines", "medicine", "meds", "drugs"}),
+    "problems": frozenset({"diagnoses", "diagnosis", "problems", "comorbidities", "co-morbidities",
+                           "comorbid", "conditions"}),
+}
+_HEADING_FILLER = frozenset("""
+this that the a an on at during in of for from to by admission discharge discharged hospital stay list current
+active regular usual ongoing new changed change changes principal primary secondary final other additional main
+working relevant
+""".split())
+_STOPPING = frozenset({"stopped", "ceased", "discontinued", "withheld", "suspended"})
+MAX_HEADING_WORDS = 6
+
+
+def _list_by_meaning(text: str) -> tuple[str, str | None] | None:
+    """(list field, the status of its items or None) of a list heading read by meaning."""
+    said = norm_label(text).replace("/", " ").split()
+    if not 0 < len(said) <= MAX_HEADING_WORDS:
+        return None
+    for field, heads in _LIST_HEADS.items():
+        if any(w in heads for w in said) and all(w in heads or w in _HEADING_FILLER or w in _STOPPING
+                                                 for w in said):
+            stopping = [w for w in said if w in _STOPPING] if field == "medications" else []
+            return field, (stopping[0] if stopping else None)
+    return None
 
 
 # Headings of a letter's other sections: under one, the list above has ended. A
@@ -96,11 +113,10 @@ def names_one_item(label: str) -> bool:
 
 def list_status(label: str) -> str | None:
     """The status every item under a list's label has, as its label words it
-    ("stopped" under "Medications stopped"); None under a list of current ones."""
-    key = norm_label(label)
-    if key not in _STOPPED_LIST_LABELS:
-        return None
-    return next(w for w in key.split() if not w.startswith("medic"))
+    ("stopped" under "Medications stopped during this admission"); None under a list
+    of current ones."""
+    meaning = _list_by_meaning(label)
+    return meaning[1] if meaning else None
 
 
 LIST_FIELDS = ("problems", "medications", "allergies")
@@ -157,6 +173,8 @@ def label_field(text: str) -> str | None:
     exact = _LABEL_OF.get(norm_label(text))
     if exact is not None:
         return exact
+    if (meaning := _list_by_meaning(text)) is not None:
+        return meaning[0]
     if len(text.split()) <= MAX_ALLERGY_LABEL_WORDS and reads_as_label(text):
         meaning = read_label(text)
         if meaning.kind == "allergies" and meaning.owner is None:

@@ -9,6 +9,7 @@ import re
 from extract.values import numbers as V
 from extract.values.identity_labels import VOCABULARY as IDENTITY_VOCABULARY
 from extract.values.labels import read_label, reads_as_label
+from extract.values.lists import MEDICATION_COLUMNS
 
 
 def _norm(text: str) -> str:
@@ -40,10 +41,10 @@ MED_ROLES: dict[str, tuple[str, ...]] = {
     "frequency": ("frequency", "directions", "sig", "how often", "instructions", "schedule"),
     "route": ("route",),
     "start": ("start date", "started", "start", "date started"),
-    # When it was stopped: a row with a stop date is history, not a current medicine.
-    "stop": ("stopped", "stop date", "date stopped", "end date", "end", "ended", "discontinued", "date discontinued",
-             "ceased", "date ceased", "stop"),
-    "status": ("status",),
+    # Whether it is taken now, and when it was stopped: the columns every reader knows
+    # (a row with a stop date is history, not a current medicine), and a sheet's shorter ones.
+    "stop": (*MEDICATION_COLUMNS["stop"], "end", "ended", "stop"),
+    "status": MEDICATION_COLUMNS["status"],
 }
 TEST_PLAN = re.compile(r"test case|pass\s*/\s*fail|expected result|expected value", re.IGNORECASE)
 # Identity label cells by meaning, from the vocabulary every reader shares; account,

@@ -177,3 +177,22 @@ def test_a_later_value_in_the_same_unit_is_the_same_tests_only_when_nothing_else
         ("Creatinine", "168", None), ("Creatinine", "142", "on 01/12/2026"), ("Creatinine", "131", None)]
     assert [m.value for m in lab_values_in("Sodium 139 mmol/L, 4 mmol/L of potassium chloride was added.")] == ["139"]
     assert [m.value for m in lab_values_in("Potassium 5.6 mmol/L, 12 mg/L CRP.")] == ["5.6"]  # another unit
+
+
+def test_list_headings_are_read_by_meaning_and_an_unknown_one_about_stopping_ends_the_current_list():
+    # Written in the review, after the rules: a DOCX transfer summary in other words.
+    from golden.documents import build_spec
+    from extract.formats.office.docx import normalize_docx
+    from extract.referral.extractor import extract_referral
+
+    docx = build_spec({"kind": "docx", "paragraphs": [
+        "Name: Hemi Tautahi    DOB 09/09/1958", "Diagnoses this admission",
+        "Acute kidney injury on chronic kidney disease", "Medicines on discharge", "Amlodipine 5 mg daily - unchanged",
+        "Medicines stopped during this admission", "Cilazapril 2.5 mg daily (because of the AKI)",
+        "Current medications:", "Allopurinol 100 mg daily", "Ceased on the ward", "Ibuprofen 400 mg three times daily",
+        "Plan", "Recheck creatinine in 5 days."]}, {})[0]
+    result = extract_referral(normalize_docx(docx, Limits()), "documents:11")
+    assert _texts(result, "problem") == ["Problem: Acute kidney injury on chronic kidney disease"]
+    status = {f.structured_value["name"]: f.structured_value.get("status") for f in result.facts
+              if f.fact_type == "medication"}
+    assert status == {"Amlodipine": "unchanged", "Cilazapril": "stopped", "Allopurinol": None, "Ibuprofen": "Ceased"}
