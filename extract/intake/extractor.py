@@ -40,7 +40,7 @@ from extract.intake.answers import (
     merge_items, problem_continues, review_reason, split_items,
 )
 from extract.intake.layout import LIST_KINDS, Field, Loose, read_page
-from extract.layout import page_rows, text_of
+from extract.layout import page_rows, segments, text_of
 from extract.values.dates import document_date_order, settle
 from extract.values.vital_readings import read_vital
 
@@ -550,27 +550,23 @@ def _list_items(f: Field, continues) -> list[tuple[list[Word], list[list[Word]] 
     return out
 
 
+# Checklist items side by side stand further apart than this many text heights.
+CHECKLIST_GAP = 2.5
+
+
 def _checklist_items(words: list[Word]) -> list[list[Word]]:
     """A row printing several checklist items side by side, each a label with its tick
     boxes ("Diabetes [ ] Y [X] N      Asthma [X] Y [ ] N"), as one list of words per
-    item; the row whole when it is not such a row. Items stand further apart than the
-    words of one (a gap wider than 2.5 text heights); a label's boxes may too."""
+    item; the row whole when it is not such a row. A label's boxes may stand apart from
+    it as far as the next item does: they join the label before them."""
     if len(words) < 4:
         return [words]
-    height = sorted(w.y1 - w.y0 for w in words)[len(words) // 2]
-    chunks: list[list[Word]] = [[words[0]]]
-    for prev, w in zip(words, words[1:]):
-        if w.x0 - prev.x1 > 2.5 * height:
-            chunks.append([w])
-        else:
-            chunks[-1].append(w)
     items: list[list[Word]] = []
-    for chunk in chunks:
-        boxed = it.starts_with_box([w.text for w in chunk])
-        if boxed and items and it.first_box([w.text for w in items[-1]]) is None:
-            items[-1] += chunk  # the boxes of the label before
+    for part in segments(words, CHECKLIST_GAP):
+        if it.starts_with_box([w.text for w in part]) and items:
+            items[-1] += part
         else:
-            items.append(list(chunk))
+            items.append(list(part))
     answered = [i for i in items if it.question_before_boxes([w.text for w in i])]
     return items if len(items) > 1 and len(answered) == len(items) else [words]
 
