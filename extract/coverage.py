@@ -287,14 +287,33 @@ def _flag_beside_value(piece: _Piece) -> bool:
     return False
 
 
-def _label_words(piece: _Piece) -> list[str]:
-    """The words before the piece's first value: its label or test name."""
+def _label_words(piece: _Piece, until: _Token | None = None) -> list[str]:
+    """The words before the piece's first value (or before ``until``): its label or test name."""
     out = []
     for t in piece.tokens:
-        if t.kind == "value":
+        if t is until or until is None and t.kind == "value":
             break
         out += [w.lower() for w in _WORD.findall(t.text)]
     return out
+
+
+def _test_like(label: list[str], words: str) -> bool:
+    """Whether a piece's label words (``_label_words``) can name a test: a few words,
+    none about administration, identity or an address."""
+    if not label or len(label) > MAX_NAME_WORDS or ADMIN_WORDS.intersection(label) or \
+            ADDRESS_WORDS.intersection(w.lower() for w in words.split()):
+        return False
+    meaning = read_label(" ".join(label))
+    return meaning.kind not in _ADMIN_LABEL_KINDS and meaning.owner is None
+
+
+def _worded_sign(piece: _Piece, worded: _Token) -> str | None:
+    """What shows a result printed as a word is one: a flag at most three tokens after
+    it (past its reference, "Hazy  Clear  Abnormal"), or a lab unit in the piece."""
+    at = piece.tokens.index(worded)
+    if any(t.kind == "flag" for t in piece.tokens[at + 1:at + 4]):
+        return "a flag"
+    return "a unit" if piece.of("unit") else None
 
 
 def _range_without_dash(piece: _Piece, first_unit: int | None) -> None:
@@ -328,6 +347,11 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
             for t in worded:
                 t.kind = "value"
             return f"{named} with a result ({', '.join(t.text for t in worded[:4])})"
+        # Beside a name the vocabulary does not know ("Clarity Hazy ... Abnormal",
+        # "Bacteria Few /hpf"), a flag after the word or a unit in the row makes it one.
+        if worded and (sign := _worded_sign(piece, worded[0])) and _test_like(_label_words(piece, worded[0]), words):
+            worded[0].kind = "value"
+            return f"a test-like name with a result ({worded[0].text}) and {sign}"
         return None
     # A bound printed after the unit is the reference ("eGFR  mL/min/1.73m2  >60" with the
     # result cell empty); before it, the value ("CRP <0.5 mg/L").
@@ -349,11 +373,7 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
     if named:
         return f"{named} with a value ({shown})"
     label = _label_words(piece)
-    if not label or len(label) > MAX_NAME_WORDS or ADMIN_WORDS.intersection(label) or \
-            ADDRESS_WORDS.intersection(w.lower() for w in words.split()):
-        return None
-    meaning = read_label(" ".join(label))
-    if meaning.kind in _ADMIN_LABEL_KINDS or meaning.owner is not None:
+    if not _test_like(label, words):
         return None
     signs = []
     if piece.of("unit") or any(_VALUE_UNIT.match(v.text.strip(_EDGE)) for v in values):

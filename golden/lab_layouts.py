@@ -756,6 +756,39 @@ def _lab_units_in_name(case: LabCase) -> bytes:
     return c.tobytes()
 
 
+def _lab_urine_portal(case: LabCase) -> bytes:
+    """Letter, Times: a patient-portal print of a urinalysis. Component | Your Value |
+    Standard Range | Units | Flag, most values words or dipstick grades ("Pale yellow",
+    "++", "Few", "None seen"), counts per high-power field ("/hpf"), and the flag
+    spelled out at the far right ("Abnormal")."""
+    c = Canvas(font="tiro", size=9.5)
+    p = case.patient
+    c.text(48, 46, case.lab_name, "tibo", 13)
+    c.text(48, 62, "Test results - printed from the patient portal", "tiit", 8.5)
+    c.text(48, 84, f"{first_last(p)}")
+    c.text(250, 84, f"Date of birth {us_date(p.dob)}")
+    c.text(430, 84, f"MRN {p.mrn}")
+    c.text(48, 97, f"Specimen collected {us_date(case.collection_date)} 7:52 AM")
+    c.rule(105, 46, 566)
+    for x, label in ((48, "Component"), (220, "Your Value"), (320, "Standard Range"), (430, "Units"), (500, "Flag")):
+        c.text(x, 120, label, "tibo")
+    y = 138
+    for panel, rows in case.panels:
+        c.text(48, y, panel, "tibo")
+        y += 15
+        for r in rows:
+            c.text(56, y, r.test_name)
+            c.text(220, y, r.value)
+            c.text(320, y, r.reference_range)
+            c.text(430, y, r.unit)
+            c.text(500, y, r.printed_flag)
+            y += 15
+        y += 6
+    c.text(48, y + 8, "A result outside the standard range is not always a problem. Talk to your care team.",
+           "tiit", 8)
+    return c.tobytes()
+
+
 def _lab_ruled_grid(case: LabCase) -> bytes:
     """Letter, small Helvetica: a ruled grid (a box round every cell), values centred
     in their cells: Test | Result | Units | Reference Range | Flag."""
@@ -891,6 +924,7 @@ GEOMETRY_LAB_LAYOUTS: dict[str, Callable[[LabCase], bytes]] = {
     "two_panel_cumulative": _lab_two_panel_cumulative,
     "labelled_parts": _lab_labelled_parts,
     "units_in_name": _lab_units_in_name,
+    "urine_portal": _lab_urine_portal,  # urine words, grades and /hpf counts (issue 23, 2026-12-07)
 }
 
 

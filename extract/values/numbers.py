@@ -98,6 +98,8 @@ def value_bounds(value: str) -> RangeBounds | None:
 
 _UNIT = re.compile(
     r"^(?:%|(?:x\s?)?10[\^E*]?\d+/[A-Za-z\u00b5\u03bc{}]+|"
+    # A count per field or volume: "/HPF", "/LPF" under a urine microscope, "/uL".
+    r"/[A-Za-z\u00b5\u03bc]{2,}[A-Za-z0-9.]*|"
     r"[A-Za-z\u00b5\u03bc\u00b0{][A-Za-z0-9\u00b5\u03bc\u00b0/%.^*\-{}\[\]]*(?:/[A-Za-z0-9\u00b5\u03bc.^{}]+)*)$"
 )
 _NOT_UNITS = frozenset({"h", "l", "hh", "ll", "a", "aa", "n", "high", "low", "abn", "abnormal", "critical",
@@ -138,10 +140,15 @@ QUALITATIVE_VALUES = frozenset(
     """negative positive pos neg reactive non-reactive nonreactive detected not-detected
     none trace small moderate large clear cloudy hazy turbid yellow amber straw colorless
     present absent equivocal indeterminate inconclusive isolated borderline normal
-    abnormal""".split()
+    abnormal few rare occasional many numerous""".split()
 )
+# A dipstick's grade: "1+" to "4+", or "+" to "++++".
+_GRADE = re.compile(r"[1-4]\+|\+{1,4}")
 _QUALITATIVE_PHRASES = frozenset({"not detected", "none detected", "not isolated", "non reactive", "no growth",
-                                  "within normal limits", "presumptive positive"})
+                                  "within normal limits", "presumptive positive", "none seen", "colourless"})
+# A urine's colour with its shade: "Dark yellow", "Pale straw" (a bare "red" is left out:
+# it starts too many test names, "Red cell count").
+_SHADE = re.compile(r"(?:dark|light|pale|deep)\s+(?:yellow|amber|straw|orange|red|brown)")
 
 
 # A cell or field that holds no value ("n/a", "-", "??", "see note"): nothing to read.
@@ -166,9 +173,11 @@ def not_resulted(text: str) -> bool:
 
 
 def is_qualitative(text: str) -> bool:
-    """A result printed as a word: Negative, Not detected, Trace, Yellow, Abnormal..."""
+    """A result printed as a word or a grade: Negative, Not detected, Trace, Yellow,
+    Many, Abnormal, 2+..."""
     t = normalize_ws(text or "").lower()
-    return t in QUALITATIVE_VALUES or t in _QUALITATIVE_PHRASES
+    return (t in QUALITATIVE_VALUES or t in _QUALITATIVE_PHRASES or bool(_GRADE.fullmatch(t))
+            or bool(_SHADE.fullmatch(t)))
 
 
 # ---------------------------------------------------------------------------- confidence

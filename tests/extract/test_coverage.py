@@ -96,6 +96,18 @@ def test_an_unknown_test_counts_with_a_unit_a_range_or_a_flag_but_not_bare():
                                                       "Lactoferrin 12 0 - 7.2"]
 
 
+def test_a_result_printed_as_a_word_counts_beside_an_unknown_name_with_a_flag_or_a_unit():
+    p = page([[(40, "Clarity"), (200, "Hazy"), (280, "Clear"), (360, "Abnormal")],
+              [(40, "Bacteria"), (200, "Few"), (280, "None seen"), (360, "/hpf")],
+              [(40, "Casts"), (200, "Rare"), (280, "/lpf")],
+              [(40, "Smoker"), (200, "Negative")],
+              [(40, "Appearance of the wound"), (200, "clear")]])
+    assert texts(unread_content(content(p), [])) == ["Clarity Hazy Clear Abnormal", "Bacteria Few None seen /hpf",
+                                                      "Casts Rare /lpf"]
+    read = [fact_for(p, "Clarity Hazy Clear Abnormal"), fact_for(p, "Bacteria Few None seen /hpf")]
+    assert texts(unread_content(content(p), read)) == ["Casts Rare /lpf"]
+
+
 def test_results_written_in_a_sentence_are_found_and_targets_are_not():
     p = page([[(40, "On review her ferritin was 8 ug/L and the platelet count 512 x10^9/L.")],
               [(40, "We aim for a haemoglobin above 115 g/L and an HbA1c under 7%.")]])

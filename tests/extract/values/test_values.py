@@ -361,6 +361,9 @@ def test_derive_flag_none_when_not_comparable(value, rng):
     ("mg/dL", True), ("%", True), ("x10E3/uL", True), ("10^3/uL", True), ("mL/min/1.73m2", True),
     ("fL", True), ("mmol/L", True), ("IU/L", True),
     ("H", False), ("Negative", False), ("Springfield", False), ("Suite", False), ("65-99", False),
+    # Counts per microscope field or volume open with the slash.
+    ("/hpf", True), ("/HPF", True), ("/LPF", True), ("/uL", True),
+    ("/2", False), ("/S", False), ("/", False),
 ])
 def test_looks_like_unit(token, is_unit):
     assert V.looks_like_unit(token) is is_unit
@@ -505,6 +508,17 @@ def test_flag_words_beside_a_value_are_a_narrower_set():
         assert not tr.is_flag_word(code)
     for code in ("H", "HH", "AA", "CRIT", "!!", "*", "Abnormal", "critical low"):
         assert tr.is_flag_word(code)
+
+
+@pytest.mark.parametrize("text", ["1+", "4+", "+", "+++", "Few", "rare", "Many", "None seen", "Dark yellow",
+                                  "pale straw", "Colourless"])
+def test_urine_grades_counts_and_shades_are_results_printed_as_words(text):
+    assert V.is_qualitative(text)
+
+
+@pytest.mark.parametrize("text", ["5+", "2", "+++++", "Red", "Red cell count", "dark", "few days"])
+def test_what_is_no_urine_word(text):
+    assert not V.is_qualitative(text)
 
 
 def test_units_and_qualitative_words():
