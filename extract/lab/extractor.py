@@ -49,6 +49,7 @@ from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import DateMatch, document_date_order, find_date, numeric_date_order, settle
 from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
+from extract.values.ranges import printed_as_range
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
     RowResult, dotted_result, has_result_label, is_comment, is_name_alone, is_note, labelled_result, line_result,
@@ -467,6 +468,9 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         if V.not_resulted(reading.value or ""):
             reason = f"the report gives no result for this test: it says {reading.value!r}"
             text = f"{name}: no result ({reading.value})"
+        elif printed_as_range(reading.value or ""):
+            reason = f"the result is printed as a range ({reading.value}), not as one value: a person reads it"
+            text = f"{name}: {reading.value} (printed as a range)"
         elif tr.garbled_number(reading.value):
             reason = f"the value {reading.value!r} reads as a number with letters in it (an OCR misread?): not guessed"
         return FactProposal(

@@ -49,6 +49,14 @@ def parse_range(text: str) -> RangeBounds | None:
     return comparator_bound(m[1], m[2]) if m else None
 
 
+def printed_as_range(text: str) -> bool:
+    """A cell that prints two numbers as a span ("10-20", "3 - 5"): a count a microscope
+    gives per field, or a reference range standing where a value should be."""
+    t = normalize_ws(text or "")
+    m = _RANGE_NUMBERS.fullmatch(t)
+    return bool(m) and to_float(m[1]) <= to_float(m[2])
+
+
 _RANGE_CORE = re.compile(
     rf"^(?P<range>(?:{COMPARATOR})\s*(?:{NUMBER})|(?:{NUMBER})\s*(?:-|\u2013|\u2014|to)\s*(?:{NUMBER}))"
     r"(?:\s+(?P<unit>\S+))?$",

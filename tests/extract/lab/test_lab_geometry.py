@@ -115,6 +115,22 @@ def test_a_cell_saying_no_result_was_given_is_held_as_no_result_not_as_a_misread
     assert len(result.facts) == 6
 
 
+def test_a_count_printed_as_a_range_is_held_as_a_range_not_as_a_misread():
+    # A urine microscopy written after the rule: counts per high-power field as spans.
+    _, result = _extract(
+        [("Test", 40), ("Result", 200), ("Units", 300), ("Reference", 380)],
+        [("RBC", 40), ("10-20", 200), ("/HPF", 300), ("0-2", 380)],
+        [("Casts", 40), ("3 - 5", 200), ("/LPF", 300), ("0-2", 380)],
+        [("WBC", 40), ("8", 200), ("/HPF", 300), ("0-5", 380)],
+    )
+    held = {f.structured_value["test_name"]: f for f in result.facts if f.wants_review}
+    assert set(held) == {"RBC", "Casts"}
+    assert all("printed as a range" in f.review_reason and "could not be read" not in f.review_reason
+               for f in held.values())
+    wbc = next(f for f in result.facts if f.structured_value["test_name"] == "WBC")
+    assert wbc.structured_value["unit"] == "/HPF" and wbc.structured_value["abnormal_flag"] == "high"
+
+
 def _potassium_by_date(*rows) -> list:
     """A cumulative page of these rows over a Potassium row (4.9, 6.3): its facts."""
     page = _page([*rows, [("Potassium", 40), ("4.9", 160), ("6.3", 240), ("mmol/L", 400)]])
