@@ -44,7 +44,7 @@ from extract.formats.office.docx import ENGINE
 from extract.layout import OCR_TRUSTED_CONF
 from extract.values.labels import read_label
 from extract.values.lists import parse_medication
-from extract.referral.facts import INFERRED, Ctx, Found, emit
+from extract.referral.facts import INFERRED, SENTENCE_REASON, Ctx, Found, emit
 from extract.referral.labels import (
     CLOSING, DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, MRN_INLINE, NOBODY, NOT_SIGNER,
     SALUTATION, is_other_heading, label_field, list_status, names_one_item, norm_label,
@@ -68,6 +68,7 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
     found = _from_paragraphs(content) + _from_tables(content, skip=result_tables) + results
     for item in [i for i in found if i.how not in INFERRED] + [i for i in found if i.how in INFERRED]:
         emit(ctx, item)
+    _drop_problems_told_again(ctx)
     _hold_doubtful_ocr(ctx)
     if not ctx.facts and not ctx.identifiers:
         ctx.warnings.append(ExtractionWarning(
@@ -77,6 +78,21 @@ def extract_referral(content: NormalizedContent, source_id: str) -> ExtractionRe
         ))
     return ExtractionResult(doc_type=DocType.REFERRAL_DOCX, facts=ctx.facts, identifiers=ctx.identifiers,
                             warnings=ctx.warnings, engine=content.engine if content.source_kind != "docx" else ENGINE)
+
+
+def _drop_problems_told_again(ctx: Ctx) -> None:
+    """A condition a sentence names that the letter also lists ("4. Hypercholesterolemia:
+    the patient was put on Zocor" in the hospital course, "Hypercholesterolemia" among the
+    discharge diagnoses) adds nothing to the list's reading: it is not held for review a
+    second time. A sentence that tells something else of it (negated, someone else's:
+    a document fact) stays."""
+    def name(fact) -> str:
+        return " ".join(str((fact.structured_value or {}).get("description") or "").lower().split())
+
+    listed = {name(f) for f in ctx.facts if f.fact_type == "problem" and SENTENCE_REASON not in (f.review_reason or "")}
+    ctx.facts = [f for f in ctx.facts
+                 if not (f.fact_type == "problem" and f.wants_review and not f.document_fact_only
+                         and SENTENCE_REASON in (f.review_reason or "") and name(f) in listed)]
 
 
 def _hold_doubtful_ocr(ctx: Ctx) -> None:

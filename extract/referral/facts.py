@@ -93,7 +93,7 @@ def emit(ctx: Ctx, item: Found) -> None:
             return
         items = [item.value] if item.whole else phrases.split_items(item.value, commas=item.field != "medications")
         for text in items:
-            told = medications_in(text) if item.field == "medications" and not _with_status(text) else []
+            told = medications_in(text, listed=True) if item.field == "medications" and not _with_status(text) else []
             if len(told) > 1 or (told and len(phrases.parse_medication(text)["name"].split()) > MAX_NAME_WORDS):
                 # "She takes warfarin 5 mg daily and metformin 500 mg bd": one item per drug, as told
                 for m in told:

@@ -43,8 +43,11 @@ amoxicillin co-amoxiclav flucloxacillin penicillin doxycycline clarithromycin az
 trimethoprim nitrofurantoin cefalexin ciprofloxacin metronidazole
 apixaban rivaroxaban edoxaban dabigatran heparin enoxaparin dalteparin warfarin acenocoumarol
 empagliflozin dapagliflozin canagliflozin sitagliptin linagliptin semaglutide liraglutide dulaglutide
-pioglitazone nitrofurantoin beclometasone budesonide fluticasone montelukast ipratropium formoterol
+pioglitazone nitrofurantoin beclometasone budesonide fluticasone montelukast ipratropium formoterol vit
 """.split())
+# The letter (and number) that names a vitamin after its word: "Vitamin D3", "vit B12".
+_VITAMIN = frozenset({"vitamin", "vit"})
+_VITAMIN_LETTER = re.compile(r"[A-K]\d{0,2}|[a-k]\d{1,2}")
 # Words that go with a drug's name ("insulin glargine", "isosorbide mononitrate").
 NAME_PARTS = frozenset("""
 glargine detemir degludec aspart lispro isophane mononitrate dinitrate sodium potassium calcium succinate
@@ -110,8 +113,9 @@ def _names(sentence: str, cued: bool) -> list[Span]:
         start, end = m.start(), m.end()
         if not known and word.lower() in NAME_PARTS and i > 0 and not sentence[words[i - 1].end(): start].strip():
             start = words[i - 1].start()  # "alendronic acid 70 mg": the part names the drug with the word before
-        if i + 1 < len(words) and words[i + 1].group(0).lower() in NAME_PARTS \
-                and not sentence[m.end(): words[i + 1].start()].strip():
+        if i + 1 < len(words) and not sentence[m.end(): words[i + 1].start()].strip() and (
+                words[i + 1].group(0).lower() in NAME_PARTS
+                or word.lower() in _VITAMIN and _VITAMIN_LETTER.fullmatch(words[i + 1].group(0))):
             end = words[i + 1].end()
         if out and out[-1].end >= start:
             continue
@@ -119,10 +123,13 @@ def _names(sentence: str, cued: bool) -> list[Span]:
     return out
 
 
-def medications_in(sentence: str, exclude: list[tuple[int, int]] = ()) -> list[MedicationMention]:
+def medications_in(sentence: str, exclude: list[tuple[int, int]] = (), *,
+                   listed: bool = False) -> list[MedicationMention]:
     """Every medication the sentence tells of, in order; names inside ``exclude`` (an
-    allergy's substance: "penicillin gave her a rash") are not medications."""
-    cued = bool(MEDICATION_CUES.search(sentence))
+    allergy's substance: "penicillin gave her a rash") are not medications. ``listed``:
+    the text is a medicines list's ("Meds: ... glipizide 5mg qAM, ASA 81mg daily"), whose
+    label speaks of taking them as a cue word would."""
+    cued = listed or bool(MEDICATION_CUES.search(sentence))
     names = [n for n in _names(sentence, cued) if not any(n.start < e and s < n.end for s, e in exclude)]
     out: list[MedicationMention] = []
     for k, name in enumerate(names):

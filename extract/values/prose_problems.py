@@ -47,6 +47,10 @@ noticed experienced developed become been seen tried taken lost gained two three
 been difficulty trouble problems care
 """.split())
 MAX_PROBLEM_WORDS = 6
+# An item that only says how a condition stands ("a history of hypertension for 15 years,
+# untreated"): the condition's state, not another condition.
+_STATE_ONLY = re.compile(r"(?:(?:well|poorly|partially|not)[- ])?(?:un)?(?:treated|controlled)|stable|resolved|"
+                         r"improving|worsening|ongoing|active|inactive|in remission", re.I)
 
 # "She has atrial fibrillation": after a plain "has", only the items that open with a
 # condition the workbench knows by name (``named_condition_at``) are conditions.
@@ -72,6 +76,13 @@ nurse nurses clinic clinics team service services specialist specialists appoint
 leaflet plan pack diary monitor meter programme program educator group
 """.split())
 
+# An assessment and plan numbered by problem: each item opens with the condition it is
+# about, then what is to be done ("2. HTN, not at goal - increase lisinopril", "3) Obesity:
+# dietitian referral"). Only an opening that is a condition the workbench knows by name,
+# whole, counts: "1. Diabetes education booked" and "2. Asthma inhaler technique" are none.
+_NUMBERED_ITEM = re.compile(r"^\s*\(?\d{1,2}[.)]\s+")
+_ITEM_HEAD_END = re.compile(r"\s*[,:;(]|\s+[-\u2013\u2014]\s|\.?\s*$|\.\s")
+
 _CUE = re.compile(r"\b(?:" + "|".join(PROBLEM_CUES) + r")\s*", re.I)
 _HAS = re.compile(rf"\b{HAS_CUE}", re.I)
 _AGED_WITH = re.compile(rf"\b{AGED_WITH_CUE}", re.I)
@@ -85,8 +96,9 @@ class ProblemMention:
 
 
 def problems_in(sentence: str) -> list[ProblemMention]:
-    """Every condition the sentence lists after a cue, in order."""
-    out: list[ProblemMention] = []
+    """Every condition the sentence lists after a cue, or opens a numbered item with
+    (``_numbered_head``), in order."""
+    out: list[ProblemMention] = [head] if (head := _numbered_head(sentence)) else []
     # (cue, only named conditions count, the cue names the person itself)
     cues = [(cue, False, True) for cue in _CUE.finditer(sentence)]
     cues += [(cue, True, False) for cue in _HAS.finditer(sentence)]
@@ -99,7 +111,8 @@ def problems_in(sentence: str) -> list[ProblemMention]:
         end = stop.start() if stop else len(sentence)
         for item in clause_items(sentence, cue.end(), end, max_words=MAX_PROBLEM_WORDS):
             first = item.text.split()[0].lower().strip(",.:")
-            if first in NOT_A_PROBLEM or not re.match(r"[A-Za-z]", item.text):
+            if first in NOT_A_PROBLEM or not re.match(r"[A-Za-z]", item.text) \
+                    or _STATE_ONLY.fullmatch(item.text.strip(" .,;:")):
                 continue
             if named_only and not (named_condition_at(sentence, item.start)
                                    and (names_person or _a_person_has(sentence, cue.start()))
@@ -109,6 +122,16 @@ def problems_in(sentence: str) -> list[ProblemMention]:
                 continue  # "He has a background of IHD and gout": read once, whichever cue reaches it first
             out.append(ProblemMention(item, Span(cue.group(0).strip(), cue.start(), cue.end())))
     return sorted(out, key=lambda p: p.description.start)
+
+
+def _numbered_head(sentence: str) -> ProblemMention | None:
+    """The condition a numbered assessment item opens with, its number as the cue."""
+    number = _NUMBERED_ITEM.match(sentence)
+    named = _named_conditions().match(sentence, number.end()) if number else None
+    if named is None or not _ITEM_HEAD_END.match(sentence, named.end()):
+        return None
+    return ProblemMention(Span(named.group(0), named.start(), named.end()),
+                          Span(number.group(0).strip(), number.start(), number.end()))
 
 
 def _a_person_has(sentence: str, at: int) -> bool:

@@ -25,11 +25,18 @@ _SENTENCE_END = re.compile(r"(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b[Mm]s)(?<!\b[Dd]r)(?
                            r"[.!?](?=\s+[A-Z(\"'\u2018\u201c]|\s*$)")
 
 
+# A list item's number ("1. T2DM, uncontrolled - ...", "(2) Gout"): it opens its sentence.
+_ITEM_NUMBER = re.compile(r"\s*\(?\d{1,2}[.)]")
+
+
 def sentences(text: str) -> list[Span]:
-    """The sentences of a paragraph, with offsets ("Mr." and "Dr." do not end one)."""
+    """The sentences of a paragraph, with offsets ("Mr." and "Dr." do not end one, nor
+    does a numbered item's "1.")."""
     out, start = [], 0
     for m in _SENTENCE_END.finditer(text):
         end = m.end()
+        if _ITEM_NUMBER.fullmatch(text, start, end):
+            continue
         if text[start:end].strip():
             out.append(strip_span(text, start, end))
         start = end

@@ -54,3 +54,21 @@ def test_the_mention_is_quoted_as_printed():
     (m,) = medications_in(sentence)
     assert m.mention.text == "Metoprolol succinate 47.5 mg by mouth daily"
     assert sentence[m.mention.start:m.mention.end] == m.mention.text
+
+
+def test_a_medicines_lists_label_cues_every_name_printed_before_a_dose():
+    # The list's text without its "Current meds:" label, as the letter reader hands it over.
+    listed = "Synthroid 100 mcg daily, Eliquis 5mg BID, metoprolol succinate 50mg daily, Vit D3 2000 IU qAM"
+    assert [m.name.text for m in medications_in(listed)] == ["metoprolol succinate", "Vit D3"]  # known names only
+    read = medications_in(listed, listed=True)
+    assert [m.name.text for m in read] == ["Synthroid", "Eliquis", "metoprolol succinate", "Vit D3"]
+    assert [(m.dose, m.frequency) for m in read][:2] == [("100 mcg", "daily"), ("5mg", "BID")]
+
+
+@pytest.mark.parametrize("sentence, name", [
+    ("She takes Vitamin D3 1000 IU daily", "Vitamin D3"),
+    ("He is on vitamin b12 1000 mcg daily", "vitamin b12"),
+    ("She takes vitamin a lot of the time", "vitamin"),  # "a" is an article, not vitamin A
+])
+def test_a_vitamin_keeps_its_letter(sentence, name):
+    assert [m.name.text for m in medications_in(sentence)][:1] == [name]

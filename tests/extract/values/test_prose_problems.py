@@ -79,3 +79,35 @@ def test_a_negated_history_is_read_for_the_context_policy_to_judge():
     # "no history of" is a negation trigger of the context policy; the reader only finds the words.
     sentence = "There is no past history of epilepsy or head injury."
     assert told(sentence) == ["epilepsy", "head injury"]
+
+
+# Numbered assessment items, in phrasings written after the rule.
+@pytest.mark.parametrize("sentence, expected", [
+    ("1) Hypothyroidism - TSH today; continue levothyroxine.", ["Hypothyroidism"]),
+    ("2. CHF: euvolemic on exam, continue furosemide.", ["CHF"]),
+    ("3. Type 1 diabetes mellitus, pump settings reviewed.", ["Type 1 diabetes mellitus"]),
+    ("(4) Hypercholesterolaemia - diet only", ["Hypercholesterolaemia"]),
+    ("10. GERD", ["GERD"]),
+])
+def test_a_numbered_assessment_item_opens_with_its_problem(sentence, expected):
+    assert [p.description.text for p in problems_in(sentence)] == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "1. Diabetes education booked with the practice nurse.",
+    "2) Asthma action plan given.",
+    "3. Metformin 500 mg twice daily.",
+    "4. htn follow-up in clinic",  # an abbreviation counts only in capitals
+    "Page 2. Hypertension clinic address",
+])
+def test_a_numbered_item_about_something_else_names_no_problem(sentence):
+    assert problems_in(sentence) == []
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("She has a history of asthma since childhood, poorly controlled.", ["asthma"]),
+    ("PMH: epilepsy, in remission, and psoriasis", ["epilepsy", "psoriasis"]),
+    ("Background of stable angina and untreated hypertension.", ["stable angina", "untreated hypertension"]),
+])
+def test_a_state_after_a_condition_is_no_condition_of_its_own(sentence, expected):
+    assert [p.description.text for p in problems_in(sentence)] == expected
