@@ -23,6 +23,7 @@ from streamlit.errors import StreamlitAPIException
 
 from domain.errors import WorkbenchError
 from domain.policy.access.permissions import Permission
+from domain.policy.facts.chart_row_checks import approval_refusal
 from domain.policy.facts.review_rules import (KEEP_BOTH, KEEP_CHART, MIN_OVERRIDE_REASON, REPLACE, RESOLUTIONS,
                                              approval_needs_reason)
 from core.services.admin.access_audit import VIEW_DOCUMENT
@@ -307,10 +308,15 @@ def finding_decision(item: dict, fact: dict, box: dict | None, controls=None) ->
         decided = conflict_choice(fid, reason)
         if decided:
             return True
+    # A row that prints no single value ("haemolysed", "10-20") is corrected or kept, never approved as it is.
+    refusal = approval_refusal(fact["fact_type"], fact.get("structured_value") or {})
+    if refusal:
+        st.caption(md_text(refusal))
     c1, c2 = st.columns(2)
     if not item["conflict"]:
-        c1.button("Approve", key=f"af-{fid}", shortcut=shortcut("approve"), type="primary",
-                  help="Adds the finding to the chart.", width="stretch", on_click=decide_now, args=("approve", fid))
+        c1.button("Approve", key=f"af-{fid}", shortcut=shortcut("approve"), type="primary", disabled=bool(refusal),
+                  help=refusal or "Adds the finding to the chart.", width="stretch", on_click=decide_now,
+                  args=("approve", fid))
     c2.button("Reject", key=f"rf-{fid}", shortcut=shortcut("reject"), width="stretch", on_click=decide_now,
               args=("reject", fid))
     c3, c4 = st.columns(2)

@@ -42,6 +42,7 @@ from domain.models import (
     Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
     IdentityCandidate, LabResultValue,
 )
+from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.analytes import canonical_analyte
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
@@ -465,17 +466,21 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
                                reference_range=reading.reference_range, collection_date=date)
         reason = "the row looks like a lab result but its value could not be read"
         text = f"{name}: result value unreadable ({reading.value!r})"
+        # What the chart is told when a person approves the row as it is: no value to write.
+        problem = f"its value could not be read ({reading.value!r})"
         if V.not_resulted(reading.value or ""):
             reason = f"the report gives no result for this test: it says {reading.value!r}"
             text = f"{name}: no result ({reading.value})"
+            problem = f"the report gives no result for this test ({reading.value})"
         elif printed_as_range(reading.value or ""):
             reason = f"the result is printed as a range ({reading.value}), not as one value: a person reads it"
             text = f"{name}: {reading.value} (printed as a range)"
+            problem = f"the result is printed as a range ({reading.value})"
         elif tr.garbled_number(reading.value):
             reason = f"the value {reading.value!r} reads as a number with letters in it (an OCR misread?): not guessed"
         return FactProposal(
             fact_type="lab_result", fact_text=text,
-            structured_value=value.model_dump(), citation=citation,
+            structured_value={**value.model_dump(), VALUE_PROBLEM: problem}, citation=citation,
             confidence=_confidence(r, date is not None, "unknown", False),
             wants_review=True, review_reason="; ".join([reason, *r.doubts, *name_doubts]),
         )

@@ -440,3 +440,24 @@ def test_the_queue_list_follows_each_key_and_each_decision(seeded):
     assert decided[:90] not in list(after["Item"]) and len(after) == len(before) - 1  # the decided row left
     assert shown_count(at).startswith(f"**{len(after)} of ")  # the count line agrees with the list
     assert list(after["Open"]).index("▶") == min(1, len(after) - 1)  # the next item opened at the same place
+
+
+def test_a_row_printing_no_value_offers_correct_or_keep_not_approve(app_env):
+    from golden.fixtures import Patient
+    from tests.support.file_builders import placed_text_pdf
+
+    person = Patient(first="Ines", last="Carvalho", dob="1949-02-17", mrn="PH-330271", sex="F")
+    rows = [(50, 50, "Portside Pathology", 12, "hebo"),
+            (50, 72, f"Patient: CARVALHO, Ines   Born: 17-Feb-1949   MRN: {person.mrn}"),
+            (50, 86, "Specimen collected: 30-Nov-2026")]
+    rows += [(x, 110, h, 10, "hebo") for x, h in ((50, "Analyte"), (200, "Result"), (280, "Units"), (360, "Range"))]
+    rows += [(x, 126, c) for x, c in zip((50, 200, 280, 360), ("Potassium", "haemolysed", "mmol/L", "3.5-5.3"))]
+    rows += [(x, 140, c) for x, c in zip((50, 200, 280, 360), ("Urea", "6.1", "mmol/L", "2.5-7.8"))]
+    patient = chart_patient(app_env, person)
+    ingest(app_env, patient, placed_text_pdf(rows), "lab_pdf", "renal.pdf")
+    at = open_queue(patient["id"])
+    assert "Potassium: no result" in current_title(at)
+    approve = button(at, "Approve")
+    assert approve.disabled
+    assert any("prints no single result value" in c.value for c in at.caption)
+    assert not button(at, "Correct").disabled and not button(at, "Keep out of the chart").disabled

@@ -13,6 +13,7 @@ from typing import Any
 
 from domain.errors import BadInput
 from domain.models import BoundingBox
+from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
 from domain.policy.facts.critical_limits import after_correction
 from domain.policy.facts.review_rules import (KEEP_BOTH, REPLACE, corrected_lab_problem, correction_changes, lab_text,
@@ -62,6 +63,8 @@ def correct_fact(wb: Workbench, fact_id: int, *, by: str, value: str | None = No
         if "test_name" in changes and old.get("loinc"):
             changes["loinc"] = None  # the code named the old test: the new name is looked up afresh
         new = {**old, **changes}
+        if "value" in changes:
+            new.pop(VALUE_PROBLEM, None)  # a person gave the value the reader could not
         if fact.fact_type == "lab_result" and (problem := corrected_lab_problem(new, changes)):
             raise BadInput(f"The correction was not saved and the finding stays in review: {problem}.",
                            code="correction_needs_review")

@@ -15,6 +15,7 @@ from domain.errors import BadInput, NotFound
 from domain.models import Certainty, IdentityStatus
 from domain.policy.access.permissions import Permission
 from domain.policy.identity.gate import IdentityOutcome, combine_parts
+from domain.policy.facts.chart_row_checks import approval_refusal
 from domain.policy.facts.review_rules import (CONFLICT, KEEP_CHART, MIN_OVERRIDE_REASON, REPLACE,
                                              already_decided_message, approval_needs_reason, check_resolution,
                                              closing_decision, may_replace_in_bulk, queue_reason, reason_long_enough,
@@ -287,6 +288,8 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
         if approve and fact is not None and acknowledge_only(fact.fact_type):
             return _acknowledge(cur, fact_id, by=by, reason=reason)
         fact, document, status = decidable_fact(cur, fact_id, approving=approve)
+        if approve and (refusal := approval_refusal(fact.fact_type, fact.structured_value or {})):
+            raise BadInput(refusal, code="no_value_to_chart")
         before = fact_state(fact)
         state = snapshot(cur, fact.patient_id, fact.id)
         if approve:
@@ -379,6 +382,9 @@ def approval_preview(wb: Workbench, fact_ids: list[int]) -> dict[str, Any]:
                     fact, document, status = decidable_fact(cur, fact_id, approving=True)
                 except (BadInput, NotFound) as exc:
                     out["refused"].append({"fact_id": fact_id, "error": exc.message})
+                    continue
+                if refusal := approval_refusal(fact.fact_type, fact.structured_value or {}):
+                    out["refused"].append({"fact_id": fact_id, "error": refusal})
                     continue
                 bulk_ok = may_replace_in_bulk(fact.review_reason, fact.certainty)
                 promotions_repo.close_pending_reviews(cur, fact_id, "approved")

@@ -14,6 +14,10 @@ from typing import Any
 
 from domain.policy.facts.chart_rules import CHART_DESTINATIONS
 
+# The key a reader sets on a lab result whose value cell holds no single value ("haemolysed",
+# "10-20", an unreadable scrawl): the row is held for review, and approving it as it is
+# writes nothing to the chart. A person's corrected value takes the key away.
+VALUE_PROBLEM = "value_problem"
 # Columns a chart row cannot be without (NOT NULL), beyond its subject (the first column).
 _REQUIRED = {"lab_result": ("value",), "vital_sign": ("value",)}
 # Columns stored as a calendar date (YYYY-MM-DD).
@@ -24,6 +28,8 @@ def chart_row_problem(fact_type: str, value: dict[str, Any]) -> str | None:
     """Why ``value`` cannot be written as a row of ``fact_type``'s chart table, or None."""
     if fact_type not in CHART_DESTINATIONS:
         return None
+    if fact_type == "lab_result" and value.get(VALUE_PROBLEM):
+        return f"no single result value to write: {value[VALUE_PROBLEM]}"
     _, columns = CHART_DESTINATIONS[fact_type]
     for column in (columns[0], *_REQUIRED.get(fact_type, ())):
         if value.get(column) is None:  # a NOT NULL column (an empty subject is not promotable before this)
@@ -39,4 +45,13 @@ def chart_row_problem(fact_type: str, value: dict[str, Any]) -> str | None:
                 date.fromisoformat(str(v).strip())
             except ValueError:
                 return f"{column.replace('_', ' ')} {str(v)!r} is not a calendar date (YYYY-MM-DD)"
+    return None
+
+
+def approval_refusal(fact_type: str, value: dict[str, Any]) -> str | None:
+    """Why a person's approval of the finding as it is would put nothing in the chart,
+    said before anything is decided (so the finding stays open for a correction), or None."""
+    if fact_type == "lab_result" and value.get(VALUE_PROBLEM):
+        return (f"This row prints no single result value: {value[VALUE_PROBLEM]}. Correct it with the value, "
+                "or keep it with its document.")
     return None
