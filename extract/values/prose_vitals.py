@@ -26,6 +26,9 @@ from extract.values.vital_readings import VitalReading, read_vital
 
 # Labels of the policy's table that are everyday words or letters in running text.
 NOT_IN_PROSE = frozenset({"t", "sat", "resp", "resp.", "temp.", "wt.", "ht.", "b.p", "b.p."})
+# Of those, labels a clinic note prints among its vitals that count only when their
+# reading prints its unit ("T 98.4F", "T 37.2 C"; a bare "T 4" is no temperature).
+WITH_UNIT_ONLY = frozenset({"T"})
 MAX_LABEL_WORDS = 3
 MAX_UNIT_WORDS = 3
 
@@ -48,6 +51,8 @@ def _sign_at(tokens: list[re.Match], i: int, sentence: str) -> tuple[int, str]:
     """(how many tokens from ``i`` name a vital sign, its kind), longest first; (0, "")."""
     for n in range(min(MAX_LABEL_WORDS, len(tokens) - i), 0, -1):
         printed = sentence[tokens[i].start(): tokens[i + n - 1].end()].rstrip(":=")
+        if printed in WITH_UNIT_ONLY and (found := sign_of_label(printed)) and found[0] in VITAL_SIGNS:
+            return n, found[0]
         if re.search(r"[,;.]\s", printed) or printed.lower() in NOT_IN_PROSE:
             continue
         letters = [c for c in printed if c.isalpha()]
@@ -100,9 +105,11 @@ def vital_values_in(sentence: str) -> list[VitalMention]:
             end = tokens[j + k].start() + len(tokens[j + k].group(0).rstrip("."))
             unit = sentence[tokens[j + 1].start(): end]
         reading = read_vital(kind, f"{m.group(1)} {unit}".strip())
+        start = tokens[i].start()
+        label = sentence[start: tokens[i + n - 1].end()].rstrip(":=")
+        if label in WITH_UNIT_ONLY and not unit:
+            reading = None
         if reading is not None:
-            start = tokens[i].start()
-            label = sentence[start: tokens[i + n - 1].end()].rstrip(":=")
             out.append(VitalMention(Span(sentence[start:end], start, end), label, reading))
         i = j + 1
     return out

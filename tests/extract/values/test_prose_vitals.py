@@ -50,3 +50,13 @@ def test_a_temperature_without_a_unit_is_read_by_its_size_and_says_so():
     (mention,) = vital_values_in("Temperature 37.9 on arrival.")
     assert (mention.reading.value, mention.reading.unit) == ("37.9", "°C")
     assert mention.reading.doubts and "by its size" in mention.reading.doubts[0]
+
+
+@pytest.mark.parametrize("sentence, readings", [
+    ("Vitals: P 64, T 99.1F, R 16", [("T", "99.1", "°F")]),
+    ("Obs stable - RR 20, T 38.4 C, sats 95%", [("RR", "20", "/min"), ("T", "38.4", "°C"), ("sats", "95", "%")]),
+    ("T: 37.0", []),  # a bare "T" with no unit printed is no temperature
+    ("Staged T 3 N 1 on imaging", []),
+])
+def test_a_bare_t_is_a_temperature_only_with_its_unit(sentence, readings):
+    assert [(v.label, v.reading.value, v.reading.unit) for v in vital_values_in(sentence)] == readings
