@@ -42,6 +42,14 @@ WHEN = re.compile(
     r"|(?:on|dated)\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|last (?:week|month|year)|yesterday|today|this morning|"
     r"(?:\d+|two|three|four|a few) (?:days|weeks|months) ago|recently)\b", re.I)
 
+# A sentence that says first when its results were taken: "Labs 11/25/2026: A1c 9.1%, Cr 1.3",
+# "Bloods (02/11/2026): ...", "On 11/25/2026 her A1c was 9.1%". Each result it tells, whose
+# own words say no other time, was taken then (the date as printed).
+_DAY = r"\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}"
+OPENING_WHEN = re.compile(
+    rf"^\s*(?:(?:(?:recent|latest|last)\s+)?(?:labs?|bloods?|blood tests?|results?|investigations?)\s*"
+    rf"\(?\s*(?:from\s+|dated\s+|on\s+)?(?P<a>{_DAY})\s*\)?\s*[:\-\u2013]|on\s+(?P<b>{_DAY})\b)", re.I)
+
 _TOKEN = re.compile(r"[^\s,;()]+")
 _NUMBER_GLUED = re.compile(rf"^(?P<n>{V.NUMBER})(?P<u>%|[a-zA-Z\u00b5/][\w/\u00b5^.]*)?$")
 
@@ -129,6 +137,11 @@ def lab_values_in(sentence: str) -> list[LabMention]:
     """Every result the sentence tells, in order (see the module docstring)."""
     tokens = list(_TOKEN.finditer(sentence))
     out: list[LabMention] = []
+    opening = OPENING_WHEN.match(sentence)
+    told = None
+    if opening:
+        group = "a" if opening.group("a") else "b"
+        told = Span(opening.group(group), opening.start(group), opening.end(group))
     i = 0
     while i < len(tokens):
         n = _name_at(tokens, i, sentence)
@@ -167,7 +180,7 @@ def lab_values_in(sentence: str) -> list[LabMention]:
         when = WHEN.search(sentence, end, end + clause.start()) if clause else None
         start = tokens[i].start()
         out.append(LabMention(Span(sentence[start:end], start, end), name, value, unit, analyte_id,
-                              Span(when.group(0), when.start(), when.end()) if when else None))
+                              Span(when.group(0), when.start(), when.end()) if when else told))
         out += _later_values(sentence, start, end, name, unit, analyte_id)
         i = j + 1
         while i < len(tokens) and tokens[i].start() < out[-1].mention.end:

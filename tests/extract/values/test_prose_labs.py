@@ -25,9 +25,10 @@ def told(sentence: str) -> list[tuple[str, str, str, str | None]]:
     ("Her eGFR has fallen from 41 to 28 mL/min over six months.", [("eGFR", "28", "mL/min", None)]),
     ("Her creatinine rose from 120 to 171 umol/L last week.", [("creatinine", "171", "umol/L", "last week")]),
     # A held-out NZ letter: a date in brackets before the colon is no part of the first name,
-    # and urate is reported in mmol/L there.
+    # and urate is reported in mmol/L there; the date goes with each result (ninth session).
     ("Bloods (02/12/2026): ALP 131 U/L, urate 0.51 mmol/L and TSH 3.2 mIU/L.",
-     [("ALP", "131", "U/L", None), ("urate", "0.51", "mmol/L", None), ("TSH", "3.2", "mIU/L", None)]),
+     [("ALP", "131", "U/L", "02/12/2026"), ("urate", "0.51", "mmol/L", "02/12/2026"),
+      ("TSH", "3.2", "mIU/L", "02/12/2026")]),
 ])
 def test_results_in_a_sentence(sentence, expected):
     assert told(sentence) == expected
@@ -57,3 +58,14 @@ def test_the_mention_is_quoted_as_printed():
     sentence = "Most recently her creatinine was 143 umol/L."
     (m,) = lab_values_in(sentence)
     assert m.mention.text == "creatinine was 143 umol/L" and sentence[m.mention.start:m.mention.end] == m.mention.text
+
+
+@pytest.mark.parametrize("sentence, readings", [
+    ("Bloods 03/12/2026: Hb 98 g/L, MCV 71 fL", [("Hb", "03/12/2026"), ("MCV", "03/12/2026")]),
+    ("Recent labs (10/30/2026) - creatinine 1.6 mg/dL, K 5.4 mmol/L two weeks ago",
+     [("creatinine", "10/30/2026"), ("K", "two weeks ago")]),
+    ("On 02.11.2026 the TSH was 7.2 mIU/L", [("TSH", "02.11.2026")]),
+    ("Labs pending: TSH 7.2 mIU/L", [("TSH", None)]),  # no date said first: none given
+])
+def test_a_date_said_before_the_results_goes_with_each_of_them(sentence, readings):
+    assert [(r.test_name, r.when.text if r.when else None) for r in lab_values_in(sentence)] == readings
