@@ -247,9 +247,38 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
         if m is None:
             continue
         found = _report_date(m, f.value_text[m.start:m.end], "collection date", day_first, both_orders)
+        if found[1] is None and (doubt := _ocr_date_doubt(f, m)):
+            found = (found[0], doubt)
         dates.setdefault(f.row.page.number, found)
         dates.setdefault(0, found)
     return dates
+
+
+# Marks OCR makes of a rule or of a digit it split off ("| 1/27/2026" where "11/27/2026" was printed).
+_STRAY_MARKS = frozenset("|!lI1[](){}/\\")
+
+
+def _ocr_date_doubt(f: LabelledValue, m: DateMatch) -> str | None:
+    """Why a collection date OCR read may be wrong, or None: its words were read below the
+    readers' trust line, or a stray mark stands right before it, where a digit may have
+    been split off (a fax read "11/27/2026" as "| 1/27/2026", both sure). Every result
+    dated by it then goes to a person, whose page shows the date."""
+    if not any(w.conf is not None for w in f.value):
+        return None  # a text layer: the date is as printed
+    # The words the date is made of (not a time or a note printed after it).
+    at, spans = 0, []
+    for w in f.value:
+        spans.append((at, at + len(w.text), w))
+        at += len(w.text) + 1
+    confs = [w.conf for a, b, w in spans if a < m.end and m.start < b and w.conf is not None]
+    printed = f.value_text[m.start:m.end]
+    before = f.value_text[:m.start].replace(" ", "")
+    if before and set(before) <= _STRAY_MARKS:
+        return (f"the collection date was read by OCR as {printed!r} right after a stray mark {before!r}: a digit "
+                "of it may be lost; check the date on the page")
+    if confs and min(confs) < OCR_TRUSTED_CONF:
+        return f"the collection date {printed!r} was read by OCR with low confidence ({min(confs):.2f})"
+    return None
 
 
 def _report_date(m: DateMatch, printed: str, what: str, day_first: bool | None,

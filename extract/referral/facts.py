@@ -96,8 +96,9 @@ def emit(ctx: Ctx, item: Found) -> None:
             told = medications_in(text, listed=True) if item.field == "medications" and not _with_status(text) else []
             if len(told) > 1 or (told and len(phrases.parse_medication(text)["name"].split()) > MAX_NAME_WORDS):
                 # "She takes warfarin 5 mg daily and metformin 500 mg bd": one item per drug, as told
+                why = LIST_LINE_REASON if _one_line_list(text, told) else SENTENCE_REASON
                 for m in told:
-                    _list_item(ctx, item.field, None, item, m.mention.text, sentence=True)
+                    _list_item(ctx, item.field, None, item, m.mention.text, sentence=True, why=why)
                 continue
             _list_item(ctx, item.field, None, item, text)
         return
@@ -320,8 +321,15 @@ def _reads_cleanly(kind: str, parsed: dict) -> bool:
         and not description.rstrip().endswith((".", "?", "!"))
 
 
+def _one_line_list(text: str, told: list) -> bool:
+    """Medicines written one after another on a labelled line ("Meds: lisinopril 20mg
+    daily, metformin 1000mg BID, ..."), nothing between them but commas or "and"."""
+    gaps = [text[a.mention.end:b.mention.start] for a, b in zip(told, told[1:])]
+    return not text[:told[0].mention.start].strip() and all(re.fullmatch(r"[\s,;]*(?:and\s+)?", g) for g in gaps)
+
+
 def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str,
-               told: AllergyMention | None = None, sentence: bool = False) -> None:
+               told: AllergyMention | None = None, sentence: bool = False, why: str | None = None) -> None:
     """One problem, medication or allergy. ``told``: an allergy read out of a sentence
     (its substance and reaction), cited by the whole sentence and held for review:
     a sentence is read less surely than a list."""
@@ -351,7 +359,7 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
             factors.append(0.9)
         if sentence:
             factors.append(0.85)
-            reasons.append(SENTENCE_REASON)
+            reasons.append(why or SENTENCE_REASON)
         fact_type, collection = "medication", "medications"
         summary = " ".join(v for v in (parsed["name"], parsed["dose"], parsed["route"], parsed["frequency"]) if v)
         fact_text = f"Medication: {summary}" + (f" ({_status_words(parsed['status'])})" if parsed.get("status") else "")
@@ -418,6 +426,9 @@ def _exception_reason(status: str) -> str:
 # ---------------------------------------------------------------------------- told in a sentence
 
 SENTENCE_REASON = "read from a sentence of the letter, not a list: check it against the sentence"
+# Medicines written one after another on one line after their label: read apart by their
+# doses, which the line's commas may not match ("... 40mg qhs, ASA 81mg daily").
+LIST_LINE_REASON = "one of several medicines written on one line: check it against the line"
 VITAL_SENTENCE_REASON = ("a reading told in a sentence of the letter: no time of measurement goes with it; "
                          "check the sign, the numbers and the unit against the sentence")
 LAB_SENTENCE_REASON = ("a result told in a sentence of the letter: no reference range or collection date goes "

@@ -400,3 +400,25 @@ def test_a_page_of_another_size_does_not_carry_on_the_table():
     facts = extract_lab(_split_range_pages(2230), "documents:1").facts
     ldl = [f for f in facts if f.structured_value["test_name"].startswith("LDL")]
     assert all(f.wants_review for f in ldl)
+
+
+def _ocr_dated(date_words: list[tuple]) -> list:
+    """Facts of an OCR'd page whose collection date is read as ``date_words``."""
+    page = _page([[("Specimen", 40, 0.95), ("collected", 90, 0.95), *date_words],
+                  [("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
+                  [("Sodium", 40, 0.96), ("139", 200, 0.97), ("mmol/L", 280, 0.96), ("133-146", 360, 0.96)],
+                  [("Urea", 40, 0.96), ("5.2", 200, 0.97), ("mmol/L", 280, 0.96), ("2.5-7.8", 360, 0.96)]])
+    return extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1").facts
+
+
+def test_a_collection_date_ocr_read_after_a_stray_mark_or_unsurely_sends_its_results_to_a_person():
+    # A faxed portal print written after the rule: "11/27/2026" was read "| 1/27/2026", both sure.
+    split = _ocr_dated([("|", 150, 0.5), ("1/27/2026", 158, 1.0)])
+    assert split and all(f.wants_review and "stray mark '|'" in f.review_reason for f in split)
+    unsure = _ocr_dated([("11/27/2026", 150, 0.31)])
+    assert unsure and all("collection date '11/27/2026' was read by OCR with low confidence" in f.review_reason
+                          for f in unsure)
+    # A time after the date read unsurely says nothing about the date.
+    clean = _ocr_dated([("11/27/2026", 150, 0.97), ("0752", 205, 0.41)])
+    assert [f.structured_value["collection_date"] for f in clean] == ["2026-11-27"] * 2
+    assert not any(f.wants_review for f in clean)

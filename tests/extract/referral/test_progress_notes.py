@@ -59,3 +59,8 @@ def test_the_numbered_assessment_gives_its_problems_and_a_listed_one_is_not_held
     held = {n for n, review in names if review}
     assert {"CHF", "CKD"} <= held
     assert not any("Diabetes" in n for n, _ in names)  # "4. Diabetes screening" is no problem
+
+
+def test_medicines_read_apart_on_one_line_say_so():
+    meds = [f for f in _read().facts if f.fact_type == "medication"]
+    assert len(meds) == 4 and all("written on one line" in f.review_reason for f in meds)
