@@ -763,27 +763,24 @@ def _lab_urine_portal(case: LabCase) -> bytes:
     spelled out at the far right ("Abnormal")."""
     c = Canvas(font="tiro", size=9.5)
     p = case.patient
-    c.text(48, 46, case.lab_name, "tibo", 13)
-    c.text(48, 62, "Test results - printed from the patient portal", "tiit", 8.5)
-    c.text(48, 84, f"{first_last(p)}")
-    c.text(250, 84, f"Date of birth {us_date(p.dob)}")
-    c.text(430, 84, f"MRN {p.mrn}")
-    c.text(48, 97, f"Specimen collected {us_date(case.collection_date)} 7:52 AM")
+    heading = ((48, 46, case.lab_name, "tibo", 13), (48, 62, "Test results - printed from the patient portal", "tiit", 8.5),
+               (48, 84, first_last(p)), (250, 84, f"Date of birth {us_date(p.dob)}"), (430, 84, f"MRN {p.mrn}"),
+               (48, 97, f"Specimen collected {us_date(case.collection_date)} 7:52 AM"))
+    for x, y, text, *style in heading:
+        c.text(x, y, text, *style)
     c.rule(105, 46, 566)
-    for x, label in ((48, "Component"), (220, "Your Value"), (320, "Standard Range"), (430, "Units"), (500, "Flag")):
+    columns = {"Component": 48, "Your Value": 220, "Standard Range": 320, "Units": 430, "Flag": 500}
+    for label, x in columns.items():
         c.text(x, 120, label, "tibo")
     y = 138
     for panel, rows in case.panels:
         c.text(48, y, panel, "tibo")
-        y += 15
         for r in rows:
-            c.text(56, y, r.test_name)
-            c.text(220, y, r.value)
-            c.text(320, y, r.reference_range)
-            c.text(430, y, r.unit)
-            c.text(500, y, r.printed_flag)
             y += 15
-        y += 6
+            cells = (r.test_name, r.value, r.reference_range, r.unit, r.printed_flag)
+            for x, text in zip(columns.values(), cells):
+                c.text(x + 8 * (x == columns["Component"]), y, text)  # names set in under the panel's
+        y += 21
     c.text(48, y + 8, "A result outside the standard range is not always a problem. Talk to your care team.",
            "tiit", 8)
     return c.tobytes()

@@ -39,3 +39,31 @@ def assert_page_citations_verify(content: NormalizedContent, result: ExtractionR
     for original, check in zip(citations, checked):
         assert check.verified, original.quote_or_value
     return checked
+
+
+class LetterLines:
+    """A letter printed to PDF line by line: ``line(text, x, size, font, gap)`` sets each
+    below the last, ``read(source_id)`` reads the page as a letter (``extract_referral``)
+    and checks that every citation verifies and that the response is valid."""
+
+    def __init__(self, top: float = 60, font: str = "helv", gap: float = 13):
+        self.rows: list[tuple] = []
+        self.y, self.font, self.gap = top, font, gap
+
+    def line(self, text: str, x: float = 56, size: float = 10, font: str | None = None,
+             gap: float | None = None) -> None:
+        self.rows.append((x, self.y, text, size, font or self.font))
+        self.y += self.gap if gap is None else gap
+
+    def read(self, source_id: str) -> ExtractionResult:
+        from core.services.ingest.processing import validate_response
+        from domain.limits import Limits
+        from extract.formats.pdf import normalize_pdf
+        from extract.referral.extractor import extract_referral
+        from tests.support.file_builders import placed_text_pdf
+
+        content = normalize_pdf(placed_text_pdf(self.rows), render_dir=None, limits=Limits())
+        result = extract_referral(content, source_id)
+        assert_page_citations_verify(content, result)
+        validate_response(result, result.doc_type)
+        return result

@@ -14,17 +14,12 @@ from domain.policy.facts.certainty import classify
 from domain.policy.facts.medication_status import status_after
 from extract.values.lists import parse_medication
 from tests.support.file_builders import placed_text_pdf
-from tests.support.synthetic import assert_page_citations_verify
+from tests.support.synthetic import LetterLines, assert_page_citations_verify
 
 
-def _summary() -> bytes:
-    rows, y = [], 60
-
-    def line(text, x=56, size=10, font="helv", gap=13):
-        nonlocal y
-        rows.append((x, y, text, size, font))
-        y += gap
-
+def _read():
+    letter = LetterLines()
+    line = letter.line
     line("NORTHERN BEACHES HOSPITAL - INPATIENT DISCHARGE SUMMARY", size=12, font="hebo", gap=18)
     line("Name: Ms Ingrid HALVORSEN     Date of birth: 30/06/1949     UR number: NB0455821")
     line("Date of admission 21/11/2026     Date of discharge 28/11/2026     Unit: General Medicine")
@@ -47,19 +42,7 @@ def _summary() -> bytes:
     line("Sodium 129 mmol/L on admission, 134 mmol/L on 27/11/2026. Potassium 5.4 mmol/L.")
     line("Plan", font="hebo")
     line("GP to recheck electrolytes in one week and to restart spironolactone if potassium is below 5.0.")
-    return placed_text_pdf(rows)
-
-
-def _read():
-    from core.services.ingest.processing import validate_response
-    from extract.formats.pdf import normalize_pdf
-    from extract.referral.extractor import extract_referral
-
-    content = normalize_pdf(_summary(), render_dir=None, limits=Limits())
-    result = extract_referral(content, "documents:8")
-    assert_page_citations_verify(content, result)
-    validate_response(result, result.doc_type)
-    return result
+    return letter.read("documents:8")
 
 
 def _certainty(fact, paged: bool = True) -> Certainty | None:

@@ -1,24 +1,17 @@
 """Clinic progress notes printed to PDF (issue 23, item 5): a medicines line of names the
-vocabulary does not know ("Meds: Lasix 40mg qAM, K-Dur ..."), an assessment and plan
-numbered by problem ("1. CHF, compensated - ..."), and a hospital course that tells a listed
-diagnosis again. Written after the rules, in other wording than the notes that found the
-gaps."""
+vocabulary does not know ("Meds: Lasix 40mg qAM, Entresto 24/26mg BID, ..."), and an
+assessment and plan numbered by problem ("1. CHF, compensated - ...") that names a
+listed diagnosis again. Written after the rules, in other wording than the notes that
+found the gaps."""
 
 from __future__ import annotations
 
-from domain.limits import Limits
-from tests.support.file_builders import placed_text_pdf
-from tests.support.synthetic import assert_page_citations_verify
+from tests.support.synthetic import LetterLines
 
 
-def _note() -> bytes:
-    rows, y = [], 60
-
-    def line(text, x=50, size=10, font="tiro", gap=15):
-        nonlocal y
-        rows.append((x, y, text, size, font))
-        y += gap
-
+def _read():
+    letter = LetterLines(font="tiro", gap=15)
+    line = letter.line
     line("Lakeview Cardiology Clinic - Follow-up Visit", size=12, font="tibo", gap=20)
     line("Pt: Oyelaran, Folasade    DOB 08/19/1950    MRN LCC-771204", gap=22)
     line("Diagnoses: Chronic kidney disease; Gout", gap=22)
@@ -29,17 +22,7 @@ def _note() -> bytes:
     line("2. CKD - creatinine stable; avoid NSAIDs.")
     line("3. Gout: no flares since starting allopurinol.")
     line("4. Diabetes screening - A1c ordered.")
-    return placed_text_pdf(rows)
-
-
-def _read():
-    from extract.formats.pdf import normalize_pdf
-    from extract.referral.extractor import extract_referral
-
-    content = normalize_pdf(_note(), render_dir=None, limits=Limits())
-    result = extract_referral(content, "documents:9")
-    assert_page_citations_verify(content, result)
-    return result
+    return letter.read("documents:9")
 
 
 def test_every_medicine_on_the_meds_line_is_read_each_held_for_review():
