@@ -289,7 +289,7 @@ def decide_fact(wb: Workbench, fact_id: int, *, approve: bool, by: str, reason: 
             return _acknowledge(cur, fact_id, by=by, reason=reason)
         fact, document, status = decidable_fact(cur, fact_id, approving=approve)
         if approve and (refusal := approval_refusal(fact.fact_type, fact.structured_value or {})):
-            raise BadInput(refusal, code="no_value_to_chart")
+            raise BadInput(refusal, code="not_chartable")
         before = fact_state(fact)
         state = snapshot(cur, fact.patient_id, fact.id)
         if approve:

@@ -50,8 +50,12 @@ def chart_row_problem(fact_type: str, value: dict[str, Any]) -> str | None:
 
 def approval_refusal(fact_type: str, value: dict[str, Any]) -> str | None:
     """Why a person's approval of the finding as it is would put nothing in the chart,
-    said before anything is decided (so the finding stays open for a correction), or None."""
+    said before anything is decided (so the finding stays open for a correction or to be
+    kept with its document), or None. Refused after the decision, the finding would stay
+    decided and out of the chart, with nothing left to decide."""
     if fact_type == "lab_result" and value.get(VALUE_PROBLEM):
         return (f"This row prints no single result value: {value[VALUE_PROBLEM]}. Correct it with the value, "
                 "or keep it with its document.")
+    if problem := chart_row_problem(fact_type, value):
+        return f"The chart cannot hold this finding as it is ({problem}). Correct it, or keep it with its document."
     return None

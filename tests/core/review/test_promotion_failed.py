@@ -9,6 +9,7 @@ import json
 import pytest
 
 from core.services.review.decisions import decide_fact, queue_items
+from domain.errors import BadInput
 from domain.policy.facts.chart_row_checks import chart_row_problem
 from golden.fixtures import render_intake
 from storage import facts_repo
@@ -31,7 +32,7 @@ def test_values_the_chart_holds(fact_type, value):
     assert chart_row_problem(fact_type, value) is None
 
 
-def test_a_failed_promotion_is_written_on_the_fact_and_shown_in_the_queue(wb):
+def test_a_finding_the_chart_cannot_hold_is_refused_before_it_is_decided(wb):
     case = hedged_intake()  # "shellfish?" is held for review, so a person decides it
     patient = chart_patient(wb, case.patient)
     report = ingest(wb, patient, render_intake(case), "intake_form")
@@ -42,12 +43,16 @@ def test_a_failed_promotion_is_written_on_the_fact_and_shown_in_the_queue(wb):
         facts_repo.update_fact(cur, held["fact_id"], structured_value=json.dumps(value))
     rows_before = count(wb, f"SELECT count(*) FROM chart_allergies WHERE patient_id = {patient['id']}")
 
-    decide_fact(wb, held["fact_id"], approve=True, by="dr.reviewer")
-
+    # Refused before anything is decided (approved and then failed, it would stay decided,
+    # out of the chart, with nothing left to decide), and it stays in the queue.
+    with pytest.raises(BadInput) as refused:
+        decide_fact(wb, held["fact_id"], approve=True, by="dr.reviewer")
+    assert refused.value.code == "not_chartable"
+    assert "The chart cannot hold this finding as it is (reaction is not a single value" in refused.value.message
     with wb.db.cursor() as cur:
         fact = facts_repo.fact_by_id(cur, held["fact_id"])
-    assert fact.promotion_status == "promotion_failed"
-    assert "could not be added to the chart: reaction is not a single value" in fact.review_reason
+    assert fact.promotion_status == "needs_review"
     assert count(wb, f"SELECT count(*) FROM chart_allergies WHERE patient_id = {patient['id']}") == rows_before
-    item = next(i for i in queue_items(wb, patient["id"]) if i["item_id"] == held["fact_id"])
-    assert "could not be added to the chart" in item["reason"]
+    assert any(i["item_id"] == held["fact_id"] for i in queue_items(wb, patient["id"]))
+    kept = decide_fact(wb, held["fact_id"], approve=True, by="dr.reviewer", resolution="keep-chart")
+    assert kept["fact_id"] == held["fact_id"]  # it can still be kept with its document

@@ -46,7 +46,7 @@ def test_approval_is_refused_and_a_correction_charts_the_value(wb):
     for fact in held.values():
         with pytest.raises(BadInput) as refused:
             decide_fact(wb, fact["fact_id"], approve=True, by="dr.reviewer")
-        assert refused.value.code == "no_value_to_chart"
+        assert refused.value.code == "not_chartable"
     preview = approval_preview(wb, [f["fact_id"] for f in held.values()])
     assert preview["approvable"] == 0 and len(preview["refused"]) == 2
     labs = chart_view(wb, patient["id"])["labs"]
