@@ -558,7 +558,7 @@ def _vocabulary_reading(printed: str) -> tuple[str, list[str]]:
     if reading is None:
         near = lookalike_known_name(printed)
         if near is not None:
-            return printed, [f"test name read by OCR as {printed!r}, one letter from {near!r}: check the printed name"]
+            return printed, [f"test name read by OCR as {printed!r}, close to {near!r}: check the printed name"]
         return printed, []
     return reading, [f"test name read by OCR as {printed!r}, taken as {reading!r}: check the printed name"]
 

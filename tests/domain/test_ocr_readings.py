@@ -117,6 +117,25 @@ def test_a_name_one_letter_from_a_known_name_is_too_close_to_chart_as_printed(pr
     assert lookalike_known_name(printed) is not None
 
 
+@pytest.mark.parametrize("printed, near", [
+    ("Potassiuin", "Potassium"),     # a fax's "m" read as "in": two edits, one letter longer
+    ("Magnesiurn", "Magnesium"),
+    ("Bilirubln Totai", "Bilirubin Total"),
+    ("LOL Cholesterol", "LDL Cholesterol"),
+])
+def test_a_name_two_edits_from_a_known_name_is_held_with_that_name_in_the_printed_case(printed, near):
+    assert lookalike_known_name(printed) == near
+
+
+@pytest.mark.parametrize("printed", [
+    "Lactose",        # two edits from Lactate in seven letters: more than one per four
+    "Creatine",       # two letters shorter than Creatinine: another substance
+    "Immature Granulocytes",
+])
+def test_a_name_further_than_two_edits_or_with_another_length_is_not_held_for_its_spelling(printed):
+    assert lookalike_known_name(printed) is None
+
+
 @pytest.mark.parametrize("printed", ["LDL Cholesterol", "Glucose", "Vitamin B12", "Platelet Count", "Creatine",
                                      "Lipase Activity", "Zinc Protoporphyrin"])
 def test_a_known_name_or_one_far_from_every_known_name_is_not_flagged(printed):

@@ -170,21 +170,43 @@ def ocr_name_reading(printed: str) -> str | None:
 
 
 def lookalike_known_name(printed: str) -> str | None:
-    """A vocabulary name an OCR'd name the vocabulary does not know is one letter from
-    in one word ("LOL Cholesterol": LDL Cholesterol), short words included, or None.
+    """The vocabulary name, in the printed case, that an OCR'd name the vocabulary does
+    not know is close to, or None: one letter off in one word, short words included
+    ("LOL Cholesterol": LDL Cholesterol), or up to ``_NEAR_EDITS`` edits in longer words, one per
+    ``_NEAR_LETTERS_PER_EDIT`` letters and at most one letter longer or shorter
+    ("Potassiuin": Potassium).
 
     Too close to read it as that test (a short word's letters carry the meaning: "IDL"
-    is a test of its own), too close to chart it as printed: a confident misread of one
-    letter charts a value under a test that was never ordered."""
+    is a test of its own; two edits may be two tests), too close to chart it as printed:
+    a confident misread charts a value under a name no test has, or under a test that
+    was never ordered."""
     words = _words(printed)
     if not words or known_name(printed):
         return None
-    for known, name in _names_by_length().get(len(words), ()):
+    for known, _ in _names_by_length().get(len(words), ()):
         diffs = [(p, k) for p, k in zip(words, known) if p != k and not lookalike(p, k)]
         if len(diffs) == 1 and len(diffs[0][0]) == len(diffs[0][1]) and edit_distance(*diffs[0]) == 1 \
-                and any(ch.isalpha() for ch in diffs[0][1]):
-            return name
+                and any(ch.isalpha() for ch in diffs[0][1]) or diffs and _near_words(diffs):
+            return _in_printed_case(printed, known)
     return None
+
+
+# A longer garble still close to a known name: at most this many edits in all, one per
+# this many letters of the known word, in words longer than ``_EXACT_UP_TO``.
+_NEAR_EDITS = 2
+_NEAR_LETTERS_PER_EDIT = 4
+
+
+def _near_words(diffs: list[tuple[str, str]]) -> bool:
+    total = 0
+    for p, k in diffs:
+        if min(len(p), len(k)) <= _EXACT_UP_TO or abs(len(p) - len(k)) > 1 or not k.isalpha():
+            return False
+        d = edit_distance(p, k)
+        if d > max(1, len(k) // _NEAR_LETTERS_PER_EDIT):
+            return False
+        total += d
+    return total <= _NEAR_EDITS
 
 
 def _in_printed_case(printed: str, known: tuple[str, ...]) -> str:

@@ -625,6 +625,21 @@ def test_a_result_line_without_a_leader_is_read_whole_or_not_at_all():
     assert all(f.wants_review for f in others)
 
 
+def test_a_confident_ocr_name_two_letters_from_a_known_test_is_held_not_charted_as_printed():
+    # A standard fax read "Potassium" as "Potassiuin", every word sure: charted as
+    # printed, the 5.6 would sit under a test nobody ordered, and no potassium trend
+    # would show it.
+    result = _ocr_extract(
+        [("Test", 40, 0.95), ("Result", 190, 0.95), ("Units", 240, 0.95), ("Range", 300, 0.95)],
+        [("Potassiuin", 40, 0.93), ("5.6", 190, 0.95), ("mmol/L", 240, 0.93), ("3.5-5.2", 300, 0.94)],
+        [("Sodium", 40, 0.95), ("139", 190, 0.95), ("mmol/L", 240, 0.95), ("134-144", 300, 0.95)],
+    )
+    got = {f.structured_value["test_name"]: f for f in result.facts}
+    assert not got["Sodium"].wants_review
+    held = got["Potassiuin"]
+    assert held.wants_review and "close to 'Potassium'" in held.review_reason
+
+
 def test_typed_line_of_an_unknown_test_outside_a_table_goes_to_review():
     result = _extract(_page([
         [("Collected:", 40), ("04/10/2026", 100)],
