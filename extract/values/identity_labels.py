@@ -65,6 +65,8 @@ NOT_IDENTITY = (
     "requisition", "requisition #", "requisition no", "req #", "req no", "report #", "report no",
     "report number", "printed", "print date", "time", "ref", "reference", "ref #", "doctor", "dr", "copy to",
     "cc", "ward", "bed", "room", "lot", "batch", "version", "rev", "form", "form no", "issued",
+    "date issued", "entered", "date entered", "control id", "control #", "control no", "control number",
+    "age(y/m/d)", "age (y/m/d)", "age/sex", "age/gender",
     # the labelled parts of a result written out ("Result: 98  Normal range: 115-165")
     "result", "your result", "value", "units", "unit", "flag", "range", "normal range", "reference range",
     "ref range", "ref. range", "reference interval", "interval",

@@ -80,6 +80,9 @@ def test_what_the_reader_read_is_not_reported_again():
     "Ferritin: 1200 ng/mL",                      # a result written as a label
     "Glucose: 5.4 mmol/L",
     "Fasting: 12 h",
+    "Control ID: L6608812",                      # a requisition's control number
+    "Age(y/m/d): 069/09/21",                     # an age written as years/months/days
+    "Date entered: 11/30/2026",
 ])
 def test_what_is_not_the_patients_identity_is_not_reported(line):
     _, found = _sweep([_line("Reported: 11/04/2026"), _line(line)])
