@@ -161,6 +161,21 @@ def _opens_another_block(text: str) -> bool:
     return m is not None and not m.group(2).strip()
 
 
+# A paragraph of running text after a list: at least this many words, and more than one
+# sentence or a sentence about the patient ("She stopped ramipril in October ...").
+PROSE_MIN_WORDS = 12
+_ABOUT_THE_PATIENT = frozenset({"she", "he", "they", "i", "we", "her", "his", "their", "mr", "mrs", "ms", "miss"})
+
+
+def _reads_as_prose(text: str) -> bool:
+    """A paragraph that is running text, not one more item of the list above: read by
+    the sentence readers, whose vital signs, results and context a list item would lose."""
+    words = text.split()
+    if len(words) < PROSE_MIN_WORDS:
+        return False
+    return len(sentences(text)) > 1 or words[0].lower().strip(".,") in _ABOUT_THE_PATIENT
+
+
 def _stopping_heading(text: str) -> bool:
     """A short line in a list of medicines that names no medicine's dose but speaks of
     stopping ("Stopped during admission", "Ceased:")."""
@@ -249,7 +264,7 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
                 # are not a status the policy knows, go to a person.
                 pending_status, last_index = status_after(text), index
                 continue
-            if pending in LIST_FIELDS and len(text) <= 240:
+            if pending in LIST_FIELDS and len(text) <= 240 and not _reads_as_prose(text):
                 out.append(Found(pending, text, s, "following", text, status=pending_status, whole=pending_one))
                 last_index = index
                 continue

@@ -45,7 +45,9 @@ _LABELS: dict[str, tuple[str, ...]] = {
                  "pmh", "medical history", "working diagnosis", "conditions", "active diagnoses",
                  "relevant diagnoses", "relevant medical history"),
     "medications": ("medications", "current medications", "medication list", "medication", "meds",
-                    "current meds", "regular medications", "current medication", "medicines"),
+                    "current meds", "regular medications", "current medication", "medicines",
+                    # a British letter's list of the drugs taken now ("DH" in a clerking)
+                    "drug history", "drug hx", "dh"),
     "allergies": ("allergies", "allergy", "drug allergies", "allergies and reactions", "known allergies",
                   "allergies/adverse reactions", "adverse reactions", "allergies / intolerances"),
 }

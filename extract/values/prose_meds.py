@@ -6,7 +6,8 @@ A drug is named by a WHO INN stem the question vocabulary already knows
 (``domain.policy.questions.clinical_terms.DRUG_STEMS``: warfarin, metformin,
 lisinopril...) or by the list of common drugs without a telling stem below (data); in
 a sentence that speaks of taking medicines, any word printed right before a dose
-("Zyloric 100 mg daily") is one too. Its dose, route and frequency are what the
+("Zyloric 100 mg daily") is one too, unless it names a test or a vital sign
+("saturations 96%"). Its dose, route and frequency are what the
 sentence prints after the name, up to the next drug or the end of the clause, read
 by ``extract.values.lists.parse_medication``. A drug named without a dose counts
 only in a sentence that speaks of taking it ("on", "takes", "was started on"...).
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from domain.policy.facts.analytes import known_name
 from domain.policy.facts.medication_schedule import dose_amount_pattern
+from domain.policy.facts.vital_signs import sign_of_label
 from domain.policy.questions.clinical_terms import DRUG_STEMS
 from extract.values.lists import parse_medication
 from extract.values.prose_text import Span, strip_span
@@ -107,7 +109,7 @@ def _names(sentence: str, cued: bool) -> list[Span]:
         word = m.group(0)
         known = is_drug_name(word)
         before_dose = cued and bool(_DOSE_START.match(sentence, m.end())) and word.lower() not in NOT_A_DRUG \
-            and not known_name(word) and word[:1].isalpha()
+            and not known_name(word) and not sign_of_label(word) and word[:1].isalpha()
         if not known and not before_dose:
             continue
         start, end = m.start(), m.end()

@@ -44,6 +44,7 @@ VITAL_SIGNS: dict[str, VitalSign] = {s.kind: s for s in (
               {"/min": (_PER_MIN, 4, 60)}),
     VitalSign("spo2", "oxygen saturation", "SpO2",
               ("spo2", "sp02", "spo₂", "sao2", "o2 sat", "o2 sats", "o2 saturation", "oxygen saturation", "sats",
+               "saturations", "oxygen saturations", "o2 saturations",  # a British letter's plural
                "sat", "pulse ox", "pulse oximetry", "spo2 (%)", "o2sat"),
               {"%": (("%", "percent", "pct"), 50, 100)}),
     VitalSign("weight", "weight", "Weight",

@@ -44,6 +44,7 @@ def test_labels():
     assert label_field("Reason for Referral:") == "reason"
     assert label_field("D.O.B.") == "dob"
     assert label_field("Current medications") == "medications"
+    assert label_field("Drug history:") == "medications" and label_field("DH:") == "medications"
     assert label_field("Allergies / Adverse reactions:") == "allergies"
     assert label_field("Coded Value") is None
     # allergy labels are read by meaning, in any wording
@@ -228,6 +229,20 @@ def test_a_record_label_printed_again_before_the_number_is_no_part_of_it(line):
     # the number had gone unread, and nothing said so
     _, result = run(docx_letter("Patient: Helene DUBOIS", "DOB: 03-Sep-1957", line))
     assert identity(result)["mrn"] == "6620915"
+
+
+def test_a_british_drug_history_is_the_medicines_list_and_a_stopped_drug_in_a_sentence_is_no_current_one():
+    # A geriatrician's letter written after the rules: its "Drug history" was read as
+    # sentences, and "saturations 96% on air" became a medicine named "saturations".
+    _, result = run(docx_letter(
+        "Re: Mrs Fatima BELLO, DOB 14/03/1948, Hospital No. RX449102",
+        "Drug history:", "Apixaban 2.5 mg twice daily", "Bisoprolol 2.5mg OD", "",
+        "She stopped ramipril in October because of a dry cough. On examination her pulse was 92 and "
+        "irregular, and saturations 96% on air."))
+    meds = {f.structured_value["name"]: f for f in of_type(result, "medication")}
+    assert set(meds) == {"Apixaban", "Bisoprolol", "ramipril"}
+    assert not meds["Apixaban"].wants_review and not meds["Bisoprolol"].wants_review
+    assert [f.structured_value["kind"] for f in of_type(result, "vital_sign")] == ["heart_rate", "spo2"]
 
 
 def test_list_label_does_not_swallow_later_prose():

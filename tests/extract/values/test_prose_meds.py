@@ -38,6 +38,8 @@ def test_medications_with_dose_route_and_frequency(sentence, expected):
     "Her HbA1c was 64 mmol/mol in June.",
     "She lost 5 kg over the summer.",
     "The amlodipine question can wait until clinic.",
+    # "on" cues a medicine, but a vital sign's name before its percentage is no drug
+    "On examination her pulse was 92 and irregular, and saturations 96% on air.",
 ])
 def test_sentences_that_tell_of_no_medication(sentence):
     assert told(sentence) == []

@@ -26,6 +26,7 @@ def told(sentence: str) -> list[tuple[str, str, str, str]]:
     ("He has a BMI of 31.2 kg/m2 and a heart rate of 110 beats per minute.",
      [("bmi", "31.2", "kg/m2", "BMI of 31.2 kg/m2"), ("heart_rate", "110", "/min", "heart rate of 110 beats per minute")]),
     ("Sats were 91 % on air.", [("spo2", "91", "%", "Sats were 91 %")]),
+    ("and saturations 96% on air.", [("spo2", "96", "%", "saturations 96%")]),  # a British letter's plural
     # a held-out letter's "he weighs 128 kg" went unread
     ("She weighed 71.4 kg at the pre-assessment.", [("weight", "71.4", "kg", "weighed 71.4 kg")]),
 ])
