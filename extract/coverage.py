@@ -338,7 +338,8 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
     values = piece.of("value")
     words = " ".join(t.text.strip(_EDGE + "\"'") for t in piece.tokens if t.kind == "text")  # "(HbA1c" -> HbA1c
     named = _names_whole(label_cell) if label_cell is not None else ("a known test" if analytes_named(words)
-                                                                     else _ocr_names_a_test(piece))
+                                                                     else _ocr_names_a_test(piece)
+                                                                     or _sign_before_value(piece))
     if not values:
         # A result printed as a word ("Urine Glucose Positive (Negative)") counts beside a
         # known test; the one in brackets is the reference.
@@ -385,6 +386,35 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
     if not signs or (signs[0] != "a unit" and SENTENCE_WORDS.intersection(label)):
         return None
     return f"a test-like name with a value ({shown}) and {' and '.join(signs)}"
+
+
+# Words a sentence may set between a vital sign and its reading ("pressure was 148/86").
+_SIGN_LINKS = frozenset({"was", "is", "were", "of", "now", "at", "remains", "remained", "today"})
+
+
+def _sign_before_value(piece: _Piece) -> str | None:
+    """"a vital sign (label)" when a vital sign's label stands right before a value, past a
+    few linking words ("blood pressure was 148/86", "saturations 96%"): a reading a letter
+    tells in a sentence, which no analyte names."""
+    toks = piece.tokens
+    for i, t in enumerate(toks):
+        if t.kind != "value":
+            continue
+        j = i
+        while j > 0 and toks[j - 1].kind == "text" and toks[j - 1].text.strip(_EDGE).lower() in _SIGN_LINKS \
+                and i - j < 2:
+            j -= 1
+        for n in range(min(3, j), 0, -1):
+            label = [x.text.strip(_EDGE) for x in toks[j - n:j]]
+            if any(x.kind != "text" for x in toks[j - n:j]) or not all(label):
+                continue
+            said = " ".join(label)
+            letters = [c for c in said if c.isalpha()]
+            if len(letters) <= 3 and not any(c.isupper() for c in letters):
+                continue  # "hr", "wt" in lower case are words of a sentence, no labels
+            if sign_of_label(said) is not None:
+                return f"a vital sign ({said})"
+    return None
 
 
 # --------------------------------------------------------------------------- pages

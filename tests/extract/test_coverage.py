@@ -115,6 +115,20 @@ def test_results_written_in_a_sentence_are_found_and_targets_are_not():
         "On review her ferritin was 8 ug/L and the platelet count 512 x10^9/L."]
 
 
+def test_vital_signs_told_in_a_sentence_are_readings_and_other_numbers_beside_them_are_not():
+    # A geriatrician's letter written after the rule: its "blood pressure was 148/86,
+    # pulse 92 and irregular, and saturations 96% on air" named no test, so a reader
+    # that missed them would have been missed by the guard too.
+    told = "She stopped ramipril in October. Her pulse was 92 and irregular, and saturations 96% on air."
+    p = page([[(40, told)],
+              [(40, "Her pulse check is due in 2 weeks and she walks with a frame.")],
+              [(40, "She was seen by 3 nurses on the ward.")]])
+    assert texts(unread_content(content(p), [])) == [told]
+    c = NormalizedContent(source_kind="docx", sections=[Section("paragraph 1", told, "paragraph")])
+    (region,) = unread_content(c, [])
+    assert region.reason == "a vital sign (pulse) with a value (92, 96%)"
+
+
 def test_a_number_in_a_conditions_name_is_no_result():
     # a held-out letter's unread "type 2 diabetes" was reported as a result beside its HbA1c
     p = page([[(40, "He has type 2 diabetes and stage 3 kidney disease; his HbA1c was 78 mmol/mol.")]])
