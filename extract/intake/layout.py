@@ -320,7 +320,9 @@ class _PageReader:
             return True
         if i not in self.table_body or current is None or current.kind not in TABLE_COLUMNS \
                 or not _continues(gap, row) or row.page is not current.page \
-                or any(p.label and p.kind not in (None, "other") for p in pieces):
+                or any(_form_label(p) and not (p.bare and k > 0) for k, p in enumerate(pieces)):
+            # A label of the form's own; a later cell that only reads as one, with no
+            # colon ("blood pressure": what the medicine is for), is a cell of the row.
             return False
         if not current.table and any(id(r[0]) not in current.cells for r in current.rows):
             return False  # the list's label was answered on its own row: rows in line below are other questions
@@ -411,6 +413,10 @@ class _PageReader:
                 self.set_aside(p.value, row, current)
         if len(created) >= 2 and not any(f.rows for f in created):
             self.columns = created  # box headings: their answers come in the rows below
+
+
+def _form_label(p: Piece) -> bool:
+    return bool(p.label) and p.kind not in (None, "other")
 
 
 def _more_options(answer: list[Word], seg: list[Word]) -> bool:

@@ -92,6 +92,24 @@ def test_tables_of_medicines_and_allergies_under_their_headers():
     assert allergies == {"Trimethoprim": "hives all over", "Elastoplast": "blisters"}  # never "no known allergies"
 
 
+def test_a_medicines_reason_that_reads_like_a_forms_label_is_a_cell_of_its_row():
+    # A questionnaire written after the rule: "blood pressure" in the "Reason" column read
+    # as the form's vital-sign label, so the row lost its strength, frequency and reason to
+    # margin notes while "Takes Lisinopril" was charted with no dose.
+    def draw(page):
+        _text(page, 50, 60, "MEDICATIONS YOU TAKE NOW", bold=True)
+        y = _rows(page, 76, [("Medicine", "Strength", "How often", "Reason")])
+        y = _rows(page, y, [("Lisinopril", "20 mg", "once a day", "blood pressure"),
+                            ("Sertraline", "50 mg", "every morning", "mood")])
+        _rows(page, y + 10, [("Blood pressure", "148/92")])  # the form's own label, after the table
+    _, result = _form(draw)
+    meds = {f.structured_value["name"]: (f.structured_value["dose"], f.structured_value["frequency"])
+            for f in _of(result, "medication")}
+    assert meds == {"Lisinopril": ("20 mg", "once a day"), "Sertraline": ("50 mg", "every morning")}
+    assert not [f for f in result.facts if "margin" in f.fact_text]
+    assert [f.structured_value["systolic"] for f in _of(result, "vital_sign")] == ["148"]
+
+
 def test_a_table_under_a_list_label_without_a_header():
     def draw(page):
         _text(page, 50, 60, "Current medications:")
