@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from domain.models import ExtractionWarning, FactProposal, LabResultValue
 from domain.policy.facts.analytes import usual_units_problem
+from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.context.mentions import hedge_cue
 from extract.values import numbers as V
 from extract.values.dates import hl7_date
@@ -253,6 +254,12 @@ def _result(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Obx, message_
 
     assert value is not None
     review.add(value.problem, 0.6)
+    # Text in the result's place that says no result was given ("Unable to calculate:
+    # triglycerides above 400 mg/dL"): the lab's words, kept and shown, but no value a
+    # chart row can hold; approving it as it is is refused (chart_row_checks).
+    no_result = value_type.upper() in ("ST", "TX", "FT") and V.not_resulted(value.text)
+    if no_result:
+        review.add(f"the report gives no result for this test: it says {value.text!r}", 0.8)
     # Critical limits are labelled in OBX-7 or in the result's own notes.
     reading = resolve_flag(printed_flags, value.text, ref, notes=notes)
     flag, flag_derived = reading.flag, reading.derived
@@ -298,6 +305,9 @@ def _result(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Obx, message_
     if notes:
         lab["notes"] = notes
     text = _lab_text(label, lab)
+    if no_result:
+        lab[VALUE_PROBLEM] = f"the report gives no result for this test ({value.text})"
+        text = (f"{label}: " if label else "") + f"{name}: no result ({value.text[:200]})"
     ctx.facts.append(FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=lab, citation=cit,
         confidence=V.confidence(base_conf, review.factors), wants_review=bool(review.reasons),

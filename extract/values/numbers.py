@@ -166,10 +166,22 @@ _NOT_RESULTED = re.compile(
 )
 
 
+# ... or says so and why ("Unable to calculate: triglycerides above 400 mg/dL", a
+# calculated LDL's usual text): the opening words decide, whatever follows them.
+_NOT_RESULTED_OPENING = re.compile(
+    r"^\s*(?:(?:unable\s+to|cannot|can\s*not|could\s+not)\s+(?:be\s+)?"
+    r"(?:calculated?|determined?|performed?|perform|reported?|measured?|quantif(?:y|ied)|estimated?|analy[sz]ed?)"
+    r"|not\s+(?:calculated|calculable|reportable|estimated|measurable)|calculation\s+not\s+(?:possible|performed|valid))\b",
+    re.IGNORECASE,
+)
+
+
 def not_resulted(text: str) -> bool:
     """A result cell that says no result was given ("haemolysed", "insufficient sample",
-    "not done", "pending"): not a value, and not one that failed to be read."""
-    return bool(_NOT_RESULTED.match(normalize_ws(text or "")))
+    "not done", "pending", "Unable to calculate: ..."): not a value, and not one that
+    failed to be read."""
+    text = normalize_ws(text or "")
+    return bool(_NOT_RESULTED.match(text) or _NOT_RESULTED_OPENING.match(text))
 
 
 def is_qualitative(text: str) -> bool:

@@ -144,6 +144,23 @@ def test_empty_results_never_carry_a_value():
     assert all(f.wants_review for f in (empty, null))
 
 
+def test_text_saying_no_result_was_given_is_held_with_no_value_for_the_chart():
+    # A held-out lipid panel: the calculated LDL's OBX carried the lab's sentence, and it
+    # was charted as verified, an LDL whose "value" was "Unable to calculate: ...".
+    from domain.policy.facts.chart_row_checks import approval_refusal
+
+    _, result = run(message(
+        "OBX|1|TX|13457-7^LDL Cholesterol calculated^LN||Unable to calculate: triglycerides above 400 mg/dL||||||F",
+        "OBX|2|ST|33914-3^eGFR^LN||Not calculated||||||F",
+        "OBX|3|ST|5778-6^Color of Urine^LN||Dark yellow||||||F"))
+    ldl, egfr, colour = labs(result)
+    for fact in (ldl, egfr):
+        assert fact.wants_review and "the report gives no result for this test" in fact.review_reason
+        assert approval_refusal("lab_result", fact.structured_value) is not None
+    assert ldl.fact_text == "LDL Cholesterol calculated: no result (Unable to calculate: triglycerides above 400 mg/dL)"
+    assert not colour.wants_review  # a result printed as words is a result
+
+
 def test_order_without_results_is_pending():
     _, result = run(message())
     (fact,) = labs(result)
