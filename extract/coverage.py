@@ -56,7 +56,7 @@ from domain.policy.facts.vital_signs import sign_of_label
 from extract.layout import page_rows, segments
 from extract.values.dates import find_date
 from extract.values.labels import read_label
-from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_like_unit
+from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_like_unit, not_resulted
 from extract.values.result_parts import PART_LABEL_FIRSTS, RESULT_LABELS
 from extract.values.text_rules import is_flag_word
 
@@ -828,6 +828,11 @@ def _observation_region(segment: Section, by_locator: dict[str, Section]) -> Unr
     if value and field(2).upper() not in _TEXT_VALUE_TYPES:
         return UnreadRegion(segment.locator, " ".join(c for c in cells if c),
                             f"an observation with a value ({value[:40]})")
+    if value and not_resulted(value) and canonical_analyte(name):
+        # "LDL Cholesterol calculated | Unable to calculate: ...": the lab's word on a test it
+        # names, which a person must see even though no value goes with it.
+        return UnreadRegion(segment.locator, " ".join(c for c in cells if c),
+                            f"a known test the report gives no result for ({value[:40]})")
     tokens = [_Token(w, i) for i, cell in enumerate(cells) for w in cell.split()]
     _classify(tokens)
     for piece in _pieces(tokens):

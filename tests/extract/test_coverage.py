@@ -276,6 +276,16 @@ def test_an_hl7_observation_is_a_result_by_its_value_type_and_text_lines_by_thei
     assert [r.locator for r in unread_content(c, read)] == ["OBX[4]"]
 
 
+def test_a_text_observation_saying_a_known_test_has_no_result_is_reported_when_unread():
+    sections = (_obx(1, "TX", "13457-7^LDL Cholesterol calculated^LN", "Unable to calculate: triglycerides above 400")
+                + _obx(2, "TX", "18782-3^Study observation^LN", "Not performed")  # no test it names
+                + _obx(3, "TX", "13457-7^LDL Cholesterol calculated^LN", "See lipid clinic letter"))
+    c = NormalizedContent(source_kind="hl7", sections=sections)
+    (region,) = unread_content(c, [])
+    assert region.locator == "OBX[1]" and region.reason.startswith("a known test the report gives no result for")
+    assert unread_content(c, [_section_fact("OBX[1]-5", "Unable to calculate: triglycerides above 400")]) == []
+
+
 def test_locators_are_related_when_one_lies_inside_the_other():
     assert related_locators("message 2 OBX[1]", "message 2 OBX[1]-5")
     assert not related_locators("OBX[1]", "OBX[11]-5")
