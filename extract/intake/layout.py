@@ -421,10 +421,12 @@ def _form_label(p: Piece) -> bool:
 
 def _more_options(answer: list[Word], seg: list[Word]) -> bool:
     """Whether a segment set apart on the answer's row is more of its tick-box options:
-    both open with a box and one of them is ticked ("☐ No     ☒ Yes - please list"). Left
-    apart, the unticked "No" was read as the answer. A row of boxes none of which is
-    ticked stays as it was read."""
+    both open with a box and one of them is ticked ("☐ No     ☒ Yes - please list"), or
+    they are a yes and a no, boxes lost or not. Left apart, the unticked "No" was read as
+    the answer. A row of boxes none of which is ticked stays as it was read."""
     texts = [w.text for w in answer + seg]
+    if it.yes_no_pair(" ".join(w.text for w in answer), " ".join(w.text for w in seg)):
+        return True  # "Yes" and "{Xl No" off a scan whose boxes OCR lost or garbled: the tick reader judges both
     # The whole of each, not its first word: "[ ]" prints as two words, "[" and "]".
     if not (it.starts_with_box([w.text for w in answer]) and it.starts_with_box([w.text for w in seg])):
         return False

@@ -186,7 +186,8 @@ def is_yes_answer(text: str) -> bool:
 _EMPTY = frozenset({"[]", "☐", "□", "❏", "❑", "\uf06f", "\uf0a8", "\uf072", "\uf071"})
 _TICKED = frozenset({"[x]", "[✓]", "[✔]", "☒", "☑", "■", "✓", "✔", "\uf0fe", "\uf078", "\uf0fd"})
 _TICK_MARKS = frozenset({"x", "✓", "✔"})
-_OCR_BOX = re.compile(r"(?:\{[xX✓✔]?[\]}]|\[[xX✓✔]?\})")
+# OCR reads a box's brackets as braces, bars or letters: "{X]", "{]", "[X}", "{Xl", "[X|", "(X)".
+_OCR_BOX = re.compile(r"[\[{(|][xX✓✔][\]}|lIJ1)]|[\[{][\]}|lIJ1]|\[\)|\(\]")
 
 
 # How to answer, printed after a question: "(check all that apply)", "(tick one)", "Circle one".
@@ -248,7 +249,7 @@ def strip_box(text: str) -> str:
 def _box(words: list[str], i: int) -> tuple[bool, int, str] | None:
     """(ticked, words the box takes, text glued after it) for a box at ``words[i]``."""
     t = words[i]
-    if _OCR_BOX.fullmatch(t):  # OCR reads a bracket of a box as a brace: "{X]", "{]", "[X}"
+    if _OCR_BOX.fullmatch(t):
         return t[1:-1].lower() in _TICK_MARKS, 1, ""
     if t == "[" and i + 1 < len(words):  # "[ ]" and "[ X ]" come out as separate words
         if words[i + 1] == "]":
@@ -319,14 +320,50 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
             filled_unticked = True
     problem = None
     negative = any(is_none_answer(t) or is_no_known_allergies(t) for t in ticked_texts)
+    lost = " ".join(words[k] for k in prefix)
     if negative and (len(ticked_texts) > 1 or filled_unticked):
         problem = "tick boxes contradict each other"
+    elif _yes_or_no(lost):
+        # "Yes [X] No" read off a scan: the "Yes" before the first box is an option whose
+        # box OCR lost, ticked or not; taken as written, it said yes beside the ticked no.
+        problem = f"the box of an option could not be read ({lost!r}): check which boxes are ticked on the page"
     elif filled_unticked and not ticked_texts:
         problem = "an answer was written but no box was ticked"
     elif unboxed:
         problem = (f"the box of an option could not be read ({' '.join(words[k] for k in unboxed)!r}): "
                    "check which boxes are ticked on the page")
     return Ticks(frozenset(answer), frozenset(boxes), problem)
+
+
+def _yes_or_no(text: str) -> str | None:
+    """"yes" or "no" for an option word alone ("Yes", "No", "Sí"), else None."""
+    t = text.strip(" .:").lower()
+    return "yes" if t in _YES else "no" if t in ("no", "n", "non", "nein") else None
+
+
+def printed_yes_and_no(text: str) -> bool:
+    """Whether an answer is a question's own options printed side by side ("Yes No",
+    "No  Yes"), every box glyph between them lost to OCR: no answer at all."""
+    said = [_yes_or_no(w) for w in text.split()]
+    return len(said) == 2 and set(said) == {"yes", "no"}
+
+
+def offers_yes_and_no(words: list[str]) -> bool:
+    """Whether an answer's words, its box glyphs left out, are one yes and one no
+    ("Yes {Xl No"): a yes/no question, however few of its boxes OCR read."""
+    glyphs: set[int] = set()
+    for i in range(len(words)):
+        if (box := _box(words, i)) is not None:
+            glyphs.update(range(i, i + box[1]))
+    return printed_yes_and_no(" ".join(strip_box(w) for i, w in enumerate(words) if i not in glyphs or strip_box(w) != w))
+
+
+def yes_no_pair(answer: str, more: str) -> bool:
+    """Whether two pieces of a row are a yes/no question's two options, each perhaps
+    after a box OCR read ("Yes" and "{Xl No"): one answer, for the tick reader."""
+    one, two = (_yes_or_no(strip_box(" ".join(t.split()[1:])) if starts_with_box(t.split()) else t)
+                for t in (answer, more))
+    return {one, two} == {"yes", "no"}
 
 
 # Words that end an option asking the patient to write ("[X] Yes - list:", "[X] Other, specify").

@@ -145,3 +145,39 @@ def test_a_ticked_yes_whose_colon_ocr_lost_still_opens_the_answer():
 def test_a_bilingual_label_whose_colon_ocr_lost_is_one_label():
     content = page([["Medicaments", "/", "Medications", "|Ramipril", "5", "mg", "once", "daily"]])
     assert facts(content, "medication") == [{"name": "Ramipril", "dose": "5 mg", "frequency": "once daily"}]
+
+
+def _cells(rows: list[list[tuple[float, str]]]) -> NormalizedContent:
+    """OCR rows of cells, each (x, phrase): cells far apart are separate pieces of the row."""
+    words = []
+    for r, row in enumerate(rows):
+        for x, phrase in row:
+            for text in phrase.split():
+                y = 100 + 14 * r
+                words.append(Word(text, x, y, x + CHAR * len(text), y + 10, conf=0.9))
+                x += CHAR * len(text) + SPACE
+    for i, w in enumerate(words):
+        w.index = i
+    return NormalizedContent(source_kind="ocr", pages=[PageContent(1, 612, 792, words)])
+
+
+def _smoking(row: list[tuple[float, str]]):
+    """The smoking answer of a form whose other fields are labelled at the same x."""
+    content = _cells([[(50, "Last name:"), (120, "Delacroix")], [(50, "Today's date:"), (120, "12/02/2026")], row])
+    (fact,) = [f for f in extract_intake(content, "documents:1").facts if "smoke" in f.fact_text]
+    return fact
+
+
+def test_a_yes_no_question_whose_boxes_ocr_lost_or_garbled_is_no_answer():
+    """A questionnaire written after the rules, scanned and faxed: "Do you smoke? [ ] Yes
+    [X] No" was read "Yes {Xl No" (the empty box lost, the ticked one garbled) and, faxed,
+    "Yes No": both times the answer was "Yes", and the ticked No a margin note."""
+    scanned = _smoking([(50, "Do you smoke?"), (140, "Yes"), (175, "{Xl No"),
+                        (260, "Alcohol (drinks per week):"), (420, "3")])
+    assert scanned.wants_review and "could not be read ('Yes')" in scanned.review_reason
+    faxed = _smoking([(50, "Do you smoke?"), (140, "Yes"), (175, "No"),
+                      (260, "Alcohol (drinks per week):"), (420, "3")])
+    assert faxed.wants_review and "no mark beside either was read" in faxed.review_reason
+    # both boxes read: the ticked one is the answer
+    read = _smoking([(50, "Do you smoke?"), (140, "{l Yes"), (190, "{Xl No")])
+    assert read.fact_text == "Do you smoke: No" and not read.wants_review
