@@ -318,15 +318,15 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
             ticked_texts.append(" ".join(strip_box(words[k]) for k in said))
         elif filled:
             filled_unticked = True
+    if _yes_or_no(" ".join(words[k] for k in prefix)):
+        # "Yes [X] No" read off a scan: the "Yes" before the first box read is an option
+        # whose empty box OCR lost, not words the patient wrote; kept, the answer said
+        # yes beside the ticked no.
+        answer = [k for k in answer if k not in prefix]
     problem = None
     negative = any(is_none_answer(t) or is_no_known_allergies(t) for t in ticked_texts)
-    lost = " ".join(words[k] for k in prefix)
     if negative and (len(ticked_texts) > 1 or filled_unticked):
         problem = "tick boxes contradict each other"
-    elif _yes_or_no(lost):
-        # "Yes [X] No" read off a scan: the "Yes" before the first box is an option whose
-        # box OCR lost, ticked or not; taken as written, it said yes beside the ticked no.
-        problem = f"the box of an option could not be read ({lost!r}): check which boxes are ticked on the page"
     elif filled_unticked and not ticked_texts:
         problem = "an answer was written but no box was ticked"
     elif unboxed:
@@ -343,8 +343,8 @@ def _yes_or_no(text: str) -> str | None:
 
 def printed_yes_and_no(text: str) -> bool:
     """Whether an answer is a question's own options printed side by side ("Yes No",
-    "No  Yes"), every box glyph between them lost to OCR: no answer at all."""
-    said = [_yes_or_no(w) for w in text.split()]
+    "Yes / No"), every box glyph or pen circle on them lost to OCR: no answer at all."""
+    said = [_yes_or_no(w) for w in re.split(r"[\s/|]+", text) if w]  # "Yes / No", "Yes /No"
     return len(said) == 2 and set(said) == {"yes", "no"}
 
 
