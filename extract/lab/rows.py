@@ -510,6 +510,10 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     if ocr and V.looks_like_unit(whole := re.sub(r"\s+(?=/)", "", unit_text)):
         unit_text = whole  # OCR split the unit at its slash ("x10E3 /uL")
     range_text, stray_range_flag = _pop_flag(cells.text("range") or _range_from_ends(cells))
+    if not range_text and (glued := _GLUED_BOUND.fullmatch(unit_text)) and V.looks_like_unit(glued["unit"]):
+        # A fixed-width report's long unit runs into its range ("mL/min/1.73m2>60"): no
+        # unit holds "<" or ">", so the bound is the range.
+        unit_text, range_text = glued["unit"], glued["bound"]
     parsed_range = parse_reference_range(range_text) if range_text else None
     range_doubts = []
     if range_text and ocr and (repaired := repair_ocr_range(range_text)):
@@ -555,6 +559,9 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         range_expected=layout.has("range") or layout.has("range_low") or layout.has("range_high"),
         critical_text=cells.text("critical").strip(), doubts=doubts, column_date=date,
     )
+
+
+_GLUED_BOUND = re.compile(r"(?P<unit>[^<>\s]+?)(?P<bound>[<>\u2264\u2265]=?\s*\d[\d.,]*)")
 
 
 # A doubtful OCR flag word whose box is this many times wider than its letters

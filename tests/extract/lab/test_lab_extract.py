@@ -625,6 +625,21 @@ def test_a_result_line_without_a_leader_is_read_whole_or_not_at_all():
     assert all(f.wants_review for f in others)
 
 
+def test_a_long_unit_run_into_its_range_is_split_at_the_bound():
+    # A fixed-width (Courier) report written after the rule: "mL/min/1.73m2" filled its
+    # column and ">60" followed with no space; the eGFR went to review as "no unit".
+    result = _extract(_page([
+        [("Collected:", 40), ("30-NOV-2026", 100)],
+        [("ANALYTE", 40), ("RESULT", 160), ("FLAG", 210), ("UNITS", 240), ("REF.", 305), ("RANGE", 330)],
+        [("eGFR", 40), ("23", 160), ("L", 210), ("mL/min/1.73m2>60", 240)],
+        [("Creatinine", 40), ("188", 160), ("H", 210), ("umol/L", 240), ("45-84", 305)],
+    ]))
+    got = {f.structured_value["test_name"]: f for f in result.facts}
+    egfr = got["eGFR"].structured_value
+    assert (egfr["unit"], egfr["reference_range"], egfr["abnormal_flag"]) == ("mL/min/1.73m2", ">60", "low")
+    assert not got["eGFR"].wants_review
+
+
 def test_a_confident_ocr_name_two_letters_from_a_known_test_is_held_not_charted_as_printed():
     # A standard fax read "Potassium" as "Potassiuin", every word sure: charted as
     # printed, the 5.6 would sit under a test nobody ordered, and no potassium trend
