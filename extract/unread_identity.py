@@ -53,6 +53,19 @@ for _meaning, _phrases in VOCABULARY.items():
         _MEANING.setdefault(_label_tokens(_p), _meaning)
 _MAX_LABEL = max(len(k) for k in _MEANING)
 
+_BRACKETED = re.compile(r"\s*[(\[][^)\]]*[)\]]?\s*(?=:?\s*$)")
+
+
+def _meaning_of(label: str) -> str | None:
+    """The vocabulary's meaning of a label, read without a note in brackets after it when
+    the whole is unknown ("Age(y//d):", a fax's "Age(y/m/d)", is an age; "Patient ID
+    (internal)" a record number)."""
+    found = _MEANING.get(_label_tokens(label))
+    if found is None and (bare := _BRACKETED.sub("", label)) != label:
+        found = _MEANING.get(_label_tokens(bare))
+    return found
+
+
 # A birth date is at least this many days older than the newest date the document prints.
 DOB_MIN_AGE_DAYS = 730
 # A label the vocabulary does not know is at most this many words ("Hosp ref #").
@@ -384,7 +397,7 @@ def _labelled(seg: Sequence[Word]) -> list[tuple[str | None, list[Word], list[Wo
                 start -= 1
             label = list(seg[start:i + 1])
             value = _value_words(seg, i + 1)
-            meaning = _MEANING.get(_label_tokens(text_of(label)))
+            meaning = _meaning_of(text_of(label))
             out.append((meaning, label, value))
             i = free_from = i + 1 + len(value)
             continue

@@ -82,6 +82,8 @@ def test_what_the_reader_read_is_not_reported_again():
     "Fasting: 12 h",
     "Control ID: L6608812",                      # a requisition's control number
     "Age(y/m/d): 069/09/21",                     # an age written as years/months/days
+    "Age(y//d): 069/09/21",                      # ... as a fax's OCR read it: the bracket is a note
+    "Phone (home): 503 555 0199",
     "Date entered: 11/30/2026",
 ])
 def test_what_is_not_the_patients_identity_is_not_reported(line):
