@@ -57,6 +57,7 @@ from extract.layout import page_rows, segments
 from extract.values.dates import find_date
 from extract.values.labels import read_label
 from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_like_unit, not_resulted
+from extract.values.prose_vitals import sign_in_prose
 from extract.values.result_parts import PART_LABEL_FIRSTS, RESULT_LABELS
 from extract.values.text_rules import is_flag_word
 
@@ -408,11 +409,7 @@ def _sign_before_value(piece: _Piece) -> str | None:
             label = [x.text.strip(_EDGE) for x in toks[j - n:j]]
             if any(x.kind != "text" for x in toks[j - n:j]) or not all(label):
                 continue
-            said = " ".join(label)
-            letters = [c for c in said if c.isalpha()]
-            if len(letters) <= 3 and not any(c.isupper() for c in letters):
-                continue  # "hr", "wt" in lower case are words of a sentence, no labels
-            if sign_of_label(said) is not None:
+            if sign_in_prose(said := " ".join(label)):  # the sentence reader's rule for a sign's label
                 return f"a vital sign ({said})"
     return None
 

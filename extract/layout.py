@@ -210,6 +210,15 @@ class LabelledValue:
     def value_text(self) -> str:
         return text_of(self.value)
 
+    def value_words_at(self, start: int, end: int) -> list[Word]:
+        """The value's words that ``value_text[start:end]`` touches."""
+        out, at = [], 0
+        for w in self.value:
+            if at < end and start < at + len(w.text):
+                out.append(w)
+            at += len(w.text) + 1
+        return out
+
 
 def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue]:
     """Every label from ``book`` on the rows, with the words it labels.

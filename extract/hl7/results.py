@@ -257,9 +257,10 @@ def _result(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Obx, message_
     # Text in the result's place that says no result was given ("Unable to calculate:
     # triglycerides above 400 mg/dL"): the lab's words, kept and shown, but no value a
     # chart row can hold; approving it as it is is refused (chart_row_checks).
-    no_result = value_type.upper() in ("ST", "TX", "FT") and V.not_resulted(value.text)
+    no_result = V.no_result_words(value.text) if value_type.upper() in ("ST", "TX", "FT") \
+        and V.not_resulted(value.text) else None
     if no_result:
-        review.add(f"the report gives no result for this test: it says {value.text!r}", 0.8)
+        review.add(no_result[0], 0.8)
     # Critical limits are labelled in OBX-7 or in the result's own notes.
     reading = resolve_flag(printed_flags, value.text, ref, notes=notes)
     flag, flag_derived = reading.flag, reading.derived
@@ -306,7 +307,7 @@ def _result(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Obx, message_
         lab["notes"] = notes
     text = _lab_text(label, lab)
     if no_result:
-        lab[VALUE_PROBLEM] = f"the report gives no result for this test ({value.text})"
+        lab[VALUE_PROBLEM] = no_result[1]
         text = (f"{label}: " if label else "") + f"{name}: no result ({value.text[:200]})"
     ctx.facts.append(FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=lab, citation=cit,

@@ -198,21 +198,24 @@ class _Builder:
         rows keep only what was ticked or written; the words to cite add the ticked
         boxes), as written otherwise. ``None`` when a contradiction went to review."""
         flat = [w for r in f.rows for w in r]
-        ticks = it.read_ticks([w.text for w in flat], [n for n, r in enumerate(f.rows) for _ in r])
-        if ticks is None and flat and (it.printed_yes_and_no(text_of(flat)) or f.kind not in ("other", "ignore")
-                                       and it.asks_to_mark(f.label_text)):
-            # Options to tick or circle, and no mark the page's text shows (a pen circle, a
-            # box glyph the text lost): printed options are not the patient's answers, nor
-            # is a "Yes  No" whose boxes OCR lost.
+        texts = [w.text for w in flat]
+        ticks = it.read_ticks(texts, [n for n, r in enumerate(f.rows) for _ in r])
+        yes_and_no = it.offers_yes_and_no(texts)
+        if ticks is None and yes_and_no:
+            # "Yes No" (or "Yes / No") and no box or circle the text shows: OCR lost the
+            # marks, and the printed options are not the patient's answer.
             self._unclear(f, flat, it.clean_item(text_of(flat)),
-                          "the question's Yes and No are printed, but no mark beside either was read: check the page"
-                          if it.printed_yes_and_no(text_of(flat)) else
+                          "the question's Yes and No are printed, but no mark beside either was read: check the page")
+            return None, flat
+        if ticks is None and flat and f.kind not in ("other", "ignore") and it.asks_to_mark(f.label_text):
+            # Options to tick or circle, and no mark the page's text shows (a pen circle, a
+            # box glyph the text lost): printed options are not the patient's answers.
+            self._unclear(f, flat, it.clean_item(text_of(flat)),
                           "the question asks to tick or circle answers, but no mark was read: check the page")
             return None, flat
         # A tick problem on a field no list is read from leaves its words as written, but a
-        # "Yes [X] No" whose other box was lost is a person's to read, whatever it asks.
-        if ticks is None or (ticks.problem and f.kind in ("other", "ignore")
-                             and not it.offers_yes_and_no([w.text for w in flat])):
+        # yes/no question's is a person's to read, whatever it asks.
+        if ticks is None or (ticks.problem and f.kind in ("other", "ignore") and not yes_and_no):
             return f, flat
         if ticks.problem:
             self._unclear(f, flat, it.clean_item(text_of(flat)), ticks.problem)

@@ -425,7 +425,7 @@ def _more_options(answer: list[Word], seg: list[Word]) -> bool:
     they are a yes and a no, boxes lost or not. Left apart, the unticked "No" was read as
     the answer. A row of boxes none of which is ticked stays as it was read."""
     texts = [w.text for w in answer + seg]
-    if it.yes_no_pair(" ".join(w.text for w in answer), " ".join(w.text for w in seg)):
+    if it.offers_yes_and_no(texts):
         return True  # "Yes" and "{Xl No" off a scan whose boxes OCR lost or garbled: the tick reader judges both
     # The whole of each, not its first word: "[ ]" prints as two words, "[" and "]".
     if not (it.starts_with_box([w.text for w in answer]) and it.starts_with_box([w.text for w in seg])):

@@ -266,11 +266,7 @@ def _ocr_date_doubt(f: LabelledValue, m: DateMatch) -> str | None:
     if not any(w.conf is not None for w in f.value):
         return None  # a text layer: the date is as printed
     # The words the date is made of (not a time or a note printed after it).
-    at, spans = 0, []
-    for w in f.value:
-        spans.append((at, at + len(w.text), w))
-        at += len(w.text) + 1
-    confs = [w.conf for a, b, w in spans if a < m.end and m.start < b and w.conf is not None]
+    confs = [w.conf for w in f.value_words_at(m.start, m.end) if w.conf is not None]
     printed = f.value_text[m.start:m.end]
     before = f.value_text[:m.start].replace(" ", "")
     if before and set(before) <= _STRAY_MARKS:
@@ -498,9 +494,8 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         # What the chart is told when a person approves the row as it is: no value to write.
         problem = f"its value could not be read ({reading.value!r})"
         if V.not_resulted(reading.value or ""):
-            reason = f"the report gives no result for this test: it says {reading.value!r}"
+            reason, problem = V.no_result_words(reading.value)
             text = f"{name}: no result ({reading.value})"
-            problem = f"the report gives no result for this test ({reading.value})"
         elif printed_as_range(reading.value or ""):
             reason = f"the result is printed as a range ({reading.value}), not as one value: a person reads it"
             text = f"{name}: {reading.value} (printed as a range)"

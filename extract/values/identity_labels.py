@@ -66,7 +66,7 @@ NOT_IDENTITY = (
     "report number", "printed", "print date", "time", "ref", "reference", "ref #", "doctor", "dr", "copy to",
     "cc", "ward", "bed", "room", "lot", "batch", "version", "rev", "form", "form no", "issued",
     "date issued", "entered", "date entered", "control id", "control #", "control no", "control number",
-    "age(y/m/d)", "age (y/m/d)", "age/sex", "age/gender",
+    "age/sex", "age/gender",  # "Age(y/m/d)": an age, its bracket a note (extract.unread_identity)
     # the labelled parts of a result written out ("Result: 98  Normal range: 115-165")
     "result", "your result", "value", "units", "unit", "flag", "range", "normal range", "reference range",
     "ref range", "ref. range", "reference interval", "interval",

@@ -184,6 +184,13 @@ def not_resulted(text: str) -> bool:
     return bool(_NOT_RESULTED.match(text) or _NOT_RESULTED_OPENING.match(text))
 
 
+def no_result_words(printed: str) -> tuple[str, str]:
+    """(why a person must look, what the chart is told) for a result whose place says
+    no result was given (``not_resulted``): the lab and HL7 readers word it alike."""
+    return (f"the report gives no result for this test: it says {printed!r}",
+            f"the report gives no result for this test ({printed})")
+
+
 def is_qualitative(text: str) -> bool:
     """A result printed as a word or a grade: Negative, Not detected, Trace, Yellow,
     Many, Abnormal, 2+..."""

@@ -53,15 +53,25 @@ def _sign_at(tokens: list[re.Match], i: int, sentence: str) -> tuple[int, str]:
         printed = sentence[tokens[i].start(): tokens[i + n - 1].end()].rstrip(":=")
         if printed in WITH_UNIT_ONLY and (found := sign_of_label(printed)) and found[0] in VITAL_SIGNS:
             return n, found[0]
-        if re.search(r"[,;.]\s", printed) or printed.lower() in NOT_IN_PROSE:
+        if re.search(r"[,;.]\s", printed):
             continue
-        letters = [c for c in printed if c.isalpha()]
-        if len(letters) <= 3 and not any(c.isupper() for c in letters):
-            continue  # "hr", "wt" in lower case are no labels in a sentence
-        found = sign_of_label(printed)
-        if found and found[0] in VITAL_SIGNS and not found[1]:
-            return n, found[0]
+        if kind := sign_in_prose(printed):
+            return n, kind
     return 0, ""
+
+
+def sign_in_prose(printed: str) -> str | None:
+    """The vital sign a label names in running text ("blood pressure", "saturations",
+    "HR"), or None: not the everyday words and letters of ``NOT_IN_PROSE``, not a short
+    label in lower case ("hr", "wt" are words of a sentence), not a label carrying its
+    unit."""
+    if printed.lower() in NOT_IN_PROSE:
+        return None
+    letters = [c for c in printed if c.isalpha()]
+    if len(letters) <= 3 and not any(c.isupper() for c in letters):
+        return None
+    found = sign_of_label(printed)
+    return found[0] if found and found[0] in VITAL_SIGNS and not found[1] else None
 
 
 def _unit_after(kind: str, tokens: list[re.Match], j: int, sentence: str) -> int:

@@ -341,7 +341,7 @@ def _yes_or_no(text: str) -> str | None:
     return "yes" if t in _YES else "no" if t in ("no", "n", "non", "nein") else None
 
 
-def printed_yes_and_no(text: str) -> bool:
+def _printed_yes_and_no(text: str) -> bool:
     """Whether an answer is a question's own options printed side by side ("Yes No",
     "Yes / No"), every box glyph or pen circle on them lost to OCR: no answer at all."""
     said = [_yes_or_no(w) for w in re.split(r"[\s/|]+", text) if w]  # "Yes / No", "Yes /No"
@@ -350,20 +350,14 @@ def printed_yes_and_no(text: str) -> bool:
 
 def offers_yes_and_no(words: list[str]) -> bool:
     """Whether an answer's words, its box glyphs left out, are one yes and one no
-    ("Yes {Xl No"): a yes/no question, however few of its boxes OCR read."""
-    glyphs: set[int] = set()
-    for i in range(len(words)):
-        if (box := _box(words, i)) is not None:
-            glyphs.update(range(i, i + box[1]))
-    return printed_yes_and_no(" ".join(strip_box(w) for i, w in enumerate(words) if i not in glyphs or strip_box(w) != w))
-
-
-def yes_no_pair(answer: str, more: str) -> bool:
-    """Whether two pieces of a row are a yes/no question's two options, each perhaps
-    after a box OCR read ("Yes" and "{Xl No"): one answer, for the tick reader."""
-    one, two = (_yes_or_no(strip_box(" ".join(t.split()[1:])) if starts_with_box(t.split()) else t)
-                for t in (answer, more))
-    return {one, two} == {"yes", "no"}
+    ("Yes {Xl No", or "Yes" and "No" set apart on the row): a yes/no question, however
+    few of its boxes OCR read."""
+    said, i = [], 0
+    while i < len(words):
+        box = _box(words, i)
+        said.append(words[i] if box is None else box[2])  # a glyph glued to its option: the option
+        i += 1 if box is None else box[1]
+    return _printed_yes_and_no(" ".join(said))
 
 
 # Words that end an option asking the patient to write ("[X] Yes - list:", "[X] Other, specify").

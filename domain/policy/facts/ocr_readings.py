@@ -185,8 +185,9 @@ def lookalike_known_name(printed: str) -> str | None:
         return None
     for known, _ in _names_by_length().get(len(words), ()):
         diffs = [(p, k) for p, k in zip(words, known) if p != k and not lookalike(p, k)]
-        if len(diffs) == 1 and len(diffs[0][0]) == len(diffs[0][1]) and edit_distance(*diffs[0]) == 1 \
-                and any(ch.isalpha() for ch in diffs[0][1]) or diffs and _near_words(diffs):
+        one_letter = len(diffs) == 1 and len(diffs[0][0]) == len(diffs[0][1]) \
+            and edit_distance(*diffs[0]) == 1 and any(ch.isalpha() for ch in diffs[0][1])
+        if one_letter or (diffs and _near_words(diffs)):
             return _in_printed_case(printed, known)
     return None
 
