@@ -13,6 +13,11 @@ which makes different mistakes. The rule, per doubtful word:
   capped below the readers' trust line. Nothing is ever corrected into a confident
   value: a corrected word is shown, cited and reviewed.
 
+One more mistake is the second engine's to undo: a "1" OCR split off the number it
+begins, read as a mark ("| 1/27/2026" for "11/27/2026"); the two are read again together
+(``rejoin_split_digits``), and the number given back its digit is reviewed like any
+changed word.
+
 Only doubtful words are voted on, and numbers read short of near-certain (a lost
 decimal point reads as a confident "79"); at most VOTE_MAX_WORDS a page, so the vote
 costs a fraction of a second full-page reading.
@@ -49,6 +54,9 @@ CHANGED_MAX_CONF = 0.45
 # A word inside another's box read at least this sure is a neighbour the second reading
 # must not take in (``_reads_neighbours``): the readers' trust line.
 NEIGHBOUR_TRUSTED_CONF = 0.5
+
+# Marks OCR makes of a "1" it split off the number it begins ("| 1/27/2026").
+SPLIT_MARKS = frozenset("|!lI[]")
 
 # crops -> (text, score 0..1) per crop
 Reader = Callable[[list[Image.Image]], list[tuple[str, float]]]
@@ -147,7 +155,7 @@ def vote(
     """
     doubtful = voted_on(words)
     if not doubtful:
-        return words
+        return rejoin_split_digits(image, words, reader)
     boxes = [crop_box(image, w) for w in doubtful]
     known = early.readings() if early is not None else {}
     missing = [b for b in dict.fromkeys(boxes) if b not in known]
@@ -177,7 +185,57 @@ def vote(
         if backed or score >= VOTER_REPLACES_AT:
             w.text = text  # one token, as a word must be (a split is the re-read's call)
             w.conf = round(min(w.conf, CHANGED_MAX_CONF), 4)
-    return words
+    return rejoin_split_digits(image, words, reader)
+
+
+def split_digit_pairs(words: list[Word]) -> list[tuple[Word, Word]]:
+    """(mark, word) pairs where OCR may have split a leading digit off a number: a narrow
+    mark a "1" is often read as ("|", "l", "I", "!", "[", "]") right before a word that
+    starts with a digit, on the same line, no further than a line height from it."""
+    pairs: list[tuple[Word, Word]] = []
+    by_line: dict[tuple[int, int], list[Word]] = {}
+    for w in words:
+        by_line.setdefault((w.block, w.line), []).append(w)
+    for line in by_line.values():
+        line.sort(key=lambda w: w.x0)
+        for mark, word in zip(line, line[1:]):
+            height = word.y1 - word.y0
+            if (mark.text in SPLIT_MARKS and word.text[:1].isdigit() and height > 0
+                    and mark.x1 - mark.x0 <= 0.5 * height
+                    and 0 <= word.x0 - mark.x1 <= height
+                    and min(mark.y1, word.y1) - max(mark.y0, word.y0) >= 0.5 * height):
+                pairs.append((mark, word))
+    return pairs
+
+
+def rejoin_split_digits(image: Image.Image, words: list[Word], reader: Reader) -> list[Word]:
+    """Give a number back the digit OCR split off it as a mark.
+
+    A fax read the printed "11/27/2026" as "|" and "1/27/2026", the number sure: a date
+    ten months out. The mark and the number are read again together by the second engine
+    (``split_digit_pairs``); where it reads, sure (``VOTER_REPLACES_AT``), one token that
+    is a digit followed by the number's own text ("11/27/2026"), the two become one word
+    with that text, and, as any word the vote changed, a confidence below the readers'
+    trust line: the number is shown and reviewed, never charted on this reading alone.
+    Any other reading leaves both words as they were (the mark keeps telling the readers
+    a digit may be lost)."""
+    pairs = split_digit_pairs(words)
+    if not pairs:
+        return words
+    boxes = [crop_box(image, Word("", m.x0, min(m.y0, w.y0), w.x1, max(m.y1, w.y1))) for m, w in pairs]
+    try:
+        readings = reader([image.crop(b) for b in boxes])
+    except Exception:  # noqa: BLE001 - a second opinion that fails must not fail the page
+        return words
+    merged: set[int] = set()
+    for (mark, word), (text, score) in zip(pairs, readings):
+        if (score >= VOTER_REPLACES_AT and _latin(text) and " " not in text.strip()
+                and len(text) == len(word.text) + 1 and text[0].isdigit() and text[1:] == word.text):
+            word.text, word.x0 = text, mark.x0
+            word.y0, word.y1 = min(mark.y0, word.y0), max(mark.y1, word.y1)
+            word.conf = round(min(word.conf or 0.0, CHANGED_MAX_CONF), 4)
+            merged.add(id(mark))
+    return [w for w in words if id(w) not in merged] if merged else words
 
 
 def _crowded(words: list[Word], doubtful: list[Word]) -> dict[int, list[Word]]:

@@ -290,6 +290,46 @@ def test_a_vote_reading_a_too_wide_box_does_not_print_the_neighbours_twice():
     assert mime.text == "mmol/L"
 
 
+def test_a_digit_split_off_a_number_as_a_mark_is_given_back_but_reviewed():
+    """A fax read the printed "11/27/2026" as "|" and "1/27/2026", both sure. Read again
+    together, sure, as a digit and the number's own text, they become one word whose
+    confidence is below the readers' trust line."""
+    from extract.layout import OCR_TRUSTED_CONF
+
+    img = Image.new("L", (400, 60), 255)
+    label, mark, date = Word("collected", 10, 10, 100, 36, conf=0.95), Word("|", 112, 10, 116, 36, conf=0.5), \
+        Word("1/27/2026", 125, 10, 227, 36, conf=1.0)
+    asked = []
+
+    def read(crops):
+        asked.append([c.size for c in crops])
+        return [("11/27/2026", 0.9998)]
+
+    words = vote.vote(img, [label, mark, date], read)
+    assert [w.text for w in words] == ["collected", "11/27/2026"]
+    assert date.x0 == mark.x0 and date.conf < OCR_TRUSTED_CONF
+    assert asked and asked[-1][0][0] >= 227 - 112  # the mark and the number, in one crop
+
+
+@pytest.mark.parametrize("reading", [("1/27/2026", 0.99), ("I1/27/2026", 0.99), ("11/27/2026", 0.6),
+                                     ("11/27/2025", 0.99), ("1 1/27/2026", 0.99)])
+def test_a_mark_before_a_number_stays_unless_the_second_reading_gives_back_one_digit(reading):
+    img = Image.new("L", (400, 60), 255)
+    mark, date = Word("|", 112, 10, 116, 36, conf=0.5), Word("1/27/2026", 125, 10, 227, 36, conf=1.0)
+    words = vote.vote(img, [mark, date], _fixed_reader({0: reading}))
+    assert [(w.text, w.conf) for w in words] == [("|", 0.5), ("1/27/2026", 1.0)]
+
+
+def test_only_a_narrow_mark_close_before_a_number_on_its_line_is_read_again():
+    near = [Word("|", 112, 10, 116, 36), Word("1/27/2026", 125, 10, 227, 36)]
+    assert vote.split_digit_pairs(near) == [tuple(near)]
+    far = [Word("|", 50, 10, 54, 36), Word("1/27/2026", 125, 10, 227, 36)]  # a column rule's bar
+    wide = [Word("[]", 100, 10, 120, 36), Word("12", 125, 10, 150, 36)]  # a box, not a "1"
+    other_line = [Word("|", 112, 10, 116, 36, line=0), Word("12", 125, 40, 150, 66, line=1)]
+    word = [Word("|", 112, 10, 116, 36), Word("mg", 125, 10, 150, 36)]
+    assert not any(vote.split_digit_pairs(ws) for ws in (far, wide, other_line, word))
+
+
 def test_confident_words_get_no_vote_and_a_failing_voter_changes_nothing():
     img = Image.new("L", (200, 60), 255)
     sure = Word("Sodium", 10, 10, 90, 40, conf=0.96)
