@@ -31,7 +31,7 @@ from domain.policy.facts.citations import quote_from_words
 from extract.layout import norm_token, page_rows, segments, text_of
 from extract.values import text_rules as tr
 from extract.values.dates import find_date
-from extract.values.identity_labels import NAME_MEANINGS, VOCABULARY, record_label_words
+from extract.values.identity_labels import NAME_MEANINGS, VOCABULARY, record_label_words, site_coded_number
 
 # --------------------------------------------------------------------------- vocabulary lookup
 
@@ -426,7 +426,8 @@ def _judge(meaning: str | None, label: list[Word], value: list[Word], read: _Rea
     if meaning == "record_number":
         again = value[:record_label_words([w.text for w in value])]  # "Medical record no.: MRN 6620915"
         value = value[len(again):]
-        words = _leading_identifier(value) or ([value[0]] if any(c.isdigit() for c in value[0].text) else None)
+        words = _leading_identifier(value) or ([value[0]] if any(c.isdigit() for c in value[0].text) else None) \
+            or (list(value[:2]) if site_coded_number([w.text for w in value[:2]]) else None)
         if words is None or read.covers(page, words, text_of(words)):
             return None
         return ("record_number", text_of(words), again + words,

@@ -60,7 +60,7 @@ from extract.lab.table import TableLayout, assign_columns, crosses_columns, dete
 from extract.layout import (
     OCR_TRUSTED_CONF, LabelledValue, PhraseBook, Row, labelled_values, norm_token, page_rows, segments,
 )
-from extract.values.identity_labels import phrase_table
+from extract.values.identity_labels import phrase_table, site_coded_number
 
 SOURCE_TYPE = DocType.LAB_PDF.value
 
@@ -379,11 +379,14 @@ def _record_number_words(words: list[Word]) -> list[Word]:
     """The words of a printed record number: the first, and the next one too when the
     first ends in a separator ("CR:" "760144": OCR read "CR-760144" as "CR:760144" or
     split it at the hyphen). Separators do not count when MRNs are compared, so the
-    two words are one identifier, not a prefix that contradicts the chart."""
+    two words are one identifier, not a prefix that contradicts the chart. Likewise a
+    facility's letter code and the number after it (``site_coded_number``)."""
     out = words[:1]
     if len(words) > 1 and out[0].text[-1:] in ":-/." and any(c.isalnum() for c in out[0].text) \
             and words[1].text[:1].isalnum():
         out = words[:2]
+    elif site_coded_number([w.text for w in words[:2]]):
+        out = words[:2]  # "RMH 0442917": a facility's code, then the number
     return out
 
 

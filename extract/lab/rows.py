@@ -464,11 +464,17 @@ _NAME_UNIT = re.compile(r"^(?P<name>.*\S)\s*\((?P<unit>[^()]+)\)$")
 
 
 def name_and_unit(test: str) -> tuple[str, str]:
-    """("Sodium", "mmol/L") for "Sodium (mmol/L)"; the name as it is, and no unit, when
-    the bracket holds anything but a unit ("HbA1c (IFCC)", "Cortisol (9am)")."""
+    """("Sodium", "mmol/L") for "Sodium (mmol/L)", and for "Sodium mmol/L" (a cumulative
+    table's row label) when what is left is a test the vocabulary knows; the name as it
+    is, and no unit, when the bracket holds anything but a unit ("HbA1c (IFCC)",
+    "Cortisol (9am)"). A bare "%" stays with the name: "Neutrophils %" names the
+    percentage, a test of its own."""
     m = _NAME_UNIT.match(test)
     if m and V.looks_like_unit(m["unit"].strip()):
         return m["name"], m["unit"].strip()
+    name, _, last = test.rpartition(" ")
+    if name and any(ch.isalpha() for ch in last) and V.looks_like_unit(last) and known_name(name):
+        return name, last
     return test, ""
 
 

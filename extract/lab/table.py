@@ -66,7 +66,8 @@ COLUMN_LABELS = PhraseBook({
     **dict.fromkeys(["critical low", "critical high", "crit low", "crit high", "panic low", "panic high",
                      "critical lower", "critical upper"], "other"),
     **dict.fromkeys(["lab", "performing lab", "site", "code", "loinc", "method", "specimen",
-                     "prior result", "previous result", "previous", "prior", "date", "comments"], "other"),
+                     "prior result", "previous result", "previous", "prior", "date", "comment", "comments",
+                     "remark", "remarks", "notes"], "other"),
 })
 VALUE_ROLES = ("result", "out_range", "in_range")
 # Words a second header row may add under a label ("Reference" / "Range", "Test" / "Name").

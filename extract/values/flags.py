@@ -87,7 +87,22 @@ def flag_meaning(raw: str, *, in_text: bool = False, key: FlagKey | None = None)
         return None
     if key and k in key:
         return key[k]
+    if key and (marked := _marked_direction(k, key)):
+        return marked
     return _FLAGS.get(k) or (None if in_text else _FIELD_ONLY_FLAGS.get(k))
+
+
+def _marked_direction(k: str, key: FlagKey) -> str | None:
+    """A direction letter with a sign the page's key says only marks a result outside
+    its range ("*H" where "* denotes result outside the reference range"): high or low,
+    not the critical the sign would add without that key."""
+    for sign, meaning in key.items():
+        if meaning != "abnormal" or sign.isalnum() or len(k) <= len(sign):
+            continue
+        rest = k[len(sign):] if k.startswith(sign) else k[:-len(sign)] if k.endswith(sign) else ""
+        if rest in ("H", "L"):
+            return _FLAGS[rest]
+    return None
 
 
 # --------------------------------------------------------------------------- a page's flag key
@@ -100,14 +115,23 @@ _KEY_MEANINGS: dict[str, str] = {
                     "high"),
     **dict.fromkeys(["BELOW RANGE", "BELOW REFERENCE RANGE", "BELOW NORMAL", "DECREASED", "REDUCED"], "low"),
     **dict.fromkeys(["CRITICAL RESULT", "PANIC RESULT", "ALERT", "CRITICAL/PANIC"], "critical"),
-    **dict.fromkeys(["OUTSIDE REFERENCE RANGE", "ABNORMAL RESULT", "FLAGGED"], "abnormal"),
+    **dict.fromkeys(["OUTSIDE REFERENCE RANGE", "OUTSIDE REFERENCE INTERVAL", "OUTSIDE NORMAL RANGE",
+                     "OUT OF REFERENCE RANGE", "ABNORMAL RESULT", "FLAGGED"], "abnormal"),
 }
 _KEY_SEPARATORS = frozenset({"=", ":", "-", "\u2013", "\u2014", ",", ";", "|", "\u00b7", "\u2022"})
+# A key written as a sentence: "* denotes result outside the reference range".
+_KEY_VERBS = frozenset({"DENOTES", "INDICATES", "MEANS", "SIGNIFIES", "MARKS", "IS", "="})
+# Words a written-out meaning carries that say nothing of it ("a result outside the range").
+_KEY_FILLER = frozenset({"A", "AN", "THE", "RESULT", "RESULTS", "VALUE", "VALUES"})
 _KEY_SPLIT = re.compile(r"\s*([=:])\s*|\s+")
 _MAX_MEANING_WORDS = 3
+_MAX_MEANING_TOKENS = 6  # the meaning's words and its filler
 
 
-def _key_meaning(words: list[str]) -> str | None:
+def _key_meaning(tokens: list[str]) -> str | None:
+    words = [w for w in tokens if w.upper().rstrip(".") not in _KEY_FILLER]
+    if not words or len(words) > _MAX_MEANING_WORDS:
+        return None
     text = " ".join(words)
     if not text or not all(any(c.isalpha() for c in w) for w in words):
         return None
@@ -150,12 +174,13 @@ def read_flag_key(text: str) -> dict[str, str] | None:
             if pairs and (labelled or len(pairs) >= 2):
                 break  # "... ‼ critical — phoned to ward": a remark after the key
             return None
-        for n in range(min(_MAX_MEANING_WORDS, len(tokens) - i - 1), 0, -1):
-            words = [w.rstrip(",;") for w in tokens[i + 1 : i + 1 + n]]
+        verb = int(i + 1 < len(tokens) and tokens[i + 1].upper() in _KEY_VERBS)
+        for n in range(min(_MAX_MEANING_TOKENS, len(tokens) - i - 1 - verb), 0, -1):
+            words = [w.rstrip(",;") for w in tokens[i + 1 + verb : i + 1 + verb + n]]
             meaning = _key_meaning(words)
             if meaning is not None:
                 pairs[_flag_key(sym)] = meaning
-                i += 1 + n
+                i += 1 + verb + n
                 break
         else:
             return None

@@ -96,6 +96,15 @@ def record_label_words(tokens: list[str]) -> int:
     return 0
 
 
+def site_coded_number(tokens: list[str]) -> bool:
+    """Whether a record number is printed after a facility's letter code ("UR No.: RMH
+    0442917"): an upper-case code of two to five letters, then a word with a digit. The
+    two words are the number as printed; read as the code alone, the number was lost
+    (no digit, no identifier) and the identity check never saw it."""
+    return len(tokens) > 1 and 2 <= len(tokens[0]) <= 5 and tokens[0].isalpha() and tokens[0].isupper() \
+        and any(c.isdigit() for c in tokens[1])
+
+
 def phrase_table(meanings: dict[str, str], fold=None) -> dict[str, str]:
     """phrase -> a reader's own key for each meaning it maps (``{"record_number":
     "mrn", ...}``); meanings it leaves out are not in the table. ``fold``: how the

@@ -62,6 +62,20 @@ def test_any_contradiction_quarantines():
     assert out.status is IdentityStatus.MISMATCH and out.review_required
 
 
+def test_the_charts_number_after_a_facility_code_is_for_a_person_to_confirm():
+    """"RMH 0442917" on a report for a chart whose MRN is 0442917: neither the chart's
+    number as the chart holds it nor another patient's."""
+    chart = {**PATIENT, "mrn": "0442917"}
+    name, dob = cand("name", "QUINTERO-VALE, MARISOL"), cand("dob", "1961-03-14")
+    out = check_identity([name, dob, cand("mrn", "RMH0442917")], chart)
+    assert out.status is IdentityStatus.AMBIGUOUS and "facility code 'RMH'" in out.mismatch_reason
+    assert "0442917" not in out.mismatch_reason  # the reason names no identity value
+    for other in ("RMH0442918", "RMH0442917X"):  # another number: a contradiction, as before
+        assert check_identity([name, dob, cand("mrn", other)], chart).status is IdentityStatus.MISMATCH
+    prefixed_chart = {**PATIENT, "mrn": "RMH0442917"}
+    assert check_identity([name, dob, cand("mrn", "RMH 0442917")], prefixed_chart).status is IdentityStatus.VERIFIED
+
+
 @pytest.mark.parametrize("cands", [[], [("name", "Marisol Quintero-Vale")], [("dob", "1961-03-14")],
                                    [("name", "Marisol"), ("dob", "1961-03-14")]])
 def test_missing_or_partial_identifiers_are_ambiguous(cands):

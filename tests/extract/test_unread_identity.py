@@ -52,6 +52,13 @@ def test_a_known_label_whose_value_the_reader_did_not_read_is_unread_not_absent(
     assert {u.label for u in found.unread} == {"Surname", "Given", "Pt DOB"}
 
 
+def test_a_record_number_after_a_facility_code_is_reported_when_not_read():
+    """"UR No.: RMH 0442917": the value opens with the hospital's letter code, then the
+    number. Before, the sweep saw a word without a digit and reported nothing."""
+    _, found = _sweep([_line("UR No.: RMH 0442917"), _line("Medicare: 2951 44817 3")])
+    assert [(u.kind, u.value) for u in found.unread] == [("record_number", "RMH 0442917")]
+
+
 def test_a_bare_birth_date_beside_the_printed_name_is_reported():
     _, found = _sweep([_line("MARCHETTI, Ilaria"), _line("07/30/1969"), _line("Reported 11/04/2026")])
     (u,) = found.unread

@@ -174,6 +174,18 @@ def mrn_key(text: str) -> str:
     return _norm_mrn(text or "")
 
 
+_SITE_CODED = re.compile(r"([A-Za-z]{2,5})[\s:#-]*(\d[\w-]*)")
+
+
+def _site_code(document_mrn: str, chart_mrn: str) -> str | None:
+    """The letter code a document prints before the chart's own record number ("RMH" of
+    "RMH 0442917" for chart 0442917: a facility's code for its unit record), or None."""
+    m = _SITE_CODED.fullmatch(document_mrn.strip())
+    if m is None or not _norm_mrn(chart_mrn) or _norm_mrn(chart_mrn)[:1].isalpha():
+        return None
+    return m[1] if _norm_mrn(m[2]) == _norm_mrn(chart_mrn) else None
+
+
 def same_mrn(document_mrn: str, chart_mrn: str) -> bool:
     """The MRN rule of ``check_identity`` on its own (case, punctuation and leading zeros
     do not count), for routing a message that names its patient only by MRN."""
@@ -215,7 +227,7 @@ def _check_read(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]
     """The gate over the identifiers that were read."""
     matched: dict[str, bool] = {}
     reasons: list[str] = []
-    open_dates: list[str] = []
+    open_points: list[str] = []
     for cand in candidates:
         key = cand.kind.value
         if cand.kind is IdentifierKind.NAME:
@@ -233,7 +245,7 @@ def _check_read(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]
             if not verdict and cand.other_reading and parse_dob(cand.other_reading) == chart_dob:
                 # Read the other way round it is the chart's: neither a match nor a contradiction.
                 printed = cand.citation.quote_or_value if cand.citation else cand.value
-                open_dates.append(f"the date of birth ({printed}) reads {cand.value} month first or "
+                open_points.append(f"the date of birth ({printed}) reads {cand.value} month first or "
                                   f"{cand.other_reading} day first, the chart's; nothing on the document settles which")
                 continue
         elif cand.kind is IdentifierKind.OTHER_ID:
@@ -246,14 +258,19 @@ def _check_read(candidates: Iterable[IdentityCandidate], patient: dict[str, Any]
             if not _norm_mrn(cand.value):
                 continue
             verdict = _norm_mrn(cand.value) == _norm_mrn(str(patient["mrn"]))
+            if not verdict and (code := _site_code(cand.value, str(patient["mrn"]))):
+                # Neither a match nor a contradiction: a person confirms whose number it is.
+                open_points.append(f"the record number on the document is the chart's with a facility code "
+                                   f"{code!r} before it; confirm it is this clinic's number")
+                continue
         # Several printings of one identifier: one contradiction is enough to stop.
         matched[key] = matched.get(key, True) and verdict
         if not verdict:
             reasons.append(f"{key} on the document does not match the chart")
     if any(v is False for v in matched.values()):
-        return IdentityOutcome(IdentityStatus.MISMATCH, matched, "; ".join(dict.fromkeys(reasons + open_dates)))
-    if open_dates:  # a person settles it (fail closed), whatever else agrees
-        return IdentityOutcome(IdentityStatus.AMBIGUOUS, matched, "; ".join(dict.fromkeys(open_dates)))
+        return IdentityOutcome(IdentityStatus.MISMATCH, matched, "; ".join(dict.fromkeys(reasons + open_points)))
+    if open_points:  # a person settles it (fail closed), whatever else agrees
+        return IdentityOutcome(IdentityStatus.AMBIGUOUS, matched, "; ".join(dict.fromkeys(open_points)))
     agreeing = set(k for k, v in matched.items() if v)
     if {"name", "dob"} <= agreeing or ("mrn" in agreeing and agreeing & {"name", "dob"}):
         return IdentityOutcome(IdentityStatus.VERIFIED, matched)

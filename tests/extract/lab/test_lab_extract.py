@@ -523,6 +523,8 @@ def test_a_label_a_column_apart_from_its_value_is_vouched_for_by_the_value():
      {"name": "WIECZOREK, Tomasz", "dob": "1952-03-14", "mrn": "HX-771203"}),
     ("Name: Ann LEE Date of birth 01/02/1960 Hosp# 445566", {"name": "Ann LEE", "dob": "1960-01-02", "mrn": "445566"}),
     ("Pt: LEE, Ann Visit 2231", {"name": "LEE, Ann"}),
+    # a unit record number after the hospital's letter code: read as the code alone, it was lost
+    ("Pt: LEE, Ann  UR No.: RMH 0442917", {"name": "LEE, Ann", "mrn": "RMH0442917"}),
     # a label word in lower case is running text: nothing is attributed, so nothing is read
     ("Patient: Ann LEE born 01/02/1960", {}),
 ])

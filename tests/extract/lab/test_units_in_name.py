@@ -46,9 +46,36 @@ def test_the_unit_in_brackets_after_each_name_is_the_results_unit():
     ("Sodium (mmol/L)", ("Sodium", "mmol/L")), ("HbA1c (IFCC)", ("HbA1c (IFCC)", "")),
     ("Cortisol (9am)", ("Cortisol (9am)", "")), ("eGFR (CKD-EPI)", ("eGFR (CKD-EPI)", "")),
     ("Haemoglobin", ("Haemoglobin", "")),
+    # A cumulative table's row label: a known test, then its unit after a space.
+    ("Potassium mmol/L", ("Potassium", "mmol/L")), ("eGFR mL/min/1.73m2", ("eGFR", "mL/min/1.73m2")),
+    ("Neutrophils %", ("Neutrophils %", "")),  # the percentage is a test of its own
+    ("Vitamin D", ("Vitamin D", "")), ("Hemoglobin A1c", ("Hemoglobin A1c", "")),
+    ("Widgetase mmol/L", ("Widgetase mmol/L", "")),  # no test the vocabulary knows: left whole
 ])
 def test_only_a_unit_in_the_brackets_is_taken_from_the_name(name, split):
     assert name_and_unit(name) == split
+
+
+def test_a_cumulative_table_of_dates_alone_takes_each_rows_unit_from_its_label():
+    """An Australian report's "PREVIOUS RESULTS": dates as the only headers, each row
+    "Potassium mmol/L": before, charted under a test named "Potassium mmol/L", no unit."""
+    facts = _facts([(40, ""), (200, "03/12/26"), (280, "18/09/26"), (360, "02/06/26")], [
+        [(40, "Potassium mmol/L"), (200, "5.8"), (280, "5.1"), (360, "4.7")],
+        [(40, "Creatinine umol/L"), (200, "162"), (280, "141"), (360, "118")],
+    ])
+    got = [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["unit"],
+            f.structured_value["collection_date"]) for f in facts]
+    assert got == [("Potassium", "5.8", "mmol/L", "2026-12-03"), ("Potassium", "5.1", "mmol/L", "2026-09-18"),
+                   ("Potassium", "4.7", "mmol/L", "2026-06-02"), ("Creatinine", "162", "umol/L", "2026-12-03"),
+                   ("Creatinine", "141", "umol/L", "2026-09-18"), ("Creatinine", "118", "umol/L", "2026-06-02")]
+
+
+def test_a_comment_column_is_not_read_into_the_range():
+    facts = _facts([(40, "Test"), (200, "Result"), (260, "Units"), (330, "Ref. Range"), (430, "Comment")], [
+        [(40, "HbA1c"), (200, "58"), (260, "mmol/mol"), (330, "(<48)"), (430, "See note")],
+    ])
+    sv = facts[0].structured_value
+    assert (sv["reference_range"], sv["abnormal_flag"]) == ("<48", "high")
 
 
 def test_a_name_spilling_into_the_unit_column_sends_the_result_to_review():

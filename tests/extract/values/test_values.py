@@ -664,6 +664,10 @@ def test_ordinary_ranges_raise_no_doubt(value, rng):
     ("H High L Low HH critical high", {"H": "high", "L": "low", "HH": "critical_high"}),
     ("Flags: \u2191=Above range, \u2193=Below range", {"\u2191": "high", "\u2193": "low"}),
     ("* = critical value", {"*": "critical"}),
+    # a key written as a sentence, as Australian reports print it
+    ("* denotes result outside the reference range.", {"*": "abnormal"}),
+    ("* indicates a value outside the reference interval", {"*": "abnormal"}),
+    ("! means critical result", {"!": "critical"}),
 ])
 def test_a_printed_flag_key_is_read_as_symbol_to_meaning(line, key):
     assert read_flag_key(line) == key
@@ -674,10 +678,22 @@ def test_a_printed_flag_key_is_read_as_symbol_to_meaning(line, key):
     "Potassium 6.6 high",
     "7.1 CRIT",  # a value and its flag, not a key
     "Comment: high values were repeated",
+    "The result is high",
+    "A denotes abnormal",  # a letter code needs a second pair, written as a sentence too
     "",
 ])
 def test_lines_that_are_not_flag_keys(line):
     assert read_flag_key(line) is None
+
+
+def test_a_star_the_key_calls_out_of_range_makes_h_and_l_high_and_low_not_critical():
+    """"Sodium 131 *L" on a report whose key says "* denotes result outside the reference
+    range": a low sodium, not the critical one "*L" means where no key says otherwise."""
+    key = read_flag_key("* denotes result outside the reference range.")
+    assert [flag_meaning(f, key=key) for f in ("*L", "*H", "H*", "*", "L")] == ["low", "high", "high", "abnormal", "low"]
+    assert [flag_meaning(f) for f in ("*L", "*H")] == ["critical_low", "critical_high"]
+    assert flag_meaning("*H", key=read_flag_key("* = critical")) == "critical_high"
+    assert resolve_flag(["*L"], "131", "135-145", key=key).flag == "low"
 
 
 def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported():
