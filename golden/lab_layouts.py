@@ -887,6 +887,69 @@ def _lab_two_panel_cumulative(case: LabCase) -> bytes:
     return c.tobytes()
 
 
+def _dmy(iso: str, two_digit_year: bool = False) -> str:
+    d = date.fromisoformat(iso)
+    return f"{d.day:02d}/{d.month:02d}/" + (f"{d.year % 100:02d}" if two_digit_year else f"{d.year}")
+
+
+def _lab_star_flags_previous(case: LabCase) -> bytes:
+    """A4, Helvetica: an Australian pathology report. Identity as "Surname:" / "Given
+    names:" / "D.O.B.:" / "UR No.:" with a Medicare number beside; dates day first.
+    Test | Result | Units | Ref. Range | Comment, the flag after the value as "*H" or
+    "*L" and a key sentence at the foot ("* denotes result outside the reference
+    range"); ranges in brackets. The last panel, if its rows carry dates of their own,
+    is "PREVIOUS RESULTS": a cumulative table headed only by dates (two-digit years,
+    newest first), each row labelled with its test and unit ("Potassium mmol/L")."""
+    c = Canvas(width=595, height=842, size=9)
+    p = case.patient
+    c.text(40, 40, case.lab_name.upper(), "hebo", 13)
+    c.rule(60, 40, 555)
+    for x, y, label, value in ((40, 76, "Surname:", p.last.upper()), (300, 76, "Given names:", p.first),
+                               (40, 90, "D.O.B.:", _dmy(p.dob)), (300, 90, "Sex:", p.sex),
+                               (40, 104, "UR No.:", p.mrn), (300, 104, "Medicare:", "4127 80391 2"),
+                               (40, 118, "Lab No.:", "26-5530172"),
+                               (300, 118, "Collected:", f"{_dmy(case.collection_date)} 08:40")):
+        c.text(x, y, label, "hebo")
+        c.text(x + 72, y, value)
+    c.rule(128, 40, 555)
+    panels = list(case.panels)
+    previous = panels.pop() if len(panels) > 1 and any(r.collection_date for r in panels[-1][1]) else None
+    columns = (40, 190, 290, 370, 470)
+    y = 146
+    for title, rows in panels:
+        c.text(40, y, title.upper(), "hebo", 10)
+        y += 15
+        for x, label in zip(columns, ("Test", "Result", "Units", "Ref. Range", "Comment")):
+            c.text(x, y, label, "hebo", 8.5)
+        y += 14
+        for r in rows:
+            value = f"{r.value} {r.printed_flag}".strip()
+            note = "See note" if r.reference_range.startswith("<") else ""
+            for x, text in zip(columns, (r.test_name, value, r.unit, f"({r.reference_range})", note)):
+                if text:
+                    c.text(x, y, text)
+            y += 13
+        y += 8
+    if previous is not None:
+        title, rows = previous
+        c.text(40, y, title.upper(), "hebo", 10)
+        y += 15
+        dates = _dates(case, rows, newest_first=True)
+        xs = [200 + 80 * i for i in range(len(dates))]
+        for x, d in zip(xs, dates):
+            c.text(x, y, _dmy(d, two_digit_year=True), "hebo", 8.5)
+        y += 13
+        for test, by_date in _by_test(case, rows).items():
+            c.text(40, y, f"{test} {next(iter(by_date.values())).unit}")
+            for x, d in zip(xs, dates):
+                if d in by_date:
+                    c.text(x, y, by_date[d].value)
+            y += 12
+        y += 8
+    c.text(40, y + 6, "* denotes result outside the reference range.", size=8.5)
+    return c.tobytes()
+
+
 # Layouts that print one column per collection date: a case for them holds each test
 # at most once per date (a table with a test twice on one date cannot be drawn so).
 CUMULATIVE_LAYOUTS = frozenset({"cumulative_newest_first", "cumulative_oldest_first", "two_panel_cumulative"})
@@ -922,6 +985,7 @@ GEOMETRY_LAB_LAYOUTS: dict[str, Callable[[LabCase], bytes]] = {
     "labelled_parts": _lab_labelled_parts,
     "units_in_name": _lab_units_in_name,
     "urine_portal": _lab_urine_portal,  # urine words, grades and /hpf counts (issue 23, 2026-12-07)
+    "star_flags_previous": _lab_star_flags_previous,  # "*H" flags, a key sentence, previous results (2026-12-07)
 }
 
 

@@ -245,6 +245,9 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
             continue
         m = find_date(f.value_text)
         if m is None:
+            if (rejoined := _rejoined_ocr_date(f, day_first)) is not None:
+                dates.setdefault(f.row.page.number, rejoined)
+                dates.setdefault(0, rejoined)
             continue
         found = _report_date(m, f.value_text[m.start:m.end], "collection date", day_first, both_orders)
         if found[1] is None and (doubt := _ocr_date_doubt(f, m)):
@@ -252,6 +255,27 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
         dates.setdefault(f.row.page.number, found)
         dates.setdefault(0, found)
     return dates
+
+
+# A space OCR put inside a date's number ("30/1 1/2026" for "30/11/2026"): between two
+# digits, each next to a date separator or the date's start.
+_SPLIT_DATE_DIGITS = re.compile(r"(?:(?<=[/.\-]\d)|(?<=^\d)) (?=\d[/.\-])")
+
+
+def _rejoined_ocr_date(f: LabelledValue, day_first: bool | None) -> tuple[str, str] | None:
+    """A collection date OCR split with a space, read with the space taken out and sent
+    to a person with the reason (never charted on this reading alone); None when the
+    value is no OCR reading or is no date even so."""
+    if not any(w.conf is not None for w in f.value):
+        return None
+    printed = f.value_text.strip()
+    joined = _SPLIT_DATE_DIGITS.sub("", printed)
+    m = find_date(joined) if joined != printed else None
+    if m is None or m.start > 0:
+        return None
+    read_as = printed[:m.end + len(printed) - len(joined)]
+    return settle(m, day_first).iso, (f"the collection date was read by OCR as {read_as!r}, taken as "
+                                      f"{joined[:m.end]!r}: check the date on the page")
 
 
 # Marks OCR makes of a rule or of a digit it split off ("| 1/27/2026" where "11/27/2026" was printed).

@@ -400,6 +400,8 @@ _NOT_SIGN = set("-\u2013\u2014.,:;/()[]{}<>=+_%'\"\u00b0@&$\u00a3\u20ac\u00a7\u0
 _GLUED_SIGN = re.compile(r"^(?P<pre>[^\w\s]*?)(?P<value>[<>]?=?\d[\d.,]*)(?P<post>[^\w\s]*)$")
 
 
+# OCR's reading of a star flag glued to its value ("131°L" for "131 *L"); never "37.2°C".
+_OCR_STAR_FLAG = re.compile(r"^(?P<value>[<>]?=?\d[\d.,]*)(?P<flag>[\u00b0\u00ba][HLA]{1,2})$")
 _GLUED_UNIT = re.compile(r"^(?P<value>[<>]?=?\d[\d.,]*?)(?P<unit>%|[a-zA-Z\u00b5\u03bc][\w/\u00b5\u03bc.^\-]*)$")
 
 
@@ -516,6 +518,10 @@ def _read_value(words: list[Word], texts: list[str], key: FlagKey | None = None)
             and tr.is_value(g["value"]):
         # A unit glued to the number: "7.9%", "6.6mmol/L".
         return Reading(value=g["value"], value_words=words[:1], unit=g["unit"])
+    if split is None and words[0].conf is not None and (d := _OCR_STAR_FLAG.match(texts[0])):
+        # A fax read the "*" of "131 *L" as a degree sign: the value, and its flag as read,
+        # which the flag rule reports as unknown (the result goes to a person).
+        return Reading(value=d["value"], value_words=words[:1], inline_flag=d["flag"])
     if split is None:
         # A sign glued to the number: "6.6‼", "▲4.9", "7,9*".
         m = _GLUED_SIGN.match(texts[0])

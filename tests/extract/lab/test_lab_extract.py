@@ -477,6 +477,33 @@ _OCR_SODIUM_TABLE = [
 ]
 
 
+def test_a_collection_date_ocr_split_with_a_space_is_read_and_reviewed():
+    """A fax read "Collected: 30/11/2026" as "30/1 1/2026": no date was found, every
+    result went undated. The space is taken out, and the reason says what was read."""
+    page = _ocr_page([[("DOB:", 40, 0.95), ("14/07/1949", 80, 0.95), ("Collected:", 200, 0.95), ("30/1", 260, 0.95),
+                       ("1/2026", 285, 0.95), ("08:40", 330, 0.95)], *_OCR_SODIUM_TABLE])
+    (fact,) = extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1").facts
+    assert fact.structured_value["collection_date"] == "2026-11-30"
+    assert fact.wants_review and "read by OCR as '30/1 1/2026', taken as '30/11/2026'" in fact.review_reason
+    typed = _ocr_page([[("Collected:", 200, None), ("30/1", 260, None), ("1/2026", 285, None)], *_OCR_SODIUM_TABLE])
+    (fact,) = extract_lab(NormalizedContent(source_kind="pdf", pages=[typed]), "documents:1").facts
+    assert fact.structured_value.get("collection_date") is None  # a text layer prints what it prints
+
+
+def test_a_star_flag_a_fax_read_as_a_degree_sign_keeps_its_value_and_goes_to_review():
+    """"131 *L" read as "131°L": before, the value could not be read, nor its unit and
+    range. Now the value is read and the unknown flag sends the result to a person."""
+    result = _ocr_extract([("Test", 40, 0.95), ("Result", 200, 0.95), ("Units", 280, 0.95), ("Range", 360, 0.95)],
+                          [("Sodium", 40, 0.95), ("131°L", 200, 0.95), ("mmol/L", 280, 0.95), ("(135-145)", 360, 0.95)],
+                          [("Temp", 40, 0.95), ("37.2°C", 200, 0.95)])
+    sodium = result.facts[0]
+    sv = sodium.structured_value
+    assert (sv["test_name"], sv["value"], sv["unit"], sv["reference_range"], sv["abnormal_flag"]) == (
+        "Sodium", "131", "mmol/L", "135-145", "low")
+    assert sodium.wants_review and "'°L' is not one the rules know" in sodium.review_reason
+    assert all(f.structured_value.get("value") != "37.2" for f in result.facts)  # a temperature is no star flag
+
+
 def test_ocr_label_glued_to_its_value_is_still_a_field():
     # OCR lost the space after the colon: "DOB:7/22/58" is one word on the page.
     page = _ocr_page([[("Patient:", 40, 0.95), ("Ann", 85, 0.95), ("Lee", 105, 0.95)],
