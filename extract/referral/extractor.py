@@ -47,7 +47,7 @@ from extract.values.lists import parse_medication
 from extract.referral.facts import INFERRED, SENTENCE_REASON, Ctx, Found, emit
 from extract.referral.labels import (
     CLOSING, DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, MRN_INLINE, NOBODY, NOT_SIGNER,
-    SALUTATION, is_other_heading, label_field, list_status, names_one_item, norm_label,
+    SALUTATION, header_kind, is_other_heading, label_field, list_status, names_one_item,
 )
 
 SOURCE_TYPE = DocType.REFERRAL_DOCX.value
@@ -367,23 +367,6 @@ def _rows_by_table(content: NormalizedContent) -> dict[int, list[Section]]:
     return rows
 
 
-def _header_kind(cells: list[str]) -> tuple[str, dict[str, int]] | None:
-    """(list kind, column name -> index) when a row names the columns of a list table."""
-    labels = [norm_label(c) for c in cells]
-    best = None
-    for kind, columns in HEADER_COLUMNS.items():
-        mapping = {}
-        for i, label in enumerate(labels):
-            for col, names in columns.items():
-                if label in names and col not in mapping:
-                    mapping[col] = i
-                    break
-        primary = next(iter(columns))
-        if primary in mapping and len(mapping) >= 2 and (best is None or len(mapping) > len(best[1])):
-            best = (kind, mapping)
-    return best
-
-
 def _titles_before_tables(content: NormalizedContent) -> dict[int, str]:
     """The title paragraph right before each table ("Next of kin" above a details table)."""
     titles: dict[int, str] = {}
@@ -416,7 +399,7 @@ def _from_tables(content: NormalizedContent, skip: set[int] = frozenset()) -> li
                 # the table: it says whose details the rows below are.
                 person = person_of(non_empty[0][1]) if non_empty else person
                 continue
-            kind = _header_kind(texts)
+            kind = header_kind(texts)
             if kind:
                 header = kind
                 continue

@@ -254,8 +254,14 @@ def _referral(ctx: Ctx, item: Found) -> None:
     if f in ("letter_date", "appointment"):
         parsed = parse_date(value)
         if parsed and parsed.iso:
-            structured.update(value=parsed.iso, as_printed=value)
-            if parsed.ambiguous:
+            iso, ambiguous = parsed.iso, parsed.ambiguous
+            if ambiguous and (found := find_date(value)) is not None and found.start == 0 \
+                    and found.end == len(value) and found.day_first_iso:
+                # By the letter's other dates, when they show the order (a birth date "09/23/1971").
+                found = settle(found, ctx.day_first)
+                iso, ambiguous = found.iso, found.day_first_iso is not None
+            structured.update(value=iso, as_printed=value)
+            if ambiguous:
                 factors.append(0.85)
                 reasons.append(f"date {value!r} could be read day-first or month-first")
         elif f == "letter_date":

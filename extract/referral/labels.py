@@ -62,7 +62,7 @@ for _field, _spellings in _LABELS.items():
 # say which part of the stay it covers; a stopping word says every item is stopped.
 _LIST_HEADS = {
     "medications": frozenset({"medications", "medication", "medicines", "medicine", "meds", "drugs"}),
-    "problems": frozenset({"diagnoses", "diagnosis", "problems", "comorbidities", "co-morbidities",
+    "problems": frozenset({"diagnoses", "diagnosis", "problems", "problem", "comorbidities", "co-morbidities",
                            "comorbid", "conditions"}),
 }
 _HEADING_FILLER = frozenset("""
@@ -166,6 +166,10 @@ HEADER_COLUMNS = {
 }
 
 
+# A note in brackets after a label ("Medications (reconciled 11/20/2026)", "Allergies (drug)").
+_BRACKET_NOTE = re.compile(r"\s*\([^()]*\)\s*$")
+
+
 def label_field(text: str) -> str | None:
     """The canonical field a label names ("Reason for Referral:" -> "reason"). An
     allergy label is also read by meaning, in any of its wordings ("Drug
@@ -175,6 +179,8 @@ def label_field(text: str) -> str | None:
     exact = _LABEL_OF.get(norm_label(text))
     if exact is not None:
         return exact
+    if (bare := _BRACKET_NOTE.sub("", text.strip().rstrip(":\uff1a"))) != text.strip().rstrip(":\uff1a") and bare:
+        return label_field(bare)  # "Medications (reconciled 11/20/2026):": the note says when, not what
     if (meaning := _list_by_meaning(text)) is not None:
         return meaning[0]
     if len(text.split()) <= MAX_ALLERGY_LABEL_WORDS and reads_as_label(text):
@@ -185,3 +191,21 @@ def label_field(text: str) -> str | None:
 
 
 MAX_ALLERGY_LABEL_WORDS = 5
+
+
+def header_kind(cells: list[str]) -> tuple[str, dict[str, int]] | None:
+    """(list kind, column name -> index) when a row names the columns of a list table
+    ("Medication | Dose | Route | Frequency | Status"): its first column and one more."""
+    labels = [norm_label(c) for c in cells]
+    best = None
+    for kind, columns in HEADER_COLUMNS.items():
+        mapping = {}
+        for i, label in enumerate(labels):
+            for col, names in columns.items():
+                if label in names and col not in mapping:
+                    mapping[col] = i
+                    break
+        primary = next(iter(columns))
+        if primary in mapping and len(mapping) >= 2 and (best is None or len(mapping) > len(best[1])):
+            best = (kind, mapping)
+    return best

@@ -28,7 +28,7 @@ from domain.content import NormalizedContent, PageContent, Section, Word
 from domain.models import Citation
 from domain.policy.facts.citations import quote_from_words
 from extract.layout import Row, page_rows
-from extract.referral.labels import INLINE, LIST_FIELDS, is_other_heading, label_field
+from extract.referral.labels import INLINE, LIST_FIELDS, header_kind, is_other_heading, label_field
 from extract.values.lists import parse_medication
 
 # A gap between rows wider than this many times the page's usual one starts a paragraph.
@@ -97,14 +97,105 @@ def _label_columns(row: Row) -> list[Row]:
     return columns if any(_opens_with_label(c.text) for c in columns) else [row]
 
 
+# Words of a table row further apart than this many times the row's height are in
+# different cells (a header's "Medication      Dose"); a cell's own words are closer.
+CELL_GAP = 1.5
+
+
+def _cells(row: Row) -> list[list[Word]]:
+    cells: list[list[Word]] = [[row.words[0]]]
+    for prev, w in zip(row.words, row.words[1:]):
+        if w.x0 - prev.x1 > CELL_GAP * row.height:
+            cells.append([w])
+        else:
+            cells[-1].append(w)
+    return cells
+
+
+def _table_at(rows: list[Row], i: int, pitch: float) -> tuple[list[float], int] | None:
+    """(the columns' left edges, the index after the table's last row) when ``rows[i]``
+    heads a list table ("Medication  Dose  Route  Frequency  Status", "Allergen  Reaction
+    Severity"). The rows under it are the table's while they start at or right of its
+    first column, hold words in at least two of its columns (a row in one column carries
+    on the row above), follow within two line pitches, and are no label or heading."""
+    head = _cells(rows[i])
+    if len(head) < 2 or header_kind([" ".join(w.text for w in c) for c in head]) is None:
+        return None
+    starts = [c[0].x0 for c in head]
+    end = i + 1
+    while end < len(rows):
+        row, above = rows[end], rows[end - 1]
+        slack = 0.5 * row.height
+        if (row.y0 - above.y0 > 2 * pitch or row.x0 < starts[0] - slack or _label_alone(row.text)
+                or _opens_with_label(row.text) or row.text.rstrip().endswith((":", "\uff1a"))):
+            break
+        if len({_column(w, starts, slack) for w in row.words}) < 2 and end == i + 1:
+            break  # the row under the header is no row of it: no table
+        end += 1
+    return (starts, end) if end > i + 1 else None
+
+
+def _column(w: Word, starts: list[float], slack: float) -> int:
+    return max((k for k, x in enumerate(starts) if x <= w.x0 + slack), default=0)
+
+
+def _table_sections(rows: list[Row], starts: list[float], page: PageContent, table: str,
+                    index: int) -> list[Section]:
+    """The table's rows as ``table_row`` sections, as a DOCX table's are read: cells by
+    column, each row citing its own words. A row in one column only carries on the row
+    above it (a long frequency wrapped under itself)."""
+    out: list[Section] = []
+    for row in rows:
+        slack = 0.5 * row.height
+        by_column: dict[int, list[Word]] = {}
+        for w in row.words:
+            by_column.setdefault(_column(w, starts, slack), []).append(w)
+        if out and len(by_column) < 2:
+            last = out[-1]
+            cells = dict(last.meta["cells"])
+            for k, ws in by_column.items():
+                cells[k] = f"{cells.get(k, '')} {' '.join(w.text for w in ws)}".strip()
+            last.meta["cells"] = sorted(cells.items())
+            last.meta["words"] += row.words
+            last.text = " ".join(w.text for w in last.meta["words"])
+            continue
+        cells = [(k, " ".join(w.text for w in by_column.get(k, []))) for k in range(len(starts))]
+        out.append(Section(locator=f"page {page.number}", text=row.text, section_type="table_row",
+                           meta={"table": table, "row": len(out) + 1, "cells": cells, "page": page,
+                                 "words": list(row.words), "index": index + len(out)}))
+    return out
+
+
 def paragraphs(page: PageContent, start_index: int = 0) -> list[Section]:
-    """The page's paragraphs as sections ("page 1"), with their words in reading order."""
+    """The page's paragraphs and list tables as sections ("page 1"), with their words in
+    reading order."""
     rows = [column for row in page_rows(page) for column in _label_columns(row)]
     if not rows:
         return []
     steps = [b.y0 - a.y0 for a, b in zip(rows, rows[1:]) if b.y0 > a.y0]
     pitch = median(steps) if steps else max(r.height for r in rows) * 1.5
-    left, right = min(r.x0 for r in rows), max(r.x1 for r in rows)
+    bounds = (min(r.x0 for r in rows), max(r.x1 for r in rows))
+    out: list[Section] = []
+    run_start, i = 0, 0
+    while i < len(rows):
+        table = _table_at(rows, i, pitch)
+        if table is None:
+            i += 1
+            continue
+        starts, end = table
+        out += _paragraphs_of(rows[run_start:i], page, start_index + len(out), pitch, bounds)
+        out += _table_sections(rows[i:end], starts, page, f"page {page.number} row {i}", start_index + len(out))
+        run_start = i = end
+    return out + _paragraphs_of(rows[run_start:], page, start_index + len(out), pitch, bounds)
+
+
+def _paragraphs_of(rows: list[Row], page: PageContent, start_index: int, pitch: float,
+                   bounds: tuple[float, float]) -> list[Section]:
+    """Rows between tables grouped into paragraphs; ``bounds``: the page text's left and
+    right edges."""
+    if not rows:
+        return []
+    left, right = bounds
     groups: list[list[Row]] = [[rows[0]]]
     listing: str | None = None  # the list whose heading was the last label alone
     for row, nxt in zip(rows, rows[1:]):

@@ -57,7 +57,10 @@ NOT_A_SUBSTANCE = frozenset("""
 known drug food medication medicine documented reported recorded severe mild moderate true confirmed suspected
 possible no any other previous prior serious significant life-threatening anaphylactic anaphylactoid allergic
 adverse skin cutaneous local systemic bad nasty immediate delayed
+heat cold exercise activity effort orthostatic glucose light noise
 """.split())
+# (The last line: symptoms a letter words as an intolerance or sensitivity, "heat
+# intolerance and tremor", "cold intolerance", "exercise intolerance": no substance.)
 # "could not tolerate metformin because of diarrhoea": an intolerance told with a verb.
 NOT_TOLERATED = (r"(?:cannot|can't|could\s+not|couldn't|did\s+not|didn't|does\s+not|doesn't|unable\s+to|never)"
                  r"\s+tolerated?")
