@@ -264,6 +264,65 @@ def _asthma_docx() -> bytes:
     return document_bytes(doc)
 
 
+def _consult_tables_pdf() -> bytes:
+    """A US consultation request printed to PDF whose lists are tables: a numbered
+    "Active problem list:", "Medications (reconciled ...):" over a Medication | Dose |
+    Route | Frequency | Status table with a discontinued medicine, an Allergen |
+    Reaction | Severity table, and "heat intolerance" in the review of systems."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    y = 48.0
+
+    def put(x: float, text: str, bold: bool = False, size: float = 9.5) -> None:
+        page.insert_text((x, y), text, fontsize=size, fontname="hebo" if bold else "helv")
+
+    put(50, "Lakeview Internal Medicine", True, 13)
+    for row in (((50, "REFERRAL FOR CONSULTATION - ENDOCRINOLOGY"),), ((50, "Patient: Rosalind Achebe-Whitford"),
+                (330, "DOB: 09/23/1971"), (460, "MRN: LIM-208815")),
+                ((50, "Referring provider: Gideon Park, MD"), (330, "Date: 12/01/2026"))):
+        y += 20
+        for x, text in row:
+            put(x, text, text.isupper())
+    y += 26
+    put(50, "Reason for referral:", True)
+    y += 14
+    put(62, "Suppressed TSH with weight loss and palpitations; please evaluate for hyperthyroidism.")
+    y += 22
+    put(50, "Active problem list:", True)
+    for item in ("1. Subclinical hyperthyroidism", "2. Essential hypertension", "3. Generalized anxiety disorder",
+                 "4. Osteopenia"):
+        y += 13
+        put(62, item)
+    tables = (("Medications (reconciled 11/20/2026):", (62, 200, 270, 320, 450),
+               ("Medication", "Dose", "Route", "Frequency", "Status"),
+               (("Amlodipine", "5 mg", "PO", "once daily", "Active"), ("Sertraline", "50 mg", "PO", "once daily", "Active"),
+                ("Propranolol", "10 mg", "PO", "three times daily PRN", "Active"),
+                ("Hydrochlorothiazide", "25 mg", "PO", "once daily", "Discontinued"))),
+              ("Allergies/Intolerances:", (62, 200, 330), ("Allergen", "Reaction", "Severity"),
+               (("Sulfa drugs", "Hives", "Moderate"), ("Latex", "Contact dermatitis", "Mild"))))
+    for title, xs, header, rows in tables:
+        y += 22
+        put(50, title, True)
+        y += 14
+        for x, text in zip(xs, header):
+            put(x, text, True, 9)
+        for row in rows:
+            y += 13
+            for x, text in zip(xs, row):
+                put(x, text)
+    y += 22
+    put(50, "Review of systems:", True)
+    y += 14
+    put(62, "Reports heat intolerance and tremor. Denies chest pain, syncope or diarrhea.")
+    y += 22
+    put(50, "Thank you for seeing her.  Gideon Park, MD")
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
 BUILDERS: dict[str, Callable[[], bytes]] = {
     "grateful_letter": _grateful_letter,
     "refer_to_service_letter": _refer_to_service_letter,
@@ -273,6 +332,7 @@ BUILDERS: dict[str, Callable[[], bytes]] = {
     "prose_renal_pdf": _renal_pdf,
     "prose_nkda_pdf": _nkda_pdf,
     "prose_asthma_docx": _asthma_docx,
+    "consult_tables_pdf": _consult_tables_pdf,  # written after the PDF table rule (issue 23, 2026-12-07)
 }
 
 CASES: list[LetterCase] = [
