@@ -471,6 +471,9 @@ class _Builder:
     # -- text outside the fields
 
     def margin(self, m: Loose) -> None:
+        if m.options is not None:
+            self._checklist_answer(m)
+            return
         items = _checklist_items(m.words)
         if len(items) > 1:  # "Diabetes [ ] Y [X] N    Asthma [X] Y [ ] N": each item on its own
             for item in items:
@@ -502,6 +505,39 @@ class _Builder:
             where += f" (beside {m.near.label_text!r})"
         self._free_text(words, m.page, "margin", where, near=near,
                         text=text or it.clean_item(" ".join(it.strip_box(w.text) for w in said)))
+
+    def _checklist_answer(self, m: Loose) -> None:
+        """A row of a checklist whose answers head its columns ("Asthma [X] [ ]" under
+        "Yes No"): a condition answered yes is the history the patient reports, as an
+        answer ticked beside it is; any other answer is a document fact. Two ticked boxes
+        go to a person; a row nobody ticked says nothing."""
+        texts = [w.text for w in m.words]
+        k, ticked, label = 0, [], []
+        options = iter(m.options or ())
+        while k < len(texts):
+            box = it.box_at(texts, k)
+            if box is None:
+                label.append(m.words[k])
+                k += 1
+                continue
+            answer = next(options)
+            if box[0]:
+                ticked.append(answer)
+            k += box[1]
+        question = it.clean_item(text_of(label))
+        if not ticked or not question:
+            return
+        text = f"{question}: {', '.join(ticked)}"
+        value = {"label": question, "value": ", ".join(ticked), "field": "checklist"}
+        if len(ticked) > 1:
+            self._add("other", text, value, m.page, m.words, "needs_review_findings[]", 0.6, document_only=True,
+                      review="tick boxes contradict each other: check which box is ticked on the page", context=text)
+        elif it.is_yes_answer(ticked[0]) and names_a_condition(question):
+            self._add("problem", f"History: {question}", {"description": question, "field": "checklist"},
+                      m.page, m.words, "problems[]", 0.8, document_only=True, context=text)
+        else:
+            self._add("other", text, value, m.page, m.words, "other_document_facts[]", 0.8, document_only=True,
+                      context=text)
 
     def _free_text(self, words: list[Word], page: PageContent, location: str, where: str,
                    near: Field | None = None, text: str | None = None) -> None:

@@ -122,6 +122,9 @@ class Loose:
     words: list[Word]
     page: PageContent
     near: Field | None
+    # A row of a checklist whose answers head their columns ("Condition | Yes | No" over
+    # "Asthma [X] [ ]"): the answer each of the row's boxes stands under, in order.
+    options: tuple[str, ...] | None = None
 
 
 # --------------------------------------------------------------------------- rows
@@ -221,6 +224,7 @@ class _PageReader:
         self.current: Field | None = None
         self.columns: list[Field] = []  # a row of labels whose answers are written under them
         self.table_headers, self.table_body = table_rows(rows)
+        self.grid: list[tuple[float, str]] | None = None  # a checklist's answer columns (centre, answer)
 
     def _below_ok(self, i: int, x0: float) -> bool:
         """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
@@ -268,6 +272,8 @@ class _PageReader:
             gap = row.y0 - self.current.last_y1 if self.current else float("inf")
             in_notes = self.current is not None and self.current.kind == "notes" \
                 and _continues(gap, row) and _under(self.current, row.words, row)
+            if self._checklist_row(i, row):
+                continue
             if self._table_row(i, row, pieces, gap):
                 continue
             if self._follow_up(row, pieces, gap):
@@ -278,6 +284,25 @@ class _PageReader:
                 self._labelled_row(row, pieces, gap)
             else:
                 self._plain_row(row, gap, noted=any(p.query for p in pieces))
+
+    def _checklist_row(self, i: int, row: Row) -> bool:
+        """A medical-history checklist whose answers head columns: the header ("Condition
+        Yes No", the first heading optional, no question) opens it when the row under it
+        is one of its rows, and each such row, a label and one box under each answer, is
+        read as that label's answer (``Loose.options``). Read as labels and answers, the
+        header was a question nobody answered and each row a margin note, "Seizures"
+        with its box under "No" held as a reported symptom."""
+        if self.grid is not None:
+            answers = _grid_answers(row, self.grid)
+            if answers is not None:
+                self.margins.append(Loose(row.words, row.page, None, answers))
+                return True
+            self.grid = None  # the checklist is over
+        grid = _grid_header(row)
+        if grid is None or i + 1 >= len(self.rows) or _grid_answers(self.rows[i + 1], grid) is None:
+            return False
+        self.grid = grid
+        return True
 
     def _follow_up(self, row: Row, pieces: list[Piece], gap: float) -> bool:
         """A row "If yes, list each and what happened: sulfa - hives" right under a list
@@ -413,6 +438,46 @@ class _PageReader:
                 self.set_aside(p.value, row, current)
         if len(created) >= 2 and not any(f.rows for f in created):
             self.columns = created  # box headings: their answers come in the rows below
+
+
+def _grid_header(row: Row) -> list[tuple[float, str]] | None:
+    """The answer columns (centre, answer) a checklist's header row names: two or more
+    answers ("Yes", "No"), after at most one column heading that asks nothing
+    ("Condition"; not "Are you having shortness of breath?")."""
+    segs = segments(row.words)
+    answers = [s for s in segs if it.option_word(" ".join(w.text for w in s))]
+    if len(answers) < 2 or len(segs) - len(answers) > 1 or segs[-len(answers):] != answers:
+        return None
+    if len(segs) > len(answers) and (segs[0][-1].text.endswith(("?", ":")) or len(segs[0]) > 3):
+        return None
+    return [((s[0].x0 + s[-1].x1) / 2, " ".join(w.text for w in s)) for s in answers]
+
+
+def _grid_answers(row: Row, grid: list[tuple[float, str]]) -> tuple[str, ...] | None:
+    """The answer each box of a checklist row stands under, in order, when the row is a
+    label then one box under each of ``grid``'s answers; else None."""
+    texts = [w.text for w in row.words]
+    k, boxes = 0, []
+    while k < len(texts):
+        box = it.box_at(texts, k)
+        if box is not None:
+            boxes.append(row.words[k:k + box[1]])
+            k += box[1]
+        elif boxes:
+            return None  # words after the boxes: no checklist row
+        else:
+            k += 1
+    label = row.words[:len(row.words) - sum(len(b) for b in boxes)]
+    if not label or len(boxes) != len(grid):
+        return None
+    columns = []
+    for b in boxes:
+        middle = (b[0].x0 + b[-1].x1) / 2
+        centre, answer = min(grid, key=lambda c: abs(c[0] - middle))
+        if abs(centre - middle) > 1.5 * row.height:
+            return None
+        columns.append(answer)
+    return tuple(columns) if len(set(columns)) == len(columns) else None
 
 
 def _form_label(p: Piece) -> bool:

@@ -71,7 +71,9 @@ FIELD_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "how can we contact", "appointment time", "language", "interpreter")),
     # About a birth, not its date ("Place of birth", "Infant birth weight"): before "dob".
     ("misc", ("place of birth", "birthplace", "birth place", "country of birth", "city of birth", "state of birth",
-              "born in", "birth weight", "birth record", "birth certificate")),
+              "born in", "birth weight", "birth record", "birth certificate",
+              # a child's birth told, not dated ("Birth history: born at 34 weeks")
+              "birth history", "birth hx", "birth details", "birth order", "gestation at birth")),
     ("dob", ("date of birth", "birth*", "born", "dob", "d.o.b", *_multiword("dob"))),
     # Identifiers that are not the chart's record number (account, visit, NHS, health
     # card): before "mrn", so "NHS number" is never compared with the MRN.

@@ -246,6 +246,18 @@ def strip_box(text: str) -> str:
     return box[2] if box is not None and box[2] else text
 
 
+def box_at(words: list[str], i: int) -> tuple[bool, int] | None:
+    """(ticked, how many words it takes) for a bare box at ``words[i]`` ("[X]", "[", "]",
+    "☐"), or None; a box with text glued after it ("☒Yes") is no bare box."""
+    box = _box(words, i)
+    return (box[0], box[1]) if box is not None and not box[2] else None
+
+
+def option_word(text: str) -> bool:
+    """A checklist column's heading that names an answer: "Yes", "No", "Y", "N"."""
+    return _yes_or_no(text) is not None or text.strip(" .:").lower() in ("y", "n")
+
+
 def _box(words: list[str], i: int) -> tuple[bool, int, str] | None:
     """(ticked, words the box takes, text glued after it) for a box at ``words[i]``."""
     t = words[i]

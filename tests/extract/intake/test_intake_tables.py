@@ -268,3 +268,60 @@ def test_a_follow_up_about_another_person_is_no_part_of_the_list_above():
     assert not _of(result, "medication")
     (carer,) = [f for f in result.facts if "Joseph" in f.fact_text]
     assert carer.structured_value["person"] == "guardian"
+
+
+# --------------------------------------------------------------------------- a checklist whose answers head columns
+
+
+def _history_grid(page, drawn: bool) -> None:
+    """A paediatric form's medical-history checklist: "Condition | Yes | No" over one row
+    per condition with a box under each answer (typed "[X]" or drawn boxes)."""
+    _text(page, 50, 50, "Child's name: Theodore Nakashima-Reyes")
+    _text(page, 330, 50, "Child's date of birth: 03/14/2019")
+    _text(page, 50, 64, "Birth history: born at 34 weeks, NICU for 6 days")
+    _text(page, 62, 96, "Condition", True)
+    _text(page, 260, 96, "Yes", True)
+    _text(page, 300, 96, "No", True)
+    for k, (condition, yes) in enumerate((("Asthma", True), ("Seizures", False), ("Eczema", True),
+                                          ("Heart murmur", False))):
+        y = 110 + 14 * k
+        _text(page, 62, y, condition)
+        if drawn:
+            _box(page, 262, y, yes)
+            _box(page, 302, y, not yes)
+        else:
+            _text(page, 260, y, "[X]" if yes else "[ ]")
+            _text(page, 300, y, "[ ]" if yes else "[X]")
+    _text(page, 50, 180, "Reason for visit: cough at night for 3 weeks")
+
+
+def test_a_checklist_whose_answers_head_its_columns_reads_each_rows_box():
+    """Before: the header was a question nobody answered, each row a margin note, and
+    "Seizures" (its box under "No") a reported symptom with red-flag language."""
+    for drawn in (False, True):
+        _, result = _form(lambda page: _history_grid(page, drawn))
+        history = sorted(f.structured_value["description"] for f in _of(result, "problem"))
+        assert history == ["Asthma", "Eczema"], drawn
+        answers = {f.fact_text for f in _of(result, "other")}
+        assert {"Seizures: No", "Heart murmur: No"} <= answers, drawn
+        assert not any("Condition" in f.fact_text or "Seizures" in f.fact_text and f.wants_review
+                       for f in result.facts), drawn
+
+
+def test_a_birth_history_is_no_date_of_birth():
+    """"Birth history: born at 34 weeks" was a second date-of-birth value: the form's
+    identity lost its birth date ("2 different dob values")."""
+    _, result = _form(lambda page: _history_grid(page, drawn=False))
+    assert [i.value for i in result.identifiers if i.kind.value == "dob"] == ["2019-03-14"]
+    assert not any(w.code == "intake_conflicting_identifiers" for w in result.warnings)
+
+
+def test_a_question_whose_printed_yes_and_no_lost_their_boxes_is_no_checklist_header():
+    """A scan read "Are you having shortness of breath? Yes N" (both boxes lost), then a
+    question with its boxes: taken for a checklist's header, the first question's
+    answer vanished without a word. It stays a question, held for a person."""
+    _, result = _form(_lines((50, 50, "Name: Ann Lee"), (300, 50, "DOB: 04/12/1961"),
+                             (50, 80, "Are you having shortness of breath?"), (300, 80, "Yes"), (340, 80, "N"),
+                             (50, 94, "Do you have a cough?"), (300, 94, "[ ]"), (340, 94, "[X]")))
+    breath = [f for f in result.facts if "shortness of breath" in f.fact_text]
+    assert breath and all(f.wants_review for f in breath)
