@@ -471,7 +471,7 @@ class _Builder:
     # -- text outside the fields
 
     def margin(self, m: Loose) -> None:
-        if m.options is not None:
+        if m.checklist is not None:
             self._checklist_answer(m)
             return
         items = _checklist_items(m.words)
@@ -509,29 +509,28 @@ class _Builder:
     def _checklist_answer(self, m: Loose) -> None:
         """A row of a checklist whose answers head its columns ("Asthma [X] [ ]" under
         "Yes No"): a condition answered yes is the history the patient reports, as an
-        answer ticked beside it is; any other answer is a document fact. Two ticked boxes
-        go to a person; a row nobody ticked says nothing."""
-        texts = [w.text for w in m.words]
-        k, ticked, label = 0, [], []
-        options = iter(m.options or ())
-        while k < len(texts):
-            box = it.box_at(texts, k)
-            if box is None:
-                label.append(m.words[k])
-                k += 1
-                continue
-            answer = next(options)
-            if box[0]:
-                ticked.append(answer)
-            k += box[1]
-        question = it.clean_item(text_of(label))
-        if not ticked or not question:
+        answer ticked beside it is; any other answer is a document fact. Two ticked
+        boxes, or a box OCR could not read, go to a person; a row whose boxes were all
+        read and none ticked says nothing."""
+        question = it.clean_item(text_of(m.label or []))
+        answers = m.checklist or ()
+        ticked = [a for a, t in answers if t]
+        unread = [a for a, t in answers if t is None]
+        if not question or (not ticked and not unread):
             return
-        text = f"{question}: {', '.join(ticked)}"
+        shown = ", ".join(ticked) if ticked else "not read"
+        text = f"{question}: {shown}"
         value = {"label": question, "value": ", ".join(ticked), "field": "checklist"}
-        if len(ticked) > 1:
+        doubt = None
+        if unread:
+            doubt = (f"the box under {unread[0]!r} could not be read" if len(unread) == 1 else
+                     f"the boxes under {' and '.join(repr(a) for a in unread)} could not be read")
+            doubt += ": check which box is ticked on the page"
+        elif len(ticked) > 1:
+            doubt = "tick boxes contradict each other: check which box is ticked on the page"
+        if doubt is not None:
             self._add("other", text, value, m.page, m.words, "needs_review_findings[]", 0.6, document_only=True,
-                      review="tick boxes contradict each other: check which box is ticked on the page", context=text)
+                      review=doubt, context=text)
         elif it.is_yes_answer(ticked[0]) and names_a_condition(question):
             self._add("problem", f"History: {question}", {"description": question, "field": "checklist"},
                       m.page, m.words, "problems[]", 0.8, document_only=True, context=text)

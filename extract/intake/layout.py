@@ -123,8 +123,10 @@ class Loose:
     page: PageContent
     near: Field | None
     # A row of a checklist whose answers head their columns ("Condition | Yes | No" over
-    # "Asthma [X] [ ]"): the answer each of the row's boxes stands under, in order.
-    options: tuple[str, ...] | None = None
+    # "Asthma [X] [ ]"): each answer with whether its box is ticked, or None where no
+    # box under it could be read; ``label`` the row's words before its boxes.
+    checklist: tuple[tuple[str, bool | None], ...] | None = None
+    label: list[Word] | None = None
 
 
 # --------------------------------------------------------------------------- rows
@@ -225,6 +227,8 @@ class _PageReader:
         self.columns: list[Field] = []  # a row of labels whose answers are written under them
         self.table_headers, self.table_body = table_rows(rows)
         self.grid: list[tuple[float, str]] | None = None  # a checklist's answer columns (centre, answer)
+        self.grid_left = 0.0  # where its rows' labels start
+        self.grid_bottom = 0.0  # the bottom of its last row
 
     def _below_ok(self, i: int, x0: float) -> bool:
         """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
@@ -293,15 +297,19 @@ class _PageReader:
         header was a question nobody answered and each row a margin note, "Seizures"
         with its box under "No" held as a reported symptom."""
         if self.grid is not None:
-            answers = _grid_answers(row, self.grid)
-            if answers is not None:
-                self.margins.append(Loose(row.words, row.page, None, answers))
+            read = _grid_answers(row, self.grid, self.grid_left)
+            if read is not None and row.y0 - self.grid_bottom <= 1.5 * row.height:
+                self.margins.append(Loose(row.words, row.page, None, read[1], read[0]))
+                self.grid_bottom = row.y1
                 return True
             self.grid = None  # the checklist is over
         grid = _grid_header(row)
-        if grid is None or i + 1 >= len(self.rows) or _grid_answers(self.rows[i + 1], grid) is None:
+        if grid is None or i + 1 >= len(self.rows):
             return False
-        self.grid = grid
+        first = _grid_answers(self.rows[i + 1], grid, None)
+        if first is None or any(t is None for _, t in first[1]):
+            return False  # the row under it must be one whole checklist row
+        self.grid, self.grid_left, self.grid_bottom = grid, first[0][0].x0, row.y1
         return True
 
     def _follow_up(self, row: Row, pieces: list[Piece], gap: float) -> bool:
@@ -453,31 +461,38 @@ def _grid_header(row: Row) -> list[tuple[float, str]] | None:
     return [((s[0].x0 + s[-1].x1) / 2, " ".join(w.text for w in s)) for s in answers]
 
 
-def _grid_answers(row: Row, grid: list[tuple[float, str]]) -> tuple[str, ...] | None:
-    """The answer each box of a checklist row stands under, in order, when the row is a
-    label then one box under each of ``grid``'s answers; else None."""
-    texts = [w.text for w in row.words]
-    k, boxes = 0, []
+def _grid_answers(row: Row, grid: list[tuple[float, str]],
+                  left: float | None) -> tuple[list[Word], tuple[tuple[str, bool | None], ...]] | None:
+    """(label words, each answer with its box ticked or not, None where no box under it
+    was read) when ``row`` is a checklist row under ``grid``: a label, then a box under
+    each answer. Once the checklist is known (``left``: where its labels start), a row at
+    its label edge is its row however OCR read the boxes: what is no box ("Seizures fl
+    in)", "Eczema [X] ]") or a box left out ("Seizures [X]") leaves its answer unread."""
+    tol = 1.5 * row.height
+    first_column = min(c for c, _ in grid) - tol
+    label = [w for w in row.words if w.x1 < first_column]
+    marks = row.words[len(label):]
+    if not label or not marks or any(w.x1 < first_column for w in marks):
+        return None
+    if left is not None and abs(label[0].x0 - left) > tol:
+        return None
+    texts = [w.text for w in marks]
+    ticked: dict[str, bool] = {}
+    k, junk = 0, False
     while k < len(texts):
         box = it.box_at(texts, k)
-        if box is not None:
-            boxes.append(row.words[k:k + box[1]])
-            k += box[1]
-        elif boxes:
-            return None  # words after the boxes: no checklist row
-        else:
-            k += 1
-    label = row.words[:len(row.words) - sum(len(b) for b in boxes)]
-    if not label or len(boxes) != len(grid):
-        return None
-    columns = []
-    for b in boxes:
-        middle = (b[0].x0 + b[-1].x1) / 2
+        if box is None:
+            junk, k = True, k + 1
+            continue
+        middle = (marks[k].x0 + marks[k + box[1] - 1].x1) / 2
         centre, answer = min(grid, key=lambda c: abs(c[0] - middle))
-        if abs(centre - middle) > 1.5 * row.height:
+        if abs(centre - middle) > tol or answer in ticked:
             return None
-        columns.append(answer)
-    return tuple(columns) if len(set(columns)) == len(columns) else None
+        ticked[answer] = box[0]
+        k += box[1]
+    if left is None and (junk or len(ticked) != len(grid)):
+        return None  # the row that opens a checklist is read whole
+    return label, tuple((answer, ticked.get(answer)) for _, answer in grid)
 
 
 def _form_label(p: Piece) -> bool:

@@ -187,7 +187,7 @@ _EMPTY = frozenset({"[]", "☐", "□", "❏", "❑", "\uf06f", "\uf0a8", "\uf07
 _TICKED = frozenset({"[x]", "[✓]", "[✔]", "☒", "☑", "■", "✓", "✔", "\uf0fe", "\uf078", "\uf0fd"})
 _TICK_MARKS = frozenset({"x", "✓", "✔"})
 # OCR reads a box's brackets as braces, bars or letters: "{X]", "{]", "[X}", "{Xl", "[X|", "(X)".
-_OCR_BOX = re.compile(r"[\[{(|][xX✓✔][\]}|lIJ1)]|[\[{][\]}|lIJ1]|\[\)|\(\]")
+_OCR_BOX = re.compile(r"[\[{(|][xX✓✔]{1,2}[\]}|lIJ1)]|[\[{][\]}|lIJ1]|\[\)|\(\]")
 
 
 # How to answer, printed after a question: "(check all that apply)", "(tick one)", "Circle one".
@@ -262,7 +262,7 @@ def _box(words: list[str], i: int) -> tuple[bool, int, str] | None:
     """(ticked, words the box takes, text glued after it) for a box at ``words[i]``."""
     t = words[i]
     if _OCR_BOX.fullmatch(t):
-        return t[1:-1].lower() in _TICK_MARKS, 1, ""
+        return bool(t[1:-1]) and set(t[1:-1].lower()) <= _TICK_MARKS, 1, ""  # "[xX]": one mark read twice
     if t == "[" and i + 1 < len(words):  # "[ ]" and "[ X ]" come out as separate words
         if words[i + 1] == "]":
             return False, 2, ""

@@ -182,3 +182,20 @@ def test_a_yes_no_question_whose_boxes_ocr_lost_or_garbled_is_no_answer():
     # both boxes read: the ticked one is the answer
     read = _smoking([(50, "Do you smoke?"), (140, "{l Yes"), (190, "{Xl No")])
     assert read.fact_text == "Do you smoke: No" and not read.wants_review
+
+
+def test_a_checklist_row_whose_boxes_ocr_garbled_or_lost_goes_to_a_person():
+    """The paediatric checklist ("Condition | Yes | No"), faxed: "Asthma [xX] {]" (one
+    mark read twice), "Seizures fl in)", "Diabetes [X]" (the empty box lost), "Eczema [X]
+    ]". Each row stays the checklist's; what OCR could not read is said, never guessed."""
+    content = _cells([[(62, "Condition"), (260, "Yes"), (300, "No")],
+                      [(62, "Asthma"), (258, "[xX]"), (300, "{]")],
+                      [(62, "Seizures"), (258, "fl"), (300, "in)")],
+                      [(62, "Diabetes"), (300, "[X]")],
+                      [(62, "Eczema"), (258, "[X]"), (302, "]")]])
+    facts = {f.fact_text: f for f in extract_intake(content, "documents:1").facts}
+    assert "History: Asthma" in facts and not facts["History: Asthma"].wants_review
+    assert "could not be read" in facts["Seizures: not read"].review_reason
+    assert facts["Diabetes: No"].review_reason.startswith("the box under 'Yes' could not be read")
+    assert facts["Eczema: Yes"].wants_review  # its "No" box was read as "]"
+    assert not any("margin" in text for text in facts)
