@@ -86,6 +86,11 @@ def _ends_label(word: Word) -> bool:
     return t.endswith((":", "#", "#:")) and any(c.isalpha() or c == "#" for c in t)
 
 
+# Words before a label that make it the patient's own ("Child's date of birth").
+_THE_PATIENTS = frozenset({"child's", "patient's", "pt's", "client's", "baby's", "infant's", "resident's",
+                           "student's", "member's"})
+
+
 def _known_label(seg: Sequence[Word], i: int) -> tuple[str, int] | None:
     """The longest vocabulary label starting at ``seg[i]``: (meaning, words used)."""
     for n in range(min(_MAX_LABEL + 1, len(seg) - i), 0, -1):
@@ -178,7 +183,9 @@ class _Read:
                 self.values.add(c.value)  # ISO
             self._cited(c.citation)
         for f in facts:
-            if f.fact_type in ATTRIBUTING_FACTS:
+            # A note set down as written (a margin note: "Child's date of birth 03/14/2019",
+            # its colon lost) attributes nothing: a birth date in it is still unread.
+            if f.fact_type in ATTRIBUTING_FACTS and "note" not in (f.structured_value or {}):
                 self._cited(f.citation)
 
     def _cited(self, citation: Citation | None) -> None:
@@ -384,8 +391,9 @@ def _labelled(seg: Sequence[Word]) -> list[tuple[str | None, list[Word], list[Wo
             while end < len(seg) and seg[end].text.strip() in (":", "#", "#:"):
                 end += 1
             closed = _ends_label(seg[end - 1]) or seg[end - 1].text.strip() in (":", "#", "#:")
-            # A label word without a colon counts at the start of a segment only.
-            if closed or i == 0:
+            # A label word without a colon counts at the start of a segment only, or
+            # after the words that say it is the patient's ("Child's date of birth").
+            if closed or i == 0 or all(w.text.lower().replace("\u2019", "'") in _THE_PATIENTS for w in seg[:i]):
                 value = _value_words(seg, end)
                 out.append((meaning, list(seg[i:end]), value))
                 i = free_from = end + max(len(value), 0)

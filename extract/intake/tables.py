@@ -23,8 +23,10 @@ ALIGN = 0.6  # cells line up when their left edges are within this many text hei
 
 
 def _norm(text: str) -> str:
-    # A scan may read the space in "Allergic to" as a hyphen.
-    return re.sub(r"[:*#?]+$", "", " ".join(text.lower().replace("-", " ").split())).strip()
+    # A scan may read the space in "Allergic to" as a hyphen, and a speck before a
+    # heading as a quote ("‘Dose").
+    t = " ".join(text.lower().replace("-", " ").split())
+    return re.sub(r"[:*#?]+$", "", re.sub(r"^[\u2018\u2019'`\"]+", "", t)).strip()
 
 
 def table_header(row: Row) -> str | None:

@@ -128,8 +128,12 @@ _MAX_MEANING_WORDS = 3
 _MAX_MEANING_TOKENS = 6  # the meaning's words and its filler
 
 
-def _key_meaning(tokens: list[str]) -> str | None:
-    words = [w for w in tokens if w.upper().rstrip(".") not in _KEY_FILLER]
+def _key_meaning(tokens: list[str], sentence: bool = False) -> str | None:
+    """The meaning ``tokens`` spell, or None. ``sentence``: the key is written as one
+    ("* denotes a result outside the reference range"), so its filler words are
+    dropped; in a key of pairs ("!! critical a high v low", a fax's "▲" read as "a")
+    every word counts."""
+    words = [w for w in tokens if w.upper().rstrip(".") not in _KEY_FILLER] if sentence else tokens
     if not words or len(words) > _MAX_MEANING_WORDS:
         return None
     text = " ".join(words)
@@ -175,9 +179,10 @@ def read_flag_key(text: str) -> dict[str, str] | None:
                 break  # "... ‼ critical — phoned to ward": a remark after the key
             return None
         verb = int(i + 1 < len(tokens) and tokens[i + 1].upper() in _KEY_VERBS)
-        for n in range(min(_MAX_MEANING_TOKENS, len(tokens) - i - 1 - verb), 0, -1):
+        longest = _MAX_MEANING_TOKENS if verb else _MAX_MEANING_WORDS
+        for n in range(min(longest, len(tokens) - i - 1 - verb), 0, -1):
             words = [w.rstrip(",;") for w in tokens[i + 1 + verb : i + 1 + verb + n]]
-            meaning = _key_meaning(words)
+            meaning = _key_meaning(words, sentence=bool(verb))
             if meaning is not None:
                 pairs[_flag_key(sym)] = meaning
                 i += 1 + verb + n

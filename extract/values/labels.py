@@ -166,7 +166,7 @@ def tokens(text: str, *, drop_parentheses: bool = True) -> list[str]:
     t = t.replace("#", " # ")
     out = []
     for raw in re.split(r"[\s/,;:?()]+", t):
-        w = _EDGE.sub("", raw)
+        w = _EDGE.sub("", raw).strip("'")  # a quote OCR set at a word's edge ("history'"); "child's" stays
         if w == "no.":
             out.append(w)
             continue

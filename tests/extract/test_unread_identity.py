@@ -59,6 +59,27 @@ def test_a_record_number_after_a_facility_code_is_reported_when_not_read():
     assert [(u.kind, u.value) for u in found.unread] == [("record_number", "RMH 0442917")]
 
 
+def test_a_patients_birth_date_whose_colon_was_lost_is_reported_though_a_note_cites_it():
+    """A faxed paediatric form: "Child's date of birth 03/14/2019" (the colon lost) was
+    set down as a margin note, and the note's citation counted as the date read; the
+    form was verified on name and chart number with the birth date never compared."""
+    from domain.models import FactProposal
+
+    content = words_page([_line("Child's name: Theodore Reyes"), _line("Child's date of birth 03/14/2019")])
+    note = FactProposal(fact_type="other", fact_text="Note: Child's date of birth 03/14/2019",
+                        structured_value={"note": "Child's date of birth 03/14/2019", "location": "margin"},
+                        citation=Citation(source_type="intake_form", source_id=SOURCE, page_or_section="page 1",
+                                          field_or_chunk_id="other_document_facts[0]",
+                                          quote_or_value="Child's date of birth 03/14/2019", page=1),
+                        confidence=0.5, document_fact_only=True)
+    result = ExtractionResult(doc_type=DocType.INTAKE_FORM, facts=[note])
+    found = sweep_identity(content, result, SOURCE, today=TODAY)
+    assert [(u.kind, u.value) for u in found.unread if u.kind == "dob"] == [("dob", "03/14/2019")]
+    # Another person's date of birth without its colon is still no label the sweep takes.
+    _, found = _sweep([_line("Mother's date of birth 11/02/1988")])
+    assert not [u for u in found.unread if u.kind == "dob"]
+
+
 def test_a_bare_birth_date_beside_the_printed_name_is_reported():
     _, found = _sweep([_line("MARCHETTI, Ilaria"), _line("07/30/1969"), _line("Reported 11/04/2026")])
     (u,) = found.unread

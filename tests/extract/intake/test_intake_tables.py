@@ -308,6 +308,13 @@ def test_a_checklist_whose_answers_head_its_columns_reads_each_rows_box():
                        for f in result.facts), drawn
 
 
+def test_a_quote_ocr_set_after_a_label_word_does_not_change_the_label():
+    from extract.values.labels import read_label
+
+    assert read_label("Birth history'").kind == read_label("Birth history").kind == "misc"
+    assert read_label("\u2018Date of birth").kind == "dob"
+
+
 def test_a_birth_history_is_no_date_of_birth():
     """"Birth history: born at 34 weeks" was a second date-of-birth value: the form's
     identity lost its birth date ("2 different dob values")."""

@@ -668,6 +668,8 @@ def test_ordinary_ranges_raise_no_doubt(value, rng):
     ("* denotes result outside the reference range.", {"*": "abnormal"}),
     ("* indicates a value outside the reference interval", {"*": "abnormal"}),
     ("! means critical result", {"!": "critical"}),
+    # a fax read "▲" as "a" and "▼" as "v": an article only in a key written as a sentence
+    ("Key: !! critical a high v low", {"!!": "critical"}),
 ])
 def test_a_printed_flag_key_is_read_as_symbol_to_meaning(line, key):
     assert read_flag_key(line) == key
