@@ -228,7 +228,10 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     if not result.facts:
         result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
     elif not dates and not all(r.column_date for r in results):
-        result.warnings.append(ExtractionWarning(code="no_collection_date", message="No collection date label was found."))
+        unread = next((f for f in fields if f.key == "collected" and f.value), None)
+        message = (f"The collection date printed as {unread.value_text.strip()!r} could not be read as a date."
+                   if unread is not None else "No collection date label was found.")
+        result.warnings.append(ExtractionWarning(code="no_collection_date", message=message))
     return result
 
 

@@ -253,6 +253,10 @@ def test_missing_collection_date_lowers_confidence_and_warns():
     assert dated.facts[0].structured_value["collection_date"] == "2026-04-10"
     assert undated.facts[0].confidence < dated.facts[0].confidence
     assert "no_collection_date" in {w.code for w in undated.warnings}
+    # A label whose date could not be read is said to be so, not "no label was found".
+    unreadable = _extract(_page([[("Date", 40), ("Collected:", 70), ("30/1", 130), ("1/2O26", 153)], *rows]))
+    (warning,) = [w for w in unreadable.warnings if w.code == "no_collection_date"]
+    assert "'30/1 1/2O26' could not be read as a date" in warning.message
 
 
 def test_value_only_row_is_below_the_promotion_bar():
