@@ -229,6 +229,7 @@ class _PageReader:
         self.grid: list[tuple[float, str]] | None = None  # a checklist's answer columns (centre, answer)
         self.grid_left = 0.0  # where its rows' labels start
         self.grid_bottom = 0.0  # the bottom of its last row
+        self.grid_page: PageContent | None = None  # the page it is printed on
 
     def _below_ok(self, i: int, x0: float) -> bool:
         """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
@@ -293,12 +294,12 @@ class _PageReader:
         """A medical-history checklist whose answers head columns: the header ("Condition
         Yes No", the first heading optional, no question) opens it when the row under it
         is one of its rows, and each such row, a label and one box under each answer, is
-        read as that label's answer (``Loose.options``). Read as labels and answers, the
+        read as that label's answer (``Loose.checklist``). Read as labels and answers, the
         header was a question nobody answered and each row a margin note, "Seizures"
         with its box under "No" held as a reported symptom."""
         if self.grid is not None:
             read = _grid_answers(row, self.grid, self.grid_left)
-            if read is not None and row.y0 - self.grid_bottom <= 1.5 * row.height:
+            if read is not None and row.page is self.grid_page and row.y0 - self.grid_bottom <= 1.5 * row.height:
                 self.margins.append(Loose(row.words, row.page, None, read[1], read[0]))
                 self.grid_bottom = row.y1
                 return True
@@ -309,7 +310,7 @@ class _PageReader:
         first = _grid_answers(self.rows[i + 1], grid, None)
         if first is None or any(t is None for _, t in first[1]):
             return False  # the row under it must be one whole checklist row
-        self.grid, self.grid_left, self.grid_bottom = grid, first[0][0].x0, row.y1
+        self.grid, self.grid_left, self.grid_bottom, self.grid_page = grid, first[0][0].x0, row.y1, row.page
         return True
 
     def _follow_up(self, row: Row, pieces: list[Piece], gap: float) -> bool:
