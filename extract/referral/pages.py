@@ -131,6 +131,9 @@ def _table_at(rows: list[Row], i: int, pitch: float) -> tuple[list[float], int] 
             break
         if len({_column(w, starts, slack) for w in row.words}) < 2 and end == i + 1:
             break  # the row under the header is no row of it: no table
+        if any(_column(a, starts, slack) != _column(b, starts, slack) and b.x0 - a.x1 < CELL_GAP * row.height
+               for a, b in zip(row.words, row.words[1:])):
+            break  # a line of running text under the table: its words run on across the columns
         end += 1
     return (starts, end) if end > i + 1 else None
 

@@ -49,6 +49,8 @@ def _letter() -> bytes:
         y += 13
         for x, cell in zip((62, 200, 330), row):
             add(x, cell)
+    y += 13  # running text set right under the table, at its first column
+    add(62, "She tolerated cephalexin last year without any problem at all.")
     y += 22
     add(50, "Review of systems:", font="hebo")
     y += 14
@@ -72,7 +74,7 @@ def test_an_allergy_tables_header_is_no_allergy_and_its_reactions_are_apart():
     allergies = [f.structured_value for f in _facts() if f.fact_type == "allergy"]
     assert [(a["substance"], a["reaction"]) for a in allergies] == [("Sulfa drugs", "Hives"),
                                                                    ("Latex", "Contact dermatitis")]
-    assert [a["severity"] for a in allergies] == ["moderate", "mild"]
+    assert [a["severity"] for a in allergies] == ["moderate", "mild"]  # and no allergy to "She tolerated"
 
 
 def test_a_numbered_problem_list_is_read_whole_and_a_bracketed_label_is_no_problem():
