@@ -100,6 +100,8 @@ def _label_columns(row: Row) -> list[Row]:
 # Words of a table row further apart than this many times the row's height are in
 # different cells (a header's "Medication      Dose"); a cell's own words are closer.
 CELL_GAP = 1.5
+# A cell starts at its column's edge within this many times the row's height.
+ALIGNED = 0.25
 
 
 def _cells(row: Row) -> list[list[Word]]:
@@ -131,9 +133,12 @@ def _table_at(rows: list[Row], i: int, pitch: float) -> tuple[list[float], int] 
             break
         if len({_column(w, starts, slack) for w in row.words}) < 2 and end == i + 1:
             break  # the row under the header is no row of it: no table
-        if any(_column(a, starts, slack) != _column(b, starts, slack) and b.x0 - a.x1 < CELL_GAP * row.height
-               for a, b in zip(row.words, row.words[1:])):
-            break  # a line of running text under the table: its words run on across the columns
+        if any(_column(a, starts, slack) != (k := _column(b, starts, slack)) and b.x0 - a.x1 < CELL_GAP * row.height
+               and abs(b.x0 - starts[k]) > ALIGNED * row.height for a, b in zip(row.words, row.words[1:])):
+            # A line of running text under the table: its words run on across the columns
+            # (a long cell that nearly reaches the next column still has its next cell
+            # start right at the column's edge).
+            break
         end += 1
     return (starts, end) if end > i + 1 else None
 

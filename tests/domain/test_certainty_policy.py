@@ -188,3 +188,29 @@ def test_a_hedged_preference_is_not_a_clinical_doubt():
     p = apply_to(free_text("preference", {"value": "mornings"}, "mornings if possible, maybe Tuesday",
                            document_fact_only=True))
     assert classify(p, citation_verified=True, paged=False).certainty is Certainty.DOCUMENT_FACT
+
+
+def _problem(status: str | None) -> FactProposal:
+    value = {"description": "Community-acquired pneumonia", "code": "J18.9", "coding_system": "ICD-10"}
+    if status is not None:
+        value["status"] = status
+    return FactProposal(
+        fact_type="problem", fact_text="Problem: Community-acquired pneumonia (J18.9)", structured_value=value,
+        citation=Citation(source_type="referral_docx", source_id="documents:1", page_or_section="page 1",
+                          field_or_chunk_id="problems[2]", quote_or_value="Community-acquired pneumonia J18.9",
+                          page=1, bounding_box=BOX),
+        confidence=0.95)
+
+
+@pytest.mark.parametrize("status, certainty, reason", [
+    (None, Certainty.VERIFIED, None), ("Active", Certainty.VERIFIED, None), ("Chronic", Certainty.VERIFIED, None),
+    ("History", Certainty.VERIFIED, None),  # a past problem told as history stays the patient's history
+    ("Resolved", Certainty.DOCUMENT_FACT, "a past problem"), ("In remission", Certainty.DOCUMENT_FACT, "a past problem"),
+    ("Inactive", Certainty.DOCUMENT_FACT, "a past problem"), ("Ruled out", Certainty.DOCUMENT_FACT, "not the patient's"),
+])
+def test_a_problem_recorded_as_resolved_is_history_never_a_current_chart_problem(status, certainty, reason):
+    """A problem list's "Status" column: "Community-acquired pneumonia | J18.9 | Resolved"
+    was charted as a current problem (a FHIR Condition resolved already was not)."""
+    out = classify(_problem(status), citation_verified=True, paged=True)
+    assert out.certainty is certainty
+    assert reason is None or reason in out.reason

@@ -20,7 +20,7 @@ import duckdb
 
 from domain.models import Certainty, PromotionOutcome
 from domain.policy.facts.chart_row_checks import chart_row_problem
-from domain.policy.facts.chart_rules import CHART_DESTINATIONS, held_for_item_review, past_medication
+from domain.policy.facts.chart_rules import CHART_DESTINATIONS, held_for_item_review, past_entry
 from domain.policy.facts.fingerprints import clinical_content_fingerprint, clinical_key, same_measurement
 from domain.policy.facts.review_rules import KEEP_BOTH, REPLACE
 from storage import audit_repo, facts_repo, promotions_repo
@@ -116,8 +116,9 @@ class _Planner:
         if certainty is Certainty.DOCUMENT_FACT or fact_type not in CHART_DESTINATIONS:
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE)
         stored = fact.to_dict()
-        if past := past_medication(stored):
-            # Approved or not, a medicine told as stopped is history, never a current chart row.
+        if past := past_entry(stored):
+            # Approved or not, a medicine told as stopped or a problem recorded as resolved
+            # is history, never a current chart row.
             return self.record(fact, PromotionOutcome.NOT_PROMOTABLE, conflict_reason=past)
         if not self.reviewed and (held := held_for_item_review(stored)):
             # Hedged, negated, family or hypothetical wording: only a person deciding on

@@ -20,7 +20,8 @@ decides before confidence does, so no extractor score can override it:
   medication the patient stopped or used to take is not a current medication ->
   document_fact; so is one whose recorded status says so (a list's "Stopped", "On
   hold"), and a status that says neither goes to review
-  (domain/policy/facts/medication_status.py).
+  (domain/policy/facts/medication_status.py); likewise a problem recorded as resolved,
+  inactive or ruled out (domain/policy/facts/problem_status.py).
 A numeric lab result without a unit is incomplete (needs_review, "missing unit") in
 every format, unless its analyte is a dimensionless number (INR, pH, specific gravity,
 ratios: ``unitless`` in domain/policy/facts/analytes.json, read by ``unitless_analyte``).
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from domain.models import Certainty, ClinicalContext, FactProposal
 from domain.policy.facts.analytes import unitless_analyte
 from domain.policy.facts.medication_status import status_reading
+from domain.policy.facts.problem_status import not_a_current_problem
 from domain.policy.facts.lab_vocabulary import implausible_magnitude, known_analyte, known_unit
 from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible
 
@@ -203,6 +205,14 @@ def not_a_current_medication(fact_type: str | None, value: dict | None, ctx: Cli
     return None
 
 
+def not_current(fact_type: str | None, value: dict | None, ctx: ClinicalContext | None) -> str | None:
+    """Why a medication or a problem is history, never a current chart row, whoever
+    confirms it: a medication told as past or recorded as stopped
+    (``not_a_current_medication``), a problem recorded as resolved or ruled out
+    (``problem_status.not_a_current_problem``)."""
+    return not_a_current_medication(fact_type, value, ctx) or not_a_current_problem(fact_type, value)
+
+
 def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, ocr: bool = False) -> Classification:
     """Pure: decide the bucket for one proposal after its citation was checked.
     ``ocr``: the words came from OCR, which can misread; promotion asks more of them."""
@@ -216,7 +226,7 @@ def classify(proposal: FactProposal, *, citation_verified: bool, paged: bool, oc
     if proposal.fact_type not in HEDGE_EXEMPT and (hedge := hedged(proposal.context)):
         reasons = [hedge] + ([proposal.review_reason] if proposal.wants_review and proposal.review_reason else [])
         return Classification(Certainty.NEEDS_REVIEW, "; ".join(reasons))
-    if past := not_a_current_medication(proposal.fact_type, value, proposal.context):
+    if past := not_current(proposal.fact_type, value, proposal.context):
         # Before the extractor's doubts: whatever a person confirms, it is not current.
         return Classification(Certainty.DOCUMENT_FACT, past)
     if proposal.wants_review:

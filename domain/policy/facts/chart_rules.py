@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from domain.models import ClinicalContext, IdentityStatus
-from domain.policy.facts.certainty import hedged, not_a_current_medication, not_the_patients_fact
+from domain.policy.facts.certainty import hedged, not_current, not_the_patients_fact
 from domain.policy.context.mentions import hedge_cue
 
 # Only a verified or human-approved identity lets a document's facts become active.
@@ -103,11 +103,11 @@ def held_for_item_review(fact: Mapping[str, Any]) -> str | None:
     return None
 
 
-def past_medication(fact: Mapping[str, Any]) -> str | None:
-    """Why a stored medication fact is history, not a current chart medication, even
-    once a person approves it (``certainty.not_a_current_medication``), or None."""
+def past_entry(fact: Mapping[str, Any]) -> str | None:
+    """Why a stored medication or problem fact is history, not a current chart row,
+    even once a person approves it (``certainty.not_current``), or None."""
     ctx = ClinicalContext.model_validate(fact["context"]) if fact.get("context") else None
-    return not_a_current_medication(fact.get("fact_type"), fact.get("structured_value"), ctx)
+    return not_current(fact.get("fact_type"), fact.get("structured_value"), ctx)
 
 
 def acknowledge_only(fact_type: str | None) -> bool:

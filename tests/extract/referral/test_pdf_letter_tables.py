@@ -101,3 +101,23 @@ def test_each_table_row_is_cited_by_its_own_words():
     assert all(c.verified for c in verify_citations([f.citation for f in facts], content))
     latex = next(f for f in facts if f.fact_type == "allergy" and "Latex" in f.fact_text)
     assert "Latex" in latex.citation.quote_or_value and "Sulfa" not in latex.citation.quote_or_value
+
+
+def test_a_problem_table_whose_long_name_nearly_reaches_the_next_column_keeps_its_code_and_status():
+    """"Heart failure with reduced ejection fraction" ends just short of the ICD-10 column:
+    its code still starts at the column's edge, so the row is the table's. The resolved
+    pneumonia is the patient's history, never a current chart problem."""
+    from domain.policy.facts.certainty import classify
+
+    lines = [(50, 50, "Re: Mr Anders LINDQVIST-OBI, DOB 02/11/1955, MRN SC-88213"), (50, 80, "Problem list", 10, "hebo"),
+             (62, 96, "Diagnosis", 9, "hebo"), (260, 96, "ICD-10", 9, "hebo"), (330, 96, "Status", 9, "hebo"),
+             (62, 110, "Heart failure with reduced ejection fraction"), (260, 110, "I50.2"), (330, 110, "Active"),
+             (62, 124, "Community-acquired pneumonia"), (260, 124, "J18.9"), (330, 124, "Resolved")]
+    facts = [f for f in extract_referral(normalize_pdf(placed_text_pdf(lines)), "documents:5").facts
+             if f.fact_type == "problem"]
+    got = [(f.structured_value["description"], f.structured_value["code"], f.structured_value.get("status"))
+           for f in facts]
+    assert got == [("Heart failure with reduced ejection fraction", "I50.2", "Active"),
+                   ("Community-acquired pneumonia", "J18.9", "Resolved")]
+    certainties = [classify(f, citation_verified=True, paged=True).certainty.value for f in facts]
+    assert certainties == ["verified", "document_fact"]
