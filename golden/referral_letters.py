@@ -323,6 +323,45 @@ def _consult_tables_pdf() -> bytes:
     return data
 
 
+def _placed(lines: list[tuple]) -> bytes:
+    """One Letter page of text placed as (x, baseline, text[, size[, font]]), Helvetica 9.5."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    for x, y, text, *style in lines:
+        page.insert_text((x, y), text, fontsize=style[0] if style else 9.5,
+                         fontname=style[1] if len(style) > 1 else "helv")
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
+def _cardio_problem_table_pdf() -> bytes:
+    """A British-style cardiology letter printed to PDF: a "Diagnosis | ICD-10 | Status"
+    problem table whose first name nearly reaches the code column and whose last row is
+    "Resolved", and a "Drug | Dose | Directions | Stopped" table with a stop date."""
+    return _placed([
+        (50, 50, "Summit Cardiology Associates", 12, "hebo"),
+        (50, 76, "Re: Mr Anders LINDQVIST-OBI, DOB 02/11/1955, MRN SC-88213"),
+        (50, 96, "Dear Dr Patel,"),
+        (50, 116, "Thank you for seeing Mr Lindqvist-Obi, who has worsening exertional dyspnoea."),
+        (50, 140, "Problem list", 10, "hebo"),
+        (62, 156, "Diagnosis", 9, "hebo"), (260, 156, "ICD-10", 9, "hebo"), (330, 156, "Status", 9, "hebo"),
+        (62, 170, "Heart failure with reduced ejection fraction"), (260, 170, "I50.2"), (330, 170, "Active"),
+        (62, 184, "Atrial fibrillation"), (260, 184, "I48.91"), (330, 184, "Active"),
+        (62, 198, "Community-acquired pneumonia"), (260, 198, "J18.9"), (330, 198, "Resolved"),
+        (50, 222, "Current medications", 10, "hebo"),
+        (62, 238, "Drug", 9, "hebo"), (200, 238, "Dose", 9, "hebo"), (280, 238, "Directions", 9, "hebo"),
+        (430, 238, "Stopped", 9, "hebo"),
+        (62, 252, "Sacubitril/valsartan"), (200, 252, "49/51 mg"), (280, 252, "twice daily"),
+        (62, 266, "Apixaban"), (200, 266, "5 mg"), (280, 266, "twice daily"),
+        (62, 280, "Amiodarone"), (200, 280, "200 mg"), (280, 280, "once daily"), (430, 280, "10/2026"),
+        (50, 304, "No known drug allergies."),
+        (50, 328, "Kind regards,"), (50, 342, "Dr Yusuf Adeyemi"),
+    ])
+
+
 BUILDERS: dict[str, Callable[[], bytes]] = {
     "grateful_letter": _grateful_letter,
     "refer_to_service_letter": _refer_to_service_letter,
@@ -333,6 +372,7 @@ BUILDERS: dict[str, Callable[[], bytes]] = {
     "prose_nkda_pdf": _nkda_pdf,
     "prose_asthma_docx": _asthma_docx,
     "consult_tables_pdf": _consult_tables_pdf,  # written after the PDF table rule (issue 23, 2026-12-07)
+    "cardio_problem_table_pdf": _cardio_problem_table_pdf,  # written after it too, same day
 }
 
 CASES: list[LetterCase] = [
