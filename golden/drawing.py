@@ -77,3 +77,16 @@ def last_first(p: Patient) -> str:
 def first_last(p: Patient) -> str:
     middle = f" {p.middle[0]}." if p.middle else ""
     return f"{p.first}{middle} {p.last}"
+
+
+def placed_text_pdf(lines: list[tuple], width: float = 612, height: float = 842, size: float = 10) -> bytes:
+    """One page of text placed word for word: (x, baseline, text[, font size[, font]])
+    each, Helvetica at ``size`` unless said (a report's or letter's rows and columns)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=width, height=height)
+    for x, y, text, *style in lines:
+        page.insert_text((x, y), text, fontsize=style[0] if style else size,
+                         fontname=style[1] if len(style) > 1 else "helv")
+    data = doc.tobytes()
+    doc.close()
+    return data

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from golden.drawing import placed_text_pdf
 from golden.ground_truth import ExpectedAllergy, ExpectedMedication
 from golden.office_fixtures import ExpectedIdentity, document_bytes
 
@@ -323,25 +324,11 @@ def _consult_tables_pdf() -> bytes:
     return data
 
 
-def _placed(lines: list[tuple]) -> bytes:
-    """One Letter page of text placed as (x, baseline, text[, size[, font]]), Helvetica 9.5."""
-    import pymupdf
-
-    doc = pymupdf.open()
-    page = doc.new_page(width=612, height=792)
-    for x, y, text, *style in lines:
-        page.insert_text((x, y), text, fontsize=style[0] if style else 9.5,
-                         fontname=style[1] if len(style) > 1 else "helv")
-    data = doc.tobytes()
-    doc.close()
-    return data
-
-
 def _cardio_problem_table_pdf() -> bytes:
     """A British-style cardiology letter printed to PDF: a "Diagnosis | ICD-10 | Status"
     problem table whose first name nearly reaches the code column and whose last row is
     "Resolved", and a "Drug | Dose | Directions | Stopped" table with a stop date."""
-    return _placed([
+    return placed_text_pdf([
         (50, 50, "Summit Cardiology Associates", 12, "hebo"),
         (50, 76, "Re: Mr Anders LINDQVIST-OBI, DOB 02/11/1955, MRN SC-88213"),
         (50, 96, "Dear Dr Patel,"),
@@ -359,7 +346,7 @@ def _cardio_problem_table_pdf() -> bytes:
         (62, 280, "Amiodarone"), (200, 280, "200 mg"), (280, 280, "once daily"), (430, 280, "10/2026"),
         (50, 304, "No known drug allergies."),
         (50, 328, "Kind regards,"), (50, 342, "Dr Yusuf Adeyemi"),
-    ])
+    ], height=792, size=9.5)
 
 
 BUILDERS: dict[str, Callable[[], bytes]] = {

@@ -1,8 +1,8 @@
 """Builders of the files the robustness tests feed the readers: minimal PDFs, images,
 DOCX and XLSX archives and HL7 v2 messages, each generated in code (never a committed
 binary), whole or altered part by part. Shared by test_limits, test_damaged_files and
-the malformed corpus (tests/support/malformed_corpus.py); ``placed_text_pdf`` by the lab
-readers' layout tests."""
+the malformed corpus (tests/support/malformed_corpus.py). Text placed word for word on a
+page is ``golden.drawing.placed_text_pdf``, which the golden documents use too."""
 
 from __future__ import annotations
 
@@ -29,17 +29,6 @@ def pdf(pages: int = 1, text: str = "Glucose 182 mg/dL", width: float = 612, hei
     return doc.tobytes()
 
 
-def placed_text_pdf(lines: list[tuple], width: float = 612, height: float = 842) -> bytes:
-    """One page of text placed where a test puts it: (x, baseline, text[, font size[, font]])
-    each, Helvetica 10 unless said (a report's rows and columns drawn word for word)."""
-    doc = pymupdf.open()
-    page = doc.new_page(width=width, height=height)
-    for x, y, text, *style in lines:
-        page.insert_text((x, y), text, fontsize=style[0] if style else 10,
-                         fontname=style[1] if len(style) > 1 else "helv")
-    data = doc.tobytes()
-    doc.close()
-    return data
 
 
 def png_header(width: int, height: int) -> bytes:

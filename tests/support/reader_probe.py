@@ -19,7 +19,7 @@ def read_typed_lab() -> list[str]:
     """A typed two-result lab page read by the lab reader, imported here."""
     from extract.formats.pdf import normalize_pdf
     from extract.lab.extractor import extract_lab
-    from tests.support.file_builders import placed_text_pdf
+    from golden.drawing import placed_text_pdf
 
     page = placed_text_pdf([(50, 60, "Test"), (200, 60, "Result"), (280, 60, "Units"), (360, 60, "Reference"),
                             (50, 80, "Sodium"), (200, 80, "139"), (280, 80, "mmol/L"), (360, 80, "133-146"),

@@ -60,7 +60,7 @@ class LetterLines:
         from domain.limits import Limits
         from extract.formats.pdf import normalize_pdf
         from extract.referral.extractor import extract_referral
-        from tests.support.file_builders import placed_text_pdf
+        from golden.drawing import placed_text_pdf
 
         content = normalize_pdf(placed_text_pdf(self.rows), render_dir=None, limits=Limits())
         result = extract_referral(content, source_id)

@@ -444,7 +444,7 @@ def test_the_queue_list_follows_each_key_and_each_decision(seeded):
 
 def test_a_row_printing_no_value_offers_correct_or_keep_not_approve(app_env):
     from golden.fixtures import Patient
-    from tests.support.file_builders import placed_text_pdf
+    from golden.drawing import placed_text_pdf
 
     person = Patient(first="Ines", last="Carvalho", dob="1949-02-17", mrn="PH-330271", sex="F")
     rows = [(50, 50, "Portside Pathology", 12, "hebo"),

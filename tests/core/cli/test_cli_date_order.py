@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from tests.support.browser_support import make_run_env
-from tests.support.file_builders import placed_text_pdf
+from golden.drawing import placed_text_pdf
 from tests.support.paths import REPO_ROOT
 
 REPORT = placed_text_pdf([

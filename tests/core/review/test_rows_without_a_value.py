@@ -13,7 +13,7 @@ from core.services.review.facts import chart_view
 from domain.errors import BadInput
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM, approval_refusal, chart_row_problem
 from golden.fixtures import Patient
-from tests.support.file_builders import placed_text_pdf
+from golden.drawing import placed_text_pdf
 from tests.support.pipeline import chart_patient, ingest
 
 PATIENT = Patient(first="Tomasz", last="Wielgosz", dob="1957-09-03", mrn="UH-448120", sex="M")

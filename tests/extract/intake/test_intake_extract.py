@@ -515,7 +515,7 @@ def test_a_short_label_with_its_answer_on_the_row_is_still_a_question():
 def test_lettered_medicines_are_charted_without_their_letters():
     # A new-patient questionnaire written after the rule lists its medicines "a)" to "d)"
     # under a numbered question; "a) levothyroxine" had reached the chart as the name.
-    from tests.support.file_builders import placed_text_pdf
+    from golden.drawing import placed_text_pdf
 
     page = placed_text_pdf([
         (50, 80, "Family name:  Vasquez-Thornbury"), (320, 80, "First name(s):  Marguerite"),
@@ -533,7 +533,7 @@ def test_a_medicines_table_with_a_status_column_keeps_a_stopped_medicine_off_the
     from domain.policy.context.mentions import apply_to
     from domain.policy.facts.certainty import classify
     from extract.formats.pdf import normalize_pdf
-    from tests.support.file_builders import placed_text_pdf
+    from golden.drawing import placed_text_pdf
 
     pdf = placed_text_pdf([
         (50, 50, "NEW PATIENT FORM", 12, "hebo"), (50, 70, "Name: Maria Quispe"), (300, 70, "Date of birth: 12/05/1980"),
@@ -552,7 +552,7 @@ def test_a_medicines_table_with_a_status_column_keeps_a_stopped_medicine_off_the
 def test_a_medical_history_checklist_two_to_a_row_gives_each_condition_ticked_yes():
     # Written after the checklist rule: bracket boxes, two items a row, a row that is no condition.
     from extract.formats.pdf import normalize_pdf
-    from tests.support.file_builders import placed_text_pdf
+    from golden.drawing import placed_text_pdf
 
     rows = [(50, 50, "PAST HISTORY", 11, "hebo"), (50, 66, "Name: Aiko Tanabe-Rowe"), (320, 66, "DOB: 02/11/1958")]
     grid = [("Stroke", False), ("Migraine", True), ("Gout", True), ("Liver disease", False),
@@ -572,7 +572,7 @@ def test_a_medical_history_checklist_two_to_a_row_gives_each_condition_ticked_ye
 def test_a_list_answers_second_item_set_apart_on_its_row_is_read_as_the_next_item():
     # Written after the rule: medicines two to a row, and a note far to the right stays a note.
     from extract.formats.pdf import normalize_pdf
-    from tests.support.file_builders import placed_text_pdf
+    from golden.drawing import placed_text_pdf
 
     pdf = placed_text_pdf([
         (50, 50, "Name: Tomas Lindgren"), (320, 50, "DOB: 14/02/1949"),

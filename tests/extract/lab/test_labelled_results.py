@@ -15,7 +15,7 @@ from extract.coverage import unread_content
 from extract.formats.pdf import normalize_pdf
 from extract.lab.extractor import extract_lab
 from extract.unread_identity import unread_identifiers
-from tests.support.file_builders import placed_text_pdf
+from golden.drawing import placed_text_pdf
 
 
 HEAD = [(50, 50, "Westbrook Hospital Pathology"), (50, 70, "Patient: DUNMORE, Agnes"), (320, 70, "DOB: 23/05/1951"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from extract.formats.pdf import normalize_pdf
 from extract.lab.extractor import extract_lab
-from tests.support.file_builders import placed_text_pdf
+from golden.drawing import placed_text_pdf
 
 
 HEAD = [(40, 50, "Patient Name: Whitcombe, Harriet L", 9), (330, 50, "Date of Birth: 04/19/1963", 9),

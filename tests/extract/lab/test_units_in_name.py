@@ -11,7 +11,7 @@ import pytest
 from extract.formats.pdf import normalize_pdf
 from extract.lab.extractor import extract_lab
 from extract.lab.rows import name_and_unit
-from tests.support.file_builders import placed_text_pdf
+from golden.drawing import placed_text_pdf
 
 
 HEAD = [(40, 50, "Name: QUILLFEATHER, Rosamund", 9.5), (330, 50, "Born: 19/10/1950", 9.5),

@@ -13,7 +13,7 @@ from domain.policy.context.mentions import apply_to
 from domain.policy.facts.certainty import classify
 from domain.policy.facts.medication_status import status_after
 from extract.values.lists import parse_medication
-from tests.support.file_builders import placed_text_pdf
+from golden.drawing import placed_text_pdf
 from tests.support.synthetic import LetterLines, assert_page_citations_verify
 
 

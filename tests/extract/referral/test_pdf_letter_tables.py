@@ -13,7 +13,7 @@ from __future__ import annotations
 from extract.formats.pdf import normalize_pdf
 from extract.referral.extractor import extract_referral
 from extract.referral.labels import label_field
-from tests.support.file_builders import placed_text_pdf
+from golden.drawing import placed_text_pdf
 
 
 def _letter() -> bytes:
