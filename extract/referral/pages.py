@@ -17,6 +17,10 @@ diagnosis" or "Medications on discharge" set as a heading), is a paragraph of it
 however closely the lines are set. Under a list's heading, a row that starts at the
 list's left edge with a capital letter starts the next item (a medicine's item only
 when it prints a dose), unless the row above breaks off mid-phrase ("with", ",").
+
+A list printed as a table ("Medication  Dose  Route  Frequency  Status") is read as a
+DOCX table is: its header row names the columns, and each row under it becomes a
+``table_row`` section whose cells are cut at the header's column edges (``_table_at``).
 """
 
 from __future__ import annotations
