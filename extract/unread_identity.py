@@ -32,6 +32,7 @@ from extract.layout import norm_token, page_rows, segments, text_of
 from extract.values import text_rules as tr
 from extract.values.dates import find_date
 from extract.values.identity_labels import NAME_MEANINGS, VOCABULARY, record_label_words, site_coded_number
+from extract.values.labels import PATIENT_WORDS, tokens
 
 # --------------------------------------------------------------------------- vocabulary lookup
 
@@ -84,11 +85,6 @@ _ID_SHAPE = re.compile(r"^(?=.*\d)[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)*$")
 def _ends_label(word: Word) -> bool:
     t = word.text
     return t.endswith((":", "#", "#:")) and any(c.isalpha() or c == "#" for c in t)
-
-
-# Words before a label that make it the patient's own ("Child's date of birth").
-_THE_PATIENTS = frozenset({"child's", "patient's", "pt's", "client's", "baby's", "infant's", "resident's",
-                           "student's", "member's"})
 
 
 def _known_label(seg: Sequence[Word], i: int) -> tuple[str, int] | None:
@@ -393,7 +389,8 @@ def _labelled(seg: Sequence[Word]) -> list[tuple[str | None, list[Word], list[Wo
             closed = _ends_label(seg[end - 1]) or seg[end - 1].text.strip() in (":", "#", "#:")
             # A label word without a colon counts at the start of a segment only, or
             # after the words that say it is the patient's ("Child's date of birth").
-            if closed or i == 0 or all(w.text.lower().replace("\u2019", "'") in _THE_PATIENTS for w in seg[:i]):
+            before = [t for w in seg[:i] for t in tokens(w.text)]
+            if closed or i == 0 or (before and all(t in PATIENT_WORDS for t in before)):
                 value = _value_words(seg, end)
                 out.append((meaning, list(seg[i:end]), value))
                 i = free_from = end + max(len(value), 0)

@@ -492,11 +492,7 @@ class _Builder:
             if stem and ticked:  # "Smoking [] Never [X] Former": a question of its own, asked beside another answer
                 question = it.clean_item(" ".join(w.text for w in stem))
                 text = f"{question}: {ticked}"
-                if it.is_yes_answer(ticked) and names_a_condition(question):
-                    # A medical-history checklist's row ("Asthma [X] Y [ ] N"): the history the
-                    # patient reports, cited document content, as a listed answer is.
-                    self._add("problem", f"History: {question}", {"description": question, "field": "checklist"},
-                              m.page, words, "problems[]", 0.8, document_only=True, context=text)
+                if self._reported_history(question, ticked, m.page, words, text):
                     return
                 if it.is_habit_question(question):
                     near = None  # never more of the allergy or medicine answer it stands beside
@@ -531,12 +527,19 @@ class _Builder:
         if doubt is not None:
             self._add("other", text, value, m.page, m.words, "needs_review_findings[]", 0.6, document_only=True,
                       review=doubt, context=text)
-        elif it.is_yes_answer(ticked[0]) and names_a_condition(question):
-            self._add("problem", f"History: {question}", {"description": question, "field": "checklist"},
-                      m.page, m.words, "problems[]", 0.8, document_only=True, context=text)
-        else:
+        elif not self._reported_history(question, ticked[0], m.page, m.words, text):
             self._add("other", text, value, m.page, m.words, "other_document_facts[]", 0.8, document_only=True,
                       context=text)
+
+    def _reported_history(self, question: str, answer: str, page: PageContent, words: list[Word], text: str) -> bool:
+        """A medical-history checklist's row answered yes ("Asthma [X] Y [ ] N", or its box
+        under "Yes"): the history the patient reports, cited document content, as a listed
+        answer is. Whether it was one (and so added)."""
+        if not (it.is_yes_answer(answer) and names_a_condition(question)):
+            return False
+        self._add("problem", f"History: {question}", {"description": question, "field": "checklist"},
+                  page, words, "problems[]", 0.8, document_only=True, context=text)
+        return True
 
     def _free_text(self, words: list[Word], page: PageContent, location: str, where: str,
                    near: Field | None = None, text: str | None = None) -> None:

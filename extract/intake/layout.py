@@ -226,10 +226,7 @@ class _PageReader:
         self.current: Field | None = None
         self.columns: list[Field] = []  # a row of labels whose answers are written under them
         self.table_headers, self.table_body = table_rows(rows)
-        self.grid: list[tuple[float, str]] | None = None  # a checklist's answer columns (centre, answer)
-        self.grid_left = 0.0  # where its rows' labels start
-        self.grid_bottom = 0.0  # the bottom of its last row
-        self.grid_page: PageContent | None = None  # the page it is printed on
+        self.checklist: _Checklist | None = None  # the checklist whose rows are being read
 
     def _below_ok(self, i: int, x0: float) -> bool:
         """Row ``i + 1`` holds answers right under ``x0`` (a label above its answer)."""
@@ -297,20 +294,20 @@ class _PageReader:
         read as that label's answer (``Loose.checklist``). Read as labels and answers, the
         header was a question nobody answered and each row a margin note, "Seizures"
         with its box under "No" held as a reported symptom."""
-        if self.grid is not None:
-            read = _grid_answers(row, self.grid, self.grid_left)
-            if read is not None and row.page is self.grid_page and row.y0 - self.grid_bottom <= 1.5 * row.height:
+        if (c := self.checklist) is not None:
+            read = _grid_answers(row, c.columns, c.left)
+            if read is not None and row.page is c.page and row.y0 - c.bottom <= 1.5 * row.height:
                 self.margins.append(Loose(row.words, row.page, None, read[1], read[0]))
-                self.grid_bottom = row.y1
+                c.bottom = row.y1
                 return True
-            self.grid = None  # the checklist is over
-        grid = _grid_header(row)
-        if grid is None or i + 1 >= len(self.rows):
+            self.checklist = None  # the checklist is over
+        columns = _grid_header(row)
+        if columns is None or i + 1 >= len(self.rows):
             return False
-        first = _grid_answers(self.rows[i + 1], grid, None)
+        first = _grid_answers(self.rows[i + 1], columns, None)
         if first is None or any(t is None for _, t in first[1]):
             return False  # the row under it must be one whole checklist row
-        self.grid, self.grid_left, self.grid_bottom, self.grid_page = grid, first[0][0].x0, row.y1, row.page
+        self.checklist = _Checklist(columns, first[0][0].x0, row.y1, row.page)
         return True
 
     def _follow_up(self, row: Row, pieces: list[Piece], gap: float) -> bool:
@@ -447,6 +444,16 @@ class _PageReader:
                 self.set_aside(p.value, row, current)
         if len(created) >= 2 and not any(f.rows for f in created):
             self.columns = created  # box headings: their answers come in the rows below
+
+
+@dataclass(slots=True)
+class _Checklist:
+    """A checklist whose answers head its columns, while its rows are read."""
+
+    columns: list[tuple[float, str]]  # each answer's column: (centre, answer)
+    left: float  # where its rows' labels start
+    bottom: float  # the bottom of its last row read
+    page: PageContent
 
 
 def _grid_header(row: Row) -> list[tuple[float, str]] | None:

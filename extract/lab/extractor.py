@@ -246,14 +246,15 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
     for f in fields:
         if f.key != "collected":
             continue
-        m = find_date(f.value_text)
-        if m is None:
-            if (rejoined := _rejoined_ocr_date(f, day_first)) is not None:
-                dates.setdefault(f.row.page.number, rejoined)
-                dates.setdefault(0, rejoined)
+        m, printed, doubt = find_date(f.value_text), None, None
+        if m is not None:
+            printed, doubt = f.value_text[m.start:m.end], _ocr_date_doubt(f, m)
+        elif (rejoined := _rejoined_ocr_date(f)) is not None:
+            m, printed, doubt = rejoined
+        else:
             continue
-        found = _report_date(m, f.value_text[m.start:m.end], "collection date", day_first, both_orders)
-        if found[1] is None and (doubt := _ocr_date_doubt(f, m)):
+        found = _report_date(m, printed, "collection date", day_first, both_orders)
+        if found[1] is None and doubt:
             found = (found[0], doubt)
         dates.setdefault(f.row.page.number, found)
         dates.setdefault(0, found)
@@ -265,10 +266,10 @@ def _collection_dates(fields: list[LabelledValue], day_first: bool | None,
 _SPLIT_DATE_DIGITS = re.compile(r"(?:(?<=[/.\-]\d)|(?<=^\d)) (?=\d[/.\-])")
 
 
-def _rejoined_ocr_date(f: LabelledValue, day_first: bool | None) -> tuple[str, str] | None:
-    """A collection date OCR split with a space, read with the space taken out and sent
-    to a person with the reason (never charted on this reading alone); None when the
-    value is no OCR reading or is no date even so."""
+def _rejoined_ocr_date(f: LabelledValue) -> tuple[DateMatch, str, str] | None:
+    """A collection date OCR split with a space: (the date read with the space taken out,
+    as printed, why a person must check it); None when the value is no OCR reading or is
+    no date even so. Never charted on this reading alone."""
     if not any(w.conf is not None for w in f.value):
         return None
     printed = f.value_text.strip()
@@ -277,8 +278,8 @@ def _rejoined_ocr_date(f: LabelledValue, day_first: bool | None) -> tuple[str, s
     if m is None or m.start > 0:
         return None
     read_as = printed[:m.end + len(printed) - len(joined)]
-    return settle(m, day_first).iso, (f"the collection date was read by OCR as {read_as!r}, taken as "
-                                      f"{joined[:m.end]!r}: check the date on the page")
+    return m, joined[:m.end], (f"the collection date was read by OCR as {read_as!r}, taken as "
+                               f"{joined[:m.end]!r}: check the date on the page")
 
 
 # Marks OCR makes of a rule or of a digit it split off ("| 1/27/2026" where "11/27/2026" was printed).

@@ -179,7 +179,8 @@ def label_field(text: str) -> str | None:
     exact = _LABEL_OF.get(norm_label(text))
     if exact is not None:
         return exact
-    if (bare := _BRACKET_NOTE.sub("", text.strip().rstrip(":\uff1a"))) != text.strip().rstrip(":\uff1a") and bare:
+    label = text.strip().rstrip(":\uff1a")
+    if (bare := _BRACKET_NOTE.sub("", label)) and bare != label:
         return label_field(bare)  # "Medications (reconciled 11/20/2026):": the note says when, not what
     if (meaning := _list_by_meaning(text)) is not None:
         return meaning[0]

@@ -125,7 +125,9 @@ OTHER_PERSON_WHOLE: dict[str, str] = {"to": "fax sender or recipient", "from": "
 # ends any block about another person; one that speaks to the reader ("Your phone",
 # "Date you were born") ends only a block opened by another person's answer: under
 # an "Emergency contact" heading, "you" may well be the contact.
-PATIENT_WORDS = frozenset({"patient", "patient's", "patients", "client", "client's"})
+PATIENT_WORDS = frozenset({"patient", "patient's", "patients", "client", "client's", "pt's",
+                           # a paediatric form's patient ("Child's name", "Child's date of birth")
+                           "child's", "baby's", "infant's"})
 READER_WORDS = frozenset({"your", "you", "you're", "yourself"})
 
 LABEL_WORDS = frozenset("""
