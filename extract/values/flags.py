@@ -256,6 +256,7 @@ class FlagReading:
     critical_range: str = ""  # printed critical (panic) limits, as printed
     critical_unread: bool = False  # critical limits were printed but could not be read
     impossible: str | None = None  # the printed range or limits cannot be right (``range_problem``)
+    star_unexplained: str | None = None  # "*H" on a report whose key does not say what its star means
 
     def doubts(self) -> list[tuple[str, float]]:
         """(reason, confidence factor) for each thing a person must check."""
@@ -273,6 +274,10 @@ class FlagReading:
                         f"the value was not checked against them", 0.8))
         if self.impossible:
             out.append((self.impossible, 0.6))
+        if self.star_unexplained:
+            out.append((f"printed flag {self.star_unexplained!r}: a star beside H or L means critical on some "
+                        "reports and only outside the range on others, and this one prints no key saying "
+                        "which (stored as critical)", 0.9))
         return out
 
     def review_reasons(self) -> list[str]:
@@ -399,7 +404,14 @@ def resolve_flag(
             disagreement = (f"printed flag {'~'.join(shown)!r} but value {value} is past the "
                             f"printed critical limits")
         flag, from_print = past_limits, False
+    star = next((f for f in shown if _flag_key(f) in _STARRED_DIRECTIONS and not (key and "*" in key)), None)
     return FlagReading(flag, derived=not from_print and flag != "unknown", unrecognised=unrecognised,
                        direction_assumed=assumed, disagreement=disagreement, critical_range=critical_printed,
                        critical_unread=bool(critical_printed) and limits is None,
-                       impossible=range_problem(reference_range, limits))
+                       impossible=range_problem(reference_range, limits), star_unexplained=star)
+
+
+# A star beside a direction letter: critical on some reports ("H*"), only "outside the
+# range" on others (an Australian report's "*H", its key saying so). Without the page's
+# key the vocabulary keeps the critical (never downgraded), and a person decides.
+_STARRED_DIRECTIONS = frozenset({"*H", "H*", "*L", "L*"})

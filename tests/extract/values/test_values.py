@@ -696,6 +696,18 @@ def test_a_star_the_key_calls_out_of_range_makes_h_and_l_high_and_low_not_critic
     assert [flag_meaning(f) for f in ("*L", "*H")] == ["critical_low", "critical_high"]
     assert flag_meaning("*H", key=read_flag_key("* = critical")) == "critical_high"
     assert resolve_flag(["*L"], "131", "135-145", key=key).flag == "low"
+    assert not resolve_flag(["*L"], "131", "135-145", key=key).doubts()
+
+
+@pytest.mark.parametrize("printed", ["*L", "L*", "*H", "H*"])
+def test_a_star_beside_a_direction_without_a_key_stays_critical_and_goes_to_a_person(printed):
+    """Written after the key rule: a report whose key is phrased another way ("Results
+    outside the reference range are marked *", which no rule reads) or absent. Which
+    the star means, critical or only outside the range, is not guessed either way."""
+    assert read_flag_key("Results outside the reference range are marked *") is None
+    reading = resolve_flag([printed], "131" if "L" in printed else "151", "135-145")
+    assert reading.flag.startswith("critical_")
+    assert any("prints no key saying which" in reason for reason in reading.review_reasons())
 
 
 def test_a_key_overrides_the_default_vocabulary_and_an_unknown_sign_is_reported():
