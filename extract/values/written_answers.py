@@ -253,9 +253,15 @@ def box_at(words: list[str], i: int) -> tuple[bool, int] | None:
     return (box[0], box[1]) if box is not None and not box[2] else None
 
 
+# Answers a checklist offers beside yes and no.
+_NEITHER = frozenset({"unsure", "not sure", "don't know", "dont know", "do not know", "unknown", "maybe", "n/a"})
+
+
 def option_word(text: str) -> bool:
-    """A checklist column's heading that names an answer: "Yes", "No", "Y", "N"."""
-    return _yes_or_no(text) is not None or text.strip(" .:").lower() in ("y", "n")
+    """A checklist column's heading that names an answer: "Yes", "No", "Y", "N",
+    "Unsure", "Don't know"."""
+    t = " ".join(text.strip(" .:?").lower().replace("\u2019", "'").split())
+    return _yes_or_no(t) is not None or t in ("y", "n") or t in _NEITHER
 
 
 def _box(words: list[str], i: int) -> tuple[bool, int, str] | None:

@@ -332,3 +332,23 @@ def test_a_question_whose_printed_yes_and_no_lost_their_boxes_is_no_checklist_he
                              (50, 94, "Do you have a cough?"), (300, 94, "[ ]"), (340, 94, "[X]")))
     breath = [f for f in result.facts if "shortness of breath" in f.fact_text]
     assert breath and all(f.wants_review for f in breath)
+
+
+def test_a_checklist_with_a_third_answer_and_letter_headings_is_read_too():
+    """Written after the checklist rule: "Illness | Y | N | Unsure". Before, "Unsure"
+    was no answer heading, the header became a question nobody answered and the rows
+    margin notes again ("Stroke", its box under N, a reported symptom)."""
+    def draw(page):
+        _text(page, 50, 50, "Patient name: Mira Kowalczyk")
+        _text(page, 330, 50, "Date of birth: 05/09/1980")
+        for x, heading in ((50, "Illness"), (300, "Y"), (340, "N"), (380, "Unsure")):
+            _text(page, x, 80, heading)
+        for k, (condition, ticked) in enumerate((("High blood pressure", 0), ("Stroke", 1), ("Kidney disease", 2))):
+            _text(page, 62, 96 + 15 * k, condition)
+            for n, x in enumerate((298, 338, 386)):
+                _text(page, x, 96 + 15 * k, "[X]" if n == ticked else "[ ]")
+
+    _, result = _form(draw)
+    assert [f.fact_text for f in _of(result, "problem")] == ["History: High blood pressure"]
+    assert {f.fact_text for f in _of(result, "other")} >= {"Stroke: N", "Kidney disease: Unsure"}
+    assert not any(f.wants_review for f in result.facts if f.fact_type in ("problem", "other"))
