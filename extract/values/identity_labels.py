@@ -55,6 +55,9 @@ COLLECTED = (
     "dos", "specimen date", "service date", "specimen drawn", "date/time drawn", "date time drawn",
     "time drawn", "drawn on", "coll. date", "coll date", "coll", "coll.", "coll. date/time", "sample date",
     "sample collected", "sampled", "date sampled",
+    # British and Commonwealth reports: "Sample taken: 01-Dec-2026 09:14"
+    "taken", "taken on", "date taken", "time taken", "date/time taken", "date time taken", "sample taken",
+    "specimen taken", "date sample taken", "date of collection", "time collected", "sample time",
 )
 NOT_IDENTITY = (
     "received", "reported", "date reported", "report date", "date received", "ordering physician", "physician",

@@ -50,7 +50,8 @@ def split_items(text: str, *, commas: bool = True) -> list[str]:
     pieces.append((start, len(text), sep))
     spans: list[tuple[int, int]] = []
     for start, end, sep in pieces:
-        if sep == "," and spans and is_qualifier(text[start:end]):
+        if sep == "," and spans and (is_qualifier(text[start:end]) or _site_of(text[spans[-1][0]:spans[-1][1]],
+                                                                                 text[start:end])):
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
@@ -81,6 +82,30 @@ _QUALIFIER = re.compile(
     r"|(?:19|20)\d\d|\d+\s+(?:years?|months?|yrs?)\s+ago|x\s?\d+|\d+\s+times|once|twice|childhood",
     re.IGNORECASE,
 )
+
+
+# Where on the body a condition is ("Pneumonia, right lower lobe"; "Cellulitis, left
+# leg"): a side or position, then a part. After a condition it says where; after another
+# site it is the next site of a list ("Left knee, right hip").
+_SITE = re.compile(
+    r"(?:(?:left|right|bilateral|both)[\s-]+)?"
+    r"(?:(?:upper|middle|mid|lower|anterior|posterior|lateral|medial|proximal|distal|inferior|superior)[\s-]+)*"
+    r"(?:lobes?|lungs?|bases?|zones?|side|legs?|limbs?|arms?|forearms?|knees?|hips?|ankles?|foot|feet|toes?|hands?|"
+    r"fingers?|wrists?|shoulders?|elbows?|eyes?|ears?|kidneys?|breasts?|calf|calves|thighs?|groin|flank|chest|"
+    r"heels?|shins?|buttocks?)",
+    re.IGNORECASE)
+_SIDED = re.compile(r"^(?:left|right|bilateral|both|upper|middle|mid|lower|anterior|posterior|lateral|medial|"
+                    r"proximal|distal|inferior|superior)\b", re.IGNORECASE)
+
+
+def _site_of(before: str, piece: str) -> bool:
+    """Whether ``piece`` says where the condition ``before`` it is: a site with its side
+    or position, after an item that does not itself end in a site."""
+    piece = " ".join(piece.strip(" .,;").split())
+    if not (_SIDED.match(piece) and _SITE.fullmatch(piece)):
+        return False
+    words = before.split()
+    return not any(_SITE.fullmatch(" ".join(words[-n:]).strip(" .,;:")) for n in range(1, min(4, len(words)) + 1))
 
 
 def is_qualifier(text: str) -> bool:
@@ -341,6 +366,25 @@ _WHEN_IN_BRACKETS = re.compile(r"\s*\((?:(?:in|since|c\.?|circa|age[d]?)\s+)?"
                                re.IGNORECASE)
 
 
+# A closing bracket that names the kind of reaction ("(intolerance)", "(side effect)").
+_KIND_IN_BRACKETS = re.compile(r"\s*\((?:an?\s+)?(?:intolerance|intolerant|side[- ]effects?|sensitivity|allergy|"
+                               r"allergic|adverse (?:drug )?reaction|not (?:an? )?(?:true )?allergy)\)\s*$",
+                               re.IGNORECASE)
+# The mark between a substance and its reaction ("Codeine - vomiting", "Morphine: itch").
+_REACTION_MARK = re.compile(r"\s[-\u2013\u2014]\s|:|\u2192|->")
+
+
+def reaction_kind(text: str) -> tuple[str, str | None]:
+    """An allergy item without the closing bracket that names the kind of reaction
+    ("Codeine - vomiting (intolerance)" -> "Codeine - vomiting", "(intolerance)"), when
+    a mark before it says which reaction; else the item and None ("Morphine
+    (intolerance)": the bracket is all it says of the reaction)."""
+    kind = _KIND_IN_BRACKETS.search(text)
+    if kind is None or not _REACTION_MARK.search(text[:kind.start()]):
+        return text, None
+    return text[:kind.start()], kind.group(0).strip()
+
+
 def parse_allergy(text: str) -> dict:
     """Substance, reaction and severity from "Penicillin (rash)", "Codeine - nausea",
     "Latex: hives, severe". "NKDA"/"No known allergies" sets ``no_known_allergies``
@@ -355,9 +399,10 @@ def parse_allergy(text: str) -> dict:
     if none is not None:
         return {**parse_allergy(none.exception), "exception_to": none.status}
     t = _WHEN_IN_BRACKETS.sub("", t)  # "Penicillin - anaphylaxis (1998)": when, not the reaction
+    t, kind = reaction_kind(t)
     m = re.match(r"(.+?)\s*\((.+)\)\s*$", t) or re.match(r"(.+?)\s*(?:\s[-\u2013\u2014]\s|:|\u2192|->)\s*(.+)$", t)
     if m:
-        substance, reaction = m.group(1).strip(), m.group(2).strip()
+        substance, reaction = m.group(1).strip(), m.group(2).strip() + (f" {kind}" if kind else "")
         severity = severity_in(reaction)
     else:  # "Latex, severe": a severity without a reaction
         substance, qualifier = split_qualifier(t)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from domain.policy.context.mentions import assess, hedge_cue, red_flag
 from domain.policy.facts.medication_schedule import without_leading_preparation
 from extract.values.labels import read_label
-from extract.values.lists import is_only_no_known, no_known, severity_in, split_qualifier
+from extract.values.lists import is_only_no_known, no_known, reaction_kind, severity_in, split_qualifier
 from extract.values.lists import parse_medication as list_medication
 
 IDENTITY_KINDS = frozenset({"name", "first_name", "middle_name", "last_name", "dob", "mrn"})
@@ -461,9 +461,12 @@ def parse_allergy(text: str) -> dict[str, str | None]:
     none = no_known(t)
     if none is not None and none.exception:
         return {**parse_allergy(none.exception), "exception_to": none.status}
-    m = _ALLERGY_PAREN.match(t) or _ALLERGY_SPLIT.match(t) or _trailing_reaction(t)
+    told, kind = reaction_kind(t)  # "Codeine - vomiting (intolerance)"
+    m = _ALLERGY_PAREN.match(told) or _ALLERGY_SPLIT.match(told) or _trailing_reaction(told)
     if m:
-        return {"substance": m.group("s").strip(" ,-"), "reaction": m.group("r").strip(" ,-") or None}
+        reaction = m.group("r").strip(" ,-")
+        return {"substance": m.group("s").strip(" ,-"),
+                "reaction": (f"{reaction} {kind}" if kind else reaction) or None}
     substance, qualifier = split_qualifier(t)
     if (severity := severity_in(qualifier)) is not None:  # "Latex, mild"
         return {"substance": substance, "reaction": None, "severity": severity}

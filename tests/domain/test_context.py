@@ -35,6 +35,10 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("Aspirin - patient does not take", "Aspirin", "negated", True),
         ("Alergias: ninguna", "Alergias", "negated", True),
         ("Alergias: no se conocen", "Alergias", "negated", True),
+        # a discharge summary's drugs not given (written after the lexicon's first version)
+        ("co-amoxiclav was avoided because of her penicillin allergy", "co-amoxiclav", "negated", True),
+        ("Aspirin not given in view of the bleed", "Aspirin", "negated", True),
+        ("Metformin is contraindicated at this eGFR", "Metformin", "negated", True),
     ],
     "negation_self": [
         ("NKDA", None, "negated", True),
@@ -85,6 +89,7 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("Eczema as a child", "Eczema", "temporality", "historical"),
         ("Rash on both arms has resolved", "Rash", "temporality", "historical"),
         ("Took amoxicillin last month, now off", "amoxicillin", "temporality", "historical"),
+        ("Ramipril and spironolactone were withheld", "spironolactone", "temporality", "historical"),
     ],
     "historical_bidirectional": [
         ("Left knee replacement in 2019", "knee replacement", "temporality", "historical"),

@@ -328,6 +328,10 @@ def test_parse_medication(text, expected):
     ("Morphine severe itching", ("Morphine", "severe itching")),
     ("hives rash", ("hives rash", None)),  # reactions alone name no substance
     ("mild wheezing", ("mild wheezing", None)),
+    # a bracket that says what kind of reaction it was, not which (written after the rule)
+    ("Codeine - vomiting (intolerance)", ("Codeine", "vomiting (intolerance)")),
+    ("Morphine: itch (side effect)", ("Morphine", "itch (side effect)")),
+    ("Morphine (intolerance)", ("Morphine", "intolerance")),
 ])
 def test_parse_allergy(text, expected):
     a = it.parse_allergy(text)

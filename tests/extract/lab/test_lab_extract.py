@@ -259,6 +259,22 @@ def test_missing_collection_date_lowers_confidence_and_warns():
     assert "'30/1 1/2O26' could not be read as a date" in warning.message
 
 
+@pytest.mark.parametrize("label", [["Sample", "taken:"], ["Date/time", "taken:"], ["Specimen", "taken:"],
+                                   ["Date", "of", "collection:"], ["Taken:"]])
+def test_a_british_sample_taken_label_dates_the_results(label):
+    # "Sample taken: 01-Dec-2026 09:14" on an NHS report: unread, each of its results
+    # went to a person for a missing collection date the page prints.
+    head = [(w, 40 + 50 * i) for i, w in enumerate(label)]
+    result = _extract(_page([
+        [*head, ("01-Dec-2026", 40 + 50 * len(label)), ("09:14", 100 + 50 * len(label))],
+        [("Investigation", 40), ("Result", 200), ("Units", 280), ("Reference", 360), ("interval", 410)],
+        [("Serum", 40), ("sodium", 75), ("128", 200), ("mmol/L", 280), ("133", 360), ("-", 380), ("146", 390)],
+    ]))
+    (fact,) = result.facts
+    assert fact.structured_value["collection_date"] == "2026-12-01"
+    assert "no_collection_date" not in {w.code for w in result.warnings}
+
+
 def test_value_only_row_is_below_the_promotion_bar():
     result = _extract(_page([[("Test", 40), ("Result", 200)], [("Ferritin", 40), ("12", 200)]]))
     assert result.facts[0].structured_value["abnormal_flag"] == "unknown"

@@ -66,7 +66,8 @@ def test_a_name_in_two_fields_is_read_as_its_parts(label, part):
     assert _lab_key(label) == part  # the lab joins the parts when they sit side by side on one row
 
 
-@pytest.mark.parametrize("label", ["Specimen Drawn", "DATE/TIME DRAWN:", "Coll. date", "Drawn"])
+@pytest.mark.parametrize("label", ["Specimen Drawn", "DATE/TIME DRAWN:", "Coll. date", "Drawn", "Sample taken:",
+                                   "DATE/TIME TAKEN"])
 def test_collection_labels_are_never_a_birth_date(label):
     assert _lab_key(label) == "collected"
     assert id_kind(label) == "collected"

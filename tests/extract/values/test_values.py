@@ -177,9 +177,13 @@ def test_problem_phrases_and_items():
     ("Atrial fibrillation, on warfarin; Back pain, lower", ["Atrial fibrillation, on warfarin", "Back pain, lower"]),
     ("Hypothyroidism, osteoarthritis, both knees", ["Hypothyroidism", "osteoarthritis, both knees"]),
     ("Kidney stones, x2, 2018, migraines, occasional", ["Kidney stones, x2, 2018", "migraines, occasional"]),
+    # where a condition is: a discharge summary's diagnosis (written after the rule)
+    ("Community-acquired pneumonia, right lower lobe", ["Community-acquired pneumonia, right lower lobe"]),
+    ("Cellulitis, left lower leg; gout", ["Cellulitis, left lower leg", "gout"]),
     # ... and a piece that names something is an item of its own
     ("asthma, eczema, hay fever", ["asthma", "eczema", "hay fever"]),
-    ("Left knee, right hip", ["Left knee", "right hip"]),
+    ("Left knee, right hip", ["Left knee", "right hip"]),  # sites listed, not a condition's site
+    ("Osteoarthritis: left knee, right hip", ["Osteoarthritis: left knee", "right hip"]),
     ("Depression, post-traumatic stress disorder", ["Depression", "post-traumatic stress disorder"]),
     ("Anxiety, in situ carcinoma of cervix", ["Anxiety", "in situ carcinoma of cervix"]),
 ])
