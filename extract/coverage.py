@@ -60,6 +60,7 @@ from extract.values.numbers import COMPARATOR, NUMBER, is_qualitative, looks_lik
 from extract.values.prose_vitals import sign_in_prose
 from extract.values.result_parts import PART_LABEL_FIRSTS, RESULT_LABELS
 from extract.values.text_rules import is_flag_word
+from extract.values.wide_results import RANGE_ROW_LABELS
 
 __all__ = ["UnreadRegion", "unread_content", "summary_sentence", "related_locators", "joined_from"]
 
@@ -336,6 +337,8 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
     """Why the piece reads as a printed result, or None when it does not. In a table row
     ``label_cell`` is the cell the piece opens with: it must name a test or a vital sign
     whole ("Potassium", "BP"), since "Potassium chloride tablets" names a medicine."""
+    if " ".join(_label_words(piece)) in RANGE_ROW_LABELS:
+        return None  # "Ref range  133-146  3.5-5.3  >59": a flowsheet's row of reference ranges
     values = piece.of("value")
     words = " ".join(t.text.strip(_EDGE + "\"'") for t in piece.tokens if t.kind == "text")  # "(HbA1c" -> HbA1c
     named = _names_whole(label_cell) if label_cell is not None else ("a known test" if analytes_named(words)

@@ -950,9 +950,64 @@ def _lab_star_flags_previous(case: LabCase) -> bytes:
     return c.tobytes()
 
 
-# Layouts that print one column per collection date: a case for them holds each test
+def _lab_flowsheet(case: LabCase) -> bytes:
+    """A4 landscape, Helvetica: a renal unit's results trend. One column per test,
+    headed by its name ("Na", "Creat"); a row of units and a row of reference ranges
+    under the header; then one row per sample date ("01-Dec-2026", oldest first), each
+    value with its flag beside it ("6.3 HH"), a cell left empty when the test was not
+    done that day. Columns as wide as what they print; tests that do not fit across the
+    page go on in another block of columns below, with its own header. A key line at
+    the foot says what the flags mean."""
+    c = Canvas(width=842, height=595, size=9)
+    p = case.patient
+    c.text(40, 40, case.lab_name.upper() + " - RESULTS FLOWSHEET", "hebo", 13)
+    c.text(40, 58, f"Name: {p.last.upper()}, {p.first}    DOB: {day_mon_year(p.dob)}    Hosp No: {p.mrn}")
+    rows = [r for _, panel in case.panels for r in panel]
+    by_test = _by_test(case, tuple(rows))
+    dates = _dates(case, tuple(rows), newest_first=False)
+    first = {t: next(iter(by_date.values())) for t, by_date in by_test.items()}
+
+    def width(t: str) -> float:
+        texts = [t, first[t].unit, first[t].reference_range,
+                 *(f"{r.value} {r.printed_flag}" for r in by_test[t].values())]
+        return max(pymupdf.get_text_length(x, fontname="hebo", fontsize=9) for x in texts) + 18
+
+    blocks: list[list[str]] = [[]]
+    used = 150.0
+    for t in by_test:
+        if blocks[-1] and used + width(t) > 802:
+            blocks.append([])
+            used = 150.0
+        blocks[-1].append(t)
+        used += width(t)
+    y = 90
+    for tests in blocks:
+        xs = [40.0]
+        for t in tests:
+            xs.append(xs[-1] + (110 if len(xs) == 1 else width(tests[len(xs) - 2])))
+        for label, cells, font, size in (("Date sampled", tests, "hebo", 9),
+                                         ("Units", [first[t].unit for t in tests], "helv", 8),
+                                         ("Ref range", [first[t].reference_range for t in tests], "helv", 8)):
+            for x, text in zip(xs, [label, *cells]):
+                c.text(x, y, text, font, size)
+            y += 12
+        c.rule(y - 8, 40, 802)
+        y += 6
+        for d in dates:
+            c.text(xs[0], y, day_mon_year(d))
+            for x, t in zip(xs[1:], tests):
+                if (r := by_test[t].get(d)) is not None:
+                    c.text(x, y, f"{r.value} {r.printed_flag}".strip())
+            y += 14
+        y += 16
+    c.text(40, y, "H/L = above/below the reference range; HH/LL = critical, telephoned to the requester.", size=8)
+    return c.tobytes()
+
+
+# Layouts that print one column (or one row) per collection date: a case for them holds each test
 # at most once per date (a table with a test twice on one date cannot be drawn so).
-CUMULATIVE_LAYOUTS = frozenset({"cumulative_newest_first", "cumulative_oldest_first", "two_panel_cumulative"})
+CUMULATIVE_LAYOUTS = frozenset({"cumulative_newest_first", "cumulative_oldest_first", "two_panel_cumulative",
+                                "flowsheet"})
 
 LAB_LAYOUTS: dict[str, Callable[[LabCase], bytes]] = {
     "classic": _lab_classic,
@@ -986,6 +1041,7 @@ GEOMETRY_LAB_LAYOUTS: dict[str, Callable[[LabCase], bytes]] = {
     "units_in_name": _lab_units_in_name,
     "urine_portal": _lab_urine_portal,  # urine words, grades and /hpf counts (issue 23, 2026-12-07)
     "star_flags_previous": _lab_star_flags_previous,  # "*H" flags, a key sentence, previous results (2026-12-07)
+    "flowsheet": _lab_flowsheet,  # one column per test, one row per sample date (issue 23, twelfth session)
 }
 
 

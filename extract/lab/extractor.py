@@ -51,6 +51,7 @@ from extract.values import numbers as V
 from extract.values.dates import DateMatch, document_date_order, find_date, numeric_date_order, settle
 from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
 from extract.values.ranges import printed_as_range
+from extract.lab.flowsheet import Flowsheet, detect_flowsheet, flowsheet_results
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
     RowResult, dotted_result, has_result_label, is_comment, is_name_alone, is_note, labelled_result, line_result,
@@ -126,6 +127,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     tables: list[TableLayout] = []
     flag_column = False  # some table of the report has a flag column
     header: Row | None = None
+    flow: Flowsheet | None = None  # a table with a column per test and a row per date
     group = 0
     for rows in rows_by_page:
         group += 1
@@ -133,6 +135,14 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
         for n, row in enumerate(rows):
             if id(row) in key_rows or n <= skip:
                 continue
+            if flow is not None and same_page_size(flow.page_width, row.page.width):
+                read = flowsheet_results(flow, row, without_page_number(row.words), key)
+                if read is not None:
+                    for r in read:
+                        order[id(r)] = (group, 0, len(results))
+                        results.append(r)
+                    continue
+            flow = None
             if header is not None and row.index == header.index + 1 and extend_header(tables, row, header):
                 header = row if row.page is header.page else header
                 continue  # the second row of a two-row header (units, dates, "Range" under "Reference")
@@ -145,6 +155,9 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             if found_tables:  # checked first: a repeated table header is still a header
                 tables, header, group = found_tables, row, group + 1
                 flag_column = flag_column or any(t.has("flag") for t in tables)
+                continue
+            if (flow := detect_flowsheet(row)) is not None:
+                tables, header, group = [], None, group + 1
                 continue
             if id(row) in boilerplate or id(row) in field_rows:
                 continue
