@@ -7,7 +7,9 @@ which makes different mistakes. The rule, per doubtful word:
 * both read the same text: the doubt was Tesseract's line model stumbling over a short
   isolated token, not the ink; the word's confidence rises to the better of the two;
 * they differ: the word keeps the *lower* of the two confidences, so the lab rules
-  send what depends on it to review. Its text changes only when the second engine is
+  send what depends on it to review; where both are fairly sure but read different
+  numbers ("44H" and "41 H"), the number is contested and drops below the readers'
+  trust line whatever the two confidences were. Its text changes only when the second engine is
   sure of its reading (``VOTER_REPLACES_AT``) or agrees with one of Tesseract's own
   re-readings of the word (``alternatives``), and a changed word's confidence is then
   capped below the readers' trust line. Nothing is ever corrected into a confident
@@ -66,6 +68,10 @@ def _latin(text: str) -> bool:
     """Text our reports can print: the second engine's model also knows Chinese, and
     reads a speck as "●" or a box as "口", which is no vote for anything."""
     return all(ch.isascii() or ch in "µμ°±≤≥‼▲▼↑↓" or ch.isalpha() and ord(ch) < 0x250 for ch in text)
+
+
+def _digits(text: str) -> str:
+    return "".join(ch for ch in text if ch.isdigit())
 
 
 def same_text(a: str, b: str) -> bool:
@@ -177,10 +183,15 @@ def vote(
             w.conf = round(max(conf, score), 4)
             continue
         w.conf = round(min(conf, score), 4)
-        if not text or " " in text.strip() or score < VOTER_MIN_SCORE:
+        if not text or score < VOTER_MIN_SCORE:
             continue
         if _reads_neighbours(text, w, crowded.get(id(w), ())):
             continue  # the crop holds other words too, and the reading took theirs in
+        if _digits(text) and _digits(w.text) and _digits(text) != _digits(w.text):
+            # Two engines, each fairly sure, read different numbers: a person reads it.
+            w.conf = round(min(w.conf, CHANGED_MAX_CONF), 4)
+        if " " in text.strip():
+            continue
         backed = any(same_text(a, text) for a in alternatives.get(id(w), ()))
         if backed or score >= VOTER_REPLACES_AT:
             w.text = text  # one token, as a word must be (a split is the re-read's call)

@@ -260,6 +260,26 @@ def test_vote_on_a_disagreement_keeps_the_lower_confidence_and_the_text():
     assert (w2.text, w2.conf) == ("HH", 0.6)
 
 
+def test_two_engines_reading_different_numbers_leave_the_number_to_a_person():
+    """A faxed flowsheet's "41 H" read "44H" (0.85) by Tesseract and "41 H" (0.90) by
+    the second engine: the reading of two tokens is not taken, but the number stays
+    contested, so whatever depends on it is reviewed; it had been charted as 44."""
+    from extract.layout import OCR_TRUSTED_CONF
+
+    img = Image.new("L", (300, 60), 255)
+    # (the vote reads the least sure first: the reader below answers in that order)
+    contested = Word("44H", 10, 10, 60, 40, conf=0.85)
+    worded = Word("mg/dL", 130, 10, 180, 40, conf=0.86)
+    unsure = Word("131", 190, 10, 230, 40, conf=0.87)
+    agreed = Word("5.6H", 70, 10, 120, 40, conf=0.9)
+    vote.vote(img, [contested, agreed, worded, unsure],
+              _fixed_reader({0: ("41 H", 0.90), 1: ("mg/aL", 0.88), 2: ("181", 0.6), 3: ("5.6 H", 0.96)}))
+    assert contested.text == "44H" and contested.conf < OCR_TRUSTED_CONF
+    assert (agreed.text, agreed.conf) == ("5.6H", 0.96)
+    assert (worded.text, worded.conf) == ("mg/dL", 0.86)  # no number: the lower confidence, as before
+    assert (unsure.text, unsure.conf) == ("131", 0.6)  # a second reading this unsure contests nothing
+
+
 def test_a_word_the_vote_changes_is_never_left_trusted():
     """A second engine sure of another text changes the word, but the changed word's
     confidence drops below the readers' trust line: it is shown and reviewed."""
