@@ -81,7 +81,9 @@ leaflet plan pack diary monitor meter programme program educator group
 # dietitian referral"). Only an opening that is a condition the workbench knows by name,
 # whole, counts: "1. Diabetes education booked" and "2. Asthma inhaler technique" are none.
 _NUMBERED_ITEM = re.compile(r"^\s*\(?\d{1,2}[.)]\s+")
-_ITEM_HEAD_END = re.compile(r"\s*[,:;(]|\s+[-\u2013\u2014]\s|\.?\s*$|\.\s")
+_ITEM_HEAD_END = re.compile(r"\s*[,:;(]|\s+[-\u2013\u2014]\s|\.?\s*$|\.\s|\s+with\s")
+# Its stage or type, part of the condition's name ("2. CKD stage 3a - start losartan").
+_ITEM_STAGE = re.compile(r"\s+(?:stage|grade|class|type)\s+(?:[0-9]{1,2}|[ivx]{1,4})[ab]?\b", re.I)
 
 _CUE = re.compile(r"\b(?:" + "|".join(PROBLEM_CUES) + r")\s*", re.I)
 _HAS = re.compile(rf"\b{HAS_CUE}", re.I)
@@ -128,9 +130,12 @@ def _numbered_head(sentence: str) -> ProblemMention | None:
     """The condition a numbered assessment item opens with, its number as the cue."""
     number = _NUMBERED_ITEM.match(sentence)
     named = _named_conditions().match(sentence, number.end()) if number else None
-    if named is None or not _ITEM_HEAD_END.match(sentence, named.end()):
+    if named is None:
         return None
-    return ProblemMention(Span(named.group(0), named.start(), named.end()),
+    end = (stage.end() if (stage := _ITEM_STAGE.match(sentence, named.end())) else named.end())
+    if not _ITEM_HEAD_END.match(sentence, end):
+        return None
+    return ProblemMention(Span(sentence[named.start():end], named.start(), end),
                           Span(number.group(0).strip(), number.start(), number.end()))
 
 

@@ -21,8 +21,10 @@ class Span:
     value: str = ""
 
 
+# A sentence ends before a capital, a quote or bracket, or a list item's number ("...
+# daily. 2. CKD - ..."): numbered items set close together run into one paragraph.
 _SENTENCE_END = re.compile(r"(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b[Mm]s)(?<!\b[Dd]r)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)"
-                           r"[.!?](?=\s+[A-Z(\"'\u2018\u201c]|\s*$)")
+                           r"[.!?](?=\s+[A-Z(\"'\u2018\u201c]|\s+\d{1,2}[.)]\s|\s*$)")
 
 
 # A list item's number ("1. T2DM, uncontrolled - ...", "(2) Gout"): it opens its sentence.

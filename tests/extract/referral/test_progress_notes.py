@@ -47,3 +47,30 @@ def test_the_numbered_assessment_gives_its_problems_and_a_listed_one_is_not_held
 def test_medicines_read_apart_on_one_line_say_so():
     meds = [f for f in _read().facts if f.fact_type == "medication"]
     assert len(meds) == 4 and all("written on one line" in f.review_reason for f in meds)
+
+
+def test_numbered_plan_items_run_together_in_one_paragraph_each_open_their_own_sentence():
+    # A progress note written after the rule: the plan's items set close together became
+    # one paragraph, and "... 10 mg daily. 2." ended a sentence with the next item's
+    # number, so "3. Hypertension, uncontrolled" lost the number that makes it a problem.
+    from extract.values.prose_text import sentences
+
+    text = ("1. Type 2 diabetes, uncontrolled - increase metformin to 1000 mg twice daily. 2. CKD stage 3a - start "
+            "losartan 25 mg daily; recheck BMP in 2 weeks. 3. Hypertension, uncontrolled - as above. Weight 70.5 kg. "
+            "2.5 mg of it was given.")
+    assert [s.text for s in sentences(text)] == [
+        "1. Type 2 diabetes, uncontrolled - increase metformin to 1000 mg twice daily.",
+        "2. CKD stage 3a - start losartan 25 mg daily; recheck BMP in 2 weeks.",
+        "3. Hypertension, uncontrolled - as above.", "Weight 70.5 kg. 2.5 mg of it was given."]
+    letter = LetterLines(font="tiro", gap=13)
+    letter.line("Pt: Okonkwo-Bell, Thomas    DOB 08/30/1957    MRN LV-7730418", gap=20)
+    letter.line("ASSESSMENT AND PLAN", font="tibo")
+    for item in text.split(" 2. ")[0], "2. " + text.split(" 2. ")[1].split(" 3. ")[0], "3. Hypertension, uncontrolled.":
+        letter.line(item)
+    names = [f.structured_value["description"] for f in letter.read("documents:9").facts if f.fact_type == "problem"]
+    assert "Type 2 diabetes" in names and "Hypertension" in names
+    # a stage is part of the condition's name, and "with ..." ends it
+    from extract.values.prose_problems import problems_in
+
+    assert [p.description.text for p in problems_in("2. CKD stage 3a with albuminuria - start losartan.")] == [
+        "CKD stage 3a"]
