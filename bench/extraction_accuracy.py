@@ -132,16 +132,21 @@ def _best_fields(matcher: dict, facts: list[dict]) -> tuple[int, dict | None]:
     """How many of the matcher's fields the best extracted fact of its type reads; of
     facts reading as many, the one about the same subject ("Ferritin 92h" over "TSH ...
     L", which both read one field of "Ferritin 9 L"; "Albutérol inhaler", which reads
-    none of "Albuterol inhaler", over no fact)."""
+    none of "Albuterol inhaler", over no fact), then the one of the same date."""
     where = matcher["where"]
     subject = next((k for k in SUBJECT_KEYS if k in where), None)
-    best, best_fact = (0, False), None
+    # A trend holds the same test on several dates: of facts reading as many fields, the
+    # one of the expected date is this result (a misread value on 2 December is not the
+    # 1 December result read right).
+    dated = next((k for k in ("collection_date", "measured_at") if k in where), None)
+    best, best_fact = (0, False, False), None
     for f in facts:
         if matcher.get("fact_type") and f["fact_type"] != matcher["fact_type"]:
             continue
         value = f["structured_value"] or {}
         hits = sum(same(value.get(k), v) for k, v in where.items())
-        score = (hits, bool(subject and _alike(value.get(subject), where[subject])))
+        score = (hits, bool(subject and _alike(value.get(subject), where[subject])),
+                 bool(dated and same(value.get(dated), where[dated])))
         if score > best:
             best, best_fact = score, f
     return best[0], best_fact

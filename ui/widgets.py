@@ -30,7 +30,8 @@ def fact_line(fact: dict) -> str:
     where = md_text(labels.location(cit, fact))
     critical = "**CRITICAL** " if critical_result(fact["fact_type"], fact.get("structured_value")) else ""
     # The answer composer's words for how a mention was meant, without its brackets.
-    context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context"))))
+    context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context")),
+                                                              fact["fact_type"]))
     return (f"{critical}**{md_text(fact['fact_text'])}** — {labels.fact_type(fact['fact_type'])}, {where}, "
             f"{glossary.confidence_words(fact.get('confidence'))}" + (f" · {context}" if context else ""))
 

@@ -248,6 +248,14 @@ def test_a_condition_brings_its_labs_and_a_broad_topic_gives_way():
 def test_unknown_names_become_lookup_terms():
     assert parse_question("Does he have gout?").terms == (("problems", "gout"),)
     assert parse_question("Is she on apixaban?").terms == (("medications", "apixaban"),)
+    # what was given, asked after the rules: "was she given ..." had been refused as asking
+    # for a diagnosis, and "was co-amoxiclav given?" as about nothing in the chart
+    for question in ("Was she given co-amoxiclav?", "Was co-amoxiclav given?", "Has he been given co-amoxiclav?",
+                     "Was she treated with co-amoxiclav?", "Was co-amoxiclav ever prescribed?"):
+        parsed = parse_question(question)
+        assert parsed.terms == (("medications", "co-amoxiclav"),), question
+        assert not parsed.unsafe and not parsed.out_of_scope, question
+    assert parse_question("Was she septic?").unsafe == (D,)  # her state, still not this workbench's to decide
     assert parse_question("Does she have diabetes?").terms == ()  # the vocabulary knows it
 
 

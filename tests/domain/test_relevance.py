@@ -36,6 +36,11 @@ def test_a_condition_question_takes_problems_and_related_labs():
 
 def test_the_item_text_says_how_a_mention_was_meant():
     assert with_context("Chest pain", DENIED) == "Chest pain (denied)"
+    # a drug the letter says was avoided was not "denied" (written after the tag words)
+    assert with_context("Medication: co-amoxiclav", DENIED, "medication") == (
+        "Medication: co-amoxiclav (not given or not taken)")
+    assert with_context("Medication: aspirin - patient does not take", DENIED, "medication") == (
+        "Medication: aspirin - patient does not take")
     assert with_context("Problem: asthma", HISTORICAL) == "Problem: asthma (historical)"
     family = context_of("family_history", None)
     assert family.experiencer == "family"

@@ -40,3 +40,18 @@ def test_the_report_says_the_figures_in_words():
     assert "recall 100.0% (3 of 3" in lines[0]
     assert any("no case expects it: case/doc · page 1: Potassium 6.1" in line for line in lines)
     assert coverage_guard_lines(None) == []
+
+
+def test_the_accuracy_bench_pairs_a_trend_result_with_its_own_date():
+    # A faxed flowsheet's "34 L" on 2 December was read "3414" and held for review; the
+    # bench had paired the expected result with the 1 December eGFR (read right, charted)
+    # and counted a misread charted as verified.
+    from bench.extraction_accuracy import _best_fields
+
+    matcher = {"fact_type": "lab_result", "where": {"test_name": "eGFR", "value": "34", "unit": "mL/min",
+                                                    "abnormal_flag": "low", "collection_date": "2026-12-02"}}
+    first = {"fact_type": "lab_result", "structured_value": {"test_name": "eGFR", "value": "30", "unit": "mL/min",
+                                                             "abnormal_flag": "low", "collection_date": "2026-12-01"}}
+    held = {"fact_type": "lab_result", "structured_value": {"test_name": "eGFR", "value": "3414", "unit": "mL/min",
+                                                            "abnormal_flag": "normal", "collection_date": "2026-12-02"}}
+    assert _best_fields(matcher, [first, held]) == (3, held)

@@ -39,7 +39,8 @@ def _source_fact(fact: dict[str, Any]) -> tuple[EvidenceItem, ClinicalContext | 
     ctx = context_of(fact["fact_type"], fact.get("context"))
     citation = Citation.model_validate(fact["citation"])
     item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind="document_fact", fact_type=fact["fact_type"],
-                        text=with_context(describe(fact["fact_type"], value, fact["fact_text"]), ctx),
+                        text=with_context(describe(fact["fact_type"], value, fact["fact_text"]), ctx,
+                                          fact["fact_type"]),
                         structured=value, citations=[citation])
     return item, ctx, f"{fact['fact_text']} {citation.quote_or_value}"
 

@@ -133,7 +133,7 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any],
     value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()
              if k not in ("promotion_citation", "fact_context")}
     context = context_of(fact_type, row.get("fact_context"))
-    text = with_context(describe(fact_type, value, str(row.get("note") or "")), context)
+    text = with_context(describe(fact_type, value, str(row.get("note") or "")), context, fact_type)
     if row.get("promotion_citation"):
         citations = [Citation.model_validate(row["promotion_citation"])]
     else:
@@ -169,7 +169,7 @@ def _conflict_text(conflict: dict[str, Any] | None) -> str:
 def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[str, Any] | None = None) -> Candidate:
     value = fact["structured_value"] or {}
     context = context_of(fact["fact_type"], fact.get("context"))
-    text = with_context(describe(fact["fact_type"], value, fact["fact_text"]), context)
+    text = with_context(describe(fact["fact_type"], value, fact["fact_text"]), context, fact["fact_type"])
     citation = Citation.model_validate(fact["citation"])
     if evidence_source == "needs_review":
         in_conflict = fact.get("promotion_status") == "conflict_needs_review"
@@ -219,7 +219,7 @@ def merge_key_of(c: Candidate) -> tuple:
     if c.merge_key is None:
         item = c.item
         c.merge_key = (item.fact_type, clinical_content_fingerprint(0, item.fact_type or "", item.structured, item.text),
-                       tuple(context_tags(c.context)))
+                       tuple(context_tags(c.context, item.fact_type)))
     return c.merge_key
 
 

@@ -18,7 +18,7 @@
 - ``meant_as_asked``: whether a mention counts for a look-up (the patient's own, or a
   relative's for a family-history look-up);
 - ``context_of`` / ``context_tags``: how a mention was meant, and the words that
-  say so in the item text ("(denied)", "(family history)").
+  say so in the item text ("(denied)", "(not given or not taken)", "(family history)").
 """
 
 from __future__ import annotations
@@ -70,13 +70,18 @@ def context_of(fact_type: str | None, raw: Any) -> ClinicalContext | None:
     return ctx
 
 
-def context_tags(ctx: ClinicalContext | None) -> list[str]:
-    """How the mention was meant, in the words an item shows."""
+# A negated medication was not given or is not taken ("co-amoxiclav was avoided"); a
+# symptom or condition the patient "denied".
+_NEGATED_WORDS = {"medication": "(not given or not taken)"}
+
+
+def context_tags(ctx: ClinicalContext | None, fact_type: str | None = None) -> list[str]:
+    """How the mention was meant, in the words an item shows (of a fact of ``fact_type``)."""
     if ctx is None:
         return []
     tags = []
     if ctx.negated:
-        tags.append("(denied)")
+        tags.append(_NEGATED_WORDS.get(fact_type or "", "(denied)"))
     if ctx.experiencer == "family":
         tags.append("(family history)")
     elif ctx.experiencer == "other":
@@ -93,11 +98,12 @@ def context_tags(ctx: ClinicalContext | None) -> list[str]:
 _SAYS_NO = re.compile(r"\b(?:no|not|none|denies|denied|negative|without)\b", re.I)
 
 
-def with_context(text: str, ctx: ClinicalContext | None) -> str:
+def with_context(text: str, ctx: ClinicalContext | None, fact_type: str | None = None) -> str:
     """The item text with the context tags it does not already say ("Family history: …"
     needs no "(family history)", "No known allergies" no "(denied)")."""
-    extra = [t for t in context_tags(ctx) if t.strip("()").lower() not in text.lower()
-             and not (t == "(denied)" and _SAYS_NO.search(text))]
+    negated = set(_NEGATED_WORDS.values()) | {"(denied)"}
+    extra = [t for t in context_tags(ctx, fact_type) if t.strip("()").lower() not in text.lower()
+             and not (t in negated and _SAYS_NO.search(text))]
     return " ".join([text, *extra])
 
 

@@ -22,6 +22,14 @@ LOOKUP_FRAMES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
                                          rf"using|prescribed)\s+(?:any\s+|a\s+|an\s+)?{_TERM}"),
         ("takes_medication", "medications", rf"\b(?:does|do|did)\s+{PT}\s+(?:still\s+)?(?:take|use)\s+(?:any\s+|a\s+|"
                                             rf"an\s+)?{_TERM}"),
+        # "was she given co-amoxiclav?", "has he been treated with warfarin?"
+        ("given_medication", "medications", rf"\b(?:is|was|were|has|have)\s+{PT}\s+(?:ever\s+)?(?:been\s+)?(?:given|"
+                                            rf"prescribed|started\s+on|commenced\s+on|treated\s+with|put\s+on|"
+                                            rf"switched\s+to|administered)\s+(?:any\s+|a\s+|an\s+)?{_TERM}"),
+        # "was co-amoxiclav given?", "has any insulin been prescribed?"
+        ("medication_given", "medications", r"\b(?:is|was|were|has|have)\s+(?:any\s+)?(?P<term>[a-z][a-z0-9' /-]{1,40}?)"
+                                            r"\s+(?:ever\s+)?(?:been\s+)?(?:given|prescribed|started|administered|"
+                                            r"dispensed)\s*[?.!]*\s*$"),
         ("allergic_to", "allergies", rf"\ballergic\s+to\s+(?:any\s+)?{_TERM}"),
         ("has_condition", "problems", rf"\b(?:does|do|did|has|have)\s+{PT}\s+(?:ever\s+)?(?:have|had|got|get|been "
                                       rf"diagnosed with)\s+(?:a\s+|an\s+|any\s+)?(?:history of\s+|hx of\s+)?{_TERM}"),
@@ -57,7 +65,7 @@ class LookupTerms:
 
 
 # Frames whose verb names the kind of record whatever the term ("is he on anything for his heart?").
-_KIND_FRAMES = {"on_medication", "takes_medication", "allergic_to"}
+_KIND_FRAMES = {"on_medication", "takes_medication", "given_medication", "medication_given", "allergic_to"}
 
 
 def _without_kind_words(term: str, topic: str) -> tuple[str, str]:

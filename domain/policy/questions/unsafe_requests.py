@@ -215,7 +215,10 @@ PATIENT_STATE = Rule("patient_state", re.compile(
     rf"{START}(?:is|are|was|were)\s+{PT}\s+"
     r"(?:(?:now|currently|still|really|actually)\s+)?+"
     r"(?!(?:on|off|taking|using|allergic|due|overdue|up|a|an|the|in|at|smoking|drinking|pregnant|married|single|"
-    r"male|female|here|seen|scheduled|enrolled|insured|alive|eligible|older|younger|over|under)\b)"
+    r"male|female|here|seen|scheduled|enrolled|insured|alive|eligible|older|younger|over|under|"
+    # what was done to or for the patient, as the record tells it: "was she given co-amoxiclav?"
+    r"given|prescribed|started|commenced|treated|admitted|discharged|vaccinated|immuni[sz]ed|tested|screened|"
+    r"referred|offered|dispensed|administered|switched|put)\b)"
     r"[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s*[?.!]*\s*$", re.I))
 
 # Diagnosis: deciding what the patient has (not asking what the record says).
