@@ -57,6 +57,10 @@ PHRASINGS = [
     ("Is he a smoker?", LOOKUP, None, None),
     ("Is he anemic?", LOOKUP, "anemia", None),
     ("Why is she here?", LOOKUP, "chief_concern", None),
+    # British wording, asked after the vocabulary was written
+    ("When did she last have bloods?", LOOKUP, "labs", None),
+    ("Any drug intolerances?", LOOKUP, "allergies", None),
+    ("Has he had any adverse drug reactions?", LOOKUP, "allergies", None),
     ("What's the reason for her visit?", LOOKUP, None, None),
     ("What's his eosinophil count?", LOOKUP, "cbc", None),
     ("Tell me about his MCV", LOOKUP, "cbc", None),

@@ -34,6 +34,16 @@ def test_a_condition_question_takes_problems_and_related_labs():
     assert not relevant(topics_of("lab_result", {"test_name": "Potassium"}, ""), ("diabetes",))
 
 
+def test_a_referrals_provider_or_clinic_names_a_specialty_not_a_topic():
+    # "Acute Medicine" made the receiving consultant a finding of every medication answer
+    provider = topics_of("referral", {"field": "receiving_provider", "value": "Dr H. Lindqvist, Acute Medicine"},
+                         "Referral receiving provider: Dr H. Lindqvist, Acute Medicine")
+    assert "medications" not in provider
+    reason = topics_of("referral", {"field": "reason", "value": "review of her metformin"},
+                       "Referral reason: review of her metformin")
+    assert "medications" in reason
+
+
 def test_the_item_text_says_how_a_mention_was_meant():
     assert with_context("Chest pain", DENIED) == "Chest pain (denied)"
     # a drug the letter says was avoided was not "denied" (written after the tag words)

@@ -30,8 +30,8 @@ from domain.models import EvidenceItem
 from domain.policy.facts.analytes import result_is_of
 from domain.policy.answers.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from domain.policy.questions.intent import Intent, ParsedQuestion
-from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, direct, meant_as_asked, relevant,
-                                   review_bears_on, therapy_context)
+from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, context_tags, direct, meant_as_asked,
+                                             relevant, review_bears_on, therapy_context)
 from domain.policy.answers.supervisor import REFUSE, RoutePlan
 from domain.policy.questions.topics import (TOPIC_BY_NAME, analyte_label, conditions_named, mentions_term,
                                  term_fact_types)
@@ -177,12 +177,16 @@ def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[
     labs), then what it brought along, then the safety findings of a declined request;
     each test's latest result first, then its history."""
     topics_by_id = {c.item.evidence_id: c.topics for c in [*labs, *others]}
+    # What the record says is so before what it says was denied, is past, someone else's
+    # or uncertain: "her current meds" lists the medicines she takes before one avoided.
+    qualified = {c.item.evidence_id for c in [*labs, *others] if context_tags(c.context, c.item.fact_type)}
     ordered: list[EvidenceItem] = [c.item for c in others]
     for s in lookup_order(build_series([c.item for c in labs])):
         ordered += s.items
         bundle.earlier |= {i.evidence_id for i in s.history}
     ordered.sort(key=lambda i: (i.evidence_id in safety,
-                                bool(question.topics) and not direct(topics_by_id[i.evidence_id], question.topics)))
+                                bool(question.topics) and not direct(topics_by_id[i.evidence_id], question.topics),
+                                i.evidence_id in qualified))
     return _limited(ordered, bundle)
 
 

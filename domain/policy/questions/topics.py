@@ -184,7 +184,8 @@ TOPICS: tuple[Topic, ...] = (
                (r"cancer", r"carcinom", r"malignan", r"tumou?r", r"neoplas", r"lymphoma", r"leuka?emia", r"melanoma")),
     # ---- broad lab topic (every lab result)
     Topic("labs", "lab results", ("labs", "lab results", "lab", "results", "bloodwork", "blood work", "tests",
-                                  "test results", "laboratory"), lab_patterns=(r".",)),
+                                  "test results", "laboratory", "bloods", "blood tests", "blood test",
+                                  "blood results"), lab_patterns=(r".",)),
     # ---- broad vital-sign topic (every vital sign)
     Topic("vitals", "vital signs", ("vitals", "vital signs", "vital sign", "observations", "obs", "vital"),
           fact_types=("vital_sign",), vitals=("blood_pressure", "heart_rate", "temperature", "respiratory_rate",
@@ -195,7 +196,9 @@ TOPICS: tuple[Topic, ...] = (
                                          "statins", "lisinopril", "insulin"),
           fact_types=("medication",)),
     Topic("allergies", "allergies", ("allergy", "allergies", "allergic", "reaction", "reactions", "nkda",
-                                     "intolerance", "sulfa", "penicillin"), fact_types=("allergy",)),
+                                     "intolerance", "intolerances", "intolerant", "adverse reactions",
+                                     "adverse drug reactions", "sensitivities", "sulfa", "penicillin"),
+          fact_types=("allergy",)),
     Topic("problems", "problems and diagnoses on record",
           ("problem", "problems", "problem list", "diagnosis", "diagnose", "diagnosed", "diagnoses", "dx", "conditions",
            "history", "past medical history", "medical history", "pmh"), fact_types=("problem",)),
@@ -246,6 +249,9 @@ PRIMARY_TOPIC = {"allergy": "allergies", "medication": "medications", "problem":
                  "demographic": "demographics", "preference": "preferences"}
 # Free-text fact types whose words also say what they are about ("History: hypertension").
 _TEXT_FACT_TYPES = ("problem", "other", "chief_concern", "referral")
+# Referral fields that say who, where or when, not what about: a specialty's name is no topic.
+_WHO_WHERE_WHEN = frozenset({"referring_provider", "referring_clinic", "receiving_provider", "receiving_clinic",
+                             "letter_date", "appointment", "urgency"})
 # Broad topics give way to a more specific one named in the same question.
 _BROAD = {"labs": LAB_TOPICS - {"labs"},
           "vitals": frozenset(t.name for t in VITAL_TOPIC_LIST) - {"vitals"},
@@ -341,6 +347,8 @@ def topics_of(fact_type: str, value: dict[str, Any], text: str, context: Clinica
     found: set[str] = set()
     if fact_type in PRIMARY_TOPIC:
         found.add(PRIMARY_TOPIC[fact_type])
+    if fact_type == "referral" and value.get("field") in _WHO_WHERE_WHEN:
+        return found  # "Receiving provider: Dr Lindqvist, Acute Medicine" is about no medicine
     if fact_type in _TEXT_FACT_TYPES and about_the_patient(fact_type, context):
         found |= set(find_topics(text)) - {"labs", "problems", "family_history", "chief_concern", "referral"}
         found |= conditions_named(text)
