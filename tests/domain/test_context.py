@@ -90,6 +90,7 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("Rash on both arms has resolved", "Rash", "temporality", "historical"),
         ("Took amoxicillin last month, now off", "amoxicillin", "temporality", "historical"),
         ("Ramipril and spironolactone were withheld", "spironolactone", "temporality", "historical"),
+        ("Ramipril remains on hold until her potassium is below 5.0", "Ramipril", "temporality", "historical"),
     ],
     "historical_bidirectional": [
         ("Left knee replacement in 2019", "knee replacement", "temporality", "historical"),
