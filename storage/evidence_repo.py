@@ -8,16 +8,19 @@ from typing import Any
 
 import duckdb
 
-from domain.policy.facts.chart_rules import CLOSED_PROMOTION_STATES, TRUSTED_IDENTITY_STATES
+from domain.policy.facts.chart_rules import CHART_TABLES, CLOSED_PROMOTION_STATES, TRUSTED_IDENTITY_STATES
 from storage.db import rows
 
 
 def chart_rows_with_citations(cur: duckdb.DuckDBPyConnection, table: str, patient_id: int) -> list[dict[str, Any]]:
     """The evidence view of a chart table: active chart rows with the citation of the promotion that backs them (if any), and
-    the clinical context of the fact it was promoted from (NULL for most)."""
+    the clinical context of the fact it was promoted from (NULL for most); a lab row also
+    the flags its result printed ("R" of a susceptibility, which the row keeps as abnormal)."""
+    printed = (", json_extract(f.structured_value, '$.flags_as_printed') AS flags_as_printed"
+               if table == CHART_TABLES["lab_result"] else "")
     cur.execute(
         f"""SELECT c.*, p.citation AS promotion_citation, p.document_id AS source_document_id,
-                   f.context AS fact_context
+                   f.context AS fact_context{printed}
             FROM {table} c
             LEFT JOIN promotions p ON p.id = c.promotion_id AND p.active
             LEFT JOIN documents d ON d.id = p.document_id

@@ -194,3 +194,15 @@ def test_a_low_glucose_is_searched_as_hypoglycemia_not_diabetes_screening(flag, 
     assert hint in guidance_hint("glucose", flag) and guidance_key("glucose", flag) == key
     assert guidance_key("ldl", "low") == "ldl"  # a topic without low-direction guidance keeps one key
     assert guidance_key("test:analyte:potassium", "critical_low") == "test:analyte:potassium"
+
+
+def test_a_susceptibility_result_says_resistant_or_susceptible():
+    # A urine culture's "Ampicillin [Susceptibility] >=32 ug/mL R" was shown as "flagged abnormal"
+    from core.services.answer.evidence_items import describe
+    from domain.policy.facts.lab_vocabulary import susceptibility_words
+
+    assert susceptibility_words("Ampicillin [Susceptibility]", ["R"]) == "resistant"
+    assert susceptibility_words("Potassium", ["H"]) is None and susceptibility_words("Potassium", ["R"]) is None
+    text = describe("lab_result", {"test_name": "Nitrofurantoin [Susceptibility]", "value": "<=16", "unit": "ug/mL",
+                                   "abnormal_flag": "normal", "flags_as_printed": ["S"]}, "")
+    assert text.startswith("Nitrofurantoin [Susceptibility] <=16 ug/mL (susceptible)")

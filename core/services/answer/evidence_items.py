@@ -18,6 +18,7 @@ from domain.models import Citation, ClinicalContext, EvidenceItem
 from domain.policy.facts.critical_limits import critical_basis_text
 from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
 from domain.policy.answers.lab_series import LabSeries
+from domain.policy.facts.lab_vocabulary import susceptibility_words
 from domain.policy.facts.vital_signs import VITAL_SIGNS
 from domain.policy.answers.relevance import context_of, context_tags, safety_finding, with_context
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
@@ -89,7 +90,9 @@ def _lab_text(v: dict[str, Any]) -> str:
     if v.get("reference_range"):
         details.append(f"reference {v['reference_range']}")
     flag = v.get("abnormal_flag")
-    if flag and flag != "unknown":
+    if (fared := susceptibility_words(str(v.get("test_name") or ""), v.get("flags_as_printed"))) is not None:
+        details.append(fared)  # "Ampicillin [Susceptibility] >=32 ug/mL (resistant)": not merely abnormal
+    elif flag and flag != "unknown":
         basis = critical_basis_text(v)  # a critical result says what made it critical
         details.append(f"flagged {flag.replace('_', ' ')}" + (f" ({basis})" if basis else
                                                               " (derived from the range)" if v.get("flag_derived") else ""))

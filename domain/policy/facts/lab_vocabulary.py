@@ -56,3 +56,18 @@ def implausible_magnitude(value: str, reference_range: str) -> bool:
     if top > 0 and number > 10 * top:
         return True
     return low is not None and low > 0 and number < low / 10
+
+
+# What an organism's susceptibility result prints for how it fared (HL7 table 0078).
+SUSCEPTIBILITY_FLAGS = {"R": "resistant", "S": "susceptible", "I": "intermediate", "MS": "moderately susceptible",
+                        "VS": "very susceptible", "SDD": "susceptible, dose dependent"}
+_SUSCEPTIBILITY_TEST = re.compile(r"susceptib|sensitivit|\bmic\b", re.I)
+
+
+def susceptibility_words(test_name: str, printed_flags) -> str | None:
+    """"resistant" for a susceptibility result printed R (a flag the result reads only as
+    abnormal), None for any other result or flag."""
+    if not _SUSCEPTIBILITY_TEST.search(test_name or ""):
+        return None
+    words = [SUSCEPTIBILITY_FLAGS[f.upper()] for f in printed_flags or () if f.upper() in SUSCEPTIBILITY_FLAGS]
+    return ", ".join(words) or None
