@@ -62,9 +62,9 @@ PHRASINGS = [
     ("Any drug intolerances?", LOOKUP, "allergies", None),
     ("Has he had any adverse drug reactions?", LOOKUP, "allergies", None),
     # a urine culture's susceptibilities (an HL7 ORU written after the topics)
-    ("Is the E. coli resistant to trimethoprim?", LOOKUP, "microbiology", None),
-    ("Which antibiotics is the organism sensitive to?", LOOKUP, "microbiology", None),
-    ("What did the urine culture grow?", LOOKUP, "microbiology", None),
+    ("Is the E. coli resistant to trimethoprim?", LOOKUP, "susceptibility", None),
+    ("Which antibiotics is the organism sensitive to?", LOOKUP, "susceptibility", None),
+    ("What did the urine culture grow?", LOOKUP, None, None),
     ("What's the reason for her visit?", LOOKUP, None, None),
     ("What's his eosinophil count?", LOOKUP, "cbc", None),
     ("Tell me about his MCV", LOOKUP, "cbc", None),

@@ -123,13 +123,13 @@ TOPICS: tuple[Topic, ...] = (
           lab_patterns=(r"\bwbc\b", r"white", r"\brbc\b", r"^hemoglobin$", r"^haemoglobin$", r"hematocrit",
                         r"platelet", r"\bmcv\b", r"\bmchc?\b", r"\brdw\b", r"\bmpv\b", r"\bhgb\b", r"\bhct\b",
                         r"neutrophil", r"lymphocyt", r"monocyt", r"eosinophil", r"basophil")),
-    # Microbiology: what a culture grew and what the organism is sensitive or resistant to
-    # ("Ampicillin [Susceptibility] >=32 ug/mL R").
-    Topic("microbiology", "cultures and susceptibilities",
-          ("culture", "cultures", "organism", "organisms", "bacteria", "grew", "growth", "susceptibility",
-           "susceptibilities", "susceptible", "sensitive to", "resistant", "resistance", "antibiogram",
-           "mic", "microbiology", "micro"),
-          lab_patterns=(r"susceptib", r"culture", r"organism", r"bacteri", r"colony", r"gram stain", r"mic")),
+    # What a culture's organism is sensitive or resistant to ("Ampicillin [Susceptibility]
+    # >=32 ug/mL R"). Not "culture" or "organism": what a culture grew is named by the
+    # organism ("Salmonella: Isolated"), which no pattern of a test's name can list.
+    Topic("susceptibility", "susceptibility results",
+          ("susceptibility", "susceptibilities", "susceptible", "sensitive to", "sensitivity to", "resistant",
+           "resistance", "antibiogram", "mic"),
+          lab_patterns=(r"susceptib", r"sensitivit", r"\bmic\b", r"antibiogram")),
     # ---- vital-sign topics (the blood pressure is above, beside the lab tests it once was)
     # Not "hr" or "rr" alone: "24 hr urine" and "RR interval" are no questions about a sign.
     Topic("pulse", "pulse", ("pulse", "pulse rate", "heart rate", "heartbeat", "heart beat"),
