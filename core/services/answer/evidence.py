@@ -85,6 +85,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         selected, vector_reviews = _vector_selection(wb, patient_id, question, candidates, reviews, usable, bundle)
     selected, found_terms, term_reviews = _narrow_to_terms(question, selected, candidates, reviews, bundle)
     selected, named_found, named_reviews = _narrow_to_named_tests(question, selected, candidates, reviews, bundle)
+    selected = _narrow_to_date(question, selected)
     term_reviews |= named_reviews
     found_terms |= named_found
     # Shown after what was asked: a declined decision still shows what bears on any
@@ -284,6 +285,19 @@ def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], 
     specific = tuple(t for t in question.topics if t != "labs")
     others = [c for c in selected if c.item.fact_type != "lab_result" and specific and relevant(c.topics, specific)]
     return others + hits, answered, {c.item.evidence_id for c in held}
+
+
+def _narrow_to_date(question: ParsedQuestion, selected: list[Candidate]) -> list[Candidate]:
+    """A question about one day ("her sodium on 2 Dec") gets that day's results and
+    readings, not the latest first; when none is of that day, every date is shown (each
+    line says its date)."""
+    if question.on_date is None:
+        return selected
+    dated = [c for c in selected if c.item.fact_type in ("lab_result", "vital_sign")]
+    on_day = [c for c in dated if question.on_date.matches(c.item.date)]
+    if not on_day:
+        return selected
+    return [c for c in selected if c not in dated] + on_day
 
 
 def _result_of(named: tuple[str, ...], c: Candidate) -> bool:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from domain.policy.facts.analytes import analytes_named
+from domain.policy.questions.asked_dates import AskedDate, asked_date
 from domain.policy.questions.clinical_terms import CLINICAL_SUBJECT, DRUG_STEMS, quotable
 from domain.policy.questions.lookup_terms import lookup_terms
 from domain.policy.questions.patterns import named_rules
@@ -132,6 +133,7 @@ class ParsedQuestion:
     out_of_scope: bool = False
     clinical_subject: bool = False  # names symptoms, body or conditions (something to narrow to)
     rules: tuple[str, ...] = ()  # names of the rules that fired, for the trace
+    on_date: AskedDate | None = None  # the day it asks about ("her sodium on 2 Dec")
 
     @property
     def conditions(self) -> tuple[str, ...]:
@@ -261,4 +263,4 @@ def parse_question(text: str, previous: ParsedQuestion | None = None) -> ParsedQ
     return ParsedQuestion(text=text, topics=topics, intent=intent, unsafe=unsafe, follow_up=follow_up,
                           inherited=tuple(inherited), terms=terms, quotable=speakable, therapy=therapy,
                           analytes=analytes, out_of_scope=not in_chart, clinical_subject=clinical_subject,
-                          rules=tuple(rules))
+                          rules=tuple(rules), on_date=asked_date(text))

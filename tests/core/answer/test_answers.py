@@ -847,3 +847,30 @@ def test_a_drafter_that_fails_falls_back_to_the_verified_answer(wb):
     assert payload["drafted"] is False and "7.9" in payload["text"]
     drafting = [h for h in payload["handoffs"] if h["task_type"] == "drafting"]
     assert drafting and "TimeoutError" in (drafting[0]["error_reason"] or "")
+
+
+def test_a_question_about_one_day_gets_that_days_results(tmp_path):
+    # Asked after the answer rules: "What was her sodium on 2 Dec?" of a flowsheet led with
+    # the 3 December sodium (the latest), the one asked for among the earlier results.
+    from golden.cases import load_cases
+    from golden.documents import build_spec
+    from domain.policy.questions.asked_dates import asked_date
+
+    assert asked_date("sodium on 02/12") is None  # figures only: day or month first is not said
+    case = next(iter(load_cases(only=["lab-layout-flowsheet"])))
+    data, _ = build_spec(case.documents["report"], case.patients, key="report")
+    wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    try:
+        seed_test_accounts(wb)
+        p = case.patients["desmond"]
+        patient = add_patient(wb, mrn=p["mrn"], first=p["first"], last=p["last"], dob=date.fromisoformat(p["dob"]),
+                              sex=p["sex"], by="dr.reviewer")
+        _ingest(wb, patient, data, "lab_pdf", "flowsheet.pdf")
+        asked = lambda q: [i["text"] for i in ask(wb, patient["id"], q).payload["sections"]["patient_findings"]]  # noqa: E731
+        assert asked("What was his sodium on 2 Dec?") == [
+            "Na 130 mmol/L (reference 133-146; flagged low), collected 2026-12-02"]
+        day = asked("What were his bloods on the 1st of December?")
+        assert len(day) == 7 and all(t.endswith("collected 2026-12-01") for t in day), day
+        assert len(asked("What was his sodium on 5 Dec?")) == 3  # no result that day: every date, latest first
+    finally:
+        wb.close()
