@@ -3,13 +3,15 @@ anticoagulation clinics print a trend ("Date sampled | Na | K | Urea | Creat", a
 units and a row of reference ranges under it, then one row per date).
 
 The page's words are cut into cells by the header's columns (each header piece is a
-column; a word belongs to the column whose span holds its centre), and the cells are
-read by the rules workbooks and letters use for such tables
-(``extract.values.wide_results``): a column is a test's only when its header names a
-test the vocabulary knows, a cell under it that holds no value is reported, never
-guessed, and the table ends at a row whose date cell holds no date. Each result cites
-its own cell (value and flag) and carries its row's date as printed, which the
-extractor reads the way the report prints its dates.
+column; a word belongs to the column whose span holds its centre). The header, its rows
+of units and ranges and the table's end are read by the rules workbooks and letters use
+for such tables (``extract.values.wide_results``): a column is a test's only when its
+header names a test the vocabulary knows, and the table ends at a row whose date cell
+holds no date. Each cell is read by the lab's own result grammar, as a table's value
+cell is; a cell that holds no value, or one under a column naming no known test, is
+reported, never guessed. Each result cites its own cell (value and flag) and carries
+its row's date as printed, which the extractor reads the way the report prints its
+dates.
 """
 
 from __future__ import annotations
@@ -105,5 +107,5 @@ def flowsheet_results(flow: Flowsheet, row: Row, words: list[Word], key: FlagKey
             row=row, words=cited, test_name=column.test_name, reading=reading,
             flag_text=reading.flag or reading.inline_flag, position_flag=None,
             unit_clean=bool(reading.unit) and V.looks_like_unit(reading.unit), range_clean=bool(parsed),
-            alignment=1.0, range_expected=True, column_date=date_text))
+            alignment=1.0, range_expected=bool(column.reference_range), column_date=date_text))
     return out

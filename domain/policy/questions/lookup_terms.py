@@ -27,9 +27,9 @@ LOOKUP_FRAMES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
                                             rf"prescribed|started\s+on|commenced\s+on|treated\s+with|put\s+on|"
                                             rf"switched\s+to|administered)\s+(?:any\s+|a\s+|an\s+)?{_TERM}"),
         # "was co-amoxiclav given?", "has any insulin been prescribed?"
-        ("medication_given", "medications", r"\b(?:is|was|were|has|have)\s+(?:any\s+)?(?P<term>[a-z][a-z0-9' /-]{1,40}?)"
-                                            r"\s+(?:ever\s+)?(?:been\s+)?(?:given|prescribed|started|administered|"
-                                            r"dispensed)\s*[?.!]*\s*$"),
+        ("medication_given", "medications", r"\b(?:is|was|were|has|have)\s+(?:any\s+)?"
+                                            r"(?P<term>[a-z][a-z0-9' /-]{1,40}?)\s+(?:ever\s+)?(?:been\s+)?"
+                                            r"(?:given|prescribed|started|administered|dispensed)\s*[?.!]*\s*$"),
         ("allergic_to", "allergies", rf"\ballergic\s+to\s+(?:any\s+)?{_TERM}"),
         ("has_condition", "problems", rf"\b(?:does|do|did|has|have)\s+{PT}\s+(?:ever\s+)?(?:have|had|got|get|been "
                                       rf"diagnosed with)\s+(?:a\s+|an\s+|any\s+)?(?:history of\s+|hx of\s+)?{_TERM}"),

@@ -9,10 +9,10 @@ which makes different mistakes. The rule, per doubtful word:
 * they differ: the word keeps the *lower* of the two confidences, so the lab rules
   send what depends on it to review; where both are fairly sure but read different
   numbers ("44H" and "41 H"), the number is contested and drops below the readers'
-  trust line whatever the two confidences were. Its text changes only when the second engine is
-  sure of its reading (``VOTER_REPLACES_AT``) or agrees with one of Tesseract's own
-  re-readings of the word (``alternatives``), and a changed word's confidence is then
-  capped below the readers' trust line. Nothing is ever corrected into a confident
+  trust line whatever the two confidences were. Its text changes only when the second
+  engine is sure of its reading (``VOTER_REPLACES_AT``) or agrees with one of
+  Tesseract's own re-readings of the word (``alternatives``), and a changed word's
+  confidence is then capped below the readers' trust line. Nothing is ever corrected into a confident
   value: a corrected word is shown, cited and reviewed.
 
 One more mistake is the second engine's to undo: a "1" OCR split off the number it
