@@ -433,3 +433,10 @@ def test_a_free_term_is_repeated_only_when_clinical_and_not_a_name(question, ter
 def test_a_document_or_a_place_in_the_record_is_not_a_term_to_find(question):
     parsed = parse_question(question)
     assert parsed.terms == () and parsed.quotable == (), parsed.terms
+
+
+def test_a_short_name_as_a_report_prints_it_names_its_test():
+    # "What is her latest Hb?" of a chart holding "Hb 98 g/L" answered that nothing matched
+    assert parse_question("What is her latest Hb?").analytes == ("hemoglobin",)
+    assert parse_question("Na and K on 2 Dec?").analytes == ("sodium", "potassium")
+    assert parse_question("Is her mg dose right?").analytes == ()  # lower case: a word, not magnesium

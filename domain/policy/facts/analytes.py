@@ -264,6 +264,9 @@ def usual_units_problem(test_name: str, unit: str, loinc: str | None = None) -> 
 # ("mg" is a dose, "k" a letter); panel words ("cholesterol", "protein") ask about a
 # group of tests, which the topic vocabulary answers.
 _NOT_A_TEST_IN_QUESTIONS = frozenset({"cholesterol", "protein", "lymph", "troponin", "mono", "iron sat"})
+# Short names a question may use as a report prints them ("her latest Hb?", "what is her
+# K?"): only in this exact spelling, where "na", "k" or "mg" in lower case stay words.
+_SHORT_NAMES_AS_PRINTED = frozenset({"Hb", "HB", "Na", "K", "Cr", "Ca", "Mg", "Cl"})
 
 
 def analytes_named(text: str) -> tuple[str, ...]:
@@ -285,6 +288,9 @@ def analytes_named(text: str) -> tuple[str, ...]:
             if ids:
                 found += ids
                 used.update(span)
+    for token in re.findall(r"[A-Za-z]+", text or ""):
+        if token in _SHORT_NAMES_AS_PRINTED:
+            found += vocab.by_name.get(token.lower(), ())
     return tuple(dict.fromkeys(found))
 
 
