@@ -43,7 +43,8 @@ from extract.values.flags import resolve_flag
 from extract.values.lists import parse_medication
 from extract.values.ranges import split_range_unit
 from extract.section_facts import SectionFacts
-from extract.workbook.labels import LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind
+from extract.workbook.labels import (LAB_ROLES, MED_ROLES, NULL_VALUE, TEST_PLAN, column_role, id_kind,
+                                     names_other_identifier)
 from extract.workbook.allergy_rows import allergy_header, allergy_row, allergy_table_row
 from extract.values.dated_results import DatedCell, DatedHeader, DatedRow
 from extract.workbook.dated_columns import DatedRows, dated_header
@@ -138,8 +139,11 @@ def _report_unread_rows(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None:
         if sheet not in cited:
             continue  # a sheet nothing was read from is named whole (_report_unread_sheets)
         # Two different texts at least: a merged title repeats one text in every cell.
+        # A row printing another identifier of the patient ("NHS number") is the identity
+        # sweep's to read and show.
         rows = sorted(s.meta["row"] for s in secs if s.section_type == "row"
-                      and len({c["text"] for c in s.meta["cells"]}) >= 2 and s.meta["row"] not in cited[sheet])
+                      and len({c["text"] for c in s.meta["cells"]}) >= 2 and s.meta["row"] not in cited[sheet]
+                      and not names_other_identifier(str(s.meta["cells"][0]["text"])))
         runs: list[list[int]] = []
         for r in rows:
             if runs and r == runs[-1][-1] + 1:

@@ -59,6 +59,12 @@ _ID_KINDS = {"name": "name", "first_name": "first_name", "middle_name": "middle_
 MAX_ID_LABEL_WORDS = 5
 
 
+def names_other_identifier(text: str) -> bool:
+    """Whether a label cell names another identifier of the patient ("NHS number",
+    "Medicare no"): read and shown by the identity sweep, never compared."""
+    return _norm(text) in _OTHER_IDENTIFIER
+
+
 def id_kind(text: str) -> str | None:
     """The identity field a label cell names ("name", "first_name", "last_name",
     "middle_name", "dob", "mrn", "collected"), or None. A label about someone else
@@ -88,3 +94,6 @@ def column_role(text: str, roles: dict[str, tuple[str, ...]]) -> str | None:
         if t in names or bare in names:
             return role
     return None
+
+
+_OTHER_IDENTIFIER = frozenset(_norm(p) for p in IDENTITY_VOCABULARY["other_identifier"])

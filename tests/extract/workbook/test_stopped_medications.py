@@ -56,6 +56,15 @@ def test_rows_no_reader_could_place_are_named_on_a_sheet_that_was_read():
     assert "Sheet 'Summary', rows 5-7: 3 rows" in unread
 
 
+def test_a_row_printing_another_identifier_of_the_patient_is_no_unread_row():
+    # A community nursing workbook (written after the rule): "NHS number | 943 476 5919",
+    # which the identity sweep reads and shows, was named with the nurse's row as not read.
+    result = extract_workbook(normalize_xlsx(sheets_workbook({
+        "Summary": HEAD + [["NHS number", "943 476 5919"], ["Nurse", "J. Whitfield RN"]],
+        "Bloods": [["Test", "Result", "Units"], ["Sodium", 139, "mmol/L"]]})), "documents:1")
+    assert not [w for w in result.warnings if w.code == "xlsx_rows_not_read"]
+
+
 def test_a_stop_column_that_says_not_applicable_or_a_status_that_says_stopped_needs_no_review():
     got = _meds([["Drug", "Dose", "Status", "Date stopped"],
                  ["Allopurinol", "300 mg", "", "N/A"],  # not stopped
