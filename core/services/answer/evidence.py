@@ -181,13 +181,17 @@ def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[
     # What the record says is so before what it says was denied, is past, someone else's
     # or uncertain: "her current meds" lists the medicines she takes before one avoided.
     qualified = {c.item.evidence_id for c in [*labs, *others] if context_tags(c.context, c.item.fact_type)}
+    # ... but what the question names comes first, however it was meant: "was she given
+    # co-amoxiclav?" is answered by the line saying it was avoided.
+    named = {c.item.evidence_id for c in [*labs, *others]
+             if any(mentions_term(term, c.source_text) for _, term in question.terms)}
     ordered: list[EvidenceItem] = [c.item for c in others]
     for s in lookup_order(build_series([c.item for c in labs])):
         ordered += s.items
         bundle.earlier |= {i.evidence_id for i in s.history}
     ordered.sort(key=lambda i: (i.evidence_id in safety,
                                 bool(question.topics) and not direct(topics_by_id[i.evidence_id], question.topics),
-                                i.evidence_id in qualified))
+                                bool(named) and i.evidence_id not in named, i.evidence_id in qualified))
     return _limited(ordered, bundle)
 
 

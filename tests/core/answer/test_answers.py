@@ -874,3 +874,28 @@ def test_a_question_about_one_day_gets_that_days_results(tmp_path):
         assert len(asked("What was his sodium on 5 Dec?")) == 3  # no result that day: every date, latest first
     finally:
         wb.close()
+
+
+def test_a_drug_the_question_names_leads_even_when_it_was_not_given(tmp_path):
+    # "Was she given co-amoxiclav?" of a discharge summary saying it was avoided: after
+    # affirmed findings were put first, the answer led with clarithromycin.
+    from golden.cases import load_cases
+    from golden.documents import build_spec
+
+    case = next(iter(load_cases(only=["referral-docx-discharge-avoided-drug"])))
+    data, _ = build_spec(case.documents["summary"], case.patients, key="summary")
+    wb = open_workbench(Settings(data_dir=tmp_path / "data"))
+    try:
+        seed_test_accounts(wb)
+        p = case.patients["margaret"]
+        patient = add_patient(wb, mrn=p["mrn"], first=p["first"], last=p["last"], dob=date.fromisoformat(p["dob"]),
+                              sex=p["sex"], by="dr.reviewer")
+        _ingest(wb, patient, data, "referral_docx", "summary.docx")
+        findings = lambda q: [i["text"] for i in ask(wb, patient["id"], q).payload["sections"]["patient_findings"]]  # noqa: E731
+        assert findings("Was she given co-amoxiclav?")[0] == "Medication: co-amoxiclav (not given or not taken)"
+        current = findings("What medications is she taking?")
+        assert current[0].startswith("Medication: Clarithromycin")  # affirmed first when nothing is named
+        assert current.index("Medication: co-amoxiclav (not given or not taken)") > current.index(
+            "Medication: Metformin 500 mg twice daily")
+    finally:
+        wb.close()
