@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import contextmanager
 from datetime import date
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -849,53 +850,47 @@ def test_a_drafter_that_fails_falls_back_to_the_verified_answer(wb):
     assert drafting and "TimeoutError" in (drafting[0]["error_reason"] or "")
 
 
-def test_a_question_about_one_day_gets_that_days_results(tmp_path):
-    # Asked after the answer rules: "What was her sodium on 2 Dec?" of a flowsheet led with
-    # the 3 December sodium (the latest), the one asked for among the earlier results.
+@contextmanager
+def _golden_chart(tmp_path, case_id: str, key: str, doc_type: str):
+    """A workbench holding one golden case's patient and document, read as the CLI does;
+    yields a function from a question to its findings' texts."""
     from golden.cases import load_cases
     from golden.documents import build_spec
-    from domain.policy.questions.asked_dates import asked_date
 
-    assert asked_date("sodium on 02/12") is None  # figures only: day or month first is not said
-    case = next(iter(load_cases(only=["lab-layout-flowsheet"])))
-    data, _ = build_spec(case.documents["report"], case.patients, key="report")
+    case = next(iter(load_cases(only=[case_id])))
+    data, name = build_spec(case.documents[key], case.patients, key=key)
     wb = open_workbench(Settings(data_dir=tmp_path / "data"))
     try:
         seed_test_accounts(wb)
-        p = case.patients["desmond"]
+        (p,) = case.patients.values()
         patient = add_patient(wb, mrn=p["mrn"], first=p["first"], last=p["last"], dob=date.fromisoformat(p["dob"]),
                               sex=p["sex"], by="dr.reviewer")
-        _ingest(wb, patient, data, "lab_pdf", "flowsheet.pdf")
-        asked = lambda q: [i["text"] for i in ask(wb, patient["id"], q).payload["sections"]["patient_findings"]]  # noqa: E731
+        _ingest(wb, patient, data, doc_type, name)
+        yield lambda q: [i["text"] for i in ask(wb, patient["id"], q).payload["sections"]["patient_findings"]]
+    finally:
+        wb.close()
+
+
+def test_a_question_about_one_day_gets_that_days_results(tmp_path):
+    # Asked after the answer rules: "What was her sodium on 2 Dec?" of a flowsheet led with
+    # the 3 December sodium (the latest), the one asked for among the earlier results.
+    from domain.policy.questions.asked_dates import asked_date
+
+    assert asked_date("sodium on 02/12") is None  # figures only: day or month first is not said
+    with _golden_chart(tmp_path, "lab-layout-flowsheet", "report", "lab_pdf") as asked:
         assert asked("What was his sodium on 2 Dec?") == [
             "Na 130 mmol/L (reference 133-146; flagged low), collected 2026-12-02"]
         day = asked("What were his bloods on the 1st of December?")
         assert len(day) == 7 and all(t.endswith("collected 2026-12-01") for t in day), day
         assert len(asked("What was his sodium on 5 Dec?")) == 3  # no result that day: every date, latest first
-    finally:
-        wb.close()
 
 
 def test_a_drug_the_question_names_leads_even_when_it_was_not_given(tmp_path):
     # "Was she given co-amoxiclav?" of a discharge summary saying it was avoided: after
     # affirmed findings were put first, the answer led with clarithromycin.
-    from golden.cases import load_cases
-    from golden.documents import build_spec
-
-    case = next(iter(load_cases(only=["referral-docx-discharge-avoided-drug"])))
-    data, _ = build_spec(case.documents["summary"], case.patients, key="summary")
-    wb = open_workbench(Settings(data_dir=tmp_path / "data"))
-    try:
-        seed_test_accounts(wb)
-        p = case.patients["margaret"]
-        patient = add_patient(wb, mrn=p["mrn"], first=p["first"], last=p["last"], dob=date.fromisoformat(p["dob"]),
-                              sex=p["sex"], by="dr.reviewer")
-        _ingest(wb, patient, data, "referral_docx", "summary.docx")
-        findings = lambda q: [i["text"] for i in ask(wb, patient["id"], q).payload["sections"]["patient_findings"]]  # noqa: E731
+    with _golden_chart(tmp_path, "referral-docx-discharge-avoided-drug", "summary", "referral_docx") as findings:
         assert findings("Was she given co-amoxiclav?")[0] == "Medication: co-amoxiclav (not given or not taken)"
         current = findings("What medications is she taking?")
         assert current[0].startswith("Medication: Clarithromycin")  # affirmed first when nothing is named
         assert current.index("Medication: co-amoxiclav (not given or not taken)") > current.index(
             "Medication: Metformin 500 mg twice daily")
-    finally:
-        wb.close()
