@@ -135,7 +135,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
         for n, row in enumerate(rows):
             if id(row) in key_rows or n <= skip:
                 continue
-            if flow is not None and same_page_size(flow.page_width, row.page.width):
+            if flow is not None and same_page_size(flow.layout.page_width, row.page.width):
                 read = flowsheet_results(flow, row, without_page_number(row.words), key)
                 if read is not None:
                     for r in read:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from domain.content import Word
 from extract.lab.rows import RowResult
-from extract.lab.table import Reading, read_result
+from extract.lab.table import Column, Reading, TableLayout, assign_columns, read_result, set_bounds
 from extract.layout import Row, segments
 from extract.values import numbers as V
 from extract.values.dates import parse_date
@@ -28,27 +28,20 @@ from extract.values.ranges import parse_reference_range
 from extract.values.flags import FlagKey
 from extract.values.wide_results import NOT_A_VALUE, WideHeader, is_data_row, read_description_row, read_header
 
-# Header pieces naming no test the vocabulary knows, at most one per two of the test
-# columns: a row of other words ("Date | Result | Units") is no flowsheet header.
-MAX_UNKNOWN_SHARE = 0.5
+# Header pieces naming no test the vocabulary knows, at most two per test column and
+# one more: an anticoagulation record prints "Date | INR | Warfarin dose | Next test";
+# a row of other words ("Date | Result | Units") names no test and is no header at all.
+MAX_OTHER_COLUMNS_PER_TEST = 2
 
 
 @dataclass(slots=True)
 class Flowsheet:
     header: WideHeader
-    lefts: list[float]  # per column: words whose centre lies right of this belong to it (or further right)
-    page_width: float
+    layout: TableLayout  # one column per header piece: where a row's words fall
 
     def cells(self, words: list[Word]) -> dict[int, list[Word]]:
-        """A row's words by column."""
-        out: dict[int, list[Word]] = {}
-        for w in words:
-            centre = (w.x0 + w.x1) / 2
-            k = 0
-            while k + 1 < len(self.lefts) and centre >= self.lefts[k + 1]:
-                k += 1
-            out.setdefault(k, []).append(w)
-        return out
+        """A row's words by column (only the columns that hold some)."""
+        return {k: ws for k, ws in enumerate(assign_columns(words, self.layout).by_column) if ws}
 
 
 def detect_flowsheet(row: Row) -> Flowsheet | None:
@@ -60,15 +53,13 @@ def detect_flowsheet(row: Row) -> Flowsheet | None:
         return None
     cells = [(k, " ".join(w.text for w in seg)) for k, seg in enumerate(pieces)]
     header = read_header(cells, min_analytes=1)  # an anticoagulation clinic's "Date | INR" is one
-    if header is None or len(header.unknown) > MAX_UNKNOWN_SHARE * len(header.analytes):
+    if header is None or len(header.unknown) > MAX_OTHER_COLUMNS_PER_TEST * len(header.analytes) + 1:
         return None
     if header.date_col != 0:
         return None  # the sample's date opens each row
-    lefts = [float("-inf")]
-    for prev, seg in zip(pieces, pieces[1:]):
-        gap = max(seg[0].x0 - prev[-1].x1, 0.0)
-        lefts.append(seg[0].x0 - min(0.25 * gap, row.height))
-    return Flowsheet(header, lefts, row.page.width)
+    columns = [Column("other", seg[0].x0, seg[-1].x1) for seg in pieces]
+    set_bounds(columns, row.height)
+    return Flowsheet(header, TableLayout(columns, row.page.width))
 
 
 def flowsheet_results(flow: Flowsheet, row: Row, words: list[Word], key: FlagKey | None = None
@@ -91,6 +82,8 @@ def flowsheet_results(flow: Flowsheet, row: Row, words: list[Word], key: FlagKey
         if label is None:
             continue  # the date cell, or words under a note's column
         text = " ".join(w.text for w in cited)
+        if column is None and not (V.is_numeric_result(text) or V.parse_number(text) is not None):
+            continue  # "4 mg daily" under "Warfarin dose": no result (a number is reported, never guessed)
         reading = read_result(cited, key=key) if column is not None else None
         if reading is None:
             why = NOT_A_VALUE if column is not None else "the header names no test the reader knows"

@@ -178,7 +178,8 @@ def _header_columns(row: Row) -> tuple[list[Column], int]:
     return columns, matched
 
 
-def _set_bounds(columns: list[Column], height: float) -> None:
+def set_bounds(columns: list[Column], height: float) -> None:
+    """Where each column of a header begins (``Column.left``), from the gaps between its labels."""
     for prev, col in zip(columns, columns[1:]):
         gap = max(col.x0 - prev.x1, 0.0)
         # Left-aligned text starts at its header; right-aligned numbers may start a
@@ -215,7 +216,7 @@ def detect_tables(row: Row) -> list[TableLayout]:
         return []
     tables: list[TableLayout] = []
     for k, g in enumerate(groups):
-        _set_bounds(g, row.height)
+        set_bounds(g, row.height)
         table = TableLayout(g, row.page.width)
         if k > 0:
             prev = groups[k - 1][-1]
@@ -318,7 +319,7 @@ def extend_header(tables: list[TableLayout], row: Row, header: Row) -> bool:
         # several under one "Results" heading that spans them (wherever it is centred).
         new_columns += [Column("result", ws[0].x0, ws[-1].x1, date=str(v)) for v, ws in dated]
         new_columns.sort(key=lambda c: c.x0)
-        _set_bounds(new_columns, header.height)
+        set_bounds(new_columns, header.height)
         table.columns = new_columns
         table.reindex()
     return True

@@ -86,3 +86,15 @@ def test_a_results_table_with_a_date_column_is_still_read_row_by_test():
         [["Sodium", "139", "mmol/L", "135-145", "2026-12-01"], ["Potassium", "4.1", "mmol/L", "3.5-5.1",
                                                                  "2026-12-01"]]))
     assert [f.structured_value["test_name"] for f in result.facts] == ["Sodium", "Potassium"]
+
+
+def test_an_anticoagulation_record_with_dose_and_next_test_columns_is_read():
+    # Written on review, after the rule: one test and two other columns ("Date | INR |
+    # Warfarin dose | Next test") had been no flowsheet at all, and no result was read.
+    _, result = _read(_sheet(
+        ["Date", "INR", "Warfarin dose", "Next test"],
+        [["2026-11-10", "2.4", "5 mg daily", "2026-11-24"],
+         ["2026-11-24", "3.8 H", "4 mg daily", "2026-12-01"]]))
+    got = [(f.structured_value["test_name"], f.structured_value["value"], f.structured_value["collection_date"],
+            f.structured_value["abnormal_flag"]) for f in result.facts]
+    assert got == [("INR", "2.4", "2026-11-10", "unknown"), ("INR", "3.8", "2026-11-24", "high")]
