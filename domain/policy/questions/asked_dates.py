@@ -35,11 +35,6 @@ class AskedDate:
         return bool(m) and (int(m[2]), int(m[3])) == (self.month, self.day) and \
             (self.year is None or int(m[1]) == self.year)
 
-    def words(self) -> str:
-        months = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                  "November", "December")
-        return f"{self.day} {months[self.month - 1]}" + (f" {self.year}" if self.year else "")
-
 
 def asked_date(text: str) -> AskedDate | None:
     """The day the question names, or None."""
