@@ -368,7 +368,9 @@ _WHEN_IN_BRACKETS = re.compile(r"\s*\((?:(?:in|since|c\.?|circa|age[d]?)\s+)?"
 
 # A closing bracket that names the kind of reaction ("(intolerance)", "(side effect)").
 _KIND_IN_BRACKETS = re.compile(r"\s*\((?:an?\s+)?(?:intolerance|intolerant|side[- ]effects?|sensitivity|allergy|"
-                               r"allergic|adverse (?:drug )?reaction|not (?:an? )?(?:true )?allergy)\)\s*$",
+                               r"allergic|adverse (?:drug )?reaction|not (?:an? )?(?:true )?allergy)"
+                               # and when, after it: "(sensitivity, 2019)"
+                               r"(?:[,;]?\s*(?:in\s+|since\s+)?(?:19|20)\d\d)?\)\s*$",
                                re.IGNORECASE)
 # The mark between a substance and its reaction ("Codeine - vomiting", "Morphine: itch").
 _REACTION_MARK = re.compile(r"\s[-\u2013\u2014]\s|:|\u2192|->")

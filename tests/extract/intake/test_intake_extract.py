@@ -332,6 +332,7 @@ def test_parse_medication(text, expected):
     ("Codeine - vomiting (intolerance)", ("Codeine", "vomiting (intolerance)")),
     ("Morphine: itch (side effect)", ("Morphine", "itch (side effect)")),
     ("Morphine (intolerance)", ("Morphine", "intolerance")),
+    ("Aspirin - wheeze (sensitivity, 2019)", ("Aspirin", "wheeze (sensitivity, 2019)")),  # tried on review
 ])
 def test_parse_allergy(text, expected):
     a = it.parse_allergy(text)
