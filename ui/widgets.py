@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from domain.policy.facts.chart_rules import critical_result
-from domain.policy.answers.relevance import context_of, context_tags
 from core.services.review.source_review import source_name
 from core.services.workbench import Workbench
-from ui import auth, glossary, labels
+from ui import auth, labels
 from ui.inert import md_text
 
 # Plain words: the badges must read the same on a machine without an emoji font.
@@ -23,30 +21,6 @@ IDENTITY_BADGE = {
     "identity_review_rejected": "not this patient", "identity_unchecked": "patient not checked",
     None: "patient not checked",
 }
-
-
-def fact_line(fact: dict) -> str:
-    cit = fact["citation"]
-    where = md_text(labels.location(cit, fact))
-    critical = "**CRITICAL** " if critical_result(fact["fact_type"], fact.get("structured_value")) else ""
-    # The answer composer's words for how a mention was meant, without its brackets.
-    context = ", ".join(t.strip("()") for t in context_tags(context_of(fact["fact_type"], fact.get("context")),
-                                                              fact["fact_type"]))
-    return (f"{critical}**{md_text(fact['fact_text'])}** — {labels.fact_type(fact['fact_type'])}, {where}, "
-            f"{glossary.confidence_words(fact.get('confidence'))}" + (f" · {context}" if context else ""))
-
-
-def show_fact(wb: Workbench, fact: dict, *, key: str, with_source: bool = True) -> None:
-    st.markdown(fact_line(fact))
-    cit = fact["citation"]
-    # Plain words on the line; the internal codes on hover.
-    st.caption(f"“{md_text(cit['quote_or_value'])}”"
-               + (f" · review: {md_text(glossary.reason(fact['review_reason']))}" if fact.get("review_reason") else "")
-               + (f" · {labels.promotion(fact['promotion_status'])}" if fact.get("promotion_status") else ""),
-               help=labels.code_hint(cit.get("source_id"), md_text(cit.get("field_or_chunk_id")),
-                                     fact.get("promotion_status")))
-    if with_source:
-        show_citation(wb, cit, key=f"src-{key}", label="Show source")
 
 
 def citation_label(wb: Workbench, cit: dict) -> str:
