@@ -33,7 +33,7 @@ import re
 from domain.content import NormalizedContent, Section
 from domain.models import DocType, ExtractionResult, ExtractionWarning
 from domain.policy.context.mentions import assess
-from domain.policy.facts.medication_status import status_after
+from domain.policy.facts.medication_status import status_after, status_before
 from extract.referral import prose as P
 from extract.referral.pages import as_sections
 from extract.referral.result_tables import results_in_tables
@@ -47,7 +47,7 @@ from extract.values.lists import parse_medication
 from extract.referral.facts import INFERRED, SENTENCE_REASON, Ctx, Found, emit
 from extract.referral.labels import (
     CLOSING, DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, INLINE, LIST_FIELDS, MRN_INLINE, NOBODY, NOT_SIGNER,
-    SALUTATION, header_kind, is_other_heading, label_field, list_status, names_one_item,
+    SALUTATION, header_kind, is_other_heading, label_field, list_status, names_one_item, names_other_section,
 )
 
 SOURCE_TYPE = DocType.REFERRAL_DOCX.value
@@ -157,8 +157,10 @@ def _opens_another_block(text: str) -> bool:
     list above."""
     if is_other_heading(text):
         return True  # "Results" set alone as a heading: the list above is over
-    m = INLINE.match(text) if len(text) <= 50 else None
-    return m is not None and not m.group(2).strip()
+    m = INLINE.match(text)
+    if m is not None and names_other_section(m.group(1)):
+        return True  # "Results at discharge: potassium 5.1 mmol/L, ...": read as the sentence it is
+    return m is not None and len(text) <= 50 and not m.group(2).strip()
 
 
 # A paragraph of running text after a list: at least this many words, and more than one
@@ -178,8 +180,18 @@ def _reads_as_prose(text: str) -> bool:
 
 def _stopping_heading(text: str) -> bool:
     """A short line in a list of medicines that names no medicine's dose but speaks of
-    stopping ("Stopped during admission", "Ceased:")."""
-    return len(text.split()) <= 6 and parse_medication(text)["dose"] is None and status_after(text) is not None
+    stopping ("Stopped during admission", "Ceased:"). A line whose status opens it and a
+    medicine follows ("Stopped: ramipril", "Held metformin") is an item of the list."""
+    if len(text.split()) > 6 or parse_medication(text)["dose"] is not None or status_after(text) is None:
+        return False
+    lead = status_before(text.strip())
+    rest = lead[1].strip(" .:") if lead else ""
+    return not rest or rest.split()[0].lower() in _WHEN_WORDS
+
+
+# Words that open when or where a heading's medicines were stopped ("Ceased on the ward").
+_WHEN_WORDS = frozenset({"during", "on", "in", "at", "while", "since", "this", "for", "before", "after", "from",
+                         "prior", "whilst"})
 
 
 # "Re Grace OKAFOR, born 22/04/1957, ...": a letter's subject line whose colon OCR lost.
@@ -256,7 +268,8 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
         letter_line = SALUTATION.match(text) or CLOSING.match(text.splitlines()[0].strip() if text else "")
         if pending and _opens_another_block(text):
             pending = None  # "Plan:", "Impression:": a label the reader does not know ends the list, it is no item
-            continue
+            if not (m and m.group(2).strip()):
+                continue
         if pending and is_body and not heading and index - last_index <= 2 and not letter_line:
             if pending == "medications" and _stopping_heading(text):
                 # A heading the reader does not know that speaks of stopping ("Ceased on the

@@ -103,6 +103,21 @@ def is_other_heading(text: str) -> bool:
     return len(text) <= 50 and bool(_OTHER_HEADINGS.match(norm_label(text)))
 
 
+# Words naming a section of a letter that is no list, read by meaning in a label with
+# words that only say when ("Results at discharge:", "Bloods on admission:").
+_SECTION_WORDS = frozenset({"results", "result", "investigations", "investigation", "bloods", "labs", "plan",
+                            "follow-up", "followup", "observations", "obs", "vitals", "examination", "imaging",
+                            "progress", "impression", "assessment", "advice", "recommendations"})
+_WHEN_FILLER = frozenset({"at", "latest", "recent", "most", "last", "key", "on", "day"})
+
+
+def names_other_section(label: str) -> bool:
+    """Whether an inline label names a section that is no list ("Results at discharge")."""
+    said = norm_label(label).replace("/", " ").split()
+    return (0 < len(said) <= MAX_HEADING_WORDS and any(w in _SECTION_WORDS for w in said)
+            and all(w in _SECTION_WORDS or w in _HEADING_FILLER or w in _WHEN_FILLER for w in said))
+
+
 # List headings that name one item: its commas are part of it ("Principal diagnosis:
 # pneumonia, right lower lobe" is one diagnosis).
 _ONE_ITEM = frozenset({"principal diagnosis", "primary diagnosis", "final diagnosis", "main diagnosis",

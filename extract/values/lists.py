@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from domain.policy.facts.medication_schedule import dose_amount_pattern, running_text_pattern
-from domain.policy.facts.medication_status import status_after
+from domain.policy.facts.medication_status import DOSE_CHANGES, status_after, status_before, status_reading
 from extract.values.numbers import normalize_ws
 
 # ---------------------------------------------------------------------------- free-text lists
@@ -78,6 +78,10 @@ _QUALIFIER = re.compile(
     # a phrase that opens with when, where or how: "since 2010", "on warfarin", "both knees"
     r"|(?:since|from|diagnosed|dx|onset|as a|last|on|off|treated|managed|with|without|after|following|"
     r"both|each|all)\b(?:[\s-]+[\w/.'-]+){0,4}"
+    # what caused it: "AKI, secondary to dehydration"; "Pneumonia, likely due to aspiration"
+    r"|(?:(?:likely|probably|possibly|presumed|thought to be)\s+)?"
+    r"(?:secondary to|due to|caused by|related to|precipitated by|triggered by|attributed to|complicated by)"
+    r"(?:[\s-]+[\w/.'-]+){1,5}"
     r"|in\s+(?:(?:19|20)\d\d|childhood|the (?:past|\d+s|(?:19|20)\d\ds)|[a-z]+\s+(?:19|20)\d\d)"
     r"|(?:19|20)\d\d|\d+\s+(?:years?|months?|yrs?)\s+ago|x\s?\d+|\d+\s+times|once|twice|childhood",
     re.IGNORECASE,
@@ -188,6 +192,9 @@ def parse_medication(text: str) -> dict:
     ("Metformin 500 mg twice daily" -> name "Metformin", dose "500 mg",
     frequency "twice daily"); missing parts are None."""
     t = normalize_ws(text)
+    lead = status_before(t)  # "STOPPED: Ramipril 5 mg once daily"
+    if lead is not None and lead[1].strip():
+        t = lead[1]
     dose = _DOSE.search(t)
     freq = _FREQUENCY.search(t)
     route = _ROUTE.search(t)
@@ -195,6 +202,18 @@ def parse_medication(text: str) -> dict:
     status = status_after(t[cut:])
     if cut == len(t) and (part := _STATUS_SEPARATOR.search(t, 1)) and status_after(t[part.start():]):
         cut, status = part.start(), status_after(t[part.start():])  # "Aspirin (stopped)": no dose or frequency
+    if (change := _DOSE_CHANGE.search(t, 0, cut)) is not None:  # "Bisoprolol increased from 2.5 mg to 5 mg"
+        cut, status = change.start(), status or change.group(1)
+        if dose is not None and change.group(2) and (changed_to := _CHANGED_TO.search(t, dose.end())):
+            dose = changed_to  # the dose it was changed to; the quote keeps the one before
+    if lead is not None:
+        # A status before and after that disagree ("STOPPED: ... (restarted)") is one the
+        # policy does not know: a person reads it. When they agree, the one beside the dose
+        # says more ("CHANGED: ... increased from").
+        if status is None:
+            status = lead[0]
+        elif status_reading(status) != status_reading(lead[0]):
+            status = f"{lead[0]}; {status}"
     name = t[:cut].strip(" ,-:(") or t
     parsed = {
         "name": name,
@@ -205,6 +224,12 @@ def parse_medication(text: str) -> dict:
     if status:  # "- STOPPED (...)", "(unchanged)": the status policy reads it
         parsed["status"] = status
     return parsed
+
+
+# A change of dose after the name, and "from ..." when the dose before it is printed too.
+_CHANGE_WORDS = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in DOSE_CHANGES)
+_DOSE_CHANGE = re.compile(rf"\s({_CHANGE_WORDS})\b(\s+from\b)?", re.IGNORECASE)
+_CHANGED_TO = re.compile(rf"\bto\s+({dose_amount_pattern()})", re.IGNORECASE)
 
 
 # Where a medicine's name with no dose or frequency may end and its status start.
@@ -402,7 +427,14 @@ def parse_allergy(text: str) -> dict:
         return {**parse_allergy(none.exception), "exception_to": none.status}
     t = _WHEN_IN_BRACKETS.sub("", t)  # "Penicillin - anaphylaxis (1998)": when, not the reaction
     t, kind = reaction_kind(t)
-    m = re.match(r"(.+?)\s*\((.+)\)\s*$", t) or re.match(r"(.+?)\s*(?:\s[-\u2013\u2014]\s|:|\u2192|->)\s*(.+)$", t)
+    # The reaction follows a mark ("Amoxicillin - rash (mild)": the bracket is more of the
+    # reaction) or stands in brackets ("Penicillin (rash - mild)"), whichever comes first.
+    mark, bracket = _REACTION_MARK.search(t), t.find("(")
+    by_mark = re.match(r"(.+?)\s*(?:\s[-\u2013\u2014]\s|:|\u2192|->)\s*(.+)$", t)
+    if mark is not None and 0 <= bracket and mark.start() < bracket:
+        m = by_mark
+    else:
+        m = re.match(r"(.+?)\s*\((.+)\)\s*$", t) or by_mark
     if m:
         substance, reaction = m.group(1).strip(), m.group(2).strip() + (f" {kind}" if kind else "")
         severity = severity_in(reaction)

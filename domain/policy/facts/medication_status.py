@@ -58,7 +58,8 @@ _SCHEDULE = frozenset({"prn", "as needed", "regular", "scheduled"})
 # punctuation and at a dash between spaces.
 _STATUS_PART = re.compile(
     rf"^({_words_pattern((CURRENT - _SCHEDULE) | NOT_CURRENT)})"
-    r"(?:\s*$|\s+(?=\d)|\s+(?:due\s+to|because|owing\s+to|following|since|on|in|from|until|till|pending)\b)",
+    r"(?:\s*$|\s+(?=\d)|\s+(?:due\s+to|because|owing\s+to|following|since|on|in|from|until|till|pending|"
+    r"during|while|whilst|after|at)\b)",
     re.IGNORECASE)
 # Words about stopping a medicine that, in another phrase, may still say so ("hold if
 # systolic < 100"); "prior to meals" and "complete the course" do not.
@@ -88,6 +89,32 @@ def status_after(text: str) -> str | None:
         if _NOT_CURRENT_WORD.search(part):
             return re.sub(r"\s+", " ", part).strip(" ,;:-\u2013\u2014()[]")
     return None
+
+
+# A status printed before the medicine, as a discharge summary's list of changes does
+# ("STOPPED: Ramipril 5 mg", "Held - metformin 1 g BD", "Started amlodipine 5 mg"):
+# any status word with a colon or a dash after it; without one, only a verb of
+# starting, stopping or keeping, followed by the medicine's name.
+_LEAD_VERBS = frozenset({"stopped", "started", "restarted", "resumed", "ceased", "discontinued", "held", "withheld",
+                         "suspended", "continue", "continued", "omitted", "paused"})
+_STATUS_LEAD = re.compile(
+    rf"^\s*(?:({_words_pattern((CURRENT - _SCHEDULE) | NOT_CURRENT)})\s*(?::|[-\u2013\u2014](?=\s))"
+    rf"|({_words_pattern(_LEAD_VERBS)})(?=\s+[A-Za-z]))\s*",
+    re.IGNORECASE)
+# A change of dose printed after the medicine's name ("Bisoprolol increased from 2.5 mg to
+# 5 mg"): still taken, at the dose it was changed to. Every one is a current status above.
+DOSE_CHANGES = ("dose increased", "dose reduced", "dose decreased", "dose changed", "dose adjusted", "increased",
+                "reduced", "decreased", "changed")
+
+
+def status_before(text: str) -> tuple[str, str] | None:
+    """(the status, the rest of the line) when a medicine's line opens with its status
+    ("STOPPED: Ramipril 5 mg once daily" -> ("STOPPED", "Ramipril 5 mg once daily")),
+    else None."""
+    m = _STATUS_LEAD.match(text or "")
+    if m is None:
+        return None
+    return (m.group(1) or m.group(2)), text[m.end():]
 
 
 def _key(status: str) -> str:
