@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from domain.content import Section
 from domain.models import (Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate,
                            VitalSignValue)
-from domain.policy.facts.medication_status import status_reading, status_with_stop
+from domain.policy.facts.medication_status import status_reading, status_with_stop, status_words
 from domain.policy.facts.vital_signs import implausible, vital_text
 from extract.values import lists as phrases
 from extract.values.lists import NO_KNOWN_TEXT
@@ -125,14 +125,6 @@ def _column_status(ctx: Ctx, columns: dict[str, str]) -> tuple[str | None, str |
         found = settle(found, ctx.day_first)  # by the letter's other dates, when they show the order
         iso = found.iso if found.day_first_iso is None else None  # an open order: the date as printed
     return status_with_stop(status, iso or stop, datetime.date.today().isoformat())
-
-
-def _status_words(status: str) -> str:
-    """A status as a medicine's text shows it: as printed, but a bare "Yes"/"No" of a
-    "Current?" column in words that say what it answers."""
-    if status.strip().lower() in ("yes", "y", "no", "n"):
-        return "taken now" if status_reading(status) == "current" else "not taken now"
-    return status
 
 
 def _with_status(text: str) -> bool:
@@ -368,7 +360,7 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
             reasons.append(why or SENTENCE_REASON)
         fact_type, collection = "medication", "medications"
         summary = " ".join(v for v in (parsed["name"], parsed["dose"], parsed["route"], parsed["frequency"]) if v)
-        fact_text = f"Medication: {summary}" + (f" ({_status_words(parsed['status'])})" if parsed.get("status") else "")
+        fact_text = f"Medication: {summary}" + (f" ({status_words(parsed['status'])})" if parsed.get("status") else "")
     elif kind == "allergies":
         parsed = phrases.parse_allergy(text)
         if columns:

@@ -264,6 +264,11 @@ def test_unknown_names_become_lookup_terms():
         assert parsed.terms == (("medications", "co-amoxiclav"),), question
         assert not parsed.unsafe and not parsed.out_of_scope, question
     assert parse_question("Was she septic?").unsafe == (D,)  # her state, still not this workbench's to decide
+    # what became of a medicine, asked after a discharge letter listed its changes
+    for question, term in (("Was metformin stopped?", "metformin"), ("Has her ramipril been held?", "ramipril"),
+                           ("Was the warfarin restarted after surgery?", "warfarin")):
+        assert parse_question(question).terms == (("medications", term),), question
+    assert parse_question("Is the potassium increased?").terms == ()  # a result's, not a medicine's
     assert parse_question("Does she have diabetes?").terms == ()  # the vocabulary knows it
 
 

@@ -52,6 +52,13 @@ def test_the_item_text_says_how_a_mention_was_meant():
     assert with_context("Medication: aspirin - patient does not take", DENIED, "medication") == (
         "Medication: aspirin - patient does not take")
     assert with_context("Problem: asthma", HISTORICAL) == "Problem: asthma (historical)"
+    # a medicine whose own status says it is not taken needs no vaguer "(historical)"
+    assert with_context("Medication: Ramipril 5 mg (STOPPED)", HISTORICAL, "medication") == (
+        "Medication: Ramipril 5 mg (STOPPED)")
+    assert with_context("Medication: Furosemide 40 mg (withheld)", HISTORICAL, "medication") == (
+        "Medication: Furosemide 40 mg (withheld)")
+    assert with_context("Medication: Aspirin 75 mg (for pain)", HISTORICAL, "medication") == (
+        "Medication: Aspirin 75 mg (for pain) (historical)")
     family = context_of("family_history", None)
     assert family.experiencer == "family"
     assert with_context("Family history: Father - heart disease", family) == "Family history: Father - heart disease"

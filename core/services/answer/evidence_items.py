@@ -19,6 +19,7 @@ from domain.policy.facts.critical_limits import critical_basis_text
 from domain.policy.facts.chart_rules import CHART_TABLES, SUPPORTING_OUTCOMES, is_abnormal, needs_review
 from domain.policy.answers.lab_series import LabSeries
 from domain.policy.facts.lab_vocabulary import susceptibility_words
+from domain.policy.facts.medication_status import status_words
 from domain.policy.facts.vital_signs import VITAL_SIGNS
 from domain.policy.answers.relevance import context_of, context_tags, safety_finding, with_context
 from domain.policy.facts.fingerprints import clinical_content_fingerprint
@@ -118,7 +119,9 @@ def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
         return f"Allergy: {v['substance']}" + (f" (reaction: {v['reaction']})" if v.get("reaction") else "")
     if fact_type == "medication" and v.get("name"):
         extra = " ".join(str(v[k]) for k in ("dose", "frequency") if v.get(k))
-        return f"Medication: {v['name']}" + (f" {extra}" if extra else "")
+        # a status printed with it ("STOPPED", "withheld", "increased") is part of what it says
+        status = f" ({status_words(str(v['status']))})" if v.get("status") else ""
+        return f"Medication: {v['name']}" + (f" {extra}" if extra else "") + status
     if fact_type == "vital_sign" and v.get("kind") and v.get("value"):
         return _vital_text(v)
     if fact_type == "problem" and v.get("description"):

@@ -29,6 +29,7 @@ from typing import Any
 from domain.models import ClinicalContext, EvidenceItem
 from domain.policy.facts.certainty import not_the_patients_fact
 from domain.policy.facts.chart_rules import critical_result
+from domain.policy.facts.medication_status import status_reading
 from domain.policy.context.mentions import red_flag
 from domain.policy.questions.intent import Intent, ParsedQuestion
 from domain.policy.questions.topics import LAB_TEST_TOPICS, TOPIC_BY_NAME, about_the_patient, expand
@@ -103,8 +104,19 @@ def with_context(text: str, ctx: ClinicalContext | None, fact_type: str | None =
     needs no "(family history)", "No known allergies" no "(denied)")."""
     negated = set(_NEGATED_WORDS.values()) | {"(denied)"}
     extra = [t for t in context_tags(ctx, fact_type) if t.strip("()").lower() not in text.lower()
-             and not (t in negated and _SAYS_NO.search(text))]
+             and not (t in negated and _SAYS_NO.search(text))
+             and not (t == "(historical)" and _says_not_taken(text))]
     return " ".join([text, *extra])
+
+
+_LAST_BRACKET = re.compile(r"\(([^()]*)\)\s*$")
+
+
+def _says_not_taken(text: str) -> bool:
+    """A medicine's line that ends with a status saying it is not taken now ("(STOPPED)",
+    "(withheld)"): "(historical)" would only say it again, less exactly."""
+    m = _LAST_BRACKET.search(text)
+    return m is not None and status_reading(m.group(1)) == "not_current"
 
 
 def raises_red_flag(source_text: str, ctx: ClinicalContext | None) -> str | None:

@@ -135,3 +135,11 @@ def status_reading(status: str | None) -> str | None:
         if candidate in NOT_CURRENT:
             return "not_current"
     return "unknown"
+
+
+def status_words(status: str) -> str:
+    """A status as a medicine's line shows it: as printed, but a bare "Yes"/"No" of a
+    "Current?" column in words that say what it answers."""
+    if status.strip().lower() in ("yes", "y", "no", "n"):
+        return "taken now" if status_reading(status) == "current" else "not taken now"
+    return status

@@ -30,6 +30,12 @@ LOOKUP_FRAMES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("medication_given", "medications", r"\b(?:is|was|were|has|have)\s+(?:any\s+)?"
                                             r"(?P<term>[a-z][a-z0-9' /-]{1,40}?)\s+(?:ever\s+)?(?:been\s+)?"
                                             r"(?:given|prescribed|started|administered|dispensed)\s*[?.!]*\s*$"),
+        # "was metformin stopped?", "has her ramipril been held?": what became of a medicine
+        # ("increased" is left out: "is the potassium increased?" asks of a result)
+        ("medication_changed", "medications", r"\b(?:is|was|were|has|have)\s+(?:any\s+|the\s+|her\s+|his\s+|their\s+)?"
+                                              r"(?P<term>[a-z][a-z0-9' /-]{1,40}?)\s+(?:ever\s+)?(?:been\s+)?"
+                                              r"(?:stopped|discontinued|ceased|held|withheld|suspended|restarted|"
+                                              r"resumed)\b"),
         ("allergic_to", "allergies", rf"\ballergic\s+to\s+(?:any\s+)?{_TERM}"),
         ("has_condition", "problems", rf"\b(?:does|do|did|has|have)\s+{PT}\s+(?:ever\s+)?(?:have|had|got|get|been "
                                       rf"diagnosed with)\s+(?:a\s+|an\s+|any\s+)?(?:history of\s+|hx of\s+)?{_TERM}"),
@@ -65,7 +71,8 @@ class LookupTerms:
 
 
 # Frames whose verb names the kind of record whatever the term ("is he on anything for his heart?").
-_KIND_FRAMES = {"on_medication", "takes_medication", "given_medication", "medication_given", "allergic_to"}
+_KIND_FRAMES = {"on_medication", "takes_medication", "given_medication", "medication_given", "medication_changed",
+                "allergic_to"}
 
 
 def _without_kind_words(term: str, topic: str) -> tuple[str, str]:
