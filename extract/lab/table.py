@@ -273,10 +273,19 @@ def _header_piece(seg: list[Word]) -> tuple[str, object] | None:
     bare = text.strip("()[]")
     if len(seg) == 1 and (V.looks_like_unit(bare) or V.looks_like_unit(tr.repair_ocr_unit(bare))):
         return "unit", bare
-    if all(_TIME.match(w.text) or norm_token(w.text) in _HEADER_WORDS
+    if all(_TIME.match(w.text) or _ocr_time(w) or norm_token(w.text) in _HEADER_WORDS
            or COLUMN_LABELS.match_at([w], 0) is not None for w in seg):
         return "label", None
     return None
+
+
+_HHMM = re.compile(r"^(?:[01]\d|2[0-3])[0-5]\d$")
+
+
+def _ocr_time(word: Word) -> bool:
+    """A time whose colon OCR lost ("0810" of "08:10" on a fax), in a scanned row that
+    is otherwise a header's: typed text keeps its colon, and "0810" there is a number."""
+    return word.conf is not None and _HHMM.match(word.text) is not None
 
 
 def extend_header(tables: list[TableLayout], row: Row, header: Row) -> bool:

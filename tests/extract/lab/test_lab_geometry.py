@@ -178,6 +178,25 @@ def test_dates_on_a_second_header_row_under_a_spanning_heading_become_dated_colu
     assert not [w for w in result.warnings if w.code == "no_collection_date"]  # every result has its date
 
 
+def test_a_row_of_collection_times_whose_colon_ocr_lost_is_part_of_the_header_not_a_result():
+    # A cumulative report's "Time" row under its dates, faxed: OCR read "08:10" as "0810"
+    # and the row became a test called "Time" with four values, held for review.
+    page = _page([
+        [("Collected", 40, 0.9), ("02/11/26", 200, 0.9), ("19/10/26", 260, 0.9), ("Units", 400, 0.9),
+         ("Ref.", 460, 0.9), ("Range", 485, 0.9)],
+        [("Time", 40, 0.9), ("0810", 200, 0.6), ("09:45", 260, 0.9)],
+        [("Potassium", 40, 0.9), ("5.9H", 200, 0.9), ("5.4H", 260, 0.9), ("mmol/L", 400, 0.9),
+         ("(3.5-5.2)", 460, 0.9)],
+    ])
+    result = extract_lab(NormalizedContent(source_kind="ocr", pages=[page]), "documents:1")
+    assert [(f.structured_value["test_name"], f.structured_value["value"]) for f in result.facts] == [
+        ("Potassium", "5.9"), ("Potassium", "5.4")]
+    # typed, "0810" is a number, and a row of numbers is no header
+    typed = _page([[("Collected", 40), ("02/11/26", 200), ("Units", 400)], [("Count", 40), ("0810", 200)]])
+    rows = page_rows(typed)
+    assert not extend_header(detect_tables(rows[0]), rows[1], rows[0])
+
+
 # --------------------------------------------------------------------------- headers over two rows
 
 
