@@ -30,6 +30,7 @@ class DatedRows:
     header: DatedHeader
     header_row: int
     unread: list[tuple[str, str]] = field(default_factory=list)  # (cell coordinates, why)
+    accounted: set[int] = field(default_factory=set)  # rows whose cells were reported as not read
 
     def row(self, section: Section, by_col: dict[int, dict], cell_sections: dict[str, Section],
             lab, vitals: VitalRows) -> None:
@@ -40,6 +41,7 @@ class DatedRows:
             return
         for cols, why in read.unread:
             self.unread.append((", ".join(by_col[col]["coord"] for col in cols), why))
+            self.accounted.add(section.meta["row"])
         for cell in read.cells:
             cite = cell_sections.get(f"{self.sheet}!{by_col[cell.col]['coord']}", section)
             if read.sign is not None:

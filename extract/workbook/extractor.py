@@ -85,11 +85,13 @@ def extract_workbook(content: NormalizedContent, source_id: str) -> ExtractionRe
         sheet_dates[sheet] = _identity_block(ctx, secs, plans[sheet], day_first)
     has_identity = bool(ctx.identifiers)
     vitals = VitalRows(ctx, has_identity)
-    for sheet, secs in by_sheet.items():
-        _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity, vitals, day_first)
+    # Rows read as a table's structure (its header, a row of units under it) or already
+    # reported by a table's reader, by sheet.
+    accounted = {sheet: _rows(ctx, sheet, secs, plans[sheet], sheet_dates[sheet], has_identity, vitals, day_first)
+                 for sheet, secs in by_sheet.items()}
     vitals.finish()
     _report_unread_sheets(ctx, by_sheet)
-    _report_unread_rows(ctx, by_sheet)
+    _report_unread_rows(ctx, by_sheet, accounted)
     return ExtractionResult(doc_type=DocType.CLINICAL_WORKBOOK, facts=ctx.facts, identifiers=ctx.identifiers,
                             warnings=ctx.warnings, engine=ENGINE)
 
@@ -128,10 +130,12 @@ def _report_unread_sheets(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None
 MIN_UNREAD_RUN = 2
 
 
-def _report_unread_rows(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None:
+def _report_unread_rows(ctx: _Ctx, by_sheet: dict[str, list[Section]], accounted: dict[str, set[int]]) -> None:
     """In a sheet of which something was read, name the runs of rows nothing was read
     from: a problem list on the sheet that carries the patient's details once went
-    unread without a word."""
+    unread without a word. ``accounted`` holds the rows that need no word: a table's
+    header and its row of units (read, as what its values are) and rows whose cells a
+    table's reader already reported."""
     cited: dict[str, set[int]] = {}
     for section in ctx.cited:  # a row's span or one of its cells
         cited.setdefault(section.meta["sheet"], set()).add(section.meta["row"])
@@ -143,6 +147,7 @@ def _report_unread_rows(ctx: _Ctx, by_sheet: dict[str, list[Section]]) -> None:
         # sweep's to read and show.
         rows = sorted(s.meta["row"] for s in secs if s.section_type == "row"
                       and len({c["text"] for c in s.meta["cells"]}) >= 2 and s.meta["row"] not in cited[sheet]
+                      and s.meta["row"] not in accounted.get(sheet, ())
                       and not names_other_identifier(str(s.meta["cells"][0]["text"])))
         runs: list[list[int]] = []
         for r in rows:
@@ -360,7 +365,10 @@ def _identifier(ctx: _Ctx, kind: str, value: str, cell: Section, day_first: bool
 
 
 def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], sheet_date: str | None,
-          has_identity: bool, vitals: VitalRows, day_first: bool | None = None) -> None:
+          has_identity: bool, vitals: VitalRows, day_first: bool | None = None) -> set[int]:
+    """Read the sheet's rows into facts; returns the rows read as tables' structure
+    (headers, rows of units or ranges under them) and those whose cells a table's
+    reader reported as not read."""
     header_rows = {t.header_row for t in tables}
     cell_sections = {c.locator: c for c in secs if c.section_type == "cell"}
     wide = {t.header_row: WideLabRows(sheet, t.wide, t.header_row) for t in tables if t.wide is not None}
@@ -429,6 +437,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             _med_row(ctx, s, table, by_col, has_identity, day_first)
     for reader in [*wide.values(), *dated.values()]:
         reader.finish(ctx)
+    return header_rows.union(*(reader.accounted for reader in [*wide.values(), *dated.values()]))
 
 
 def _no_unit(value: str, unit: str, test_name: str, label: str, where: str) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ class WideLabRows:
     header_row: int
     closed: bool = False
     unread: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (header, why) -> cell coordinates
+    accounted: set[int] = field(default_factory=set)  # rows read as the header's units or ranges, or reported
 
     def row(self, section: Section, cells: list[dict], cell_sections: dict[str, Section],
             emit) -> None:
@@ -38,6 +39,7 @@ class WideLabRows:
             return
         pairs = [(c["col"], c["text"]) for c in cells]
         if read_description_row(self.header, pairs):
+            self.accounted.add(section.meta["row"])
             return
         date_cell = next((c for c in cells if c["col"] == self.header.date_col), None)
         if date_cell is not None and not date_cell.get("iso") and parse_date(date_cell["text"]) is None:
@@ -52,6 +54,7 @@ class WideLabRows:
             emit(cell_sections.get(f"{self.sheet}!{coord}", section), result, read.date, read.date_problem)
         for col, why in read.unread.items():
             self.unread.setdefault(why, []).append(by_col[col]["coord"])
+            self.accounted.add(section.meta["row"])
 
     def finish(self, ctx: SectionFacts) -> None:
         for (label, why), coords in self.unread.items():

@@ -65,6 +65,24 @@ def test_a_row_printing_another_identifier_of_the_patient_is_no_unread_row():
     assert not [w for w in result.warnings if w.code == "xlsx_rows_not_read"]
 
 
+def test_a_tables_header_and_units_row_and_rows_a_tables_reader_reported_are_not_named_again():
+    # A heart-failure service workbook written fresh: its bloods sheet's header and row of
+    # units were named "2 rows were not read", and an observation the dated table's
+    # reader had already reported ("Oedema") was named a second time as unread rows.
+    result = extract_workbook(normalize_xlsx(sheets_workbook({
+        "Summary": HEAD,
+        "Bloods": [["Date", "Na", "K", "Creat"], ["", "mmol/L", "mmol/L", "umol/L"],
+                   ["03/11/2026", 138, 4.9, 132], ["17/11/2026", 135, 5.6, 148]],
+        "Obs": [["", "03/11/2026", "10/11/2026"], ["Weight (kg)", 71.2, 72.8], ["Oedema", "ankles", "mid-shin"],
+                ["Ankle swelling", "some", "more"]]})), "documents:1")
+    assert not [w for w in result.warnings if w.code == "xlsx_rows_not_read"]
+    unread = [w.message for w in result.warnings if w.code == "xlsx_result_not_read"]
+    assert len(unread) == 2 and "'Oedema'" in unread[0] and "'Ankle swelling'" in unread[1]
+    labs = [f.structured_value for f in result.facts if f.fact_type == "lab_result"]
+    assert [(r["test_name"], r["value"], r["unit"]) for r in labs][:2] == [("Na", "138", "mmol/L"),
+                                                                          ("K", "4.9", "mmol/L")]
+
+
 def test_a_stop_column_that_says_not_applicable_or_a_status_that_says_stopped_needs_no_review():
     got = _meds([["Drug", "Dose", "Status", "Date stopped"],
                  ["Allopurinol", "300 mg", "", "N/A"],  # not stopped
