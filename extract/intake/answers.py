@@ -62,10 +62,12 @@ def _to_item_end(words: list[Word]) -> str:
 
 
 def _stop_between_items(item: list[Word], following: list[Word]) -> bool:
-    """``item`` ends in a full stop after a word (not "2.5" or "q.d."'s inner dot),
-    holds a number (a dose, a count), and a capitalised word follows."""
+    """``item`` ends in a full stop after a word or a whole number (not "2.5" or
+    "q.d."'s inner dot; "Mother - breast cancer at 62. Father - ..."), holds a number
+    (a dose, a count, an age), and a capitalised word follows."""
     last = item[-1].text
-    return (len(item) >= 2 and bool(following) and last.endswith(".") and last[-2:-1].isalpha()
+    return (len(item) >= 2 and bool(following) and last.endswith(".")
+            and (last[-2:-1].isalpha() or last[:-1].isdigit())
             and "." not in last[:-1] and any(c.isdigit() for w in item for c in w.text)
             and following[0].text[:1].isupper())
 

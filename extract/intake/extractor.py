@@ -39,9 +39,10 @@ from extract.intake.answers import (
     allergy_continues, answer_score, family_continues, has_content, item_doubt, leading_date, med_continues,
     merge_items, problem_continues, review_reason, split_items,
 )
-from extract.intake.layout import LIST_KINDS, Field, Loose, read_page
+from extract.intake.layout import LIST_KINDS, Field, Loose, read_page, readings_row
 from extract.layout import page_rows, segments, text_of
 from extract.values.dates import document_date_order, settle
+from extract.values.prose_vitals import vital_values_in
 from extract.values.vital_readings import read_vital
 
 SOURCE_TYPE = DocType.INTAKE_FORM.value
@@ -174,6 +175,9 @@ class _Builder:
         # One item per row for a list: the rows stay apart for the context policy.
         text = ("; ".join(t for t in map(it.clean_item, rows) if t) if f.kind in LIST_KINDS
                 else it.clean_item(" ".join(rows)))
+        if f.kind == "ignore" and readings_row(text):
+            self._readings(words, f.page)  # "Office use - observations: BP 146/92  Pulse 88": readings all the same
+            return
         if f.kind == "ignore" or not has_content(text):
             return
         if f.kind in it.IDENTITY_KINDS and labels.reads_as_label(text):
@@ -464,7 +468,28 @@ class _Builder:
         self._add("vital_sign", vital_text(value), value, f.page, self._with_label(f, words), "vital_signs[]",
                   answer_score(1.0, f, bool(problem)), review="; ".join(reasons), context=text)
 
+    def _readings(self, words: list[Word], page: PageContent) -> None:
+        """A row of vital signs by their labels ("BP 146/92   Pulse 88   Temp 37.2 C"):
+        one reading each, cited to its own words, held for a person as any reading on a
+        form is (no time of measurement goes with it)."""
+        text, starts = "", []
+        for w in words:
+            starts.append(len(text))
+            text += w.text + " "
+        for m in vital_values_in(text):
+            said = [w for w, at in zip(words, starts) if m.mention.start <= at < m.mention.end]
+            r = m.reading
+            value = VitalSignValue(kind=r.kind, label=m.label, value=r.value, unit=r.unit, systolic=r.systolic,
+                                   diastolic=r.diastolic).model_dump()
+            problem = implausible(r.kind, r.value, r.unit, r.systolic, r.diastolic)
+            reasons = [FORM_VITAL_REASON, *(r.doubts or []), *([problem] if problem else [])]
+            self._add("vital_sign", vital_text(value), value, page, said, "vital_signs[]", 0.8 if not problem else 0.5,
+                      review="; ".join(reasons), context=m.mention.text)
+
     def _other(self, f: Field, words: list[Word], text: str) -> None:
+        if readings_row(text):  # "Triage: BP 146/92  Pulse 88": the readings, each its own
+            self._readings(words, f.page)
+            return
         self._add("other", f"{f.label_text}: {text}", {"label": f.label_text, "value": text}, f.page,
                   self._with_label(f, words), "other_document_facts[]", answer_score(0.8, f, False), document_only=True)
 
@@ -473,6 +498,9 @@ class _Builder:
     def margin(self, m: Loose) -> None:
         if m.checklist is not None:
             self._checklist_answer(m)
+            return
+        if readings_row(text_of(m.words)):
+            self._readings(m.words, m.page)
             return
         items = _checklist_items(m.words)
         if len(items) > 1:  # "Diabetes [ ] Y [X] N    Asthma [X] Y [ ] N": each item on its own

@@ -32,7 +32,8 @@ from extract.values import written_answers as it
 from extract.values.labels import LabelMeaning
 from extract.intake.row_labels import Piece, accept_labels, answer_follows, cut_segment, label_row, label_text
 from extract.intake.tables import TABLE_COLUMNS, table_rows
-from extract.layout import Row, segments
+from extract.layout import Row, segments, text_of
+from extract.values.prose_vitals import vital_values_in
 
 __all__ = ["Field", "Loose", "read_page"]
 
@@ -400,8 +401,10 @@ class _PageReader:
             self.owner.open(person, strong=True)
         elif _is_heading(row, gap) or len(row.words) <= 6:
             self.owner.person = None  # a new section ("Patient Information")
-        if self._far_right(row.x0, row) or noted:
-            self.set_aside(row.words, row, near)  # a margin note, or a doubt written outside the fields
+        if self._far_right(row.x0, row) or noted or readings_row(text_of(row.words)):
+            # a margin note, a doubt written outside the fields, or a row of readings
+            # without labels of the form's own ("BP 146/92   Pulse 88   SpO2 97%")
+            self.set_aside(row.words, row, near)
 
     def _labelled_row(self, row: Row, pieces: list[Piece], gap: float) -> None:
         """A row with labels: a field per label, its answer the words after it (or the
@@ -503,6 +506,15 @@ def _grid_answers(row: Row, grid: list[tuple[float, str]],
     return label, tuple((answer, ticked.get(answer)) for _, answer in grid)
 
 
+# A row of vital signs in a form's office-use box: two readings at least.
+MIN_ROW_READINGS = 2
+
+
+def readings_row(text: str) -> bool:
+    """Whether a row prints vital-sign readings by their labels ("BP 146/92  Pulse 88")."""
+    return len(vital_values_in(text)) >= MIN_ROW_READINGS
+
+
 def _form_label(p: Piece) -> bool:
     return bool(p.label) and p.kind not in (None, "other")
 
@@ -577,9 +589,22 @@ def _continue(current: Field, segs: list[list[Word]], row: Row, set_aside) -> No
         # box may be one OCR lost: the answer's reader then asks a person to look).
         current.add([w for seg in segs for w in seg], row)
         return
+    if len(segs) > 1 and readings_row(text_of([w for seg in segs for w in seg])):
+        current.add([w for seg in segs for w in seg], row)  # "B/P 132/84     HR 64": readings set apart, one row
+        return
     current.add(first, row)
     previous = first
     for seg in segs[1:]:
+        if current.kind in LIST_KINDS and it.is_follow_up(" ".join(w.text for w in seg)):
+            # "[X] Yes  [ ] No      If yes, list them and what happened:" - the list is
+            # written below (or after its colon): this question's answer, not a note.
+            colon = next((k for k, w in enumerate(seg) if w.text.endswith(":")), len(seg) - 1)
+            current.asked += seg[:colon + 1]
+            if seg[colon + 1:]:
+                current.add(seg[colon + 1:], row)
+            else:
+                current.last_y1, current.awaits_list = row.y1, True
+            continue
         if _next_list_item(current, previous, seg, start, row):
             current.add(seg, row)  # "Amoxicillin - swollen lips.   Elastoplast - itchy skin."
             previous = seg

@@ -317,6 +317,7 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
         i += size
     if not options:
         return None
+    _writing_under_yes(words, rows, options)
     answer: list[int] = list(prefix)
     boxes: list[int] = []
     ticked_texts: list[str] = []
@@ -351,6 +352,24 @@ def read_ticks(words: list[str], rows: list[int]) -> Ticks | None:
         problem = (f"the box of an option could not be read ({' '.join(words[k] for k in unboxed)!r}): "
                    "check which boxes are ticked on the page")
     return Ticks(frozenset(answer), frozenset(boxes), problem)
+
+
+def _writing_under_yes(words: list[str], rows: list[int],
+                       options: list[tuple[bool, int, int, list[int]]]) -> None:
+    """Rows written under a row of options that ends in one asking for no writing ("[X]
+    Yes  [ ] No" over "Sulfa antibiotics - hives"): the writing answers the row's "Yes",
+    not its last option, whose box it lacks. Moved to the Yes option's words in place."""
+    last = options[-1]
+    own = [k for k in last[3] if rows[k] == rows[last[1]]]
+    below = [k for k in last[3] if rows[k] != rows[last[1]]]
+    if len(options) < 2 or not below or _invites_writing(words, own):
+        return
+    for ticked, start, end, said in options[:-1]:
+        on_row = [k for k in said if rows[k] == rows[start]]
+        if rows[start] == rows[last[1]] and _yes_or_no(" ".join(strip_box(words[k]) for k in on_row)) == "yes":
+            said += below
+            del last[3][len(own):]
+            return
 
 
 def _yes_or_no(text: str) -> str | None:

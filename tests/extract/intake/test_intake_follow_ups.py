@@ -1,0 +1,65 @@
+"""A new-patient questionnaire written after the rules (issue 23): a yes/no question
+whose follow-up label stands on the boxes' row ("[X] Yes  [ ] No   If yes, list them
+and what happened:") with the list on the row below, family members told in sentences
+("Mother - breast cancer at 62. Father - ..."), and a row of readings in the office-use
+box without labels of the form's own ("BP 146/92   Pulse 88   SpO2 97%"). On the
+held-out form the allergies went to review as "the box of an option could not be
+read", the follow-up label became an allergy called "If yes, list them...", both
+parents were one family-history item, and the readings were read by no one."""
+
+from __future__ import annotations
+
+from domain.models import Certainty
+from domain.policy.context.mentions import apply_to
+from domain.policy.facts.certainty import classify
+from extract.formats.pdf import normalize_pdf
+from extract.intake.extractor import extract_intake
+from extract.values.written_answers import read_ticks
+from golden.drawing import placed_text_pdf
+
+HEAD = [(50, 50, "RIVERBEND MEDICAL CENTRE - PATIENT REGISTRATION", 12, "hebo"),
+        (50, 76, "Surname: Okafor"), (300, 76, "Given names: Chinwe Ada"),
+        (50, 92, "Date of birth: 21/07/1968"), (300, 92, "Record no: RB-40917")]
+
+
+def _read(*rows):
+    return extract_intake(normalize_pdf(placed_text_pdf([*HEAD, *rows])), "documents:5")
+
+
+def _of(result, kind: str) -> list[dict]:
+    return [f.structured_value for f in result.facts if f.fact_type == kind]
+
+
+def test_a_list_under_a_ticked_yes_whose_follow_up_label_shares_the_boxes_row_is_the_answer():
+    result = _read((50, 130, "Any drug or food allergies?", 10, "hebo"),
+                   (70, 146, "[X] Yes   [ ] No        If so, please list with the reaction:"),
+                   (70, 162, "Codeine - nausea; peanuts - anaphylaxis"))
+    assert [(a["substance"], a["reaction"]) for a in _of(result, "allergy")] == [("Codeine", "nausea"),
+                                                                                 ("peanuts", "anaphylaxis")]
+    assert not [f for f in result.facts if "please list" in str(f.structured_value).lower()]
+
+
+def test_writing_under_a_ticked_no_is_a_contradiction_for_a_person():
+    # the list answers the "Yes", which is not ticked; the "No" is
+    ticks = read_ticks(["[", "]", "Yes", "[X]", "No", "Latex", "-", "rash"], [0, 0, 0, 0, 0, 1, 1, 1])
+    assert ticks.problem == "tick boxes contradict each other"
+    ticks = read_ticks(["[X]", "Yes", "[", "]", "No", "Latex", "-", "rash"], [0, 0, 0, 0, 0, 1, 1, 1])
+    assert ticks.problem is None and {5, 6, 7} <= ticks.answer
+
+
+def test_relatives_told_in_sentences_are_one_item_each():
+    result = _read((50, 130, "Family history:"), (70, 146, "Brother - type 2 diabetes at 45. Sister - asthma."))
+    assert [(f["relative"], f["condition"]) for f in _of(result, "family_history")] == [
+        ("Brother", "type 2 diabetes at 45"), ("Sister", "asthma")]
+
+
+def test_a_row_of_readings_without_labels_of_the_forms_own_gives_each_reading_for_review():
+    for label in ("CLINIC USE ONLY", "Clinic use only:"):
+        result = _read((50, 130, label, 10, "hebo"), (70, 146, "B/P 132/84     HR 64     Weight 80.5 kg"))
+        readings = [f for f in result.facts if f.fact_type == "vital_sign"]
+        assert [(f.structured_value["kind"], f.structured_value["value"]) for f in readings] == [
+            ("blood_pressure", "132/84"), ("heart_rate", "64"), ("weight", "80.5")], label
+        assert readings[0].citation.quote_or_value == "B/P 132/84"  # each reading cites its own words
+        # a form gives no time of measurement: held for a person, never charted as read
+        assert all(classify(apply_to(f), citation_verified=True, paged=True).certainty == Certainty.NEEDS_REVIEW
+                   for f in readings)
