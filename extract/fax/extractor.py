@@ -34,7 +34,11 @@ _VOCAB = {
     # seeing", "I would be grateful", "Yours sincerely").
     "letter": re.compile(rf"(?:{_GREETING_OR_SIGN_OFF}|\b(?:kind|best|warm)\s+regards\b|\bmany thanks\b|"
                          r"\bthank you for (?:asking|referring|seeing|your referral)|\bi (?:would be|am) grateful\b|"
-                         r"\bgrateful if you\b|\breferr(?:al|ed|ing)\b|\bon examination\b|\bsincerely\b)", re.I),
+                         r"\bgrateful if you\b|\breferr(?:al|ed|ing)\b|\bon examination\b|\bsincerely\b"
+                         # a discharge or transfer summary's headings: a letter about a stay, no form
+                         r"|\b(?:discharge|transfer|clinic) (?:summary|letter)\b|\bdischarged\b|\badmitted\b|"
+                         r"\bdate of (?:admission|discharge)\b|\bconsultant\b|\bdiagnos[ei]s\b|\bhospital course\b|"
+                         r"\bcourse in hospital\b|\bmedication changes\b|\bchanges to (?:medicines|medications)\b)", re.I),
 }
 _LETTER_MARKS = re.compile(_GREETING_OR_SIGN_OFF, re.I)  # they weigh double
 _IDENTIFIER = re.compile(r"\b(patient( name)?|name|dob|date of birth|mrn|account|chart ?#?)\s*:", re.I)

@@ -86,8 +86,12 @@ def status_after(text: str) -> str | None:
         if m:
             return m.group(1)
     for part in _PARTS.split(text or ""):
-        if _NOT_CURRENT_WORD.search(part):
-            return re.sub(r"\s+", " ", part).strip(" ,;:-\u2013\u2014()[]")
+        if (word := _NOT_CURRENT_WORD.search(part)) is not None:
+            # From the stopping word on: "40 mg each morning withheld until reviewed" (a
+            # fax lost the dash) says "withheld", not its dose and frequency again.
+            said = re.sub(r"\s+", " ", part[word.start():]).strip(" ,;:-\u2013\u2014()[]")
+            m = _STATUS_PART.match(said)
+            return m.group(1) if m else said
     return None
 
 
@@ -96,7 +100,9 @@ def status_after(text: str) -> str | None:
 # any status word with a colon or a dash after it; without one, only a verb of
 # starting, stopping or keeping, followed by the medicine's name.
 _LEAD_VERBS = frozenset({"stopped", "started", "restarted", "resumed", "ceased", "discontinued", "held", "withheld",
-                         "suspended", "continue", "continued", "omitted", "paused"})
+                         "suspended", "continue", "continued", "omitted", "paused",
+                         # as a list of changes prints them when a scan loses the colon ("NEW Linagliptin")
+                         "new", "changed"})
 _STATUS_LEAD = re.compile(
     rf"^\s*(?:({_words_pattern((CURRENT - _SCHEDULE) | NOT_CURRENT)})\s*(?::|[-\u2013\u2014](?=\s))"
     rf"|({_words_pattern(_LEAD_VERBS)})(?=\s+[A-Za-z]))\s*",

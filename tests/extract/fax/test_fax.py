@@ -103,6 +103,26 @@ def test_a_letter_in_a_packet_is_read_as_a_letter_with_its_continuation_page():
     assert any(f.fact_type == "referral" and "Ruiz" in f.fact_text for f in result.facts)  # the signer, page 3
 
 
+def test_a_discharge_summary_in_a_packet_is_read_as_a_letter_not_as_a_form():
+    # A held-out packet (cover, discharge summary, cumulative lab): the summary has no
+    # greeting or sign-off, scored as a form on "medications" and "allergies", and the form
+    # reader charted nothing it printed after a status ("STOPPED: Ramipril ...").
+    summary = ["GREYFRIARS HOSPITAL - DISCHARGE SUMMARY",
+               "Name: Teodor NOWAK     Hospital No: GH-118204     DOB: 02/02/1944",
+               "Admitted: 19/11/2026     Discharged: 27/11/2026",
+               "Diagnosis: Pneumonia, right lower lobe",
+               "Allergies: Penicillin - rash",
+               "Changes to medications:", "STOPPED: Amlodipine 10 mg daily (ankle swelling)",
+               "NEW: Doxycycline 100 mg daily for 5 days", "Medications on discharge:", "Aspirin 75 mg daily"]
+    content = normalize_pdf(_typed_pages(COVER, summary))
+    assert [classify_page(p) for p in content.pages] == ["cover", "letter"]
+    from extract.fax.extractor import extract_fax
+
+    medicines = {f.structured_value["name"]: f.structured_value.get("status")
+                 for f in extract_fax(content, "documents:9").facts if f.fact_type == "medication"}
+    assert medicines == {"Amlodipine": "STOPPED", "Doxycycline": "NEW", "Aspirin": None}
+
+
 def test_a_typed_letter_pdf_is_suggested_as_a_referral_letter():
     from core.services.ingest.ingestion import suggest_doc_type
     from domain.models import DocType

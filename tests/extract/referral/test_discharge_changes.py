@@ -73,6 +73,10 @@ def test_status_before_the_medicine_and_a_change_of_dose():
     assert (changed["name"], changed["dose"], changed["status"]) == ("Bisoprolol", "2.5 mg", "dose reduced")
     # two statuses that disagree: the policy knows neither together, a person reads it
     assert parse_medication("STOPPED: Ramipril 5 mg (restarted 2026)")["status"] == "STOPPED; restarted"
+    # as a fax reads them: the colon after the status and the dash before "withheld" lost
+    faxed = parse_medication("NEW Linagliptin 5 mg once daily by mouth.")
+    assert (faxed["name"], faxed["status"]) == ("Linagliptin", "NEW")
+    assert parse_medication("Furosemide 40 mg each morning withheld until reviewed")["status"] == "withheld"
     # a dose range is no change
     assert parse_medication("Paracetamol 500 mg to 1 g four times daily")["dose"] == "500 mg to 1 g"
 
