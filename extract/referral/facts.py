@@ -496,6 +496,9 @@ def _table_result(ctx: Ctx, item: Found) -> None:
     """A result from a letter's table with one column per test (``extract.referral.result_tables``),
     cited to its cell and held for review like every result a letter tells."""
     p = dict(item.parsed or {})
+    if item.field == "vitals":
+        _table_reading(ctx, item, p)
+        return
     reading = resolve_flag([p["printed_flag"]] if p["printed_flag"] else [], p["value"], p["reference_range"])
     reasons = [TABLE_RESULT_REASON, *reading.review_reasons()]
     if p["date_problem"]:
@@ -511,6 +514,27 @@ def _table_result(ctx: Ctx, item: Found) -> None:
     ctx.facts.append(FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=value,
         citation=ctx.cite(item.section, item.quote or item.value, ctx.path("text_results")),
+        confidence=V.confidence(_BASE["result_table"], [0.9] * (len(reasons) - 1)), wants_review=True,
+        review_reason="; ".join(reasons), document_fact_only=False, context_text=item.section.text,
+    ))
+
+
+TABLE_VITAL_REASON = "a reading from a table in the letter: check the sign, the numbers, the unit and the date"
+
+
+def _table_reading(ctx: Ctx, item: Found, p: dict) -> None:
+    """A vital sign from a letter's table (``extract.referral.result_tables``), cited to
+    its cell and dated by its row or column; held for review as every reading a letter
+    tells."""
+    value = VitalSignValue(**{k: p[k] for k in ("kind", "label", "value", "unit", "systolic", "diastolic",
+                                                "measured_at")})
+    problem = implausible(value.kind, value.value, value.unit, value.systolic, value.diastolic)
+    reasons = [TABLE_VITAL_REASON, *p["doubts"], *([p["date_problem"]] if p["date_problem"] else []),
+               *([problem] if problem else [])]
+    ctx.facts.append(FactProposal(
+        fact_type="vital_sign", fact_text=vital_text(value.model_dump()) + " (table in the letter)",
+        structured_value=value.model_dump(),
+        citation=ctx.cite(item.section, item.quote or item.value, ctx.path("vital_signs")),
         confidence=V.confidence(_BASE["result_table"], [0.9] * (len(reasons) - 1)), wants_review=True,
         review_reason="; ".join(reasons), document_fact_only=False, context_text=item.section.text,
     ))

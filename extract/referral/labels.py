@@ -69,6 +69,7 @@ _HEADING_FILLER = frozenset("""
 this that the a an on at during in of for from to by admission discharge discharged hospital stay list current
 active regular usual ongoing new changed change changes principal primary secondary final other additional main
 working relevant
+her his their patient's are is include includes including as follows
 """.split())
 _STOPPING = frozenset({"stopped", "ceased", "discontinued", "withheld", "suspended"})
 MAX_HEADING_WORDS = 6

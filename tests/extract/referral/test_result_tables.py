@@ -68,9 +68,33 @@ def test_a_table_with_a_column_per_date_gives_a_result_per_cell_dated_by_its_col
     assert (hb.structured_value["value"], hb.structured_value["unit"], hb.structured_value["abnormal_flag"]) == (
         "97", "g/L", "low")
     assert all(f.wants_review for f in got.values())
-    said = [w.message for w in result.warnings if w.code == "docx_result_not_read"]
-    assert len(said) == 1 and "on the row 'Pulse'" in said[0] and "vital signs" in said[0]
-    assert [r.locator for r in unread_content(content, result.facts)] == ["table 1 row 4"]  # the pulse, to a person
+    # the pulse's row: a reading per cell, dated by its column (it had been reported unread)
+    pulse = of_type(result, "vital_sign")
+    assert [(f.structured_value["value"], f.structured_value["unit"], f.structured_value["measured_at"])
+            for f in pulse] == [("92", "/min", "2026-03-05"), ("84", "/min", "2026-04-09")]
+    assert pulse[0].citation.page_or_section == "table 1 row 4 col 3" and all(f.wants_review for f in pulse)
+    assert not [w for w in result.warnings if w.code == "docx_result_not_read"]
+    assert unread_content(content, result.facts) == []
+
+
+def test_a_table_with_a_column_per_sign_gives_a_reading_per_cell_dated_by_its_row():
+    # A heart-failure clinic's letter written after the rule: "Date | BP (mmHg) | Pulse |
+    # Weight (kg)" was named as nine unread results, its header "BP (mmHg)" as no date.
+    content, result = read_referral_docx(letter(
+        [["Date", "BP (mmHg)", "Pulse", "Weight (kg)"], ["03/11/2026", "128/76", "72", "71.2"],
+         ["17/11/2026", "141/88", "96", ""]]))
+    got = [(f.structured_value["kind"], f.structured_value["value"], f.structured_value["measured_at"])
+           for f in of_type(result, "vital_sign")]
+    assert got == [("blood_pressure", "128/76", "2026-11-03"), ("heart_rate", "72", "2026-11-03"),
+                   ("weight", "71.2", "2026-11-03"), ("blood_pressure", "141/88", "2026-11-17"),
+                   ("heart_rate", "96", "2026-11-17")]
+    bp = of_type(result, "vital_sign")[3]
+    assert (bp.structured_value["systolic"], bp.structured_value["diastolic"]) == ("141", "88")
+    assert bp.citation.page_or_section == "table 1 row 3 col 2" and bp.citation.quote_or_value == "141/88"
+    assert not result.warnings and unread_content(content, result.facts) == []
+    # one sign beside a date is no such table: the column-per-test reader's, as before
+    _, result = read_referral_docx(letter([["Date", "Weight (kg)"], ["03/11/2026", "71.2"]]))
+    assert not of_type(result, "vital_sign")
 
 
 def test_a_row_of_dates_over_a_list_of_appointments_is_no_result_table():
