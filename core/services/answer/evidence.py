@@ -129,6 +129,9 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
                 c.item.evidence_id in matched or (plan.refused and is_safety_finding(c)):
             bundle.review.append(c.item)
             reviewed |= c.topics
+    # Newest first, as the findings are: "what is her blood pressure?" leads with the last
+    # reading held for review, not the first (a stable sort: undated items keep their order).
+    bundle.review.sort(key=lambda i: i.date or "", reverse=True)
     if question.therapy and plan.refused:
         _missing_therapy_context(covered, reviewed, bundle)
     _missing_topics(question, plan, covered, reviewed, bundle)

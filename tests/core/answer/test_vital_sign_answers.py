@@ -11,7 +11,7 @@ import pytest
 from core.services.admin.patients import add_patient
 from core.services.answer.answering import ask
 from core.services.review.retraction import delete_document
-from tests.support.file_builders import pdf, sheets_workbook
+from tests.support.file_builders import letter_with_tables, pdf, sheets_workbook
 from tests.support.pipeline import ingest
 
 BOOK = {
@@ -90,3 +90,17 @@ def test_a_question_about_labs_or_results_is_not_answered_with_vital_signs(wb, c
     said = " | ".join(texts(ask(wb, patient["id"], question).payload, "patient_findings"))
     assert "Potassium" in said
     assert "Blood pressure" not in said and "146/90" not in said
+
+
+def test_readings_held_for_review_are_listed_newest_first(wb):
+    # A clinic letter's table of visits (written after the rule), every reading held for
+    # review: "What is her blood pressure?" led with the oldest of the three.
+    patient = add_patient(wb, mrn="HF-22041", first="Elspeth", last="Marchbank-Oyelaran", dob=date(1972, 10, 17),
+                          sex="F", by="dr.reviewer")
+    ingest(wb, patient, letter_with_tables([["Date", "BP (mmHg)", "Pulse"], ["03/11/2026", "128/76", "72"],
+                                ["01/12/2026", "124/70", "68"], ["17/11/2026", "141/88", "96"]]),
+           "referral_docx", "clinic-letter.docx")
+    out = ask(wb, patient["id"], "What is her blood pressure?").payload
+    assert [t.split(" — ")[0] for t in texts(out, "needs_review")] == [
+        "Blood pressure 124/70 mmHg, measured 2026-12-01", "Blood pressure 141/88 mmHg, measured 2026-11-17",
+        "Blood pressure 128/76 mmHg, measured 2026-11-03"]

@@ -5,27 +5,9 @@ phone numbers) give none."""
 
 from __future__ import annotations
 
-import io
-
 from extract.coverage import unread_content
+from tests.support.file_builders import letter_with_tables as letter
 from tests.support.extract_support import of_type, read_referral_docx
-
-
-def letter(*tables: list[list[str]]) -> bytes:
-    from docx import Document
-
-    doc = Document()
-    doc.add_paragraph("Re: Elspeth Marchbank-Oyelaran, DOB 17/10/1972, NHS number 943 476 5919")
-    doc.add_paragraph("Dear Dr Kettleby, I would be grateful if you could see this lady about her renal function.")
-    for rows in tables:
-        table = doc.add_table(rows=0, cols=len(rows[0]))
-        for cells in rows:
-            for cell, text in zip(table.add_row().cells, cells):
-                cell.text = text
-    doc.add_paragraph("Yours sincerely, Dr R. Abernethy")
-    buf = io.BytesIO()
-    doc.save(buf)
-    return buf.getvalue()
 
 
 def test_each_cell_is_a_result_held_for_review_cited_to_its_cell():
