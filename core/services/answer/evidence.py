@@ -28,6 +28,7 @@ from typing import Any
 
 from domain.models import EvidenceItem
 from domain.policy.facts.analytes import result_is_of
+from domain.policy.facts.medication_status import status_reading
 from domain.policy.answers.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from domain.policy.questions.intent import Intent, ParsedQuestion
 from domain.policy.answers.relevance import (THERAPY_CONTEXT_SAID_MISSING, context_tags, direct, meant_as_asked,
@@ -183,7 +184,9 @@ def _lookup_order(question: ParsedQuestion, labs: list[Candidate], others: list[
     topics_by_id = {c.item.evidence_id: c.topics for c in [*labs, *others]}
     # What the record says is so before what it says was denied, is past, someone else's
     # or uncertain: "her current meds" lists the medicines she takes before one avoided.
-    qualified = {c.item.evidence_id for c in [*labs, *others] if context_tags(c.context, c.item.fact_type)}
+    # A medicine whose printed status says it is not taken now ("Held", "STOPPED") is one too.
+    qualified = {c.item.evidence_id for c in [*labs, *others] if context_tags(c.context, c.item.fact_type)
+                 or status_reading(str((c.item.structured or {}).get("status") or "")) == "not_current"}
     # ... but what the question names comes first, however it was meant: "was she given
     # co-amoxiclav?" is answered by the line saying it was avoided.
     named = {c.item.evidence_id for c in [*labs, *others]

@@ -894,3 +894,22 @@ def test_a_drug_the_question_names_leads_even_when_it_was_not_given(tmp_path):
         assert current[0].startswith("Medication: Clarithromycin")  # affirmed first when nothing is named
         assert current.index("Medication: co-amoxiclav (not given or not taken)") > current.index(
             "Medication: Metformin 500 mg twice daily")
+
+
+def test_a_medicine_whose_printed_status_says_it_is_not_taken_comes_after_those_taken(wb):
+    # A heart-failure workbook written after the rule: its "Held" spironolactone, first in
+    # the sheet, was listed among the medicines taken now.
+    from tests.support.file_builders import sheets_workbook
+    from tests.support.pipeline import ingest
+
+    patient = add_patient(wb, mrn="HF-30117", first="Orla", last="Brennan-Achebe", dob=date(1949, 2, 11), sex="F",
+                          by="dr.reviewer")
+    ingest(wb, patient, sheets_workbook({
+        "Patient": [["Name", "Orla Brennan-Achebe"], ["Date of birth", "1949-02-11"], ["MRN", "HF-30117"]],
+        "Medicines": [["Drug", "Strength", "Directions", "Status"], ["Spironolactone", "25 mg", "once daily", "Held"],
+                      ["Furosemide", "40 mg", "twice daily", "Continue"], ["Bisoprolol", "2.5 mg", "once daily", ""]]}),
+        "clinical_workbook", "meds.xlsx")
+    findings = [i["text"] for i in ask(wb, patient["id"], "What medications is she on?").payload["sections"][
+        "patient_findings"]]
+    assert findings[-1] == "Medication: Spironolactone 25 mg once daily (Held)", findings
+    assert {t.split(" ")[1] for t in findings[:-1]} == {"Furosemide", "Bisoprolol"}
