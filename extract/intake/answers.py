@@ -114,13 +114,21 @@ def family_continues(prev: str, item: str) -> bool:
 # A date-of-birth label that says in which order the day and month are written.
 _DAY_FIRST = re.compile(r"\b(?:dd|jj|tt)\s*[/.-]\s*mm\b", re.I)
 _MONTH_FIRST = re.compile(r"\bmm\s*[/.-]\s*dd\b", re.I)
+# A date's format printed in brackets ("(MM/DD/YYYY)", "(dd.mm.yy)"), and what OCR puts after it.
+_FORMAT_HINT = re.compile(r"^\(\s*(?:dd|mm|jj|tt|yyyy|yy)(?:\s*[/.-]\s*(?:dd|mm|jj|tt|yyyy|yy|aaaa|jjjj)){2}\s*\)[.:,;]*"
+                          r"(?=\s|$)", re.I)
 
 
 def leading_date(words: list[Word], label: str) -> tuple[DateMatch | None, list[Word]]:
     """The date an answer starts with, and its words ("07/22/1958 (age 67)"). A label
     that states the order ("DOB (dd/mm/yyyy)") decides it; ``ambiguous`` stays set
-    only when nothing did (03/04/1979 under a plain "Date of birth")."""
+    only when nothing did (03/04/1979 under a plain "Date of birth"). The label's
+    format hint read by OCR on the answer's side of the colon ("(MM/DD/YYYY). 03/14/1951")
+    is the label's, and says the order all the same."""
     text = text_of(words)
+    if (hint := _FORMAT_HINT.match(text)) is not None:
+        label, words = f"{label} {hint.group(0)}", words[len(hint.group(0).split()):]
+        text = text_of(words)
     day_first = bool(_DAY_FIRST.search(label))
     if day_first:  # read the printed day and month the other way round, by the same rule
         text = re.sub(r"^(\d{1,2})([/.-])(\d{1,2})\2", r"\3\2\1\2", text)

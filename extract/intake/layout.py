@@ -317,15 +317,22 @@ class _PageReader:
         it lists is that question's answer, a row of it under the ticked box. Set
         apart, the list became a margin note and the question "yes, listed nothing"."""
         current = self.current
-        if current is None or current.kind not in LIST_KINDS or not current.rows or row.page is not current.page \
+        if current is None or current.kind not in LIST_KINDS or row.page is not current.page \
                 or not _continues(gap, row) or len(pieces) != 1:
             return False
         p = pieces[0]
-        if not p.label or p.kind not in (None, "other") or not it.is_follow_up(label_text(p.label)):
+        if not p.label or p.kind not in (None, "other"):
             return False
-        if (p.meaning or labels.read_label(label_text(p.label))).owner is not None:
+        # "[X] Yes []No _ If yes, list them:" read as one label off a scan: the boxes are
+        # the answer, the rest the follow-up.
+        boxes, label = _boxes_before(p.label)
+        if not (current.rows or boxes) or not it.is_follow_up(label_text(label)):
+            return False
+        if (p.meaning or labels.read_label(label_text(label))).owner is not None:
             return False  # "If you have a carer, their name:" asks about someone else, not for the list
-        current.asked += p.label
+        if boxes:
+            current.add(boxes, row)
+        current.asked += label
         if p.value:
             current.add(p.value, row)
         else:
@@ -504,6 +511,20 @@ def _grid_answers(row: Row, grid: list[tuple[float, str]],
     if left is None and (junk or len(ticked) != len(grid)):
         return None  # the row that opens a checklist is read whole
     return label, tuple((answer, ticked.get(answer)) for _, answer in grid)
+
+
+def _boxes_before(label: list[Word]) -> tuple[list[Word], list[Word]]:
+    """(tick-box options, the rest) of a label that opens with boxes ("[X] Yes []No _ If
+    yes, list them:"): the options up to the first word from which the rest asks for
+    more; ([], label) when it opens with no box. OCR debris between them ("_") is left
+    out of both."""
+    texts = [w.text for w in label]
+    if not it.starts_with_box(texts):
+        return [], label
+    for k in range(1, len(label)):
+        if it.is_follow_up(label_text(label[k:])):
+            return [w for w in label[:k] if any(c.isalnum() or c in "[]" for c in w.text)], label[k:]
+    return [], label
 
 
 # A row of vital signs in a form's office-use box: two readings at least.

@@ -198,8 +198,9 @@ _ASKS_TO_MARK = re.compile(rf"\b{_MARK}\b", re.I)
 
 
 # A label that asks for more about the answer above it ("If yes, list each and what
-# happened:", "If so, please specify:", "Please list:"): no field of its own.
-_FOLLOW_UP = re.compile(r"^\W*(?:if\s+(?:[\w']+\s+){0,4}?(?:yes|so|any)\b|if\s+you\s+(?:do|did|have)\b"
+# happened:", "If so, please specify:", "Please list:"): no field of its own. A scan's
+# "If" may come out as "lf", "1f" or "{f".
+_FOLLOW_UP = re.compile(r"^\W*(?:[il1|{]f\s+(?:[\w']+\s+){0,4}?(?:yes|so|any)\b|if\s+you\s+(?:do|did|have)\b"
                         r"|(?:please\s+)?(?:list|specify|describe|give\s+details)\b"
                         r"|which\s+ones?\b|details\b)", re.I)
 

@@ -14,7 +14,7 @@ from domain.policy.context.mentions import apply_to
 from domain.policy.facts.certainty import classify
 from extract.formats.pdf import normalize_pdf
 from extract.intake.extractor import extract_intake
-from extract.values.written_answers import read_ticks
+from extract.values.written_answers import is_follow_up, read_ticks
 from golden.drawing import placed_text_pdf
 
 HEAD = [(50, 50, "RIVERBEND MEDICAL CENTRE - PATIENT REGISTRATION", 12, "hebo"),
@@ -63,3 +63,23 @@ def test_a_row_of_readings_without_labels_of_the_forms_own_gives_each_reading_fo
         # a form gives no time of measurement: held for a person, never charted as read
         assert all(classify(apply_to(f), citation_verified=True, paged=True).certainty == Certainty.NEEDS_REVIEW
                    for f in readings)
+
+
+def test_boxes_and_follow_up_read_as_one_label_off_a_scan_are_the_answer_and_its_follow_up():
+    # The same questionnaire scanned: OCR joined "[X] Yes []No _ If yes, list them ...:" into
+    # one label, and the allergies under it became a note called by that label.
+    result = _read((50, 130, "Any drug or food allergies?", 10, "hebo"),
+                   (70, 146, "[X] Yes []No _ If yes, list them with the reaction:"),
+                   (70, 162, "Codeine - nausea; peanuts - anaphylaxis"))
+    assert [(a["substance"], a["reaction"]) for a in _of(result, "allergy")] == [("Codeine", "nausea"),
+                                                                                 ("peanuts", "anaphylaxis")]
+    # faxed, its "If" came out as "{f"
+    assert is_follow_up("{f yes, list them and what happened:") and is_follow_up("lf so, please specify:")
+    assert not is_follow_up("lfenac gel twice daily")
+
+
+def test_a_date_format_printed_after_the_colon_says_the_order_and_is_no_part_of_the_date():
+    rows = [(50, 76, "Surname: Okafor"), (300, 76, "Given names: Chinwe Ada"),
+            (50, 92, "Date of birth: (dd/mm/yyyy) 02/03/1950")]
+    result = extract_intake(normalize_pdf(placed_text_pdf(rows)), "documents:6")
+    assert {i.kind.value: i.value for i in result.identifiers}["dob"] == "1950-03-02"
