@@ -183,6 +183,9 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                     order[id(found)] = (group, 0, len(results))
                     read = [found]
                 results.extend(read)
+                if not read and n and results and _wrapped_name(results[-1], rows[n - 1], words, tables):
+                    _join_name(results[-1], words)  # "Gamma-glutamyl" over "transferase (GGT)"
+                    continue
                 if not read:
                     running_text.append((row, words))  # no cell read: prose may still state a result
                 continue
@@ -246,6 +249,37 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                    if unread is not None else "No collection date label was found.")
         result.warnings.append(ExtractionWarning(code="no_collection_date", message=message))
     return result
+
+
+def _wrapped_name(last: RowResult, above: Row, words: list[Word], tables: list[TableLayout]) -> bool:
+    """Whether a row is the rest of the test name above it, wrapped within the test
+    column ("Gamma-glutamyl" over "transferase (GGT)"): right under the row of the last
+    result (one result on it, not a cumulative row), every word in that table's test
+    column, opening in lower case or with a bracket, and no digit-only word."""
+    if last.row is not above or last.column_date is not None or not words:
+        return False
+    table = next((t for t in tables if all(t.holds(w) for w in words)), None)
+    if table is None or table.cumulative:
+        return False
+    cells = assign_columns(words, table)
+    test_col = [k for k, c in enumerate(table.columns) if c.role == "test"]
+    if not test_col or any(ws for k, ws in enumerate(cells.by_column) if k not in test_col):
+        return False
+    first = words[0].text
+    # A name the vocabulary knows whole ("Potassium") takes only a bracket after it ("(K+)"):
+    # lower-case words under it are a note ("see comment"), not more of its name.
+    if not (first[:1] == "(" or (first[:1].islower() and canonical_analyte(last.test_name) is None)):
+        return False
+    return not any(w.text.isdigit() for w in words) and words[0].y0 - above.y1 < 0.8 * above.height
+
+
+def _join_name(last: RowResult, words: list[Word]) -> None:
+    """The wrapped rest of the name joins the test's name, and the quote runs on from the
+    name's first word through the rows' last word (a run of the page's words)."""
+    row_words = without_page_number(last.row.words)
+    start = next((k for k, w in enumerate(row_words) if w is last.words[0]), 0)
+    last.test_name = f"{last.test_name} {' '.join(w.text for w in words)}"
+    last.words = row_words[start:] + words
 
 
 # --------------------------------------------------------------------------- fields

@@ -197,6 +197,25 @@ def test_a_row_of_collection_times_whose_colon_ocr_lost_is_part_of_the_header_no
     assert not extend_header(detect_tables(rows[0]), rows[1], rows[0])
 
 
+def test_a_test_name_wrapped_onto_the_row_below_in_its_column_is_one_name():
+    # A liver panel written after the rule: "Gamma-glutamyl" over "transferase (GGT)" had
+    # charted a test called "Gamma-glutamyl", and the "(ALT)" under its name was lost.
+    content, result = _extract(
+        [("Test", 40), ("Result", 260), ("Flag", 320), ("Units", 360), ("Reference", 450)],
+        [("Gamma-glutamyl", 40), ("88", 260), ("H", 320), ("U/L", 360), ("<40", 450)],
+        [("transferase", 40), ("(GGT)", 100)],
+        [("Albumin", 40), ("31", 260), ("L", 320), ("g/L", 360), ("35-50", 450)],
+        [("see", 40), ("comment", 65)],  # a note under a name the vocabulary knows: no part of it
+        [("Fasting", 40), ("glucose", 80), ("5.1", 260), ("mmol/L", 360), ("3.0-6.0", 450)],
+        [("Comment", 40), ("to", 90), ("follow", 110)],
+    )
+    assert [(f.structured_value["test_name"], f.structured_value["value"]) for f in result.facts] == [
+        ("Gamma-glutamyl transferase (GGT)", "88"), ("Albumin", "31"), ("Fasting glucose", "5.1")]
+    checked = verify_citations([f.citation for f in result.facts], content)
+    assert all(c.verified for c in checked)
+    assert checked[0].quote_or_value == "Gamma-glutamyl 88 H U/L <40 transferase (GGT)"
+
+
 # --------------------------------------------------------------------------- headers over two rows
 
 
