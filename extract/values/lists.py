@@ -50,8 +50,9 @@ def split_items(text: str, *, commas: bool = True) -> list[str]:
     pieces.append((start, len(text), sep))
     spans: list[tuple[int, int]] = []
     for start, end, sep in pieces:
-        if sep == "," and spans and (is_qualifier(text[start:end]) or _site_of(text[spans[-1][0]:spans[-1][1]],
-                                                                                 text[start:end])):
+        before = text[spans[-1][0]:spans[-1][1]] if spans else ""
+        if sep == "," and spans and (is_qualifier(text[start:end]) or _site_of(before, text[start:end])
+                                     or _next_site(before, text[start:end])):
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
@@ -110,6 +111,17 @@ def _site_of(before: str, piece: str) -> bool:
         return False
     words = before.split()
     return not any(_SITE.fullmatch(" ".join(words[-n:]).strip(" .,;:")) for n in range(1, min(4, len(words)) + 1))
+
+
+def _next_site(before: str, piece: str) -> bool:
+    """Whether ``piece`` is one more site of a condition whose sites a comma already
+    joined to it ("Osteoarthritis, both knees, hips"): a site alone, after an item that
+    holds a comma and ends in a site."""
+    piece = " ".join(piece.strip(" .,;").split())
+    if "," not in before or not _SITE.fullmatch(piece):
+        return False
+    words = before.split()
+    return any(_SITE.fullmatch(" ".join(words[-n:]).strip(" .,;:")) for n in range(1, min(4, len(words)) + 1))
 
 
 def is_qualifier(text: str) -> bool:

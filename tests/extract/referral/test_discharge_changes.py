@@ -86,6 +86,9 @@ def test_a_bracket_inside_the_reaction_and_a_cause_in_a_list():
     assert parse_allergy("Co-trimoxazole - rash (Stevens-Johnson 2011)")["substance"] == "Co-trimoxazole"
     assert split_items("AKI, secondary to dehydration, hypertension") == ["AKI, secondary to dehydration",
                                                                           "hypertension"]
+    # one more site of a condition whose site a comma already joined: "hips" had been a problem
+    assert split_items("Osteoarthritis, both knees, hips; gout") == ["Osteoarthritis, both knees, hips", "gout"]
+    assert split_items("Left knee, right hip") == ["Left knee", "right hip"]  # a list of sites, as before
 
 
 def test_a_stopping_heading_still_heads_its_list_but_a_stopped_medicine_is_an_item():
