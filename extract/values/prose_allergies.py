@@ -200,6 +200,9 @@ def allergies_in(sentence: str) -> list[AllergyMention]:
             continue
         stop = _LIST_END.search(sentence, opener.end())
         end = stop.start() if stop else len(sentence)
+        # "... and intolerant of codeine": the next opener starts a list of its own
+        if (nxt := _LIST_OPENER.search(sentence, opener.end(), end)) is not None:
+            end = nxt.start()
         items = [i for s in clause_items(sentence, opener.end(), end, max_words=MAX_SUBSTANCE_WORDS + 4)
                  if (i := _item(sentence, s)) is not None]
         if not items:

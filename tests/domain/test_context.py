@@ -92,6 +92,18 @@ FAMILY_CASES: dict[str, list[tuple[str, str | None, str, object]]] = {
         ("Ramipril and spironolactone were withheld", "spironolactone", "temporality", "historical"),
         ("Ramipril remains on hold until her potassium is below 5.0", "Ramipril", "temporality", "historical"),
     ],
+    # "stopped it" points back at the medicine through its pronoun, past a "but", and a
+    # stop told after a start says what became of it (a held-out GP letter had charted
+    # empagliflozin "started in September but stopped it after a thrush infection").
+    "historical_backward_pronoun": [
+        ("She was started on empagliflozin 10 mg in September but stopped it after a thrush infection",
+         "empagliflozin", "temporality", "historical"),
+        ("He was on ramipril, but stopped it because of a cough, and now takes losartan 50 mg",
+         "ramipril", "temporality", "historical"),
+        ("He was on ramipril, but stopped it because of a cough, and now takes losartan 50 mg",
+         "losartan", "temporality", "current"),
+        ("Tried metformin but had to stop it", "metformin", "temporality", "historical"),
+    ],
     "historical_bidirectional": [
         ("Left knee replacement in 2019", "knee replacement", "temporality", "historical"),
         ("In 2012 he had a TIA", "TIA", "temporality", "historical"),

@@ -33,6 +33,9 @@ class Family:
     # ("breast cancer in her mother", "diabetes (father)"), for triggers that
     # govern backwards only through a link word.
     backward_link: re.Pattern | None = None
+    # Terminating words this family's scope runs past: "stopped it" points back through its
+    # pronoun to the medicine before "but" ("started on X in May but stopped it").
+    crosses: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,7 @@ def lexicon() -> Lexicon:
             name=name, category=spec["category"], direction=spec["direction"], forward_scope=forward,
             backward_scope=backward, ends=frozenset(spec.get("ends", ())),
             backward_link=re.compile(f"(?:{_expand_pattern(link, vocab)})$", re.IGNORECASE) if link else None,
+            crosses=frozenset(spec.get("crosses", ())),
         )
         for phrase in spec.get("phrases", ()):
             for form in _expansions(phrase, words, shapes):

@@ -97,11 +97,16 @@ def _context(found: list[Cue]) -> ClinicalContext:
     for c in sorted(found, key=lambda c: (order[c.category], c.start)):
         if c.text not in triggers:
             triggers.append(c.text)
+    # Both said of it: a stop told after the start, pointing back at the medicine, tells
+    # what became of it ("was started on X in May but stopped it"); a time said of the
+    # start does not ("started metformin last year": still taken).
+    past = "historical" in cats and ("current" not in cats or any(
+        c.family == "historical_backward_pronoun" and c.start > max(d.start for d in found if d.category == "current")
+        for c in found))
     return ClinicalContext(
         negated="negated" in cats,
         experiencer="family" if "family" in cats else "other" if "other" in cats else "patient",
-        temporality=("hypothetical" if "hypothetical" in cats
-                     else "historical" if "historical" in cats and "current" not in cats else "current"),
+        temporality=("hypothetical" if "hypothetical" in cats else "historical" if past else "current"),
         uncertain="uncertain" in cats,
         triggers=tuple(triggers),
     )

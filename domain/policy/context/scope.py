@@ -161,7 +161,8 @@ def _scope(text: str, hit: _Hit, sentence: tuple[int, int], previous: int | None
     def ends(wide: bool) -> list[_Hit]:
         """The terminators of this trigger; a widened scope runs across list separators."""
         return [t for t in terminators if fam.category in t.family.ends and lo <= t.start < hi
-                and not (wide and WORD.search(text, t.start, t.end) is None)]
+                and not (wide and WORD.search(text, t.start, t.end) is None)
+                and text[t.start:t.end].lower() not in fam.crosses]
 
     spans = []
     if fam.direction in ("forward", "bidirectional"):

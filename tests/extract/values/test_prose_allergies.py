@@ -118,3 +118,11 @@ def test_offsets_quote_the_sentence_exactly():
     (m,) = allergies_in(sentence)
     assert sentence[m.substance.start:m.substance.end] == "co-trimoxazole"
     assert sentence[m.reaction.start:m.reaction.end] == "Stevens-Johnson syndrome"
+
+
+def test_a_second_opener_in_a_list_starts_a_list_of_its_own():
+    # A GP letter written after the rule: "allergic to penicillin (hives) and intolerant of
+    # codeine" gave an allergy to "intolerant of codeine" beside the one to codeine.
+    said = allergies_in("She is allergic to penicillin (hives) and intolerant of codeine, which constipates her.")
+    assert [(m.substance.text, m.reaction.text if m.reaction else None) for m in said] == [
+        ("penicillin", "hives"), ("codeine", None)]
