@@ -57,6 +57,10 @@ PHRASINGS = [
     ("Is he a smoker?", LOOKUP, None, None),
     ("Is he anemic?", LOOKUP, "anemia", None),
     ("Why is she here?", LOOKUP, "chief_concern", None),
+    # the reason the record gives for a decision about a medicine (asked of a discharge
+    # letter after the rule; it had been declined as a diagnosis)
+    ("Why was furosemide withheld?", LOOKUP, "medications", None),
+    ("Why was her ramipril stopped?", LOOKUP, "medications", None),
     # British wording, asked after the vocabulary was written
     ("When did she last have bloods?", LOOKUP, "labs", None),
     ("Any drug intolerances?", LOOKUP, "allergies", None),
@@ -96,6 +100,7 @@ PHRASINGS = [
     ("What medication should he start for his blood pressure?", NARROW, "blood_pressure", T),
     ("Could this be cancer?", NARROW, "cancer", D),
     ("Why is his potassium so high?", NARROW, None, D),
+    ("Why has her creatinine increased?", NARROW, None, D),  # a result's cause, still declined
     ("Pt has a cough and fever, what antibiotic should I give?", NARROW, None, T),
     ("Does she need insulin?", NARROW, "medications", T),
     ("Up her metformin to 1000 mg", NARROW, "medications", DOSE),

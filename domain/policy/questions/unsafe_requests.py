@@ -271,9 +271,13 @@ DIAGNOSIS_RULES = named_rules(
                       r"\bwhy\s+(?:is|are|was|were)\s+(?:her|his|their|the)\s+"
                       r"[\w\s-]{1,30}?\s+(?:so\s+)?(?:high|low|elevated|abnormal|raised|decreased|off)\b"),
     # "why does he have so many white cells?" — any why about the patient asks for a cause
-    # (not "why is she here?", the reason for the visit)
+    # (not "why is she here?", the reason for the visit, nor "why was metformin stopped?",
+    # the reason the record gives for a decision about a medicine already taken)
     ("why", rf"{START}why\b(?!\s+(?:is|was|did|does|has)\s+{PT}\s+(?:here|seen|referred|come|coming|in|visiting|"
-            r"booked)\b)"),
+            r"booked)\b)"
+            r"(?!\s+(?:was|were|has|have|had)\s+(?:her\s+|his\s+|their\s+|the\s+)?[a-z][\w/-]*(?:\s+[a-z][\w/-]*)?"
+            r"\s+(?:been\s+)?(?:stopped|withheld|held|discontinued|ceased|suspended|paused|restarted|switched|"
+            r"started)\b)"),  # not "increased": "why has her creatinine increased?" asks for a cause
     # "is his white count from an infection?", "is the rash a reaction to the penicillin?"
     ("attributed_cause", r"\b(?:is|are|was|were|could|might|may|can)\b[^?.]{0,40}\b(?:due to|caused by|because of|"
                          r"secondary to|attributable to|(?:a\s+)?(?:side effect|reaction|complication)\s+"
