@@ -209,6 +209,25 @@ def _re_line_colon_lost(s: Section, text: str) -> re.Match | None:
     return m if m and (DOB_INLINE.search(m.group(2)) or MRN_INLINE.search(m.group(2))) else None
 
 
+# "Diagnosis. Acute kidney injury ...": a label whose colon OCR read as a full stop or a
+# comma, at the start of a scanned paragraph.
+_COLON_READ_AS_STOP = re.compile(r"^\s*([A-Za-z][A-Za-z /&()-]{1,40}?)[.,;]\s+(\S.*)$", re.DOTALL)
+MAX_LABEL_WORDS_WITHOUT_COLON = 4
+
+
+def _label_colon_lost(s: Section, text: str) -> re.Match | None:
+    """A label the reader knows ("Diagnosis", "Allergies", "Current medications") whose
+    colon OCR read as "." or ",": an OCR'd paragraph only (typed, "Diagnosis. Acute ..."
+    is a sentence as printed)."""
+    words = s.meta.get("words") or []
+    if not words or all(w.conf is None for w in words):
+        return None
+    m = _COLON_READ_AS_STOP.match(text)
+    if m is None or len(m.group(1).split()) > MAX_LABEL_WORDS_WITHOUT_COLON or label_field(m.group(1)) is None:
+        return None
+    return m
+
+
 def _from_paragraphs(content: NormalizedContent) -> list[Found]:
     """Labelled values, label-then-list blocks, salutation, signature, a standalone date,
     and referral requests written as prose.
@@ -246,7 +265,7 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
                 person = whole.split("_")[0]
             continue
 
-        m = INLINE.match(text) or _re_line_colon_lost(s, text)
+        m = INLINE.match(text) or _re_line_colon_lost(s, text) or _label_colon_lost(s, text)
         f = label_field(m.group(1)) if m else None
         if m and f:
             value = m.group(2).strip()

@@ -178,7 +178,8 @@ def _identity(ctx: Ctx, item: Found) -> None:
         if other:
             _add_identifier(ctx, IdentifierKind.OTHER_ID, other.group(1), item.section, other.group(1),
                             "patient.other_id")
-        name = re.sub(r"[\s,;(\-\u2013]+$", "", value[:cut]).strip()
+        # Trailing punctuation, and OCR's debris of a rule or a box after the name ("_", "|")
+        name = re.sub(r"(?:[\s,;(\-\u2013]|\s[_|\\/.:~`'\"]+)+$", "", value[:cut]).strip()
         if dob:
             _identity(ctx, Found("dob", dob.group(1).strip(" ,.)"), item.section, item.how))
         if mrn:

@@ -57,3 +57,23 @@ def test_a_date_of_birth_label_glued_to_its_date_by_a_point_still_names_the_pati
              "Dr Helena Marsh"]
     ids = {i.kind.value: i.value for i in extract_referral(_ocr_letter(lines), "documents:3").identifiers}
     assert ids == {"name": "Tomasz WIECZOREK", "dob": "1952-03-14", "mrn": "HX-771203"}
+
+
+def test_a_known_label_whose_colon_ocr_read_as_a_stop_still_heads_its_answer():
+    # A discharge summary written after the rule, faxed: "Diagnosis: Acute kidney injury ..."
+    # came out "Diagnosis. Acute ...", and the diagnosis was lost; "Name: Margaret
+    # HARGREAVES" came out with a rule's debris after it ("... HARGREAVES _").
+    lines = ["Name: Margaret HARGREAVES _", "Hospital No: K1183307",
+             "Diagnosis. Acute kidney injury on chronic kidney disease stage 4",
+             "Allergies: latex (contact dermatitis)", "Current medications, apixaban 2.5 mg twice daily",
+             "Plan. Review in clinic in 2 weeks."]
+    result = extract_referral(_ocr_letter(lines), "documents:4")
+    assert [f.structured_value["description"] for f in result.facts if f.fact_type == "problem"] == [
+        "Acute kidney injury on chronic kidney disease stage 4"]
+    assert [f.structured_value["substance"] for f in result.facts if f.fact_type == "allergy"] == ["latex"]
+    assert [f.structured_value["name"] for f in result.facts if f.fact_type == "medication"] == ["apixaban"]
+    assert {i.kind.value: i.value for i in result.identifiers}["name"] == "Margaret HARGREAVES"
+    # typed, "Diagnosis. Acute ..." is a sentence as printed: no label
+    typed = extract_referral(_ocr_letter(lines, conf=None), "documents:4")
+    assert not [f for f in typed.facts if f.fact_type == "problem" and f.structured_value["description"].startswith(
+        "Acute kidney injury")]
