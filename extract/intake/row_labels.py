@@ -73,7 +73,8 @@ def _misread_colon(word: Word) -> bool:
     after a letter. Whether the words before it are a label is the caller's test, on
     their vocabulary (so "Stopped. Tablets" or "Dr. Eriksen" never become labels)."""
     t = word.text
-    return word.conf is not None and len(t) >= 2 and t.endswith(_MISREAD_COLONS) and t[-2].isalpha()
+    # after a letter, or after the bracket closing a format hint ("Date of birth (MM/DD/YYYY).")
+    return word.conf is not None and len(t) >= 2 and t.endswith(_MISREAD_COLONS) and (t[-2].isalpha() or t[-2] == ")")
 
 
 def _names_a_label(text: str, *, bilingual: bool = False) -> bool:

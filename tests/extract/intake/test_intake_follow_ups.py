@@ -83,3 +83,19 @@ def test_a_date_format_printed_after_the_colon_says_the_order_and_is_no_part_of_
             (50, 92, "Date of birth: (dd/mm/yyyy) 02/03/1950")]
     result = extract_intake(normalize_pdf(placed_text_pdf(rows)), "documents:6")
     assert {i.kind.value: i.value for i in result.identifiers}["dob"] == "1950-03-02"
+
+
+def test_a_format_hint_whose_colon_ocr_read_as_a_stop_still_labels_the_date_of_birth():
+    # The questionnaire faxed: "Date of birth (MM/DD/YYYY):" came out "... (MM/DD/YYYY)." and
+    # the identity sweep named the birth date as printed but not read.
+    from domain.content import NormalizedContent, PageContent, Word
+
+    words, x = [], 50.0
+    for text in ["Date", "of", "birth", "(MM/DD/YYYY).", "03/14/1951"]:
+        words.append(Word(text, x, 100, x + 6 * len(text), 110, conf=0.9))
+        x += 6 * len(text) + 5
+    for i, w in enumerate(words):
+        w.index = i
+    result = extract_intake(NormalizedContent(source_kind="ocr", pages=[PageContent(1, 612, 792, words)]),
+                            "documents:7")
+    assert {i.kind.value: i.value for i in result.identifiers}.get("dob") == "1951-03-14"
