@@ -180,9 +180,37 @@ def line_result(row: Row, words: list[Word], key: FlagKey | None = None) -> RowR
     if sum(c.isalpha() for c in name) < 2:
         return None
     reading = read_result(words[k:], allow_garbled=ocr, key=key)
+    if ocr and reading is not None and reading.leftovers and known_name(name_and_unit(name)[0]) \
+            and _only_marks_left(reading, words[k:]):
+        return _line_read_in_part(row, words, name, reading, words[k:])
     if reading is None or not reading.reference_range or reading.leftovers:
         return None
+    if not reading.unit and not reading.range_unit and (split := name_and_unit(name))[1]:
+        name, reading.unit = split  # "SODIUM (mmol/L)  131 L  136-145": the unit printed with the name
     return _line_row_result(row, words, name, reading, ocr)
+
+
+def _only_marks_left(reading: Reading, rest: list[Word]) -> bool:
+    """Whether the line after the name holds nothing but the value, its printed flag or
+    unit, and numbers (a range OCR broke up): never words ("HDL 22 mg/dL and falling")."""
+    said = {reading.flag, reading.inline_flag, reading.unit}
+    return bool(reading.flag or reading.inline_flag) and all(
+        w.text in said or not any(c.isalpha() for c in w.text) for w in rest)
+
+
+def _line_read_in_part(row: Row, words: list[Word], name: str, reading: Reading, rest: list[Word]) -> RowResult:
+    """An OCR'd line naming a known test whose value (and flag) read but not the rest
+    ("POTASSIUM (mmol/L) 6.8 *CRIT* 3 5-5.1", a decimal point lost): the value and its
+    printed flag are kept, for a person, with no range (what was read of it may be
+    wrong). Left unread, a critical flag had been reported as an unread line and no more."""
+    if not reading.unit and (split := name_and_unit(name))[1]:
+        name, reading.unit = split
+    printed = " ".join(w.text for w in rest)
+    reading.reference_range, reading.range_unit = "", ""
+    return RowResult(
+        row=row, words=words, test_name=name, reading=reading, flag_text=reading.flag or reading.inline_flag,
+        position_flag=None, unit_clean=bool(reading.unit), range_clean=False, alignment=0.7, unreadable=reading.garbled,
+        doubts=[f"OCR did not read the line whole ({printed!r}): check the range and the flag on the page"])
 
 
 def _line_row_result(row: Row, words: list[Word], name: str, reading: Reading, ocr: bool) -> RowResult:

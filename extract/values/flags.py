@@ -89,7 +89,13 @@ def flag_meaning(raw: str, *, in_text: bool = False, key: FlagKey | None = None)
         return key[k]
     if key and (marked := _marked_direction(k, key)):
         return marked
+    if (starred := _STARRED_WORD.fullmatch(k)) is not None and k not in _FLAGS:
+        k = starred.group(1)  # "*CRIT*", "**HIGH**": a flag word set off by asterisks
     return _FLAGS.get(k) or (None if in_text else _FIELD_ONLY_FLAGS.get(k))
+
+
+# A flag word set off by asterisks on both sides ("*CRIT*", "** PANIC **").
+_STARRED_WORD = re.compile(r"\*+\s*([A-Z][A-Z ]{2,}?)\s*\*+")
 
 
 def _marked_direction(k: str, key: FlagKey) -> str | None:

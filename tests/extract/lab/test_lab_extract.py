@@ -948,3 +948,38 @@ def test_a_record_number_that_opens_with_letters_keeps_them():
     result = _named([("MRN:", 40), ("AW-481530", 90)])
     [mrn] = [i for i in result.identifiers if i.kind == IdentifierKind.MRN]
     assert mrn.value == "AW-481530"
+
+
+def test_a_fixed_width_report_with_units_after_the_names_and_a_starred_critical_flag():
+    # A basic metabolic panel written after the rules, typed in Courier: "POTASSIUM
+    # (mmol/L)  6.8 *CRIT*  3.5-5.1" was not read at all (the guard named it), and every
+    # other line went to review for its "SODIUM (mmol/L)" name.
+    from extract.values.flags import flag_meaning
+
+    assert flag_meaning("*CRIT*") == "critical" and flag_meaning("** PANIC **") == "critical"
+    assert flag_meaning("*H") == "critical_high"  # a starred letter keeps its own meaning
+    result = _ocr_extract(
+        [("SODIUM", 40, 0.95), ("(mmol/L)", 90, 0.95), ("131", 190, 0.95), ("L", 215, 0.95), ("136-145", 260, 0.95)],
+        [("POTASSIUM", 40, 0.95), ("(mmol/L)", 110, 0.95), ("6.8", 190, 0.95), ("*CRIT*", 215, 0.9),
+         ("3.5-5.1", 260, 0.95)],
+    )
+    got = {f.structured_value["test_name"]: f.structured_value for f in result.facts}
+    assert (got["SODIUM"]["unit"], got["SODIUM"]["abnormal_flag"]) == ("mmol/L", "low")
+    assert (got["POTASSIUM"]["value"], got["POTASSIUM"]["abnormal_flag"]) == ("6.8", "critical_high")
+    assert not [f for f in result.facts if f.wants_review]
+
+
+def test_an_ocr_line_read_in_part_keeps_its_value_and_critical_flag_for_a_person():
+    # The same report faxed: the range's decimal point was lost ("3 5-5.1").
+    result = _ocr_extract(
+        [("POTASSIUM", 40, 0.95), ("(mmol/L)", 110, 0.95), ("6.8", 190, 0.95), ("*CRIT*", 215, 0.9),
+         ("3", 260, 0.8), ("5-5.1", 270, 0.8)],
+        [("HDL", 40, 0.95), ("22", 65, 0.95), ("mg/dL", 80, 0.95), ("and", 115, 0.95), ("falling", 135, 0.95)],
+    )
+    (k,) = [f for f in result.facts if f.structured_value["test_name"] == "POTASSIUM"]
+    assert (k.structured_value["value"], k.structured_value["abnormal_flag"]) == ("6.8", "critical_high")
+    assert not k.structured_value.get("reference_range")  # what was read of it may be wrong
+    assert k.wants_review and "OCR did not read the line whole ('6.8 *CRIT* 3 5-5.1')" in k.review_reason
+    # running text, read as before: a sentence's result, not a result line
+    (hdl,) = [f for f in result.facts if f.structured_value["test_name"] == "HDL"]
+    assert hdl.citation.field_or_chunk_id.startswith("text")
