@@ -320,7 +320,7 @@ MEDICATION_COLUMNS: dict[str, tuple[str, ...]] = {
     "name": ("medication", "medications", "drug", "medicine", "medicines", "name", "medication name", "drug name"),
     "dose": ("dose", "strength", "dosage", "amount"),
     "frequency": ("frequency", "directions", "sig", "how often", "schedule", "instructions", "when taken",
-                  "how often taken"),
+                  "how often taken", "when"),
     "route": ("route",),
     "purpose": ("what for", "what it is for", "reason", "indication", "purpose", "used for", "condition"),
     # whether it is taken now ("Active", "Withheld"), and when it was stopped: read by the
@@ -329,6 +329,8 @@ MEDICATION_COLUMNS: dict[str, tuple[str, ...]] = {
                "taking?", "active?"),
     "stop": ("stopped", "date stopped", "stop date", "end date", "date ended", "ceased", "date ceased",
              "discontinued", "date discontinued"),
+    # whether it is taken only when needed ("PRN? | Yes"): part of how often it is taken
+    "prn": ("prn", "prn?", "as needed", "as needed?", "as required", "when required"),
 }
 
 

@@ -577,6 +577,11 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
     name = parsed["name"]
     dose = parts.get("dose") or parsed["dose"]
     frequency = parts.get("frequency") or parsed["frequency"]
+    prn = _cell(by_col, table, "prn")
+    if prn is not None and V.normalize_ws(prn["text"]).lower() in ("yes", "y", "prn", "true", "x") \
+            and not re.search(r"\b(?:needed|required|prn)\b", frequency or "", re.I):
+        # "PRN? | Yes": taken only when needed, which a frequency alone would not say
+        frequency = f"{frequency} when needed" if frequency else "when needed"
     if not dose and frequency:
         dose = parse_medication(frequency)["dose"]
     start, date_problem = _date_of(_cell(by_col, table, "start"), day_first)

@@ -38,7 +38,8 @@ LAB_ROLES: dict[str, tuple[str, ...]] = {
 MED_ROLES: dict[str, tuple[str, ...]] = {
     "name": ("medication", "drug", "medicine", "medication name", "drug name", "medications", "drugs"),
     "dose": ("dose", "strength", "dosage", "amount"),
-    "frequency": ("frequency", "directions", "sig", "how often", "instructions", "schedule"),
+    "frequency": MEDICATION_COLUMNS["frequency"],
+    "prn": MEDICATION_COLUMNS["prn"],
     "route": ("route",),
     "start": ("start date", "started", "start", "date started"),
     # Whether it is taken now, and when it was stopped: the columns every reader knows

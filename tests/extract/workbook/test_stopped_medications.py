@@ -88,3 +88,16 @@ def test_a_stop_column_that_says_not_applicable_or_a_status_that_says_stopped_ne
                  ["Allopurinol", "300 mg", "", "N/A"],  # not stopped
                  ["Colchicine", "500 mcg", "Discontinued", datetime(2025, 3, 2)]])
     assert got == {"Allopurinol": (None, False), "Colchicine": ("not_current", False)}
+
+
+def test_a_when_column_is_how_often_and_a_prn_column_says_when_needed():
+    # A care home's medicines record written after the rule: "When" and "PRN?" columns,
+    # whose frequencies (and "when needed") had been dropped.
+    facts = extract_workbook(normalize_xlsx(sheets_workbook({"MAR": HEAD + [
+        ["Medicine", "Strength", "Route", "When", "PRN?"],
+        ["Paracetamol", "500 mg", "oral", "up to four times a day", "Yes"],
+        ["Donepezil", "10 mg", "oral", "at night", "No"],
+        ["Lactulose", "15 mL", "oral", "", "Yes"]]})), "documents:1").facts
+    got = {f.structured_value["name"]: f.structured_value["frequency"] for f in facts if f.fact_type == "medication"}
+    assert got == {"Paracetamol": "up to four times a day when needed", "Donepezil": "at night",
+                   "Lactulose": "when needed"}
