@@ -40,7 +40,7 @@ DATE_COLUMN = ("date", "date/time", "datetime", "date time", "date and time", "t
                "measured", "date measured", "when", "obs date", "observation date", "charted", "recorded at",
                "recorded on", "date recorded", "visit date", "visit", "recorded", "time recorded",
                "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at", "seen",
-               "date seen", "clinic date", "review date")
+               "date seen", "clinic date", "review date", "month", "week", "week of")
 TIME_COLUMN = ("time", "time of reading", "clock time", "hour")
 _SHEET_DATE_LABELS = ("date", "recorded", "recorded on", "taken", "taken on", "measured on", "seen on", "seen")
 # "Clinic date", "Date of visit", "Date seen": a label about the date of the readings,
@@ -90,7 +90,9 @@ def find_vital_header(cells: list[dict], row: int) -> VitalTable | None:
         else:
             table.unknown[c["col"]] = V.normalize_ws(c["text"])
     kinds = {k for k, _, _ in table.signs.values()}
-    if len(kinds) >= 2 or {"systolic", "diastolic"} <= kinds:
+    # A chart of one sign by date ("Month | Weight (kg)") is one too, when its dates say so.
+    if len(kinds) >= 2 or {"systolic", "diastolic"} <= kinds or (len(kinds) == 1 and "date" in table.columns
+                                                                  and kinds != {"systolic"} and kinds != {"diastolic"}):
         return table
     long = VitalTable(row, "long", columns={k: v for k, v in table.columns.items()})
     for c in cells:
@@ -333,7 +335,9 @@ def _when(row: VitalRow, columns: dict[str, int]) -> tuple[str | None, list[str]
             day = date_cell["iso"]
         else:
             parsed = parse_date(text)
-            if parsed is None or parsed.iso is None:
+            if parsed is not None and parsed.iso is None:
+                doubts.append(f"the date {text!r} names no day: check when it was measured")
+            elif parsed is None or parsed.iso is None:
                 doubts.append(f"date {text!r} could not be read")
             else:
                 day = parsed.iso

@@ -137,3 +137,17 @@ def test_a_blood_pressure_joined_from_two_rows_cites_both_and_its_quote_verifies
     assert all(c.verified for c in verify_citations([f.citation for f in result.facts], content))
     from extract.coverage import unread_content
     assert unread_content(content, result.facts) == []
+
+
+def test_a_chart_of_one_sign_by_date_is_read_and_a_month_alone_goes_to_a_person():
+    # A care home's weights sheet written after the rule ("Month | Weight (kg) | MUST
+    # score"): one sign was no vitals table, and the sheet was named as not read.
+    result = run({"Details": [["Name", "Ada Lovelace-Byron"], ["DOB", datetime(1940, 12, 10)]],
+                  "Weights": [["Month", "Weight (kg)", "MUST score"], ["Sep 2026", 64.2, 0], ["Oct 2026", 62.8, 1]],
+                  "Clinic": [["Date", "Weight (kg)"], ["17/11/2026", 71.2]]})
+    weights = [f for f in of_type(result, "vital_sign")]
+    assert [(f.structured_value["value"], f.structured_value.get("measured_at")) for f in weights] == [
+        ("64.2", None), ("62.8", None), ("71.2", "2026-11-17")]
+    assert weights[0].wants_review and "the date 'Sep 2026' names no day" in weights[0].review_reason
+    assert not warnings(result, "xlsx_sheet_not_read")
+    assert warnings(result, "xlsx_vital_not_read")  # the MUST score: no sign the reader knows, said so
