@@ -228,6 +228,22 @@ def _label_colon_lost(s: Section, text: str) -> re.Match | None:
     return m
 
 
+# A known label opening a later sentence of a labelled line ("PMH: COPD, AF on apixaban.
+# Allergy: penicillin - rash."): a field of its own.
+_LATER_LABEL = re.compile(r"(?<=[.;])\s+([A-Z][A-Za-z /&()'-]{1,40}?)\s*[:\uff1a]\s*(?=\S)")
+
+
+def _labelled_parts(label: str, value: str) -> list[tuple[str, str]]:
+    """(label, value) for a labelled line, split where a later sentence opens with
+    another label the reader knows; one pair when none does."""
+    for m in _LATER_LABEL.finditer(value):
+        if label_field(m.group(1)) is not None:
+            head = value[:m.start()].strip().rstrip(".;")
+            return [(label, head), *_labelled_parts(m.group(1), value[m.end():].strip())] if head else \
+                _labelled_parts(m.group(1), value[m.end():].strip())
+    return [(label, value)]
+
+
 def _from_paragraphs(content: NormalizedContent) -> list[Found]:
     """Labelled values, label-then-list blocks, salutation, signature, a standalone date,
     and referral requests written as prose.
@@ -274,8 +290,9 @@ def _from_paragraphs(content: NormalizedContent) -> list[Found]:
             elif f not in IDENTITY_FIELDS and f not in ("referring_clinic", "receiving_clinic"):
                 person = None
             if value:
-                out.append(_for_person(Found(f, value, s, "inline", value, status=list_status(m.group(1)),
-                                             whole=names_one_item(m.group(1))), person))
+                for label, said in _labelled_parts(m.group(1), value):
+                    out.append(_for_person(Found(label_field(label), said, s, "inline", said,
+                                                 status=list_status(label), whole=names_one_item(label)), person))
                 pending = None
             else:
                 pending, last_index, pending_status = f, index, list_status(m.group(1))

@@ -46,7 +46,7 @@ def _ends_paragraph(row: Row, nxt: Row, pitch: float, right: float, left: float)
         return True
     if row.text.rstrip().endswith((":", "\uff1a")):
         return True
-    if _opens_with_label(nxt.text):
+    if _opens_with_label(nxt.text) or _opens_with_short_label(nxt.text):
         return True  # "Allergies: ..." under a line of prose starts its own paragraph, however spaced
     if _opens_with_label(row.text) and nxt.x0 < row.x0 - COLUMN_GAP * row.height:
         return True  # a labelled line in a right-hand column; the next row is the left column's
@@ -60,6 +60,18 @@ def _opens_with_label(text: str) -> bool:
     "Current medications:")."""
     m = INLINE.match(text)
     return bool(m) and label_field(m.group(1)) is not None
+
+
+# A clinic note's own section labels ("S:", "O/E:", "Imp:", "Bloods today:"): a few
+# words and a colon opening the row.
+_SHORT_LABEL = re.compile(r"^\s*[A-Z][A-Za-z/&.'-]*(?:\s+[A-Za-z/&.'-]+){0,2}\s*:\s+\S")
+
+
+def _opens_with_short_label(text: str) -> bool:
+    """Whether a row opens with a short label of any kind ("O/E: T 38.1 C, ..."): a new
+    section of a note, not more of the line above, which a label the reader does not
+    know would otherwise run into (a PMH list took the examination's readings)."""
+    return _SHORT_LABEL.match(text) is not None
 
 
 def _label_alone(text: str) -> bool:

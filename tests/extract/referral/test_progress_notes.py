@@ -74,3 +74,27 @@ def test_numbered_plan_items_run_together_in_one_paragraph_each_open_their_own_s
 
     assert [p.description.text for p in problems_in("2. CKD stage 3a with albuminuria - start losartan.")] == [
         "CKD stage 3a"]
+
+
+def test_a_notes_own_section_labels_end_the_line_above_and_a_later_label_in_a_line_is_its_own():
+    # A consultation note written after the rules, set line under line: "PMH: COPD, T2DM,
+    # AF on apixaban. Allergy: penicillin - rash." then "O/E: T 38.1 C, HR 104 ..." and
+    # "Bloods today: CRP 148, WCC 15.2, ...". The examination and bloods lines ran into
+    # the PMH list: "BP 138/82" and "K 4.9" were problems, and the allergy was lost.
+    letter = LetterLines(gap=18)
+    for line in ["Patient: Margaret Hargreaves   DOB: 14/03/1951",
+                 "PMH: COPD (moderate), T2DM, AF on apixaban. Allergy: penicillin - rash.",
+                 "O/E: T 38.1 C, HR 104 irreg, BP 138/82, SpO2 91% on air.",
+                 "Bloods today: CRP 148, WCC 15.2, K 4.9.",
+                 "Imp: Infective exacerbation of COPD."]:
+        letter.line(line, size=9.5)
+    result = letter.read("documents:21")
+
+    def facts(kind: str, key: str) -> list:
+        return [f.structured_value[key] for f in result.facts if f.fact_type == kind]
+
+    assert facts("problem", "description") == ["COPD (moderate)", "T2DM", "AF on apixaban"]
+    assert facts("allergy", "substance") == ["penicillin"]
+    assert facts("vital_sign", "kind") == ["temperature", "heart_rate", "blood_pressure", "spo2"]
+    assert facts("lab_result", "test_name") == ["CRP", "WCC", "K"]
+    assert [f.structured_value["analyte"] for f in result.facts if f.fact_type == "lab_result"][1] == "wbc"
