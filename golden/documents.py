@@ -18,7 +18,8 @@ Spec kinds (``"kind"``):
   ``allergies_printed``/``allergies``/``patient``/``chief_concern``/``medications``).
 * ``referral`` / ``office`` - a named builder of ``golden.referral_letters`` or
   ``golden.office_fixtures``.
-* ``docx`` - a letter of ``paragraphs`` (and optional ``table`` rows).
+* ``docx`` - a letter of ``paragraphs`` (and optional ``table`` rows, or ``tables``, each a
+  list of rows), then ``after_table`` paragraphs.
 * ``xlsx`` - a workbook of ``sheets`` (``{name: [[cell, ...], ...]}``).
 * ``hl7`` - a message from ``segments`` (joined by carriage returns).
 * ``fhir`` - FHIR JSON: the ``json`` object (a Bundle or one resource) written out as
@@ -134,8 +135,8 @@ def _docx(spec: dict, patients: dict) -> bytes:
     doc = docx.Document()
     for text in spec.get("paragraphs", []):
         doc.add_paragraph(text)
-    rows = spec.get("table") or []
-    if rows:
+    # "table": one table after the paragraphs; "tables": several, one after another
+    for rows in ([spec["table"]] if spec.get("table") else []) + list(spec.get("tables") or []):
         table = doc.add_table(rows=len(rows), cols=max(len(r) for r in rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):

@@ -210,17 +210,9 @@ def sheets_workbook(sheets: dict[str, list[list]]) -> bytes:
 def letter_with_tables(*tables: list[list[str]]) -> bytes:
     """A referral letter (DOCX) about Elspeth Marchbank-Oyelaran, DOB 17/10/1972 (her
     dates print day first), with ``tables`` between its greeting and its sign-off."""
-    from docx import Document
+    from golden.documents import build_spec
 
-    doc = Document()
-    doc.add_paragraph("Re: Elspeth Marchbank-Oyelaran, DOB 17/10/1972, NHS number 943 476 5919")
-    doc.add_paragraph("Dear Dr Kettleby, I would be grateful if you could see this lady about her renal function.")
-    for rows in tables:
-        table = doc.add_table(rows=0, cols=len(rows[0]))
-        for cells in rows:
-            for cell, text in zip(table.add_row().cells, cells):
-                cell.text = text
-    doc.add_paragraph("Yours sincerely, Dr R. Abernethy")
-    buf = io.BytesIO()
-    doc.save(buf)
-    return buf.getvalue()
+    return build_spec({"kind": "docx", "tables": list(tables), "paragraphs": [
+        "Re: Elspeth Marchbank-Oyelaran, DOB 17/10/1972, NHS number 943 476 5919",
+        "Dear Dr Kettleby, I would be grateful if you could see this lady about her renal function."],
+        "after_table": ["Yours sincerely, Dr R. Abernethy"]}, {})[0]

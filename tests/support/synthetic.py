@@ -67,3 +67,11 @@ class LetterLines:
         assert_page_citations_verify(content, result)
         validate_response(result, result.doc_type)
         return result
+
+
+def certainty_of(fact, paged: bool = True):
+    """The certainty the policy gives ``fact`` read in context, its citation verified."""
+    from domain.policy.context.mentions import apply_to
+    from domain.policy.facts.certainty import classify
+
+    return classify(apply_to(fact), citation_verified=True, paged=paged).certainty

@@ -10,30 +10,28 @@ from __future__ import annotations
 
 from domain.limits import Limits
 from domain.models import Certainty
-from domain.policy.context.mentions import apply_to
-from domain.policy.facts.certainty import classify
 from extract.values.lists import parse_allergy, parse_medication, split_items
-from tests.support.synthetic import LetterLines
+from tests.support.synthetic import LetterLines, certainty_of
 
 
-def _certainty(fact, paged: bool = True) -> Certainty | None:
-    return classify(apply_to(fact), citation_verified=True, paged=paged).certainty
+# The letter's lines as printed, the list of changes indented under its label.
+LETTER = ["Patient: Tomasz WOJCIK     Hosp No: RG-550127     DOB: 03/08/1946",
+          "Diagnosis: Community acquired pneumonia, likely due to aspiration",
+          "Allergies: Amoxicillin - widespread rash (mild); Chlorhexidine: itch",
+          "Changes to medicines:",
+          "    STOPPED: Atorvastatin 40 mg at night (muscle aches)",
+          "    Held - Gliclazide 80 mg twice daily",
+          "    CHANGED: Furosemide increased from 40 mg to 80 mg each morning",
+          "    NEW: Doxycycline 100 mg once daily for 5 days",
+          "Bloods on discharge: sodium 131 mmol/L, urea 9.8 mmol/L, CRP 64 mg/L.",
+          "Follow-up: chest X-ray in 6 weeks."]
 
 
 def _letter():
     letter = LetterLines()
-    line = letter.line
-    line("RIVERSIDE GENERAL - DISCHARGE LETTER", size=12, font="hebo", gap=18)
-    line("Patient: Tomasz WOJCIK     Hosp No: RG-550127     DOB: 03/08/1946")
-    line("Diagnosis: Community acquired pneumonia, likely due to aspiration")
-    line("Allergies: Amoxicillin - widespread rash (mild); Chlorhexidine: itch")
-    line("Changes to medicines:")
-    line("STOPPED: Atorvastatin 40 mg at night (muscle aches)", x=66)
-    line("Held - Gliclazide 80 mg twice daily", x=66)
-    line("CHANGED: Furosemide increased from 40 mg to 80 mg each morning", x=66)
-    line("NEW: Doxycycline 100 mg once daily for 5 days", x=66)
-    line("Bloods on discharge: sodium 131 mmol/L, urea 9.8 mmol/L, CRP 64 mg/L.")
-    line("Follow-up: chest X-ray in 6 weeks.")
+    letter.line("RIVERSIDE GENERAL - DISCHARGE LETTER", size=12, font="hebo", gap=18)
+    for text in LETTER:
+        letter.line(text.strip(), x=66 if text.startswith(" ") else 56)
     return letter.read("documents:12")
 
 
@@ -42,7 +40,7 @@ def test_a_status_printed_before_a_medicine_is_its_status_and_not_part_of_its_na
     assert {n: (f.structured_value["dose"], f.structured_value.get("status")) for n, f in medicines.items()} == {
         "Atorvastatin": ("40 mg", "STOPPED"), "Gliclazide": ("80 mg", "Held"),
         "Furosemide": ("80 mg", "increased"), "Doxycycline": ("100 mg", "NEW")}
-    certainty = {n: _certainty(f) for n, f in medicines.items()}
+    certainty = {n: certainty_of(f) for n, f in medicines.items()}
     # stopped and held medicines are history, never current chart medicines
     assert certainty["Atorvastatin"] == certainty["Gliclazide"] == Certainty.DOCUMENT_FACT
     assert certainty["Furosemide"] == certainty["Doxycycline"] == Certainty.VERIFIED

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from domain.limits import Limits
 from domain.models import Certainty
-from domain.policy.context.mentions import apply_to
-from domain.policy.facts.certainty import classify
 from domain.policy.facts.medication_status import status_after
 from extract.values.lists import parse_medication
 from golden.drawing import placed_text_pdf
-from tests.support.synthetic import LetterLines, assert_page_citations_verify
+from tests.support.synthetic import LetterLines, certainty_of, assert_page_citations_verify
 
 
 def _read():
@@ -45,10 +43,6 @@ def _read():
     return letter.read("documents:8")
 
 
-def _certainty(fact, paged: bool = True) -> Certainty | None:
-    return classify(apply_to(fact), citation_verified=True, paged=paged).certainty
-
-
 def _texts(result, kind: str) -> list[str]:
     return [f.fact_text for f in result.facts if f.fact_type == kind]
 
@@ -74,11 +68,11 @@ def test_each_listed_medicine_keeps_its_status_and_a_stopped_or_withheld_one_is_
     assert statuses == {"Sacubitril/valsartan": "unchanged", "Carvedilol": "dose reduced", "Cefalexin": "new",
                         "Spironolactone": "withheld", "Oxybutynin": "ceased"}
     assert medicines["Oxybutynin"].fact_text == "Medication: Oxybutynin 5 mg twice daily (ceased)"
-    certainty = {n: _certainty(medicines[n]) for n in listed}
+    certainty = {n: certainty_of(medicines[n]) for n in listed}
     assert certainty["Spironolactone"] == certainty["Oxybutynin"] == Certainty.DOCUMENT_FACT
     assert certainty["Sacubitril/valsartan"] == certainty["Cefalexin"] == Certainty.VERIFIED
     # the plan's "restart spironolactone if ..." is not a medicine taken now
-    assert all(_certainty(f) != Certainty.VERIFIED for f in result.facts
+    assert all(certainty_of(f) != Certainty.VERIFIED for f in result.facts
                if f.fact_type == "medication" and f.structured_value["name"].lower() == "spironolactone")
 
 
@@ -144,7 +138,7 @@ def test_a_letters_medicine_table_with_status_and_stop_columns_keeps_what_is_no_
     assert status == {"Leflunomide": "No", "Naproxen": "Yes", "Etanercept": "Yes",
                       "Sulfasalazine": "stopped 2026-09-02"}
     assert medicines["Leflunomide"].fact_text == "Medication: Leflunomide 20 mg daily (not taken now)"
-    certainty = {n: _certainty(f, paged=False) for n, f in medicines.items()}
+    certainty = {n: certainty_of(f, paged=False) for n, f in medicines.items()}
     assert certainty["Leflunomide"] == certainty["Sulfasalazine"] == Certainty.DOCUMENT_FACT
     assert certainty["Etanercept"] == Certainty.VERIFIED
     # a stop still to come: a person checks the course
