@@ -84,6 +84,10 @@ MEDICATION_TABLE = [
     ("Salbutamol 2 puffs as required, up to 4 times a day", "Salbutamol", "2 puffs",
      "as required, up to 4 times a day", None),
     ("Insulin glargine 20 units at night", "Insulin glargine", "20 units", "at night", None),
+    # when in the day, read whole (it had been cut to "daily"), and "ac" is before meals, not with them
+    ("Metformin 500 mg daily before breakfast", "Metformin", "500 mg", "daily before breakfast", None),
+    ("Gliclazide 80 mg twice daily with meals", "Gliclazide", "80 mg", "twice daily with meals", None),
+    ("Omeprazole 20 mg once daily before food", "Omeprazole", "20 mg", "once daily before food", None),
 ]
 
 

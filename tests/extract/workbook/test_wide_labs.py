@@ -29,13 +29,14 @@ def labs(result) -> dict[tuple[str, str | None], dict]:
 
 def test_units_in_the_header_and_real_dates_give_one_result_per_cell_cited_to_it():
     content, result = run({"Bloods": ID_ROWS + [
-        [], ["Date taken", "Hb (g/L)", "WCC (x10^9/L)", "Plt (x10^9/L)", "CRP (mg/L)"],
-        [datetime(2025, 11, 2), 131, 7.2, 254, 3],
-        [datetime(2025, 11, 20), 118, 14.6, 402, 88],
+        [], ["Date taken", "Hb (g/L)", "WCC (x10^9/L)", "Plt (x10^9/L)", "CRP (mg/L)", "Fibroscan (kPa)"],
+        [datetime(2025, 11, 2), 131, 7.2, 254, 3, 6.1],
+        [datetime(2025, 11, 20), 118, 14.6, 402, 88, 7.9],
     ]})
     got = labs(result)
-    assert len(got) == 6  # "WCC" is no name the analyte vocabulary knows: reported, not guessed
-    assert any("Bloods!C6, C7" in w.message and "'WCC (x10^9/L)'" in w.message
+    assert len(got) == 8  # "WCC", the British white cell count, is read (it was not, before the vocabulary had it)
+    # "Fibroscan" is no name the analyte vocabulary knows: reported, not guessed
+    assert any("Bloods!F6, F7" in w.message and "'Fibroscan (kPa)'" in w.message
                for w in result.warnings if w.code == "xlsx_result_not_read")
     crp = got[("CRP", "2025-11-20")]
     assert (crp["value"], crp["unit"], crp["_loc"], crp["_quote"]) == ("88", "mg/L", "Bloods!E7", "88")
