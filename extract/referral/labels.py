@@ -172,12 +172,14 @@ OTHER_ID_INLINE = re.compile(rf"(?<![A-Za-z])(?:{_OTHER_LABELS})(?![A-Za-z])"
 MRN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: \d{3,4}){0,2}\b")
 HEADER_COLUMNS = {
     "medications": {role: MEDICATION_COLUMNS[role] for role in ("name", "dose", "frequency", "route", "status",
-                                                                  "stop")},
+                                                                  "stop", "notes")},
     "allergies": ALLERGY_COLUMNS,
     "problems": {
         "description": ("diagnosis", "diagnoses", "problem", "problems", "condition", "conditions", "description"),
         "code": ("code", "icd", "icd-10", "icd10", "icd code", "icd-10 code"),
         "status": ("status",),
+        # when it began ("Date | Problem", "Onset | Condition"): a problem list's own column
+        "onset": ("date", "onset", "since", "year", "date diagnosed", "diagnosed", "date of onset"),
     },
 }
 

@@ -34,7 +34,7 @@ from domain.models import (
     LabResultValue,
 )
 from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_units_problem
-from domain.policy.facts.medication_status import status_with_stop
+from domain.policy.facts.medication_status import status_after, status_with_stop
 from domain.policy.context.mentions import hedge_cue
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -586,6 +586,8 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
         dose = parse_medication(frequency)["dose"]
     start, date_problem = _date_of(_cell(by_col, table, "start"), day_first)
     status = parts.get("status") or None
+    if status is None and (notes := _cell(by_col, table, "notes")) is not None:
+        status = status_after(" " + V.normalize_ws(notes["text"]))  # "Notes: stopped 03/2026 (rash)"
     factors: list[float] = []
     reasons: list[str] = []
     stop_cell = _cell(by_col, table, "stop")

@@ -40,6 +40,7 @@ MED_ROLES: dict[str, tuple[str, ...]] = {
     "dose": ("dose", "strength", "dosage", "amount"),
     "frequency": MEDICATION_COLUMNS["frequency"],
     "prn": MEDICATION_COLUMNS["prn"],
+    "notes": MEDICATION_COLUMNS["notes"],
     "route": ("route",),
     "start": ("start date", "started", "start", "date started"),
     # Whether it is taken now, and when it was stopped: the columns every reader knows

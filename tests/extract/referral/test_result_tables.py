@@ -83,3 +83,22 @@ def test_a_row_of_dates_over_a_list_of_appointments_is_no_result_table():
     _, result = read_referral_docx(letter(
         [["Clinic", "12/01/2026", "19/01/2026"], ["Podiatry", "booked", "attended"]]))
     assert not of_type(result, "lab_result")
+
+
+def test_a_problems_table_with_a_date_column_and_a_medicine_stopped_in_its_comments():
+    # A memory-clinic referral written after the rules: "Date | Problem" was taken for a
+    # table of dates and its problems lost, and sertraline "Stopped 01/11/2026 -
+    # hyponatraemia" in the Comments column was charted as a medicine taken now.
+    from domain.models import Certainty
+    from tests.support.synthetic import certainty_of
+
+    _, result = read_referral_docx(letter(
+        [["Date", "Problem"], ["2012", "Hypertension"], ["2024", "Depression"]],
+        [["Drug", "Dose", "Frequency", "Comments"], ["Sertraline", "50 mg", "once daily", "Stopped 01/11/2026 - low Na"],
+         ["Mirtazapine", "15 mg", "at night", "Started 01/11/2026"], ["Apixaban", "5 mg", "twice daily", "for AF"]]))
+    assert [f.structured_value["description"] for f in of_type(result, "problem")] == ["Hypertension", "Depression"]
+    medicines = {f.structured_value["name"]: f for f in of_type(result, "medication")}
+    assert {n: f.structured_value.get("status") for n, f in medicines.items()} == {
+        "Sertraline": "Stopped", "Mirtazapine": "Started", "Apixaban": None}
+    assert certainty_of(medicines["Sertraline"], paged=False) == Certainty.DOCUMENT_FACT  # history, not the chart
+    assert not [w for w in result.warnings if w.code == "docx_unparsed_date"]
