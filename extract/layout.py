@@ -212,12 +212,17 @@ class LabelledValue:
 
     def value_words_at(self, start: int, end: int) -> list[Word]:
         """The value's words that ``value_text[start:end]`` touches."""
-        out, at = [], 0
-        for w in self.value:
-            if at < end and start < at + len(w.text):
-                out.append(w)
-            at += len(w.text) + 1
-        return out
+        return words_at(self.value, start, end)
+
+
+def words_at(words: Sequence[Word], start: int, end: int) -> list[Word]:
+    """The words that ``text_of(words)[start:end]`` touches."""
+    out, at = [], 0
+    for w in words:
+        if at < end and start < at + len(w.text):
+            out.append(w)
+        at += len(w.text) + 1
+    return out
 
 
 def labelled_values(rows: Sequence[Row], book: PhraseBook) -> list[LabelledValue]:

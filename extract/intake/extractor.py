@@ -40,7 +40,7 @@ from extract.intake.answers import (
     merge_items, problem_continues, review_reason, split_items,
 )
 from extract.intake.layout import LIST_KINDS, Field, Loose, read_page, readings_row
-from extract.layout import page_rows, segments, text_of
+from extract.layout import page_rows, segments, text_of, words_at
 from extract.values.dates import document_date_order, settle
 from extract.values.prose_vitals import vital_values_in
 from extract.values.vital_readings import read_vital
@@ -472,12 +472,8 @@ class _Builder:
         """A row of vital signs by their labels ("BP 146/92   Pulse 88   Temp 37.2 C"):
         one reading each, cited to its own words, held for a person as any reading on a
         form is (no time of measurement goes with it)."""
-        text, starts = "", []
-        for w in words:
-            starts.append(len(text))
-            text += w.text + " "
-        for m in vital_values_in(text):
-            said = [w for w, at in zip(words, starts) if m.mention.start <= at < m.mention.end]
+        for m in vital_values_in(text_of(words)):
+            said = words_at(words, m.mention.start, m.mention.end)
             r = m.reading
             value = VitalSignValue(kind=r.kind, label=m.label, value=r.value, unit=r.unit, systolic=r.systolic,
                                    diastolic=r.diastolic).model_dump()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from domain.content import Section
 from domain.models import (Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate,
                            VitalSignValue)
-from domain.policy.facts.medication_status import status_after, status_reading, status_with_stop, status_words
+from domain.policy.facts.medication_status import status_in_note, status_reading, status_with_stop, status_words
 from domain.policy.facts.vital_signs import implausible, vital_text
 from extract.values import lists as phrases
 from extract.values.lists import NO_KNOWN_TEXT
@@ -116,7 +116,7 @@ def _column_status(ctx: Ctx, columns: dict[str, str]) -> tuple[str | None, str |
     (the medication status policy reads them; a stop still to come is a doubt)."""
     status = V.normalize_ws(columns.get("status") or "")
     status = None if not status or V.NULL_VALUE.match(status) else status
-    if status is None and (noted := status_after(" " + V.normalize_ws(columns.get("notes") or ""))):
+    if status is None and (noted := status_in_note(columns.get("notes"))):
         status = noted  # "Comments: Stopped 01/11/2026 - hyponatraemia": the policy reads it
     stop = V.normalize_ws(columns.get("stop") or "")
     if not stop or V.NULL_VALUE.match(stop):

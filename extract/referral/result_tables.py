@@ -22,7 +22,7 @@ from domain.policy.facts.analytes import canonical_analyte
 from extract.values.dated_results import DatedHeader, read_dated_header, read_dated_row
 from domain.policy.facts.vital_signs import sign_of_label
 from extract.values.dates import document_date_order, find_date, parse_date, settle
-from extract.values.vital_readings import read_vital
+from extract.values.vital_readings import names_reading_date, read_vital
 from extract.values.wide_results import (WideHeader, is_data_row, read_description_row, read_header, read_row,
                                         settle_dates)
 
@@ -130,9 +130,6 @@ class _SignColumns:
     date_col: int | None
 
 
-# A date column's heading in a table of readings.
-_DATE_HEADINGS = frozenset({"date", "date seen", "visit", "visit date", "clinic date", "seen", "taken", "recorded",
-                            "date recorded", "measured", "when"})
 MIN_SIGN_COLUMNS = 2
 
 
@@ -144,7 +141,7 @@ def _sign_columns(pairs: list[tuple[int, str]]) -> _SignColumns | None:
     for col, text in pairs:
         if not text:
             continue
-        if text.lower().rstrip(":") in _DATE_HEADINGS and date_col is None:
+        if names_reading_date(text) and date_col is None:
             date_col = col
         elif (sign := sign_of_label(text)) is not None and sign[0] not in ("systolic", "diastolic"):
             signs[col] = (sign[0], sign[1], text)

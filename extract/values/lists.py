@@ -107,10 +107,13 @@ def _site_of(before: str, piece: str) -> bool:
     """Whether ``piece`` says where the condition ``before`` it is: a site with its side
     or position, after an item that does not itself end in a site."""
     piece = " ".join(piece.strip(" .,;").split())
-    if not (_SIDED.match(piece) and _SITE.fullmatch(piece)):
-        return False
-    words = before.split()
-    return not any(_SITE.fullmatch(" ".join(words[-n:]).strip(" .,;:")) for n in range(1, min(4, len(words)) + 1))
+    return bool(_SIDED.match(piece) and _SITE.fullmatch(piece)) and not _ends_in_site(before)
+
+
+def _ends_in_site(text: str) -> bool:
+    """Whether an item's last words name a site ("..., both knees")."""
+    words = text.split()
+    return any(_SITE.fullmatch(" ".join(words[-n:]).strip(" .,;:")) for n in range(1, min(4, len(words)) + 1))
 
 
 def _next_site(before: str, piece: str) -> bool:
@@ -118,10 +121,7 @@ def _next_site(before: str, piece: str) -> bool:
     joined to it ("Osteoarthritis, both knees, hips"): a site alone, after an item that
     holds a comma and ends in a site."""
     piece = " ".join(piece.strip(" .,;").split())
-    if "," not in before or not _SITE.fullmatch(piece):
-        return False
-    words = before.split()
-    return any(_SITE.fullmatch(" ".join(words[-n:]).strip(" .,;:")) for n in range(1, min(4, len(words)) + 1))
+    return "," in before and bool(_SITE.fullmatch(piece)) and _ends_in_site(before)
 
 
 def is_qualifier(text: str) -> bool:

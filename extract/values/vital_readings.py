@@ -18,6 +18,20 @@ _BP = re.compile(r"^(\d{2,3})\s*/\s*(\d{2,3})\s*([A-Za-z/ ]*?)\s*$")
 _NUMBER_UNIT = re.compile(r"^([<>]?\s*\d+(?:[.,]\d+)?)\s*(.*?)\s*$")
 
 
+# The headings of a column saying when readings were taken, in a workbook's or a letter's
+# table of vital signs ("Date", "Visit date", "Month").
+DATE_COLUMN = ("date", "date/time", "datetime", "date time", "date and time", "taken", "date taken", "time taken",
+               "measured", "date measured", "when", "obs date", "observation date", "charted", "recorded at",
+               "recorded on", "date recorded", "visit date", "visit", "recorded", "time recorded",
+               "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at", "seen",
+               "date seen", "clinic date", "review date", "month", "week", "week of")
+
+
+def names_reading_date(heading: str) -> bool:
+    """Whether a column heading says when a table's readings were taken ("Date", "Visit date:")."""
+    return normalize_ws(heading).lower().rstrip(":#*. ") in DATE_COLUMN
+
+
 @dataclass(slots=True)
 class VitalReading:
     kind: str

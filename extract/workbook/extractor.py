@@ -34,10 +34,12 @@ from domain.models import (
     LabResultValue,
 )
 from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_units_problem
-from domain.policy.facts.medication_status import status_after, status_with_stop
+from domain.policy.facts.medication_schedule import says_as_needed
+from domain.policy.facts.medication_status import status_in_note, status_with_stop
 from domain.policy.context.mentions import hedge_cue
 from extract.values import text_rules as tr
 from extract.values import numbers as V
+from extract.values.written_answers import is_yes_answer
 from extract.values.dates import document_date_order, find_date, parse_date, settle
 from extract.values.flags import resolve_flag
 from extract.values.lists import parse_medication
@@ -578,8 +580,8 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
     dose = parts.get("dose") or parsed["dose"]
     frequency = parts.get("frequency") or parsed["frequency"]
     prn = _cell(by_col, table, "prn")
-    if prn is not None and V.normalize_ws(prn["text"]).lower() in ("yes", "y", "prn", "true", "x") \
-            and not re.search(r"\b(?:needed|required|prn)\b", frequency or "", re.I):
+    if prn is not None and (is_yes_answer(prn["text"]) or says_as_needed(prn["text"])) \
+            and not says_as_needed(frequency):
         # "PRN? | Yes": taken only when needed, which a frequency alone would not say
         frequency = f"{frequency} when needed" if frequency else "when needed"
     if not dose and frequency:
@@ -587,7 +589,7 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
     start, date_problem = _date_of(_cell(by_col, table, "start"), day_first)
     status = parts.get("status") or None
     if status is None and (notes := _cell(by_col, table, "notes")) is not None:
-        status = status_after(" " + V.normalize_ws(notes["text"]))  # "Notes: stopped 03/2026 (rash)"
+        status = status_in_note(notes["text"])  # "Notes: stopped 03/2026 (rash)"
     factors: list[float] = []
     reasons: list[str] = []
     stop_cell = _cell(by_col, table, "stop")

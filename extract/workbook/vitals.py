@@ -27,7 +27,7 @@ from domain.policy.facts.vital_signs import VITAL_SIGNS, implausible, sign_of_la
 from extract.section_facts import SectionFacts
 from extract.values import numbers as V
 from extract.values.dates import parse_date, time_of_day
-from extract.values.vital_readings import VitalReading, read_bp_parts, read_vital
+from extract.values.vital_readings import DATE_COLUMN, VitalReading, read_bp_parts, read_vital
 from extract.workbook.labels import NULL_VALUE
 
 # Header words of the long layout and of the columns saying when a reading was taken.
@@ -36,11 +36,6 @@ SIGN_COLUMN = ("sign", "vital sign", "vital signs", "vital", "vitals", "observat
 VALUE_COLUMN = ("value", "reading", "result", "results", "recorded value", "measured value", "observed value",
                 "level", "recorded")
 UNIT_COLUMN = ("unit", "units", "uom", "unit of measure")
-DATE_COLUMN = ("date", "date/time", "datetime", "date time", "date and time", "taken", "date taken", "time taken",
-               "measured", "date measured", "when", "obs date", "observation date", "charted", "recorded at",
-               "recorded on", "date recorded", "visit date", "visit", "recorded", "time recorded",
-               "date/time recorded", "date & time", "timestamp", "measured at", "taken at", "charted at", "seen",
-               "date seen", "clinic date", "review date", "month", "week", "week of")
 TIME_COLUMN = ("time", "time of reading", "clock time", "hour")
 _SHEET_DATE_LABELS = ("date", "recorded", "recorded on", "taken", "taken on", "measured on", "seen on", "seen")
 # "Clinic date", "Date of visit", "Date seen": a label about the date of the readings,
@@ -91,8 +86,8 @@ def find_vital_header(cells: list[dict], row: int) -> VitalTable | None:
             table.unknown[c["col"]] = V.normalize_ws(c["text"])
     kinds = {k for k, _, _ in table.signs.values()}
     # A chart of one sign by date ("Month | Weight (kg)") is one too, when its dates say so.
-    if len(kinds) >= 2 or {"systolic", "diastolic"} <= kinds or (len(kinds) == 1 and "date" in table.columns
-                                                                  and kinds != {"systolic"} and kinds != {"diastolic"}):
+    one_dated = len(kinds) == 1 and "date" in table.columns and not kinds <= {"systolic", "diastolic"}
+    if len(kinds) >= 2 or {"systolic", "diastolic"} <= kinds or one_dated:
         return table
     long = VitalTable(row, "long", columns={k: v for k, v in table.columns.items()})
     for c in cells:

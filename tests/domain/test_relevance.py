@@ -53,12 +53,12 @@ def test_the_item_text_says_how_a_mention_was_meant():
         "Medication: aspirin - patient does not take")
     assert with_context("Problem: asthma", HISTORICAL) == "Problem: asthma (historical)"
     # a medicine whose own status says it is not taken needs no vaguer "(historical)"
-    assert with_context("Medication: Ramipril 5 mg (STOPPED)", HISTORICAL, "medication") == (
+    assert with_context("Medication: Ramipril 5 mg (STOPPED)", HISTORICAL, "medication", status="STOPPED") == (
         "Medication: Ramipril 5 mg (STOPPED)")
-    assert with_context("Medication: Furosemide 40 mg (withheld)", HISTORICAL, "medication") == (
+    assert with_context("Medication: Furosemide 40 mg (withheld)", HISTORICAL, "medication", status="withheld") == (
         "Medication: Furosemide 40 mg (withheld)")
-    assert with_context("Medication: Aspirin 75 mg (for pain)", HISTORICAL, "medication") == (
-        "Medication: Aspirin 75 mg (for pain) (historical)")
+    assert with_context("Medication: Aspirin 75 mg (new)", HISTORICAL, "medication", status="new") == (
+        "Medication: Aspirin 75 mg (new) (historical)")
     family = context_of("family_history", None)
     assert family.experiencer == "family"
     assert with_context("Family history: Father - heart disease", family) == "Family history: Father - heart disease"

@@ -15,10 +15,10 @@ from typing import Any
 
 from domain.models import AnswerItem, Citation, ClinicalContext, EvidenceItem
 from domain.policy.answers.contradictions import Contradiction, Statement, find_contradictions
-from domain.policy.answers.relevance import context_of, with_context
+from domain.policy.answers.relevance import context_of
 from domain.policy.answers.verifier import citation_key
 from domain.policy.facts.chart_rules import SUPPORTING_OUTCOMES
-from core.services.answer.evidence_items import describe, load_candidates
+from core.services.answer.evidence_items import described, load_candidates
 from core.services.workbench import Workbench
 from storage import record_version
 
@@ -39,8 +39,7 @@ def _source_fact(fact: dict[str, Any]) -> tuple[EvidenceItem, ClinicalContext | 
     ctx = context_of(fact["fact_type"], fact.get("context"))
     citation = Citation.model_validate(fact["citation"])
     item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind="document_fact", fact_type=fact["fact_type"],
-                        text=with_context(describe(fact["fact_type"], value, fact["fact_text"]), ctx,
-                                          fact["fact_type"]),
+                        text=described(fact["fact_type"], value, fact["fact_text"], ctx),
                         structured=value, citations=[citation])
     return item, ctx, f"{fact['fact_text']} {citation.quote_or_value}"
 

@@ -129,6 +129,13 @@ def describe(fact_type: str, v: dict[str, Any], fallback: str) -> str:
     return fallback
 
 
+def described(fact_type: str, value: dict[str, Any], fallback: str, context: ClinicalContext | None) -> str:
+    """An answer line: the stored values as a sentence (``describe``) and the context
+    tags it does not already say."""
+    return with_context(describe(fact_type, value, fallback), context, fact_type,
+                        status=str(value["status"]) if fact_type == "medication" and value.get("status") else None)
+
+
 def _date_of(value: dict[str, Any]) -> str | None:
     """The date a finding was taken: a result's collection date, a vital sign's time."""
     return value.get("collection_date") or (str(value["measured_at"]) if value.get("measured_at") else None)
@@ -139,7 +146,7 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any],
     value = {k: (str(v) if k == "collection_date" and v is not None else v) for k, v in row.items()
              if k not in ("promotion_citation", "fact_context")}
     context = context_of(fact_type, row.get("fact_context"))
-    text = with_context(describe(fact_type, value, str(row.get("note") or "")), context, fact_type)
+    text = described(fact_type, value, str(row.get("note") or ""), context)
     if row.get("promotion_citation"):
         citations = [Citation.model_validate(row["promotion_citation"])]
     else:
@@ -175,7 +182,7 @@ def _conflict_text(conflict: dict[str, Any] | None) -> str:
 def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[str, Any] | None = None) -> Candidate:
     value = fact["structured_value"] or {}
     context = context_of(fact["fact_type"], fact.get("context"))
-    text = with_context(describe(fact["fact_type"], value, fact["fact_text"]), context, fact["fact_type"])
+    text = described(fact["fact_type"], value, fact["fact_text"], context)
     citation = Citation.model_validate(fact["citation"])
     if evidence_source == "needs_review":
         in_conflict = fact.get("promotion_status") == "conflict_needs_review"

@@ -99,24 +99,18 @@ def context_tags(ctx: ClinicalContext | None, fact_type: str | None = None) -> l
 _SAYS_NO = re.compile(r"\b(?:no|not|none|denies|denied|negative|without)\b", re.I)
 
 
-def with_context(text: str, ctx: ClinicalContext | None, fact_type: str | None = None) -> str:
+def with_context(text: str, ctx: ClinicalContext | None, fact_type: str | None = None,
+                 status: str | None = None) -> str:
     """The item text with the context tags it does not already say ("Family history: …"
-    needs no "(family history)", "No known allergies" no "(denied)")."""
+    needs no "(family history)", "No known allergies" no "(denied)"). ``status``: a
+    medicine's printed status, which the text shows; when it says the medicine is not
+    taken now ("STOPPED", "withheld"), "(historical)" would only say it again, less exactly."""
     negated = set(_NEGATED_WORDS.values()) | {"(denied)"}
+    not_taken = status_reading(status) == "not_current"
     extra = [t for t in context_tags(ctx, fact_type) if t.strip("()").lower() not in text.lower()
              and not (t in negated and _SAYS_NO.search(text))
-             and not (t == "(historical)" and _says_not_taken(text))]
+             and not (t == "(historical)" and not_taken)]
     return " ".join([text, *extra])
-
-
-_LAST_BRACKET = re.compile(r"\(([^()]*)\)\s*$")
-
-
-def _says_not_taken(text: str) -> bool:
-    """A medicine's line that ends with a status saying it is not taken now ("(STOPPED)",
-    "(withheld)"): "(historical)" would only say it again, less exactly."""
-    m = _LAST_BRACKET.search(text)
-    return m is not None and status_reading(m.group(1)) == "not_current"
 
 
 def raises_red_flag(source_text: str, ctx: ClinicalContext | None) -> str | None:

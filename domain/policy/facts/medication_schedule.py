@@ -124,3 +124,9 @@ def running_text_pattern(kind: str) -> re.Pattern[str]:
             spaced = r"[\s.-]+".join(map(re.escape, p.split()))
             alternatives.append(spaced + (r"\.?" if len(p.split()[-1]) == 1 else ""))
     return re.compile(r"(?<![\w.])(" + "|".join(alternatives) + r")(?![\w])", re.I)
+
+
+def says_as_needed(text: str | None) -> bool:
+    """Whether a frequency as printed says the medicine is taken only when needed ("q4h
+    prn", "twice daily when required"), by the vocabulary's "as needed" wordings."""
+    return any(frequency(m.group(1)) == "as needed" for m in running_text_pattern("frequencies").finditer(text or ""))

@@ -95,6 +95,14 @@ def status_after(text: str) -> str | None:
     return None
 
 
+def status_in_note(note: str | None) -> str | None:
+    """The status a free note beside a medicine opens with or speaks of ("Stopped
+    01/11/2026 - hyponatraemia" -> "Stopped"; "stop if dizzy" whole, a status the policy
+    does not know), read as ``status_after`` reads what follows a dose; None for a note
+    that says none ("for AF")."""
+    return status_after(" " + " ".join((note or "").split()))
+
+
 # A status printed before the medicine, as a discharge summary's list of changes does
 # ("STOPPED: Ramipril 5 mg", "Held - metformin 1 g BD", "Started amlodipine 5 mg"):
 # any status word with a colon or a dash after it; without one, only a verb of
