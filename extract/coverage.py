@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from domain.content import NormalizedContent, PageContent, Section
 from domain.models import BoundingBox, FactProposal
@@ -106,8 +106,8 @@ those please if shall
 NAME_NUMBER_WORDS = frozenset({"type", "stage", "grade", "class"})
 # A number followed by one of these is a span of time ("repeat FBC in 4 weeks"), not a
 # result. Seconds, minutes and hours are left out: "PT 13.2 seconds" is one.
-DURATION_WORDS = frozenset({"day", "days", "week", "weeks", "wk", "wks", "month", "months", "mths", "year", "years",
-                            "yr", "yrs"})
+DURATION_WORDS = frozenset({"hour", "hours", "hrs", "day", "days", "week", "weeks", "wk", "wks", "month", "months",
+                            "mths", "year", "years", "yr", "yrs"})
 # A test name is a few words; a longer run before the value is a sentence about something else.
 MAX_NAME_WORDS = 6
 # Read by the intake label vocabulary: a value under these labels is never a result.
@@ -333,10 +333,13 @@ def _range_without_dash(piece: _Piece, first_unit: int | None) -> None:
             t.kind = "range"
 
 
-def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
+def _result_reason(piece: _Piece, label_cell: str | None = None,
+                   read: Callable[[_Token], bool] = lambda t: False) -> str | None:
     """Why the piece reads as a printed result, or None when it does not. In a table row
     ``label_cell`` is the cell the piece opens with: it must name a test or a vital sign
-    whole ("Potassium", "BP"), since "Potassium chloride tablets" names a medicine."""
+    whole ("Potassium", "BP"), since "Potassium chloride tablets" names a medicine. The
+    values shown are those ``read`` says no fact took (a sentence of five results, four of
+    them read, names the fifth)."""
     if " ".join(_label_words(piece)) in RANGE_ROW_LABELS:
         return None  # "Ref range  133-146  3.5-5.3  >59": a flowsheet's row of reference ranges
     values = piece.of("value")
@@ -374,7 +377,7 @@ def _result_reason(piece: _Piece, label_cell: str | None = None) -> str | None:
             if v not in bare:
                 v.kind = "range"  # "<100" beside a plain value is the reference range
         values = bare
-    shown = ", ".join(v.text for v in values[:4])
+    shown = ", ".join(v.text for v in ([v for v in values if not read(v)] or values)[:4])
     if named:
         return f"{named} with a value ({shown})"
     label = _label_words(piece)
@@ -532,7 +535,7 @@ def _page_regions(page: PageContent, cites: list[tuple[BoundingBox, frozenset[st
         tokens = [_Token(w.text, i, w) for i, seg in enumerate(segments(row.words)) for w in seg]
         _classify(tokens)
         for n, piece in enumerate(_pieces(tokens)):
-            reason = _result_reason(piece)
+            reason = _result_reason(piece, read=lambda t: _cited(t.ref, page, cites))
             if n == 0 and (wrapped := _wrapped_name(above, piece)):
                 tail, reason = wrapped  # the value's own name, not one later on its line
                 piece = _Piece(tail + piece.tokens)
@@ -664,7 +667,7 @@ def _section_regions(content: NormalizedContent, facts: list[FactProposal]) -> l
             label_cell = _label_cell(piece, text_of) if table is not None else None
             if label_cell is not None:
                 _name_keeps_its_numbers(piece)
-            reason = _result_reason(piece, label_cell)
+            reason = _result_reason(piece, label_cell, lambda t: _numbers(t.text) <= read)
             if reason is None:
                 continue
             if read and all(_numbers(t.text) <= read for t in piece.of("value")):

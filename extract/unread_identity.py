@@ -466,6 +466,39 @@ def _judge(meaning: str | None, label: list[Word], value: list[Word], read: _Rea
 
 # --------------------------------------------------------------------------- sections (DOCX, XLSX)
 
+# Where a line of text (a sheet's title cell, a paragraph) is cut into the pieces a label
+# may open: "Anticoagulation clinic - Margaret Hargreaves - MRN K1183307 - DOB 14/03/1951".
+_TEXT_PIECE = re.compile(r"\s+[-\u2013\u2014|]\s+|\s{2,}|\t|;\s*")
+
+
+def _text_labels(text: str) -> list[tuple[str, str, list[Word]]]:
+    """(meaning, label, value words) for each label of the shared vocabulary that opens a
+    piece of a line of text, with or without its colon ("MRN K1183307")."""
+    out = []
+    for piece in _TEXT_PIECE.split(text or ""):
+        seg = [Word(t, 0, 0, 1, 1) for t in piece.split()]
+        for meaning, label, value in _labelled(seg):
+            if meaning is not None and value:
+                out.append((meaning, text_of(label), value))
+    return out
+
+
+def labelled_identity(text: str) -> list[tuple[str, str, str]]:
+    """(meaning, label, value as printed) of the patient's date of birth and record
+    number that a line of text prints under labels of the shared vocabulary, with or
+    without a colon: "DOB 14/03/1951" -> ("dob", "DOB", "14/03/1951"). A reader takes
+    them from a line it has no other rule for; the sweep reports them when it does not."""
+    out = []
+    for meaning, label, value in _text_labels(text):
+        if meaning == "dob" and (found := _leading_date(value)) is not None:
+            out.append((meaning, label, text_of(found[1])))
+        elif meaning == "record_number":
+            again = value[:record_label_words([w.text for w in value])]
+            if (words := _leading_identifier(value[len(again):])) is not None:
+                out.append((meaning, label, text_of(words)))
+    return out
+
+
 _SECTION_LABEL = re.compile(r"(?:^|\s{2,}|\t|\|)\s*([A-Za-z][A-Za-z .'/#()-]{0,30}?)\s*[:#]\s*(\S[^:|\t]*?)"
                             r"(?=\s{2,}|\t|\||$)")
 
@@ -477,11 +510,16 @@ def _section_pairs(section) -> list[tuple[str, str, str, bool]]:
         # A label cell beside its value: a row of two cells ("Hosp# | 4471-22"), or a cell
         # written as a label ("DOB:") anywhere; the cells of a table row are no labels.
         cells = [c.strip() for c in section.text.split(" | ")]
-        return [(a, b, section.text, a.endswith((":", "#"))) for a, b in zip(cells, cells[1:])
-                if a and b and not any(ch.isdigit() for ch in a) and len(a.split()) <= MAX_UNKNOWN_LABEL_WORDS + 1
-                and (len(cells) == 2 or a.endswith((":", "#")))]
-    return [(m.group(1).strip(), m.group(2).strip(), m.group(0).strip(), True)
-            for m in _SECTION_LABEL.finditer(section.text)]
+        pairs = [(a, b, section.text, a.endswith((":", "#"))) for a, b in zip(cells, cells[1:])
+                 if a and b and not any(ch.isdigit() for ch in a) and len(a.split()) <= MAX_UNKNOWN_LABEL_WORDS + 1
+                 and (len(cells) == 2 or a.endswith((":", "#")))]
+    else:
+        pairs = [(m.group(1).strip(), m.group(2).strip(), m.group(0).strip(), True)
+                 for m in _SECTION_LABEL.finditer(section.text)]
+    # and a birth date or record number under a known label without its colon, opening a
+    # piece of the line ("... - MRN K1183307 - DOB 14/03/1951")
+    return pairs + [(label, value, section.text, True) for _, label, value in labelled_identity(section.text)
+                    if not any(label.rstrip(":# ") == p[0].rstrip(":# ") for p in pairs)]
 
 
 def _section_unread(section, read: _Read, ids: _Read, newest: date, source_id: str,

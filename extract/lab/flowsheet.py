@@ -28,11 +28,6 @@ from extract.values.ranges import parse_reference_range
 from extract.values.flags import FlagKey
 from extract.values.wide_results import NOT_A_VALUE, WideHeader, is_data_row, read_description_row, read_header
 
-# Header pieces naming no test the vocabulary knows, at most two per test column and
-# one more: an anticoagulation record prints "Date | INR | Warfarin dose | Next test";
-# a row of other words ("Date | Result | Units") names no test and is no header at all.
-MAX_OTHER_COLUMNS_PER_TEST = 2
-
 
 @dataclass(slots=True)
 class Flowsheet:
@@ -52,8 +47,8 @@ def detect_flowsheet(row: Row) -> Flowsheet | None:
     if len(pieces) < 2:
         return None
     cells = [(k, " ".join(w.text for w in seg)) for k, seg in enumerate(pieces)]
-    header = read_header(cells, min_analytes=1)  # an anticoagulation clinic's "Date | INR" is one
-    if header is None or len(header.unknown) > MAX_OTHER_COLUMNS_PER_TEST * len(header.analytes) + 1:
+    header = read_header(cells)  # an anticoagulation clinic's "Date | INR" is one
+    if header is None:
         return None
     if header.date_col != 0:
         return None  # the sample's date opens each row
@@ -75,6 +70,8 @@ def flowsheet_results(flow: Flowsheet, row: Row, words: list[Word], key: FlagKey
     date_text = dict(cells).get(flow.header.date_col, "")
     if not date_text or parse_date(date_text) is None or not is_data_row(flow.header, cells):
         return None  # its date is read by the extractor, as the report prints its dates
+    # the row's own range, under a "Target range" column beside the one test column
+    own_range = dict(cells).get(flow.header.range_col, "") if flow.header.range_col is not None else ""
     out: list[RowResult] = []
     for col, cited in sorted(by_col.items()):
         column = flow.header.analytes.get(col)
@@ -93,12 +90,13 @@ def flowsheet_results(flow: Flowsheet, row: Row, words: list[Word], key: FlagKey
                 unreadable=True, column_date=date_text, doubts=[f"{text!r} under the column {label!r}: {why}"]))
             continue
         reading.unit = reading.unit or column.unit
-        parsed = parse_reference_range(column.reference_range) if column.reference_range else None
+        ref = own_range or column.reference_range
+        parsed = parse_reference_range(ref) if ref else None
         if parsed:
             reading.reference_range, reading.range_unit = parsed
         out.append(RowResult(
             row=row, words=cited, test_name=column.test_name, reading=reading,
             flag_text=reading.flag or reading.inline_flag, position_flag=None,
             unit_clean=bool(reading.unit) and V.looks_like_unit(reading.unit), range_clean=bool(parsed),
-            alignment=1.0, range_expected=bool(column.reference_range), column_date=date_text))
+            alignment=1.0, range_expected=bool(ref), column_date=date_text))
     return out

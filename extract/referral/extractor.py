@@ -475,6 +475,11 @@ def _list_row(header: tuple[str, dict[str, int]], cells: list[tuple[int, str]], 
               cells_by_loc: dict[str, Section], t: int) -> list[Found]:
     kind, mapping = header
     values = {col: (cells[i][1] if i < len(cells) else "") for col, i in mapping.items()}
+    if kind == "medications":
+        # A column the header does not name ("Duration | WITHHELD until GP review") may
+        # still say the medicine is not taken now: its cells are read as notes are.
+        others = [text for i, (_, text) in enumerate(cells) if i not in mapping.values() and text.strip()]
+        values["notes"] = " ; ".join(t for t in (values.get("notes", ""), *others) if t.strip())
     primary = next(iter(HEADER_COLUMNS[kind]))
     if not values.get(primary):
         return []

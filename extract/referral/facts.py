@@ -91,7 +91,8 @@ def emit(ctx: Ctx, item: Found) -> None:
                 told = allergy_in(text) if len(text.split()) >= MIN_PROSE_WORDS else None
                 _list_item(ctx, item.field, None, item, text, told=told)
             return
-        items = [item.value] if item.whole else phrases.split_items(item.value, commas=item.field != "medications")
+        items = [item.value] if item.whole else phrases.problem_items(item.value) if item.field == "problems" \
+            else phrases.split_items(item.value, commas=item.field != "medications")
         for text in items:
             told = medications_in(text, listed=True) if item.field == "medications" and not _with_status(text) else []
             if len(told) > 1 or (told and len(phrases.parse_medication(text)["name"].split()) > MAX_NAME_WORDS):

@@ -76,7 +76,7 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
             section = cells.get(f"table {t} row {r} col {result.col}", row)
             column = result.column
             found.append(_found(section, result.text, column.test_name, result.value, result.unit,
-                                column.reference_range, result.printed_flag, column.analyte, read.date,
+                                result.reference_range, result.printed_flag, column.analyte, read.date,
                                 read.date_problem))
         for col, (label, why) in read.unread.items():
             unread.setdefault((t, f"under the column {label!r}", why), []).append(f"row {r} col {col}")

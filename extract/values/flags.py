@@ -175,7 +175,9 @@ def read_flag_key(text: str) -> dict[str, str] | None:
     while tokens and tokens[0].rstrip(":").upper() in _KEY_LABELS | {"FLAG", "RESULT"}:
         tokens.pop(0)
         labelled = True
-    tokens = [t for t in tokens if t not in _KEY_SEPARATORS]
+    # A dash defined by an "=" after it is a sign of the key ("+ = high, - = low"), no separator.
+    tokens = [t for k, t in enumerate(tokens) if t not in _KEY_SEPARATORS
+              or t in ("-", "\u2013") and k + 1 < len(tokens) and tokens[k + 1] == "="]
     pairs: dict[str, str] = {}
     i = 0
     while i < len(tokens):

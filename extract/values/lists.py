@@ -192,6 +192,29 @@ def allergy_items(text: str) -> list[str]:
     return out
 
 
+# A sentence's end in a problem list: after a word or a bracket, never after a number (an
+# inline numbered list, "1. Cellulitis of the left leg 2. Gout", is read whole elsewhere).
+_PROBLEM_BREAK = re.compile(r"(?<=[a-z)\]%])[.!]\s+(?=[A-Z])")
+
+
+def problem_items(text: str) -> list[str]:
+    """The items of a problem list that may be written as sentences ("Community-acquired
+    pneumonia (right lower lobe). Acute kidney injury stage 1."): split at sentence ends,
+    then like ``split_items``. A sentence that only qualifies the one before ("Asthma.
+    Well controlled.") stays with it. Items are substrings of ``text``."""
+    out: list[str] = []
+    for sentence in _PROBLEM_BREAK.split(text):
+        items = split_items(sentence)
+        if out and items and is_qualifier(sentence):
+            at = text.find(out[-1])
+            end = text.find(items[-1], at + len(out[-1]))
+            if at >= 0 and end >= 0:
+                out[-1] = text[at:end + len(items[-1])]
+                continue
+        out += items
+    return out
+
+
 _DOSE = re.compile(rf"({dose_amount_pattern()})", re.IGNORECASE)
 # How often and by which route: the wordings of the medication schedule vocabulary
 # (``domain.policy.facts.medication_schedule``), the same one the chart compares on.

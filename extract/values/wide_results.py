@@ -39,7 +39,14 @@ RANGE_ROW_LABELS = frozenset({
 # Headers of columns that never hold results: their text is a note, not a test.
 NOTE_HEADERS = frozenset({"note", "notes", "comment", "comments", "remarks", "remark", "by", "initials",
                           "lab", "lab no", "lab number", "specimen", "source", "requested by", "location"})
-MIN_ANALYTE_COLUMNS = 2
+# Headers of a column printing each row's own reference range or target ("Date | INR |
+# Target range | ..."): the range of that row's result when the table has one test column.
+RANGE_COLUMN_HEADERS = RANGE_ROW_LABELS | frozenset({
+    "target range", "therapeutic range", "target inr", "inr target", "target inr range", "goal", "goal range"})
+# Beside a lone test column, at most this many header cells naming no test and one more: an
+# anticoagulation record prints "Date | INR | Warfarin dose | Next test"; a row of many
+# other words with one test's name among them is no header.
+MAX_OTHER_COLUMNS_PER_TEST = 2
 BRACKETS = re.compile(r"\s*[\(\[]([^)\]]*)[\)\]]\s*")
 
 
@@ -62,6 +69,7 @@ class WideHeader:
     date_col: int
     analytes: dict[int, AnalyteColumn]
     unknown: dict[int, str] = field(default_factory=dict)  # col -> a header naming no test
+    range_col: int | None = None  # each row's own reference range (one test column only)
     day_first: bool | None = None  # how the date column's other dates settle "04/03/2026" (``settle_dates``)
 
 
@@ -86,6 +94,7 @@ class WideCell:
     value: str
     unit: str
     printed_flag: str
+    reference_range: str = ""  # the column's, or the row's own under a range column
 
 
 @dataclass(slots=True)
@@ -96,11 +105,11 @@ class WideRow:
     unread: dict[int, tuple[str, str]]  # col -> (its header, why the filled cell was not read)
 
 
-def read_header(cells: list[tuple[int, str]], min_analytes: int = MIN_ANALYTE_COLUMNS) -> WideHeader | None:
+def read_header(cells: list[tuple[int, str]]) -> WideHeader | None:
     """A header row of a column-per-test table, or None. It has a date column and at least
-    ``min_analytes`` columns naming an analyte (two on its own; one beside a vital-signs
-    table's columns already known to be a table); a column naming a vital sign is no test's."""
-    date_col = None
+    one column naming an analyte ("Date | INR" is an anticoagulation clinic's; beside a
+    lone test, few other columns); a column naming a vital sign is no test's."""
+    date_col = range_col = None
     analytes: dict[int, AnalyteColumn] = {}
     unknown: dict[int, str] = {}
     for col, raw in cells:
@@ -113,6 +122,9 @@ def read_header(cells: list[tuple[int, str]], min_analytes: int = MIN_ANALYTE_CO
             continue
         if V.parse_number(text) is not None or parse_date(text) is not None:
             return None  # a header prints no values
+        if range_col is None and (_norm(text) in RANGE_COLUMN_HEADERS or _norm(bare) in RANGE_COLUMN_HEADERS):
+            range_col = col
+            continue
         analyte = canonical_analyte(bare) if sign_of_label(text) is None else None
         if analyte is None:
             if _norm(bare) not in NOTE_HEADERS:
@@ -122,9 +134,14 @@ def read_header(cells: list[tuple[int, str]], min_analytes: int = MIN_ANALYTE_CO
         for inside in BRACKETS.findall(text):
             _describe(column, inside)
         analytes[col] = column
-    if date_col is None or len(analytes) < min_analytes:
+    if date_col is None or not analytes:
         return None
-    return WideHeader(date_col, analytes, unknown)
+    if len(analytes) == 1 and len(unknown) > MAX_OTHER_COLUMNS_PER_TEST + 1:
+        return None  # one test's name among many other words: no header
+    if range_col is not None and len(analytes) != 1:
+        unknown[range_col] = cells[[c for c, _ in cells].index(range_col)][1]  # whose range? not guessed
+        range_col = None
+    return WideHeader(date_col, analytes, unknown, range_col)
 
 
 def _describe(column: AnalyteColumn, text: str) -> None:
@@ -211,7 +228,9 @@ def read_row(header: WideHeader, cells: list[tuple[int, str]], date_iso: str | N
             unread[col] = (column.label, NOT_A_VALUE)  # "haemolysed", "96 ▼"
             continue
         value, unit, flag = read
-        results.append(WideCell(col, text, column, value, unit or column.unit, flag))
+        own_range = by_col.get(header.range_col, "") if header.range_col is not None else ""
+        results.append(WideCell(col, text, column, value, unit or column.unit, flag,
+                                own_range or column.reference_range))
     for col, label in header.unknown.items():
         text = by_col.get(col)
         if text and (V.is_numeric_result(text) or V.parse_number(text) is not None):

@@ -51,6 +51,7 @@ from extract.workbook.allergy_rows import allergy_header, allergy_row, allergy_t
 from extract.values.dated_results import DatedCell, DatedHeader, DatedRow
 from extract.workbook.dated_columns import DatedRows, dated_header
 from extract.workbook.vitals import VitalRows, VitalTable, find_vital_header, sheet_date_above
+from extract.unread_identity import labelled_identity
 from extract.workbook.wide_labs import WideLabRows
 from extract.values.wide_results import WideCell, WideHeader, read_header, settle_dates
 from extract.formats.office.xlsx import ENGINE
@@ -187,6 +188,7 @@ def _find_tables(ctx: _Ctx, sheet: str, secs: list[Section], day_first: bool | N
             tables.append(_Table("vitals", s.meta["row"], {}, vitals=vitals,
                                  sheet_date=sheet_date_above(secs, s.meta["row"])[0], wide=_labs_beside(vitals, cells)))
             continue
+        # one test column is enough beside a date ("Date | INR | Target range | Warfarin dose")
         wide = read_header([(c["col"], c["text"]) for c in cells]) if not header_roles & {"test", "value"} else None
         if wide is not None:
             tables.append(_Table("wide_lab", s.meta["row"], {}, wide=wide))
@@ -232,8 +234,7 @@ def _labs_beside(vitals: VitalTable, cells: list[dict]) -> WideHeader | None:
     if not vitals.unknown:
         return None
     date_col = vitals.columns.get("date")
-    labs = read_header([(c["col"], c["text"]) for c in cells if c["col"] in vitals.unknown or c["col"] == date_col],
-                       min_analytes=1)
+    labs = read_header([(c["col"], c["text"]) for c in cells if c["col"] in vitals.unknown or c["col"] == date_col])
     if labs is None:
         return None
     labs.unknown = {}
@@ -278,6 +279,13 @@ def _identity_block(ctx: _Ctx, secs: list[Section], tables: list[_Table], day_fi
             inline = re.match(r"^([A-Za-z .'#]{2,30}?)\s*:\s*(\S.*)$", text)
             if inline and id_kind(inline.group(1)):
                 kind, value_cell, value = id_kind(inline.group(1)), cell, inline.group(2).strip()
+            elif len(cells) == 1 and cell.meta["kind"] == "text" and (titled := labelled_identity(text)):
+                # A title cell printing them among other words ("Anticoagulation clinic -
+                # Margaret Hargreaves - MRN K1183307 - DOB 14/03/1951"): its birth date and
+                # number; a name without its label is not guessed.
+                for meaning, _, value in titled:
+                    _identifier(ctx, "dob" if meaning == "dob" else "mrn", value, cell, day_first)
+                continue
             elif (labels[i] and i + 1 < len(cells) and cell.meta["kind"] == "text"
                   and (text.endswith(":") or pairs_ok) and i % 2 == 0):
                 kind, value_cell = kinds[i], cells[i + 1]
@@ -385,7 +393,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         # "Iron" or "Magnesium" on a stock sheet would read the same, so a person checks.
         unsure = _no_unit(result.value, result.unit, column.test_name, column.label, "column")
         lab_fact(ctx, cell, result.text, LabReading(
-            name=column.test_name, value=result.value, unit=result.unit, ref=column.reference_range,
+            name=column.test_name, value=result.value, unit=result.unit, ref=result.reference_range,
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
             date_problem=problem), has_identity, unsure)
 
@@ -588,8 +596,13 @@ def _med_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], has_
         dose = parse_medication(frequency)["dose"]
     start, date_problem = _date_of(_cell(by_col, table, "start"), day_first)
     status = parts.get("status") or None
-    if status is None and (notes := _cell(by_col, table, "notes")) is not None:
-        status = status_in_note(notes["text"])  # "Notes: stopped 03/2026 (rash)"
+    if status is None:
+        # "Notes: stopped 03/2026 (rash)"; and a column no role names ("Duration | withheld
+        # until review") may say it too: read as notes are, the notes column first.
+        notes_col = table.columns.get("notes")
+        others = [c["text"] for col, c in sorted(by_col.items(), key=lambda kv: (kv[0] != notes_col, kv[0]))
+                  if (col == notes_col or col not in table.columns.values()) and c["kind"] == "text"]
+        status = status_in_note(" ; ".join(others)) if others else None
     factors: list[float] = []
     reasons: list[str] = []
     stop_cell = _cell(by_col, table, "stop")

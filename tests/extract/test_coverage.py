@@ -437,3 +437,17 @@ def test_a_problem_citing_its_whole_sentence_does_not_cover_a_result_told_in_it(
         "Her potassium was 5.9 mmol/L last week She has atrial fibrillation."]
     result = fact_for(p, "potassium was 5.9 mmol/L")
     assert unread_content(content(p), [problem, result]) == []
+
+
+def test_a_sentence_partly_read_names_the_values_left_and_a_duration_is_no_result():
+    # An emergency discharge summary (written after the rule): the reason named the four
+    # results that were read, not the lactate that was not; "repeat U&E in 48 hours"
+    # was reported as a result.
+    told = "Investigations: CRP 148 mg/L, WCC 15.2 x10^9/L, sodium 131 mmol/L, creatinine 142 umol/L, lactate 1.8 mmol/L."
+    sections = [Section("paragraph 7", told, "paragraph"),
+                Section("paragraph 10", "Plan: GP to repeat U&E in 48 hours and restart ramipril.", "paragraph")]
+    c = NormalizedContent(source_kind="docx", sections=sections)
+    read = [_section_fact("paragraph 7", q, {"value": q.split()[1]})
+            for q in ("CRP 148 mg/L", "WCC 15.2 x10^9/L", "sodium 131 mmol/L", "creatinine 142 umol/L")]
+    (region,) = unread_content(c, read)
+    assert region.locator == "paragraph 7" and region.reason.endswith("(1.8)")

@@ -185,3 +185,16 @@ def test_a_record_number_after_its_label_printed_again_is_reported_when_no_reade
     assert (u.kind, u.value) == ("record_number", "6620915")
     assert u.citation.quote_or_value == "Medical record no.: MRN 6620915"
     assert all(c.verified for c in verify_citations([u.citation], content))
+
+
+def test_a_number_and_birth_date_under_labels_without_colons_in_a_title_cell_are_swept():
+    # An anticoagulation clinic's workbook (written after the rule) printed them in its
+    # title: "Anticoagulation clinic - Ann Lee - MRN 4471-22 - DOB 21/06/1958".
+    from domain.content import NormalizedContent, Section
+
+    content = NormalizedContent(source_kind="xlsx", sections=[
+        Section("Log!A1:A1", "Anticoagulation clinic - Ann Lee - MRN 4471-22 - DOB 21/06/1958", "row")])
+    result = ExtractionResult(doc_type=DocType.CLINICAL_WORKBOOK, source_id=SOURCE)
+    found = sweep_identity(content, result, SOURCE, today=TODAY)
+    assert sorted((u.kind, u.label, u.value) for u in found.unread) == [
+        ("dob", "DOB", "21/06/1958"), ("record_number", "MRN", "4471-22")]

@@ -101,3 +101,16 @@ def test_a_stopping_heading_still_heads_its_list_but_a_stopped_medicine_is_an_it
     status = {f.structured_value["name"]: f.structured_value.get("status") for f in result.facts
               if f.fact_type == "medication"}
     assert status == {"naproxen": "Stopped", "Amlodipine": None, "Ramipril": "Stopped"}
+
+
+def test_a_diagnosis_written_as_two_sentences_is_two_problems():
+    # An emergency discharge summary (written after the rule): "Diagnosis: Community-acquired
+    # pneumonia (right lower lobe). Acute kidney injury stage 1." was one problem.
+    letter = LetterLines()
+    letter.line("EMERGENCY DEPARTMENT DISCHARGE SUMMARY", size=12, font="hebo", gap=18)
+    letter.line("Patient: Tomasz WOJCIK     Hosp No: RG-550127     DOB: 03/08/1946")
+    letter.line("Diagnosis: Community-acquired pneumonia (right lower lobe). Acute kidney injury stage 1.")
+    letter.line("Allergies: NKDA")
+    problems = [f.structured_value["description"] for f in letter.read("documents:12").facts
+                if f.fact_type == "problem"]
+    assert problems == ["Community-acquired pneumonia (right lower lobe)", "Acute kidney injury stage 1"]

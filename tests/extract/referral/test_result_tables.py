@@ -102,3 +102,27 @@ def test_a_problems_table_with_a_date_column_and_a_medicine_stopped_in_its_comme
         "Sertraline": "Stopped", "Mirtazapine": "Started", "Apixaban": None}
     assert certainty_of(medicines["Sertraline"], paged=False) == Certainty.DOCUMENT_FACT  # history, not the chart
     assert not [w for w in result.warnings if w.code == "docx_unparsed_date"]
+
+
+def test_a_status_under_a_column_no_role_names_keeps_the_medicine_off_the_chart():
+    # An emergency department's discharge summary (written after the rule) printed
+    # "WITHHELD until GP review" under "Duration": ramipril was charted as taken now.
+    from domain.models import Certainty
+    from tests.support.synthetic import certainty_of
+
+    _, result = read_referral_docx(letter(
+        [["Drug", "Dose", "Route", "Frequency", "Duration"],
+         ["Amoxicillin", "1 g", "oral", "three times daily", "5 days"],
+         ["Ramipril", "5 mg", "oral", "once daily", "WITHHELD until GP review"]]))
+    medicines = {f.structured_value["name"]: f for f in of_type(result, "medication")}
+    assert {n: f.structured_value.get("status") for n, f in medicines.items()} == {
+        "Amoxicillin": None, "Ramipril": "WITHHELD"}
+    assert certainty_of(medicines["Ramipril"], paged=False) == Certainty.DOCUMENT_FACT
+
+
+def test_a_lone_test_column_beside_dates_and_a_target_range_column():
+    _, result = read_referral_docx(letter(
+        [["Date", "INR", "Target range"], ["06/10/2026", "2.4", "2.0-3.0"], ["27/10/2026", "3.6", "2.0-3.0"]]))
+    got = {(f.structured_value["collection_date"], f.structured_value["value"]): f.structured_value["reference_range"]
+           for f in of_type(result, "lab_result")}
+    assert got == {("2026-10-06", "2.4"): "2.0-3.0", ("2026-10-27", "3.6"): "2.0-3.0"}

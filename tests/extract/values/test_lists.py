@@ -154,3 +154,14 @@ def test_lettered_and_roman_items_lose_their_markers_and_an_initial_keeps_its_it
     text = "a) levothyroxine 75 mcg\nb. amlodipine 5 mg\n(iii) aspirin 81 mg\nE. coli urinary infection\nA) metformin"
     assert lists.split_items(text) == ["levothyroxine 75 mcg", "amlodipine 5 mg", "aspirin 81 mg",
                                        "E. coli urinary infection", "metformin"]
+
+
+@pytest.mark.parametrize("text, items", [
+    # an emergency summary's "Diagnosis:" (written after the rule): two problems, one per sentence
+    ("Community-acquired pneumonia (right lower lobe). Acute kidney injury stage 1.",
+     ["Community-acquired pneumonia (right lower lobe)", "Acute kidney injury stage 1"]),
+    ("Asthma. Well controlled.", ["Asthma. Well controlled"]),  # a sentence that only qualifies stays
+    ("Type 2 diabetes, diet controlled; CKD stage 3", ["Type 2 diabetes, diet controlled", "CKD stage 3"]),
+])
+def test_a_problem_list_written_in_sentences(text, items):
+    assert lists.problem_items(text) == items

@@ -674,6 +674,8 @@ def test_ordinary_ranges_raise_no_doubt(value, rng):
     ("! means critical result", {"!": "critical"}),
     # a fax read "▲" as "a" and "▼" as "v": an article only in a key written as a sentence
     ("Key: !! critical a high v low", {"!!": "critical"}),
+    # a minus sign defined by "=" is a sign of the key, not a separator (written after the rule)
+    ("+ = above reference range, - = below reference range", {"+": "high", "-": "low"}),
 ])
 def test_a_printed_flag_key_is_read_as_symbol_to_meaning(line, key):
     assert read_flag_key(line) == key
@@ -686,6 +688,7 @@ def test_a_printed_flag_key_is_read_as_symbol_to_meaning(line, key):
     "Comment: high values were repeated",
     "The result is high",
     "A denotes abnormal",  # a letter code needs a second pair, written as a sentence too
+    "Key: - = not done",  # a dash for a test not done is no flag
     "",
 ])
 def test_lines_that_are_not_flag_keys(line):

@@ -101,3 +101,20 @@ def test_a_when_column_is_how_often_and_a_prn_column_says_when_needed():
     got = {f.structured_value["name"]: f.structured_value["frequency"] for f in facts if f.fact_type == "medication"}
     assert got == {"Paracetamol": "up to four times a day when needed", "Donepezil": "at night",
                    "Lactulose": "when needed"}
+
+
+def test_a_status_written_in_a_column_no_role_names_keeps_the_medicine_off_the_chart():
+    # An emergency department's discharge list (written after the rule) printed
+    # "WITHHELD until GP review" under "Duration": ramipril was charted as taken now.
+    got = _meds([["Drug", "Dose", "Frequency", "Duration"],
+                 ["Amoxicillin", "1 g", "three times daily", "5 days"],
+                 ["Ramipril", "5 mg", "once daily", "WITHHELD until GP review"]])
+    assert got == {"Amoxicillin": (None, False), "Ramipril": ("not_current", False)}
+
+
+def test_a_title_cell_printing_the_number_and_birth_date_identifies_the_patient():
+    facts_and_ids = extract_workbook(normalize_xlsx(sheets_workbook({"INR log": [
+        ["Anticoagulation clinic - Matilde Ferreira-Lund - MRN HL-220931 - DOB 17/06/1950"], [],
+        ["Drug", "Dose"], ["Warfarin", "4 mg"]]})), "documents:1")
+    assert sorted((c.kind.value, c.value) for c in facts_and_ids.identifiers) == [
+        ("dob", "1950-06-17"), ("mrn", "HL-220931")]

@@ -142,3 +142,27 @@ def test_without_any_unit_a_column_named_like_a_test_is_held_for_review():
     got = labs(result)
     assert got[("Iron", "2026-05-04")]["_review"] and got[("Magnesium", "2026-05-04")]["_review"]
     assert not got[("INR", "2026-05-04")]["_review"]  # INR has no unit to miss
+
+
+def test_one_test_column_beside_a_date_with_each_rows_own_target_range():
+    # An anticoagulation clinic's log (written after the rule): "Date | INR | Target range |
+    # Warfarin dose | Next test | Comment". One test column is a table; the target printed
+    # on each row is that row's reference range; the dose column is reported, not guessed.
+    _, result = run({"INR log": ID_ROWS + [
+        ["Date", "INR", "Target range", "Warfarin dose (mg/day)", "Next test", "Comment"],
+        [datetime(2026, 10, 6), 2.4, "2.0-3.0", 4, datetime(2026, 10, 27), ""],
+        [datetime(2026, 10, 27), 3.6, "2.5-3.5", 3.5, datetime(2026, 11, 3), "omit one dose"],
+        [datetime(2026, 11, 24), 1.7, "2.0-3.0", 4, datetime(2026, 12, 1), "missed doses"]]})
+    got = labs(result)
+    assert {k: (v["value"], v["reference_range"], v["abnormal_flag"]) for k, v in got.items()} == {
+        ("INR", "2026-10-06"): ("2.4", "2.0-3.0", "normal"),
+        ("INR", "2026-10-27"): ("3.6", "2.5-3.5", "high"),
+        ("INR", "2026-11-24"): ("1.7", "2.0-3.0", "low")}
+    assert any("'Warfarin dose (mg/day)'" in w.message for w in result.warnings if w.code == "xlsx_result_not_read")
+
+
+def test_one_test_name_among_many_other_headers_is_no_table():
+    _, result = run({"Rota": ID_ROWS + [
+        ["Date", "Ward", "Bed", "Nurse", "Porter", "Glucose meter", "Shift"],
+        [datetime(2026, 10, 6), "7B", 12, "AK", "JD", "GM-4", "Late"]]})
+    assert labs(result) == {}
