@@ -44,7 +44,7 @@ from domain.models import (
 )
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.facts.citations import quote_from_words
-from domain.policy.facts.analytes import canonical_analyte
+from domain.policy.facts.analytes import canonical_analyte, other_specimen, with_specimen
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -128,6 +128,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     flag_column = False  # some table of the report has a flag column
     header: Row | None = None
     flow: Flowsheet | None = None  # a table with a column per test and a row per date
+    headings: list[tuple[int, Row, str | None]] = []  # (group, row, specimen it names) of rows read as headings
     group = 0
     for rows in rows_by_page:
         group += 1
@@ -169,6 +170,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                 running_text.append((row, words))  # a sentence under the table, not a row of it
                 continue
             if is_note(_without_flag_cells(words, tables) if in_table else words) and id(row) not in labelled_rows:
+                _heading(headings, group, row, words)
                 if not in_table and not is_comment(words):
                     running_text.append((row, words))  # "Labs: LDL 107, HDL 22" is prose
                 continue
@@ -187,6 +189,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                     _join_name(results[-1], words)  # "Gamma-glutamyl" over "transferase (GGT)"
                     continue
                 if not read:
+                    _heading(headings, group, row, words)
                     running_text.append((row, words))  # no cell read: prose may still state a result
                 continue
             found = dotted_result(row, words, key)
@@ -216,6 +219,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                 order[id(found)] = (group, 0, len(results))
                 results.append(found)
             else:
+                _heading(headings, group, row, words)
                 running_text.append((row, words))
 
     # Side-by-side panels are read row by row; their results are reported panel by panel.
@@ -237,7 +241,8 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             date, date_doubt = _report_date(m, r.column_date, "column date", day_first, both_orders)
         else:
             date, date_doubt = dates.get(page, dates.get(0, (None, None)))
-        result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed, date_doubt=date_doubt))
+        result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed, date_doubt=date_doubt,
+                                  specimen=_specimen_over(r, order[id(r)][0], headings)))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
@@ -249,6 +254,29 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                    if unread is not None else "No collection date label was found.")
         result.warnings.append(ExtractionWarning(code="no_collection_date", message=message))
     return result
+
+
+# A panel heading is a short line without a number ("URINALYSIS (dipstick)", "RENAL").
+MAX_HEADING_WORDS = 5
+
+
+def _heading(headings: list[tuple[int, Row, str | None]], group: int, row: Row, words: list[Word]) -> None:
+    """Note a row that read as no result when it is a panel heading, with the specimen
+    it names other than blood. A heading set across two panels names the specimen of
+    neither (it only ends the one above)."""
+    if not words or len(words) > MAX_HEADING_WORDS or any(c.isdigit() for w in words for c in w.text):
+        return
+    specimens = {s for w in words if (s := other_specimen(w.text))}
+    one_piece = len(segments(words)) == 1
+    headings.append((group, row, specimens.pop() if len(specimens) == 1 and one_piece else None))
+
+
+def _specimen_over(r: RowResult, group: int, headings: list[tuple[int, Row, str | None]]) -> str | None:
+    """The specimen the last heading above a result names, within its table (a new
+    table's header ends a heading's reach, as does the next heading)."""
+    above = [(row.index, specimen) for g, row, specimen in headings
+             if g == group and row.page is r.row.page and row.index < r.row.index]
+    return max(above)[1] if above else None
 
 
 def _wrapped_name(last: RowResult, above: Row, words: list[Word], tables: list[TableLayout]) -> bool:
@@ -548,7 +576,7 @@ _FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low",
 
 
 def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey | None = None, *,
-          flags_printed: bool = False, date_doubt: str | None = None) -> FactProposal:
+          flags_printed: bool = False, date_doubt: str | None = None, specimen: str | None = None) -> FactProposal:
     page = r.row.page
     quote, box = quote_from_words(page, r.words)
     citation = Citation(
@@ -564,6 +592,8 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         name, name_doubts = _vocabulary_reading(r.test_name)
         unit, unit_doubts = _vocabulary_unit(unit, name)
         name_doubts += unit_doubts
+    if specimen:
+        name = with_specimen(name, specimen)  # "Glucose" under "URINALYSIS": the urine's
     if r.unreadable:
         value = LabResultValue(test_name=name, value=reading.value, unit=unit,
                                reference_range=reading.reference_range, collection_date=date)

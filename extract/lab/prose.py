@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from domain.content import PageContent, Word
-from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit
+from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit, other_specimen, with_specimen
 from extract.values import numbers as V
 from extract.layout import OCR_TRUSTED_CONF, Row
 from extract.values.prose_labs import WHEN
@@ -176,7 +176,7 @@ def prose_results(rows: list[tuple[Row, list[Word]]]) -> list[ProseResult]:
                 continue
             specimen = _other_specimen(words, i)
             if specimen:  # "urinalysis ... red blood cells 34": not the blood count
-                name, analyte_id = f"{name} ({specimen})", None
+                name, analyte_id = with_specimen(name, specimen), None
             key = (analyte_id or name.lower(), value, normalize_unit(unit))
             if key not in seen:
                 seen.add(key)
@@ -252,18 +252,13 @@ def _another_value(words: list[Word], j: int, unit: str) -> tuple[int, str, str]
     return end, value, unit2
 
 
-# A specimen other than blood named earlier in the sentence: the result is of that specimen.
-_OTHER_SPECIMENS = frozenset({"urine", "urinalysis", "ua", "csf", "stool", "sputum", "pleural", "ascitic",
-                              "peritoneal", "synovial", "fluid", "semen"})
-
-
 def _other_specimen(words: list[Word], i: int) -> str | None:
-    """The specimen word (as printed) that the sentence holding ``words[i]`` names
-    before it, when it is not blood; None otherwise."""
+    """The specimen other than blood that the sentence holding ``words[i]`` names before
+    it (``analytes.OTHER_SPECIMENS``: "urinalysis" -> "urine"); None otherwise."""
     k = i - 1
     while k >= 0 and not words[k].text.rstrip().endswith((".", ";")):
-        if _bare(words[k].text) in _OTHER_SPECIMENS:
-            return words[k].text.strip(_SENTENCE_END + ":(")
+        if (specimen := other_specimen(_bare(words[k].text))) is not None:
+            return specimen
         k -= 1
     return None
 

@@ -136,7 +136,8 @@ def test_a_negation_the_text_already_says_is_not_tagged_again():
     ("Hemoglobin A1c/Hemoglobin.total in Blood", "4548-4", "%", "a1c"),
     ("Neutrophils [#/volume] in Blood", None, "10*3/uL", "cbc"),
     ("Creatinine [Mass/volume] in Serum or Plasma", "2160-0", "mg/dL", "kidney"),
-    ("Glucose [Mass/volume] in Urine", None, "mg/dL", "labs"),  # urine glucose is not the blood sugar
+    ("Glucose [Mass/volume] in Urine", None, "mg/dL", "urine"),  # urine glucose is not the blood sugar
+    ("Glucose (urine)", None, "", "urine"),  # as a urinalysis panel's result is named
     ("Alanine aminotransferase [Enzymatic activity/volume] in Serum or Plasma", "1742-6", "U/L", "liver"),
     ("SGOT", None, "U/L", "liver"),
     ("Platelet morphology finding [Identifier] in Blood", None, None, "cbc"),  # unknown test: its name decides
@@ -213,3 +214,30 @@ def test_a_susceptibility_result_says_resistant_or_susceptible():
     text = describe("lab_result", {"test_name": "Nitrofurantoin [Susceptibility]", "value": "<=16", "unit": "ug/mL",
                                    "abnormal_flag": "normal", "flags_as_printed": ["S"]}, "")
     assert text.startswith("Nitrofurantoin [Susceptibility] <=16 ug/mL (susceptible)")
+
+
+def test_a_question_naming_its_test_is_not_about_other_results_held_from_the_same_sentence():
+    # "What was her lactate?" showed the CRP, white cell count, sodium and creatinine told
+    # in the same sentence of a discharge summary, all held for review (written after the rule).
+    from domain.policy.questions.intent import parse_question
+    from domain.policy.answers.relevance import review_bears_on
+
+    told = "Investigations: CRP 148 mg/L, lactate 1.8 mmol/L."
+    crp = EvidenceItem(evidence_id="fact:4", kind="needs_review", fact_type="lab_result", text="CRP 148 mg/L",
+                       citations=[], structured={"test_name": "CRP", "value": "148", "unit": "mg/L"})
+    topics = topics_of("lab_result", crp.structured, crp.text)
+    assert not review_bears_on(crp, topics, parse_question("What was her lactate?"), source_text=told, context=None)
+    assert review_bears_on(crp, topics, parse_question("What are her latest labs?"), source_text=told, context=None)
+
+
+@pytest.mark.parametrize("question", ["What does her urine dipstick show?", "Is there blood in her urine?",
+                                      "What did the urinalysis show?"])
+def test_a_question_about_the_urine_is_about_its_tests(question):
+    from domain.policy.questions.intent import parse_question
+
+    asked = parse_question(question)
+    assert asked.topics == ("urine",)
+    nitrite = topics_of("lab_result", {"test_name": "Nitrite", "unit": ""}, "Nitrite Positive")
+    assert relevant(nitrite, asked.topics)
+    assert not relevant(topics_of("lab_result", {"test_name": "Glucose", "unit": "mmol/L"}, "Glucose 9.2"),
+                        asked.topics)

@@ -163,7 +163,14 @@ def review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQ
     low-value ones (preferences, demographics) only when asked for."""
     if raises_red_flag(source_text, context):
         return True  # safety first: a red flag bears on every answer
-    if question.topics and relevant(item_topics, question.topics):
+    topics = question.topics
+    if question.analytes and item.fact_type == "lab_result":
+        # "What was her lactate?" names its test: another test's result held for review
+        # (the CRP told in the same sentence) bears on it only through a topic of its
+        # own, not the catch-all "labs" the named test stands for. The named test's own
+        # held results are found by name (``evidence._narrow_to_named_tests``).
+        topics = tuple(t for t in topics if t != "labs")
+    if topics and relevant(item_topics, topics):
         return True
     if therapy_context(item_topics, question):
         return True  # a possible allergy or pregnancy bears on any treatment chosen
@@ -173,9 +180,9 @@ def review_bears_on(item: EvidenceItem, item_topics: set[str], question: ParsedQ
         return False
     if question.intent is Intent.ATTENTION:
         return True
-    if not question.topics:
+    if not topics:
         return False  # an unrecognised question: only red flags and vector-matched findings
-    bears = set().union(*(BEARS_ON.get(t, {t}) for t in question.topics))
+    bears = set().union(*(BEARS_ON.get(t, {t}) for t in topics))
     return bool(item_topics & bears)
 
 

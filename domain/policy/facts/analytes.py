@@ -300,3 +300,34 @@ def result_is_of(named: tuple[str, ...] | set[str], test_name: str, loinc: str |
     covers fasting glucose, "HbA1c" the IFCC measure)."""
     found = canonical_analyte(test_name, loinc=loinc, unit=unit)
     return bool(found) and any(found == n or found.startswith(n + "_") for n in named)
+
+
+# Specimens other than blood that a report's heading or a sentence names before its
+# results ("URINALYSIS (dipstick)", "CSF", "urinalysis showed ..."), by the word printed:
+# a result under them is of that specimen, never the blood test of the same name (a
+# dipstick's "Glucose Negative" is no blood glucose).
+OTHER_SPECIMENS: dict[str, str] = {
+    **dict.fromkeys(["urine", "urinalysis", "ua", "dipstick", "msu", "csu"], "urine"),
+    "csf": "CSF", "stool": "stool", "faeces": "stool", "feces": "stool", "sputum": "sputum",
+    "pleural": "pleural fluid", "ascitic": "ascitic fluid", "peritoneal": "peritoneal fluid",
+    "synovial": "synovial fluid", "fluid": "fluid", "semen": "semen",
+}
+
+
+def other_specimen(word: str) -> str | None:
+    """The specimen a word names when it is not blood ("URINALYSIS" -> "urine")."""
+    return OTHER_SPECIMENS.get(re.sub(r"[^a-z]", "", word.lower()))
+
+
+def with_specimen(test_name: str, specimen: str) -> str:
+    """A test's name as a result of ``specimen``: "Glucose" under a urinalysis heading is
+    "Glucose (urine)", which the vocabulary reads as urine glucose. A name that already
+    names a specimen ("Urine albumin:creatinine ratio", "Blood glucose") or a urine test
+    ("ACR") stays as printed."""
+    words = {re.sub(r"[^a-z]", "", w.lower()) for w in re.split(r"[\s,()/:-]+", test_name)}
+    if words & set(OTHER_SPECIMENS) or _SPECIMEN_HEAD.match(test_name) or _SPECIMEN_TAIL.search(test_name):
+        return test_name  # "Urine creatinine", "Serum glucose", "Glucose, plasma"
+    known = canonical_analyte(test_name)
+    if known is not None and (known.startswith("urine_") or known == "uacr") and specimen == "urine":
+        return test_name
+    return f"{test_name} ({specimen})"

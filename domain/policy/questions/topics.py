@@ -123,6 +123,15 @@ TOPICS: tuple[Topic, ...] = (
           lab_patterns=(r"\bwbc\b", r"white", r"\brbc\b", r"^hemoglobin$", r"^haemoglobin$", r"hematocrit",
                         r"platelet", r"\bmcv\b", r"\bmchc?\b", r"\brdw\b", r"\bmpv\b", r"\bhgb\b", r"\bhct\b",
                         r"neutrophil", r"lymphocyt", r"monocyt", r"eosinophil", r"basophil")),
+    # A urine test of any kind: the dipstick, microscopy and urine chemistry ("Glucose
+    # (urine)", as a urinalysis panel's results are named). "Is there blood in her urine?"
+    # is about the urine, not the blood count.
+    Topic("urine", "urine tests", ("urine", "urinalysis", "urine test", "urine tests", "urine dipstick", "dipstick",
+                                   "ua", "msu", "urine sample"),
+          analytes=("urine_albumin", "uacr", "urine_creatinine", "urine_specific_gravity", "urine_ph", "urine_protein",
+                    "urine_glucose", "urine_ketones", "urine_leukocyte_esterase", "urine_nitrite", "urine_blood",
+                    "urine_bilirubin"),
+          lab_patterns=(r"\burine\b", r"urinalysis", r"dipstick", r"\bua\b")),
     # What a culture's organism is sensitive or resistant to ("Ampicillin [Susceptibility]
     # >=32 ug/mL R"). Not "culture" or "organism": what a culture grew is named by the
     # organism ("Salmonella: Isolated"), which no pattern of a test's name can list.

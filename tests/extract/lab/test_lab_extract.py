@@ -335,7 +335,7 @@ def test_a_result_in_running_text_keeps_when_the_text_says_it_was_measured():
     # the same value stated twice is one result
     ("Her INR was 2.4. Repeat INR is 2.4 today.", {("INR", "2.4", "")}),
     # a result of another specimen is not filed under the blood test
-    ("Urinalysis showed white blood cells 41, protein trace.", {("white blood cells (Urinalysis)", "41", "")}),
+    ("Urinalysis showed white blood cells 41, protein trace.", {("white blood cells (urine)", "41", "")}),
 ])
 def test_results_in_running_text_follow_general_rules(sentence, expected):
     words = sentence.split()
