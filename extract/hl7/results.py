@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from domain.models import ExtractionWarning, FactProposal, LabResultValue
-from domain.policy.facts.analytes import usual_units_problem
+from domain.policy.facts.analytes import other_specimen, usual_units_problem, with_specimen
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.context.mentions import hedge_cue
 from extract.values import numbers as V
@@ -55,6 +55,23 @@ class _Group:
     obr: Seg | None
     notes: list[str] = field(default_factory=list)
     obxs: list[_Obx] = field(default_factory=list)
+    specimens: list[Seg] = field(default_factory=list)  # its SPM segments (v2.5 on)
+
+
+def _group_specimen(group: _Group, enc: Encoding) -> str | None:
+    """The specimen other than blood a group's results are of, as its order says it: the
+    specimen type (SPM-4), the specimen source (OBR-15, before v2.5) or the order's own
+    name (OBR-4 "UA^URINALYSIS"). A urinalysis's "GLU^Glucose" is the urine's glucose,
+    never the blood's (``analytes.with_specimen``)."""
+    fields = [spm.raw(4) for spm in group.specimens]
+    if group.obr is not None:
+        fields += [group.obr.raw(15), group.obr.raw(4)]
+    for raw in fields:
+        for comp in components(raw, enc) if raw else ():
+            for word in re.split(r"[\s,/&-]+", comp):
+                if (specimen := other_specimen(word)) is not None:
+                    return specimen
+    return None
 
 
 def _note_text(seg: Seg, enc: Encoding) -> str:
@@ -89,6 +106,8 @@ def _groups(msg: Msg) -> tuple[list[_Group], list[str]]:
                 message_notes.append(note)
         elif seg.name in ("ORC", "SPM"):
             last_obx = None  # a note after these is about the order or specimen
+            if seg.name == "SPM" and current is not None:
+                current.specimens.append(seg)
     return groups, message_notes
 
 
@@ -202,6 +221,8 @@ def _result(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Obx, message_
     review = seg_review(obx, base)
     name, name_problem = _test_name(obx, obr, enc)
     review.add(name_problem, 0.85)
+    if (specimen := _group_specimen(group, enc)) is not None:
+        name = with_specimen(name, specimen)
     value_type = obx.raw(2).strip()
     comment_like = _COMMENT_NAME.search(name) and value_type.upper() in ("ST", "TX", "FT", "CE", "CWE")
     if _is_aoe(obx, enc, name) or comment_like:

@@ -44,7 +44,7 @@ from domain.models import (
 )
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.facts.citations import quote_from_words
-from domain.policy.facts.analytes import canonical_analyte, other_specimen, with_specimen
+from domain.policy.facts.analytes import canonical_analyte, heading_specimen, with_specimen
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -256,19 +256,13 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
     return result
 
 
-# A panel heading is a short line without a number ("URINALYSIS (dipstick)", "RENAL").
-MAX_HEADING_WORDS = 5
-
-
 def _heading(headings: list[tuple[int, Row, str | None]], group: int, row: Row, words: list[Word]) -> None:
     """Note a row that read as no result when it is a panel heading, with the specimen
-    it names other than blood. A heading set across two panels names the specimen of
-    neither (it only ends the one above)."""
-    if not words or len(words) > MAX_HEADING_WORDS or any(c.isdigit() for w in words for c in w.text):
-        return
-    specimens = {s for w in words if (s := other_specimen(w.text))}
-    one_piece = len(segments(words)) == 1
-    headings.append((group, row, specimens.pop() if len(specimens) == 1 and one_piece else None))
+    it names other than blood (``analytes.heading_specimen``). A heading set across two
+    panels names the specimen of neither (it only ends the one above)."""
+    is_heading, specimen = heading_specimen(" ".join(w.text for w in words))
+    if is_heading:
+        headings.append((group, row, specimen if len(segments(words)) == 1 else None))
 
 
 def _specimen_over(r: RowResult, group: int, headings: list[tuple[int, Row, str | None]]) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit
+from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit, other_specimen, with_specimen
 from extract.values import numbers as V
 from extract.values.prose_text import Span
 
@@ -176,9 +176,13 @@ def lab_values_in(sentence: str) -> list[LabMention]:
         if not _unit_fits(analyte_id, unit):
             i = j + 1  # a dose or another measure ("potassium chloride 600 mg")
             continue
+        start = tokens[i].start()
+        if (specimen := _specimen_before(sentence, start)) is not None:
+            # "Urinalysis showed protein 1.2 g/L": the urine's protein, not the blood's
+            name = with_specimen(name, specimen)
+            analyte_id = canonical_analyte(name, unit=unit or None)
         clause = re.search(r"[,;]|\sand\s|$", sentence[end:])
         when = WHEN.search(sentence, end, end + clause.start()) if clause else None
-        start = tokens[i].start()
         out.append(LabMention(Span(sentence[start:end], start, end), name, value, unit, analyte_id,
                               Span(when.group(0), when.start(), when.end()) if when else told))
         out += _later_values(sentence, start, end, name, unit, analyte_id)
@@ -186,6 +190,14 @@ def lab_values_in(sentence: str) -> list[LabMention]:
         while i < len(tokens) and tokens[i].start() < out[-1].mention.end:
             i += 1
     return out
+
+
+def _specimen_before(sentence: str, at: int) -> str | None:
+    """The specimen other than blood a sentence names before ``at`` (within its clause
+    of a list: not past a semicolon), as ``analytes.other_specimen`` reads a word."""
+    before = re.split(r"[;.]\s", sentence[:at])[-1]
+    found = [s for w in re.split(r"[^A-Za-z]+", before) if w and (s := other_specimen(w))]
+    return found[-1] if found else None
 
 
 # The same test's next value after a comma, in the same unit ("CRP 212 mg/L on admission,

@@ -33,7 +33,7 @@ from domain.models import (
     IdentityCandidate,
     LabResultValue,
 )
-from domain.policy.facts.analytes import loinc_code_ok, unitless_analyte, usual_units_problem
+from domain.policy.facts.analytes import heading_specimen, loinc_code_ok, unitless_analyte, usual_units_problem, with_specimen
 from domain.policy.facts.medication_schedule import says_as_needed
 from domain.policy.facts.medication_status import status_in_note, status_with_stop
 from domain.policy.context.mentions import hedge_cue
@@ -382,6 +382,15 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
     header_rows = {t.header_row for t in tables}
     cell_sections = {c.locator: c for c in secs if c.section_type == "cell"}
     wide = {t.header_row: WideLabRows(sheet, t.wide, t.header_row) for t in tables if t.wide is not None}
+    # A specimen other than blood that the sheet's name or a heading row inside a table
+    # names ("Urine dipstick", "Urinalysis"): its results are that specimen's, never the
+    # blood test of the same name (``analytes.with_specimen``). A heading naming none ends it.
+    sheet_specimen = heading_specimen(sheet)[1]
+    specimen_of: dict[int, str | None] = {}  # a table's header row -> the specimen of its rows now
+
+    def named(name: str, table: _Table) -> str:
+        specimen = specimen_of.get(table.header_row, sheet_specimen)
+        return with_specimen(name, specimen) if specimen else name
     for t in tables:
         if t.wide is not None:
             settle_dates(t.wide, [c.text for c in secs if c.section_type == "cell" and c.meta["row"] > t.header_row
@@ -393,7 +402,8 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         # "Iron" or "Magnesium" on a stock sheet would read the same, so a person checks.
         unsure = _no_unit(result.value, result.unit, column.test_name, column.label, "column")
         lab_fact(ctx, cell, result.text, LabReading(
-            name=column.test_name, value=result.value, unit=result.unit, ref=result.reference_range,
+            name=with_specimen(column.test_name, sheet_specimen) if sheet_specimen else column.test_name,
+            value=result.value, unit=result.unit, ref=result.reference_range,
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
             date_problem=problem), has_identity, unsure)
 
@@ -405,7 +415,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         doubts = ((column.open_question,) if column.open_question else ()) + \
             _no_unit(cell.value, cell.unit, row.name, row.label, "row")
         lab_fact(ctx, cell_section, cell.text, LabReading(
-            name=row.name, value=cell.value, unit=cell.unit, ref=row.reference_range, printed_flag=cell.flag,
+            name=with_specimen(row.name, sheet_specimen) if sheet_specimen else row.name, value=cell.value, unit=cell.unit, ref=row.reference_range, printed_flag=cell.flag,
             collected=column.iso, date_problem=column.problem), has_identity, doubts)
 
     for s in _rows_of(secs):
@@ -425,6 +435,10 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
                 allergy_table_row(ctx, s, by_col, table.columns, has_identity)
             continue
         if len(by_col) < 2:
+            if table.kind == "lab" and by_col:
+                is_heading, specimen = heading_specimen(next(iter(by_col.values()))["text"])
+                if is_heading:
+                    specimen_of[table.header_row] = specimen or None
             continue  # a title or a note inside the table area
         if table.kind == "dated":
             dated[table.header_row].row(s, by_col, cell_sections, dated_result, vitals)
@@ -442,7 +456,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             as_vital = {"sign": table.columns["test"], "value": table.columns["value"],
                         **{r: table.columns[r] for r in ("unit", "date") if r in table.columns}}
             if not vitals.long(s, by_col, as_vital, sheet_date, strict=False):
-                _lab_row(ctx, s, table, by_col, sheet_date, has_identity, day_first)
+                _lab_row(ctx, s, table, by_col, sheet_date, has_identity, day_first, named)
         else:
             _med_row(ctx, s, table, by_col, has_identity, day_first)
     for reader in [*wide.values(), *dated.values()]:
@@ -485,7 +499,7 @@ def _date_of(cell: dict | None, day_first: bool | None = None) -> tuple[str | No
 
 
 def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], sheet_date: str | None,
-             has_identity: bool, day_first: bool | None = None) -> None:
+             has_identity: bool, day_first: bool | None = None, named=lambda name, table: name) -> None:
     test, value_cell = _cell(by_col, table, "test"), _cell(by_col, table, "value")
     if test is None or value_cell is None or test["kind"] != "text":
         return
@@ -500,7 +514,7 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     if coll is None and date_problem is None:
         coll = sheet_date
     lab_fact(ctx, s, value_cell["text"], LabReading(
-        name=V.normalize_ws(test["text"]), value=value, unit=unit or table.header_units, ref=ref,
+        name=named(V.normalize_ws(test["text"]), table), value=value, unit=unit or table.header_units, ref=ref,
         printed_flag=V.normalize_ws(flag_cell["text"]) if flag_cell else "",
         critical=critical_cell["text"] if critical_cell else "",
         loinc=V.normalize_ws(loinc_cell["text"]) if loinc_cell else "",

@@ -319,15 +319,35 @@ def other_specimen(word: str) -> str | None:
     return OTHER_SPECIMENS.get(re.sub(r"[^a-z]", "", word.lower()))
 
 
+# A heading is a short line without a number ("URINALYSIS (dipstick)", "RENAL", a sheet
+# named "Urine dipstick").
+MAX_HEADING_WORDS = 5
+
+
+def heading_specimen(text: str) -> tuple[bool, str | None]:
+    """(whether ``text`` reads as a heading, the one specimen other than blood it names):
+    "URINALYSIS (dipstick)" -> (True, "urine"); "RENAL" -> (True, None), which ends the
+    reach of a heading above; a sentence or a line with a number -> (False, None)."""
+    words = text.split()
+    if not words or len(words) > MAX_HEADING_WORDS or any(c.isdigit() for c in text):
+        return False, None
+    specimens = {s for w in re.split(r"[^A-Za-z]+", text) if w and (s := other_specimen(w))}
+    return True, specimens.pop() if len(specimens) == 1 else None
+
+
 def with_specimen(test_name: str, specimen: str) -> str:
     """A test's name as a result of ``specimen``: "Glucose" under a urinalysis heading is
-    "Glucose (urine)", which the vocabulary reads as urine glucose. A name that already
-    names a specimen ("Urine albumin:creatinine ratio", "Blood glucose") or a urine test
-    ("ACR") stays as printed."""
+    "Glucose (urine)", which the vocabulary reads as urine glucose. Only a name the
+    vocabulary would otherwise file as a (blood) test changes: one that already names a
+    specimen ("Urine creatinine", "Blood glucose"), a urine test ("ACR", "Nitrite") or
+    no test the vocabulary knows ("Clarity", an organism) stays as printed."""
     words = {re.sub(r"[^a-z]", "", w.lower()) for w in re.split(r"[\s,()/:-]+", test_name)}
     if words & set(OTHER_SPECIMENS) or _SPECIMEN_HEAD.match(test_name) or _SPECIMEN_TAIL.search(test_name):
         return test_name  # "Urine creatinine", "Serum glucose", "Glucose, plasma"
+    named = f"{test_name} ({specimen})"
+    if not known_name(test_name) and canonical_analyte(named) is None:
+        return test_name  # "Blood" alone is no test; "Blood (urine)" is
     known = canonical_analyte(test_name)
     if known is not None and (known.startswith("urine_") or known == "uacr") and specimen == "urine":
         return test_name
-    return f"{test_name} ({specimen})"
+    return named

@@ -642,3 +642,24 @@ def test_an_al1_that_says_no_known_allergies_is_the_statement_never_a_chart_alle
     allergy = next(f for f in result.facts if f.fact_type == "allergy")
     assert allergy.document_fact_only and allergy.structured_value["status"] == status
     assert allergy.structured_value["substance"] == "" and allergy.structured_value["no_known_allergies"]
+
+
+def test_results_of_a_urinalysis_order_are_the_urines_never_the_blood_tests():
+    # A held-out ORU (written after the rule): "OBR|...|UA^URINALYSIS^L" over local codes
+    # "GLU^Glucose^L" charted the dipstick's "Negative" as a blood glucose, in conflict
+    # with the metabolic panel's glucose of the same morning. The specimen is read from
+    # the order's name, its source (OBR-15) or its SPM segment.
+    ua = "OBR|1||LAB-77|UA^URINALYSIS^L|||20240312081500"
+    bmp = "OBR|2||LAB-78|BMP^BASIC METABOLIC PANEL^L|||20240312081500"
+    csf = "OBR|3||LAB-79|CELLS^CELL COUNT^L|||20240312081500||||||||CSF^Cerebrospinal fluid"
+    _, result = run(b"\r".join(s.encode() for s in (
+        MSH, PID, ua, "OBX|1|ST|GLU^Glucose^L||Negative||Negative|N|||F", "OBX|2|ST|PRO^Protein^L||2+||Negative|A|||F",
+        "OBX|3|ST|NIT^Nitrite^L||Positive||Negative|A|||F", "OBX|4|ST|CLR^Clarity^L||Hazy||Clear|A|||F",
+        bmp, "OBX|1|NM|GLU^Glucose^L||9.4|mmol/L|3.9-7.8|H|||F",
+        csf, "OBX|1|NM|WBC^White cell count^L||12|/uL|0-5|H|||F")))
+    from domain.policy.facts.analytes import canonical_analyte
+
+    assert [(f.structured_value["test_name"], canonical_analyte(f.structured_value["test_name"]))
+            for f in labs(result)] == [
+        ("Glucose (urine)", "urine_glucose"), ("Protein (urine)", "urine_protein"), ("Nitrite", "urine_nitrite"),
+        ("Clarity", None), ("Glucose", "glucose"), ("White cell count (CSF)", None)]

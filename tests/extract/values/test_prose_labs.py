@@ -29,6 +29,9 @@ def told(sentence: str) -> list[tuple[str, str, str, str | None]]:
     ("Bloods (02/12/2026): ALP 131 U/L, urate 0.51 mmol/L and TSH 3.2 mIU/L.",
      [("ALP", "131", "U/L", "02/12/2026"), ("urate", "0.51", "mmol/L", "02/12/2026"),
       ("TSH", "3.2", "mIU/L", "02/12/2026")]),
+    # a specimen named before the result: the urine's protein, never the blood's (fourteenth session)
+    ("Her glucose was 9.4 mmol/L and her urine showed protein 0.8 g/L.",
+     [("glucose", "9.4", "mmol/L", None), ("protein (urine)", "0.8", "g/L", None)]),
     # an emergency summary's lactate went unread: the vocabulary had no lactate (eleventh wave)
     ("Investigations: sodium 131 mmol/L, lactate 1.8 mmol/L, procalcitonin 0.4 ng/mL.",
      [("sodium", "131", "mmol/L", None), ("lactate", "1.8", "mmol/L", None), ("procalcitonin", "0.4", "ng/mL", None)]),

@@ -166,3 +166,19 @@ def test_one_test_name_among_many_other_headers_is_no_table():
         ["Date", "Ward", "Bed", "Nurse", "Porter", "Glucose meter", "Shift"],
         [datetime(2026, 10, 6), "7B", 12, "AK", "JD", "GM-4", "Late"]]})
     assert labs(result) == {}
+
+
+def test_a_urinalysis_heading_row_or_sheet_makes_its_results_the_urines():
+    # Written after the rule (a held-out report charted a dipstick's "Glucose Negative" as
+    # a blood glucose): a heading row inside a results table, and a sheet named for the specimen.
+    from domain.policy.facts.analytes import canonical_analyte
+
+    _, result = run({"Bloods": ID_ROWS + [
+        ["Collected", "2026-10-01"], ["Test", "Result", "Units", "Range"], ["Glucose", 9.4, "mmol/L", "3.9-7.8"],
+        ["Urinalysis"], ["Glucose", "Negative", "", "Negative"], ["Protein", "++", "", "Negative"],
+        ["Chemistry"], ["Potassium", 4.1, "mmol/L", "3.5-5.3"]],
+        "Urine dipstick": [["Test", "Result", "Range"], ["Blood", "+", "Negative"]]})
+    assert [(f.structured_value["test_name"], canonical_analyte(f.structured_value["test_name"]))
+            for f in of_type(result, "lab_result")] == [
+        ("Glucose", "glucose"), ("Glucose (urine)", "urine_glucose"), ("Protein (urine)", "urine_protein"),
+        ("Potassium", "potassium"), ("Blood (urine)", "urine_blood")]
