@@ -275,6 +275,13 @@ def test_unknown_names_become_lookup_terms():
         assert parse_question(question).terms == (("medications", term),), question
     assert parse_question("Is the potassium increased?").terms == ()  # a result's, not a medicine's
     assert parse_question("Does she have diabetes?").terms == ()  # the vocabulary knows it
+    # a medicine's recorded dose: "what was her warfarin dose?" listed other medicines and
+    # never said warfarin was not on record (fourteenth session); what to give stays declined
+    for question, term in (("What was her warfarin dose?", "warfarin"),
+                           ("What is his current insulin dosage?", "insulin")):
+        parsed = parse_question(question)
+        assert parsed.terms == (("medications", term),) and not parsed.unsafe, question
+    assert parse_question("What dose of warfarin should she take?").unsafe
 
 
 @pytest.mark.parametrize("question, terms", [

@@ -36,6 +36,11 @@ LOOKUP_FRAMES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
                                               r"(?P<term>[a-z][a-z0-9' /-]{1,40}?)\s+(?:ever\s+)?(?:been\s+)?"
                                               r"(?:stopped|discontinued|ceased|held|withheld|suspended|restarted|"
                                               r"resumed)\b"),
+        # "what was her warfarin dose?", "what is his current insulin dosage?": a medicine's
+        # dose as recorded (a question of what to give is an unsafe request, decided apart)
+        ("medication_dose", "medications", r"\b(?:what|which)\s+(?:is|was|'s|are|were)\s+(?:her|his|their|the)\s+"
+                                           r"(?:current\s+|usual\s+|last\s+|latest\s+)?"
+                                           r"(?P<term>[a-z][a-z0-9'/-]{1,40}?)\s+(?:dose|doses|dosage|dosing)\b"),
         ("allergic_to", "allergies", rf"\ballergic\s+to\s+(?:any\s+)?{_TERM}"),
         ("has_condition", "problems", rf"\b(?:does|do|did|has|have)\s+{PT}\s+(?:ever\s+)?(?:have|had|got|get|been "
                                       rf"diagnosed with)\s+(?:a\s+|an\s+|any\s+)?(?:history of\s+|hx of\s+)?{_TERM}"),
