@@ -67,7 +67,7 @@ def extract_fhir(content: NormalizedContent, source_id: str) -> ExtractionResult
             continue
         review = _subject_review(res, base, patient_refs)
         if res.type == "Observation":
-            read_observation(ctx, res, review, None)
+            read_observation(ctx, res, review, None, by_reference)
         elif res.type == "AllergyIntolerance":
             read_allergy(ctx, res, review, None)
         elif res.type in ("MedicationStatement", "MedicationRequest"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from domain.models import FactProposal, LabResultValue, VitalSignValue
 from domain.policy.context.mentions import hedge_cue
-from domain.policy.facts.analytes import usual_units_problem
+from domain.policy.facts.analytes import specimen_named, usual_units_problem, with_specimen
 from domain.policy.facts.fhir_reading import (BP_COMPONENT_LOINC, LAB_CATEGORIES, LOINC, OTHER_CATEGORIES,
                                               UCUM_VITAL_UNITS, VITAL_SIGN_LOINC, VITAL_SIGNS_CATEGORY,
                                               StatusReading, status_reading)
@@ -40,9 +40,11 @@ def _effective(res: Resource) -> str | None:
         text(res.get("effectiveInstant")) or None
 
 
-def read_observation(ctx: FhirFacts, res: Resource, base: Review, scope: str | None) -> None:
+def read_observation(ctx: FhirFacts, res: Resource, base: Review, scope: str | None,
+                     by_reference: dict[str, Resource] | None = None) -> None:
     if res.section.meta.get("grouping"):
         return  # a panel's members are resources of their own, read as such
+    specimen = _specimen(res, by_reference or {})
     status = status_reading("Observation", "status", text(res.get("status")))
     loinc = code_in(res.get("code"), LOINC)
     kind = VITAL_SIGN_LOINC.get(loinc or "")
@@ -56,9 +58,21 @@ def read_observation(ctx: FhirFacts, res: Resource, base: Review, scope: str | N
     elif _value_key(res.node) is None and res.get("component") is not None:
         for i, comp in enumerate(res.get("component").items):
             if isinstance(comp.value, dict):
-                _lab(ctx, res, ("component", i), comp, status, base, scope)
+                _lab(ctx, res, ("component", i), comp, status, base, scope, specimen)
     else:
-        _lab(ctx, res, (), res.node, status, base, scope)
+        _lab(ctx, res, (), res.node, status, base, scope, specimen)
+
+
+def _specimen(res: Resource, by_reference: dict[str, Resource]) -> str | None:
+    """The specimen other than blood an Observation is of: its ``specimen`` reference's
+    display, or the referenced Specimen's type ("Urine, midstream"). A urinalysis's
+    "Glucose" is the urine's, never the blood's (``analytes.with_specimen``)."""
+    spec = res.get("specimen")
+    if spec is None:
+        return None
+    target = by_reference.get(text(spec.get("reference")))
+    named = [text(spec.get("display")), concept_name(target.get("type"))[0] if target is not None else ""]
+    return next((s for t in named if (s := specimen_named(t))), None)
 
 
 def _vital_by_name(res: Resource) -> str | None:
@@ -139,9 +153,11 @@ def _not_done(ctx: FhirFacts, res: Resource, name: str, status: StatusReading, r
 
 
 def _lab(ctx: FhirFacts, res: Resource, at: tuple, node: Node, status: StatusReading, base: Review,
-         scope: str | None) -> None:
+         scope: str | None, specimen: str | None = None) -> None:
     review = base.copy()
     name, _ = concept_name(node.get("code"))
+    if name and specimen:
+        name = with_specimen(name, specimen)
     loinc = code_in(node.get("code"), LOINC)
     if not name:
         review.add("the observation is not named (no code text, display or code)", 0.7)

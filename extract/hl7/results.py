@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from domain.models import ExtractionWarning, FactProposal, LabResultValue
-from domain.policy.facts.analytes import other_specimen, usual_units_problem, with_specimen
+from domain.policy.facts.analytes import specimen_named, usual_units_problem, with_specimen
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.context.mentions import hedge_cue
 from extract.values import numbers as V
@@ -68,9 +68,8 @@ def _group_specimen(group: _Group, enc: Encoding) -> str | None:
         fields += [group.obr.raw(15), group.obr.raw(4)]
     for raw in fields:
         for comp in components(raw, enc) if raw else ():
-            for word in re.split(r"[\s,/&-]+", comp):
-                if (specimen := other_specimen(word)) is not None:
-                    return specimen
+            if (specimen := specimen_named(comp)) is not None:
+                return specimen
     return None
 
 

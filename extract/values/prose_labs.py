@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit, other_specimen, with_specimen
+from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit, specimen_named, with_specimen
 from extract.values import numbers as V
 from extract.values.prose_text import Span
 
@@ -194,10 +194,8 @@ def lab_values_in(sentence: str) -> list[LabMention]:
 
 def _specimen_before(sentence: str, at: int) -> str | None:
     """The specimen other than blood a sentence names before ``at`` (within its clause
-    of a list: not past a semicolon), as ``analytes.other_specimen`` reads a word."""
-    before = re.split(r"[;.]\s", sentence[:at])[-1]
-    found = [s for w in re.split(r"[^A-Za-z]+", before) if w and (s := other_specimen(w))]
-    return found[-1] if found else None
+    of a list: not past a semicolon), as ``analytes.specimen_named`` reads it."""
+    return specimen_named(re.split(r"[;.]\s", sentence[:at])[-1])
 
 
 # The same test's next value after a comma, in the same unit ("CRP 212 mg/L on admission,

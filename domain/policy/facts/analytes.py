@@ -319,6 +319,12 @@ def other_specimen(word: str) -> str | None:
     return OTHER_SPECIMENS.get(re.sub(r"[^a-z]", "", word.lower()))
 
 
+def specimen_named(text: str) -> str | None:
+    """The first specimen other than blood that any word of ``text`` names ("Urine,
+    midstream" -> "urine"; "CSF^Cerebrospinal fluid" -> "CSF"), or None."""
+    return next((s for w in re.split(r"[^A-Za-z]+", text or "") if w and (s := other_specimen(w))), None)
+
+
 # A heading is a short line without a number ("URINALYSIS (dipstick)", "RENAL", a sheet
 # named "Urine dipstick").
 MAX_HEADING_WORDS = 5

@@ -303,3 +303,22 @@ def test_a_medication_named_by_reference_takes_the_referenced_medications_name()
     assert amlodipine.citation.page_or_section == "Bundle.entry[1].resource.medicationReference"
     atorvastatin = one(result, "medication", name="Atorvastatin 20 MG Oral Tablet")
     assert atorvastatin.structured_value["code"] == "617312"
+
+
+def test_an_observation_of_a_urine_specimen_is_the_urines_never_the_blood_test():
+    # A held-out bundle (written after the rule): a dipstick's "Glucose: Negative" on a
+    # urine Specimen was charted as a blood glucose, in conflict with the serum glucose.
+    from domain.policy.facts.analytes import canonical_analyte
+
+    urine = {"resourceType": "Specimen", "id": "spec-1", "type": {"text": "Urine, midstream"}}
+    dipstick = F.lab("", "Glucose", 0, "") | {"code": {"text": "Glucose"}, "valueString": "Negative",
+                                            "specimen": {"reference": "urn:uuid:spec-1"}}
+    dipstick.pop("valueQuantity")
+    shown = F.lab("", "Protein", 0, "") | {"code": {"text": "Protein"}, "valueString": "1+",
+                                         "specimen": {"display": "Urine"}}
+    shown.pop("valueQuantity")
+    serum = F.lab("2345-7", "Glucose", 8.8, "mmol/L", low=3.9, high=7.8)
+    _, result = run(F.bundle(F.patient("Ada", "Quill", "1960-02-03", "AQ-1"), urine, dipstick, shown, serum))
+    assert [(f.structured_value["test_name"], canonical_analyte(f.structured_value["test_name"]))
+            for f in of_type(result, "lab_result")] == [
+        ("Glucose (urine)", "urine_glucose"), ("Protein (urine)", "urine_protein"), ("Glucose", "glucose")]
