@@ -307,7 +307,8 @@ def result_is_of(named: tuple[str, ...] | set[str], test_name: str, loinc: str |
 # a result under them is of that specimen, never the blood test of the same name (a
 # dipstick's "Glucose Negative" is no blood glucose).
 OTHER_SPECIMENS: dict[str, str] = {
-    **dict.fromkeys(["urine", "urinalysis", "ua", "dipstick", "msu", "csu"], "urine"),
+    # not "UA": a fax's OCR reads a units row's "U/L" so, and "AST (urine)" followed
+    **dict.fromkeys(["urine", "urinalysis", "dipstick", "msu", "csu"], "urine"),
     "csf": "CSF", "stool": "stool", "faeces": "stool", "feces": "stool", "sputum": "sputum",
     "pleural": "pleural fluid", "ascitic": "ascitic fluid", "peritoneal": "peritoneal fluid",
     "synovial": "synovial fluid", "fluid": "fluid", "semen": "semen",

@@ -53,3 +53,14 @@ def test_a_csf_heading_keeps_its_protein_and_glucose_out_of_the_blood_tests():
                     ("Serum", [["Glucose", "5.6", "mmol/L", "3.9-7.8"]])])
     assert [(v["test_name"], canonical_analyte(v["test_name"])) for v in labs] == [
         ("Protein (CSF)", None), ("Glucose (CSF)", None), ("Glucose", "glucose")]
+
+
+def test_a_units_row_read_by_ocr_as_ua_names_no_specimen():
+    # The extraction bench's faxed "units in a header row" layout: OCR read the row's
+    # "U/L" as "UA", and ALT and AST under it became "ALT (urine)", "AST (urine)".
+    from domain.policy.facts.analytes import heading_specimen
+
+    assert heading_specimen("UA") == (True, None)
+    assert heading_specimen("URINALYSIS (dipstick)") == (True, "urine")
+    assert heading_specimen("Urine - MSU") == (True, "urine")
+    assert heading_specimen("Urine protein 0.3 g/L") == (False, None)  # a result line, not a heading
