@@ -24,10 +24,10 @@ import re
 from dataclasses import dataclass
 
 from domain.content import PageContent, Word
-from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit, other_specimen, with_specimen
+from domain.policy.facts.analytes import analyte, canonical_analyte, known_name, normalize_unit, with_specimen
 from extract.values import numbers as V
 from extract.layout import OCR_TRUSTED_CONF, Row
-from extract.values.prose_labs import WHEN
+from extract.values.prose_labs import WHEN, specimen_said_before
 
 # Words that may stand between a test name and its value in a sentence.
 _LINK_WORDS = frozenset({"of", "is", "was", "were", "at", "currently", "now", "level", "levels", "value",
@@ -253,14 +253,13 @@ def _another_value(words: list[Word], j: int, unit: str) -> tuple[int, str, str]
 
 
 def _other_specimen(words: list[Word], i: int) -> str | None:
-    """The specimen other than blood that the sentence holding ``words[i]`` names before
-    it (``analytes.OTHER_SPECIMENS``: "urinalysis" -> "urine"); None otherwise."""
-    k = i - 1
-    while k >= 0 and not words[k].text.rstrip().endswith((".", ";")):
-        if (specimen := other_specimen(_bare(words[k].text))) is not None:
-            return specimen
+    """The specimen other than blood that the sentence holding ``words[i]`` says its
+    result is of, as a letter's sentence is read (``prose_labs.specimen_said_before``:
+    "urinalysis showed ...", "CSF protein ...", not "sputum was sent and her CRP ...")."""
+    k = i
+    while k > 0 and not words[k - 1].text.rstrip().endswith((".", ";")):
         k -= 1
-    return None
+    return specimen_said_before(" ".join(w.text for w in words[k:i]))
 
 
 def _runs(rows: list[tuple[Row, list[Word]]]) -> list[tuple[PageContent, list[Word]]]:

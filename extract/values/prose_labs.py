@@ -177,7 +177,7 @@ def lab_values_in(sentence: str) -> list[LabMention]:
             i = j + 1  # a dose or another measure ("potassium chloride 600 mg")
             continue
         start = tokens[i].start()
-        if (specimen := _specimen_before(sentence, start)) is not None:
+        if (specimen := specimen_said_before(sentence[:start])) is not None:
             # "Urinalysis showed protein 1.2 g/L": the urine's protein, not the blood's
             name = with_specimen(name, specimen)
             analyte_id = canonical_analyte(name, unit=unit or None)
@@ -192,10 +192,36 @@ def lab_values_in(sentence: str) -> list[LabMention]:
     return out
 
 
-def _specimen_before(sentence: str, at: int) -> str | None:
-    """The specimen other than blood a sentence names before ``at`` (within its clause
-    of a list: not past a semicolon), as ``analytes.specimen_named`` reads it."""
-    return specimen_named(re.split(r"[;.]\s", sentence[:at])[-1])
+# A specimen's finding: "urinalysis on March 26th, which showed ..."; not past a new
+# subject ("urine culture showed no growth and her creatinine was 120").
+_SHOWED = re.compile(r"[^.;]{0,40}?\b(?:showed|shows|revealed|demonstrated|found)\b", re.I)
+_NEW_SUBJECT = re.compile(r"\b(?:and|but|while|whereas)\s+(?:her|his|their|the patient'?s?)\b", re.I)
+
+
+def specimen_said_before(before: str) -> str | None:
+    """The specimen other than blood a sentence says a result is of, from the text before
+    the result's test name (``before``), within
+    its clause (not past a semicolon): a specimen word right before the test's name
+    ("urine protein 0.8 g/L") or opening the clause ("CSF protein 0.9 g/L, glucose 2.1
+    mmol/L"), a label it opens with ("Urine dipstick: protein ...",
+    "Pleural tap: protein 42 g/L") or a specimen that "showed" it ("her urine showed
+    protein 0.8 g/L"). A specimen said elsewhere in the sentence is about something else
+    ("She was fluid overloaded and her sodium was 128"; "sputum was sent and her CRP ...")."""
+    clause = re.split(r"[;.]\s", before)[-1]
+    words = clause.split()
+    if words and (specimen := specimen_named(words[-1])) is not None:
+        return specimen  # right before the name
+    if len(words) > 1 and (specimen := specimen_named(words[0])) is not None and \
+            any(known_name(" ".join(words[1:1 + n]).strip(",:")) for n in (1, 2, 3)):
+        return specimen  # opening the clause's list, before its first test ("CSF protein 0.9 g/L, glucose 2.1")
+    label = re.match(r"\s*([^:,]{1,40}):", clause)
+    if label and (specimen := specimen_named(label.group(1))) is not None:
+        return specimen
+    for word in re.finditer(r"[A-Za-z]+", clause):
+        if (specimen := specimen_named(word.group(0))) is not None and \
+                (showed := _SHOWED.match(clause, word.end())) and not _NEW_SUBJECT.search(clause, showed.end()):
+            return specimen
+    return None
 
 
 # The same test's next value after a comma, in the same unit ("CRP 212 mg/L on admission,

@@ -311,7 +311,7 @@ OTHER_SPECIMENS: dict[str, str] = {
     **dict.fromkeys(["urine", "urinalysis", "dipstick", "msu", "csu"], "urine"),
     "csf": "CSF", "stool": "stool", "faeces": "stool", "feces": "stool", "sputum": "sputum",
     "pleural": "pleural fluid", "ascitic": "ascitic fluid", "peritoneal": "peritoneal fluid",
-    "synovial": "synovial fluid", "fluid": "fluid", "semen": "semen",
+    "synovial": "synovial fluid", "semen": "semen",
 }
 
 

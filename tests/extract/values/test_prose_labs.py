@@ -32,6 +32,13 @@ def told(sentence: str) -> list[tuple[str, str, str, str | None]]:
     # a specimen named before the result: the urine's protein, never the blood's (fourteenth session)
     ("Her glucose was 9.4 mmol/L and her urine showed protein 0.8 g/L.",
      [("glucose", "9.4", "mmol/L", None), ("protein (urine)", "0.8", "g/L", None)]),
+    ("CSF protein 0.9 g/L, glucose 2.1 mmol/L.", [("protein (CSF)", "0.9", "g/L", None),
+                                                 ("glucose (CSF)", "2.1", "mmol/L", None)]),
+    # a specimen said of something else in the sentence is no specimen of the result
+    ("She was fluid overloaded and her sodium was 128 mmol/L.", [("sodium", "128", "mmol/L", None)]),
+    ("Sputum was sent and her CRP was 88 mg/L.", [("CRP", "88", "mg/L", None)]),
+    ("Urine culture showed no growth and her creatinine was 120 umol/L.", [("creatinine", "120", "umol/L", None)]),
+    ("She had a urinalysis on 26/03, which showed protein 0.8 g/L.", [("protein (urine)", "0.8", "g/L", None)]),
     # an emergency summary's lactate went unread: the vocabulary had no lactate (eleventh wave)
     ("Investigations: sodium 131 mmol/L, lactate 1.8 mmol/L, procalcitonin 0.4 ng/mL.",
      [("sodium", "131", "mmol/L", None), ("lactate", "1.8", "mmol/L", None), ("procalcitonin", "0.4", "ng/mL", None)]),
