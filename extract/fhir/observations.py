@@ -156,8 +156,7 @@ def _lab(ctx: FhirFacts, res: Resource, at: tuple, node: Node, status: StatusRea
          scope: str | None, specimen: str | None = None) -> None:
     review = base.copy()
     name, _ = concept_name(node.get("code"))
-    if name and specimen:
-        name = with_specimen(name, specimen)
+    name = with_specimen(name, specimen) if name else name
     loinc = code_in(node.get("code"), LOINC)
     if not name:
         review.add("the observation is not named (no code text, display or code)", 0.7)

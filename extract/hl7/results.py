@@ -220,8 +220,7 @@ def _result(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Obx, message_
     review = seg_review(obx, base)
     name, name_problem = _test_name(obx, obr, enc)
     review.add(name_problem, 0.85)
-    if (specimen := _group_specimen(group, enc)) is not None:
-        name = with_specimen(name, specimen)
+    name = with_specimen(name, _group_specimen(group, enc))
     value_type = obx.raw(2).strip()
     comment_like = _COMMENT_NAME.search(name) and value_type.upper() in ("ST", "TX", "FT", "CE", "CWE")
     if _is_aoe(obx, enc, name) or comment_like:

@@ -586,8 +586,7 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
         name, name_doubts = _vocabulary_reading(r.test_name)
         unit, unit_doubts = _vocabulary_unit(unit, name)
         name_doubts += unit_doubts
-    if specimen:
-        name = with_specimen(name, specimen)  # "Glucose" under "URINALYSIS": the urine's
+    name = with_specimen(name, specimen)  # "Glucose" under "URINALYSIS": the urine's
     if r.unreadable:
         value = LabResultValue(test_name=name, value=reading.value, unit=unit,
                                reference_range=reading.reference_range, collection_date=date)

@@ -387,10 +387,6 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
     # blood test of the same name (``analytes.with_specimen``). A heading naming none ends it.
     sheet_specimen = heading_specimen(sheet)[1]
     specimen_of: dict[int, str | None] = {}  # a table's header row -> the specimen of its rows now
-
-    def named(name: str, table: _Table) -> str:
-        specimen = specimen_of.get(table.header_row, sheet_specimen)
-        return with_specimen(name, specimen) if specimen else name
     for t in tables:
         if t.wide is not None:
             settle_dates(t.wide, [c.text for c in secs if c.section_type == "cell" and c.meta["row"] > t.header_row
@@ -402,7 +398,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         # "Iron" or "Magnesium" on a stock sheet would read the same, so a person checks.
         unsure = _no_unit(result.value, result.unit, column.test_name, column.label, "column")
         lab_fact(ctx, cell, result.text, LabReading(
-            name=with_specimen(column.test_name, sheet_specimen) if sheet_specimen else column.test_name,
+            name=with_specimen(column.test_name, sheet_specimen),
             value=result.value, unit=result.unit, ref=result.reference_range,
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
             date_problem=problem), has_identity, unsure)
@@ -415,7 +411,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
         doubts = ((column.open_question,) if column.open_question else ()) + \
             _no_unit(cell.value, cell.unit, row.name, row.label, "row")
         lab_fact(ctx, cell_section, cell.text, LabReading(
-            name=with_specimen(row.name, sheet_specimen) if sheet_specimen else row.name, value=cell.value, unit=cell.unit, ref=row.reference_range, printed_flag=cell.flag,
+            name=with_specimen(row.name, sheet_specimen), value=cell.value, unit=cell.unit, ref=row.reference_range, printed_flag=cell.flag,
             collected=column.iso, date_problem=column.problem), has_identity, doubts)
 
     for s in _rows_of(secs):
@@ -456,7 +452,8 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             as_vital = {"sign": table.columns["test"], "value": table.columns["value"],
                         **{r: table.columns[r] for r in ("unit", "date") if r in table.columns}}
             if not vitals.long(s, by_col, as_vital, sheet_date, strict=False):
-                _lab_row(ctx, s, table, by_col, sheet_date, has_identity, day_first, named)
+                _lab_row(ctx, s, table, by_col, sheet_date, has_identity, day_first,
+                         specimen_of.get(table.header_row, sheet_specimen))
         else:
             _med_row(ctx, s, table, by_col, has_identity, day_first)
     for reader in [*wide.values(), *dated.values()]:
@@ -499,7 +496,7 @@ def _date_of(cell: dict | None, day_first: bool | None = None) -> tuple[str | No
 
 
 def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], sheet_date: str | None,
-             has_identity: bool, day_first: bool | None = None, named=lambda name, table: name) -> None:
+             has_identity: bool, day_first: bool | None = None, specimen: str | None = None) -> None:
     test, value_cell = _cell(by_col, table, "test"), _cell(by_col, table, "value")
     if test is None or value_cell is None or test["kind"] != "text":
         return
@@ -514,7 +511,7 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     if coll is None and date_problem is None:
         coll = sheet_date
     lab_fact(ctx, s, value_cell["text"], LabReading(
-        name=named(V.normalize_ws(test["text"]), table), value=value, unit=unit or table.header_units, ref=ref,
+        name=with_specimen(V.normalize_ws(test["text"]), specimen), value=value, unit=unit or table.header_units, ref=ref,
         printed_flag=V.normalize_ws(flag_cell["text"]) if flag_cell else "",
         critical=critical_cell["text"] if critical_cell else "",
         loinc=V.normalize_ws(loinc_cell["text"]) if loinc_cell else "",

@@ -342,12 +342,15 @@ def heading_specimen(text: str) -> tuple[bool, str | None]:
     return True, specimens.pop() if len(specimens) == 1 else None
 
 
-def with_specimen(test_name: str, specimen: str) -> str:
-    """A test's name as a result of ``specimen``: "Glucose" under a urinalysis heading is
+def with_specimen(test_name: str, specimen: str | None) -> str:
+    """A test's name as a result of ``specimen`` (None: blood, the name as printed):
+    "Glucose" under a urinalysis heading is
     "Glucose (urine)", which the vocabulary reads as urine glucose. Only a name the
     vocabulary would otherwise file as a (blood) test changes: one that already names a
     specimen ("Urine creatinine", "Blood glucose"), a urine test ("ACR", "Nitrite") or
     no test the vocabulary knows ("Clarity", an organism) stays as printed."""
+    if not specimen:
+        return test_name
     words = {re.sub(r"[^a-z]", "", w.lower()) for w in re.split(r"[\s,()/:-]+", test_name)}
     if words & set(OTHER_SPECIMENS) or _SPECIMEN_HEAD.match(test_name) or _SPECIMEN_TAIL.search(test_name):
         return test_name  # "Urine creatinine", "Serum glucose", "Glucose, plasma"
