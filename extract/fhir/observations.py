@@ -16,6 +16,7 @@ from __future__ import annotations
 from domain.models import FactProposal, LabResultValue, VitalSignValue
 from domain.policy.context.mentions import hedge_cue
 from domain.policy.facts.analytes import specimen_named, usual_units_problem, with_specimen
+from domain.policy.facts.result_comments import comment_doubts
 from domain.policy.facts.fhir_reading import (BP_COMPONENT_LOINC, LAB_CATEGORIES, LOINC, OTHER_CATEGORIES,
                                               UCUM_VITAL_UNITS, VITAL_SIGN_LOINC, VITAL_SIGNS_CATEGORY,
                                               StatusReading, status_reading)
@@ -174,6 +175,8 @@ def _lab(ctx: FhirFacts, res: Resource, at: tuple, node: Node, status: StatusRea
     for reason, factor in reading.doubts():
         review.add(reason, factor)
     review.add(usual_units_problem(name, unit, loinc), 0.7)
+    for reason in comment_doubts(name or "", own=_notes(res), loinc=loinc, unit=unit):
+        review.add(reason, 0.7)  # "Specimen haemolysed: potassium may be falsely raised"
     if steps[-1] != "valueQuantity" and (cue := hedge_cue(value)):
         review.add(f"uncertain wording in the result ({cue!r})", 0.8)
     if steps[-1] == "valueQuantity" and not unit:
@@ -205,6 +208,13 @@ def _lab(ctx: FhirFacts, res: Resource, at: tuple, node: Node, status: StatusRea
         citation=ctx.cite_at(res, steps, quoted, ctx.path("results")),
         confidence=V.confidence(base_conf, review.factors), wants_review=bool(review.reasons),
         review_reason=review.reason, document_fact_only=doc_only, scope=scope))
+
+
+def _notes(res: Resource) -> list[str]:
+    """The texts of the Observation's notes (Annotation.text)."""
+    found = res.get("note")
+    return [t for n in (found.items if found is not None else []) if isinstance(n.value, dict)
+            and (t := text(n.get("text")))]
 
 
 def _vital_unit(kind: str, unit: str, ucum: str) -> str:

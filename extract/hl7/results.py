@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from domain.models import ExtractionWarning, FactProposal, LabResultValue
 from domain.policy.facts.analytes import specimen_named, usual_units_problem, with_specimen
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
+from domain.policy.facts.result_comments import comment_doubts
 from domain.policy.context.mentions import hedge_cue
 from extract.values import numbers as V
 from extract.values.dates import hl7_date
@@ -287,6 +288,11 @@ def _result(ctx: MessageFacts, msg: Msg, group: _Group, obx_item: _Obx, message_
         review.add(reason, factor)
     loinc = loinc_code(obx.raw(3), enc)
     review.add(usual_units_problem(name, unit, loinc), 0.7)
+    # A note under the OBX is about its result; one under the order or the message about
+    # the results it names, or all of them ("Specimen haemolysed").
+    for reason in comment_doubts(name, own=notes, scope=(group.notes if group else []) + message_notes,
+                                 loinc=loinc, unit=unit):
+        review.add(reason, 0.7)
     if _SEE_COMMENTS.match(value.text):
         review.add("the result is given in the comments", 0.8)
     cue = hedge_cue(value.text) if value_type.upper() not in ("NM", "SN") else None

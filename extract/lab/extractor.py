@@ -45,6 +45,7 @@ from domain.models import (
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.analytes import canonical_analyte, heading_specimen, with_specimen
+from domain.policy.facts.result_comments import comment_doubts, doubt_cue
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -224,6 +225,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
 
     # Side-by-side panels are read row by row; their results are reported panel by panel.
     results.sort(key=lambda r: order[id(r)])
+    comments = _page_comments(rows_by_page, results, field_rows | boilerplate | key_rows)
     # The report's labelled dates (born, collected, reported...) say which way it prints
     # day and month: 22/07/1953 settles 03/12/2026 as 3 December.
     # A cumulative report's date columns count too: "19/11/26" beside "12/11/26" settles both.
@@ -242,7 +244,8 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
         else:
             date, date_doubt = dates.get(page, dates.get(0, (None, None)))
         result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed, date_doubt=date_doubt,
-                                  specimen=_specimen_over(r, order[id(r)][0], headings)))
+                                  specimen=_specimen_over(r, order[id(r)][0], headings),
+                                  comments=comments.get(page, []), own=_own_words(r, results)))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
@@ -490,6 +493,37 @@ def _record_number_words(words: list[Word]) -> list[Word]:
 # --------------------------------------------------------------------------- facts
 
 
+def _own_words(r: RowResult, results: list[RowResult]) -> str:
+    """What a result's row prints besides its test's name and the other results' cells
+    (a comment column, a note after the flag): "haemolysed" under K in a flowsheet row
+    is K's cell, not a word about the sodium beside it."""
+    others = {id(w) for o in results if o is not r and o.row is r.row for w in o.words}
+    return " ".join(w.text for w in r.row.words if id(w) not in others).replace(r.test_name, " ")
+
+
+def _page_comments(rows_by_page: list[list[Row]], results: list[RowResult], skip: set[int]) -> dict[int, list[str]]:
+    """Each page's lines, other than results, field and key rows, that say a result may
+    not be valid; a line wrapped onto the next (which goes on in lower case) is one."""
+    result_rows = {id(r.row) for r in results}
+    found: dict[int, list[str]] = {}
+    for rows in rows_by_page:
+        lines: list[str] = []
+        last = -2  # the row the last line came from
+        for n, row in enumerate(rows):
+            if id(row) in result_rows or id(row) in skip:
+                continue
+            text = " ".join(w.text for w in row.words)
+            if last == n - 1 and text[:1].islower() and not lines[-1].endswith((".", ":", "!")):
+                lines[-1] += " " + text
+            else:
+                lines.append(text)
+            last = n
+        kept = [line for line in lines if doubt_cue(line)]
+        if kept:
+            found[rows[0].page.number] = kept
+    return found
+
+
 def _flag_key(rows: list[Row]) -> tuple[FlagKey, set[int]]:
     """The flag key the document prints ("▲ high  ▼ low  ‼ critical"), read from
     whole rows or their gap-separated pieces, and the rows that print it (not results)."""
@@ -570,7 +604,8 @@ _FLAG_WORDS = {"critical_high": "critical high", "critical_low": "critical low",
 
 
 def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey | None = None, *,
-          flags_printed: bool = False, date_doubt: str | None = None, specimen: str | None = None) -> FactProposal:
+          flags_printed: bool = False, date_doubt: str | None = None, specimen: str | None = None,
+          comments: list[str] | None = None, own: str = "") -> FactProposal:
     page = r.row.page
     quote, box = quote_from_words(page, r.words)
     citation = Citation(
@@ -639,6 +674,8 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
     if r.reading.leftovers:
         # Typed or scanned: an unread word beside a value may be a flag the rules do not know.
         doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")
+    # "Sample haemolysed - potassium may be falsely raised" in its row or on its page.
+    doubts += comment_doubts(name, own=[own], scope=comments or [], unit=unit)
     return FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
         confidence=_confidence(r, date is not None, flag, derived),

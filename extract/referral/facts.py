@@ -12,6 +12,7 @@ from domain.content import Section
 from domain.models import (Citation, ExtractionWarning, FactProposal, IdentifierKind, IdentityCandidate,
                            VitalSignValue)
 from domain.policy.facts.medication_status import status_in_note, status_reading, status_with_stop, status_words
+from domain.policy.facts.result_comments import comment_doubts
 from domain.policy.facts.vital_signs import implausible, vital_text
 from extract.values import lists as phrases
 from extract.values.lists import NO_KNOWN_TEXT
@@ -507,6 +508,7 @@ def _table_result(ctx: Ctx, item: Found) -> None:
     reasons = [TABLE_RESULT_REASON, *reading.review_reasons()]
     if p["date_problem"]:
         reasons.append(p["date_problem"])
+    reasons += comment_doubts(p["test_name"], own=p.get("notes") or [], unit=p["unit"])
     value = {"test_name": p["test_name"], "value": p["value"], "unit": p["unit"],
              "reference_range": p["reference_range"], "collection_date": p["collection_date"],
              "abnormal_flag": reading.flag, "flag_derived": reading.derived, "analyte": p["analyte"]}

@@ -77,7 +77,7 @@ def results_in_tables(content: NormalizedContent) -> tuple[list[Found], set[int]
             column = result.column
             found.append(_found(section, result.text, column.test_name, result.value, result.unit,
                                 result.reference_range, result.printed_flag, column.analyte, read.date,
-                                read.date_problem))
+                                read.date_problem, read.notes))
         for col, (label, why) in read.unread.items():
             unread.setdefault((t, f"under the column {label!r}", why), []).append(f"row {r} col {col}")
     warnings = [ExtractionWarning(
@@ -114,11 +114,12 @@ def _dated_row(header: DatedHeader, row: Section, pairs: list[tuple[int, str]], 
 
 
 def _found(section: Section, quote: str, test_name: str, value: str, unit: str, reference_range: str, flag: str,
-           analyte: str | None, date: str | None, problem: str | None) -> Found:
+           analyte: str | None, date: str | None, problem: str | None, notes: list[str] | None = None) -> Found:
     """One result of a letter's table, as the letter reader takes it (``facts._table_result``)."""
     return Found("labs", test_name, section, "result_table", quote, parsed={
         "test_name": test_name, "value": value, "unit": unit, "reference_range": reference_range,
-        "printed_flag": flag, "analyte": analyte, "collection_date": date, "date_problem": problem})
+        "printed_flag": flag, "analyte": analyte, "collection_date": date, "date_problem": problem,
+        "notes": notes or []})
 
 
 @dataclass(frozen=True, slots=True)

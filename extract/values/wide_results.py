@@ -39,6 +39,7 @@ RANGE_ROW_LABELS = frozenset({
 # Headers of columns that never hold results: their text is a note, not a test.
 NOTE_HEADERS = frozenset({"note", "notes", "comment", "comments", "remarks", "remark", "by", "initials",
                           "lab", "lab no", "lab number", "specimen", "source", "requested by", "location"})
+COMMENT_HEADERS = frozenset({"note", "notes", "comment", "comments", "remarks", "remark"})
 # Headers of a column printing each row's own reference range or target ("Date | INR |
 # Target range | ..."): the range of that row's result when the table has one test column.
 RANGE_COLUMN_HEADERS = RANGE_ROW_LABELS | frozenset({
@@ -70,6 +71,7 @@ class WideHeader:
     analytes: dict[int, AnalyteColumn]
     unknown: dict[int, str] = field(default_factory=dict)  # col -> a header naming no test
     range_col: int | None = None  # each row's own reference range (one test column only)
+    note_cols: list[int] = field(default_factory=list)  # "Comment", "Notes": the lab's words on the row's sample
     day_first: bool | None = None  # how the date column's other dates settle "04/03/2026" (``settle_dates``)
 
 
@@ -103,6 +105,7 @@ class WideRow:
     date_problem: str | None
     results: list[WideCell]
     unread: dict[int, tuple[str, str]]  # col -> (its header, why the filled cell was not read)
+    notes: list[str] = field(default_factory=list)  # what the row prints under a note's column
 
 
 def read_header(cells: list[tuple[int, str]]) -> WideHeader | None:
@@ -110,6 +113,7 @@ def read_header(cells: list[tuple[int, str]]) -> WideHeader | None:
     one column naming an analyte ("Date | INR" is an anticoagulation clinic's; beside a
     lone test, few other columns); a column naming a vital sign is no test's."""
     date_col = range_col = None
+    note_cols: list[int] = []
     analytes: dict[int, AnalyteColumn] = {}
     unknown: dict[int, str] = {}
     for col, raw in cells:
@@ -129,6 +133,8 @@ def read_header(cells: list[tuple[int, str]]) -> WideHeader | None:
         if analyte is None:
             if _norm(bare) not in NOTE_HEADERS:
                 unknown[col] = text
+            elif _norm(bare) in COMMENT_HEADERS:
+                note_cols.append(col)
             continue
         column = AnalyteColumn(col, text, bare, analyte)
         for inside in BRACKETS.findall(text):
@@ -141,7 +147,7 @@ def read_header(cells: list[tuple[int, str]]) -> WideHeader | None:
     if range_col is not None and len(analytes) != 1:
         unknown[range_col] = cells[[c for c, _ in cells].index(range_col)][1]  # whose range? not guessed
         range_col = None
-    return WideHeader(date_col, analytes, unknown, range_col)
+    return WideHeader(date_col, analytes, unknown, range_col, note_cols)
 
 
 def _describe(column: AnalyteColumn, text: str) -> None:
@@ -235,7 +241,7 @@ def read_row(header: WideHeader, cells: list[tuple[int, str]], date_iso: str | N
         text = by_col.get(col)
         if text and (V.is_numeric_result(text) or V.parse_number(text) is not None):
             unread[col] = (label, "the header names no test the reader knows")
-    return WideRow(date, problem, results, unread)
+    return WideRow(date, problem, results, unread, [by_col[c] for c in header.note_cols if by_col.get(c)])
 
 
 def is_data_row(header: WideHeader, cells: list[tuple[int, str]]) -> bool:

@@ -34,6 +34,7 @@ from domain.models import (
     LabResultValue,
 )
 from domain.policy.facts.analytes import heading_specimen, loinc_code_ok, unitless_analyte, usual_units_problem, with_specimen
+from domain.policy.facts.result_comments import comment_doubts
 from domain.policy.facts.medication_schedule import says_as_needed
 from domain.policy.facts.medication_status import status_in_note, status_with_stop
 from domain.policy.context.mentions import hedge_cue
@@ -392,7 +393,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             settle_dates(t.wide, [c.text for c in secs if c.section_type == "cell" and c.meta["row"] > t.header_row
                                   and c.meta["col"] == t.wide.date_col])
 
-    def emit(cell: Section, result: WideCell, date: str | None, problem: str | None) -> None:
+    def emit(cell: Section, result: WideCell, date: str | None, problem: str | None, notes: list[str]) -> None:
         column = result.column
         # Only a header says this column is a test's: without any unit, a count under
         # "Iron" or "Magnesium" on a stock sheet would read the same, so a person checks.
@@ -401,7 +402,7 @@ def _rows(ctx: _Ctx, sheet: str, secs: list[Section], tables: list[_Table], shee
             name=with_specimen(column.test_name, sheet_specimen),
             value=result.value, unit=result.unit, ref=result.reference_range,
             printed_flag=result.printed_flag, collected=date or (sheet_date if problem is None else None),
-            date_problem=problem), has_identity, unsure)
+            date_problem=problem, notes=tuple(notes)), has_identity, unsure)
 
     dated = {t.header_row: DatedRows(sheet, t.dated, t.header_row) for t in tables if t.dated is not None}
     allergy_rows: dict[int, int] = {}  # an allergy table's header row -> its last row read
@@ -501,8 +502,9 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
     if test is None or value_cell is None or test["kind"] != "text":
         return
     value = V.normalize_ws(value_cell["text"])
-    unit_cell, range_cell, flag_cell, critical_cell, loinc_cell = (
-        _cell(by_col, table, r) for r in ("unit", "range", "flag", "critical", "loinc"))
+    unit_cell, range_cell, flag_cell, critical_cell, loinc_cell, notes_cell = (
+        _cell(by_col, table, r) for r in ("unit", "range", "flag", "critical", "loinc", "notes"))
+    notes = V.normalize_ws(notes_cell["text"]) if notes_cell else ""
     unit = V.normalize_ws(unit_cell["text"]) if unit_cell else ""
     if not unit:
         value, unit = V.split_value_unit(value)  # "7.9 %" in one cell
@@ -515,7 +517,7 @@ def _lab_row(ctx: _Ctx, s: Section, table: _Table, by_col: dict[int, dict], shee
         printed_flag=V.normalize_ws(flag_cell["text"]) if flag_cell else "",
         critical=critical_cell["text"] if critical_cell else "",
         loinc=V.normalize_ws(loinc_cell["text"]) if loinc_cell else "",
-        collected=coll, date_problem=date_problem), has_identity)
+        collected=coll, date_problem=date_problem, notes=(notes,) if notes else ()), has_identity)
 
 
 @dataclass(slots=True)
@@ -531,6 +533,7 @@ class LabReading:
     loinc: str = ""
     collected: str | None = None
     date_problem: str | None = None
+    notes: tuple[str, ...] = ()  # the lab's comments on this result (its row's)
 
 
 def lab_fact(ctx: _Ctx, s: Section, quote: str, r: LabReading, has_identity: bool,
@@ -563,6 +566,9 @@ def lab_fact(ctx: _Ctx, s: Section, quote: str, r: LabReading, has_identity: boo
     if cue:
         factors.append(0.7)
         reasons.append(f"uncertain wording ({cue!r})")
+    for doubt in comment_doubts(name, own=r.notes, loinc=loinc or None, unit=unit):
+        factors.append(0.7)
+        reasons.append(doubt)
     if not has_identity:
         factors.append(0.7)
         reasons.append("the workbook does not identify the patient")
@@ -576,6 +582,8 @@ def lab_fact(ctx: _Ctx, s: Section, quote: str, r: LabReading, has_identity: boo
         lab["critical_range"] = reading.critical_range
     if loinc:
         lab["loinc"] = loinc
+    if r.notes:
+        lab["notes"] = list(r.notes)
     path = ctx.path("results")
     text = f"{name}: {value}" + (f" {unit}" if unit else "") + (f" (ref {ref})" if ref else "") + (
         f" [{flag.replace('_', ' ')}]" if flag not in ("unknown", "normal") else "") + (

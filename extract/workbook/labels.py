@@ -34,6 +34,7 @@ LAB_ROLES: dict[str, tuple[str, ...]] = {
     "critical": ("critical range", "critical limits", "critical values", "critical value", "panic values",
                  "panic range", "panic limits", "critical"),
     "loinc": ("loinc", "loinc code"),
+    "notes": MEDICATION_COLUMNS["notes"],  # the lab's comment on a result ("haemolysed")
 }
 MED_ROLES: dict[str, tuple[str, ...]] = {
     "name": ("medication", "drug", "medicine", "medication name", "drug name", "medications", "drugs"),

@@ -34,7 +34,7 @@ class WideLabRows:
 
     def row(self, section: Section, cells: list[dict], cell_sections: dict[str, Section],
             emit) -> None:
-        """Read one row below the header. ``emit(section, quote, reading, reasons)`` makes the fact."""
+        """Read one row below the header. ``emit(section, result, date, date problem, the row's notes)`` makes the fact."""
         if self.closed:
             return
         pairs = [(c["col"], c["text"]) for c in cells]
@@ -51,7 +51,7 @@ class WideLabRows:
         by_col = {c["col"]: c for c in cells}
         for result in read.results:
             coord = by_col[result.col]["coord"]
-            emit(cell_sections.get(f"{self.sheet}!{coord}", section), result, read.date, read.date_problem)
+            emit(cell_sections.get(f"{self.sheet}!{coord}", section), result, read.date, read.date_problem, read.notes)
         for col, why in read.unread.items():
             self.unread.setdefault(why, []).append(by_col[col]["coord"])
             self.accounted.add(section.meta["row"])
