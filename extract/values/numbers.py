@@ -106,7 +106,7 @@ _NOT_UNITS = frozenset({"h", "l", "hh", "ll", "a", "aa", "n", "high", "low", "ab
                         "crit", "panic", "ref", "range", "see", "note", "and", "or", "to", "of", "the"})
 _BARE_UNITS = frozenset({"fl", "pg", "g", "mg", "mcg", "ug", "ng", "kg", "ml", "l", "dl", "iu", "u",
                          "meq", "mmol", "umol", "nmol", "pmol", "sec", "seconds", "ratio", "index",
-                         "units", "cells", "mm", "cm", "mmhg", "bpm", "kg/m2", "copies", "titer"})
+                         "units", "cells", "mm", "cm", "mmhg", "kpa", "bpm", "kg/m2", "copies", "titer"})
 
 
 def looks_like_unit(token: str) -> bool:
