@@ -465,7 +465,8 @@ def table_results(row: Row, words: list[Word], layout: TableLayout, key: FlagKey
     if not layout.cumulative:
         role, value_words = _value_cell(cells)
         found = _cell_result(row, words, cells, layout, role, value_words, None, key)
-        return [found] if found else []
+        share = _percent_result(row, words, cells, test) if found and layout.has("percent") else None
+        return [r for r in (found, share) if r]
     out: list[RowResult] = []
     order = {id(w): i for i, w in enumerate(words)}
     for i, col in enumerate(layout.columns):
@@ -627,6 +628,21 @@ def _pop_flag(cell: str) -> tuple[str, str | None]:
             flag = tokens.pop(i)
             return " ".join(tokens), flag
     return " ".join(tokens), None
+
+
+def _percent_result(row: Row, words: list[Word], cells: Cells, test: str) -> RowResult | None:
+    """The share printed in a "%" column beside a count ("Neutrophils | 11.1 | 81.6 |
+    x10^9/L"): a result of its own, "Neutrophils %", cited from the name through its cell.
+    The row's unit and range are the count's, so it has none of its own."""
+    share = cells.words("percent")
+    if not share or not V.is_numeric_result(text := " ".join(w.text for w in share).removesuffix("%").strip()):
+        return None
+    order = {id(w): i for i, w in enumerate(words)}
+    cited = words[min(order[id(w)] for w in cells.words("test")): max(order[id(w)] for w in share) + 1]
+    name, _ = name_and_unit(test)
+    return RowResult(row=row, words=cited, test_name=f"{name} %", reading=Reading(value=text, value_words=share, unit="%"),
+                     flag_text=None, position_flag=None, unit_clean=True, range_clean=True,
+                     alignment=cells.alignment)
 
 
 def _value_cell(cells: Cells) -> tuple[str, list[Word]]:

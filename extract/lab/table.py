@@ -61,6 +61,9 @@ COLUMN_LABELS = PhraseBook({
     **dict.fromkeys(["critical range", "critical ranges", "critical limits", "critical values", "critical value",
                      "panic values", "panic range", "panic limits", "critical"], "critical"),
     **dict.fromkeys(["status", "result status"], "status"),
+    # A differential's share of the white cells beside its count ("Result | % | Units"):
+    # the row's second result, "Neutrophils %" (a bare "%" header is matched by its text).
+    **dict.fromkeys(["percent", "percentage", "% of wbc", "% of total"], "percent"),
     # Critical limits as two ends in columns of their own: kept apart from the reference
     # range's ends (never read as them), not read as limits (the policy's limits apply).
     **dict.fromkeys(["critical low", "critical high", "crit low", "crit high", "panic low", "panic high",
@@ -158,6 +161,11 @@ def _header_columns(row: Row) -> tuple[list[Column], int]:
                 columns.append(Column("result", words[0].x0, words[-1].x1, date=date))
                 matched += n
                 i += n
+                continue
+            if seg[i].text.strip() == "%":
+                columns.append(Column("percent", seg[i].x0, seg[i].x1))
+                matched += 1
+                i += 1
                 continue
             hit = COLUMN_LABELS.match_at(seg, i)
             if hit is None:
