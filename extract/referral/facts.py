@@ -479,6 +479,9 @@ def _sentence_item(ctx: Ctx, item: Found) -> None:
         value = {k: parsed.get(k) for k in ("name", "dose", "route", "frequency")}
         fact_type, collection = "medication", "medications"
         text = "Medication: " + " ".join(v for v in value.values() if v)
+        if parsed.get("status"):  # "stop amlodipine 5 mg": the letter's change, never a current medicine unseen
+            value["status"] = parsed["status"]
+            text += f" ({status_words(parsed['status'])})"
     else:
         value = {"description": parsed["description"], "code": None, "coding_system": None}
         fact_type, collection = "problem", "problems"

@@ -63,7 +63,7 @@ def read_sentence(section: Section, sentence: Span) -> list[Found]:
     taken += [(r.mention.start, r.mention.end) for r in (*labs, *vitals)]
     for m in medications_in(text, exclude=taken):
         out.append(Found("medications", m.name.text, section, "sentence", m.mention.text, context=text, parsed={
-            "name": m.name.text, "dose": m.dose, "route": m.route, "frequency": m.frequency,
+            "name": m.name.text, "dose": m.dose, "route": m.route, "frequency": m.frequency, "status": m.status,
             "not_the_patients": not_the_patients(text, m.name)}))
     for p in problems_in(text):
         out.append(Found("problems", p.description.text, section, "sentence", text, context=text, parsed={

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from domain.policy.facts.analytes import known_name
 from domain.policy.facts.medication_schedule import dose_amount_pattern
+from domain.policy.facts.medication_status import status_in_sentence
 from domain.policy.facts.vital_signs import sign_of_label
 from domain.policy.questions.clinical_terms import DRUG_STEMS
 from extract.values.lists import parse_medication
@@ -79,6 +80,13 @@ MAX_GAP_WORDS = 2
 
 _WORD = re.compile(r"[A-Za-z][\w'\u2019-]*")
 _DOSE_START = re.compile(rf"\s*\(?{dose_amount_pattern()}", re.I)
+# "from 2.5 mg to 5 mg" right after the name or its verb ("bisoprolol increased from ..."):
+# the dose it was changed to.
+_DOSE_CHANGE = re.compile(
+    rf"\s*(?:(?:was|has been|is)\s+)?(?:(?:dose\s+)?(?:increased|reduced|decreased|changed|titrated|up|down)\s+)?"
+    rf"from\s+{dose_amount_pattern(strengths=False)}\s+to\s+({dose_amount_pattern(strengths=False)})", re.I)
+# Only a list's joints between two medicines: the second shares the first's verb.
+_JOINED = re.compile(r"\s*(?:,|and|or|&|,\s*and)\s*", re.I)
 _CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s*(?:which|who|but|although|as|because|and (?:she|he|they|her|his))\b"
                          r"|\s(?:which|who|but|although|because|for (?:her|his|their))\b", re.I)
 
@@ -93,6 +101,7 @@ class MedicationMention:
     dose: str | None = None
     route: str | None = None
     frequency: str | None = None
+    status: str | None = None  # "stopped" of "stop amlodipine 5 mg", as ``status_in_sentence`` reads it
 
 
 def is_drug_name(word: str) -> bool:
@@ -139,21 +148,32 @@ def medications_in(sentence: str, exclude: list[tuple[int, int]] = (), *,
         limit = min([stop.start() if stop else len(sentence)] + ([names[k + 1].start] if k + 1 < len(names) else []))
         window = sentence[name.end: limit]
         parsed = parse_medication(sentence[name.start: limit])
+        if (change := _DOSE_CHANGE.match(window)) is not None:
+            parsed["dose"] = change.group(1)  # "increase bisoprolol from 2.5 mg to 5 mg": taken at 5 mg
         if not parsed["frequency"] and (more := MORE_FREQUENCIES.search(window)):
             parsed["frequency"] = more.group(0)
         details = [p for p in (parsed["dose"], parsed["route"], parsed["frequency"]) if p]
         if not details and not cued:
             continue  # "penicillin was the likely cause": named, not taken
         end = name.end
+        start = change.end() if change is not None else 0  # words after "from 2.5 mg to 5 mg" count from there
+        if change is not None:
+            end = name.end + change.end()
         for part in details:
-            at = window.find(part)
-            if at >= 0 and len(window[: at].split()) <= MAX_GAP_WORDS + len(" ".join(details).split()):
+            at = window.find(part, start) if part != parsed["dose"] or change is None else change.start(1)
+            if at >= 0 and len(window[start: max(at, start)].split()) <= MAX_GAP_WORDS + len(" ".join(details).split()):
                 end = max(end, name.end + at + len(part))
         mention = strip_span(sentence, name.start, end, " \t\n,;:(")
         printed = sentence[name.start: end]
+        clause = max((m.end() for m in _CLAUSE_END.finditer(sentence, 0, name.start)), default=0)
+        # after the dose; a change of dose says its verb before the doses ("was increased from")
+        status = status_in_sentence(sentence[clause: name.start], window if change else sentence[mention.end: limit])
+        if status is None and out and _JOINED.fullmatch(sentence[out[-1].mention.end: name.start]):
+            status = out[-1].status  # "stop amlodipine and ramipril": both
         out.append(MedicationMention(
             name=name, mention=mention,
             dose=parsed["dose"] if parsed["dose"] and parsed["dose"] in printed else None,
             route=parsed["route"] if parsed["route"] and parsed["route"] in printed else None,
-            frequency=parsed["frequency"] if parsed["frequency"] and parsed["frequency"] in printed else None))
+            frequency=parsed["frequency"] if parsed["frequency"] and parsed["frequency"] in printed else None,
+            status=status))
     return out

@@ -131,6 +131,57 @@ def status_before(text: str) -> tuple[str, str] | None:
     return (m.group(1) or m.group(2)), text[m.end():]
 
 
+# A sentence tells of starting, stopping or changing a medicine with a verb before its
+# name ("stop amlodipine", "we have discontinued her ramipril", "was started on apixaban",
+# "increase bisoprolol") or after it ("ramipril 5 mg was withheld", "metformin has been
+# stopped"). Each verb reads as the status a list would print for it.
+SENTENCE_VERBS: dict[str, str] = {
+    **dict.fromkeys(("stop", "stopped", "stopping"), "stopped"),
+    **dict.fromkeys(("discontinue", "discontinued", "discontinuing"), "discontinued"),
+    **dict.fromkeys(("cease", "ceased"), "ceased"),
+    **dict.fromkeys(("hold", "held", "holding"), "held"),
+    **dict.fromkeys(("withhold", "withheld", "withholding"), "withheld"),
+    **dict.fromkeys(("suspend", "suspended"), "suspended"),
+    **dict.fromkeys(("omit", "omitted"), "omitted"),
+    **dict.fromkeys(("start", "started", "starting", "commence", "commenced", "initiate", "initiated"), "started"),
+    **dict.fromkeys(("restart", "restarted", "resume", "resumed"), "restarted"),
+    **dict.fromkeys(("increase", "increased", "uptitrate", "uptitrated"), "dose increased"),
+    **dict.fromkeys(("reduce", "reduced", "decrease", "decreased", "wean", "weaned"), "dose reduced"),
+}
+_VERBS = _words_pattern(SENTENCE_VERBS)
+_OBJECT_WORDS = r"(?:\s+(?:her|his|their|the|taking|using|on|with|treatment\s+with|therapy\s+with|regular|oral|all))*"
+_NEGATION = r"(?:(not|n't|never)\s+(?:be\s+)?)?"
+_VERB_BEFORE = re.compile(rf"(?<![\w'])(?:{_NEGATION})({_VERBS}){_OBJECT_WORDS}\s*$", re.IGNORECASE)
+_SWITCHED_FROM = re.compile(r"\b(?:switched|changed|converted)\s+(?:\w+\s+){0,2}from\s*$", re.IGNORECASE)
+_SWITCHED_TO = re.compile(r"\b(?:switched|changed|converted)\b.*\bto\s*$", re.IGNORECASE)
+_NO_LONGER = re.compile(r"\bno\s+longer\s+(?:takes?|taking|on|uses?|using)\s*$", re.IGNORECASE)
+_VERB_AFTER = re.compile(
+    rf"^\s*(?:\([^)]*\)\s*)?(?:(?:has|have|had|was|were|is|are|will|should|must|to|would)\s+)?{_NEGATION}"
+    rf"(?:been\s+|be\s+)?({_VERBS})(?![\w'])", re.IGNORECASE)
+
+
+def status_in_sentence(before: str, after: str) -> str | None:
+    """The status a sentence gives a medicine it names: ``before`` is the clause's text
+    up to the name, ``after`` what follows the medicine's dose and frequency in it. A
+    verb of stopping, starting or changing reads as its status ("stop amlodipine" ->
+    "stopped"); one said not to happen ("do not stop", "was not started") is returned as
+    printed, a status no list prints, so a person reads it (fail closed). None when the
+    sentence says neither."""
+    if _SWITCHED_FROM.search(before):
+        return "stopped"  # "switched from amlodipine to lercanidipine"
+    if _SWITCHED_TO.search(before):
+        return "started"
+    if _NO_LONGER.search(before):
+        return "no longer taking"
+    for m in (_VERB_BEFORE.search(before), _VERB_AFTER.match(after)):
+        if m is None:
+            continue
+        if m.group(1):
+            return re.sub(r"\s+", " ", m.group(0)).strip(" ()")
+        return SENTENCE_VERBS[m.group(2).lower()]
+    return None
+
+
 def _key(status: str) -> str:
     """Case, punctuation, hyphens ("on-hold", FHIR's "not-taken") and spacing off."""
     return re.sub(r"\s+", " ", re.sub(r"[.:;,!()\[\]_-]", " ", status.lower())).strip()

@@ -164,3 +164,18 @@ def test_a_held_out_respiratory_letter_keeps_results_readings_and_reactions_apar
         assert f.wants_review and _certainty(f, paged=False) is Certainty.NEEDS_REVIEW
         assert f.citation.quote_or_value in f.context_text
     assert vitals["spo2"].citation.quote_or_value == "oxygen saturation 94%"
+
+
+def test_a_letters_changes_to_medicines_keep_their_status_and_new_dose():
+    _, result = _read(docx_letter(
+        "Re: Ms Tamsin Velazquez-Orr, DOB 22/08/1963, NHS 943 476 5919",
+        "I saw Ms Velazquez-Orr in the heart failure clinic today.",
+        "Plan: stop diltiazem 90 mg twice daily. Increase bisoprolol from 1.25 mg to 2.5 mg once daily.",
+        "She remains on furosemide 40 mg each morning.",
+    ), pdf=False)
+    meds = {f.structured_value["name"]: f for f in of_type(result, "medication")}
+    diltiazem, bisoprolol = meds["diltiazem"], meds["bisoprolol"]
+    assert diltiazem.structured_value["status"] == "stopped" and "(stopped)" in diltiazem.fact_text
+    assert (bisoprolol.structured_value["dose"], bisoprolol.structured_value["status"]) == ("2.5 mg", "dose increased")
+    assert "status" not in meds["furosemide"].structured_value
+    assert all(f.wants_review or f.document_fact_only for f in meds.values())

@@ -74,3 +74,25 @@ def test_a_medicines_lists_label_cues_every_name_printed_before_a_dose():
 ])
 def test_a_vitamin_keeps_its_letter(sentence, name):
     assert [m.name.text for m in medications_in(sentence)][:1] == [name]
+
+
+# A letter's sentence that stops, starts or changes a medicine says so: a held-out
+# cardiology letter's "stop amlodipine 5 mg (ankle swelling)" was read as amlodipine 5 mg
+# with no status, so approving it charted a stopped medicine as taken. These wordings were
+# written after the rule (domain/policy/facts/medication_status.status_in_sentence).
+@pytest.mark.parametrize("sentence, expected", [
+    ("On the ward we discontinued his nifedipine 20 mg twice daily because of oedema.",
+     [("nifedipine", "20 mg", "discontinued")]),
+    ("Please hold metformin 1 g bd until her eGFR is rechecked.", [("metformin", "1 g", "held")]),
+    ("Sertraline 100 mg daily has been ceased.", [("Sertraline", "100 mg", "ceased")]),
+    ("Her losartan was reduced from 100 mg to 50 mg daily.", [("losartan", "50 mg", "dose reduced")]),
+    ("We commenced dapagliflozin 10 mg once daily and stopped gliclazide and sitagliptin.",
+     [("dapagliflozin", "10 mg", "started"), ("gliclazide", None, "stopped"), ("sitagliptin", None, "stopped")]),
+    ("He was changed over from ramipril 10 mg to candesartan 8 mg daily.",
+     [("ramipril", "10 mg", "stopped"), ("candesartan", "8 mg", "started")]),
+    ("She no longer takes aspirin 75 mg.", [("aspirin", "75 mg", "no longer taking")]),
+    ("Do not stop edoxaban 60 mg daily before the endoscopy.", [("edoxaban", "60 mg", "not stop")]),
+    ("He takes rosuvastatin 10 mg at night.", [("rosuvastatin", "10 mg", None)]),
+])
+def test_a_sentence_that_stops_starts_or_changes_a_medicine_gives_its_status(sentence, expected):
+    assert [(m.name.text, m.dose, m.status) for m in medications_in(sentence)] == expected
