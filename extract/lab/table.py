@@ -69,7 +69,8 @@ COLUMN_LABELS = PhraseBook({
     **dict.fromkeys(["critical low", "critical high", "crit low", "crit high", "panic low", "panic high",
                      "critical lower", "critical upper"], "other"),
     **dict.fromkeys(["lab", "performing lab", "site", "code", "loinc", "method", "specimen",
-                     "prior result", "previous result", "previous", "prior", "date", "comment", "comments",
+                     "prior result", "previous result", "previous", "prior", "prior results", "previous results",
+                     "previous value", "last result", "last results", "last value", "date", "comment", "comments",
                      "remark", "remarks", "notes"], "other"),
 })
 VALUE_ROLES = ("result", "out_range", "in_range")
@@ -78,6 +79,7 @@ _HEADER_WORDS = frozenset(
     "interval intervals range ranges name names value values result results units unit limits code description "
     "test flag flags status of measure collected drawn date time specimen current previous latest reference ref "
     "normal".split())
+_PRIOR = re.compile(r"(?:previous|prior|last)(?: results?| values?)?")
 _TIME = re.compile(r"^\(?\d{1,2}[:h.]\d{2}\)?$")
 _MAX_DATE_WORDS = 3
 _DOTTED_SHORT_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{2}")
@@ -172,6 +174,15 @@ def _header_columns(row: Row) -> tuple[list[Column], int]:
                 i += 1
                 continue
             words = seg[hit.start : hit.end]
+            if hit.key == "other" and _PRIOR.fullmatch(" ".join(w.text for w in words).lower()) \
+                    and (n := _date_at(seg, hit.end)):
+                # "Previous 12/10/2026": the earlier results' column, dated by the date after its label
+                dated = seg[hit.end : hit.end + n]
+                columns.append(Column("result", words[0].x0, dated[-1].x1,
+                                      date=header_date(" ".join(w.text for w in dated))))
+                matched += hit.end - hit.start + n
+                i = hit.end + n
+                continue
             if hit.key == "units" and words[0].text.startswith("(") and columns and columns[-1].role == "test" \
                     and hit.start > 0 and columns[-1].x1 >= seg[hit.start - 1].x1:
                 # "Analyte (units)": a note on the test column (each name prints its unit
