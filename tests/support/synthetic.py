@@ -75,3 +75,21 @@ def certainty_of(fact, paged: bool = True):
     from domain.policy.facts.certainty import classify
 
     return classify(apply_to(fact), citation_verified=True, paged=paged).certainty
+
+
+def read_lab_table(title: str, identity: str, cols: list[int], header: list[str], rows: list[list[str]]):
+    """A one-page typed lab report (a bold title, one identity line, a header row and
+    one row per result at the x positions ``cols``) read by the lab extractor, every
+    citation checked: (content, result)."""
+    from extract.formats.pdf import normalize_pdf
+    from extract.lab.extractor import extract_lab
+    from golden.drawing import placed_text_pdf
+
+    lines = [(cols[0], 40, title, 12, "hebo"), (cols[0], 58, identity),
+             *[(x, 80, label) for x, label in zip(cols, header)]]
+    for i, row in enumerate(rows):
+        lines += [(x, 96 + 14 * i, cell) for x, cell in zip(cols, row) if cell]
+    content = normalize_pdf(placed_text_pdf(lines, width=612))
+    result = extract_lab(content, "documents:4")
+    assert_page_citations_verify(content, result)
+    return content, result
