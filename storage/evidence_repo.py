@@ -126,13 +126,15 @@ def supporting_citations(cur: duckdb.DuckDBPyConnection, patient_id: int) -> lis
 
 def conflict_details(cur: duckdb.DuckDBPyConnection, patient_id: int) -> list[dict[str, Any]]:
     """For each fact held in conflict with the chart: what the chart holds (the
-    promotion's reason) and the citation behind the chart row it conflicts with."""
+    promotion's reason) and the citation behind the chart row it conflicts with, with
+    the name of the document that citation is in."""
     cur.execute(
         """SELECT p.fact_id, p.conflict_reason, p.promoted_table, p.promoted_record_id,
-                  rp.citation AS chart_citation
+                  rp.citation AS chart_citation, d.filename AS chart_document
            FROM promotions p
            LEFT JOIN promotions rp ON rp.promoted_table = p.promoted_table
                 AND rp.promoted_record_id = p.promoted_record_id AND rp.outcome = 'promoted' AND rp.active
+           LEFT JOIN documents d ON d.id = rp.document_id
            WHERE p.patient_id = ? AND p.active AND p.outcome = 'conflict_needs_review'
            ORDER BY p.id""",
         [patient_id],

@@ -163,17 +163,23 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any],
     return Candidate(item, evidence_topics(fact_type, value, text, context), context, source)
 
 
-def _conflict_text(conflict: dict[str, Any] | None) -> str:
-    """"conflicts with the chart, which holds dose=500 mg (from documents:3, page 1)":
-    the chart's value and where it came from, not only that there is a conflict."""
+_HELD_PAIR = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
+
+
+def _conflict_text(conflict: dict[str, Any] | None, fact_type: str = "") -> str:
+    """"conflicts with the chart, which holds Medication: metformin 500 mg twice daily
+    (from letter.docx, paragraph 4)": the chart's value in words and the document it came
+    from, not only that there is a conflict (the promotion records it as "k=v" pairs)."""
     if not conflict:
         return "conflicts with the chart"
     holds = str(conflict.get("conflict_reason") or "").removeprefix("chart already holds ").strip()
+    if held := dict(_HELD_PAIR.findall(holds)):
+        holds = describe(fact_type, held, holds)
     text = "conflicts with the chart" + (f", which holds {holds}" if holds else "")
     source = conflict.get("chart_citation")
     if isinstance(source, dict) and source.get("source_id"):
         page = f", {source['page_or_section']}" if source.get("page_or_section") else ""
-        text += f" (from {source['source_id']}{page})"
+        text += f" (from {conflict.get('chart_document') or source['source_id']}{page})"
     elif conflict.get("promoted_table"):
         text += f" (entered in the chart: {conflict['promoted_table']}.{conflict.get('promoted_record_id')})"
     return text
@@ -186,7 +192,7 @@ def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[s
     citation = Citation.model_validate(fact["citation"])
     if evidence_source == "needs_review":
         in_conflict = fact.get("promotion_status") == "conflict_needs_review"
-        reason = "; ".join(r for r in (fact.get("review_reason"), _conflict_text(conflict) if in_conflict else None)
+        reason = "; ".join(r for r in (fact.get("review_reason"), _conflict_text(conflict, fact["fact_type"]) if in_conflict else None)
                            if r) or "uncertain"
         text = f"{text} — needs review: {reason}"
     item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=evidence_source, fact_type=fact["fact_type"], text=text,

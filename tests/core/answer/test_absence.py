@@ -84,5 +84,6 @@ def test_a_conflict_line_names_the_charts_value_and_its_source(wb, patient):
     ingest(wb, patient, _letter("Medications: Metformin 500 mg twice a day"), "referral_docx", "b.docx")
     payload = ask(wb, patient["id"], "Is she on metformin?").payload
     (line,) = [i["text"] for i in payload["sections"]["needs_review"] if "500 mg" in i["text"]]
-    assert "conflicts with the chart, which holds" in line and "1000 mg" in line
-    assert f"documents:{first['document_id']}" in line
+    assert "conflicts with the chart, which holds Medication: Metformin 1000 mg" in line
+    # in words, from the document by its name: no "name=..." pairs, no internal id
+    assert "(from a.docx, " in line and "=" not in line and f"documents:{first['document_id']}" not in line
