@@ -454,6 +454,8 @@ def _sentence_item(ctx: Ctx, item: Found) -> None:
         if parsed.get("analyte"):
             value["analyte"] = parsed["analyte"]
         fact_type, collection, reasons = "lab_result", "text_results", [LAB_SENTENCE_REASON]
+        # "potassium 6.2, but the sample was haemolysed": the letter passes on the lab's doubt
+        reasons += comment_doubts(value["test_name"], scope=[item.context or ""], unit=value["unit"])
         text = f"{value['test_name']} {value['value']}" + (f" {value['unit']}" if value["unit"] else "") \
             + (f" ({when})" if when else "") + " (stated in the letter)"
     elif item.field == "vitals":

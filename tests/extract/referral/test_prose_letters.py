@@ -179,3 +179,14 @@ def test_a_letters_changes_to_medicines_keep_their_status_and_new_dose():
     assert (bisoprolol.structured_value["dose"], bisoprolol.structured_value["status"]) == ("2.5 mg", "dose increased")
     assert "status" not in meds["furosemide"].structured_value
     assert all(f.wants_review or f.document_fact_only for f in meds.values())
+
+
+def test_a_result_a_letter_says_was_from_a_haemolysed_sample_says_so_for_review():
+    _, result = _read(docx_letter(
+        "Re: Mr Anselm Ferreira-Lund, DOB 04/06/1949, NHS 943 476 5919",
+        "His potassium was 6.3 mmol/L on Monday, but the laboratory reported the sample as haemolysed.",
+        "His HbA1c was 61 mmol/mol in October.",
+    ), pdf=False)
+    labs = {f.structured_value["test_name"].lower(): f for f in of_type(result, "lab_result")}
+    assert "haemolysed" in labs["potassium"].review_reason and "may not be valid" in labs["potassium"].review_reason
+    assert "may not be valid" not in labs["hba1c"].review_reason
