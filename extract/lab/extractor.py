@@ -225,7 +225,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
 
     # Side-by-side panels are read row by row; their results are reported panel by panel.
     results.sort(key=lambda r: order[id(r)])
-    comments = _page_comments(rows_by_page, results, field_rows | boilerplate | key_rows)
+    comments = _report_comments(rows_by_page, results, field_rows | boilerplate | key_rows)
     # The report's labelled dates (born, collected, reported...) say which way it prints
     # day and month: 22/07/1953 settles 03/12/2026 as 3 December.
     # A cumulative report's date columns count too: "19/11/26" beside "12/11/26" settles both.
@@ -245,7 +245,7 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
             date, date_doubt = dates.get(page, dates.get(0, (None, None)))
         result.facts.append(_fact(r, i, date, source_id, key, flags_printed=flags_printed, date_doubt=date_doubt,
                                   specimen=_specimen_over(r, order[id(r)][0], headings),
-                                  comments=comments.get(page, []), own=_own_words(r, results)))
+                                  comments=comments, own=_own_words(r, results)))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
@@ -501,11 +501,13 @@ def _own_words(r: RowResult, results: list[RowResult]) -> str:
     return " ".join(w.text for w in r.row.words if id(w) not in others).replace(r.test_name, " ")
 
 
-def _page_comments(rows_by_page: list[list[Row]], results: list[RowResult], skip: set[int]) -> dict[int, list[str]]:
-    """Each page's lines, other than results, field and key rows, that say a result may
-    not be valid; a line wrapped onto the next (which goes on in lower case) is one."""
+def _report_comments(rows_by_page: list[list[Row]], results: list[RowResult], skip: set[int]) -> list[str]:
+    """The report's lines, other than results, field and key rows, that say a result may
+    not be valid; a line wrapped onto the next (which goes on in lower case) is one. They
+    speak for the whole report: a lab prints its comments at the end, on whatever page
+    that falls (a fax packet's reports are read part by part)."""
     result_rows = {id(r.row) for r in results}
-    found: dict[int, list[str]] = {}
+    found: list[str] = []
     for rows in rows_by_page:
         lines: list[str] = []
         last = -2  # the row the last line came from
@@ -518,9 +520,7 @@ def _page_comments(rows_by_page: list[list[Row]], results: list[RowResult], skip
             else:
                 lines.append(text)
             last = n
-        kept = [line for line in lines if doubt_cue(line)]
-        if kept:
-            found[rows[0].page.number] = kept
+        found += [line for line in lines if doubt_cue(line)]
     return found
 
 

@@ -71,6 +71,13 @@ COLS = [50, 250, 330, 420, 510]
 
 
 def _page(rows: list, tail: list[tuple[int, str]] = ()):
+    content = normalize_pdf(_page_pdf(rows, tail))
+    result = extract_lab(content, "documents:7")
+    assert_page_citations_verify(content, result)
+    return result
+
+
+def _page_pdf(rows: list, tail: list[tuple[int, str]] = ()) -> bytes:
     lines = [(50, 40, "WESTBROOK HOSPITAL CLINICAL CHEMISTRY", 12, "hebo"),
              (50, 60, "Name: OYELARAN, Bisi   DOB: 02/09/1958   MRN: WB55102   Collected: 2026-11-30 10:05"),
              *[(x, 84, h) for x, h in zip(COLS, ["Analyte", "Result", "Units", "Range", "Flag"])]]
@@ -82,10 +89,7 @@ def _page(rows: list, tail: list[tuple[int, str]] = ()):
             lines += [(x, y, cell) for x, cell in zip(COLS, row) if cell]
         y += 14
     lines += [(50, y + 20 + 14 * i, text) for i, (_, text) in enumerate(tail)]
-    content = normalize_pdf(placed_text_pdf(lines, width=612))
-    result = extract_lab(content, "documents:7")
-    assert_page_citations_verify(content, result)
-    return result
+    return placed_text_pdf(lines, width=612)
 
 
 PANEL = [["Sodium", "141", "mmol/L", "133-146"], ["Potassium", "6.4", "mmol/L", "3.5-5.3", "H"],
@@ -113,6 +117,19 @@ def test_negated_and_general_comments_hold_nothing():
     got = held(_page(PANEL, tail=[(50, "Comment: no haemolysis detected."),
                                   (50, "Calcium results should be interpreted with caution in low albumin states.")]))
     assert all(reason is None for reason in got.values()), got
+
+
+def test_a_comment_on_the_reports_last_page_covers_the_results_of_the_first():
+    import pymupdf
+
+    first = pymupdf.open(stream=_page_pdf(PANEL), filetype="pdf")
+    second = pymupdf.open(stream=placed_text_pdf([(50, 60, "Page 2 of 2"), (50, 90, "Laboratory comments:"),
+                                                   (50, 104, "Phosphate may be spuriously high: delayed separation.")],
+                                                  width=612), filetype="pdf")
+    first.insert_pdf(second)
+    content = normalize_pdf(first.tobytes())
+    got = held(extract_lab(content, "documents:7"))
+    assert DOUBT in got["Phosphate"] and got["Potassium"] is None and got["Sodium"] is None
 
 
 # ------------------------------------------------------------------------------ HL7 v2
