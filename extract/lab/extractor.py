@@ -674,7 +674,7 @@ def _fact(r: RowResult, i: int, date: str | None, source_id: str, key: FlagKey |
     if r.reading.leftovers:
         # Typed or scanned: an unread word beside a value may be a flag the rules do not know.
         doubts.append(f"{r.reading.leftovers} word(s) beside the value could not be read")
-    # "Sample haemolysed - potassium may be falsely raised" in its row or on its page.
+    # "Sample haemolysed - potassium may be falsely raised" in its row or anywhere in the report.
     doubts += comment_doubts(name, own=[own], scope=comments or [], unit=unit)
     return FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,

@@ -160,7 +160,7 @@ def medications_in(sentence: str, exclude: list[tuple[int, int]] = (), *,
         if change is not None:
             end = name.end + change.end()
         for part in details:
-            at = window.find(part, start) if part != parsed["dose"] or change is None else change.start(1)
+            at = change.start(1) if change is not None and part == parsed["dose"] else window.find(part, start)
             if at >= 0 and len(window[start: max(at, start)].split()) <= MAX_GAP_WORDS + len(" ".join(details).split()):
                 end = max(end, name.end + at + len(part))
         mention = strip_span(sentence, name.start, end, " \t\n,;:(")

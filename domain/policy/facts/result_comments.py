@@ -9,7 +9,7 @@ comment is never a result of its own.
 Which results a comment covers: its own result always (an NTE under an OBX, a note in
 the result's row or Observation); otherwise, where it names tests ("K+ may be falsely
 elevated"), the results of those tests, and where it names none ("Haemolysed sample"),
-every result of its scope (the page, the order, the message): it speaks of the sample
+every result of its scope (the report, the order, the message): it speaks of the sample
 they all came from. General advice a report prints on every copy ("eGFR should be
 interpreted with caution ...") is not about this sample, so caution alone is no cue.
 """
@@ -50,7 +50,7 @@ def doubt_cue(comment: str | None) -> str | None:
 def comment_doubts(test_name: str, own: list[str] | tuple[str, ...] = (), scope: list[str] | tuple[str, ...] = (),
                    loinc: str | None = None, unit: str | None = None) -> list[str]:
     """Review reasons for a result from the lab's comments: ``own`` are its own (an NTE
-    under its OBX, a note in its row), ``scope`` those of its page, order or message."""
+    under its OBX, a note in its row), ``scope`` those of its report, order or message."""
     reasons = []
     for comment in own:
         if doubt_cue(comment):
