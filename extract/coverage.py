@@ -122,9 +122,12 @@ DOSE_UNITS = dose_unit_words() - {"u"}
 _NUM = rf"(?:{NUMBER})"
 # A reference range or a bound, also written in words ("below 70", "less than 5.7"):
 # a target or a limit, never the patient's value.
+# A count as a power of ten, as a culture prints it (">10^5", "1x10^6", "10E5" before "CFU/mL").
+_POWER_OF_TEN = r"(?:\d+(?:\.\d+)?[x\u00d7*])?10(?:\^|E|\*\*?)[-\u2212]?\d{1,2}"
 _RANGE = re.compile(rf"(?<![\w.]){_NUM}\s*(?:-|\u2013|\u2014|to|\.\.)\s*{_NUM}(?!\w|\.\d)"
                     rf"|\b(?:below|above|under|over|less than|more than|greater than|at least|at most|up to|"
-                    rf"target|goal|aim|exceed|exceeds)\s+(?:of\s+)?{_NUM}(?:/{_NUM}|\s?%)?(?!\w|\.\d)", re.I)
+                    rf"target|goal|aim|exceed|exceeds)\s+(?:of\s+)?(?:{_POWER_OF_TEN}|{_NUM}(?:/{_NUM}|\s?%)?)(?!\w|\.\d)",
+                    re.I)
 _PHONE = re.compile(r"(?<!\w)(?:\+?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\d)")
 _TIME = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s*[ap]\.?m\.?)?(?![\d:])", re.I)
 _PAGE = re.compile(r"\bpage\s+\d+(?:\s*(?:of|/)\s*\d+)?", re.I)
@@ -133,6 +136,7 @@ _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _VALUE = re.compile(rf"^(?P<cmp>{COMPARATOR})?(?P<num>{_NUM})(?P<flag>[{re.escape(FLAG_SYMBOLS)}A-Z]{{0,4}})$")
 _VALUE_UNIT = re.compile(rf"^(?P<num>{_NUM})(?P<unit>%|[A-Za-z\u00b5\u03bc/][\w\u00b5\u03bc/.^*]*)$")
 _RATIO = re.compile(r"^\d{2,3}/\d{2,3}$")  # blood pressure 152/94
+_POWER = re.compile(rf"^(?:{COMPARATOR})?{_POWER_OF_TEN}$", re.I)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _DAY_MONTH = re.compile(r"(\d{1,2})[/.-](\d{1,2})")
 _DATE_WORDS = frozenset({"on", "of", "from", "since", "dated", "until", "by", "to"})
@@ -245,7 +249,7 @@ def _value_token(text: str) -> bool:
     m = _VALUE_UNIT.match(t)
     if m and _unit(m["unit"]):
         return True
-    return bool(_RATIO.match(t))
+    return bool(_RATIO.match(t) or _POWER.match(t))
 
 
 def _unit_after(tokens: list[_Token], i: int) -> bool:

@@ -96,6 +96,17 @@ def test_an_unknown_test_counts_with_a_unit_a_range_or_a_flag_but_not_bare():
                                                       "Lactoferrin 12 0 - 7.2"]
 
 
+def test_a_cultures_count_as_a_power_of_ten_is_a_result_no_reader_read():
+    # A held-out microbiology report's "Culture: Escherichia coli >10^5 CFU/mL" was not
+    # reported; these lines were written after the rule.
+    p = page([[(40, "MSU culture:"), (150, "Klebsiella pneumoniae"), (330, "1x10^6 cfu/L")],
+              [(40, "Blood culture bottle 2:"), (200, "Staph. epidermidis"), (330, "10E3 CFU/mL")],
+              [(40, "Counts above 10^5 CFU/mL are significant.")]])  # a threshold, no result
+    found = texts(unread_content(content(p), []))
+    assert found[0] == "MSU culture: Klebsiella pneumoniae 1x10^6 cfu/L"
+    assert found[1].endswith("Staph. epidermidis 10E3 CFU/mL") and len(found) == 2
+
+
 def test_a_result_printed_as_a_word_counts_beside_an_unknown_name_with_a_flag_or_a_unit():
     p = page([[(40, "Clarity"), (200, "Hazy"), (280, "Clear"), (360, "Abnormal")],
               [(40, "Bacteria"), (200, "Few"), (280, "None seen"), (360, "/hpf")],
