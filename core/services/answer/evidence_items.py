@@ -163,18 +163,15 @@ def _chart_candidate(table: str, fact_type: str, row: dict[str, Any],
     return Candidate(item, evidence_topics(fact_type, value, text, context), context, source)
 
 
-_HELD_PAIR = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
-
-
-def _conflict_text(conflict: dict[str, Any] | None, fact_type: str = "") -> str:
+def _conflict_text(conflict: dict[str, Any] | None, chart_lines: dict[str, str]) -> str:
     """"conflicts with the chart, which holds Medication: metformin 500 mg twice daily
-    (from letter.docx, paragraph 4)": the chart's value in words and the document it came
-    from, not only that there is a conflict (the promotion records it as "k=v" pairs)."""
+    (from letter.docx, paragraph 4)": the chart row's own answer line (``chart_lines``, by
+    evidence id) and the document it came from, not only that there is a conflict; the
+    promotion's stored reason only for a row no longer in the chart."""
     if not conflict:
         return "conflicts with the chart"
-    holds = str(conflict.get("conflict_reason") or "").removeprefix("chart already holds ").strip()
-    if held := dict(_HELD_PAIR.findall(holds)):
-        holds = describe(fact_type, held, holds)
+    holds = chart_lines.get(f"{conflict.get('promoted_table')}:{conflict.get('promoted_record_id')}") \
+        or str(conflict.get("conflict_reason") or "").removeprefix("chart already holds ").strip()
     text = "conflicts with the chart" + (f", which holds {holds}" if holds else "")
     source = conflict.get("chart_citation")
     if isinstance(source, dict) and source.get("source_id"):
@@ -185,14 +182,15 @@ def _conflict_text(conflict: dict[str, Any] | None, fact_type: str = "") -> str:
     return text
 
 
-def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[str, Any] | None = None) -> Candidate:
+def _fact_candidate(fact: dict[str, Any], evidence_source: str, conflict: dict[str, Any] | None = None,
+                    chart_lines: dict[str, str] | None = None) -> Candidate:
     value = fact["structured_value"] or {}
     context = context_of(fact["fact_type"], fact.get("context"))
     text = described(fact["fact_type"], value, fact["fact_text"], context)
     citation = Citation.model_validate(fact["citation"])
     if evidence_source == "needs_review":
         in_conflict = fact.get("promotion_status") == "conflict_needs_review"
-        reason = "; ".join(r for r in (fact.get("review_reason"), _conflict_text(conflict, fact["fact_type"]) if in_conflict else None)
+        reason = "; ".join(r for r in (fact.get("review_reason"), _conflict_text(conflict, chart_lines or {}) if in_conflict else None)
                            if r) or "uncertain"
         text = f"{text} — needs review: {reason}"
     item = EvidenceItem(evidence_id=f"fact:{fact['id']}", kind=evidence_source, fact_type=fact["fact_type"], text=text,
@@ -263,10 +261,11 @@ def _load_candidates(wb: Workbench,
             Citation.model_validate(s["citation"]))
     candidates = [_chart_candidate(CHART_TABLES[fact_type], fact_type, row, more.get((CHART_TABLES[fact_type], row["id"])))
                   for fact_type, rows in charts.items() for row in rows]
+    chart_lines = {c.item.evidence_id: c.item.text for c in candidates}
     reviews: list[Candidate] = []
     for fact in facts:
         if needs_review(fact):
-            reviews.append(_fact_candidate(fact, "needs_review", conflicts.get(fact["id"])))
+            reviews.append(_fact_candidate(fact, "needs_review", conflicts.get(fact["id"]), chart_lines))
         elif fact["active"] and fact["promotion_status"] not in SUPPORTING_OUTCOMES:
             candidates.append(_fact_candidate(fact, "document_fact"))
     _report_topics([*candidates, *reviews])
