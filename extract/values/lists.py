@@ -355,7 +355,7 @@ MEDICATION_COLUMNS: dict[str, tuple[str, ...]] = {
     # whether it is taken only when needed ("PRN? | Yes"): part of how often it is taken
     "prn": ("prn", "prn?", "as needed", "as needed?", "as required", "when required"),
     # a free note beside it, which may say it was stopped ("Stopped 01/11/2026 - hyponatraemia")
-    "notes": ("comments", "comment", "notes", "note", "remarks"),
+    "notes": ("comments", "comment", "notes", "note", "remarks", "remark"),
 }
 
 

@@ -21,6 +21,7 @@ from domain.policy.facts.vital_signs import sign_of_label
 from extract.values import numbers as V
 from extract.values.dates import document_date_order, parse_date
 from extract.values.flags import flag_meaning
+from extract.values.lists import MEDICATION_COLUMNS
 from extract.values.ranges import parse_reference_range
 
 # Headers of the column saying when the sample was taken.
@@ -39,7 +40,8 @@ RANGE_ROW_LABELS = frozenset({
 # Headers of columns that never hold results: their text is a note, not a test.
 NOTE_HEADERS = frozenset({"note", "notes", "comment", "comments", "remarks", "remark", "by", "initials",
                           "lab", "lab no", "lab number", "specimen", "source", "requested by", "location"})
-COMMENT_HEADERS = frozenset({"note", "notes", "comment", "comments", "remarks", "remark"})
+# Of those, the ones whose text is the lab's word on the row's sample: every table's notes column.
+COMMENT_HEADERS = frozenset(MEDICATION_COLUMNS["notes"])
 # Headers of a column printing each row's own reference range or target ("Date | INR |
 # Target range | ..."): the range of that row's result when the table has one test column.
 RANGE_COLUMN_HEADERS = RANGE_ROW_LABELS | frozenset({

@@ -22,7 +22,6 @@ _UNITS = """
 u/l iu/l mu/l miu/l uiu/ml miu/ml mciu/ml units/l x10e3/ul x10e6/ul x10e9/l x10e12/l 10*3/ul 10*6/ul 10^3/ul
 10^6/ul k/ul m/ul thou/ul mill/ul /ul cells/ul /hpf /lpf ml/min/1.73m2 ml/min mg/g mg/mmol mg/24h g/24h
 mm/hr sec seconds ratio index mosm/kg mmhg bpm kg cm copies/ml au/ml titer ug/ml mcg/ml cfu/ml cfu/l org/ml
-kpa
 """
 KNOWN_UNITS = frozenset(_UNITS.split())
 
