@@ -494,11 +494,13 @@ def _record_number_words(words: list[Word]) -> list[Word]:
 
 
 def _own_words(r: RowResult, results: list[RowResult]) -> str:
-    """What a result's row prints besides its test's name and the other results' cells
-    (a comment column, a note after the flag): "haemolysed" under K in a flowsheet row
-    is K's cell, not a word about the sodium beside it."""
+    """The words a result's row prints besides its test's name, its numbers and units and
+    the other results' cells (a comment column, a note after the flag): "haemolysed"
+    under K in a flowsheet row is K's cell, not a word about the sodium beside it."""
     others = {id(w) for o in results if o is not r and o.row is r.row for w in o.words}
-    return " ".join(w.text for w in r.row.words if id(w) not in others).replace(r.test_name, " ")
+    words = [w.text for w in r.row.words if id(w) not in others
+             and V.parse_number(w.text.strip("()[]<>=")) is None and not V.looks_like_unit(w.text)]
+    return " ".join(words).replace(r.test_name, " ").strip()
 
 
 def _report_comments(rows_by_page: list[list[Row]], results: list[RowResult], skip: set[int]) -> list[str]:

@@ -480,6 +480,8 @@ def table_results(row: Row, words: list[Word], layout: TableLayout, key: FlagKey
         found = _cell_result(row, cited, cells, layout, col.role, value_words, col, key)
         if found:
             out.append(found)
+    if out and layout.has("percent") and (share := _percent_result(row, words, cells, test)) is not None:
+        out.append(share)  # "% | Previous 01/10/2026": the share is today's, beside its count
     return out
 
 

@@ -22,3 +22,19 @@ def test_a_dated_previous_column_gives_each_test_a_result_of_that_date():
     assert got[("Albumin", "2026-11-30")].structured_value["abnormal_flag"] == "low"
     assert not any(f.wants_review for f in got.values())
     assert unread_content(content, result.facts) == []
+
+
+def test_a_share_and_a_comment_column_beside_a_previous_column():
+    # Written in the review of the change: the share was read only on tables without a
+    # dated column, and a Comments cell was quoted with the row's numbers and unit.
+    content, result = read_lab_table(
+        "COASTAL PATHOLOGY", "Patient: ODUYA, Femi   DOB: 1980-05-05   MRN: CP-1122   Collected: 2026-11-20 07:00",
+        [45, 170, 230, 300, 400, 480], ["Test", "Result", "Percent", "Prior (01/10/2026)", "Units", "Comments"],
+        [["Neutrophils", "6.1", "70", "5.2", "x10^9/L", ""], ["Triglycerides", "9.8", "", "2.1", "mmol/L", "Lipaemic sample"]])
+    got = {(f.structured_value["test_name"], f.structured_value["collection_date"]): f for f in result.facts}
+    share = got[("Neutrophils %", "2026-11-20")].structured_value
+    assert (share["value"], share["unit"]) == ("70", "%")
+    reason = got[("Triglycerides", "2026-11-20")].review_reason
+    assert reason.endswith("may not be valid: 'Lipaemic sample'")
+    assert not got[("Neutrophils", "2026-11-20")].wants_review
+    assert unread_content(content, result.facts) == []
