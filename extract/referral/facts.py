@@ -100,7 +100,7 @@ def emit(ctx: Ctx, item: Found) -> None:
                 # "She takes warfarin 5 mg daily and metformin 500 mg bd": one item per drug, as told
                 why = LIST_LINE_REASON if _one_line_list(text, told) else SENTENCE_REASON
                 for m in told:
-                    _list_item(ctx, item.field, None, item, m.mention.text, sentence=True, why=why)
+                    _list_item(ctx, item.field, None, item, m.mention.text, sentence=True, why=why, status=m.status)
                 continue
             _list_item(ctx, item.field, None, item, text)
         return
@@ -332,10 +332,12 @@ def _one_line_list(text: str, told: list) -> bool:
 
 
 def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str,
-               told: AllergyMention | None = None, sentence: bool = False, why: str | None = None) -> None:
+               told: AllergyMention | None = None, sentence: bool = False, why: str | None = None,
+               status: str | None = None) -> None:
     """One problem, medication or allergy. ``told``: an allergy read out of a sentence
     (its substance and reaction), cited by the whole sentence and held for review:
-    a sentence is read less surely than a list."""
+    a sentence is read less surely than a list. ``status``: a medicine's change its
+    sentence tells ("stop amlodipine 5 mg" on a labelled line)."""
     text = text.strip()
     if not text:
         return
@@ -352,6 +354,8 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
                 parsed["status"] = status
             if doubt:
                 reasons.append(doubt)
+        if status and not parsed.get("status"):
+            parsed["status"] = status  # the sentence's own verb, before any heading's
         if item.status and not parsed.get("status"):
             parsed["status"] = item.status  # under "Medications stopped": the medicine's history
         structured = parsed

@@ -190,3 +190,17 @@ def test_a_result_a_letter_says_was_from_a_haemolysed_sample_says_so_for_review(
     labs = {f.structured_value["test_name"].lower(): f for f in of_type(result, "lab_result")}
     assert "haemolysed" in labs["potassium"].review_reason and "may not be valid" in labs["potassium"].review_reason
     assert "may not be valid" not in labs["hba1c"].review_reason
+
+
+def test_a_labelled_medicines_line_written_as_a_sentence_keeps_each_changes_status():
+    # Written after the sentence rule: the change is told on a labelled line, not in prose.
+    _, result = _read(docx_letter(
+        "Re: Mr Osric Pemberton-Vale, DOB 09/02/1957, NHS 943 476 5919",
+        "Thank you for seeing Mr Pemberton-Vale in clinic.",
+        "Medications: stop amlodipine 5 mg daily and start lercanidipine 10 mg daily.",
+        "Kind regards,", "Dr Ines Achterberg"), pdf=False)
+    meds = {f.structured_value["name"]: f for f in of_type(result, "medication")}
+    assert set(meds) == {"amlodipine", "lercanidipine"}
+    assert meds["amlodipine"].structured_value["status"] == "stopped" and "(stopped)" in meds["amlodipine"].fact_text
+    assert meds["lercanidipine"].structured_value["status"] == "started"
+    assert all(f.wants_review for f in meds.values())
