@@ -36,23 +36,26 @@ misread is ever corrected into a value (see ``_ocr_doubts``).
 from __future__ import annotations
 
 import re
+from typing import get_args
 
 from domain.content import NormalizedContent, Word
 from domain.models import (
-    Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
+    AbnormalFlag, Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
     IdentityCandidate, LabResultValue,
 )
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.analytes import canonical_analyte, heading_specimen, with_specimen
+from domain.policy.facts.lab_vocabulary import SUSCEPTIBILITY_FLAGS
 from domain.policy.facts.result_comments import comment_doubts, doubt_cue
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import DateMatch, document_date_order, find_date, numeric_date_order, settle
-from extract.values.flags import FlagKey, FlagReading, derive_flag, read_flag_key, resolve_flag
+from extract.values.flags import FlagKey, FlagReading, derive_flag, flag_meaning, read_flag_key, resolve_flag
 from extract.values.ranges import printed_as_range
 from extract.lab.flowsheet import Flowsheet, detect_flowsheet, flowsheet_results
+from extract.lab.microbiology import MicroResult, micro_results
 from extract.lab.prose import ProseResult, prose_results
 from extract.lab.rows import (
     RowResult, dotted_result, has_result_label, is_comment, is_name_alone, is_note, labelled_result, line_result,
@@ -248,6 +251,10 @@ def extract_lab(content: NormalizedContent, source_id: str) -> ExtractionResult:
                                   comments=comments, own=_own_words(r, results)))
     for i, mention in enumerate(prose_results(running_text)):
         result.facts.append(_prose_fact(mention, i, source_id))
+    read_rows = {id(r.row) for r in results} | boilerplate | key_rows
+    for i, m in enumerate(micro_results(rows_by_page, read_rows)):
+        date, date_doubt = dates.get(m.page.number, dates.get(0, (None, None)))
+        result.facts.append(_micro_fact(m, i, source_id, date, date_doubt))
     result.warnings = [ExtractionWarning(code=w.code, message=w.message, page=w.page) for w in content.warnings]
     if not result.facts:
         result.warnings.append(ExtractionWarning(code="no_results_found", message="No lab result rows were recognised."))
@@ -729,6 +736,36 @@ def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
     return FactProposal(
         fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
         confidence=round(confidence, 3), wants_review=True, review_reason=PROSE_REASON,
+    )
+
+
+MICRO_CONFIDENCE = 0.7
+_LAB_FLAGS = frozenset(get_args(AbnormalFlag))
+MICRO_REASON = ("a microbiology result (a culture's finding or an antibiotic's susceptibility) read from the "
+                "report's text: check it against the page")
+
+
+def _micro_fact(m: MicroResult, i: int, source_id: str, date: str | None, date_doubt: str | None) -> FactProposal:
+    quote, box = quote_from_words(m.page, m.words)
+    citation = Citation(
+        source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {m.page.number}",
+        field_or_chunk_id=f"microbiology[{i}]", quote_or_value=quote, page=m.page.number, bounding_box=box,
+    )
+    flag = (flag_meaning(m.code) or "unknown") if m.code else "unknown"
+    value = LabResultValue(test_name=m.test_name, value=m.value, unit=m.unit, collection_date=date,
+                           abnormal_flag=flag if flag in _LAB_FLAGS else "unknown").model_dump()
+    if m.code:
+        value["flags_as_printed"] = [m.code]  # "R": answers say "resistant", not merely abnormal
+    fared = SUSCEPTIBILITY_FLAGS.get(m.code or "", "")
+    fared = f" ({fared})" if fared and fared != m.value.lower() else ""  # not "resistant (resistant)"
+    sep = ": " if m.culture else " "  # "Urine culture: Escherichia coli ...", "Amoxicillin [Susceptibility] >32"
+    text = f"{m.test_name}{sep}{m.value}" + (f" {m.unit}" if m.unit else "") + fared
+    confs = [w.conf for w in m.words if w.conf is not None]
+    confidence = MICRO_CONFIDENCE * ((0.5 + 0.5 * sum(confs) / len(confs)) if confs else 1.0)
+    reasons = [MICRO_REASON, *m.doubts] + ([date_doubt] if date_doubt else [])
+    return FactProposal(
+        fact_type="lab_result", fact_text=text, structured_value=value, citation=citation,
+        confidence=round(confidence, 3), wants_review=True, review_reason="; ".join(reasons),
     )
 
 

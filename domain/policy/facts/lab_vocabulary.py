@@ -64,6 +64,35 @@ SUSCEPTIBILITY_FLAGS = {"R": "resistant", "S": "susceptible", "I": "intermediate
 _SUSCEPTIBILITY_TEST = re.compile(r"susceptib|sensitivit|\bmic\b", re.I)
 
 
+# A microbiology report's words, kept as data: the labels over a culture's finding
+# ("Culture: Escherichia coli >10^5 CFU/mL", "Gram stain: ...", each with what it is), the column labels of a susceptibility
+# table ("Antibiotic | Result | MIC (mg/L)"), the labels of a susceptibility list on
+# one line ("Sensitivities: amoxicillin R, nitrofurantoin S"), and the words a report
+# prints for how an organism fared, as their HL7 code.
+CULTURE_LABELS = {**dict.fromkeys(("culture", "culture result", "culture results", "culture report",
+                                    "result of culture", "organism", "organisms", "organism isolated",
+                                    "organisms isolated", "isolate", "isolates", "isolated", "growth"), "culture"),
+                  **dict.fromkeys(("gram stain", "gram film", "gram"), "Gram stain")}
+ANTIBIOTIC_COLUMNS = ("antibiotic", "antibiotics", "antimicrobial", "antimicrobials", "antibiotic tested",
+                      "antimicrobial agent", "agent", "drug")
+INTERPRETATION_COLUMNS = ("interpretation", "interp", "sensitivity", "susceptibility", "s/i/r", "sir", "s/r",
+                          "result", "reading")
+MIC_COLUMNS = ("mic",)
+SUSCEPTIBILITY_LIST_LABELS = {"sensitivities": None, "susceptibilities": None, "antibiotic sensitivities": None,
+                              "antibiotic susceptibilities": None, "antibiogram": None,
+                              "sensitive to": "S", "susceptible to": "S", "resistant to": "R",
+                              "intermediate to": "I"}
+_SUSCEPTIBILITY_SAID = {"SENSITIVE": "S", "SUSCEPTIBLE": "S", "SENS": "S", "RESISTANT": "R", "RES": "R",
+                        "INTERMEDIATE": "I", "INT": "I"}
+
+
+def susceptibility_code(text: str) -> str | None:
+    """The HL7 code ("R", "S", "I", "SDD"...) of how an organism fared, as a report
+    prints it ("R", "Resistant", "sensitive"), or None for anything else."""
+    key = (text or "").strip().strip("().,;:*").upper()
+    return key if key in SUSCEPTIBILITY_FLAGS else _SUSCEPTIBILITY_SAID.get(key)
+
+
 def susceptibility_words(test_name: str, printed_flags) -> str | None:
     """"resistant" for a susceptibility result printed R (a flag the result reads only as
     abnormal), None for any other result or flag."""
