@@ -49,7 +49,7 @@ from domain.content import NormalizedContent, PageContent, Section
 from domain.models import BoundingBox, FactProposal
 from domain.policy.facts.analytes import analytes_named, canonical_analyte
 from domain.policy.facts.fhir_reading import LAB_CATEGORIES, OTHER_CATEGORIES
-from domain.policy.facts.lab_vocabulary import known_unit
+from domain.policy.facts.lab_vocabulary import known_unit, susceptibility_code
 from domain.policy.facts.medication_schedule import dose_unit_words
 from domain.policy.facts.ocr_readings import ocr_name_reading
 from domain.policy.facts.vital_signs import sign_of_label
@@ -293,6 +293,14 @@ def _flag_beside_value(piece: _Piece) -> bool:
     return False
 
 
+def _susceptibility_beside_value(piece: _Piece) -> bool:
+    """How an organism fared ("R", "Sensitive") printed just before or after a value."""
+    toks = piece.tokens
+    return any(t.kind == "value" and any(x.kind != "value" and susceptibility_code(x.text)
+                                         for x in toks[max(0, i - 1):i] + toks[i + 1:i + 2])
+               for i, t in enumerate(toks))
+
+
 def _label_words(piece: _Piece, until: _Token | None = None) -> list[str]:
     """The words before the piece's first value (or before ``until``): its label or test name."""
     out = []
@@ -394,6 +402,8 @@ def _result_reason(piece: _Piece, label_cell: str | None = None,
         signs.append("a reference range")
     if _flag_beside_value(piece) or any((m := _VALUE.match(v.text.strip(_EDGE))) and m["flag"] for v in values):
         signs.append("a flag")
+    if _susceptibility_beside_value(piece):
+        signs.append("a susceptibility")  # "Amoxicillin  R  >32": an antibiotic's MIC
     if not signs or (signs[0] != "a unit" and SENTENCE_WORDS.intersection(label)):
         return None
     return f"a test-like name with a value ({shown}) and {' and '.join(signs)}"
