@@ -219,6 +219,9 @@ def _classify(tokens: list[_Token]) -> None:
         if m and prev.text.lower() in _DATE_WORDS and min(map(int, m.groups())) <= 12 \
                 and max(map(int, m.groups())) <= 31 and not (i + 1 < len(tokens) and tokens[i + 1].kind == "unit"):
             t.kind = "masked"
+    for i, t in enumerate(tokens):
+        if t.kind == "unit" and susceptibility_code(t.text) and not any(x.kind == "value" for x in tokens[:i]):
+            t.kind = "text"  # "Meropenem  S  <=0.25": how the organism fared, not seconds before any value
     # A bare "<100" is the reference range when the piece prints another value; alone it
     # is the value ("CRP <0.5 mg/L 0-5"), and so is a ratio only beside a unit.
     for i, t in enumerate(tokens):

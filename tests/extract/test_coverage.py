@@ -107,6 +107,15 @@ def test_a_cultures_count_as_a_power_of_ten_is_a_result_no_reader_read():
     assert found[1].endswith("Staph. epidermidis 10E3 CFU/mL") and len(found) == 2
 
 
+def test_an_antibiotics_mic_beside_how_the_organism_fared_is_a_result_no_reader_read():
+    # Two rows of a typed culture report were missed when its reader was made to miss them.
+    p = page([[(40, "Gentamicin"), (230, "Resistant"), (320, ">8")],
+              [(40, "Meropenem"), (230, "S"), (320, "<=0.25")],
+              [(40, "Ward"), (230, "R"), (320, "12")],  # an address-like row: a ward is no test
+              [(40, "Resistant to: tetracycline.")]])  # no value: not result-like
+    assert texts(unread_content(content(p), [])) == ["Gentamicin Resistant >8", "Meropenem S <=0.25"]
+
+
 def test_a_result_printed_as_a_word_counts_beside_an_unknown_name_with_a_flag_or_a_unit():
     p = page([[(40, "Clarity"), (200, "Hazy"), (280, "Clear"), (360, "Abnormal")],
               [(40, "Bacteria"), (200, "Few"), (280, "None seen"), (360, "/hpf")],
