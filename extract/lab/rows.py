@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from domain.content import Word
-from domain.policy.facts.analytes import known_name
+from domain.policy.facts.analytes import known_name, listed_unit
 from domain.policy.facts.ocr_readings import ocr_name_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -580,7 +580,8 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
                  or stray_flag or stray_range_flag)
     doubts = range_doubts + (_ocr_flag_doubts(words, flag_words, layout, reading) if ocr else [])
-    if unit_text and not V.looks_like_unit(unit_text) and not ocr:
+    unit_read = not unit_text or V.looks_like_unit(unit_text) or listed_unit(test, unit_text)
+    if not unit_read and not ocr:
         # "Total | 5.1 | cholesterol (mmol/L)": words of another column under the unit's
         # header; the columns were not read as printed (OCR's own misreads have their reasons).
         doubts.append(f"the unit column holds {unit_text!r}, which is no unit: the columns may not have "
@@ -589,7 +590,7 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     return RowResult(
         row=row, words=words, test_name=test, reading=reading, flag_text=flag_text or None,
         position_flag=position_flag,
-        unit_clean=bool(reading.unit or reading.range_unit) and (not unit_text or V.looks_like_unit(unit_text)),
+        unit_clean=bool(reading.unit or reading.range_unit) and unit_read,
         range_clean=bool(parsed_range) or (not range_text and bool(reading.reference_range)),
         alignment=cells.alignment * (1.0 if reading.leftovers == 0 else 0.7),
         status=cells.text("status").strip() or None,

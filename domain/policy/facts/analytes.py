@@ -245,6 +245,13 @@ def unitless_analyte(test_name: str | None, loinc: str | None = None) -> bool:
     return bool(ids) and all(vocab.by_id[i].unitless for i in ids)
 
 
+def listed_unit(test_name: str, unit: str) -> bool:
+    """Whether ``unit`` is one the vocabulary lists for the test ``test_name`` names: "s"
+    for a prothrombin time, "ng/mL FEU" for a D-dimer, which read as no unit alone."""
+    entry = _vocabulary().by_id.get(canonical_analyte(test_name) or "")
+    return bool(unit.strip()) and entry is not None and normalize_unit(unit) in {normalize_unit(u) for u in entry.units}
+
+
 def usual_units_problem(test_name: str, unit: str, loinc: str | None = None) -> str | None:
     """A reason when the printed unit does not fit an analyte whose unit is unambiguous
     (HbA1c is a percent or mmol/mol, never mg/dL); None otherwise."""
