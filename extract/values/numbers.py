@@ -140,12 +140,13 @@ QUALITATIVE_VALUES = frozenset(
     """negative positive pos neg reactive non-reactive nonreactive detected not-detected
     none trace small moderate large clear cloudy hazy turbid yellow amber straw colorless
     present absent equivocal indeterminate inconclusive isolated borderline normal
-    abnormal few rare occasional many numerous""".split()
+    abnormal few rare occasional many numerous immune non-immune nonimmune""".split()
 )
 # A dipstick's grade: "1+" to "4+", or "+" to "++++".
 _GRADE = re.compile(r"[1-4]\+|\+{1,4}")
 _QUALITATIVE_PHRASES = frozenset({"not detected", "none detected", "not isolated", "non reactive", "no growth",
-                                  "within normal limits", "presumptive positive", "none seen", "colourless"})
+                                  "within normal limits", "presumptive positive", "none seen", "colourless",
+                                  "not immune", "non immune"})
 # A urine's colour with its shade: "Dark yellow", "Pale straw" (a bare "red" is left out:
 # it starts too many test names, "Red cell count").
 _SHADE = re.compile(r"(?:dark|light|pale|deep)\s+(?:yellow|amber|straw|orange|red|brown)")

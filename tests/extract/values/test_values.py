@@ -525,6 +525,12 @@ def test_what_is_no_urine_word(text):
     assert not V.is_qualitative(text)
 
 
+@pytest.mark.parametrize("text", ["Immune", "Non-immune", "not immune"])
+def test_an_immunity_screen_prints_its_result_as_a_word(text):
+    # A held-out antenatal screen's "Rubella IgG | Immune" was dropped without a word.
+    assert V.is_qualitative(text)
+
+
 def test_units_and_qualitative_words():
     assert V.split_value_unit("<0.5 mg/L") == ("<0.5", "mg/L")
     assert V.split_value_unit("7.9 H") == ("7.9 H", "")  # a flag is not a unit
