@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from domain.content import Word
 from domain.policy.facts.analytes import known_name, listed_unit
+from domain.policy.facts.lab_vocabulary import BLOOD_GROUP_DOUBT, blood_group_result
 from domain.policy.facts.ocr_readings import ocr_name_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
@@ -557,6 +558,9 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
         parsed_range = parse_reference_range(repaired)
         range_doubts = [f"reference range read by OCR as {range_text!r}, taken as {repaired!r}: "
                         "check the printed range"]
+    grouped = reading is None and blood_group_result(test, text := " ".join(w.text for w in value_words))
+    if grouped:
+        reading = Reading(value=text, value_words=value_words)  # "ABO group | O": a result, never a letter lost
     if reading is None:
         # A row that has a test and a range or unit is clearly a result; its value
         # could not be read, so a reviewer must look rather than lose it.
@@ -580,6 +584,8 @@ def _cell_result(row: Row, words: list[Word], cells: Cells, layout: TableLayout,
     flag_text = (cells.text("flag").strip() or reading.flag or reading.inline_flag
                  or stray_flag or stray_range_flag)
     doubts = range_doubts + (_ocr_flag_doubts(words, flag_words, layout, reading) if ocr else [])
+    if grouped:  # letters alone, and a transfusion decision rests on them: a person reads them first
+        doubts.append(BLOOD_GROUP_DOUBT)
     unit_read = not unit_text or V.looks_like_unit(unit_text) or listed_unit(test, unit_text)
     if not unit_read and not ocr:
         # "Total | 5.1 | cholesterol (mmol/L)": words of another column under the unit's

@@ -100,3 +100,17 @@ def susceptibility_words(test_name: str, printed_flags) -> str | None:
         return None
     words = [SUSCEPTIBILITY_FLAGS[f.upper()] for f in printed_flags or () if f.upper() in SUSCEPTIBILITY_FLAGS]
     return ", ".join(words) or None
+
+
+# A blood group as a report prints it for the test that types it ("ABO group | O",
+# "Blood group | A Rh D negative"): capital letters no other result is read as.
+_BLOOD_GROUP_TEST = re.compile(r"\b(?:abo|blood\s+(?:group|type|grouping))\b", re.I)
+_BLOOD_GROUP = re.compile(r"(?:O|A|B|AB)(?:\s*(?i:rh\s*\(?d\)?|rhd|rh)?\s*(?i:pos|positive|neg|negative|\+|-|\u2212))?")
+
+
+BLOOD_GROUP_DOUBT = "a blood group read from its letters: check it against the page before it is charted"
+
+
+def blood_group_result(test_name: str, value: str) -> bool:
+    """Whether ``value`` is a blood group printed for a blood grouping test."""
+    return bool(_BLOOD_GROUP_TEST.search(test_name or "")) and bool(_BLOOD_GROUP.fullmatch((value or "").strip()))
