@@ -23,7 +23,7 @@ from extract.values.prose_meds import medications_in
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import ParsedDate, find_date, parse_date, settle
-from extract.values.flags import resolve_flag
+from extract.values.flags import flag_meaning, resolve_flag
 from extract.values.written_answers import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.referral.labels import (DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE,
                                      OTHER_ID_INLINE)
@@ -457,6 +457,9 @@ def _sentence_item(ctx: Ctx, item: Found) -> None:
             value["stated_when"] = when
         if parsed.get("analyte"):
             value["analyte"] = parsed["analyte"]
+        if code := parsed.get("printed_flag"):  # "resistant to trimethoprim": R, said "resistant" in answers
+            value["flags_as_printed"] = [code]
+            value["abnormal_flag"] = flag_meaning(code) or "unknown"  # as an OBX-8 of R or S reads
         fact_type, collection, reasons = "lab_result", "text_results", [LAB_SENTENCE_REASON]
         # "potassium 6.2, but the sample was haemolysed": the letter passes on the lab's doubt
         reasons += comment_doubts(value["test_name"], scope=[item.context or ""], unit=value["unit"])

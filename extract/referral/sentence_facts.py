@@ -21,6 +21,7 @@ from domain.policy.context.mentions import assess_span
 from extract.referral.facts import Found
 from extract.values.lists import no_known, parse_allergy
 from extract.values.prose_allergies import allergies_in, no_known_allergies_in
+from extract.values.prose_cultures import susceptibilities_in, susceptibility_spans
 from extract.values.prose_labs import lab_values_in
 from extract.values.prose_meds import medications_in
 from extract.values.prose_problems import problems_in
@@ -34,13 +35,20 @@ def not_the_patients(sentence: str, span: Span) -> bool:
     return ctx.negated or ctx.experiencer != "patient" or ctx.temporality == "hypothetical"
 
 
+def _within(span: Span, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= span.start and span.end <= end for start, end in spans)
+
+
 def read_sentence(section: Section, sentence: Span) -> list[Found]:
     """What one sentence of ``section`` tells of allergies, medications, problems and
     results, as ``Found`` items of ``how="sentence"``. Offsets in the spans the
     readers return are the sentence's own."""
     text = sentence.text
     out: list[Found] = []
-    allergies = allergies_in(text)
+    # "grew E. coli, resistant to trimethoprim and sensitive to nitrofurantoin": antibiotics
+    # an organism fared against, neither allergies nor medicines.
+    fared = susceptibility_spans(text)
+    allergies = [a for a in allergies_in(text) if not _within(a.substance, fared)]
     if (none := no_known_allergies_in(text)) is not None:
         exception = no_known(text[none.start:]).exception
         if exception is None:
@@ -60,7 +68,7 @@ def read_sentence(section: Section, sentence: Span) -> list[Found]:
     labs = [r for r in lab_values_in(text) if not any(r.mention.start < v.mention.end and v.mention.start < r.mention.end
                                                       for v in vitals)]
     taken = [(a.substance.start, a.substance.end) for a in allergies]
-    taken += [(r.mention.start, r.mention.end) for r in (*labs, *vitals)]
+    taken += [(r.mention.start, r.mention.end) for r in (*labs, *vitals)] + fared
     for m in medications_in(text, exclude=taken):
         out.append(Found("medications", m.name.text, section, "sentence", m.mention.text, context=text, parsed={
             "name": m.name.text, "dose": m.dose, "route": m.route, "frequency": m.frequency, "status": m.status,
@@ -74,6 +82,10 @@ def read_sentence(section: Section, sentence: Span) -> list[Found]:
         out.append(Found("labs", r.test_name, section, "sentence", r.mention.text, context=text, parsed={
             "test_name": r.test_name, "value": r.value, "unit": r.unit, "analyte": r.analyte,
             "stated_when": r.when.text if r.when else None}))
+    for f in susceptibilities_in(text):  # told as a letter tells a result: held for review, how it fared kept
+        out.append(Found("labs", f.name, section, "sentence", f.quote, context=text, parsed={
+            "test_name": f"{f.name[0].upper()}{f.name[1:]} [Susceptibility]", "value": f.fared, "unit": "",
+            "analyte": None, "printed_flag": f.code}))
     for v in vitals:
         if not_the_patients(text, v.mention):
             continue  # "if her blood pressure is above 160/100", "her husband's pulse": not her reading

@@ -204,3 +204,23 @@ def test_a_labelled_medicines_line_written_as_a_sentence_keeps_each_changes_stat
     assert meds["amlodipine"].structured_value["status"] == "stopped" and "(stopped)" in meds["amlodipine"].fact_text
     assert meds["lercanidipine"].structured_value["status"] == "started"
     assert all(f.wants_review for f in meds.values())
+
+
+def test_a_cultures_susceptibilities_in_a_sentence_are_results_not_allergies_or_medicines():
+    # A held-out renal letter's "grew E. coli, resistant to trimethoprim and sensitive to
+    # nitrofurantoin" gave an allergy to nitrofurantoin and a medicine trimethoprim; this
+    # wording was written after the rule.
+    _, result = _read(docx_letter(
+        "Re: Mr Caspian Ollerenshaw, DOB 30/07/1944, NHS 943 476 5919",
+        "Blood cultures from 28/11/2026 grew MRSA, resistant to flucloxacillin and erythromycin but susceptible "
+        "to vancomycin and doxycycline.",
+        "He is sensitive to penicillin, which gives him a rash; his sputum culture is awaited.",
+    ), pdf=False)
+    assert {f.structured_value["substance"] for f in of_type(result, "allergy")} == {"penicillin"}
+    assert not of_type(result, "medication")
+    fared = {f.structured_value["test_name"]: f for f in of_type(result, "lab_result")}
+    assert {k: v.structured_value["flags_as_printed"] for k, v in fared.items()} == {
+        "Flucloxacillin [Susceptibility]": ["R"], "Erythromycin [Susceptibility]": ["R"],
+        "Vancomycin [Susceptibility]": ["S"], "Doxycycline [Susceptibility]": ["S"]}
+    assert fared["Erythromycin [Susceptibility]"].structured_value["abnormal_flag"] == "abnormal"
+    assert all(f.wants_review for f in fared.values())
