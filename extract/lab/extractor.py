@@ -756,10 +756,13 @@ def _micro_fact(m: MicroResult, i: int, source_id: str, date: str | None, date_d
                            abnormal_flag=flag if flag in _LAB_FLAGS else "unknown").model_dump()
     if m.code:
         value["flags_as_printed"] = [m.code]  # "R": answers say "resistant", not merely abnormal
+    if m.organism:
+        value["organism"] = m.organism  # "Antibiotic | 1 | 2": which organism of the culture
     fared = SUSCEPTIBILITY_FLAGS.get(m.code or "", "")
     fared = f" ({fared})" if fared and fared != m.value.lower() else ""  # not "resistant (resistant)"
     sep = ": " if m.culture else " "  # "Urine culture: Escherichia coli ...", "Amoxicillin [Susceptibility] >32"
-    text = f"{m.test_name}{sep}{m.value}" + (f" {m.unit}" if m.unit else "") + fared
+    text = f"{m.test_name}{sep}{m.value}" + (f" {m.unit}" if m.unit else "") + fared \
+        + (f", organism {m.organism}" if m.organism else "")
     confs = [w.conf for w in m.words if w.conf is not None]
     confidence = MICRO_CONFIDENCE * ((0.5 + 0.5 * sum(confs) / len(confs)) if confs else 1.0)
     reasons = [MICRO_REASON, *m.doubts] + ([date_doubt] if date_doubt else [])

@@ -40,6 +40,7 @@ _MAX_LABEL_WORDS = 3
 _MAX_NAME_WORDS = 4
 _CLAUSE_ENDS = (".", ";", ":", "-", "\u2013", "\u2014")
 _MAX_CELL_WORDS = 2
+_MAX_ORGANISMS = 4
 # The one specimen the analyte vocabulary leaves unnamed (a blood test is just its name);
 # a culture names it ("Blood culture").
 _BLOOD = re.compile(r"\bblood\b", re.I)
@@ -60,14 +61,16 @@ class MicroResult:
     code: str | None = None  # how the organism fared ("R", "S", "I"...), for a susceptibility
     doubts: list[str] = field(default_factory=list)  # what could not be read as printed
     culture: bool = False  # a culture's finding (free text), not a susceptibility
+    organism: str = ""  # the organism column a susceptibility stands in, as labelled ("2", "E. coli")
 
 
 @dataclass(slots=True)
 class _Column:
-    role: str  # "name", "interpretation", "mic" or "other"
+    role: str  # "name", "interpretation", "mic", "organism" or "other"
     x0: float
     x1: float
     unit: str = ""
+    label: str = ""  # an organism column's label as printed ("1", "E. coli")
 
 
 def micro_results(rows_by_page: list[list[Row]], skip: set[int]) -> list[MicroResult]:
@@ -86,7 +89,7 @@ def micro_results(rows_by_page: list[list[Row]], skip: set[int]) -> list[MicroRe
                 continue
             if columns is not None:
                 if (found := _table_row(row, columns)) is not None:
-                    out.append(found)
+                    out.extend(found)
                     continue
                 columns = None  # the table ended ("S = sensitive, R = resistant")
             culture = _culture(row, rows[n + 1] if n + 1 < len(rows) else None, specimen)
@@ -193,8 +196,16 @@ def _susceptibility_header(row: Row) -> list[_Column] | None:
             unit = text_of(seg[1:]).strip("()[] ") if unit else ""
         else:
             role, unit = "other", ""
-        columns.append(_Column(role, seg[0].x0, seg[-1].x1, unit))
-    return columns if any(c.role in ("interpretation", "mic") for c in columns) else None
+        columns.append(_Column(role, seg[0].x0, seg[-1].x1, unit, text_of(seg)))
+    if any(c.role in ("interpretation", "mic") for c in columns):
+        return columns
+    if len(columns) <= _MAX_ORGANISMS + 1:
+        # "Antibiotic | 1 | 2" or "Antibiotic | E. coli | Enterococcus": a column per
+        # organism, each cell how that organism fared (rows without one end the table).
+        for c in columns[1:]:
+            c.role = "organism"
+        return columns
+    return None
 
 
 def _cells(row: Row, columns: list[_Column]) -> list[list[Word]]:
@@ -208,7 +219,30 @@ def _cells(row: Row, columns: list[_Column]) -> list[list[Word]]:
     return cells
 
 
-def _table_row(row: Row, columns: list[_Column]) -> MicroResult | None:
+def _table_row(row: Row, columns: list[_Column]) -> list[MicroResult] | None:
+    """The row's susceptibilities (one per organism column), or None for a row that is
+    not the table's."""
+    if columns[1].role != "organism":
+        found = _one_susceptibility(row, columns)
+        return [found] if found is not None else None
+    cells = _cells(row, columns)
+    name = text_of(cells[0])
+    if not _NAME.fullmatch(name) or sum(c.isalpha() for c in name) < 3 or len(cells[0]) > _MAX_NAME_WORDS:
+        return None
+    out = []
+    for column, cell in zip(columns[1:], cells[1:]):
+        code = susceptibility_code(text_of(cell)) if 0 < len(cell) <= _MAX_CELL_WORDS else None
+        if code is not None:
+            # Cited from the name through its cell: "Ciprofloxacin R S" for organism 2, as printed.
+            run = row.words[row.words.index(cells[0][0]):row.words.index(cell[-1]) + 1]
+            out.append(MicroResult(page=row.page, words=run, test_name=f"{name} [Susceptibility]",
+                                   value=text_of(cell), code=code, organism=column.label))
+        elif cell:
+            return None  # a word that is no interpretation: not a table of how organisms fared
+    return out or None
+
+
+def _one_susceptibility(row: Row, columns: list[_Column]) -> MicroResult | None:
     """The row's susceptibility, or None for a row that is not the table's (a key line
     "S = sensitive, R = resistant", a sentence). A cell that does not read as an
     interpretation or an MIC ("Not tested", OCR's "Ss") is kept as printed, with the

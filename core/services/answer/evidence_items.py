@@ -94,6 +94,8 @@ def _lab_text(v: dict[str, Any]) -> str:
     if (fared := susceptibility_words(str(v.get("test_name") or ""), v.get("flags_as_printed"))) is not None:
         if fared != str(v.get("value") or "").lower():  # not "Amoxicillin [Susceptibility] resistant (resistant)"
             details.append(fared)  # "Ampicillin [Susceptibility] >=32 ug/mL (resistant)": not merely abnormal
+        if v.get("organism"):
+            details.append(f"organism {v['organism']}")  # a table with a column per organism
     elif flag and flag != "unknown":
         basis = critical_basis_text(v)  # a critical result says what made it critical
         details.append(f"flagged {flag.replace('_', ' ')}" + (f" ({basis})" if basis else

@@ -125,3 +125,22 @@ def test_an_answer_line_says_how_it_fared_once():
     (ampicillin,) = result.facts
     assert _lab_text(ampicillin.structured_value).startswith("Ampicillin [Susceptibility] resistant, collected")
     assert ampicillin.fact_text == "Ampicillin [Susceptibility] resistant"
+
+
+def test_a_table_with_a_column_per_organism_gives_each_organisms_susceptibility():
+    # Two organisms side by side were dropped without a word (no number for the guard);
+    # written after the rule: organisms named in the header, a blank cell for one not tested.
+    lines = [(40, 94, "Isolates: Escherichia coli; Enterococcus faecalis")]
+    lines += [(x, 110, t) for x, t in ((40, "Antimicrobial"), (230, "E. coli"), (320, "E. faecalis"))]
+    for i, (name, one, two) in enumerate([("Amoxicillin", "R", "S"), ("Nitrofurantoin", "S", "S"),
+                                          ("Trimethoprim", "R", ""), ("Vancomycin", "", "S")]):
+        lines += [(x, 124 + 14 * i, t) for x, t in ((40, name), (230, one), (320, two)) if t]
+    _, result = _read(lines)
+    fared = sorted((f.structured_value["test_name"], f.structured_value["organism"], f.structured_value["flags_as_printed"][0])
+                   for f in result.facts if "organism" in f.structured_value)
+    assert fared == [("Amoxicillin [Susceptibility]", "E. coli", "R"), ("Amoxicillin [Susceptibility]", "E. faecalis", "S"),
+                     ("Nitrofurantoin [Susceptibility]", "E. coli", "S"),
+                     ("Nitrofurantoin [Susceptibility]", "E. faecalis", "S"),
+                     ("Trimethoprim [Susceptibility]", "E. coli", "R"), ("Vancomycin [Susceptibility]", "E. faecalis", "S")]
+    amoxicillin = next(f for f in result.facts if f.structured_value.get("organism") == "E. faecalis")
+    assert "organism E. faecalis" in _lab_text(amoxicillin.structured_value)
