@@ -41,6 +41,9 @@ _MAX_NAME_WORDS = 4
 _CLAUSE_ENDS = (".", ";", ":", "-", "\u2013", "\u2014")
 _MAX_CELL_WORDS = 2
 _MAX_ORGANISMS = 4
+# Column labels other tables print too: "Drug | Result" is a drug level's table unless an
+# MIC or an interpretation column ("S/I/R", "Sensitivity") says otherwise.
+_GENERIC_LABELS = frozenset({"drug", "agent", "result", "reading"})
 # The one specimen the analyte vocabulary leaves unnamed (a blood test is just its name);
 # a culture names it ("Blood culture").
 _BLOOD = re.compile(r"\bblood\b", re.I)
@@ -98,6 +101,10 @@ def micro_results(rows_by_page: list[list[Row]], skip: set[int]) -> list[MicroRe
                 continue
             out.extend(_listed(row))
     return out
+
+
+def _key_text(text: str) -> str:
+    return " ".join(w.lower().strip(":.,;()[]*") for w in text.split()).strip()
 
 
 def _key(words: list[Word]) -> str:
@@ -197,7 +204,12 @@ def _susceptibility_header(row: Row) -> list[_Column] | None:
         else:
             role, unit = "other", ""
         columns.append(_Column(role, seg[0].x0, seg[-1].x1, unit, text_of(seg)))
-    if any(c.role in ("interpretation", "mic") for c in columns):
+    if any(c.role == "mic" for c in columns) or any(
+            c.role == "interpretation" and _key_text(c.label) not in _GENERIC_LABELS for c in columns):
+        return columns
+    if _key(segs[0]) in _GENERIC_LABELS:
+        return None  # "Drug | Result | Units | Range": drug levels, not how an organism fared
+    if any(c.role == "interpretation" for c in columns):
         return columns
     if len(columns) <= _MAX_ORGANISMS + 1:
         # "Antibiotic | 1 | 2" or "Antibiotic | E. coli | Enterococcus": a column per
