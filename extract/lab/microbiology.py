@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from domain.content import PageContent, Word
 from domain.policy.facts.analytes import specimen_named
 from domain.policy.facts.lab_vocabulary import (
-    ANTIBIOTIC_COLUMNS, CULTURE_LABELS, INTERPRETATION_COLUMNS, MIC_COLUMNS, SUSCEPTIBILITY_LIST_LABELS,
+    ANTIBIOTIC_COLUMNS, CULTURE_LABELS, CULTURE_REPORT_LABELS, INTERPRETATION_COLUMNS, MIC_COLUMNS, SUSCEPTIBILITY_LIST_LABELS,
     susceptibility_code,
 )
 from extract.layout import Row, segments, text_of
@@ -47,6 +47,8 @@ _GENERIC_LABELS = frozenset({"drug", "agent", "result", "reading"})
 # The one specimen the analyte vocabulary leaves unnamed (a blood test is just its name);
 # a culture names it ("Blood culture").
 _BLOOD = re.compile(r"\bblood\b", re.I)
+_CULTURE_WORD = re.compile(r"\bcultures?\b", re.I)
+_MAX_HEADING_WORDS = 4
 # An antibiotic's name: letters first, then letters, digits and the joins names print
 # ("Co-amoxiclav", "Piperacillin/tazobactam", "Cefuroxime (oral)").
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9\-/(). ]*[A-Za-z)]")
@@ -83,6 +85,7 @@ def micro_results(rows_by_page: list[list[Row]], skip: set[int]) -> list[MicroRe
     for rows in rows_by_page:
         specimen = _specimen(rows)
         columns: list[_Column] | None = None  # a susceptibility table's header in force
+        under: str | None = None  # the culture a heading names, until its report is read
         for n, row in enumerate(rows):
             if id(row) in skip:
                 columns = None
@@ -95,9 +98,13 @@ def micro_results(rows_by_page: list[list[Row]], skip: set[int]) -> list[MicroRe
                     out.extend(found)
                     continue
                 columns = None  # the table ended ("S = sensitive, R = resistant")
-            culture = _culture(row, rows[n + 1] if n + 1 < len(rows) else None, specimen)
+            if (heading := _culture_heading(row)) is not None:
+                under = heading  # "CULTURE, URINE": its "FINAL REPORT: ..." is the culture's finding
+                continue
+            culture = _culture(row, rows[n + 1] if n + 1 < len(rows) else None, specimen, under)
             if culture is not None:
                 out.append(culture)
+                under = None
                 continue
             out.extend(_listed(row))
     return out
@@ -135,14 +142,27 @@ def _specimen(rows: list[Row]) -> str | None:
     return None
 
 
-def _culture(row: Row, below: Row | None, specimen: str | None) -> MicroResult | None:
+def _culture_heading(row: Row) -> str | None:
+    """The culture a heading names ("CULTURE, URINE", "Blood culture"): its test name."""
+    text = text_of(row.words)
+    if len(row.words) > _MAX_HEADING_WORDS or any(c.isdigit() or c == ":" for c in text) \
+            or not _CULTURE_WORD.search(text):
+        return None
+    which = specimen_named(text) or ("blood" if _BLOOD.search(text) else None)
+    return f"{which[0].upper()}{which[1:]} culture" if which else "Culture"
+
+
+def _culture(row: Row, below: Row | None, specimen: str | None, under: str | None = None) -> MicroResult | None:
     """"Culture: Escherichia coli >10^5 CFU/mL" (or the label alone, its finding on the
-    next row); "Urine culture:" names its own specimen."""
+    next row); "Urine culture:" names its own specimen; under a culture's heading, its
+    report's label ("FINAL REPORT: ...") is the culture's."""
     words = row.words
     named = None
     if len(words) > 1 and (named := specimen_named(words[0].text.strip(":"))) is not None:
         words = words[1:]  # "Urine culture:", "MSU culture:"
     hit = _leading_label(words, CULTURE_LABELS)
+    if hit is None and under is not None and (hit := _leading_label(row.words, CULTURE_REPORT_LABELS)):
+        words, named = row.words, None
     if hit is None:
         return None
     finding = _first_sentence(_until_next_label(words[hit[1]:]))
@@ -154,9 +174,11 @@ def _culture(row: Row, below: Row | None, specimen: str | None) -> MicroResult |
         return None
     if named is not None:
         cited = [row.words[0], *cited]
-    what = CULTURE_LABELS[hit[0]]
+    what = CULTURE_LABELS.get(hit[0], "culture")
     which = named or specimen
     name = f"{which[0].upper()}{which[1:]} {what}" if which and what == "culture" else what.capitalize()
+    if hit[0] in CULTURE_REPORT_LABELS:
+        name = under or name
     value = text_of(finding)
     doubts = [V.no_result_words(value)[0]] if V.not_resulted(value) else []  # "Culture: to follow"
     return MicroResult(page=row.page, words=cited, test_name=name, value=value, doubts=doubts, culture=True)

@@ -73,6 +73,9 @@ CULTURE_LABELS = {**dict.fromkeys(("culture", "culture result", "culture results
                                     "result of culture", "organism", "organisms", "organism isolated",
                                     "organisms isolated", "isolate", "isolates", "isolated", "growth"), "culture"),
                   **dict.fromkeys(("gram stain", "gram film", "gram"), "Gram stain")}
+# Under a culture's heading ("CULTURE, URINE"), the label of its report is its finding's.
+CULTURE_REPORT_LABELS = frozenset({"final report", "report", "result", "final result", "preliminary report",
+                                   "preliminary result", "interim report"})
 ANTIBIOTIC_COLUMNS = ("antibiotic", "antibiotics", "antimicrobial", "antimicrobials", "antibiotic tested",
                       "antimicrobial agent", "agent", "drug")
 INTERPRETATION_COLUMNS = ("interpretation", "interp", "sensitivity", "susceptibility", "s/i/r", "sir", "s/r",

@@ -145,3 +145,14 @@ def test_a_table_with_a_column_per_organism_gives_each_organisms_susceptibility(
                      ("Trimethoprim [Susceptibility]", "E. coli", "R"), ("Vancomycin [Susceptibility]", "E. faecalis", "S")]
     amoxicillin = next(f for f in result.facts if f.structured_value.get("organism") == "E. faecalis")
     assert "organism E. faecalis" in _lab_text(amoxicillin.structured_value)
+
+
+def test_a_culture_heading_makes_its_reports_label_the_finding():
+    # A held-out US report's "CULTURE, URINE" over "FINAL REPORT: Greater than 100,000
+    # CFU/mL Escherichia coli" was lost without a word; this wording was written after the rule.
+    _, result = _read([(40, 80, "Blood Culture (aerobic bottle)"),
+                       (40, 94, "Preliminary report: No growth at 24 hours"),
+                       (40, 108, "Report: see the final report")])  # the culture's finding was read already
+    (culture,) = result.facts
+    assert (culture.structured_value["test_name"], culture.structured_value["value"]) == (
+        "Blood culture", "No growth at 24 hours")
