@@ -28,6 +28,7 @@ from typing import Any
 
 from domain.models import EvidenceItem
 from domain.policy.facts.analytes import result_is_of
+from domain.policy.facts.lab_vocabulary import antibiotic_of
 from domain.policy.facts.medication_status import status_reading
 from domain.policy.answers.lab_series import ABNORMAL, attention_order, build_series, lookup_order
 from domain.policy.questions.intent import Intent, ParsedQuestion
@@ -137,6 +138,7 @@ def _patient_evidence(wb: Workbench, patient_id: int, question: ParsedQuestion, 
         _missing_therapy_context(covered, reviewed, bundle)
     _missing_topics(question, plan, covered, reviewed, bundle)
     check_absences(wb, patient_id, bundle, candidates, reviews)
+    _narrow_to_named_antibiotics(question, bundle)  # after the absence check, which shows what is related
 
 
 def _merge_duplicates(selected: list[Candidate]) -> tuple[list[Candidate], dict[str, Candidate]]:
@@ -260,6 +262,25 @@ def _narrow_to_terms(question: ParsedQuestion, selected: list[Candidate], candid
                                 f"{label} in the chart or active documents{listed}.", terms=(term,))
         bundle.mentions += [(said or "what you asked about", c.item) for c in mentioning]
     return selected, found, held
+
+
+def _narrow_to_named_antibiotics(question: ParsedQuestion, bundle: EvidenceBundle) -> None:
+    """"Is the E. coli resistant to trimethoprim?" gets the trimethoprim results, not the
+    whole antibiogram, when the record holds one; other evidence stays as selected."""
+    if "susceptibility" not in question.topics:
+        return
+    asked = question.text.lower()
+
+    def drug(item: EvidenceItem) -> str | None:
+        return antibiotic_of(str(item.structured.get("test_name") or "")) if item.fact_type == "lab_result" else None
+
+    def named(item: EvidenceItem) -> bool:
+        return (d := drug(item)) is not None and re.search(rf"(?<!\w){re.escape(d)}(?!\w)", asked) is not None
+
+    if any(named(i) for i in (*bundle.patient, *bundle.review, *(i for _, i in bundle.related))):
+        bundle.patient = [i for i in bundle.patient if drug(i) is None or named(i)]
+        bundle.review = [i for i in bundle.review if drug(i) is None or named(i)]
+        bundle.related = [(why, i) for why, i in bundle.related if drug(i) is None or named(i)]
 
 
 def _narrow_to_named_tests(question: ParsedQuestion, selected: list[Candidate], candidates: list[Candidate],

@@ -96,6 +96,16 @@ def susceptibility_code(text: str) -> str | None:
     return key if key in SUSCEPTIBILITY_FLAGS else _SUSCEPTIBILITY_SAID.get(key)
 
 
+_SUSCEPTIBILITY_NAME = re.compile(r"^(?P<drug>.+?)\s*\[susceptibility\]", re.I)
+
+
+def antibiotic_of(test_name: str) -> str | None:
+    """The antibiotic a susceptibility result is of ("Trimethoprim [Susceptibility]" ->
+    "trimethoprim"), None for any other result."""
+    m = _SUSCEPTIBILITY_NAME.match(test_name or "")
+    return m["drug"].strip().lower() if m else None
+
+
 def susceptibility_words(test_name: str, printed_flags) -> str | None:
     """"resistant" for a susceptibility result printed R (a flag the result reads only as
     abnormal), None for any other result or flag."""
