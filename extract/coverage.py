@@ -120,10 +120,10 @@ VITAL_UNITS = frozenset({"°c", "°f", "degc", "degf", "/min", "breaths/min", "k
 DOSE_UNITS = dose_unit_words() - {"u"}
 
 _NUM = rf"(?:{NUMBER})"
-# A reference range or a bound, also written in words ("below 70", "less than 5.7"):
-# a target or a limit, never the patient's value.
 # A count as a power of ten, as a culture prints it (">10^5", "1x10^6", "10E5" before "CFU/mL").
 _POWER_OF_TEN = r"(?:\d+(?:\.\d+)?[x\u00d7*])?10(?:\^|E|\*\*?)[-\u2212]?\d{1,2}"
+# A reference range or a bound, also written in words ("below 70", "less than 5.7"):
+# a target or a limit, never the patient's value.
 _RANGE = re.compile(rf"(?<![\w.]){_NUM}\s*(?:-|\u2013|\u2014|to|\.\.)\s*{_NUM}(?!\w|\.\d)"
                     rf"|\b(?:below|above|under|over|less than|more than|greater than|at least|at most|up to|"
                     rf"target|goal|aim|exceed|exceeds)\s+(?:of\s+)?(?:{_POWER_OF_TEN}|{_NUM}(?:/{_NUM}|\s?%)?)(?!\w|\.\d)",

@@ -36,23 +36,22 @@ misread is ever corrected into a value (see ``_ocr_doubts``).
 from __future__ import annotations
 
 import re
-from typing import get_args
 
 from domain.content import NormalizedContent, Word
 from domain.models import (
-    AbnormalFlag, Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
+    Citation, DocType, ExtractionResult, ExtractionWarning, FactProposal, IdentifierKind,
     IdentityCandidate, LabResultValue,
 )
 from domain.policy.facts.chart_row_checks import VALUE_PROBLEM
 from domain.policy.facts.citations import quote_from_words
 from domain.policy.facts.analytes import canonical_analyte, heading_specimen, with_specimen
-from domain.policy.facts.lab_vocabulary import SUSCEPTIBILITY_FLAGS
+from domain.policy.facts.lab_vocabulary import susceptibility_words
 from domain.policy.facts.result_comments import comment_doubts, doubt_cue
 from domain.policy.facts.ocr_readings import lookalike_known_name, ocr_name_reading, ocr_unit_reading
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import DateMatch, document_date_order, find_date, numeric_date_order, settle
-from extract.values.flags import FlagKey, FlagReading, derive_flag, flag_meaning, read_flag_key, resolve_flag
+from extract.values.flags import FlagKey, FlagReading, derive_flag, fared_flag, read_flag_key, resolve_flag
 from extract.values.ranges import printed_as_range
 from extract.lab.flowsheet import Flowsheet, detect_flowsheet, flowsheet_results
 from extract.lab.microbiology import MicroResult, micro_results
@@ -740,7 +739,6 @@ def _prose_fact(m: ProseResult, i: int, source_id: str) -> FactProposal:
 
 
 MICRO_CONFIDENCE = 0.7
-_LAB_FLAGS = frozenset(get_args(AbnormalFlag))
 MICRO_REASON = ("a microbiology result (a culture's finding or an antibiotic's susceptibility) read from the "
                 "report's text: check it against the page")
 
@@ -751,14 +749,13 @@ def _micro_fact(m: MicroResult, i: int, source_id: str, date: str | None, date_d
         source_type=SOURCE_TYPE, source_id=source_id, page_or_section=f"page {m.page.number}",
         field_or_chunk_id=f"microbiology[{i}]", quote_or_value=quote, page=m.page.number, bounding_box=box,
     )
-    flag = (flag_meaning(m.code) or "unknown") if m.code else "unknown"
     value = LabResultValue(test_name=m.test_name, value=m.value, unit=m.unit, collection_date=date,
-                           abnormal_flag=flag if flag in _LAB_FLAGS else "unknown").model_dump()
+                           abnormal_flag=fared_flag(m.code)).model_dump()
     if m.code:
         value["flags_as_printed"] = [m.code]  # "R": answers say "resistant", not merely abnormal
     if m.organism:
         value["organism"] = m.organism  # "Antibiotic | 1 | 2": which organism of the culture
-    fared = SUSCEPTIBILITY_FLAGS.get(m.code or "", "")
+    fared = susceptibility_words(m.test_name, [m.code] if m.code else [])
     fared = f" ({fared})" if fared and fared != m.value.lower() else ""  # not "resistant (resistant)"
     sep = ": " if m.culture else " "  # "Urine culture: Escherichia coli ...", "Amoxicillin [Susceptibility] >32"
     text = f"{m.test_name}{sep}{m.value}" + (f" {m.unit}" if m.unit else "") + fared \

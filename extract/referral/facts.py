@@ -23,7 +23,7 @@ from extract.values.prose_meds import medications_in
 from extract.values import text_rules as tr
 from extract.values import numbers as V
 from extract.values.dates import ParsedDate, find_date, parse_date, settle
-from extract.values.flags import flag_meaning, resolve_flag
+from extract.values.flags import fared_flag, resolve_flag
 from extract.values.written_answers import answer_doubt, doubt_reason, is_no_known_allergies, names_a_clinician
 from extract.referral.labels import (DOB_INLINE, HEADER_COLUMNS, IDENTITY_FIELDS, LIST_FIELDS, MRN_INLINE, MRN_VALUE,
                                      OTHER_ID_INLINE)
@@ -100,7 +100,7 @@ def emit(ctx: Ctx, item: Found) -> None:
                 # "She takes warfarin 5 mg daily and metformin 500 mg bd": one item per drug, as told
                 why = LIST_LINE_REASON if _one_line_list(text, told) else SENTENCE_REASON
                 for m in told:
-                    _list_item(ctx, item.field, None, item, m.mention.text, sentence=True, why=why, status=m.status)
+                    _list_item(ctx, item.field, None, item, m.mention.text, sentence=True, why=why, said=m.status)
                 continue
             _list_item(ctx, item.field, None, item, text)
         return
@@ -333,10 +333,10 @@ def _one_line_list(text: str, told: list) -> bool:
 
 def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str,
                told: AllergyMention | None = None, sentence: bool = False, why: str | None = None,
-               status: str | None = None) -> None:
+               said: str | None = None) -> None:
     """One problem, medication or allergy. ``told``: an allergy read out of a sentence
     (its substance and reaction), cited by the whole sentence and held for review:
-    a sentence is read less surely than a list. ``status``: a medicine's change its
+    a sentence is read less surely than a list. ``said``: a medicine's change its
     sentence tells ("stop amlodipine 5 mg" on a labelled line)."""
     text = text.strip()
     if not text:
@@ -354,8 +354,8 @@ def _list_item(ctx: Ctx, kind: str, columns: dict | None, item: Found, text: str
                 parsed["status"] = status
             if doubt:
                 reasons.append(doubt)
-        if status and not parsed.get("status"):
-            parsed["status"] = status  # the sentence's own verb, before any heading's
+        if said and not parsed.get("status"):
+            parsed["status"] = said  # the sentence's own verb, before any heading's
         if item.status and not parsed.get("status"):
             parsed["status"] = item.status  # under "Medications stopped": the medicine's history
         structured = parsed
@@ -459,7 +459,7 @@ def _sentence_item(ctx: Ctx, item: Found) -> None:
             value["analyte"] = parsed["analyte"]
         if code := parsed.get("printed_flag"):  # "resistant to trimethoprim": R, said "resistant" in answers
             value["flags_as_printed"] = [code]
-            value["abnormal_flag"] = flag_meaning(code) or "unknown"  # as an OBX-8 of R or S reads
+            value["abnormal_flag"] = fared_flag(code)
         fact_type, collection, reasons = "lab_result", "text_results", [LAB_SENTENCE_REASON]
         # "potassium 6.2, but the sample was haemolysed": the letter passes on the lab's doubt
         reasons += comment_doubts(value["test_name"], scope=[item.context or ""], unit=value["unit"])

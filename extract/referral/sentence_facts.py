@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from domain.content import Section
 from domain.policy.context.mentions import assess_span
+from domain.policy.facts.lab_vocabulary import susceptibility_test
 from extract.referral.facts import Found
 from extract.values.lists import no_known, parse_allergy
 from extract.values.prose_allergies import allergies_in, no_known_allergies_in
@@ -84,7 +85,7 @@ def read_sentence(section: Section, sentence: Span) -> list[Found]:
             "stated_when": r.when.text if r.when else None}))
     for f in susceptibilities_in(text):  # told as a letter tells a result: held for review, how it fared kept
         out.append(Found("labs", f.name, section, "sentence", f.quote, context=text, parsed={
-            "test_name": f"{f.name[0].upper()}{f.name[1:]} [Susceptibility]", "value": f.fared, "unit": "",
+            "test_name": susceptibility_test(f.name), "value": f.fared, "unit": "",
             "analyte": None, "printed_flag": f.code}))
     for v in vitals:
         if not_the_patients(text, v.mention):

@@ -77,6 +77,13 @@ def _flag_key(raw: str) -> str:
 FlagKey = Mapping[str, str]  # a page's own flag key: printed symbol (``_flag_key`` form) -> meaning
 
 
+def fared_flag(code: str | None) -> str:
+    """The flag of a susceptibility printed R, I or S (``lab_vocabulary.susceptibility_code``),
+    as an OBX-8 of R or S reads: abnormal or normal; "unknown" for any other code or none."""
+    meaning = flag_meaning(code) if code else None
+    return meaning if meaning in ("normal", "abnormal") else "unknown"
+
+
 def flag_meaning(raw: str, *, in_text: bool = False, key: FlagKey | None = None) -> str | None:
     """What one printed flag says: an AbnormalFlag value, "critical" (no direction), or
     None when it is not a flag. ``in_text``: the token stands beside a value in running

@@ -50,8 +50,6 @@ class Susceptibility:
     code: str  # "R", "S", "I"
     fared: str  # as the sentence words it: "resistant"
     quote: str  # the sentence's words from "resistant to" through the name
-    start: int
-    end: int
 
 
 def susceptibilities_in(sentence: str) -> list[Susceptibility]:
@@ -68,7 +66,6 @@ def susceptibilities_in(sentence: str) -> list[Susceptibility]:
                 continue
             at = sentence.index(name, at)
             if code and _NAME.fullmatch(name) and sum(c.isalpha() for c in name) >= 4:
-                out.append(Susceptibility(name=name, code=code, fared=word.lower(),
-                                          quote=sentence[start:at + len(name)], start=at, end=at + len(name)))
+                out.append(Susceptibility(name=name, code=code, fared=word.lower(), quote=sentence[start:at + len(name)]))
             at += len(name)
     return out

@@ -99,6 +99,13 @@ def susceptibility_code(text: str) -> str | None:
 _SUSCEPTIBILITY_NAME = re.compile(r"^(?P<drug>.+?)\s*\[susceptibility\]", re.I)
 
 
+def susceptibility_test(antibiotic: str) -> str:
+    """A susceptibility result's test name, as HL7 cultures name theirs:
+    "amoxicillin" -> "Amoxicillin [Susceptibility]" (``antibiotic_of`` reads it back)."""
+    name = antibiotic.strip()
+    return f"{name[:1].upper()}{name[1:]} [Susceptibility]"
+
+
 def antibiotic_of(test_name: str) -> str | None:
     """The antibiotic a susceptibility result is of ("Trimethoprim [Susceptibility]" ->
     "trimethoprim"), None for any other result."""
