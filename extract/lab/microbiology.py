@@ -25,10 +25,11 @@ from domain.content import PageContent, Word
 from domain.policy.facts.analytes import specimen_named
 from domain.policy.facts.lab_vocabulary import (
     ANTIBIOTIC_COLUMNS, CULTURE_LABELS, CULTURE_REPORT_LABELS, INTERPRETATION_COLUMNS, MIC_COLUMNS, SUSCEPTIBILITY_LIST_LABELS,
-    susceptibility_code,
+    susceptibility_code, susceptibility_test,
 )
 from extract.layout import Row, segments, text_of
 from extract.values import numbers as V
+from extract.values.lists import MEDICATION_COLUMNS
 
 # A minimum inhibitory concentration as printed: "4", "0.25", ">32", "<=0.5", "≤ 1".
 _MIC = re.compile(r"(?:[<>]=?|[≤≥])?\s*\d+(?:[.,]\d+)?")
@@ -44,6 +45,8 @@ _MAX_ORGANISMS = 4
 # Column labels other tables print too: "Drug | Result" is a drug level's table unless an
 # MIC or an interpretation column ("S/I/R", "Sensitivity") says otherwise.
 _GENERIC_LABELS = frozenset({"drug", "agent", "result", "reading"})
+# A column of the lab's words on a row (every table's notes column): said with its result.
+_NOTE_COLUMNS = frozenset(MEDICATION_COLUMNS["notes"])
 # The one specimen the analyte vocabulary leaves unnamed (a blood test is just its name);
 # a culture names it ("Blood culture").
 _BLOOD = re.compile(r"\bblood\b", re.I)
@@ -110,13 +113,20 @@ def micro_results(rows_by_page: list[list[Row]], skip: set[int]) -> list[MicroRe
     return out
 
 
-def _key_text(text: str) -> str:
+def _key(words: list[Word] | str) -> str:
+    """Words (or a label's text) as a label to look up: lower case, punctuation around
+    each word dropped."""
+    text = words if isinstance(words, str) else text_of(words)
     return " ".join(w.lower().strip(":.,;()[]*") for w in text.split()).strip()
 
 
-def _key(words: list[Word]) -> str:
-    """Words as a label to look up: lower case, punctuation around them dropped."""
-    return " ".join(w.text.lower().strip(":.,;()[]*") for w in words).strip()
+def _antibiotic(words: list[Word]) -> str | None:
+    """The antibiotic's name a cell or list item prints ("Co-amoxiclav",
+    "Piperacillin/tazobactam"), or None for what is no name (a key line, a sentence)."""
+    name = text_of(words).rstrip(",;.")
+    if len(words) > _MAX_NAME_WORDS or not _NAME.fullmatch(name) or sum(c.isalpha() for c in name) < 3:
+        return None
+    return name
 
 
 def _leading_label(words: list[Word], labels) -> tuple[str, int] | None:
@@ -221,13 +231,12 @@ def _susceptibility_header(row: Row) -> list[_Column] | None:
         if key in INTERPRETATION_COLUMNS:
             role, unit = "interpretation", ""
         elif _key(seg[:1]) in MIC_COLUMNS:
-            role, unit = "mic", _key(seg[1:])  # "MIC (mg/L)" -> mg/l, printed case kept below
-            unit = text_of(seg[1:]).strip("()[] ") if unit else ""
+            role, unit = "mic", text_of(seg[1:]).strip("()[] ")  # "MIC (mg/L)": the values' unit
         else:
             role, unit = "other", ""
         columns.append(_Column(role, seg[0].x0, seg[-1].x1, unit, text_of(seg)))
     if any(c.role == "mic" for c in columns) or any(
-            c.role == "interpretation" and _key_text(c.label) not in _GENERIC_LABELS for c in columns):
+            c.role == "interpretation" and _key(c.label) not in _GENERIC_LABELS for c in columns):
         return columns
     if _key(segs[0]) in _GENERIC_LABELS:
         return None  # "Drug | Result | Units | Range": drug levels, not how an organism fared
@@ -260,8 +269,7 @@ def _table_row(row: Row, columns: list[_Column]) -> list[MicroResult] | None:
         found = _one_susceptibility(row, columns)
         return [found] if found is not None else None
     cells = _cells(row, columns)
-    name = text_of(cells[0])
-    if not _NAME.fullmatch(name) or sum(c.isalpha() for c in name) < 3 or len(cells[0]) > _MAX_NAME_WORDS:
+    if (name := _antibiotic(cells[0])) is None:
         return None
     out = []
     for column, cell in zip(columns[1:], cells[1:]):
@@ -269,7 +277,7 @@ def _table_row(row: Row, columns: list[_Column]) -> list[MicroResult] | None:
         if code is not None:
             # Cited from the name through its cell: "Ciprofloxacin R S" for organism 2, as printed.
             run = row.words[row.words.index(cells[0][0]):row.words.index(cell[-1]) + 1]
-            out.append(MicroResult(page=row.page, words=run, test_name=f"{name} [Susceptibility]",
+            out.append(MicroResult(page=row.page, words=run, test_name=susceptibility_test(name),
                                    value=text_of(cell), code=code, organism=column.label))
         elif cell:
             return None  # a word that is no interpretation: not a table of how organisms fared
@@ -282,14 +290,15 @@ def _one_susceptibility(row: Row, columns: list[_Column]) -> MicroResult | None:
     interpretation or an MIC ("Not tested", OCR's "Ss") is kept as printed, with the
     doubt: a row of the table is never dropped unsaid."""
     cells = _cells(row, columns)
-    name = text_of(cells[0])
-    if not _NAME.fullmatch(name) or sum(c.isalpha() for c in name) < 3 or len(cells[0]) > _MAX_NAME_WORDS:
+    if (name := _antibiotic(cells[0])) is None:
         return None
     code = interpretation = mic = None
     unit = ""
     doubts: list[str] = []
     for column, cell in zip(columns[1:], cells[1:]):
         text = text_of(cell)
+        if cell and column.role == "other" and _key(column.label) in _NOTE_COLUMNS:
+            doubts.append(f"the report's comment on it: {text!r}")  # "synergy lost": a person reads it
         if not cell or column.role == "other":
             continue
         if len(cell) > _MAX_CELL_WORDS:
@@ -307,7 +316,7 @@ def _one_susceptibility(row: Row, columns: list[_Column]) -> MicroResult | None:
     if interpretation is None and mic is None:
         return None
     cited = [w for cell, column in zip(cells, columns) if column.role != "other" for w in cell]
-    return MicroResult(page=row.page, words=cited, test_name=f"{name} [Susceptibility]",
+    return MicroResult(page=row.page, words=cited, test_name=susceptibility_test(name),
                        value=mic if mic is not None else interpretation, unit=unit if mic is not None else "",
                        code=code, doubts=doubts)
 
@@ -316,7 +325,7 @@ def _listed(row: Row) -> list[MicroResult]:
     """"Sensitivities: amoxicillin R, nitrofurantoin S" and "Resistant to: trimethoprim,
     amoxicillin": one susceptibility per antibiotic, cited by its own words."""
     # The label opens the row or a clause of it ("Also tested - Resistant to: tetracycline").
-    for start, w in enumerate(row.words):
+    for start in range(len(row.words)):
         if (start == 0 or row.words[start - 1].text.endswith(_CLAUSE_ENDS)) \
                 and (hit := _leading_label(row.words[start:], SUSCEPTIBILITY_LIST_LABELS)) is not None:
             break
@@ -333,13 +342,12 @@ def _listed(row: Row) -> list[MicroResult]:
         if not ends or not item:
             continue
         code = None if told else susceptibility_code(item[-1].text)
-        names = item if told else item[:-1]
-        name = text_of(names).rstrip(",;.")
-        if (told or code) and _NAME.fullmatch(name) and sum(c.isalpha() for c in name) >= 3:
+        name = _antibiotic(item if told else item[:-1])
+        if (told or code) and name is not None:
             # A list that says how they fared in its label cites it with each name:
             # "Resistant to: trimethoprim, amoxicillin" (one run of the line's words).
             cited = words[:words.index(item[-1]) + 1] if told else list(item)
-            out.append(MicroResult(page=row.page, words=cited, test_name=f"{name[0].upper()}{name[1:]} [Susceptibility]",
+            out.append(MicroResult(page=row.page, words=cited, test_name=susceptibility_test(name),
                                    value=hit[0].split()[0] if told else item[-1].text.rstrip(",;."),
                                    code=told or code))
         item = []

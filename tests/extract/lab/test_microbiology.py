@@ -156,3 +156,18 @@ def test_a_culture_heading_makes_its_reports_label_the_finding():
     (culture,) = result.facts
     assert (culture.structured_value["test_name"], culture.structured_value["value"]) == (
         "Blood culture", "No growth at 24 hours")
+
+
+def test_a_comment_column_is_said_with_its_result_and_an_unreadable_mic_kept_as_printed():
+    # Written in the review: the comment ("synergy lost") was dropped from the result.
+    lines = [(x, 94, t) for x, t in ((40, "Antimicrobial agent"), (200, "MIC (ug/mL)"), (300, "Interpretation"),
+                                     (400, "Comments"))]
+    lines += [(x, 108, t) for x, t in ((40, "Gentamicin (high level)"), (200, ">500"), (300, "Resistant"),
+                                       (400, "synergy lost"))]
+    lines += [(x, 122, t) for x, t in ((40, "Ampicillin"), (200, "see note"), (300, "Susceptible"))]
+    _, result = _read(lines)
+    got = _by_name(result)
+    genta = got["Gentamicin (high level) [Susceptibility]"]
+    assert genta.structured_value["unit"] == "ug/mL" and "the report's comment on it: 'synergy lost'" in genta.review_reason
+    ampicillin = got["Ampicillin [Susceptibility]"]
+    assert ampicillin.structured_value["value"] == "see note" and "does not read as a number" in ampicillin.review_reason
