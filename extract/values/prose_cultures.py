@@ -30,8 +30,10 @@ def susceptibility_spans(sentence: str) -> list[tuple[int, int]]:
         return []
     spans = []
     for m in _FARED.finditer(sentence, cue.end()):
-        if ";" in sentence[cue.end():m.start()]:
+        between = sentence[cue.end():m.start()]
+        if ";" in between and between[between.rfind(";") + 1:].strip():
             continue  # another clause: "... grew E. coli; she is sensitive to penicillin"
+        # ("...; resistant to nitrofurantoin" goes on about the organism)
         end = _END.search(sentence, m.end())
         spans.append((m.start(), end.start() if end else len(sentence)))
     return spans

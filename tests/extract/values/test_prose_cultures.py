@@ -22,3 +22,10 @@ def test_each_antibiotic_of_a_run_with_how_it_fared_and_its_own_quote():
 ])
 def test_a_sentence_about_no_cultures_antibiotics_gives_none(sentence):
     assert susceptibility_spans(sentence) == [] and susceptibilities_in(sentence) == []
+
+
+def test_a_run_after_a_semicolon_with_no_subject_goes_on_about_the_organism():
+    # Written in the review: the resistance after ";" was left for the medicines reader.
+    found = susceptibilities_in("MSU: Proteus mirabilis isolated, sensitive to cefalexin and co-amoxiclav; "
+                                "resistant to nitrofurantoin.")
+    assert [(f.name, f.code) for f in found] == [("cefalexin", "S"), ("co-amoxiclav", "S"), ("nitrofurantoin", "R")]
