@@ -108,9 +108,10 @@ def susceptibility_test(antibiotic: str) -> str:
 
 def antibiotic_of(test_name: str) -> str | None:
     """The antibiotic a susceptibility result is of ("Trimethoprim [Susceptibility]" ->
-    "trimethoprim"), None for any other result."""
+    "trimethoprim"; "Gentamicin (high level) [Susceptibility]" -> "gentamicin"), None for
+    any other result."""
     m = _SUSCEPTIBILITY_NAME.match(test_name or "")
-    return m["drug"].strip().lower() if m else None
+    return re.sub(r"\s*\(.*\)\s*$", "", m["drug"]).strip().lower() if m else None
 
 
 def susceptibility_words(test_name: str, printed_flags) -> str | None:
